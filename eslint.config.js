@@ -1,0 +1,24 @@
+// @ts-check
+import effectPlugin from "@effect/eslint-plugin"
+import tseslint from "typescript-eslint"
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/RESULTS.md", ".tmp/**"] },
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    plugins: { "@effect": effectPlugin },
+    rules: {
+      "@effect/no-import-from-barrel-package": ["error", { packageNames: ["effect", "@effect/platform", "@effect/platform-node"] }],
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-namespace": "off",
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      "no-console": "error"
+    }
+  },
+  {
+    files: ["src/cli/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    rules: { "no-console": "off" }
+  }
+)
