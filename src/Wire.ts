@@ -1,0 +1,310 @@
+/**
+ * The codecs a {@link Dialect.Dialect} selects: how server frames are decoded (U09), how the
+ * connection payload is delivered (U08), and how answers are framed (U16). Everything here is
+ * synchronous and total: a frame gives an event or a typed error, never a thrown exception.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Answer from "./Answer.js"
+import type * as Dialect from "./Dialect.js"
+import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, truncateRaw, UnknownEvent } from "./Errors.js"
+import * as SessionEvent from "./SessionEvent.js"
+
+/**
+ * The largest frame accepted by default: 1 MiB (U22).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxFrameSize = 1024 * 1024
+
+/**
+ * Options of frame decoding.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecodeOptions {
+  /** The largest frame accepted, in bytes (default 1 MiB). */
+  readonly maxFrameSize?: number | undefined
+  /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
+  readonly strict?: boolean | undefined
+}
+
+/**
+ * A frame decoder: one frame in, an event or a typed frame error out.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FrameDecoder = (frame: string | Uint8Array) => Either.Either<SessionEvent.SessionEvent, FrameError>
+
+const textDecoder = new TextDecoder()
+const textEncoder = new TextEncoder()
+
+const utf8Size = (text: string): number => textEncoder.encode(text).byteLength
+
+const malformed = (text: string, message: string) =>
+  Either.left(new MalformedFrame({ raw: truncateRaw(text), message }))
+
+/**
+ * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {}): FrameDecoder => {
+  const limit = options.maxFrameSize ?? defaultMaxFrameSize
+  const strict = options.strict === true
+  const nameKey = framing === "type-data" ? "type" : "event"
+  return (frame) => {
+    let text: string
+    if (typeof frame === "string") {
+      // A string of n UTF-16 units is n to 3n UTF-8 bytes: measure exactly only when it matters.
+      if (frame.length > limit) return Either.left(new FrameTooLarge({ size: frame.length, limit }))
+      if (frame.length * 3 > limit) {
+        const size = utf8Size(frame)
+        if (size > limit) return Either.left(new FrameTooLarge({ size, limit }))
+      }
+      text = frame
+    } else {
+      if (frame.byteLength > limit) return Either.left(new FrameTooLarge({ size: frame.byteLength, limit }))
+      text = textDecoder.decode(frame)
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return malformed(text, "not JSON")
+    }
+    if (!Predicate.isRecord(parsed)) return malformed(text, "not a JSON object")
+    const name = parsed[nameKey]
+    if (typeof name !== "string" || name.length === 0) return malformed(text, `no "${nameKey}" naming the event`)
+    let payload: unknown
+    if (framing === "flat") {
+      const { [nameKey]: _name, ...rest } = parsed
+      payload = rest
+    } else {
+      payload = parsed["data"]
+    }
+    // A known event without data decodes as an empty payload (heartbeat, connected).
+    const decoded = SessionEvent.decodePayload(name, payload ?? {})
+    if (Option.isNone(decoded)) {
+      return strict
+        ? Either.left(new UnknownEvent({ event: name, raw: truncateRaw(text) }))
+        : Either.right({ _tag: "Unrecognized", event: name, payload })
+    }
+    return Either.mapLeft(
+      decoded.value,
+      (message) => new EventDecodeError({ event: name, raw: truncateRaw(text), message })
+    )
+  }
+}
+
+/**
+ * Decodes one frame (builds a decoder each call: prefer {@link makeDecoder} on a hot path).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeFrame = (
+  framing: Dialect.Framing,
+  frame: string | Uint8Array,
+  options?: DecodeOptions
+): Either.Either<SessionEvent.SessionEvent, FrameError> => makeDecoder(framing, options)(frame)
+
+/**
+ * Encodes an event as a frame of the framing (the simulator sends with this).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const encodeEvent = (framing: Dialect.Framing, event: SessionEvent.SessionEvent): string => {
+  const { event: name, payload } = SessionEvent.toWire(event)
+  switch (framing) {
+    case "event-data":
+      return JSON.stringify({ event: name, data: payload })
+    case "type-data":
+      return JSON.stringify({ type: name, data: payload })
+    case "flat":
+      return JSON.stringify({ ...(Predicate.isRecord(payload) ? payload : { data: payload }), event: name })
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Handshake (U08)
+// ---------------------------------------------------------------------------
+
+/**
+ * The connection payload the document names: `{ apiKey, sessionId }`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const HandshakeMessage = Schema.Struct({
+  apiKey: Schema.String,
+  sessionId: Schema.String
+})
+
+/**
+ * The first message of the `message` handshake. It holds the key: never log it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const handshakeMessage = (apiKey: Redacted.Redacted<string>, sessionId: string): string =>
+  JSON.stringify({ apiKey: Redacted.value(apiKey), sessionId })
+
+/**
+ * The address of the event channel (or the SSE stream) for a session: the base, the path, and,
+ * when the handshake goes in the query (U08), `sessionId` and `apiKey` parameters.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectUrl = (options: {
+  readonly base: string
+  readonly path: string
+  readonly handshake: Dialect.Handshake
+  readonly sessionId: string
+  readonly apiKey: Redacted.Redacted<string>
+}): string => {
+  const url = new URL(joinPath(options.base, options.path))
+  if (options.handshake !== "message") {
+    url.searchParams.set("sessionId", options.sessionId)
+    url.searchParams.set("apiKey", Redacted.value(options.apiKey))
+  }
+  return url.toString()
+}
+
+/**
+ * Joins a base URL and a path without doubling or dropping the slash between them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const joinPath = (base: string, path: string): string =>
+  `${base.endsWith("/") ? base.slice(0, -1) : base}${path.startsWith("/") ? path : `/${path}`}`
+
+/**
+ * An address with the value of every key-bearing query parameter (`apiKey`, `api_key`, `key`,
+ * `token`) replaced by `<redacted>`: for logs, spans and errors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactUrl = (url: string): string =>
+  url.replace(/([?&](?:apiKey|api_key|apikey|key|token|access_token)=)[^&#]*/gi, "$1<redacted>")
+
+// ---------------------------------------------------------------------------
+// Answers (U16)
+// ---------------------------------------------------------------------------
+
+/**
+ * The payload of an answer frame (`external_resource_granted` sent by the client).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AnswerData = Schema.Struct({
+  granted: Schema.Boolean,
+  resource_type: Schema.String,
+  action_session_id: Schema.optional(Schema.String),
+  field_name: Schema.optional(Schema.String),
+  input: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AnswerData = typeof AnswerData.Type
+
+/**
+ * The wire name of answer frames.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const answerEventName = "external_resource_granted"
+
+/**
+ * The payload of the answer to a request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerData = (request: SessionEvent.ExternalResourceRequested, answer: Answer.Answer): AnswerData => {
+  const data: {
+    granted: boolean
+    resource_type: string
+    action_session_id: string
+    field_name?: string
+    input?: string
+  } = {
+    granted: Answer.isGrant(answer),
+    resource_type: SessionEvent.resourceTypeRaw(request.resource_type),
+    action_session_id: request.action_session_id
+  }
+  if (Option.isSome(request.field_name)) data.field_name = request.field_name.value
+  if (answer._tag === "Grant" && Option.isSome(answer.input)) data.input = answer.input.value
+  return data
+}
+
+/**
+ * The answer frame of a dialect: `{ event | type: "external_resource_granted", data }`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const encodeAnswer = (
+  answerKey: Dialect.Dialect["answerKey"],
+  request: SessionEvent.ExternalResourceRequested,
+  answer: Answer.Answer
+): string => JSON.stringify({ [answerKey]: answerEventName, data: answerData(request, answer) })
+
+/**
+ * What a client sends on the event channel, as the server reads it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientFrame =
+  | { readonly _tag: "Handshake"; readonly apiKey: string; readonly sessionId: string }
+  | { readonly _tag: "Answer"; readonly data: AnswerData }
+
+const decodeHandshake = Schema.decodeUnknownEither(HandshakeMessage)
+const decodeAnswerData = Schema.decodeUnknownEither(AnswerData)
+
+/**
+ * Decodes a frame a client sent (the simulator reads with this): the handshake message, or an
+ * answer framed with `event` or `type`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeClientFrame = (text: string): Either.Either<ClientFrame, MalformedFrame> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return malformed(text, "not JSON")
+  }
+  if (!Predicate.isRecord(parsed)) return malformed(text, "not a JSON object")
+  const name = parsed["event"] ?? parsed["type"]
+  if (name === answerEventName) {
+    return Either.match(decodeAnswerData(parsed["data"]), {
+      onLeft: (error) => malformed(text, error.message),
+      onRight: (data) => Either.right({ _tag: "Answer", data })
+    })
+  }
+  return Either.match(decodeHandshake(parsed), {
+    onLeft: () => malformed(text, "neither a handshake nor an answer"),
+    onRight: ({ apiKey, sessionId }) => Either.right({ _tag: "Handshake", apiKey, sessionId })
+  })
+}

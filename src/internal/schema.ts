@@ -1,0 +1,81 @@
+import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { InvalidRequest } from "../Errors.js"
+
+/** A value the service sent that the SDK has no name for (U05, U13, U15). */
+export interface Unrecognized {
+  readonly _tag: "Unrecognized"
+  readonly raw: string
+}
+
+/**
+ * An open enumeration: the named literals, or `{ _tag: "Unrecognized", raw }` for any other
+ * string. Encodes back to the raw string, so an unknown value survives a round trip.
+ */
+export const openEnum = <const L extends readonly [string, ...Array<string>]>(...literals: L) => {
+  const known: ReadonlySet<string> = new Set(literals)
+  const Unrecognized = Schema.TaggedStruct("Unrecognized", {
+    raw: Schema.String.pipe(Schema.filter((s) => !known.has(s), { message: () => "a known value" }))
+  })
+  return Schema.Union(
+    Schema.Literal(...literals),
+    Schema.transform(Schema.String, Unrecognized, {
+      strict: true,
+      decode: (raw) => Unrecognized.make({ raw }),
+      encode: (u) => u.raw
+    })
+  )
+}
+
+/** A string with at least one non-blank character. */
+export const NonBlankString = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty or blank" })
+)
+
+const isHttpUrl = (s: string): boolean => {
+  if (!URL.canParse(s)) return false
+  const url = new URL(s)
+  return (url.protocol === "http:" || url.protocol === "https:") && url.host.length > 0
+}
+
+/** An absolute http(s) URL. */
+export const HttpUrlString = Schema.String.pipe(
+  Schema.filter(isHttpUrl, { message: () => "must be an absolute http(s) URL" })
+)
+
+/**
+ * Parses a timestamp the service sent (U02): ISO 8601, or epoch seconds or milliseconds, as a
+ * number or a numeric string. Anything else is `None`, never a failure.
+ */
+export const parseTimestamp = (raw: string): Option.Option<DateTime.Utc> => {
+  const trimmed = raw.trim()
+  if (trimmed.length === 0) return Option.none()
+  if (/^-?\d+(\.\d+)?$/.test(trimmed)) {
+    const n = Number(trimmed)
+    // Below 1e11 is read as seconds (up to year 5138), above as milliseconds.
+    const millis = Math.abs(n) < 1e11 ? n * 1000 : n
+    return DateTime.make(millis)
+  }
+  // Date.parse accepts many non-ISO shapes; require an ISO-looking date first.
+  if (!/^\d{4}-\d{2}-\d{2}/.test(trimmed)) return Option.none()
+  return DateTime.make(trimmed)
+}
+
+/** Decodes the caller's input synchronously, turning a parse error into `InvalidRequest`. */
+export const validate = <A, I>(
+  schema: Schema.Schema<A, I>,
+  subject: string
+): (input: unknown) => Either.Either<A, InvalidRequest> => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })
+  return (input) =>
+    Either.mapLeft(decode(input), (error) => new InvalidRequest({ subject, message: formatIssues(error) }))
+}
+
+/** Formats a parse error as `path: problem` lines. */
+export const formatIssues = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ")
