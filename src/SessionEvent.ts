@@ -70,7 +70,8 @@ const JsonUnknown = Schema.Unknown.annotations({
   arbitrary: () => (fc) => fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown)
 })
 
-const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
+/** An optional string: absent or `null` on the wire is `None`, and `None` is left out when encoding. */
+const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact: true, nullable: true })
 
 /**
  * The wire name of each known event, by tag.
@@ -295,7 +296,10 @@ export interface Connected extends Schema.Schema.Type<typeof Connected> {}
  * @category models
  */
 export const Unrecognized = Schema.TaggedStruct("Unrecognized", {
-  event: Schema.String.pipe(Schema.filter((name) => !knownWireNames.has(name), { message: () => "a known event" })),
+  // Not empty: a frame without an event name is a `MalformedFrame`, so no frame could carry it.
+  event: Schema.NonEmptyString.pipe(
+    Schema.filter((name) => !knownWireNames.has(name), { message: () => "a known event" })
+  ),
   payload: JsonUnknown
 })
 
