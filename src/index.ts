@@ -30,3 +30,6 @@ export * as SessionEvent from "./SessionEvent.js"
 
 /** @since 0.1.0 */
 export * as Wire from "./Wire.js"
+
+/** @since 0.1.0 */
+export * as Metrics from "./Metrics.js"
