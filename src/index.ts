@@ -8,6 +8,9 @@
 export * as Agent from "./Agent.js"
 
 /** @since 0.1.0 */
+export * as AgentApi from "./AgentApi.js"
+
+/** @since 0.1.0 */
 export * as Answer from "./Answer.js"
 
 /** @since 0.1.0 */

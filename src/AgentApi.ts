@@ -1,0 +1,233 @@
+/**
+ * The service's HTTP operations: onboard an agent, create a session, and (observed dialect only)
+ * retrieve a session. The client is derived from the contract in `ServiceApi` with
+ * `HttpApiClient`, over the platform `HttpClient`.
+ *
+ * - Input is validated before anything is sent (`InvalidRequest`, U20); a missing key fails
+ *   with `MissingCredentials` before any request (U12).
+ * - Every non-2xx status is mapped to its typed error in one place (U07, U18); transport
+ *   failures are `TransportError`, a 2xx that does not match the contract `ResponseDecodeError`,
+ *   and no response within the time-out (default 30 s) `RequestTimeout` (U22).
+ * - Transport errors, time-outs, 408, 429 and 5xx are retried on a `Schedule` (default 2 retries,
+ *   exponential from 500 ms, factor 2, jittered, capped at 8 s), each wait at least what
+ *   `Retry-After` / `retry-after-ms` asks, capped by `maxRetryAfter` (default 60 s, U21).
+ * - Every request carries `User-Agent: effect-agent-session/<version>` (U23) and the dialect's
+ *   auth header; the key is unwrapped from `Redacted` only where the header is written.
+ *
+ * @since 0.1.0
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schedule from "effect/Schedule"
+import type * as Agent from "./Agent.js"
+import type * as Credentials from "./Credentials.js"
+import * as Dialect from "./Dialect.js"
+import type { AgentApiError, InsecureTransport, InvalidRequest } from "./Errors.js"
+import * as internal from "./internal/agentApi.js"
+import type * as Session from "./Session.js"
+
+/**
+ * Whose key a session operation uses (U11): an onboarded agent (or its `AgentKeyRef`), or the id
+ * of an agent onboarded earlier through this service or given to `Credentials`. Without it the
+ * `Credentials` selection decides (by default the account key).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentOption {
+  readonly agent?: Credentials.AgentKeyRef | string | undefined
+}
+
+/**
+ * The operations of the service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /**
+   * `POST /agent/onboard` with the account key. Validates first (`InvalidRequest`, nothing
+   * sent). The new agent's key, when the response carries one, is remembered by `Credentials`,
+   * so later operations can name the agent by id. A name already taken is `Conflict`.
+   */
+  readonly onboard: (request: Agent.OnboardInput) => Effect.Effect<Agent.Agent, AgentApiError>
+  /**
+   * Creates a session (`POST /api/v1sessions`, or `/api/v1/sessions` in the observed dialect).
+   * Validates first (`InvalidRequest`, nothing sent). Uses the agent's key when `agent` is given
+   * (`MissingAgentKey` when that agent has none, U06), else per `Credentials` (U11).
+   */
+  readonly createSession: (
+    request: Session.CreateSessionInput,
+    options?: AgentOption | undefined
+  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+  /**
+   * `GET {sessionsPath}/<id>`: only in a dialect with `retrieve` (the observed one). In a dialect
+   * without it (the documented one) it fails with `NotFound` (status 404) without sending
+   * anything (U10).
+   */
+  readonly getSession: (
+    sessionId: string,
+    options?: AgentOption | undefined
+  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+}
+
+/**
+ * The HTTP client service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AgentApi extends Context.Tag("effect-agent-session/AgentApi")<AgentApi, Service>() {}
+
+/**
+ * Options of {@link make} and {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * The base URL of the service, such as `https://agents.example.com`. Plain `http://` is
+   * refused with `InsecureTransport` unless the host is loopback or `allowInsecure` is set.
+   */
+  readonly baseUrl: string | URL
+  /** The wire dialect (default `Dialect.documented`). */
+  readonly dialect?: Dialect.Dialect | undefined
+  /** The time-out of one request attempt (default 30 s): `RequestTimeout` past it (U22). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * The retry schedule; its input is the error of the failed attempt (default
+   * {@link defaultRetry}). Whatever the schedule, only retryable errors are retried
+   * (`Errors.isRetryable`: transport, time-out, 408, 429, 5xx) and each wait is at least the
+   * service's `Retry-After`, capped at `maxRetryAfter` (U21). `Schedule.stop` disables retries.
+   */
+  readonly retry?: Schedule.Schedule<unknown, AgentApiError> | undefined
+  /** The longest wait a `Retry-After` may impose (default 60 s); a longer one waits this (U21). */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  /** Allows plain `http://` to a host that is not loopback (default `false`). */
+  readonly allowInsecure?: boolean | undefined
+}
+
+/**
+ * The default retry schedule: 2 retries, exponential from 500 ms, factor 2, jittered, each wait
+ * capped at 8 s.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = internal.defaultRetry
+
+/**
+ * The default request time-out: 30 s (U22).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultTimeout: Duration.Duration = internal.defaultTimeout
+
+/**
+ * The default cap on a `Retry-After` wait: 60 s (U21).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxRetryAfter: Duration.Duration = internal.defaultMaxRetryAfter
+
+/**
+ * The environment variable of the base URL.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_BASE_URL = "AGENT_SESSION_BASE_URL"
+
+/**
+ * The environment variable of the dialect name (`documented` or `observed`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+
+/**
+ * Builds the service. Fails with `InsecureTransport` for plain `http://` to a host that is not
+ * loopback (without `allowInsecure`), and `InvalidRequest` for a base URL that is not an
+ * absolute http(s) URL.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options: Options
+) => Effect.Effect<Service, InsecureTransport | InvalidRequest, HttpClient.HttpClient | Credentials.Credentials> =
+  internal.make
+
+/**
+ * The service as a layer, over the platform `HttpClient` and `Credentials`.
+ *
+ * @example
+ * ```ts
+ * import { AgentApi, Credentials } from "effect-agent-session"
+ * import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ *
+ * const AgentApiLive = AgentApi.layer({ baseUrl: "https://agents.example.com" }).pipe(
+ *   Layer.provide([NodeHttpClient.layerUndici, Credentials.layerConfig()])
+ * )
+ *
+ * const program = Effect.gen(function*() {
+ *   const api = yield* AgentApi.AgentApi
+ *   const agent = yield* api.onboard({ name: "scout", website: "https://example.com", domain: "research" })
+ *   return yield* api.createSession(
+ *     { start_url: "https://example.com", goal: "Find the pricing page", max_actions: 10 },
+ *     { agent }
+ *   )
+ * })
+ *
+ * Effect.runPromise(Effect.provide(program, AgentApiLive))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<AgentApi, InsecureTransport | InvalidRequest, HttpClient.HttpClient | Credentials.Credentials> =>
+  Layer.effect(AgentApi, make(options))
+
+/**
+ * The service from configuration: the base URL from `AGENT_SESSION_BASE_URL`, the dialect from
+ * `AGENT_SESSION_DIALECT` (optional, default `documented`); the options given override both.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Partial<Omit<Options, "baseUrl">> & { readonly baseUrl?: Config.Config<string> | string | undefined } =
+    {}
+): Layer.Layer<
+  AgentApi,
+  InsecureTransport | InvalidRequest | ConfigError.ConfigError,
+  HttpClient.HttpClient | Credentials.Credentials
+> =>
+  Layer.effect(
+    AgentApi,
+    Effect.gen(function*() {
+      const baseUrl = typeof options.baseUrl === "string"
+        ? options.baseUrl
+        : yield* (options.baseUrl ?? Config.string(ENV_BASE_URL))
+      const dialect = options.dialect ??
+        Option.match(yield* Config.option(Config.literal("documented", "observed")(ENV_DIALECT)), {
+          onNone: () => Dialect.documented,
+          onSome: Dialect.fromName
+        })
+      return yield* make({ ...options, baseUrl, dialect })
+    })
+  )

@@ -1,0 +1,414 @@
+/**
+ * The implementation of `AgentApi`: the `HttpApiClient` derived from the contract, over the
+ * platform `HttpClient` with the auth header, the `User-Agent`, and the mapping of every failure
+ * to the SDK's typed errors in one place.
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type * as Agent from "../Agent.js"
+import { OnboardRequest } from "../Agent.js"
+import * as Credentials from "../Credentials.js"
+import * as Dialect from "../Dialect.js"
+import {
+  type AgentApiError,
+  type InsecureTransport,
+  InvalidRequest,
+  isAgentSessionError,
+  isRetryable,
+  NotFound,
+  RequestTimeout
+} from "../Errors.js"
+import * as ServiceApi from "../ServiceApi.js"
+import type * as Session from "../Session.js"
+import { CreateSessionRequest, SessionId } from "../Session.js"
+import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { formatIssues, NonBlankString, validate } from "./schema.js"
+import { checkSecureUrl } from "./url.js"
+import { userAgent } from "./version.js"
+
+// ---------------------------------------------------------------------------
+// Options and the service shape (re-declared publicly in AgentApi.ts)
+// ---------------------------------------------------------------------------
+
+/** Whose key a session operation uses. */
+export interface AgentOption {
+  readonly agent?: Credentials.AgentKeyRef | string | undefined
+}
+
+/** The service. */
+export interface Service {
+  readonly onboard: (request: Agent.OnboardInput) => Effect.Effect<Agent.Agent, AgentApiError>
+  readonly createSession: (
+    request: Session.CreateSessionInput,
+    options?: AgentOption | undefined
+  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+  readonly getSession: (
+    sessionId: string,
+    options?: AgentOption | undefined
+  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+}
+
+/** The options of `make`. */
+export interface Options {
+  readonly baseUrl: string | URL
+  readonly dialect?: Dialect.Dialect | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly retry?: Schedule.Schedule<unknown, AgentApiError> | undefined
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  readonly allowInsecure?: boolean | undefined
+}
+
+/** The default request time-out (U22). */
+export const defaultTimeout: Duration.Duration = Duration.seconds(30)
+
+/** The default cap on a wait asked by `Retry-After` (U21). */
+export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(60)
+
+const MAX_DELAY = Duration.seconds(8)
+
+/** 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
+export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = Schedule.exponential("500 millis", 2).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, MAX_DELAY)),
+  Schedule.intersect(Schedule.recurs(2))
+)
+
+const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
+  error._tag === "RateLimited" || error._tag === "ServerError" ? error.retryAfter : Option.none()
+
+/**
+ * The schedule actually run: the caller's schedule, only while the error is retryable (U07),
+ * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter` (U21).
+ */
+export const effectiveRetry = (
+  schedule: Schedule.Schedule<unknown, AgentApiError>,
+  maxRetryAfter: Duration.Duration
+): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
+  Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
+    Schedule.whileInput((error: AgentApiError) => isRetryable(error)),
+    Schedule.modifyDelay(([, error], delay) =>
+      Option.match(retryAfterOf(error), {
+        onNone: () => delay,
+        onSome: (asked) => Duration.max(delay, Duration.min(asked, maxRetryAfter))
+      })
+    )
+  )
+
+// ---------------------------------------------------------------------------
+// The per-call context read by the HttpClient
+// ---------------------------------------------------------------------------
+
+interface CallInfo {
+  readonly operation: string
+  readonly key: Redacted.Redacted<string>
+  readonly secrets: ReadonlyArray<string>
+  /** The 2xx response being decoded, kept for `ResponseDecodeError`. */
+  readonly received: Ref.Ref<Option.Option<DecodedResponse>>
+}
+
+class Call extends Context.Tag("effect-agent-session/internal/AgentApi/Call")<Call, CallInfo>() {}
+
+const authHeader = (dialect: Dialect.Dialect) =>
+  dialect.auth === "bearer"
+    ? (key: Redacted.Redacted<string>) => ["authorization", `Bearer ${Redacted.value(key)}`] as const
+    : (key: Redacted.Redacted<string>) => ["x-api-key", Redacted.value(key)] as const
+
+const isSuccess = (status: number): boolean => status >= 200 && status < 300
+
+const textDecoder = new TextDecoder()
+
+/**
+ * What happens to every response before the contract decodes it: a non-2xx becomes its typed
+ * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
+ * (any 2xx is success, U07) with its body kept for a possible `ResponseDecodeError`.
+ */
+const handleResponse = (
+  response: HttpClientResponse.HttpClientResponse,
+  call: CallInfo
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> =>
+  Effect.matchEffect(response.arrayBuffer, {
+    onFailure: (error) =>
+      Effect.fail(
+        fromRequestError(
+          new HttpClientError.RequestError({
+            request: response.request,
+            reason: "Transport",
+            cause: error.cause,
+            description: `reading the ${response.status} response body failed`
+          }),
+          call
+        )
+      ),
+    onSuccess: (buffer) => {
+      const body = textDecoder.decode(buffer)
+      if (!isSuccess(response.status)) {
+        return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
+          Effect.fail(fromStatus({
+            status: response.status,
+            statusText: "",
+            headers: response.headers,
+            body
+          }, { ...call, nowMillis })))
+      }
+      return Ref.set(call.received, Option.some({ status: response.status, body })).pipe(
+        Effect.as(
+          response.status === 200 ? response : HttpClientResponse.fromWeb(
+            response.request,
+            new Response(buffer.byteLength === 0 ? null : buffer, {
+              status: 200,
+              headers: { "content-type": response.headers["content-type"] ?? "application/json" }
+            })
+          )
+        )
+      )
+    }
+  })
+
+/** The platform client with the auth header, the `User-Agent`, and the status mapping. */
+const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect) => {
+  const header = authHeader(dialect)
+  return httpClient.pipe(
+    HttpClient.mapRequestEffect((request) =>
+      Effect.map(Call, (call) => {
+        const [name, value] = header(call.key)
+        return request.pipe(
+          HttpClientRequest.setHeader(name, value),
+          HttpClientRequest.setHeader("user-agent", userAgent),
+          HttpClientRequest.acceptJson
+        )
+      })
+    ),
+    HttpClient.transformResponse((effect) =>
+      Effect.flatMap(Call, (call) =>
+        effect.pipe(
+          Effect.catchAll((error) =>
+            error._tag === "RequestError"
+              ? Effect.fail(fromRequestError(error, call))
+              // A client that filters statuses itself reports the response: map it the same way.
+              : handleResponse(error.response, call)
+          ),
+          Effect.flatMap((response) => handleResponse(response, call))
+        ))
+    )
+  )
+}
+
+const API_ERROR_STATUS: Record<string, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  RateLimited: 429,
+  Unavailable: 503
+}
+
+/**
+ * Everything the derived client can fail with, as an `AgentApiError`: ours pass through; a
+ * `ParseError` before any response is a payload the contract refused (`InvalidRequest`), after
+ * a 2xx a `ResponseDecodeError`; platform errors become `TransportError` or
+ * `ResponseDecodeError`; a decoded contract error (never reached: statuses are mapped first)
+ * by its status.
+ */
+const toAgentApiError = (
+  error: unknown,
+  received: Option.Option<DecodedResponse>,
+  call: CallInfo
+): Effect.Effect<never, AgentApiError> => {
+  if (isAgentSessionError(error)) {
+    return Effect.fail(error as AgentApiError)
+  }
+  if (ParseResult.isParseError(error)) {
+    return Option.isNone(received)
+      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssues(error), call.secrets) }))
+      : Effect.fail(fromDecodeFailure(error, received, call))
+  }
+  if (HttpClientError.isHttpClientError(error)) {
+    return error._tag === "RequestError"
+      ? Effect.fail(fromRequestError(error, call))
+      : Effect.fail(fromDecodeFailure(error, received, call))
+  }
+  if (Predicate.hasProperty(error, "_tag")) {
+    const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined
+    if (status !== undefined) {
+      const message = Predicate.hasProperty(error, "error") && typeof error.error === "string" ? error.error : ""
+      return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
+        Effect.fail(fromStatus({
+          status,
+          statusText: "",
+          headers: Headers.empty,
+          body: JSON.stringify({ error: message })
+        }, { ...call, nowMillis })))
+    }
+  }
+  return Effect.die(error)
+}
+
+const logFailure = (error: AgentApiError) =>
+  Effect.logDebug("AgentApi request failed").pipe(
+    Effect.annotateLogs({
+      error: error._tag,
+      message: error.message,
+      retryable: isRetryable(error),
+      ...("status" in error ? { status: error.status } : {})
+    })
+  )
+
+const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> =>
+  names.includes("x-api-key") ? names : [...names, "x-api-key"]
+
+const validateOnboard = validate(OnboardRequest, "OnboardRequest")
+const validateCreateSession = validate(CreateSessionRequest, "CreateSessionRequest")
+const validateSessionId = validate(NonBlankString, "sessionId")
+
+const normalizeBaseUrl = (
+  baseUrl: string | URL,
+  allowInsecure: boolean
+): Either.Either<string, InvalidRequest | InsecureTransport> => {
+  const text = baseUrl.toString().trim()
+  if (!URL.canParse(text)) {
+    return Either.left(
+      new InvalidRequest({ subject: "AgentApi.Options", message: "baseUrl: must be an absolute http(s) URL" })
+    )
+  }
+  const url = new URL(text)
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return Either.left(
+      new InvalidRequest({ subject: "AgentApi.Options", message: "baseUrl: must be an absolute http(s) URL" })
+    )
+  }
+  if (url.search.length > 0 || url.hash.length > 0 || url.username.length > 0 || url.password.length > 0) {
+    return Either.left(
+      new InvalidRequest({
+        subject: "AgentApi.Options",
+        message: "baseUrl: must not carry credentials, a query string or a fragment"
+      })
+    )
+  }
+  return Either.map(
+    checkSecureUrl(url, allowInsecure),
+    (href) => href.replace(/\/+$/, "")
+  )
+}
+
+/** Builds the service. */
+export const make = (
+  options: Options
+): Effect.Effect<Service, InsecureTransport | InvalidRequest, HttpClient.HttpClient | Credentials.Credentials> =>
+  Effect.gen(function*() {
+    const dialect = options.dialect ?? Dialect.documented
+    const baseUrl = yield* normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false)
+    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+    const retry = effectiveRetry(
+      options.retry ?? defaultRetry,
+      Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
+    )
+    const credentials = yield* Credentials.Credentials
+    const httpClient = yield* HttpClient.HttpClient
+    const contract = ServiceApi.make(dialect)
+    const client = yield* HttpApiClient.makeWith(contract.api, {
+      httpClient: serviceClient(httpClient, dialect),
+      baseUrl
+    })
+
+    /** One attempt: the key read afresh, the request, every failure mapped, the time-out. */
+    const attempt = <A, E>(
+      operation: string,
+      key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
+      run: Effect.Effect<A, E, Call>
+    ): Effect.Effect<A, AgentApiError> =>
+      Effect.gen(function*() {
+        const secret = yield* key
+        const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
+        const received = yield* Ref.make(Option.none<DecodedResponse>())
+        const call: CallInfo = { operation, key: secret, secrets, received }
+        return yield* run.pipe(
+          Effect.catchAll((error) => Effect.flatMap(Ref.get(received), (r) => toAgentApiError(error, r, call))),
+          Effect.provideService(Call, call),
+          Effect.timeoutFail({ duration: timeout, onTimeout: () => new RequestTimeout({ operation, timeout }) })
+        )
+      }).pipe(
+        Effect.tapError(logFailure),
+        Effect.locallyWith(Headers.currentRedactedNames, ensureRedacted)
+      )
+
+    const withRetry = <A>(effect: Effect.Effect<A, AgentApiError>): Effect.Effect<A, AgentApiError> =>
+      Effect.retry(effect, retry)
+
+    const spanAttributes = (extra: Record<string, unknown>) => ({
+      "agent_session.dialect": dialect.name,
+      "server.address": new URL(baseUrl).host,
+      ...extra
+    })
+
+    const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
+      agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
+
+    const onboard: Service["onboard"] = (input) =>
+      Effect.gen(function*() {
+        const request = yield* validateOnboard(input)
+        const agent = yield* withRetry(
+          attempt("AgentApi.onboard", credentials.keyFor("onboard"), client.agents.onboard({ payload: request }))
+        )
+        yield* credentials.remember(Credentials.fromAgent(agent))
+        yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
+        return agent
+      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
+
+    const createSession: Service["createSession"] = (input, options) =>
+      Effect.gen(function*() {
+        const request = yield* validateCreateSession(input)
+        const session = yield* withRetry(
+          attempt(
+            "AgentApi.createSession",
+            credentials.keyFor("createSession", options?.agent),
+            client.sessions.create({ payload: request })
+          )
+        )
+        yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
+        return session
+      }).pipe(
+        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+      )
+
+    const getSession: Service["getSession"] = (sessionId, options) =>
+      Effect.gen(function*() {
+        const id = yield* validateSessionId(sessionId)
+        if (!dialect.retrieve) {
+          return yield* new NotFound({
+            status: 404,
+            message: `The ${dialect.name} dialect has no retrieve operation (U10): nothing was sent`,
+            body: "",
+            requestId: Option.none(),
+            operation: "AgentApi.getSession"
+          })
+        }
+        return yield* withRetry(
+          attempt(
+            "AgentApi.getSession",
+            credentials.keyFor("createSession", options?.agent),
+            client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
+          )
+        )
+      }).pipe(
+        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+      )
+
+    return { onboard, createSession, getSession }
+  })
