@@ -13,6 +13,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as Context from "effect/Context"
 import type * as Redacted from "effect/Redacted"
@@ -34,9 +35,9 @@ const errorFields = { error: Schema.String }
  * @since 0.1.0
  * @category errors
  */
-export class ApiBadRequest extends Schema.TaggedError<ApiBadRequest>()("BadRequest", errorFields, {
+export class ApiBadRequest extends Schema.TaggedError<ApiBadRequest>()("BadRequest", errorFields, HttpApiSchema.annotations({
   status: 400
-}) {}
+})) {}
 
 /**
  * 401: the key is missing, empty or unknown.
@@ -44,9 +45,9 @@ export class ApiBadRequest extends Schema.TaggedError<ApiBadRequest>()("BadReque
  * @since 0.1.0
  * @category errors
  */
-export class ApiUnauthorized extends Schema.TaggedError<ApiUnauthorized>()("Unauthorized", errorFields, {
+export class ApiUnauthorized extends Schema.TaggedError<ApiUnauthorized>()("Unauthorized", errorFields, HttpApiSchema.annotations({
   status: 401
-}) {}
+})) {}
 
 /**
  * 403: the key may not do this.
@@ -54,9 +55,9 @@ export class ApiUnauthorized extends Schema.TaggedError<ApiUnauthorized>()("Unau
  * @since 0.1.0
  * @category errors
  */
-export class ApiForbidden extends Schema.TaggedError<ApiForbidden>()("Forbidden", errorFields, {
+export class ApiForbidden extends Schema.TaggedError<ApiForbidden>()("Forbidden", errorFields, HttpApiSchema.annotations({
   status: 403
-}) {}
+})) {}
 
 /**
  * 404: no such resource.
@@ -64,9 +65,9 @@ export class ApiForbidden extends Schema.TaggedError<ApiForbidden>()("Forbidden"
  * @since 0.1.0
  * @category errors
  */
-export class ApiNotFound extends Schema.TaggedError<ApiNotFound>()("NotFound", errorFields, {
+export class ApiNotFound extends Schema.TaggedError<ApiNotFound>()("NotFound", errorFields, HttpApiSchema.annotations({
   status: 404
-}) {}
+})) {}
 
 /**
  * 409: the agent name is taken.
@@ -74,9 +75,9 @@ export class ApiNotFound extends Schema.TaggedError<ApiNotFound>()("NotFound", e
  * @since 0.1.0
  * @category errors
  */
-export class ApiConflict extends Schema.TaggedError<ApiConflict>()("Conflict", errorFields, {
+export class ApiConflict extends Schema.TaggedError<ApiConflict>()("Conflict", errorFields, HttpApiSchema.annotations({
   status: 409
-}) {}
+})) {}
 
 /**
  * 413: the body is over the size limit.
@@ -84,9 +85,9 @@ export class ApiConflict extends Schema.TaggedError<ApiConflict>()("Conflict", e
  * @since 0.1.0
  * @category errors
  */
-export class ApiPayloadTooLarge extends Schema.TaggedError<ApiPayloadTooLarge>()("PayloadTooLarge", errorFields, {
+export class ApiPayloadTooLarge extends Schema.TaggedError<ApiPayloadTooLarge>()("PayloadTooLarge", errorFields, HttpApiSchema.annotations({
   status: 413
-}) {}
+})) {}
 
 /**
  * 429: rate limited (the `Retry-After` header says when to come back).
@@ -94,9 +95,9 @@ export class ApiPayloadTooLarge extends Schema.TaggedError<ApiPayloadTooLarge>()
  * @since 0.1.0
  * @category errors
  */
-export class ApiRateLimited extends Schema.TaggedError<ApiRateLimited>()("RateLimited", errorFields, {
+export class ApiRateLimited extends Schema.TaggedError<ApiRateLimited>()("RateLimited", errorFields, HttpApiSchema.annotations({
   status: 429
-}) {}
+})) {}
 
 /**
  * 503: the service is unavailable for now.
@@ -104,9 +105,9 @@ export class ApiRateLimited extends Schema.TaggedError<ApiRateLimited>()("RateLi
  * @since 0.1.0
  * @category errors
  */
-export class ApiUnavailable extends Schema.TaggedError<ApiUnavailable>()("Unavailable", errorFields, {
+export class ApiUnavailable extends Schema.TaggedError<ApiUnavailable>()("Unavailable", errorFields, HttpApiSchema.annotations({
   status: 503
-}) {}
+})) {}
 
 // ---------------------------------------------------------------------------
 // Bodies per dialect
