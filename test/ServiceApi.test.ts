@@ -1,0 +1,303 @@
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { assert, describe, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Dialect from "../src/Dialect.js"
+import * as ServiceApi from "../src/ServiceApi.js"
+import { CreateSessionRequest, SessionInfo } from "../src/Session.js"
+
+const spec = (dialect: Dialect.Dialect) => OpenApi.fromApi(ServiceApi.make(dialect).api)
+
+/** Every endpoint of a contract as `METHOD path`, with the security of its middleware. */
+const endpoints = (dialect: Dialect.Dialect) => {
+  const out: Array<{ readonly route: string; readonly security: ReadonlyArray<string> }> = []
+  HttpApi.reflect(ServiceApi.make(dialect).api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, middleware }) => {
+      const security: Array<string> = []
+      for (const tag of middleware) {
+        if (HttpApiMiddleware.isSecurity(tag)) {
+          for (const scheme of Object.values(tag.security)) security.push(scheme._tag)
+        }
+      }
+      out.push({ route: `${endpoint.method} ${endpoint.path}`, security })
+    }
+  })
+  return out
+}
+
+const decodeBody = (dialect: Dialect.Dialect) => Schema.decodeUnknownEither(ServiceApi.createSessionBody(dialect))
+const encodeBody = (dialect: Dialect.Dialect) => Schema.encodeEither(ServiceApi.createSessionBody(dialect))
+const decodeSession = (dialect: Dialect.Dialect) => Schema.decodeUnknownEither(ServiceApi.sessionResponse(dialect))
+const encodeSession = (dialect: Dialect.Dialect) => Schema.encodeEither(ServiceApi.sessionResponse(dialect))
+
+const right = <A, E>(result: Either.Either<A, E>): A => {
+  if (Either.isLeft(result)) return assert.fail(`expected success, got ${String(result.left)}`)
+  return result.right
+}
+
+const session = (fields: Record<string, unknown>): SessionInfo =>
+  right(decodeSession(Dialect.documented)({ session_id: "s-1", ...fields }))
+
+describe("ServiceApi", () => {
+  describe("the contract per dialect", () => {
+    it("documented: /agent/onboard and /api/v1sessions, exactly as written", () => {
+      assert.deepStrictEqual(endpoints(Dialect.documented).map((e) => e.route), [
+        "POST /agent/onboard",
+        "POST /api/v1sessions",
+        "GET /api/v1sessions/:sessionId"
+      ])
+      assert.deepStrictEqual(Object.keys(spec(Dialect.documented).paths), [
+        "/agent/onboard",
+        "/api/v1sessions",
+        "/api/v1sessions/{sessionId}"
+      ])
+    })
+
+    it("observed: /api/v1/sessions with a slash, and retrieval", () => {
+      assert.deepStrictEqual(endpoints(Dialect.observed).map((e) => e.route), [
+        "POST /agent/onboard",
+        "POST /api/v1/sessions",
+        "GET /api/v1/sessions/:sessionId"
+      ])
+    })
+
+    it("U12 documented security is Authorization: Bearer on every endpoint", () => {
+      for (const endpoint of endpoints(Dialect.documented)) assert.deepStrictEqual(endpoint.security, ["Bearer"])
+      assert.deepStrictEqual(spec(Dialect.documented).components.securitySchemes, {
+        key: { type: "http", scheme: "bearer" }
+      })
+      assert.strictEqual(ServiceApi.security(Dialect.documented)._tag, "Bearer")
+    })
+
+    it("U12 observed security is an x-api-key header on every endpoint", () => {
+      for (const endpoint of endpoints(Dialect.observed)) assert.deepStrictEqual(endpoint.security, ["ApiKey"])
+      assert.deepStrictEqual(spec(Dialect.observed).components.securitySchemes, {
+        key: { type: "apiKey", name: "x-api-key", in: "header" }
+      })
+      const scheme = ServiceApi.security(Dialect.observed)
+      if (scheme._tag !== "ApiKey") return assert.fail(scheme._tag)
+      assert.strictEqual(scheme.key, "x-api-key")
+      assert.strictEqual(scheme.in, "header")
+    })
+
+    it("U07 error bodies carry their statuses", () => {
+      const statuses = [
+        [ServiceApi.ApiBadRequest, 400],
+        [ServiceApi.ApiUnauthorized, 401],
+        [ServiceApi.ApiForbidden, 403],
+        [ServiceApi.ApiNotFound, 404],
+        [ServiceApi.ApiConflict, 409],
+        [ServiceApi.ApiPayloadTooLarge, 413],
+        [ServiceApi.ApiRateLimited, 429],
+        [ServiceApi.ApiUnavailable, 503]
+      ] as const
+      for (const [schema, status] of statuses) assert.strictEqual(HttpApiSchema.getStatusError(schema), status, schema.name)
+      const paths = spec(Dialect.documented).paths
+      assert.deepStrictEqual(Object.keys(paths["/agent/onboard"]?.post?.responses ?? {}).sort(), [
+        "200",
+        "400",
+        "401",
+        "409",
+        "413",
+        "429",
+        "503"
+      ])
+      assert.deepStrictEqual(Object.keys(paths["/api/v1sessions"]?.post?.responses ?? {}).sort(), [
+        "200",
+        "400",
+        "401",
+        "403",
+        "413",
+        "429",
+        "503"
+      ])
+    })
+
+    it("U23 make builds the contract of a custom dialect, once per dialect value", () => {
+      const custom = Dialect.make({ name: "custom", sessionsPath: "/v2/sessions", auth: "x-api-key" })
+      assert.strictEqual(ServiceApi.make(custom), ServiceApi.make(custom))
+      assert.strictEqual(ServiceApi.make(Dialect.documented), ServiceApi.documented)
+      assert.strictEqual(ServiceApi.make(custom).dialect, custom)
+      assert.include(endpoints(custom).map((e) => e.route), "POST /v2/sessions")
+      assert.deepStrictEqual(endpoints(custom)[0]?.security, ["ApiKey"])
+    })
+  })
+
+  describe("create-session body", () => {
+    it("U20 documented: start_url, max_actions, goal, decoded and encoded as is", () => {
+      const body = { start_url: "https://example.com/start", max_actions: 5, goal: "find the price" }
+      const request = right(decodeBody(Dialect.documented)(body))
+      assert.instanceOf(request, CreateSessionRequest)
+      assert.strictEqual(request.start_url, body.start_url)
+      assert.deepStrictEqual(right(encodeBody(Dialect.documented)(request)), body)
+      for (const bad of [
+        { ...body, start_url: "ftp://x" },
+        { ...body, start_url: "not a url" },
+        { ...body, max_actions: 0 },
+        { ...body, max_actions: 1.5 },
+        { ...body, goal: "  " },
+        { goal: "g", max_actions: 1 }
+      ]) {
+        assert.isTrue(Either.isLeft(decodeBody(Dialect.documented)(bad)), JSON.stringify(bad))
+      }
+    })
+
+    it("observed: url is read as start_url", () => {
+      const request = right(
+        decodeBody(Dialect.observed)({ goal: "g", url: "https://shop.example/", max_actions: 3 })
+      )
+      assert.strictEqual(request.start_url, "https://shop.example/")
+      assert.strictEqual(request.max_actions, 3)
+      assert.strictEqual(request.goal, "g")
+    })
+
+    it("observed: without url or max_actions the server's defaults apply", () => {
+      const request = right(decodeBody(Dialect.observed)({ goal: "g" }))
+      assert.strictEqual(request.start_url, ServiceApi.observedDefaults.startUrl)
+      assert.strictEqual(request.max_actions, ServiceApi.observedDefaults.maxActions)
+      assert.deepStrictEqual(ServiceApi.observedDefaults, { startUrl: "https://example.com/", maxActions: 20 })
+    })
+
+    it("observed: auto_trigger passes through both ways", () => {
+      const auto_trigger = { interval: 30, end_at: "2030-01-01T00:00:00Z", start_now: true }
+      const request = right(decodeBody(Dialect.observed)({ goal: "g", auto_trigger }))
+      assert.deepStrictEqual(request.auto_trigger, auto_trigger)
+      assert.deepStrictEqual(right(encodeBody(Dialect.observed)(request)), {
+        goal: "g",
+        url: ServiceApi.observedDefaults.startUrl,
+        max_actions: ServiceApi.observedDefaults.maxActions,
+        auto_trigger
+      })
+    })
+
+    it("observed: the SDK's request is sent as goal, url and max_actions", () => {
+      const request = CreateSessionRequest.make({ start_url: "https://a.example/x", max_actions: 7, goal: "do it" })
+      assert.deepStrictEqual(right(encodeBody(Dialect.observed)(request)), {
+        goal: "do it",
+        url: "https://a.example/x",
+        max_actions: 7
+      })
+    })
+
+    it("U20 observed: a bad url, max_actions or goal is refused", () => {
+      for (const bad of [{ goal: "" }, { goal: "g", url: "nope" }, { goal: "g", max_actions: 0 }, { url: "https://a/" }]) {
+        assert.isTrue(Either.isLeft(decodeBody(Dialect.observed)(bad)), JSON.stringify(bad))
+      }
+    })
+  })
+
+  describe("session response", () => {
+    it("documented: a flat SessionInfo", () => {
+      const info = right(
+        decodeSession(Dialect.documented)({
+          session_id: "s-1",
+          status: "in_progress",
+          start_time: "2024-05-01T10:00:00Z",
+          error: "none"
+        })
+      )
+      assert.instanceOf(info, SessionInfo)
+      assert.strictEqual(info.session_id, "s-1")
+      assert.deepStrictEqual(info.status, Option.some("in_progress"))
+      assert.deepStrictEqual(info.start_time, Option.some("2024-05-01T10:00:00Z"))
+      assert.isTrue(Option.isNone(info.end_time))
+      assert.deepStrictEqual(info.error, Option.some("none"))
+      assert.deepStrictEqual(right(encodeSession(Dialect.documented)(info)), {
+        session_id: "s-1",
+        status: "in_progress",
+        start_time: "2024-05-01T10:00:00Z",
+        error: "none"
+      })
+    })
+
+    it("U01 unknown response fields are ignored", () => {
+      const info = right(decodeSession(Dialect.documented)({ session_id: "s-1", status: "started", extra: { a: 1 } }))
+      assert.notProperty(info, "extra")
+      assert.strictEqual(info.session_id, "s-1")
+    })
+
+    it("documented: a response without session_id is refused", () => {
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.documented)({ status: "started" })))
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.documented)({ session_id: 1 })))
+    })
+
+    it("observed: the { data: { sessionId } } envelope decodes into SessionInfo", () => {
+      const info = right(decodeSession(Dialect.observed)({ data: { sessionId: "s-9" } }))
+      assert.instanceOf(info, SessionInfo)
+      assert.strictEqual(info.session_id, "s-9")
+      assert.isTrue(Option.isNone(info.status))
+      assert.isTrue(Option.isNone(info.start_time))
+      assert.deepStrictEqual(right(encodeSession(Dialect.observed)(info)), { data: { sessionId: "s-9" } })
+    })
+
+    it("observed: optional envelope fields are kept, and encode back", () => {
+      const envelope = {
+        data: { sessionId: "s-9", status: "complete", start_time: "1714557600", end_time: "1714557700", error: "x" }
+      }
+      const info = right(decodeSession(Dialect.observed)(envelope))
+      assert.deepStrictEqual(info.status, Option.some("complete"))
+      assert.deepStrictEqual(info.end_time, Option.some("1714557700"))
+      assert.deepStrictEqual(info.error, Option.some("x"))
+      assert.deepStrictEqual(right(encodeSession(Dialect.observed)(info)), envelope)
+    })
+
+    it("observed: a flat body, or session_id instead of sessionId, is refused", () => {
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.observed)({ session_id: "s-1" })))
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.observed)({ data: { session_id: "s-1" } })))
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.observed)({ data: null })))
+    })
+  })
+
+  describe("U02 start_time", () => {
+    const at = (iso: string) => DateTime.unsafeMake(iso)
+
+    it("U02 keeps the raw string and parses ISO 8601", () => {
+      const info = session({ start_time: "2024-05-01T10:00:00Z", end_time: "2024-05-01T10:05:00.500+02:00" })
+      assert.deepStrictEqual(info.start_time, Option.some("2024-05-01T10:00:00Z"))
+      assert.deepStrictEqual(info.startedAt, Option.some(at("2024-05-01T10:00:00Z")))
+      assert.deepStrictEqual(info.endedAt, Option.some(at("2024-05-01T08:05:00.500Z")))
+    })
+
+    it("U02 parses epoch seconds and milliseconds, as numeric strings", () => {
+      assert.deepStrictEqual(session({ start_time: "1714557600" }).startedAt, Option.some(at("2024-05-01T10:00:00Z")))
+      assert.deepStrictEqual(session({ start_time: "1714557600000" }).startedAt, Option.some(at("2024-05-01T10:00:00Z")))
+      assert.deepStrictEqual(session({ start_time: " 1714557600.5 " }).startedAt, Option.some(at("2024-05-01T10:00:00.500Z")))
+    })
+
+    it("U02 an unparseable or absent time is None, never a failure", () => {
+      for (const raw of ["", "yesterday", "05/01/2024", "2024-13-45T99:00:00Z", "12abc"]) {
+        const info = session({ start_time: raw })
+        assert.deepStrictEqual(info.start_time, Option.some(raw))
+        assert.isTrue(Option.isNone(info.startedAt), raw)
+      }
+      assert.isTrue(Option.isNone(session({}).startedAt))
+      assert.isTrue(Option.isNone(session({}).endedAt))
+    })
+  })
+
+  describe("U05 status", () => {
+    it("U05 the three named statuses decode as literals", () => {
+      for (const status of ["started", "in_progress", "complete"] as const) {
+        assert.deepStrictEqual(session({ status }).status, Option.some(status))
+      }
+    })
+
+    it("U05 any other status is Unrecognized(raw), and encodes back", () => {
+      const info = session({ status: "paused" })
+      assert.deepStrictEqual(info.status, Option.some({ _tag: "Unrecognized", raw: "paused" }))
+      assert.deepStrictEqual(right(encodeSession(Dialect.documented)(info)), { session_id: "s-1", status: "paused" })
+      const observed = right(decodeSession(Dialect.observed)({ data: { sessionId: "s", status: "queued" } }))
+      assert.deepStrictEqual(observed.status, Option.some({ _tag: "Unrecognized", raw: "queued" }))
+    })
+
+    it("U05 a status that is not a string is refused", () => {
+      assert.isTrue(Either.isLeft(decodeSession(Dialect.documented)({ session_id: "s", status: 3 })))
+    })
+  })
+})
