@@ -1,0 +1,136 @@
+/**
+ * The connection options shared by `run` and `onboard`: each from its flag, else from the
+ * environment variable `NodeAgentSessions.layerConfig` reads.
+ *
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { UsageError } from "./ExitCode.js"
+
+/**
+ * The environment variables the command line reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Env = {
+  apiKey: "AGENT_SESSION_API_KEY",
+  agentKey: "AGENT_SESSION_AGENT_KEY",
+  baseUrl: "AGENT_SESSION_BASE_URL",
+  wsUrl: "AGENT_SESSION_WS_URL",
+  dialect: "AGENT_SESSION_DIALECT"
+} as const
+
+/**
+ * The flags of the connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const connectionOptions = {
+  baseUrl: Options.text("base-url").pipe(
+    Options.withDescription(`The service's HTTP base URL (default: $${Env.baseUrl})`),
+    Options.optional
+  ),
+  wsUrl: Options.text("ws-url").pipe(
+    Options.withDescription(`The service's WebSocket base URL (default: $${Env.wsUrl})`),
+    Options.optional
+  ),
+  apiKey: Options.redacted("api-key").pipe(
+    Options.withDescription(`The account API key (default: $${Env.apiKey}; prefer the variable: flags show in ps)`),
+    Options.optional
+  ),
+  dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
+    Options.withDescription(`The wire dialect (default: $${Env.dialect}, else documented)`),
+    Options.optional
+  )
+}
+
+/**
+ * The parsed connection flags.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectionFlags {
+  readonly baseUrl: Option.Option<string>
+  readonly wsUrl: Option.Option<string>
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly dialect: Option.Option<"documented" | "observed">
+}
+
+/**
+ * The resolved connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly dialect: "documented" | "observed"
+}
+
+const envString = (name: string): Effect.Effect<Option.Option<string>> =>
+  Effect.orElseSucceed(
+    Effect.map(Config.option(Config.string(name)), Option.filter((s) => s.trim().length > 0)),
+    () => Option.none()
+  )
+
+/**
+ * A flag, else its environment variable.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const flagOrEnv = (flag: Option.Option<string>, name: string): Effect.Effect<Option.Option<string>> =>
+  Option.isSome(flag) ? Effect.succeed(flag) : envString(name)
+
+/**
+ * A secret flag, else its environment variable.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const secretOrEnv = (
+  flag: Option.Option<Redacted.Redacted<string>>,
+  name: string
+): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
+  Option.isSome(flag)
+    ? Effect.succeed(Option.filter(flag, (key) => Redacted.value(key).trim().length > 0))
+    : Effect.map(envString(name), Option.map(Redacted.make))
+
+const required = (flag: Option.Option<string>, name: string, option: string) =>
+  Effect.flatMap(flagOrEnv(flag, name), (value) =>
+    Option.match(value, {
+      onNone: () => Effect.fail(new UsageError({ message: `no ${option.replace("--", "")}: set ${name} or pass ${option}` })),
+      onSome: Effect.succeed
+    }))
+
+/**
+ * Resolves the connection from flags and the environment. The base and WebSocket URLs are
+ * required; the key is checked by the SDK where an operation needs it (`MissingCredentials`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, UsageError> =>
+  Effect.gen(function*() {
+    const baseUrl = yield* required(flags.baseUrl, Env.baseUrl, "--base-url")
+    const wsUrl = yield* required(flags.wsUrl, Env.wsUrl, "--ws-url")
+    const apiKey = yield* secretOrEnv(flags.apiKey, Env.apiKey)
+    const dialectText = yield* flagOrEnv(flags.dialect, Env.dialect)
+    const dialect = yield* Option.match(dialectText, {
+      onNone: () => Effect.succeed<"documented" | "observed">("documented"),
+      onSome: (name) =>
+        name === "documented" || name === "observed"
+          ? Effect.succeed<"documented" | "observed">(name)
+          : Effect.fail(new UsageError({ message: `${Env.dialect} must be documented or observed, not "${name}"` }))
+    })
+    return { baseUrl, wsUrl, apiKey, dialect }
+  })

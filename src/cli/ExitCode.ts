@@ -1,0 +1,143 @@
+/**
+ * The exit codes of the command line, one per error family, and the one-line message shown for
+ * each failure.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import type { AgentSessionError } from "../Errors.js"
+import { isAgentSessionError } from "../Errors.js"
+
+/**
+ * The exit codes, documented in `docs/cli.md`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ExitCode = {
+  /** The session completed (or the command succeeded). */
+  ok: 0,
+  /** Anything unexpected (a bug). */
+  internal: 1,
+  /** Usage or invalid input: bad flags, `InvalidRequest`, `MissingCredentials`, `InsecureTransport`. */
+  usage: 2,
+  /** Authentication: `Unauthorized`, `Forbidden`, `HandshakeRejected`, `MissingAgentKey`. */
+  authentication: 3,
+  /** Rate limit exhausted: `RateLimited` after the retries. */
+  rateLimited: 4,
+  /** Connection lost: `ConnectionLost`, `ConnectTimeout`, `TransportError`, `RequestTimeout`. */
+  connectionLost: 5,
+  /** The agent ran more actions than `--max-actions`: `ActionBudgetExceeded`. */
+  budgetExceeded: 6,
+  /** The session ended without `complete`: `SessionEndedWithoutComplete`. */
+  endedWithoutComplete: 7,
+  /** Any other error of the service or the event channel. */
+  serviceError: 8,
+  /** Interrupted (Ctrl-C, SIGTERM). */
+  interrupted: 130
+} as const
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/**
+ * A failure of the command line itself (bad flag combination, missing configuration): exit 2.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/**
+ * The exit code of an SDK error.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const forError = (error: AgentSessionError): ExitCode => {
+  switch (error._tag) {
+    case "InvalidRequest":
+    case "MissingCredentials":
+    case "InsecureTransport":
+      return ExitCode.usage
+    case "Unauthorized":
+    case "Forbidden":
+    case "HandshakeRejected":
+    case "MissingAgentKey":
+      return ExitCode.authentication
+    case "RateLimited":
+      return ExitCode.rateLimited
+    case "ConnectionLost":
+    case "ConnectTimeout":
+    case "TransportError":
+    case "RequestTimeout":
+      return ExitCode.connectionLost
+    case "ActionBudgetExceeded":
+      return ExitCode.budgetExceeded
+    case "SessionEndedWithoutComplete":
+      return ExitCode.endedWithoutComplete
+    default:
+      return ExitCode.serviceError
+  }
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
+
+/**
+ * The one-line message of an SDK error, with a hint where the user can act.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const describe = (error: AgentSessionError): string => {
+  switch (error._tag) {
+    case "MissingCredentials":
+      return `no API key: set ${error.variable} or pass --api-key (or --agent-key)`
+    case "MissingAgentKey":
+      return oneLine(error.message)
+    case "Unauthorized":
+    case "Forbidden":
+      return `the service refused the key (${error.status} ${error._tag}): ${
+        oneLine(error.message)
+      }; check AGENT_SESSION_API_KEY, --api-key or --agent-key`
+    case "HandshakeRejected":
+      return `the event channel refused the key: ${oneLine(error.message)}; check AGENT_SESSION_API_KEY, --api-key or --agent-key`
+    case "RateLimited":
+      return `rate limited (429) and out of retries: ${oneLine(error.message)}${
+        Option.match(error.retryAfter, { onNone: () => "", onSome: () => " (the service asked to wait longer)" })
+      }`
+    case "InvalidRequest":
+      return `invalid ${error.subject}: ${oneLine(error.message)}`
+    case "TransportError":
+      return `cannot reach the service (${error.operation}): ${oneLine(error.message)}`
+    default:
+      return `${error._tag}: ${oneLine(error.message)}`
+  }
+}
+
+/**
+ * The exit code and one-line message of any failure.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const classify = (error: unknown): { readonly code: ExitCode; readonly message: string } => {
+  if (isAgentSessionError(error)) return { code: forError(error), message: describe(error) }
+  if (error instanceof UsageError) return { code: ExitCode.usage, message: error.message }
+  if (Predicate.isTagged(error, "QuitException")) return { code: ExitCode.interrupted, message: "interrupted" }
+  const message = error instanceof Error ? error.message : String(error)
+  return { code: ExitCode.internal, message: oneLine(message) }
+}
+
+/**
+ * Ends a command with an exit code, after it has reported why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CliExit extends Data.TaggedError("CliExit")<{ readonly code: ExitCode }> {}

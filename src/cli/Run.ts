@@ -1,0 +1,311 @@
+/**
+ * `effect-agent-session run`: create a session, show it live, answer its requests, print the
+ * outcome and the cost.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Prompt from "@effect/cli/Prompt"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { AgentSessions, type StartOptions } from "../AgentSessions.js"
+import * as Answer from "../Answer.js"
+import type * as Credentials from "../Credentials.js"
+import * as Metrics from "../Metrics.js"
+import * as NodeAgentSessions from "../NodeAgentSessions.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as CliConfig from "./Config.js"
+import { classify, CliExit, ExitCode, UsageError } from "./ExitCode.js"
+import * as Render from "./Render.js"
+
+/**
+ * The flags of `run`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const runOptions = {
+  goal: Options.text("goal").pipe(Options.withDescription("What the agent should achieve")),
+  startUrl: Options.text("start-url").pipe(Options.withDescription("The absolute http(s) URL where the agent starts")),
+  maxActions: Options.integer("max-actions").pipe(
+    Options.withDescription("The most actions the agent may run (chargeable); the bar counts against it")
+  ),
+  agentKey: Options.redacted("agent-key").pipe(
+    Options.withDescription(
+      `Run as an onboarded agent, with its key (default: $${CliConfig.Env.agentKey}); else the account key is used`
+    ),
+    Options.optional
+  ),
+  approve: Options.boolean("approve").pipe(
+    Options.withDescription("Grant every request of the agent without asking (input requests get --input, if given)")
+  ),
+  deny: Options.boolean("deny").pipe(Options.withDescription("Deny every request of the agent without asking")),
+  input: Options.text("input").pipe(
+    Options.withDescription("Answer the agent's input requests with this text without asking"),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("One JSON object per line (NDJSON) on standard output")),
+  metrics: Options.boolean("metrics").pipe(Options.withDescription("Print a summary of the SDK's metrics at the end")),
+  maxReconnects: Options.integer("max-reconnects").pipe(
+    Options.withDescription(
+      "Advanced: reconnect at most this many times in a row, 50 ms apart doubling up to 1 s (default: 10, from 250 ms up to 10 s)"
+    ),
+    Options.optional
+  ),
+  ...CliConfig.connectionOptions
+}
+
+/**
+ * The parsed flags of `run`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunFlags extends CliConfig.ConnectionFlags {
+  readonly goal: string
+  readonly startUrl: string
+  readonly maxActions: number
+  readonly agentKey: Option.Option<Redacted.Redacted<string>>
+  readonly approve: boolean
+  readonly deny: boolean
+  readonly input: Option.Option<string>
+  readonly json: boolean
+  readonly metrics: boolean
+  readonly maxReconnects: Option.Option<number>
+}
+
+/**
+ * How the agent's requests are answered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AnswerPolicy {
+  readonly approve: boolean
+  readonly deny: boolean
+  readonly input: Option.Option<string>
+  /** Whether a person can be asked (standard input and output are terminals, not `--json`). */
+  readonly interactive: boolean
+}
+
+/**
+ * Decides the answer to a request: flags first, then a prompt on a terminal, else deny.
+ *
+ * - `--deny` denies everything.
+ * - `request_user_input`: `--input` grants with that text; `--approve` grants without input;
+ *   on a terminal, a text prompt (empty denies); otherwise deny.
+ * - `admin_permission_request` (and unknown kinds): `--approve` grants (with `--input`, if
+ *   given); on a terminal, a yes/no prompt; otherwise deny.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decide = (
+  policy: AnswerPolicy,
+  request: SessionEvent.ExternalResourceRequested
+): Effect.Effect<
+  { readonly answer: Answer.Answer; readonly source: Render.AnswerSource },
+  Terminal.QuitException,
+  Prompt.Prompt.Environment
+> => {
+  const flag = (answer: Answer.Answer) => Effect.succeed({ answer, source: "flag" as const })
+  if (policy.deny) return flag(Answer.deny)
+  const kind = SessionEvent.resourceTypeRaw(request.resource_type)
+  const reason = request.reason.replace(/\s+/g, " ").trim()
+  if (kind === "request_user_input") {
+    if (Option.isSome(policy.input)) return flag(Answer.grant(policy.input.value))
+    if (policy.approve) return flag(Answer.grant())
+    if (policy.interactive) {
+      const field = Option.getOrElse(request.field_name, () => "input")
+      return Effect.map(
+        Prompt.run(Prompt.text({ message: `The agent asks for ${field}: ${reason} (empty to deny)` })),
+        (text) => ({ answer: text.length === 0 ? Answer.deny : Answer.grant(text), source: "prompt" as const })
+      )
+    }
+    return Effect.succeed({ answer: Answer.deny, source: "no-terminal" as const })
+  }
+  if (policy.approve) return flag(Option.isSome(policy.input) ? Answer.grant(policy.input.value) : Answer.grant())
+  if (policy.interactive) {
+    return Effect.map(
+      Prompt.run(Prompt.confirm({ message: `The agent asks permission: ${reason}. Allow?`, initial: false })),
+      (yes) => ({ answer: yes ? Answer.grant() : Answer.deny, source: "prompt" as const })
+    )
+  }
+  return Effect.succeed({ answer: Answer.deny, source: "no-terminal" as const })
+}
+
+/**
+ * The reconnect schedule of `--max-reconnects N`: at most N attempts, 50 ms apart doubling up
+ * to 1 s.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reconnectSchedule = (attempts: number): Schedule.Schedule<unknown, unknown> =>
+  Schedule.exponential(Duration.millis(50), 2).pipe(
+    Schedule.modifyDelay((delay) => Duration.min(delay, Duration.seconds(1))),
+    Schedule.intersect(Schedule.recurs(attempts)),
+    Schedule.asVoid
+  )
+
+/**
+ * Where `run` writes, and whether it may draw live or prompt.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Environment {
+  readonly sink: Render.Sink
+  readonly stdoutIsTTY: boolean
+  readonly stdinIsTTY: boolean
+  readonly color: boolean
+}
+
+/**
+ * The process's own environment.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const processEnvironment = (): Environment => ({
+  sink: Render.processSink,
+  stdoutIsTTY: process.stdout.isTTY === true,
+  stdinIsTTY: process.stdin.isTTY === true,
+  color: process.env["NO_COLOR"] === undefined || process.env["NO_COLOR"] === ""
+})
+
+/**
+ * Runs a session for the flags; fails with {@link CliExit} carrying the exit code after
+ * reporting. Interruption (Ctrl-C) closes the connection and prints what was done so far.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const runSession = (
+  flags: RunFlags,
+  env: Environment = processEnvironment()
+): Effect.Effect<void, CliExit, Prompt.Prompt.Environment> =>
+  Effect.gen(function*() {
+    const reporter = flags.json
+      ? Render.json(env.sink)
+      : env.stdoutIsTTY
+      ? Render.live(env.sink, { color: env.color })
+      : Render.plain(env.sink)
+    const progress = Render.makeProgress(flags.maxActions)
+
+    const report = (error: unknown) =>
+      Effect.gen(function*() {
+        const { code, message } = classify(error)
+        const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+        if (code === ExitCode.interrupted) {
+          yield* reporter.interrupted(progress)
+        } else {
+          yield* reporter.failure(message, tag, code, progress)
+        }
+        yield* printMetrics
+        return yield* Effect.fail(new CliExit({ code }))
+      })
+
+    const printMetrics = flags.metrics
+      ? Effect.flatMap(Metrics.snapshot, (readings) => reporter.trailer("Metrics", Metrics.format(readings)))
+      : Effect.void
+
+    const program = Effect.gen(function*() {
+      if (flags.approve && flags.deny) {
+        return yield* new UsageError({ message: "--approve and --deny cannot be used together" })
+      }
+      const agentKey = yield* CliConfig.secretOrEnv(flags.agentKey, CliConfig.Env.agentKey)
+      const apiKey = yield* CliConfig.secretOrEnv(flags.apiKey, CliConfig.Env.apiKey)
+      if (Option.isNone(agentKey) && Option.isNone(apiKey)) {
+        return yield* new UsageError({
+          message: `no API key: set ${CliConfig.Env.apiKey} (or ${CliConfig.Env.agentKey}), or pass --api-key / --agent-key`
+        })
+      }
+      const connection = yield* CliConfig.resolve({ ...flags, apiKey: apiKey })
+      const agent: Option.Option<Credentials.AgentKeyRef> = Option.map(
+        agentKey,
+        (key) => ({ agentId: "cli-agent", apiKey: Option.some(key) })
+      )
+
+      const policy: AnswerPolicy = {
+        approve: flags.approve,
+        deny: flags.deny,
+        input: flags.input,
+        interactive: !flags.json && env.stdinIsTTY && env.stdoutIsTTY
+      }
+
+      const options: StartOptions = {
+        ...(Option.isSome(agent) ? { agent: agent.value } : {}),
+        ...(Option.isSome(flags.maxReconnects) ? { reconnect: reconnectSchedule(flags.maxReconnects.value) } : {})
+      }
+
+      const session = Effect.scoped(
+        Effect.gen(function*() {
+          const sessions = yield* AgentSessions
+          const running = yield* sessions.start(
+            { goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions },
+            options
+          )
+          progress.sessionId = Option.some(running.session.session_id)
+          yield* reporter.created(running.session.session_id, progress)
+          yield* running.state.changes.pipe(
+            Stream.runForEach((state) =>
+              Render.trackState(progress, state) ? reporter.state(state, progress) : Effect.void
+            ),
+            Effect.forkScoped
+          )
+          yield* Stream.runForEach(running.events, (event) =>
+            Effect.gen(function*() {
+              Render.track(progress, event)
+              yield* reporter.event(event, progress)
+              if (event._tag === "ExternalResourceRequested") {
+                const { answer, source } = yield* reporter.suspend(decide(policy, event))
+                yield* running.respond(event, answer).pipe(
+                  Effect.tap(() => {
+                    progress.answers += 1
+                    return reporter.answered(event, answer, source, progress)
+                  }),
+                  Effect.catchTag("RequestNotPending", (e) => reporter.note(`not answered: ${e.message}`, progress))
+                )
+              }
+            }))
+          return yield* running.outcome
+        })
+      )
+
+      const outcome = yield* session.pipe(
+        Effect.provide(
+          NodeAgentSessions.layer({
+            baseUrl: connection.baseUrl,
+            wsUrl: connection.wsUrl,
+            dialect: connection.dialect,
+            ...(Option.isSome(connection.apiKey) ? { apiKey: connection.apiKey.value } : {}),
+            ...(Option.isSome(agent) ? { agents: [agent.value] } : {})
+          })
+        )
+      )
+      yield* reporter.outcome(outcome, progress)
+      yield* printMetrics
+    })
+
+    return yield* program.pipe(
+      Effect.catchAll(report),
+      Effect.onInterrupt(() => Effect.zipRight(reporter.interrupted(progress), printMetrics))
+    )
+  })
+
+/**
+ * The `run` command.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const command = Command.make("run", runOptions, (flags) => runSession(flags)).pipe(
+  Command.withDescription("Run a session against the service and watch it live")
+)
