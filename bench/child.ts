@@ -1,0 +1,161 @@
+/**
+ * The measured client process: `node --import tsx --expose-gc bench/child.ts '<task as JSON>'`.
+ * It runs one task against the load generator (or the simulator), sends the result to its parent
+ * over IPC (or prints it), and exits. One process per measurement keeps the sides apart: the SDK
+ * never shares a heap, a JIT or a GC with the raw client it is compared with.
+ */
+import { fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
+import type { ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
+import type * as Raw from "./raw.js"
+
+/** The side of a comparison. */
+export type Variant = "raw" | "sdk"
+
+/** One measurement. */
+export type Task =
+  | { readonly kind: "throughput"; readonly variant: Variant; readonly url: string; readonly n: number; readonly warmup: number }
+  | {
+    readonly kind: "memory"
+    readonly variant: Variant
+    readonly url: string
+    readonly count: number
+    readonly concurrency: number
+  }
+  | {
+    readonly kind: "slow"
+    readonly variant: Variant | "raw-unbounded"
+    readonly url: string
+    readonly n: number
+    readonly bufferSize: number
+    readonly pauseEvery: number
+    readonly liveEvery: number
+  }
+  | {
+    readonly kind: "reconnect"
+    readonly variant: Variant
+    readonly url: string
+    readonly id: string
+    readonly k: number
+    readonly drops: number
+  }
+  | {
+    readonly kind: "createSession"
+    readonly baseUrl: string
+    readonly apiKey: string
+    readonly requests: number
+    readonly rounds: number
+    readonly warmup: number
+  }
+
+/** Memory per open connection. */
+export interface MemoryResult {
+  readonly opened: number
+  readonly openMs: number
+  readonly rssPerConn: number
+  readonly heapPerConn: number
+  readonly externalPerConn: number
+}
+
+/** Create-session latencies, per round and side (rounds alternate fetch, SDK, fetch, SDK...). */
+export interface CreateSessionResult {
+  readonly fetchMedianMs: ReadonlyArray<number>
+  readonly sdkMedianMs: ReadonlyArray<number>
+}
+
+/** What a task gives back. */
+export type TaskResult = ThroughputResult | MemoryResult | SlowResult | ReconnectResult | CreateSessionResult
+
+/** What both sides implement. */
+export interface Client {
+  readonly throughput: typeof Raw.throughput
+  readonly hold: typeof Raw.hold
+  readonly slowConsumer: (
+    url: string,
+    n: number,
+    options: { readonly bufferSize: number; readonly pauseEvery: number; readonly sampler: ReturnType<typeof heapSampler> }
+  ) => Promise<SlowResult>
+  readonly reconnect: typeof Raw.reconnect
+}
+
+const rawClient = async (bounded: boolean): Promise<Client> => {
+  const raw = await import("./raw.js")
+  return { ...raw, slowConsumer: (url, n, options) => raw.slowConsumer(url, n, { ...options, bounded }) }
+}
+
+const clientFor = async (variant: Variant | "raw-unbounded"): Promise<Client> => {
+  if (variant === "sdk") return (await import("./sdk.js")).client
+  return rawClient(variant === "raw")
+}
+
+const memory = async (client: Client, url: string, count: number, concurrency: number): Promise<MemoryResult> => {
+  // Warm up: load every module and compile the paths once, so the baseline includes them.
+  const warm = await client.hold(url, 20, 20)
+  await warm.close()
+  await sleep(100)
+  fullGc()
+  const before = process.memoryUsage()
+  const held = await client.hold(url, count, concurrency)
+  await sleep(300)
+  fullGc()
+  const after = process.memoryUsage()
+  await held.close()
+  return {
+    opened: held.opened,
+    openMs: held.openMs,
+    rssPerConn: (after.rss - before.rss) / count,
+    heapPerConn: (after.heapUsed - before.heapUsed) / count,
+    externalPerConn: (after.external - before.external) / count
+  }
+}
+
+/** Runs one task. */
+export const runTask = async (task: Task): Promise<TaskResult> => {
+  switch (task.kind) {
+    case "throughput": {
+      const client = await clientFor(task.variant)
+      if (task.warmup > 0) await client.throughput(task.url, task.warmup)
+      fullGc()
+      return client.throughput(task.url, task.n)
+    }
+    case "memory":
+      return memory(await clientFor(task.variant), task.url, task.count, task.concurrency)
+    case "slow": {
+      const client = await clientFor(task.variant)
+      // Warm up with a short run, so compiling is not counted as heap.
+      await client.slowConsumer(task.url, 1000, {
+        bufferSize: task.bufferSize,
+        pauseEvery: task.pauseEvery,
+        sampler: heapSampler(task.liveEvery)
+      })
+      return client.slowConsumer(task.url, task.n, {
+        bufferSize: task.bufferSize,
+        pauseEvery: task.pauseEvery,
+        sampler: heapSampler(task.liveEvery)
+      })
+    }
+    case "reconnect":
+      return (await clientFor(task.variant)).reconnect(task.url, task.id, task.k, task.drops)
+    case "createSession":
+      return (await import("./createSession.js")).run(task)
+  }
+}
+
+export type { HeapSample }
+
+const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, "/"))
+if (isMain) {
+  const task = JSON.parse(process.argv[2] ?? "{}") as Task
+  runTask(task).then(
+    (result) => {
+      if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))
+      else {
+        console.log(JSON.stringify(result))
+        process.exit(0)
+      }
+    },
+    (error: unknown) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+}

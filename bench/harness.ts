@@ -1,0 +1,426 @@
+/**
+ * The benchmark harness: starts the load generator (and the simulator) in their own processes,
+ * runs every measurement in a fresh client process, alternating the sides (A B A B), and gathers
+ * min/median/max and ratios. `bench/run.ts` runs it at full size and writes RESULTS.md;
+ * `test/bench.test.ts` runs it at a small size.
+ */
+import { type ChildProcess, execSync, spawn } from "node:child_process"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { CreateSessionResult, MemoryResult, Task, TaskResult, Variant } from "./child.js"
+import { type ReconnectResult, type SlowResult, type Stats, stats, type ThroughputResult } from "./measure.js"
+
+/** The repository root. */
+export const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+
+/** What to run, and how much of it. */
+export interface Config {
+  /** action_run frames per throughput run (200k). */
+  readonly frames: number
+  /** Frames of the warm-up run before each measured throughput run. */
+  readonly warmupFrames: number
+  /** Throughput rounds per side. */
+  readonly throughputRounds: number
+  /** Open connections per memory measurement (1k, 5k, 10k). */
+  readonly connections: ReadonlyArray<number>
+  /** Memory rounds per side and size. */
+  readonly memoryRounds: number
+  /** Connections opening at once. */
+  readonly memoryConcurrency: number
+  /** Frames of the slow-consumer runs (50k, 200k). */
+  readonly slowFrames: ReadonlyArray<number>
+  /** Slow-consumer rounds per side and size. */
+  readonly slowRounds: number
+  /** The SDK's `bufferSize` (and the bounded raw client's queue bound) in the slow-consumer runs. */
+  readonly bufferSize: number
+  /** The slow consumer pauses 1 ms every this many frames. */
+  readonly pauseEvery: number
+  /** The slow consumer forces a full GC and samples the live heap every this many frames. */
+  readonly liveEvery: number
+  /** Abrupt drops per reconnect run. */
+  readonly reconnectDrops: number
+  /** Reconnect runs per side. */
+  readonly reconnectRounds: number
+  /** Create-session requests per round, rounds (alternating fetch, SDK), warm-up requests. */
+  readonly createSession: { readonly requests: number; readonly rounds: number; readonly warmup: number }
+  /** Write a CPU profile of every SDK client process to this directory. */
+  readonly cpuProfileDir?: string | undefined
+  /** Progress lines. */
+  readonly log: (line: string) => void
+}
+
+/** The full-size configuration `npm run bench` uses. */
+export const fullConfig: Config = {
+  frames: 200_000,
+  warmupFrames: 20_000,
+  throughputRounds: 5,
+  connections: [1_000, 5_000, 10_000],
+  memoryRounds: 3,
+  memoryConcurrency: 250,
+  slowFrames: [50_000, 200_000],
+  slowRounds: 2,
+  bufferSize: 1024,
+  pauseEvery: 100,
+  liveEvery: 5_000,
+  reconnectDrops: 4,
+  reconnectRounds: 2,
+  createSession: { requests: 200, rounds: 4, warmup: 50 },
+  log: (line) => console.log(line)
+}
+
+/** The machine a run was made on. */
+export interface Machine {
+  readonly cpu: string
+  readonly cores: number
+  readonly memoryGiB: number
+  readonly node: string
+  readonly platform: string
+  readonly date: string
+  readonly fdLimit: number
+}
+
+/** The two sides of a comparison and their ratio (SDK over raw, of the medians). */
+export interface Comparison {
+  readonly raw: Stats
+  readonly sdk: Stats
+  /** median(SDK) / median(raw). */
+  readonly ratio: number
+  /** The ratio within each A/B pair of rounds. */
+  readonly pairRatios: Stats
+}
+
+/** A figure that could not be measured, and why. */
+export interface Skipped {
+  readonly skipped: string
+}
+
+/** Memory at one number of open connections. */
+export interface MemoryFigure {
+  readonly count: number
+  readonly rssPerConn: Comparison
+  readonly heapPerConn: Comparison
+  readonly openMs: Comparison
+}
+
+/** The slow consumer at one stream length. */
+export interface SlowFigure {
+  readonly frames: number
+  /** Peak live heap above the baseline, bytes. */
+  readonly sdkLive: Stats
+  readonly rawBoundedLive: Stats
+  readonly rawUnboundedLive: Stats
+  /** Peak heapUsed (garbage included) above the baseline, bytes. */
+  readonly sdkPeak: Stats
+  readonly rawUnboundedMaxQueued: Stats
+  readonly sdkFramesPerSecond: Stats
+}
+
+/** Everything a run measured. */
+export interface Results {
+  readonly machine: Machine
+  readonly config: Omit<Config, "log">
+  readonly seconds: number
+  readonly throughput: (Comparison & { readonly ordered: boolean }) | Skipped
+  readonly memory: ReadonlyArray<MemoryFigure> | Skipped
+  readonly memoryNote: string
+  readonly createSession: Comparison | Skipped
+  readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
+  readonly slow: ReadonlyArray<SlowFigure> | Skipped
+}
+
+/** Whether a figure was skipped. */
+export const isSkipped = (value: unknown): value is Skipped =>
+  typeof value === "object" && value !== null && "skipped" in value
+
+const shell = (command: string): string => {
+  try {
+    return execSync(command, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+  } catch {
+    return ""
+  }
+}
+
+/** The open-file limit a child can get: the hard limit (children raise their soft limit to it). */
+export const fdLimit = (): number => {
+  const hard = shell("sh -c 'ulimit -Hn'")
+  if (hard === "unlimited") return 65_535
+  const n = Number(hard)
+  return Number.isFinite(n) && n > 0 ? Math.min(n, 65_535) : 1024
+}
+
+/** The machine this runs on. */
+export const machine = (): Machine => ({
+  cpu: Os.cpus()[0]?.model ?? "unknown",
+  cores: Os.availableParallelism(),
+  memoryGiB: Math.round((Os.totalmem() / 1024 ** 3) * 10) / 10,
+  node: process.version,
+  platform: `${Os.type()} ${Os.release()} ${Os.arch()}`,
+  date: new Date().toISOString(),
+  fdLimit: fdLimit()
+})
+
+/** Starts a TypeScript file in a child process (with its soft fd limit raised to the hard one). */
+const spawnTs = (file: string, args: ReadonlyArray<string>, nodeFlags: ReadonlyArray<string> = []): ChildProcess => {
+  const limit = fdLimit()
+  return spawn(
+    "sh",
+    [
+      "-c",
+      `ulimit -n ${limit} 2>/dev/null; exec "$0" "$@"`,
+      process.execPath,
+      "--import",
+      "tsx",
+      ...nodeFlags,
+      Path.join(root, "bench", file),
+      ...args
+    ],
+    { cwd: root, stdio: ["ignore", "pipe", "pipe", "ipc"] }
+  )
+}
+
+const collectOutput = (child: ChildProcess): (() => string) => {
+  let output = ""
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000)
+  }
+  child.stdout?.on("data", append)
+  child.stderr?.on("data", append)
+  return () => output
+}
+
+/** A long-lived server child (load generator or simulator). */
+interface Server {
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+const startServer = (file: string, args: ReadonlyArray<string> = []): Promise<Server & { readonly port: number }> =>
+  new Promise((resolve, reject) => {
+    const child = spawnTs(file, args)
+    const output = collectOutput(child)
+    const onExit = (code: number | null) => reject(new Error(`${file} exited (${code}) before it was ready:\n${output()}`))
+    child.once("exit", onExit)
+    child.on("message", (message: { type?: string; port?: number }) => {
+      if (message.type === "ready" && typeof message.port === "number") {
+        child.off("exit", onExit)
+        resolve({
+          port: message.port,
+          url: `ws://127.0.0.1:${message.port}`,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done()
+              child.once("exit", () => done())
+              child.kill("SIGTERM")
+            })
+        })
+      }
+    })
+  })
+
+/** Runs one task in a fresh client process. */
+export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const flags = ["--expose-gc"]
+    if (cpuProfileDir !== undefined && "variant" in task && task.variant === "sdk") {
+      flags.push("--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${task.kind}-${Date.now()}.cpuprofile`)
+    }
+    const child = spawnTs("child.ts", [JSON.stringify(task)], flags)
+    const output = collectOutput(child)
+    let result: A | undefined
+    child.on("message", (message: { type?: string; result?: A }) => {
+      if (message.type === "result") result = message.result
+    })
+    child.on("exit", (code) => {
+      if (code === 0 && result !== undefined) resolve(result)
+      else reject(new Error(`${task.kind} child exited (${code}):\n${output()}`))
+    })
+  })
+
+const compare = (raw: ReadonlyArray<number>, sdk: ReadonlyArray<number>): Comparison => {
+  const r = stats(raw)
+  const s = stats(sdk)
+  const pairs: Array<number> = []
+  for (let i = 0; i < Math.min(raw.length, sdk.length); i++) pairs.push((sdk[i] ?? Number.NaN) / (raw[i] ?? Number.NaN))
+  return { raw: r, sdk: s, ratio: s.median / r.median, pairRatios: stats(pairs) }
+}
+
+const attempt = async <A>(label: string, log: (line: string) => void, body: () => Promise<A>): Promise<A | Skipped> => {
+  try {
+    return await body()
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    log(`  ${label} failed: ${message.split("\n").slice(0, 8).join("\n    ")}`)
+    return { skipped: message.split("\n")[0] ?? "failed" }
+  }
+}
+
+const alternate = async <A>(
+  rounds: number,
+  run: (variant: Variant, round: number) => Promise<A>
+): Promise<{ readonly raw: Array<A>; readonly sdk: Array<A> }> => {
+  const raw: Array<A> = []
+  const sdk: Array<A> = []
+  for (let round = 0; round < rounds; round++) {
+    raw.push(await run("raw", round))
+    sdk.push(await run("sdk", round))
+  }
+  return { raw, sdk }
+}
+
+const throughputFigure = async (config: Config, url: string) => {
+  const { raw, sdk } = await alternate(config.throughputRounds, async (variant, round) => {
+    const r = await runChild<ThroughputResult>(
+      { kind: "throughput", variant, url, n: config.frames, warmup: config.warmupFrames },
+      config.cpuProfileDir
+    )
+    if (r.frames !== config.frames) throw new Error(`${variant} delivered ${r.frames} of ${config.frames} frames`)
+    const fps = r.frames / (r.ms / 1000)
+    config.log(`  throughput round ${round + 1} ${variant}: ${Math.round(fps).toLocaleString("en-US")} frames/s`)
+    return { fps, ordered: r.lastIndex === config.frames - 1 }
+  })
+  return {
+    ...compare(raw.map((r) => r.fps), sdk.map((r) => r.fps)),
+    ordered: [...raw, ...sdk].every((r) => r.ordered)
+  }
+}
+
+const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<number>) => {
+  const figures: Array<MemoryFigure> = []
+  for (const count of counts) {
+    const { raw, sdk } = await alternate(config.memoryRounds, async (variant, round) => {
+      const r = await runChild<MemoryResult>(
+        { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
+        config.cpuProfileDir
+      )
+      if (r.opened !== count) throw new Error(`${variant} opened ${r.opened} of ${count} connections`)
+      config.log(
+        `  memory ${count} round ${round + 1} ${variant}: ${(r.rssPerConn / 1024).toFixed(1)} KiB RSS, ${
+          (r.heapPerConn / 1024).toFixed(1)
+        } KiB heap per connection (opened in ${Math.round(r.openMs)} ms)`
+      )
+      return r
+    })
+    figures.push({
+      count,
+      rssPerConn: compare(raw.map((r) => r.rssPerConn), sdk.map((r) => r.rssPerConn)),
+      heapPerConn: compare(raw.map((r) => r.heapPerConn), sdk.map((r) => r.heapPerConn)),
+      openMs: compare(raw.map((r) => r.openMs), sdk.map((r) => r.openMs))
+    })
+  }
+  return figures
+}
+
+const slowFigures = async (config: Config, url: string) => {
+  const figures: Array<SlowFigure> = []
+  for (const n of config.slowFrames) {
+    const runs: Record<"sdk" | "raw" | "raw-unbounded", Array<SlowResult>> = { sdk: [], raw: [], "raw-unbounded": [] }
+    for (let round = 0; round < config.slowRounds; round++) {
+      for (const variant of ["raw", "sdk", "raw-unbounded"] as const) {
+        const r = await runChild<SlowResult>({
+          kind: "slow",
+          variant,
+          url,
+          n,
+          bufferSize: config.bufferSize,
+          pauseEvery: config.pauseEvery,
+          liveEvery: config.liveEvery
+        }, config.cpuProfileDir)
+        if (r.frames !== n) throw new Error(`${variant} delivered ${r.frames} of ${n} frames`)
+        config.log(
+          `  slow consumer ${n} round ${round + 1} ${variant}: peak live heap +${
+            ((r.peakLiveHeap - r.baseHeap) / 1024 ** 2).toFixed(2)
+          } MiB, peak heap +${((r.peakHeap - r.baseHeap) / 1024 ** 2).toFixed(2)} MiB`
+        )
+        runs[variant].push(r)
+      }
+    }
+    const live = (rs: ReadonlyArray<SlowResult>) => stats(rs.map((r) => r.peakLiveHeap - r.baseHeap))
+    figures.push({
+      frames: n,
+      sdkLive: live(runs.sdk),
+      rawBoundedLive: live(runs.raw),
+      rawUnboundedLive: live(runs["raw-unbounded"]),
+      sdkPeak: stats(runs.sdk.map((r) => r.peakHeap - r.baseHeap)),
+      rawUnboundedMaxQueued: stats(runs["raw-unbounded"].map((r) => r.maxQueued)),
+      sdkFramesPerSecond: stats(runs.sdk.map((r) => r.frames / (r.ms / 1000)))
+    })
+  }
+  return figures
+}
+
+const reconnectFigure = async (config: Config, url: string) => {
+  const { raw, sdk } = await alternate(config.reconnectRounds, async (variant, round) => {
+    const id = `${variant}${round}x${Date.now()}`
+    const r = await runChild<ReconnectResult>(
+      { kind: "reconnect", variant, url, id, k: 5, drops: config.reconnectDrops },
+      config.cpuProfileDir
+    )
+    if (r.gapsMs.length !== config.reconnectDrops) {
+      throw new Error(`${variant} saw ${r.gapsMs.length} of ${config.reconnectDrops} reconnects`)
+    }
+    config.log(`  reconnect round ${round + 1} ${variant}: ${r.gapsMs.map((g) => g.toFixed(1)).join(", ")} ms`)
+    return r.gapsMs
+  })
+  return { raw: stats(raw.flat()), sdk: stats(sdk.flat()) }
+}
+
+const createSessionFigure = async (config: Config) => {
+  const simulator = await startServer("simulatorServer.ts")
+  try {
+    const r = await runChild<CreateSessionResult>({
+      kind: "createSession",
+      baseUrl: `http://127.0.0.1:${simulator.port}`,
+      apiKey: "",
+      ...config.createSession
+    })
+    config.log(
+      `  create session: fetch ${r.fetchMedianMs.map((m) => m.toFixed(3)).join(", ")} ms; SDK ${
+        r.sdkMedianMs.map((m) => m.toFixed(3)).join(", ")
+      } ms`
+    )
+    return compare(r.fetchMedianMs, r.sdkMedianMs)
+  } finally {
+    await simulator.stop()
+  }
+}
+
+/** Runs every measurement. */
+export const runBench = async (config: Config): Promise<Results> => {
+  const started = performance.now()
+  const info = machine()
+  const { log: _log, ...shown } = config
+  const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
+  const loadgen = await startServer("loadgen.ts", ["0", prebuilt])
+  try {
+    config.log(`load generator on ${loadgen.url}`)
+    config.log("event pipeline throughput")
+    const throughput = await attempt("throughput", config.log, () => throughputFigure(config, loadgen.url))
+    config.log("memory per open connection")
+    const reachable = Math.max(0, info.fdLimit - 256)
+    const counts = config.connections.map((c) => Math.min(c, reachable))
+    const memoryNote = counts.some((c, i) => c !== config.connections[i])
+      ? `The open-file limit here is ${info.fdLimit} (hard), so at most ${reachable} connections per process were measured.`
+      : `Open-file limit ${info.fdLimit}: every size was reached.`
+    const memory = await attempt("memory", config.log, () => memoryFigures(config, loadgen.url, counts))
+    config.log("create-session overhead")
+    const createSession = await attempt("create session", config.log, () => createSessionFigure(config))
+    config.log("reconnect")
+    const reconnect = await attempt("reconnect", config.log, () => reconnectFigure(config, loadgen.url))
+    config.log("slow consumer")
+    const slow = await attempt("slow consumer", config.log, () => slowFigures(config, loadgen.url))
+    return {
+      machine: info,
+      config: shown,
+      seconds: (performance.now() - started) / 1000,
+      throughput,
+      memory,
+      memoryNote,
+      createSession,
+      reconnect,
+      slow
+    }
+  } finally {
+    await loadgen.stop()
+  }
+}

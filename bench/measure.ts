@@ -1,0 +1,126 @@
+/**
+ * What the measured clients share: result shapes, a connection pool, a heap sampler, statistics.
+ */
+
+/** One throughput run. */
+export interface ThroughputResult {
+  /** action_run frames delivered (the `complete` is not counted). */
+  readonly frames: number
+  /** From opening the socket to the last frame delivered. */
+  readonly ms: number
+  /** The index carried by the last action_run delivered (n - 1 when nothing was lost or reordered). */
+  readonly lastIndex: number
+}
+
+/** Connections held open. */
+export interface HoldResult {
+  readonly opened: number
+  readonly openMs: number
+  readonly close: () => Promise<void>
+}
+
+/** What the heap sampler saw. */
+export interface HeapSample {
+  /** The highest `heapUsed` sampled (garbage included), in bytes. */
+  readonly peakHeap: number
+  /** The highest heap after a forced full GC (live data only), in bytes. */
+  readonly peakLiveHeap: number
+  /** The live heap before the stream started, in bytes. */
+  readonly baseHeap: number
+}
+
+/** One slow-consumer run. */
+export interface SlowResult extends HeapSample {
+  readonly frames: number
+  readonly ms: number
+  /** The most frames the client's own queue held at once (raw clients only; -1 when not known). */
+  readonly maxQueued: number
+}
+
+/** One reconnect run: per drop, the time from the server dropping the socket to the next event delivered. */
+export interface ReconnectResult {
+  readonly frames: number
+  readonly gapsMs: ReadonlyArray<number>
+}
+
+/** The event channel's address under a base URL. */
+export const connectUrl = (base: string): string => `${base}/v1/connect`
+
+/** Milliseconds of sleep. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Runs `task(0..count-1)` with at most `concurrency` running at once. */
+export const pool = async (count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> => {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++
+      await task(i)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+}
+
+/** A full GC (the child runs with `--expose-gc`; without it, nothing). */
+export const fullGc = (): void => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc !== undefined) {
+    gc()
+    gc()
+  }
+}
+
+/** Samples the heap: `heapUsed` on every tick, and the live heap (after a full GC) every `liveEvery` frames. */
+export interface HeapSampler {
+  readonly tick: (frames: number) => void
+  readonly result: () => HeapSample
+}
+
+/** A heap sampler; call it just before the stream starts (it records the live baseline). */
+export const heapSampler = (liveEvery: number): HeapSampler => {
+  fullGc()
+  const baseHeap = process.memoryUsage().heapUsed
+  let peakHeap = baseHeap
+  let peakLiveHeap = baseHeap
+  const interval = setInterval(() => {
+    const used = process.memoryUsage().heapUsed
+    if (used > peakHeap) peakHeap = used
+  }, 5)
+  return {
+    tick: (frames) => {
+      if (frames % 100 === 0) {
+        const used = process.memoryUsage().heapUsed
+        if (used > peakHeap) peakHeap = used
+      }
+      if (frames % liveEvery === 0) {
+        fullGc()
+        const live = process.memoryUsage().heapUsed
+        if (live > peakLiveHeap) peakLiveHeap = live
+      }
+    },
+    result: () => {
+      clearInterval(interval)
+      return { peakHeap, peakLiveHeap, baseHeap }
+    }
+  }
+}
+
+/** Minimum, median and maximum. */
+export interface Stats {
+  readonly min: number
+  readonly median: number
+  readonly max: number
+  readonly samples: ReadonlyArray<number>
+}
+
+/** The statistics of some samples (NaN everywhere when there are none). */
+export const stats = (samples: ReadonlyArray<number>): Stats => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const n = sorted.length
+  const median = n === 0
+    ? Number.NaN
+    : n % 2 === 1
+    ? (sorted[(n - 1) / 2] ?? Number.NaN)
+    : ((sorted[n / 2 - 1] ?? Number.NaN) + (sorted[n / 2] ?? Number.NaN)) / 2
+  return { min: sorted[0] ?? Number.NaN, median, max: sorted[n - 1] ?? Number.NaN, samples }
+}

@@ -1,0 +1,157 @@
+/**
+ * The raw floor: a hand-written `ws` client doing `JSON.parse` only, no types, no typed errors,
+ * no reconnect schedule. Each function is one measurement, run inside a measured child process.
+ */
+import { type RawData, WebSocket } from "ws"
+import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
+import { type HeapSampler, type HoldResult, type ReconnectResult, type SlowResult, type ThroughputResult, connectUrl, pool, sleep } from "./measure.js"
+
+interface Frame {
+  readonly event?: string
+  readonly data?: { readonly content?: string }
+}
+
+const parse = (data: RawData): Frame => JSON.parse(String(data)) as Frame
+
+/** Reads a `tp-<n>` stream to its `complete`; the time runs from opening the socket to the last frame parsed. */
+export const throughput = (url: string, n: number): Promise<ThroughputResult> =>
+  new Promise((resolve, reject) => {
+    const sessionId = `${Scenario.throughput}-${n}`
+    const start = performance.now()
+    const ws = new WebSocket(connectUrl(url))
+    let frames = 0
+    let lastIndex = -1
+    let end = Number.NaN
+    ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId })))
+    ws.on("message", (data) => {
+      const frame = parse(data)
+      if (frame.event === "complete") {
+        end = performance.now()
+      } else {
+        frames++
+        if (frames === n) lastIndex = frameIndex(frame.data?.content ?? "")
+      }
+    })
+    ws.on("error", reject)
+    ws.on("close", () => resolve({ frames, ms: end - start, lastIndex }))
+  })
+
+/** Opens `count` connections (`concurrency` opening at a time); resolves once each got its first frame. */
+export const hold = async (url: string, count: number, concurrency: number): Promise<HoldResult> => {
+  const sockets: Array<WebSocket> = []
+  const start = performance.now()
+  await pool(count, concurrency, (i) =>
+    new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(connectUrl(url))
+      sockets.push(ws)
+      ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId: `${Scenario.hold}-${i}` })))
+      ws.once("message", (data) => {
+        parse(data)
+        resolve()
+      })
+      ws.on("error", reject)
+    }))
+  const openMs = performance.now() - start
+  return {
+    opened: sockets.filter((ws) => ws.readyState === WebSocket.OPEN).length,
+    openMs,
+    close: async () => {
+      await Promise.all(sockets.map((ws) =>
+        new Promise<void>((resolve) => {
+          ws.on("close", () => resolve())
+          ws.terminate()
+        })
+      ))
+    }
+  }
+}
+
+/**
+ * A slow consumer (a 1 ms pause every `pauseEvery` frames) behind a queue. `bounded`: the socket
+ * is paused while the queue holds `bufferSize` frames (a careful hand-written client);
+ * otherwise the queue grows without bound (a naive one).
+ */
+export const slowConsumer = (
+  url: string,
+  n: number,
+  options: { readonly bounded: boolean; readonly bufferSize: number; readonly pauseEvery: number; readonly sampler: HeapSampler }
+): Promise<SlowResult> =>
+  new Promise((resolve, reject) => {
+    const ws = new WebSocket(connectUrl(url))
+    const queue: Array<Frame> = []
+    let head = 0
+    let done = false
+    let wake: (() => void) | undefined
+    let frames = 0
+    let maxQueued = 0
+    const start = performance.now()
+    ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId: `${Scenario.throughput}-${n}` })))
+    ws.on("message", (data) => {
+      queue.push(parse(data))
+      const queued = queue.length - head
+      if (queued > maxQueued) maxQueued = queued
+      if (options.bounded && queued >= options.bufferSize && !ws.isPaused) ws.pause()
+      wake?.()
+    })
+    ws.on("error", reject)
+    ws.on("close", () => {
+      done = true
+      wake?.()
+    })
+    const consume = async (): Promise<void> => {
+      for (;;) {
+        if (head === queue.length) {
+          if (done) break
+          await new Promise<void>((resolve) => {
+            wake = resolve
+          })
+          wake = undefined
+          continue
+        }
+        const frame = queue[head]
+        queue[head++] = {}
+        if (head > 4096 && head * 2 > queue.length) {
+          queue.splice(0, head)
+          head = 0
+        }
+        if (options.bounded && ws.isPaused && queue.length - head <= options.bufferSize / 2) ws.resume()
+        if (frame?.event === "complete") continue
+        frames++
+        options.sampler.tick(frames)
+        if (frames % options.pauseEvery === 0) await sleep(1)
+      }
+    }
+    consume().then(
+      () => resolve({ frames, ms: performance.now() - start, maxQueued, ...options.sampler.result() }),
+      reject
+    )
+  })
+
+/**
+ * The reconnect floor: on an abrupt close the client reconnects at once (no schedule), so the
+ * figure is what opening a socket and the handshake cost.
+ */
+export const reconnect = (url: string, id: string, k: number, drops: number): Promise<ReconnectResult> =>
+  new Promise((resolve, reject) => {
+    const sessionId = `${Scenario.drop}-${id}-${k}-${drops}`
+    const gaps: Array<number> = []
+    let frames = 0
+    const open = (): void => {
+      const ws = new WebSocket(connectUrl(url))
+      ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId })))
+      ws.on("message", (data) => {
+        const frame = parse(data)
+        if (frame.event === "complete") return
+        frames++
+        const at = droppedAt(frame.data?.content ?? "")
+        if (!Number.isNaN(at)) gaps.push(sharedNow() - at)
+      })
+      ws.on("error", () => undefined)
+      ws.on("close", (code) => {
+        if (code === 1000) resolve({ frames, gapsMs: gaps })
+        else if (gaps.length > drops) reject(new Error("too many reconnects"))
+        else open()
+      })
+    }
+    open()
+  })

@@ -1,0 +1,2 @@
+/** The simulator in its own process (placeholder). */
+process.exit(1)
