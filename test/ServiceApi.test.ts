@@ -6,7 +6,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { Agent, OnboardRequest } from "../src/Agent.js"
 import * as Dialect from "../src/Dialect.js"
 import * as ServiceApi from "../src/ServiceApi.js"
 import { CreateSessionRequest, SessionInfo } from "../src/Session.js"
@@ -126,6 +128,56 @@ describe("ServiceApi", () => {
       assert.strictEqual(ServiceApi.make(custom).dialect, custom)
       assert.include(endpoints(custom).map((e) => e.route), "POST /v2/sessions")
       assert.deepStrictEqual(endpoints(custom)[0]?.security, ["ApiKey"])
+    })
+  })
+
+  describe("onboard", () => {
+    const decodeAgent = Schema.decodeUnknownEither(Agent)
+    const body = { agentId: "ag-1", name: "scout", website: "https://example.com", domain: "research" }
+
+    it("U06 an onboard response without apiKey decodes, with apiKey None", () => {
+      const agent = right(decodeAgent(body))
+      assert.isTrue(Option.isNone(agent.apiKey))
+    })
+
+    it("U06 an apiKey in the response is Redacted: it never prints", () => {
+      const agent = right(decodeAgent({ ...body, apiKey: "sk-agent-secret" }))
+      const key = Option.getOrUndefined(agent.apiKey)
+      if (key === undefined) return assert.fail("expected a key")
+      assert.strictEqual(Redacted.value(key), "sk-agent-secret")
+      assert.notInclude(String(agent), "sk-agent-secret")
+      assert.notInclude(JSON.stringify(agent), "sk-agent-secret")
+      assert.notInclude(String(key), "sk-agent-secret")
+    })
+
+    it("U01 other fields of the agent are ignored, never an error", () => {
+      const agent = right(decodeAgent({ ...body, created_at: "2024-01-01", plan: { tier: 2 } }))
+      assert.notProperty(agent, "created_at")
+      assert.notProperty(agent, "plan")
+      assert.strictEqual(agent.agentId, "ag-1")
+    })
+
+    it("the onboard request names one of the five domains", () => {
+      const decode = Schema.decodeUnknownEither(OnboardRequest)
+      for (const domain of ["sales", "marketing", "research", "automation", "podcasting"]) {
+        assert.isTrue(Either.isRight(decode({ name: "n", website: "w", domain })), domain)
+      }
+      assert.isTrue(Either.isLeft(decode({ name: "n", website: "w", domain: "gaming" })))
+      assert.isTrue(Either.isLeft(decode({ name: " ", website: "w", domain: "sales" })))
+    })
+  })
+
+  describe("U10 operations", () => {
+    it("U10 the contract declares onboard, create and retrieve, and invents nothing else", () => {
+      for (const dialect of [Dialect.documented, Dialect.observed]) {
+        assert.strictEqual(endpoints(dialect).length, 3, dialect.name)
+        const methods = Object.values(spec(dialect).paths).flatMap((item) => Object.keys(item ?? {}))
+        assert.deepStrictEqual(methods.filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)).sort(), [
+          "get",
+          "post",
+          "post"
+        ])
+      }
     })
   })
 
@@ -294,6 +346,16 @@ describe("ServiceApi", () => {
       assert.deepStrictEqual(right(encodeSession(Dialect.documented)(info)), { session_id: "s-1", status: "paused" })
       const observed = right(decodeSession(Dialect.observed)({ data: { sessionId: "s", status: "queued" } }))
       assert.deepStrictEqual(observed.status, Option.some({ _tag: "Unrecognized", raw: "queued" }))
+    })
+
+    it("U04 no transition is assumed: any status is reported with any times", () => {
+      const odd = session({ status: "complete", start_time: "2024-05-01T10:00:00Z" })
+      assert.deepStrictEqual(odd.status, Option.some("complete"))
+      assert.isTrue(Option.isNone(odd.end_time))
+      const early = session({ status: "started", end_time: "2024-05-01T09:00:00Z", error: "stopped" })
+      assert.deepStrictEqual(early.status, Option.some("started"))
+      assert.deepStrictEqual(early.error, Option.some("stopped"))
+      assert.isTrue(Option.isNone(session({}).status))
     })
 
     it("U05 a status that is not a string is refused", () => {
