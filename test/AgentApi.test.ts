@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs"
 import * as AgentApi from "../src/AgentApi.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
+import * as Metrics from "../src/Metrics.js"
 import type { AgentApiError } from "../src/Errors.js"
 import { checkSecureUrl, isLoopbackHost } from "../src/internal/url.js"
 import { userAgent, version } from "../src/internal/version.js"
@@ -208,6 +209,23 @@ describe("AgentApi", () => {
         assert.strictEqual(yield* stub.count, 3)
         assert.include(error.message, "ECONNREFUSED")
         assert.notInclude(error.message, ACCOUNT_KEY)
+      }))
+  })
+
+  describe("metrics", () => {
+    it.effect("records HTTP attempts and retries by operation and status", () =>
+      Effect.gen(function*() {
+        const attempts = (status: string) =>
+          Metrics.counterValue("agent_session_http_attempts_total", { operation: "onboard", status })
+        const retries = (status: string) =>
+          Metrics.counterValue("agent_session_http_retries_total", { operation: "onboard", status })
+        const before = [yield* attempts("504"), yield* retries("504"), yield* attempts("201")]
+        const { api } = yield* makeApi((_, attempt) => attempt === 1 ? json(504, {}) : json(201, agentBody()))
+        const fiber = yield* Effect.fork(api.onboard(validAgent))
+        yield* advance("2 seconds")
+        yield* Fiber.join(fiber)
+        const after = [yield* attempts("504"), yield* retries("504"), yield* attempts("201")]
+        assert.deepStrictEqual(after.map((n, i) => n - (before[i] ?? 0)), [1, 1, 1])
       }))
   })
 

@@ -9,11 +9,13 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
@@ -24,6 +26,7 @@ import type * as Agent from "../Agent.js"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
+import * as Metrics from "../Metrics.js"
 import {
   type AgentApiError,
   type InsecureTransport,
@@ -94,20 +97,43 @@ const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
 /**
  * The schedule actually run: the caller's schedule, only while the error is retryable (U07),
  * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter` (U21).
+ * `onRetry` runs once per retry that will happen, with the error and the wait.
  */
 export const effectiveRetry = (
   schedule: Schedule.Schedule<unknown, AgentApiError>,
-  maxRetryAfter: Duration.Duration
+  maxRetryAfter: Duration.Duration,
+  onRetry: (error: AgentApiError, wait: Duration.Duration) => Effect.Effect<void> = () => Effect.void
 ): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
   Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
     Schedule.whileInput((error: AgentApiError) => isRetryable(error)),
-    Schedule.modifyDelay(([, error], delay) =>
-      Option.match(retryAfterOf(error), {
+    Schedule.modifyDelayEffect(([, error], delay) => {
+      const chosen = Option.match(retryAfterOf(error), {
         onNone: () => delay,
         onSome: (asked) => Duration.max(delay, Duration.min(asked, maxRetryAfter))
       })
-    )
+      // Whole milliseconds: a jittered delay is fractional, which clocks need not support.
+      const wait = Duration.millis(Math.ceil(Duration.toMillis(chosen)))
+      return Effect.as(onRetry(error, wait), wait)
+    })
   )
+
+/** The metrics `status` label of a failed attempt. */
+const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
+  switch (error._tag) {
+    case "TransportError":
+      return "transport"
+    case "RequestTimeout":
+      return "timeout"
+    case "ResponseDecodeError":
+      return "decode"
+    case "InvalidRequest":
+    case "MissingCredentials":
+    case "MissingAgentKey":
+      return undefined
+    default:
+      return error.status
+  }
+}
 
 // ---------------------------------------------------------------------------
 // The per-call context read by the HttpClient
@@ -270,6 +296,17 @@ const logFailure = (error: AgentApiError) =>
     })
   )
 
+const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
+  Effect.zipRight(
+    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+      Effect.annotateLogs({ error: error._tag })
+    ),
+    Option.match(Option.fromNullable(outcomeOf(error)), {
+      onNone: () => Effect.void,
+      onSome: (outcome) => Metrics.recordHttpRetry(operation, outcome)
+    })
+  )
+
 const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> =>
   names.includes("x-api-key") ? names : [...names, "x-api-key"]
 
@@ -315,10 +352,13 @@ export const make = (
     const dialect = options.dialect ?? Dialect.documented
     const baseUrl = yield* normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false)
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
-    const retry = effectiveRetry(
-      options.retry ?? defaultRetry,
-      Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
-    )
+    const retrySchedule = options.retry ?? defaultRetry
+    const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
+    const retries = {
+      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard")),
+      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession")),
+      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"))
+    }
     const credentials = yield* Credentials.Credentials
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
@@ -327,29 +367,44 @@ export const make = (
       baseUrl
     })
 
-    /** One attempt: the key read afresh, the request, every failure mapped, the time-out. */
-    const attempt = <A, E>(
-      operation: string,
+    /**
+     * One operation: per attempt, the key read afresh, the request, every failure mapped, the
+     * time-out; the attempts on the retry schedule.
+     */
+    const send = <A, E>(
+      operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
       run: Effect.Effect<A, E, Call>
-    ): Effect.Effect<A, AgentApiError> =>
-      Effect.gen(function*() {
+    ): Effect.Effect<A, AgentApiError> => {
+      const name = `AgentApi.${operation}`
+      const attempt = Effect.gen(function*() {
         const secret = yield* key
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
         const received = yield* Ref.make(Option.none<DecodedResponse>())
-        const call: CallInfo = { operation, key: secret, secrets, received }
+        const call: CallInfo = { operation: name, key: secret, secrets, received }
         return yield* run.pipe(
           Effect.catchAll((error) => Effect.flatMap(Ref.get(received), (r) => toAgentApiError(error, r, call))),
           Effect.provideService(Call, call),
-          Effect.timeoutFail({ duration: timeout, onTimeout: () => new RequestTimeout({ operation, timeout }) })
+          Effect.timeoutFail({ duration: timeout, onTimeout: () => new RequestTimeout({ operation: name, timeout }) }),
+          Effect.onExit((exit) =>
+            Exit.match(exit, {
+              onFailure: (cause) =>
+                Option.match(Option.flatMapNullable(Cause.failureOption(cause), outcomeOf), {
+                  onNone: () => Effect.void,
+                  onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
+                }),
+              onSuccess: () =>
+                Effect.flatMap(Ref.get(received), (r) =>
+                  Metrics.recordHttpAttempt(operation, Option.match(r, { onNone: () => 200, onSome: (_) => _.status })))
+            })
+          )
         )
       }).pipe(
         Effect.tapError(logFailure),
         Effect.locallyWith(Headers.currentRedactedNames, ensureRedacted)
       )
-
-    const withRetry = <A>(effect: Effect.Effect<A, AgentApiError>): Effect.Effect<A, AgentApiError> =>
-      Effect.retry(effect, retry)
+      return Effect.retry(attempt, retries[operation])
+    }
 
     const spanAttributes = (extra: Record<string, unknown>) => ({
       "agent_session.dialect": dialect.name,
@@ -363,9 +418,7 @@ export const make = (
     const onboard: Service["onboard"] = (input) =>
       Effect.gen(function*() {
         const request = yield* validateOnboard(input)
-        const agent = yield* withRetry(
-          attempt("AgentApi.onboard", credentials.keyFor("onboard"), client.agents.onboard({ payload: request }))
-        )
+        const agent = yield* send("onboard", credentials.keyFor("onboard"), client.agents.onboard({ payload: request }))
         yield* credentials.remember(Credentials.fromAgent(agent))
         yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
         return agent
@@ -374,16 +427,15 @@ export const make = (
     const createSession: Service["createSession"] = (input, options) =>
       Effect.gen(function*() {
         const request = yield* validateCreateSession(input)
-        const session = yield* withRetry(
-          attempt(
-            "AgentApi.createSession",
-            credentials.keyFor("createSession", options?.agent),
-            client.sessions.create({ payload: request })
-          )
+        const session = yield* send(
+          "createSession",
+          credentials.keyFor("createSession", options?.agent),
+          client.sessions.create({ payload: request })
         )
         yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
         return session
       }).pipe(
+        Metrics.trackCreateSession,
         Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
       )
 
@@ -399,12 +451,10 @@ export const make = (
             operation: "AgentApi.getSession"
           })
         }
-        return yield* withRetry(
-          attempt(
-            "AgentApi.getSession",
-            credentials.keyFor("createSession", options?.agent),
-            client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
-          )
+        return yield* send(
+          "getSession",
+          credentials.keyFor("createSession", options?.agent),
+          client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
         )
       }).pipe(
         Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
