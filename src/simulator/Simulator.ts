@@ -1,0 +1,338 @@
+/**
+ * The reference simulator of the agent session service: a real server on loopback that serves the
+ * HTTP contract of `ServiceApi.make(dialect)` with `HttpApiBuilder`, the WebSocket event channel
+ * (`/v1/connect`) and the observed client's Server-Sent Events transport on the same port, runs a
+ * deterministic scripted agent per session (see {@link Script}), and injects faults on demand.
+ *
+ * What it serves:
+ * - `POST /agent/onboard` (account key only): agents in memory, unique names (409), a fresh
+ *   `agk_...` key per agent.
+ * - `POST {sessionsPath}` (account key or an agent key; the session then belongs to that agent):
+ *   status `started`, an ISO `start_time`. `GET {sessionsPath}/:id` in the observed dialect only.
+ * - Bad bodies are 400, bodies over `maxBodyBytes` 413, unknown paths 404, missing, empty or
+ *   unknown keys 401; every error body is `{ _tag, error }`.
+ * - The event channel: the handshake of the dialect (first message, query or both); an unknown
+ *   session, another agent's session or a bad key is refused before the upgrade (404/403/401) with
+ *   the query handshake, or with close 1008 after the message handshake. The account key opens any
+ *   session; an agent key its own sessions and those created with the account key.
+ * - Each session has a cursor: a client that reconnects after a drop receives the next unsent
+ *   event, so every scripted event reaches it exactly once and in order.
+ *
+ * @example
+ * ```ts
+ * import { Simulator } from "effect-agent-session/simulator"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const sim = yield* Simulator.make({ scenario: { ask: "none" } })
+ *   yield* Effect.log(`serving on ${sim.baseUrl}`)
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Http from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Dialect from "../Dialect.js"
+import * as ServiceApi from "../ServiceApi.js"
+import type * as SessionEvent from "../SessionEvent.js"
+import type * as Wire from "../Wire.js"
+import * as Api from "./internal/api.js"
+import { Store } from "./internal/store.js"
+import * as Transport from "./internal/transport.js"
+import type * as Script from "./Script.js"
+
+/**
+ * How the scripted agent of a session runs. Applies to sessions created after it is set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scenario {
+  /** The actions the agent would like to run; it runs `min(actions, max_actions)`. Default 5. */
+  readonly actions: number
+  /** The pause before each event frame. Default 5 millis. */
+  readonly frameDelay: Duration.DurationInput
+  /**
+   * What the agent asks in the middle of its run, waiting for the answer: nothing, an input
+   * (`request_user_input`, field `email`) or a permission (`admin_permission_request`).
+   * Default `"permission"`.
+   */
+  readonly ask: Script.Ask
+  /**
+   * Benchmarks: send `started`, `browser_started`, this many `action_run` frames as fast as the
+   * socket takes them (back-pressure respected, no frame delay, no request), then `complete`.
+   * Not capped by `max_actions`: create the session with `max_actions` at least this large.
+   */
+  readonly bulkActions?: number | undefined
+}
+
+/**
+ * Faults of the HTTP side, consumed in order: the 503s, then the 429s, then success.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpFaults {
+  /** The next N HTTP requests answer 503 (no `Retry-After`). */
+  readonly fail503?: number | undefined
+  /** The next `count` requests (after the 503s) answer 429 with `Retry-After: retryAfter` (seconds or an HTTP date). */
+  readonly rateLimit?: { readonly count: number; readonly retryAfter: string } | undefined
+  /** Delay every response by this much. */
+  readonly delay?: Duration.DurationInput | undefined
+}
+
+/**
+ * Faults of the event channel (WebSocket and SSE). A session takes the faults current when it is
+ * created (`setFaults` applies to sessions created later), except `rejectHandshake`, which is read
+ * at each handshake. Event numbers `N` are 1-based positions in the session's script.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WsFaults {
+  /**
+   * Drop the connection abruptly (no close frame: the TCP socket is destroyed, a WebSocket client
+   * sees 1006; an SSE response ends without its final chunk) right after the Nth event frame of
+   * the session is flushed. Each count is used once per session.
+   */
+  readonly dropAfter?: ReadonlyArray<number> | undefined
+  /** Send a frame that is not JSON before event N (once). */
+  readonly malformedAt?: number | undefined
+  /** Send `{"event":"mystery_event","data":{...}}` (in the dialect's framing) before event N (once). */
+  readonly unknownEventAt?: number | undefined
+  /** Send a valid-shaped `thoughts_and_memories` frame of `bytes` bytes before event N (once). */
+  readonly oversize?: { readonly at: number; readonly bytes: number } | undefined
+  /** Send nothing (heartbeats included) for `duration` after N event frames (once). */
+  readonly stall?: { readonly after: number; readonly duration: Duration.DurationInput } | undefined
+  /** Refuse every handshake: 401 before the upgrade (query handshake, SSE) or close 1008 (message handshake). */
+  readonly rejectHandshake?: boolean | undefined
+  /** Run this many `action_run` events beyond `max_actions`. */
+  readonly exceedMaxActions?: number | undefined
+  /** Close with 1011 where `complete` would be sent; `complete` is never sent (nor in the script). */
+  readonly closeBeforeComplete?: boolean | undefined
+}
+
+/**
+ * All faults.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Faults {
+  readonly http?: HttpFaults | undefined
+  readonly ws?: WsFaults | undefined
+}
+
+/**
+ * The options of a simulator.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The port; 0 (the default) picks a free one. */
+  readonly port?: number | undefined
+  /** The address to listen on. Default `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** The account key. Default `sim-account-key`. */
+  readonly accountKey?: string | undefined
+  /** The dialect the simulator speaks. Default `Dialect.documented`. */
+  readonly dialect?: Dialect.Dialect | undefined
+  /** The scenario of the sessions (see {@link Scenario} for the defaults). */
+  readonly scenario?: Partial<Scenario> | undefined
+  /** The faults from the start. */
+  readonly faults?: Faults | undefined
+  /** The largest request body; larger is 413. Default 64 KiB. */
+  readonly maxBodyBytes?: number | undefined
+  /** The interval of `heartbeat` frames when the dialect sends them (observed). Default 2 seconds. */
+  readonly heartbeatInterval?: Duration.DurationInput | undefined
+  /** How long the message handshake may take before the socket is closed with 1008. Default 10 seconds. */
+  readonly handshakeTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A running simulator.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** `http://127.0.0.1:PORT` */
+  readonly baseUrl: string
+  /** `ws://127.0.0.1:PORT` */
+  readonly wsUrl: string
+  readonly port: number
+  readonly accountKey: string
+  readonly dialect: Dialect.Dialect
+  /** Replaces the faults: HTTP faults apply to later requests, event channel faults to sessions created later. */
+  readonly setFaults: (faults: Faults) => Effect.Effect<void>
+  /** Changes the scenario of sessions created later (merged with the current one). */
+  readonly setScenario: (scenario: Partial<Scenario>) => Effect.Effect<void>
+  /** The HTTP requests received so far, all routes (WebSocket upgrades are not counted). */
+  readonly httpRequests: Effect.Effect<number>
+  /**
+   * The events the session's scripted agent sends, in order: what a client must receive exactly
+   * once. For a session that asks, the events up to and including `external_resource_requested`
+   * until the answer arrives, then the whole script. Empty for an unknown session.
+   */
+  readonly script: (sessionId: string) => Effect.Effect<ReadonlyArray<SessionEvent.SessionEvent>>
+  /** The answers received for the session, in order (WebSocket frames and SSE egress). */
+  readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<Wire.AnswerData>>
+  /** The handshakes accepted so far for the session (WebSocket and SSE). */
+  readonly connections: (sessionId: string) => Effect.Effect<number>
+}
+
+/**
+ * The simulator as a service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Simulator extends Context.Tag("effect-agent-session/Simulator")<Simulator, Service>() {}
+
+const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` : host)
+
+/**
+ * Starts a simulator in the current scope (closed with the scope).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<Service, HttpServerError.ServeError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const dialect = options.dialect ?? Dialect.documented
+    const accountKey = options.accountKey ?? "sim-account-key"
+    const host = options.host ?? "127.0.0.1"
+    const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024
+    const store = new Store(accountKey, options.scenario ?? {}, options.faults ?? {}, dialect)
+
+    // The Node server: HTTP requests go to the fault gate, then to the SSE routes or the contract;
+    // upgrades go to the WebSocket channel.
+    const server = yield* Effect.acquireRelease(
+      Effect.sync(() => Http.createServer()),
+      (server) =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          if (!server.listening) return resume(Effect.void)
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const timers = new Set<NodeJS.Timeout>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+      })
+    )
+    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
+      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
+      server.once("error", onError)
+      server.listen({ port: options.port ?? 0, host }, () => {
+        server.off("error", onError)
+        resume(Effect.void)
+      })
+    })
+    const address = server.address()
+    const port = address !== null && typeof address === "object" ? address.port : (options.port ?? 0)
+
+    const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
+    const transport = Transport.make({
+      store,
+      dialect,
+      runFork,
+      heartbeatInterval: Duration.decode(options.heartbeatInterval ?? Duration.seconds(2)),
+      handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(10)),
+      maxBodyBytes
+    })
+    yield* Effect.addFinalizer(() => transport.close)
+
+    let contract: ((request: Http.IncomingMessage, response: Http.ServerResponse) => void) | undefined
+    const sendError = (response: Http.ServerResponse, error: Api.ApiError, headers: Record<string, string> = {}) => {
+      const { body, status } = Api.errorResponse(error)
+      response.writeHead(status, { "content-type": "application/json", ...headers }).end(body)
+    }
+    const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+      if (request.destroyed) return
+      if (transport.route(request, response)) return
+      if (contract === undefined) {
+        return sendError(response, new ServiceApi.ApiUnavailable({ error: "the simulator is not serving" }))
+      }
+      contract(request, response)
+    }
+    server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      const gate = store.gate()
+      switch (gate._tag) {
+        case "Unavailable":
+          return sendError(response, new ServiceApi.ApiUnavailable({ error: "service unavailable (simulated)" }))
+        case "RateLimited":
+          return sendError(response, new ServiceApi.ApiRateLimited({ error: "rate limited (simulated)" }), {
+            "retry-after": gate.retryAfter
+          })
+        case "Pass": {
+          if (gate.delayMillis <= 0) return dispatch(request, response)
+          const timer = setTimeout(() => {
+            timers.delete(timer)
+            dispatch(request, response)
+          }, gate.delayMillis)
+          timers.add(timer)
+        }
+      }
+    })
+    server.on("upgrade", transport.onUpgrade)
+
+    // The contract, served by HttpApiBuilder on an HttpServer whose `serve` installs the handler.
+    const httpServer = HttpServer.make({
+      address: { _tag: "TcpAddress", hostname: host, port },
+      serve: (app, middleware) =>
+        Effect.gen(function*() {
+          contract = middleware === undefined
+            ? yield* NodeHttpServer.makeHandler(app)
+            : yield* NodeHttpServer.makeHandler(app, middleware)
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              contract = undefined
+            })
+          )
+        })
+    })
+    yield* Layer.build(
+      Api.layer(store, dialect, maxBodyBytes).pipe(
+        Layer.provide(Layer.succeed(HttpServer.HttpServer, httpServer)),
+        Layer.provide(NodeHttpServer.layerContext)
+      )
+    )
+
+    const hostname = hostForUrl(host)
+    return Simulator.of({
+      baseUrl: `http://${hostname}:${port}`,
+      wsUrl: `ws://${hostname}:${port}`,
+      port,
+      accountKey,
+      dialect,
+      setFaults: (faults) => Effect.sync(() => store.setFaults(faults)),
+      setScenario: (scenario) => Effect.sync(() => store.setScenario(scenario)),
+      httpRequests: Effect.sync(() => store.httpRequests),
+      script: (sessionId) => Effect.sync(() => store.sessions.get(sessionId)?.script() ?? []),
+      answers: (sessionId) => Effect.sync(() => [...(store.sessions.get(sessionId)?.answers ?? [])]),
+      connections: (sessionId) => Effect.sync(() => store.sessions.get(sessionId)?.connections ?? 0)
+    })
+  })
+
+/**
+ * A simulator on `options.port` (default: a free port) for the lifetime of the layer. A port that
+ * cannot be bound is a defect; use {@link make} to handle it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<Simulator> =>
+  Layer.scoped(Simulator, Effect.orDie(make(options)))

@@ -1,0 +1,231 @@
+/**
+ * The simulator's HTTP side: the contract of `ServiceApi.make(dialect)` served with
+ * `HttpApiBuilder` (`handle`, never `handleRaw`), its authentication middleware, and an API-level
+ * middleware that answers the contract's errors with `{ error }` bodies where the platform would
+ * not (payload decode failures, bodies that are not JSON, bodies over the limit, unknown routes).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import type * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { AgentId, Agent } from "../../Agent.js"
+import type * as Dialect from "../../Dialect.js"
+import * as ServiceApi from "../../ServiceApi.js"
+import { SessionId, SessionInfo } from "../../Session.js"
+import type { Identity, Store } from "./store.js"
+import type { SessionState } from "./session.js"
+
+/** The errors the simulator answers with, as the contract encodes them. */
+export type ApiError =
+  | ServiceApi.ApiBadRequest
+  | ServiceApi.ApiUnauthorized
+  | ServiceApi.ApiForbidden
+  | ServiceApi.ApiNotFound
+  | ServiceApi.ApiConflict
+  | ServiceApi.ApiPayloadTooLarge
+  | ServiceApi.ApiRateLimited
+  | ServiceApi.ApiUnavailable
+
+const ApiErrorSchema = Schema.Union(
+  ServiceApi.ApiBadRequest,
+  ServiceApi.ApiUnauthorized,
+  ServiceApi.ApiForbidden,
+  ServiceApi.ApiNotFound,
+  ServiceApi.ApiConflict,
+  ServiceApi.ApiPayloadTooLarge,
+  ServiceApi.ApiRateLimited,
+  ServiceApi.ApiUnavailable
+)
+const encodeApiError = Schema.encodeSync(ApiErrorSchema)
+
+const statusOf = (error: ApiError): number => {
+  switch (error._tag) {
+    case "BadRequest":
+      return 400
+    case "Unauthorized":
+      return 401
+    case "Forbidden":
+      return 403
+    case "NotFound":
+      return 404
+    case "Conflict":
+      return 409
+    case "PayloadTooLarge":
+      return 413
+    case "RateLimited":
+      return 429
+    case "Unavailable":
+      return 503
+  }
+}
+
+/** An error as the contract encodes it: its status and its JSON body (`{ _tag, error }`). */
+export const errorResponse = (error: ApiError): { readonly status: number; readonly body: string } => ({
+  status: statusOf(error),
+  body: JSON.stringify(encodeApiError(error))
+})
+
+const respondError = (error: ApiError, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse => {
+  const { body, status } = errorResponse(error)
+  return HttpServerResponse.text(body, {
+    status,
+    contentType: "application/json",
+    ...(headers === undefined ? {} : { headers })
+  })
+}
+
+const sessionInfo = (session: SessionState): SessionInfo =>
+  new SessionInfo({
+    session_id: SessionId.make(session.id),
+    status: Option.some(session.status),
+    start_time: Option.some(session.startTime),
+    end_time: Option.fromNullable(session.endTime),
+    error: Option.none()
+  })
+
+const identityOf = (store: Store) =>
+  Effect.flatMap(ServiceApi.CallerKey, (key) =>
+    Option.match(store.identify(Redacted.value(key)), {
+      onNone: () => Effect.fail(new ServiceApi.ApiUnauthorized({ error: "missing or invalid API key" })),
+      onSome: (identity: Identity) => Effect.succeed(identity)
+    }))
+
+/** A decode failure as `path: problem` lines. */
+const describeIssues = (error: HttpApiError.HttpApiDecodeError): string =>
+  error.issues.length === 0
+    ? error.message
+    : error.issues.map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
+      .join("; ")
+
+/** Whether a value is the platform's `RequestError` reading a body over `MaxBodySize`. */
+const isBodyTooLarge = (defect: unknown): boolean =>
+  HttpServerError.isServerError(defect) && defect._tag === "RequestError" &&
+  defect.cause instanceof Error && defect.cause.message.includes("maxBytes")
+
+/**
+ * The layer that serves the contract of `dialect` on the `HttpServer` it is given.
+ */
+export const layer = (
+  store: Store,
+  dialect: Dialect.Dialect,
+  maxBodyBytes: number
+): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
+  const { Authentication, api } = ServiceApi.make(dialect)
+
+  const AuthenticationLive = Layer.succeed(Authentication, {
+    key: (token: Redacted.Redacted<string>) =>
+      Effect.gen(function*() {
+        if (dialect.auth === "bearer") {
+          // The platform slices 7 characters off whatever `Authorization` holds: check the scheme.
+          const request = yield* HttpServerRequest.HttpServerRequest
+          if (!/^bearer /i.test(request.headers["authorization"] ?? "")) {
+            return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: "missing Authorization: Bearer key" }))
+          }
+        }
+        if (Option.isNone(store.identify(Redacted.value(token)))) {
+          return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: "missing or invalid API key" }))
+        }
+        return token
+      })
+  })
+
+  const AgentsLive = HttpApiBuilder.group(api, "agents", (handlers) =>
+    handlers.handle("onboard", ({ payload }) =>
+      Effect.gen(function*() {
+        const identity = yield* identityOf(store)
+        if (identity._tag !== "Account") {
+          return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: "onboarding needs the account key" }))
+        }
+        if (store.hasAgentNamed(payload.name)) {
+          return yield* Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
+        }
+        const { agent, apiKey } = store.addAgent(payload)
+        return new Agent({
+          agentId: AgentId.make(agent.agentId),
+          name: payload.name,
+          website: payload.website,
+          domain: payload.domain,
+          apiKey: Option.some(Redacted.make(apiKey))
+        })
+      })))
+
+  const SessionsLive = HttpApiBuilder.group(api, "sessions", (handlers) =>
+    handlers
+      .handle("create", ({ payload }) =>
+        Effect.map(identityOf(store), (owner) =>
+          sessionInfo(store.addSession({
+            owner,
+            goal: payload.goal,
+            startUrl: payload.start_url,
+            maxActions: payload.max_actions
+          }))))
+      .handle("retrieve", ({ path }) =>
+        Effect.gen(function*() {
+          if (!dialect.retrieve) {
+            return yield* Effect.fail(new ServiceApi.ApiNotFound({ error: "no such route" }))
+          }
+          const key = yield* ServiceApi.CallerKey
+          const access = store.access(Redacted.value(key), path.sessionId)
+          switch (access._tag) {
+            case "Ok":
+              return sessionInfo(access.session)
+            case "Unauthorized":
+              return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: access.reason }))
+            case "Forbidden":
+              return yield* Effect.fail(new ServiceApi.ApiForbidden({ error: access.reason }))
+            case "NotFound":
+              return yield* Effect.fail(new ServiceApi.ApiNotFound({ error: access.reason }))
+          }
+        })))
+
+  // Inside the API's error encoding: map what the platform answers without an `{ error }` body.
+  const Mapping = HttpApiBuilder.middleware((app: HttpApp.Default) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const length = Number(request.headers["content-length"] ?? "0")
+      if (Number.isFinite(length) && length > maxBodyBytes) {
+        return respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
+      }
+      return yield* app.pipe(
+        IncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+        Effect.catchAllCause((cause) => {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) {
+            const error: unknown = failure.value
+            if (error instanceof HttpApiError.HttpApiDecodeError) {
+              return Effect.succeed(respondError(new ServiceApi.ApiBadRequest({ error: describeIssues(error) })))
+            }
+            if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+              return Effect.succeed(respondError(new ServiceApi.ApiNotFound({ error: "no such route" })))
+            }
+          }
+          const defect = Cause.dieOption(cause)
+          if (Option.isSome(defect) && HttpServerError.isServerError(defect.value)) {
+            return Effect.succeed(
+              isBodyTooLarge(defect.value)
+                ? respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
+                : respondError(new ServiceApi.ApiBadRequest({ error: "the body is not valid JSON" }))
+            )
+          }
+          return Effect.failCause(cause)
+        })
+      )
+    }))
+
+  const ApiLive = HttpApiBuilder.api(api).pipe(
+    Layer.provide([AgentsLive, SessionsLive]),
+    Layer.provide(AuthenticationLive)
+  )
+  return HttpApiBuilder.serve().pipe(Layer.provide(Mapping), Layer.provide(ApiLive))
+}

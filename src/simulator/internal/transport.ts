@@ -1,0 +1,291 @@
+/**
+ * The simulator's event channels, on the Node server that also serves the HTTP contract:
+ *
+ * - the WebSocket `dialect.connectPath`, on the server's `upgrade` event with the `ws` package
+ *   (exact control of close codes, of abrupt drops after a flushed frame, and of back-pressure);
+ *   authenticated by hand before the upgrade (query handshake: 401/403/404 answered on the raw
+ *   socket) or by the first message (close 1008);
+ * - the Server-Sent Events transport of the observed client: `GET dialect.sse.connectPath` and
+ *   `POST dialect.sse.egressPath`.
+ */
+import type * as Http from "node:http"
+import type * as Stream from "node:stream"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import { type WebSocket, WebSocketServer } from "ws"
+import type * as Dialect from "../../Dialect.js"
+import * as ServiceApi from "../../ServiceApi.js"
+import * as SessionEvent from "../../SessionEvent.js"
+import * as Wire from "../../Wire.js"
+import { errorResponse } from "./api.js"
+import { type Connection, detach, type Outgoing, pump, type SessionState, type Sink } from "./session.js"
+import type { Access, Store } from "./store.js"
+
+/** Forks an effect into the simulator's scope. */
+export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+
+/** The settings of the event channels. */
+export interface TransportOptions {
+  readonly store: Store
+  readonly dialect: Dialect.Dialect
+  readonly runFork: RunFork
+  readonly heartbeatInterval: Duration.Duration
+  readonly handshakeTimeout: Duration.Duration
+  readonly maxBodyBytes: number
+}
+
+/** The most a client frame may hold (handshakes and answers are small). */
+const maxClientFrame = 64 * 1024
+
+const accessError = (access: Exclude<Access, { _tag: "Ok" }>) => {
+  switch (access._tag) {
+    case "Unauthorized":
+      return new ServiceApi.ApiUnauthorized({ error: access.reason })
+    case "Forbidden":
+      return new ServiceApi.ApiForbidden({ error: access.reason })
+    case "NotFound":
+      return new ServiceApi.ApiNotFound({ error: access.reason })
+  }
+}
+
+const rejectedHandshake = () => new ServiceApi.ApiUnauthorized({ error: "handshake rejected" })
+
+/** Answers an upgrade request with an HTTP error, on the raw socket, before any upgrade. */
+const refuseUpgrade = (socket: Stream.Duplex, error: Parameters<typeof errorResponse>[0]): void => {
+  const { body, status } = errorResponse(error)
+  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : "Not Found"
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${
+        Buffer.byteLength(body)
+      }\r\nConnection: close\r\n\r\n${body}`
+    )
+  } else {
+    socket.destroy()
+  }
+}
+
+const textOf = (data: WebSocket.RawData): string =>
+  Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8")
+
+/** Events as an SSE stream frames them: `event: <wire name>\ndata: <json payload>\n\n`. */
+const sseText = (item: Outgoing): string => {
+  if (item._tag === "Raw") return `event: ${item.name}\ndata: ${item.text}\n\n`
+  const { event, payload } = SessionEvent.toWire(item.event)
+  return `event: ${event}\ndata: ${JSON.stringify(payload)}\n\n`
+}
+
+const wsSink = (ws: WebSocket, framing: Dialect.Framing): Sink => ({
+  buffered: () => ws.bufferedAmount,
+  write: (item, onFlushed) => {
+    if (ws.readyState !== ws.OPEN) {
+      onFlushed?.(false)
+      return
+    }
+    const text = item._tag === "Event" ? Wire.encodeEvent(framing, item.event) : item.text
+    if (onFlushed === undefined) ws.send(text)
+    else ws.send(text, (error) => onFlushed(error === undefined || error === null))
+  },
+  end: () => ws.close(1000, "complete"),
+  fail: (code, reason) => ws.close(code, reason),
+  // No close frame: the TCP socket is destroyed, the client sees 1006.
+  drop: () => ws.terminate()
+})
+
+const sseSink = (response: Http.ServerResponse): Sink => ({
+  buffered: () => response.writableLength,
+  write: (item, onFlushed) => {
+    if (response.destroyed || response.writableEnded) {
+      onFlushed?.(false)
+      return
+    }
+    const text = sseText(item)
+    if (onFlushed === undefined) response.write(text)
+    else response.write(text, (error) => onFlushed(error === undefined || error === null))
+  },
+  end: () => response.end(),
+  fail: () => response.end(),
+  drop: () => response.destroy()
+})
+
+/** The event channels of one simulator. */
+export const make = (options: TransportOptions) => {
+  const { dialect, runFork, store } = options
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxClientFrame, clientTracking: true })
+  const sseResponses = new Set<Http.ServerResponse>()
+  const measure = (event: SessionEvent.SessionEvent) => Buffer.byteLength(Wire.encodeEvent(dialect.framing, event))
+  const measureSse = (event: SessionEvent.SessionEvent) => Buffer.byteLength(sseText({ _tag: "Event", event }))
+
+  /** Starts the pump of a newly accepted connection; returns a function to call when it closes. */
+  const start = (session: SessionState, sink: Sink, sse: boolean): (() => void) => {
+    const connection: Connection = session.attach(sink)
+    const fiber = runFork(
+      pump(session, connection, {
+        heartbeats: dialect.heartbeats,
+        heartbeatInterval: options.heartbeatInterval,
+        measure: sse ? measureSse : measure
+      })
+    )
+    return () => {
+      detach(session, connection)
+      runFork(Fiber.interrupt(fiber))
+    }
+  }
+
+  const acceptWs = (ws: WebSocket, session: SessionState): void => {
+    const stop = start(session, wsSink(ws, dialect.framing), false)
+    ws.on("message", (data, isBinary) => {
+      void isBinary
+      const frame = Wire.decodeClientFrame(textOf(data))
+      if (Either.isRight(frame) && frame.right._tag === "Answer") session.answer(frame.right.data)
+    })
+    ws.once("close", stop)
+  }
+
+  /** The `message` handshake: the first text frame is `{ apiKey, sessionId }`. */
+  const awaitHandshake = (ws: WebSocket): void => {
+    const timer = setTimeout(() => ws.close(1008, "handshake timeout"), Duration.toMillis(options.handshakeTimeout))
+    ws.once("close", () => clearTimeout(timer))
+    ws.once("message", (data) => {
+      clearTimeout(timer)
+      const frame = Wire.decodeClientFrame(textOf(data))
+      if (Either.isLeft(frame) || frame.right._tag !== "Handshake") {
+        ws.close(1008, "expected the handshake {apiKey, sessionId}")
+        return
+      }
+      if (store.faults.ws?.rejectHandshake === true) {
+        ws.close(1008, "handshake rejected")
+        return
+      }
+      const access = store.access(frame.right.apiKey, frame.right.sessionId)
+      if (access._tag !== "Ok") {
+        ws.close(1008, access.reason)
+        return
+      }
+      acceptWs(ws, access.session)
+    })
+  }
+
+  const onUpgrade = (request: Http.IncomingMessage, socket: Stream.Duplex, head: Buffer): void => {
+    socket.on("error", () => socket.destroy())
+    const url = new URL(request.url ?? "/", "http://simulator")
+    if (url.pathname !== dialect.connectPath) {
+      refuseUpgrade(socket, new ServiceApi.ApiNotFound({ error: "no such route" }))
+      return
+    }
+    const sessionId = url.searchParams.get("sessionId")
+    const apiKey = url.searchParams.get("apiKey")
+    const byQuery = dialect.handshake === "query" ||
+      (dialect.handshake === "both" && sessionId !== null && apiKey !== null)
+    if (!byQuery) {
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        ws.on("error", () => ws.terminate())
+        awaitHandshake(ws)
+      })
+      return
+    }
+    if (store.faults.ws?.rejectHandshake === true) {
+      refuseUpgrade(socket, rejectedHandshake())
+      return
+    }
+    const access = store.access(apiKey ?? "", sessionId ?? "")
+    if (access._tag !== "Ok") {
+      refuseUpgrade(socket, accessError(access))
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      ws.on("error", () => ws.terminate())
+      acceptWs(ws, access.session)
+    })
+  }
+
+  const sendError = (response: Http.ServerResponse, error: Parameters<typeof errorResponse>[0]): void => {
+    const { body, status } = errorResponse(error)
+    response.writeHead(status, { "content-type": "application/json" }).end(body)
+  }
+
+  const queryAccess = (request: Http.IncomingMessage): Access => {
+    const url = new URL(request.url ?? "/", "http://simulator")
+    return store.access(url.searchParams.get("apiKey") ?? "", url.searchParams.get("sessionId") ?? "")
+  }
+
+  /** `GET sse.connectPath?sessionId&apiKey`: the session's events as named SSE events. */
+  const sseConnect = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+    if (store.faults.ws?.rejectHandshake === true) return sendError(response, rejectedHandshake())
+    const access = queryAccess(request)
+    if (access._tag !== "Ok") return sendError(response, accessError(access))
+    response.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive"
+    })
+    response.flushHeaders()
+    sseResponses.add(response)
+    const stop = start(access.session, sseSink(response), true)
+    response.once("close", () => {
+      sseResponses.delete(response)
+      stop()
+    })
+  }
+
+  /** `POST sse.egressPath?sessionId&apiKey` with `{ event: "external_resource_granted", data }`. */
+  const sseEgress = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+    const access = queryAccess(request)
+    if (access._tag !== "Ok") {
+      request.resume()
+      return sendError(response, accessError(access))
+    }
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let tooLarge = false
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > options.maxBodyBytes) tooLarge = true
+      else chunks.push(chunk)
+    })
+    request.on("end", () => {
+      if (tooLarge) {
+        return sendError(
+          response,
+          new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${options.maxBodyBytes} bytes` })
+        )
+      }
+      const frame = Wire.decodeClientFrame(Buffer.concat(chunks).toString("utf8"))
+      if (Either.isLeft(frame) || frame.right._tag !== "Answer") {
+        return sendError(
+          response,
+          new ServiceApi.ApiBadRequest({ error: "expected { event: \"external_resource_granted\", data }" })
+        )
+      }
+      access.session.answer(frame.right.data)
+      response.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ accepted: true }))
+    })
+    request.on("error", () => response.destroy())
+  }
+
+  /** Routes a request to the SSE transport; `false` when it is not one of its routes. */
+  const route = (request: Http.IncomingMessage, response: Http.ServerResponse): boolean => {
+    const path = (request.url ?? "/").split("?", 1)[0]
+    if (request.method === "GET" && path === dialect.sse.connectPath) {
+      sseConnect(request, response)
+      return true
+    }
+    if (request.method === "POST" && path === dialect.sse.egressPath) {
+      sseEgress(request, response)
+      return true
+    }
+    return false
+  }
+
+  /** Ends every open channel (the simulator is shutting down). */
+  const close = Effect.async<void>((resume) => {
+    for (const ws of wss.clients) ws.terminate()
+    for (const response of sseResponses) response.destroy()
+    sseResponses.clear()
+    wss.close(() => resume(Effect.void))
+  })
+
+  return { onUpgrade, route, close } as const
+}
