@@ -307,8 +307,13 @@ const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Du
     })
   )
 
-const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> =>
-  names.includes("x-api-key") ? names : [...names, "x-api-key"]
+/** The headers that carry a key are redacted in traces whatever the caller configured. */
+const AUTH_HEADERS = ["authorization", "x-api-key"] as const
+
+const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
+  return missing.length === 0 ? names : [...names, ...missing]
+}
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 const validateCreateSession = validate(CreateSessionRequest, "CreateSessionRequest")
