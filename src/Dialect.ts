@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Config from "effect/Config"
 import * as Schema from "effect/Schema"
 
 /**
@@ -164,3 +165,11 @@ export type DialectName = typeof DialectName.Type
  * @category constructors
  */
 export const fromName = (name: DialectName): Dialect => name === "observed" ? observed : documented
+
+/**
+ * A dialect name read from configuration (`documented` or `observed`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const config = (name: string): Config.Config<DialectName> => Config.literal("documented", "observed")(name)

@@ -11,6 +11,9 @@ export * as Agent from "./Agent.js"
 export * as AgentApi from "./AgentApi.js"
 
 /** @since 0.1.0 */
+export * as AgentSessions from "./AgentSessions.js"
+
+/** @since 0.1.0 */
 export * as Answer from "./Answer.js"
 
 /** @since 0.1.0 */
@@ -21,6 +24,12 @@ export * as Dialect from "./Dialect.js"
 
 /** @since 0.1.0 */
 export * as Errors from "./Errors.js"
+
+/** @since 0.1.0 */
+export * as EventStream from "./EventStream.js"
+
+/** @since 0.1.0 */
+export * as NodeAgentSessions from "./NodeAgentSessions.js"
 
 /** @since 0.1.0 */
 export * as ServiceApi from "./ServiceApi.js"

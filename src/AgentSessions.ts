@@ -1,0 +1,375 @@
+/**
+ * The façade most users call: create a session, watch its events, answer its requests, and get
+ * its outcome, with the action budget guard (U20) and an explicit end for a session that stops
+ * before `complete` (U17).
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as AgentModule from "./Agent.js"
+import { AgentApi } from "./AgentApi.js"
+import type * as Answer from "./Answer.js"
+import * as Credentials from "./Credentials.js"
+import {
+  ActionBudgetExceeded,
+  type AgentApiError,
+  type AgentSessionError,
+  type InsecureTransport,
+  type RespondError,
+  SessionEndedWithoutComplete
+} from "./Errors.js"
+import * as EventStream from "./EventStream.js"
+import { validate } from "./internal/schema.js"
+import * as Session from "./Session.js"
+import * as SessionEvent from "./SessionEvent.js"
+
+/**
+ * How a finished session ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outcome {
+  readonly sessionId: Session.SessionId
+  /** `complete.response`. */
+  readonly response: string
+  /** `complete.type` (U13). */
+  readonly type: SessionEvent.ResponseType
+  /** The cost, from `total_cost` or the observed `cost_summary` (U14). */
+  readonly totalCost: Option.Option<number>
+  /** The `action_run` events seen (chargeable). */
+  readonly actions: number
+  /** The `max_actions` the session was created with. */
+  readonly maxActions: number
+  /** Every event, in arrival order (empty with `keepEvents: false`). */
+  readonly events: ReadonlyArray<SessionEvent.SessionEvent>
+  /** The `complete` event itself. */
+  readonly complete: SessionEvent.Complete
+  /** With `onBudgetExceeded: "report"`, the overrun that was seen (U20). */
+  readonly budgetExceeded: Option.Option<ActionBudgetExceeded>
+}
+
+/**
+ * Options of {@link Service.start} and {@link Service.run}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions extends EventStream.ConnectOptions {
+  /**
+   * Past `max_actions` `action_run` events: `"fail"` (default) fails the run with
+   * `ActionBudgetExceeded` and closes the connection; `"report"` keeps going and records the
+   * overrun in the outcome (U20).
+   */
+  readonly onBudgetExceeded?: "fail" | "report" | undefined
+  /** Keep every event in `Outcome.events` (default true). */
+  readonly keepEvents?: boolean | undefined
+}
+
+/**
+ * A session that is running: its events, the way to answer, its state and its outcome.
+ *
+ * `events` can be consumed once. `outcome` completes with `complete`: when nobody consumes
+ * `events`, awaiting `outcome` consumes them itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunningSession {
+  readonly session: Session.SessionInfo
+  /**
+   * The events with the budget guard applied. Fails with `ActionBudgetExceeded` (in `"fail"`
+   * mode), with `SessionEndedWithoutComplete` when the channel ends before `complete` (U17),
+   * or with the channel's own error.
+   */
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError>
+  readonly respond: (
+    request: SessionEvent.ExternalResourceRequested,
+    answer: Answer.Answer
+  ) => Effect.Effect<void, RespondError>
+  readonly state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>
+  readonly outcome: Effect.Effect<Outcome, AgentSessionError>
+  /** Closes the connection (code 1000); the session's events end. */
+  readonly close: Effect.Effect<void>
+}
+
+/**
+ * Options of {@link Service.run}: a handler for the agent's requests, and an optional observer
+ * of every event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<E, R> extends StartOptions {
+  /** Answers each `external_resource_requested` (U15, U16). Without it, requests are denied. */
+  readonly onRequest?: ((request: SessionEvent.ExternalResourceRequested) => Effect.Effect<Answer.Answer, E, R>) | undefined
+  /** Called with every event as it arrives, before requests are answered. */
+  readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void, E, R>) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Onboards an agent (account key); its key is remembered by `Credentials`. */
+  readonly onboard: (request: AgentModule.OnboardInput) => Effect.Effect<AgentModule.Agent, AgentApiError>
+  /** Creates a session; then connects, subscribe-then-connect. Scoped: the connection closes with the scope. */
+  readonly start: (
+    request: Session.CreateSessionInput,
+    options?: StartOptions
+  ) => Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope>
+  /** Watches a session that already exists (created elsewhere), with the same guards. */
+  readonly attach: (
+    session: Session.SessionInfo,
+    maxActions: number,
+    options?: StartOptions
+  ) => Effect.Effect<RunningSession, InsecureTransport, Scope.Scope>
+  /** A whole session in one Effect: create, watch, answer with `onRequest`, and the outcome. */
+  readonly run: <E = never, R = never>(
+    request: Session.CreateSessionInput,
+    options?: RunOptions<E, R>
+  ) => Effect.Effect<Outcome, AgentSessionError | E, R>
+}
+
+/**
+ * The session façade.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AgentSessions extends Context.Tag("effect-agent-session/AgentSessions")<AgentSessions, Service>() {}
+
+const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
+
+interface Tally {
+  actions: number
+  complete: Option.Option<SessionEvent.Complete>
+  lastError: Option.Option<string>
+  overrun: Option.Option<ActionBudgetExceeded>
+  readonly events: Array<SessionEvent.SessionEvent>
+}
+
+const guard = (
+  connection: EventStream.Connection,
+  sessionId: Session.SessionId,
+  maxActions: number,
+  options: StartOptions
+) =>
+  Effect.gen(function*() {
+    const mode = options.onBudgetExceeded ?? "fail"
+    const keepEvents = options.keepEvents ?? true
+    const tally: Tally = {
+      actions: 0,
+      complete: Option.none(),
+      lastError: Option.none(),
+      overrun: Option.none(),
+      events: []
+    }
+    const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
+    const consumed = yield* Ref.make(false)
+
+    const finish = (exit: Exit.Exit<unknown, AgentSessionError>) =>
+      Deferred.complete(
+        outcome,
+        Exit.matchEffect(exit, {
+          onFailure: (cause) => Effect.failCause(cause),
+          onSuccess: () =>
+            Option.match(tally.complete, {
+              onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
+              onSome: (complete): Effect.Effect<Outcome> =>
+                Effect.succeed({
+                  sessionId,
+                  response: complete.response,
+                  type: complete.type,
+                  totalCost: SessionEvent.totalCost(complete),
+                  actions: tally.actions,
+                  maxActions,
+                  events: tally.events,
+                  complete,
+                  budgetExceeded: tally.overrun
+                })
+            })
+        })
+      )
+
+    // Counting and recording run per chunk, synchronously: no Effect per event.
+    let failure: ActionBudgetExceeded | undefined
+    let failureEvent: SessionEvent.SessionEvent | undefined
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = connection.events.pipe(
+      Stream.mapChunks((chunk) => {
+        if (failure !== undefined) return Chunk.empty()
+        const out: Array<SessionEvent.SessionEvent> = []
+        for (const event of chunk) {
+          out.push(event)
+          if (keepEvents) tally.events.push(event)
+          switch (event._tag) {
+            case "ActionRun": {
+              tally.actions += 1
+              if (tally.actions > maxActions) {
+                const overrun = new ActionBudgetExceeded({ sessionId, maxActions, actions: tally.actions })
+                if (Option.isNone(tally.overrun)) tally.overrun = Option.some(overrun)
+                if (mode === "fail") {
+                  failure = overrun
+                  failureEvent = event
+                  return Chunk.unsafeFromArray(out)
+                }
+              }
+              break
+            }
+            case "AgentError":
+              tally.lastError = Option.some(event.error)
+              break
+            case "Complete":
+              tally.complete = Option.some(event)
+              break
+          }
+        }
+        return Chunk.unsafeFromArray(out)
+      }),
+      Stream.takeUntil((event) => event === failureEvent),
+      Stream.concat(
+        Stream.suspend((): Stream.Stream<never, AgentSessionError> => {
+          if (failure !== undefined) {
+            return Stream.fromEffect(Effect.zipRight(connection.close, Effect.fail(failure)))
+          }
+          return Option.isNone(tally.complete)
+            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError }))
+            : Stream.empty
+        })
+      ),
+      Stream.ensuringWith((exit) => finish(Exit.asVoid(exit))),
+      Stream.withSpan("AgentSessions.events", { attributes: { sessionId } })
+    )
+
+    const events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.unwrap(
+      Effect.map(
+        Ref.getAndSet(consumed, true),
+        (already) => already ? Stream.dieMessage("RunningSession.events can be consumed once") : guarded
+      )
+    )
+
+    const awaitOutcome: Effect.Effect<Outcome, AgentSessionError> = Effect.flatMap(
+      Ref.getAndSet(consumed, true),
+      (already) =>
+        already
+          ? Deferred.await(outcome)
+          : Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+    )
+
+    return { events, outcome: awaitOutcome }
+  })
+
+/**
+ * Builds the façade over `AgentApi`, `EventStream` and `Credentials`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStream | Credentials.Credentials> = Effect
+  .gen(function*() {
+    const api = yield* AgentApi
+    const eventStream = yield* EventStream.EventStream
+    // Required so that one layer wires the façade with the keys its services use.
+    yield* Credentials.Credentials
+
+    const attach: Service["attach"] = (session, maxActions, options = {}) =>
+      Effect.gen(function*() {
+        const connection = yield* eventStream.connect(session.session_id, options)
+        const { events, outcome } = yield* guard(connection, session.session_id, maxActions, options)
+        return {
+          session,
+          events,
+          respond: connection.respond,
+          state: connection.state,
+          outcome,
+          close: connection.close
+        } satisfies RunningSession
+      }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
+
+    const start: Service["start"] = (request, options = {}) =>
+      Effect.gen(function*() {
+        const valid = yield* validateCreate(request)
+        const session = yield* api.createSession(request, { agent: options.agent })
+        return yield* attach(session, valid.max_actions, options)
+      }).pipe(Effect.withSpan("AgentSessions.start"))
+
+    const run: Service["run"] = (request, options = {}) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const running = yield* start(request, options)
+          const onRequest = options.onRequest
+          const onEvent = options.onEvent
+          yield* Stream.runForEach(running.events, (event) => {
+            const observe = onEvent === undefined ? Effect.void : onEvent(event)
+            if (event._tag !== "ExternalResourceRequested") return observe
+            return Effect.zipRight(
+              observe,
+              Effect.flatMap(
+                onRequest === undefined ? Effect.succeed<Answer.Answer>({ _tag: "Deny" }) : onRequest(event),
+                (answer) => running.respond(event, answer)
+              )
+            )
+          })
+          return yield* running.outcome
+        })
+      ).pipe(Effect.withSpan("AgentSessions.run"))
+
+    return AgentSessions.of({
+      // AgentApi.onboard remembers the agent's key in Credentials (U11).
+      onboard: api.onboard,
+      start,
+      attach,
+      run
+    })
+  })
+
+/**
+ * The façade as a layer, over the three services it needs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.EventStream | Credentials.Credentials> =
+  Layer.effect(AgentSessions, make)
+
+/**
+ * Accessors: the façade's operations as functions that need `AgentSessions`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const run = <E = never, R = never>(
+  request: Session.CreateSessionInput,
+  options?: RunOptions<E, R>
+): Effect.Effect<Outcome, AgentSessionError | E, R | AgentSessions> =>
+  Effect.flatMap(AgentSessions, (sessions) => sessions.run(request, options))
+
+/**
+ * @since 0.1.0
+ * @category accessors
+ */
+export const start = (
+  request: Session.CreateSessionInput,
+  options?: StartOptions
+): Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope | AgentSessions> =>
+  Effect.flatMap(AgentSessions, (sessions) => sessions.start(request, options))
+
+/**
+ * @since 0.1.0
+ * @category accessors
+ */
+export const onboard = (
+  request: AgentModule.OnboardInput
+): Effect.Effect<AgentModule.Agent, AgentApiError, AgentSessions> =>
+  Effect.flatMap(AgentSessions, (sessions) => sessions.onboard(request))
