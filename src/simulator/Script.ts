@@ -113,6 +113,15 @@ const arraySegment = (events: ReadonlyArray<SessionEvent.SessionEvent>): Segment
 })
 
 /**
+ * The `content` of the `n`-th bulk action (1-based): `bulk action <n>` (plain ASCII, never escaped
+ * in JSON, so a transport may splice it into a frame template).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bulkContent = (n: number): string => `bulk action ${n}`
+
+/**
  * The action session id of a session's browser: derived from the session id.
  *
  * @since 0.1.0
@@ -164,7 +173,7 @@ export const plan = (input: Input): Plan => {
             : index === 1
             ? browserStarted
             : index < bulk + 2
-            ? { _tag: "ActionRun", name: "bulk", action_session_id: actionSessionId, content: `bulk action ${index - 1}` }
+            ? { _tag: "ActionRun", name: "bulk", action_session_id: actionSessionId, content: bulkContent(index - 1) }
             : last
       },
       request: Option.none(),

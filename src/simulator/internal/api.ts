@@ -8,6 +8,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpMethod from "@effect/platform/HttpMethod"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -196,6 +197,16 @@ export const layer = (
       const length = Number(request.headers["content-length"] ?? "0")
       if (Number.isFinite(length) && length > maxBodyBytes) {
         return respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
+      }
+      if (request.headers["content-length"] === undefined && HttpMethod.hasBody(request.method)) {
+        // A chunked body: the platform destroys the socket when it reads past its limit, so read
+        // it here under a generous cap (the read is cached for the handler) and measure it.
+        const text = yield* Effect.option(
+          IncomingMessage.withMaxBodySize(request.text, Option.some(Math.max(maxBodyBytes * 16, 1024 * 1024)))
+        )
+        if (Option.isSome(text) && Buffer.byteLength(text.value) > maxBodyBytes) {
+          return respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
+        }
       }
       return yield* app.pipe(
         IncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),

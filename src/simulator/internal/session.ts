@@ -27,7 +27,12 @@ export interface SessionFaults {
 
 /** What a pump writes: a scripted or injected event, or raw text (the malformed frame). */
 export type Outgoing =
-  | { readonly _tag: "Event"; readonly event: SessionEvent.SessionEvent }
+  | {
+    readonly _tag: "Event"
+    readonly event: SessionEvent.SessionEvent
+    /** For a bulk `action_run`: its number, whose content is `Script.bulkContent(bulk)`. */
+    readonly bulk?: number | undefined
+  }
   | { readonly _tag: "Raw"; readonly name: string; readonly text: string }
 
 /** A transport as the pump sees it. */
@@ -231,7 +236,8 @@ const awaitAck = (session: SessionState, connection: Connection, target: number)
 const writeEvent = (session: SessionState, connection: Connection, index: number): void => {
   const event = session.at(index)
   if (event._tag === "ExternalResourceRequested") session.requestWritten = true
-  connection.sink.write({ _tag: "Event", event }, (ok) => {
+  const item: Outgoing = session.isBulk(index) ? { _tag: "Event", event, bulk: index - 1 } : { _tag: "Event", event }
+  connection.sink.write(item, (ok) => {
     if (ok) session.ack(index, connection)
     else if (connection.ackWaiter !== undefined) {
       const waiter = connection.ackWaiter

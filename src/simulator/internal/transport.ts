@@ -19,6 +19,7 @@ import type * as Dialect from "../../Dialect.js"
 import * as ServiceApi from "../../ServiceApi.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
+import * as Script from "../Script.js"
 import { errorResponse } from "./api.js"
 import { type Connection, detach, type Outgoing, pump, type SessionState, type Sink } from "./session.js"
 import type { Access, Store } from "./store.js"
@@ -77,14 +78,42 @@ const sseText = (item: Outgoing): string => {
   return `event: ${event}\ndata: ${JSON.stringify(payload)}\n\n`
 }
 
-const wsSink = (ws: WebSocket, framing: Dialect.Framing): Sink => ({
+const sentinel = "\u0001bulk-content\u0001"
+const sentinelJson = JSON.stringify(sentinel).slice(1, -1)
+
+/**
+ * Bulk `action_run` frames differ only in their content: the frame is encoded once by
+ * `Wire.encodeEvent` with a sentinel content, and each frame splices its content (plain ASCII, see
+ * `Script.bulkContent`) into that template. The output is exactly what `encodeEvent` gives.
+ */
+const bulkEncoder = (encode: (event: SessionEvent.SessionEvent) => string) => {
+  let template: { readonly prefix: string; readonly suffix: string } | undefined
+  return (event: SessionEvent.SessionEvent, n: number): string => {
+    if (template === undefined) {
+      const frame = event._tag === "ActionRun" ? encode({ ...event, content: sentinel }) : ""
+      const at = frame.indexOf(sentinelJson)
+      if (at < 0) return encode(event)
+      template = { prefix: frame.slice(0, at), suffix: frame.slice(at + sentinelJson.length) }
+    }
+    return template.prefix + Script.bulkContent(n) + template.suffix
+  }
+}
+
+const wsSink = (ws: WebSocket, framing: Dialect.Framing): Sink => {
+  const encode = (event: SessionEvent.SessionEvent) => Wire.encodeEvent(framing, event)
+  const encodeBulk = bulkEncoder(encode)
+  return {
   buffered: () => ws.bufferedAmount,
   write: (item, onFlushed) => {
     if (ws.readyState !== ws.OPEN) {
       onFlushed?.(false)
       return
     }
-    const text = item._tag === "Event" ? Wire.encodeEvent(framing, item.event) : item.text
+    const text = item._tag === "Raw"
+      ? item.text
+      : item.bulk === undefined
+      ? encode(item.event)
+      : encodeBulk(item.event, item.bulk)
     if (onFlushed === undefined) ws.send(text)
     else ws.send(text, (error) => onFlushed(error === undefined || error === null))
   },
@@ -92,7 +121,8 @@ const wsSink = (ws: WebSocket, framing: Dialect.Framing): Sink => ({
   fail: (code, reason) => ws.close(code, reason),
   // No close frame: the TCP socket is destroyed, the client sees 1006.
   drop: () => ws.terminate()
-})
+}
+}
 
 const sseSink = (response: Http.ServerResponse): Sink => ({
   buffered: () => response.writableLength,
