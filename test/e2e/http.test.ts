@@ -1,0 +1,261 @@
+/**
+ * End to end over real HTTP on loopback: the SDK's `AgentApi` (Node's undici client) against the
+ * simulator on port 0, in both dialects, with the simulator's HTTP faults.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { assert, describe, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import type { AgentApiError } from "../../src/Errors.js"
+import * as Simulator from "../../src/simulator/Simulator.js"
+
+const validSession = { start_url: "https://example.com/start", max_actions: 3, goal: "Find the pricing page" }
+
+let names = 0
+const uniqueName = (prefix: string): string => `${prefix}-${process.pid}-${++names}`
+
+/** A quick retry schedule for fault tests: the same shape as the default, in milliseconds. */
+const quickRetry = Schedule.exponential("10 millis", 2).pipe(Schedule.intersect(Schedule.recurs(2)))
+
+/**
+ * An `AgentApi` pointed at the simulator, over real HTTP, alive for the test's scope (the undici
+ * dispatcher closes with the scope that built it).
+ */
+const apiFor = (
+  sim: Simulator.Service,
+  options: Partial<AgentApi.Options> & { readonly credentials?: Credentials.Options } = {}
+) => {
+  const { credentials, ...rest } = options
+  return AgentApi.layer({ baseUrl: sim.baseUrl, dialect: sim.dialect, ...rest }).pipe(
+    Layer.provide(
+      Layer.merge(
+        NodeHttpClient.layerUndici,
+        Credentials.layer(credentials ?? { apiKey: Redacted.make(sim.accountKey) })
+      )
+    ),
+    Layer.build,
+    Effect.map(Context.get(AgentApi.AgentApi)),
+    Effect.orDie
+  )
+}
+
+const requestsDuring = <A, E>(sim: Simulator.Service, effect: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const before = yield* sim.httpRequests
+    const result = yield* Effect.either(effect)
+    const after = yield* sim.httpRequests
+    return { result, sent: after - before }
+  })
+
+for (const dialect of [Dialect.documented, Dialect.observed]) {
+  describe(`e2e HTTP (${dialect.name} dialect)`, () => {
+    layer(Simulator.layer({ port: 0, dialect }), { excludeTestServices: true })((it) => {
+      it.scoped("onboard returns the agent with its own key", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim)
+          const name = uniqueName("scout")
+          const agent = yield* api.onboard({ name, website: "https://example.com", domain: "research" })
+          assert.strictEqual(agent.name, name)
+          assert.strictEqual(agent.domain, "research")
+          assert.isTrue(agent.agentId.length > 0)
+          assert.isTrue(Option.isSome(agent.apiKey))
+          assert.notStrictEqual(Option.map(agent.apiKey, Redacted.value), Option.some(sim.accountKey))
+        }))
+
+      it.scoped("U07 a duplicate name is Conflict (409), not retried", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim)
+          const input = { name: uniqueName("twin"), website: "https://example.com", domain: "sales" } as const
+          yield* api.onboard(input)
+          const { result, sent } = yield* requestsDuring(sim, api.onboard(input))
+          assert.isTrue(result._tag === "Left" && result.left._tag === "Conflict")
+          if (result._tag === "Left" && result.left._tag === "Conflict") {
+            assert.strictEqual(result.left.status, 409)
+            assert.isTrue(result.left.message.length > 0)
+          }
+          assert.strictEqual(sent, 1)
+        }))
+
+      it.scoped("U11 create session with the agent's key (the account key alone is refused)", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim)
+          const agent = yield* api.onboard({
+            name: uniqueName("runner"),
+            website: "https://example.com",
+            domain: "automation"
+          })
+          // A client that knows only this agent's key, with a wrong account key.
+          const agentOnly = yield* apiFor(sim, {
+            credentials: { apiKey: "not-the-account-key", agents: [Credentials.fromAgent(agent)] }
+          })
+          const session = yield* agentOnly.createSession(validSession, { agent: agent.agentId })
+          assert.isTrue(session.session_id.length > 0)
+          if (dialect.sessionResponse === "flat") {
+            assert.deepStrictEqual(session.status, Option.some("started" as const))
+            assert.isTrue(Option.isSome(session.startedAt), "U02 the simulator's ISO start_time parses")
+          }
+          const refused = yield* Effect.either(agentOnly.createSession(validSession))
+          assert.isTrue(refused._tag === "Left" && refused.left._tag === "Unauthorized")
+        }))
+
+      it.scoped("U12 a bad key is Unauthorized (401), not retried", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { credentials: { apiKey: "wrong-key" } })
+          const { result, sent } = yield* requestsDuring(
+            sim,
+            api.onboard({ name: uniqueName("nope"), website: "https://example.com", domain: "research" })
+          )
+          assert.isTrue(result._tag === "Left" && result.left._tag === "Unauthorized")
+          if (result._tag === "Left") {
+            assert.notInclude(JSON.stringify(result.left), "wrong-key")
+            assert.notInclude(result.left.message, "wrong-key")
+          }
+          assert.strictEqual(sent, 1)
+        }))
+
+      it.scoped("U20 invalid input sends nothing (counted at the simulator)", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim)
+          const bad: ReadonlyArray<Effect.Effect<unknown, AgentApiError>> = [
+            api.createSession({ ...validSession, start_url: "ftp://example.com" }),
+            api.createSession({ ...validSession, max_actions: 0 }),
+            api.createSession({ ...validSession, goal: "  " }),
+            api.onboard({ name: " ", website: "https://example.com", domain: "research" }),
+            api.onboard({ name: "x", website: "https://example.com", domain: "finance" as "sales" })
+          ]
+          for (const effect of bad) {
+            const { result, sent } = yield* requestsDuring(sim, effect)
+            assert.isTrue(result._tag === "Left" && result.left._tag === "InvalidRequest")
+            assert.strictEqual(sent, 0)
+          }
+        }))
+
+      it.scoped("U12 no key at all sends nothing", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { credentials: {} })
+          const { result, sent } = yield* requestsDuring(sim, api.createSession(validSession))
+          assert.isTrue(result._tag === "Left" && result.left._tag === "MissingCredentials")
+          assert.strictEqual(sent, 0)
+        }))
+
+      it.scoped("U21 503 twice then success: retried, 3 requests", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { retry: quickRetry })
+          yield* sim.setFaults({ http: { fail503: 2 } })
+          const { result, sent } = yield* requestsDuring(sim, api.createSession(validSession))
+          yield* sim.setFaults({})
+          assert.isTrue(result._tag === "Right", String(result))
+          assert.strictEqual(sent, 3)
+        }))
+
+      it.scoped("U21 503 more often than the schedule allows is ServerError after 3 attempts", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { retry: quickRetry })
+          yield* sim.setFaults({ http: { fail503: 5 } })
+          const { result, sent } = yield* requestsDuring(sim, api.createSession(validSession))
+          yield* sim.setFaults({})
+          assert.isTrue(result._tag === "Left" && result.left._tag === "ServerError")
+          assert.strictEqual(sent, 3)
+        }))
+
+      it.scoped("U21 429 with Retry-After: 1 is retried after at least 1 s", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { retry: quickRetry })
+          yield* sim.setFaults({ http: { rateLimit: { count: 1, retryAfter: "1" } } })
+          const start = yield* Clock.currentTimeMillis
+          const { result, sent } = yield* requestsDuring(sim, api.createSession(validSession))
+          const waited = (yield* Clock.currentTimeMillis) - start
+          yield* sim.setFaults({})
+          assert.isTrue(result._tag === "Right", String(result))
+          assert.strictEqual(sent, 2)
+          assert.isAtLeast(waited, 950, "the Retry-After wait was honoured")
+        }))
+
+      it.scoped("U21 429 without retries left is RateLimited with retryAfter", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { retry: Schedule.stop })
+          yield* sim.setFaults({ http: { rateLimit: { count: 1, retryAfter: "7" } } })
+          const { result } = yield* requestsDuring(sim, api.createSession(validSession))
+          yield* sim.setFaults({})
+          assert.isTrue(result._tag === "Left" && result.left._tag === "RateLimited")
+          if (result._tag === "Left" && result.left._tag === "RateLimited") {
+            assert.isTrue(Option.isSome(result.left.retryAfter))
+          }
+        }))
+
+      it.scoped("U22 a slow response past the time-out is RequestTimeout", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          const api = yield* apiFor(sim, { timeout: "100 millis", retry: Schedule.stop })
+          yield* sim.setFaults({ http: { delay: "400 millis" } })
+          const { result } = yield* requestsDuring(sim, api.createSession(validSession))
+          yield* sim.setFaults({})
+          assert.isTrue(result._tag === "Left" && result.left._tag === "RequestTimeout")
+        }))
+
+      it.scoped("U07 a transport failure (nothing listening) is TransportError", () =>
+        Effect.gen(function*() {
+          const sim = yield* Simulator.Simulator
+          // Port 1 on loopback: nothing listens there.
+          const api = yield* apiFor(sim, { baseUrl: "http://127.0.0.1:1", retry: Schedule.stop })
+          const result = yield* Effect.either(api.createSession(validSession))
+          assert.isTrue(result._tag === "Left" && result.left._tag === "TransportError")
+          if (result._tag === "Left") assert.notInclude(JSON.stringify(result.left), sim.accountKey)
+        }))
+
+      if (dialect.retrieve) {
+        it.scoped("U10 getSession works in the observed dialect", () =>
+          Effect.gen(function*() {
+            const sim = yield* Simulator.Simulator
+            const api = yield* apiFor(sim)
+            const created = yield* api.createSession(validSession)
+            const fetched = yield* api.getSession(created.session_id)
+            assert.strictEqual(fetched.session_id, created.session_id)
+            const missing = yield* Effect.either(api.getSession("no-such-session"))
+            assert.isTrue(missing._tag === "Left" && missing.left._tag === "NotFound")
+          }))
+      } else {
+        it.scoped("U10 getSession in the documented dialect is NotFound, nothing sent", () =>
+          Effect.gen(function*() {
+            const sim = yield* Simulator.Simulator
+            const api = yield* apiFor(sim)
+            const created = yield* api.createSession(validSession)
+            const { result, sent } = yield* requestsDuring(sim, api.getSession(created.session_id))
+            assert.isTrue(result._tag === "Left" && result.left._tag === "NotFound")
+            assert.strictEqual(sent, 0)
+          }))
+      }
+    })
+  })
+}
+
+describe("e2e HTTP: dialect mismatch", () => {
+  layer(Simulator.layer({ port: 0, dialect: Dialect.observed }), { excludeTestServices: true })((it) => {
+    it.scoped("a documented client against an observed server gets a typed error, not a defect", () =>
+      Effect.gen(function*() {
+        const sim = yield* Simulator.Simulator
+        const api = yield* apiFor(sim, { dialect: Dialect.documented, retry: Schedule.stop })
+        const result = yield* Effect.either(api.createSession(validSession))
+        assert.isTrue(result._tag === "Left")
+        if (result._tag === "Left") assert.include(["Unauthorized", "NotFound"], result.left._tag)
+      }))
+  })
+})
