@@ -1,0 +1,235 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { AgentSessions, Answer, Errors, SessionEvent } from "../src/index.js"
+import { AgentSessionsTest } from "../src/testing/index.js"
+
+const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the price" }
+const { Step } = AgentSessionsTest
+
+const sessionId = SessionEvent.Started.fields.sessionId.make("test-session")
+const actionSessionId = SessionEvent.ActionRun.fields.action_session_id.make("as-1")
+const action = (n: number): SessionEvent.SessionEvent => ({
+  _tag: "ActionRun",
+  name: `a${n}`,
+  action_session_id: actionSessionId,
+  content: `step ${n}`
+})
+const complete: SessionEvent.SessionEvent = {
+  _tag: "Complete",
+  response: "{\"price\": 3}",
+  type: "JSON",
+  total_cost: Option.some(0.03),
+  cost_summary: Option.none(),
+  session_id: sessionId
+}
+
+const withKit = (options?: AgentSessionsTest.Options) => Effect.provide(AgentSessionsTest.layer(options))
+
+/** Compares an exit's failure with an expected error by tag and fields (spans annotate errors). */
+const assertFailsWith = <A, E>(exit: Exit.Exit<A, E>, expected: Errors.AgentSessionError) => {
+  assert.isTrue(Exit.isFailure(exit), "expected a failure")
+  if (Exit.isFailure(exit)) {
+    const error = Cause.failureOption(exit.cause)
+    assert.isTrue(Option.isSome(error), "expected a typed failure, not a defect")
+    if (Option.isSome(error)) {
+      assert.strictEqual((error.value as { _tag: string })._tag, expected._tag)
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(error.value)), JSON.parse(JSON.stringify(expected)))
+    }
+  }
+}
+
+describe("AgentSessions over the test kit", () => {
+  it.effect("runs a whole session to its outcome", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run(request)
+      assert.strictEqual(outcome.response, "Done")
+      assert.strictEqual(outcome.actions, 3)
+      assert.strictEqual(outcome.maxActions, 5)
+      assert.deepStrictEqual(outcome.totalCost, Option.some(0.03))
+      assert.strictEqual(outcome.events[0]?._tag, "Started")
+      assert.strictEqual(outcome.events.at(-1)?._tag, "Complete")
+      assert.isTrue(Option.isNone(outcome.budgetExceeded))
+      const created = yield* AgentSessionsTest.sessionsCreated
+      assert.strictEqual(created.length, 1)
+      assert.strictEqual(created[0]?.goal, "Find the price")
+    }).pipe(withKit()))
+
+  it.effect("U16 answers a request with onRequest and the agent sees the answer", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run(request, {
+        onRequest: (req) => Effect.succeed(Answer.grant(req.resource_type === "request_user_input" ? "a@b.c" : undefined))
+      })
+      const answers = yield* AgentSessionsTest.answers
+      assert.strictEqual(answers.length, 1)
+      assert.deepStrictEqual(answers[0]?.answer, Answer.grant("a@b.c"))
+      const granted = outcome.events.find(SessionEvent.$is("ExternalResourceGranted"))
+      assert.deepStrictEqual(granted?.input, Option.some("a@b.c"))
+      assert.isTrue(granted?.granted)
+    }).pipe(withKit({ script: AgentSessionsTest.session({ ask: "input", actions: 2 }) })))
+
+  it.effect("U16 without onRequest a request is denied, never left hanging", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run(request)
+      const answers = yield* AgentSessionsTest.answers
+      assert.deepStrictEqual(answers.map((a) => a.answer._tag), ["Deny"])
+      assert.isFalse(outcome.events.find(SessionEvent.$is("ExternalResourceGranted"))?.granted)
+    }).pipe(withKit({ script: AgentSessionsTest.session({ ask: "permission" }) })))
+
+  it.effect("U20 fails with ActionBudgetExceeded past max_actions and stops watching", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const exit = yield* Effect.exit(
+        AgentSessions.run({ ...request, max_actions: 2 }, {
+          onEvent: (event) => Effect.sync(() => seen.push(event._tag))
+        })
+      )
+      assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 2, actions: 3 })
+      )
+      // The offending action is delivered; nothing after it is watched.
+      assert.deepStrictEqual(seen, ["Started", "ActionRun", "ActionRun", "ActionRun"])
+    }).pipe(withKit({
+      script: [
+        Step.emit({ _tag: "Started", sessionId, start_url: "https://example.com" }),
+        Step.emit(action(1)),
+        Step.emit(action(2)),
+        Step.emit(action(3)),
+        Step.emit(action(4)),
+        Step.emit(complete)
+      ]
+    })))
+
+  it.effect("U20 with onBudgetExceeded report the run completes and records the overrun", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run({ ...request, max_actions: 1 }, { onBudgetExceeded: "report" })
+      assert.strictEqual(outcome.actions, 2)
+      assert.deepStrictEqual(
+        outcome.budgetExceeded,
+        Option.some(new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2 }))
+      )
+      assert.strictEqual(outcome.response, "{\"price\": 3}")
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
+
+  it.effect("U17 a channel that ends before complete is SessionEndedWithoutComplete with the last error", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(AgentSessions.run(request))
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("boom") })
+      )
+    }).pipe(withKit({
+      script: [Step.emit(action(1)), Step.emit({ _tag: "AgentError", error: "boom" }), Step.end, Step.emit(complete)]
+    })))
+
+  it.effect("U17 an error event does not end the run by itself", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run(request)
+      assert.deepStrictEqual(outcome.events.map((e) => e._tag), ["AgentError", "ActionRun", "Complete"])
+    }).pipe(withKit({
+      script: [Step.emit({ _tag: "AgentError", error: "transient" }), Step.emit(action(1)), Step.emit(complete)]
+    })))
+
+  it.effect("U17 with endOnError the run ends at the error event", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(AgentSessions.run(request, { endOnError: true }))
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("fatal") })
+      )
+    }).pipe(withKit({
+      script: [Step.emit({ _tag: "AgentError", error: "fatal" }), Step.emit(action(1)), Step.emit(complete)]
+    })))
+
+  const injected: ReadonlyArray<Errors.EventStreamError> = [
+    new Errors.ConnectionLost({ attempts: 11, lastError: "socket closed with 1006" }),
+    new Errors.HandshakeRejected({ code: 1008, reason: "bad key" }),
+    new Errors.MalformedFrame({ raw: "nope", message: "not JSON" }),
+    new Errors.ConnectTimeout({ timeout: Duration.seconds(10) })
+  ]
+  for (const error of injected) {
+    it.effect(`an injected ${error._tag} surfaces as itself`, () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(AgentSessions.run(request))
+        assertFailsWith(exit, error)
+      }).pipe(withKit({ script: [Step.emit(action(1)), Step.fail(error), Step.emit(complete)] })))
+  }
+
+  const createErrors: ReadonlyArray<Errors.AgentApiError> = [
+    new Errors.Unauthorized({ status: 401, message: "no", body: "", requestId: Option.none(), operation: "x" }),
+    new Errors.RateLimited({
+      status: 429,
+      message: "slow",
+      body: "",
+      requestId: Option.none(),
+      operation: "x",
+      retryAfter: Option.some(Duration.seconds(2))
+    })
+  ]
+  for (const error of createErrors) {
+    it.effect(`an injected ${error._tag} on create surfaces as itself and nothing connects`, () =>
+      Effect.gen(function*() {
+        yield* AgentSessionsTest.failNextCreate(error)
+        const exit = yield* Effect.exit(AgentSessions.run(request))
+        assertFailsWith(exit, error)
+        const control = yield* AgentSessionsTest.AgentSessionsTestControl
+        assert.deepStrictEqual(yield* control.connections, [])
+      }).pipe(withKit()))
+  }
+
+  it.effect("U20 an invalid request fails with InvalidRequest and creates nothing", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(AgentSessions.run({ ...request, max_actions: 0 }))
+      assert.strictEqual(error._tag, "InvalidRequest")
+      assert.deepStrictEqual(yield* AgentSessionsTest.sessionsCreated, [])
+    }).pipe(withKit()))
+
+  it.scoped("start gives events, respond and outcome; outcome completes with complete", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const tags = yield* running.events.pipe(
+        Stream.tap((event) =>
+          event._tag === "ExternalResourceRequested" ? running.respond(event, Answer.deny) : Effect.void
+        ),
+        Stream.map((event) => event._tag),
+        Stream.runCollect
+      )
+      assert.strictEqual(Chunk.unsafeLast(tags), "Complete")
+      const outcome = yield* running.outcome
+      assert.strictEqual(outcome.actions, 3)
+      // Answering twice is refused.
+      const request2 = outcome.events.find(SessionEvent.$is("ExternalResourceRequested"))
+      assert.isDefined(request2)
+      if (request2 !== undefined) {
+        const again = yield* Effect.flip(running.respond(request2, Answer.grant()))
+        assert.strictEqual(again._tag, "RequestNotPending")
+        assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : undefined, "already-answered")
+      }
+    }).pipe(withKit({ script: AgentSessionsTest.session({ ask: "permission" }) })))
+
+  it.scoped("outcome alone drains the events", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const outcome = yield* running.outcome
+      assert.strictEqual(outcome.events.length, 4)
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(action(3)), Step.emit(complete)] })))
+
+  it.effect("the test kit follows the TestClock", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(AgentSessions.run(request))
+      yield* TestClock.adjust(Duration.seconds(59))
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      yield* TestClock.adjust(Duration.seconds(1))
+      const outcome = yield* Fiber.join(fiber)
+      assert.strictEqual(outcome.actions, 1)
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.sleep("60 seconds"), Step.emit(complete)] })))
+
+  it.effect("keepEvents false keeps no events in the outcome", () =>
+    Effect.gen(function*() {
+      const outcome = yield* AgentSessions.run(request, { keepEvents: false })
+      assert.deepStrictEqual(outcome.events, [])
+      assert.strictEqual(outcome.actions, 3)
+    }).pipe(withKit()))
+})
