@@ -195,17 +195,21 @@ interface Server {
   readonly stop: () => Promise<void>
 }
 
-const startServer = (file: string, args: ReadonlyArray<string> = []): Promise<Server & { readonly port: number }> =>
+const startServer = (
+  file: string,
+  args: ReadonlyArray<string> = []
+): Promise<Server & { readonly port: number; readonly accountKey: string }> =>
   new Promise((resolve, reject) => {
     const child = spawnTs(file, args)
     const output = collectOutput(child)
     const onExit = (code: number | null) => reject(new Error(`${file} exited (${code}) before it was ready:\n${output()}`))
     child.once("exit", onExit)
-    child.on("message", (message: { type?: string; port?: number }) => {
+    child.on("message", (message: { type?: string; port?: number; accountKey?: string }) => {
       if (message.type === "ready" && typeof message.port === "number") {
         child.off("exit", onExit)
         resolve({
           port: message.port,
+          accountKey: message.accountKey ?? "",
           url: `ws://127.0.0.1:${message.port}`,
           stop: () =>
             new Promise((done) => {
@@ -371,7 +375,7 @@ const createSessionFigure = async (config: Config) => {
     const r = await runChild<CreateSessionResult>({
       kind: "createSession",
       baseUrl: `http://127.0.0.1:${simulator.port}`,
-      apiKey: "",
+      apiKey: simulator.accountKey,
       ...config.createSession
     })
     config.log(
