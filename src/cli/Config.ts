@@ -9,6 +9,8 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Dialect from "../Dialect.js"
+import type * as NodeAgentSessions from "../NodeAgentSessions.js"
 import { UsageError } from "./ExitCode.js"
 
 /**
@@ -47,6 +49,9 @@ export const connectionOptions = {
   dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
     Options.withDescription(`The wire dialect (default: $${Env.dialect}, else documented)`),
     Options.optional
+  ),
+  allowInsecure: Options.boolean("allow-insecure").pipe(
+    Options.withDescription("Allow plain http:// and ws:// to a host that is not loopback (the key travels in clear)")
   )
 }
 
@@ -61,6 +66,7 @@ export interface ConnectionFlags {
   readonly wsUrl: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly dialect: Option.Option<"documented" | "observed">
+  readonly allowInsecure: boolean
 }
 
 /**
@@ -74,6 +80,7 @@ export interface Connection {
   readonly wsUrl: string
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly dialect: "documented" | "observed"
+  readonly allowInsecure: boolean
 }
 
 const envString = (name: string): Effect.Effect<Option.Option<string>> =>
@@ -132,5 +139,23 @@ export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, Usage
           ? Effect.succeed<"documented" | "observed">(name)
           : Effect.fail(new UsageError({ message: `${Env.dialect} must be documented or observed, not "${name}"` }))
     })
-    return { baseUrl, wsUrl, apiKey, dialect }
+    return { baseUrl, wsUrl, apiKey, dialect, allowInsecure: flags.allowInsecure }
   })
+
+/**
+ * The options of `NodeAgentSessions.layer` for a resolved connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const layerOptions = (
+  connection: Connection,
+  extra: Partial<NodeAgentSessions.Options> = {}
+): NodeAgentSessions.Options => ({
+  ...extra,
+  baseUrl: connection.baseUrl,
+  wsUrl: connection.wsUrl,
+  dialect: Dialect.fromName(connection.dialect),
+  allowInsecure: connection.allowInsecure,
+  ...(Option.isSome(connection.apiKey) ? { apiKey: connection.apiKey.value } : {})
+})

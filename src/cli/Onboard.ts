@@ -65,12 +65,7 @@ export const onboard = (flags: {
     }
     const agent = yield* Effect.flatMap(AgentSessions, (sessions) =>
       sessions.onboard({ name: flags.name, website: flags.website, domain: flags.domain })).pipe(
-        Effect.provide(NodeAgentSessions.layer({
-          baseUrl: connection.baseUrl,
-          wsUrl: connection.wsUrl,
-          dialect: connection.dialect,
-          apiKey: connection.apiKey.value
-        }))
+        Effect.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
       )
     const key = Option.map(agent.apiKey, Redacted.value)
     let saved = false

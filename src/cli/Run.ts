@@ -281,13 +281,9 @@ export const runSession = (
 
       const outcome = yield* session.pipe(
         Effect.provide(
-          NodeAgentSessions.layer({
-            baseUrl: connection.baseUrl,
-            wsUrl: connection.wsUrl,
-            dialect: connection.dialect,
-            ...(Option.isSome(connection.apiKey) ? { apiKey: connection.apiKey.value } : {}),
-            ...(Option.isSome(agent) ? { agents: [agent.value] } : {})
-          })
+          NodeAgentSessions.layer(
+            CliConfig.layerOptions(connection, Option.isSome(agent) ? { agents: [agent.value] } : {})
+          )
         )
       )
       yield* reporter.outcome(outcome, progress)

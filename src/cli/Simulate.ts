@@ -1,13 +1,208 @@
 /**
- * `effect-agent-session simulate` (placeholder until the simulator exists).
+ * `effect-agent-session simulate`: start the reference simulator on loopback, print its URLs
+ * and account key, and run until interrupted.
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Dialect from "../Dialect.js"
+import * as Simulator from "../simulator/Simulator.js"
+import * as CliConfig from "./Config.js"
+import { CliExit, ExitCode } from "./ExitCode.js"
+import * as Render from "./Render.js"
 
 /**
+ * The flags of `simulate`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const simulateOptions = {
+  port: Options.integer("port").pipe(
+    Options.withDescription("The port to listen on; 0 picks a free one (printed)"),
+    Options.withDefault(8787)
+  ),
+  host: Options.text("host").pipe(Options.withDescription("The address to listen on"), Options.withDefault("127.0.0.1")),
+  dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
+    Options.withDescription("The wire dialect the simulator speaks"),
+    Options.withDefault("documented" as const)
+  ),
+  actions: Options.integer("actions").pipe(
+    Options.withDescription("The actions the scripted agent wants to run (it runs at most max_actions)"),
+    Options.withDefault(5)
+  ),
+  ask: Options.choice("ask", ["none", "input", "permission"]).pipe(
+    Options.withDescription("What the agent asks in the middle of its run"),
+    Options.withDefault("permission" as const)
+  ),
+  frameDelay: Options.integer("frame-delay").pipe(
+    Options.withDescription("Milliseconds before each event frame (slow it down to watch the live view)"),
+    Options.withDefault(300)
+  ),
+  accountKey: Options.text("account-key").pipe(
+    Options.withDescription("The account key the simulator accepts"),
+    Options.withDefault("sim-account-key")
+  ),
+  fault: Options.text("fault").pipe(
+    Options.withDescription(
+      "A fault, repeatable: drop-after=N[,M...], malformed-at=N, unknown-event-at=N, stall-after=N:MS, " +
+        "exceed-max-actions=N, close-before-complete, reject-handshake, fail-503=N, rate-limit=N[:SECONDS], http-delay=MS"
+    ),
+    Options.repeated
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object"))
+}
+
+const positive = (name: string, text: string): Either.Either<number, string> => {
+  const n = Number(text)
+  return Number.isInteger(n) && n >= 0 ? Either.right(n) : Either.left(`${name} needs a whole number, not "${text}"`)
+}
+
+/**
+ * Parses `--fault` values into the simulator's faults.
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const command = Command.make("simulate", {}, () => Effect.void)
+export const parseFaults = (specs: ReadonlyArray<string>): Either.Either<Simulator.Faults, string> => {
+  const ws: { -readonly [K in keyof Simulator.WsFaults]: Simulator.WsFaults[K] } = {}
+  const http: { -readonly [K in keyof Simulator.HttpFaults]: Simulator.HttpFaults[K] } = {}
+  const dropAfter: Array<number> = []
+  for (const spec of specs) {
+    const [name = "", value = ""] = spec.split("=", 2)
+    const number = (text: string) => positive(name, text)
+    let result: Either.Either<void, string>
+    switch (name.trim()) {
+      case "drop-after":
+        result = Either.map(
+          Either.all(value.split(",").filter((s) => s.length > 0).map(number)),
+          (ns) => void dropAfter.push(...ns)
+        )
+        break
+      case "malformed-at":
+        result = Either.map(number(value), (n) => void (ws.malformedAt = n))
+        break
+      case "unknown-event-at":
+        result = Either.map(number(value), (n) => void (ws.unknownEventAt = n))
+        break
+      case "stall-after": {
+        const [after = "", ms = ""] = value.split(":", 2)
+        result = Either.map(
+          Either.all([number(after), number(ms)]),
+          ([n, d]) => void (ws.stall = { after: n, duration: Duration.millis(d) })
+        )
+        break
+      }
+      case "exceed-max-actions":
+        result = Either.map(number(value), (n) => void (ws.exceedMaxActions = n))
+        break
+      case "close-before-complete":
+        ws.closeBeforeComplete = true
+        result = Either.void
+        break
+      case "reject-handshake":
+        ws.rejectHandshake = true
+        result = Either.void
+        break
+      case "fail-503":
+        result = Either.map(number(value), (n) => void (http.fail503 = n))
+        break
+      case "rate-limit": {
+        const [count = "", retryAfter = "1"] = value.split(":", 2)
+        result = Either.map(number(count), (n) => void (http.rateLimit = { count: n, retryAfter }))
+        break
+      }
+      case "http-delay":
+        result = Either.map(number(value), (n) => void (http.delay = Duration.millis(n)))
+        break
+      default:
+        result = Either.left(`unknown fault "${spec}"`)
+    }
+    if (Either.isLeft(result)) return Either.left(result.left)
+  }
+  if (dropAfter.length > 0) ws.dropAfter = dropAfter
+  return Either.right({ ws, http })
+}
+
+/**
+ * Starts the simulator and waits until interrupted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const simulate = (flags: {
+  readonly port: number
+  readonly host: string
+  readonly dialect: "documented" | "observed"
+  readonly actions: number
+  readonly ask: "none" | "input" | "permission"
+  readonly frameDelay: number
+  readonly accountKey: string
+  readonly fault: ReadonlyArray<string>
+  readonly json: boolean
+}, sink: Render.Sink = Render.processSink): Effect.Effect<void, CliExit> =>
+  Effect.gen(function*() {
+    const faults = parseFaults(flags.fault)
+    if (Either.isLeft(faults)) {
+      sink.err(`error: ${faults.left}\n`)
+      return yield* new CliExit({ code: ExitCode.usage })
+    }
+    const simulator = yield* Simulator.make({
+      port: flags.port,
+      host: flags.host,
+      dialect: Dialect.fromName(flags.dialect),
+      accountKey: flags.accountKey,
+      scenario: { actions: flags.actions, ask: flags.ask, frameDelay: Duration.millis(flags.frameDelay) },
+      faults: faults.right
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.gen(function*() {
+          sink.err(`error: cannot listen on ${flags.host}:${flags.port}: ${String(error.cause)}\n`)
+          return yield* new CliExit({ code: ExitCode.usage })
+        })
+      )
+    )
+    if (flags.json) {
+      sink.out(JSON.stringify({
+        baseUrl: simulator.baseUrl,
+        wsUrl: simulator.wsUrl,
+        port: simulator.port,
+        accountKey: simulator.accountKey,
+        dialect: flags.dialect
+      }) + "\n")
+    } else {
+      const faultText = flags.fault.length === 0 ? "none" : flags.fault.join(" ")
+      sink.out([
+        `Simulator listening (${flags.dialect} dialect)`,
+        `  base URL:    ${simulator.baseUrl}`,
+        `  WS URL:      ${simulator.wsUrl}`,
+        `  account key: ${simulator.accountKey}`,
+        `  scenario:    ${flags.actions} actions, asks ${flags.ask}, ${flags.frameDelay} ms between frames`,
+        `  faults:      ${faultText}`,
+        "",
+        "In another terminal:",
+        `  export ${CliConfig.Env.baseUrl}=${simulator.baseUrl}`,
+        `  export ${CliConfig.Env.wsUrl}=${simulator.wsUrl}`,
+        `  export ${CliConfig.Env.apiKey}=${simulator.accountKey}`,
+        ...(flags.dialect === "observed" ? [`  export ${CliConfig.Env.dialect}=observed`] : []),
+        `  npx effect-agent-session run --goal "Find the pricing page" --start-url https://example.com --max-actions 5`,
+        "",
+        "Press Ctrl-C to stop."
+      ].join("\n") + "\n")
+    }
+    return yield* Effect.never
+  }).pipe(Effect.scoped)
+
+/**
+ * The `simulate` command.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const command = Command.make("simulate", simulateOptions, (flags) => simulate(flags)).pipe(
+  Command.withDescription("Start the reference simulator of the service on loopback")
+)
