@@ -106,8 +106,17 @@ export interface Connect {
   readonly apiKey: string
   /** `message` sends `{apiKey, sessionId}` first; `query` puts them in the address. */
   readonly handshake: "message" | "query"
-  /** Called on every text frame; may answer through `send`. */
-  readonly onFrame?: (frame: string, send: (text: string) => void) => void
+  /** Called once the handshake is sent. */
+  readonly onOpen?: (client: Client) => void
+  /** Called on every text frame. */
+  readonly onFrame?: (frame: string, client: Client) => void
+}
+
+/** What a test client can do from its callbacks. */
+export interface Client {
+  readonly send: (text: string) => void
+  /** Closes the connection from the client's side with 1000. */
+  readonly close: () => void
 }
 
 /** Opens one WebSocket connection and waits for it to close. */
@@ -126,15 +135,17 @@ export const connectOnce = (sim: Simulator.Service, options: Connect): Effect.Ef
       : base
     const ws = new WebSocket(url)
     const frames: Array<string> = []
+    const client: Client = { send: (text) => ws.send(text), close: () => ws.close(1000) }
     ws.on("open", () => {
       if (options.handshake === "message") {
         ws.send(JSON.stringify({ apiKey: options.apiKey, sessionId: options.sessionId }))
       }
+      options.onOpen?.(client)
     })
     ws.on("message", (data) => {
       const text = String(data)
       frames.push(text)
-      options.onFrame?.(text, (reply) => ws.send(reply))
+      options.onFrame?.(text, client)
     })
     ws.on("error", () => {})
     ws.on("unexpected-response", (_request, response) => {

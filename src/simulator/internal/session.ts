@@ -348,7 +348,7 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
         session.stalled = true
         connection.stalling = true
         yield* Effect.sleep(faults.stall.duration)
-        connection.stalling = false
+        // `stalling` stays set until the next event frame is written: nothing comes in between.
         continue
       }
       for (const item of injectionsBefore(session, next, options.measure)) sink.write(item)
@@ -359,6 +359,7 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
           writeEvent(session, connection, next)
           next += 1
         }
+        connection.stalling = false
         if (!(yield* awaitAck(session, connection, next))) return
       } else {
         if (Duration.toMillis(session.settings.frameDelay) > 0) {
@@ -366,6 +367,7 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
           if (!live()) return
         }
         writeEvent(session, connection, next)
+        connection.stalling = false
         next += 1
         if (!(yield* awaitAck(session, connection, next))) return
       }
