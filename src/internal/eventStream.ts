@@ -1,0 +1,820 @@
+/**
+ * The event channel's engine: one `Connection` over a transport (WebSocket here, Server-Sent
+ * Events in `sse.ts`) with the reconnect schedule, idle time-out, bounded buffer with read
+ * pausing, and the answer queue. A transport only opens one attempt and reports how it ended.
+ */
+import * as Socket from "@effect/platform/Socket"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Answer from "../Answer.js"
+import * as Credentials from "../Credentials.js"
+import * as Dialect from "../Dialect.js"
+import {
+  AnswerBufferFull,
+  ConnectionLost,
+  ConnectTimeout,
+  EventDecodeError,
+  type EventStreamError,
+  type FrameError,
+  HandshakeRejected,
+  type InsecureTransport,
+  MalformedFrame,
+  redactSecrets,
+  RequestNotPending,
+  type RespondError,
+  truncateRaw,
+  UnknownEvent
+} from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as Wire from "../Wire.js"
+import { checkSecureUrl } from "./url.js"
+
+// ---------------------------------------------------------------------------
+// Public values (re-exported by EventStream.ts)
+// ---------------------------------------------------------------------------
+
+/** @internal */
+export const ConnectionState = Data.taggedEnum<EventStream.ConnectionState>()
+
+/** @internal */
+export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unknown> = Schedule.exponential(
+  Duration.millis(250),
+  2
+).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((delay) => Duration.min(delay, Duration.seconds(10))),
+  Schedule.intersect(Schedule.recurs(10)),
+  Schedule.map(([delay]) => delay)
+)
+
+/** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
+export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
+
+/** The HTTP statuses of a refused upgrade that mean the same. */
+export const rejectionStatuses: ReadonlySet<number> = new Set([401, 403])
+
+// ---------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------
+
+/** Every option of a connection, with its default applied. */
+export interface Settings {
+  readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly idleTimeout: Duration.Duration
+  readonly connectTimeout: Duration.Duration
+  readonly bufferSize: number
+  readonly answerBufferSize: number
+  readonly maxFrameSize: number
+  readonly strict: boolean
+  readonly endOnError: boolean
+  readonly failOnFrameError: boolean
+}
+
+const positiveInt = (value: number | undefined, fallback: number): number =>
+  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
+
+/** The settings of one connection: its own options over the layer's, over the defaults. */
+export const resolveSettings = (
+  layer: Omit<EventStream.ConnectOptions, "agent">,
+  own: EventStream.ConnectOptions
+): Settings => ({
+  reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
+  idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
+  connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
+  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
+  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
+  maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
+  strict: own.strict ?? layer.strict ?? false,
+  endOnError: own.endOnError ?? layer.endOnError ?? false,
+  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true
+})
+
+// ---------------------------------------------------------------------------
+// Transports
+// ---------------------------------------------------------------------------
+
+/** How one attempt ended. */
+export type AttemptOutcome =
+  /** The connection ended for good, normally. */
+  | { readonly _tag: "End"; readonly reason: EventStream.CloseReason }
+  /** The connection ended for good with an error that retrying cannot fix. */
+  | { readonly _tag: "Fatal"; readonly error: EventStreamError; readonly reason: EventStream.CloseReason }
+  /** The attempt failed or dropped: the schedule decides whether to try again. */
+  | { readonly _tag: "Retry"; readonly error: EventStreamError | string }
+
+/** @internal */
+export const End = (reason: EventStream.CloseReason): AttemptOutcome => ({ _tag: "End", reason })
+/** @internal */
+export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason): AttemptOutcome => ({
+  _tag: "Fatal",
+  error,
+  reason
+})
+/** @internal */
+export const Retry = (error: EventStreamError | string): AttemptOutcome => ({ _tag: "Retry", error })
+
+/** What an open transport lets the engine do. */
+export interface Io {
+  /** Writes one answer; fails (the answer stays queued) when it could not be handed over. */
+  readonly send: (frame: string, data: Wire.AnswerData) => Effect.Effect<void, string>
+  /** Stops reading (back-pressure); frames already received may still arrive. */
+  readonly pause: () => void
+  /** Reads again. */
+  readonly resume: () => void
+  /** Drops the connection at once (idle time-out). */
+  readonly abort: () => void
+}
+
+/** What the engine gives a transport for one attempt. */
+export interface Hooks {
+  /** The key, read afresh for this attempt. */
+  readonly key: Redacted.Redacted<string>
+  /** To call as soon as the connection exists (before it opens): frames may be paused from then on. */
+  readonly attach: (io: Io) => void
+  /** To call once open (and the handshake sent): starts the answer writer and the idle timer. */
+  readonly opened: Effect.Effect<void>
+  /** One raw frame of the dialect's framing. Synchronous; may return a (rare) Effect to run. */
+  readonly frame: (data: string | Uint8Array) => Effect.Effect<void> | void
+  /** One named event with its JSON payload text (Server-Sent Events). */
+  readonly namedEvent: (name: string, data: string) => Effect.Effect<void> | void
+}
+
+/** One attempt: opens, runs until the connection ends by itself, and says how it ended. */
+export type Transport = (hooks: Hooks) => Effect.Effect<AttemptOutcome, never, Scope.Scope>
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+const describeCause = (cause: unknown): string => {
+  if (Predicate.hasProperty(cause, "message") && typeof cause.message === "string" && cause.message.length > 0) {
+    return cause.message
+  }
+  if (Predicate.hasProperty(cause, "error") && Predicate.hasProperty(cause.error, "message")) {
+    return String(cause.error.message)
+  }
+  if (Predicate.hasProperty(cause, "type") && typeof cause.type === "string") return `${cause.type} event`
+  return String(cause)
+}
+
+/** Text safe to keep: no key, no key-bearing query parameter. */
+export const scrub = (text: string, key: Redacted.Redacted<string>): string =>
+  Wire.redactUrl(redactSecrets(text, [Redacted.value(key)]))
+
+/** A frame error without the key, should the service ever echo it in a frame. */
+const scrubFrameError = (error: FrameError, key: Redacted.Redacted<string>): FrameError => {
+  const secret = Redacted.value(key)
+  if (secret.length === 0) return error
+  switch (error._tag) {
+    case "FrameTooLarge":
+      return error
+    case "MalformedFrame":
+      return error.raw.includes(secret) || error.message.includes(secret)
+        ? new MalformedFrame({ raw: redactSecrets(error.raw, [secret]), message: redactSecrets(error.message, [secret]) })
+        : error
+    case "EventDecodeError":
+      return error.raw.includes(secret) || error.message.includes(secret)
+        ? new EventDecodeError({
+          event: error.event,
+          raw: redactSecrets(error.raw, [secret]),
+          message: redactSecrets(error.message, [secret])
+        })
+        : error
+    case "UnknownEvent":
+      return error.raw.includes(secret) || error.event.includes(secret)
+        ? new UnknownEvent({ event: redactSecrets(error.event, [secret]), raw: redactSecrets(error.raw, [secret]) })
+        : error
+  }
+}
+
+const describeError = (error: EventStreamError | string): string => typeof error === "string" ? error : error.message
+
+const requestKey = (actionSessionId: string, resourceType: string): string => `${actionSessionId}\u0000${resourceType}`
+
+type RequestStatus = "pending" | "queued" | "sent"
+
+interface QueuedAnswer {
+  readonly key: string
+  readonly frame: string
+  readonly data: Wire.AnswerData
+}
+
+// ---------------------------------------------------------------------------
+// The engine
+// ---------------------------------------------------------------------------
+
+/** Everything a connection needs besides its transport. */
+export interface EngineOptions {
+  readonly sessionId: string
+  readonly settings: Settings
+  readonly dialect: Dialect.Dialect
+  readonly agent: Credentials.AgentKeyRef | string | undefined
+  /** The address for logs and spans, without any key. */
+  readonly printableUrl: string
+  readonly transport: Transport
+}
+
+/** A connection and the engine's internals that tests observe. */
+export interface Engine {
+  readonly connection: EventStream.Connection
+  /** Frames received and not yet taken by the consumer. */
+  readonly buffered: () => number
+  /** The largest `buffered` seen. */
+  readonly peakBuffered: () => number
+  /** Frames skipped with a warning (`failOnFrameError: false`). */
+  readonly skipped: () => number
+}
+
+/**
+ * Builds a connection in the current scope. Nothing is opened until `events` is consumed.
+ */
+export const makeEngine = (
+  options: EngineOptions
+): Effect.Effect<Engine, never, Scope.Scope | Credentials.Credentials> =>
+  Effect.gen(function*() {
+    const { dialect, sessionId, settings } = options
+    const credentials = yield* Credentials.Credentials
+    const scope = yield* Effect.scope
+    const clock = yield* Effect.clock
+    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
+    const mailbox = yield* Mailbox.make<SessionEvent.SessionEvent, EventStreamError>()
+    const closeRequested = yield* Deferred.make<void>()
+    const wake = yield* Queue.sliding<void>(1)
+    const decode = Wire.makeDecoder(dialect.framing, {
+      maxFrameSize: settings.maxFrameSize,
+      strict: settings.strict
+    })
+    const bufferSize = settings.bufferSize
+    const lowWater = Math.floor(bufferSize / 2)
+    const idleMillis = Duration.toMillis(settings.idleTimeout)
+
+    // --- connection-wide state (single-threaded JavaScript: plain variables) ---
+    let started = false
+    let finished = false
+    let runner: Fiber.RuntimeFiber<void> | undefined
+    let held = 0
+    let peak = 0
+    let skipped = 0
+    const requests = new Map<string, RequestStatus>()
+    const outbox: Array<QueuedAnswer> = []
+
+    // --- per-attempt state ---
+    interface Current {
+      readonly outcome: Deferred.Deferred<AttemptOutcome>
+      readonly key: Redacted.Redacted<string>
+      io: Io | undefined
+      paused: boolean
+      ended: boolean
+      opened: boolean
+      gotFrame: boolean
+      lastFrameAt: number
+    }
+    let current: Current | undefined
+
+    const endAttempt = (attempt: Current, outcome: AttemptOutcome): void => {
+      if (attempt.ended) return
+      attempt.ended = true
+      Deferred.unsafeDone(attempt.outcome, Exit.succeed(outcome))
+    }
+
+    const pauseIfFull = (attempt: Current): void => {
+      if (!attempt.paused && held >= bufferSize && attempt.io !== undefined) {
+        attempt.paused = true
+        attempt.io.pause()
+      }
+    }
+
+    const taken = (count: number): void => {
+      held -= count
+      const attempt = current
+      if (attempt !== undefined && attempt.paused && held <= lowWater && !attempt.ended) {
+        attempt.paused = false
+        attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
+        attempt.io?.resume()
+      }
+    }
+
+    const skip = (error: FrameError): Effect.Effect<void> => {
+      skipped += 1
+      const raw = "raw" in error ? truncateRaw(error.raw) : ""
+      return Effect.logWarning(`Skipped a frame: ${error.message}`).pipe(
+        Effect.annotateLogs({ sessionId, frameError: error._tag, skipped, raw })
+      )
+    }
+
+    const accept = (result: Either.Either<SessionEvent.SessionEvent, FrameError>): Effect.Effect<void> | void => {
+      const attempt = current
+      if (attempt === undefined || attempt.ended) return
+      attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
+      // Keep-alives (`connected`, `heartbeat`) prove the socket, not progress: only another frame
+      // resets the reconnect schedule, so a server that accepts and then drops every connection
+      // still exhausts it (ConnectionLost) instead of looping forever.
+      if (Either.isLeft(result) || (result.right._tag !== "Heartbeat" && result.right._tag !== "Connected")) {
+        attempt.gotFrame = true
+      }
+      if (Either.isLeft(result)) {
+        const error = scrubFrameError(result.left, attempt.key)
+        if (settings.failOnFrameError) return endAttempt(attempt, Fatal(error, "failed"))
+        return skip(error)
+      }
+      const event = result.right
+      if (event._tag === "ExternalResourceRequested") {
+        const key = requestKey(event.action_session_id, SessionEvent.resourceTypeRaw(event.resource_type))
+        // Asked again (after a reconnect, say): pending again unless an answer is still queued.
+        if (requests.get(key) !== "queued") requests.set(key, "pending")
+      }
+      mailbox.unsafeOffer(event)
+      held += 1
+      if (held > peak) peak = held
+      if (event._tag === "Complete") return endAttempt(attempt, End("complete"))
+      if (event._tag === "AgentError" && settings.endOnError) return endAttempt(attempt, End("error-event"))
+      pauseIfFull(attempt)
+    }
+
+    const frame = (data: string | Uint8Array) => accept(decode(data))
+
+    const namedEvent = (name: string, data: string) => {
+      const attempt = current
+      if (attempt === undefined || attempt.ended) return
+      // The same decoder as WebSocket frames: rebuild the `{event,data}` frame text.
+      return accept(decode(`{"${dialect.framing === "type-data" ? "type" : "event"}":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`))
+    }
+
+    // --- the answer writer of an open attempt ---
+    const writer = (attempt: Current, io: Io): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        while (!attempt.ended) {
+          while (outbox.length > 0 && !attempt.ended) {
+            const head = outbox[0]!
+            const sent = yield* Effect.either(io.send(head.frame, head.data))
+            if (Either.isLeft(sent)) {
+              endAttempt(attempt, Retry(`answer not written: ${sent.left}`))
+              return
+            }
+            // Handed to the open socket: now it counts as sent.
+            outbox.shift()
+            requests.set(head.key, "sent")
+          }
+          yield* Queue.take(wake)
+        }
+      })
+
+    // --- the idle timer of an open attempt ---
+    const idleTimer = (attempt: Current): Effect.Effect<void> =>
+      Effect.suspend(function loop(): Effect.Effect<void> {
+        if (attempt.ended) return Effect.void
+        const now = clock.unsafeCurrentTimeMillis()
+        if (attempt.paused) {
+          // A paused socket reads nothing: that is not the service's silence.
+          return Effect.zipRight(Effect.sleep(settings.idleTimeout), Effect.suspend(loop))
+        }
+        const left = attempt.lastFrameAt + idleMillis - now
+        if (left <= 0) {
+          attempt.io?.abort()
+          endAttempt(attempt, Retry(`no frame for ${Duration.format(settings.idleTimeout)} (idle time-out)`))
+          return Effect.void
+        }
+        return Effect.zipRight(Effect.sleep(Duration.millis(left)), Effect.suspend(loop))
+      })
+
+    // --- reconnect bookkeeping ---
+    let reconnects = 0
+    let everOpen = false
+    let downSince: number | undefined
+
+    const attemptOnce: Effect.Effect<{ readonly outcome: AttemptOutcome; readonly alive: boolean; readonly opened: boolean }> =
+      Effect.scoped(
+        Effect.gen(function*() {
+          const key = yield* Effect.either(credentials.keyFor("connect", options.agent))
+          if (Either.isLeft(key)) {
+            return { outcome: Fatal(key.left, "failed"), alive: false, opened: false }
+          }
+          const attemptScope = yield* Effect.scope
+          const attempt: Current = {
+            outcome: yield* Deferred.make<AttemptOutcome>(),
+            key: key.right,
+            io: undefined,
+            paused: false,
+            ended: false,
+            opened: false,
+            gotFrame: false,
+            lastFrameAt: clock.unsafeCurrentTimeMillis()
+          }
+          current = attempt
+          const attach = (io: Io): void => {
+            attempt.io = io
+            pauseIfFull(attempt)
+          }
+          const opened: Effect.Effect<void> = Effect.gen(function*() {
+              const io = attempt.io
+              if (attempt.ended || io === undefined) return
+              attempt.opened = true
+              attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
+              const now = clock.unsafeCurrentTimeMillis()
+              const downtime = downSince === undefined
+                ? Option.none<Duration.Duration>()
+                : Option.some(Duration.millis(now - downSince))
+              if (everOpen) reconnects += 1
+              everOpen = true
+              downSince = undefined
+              yield* SubscriptionRef.set(state, ConnectionState.Open({ reconnects, downtime }))
+              yield* Effect.logDebug(reconnects === 0 ? "Event channel open" : "Event channel reopened").pipe(
+                Effect.annotateLogs({ reconnects })
+              )
+              pauseIfFull(attempt)
+              yield* Effect.forkIn(writer(attempt, io), attemptScope)
+              yield* Effect.forkIn(idleTimer(attempt), attemptScope)
+            })
+          const hooks: Hooks = { key: key.right, attach, opened, frame, namedEvent }
+          yield* options.transport(hooks).pipe(
+            Effect.flatMap((outcome) => Effect.sync(() => endAttempt(attempt, outcome))),
+            Effect.forkIn(attemptScope)
+          )
+          const outcome = yield* Deferred.await(attempt.outcome)
+          attempt.ended = true
+          return { outcome, alive: attempt.gotFrame, opened: attempt.opened }
+        })
+      )
+
+    type Final = { readonly reason: EventStream.CloseReason; readonly exit: Exit.Exit<void, EventStreamError> }
+
+    const loop: Effect.Effect<Final> = Effect.gen(function*() {
+      const driver = yield* Schedule.driver(settings.reconnect)
+      // Attempts in this bout: since the connection was last seen alive (a frame received).
+      let attempts = 0
+      let retries = 0
+      while (true) {
+        attempts += 1
+        const { alive, opened, outcome } = yield* attemptOnce.pipe(
+          Effect.withSpan("EventStream.attempt", {
+            attributes: { sessionId, attempt: attempts, url: options.printableUrl }
+          })
+        )
+        if (outcome._tag === "End") return { reason: outcome.reason, exit: Exit.void }
+        if (outcome._tag === "Fatal") return { reason: outcome.reason, exit: Exit.fail(outcome.error) }
+        if (opened) downSince = clock.unsafeCurrentTimeMillis()
+        if (alive) {
+          // It worked for a while: a fresh bout, a fresh schedule.
+          attempts = 1
+          retries = 0
+          yield* driver.reset
+        }
+        const lastError = describeError(outcome.error)
+        yield* Effect.logInfo(`Event channel attempt ended: ${lastError}`).pipe(Effect.annotateLogs({ attempts }))
+        retries += 1
+        yield* SubscriptionRef.set(state, ConnectionState.Reconnecting({ attempt: retries, lastError }))
+        const next = yield* Effect.either(driver.next(outcome.error))
+        if (Either.isLeft(next)) {
+          // No retry allowed at all: the attempt's own typed error (ConnectTimeout) says more.
+          const error: EventStreamError = attempts === 1 && !alive && typeof outcome.error !== "string"
+            ? outcome.error
+            : new ConnectionLost({ attempts, lastError })
+          return { reason: "connection-lost", exit: Exit.fail(error) }
+        }
+      }
+    })
+
+    const finish = (final: Final): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (finished) return Effect.void
+        finished = true
+        const unsent = outbox.length
+        outbox.length = 0
+        requests.clear()
+        return Effect.all([
+          SubscriptionRef.set(state, ConnectionState.Closed({ reason: final.reason })),
+          unsent > 0
+            ? Effect.logWarning(`${unsent} answer(s) not sent: the event channel closed (${final.reason})`)
+            : Effect.void,
+          Effect.logDebug(`Event channel closed: ${final.reason}`),
+          mailbox.done(final.exit)
+        ], { discard: true })
+      })
+
+    const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
+
+    const run: Effect.Effect<void> = Effect.raceFirst(
+      loop,
+      Effect.as(Deferred.await(closeRequested), closedByCaller)
+    ).pipe(
+      Effect.flatMap(finish),
+      Effect.onInterrupt(() => finish(closedByCaller)),
+      Effect.annotateLogs({ sessionId }),
+      Effect.withSpan("EventStream.connection", { attributes: { sessionId, url: options.printableUrl } })
+    )
+
+    const start = Effect.suspend(() => {
+      if (started) return Effect.void
+      started = true
+      if (finished) return Effect.void
+      return Effect.forkIn(run, scope).pipe(Effect.tap((fiber) => {
+        runner = fiber
+      }))
+    })
+
+    const events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> = Stream.unwrap(
+      Effect.as(
+        start,
+        Mailbox.toStream(mailbox).pipe(Stream.mapChunks((chunk) => {
+          taken(chunk.length)
+          return chunk
+        }))
+      )
+    )
+
+    const close: Effect.Effect<void> = Effect.suspend(() => {
+      Deferred.unsafeDone(closeRequested, Exit.void)
+      if (runner === undefined) {
+        started = true
+        return finish(closedByCaller)
+      }
+      return Effect.asVoid(runner.await)
+    })
+
+    const respond = (
+      request: SessionEvent.ExternalResourceRequested,
+      answer: Answer.Answer
+    ): Effect.Effect<void, RespondError> =>
+      Effect.suspend((): Effect.Effect<void, RespondError> => {
+        const resourceType = SessionEvent.resourceTypeRaw(request.resource_type)
+        const key = requestKey(request.action_session_id, resourceType)
+        const status = requests.get(key)
+        if (status === undefined) {
+          return Effect.fail(
+            new RequestNotPending({ resourceType, actionSessionId: request.action_session_id, reason: "never-received" })
+          )
+        }
+        if (status !== "pending") {
+          return Effect.fail(
+            new RequestNotPending({
+              resourceType,
+              actionSessionId: request.action_session_id,
+              reason: "already-answered"
+            })
+          )
+        }
+        if (outbox.length >= settings.answerBufferSize) {
+          return Effect.fail(new AnswerBufferFull({ limit: settings.answerBufferSize }))
+        }
+        requests.set(key, "queued")
+        outbox.push({
+          key,
+          frame: Wire.encodeAnswer(dialect.answerKey, request, answer),
+          data: Wire.answerData(request, answer)
+        })
+        wake.unsafeOffer(undefined)
+        return Effect.void
+      })
+
+    yield* Effect.addFinalizer(() => close)
+
+    const connection: EventStream.Connection = { sessionId, events, state, respond, close }
+    return {
+      connection,
+      buffered: () => held,
+      peakBuffered: () => peak,
+      skipped: () => skipped
+    }
+  })
+
+// ---------------------------------------------------------------------------
+// WebSocket transport
+// ---------------------------------------------------------------------------
+
+/** The HTTP answer to a refused upgrade. */
+export interface UpgradeRejection {
+  readonly status: number
+  readonly reason: string
+}
+
+const rejections = new WeakMap<object, UpgradeRejection>()
+
+/** Records the HTTP status with which the server refused a socket's upgrade (`webSocket.ts`). */
+export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
+  rejections.set(ws, rejection)
+}
+
+/** The refused upgrade recorded for a socket by the SDK's own constructor. */
+export const rejectionOf = (ws: object): Option.Option<UpgradeRejection> => Option.fromNullable(rejections.get(ws))
+
+const UNEXPECTED_RESPONSE = /Unexpected server response: (\d{3})/
+
+/**
+ * The refused upgrade status found in an open error of any `ws`-based socket (`ws` reports
+ * `Unexpected server response: 401` when no one handles `unexpected-response`).
+ */
+export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> => {
+  const match = UNEXPECTED_RESPONSE.exec(describeCause(cause))
+  return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
+}
+
+/** A socket whose reading can be paused (the `ws` package's sockets can). */
+interface Pausable {
+  readonly pause: () => void
+  readonly resume: () => void
+}
+
+const isPausable = (ws: object): ws is Pausable =>
+  Predicate.hasProperty(ws, "pause") && typeof ws.pause === "function" &&
+  Predicate.hasProperty(ws, "resume") && typeof ws.resume === "function"
+
+/** Drops the connection at once when the socket can (`ws`'s `terminate()`), else closes it. */
+const terminate = (ws: globalThis.WebSocket): void => {
+  if (Predicate.hasProperty(ws, "terminate") && typeof ws.terminate === "function") {
+    ws.terminate()
+  } else {
+    ws.close()
+  }
+}
+
+const OPEN = 1
+
+const noop = (): void => {}
+
+const closeQuietly = (ws: globalThis.WebSocket): void => {
+  // `ws` emits `error` when a socket still connecting is closed: keep it from being unhandled.
+  ws.addEventListener("error", noop)
+  if (ws.readyState <= OPEN) {
+    try {
+      ws.close(1000)
+    } catch {
+      terminate(ws)
+    }
+  }
+}
+
+const socketIo = (ws: globalThis.WebSocket): Io => {
+  const pausable = isPausable(ws) ? ws : undefined
+  return {
+    send: (frame) =>
+      Effect.suspend(() => {
+        if (ws.readyState !== OPEN) return Effect.fail("the socket is not open")
+        try {
+          ws.send(frame)
+          return Effect.void
+        } catch (cause) {
+          return Effect.fail(describeCause(cause))
+        }
+      }),
+    pause: () => pausable?.pause(),
+    resume: () => pausable?.resume(),
+    abort: () => terminate(ws)
+  }
+}
+
+/** Maps how the platform socket's run ended to the attempt's outcome. */
+const socketOutcome = (
+  error: Socket.SocketError,
+  ws: globalThis.WebSocket | undefined,
+  key: Redacted.Redacted<string>,
+  connectTimeout: Duration.Duration
+): AttemptOutcome => {
+  if (error.reason === "Close") {
+    const reason = scrub(error.closeReason ?? "", key)
+    if (rejectionCloseCodes.has(error.code)) {
+      return Fatal(new HandshakeRejected({ code: error.code, reason }), "handshake-rejected")
+    }
+    return Retry(`closed with code ${error.code}${reason.length > 0 ? `: ${reason}` : ""}`)
+  }
+  if (error.reason === "OpenTimeout") return Retry(new ConnectTimeout({ timeout: connectTimeout }))
+  if (error.reason === "Open") {
+    const rejection = Option.orElse(
+      ws === undefined ? Option.none() : rejectionOf(ws),
+      () => rejectionFromError(error.cause)
+    )
+    if (Option.isSome(rejection)) {
+      const { reason, status } = rejection.value
+      if (rejectionStatuses.has(status)) {
+        return Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
+      }
+      return Retry(`upgrade refused with HTTP ${status}`)
+    }
+    return Retry(`open failed: ${scrub(describeCause(error.cause), key)}`)
+  }
+  return Retry(`${error.reason.toLowerCase()} failed: ${scrub(describeCause(error.cause), key)}`)
+}
+
+/** The WebSocket transport: one socket per attempt through the platform's `Socket`. */
+export const webSocketTransport = (options: {
+  readonly base: string
+  readonly dialect: Dialect.Dialect
+  readonly sessionId: string
+  readonly settings: Settings
+  readonly constructor: (url: string, protocols?: string | Array<string> | undefined) => globalThis.WebSocket
+}): Transport =>
+(hooks) =>
+  Effect.gen(function*() {
+    const { dialect, sessionId } = options
+    const url = Wire.connectUrl({
+      base: options.base,
+      path: dialect.connectPath,
+      handshake: dialect.handshake,
+      sessionId,
+      apiKey: hooks.key
+    })
+    let ws: globalThis.WebSocket | undefined
+    const socket = yield* Socket.fromWebSocket(
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => {
+            const created = options.constructor(url)
+            ws = created
+            hooks.attach(socketIo(created))
+            return created
+          },
+          catch: (cause) => new Socket.SocketGenericError({ reason: "Open", cause: scrub(describeCause(cause), hooks.key) })
+        }),
+        (socket) => Effect.sync(() => closeQuietly(socket))
+      ),
+      {
+        // 1006 (an abrupt drop) is an error to reconnect from, unlike the platform's default.
+        closeCodeIsError: (code) => code !== 1000,
+        openTimeout: options.settings.connectTimeout
+      }
+    )
+    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(url)}`)
+    const onOpen = Effect.suspend(() => {
+      if (ws === undefined) return Effect.void
+      if (dialect.handshake !== "query") ws.send(Wire.handshakeMessage(hooks.key, sessionId))
+      return hooks.opened
+    })
+    return yield* socket.runRaw(hooks.frame, { onOpen }).pipe(
+      Effect.as(End("closed-by-service")),
+      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout)))
+    )
+  })
+
+// ---------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------
+
+/** The layer's options, checked. */
+export interface ServiceOptions extends Omit<EventStream.ConnectOptions, "agent"> {
+  readonly url: string
+  readonly dialect?: Dialect.Dialect | undefined
+  readonly allowInsecure?: boolean | undefined
+}
+
+/** Checks the address for a connection: `wss`, or plain to loopback or with `allowInsecure`. */
+export const checkAddress = (url: string, allowInsecure: boolean | undefined): Effect.Effect<string, InsecureTransport> =>
+  Either.match(checkSecureUrl(url, allowInsecure === true), {
+    onLeft: Effect.fail,
+    onRight: () => Effect.succeed(url)
+  })
+
+/**
+ * Opens a WebSocket connection's engine (the service's `connect`, with the internals tests
+ * observe).
+ */
+export const connectEngine = (
+  options: ServiceOptions,
+  sessionId: string,
+  connectOptions: EventStream.ConnectOptions = {}
+): Effect.Effect<Engine, InsecureTransport, Scope.Scope | Credentials.Credentials | Socket.WebSocketConstructor> =>
+  Effect.gen(function*() {
+    const base = yield* checkAddress(options.url, options.allowInsecure)
+    const constructor = yield* Socket.WebSocketConstructor
+    const dialect = options.dialect ?? Dialect.documented
+    const settings = resolveSettings(options, connectOptions)
+    return yield* makeEngine({
+      sessionId,
+      settings,
+      dialect,
+      agent: connectOptions.agent,
+      printableUrl: Wire.redactUrl(Wire.joinPath(base, dialect.connectPath)),
+      transport: webSocketTransport({ base, dialect, sessionId, settings, constructor })
+    })
+  })
+
+/** The WebSocket service. */
+export const make = (
+  options: ServiceOptions
+): Effect.Effect<EventStream.Service, never, Credentials.Credentials | Socket.WebSocketConstructor> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Credentials.Credentials | Socket.WebSocketConstructor>()
+    const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
+      Effect.map(connectEngine(options, sessionId, connectOptions), (engine) => engine.connection).pipe(
+        Effect.provide(context)
+      )
+    return {
+      connect,
+      events: (sessionId, connectOptions) =>
+        Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+    }
+  })
