@@ -1,0 +1,128 @@
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import { AgentSessions, Answer, Dialect, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import * as Simulator from "../../src/simulator/Simulator.js"
+
+const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
+
+const sdkFor = (options: { readonly apiKey?: string } = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(Simulator.Simulator, (simulator) =>
+      NodeAgentSessions.layer({
+        apiKey: options.apiKey ?? simulator.accountKey,
+        baseUrl: simulator.baseUrl,
+        wsUrl: simulator.wsUrl,
+        dialect: simulator.dialect,
+        events: { reconnect: fastReconnect }
+      }))
+  )
+
+/** The events a client must receive exactly once: the simulator's script (keep-alives aside). */
+const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
+
+/** Runs with faults (and a scenario change) on the simulator, restoring both afterwards. */
+const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
+  Effect.flatMap(Simulator.Simulator, (simulator) =>
+    Effect.acquireUseRelease(
+      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
+      () => self,
+      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario({ ask: "input" }))
+    ))
+
+const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
+
+for (const dialect of [Dialect.documented, Dialect.observed]) {
+  describe(`AgentSessions end to end (${dialect.name} dialect)`, () => {
+    const SimulatorLive = Simulator.layer({
+      port: 0,
+      dialect,
+      scenario: { actions: 4, ask: "input", frameDelay: "1 millis" }
+    })
+
+    layer(Layer.provideMerge(sdkFor(), SimulatorLive), { excludeTestServices: true })((it) => {
+      it.effect("runs a whole session, answers the request, and every scripted event arrives once in order", () =>
+        Effect.gen(function*() {
+          const simulator = yield* Simulator.Simulator
+          const outcome = yield* AgentSessions.run(request, {
+            onRequest: () => Effect.succeed(Answer.grant("jane@example.com"))
+          })
+          const script = yield* simulator.script(outcome.sessionId)
+          assert.deepStrictEqual(meaningful(outcome.events), script)
+          assert.strictEqual(outcome.actions, 4)
+          assert.isTrue(Option.isSome(outcome.totalCost))
+          const answers = yield* simulator.answers(outcome.sessionId)
+          assert.strictEqual(answers.length, 1)
+          assert.strictEqual(answers[0]?.granted, true)
+          assert.strictEqual(answers[0]?.input, "jane@example.com")
+          assert.strictEqual(answers[0]?.resource_type, "request_user_input")
+        }))
+
+      it.effect("U17 the socket dropped 3 times still gives every event exactly once, ending in Complete", () =>
+        Effect.gen(function*() {
+          const simulator = yield* Simulator.Simulator
+          const outcome = yield* AgentSessions.run(request, { onRequest: () => Effect.succeed(Answer.deny) }).pipe(
+            withFaults({ ws: { dropAfter: [2, 5, 8] } })
+          )
+          assert.deepStrictEqual(meaningful(outcome.events), yield* simulator.script(outcome.sessionId))
+          assert.strictEqual(outcome.events.at(-1)?._tag, "Complete")
+          assert.isAtLeast(yield* simulator.connections(outcome.sessionId), 4)
+        }))
+
+      it.effect("U20 actions beyond max_actions fail the run with ActionBudgetExceeded", () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(AgentSessions.run({ ...request, max_actions: 3 })).pipe(
+            withFaults({ ws: { exceedMaxActions: 2 } }, { ask: "none" })
+          )
+          assert.strictEqual(error._tag, "ActionBudgetExceeded")
+          if (error._tag === "ActionBudgetExceeded") {
+            assert.strictEqual(error.maxActions, 3)
+            assert.strictEqual(error.actions, 4)
+          }
+        }))
+
+      it.effect("U17 a channel that keeps closing before complete ends with ConnectionLost carrying the close", () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(
+            AgentSessions.run(request, { reconnect: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))) })
+          ).pipe(withFaults({ ws: { closeBeforeComplete: true } }, { ask: "none" }))
+          assert.strictEqual(error._tag, "ConnectionLost")
+          if (error._tag === "ConnectionLost") {
+            assert.strictEqual(error.attempts, 3)
+            assert.include(error.lastError, "1011")
+          }
+        }))
+
+      it.effect("onboards an agent and runs a session with the agent's key (U11)", () =>
+        Effect.gen(function*() {
+          const simulator = yield* Simulator.Simulator
+          const agent = yield* AgentSessions.onboard({
+            name: `e2e-${dialect.name}-${Date.now()}`,
+            website: "https://example.com",
+            domain: "automation"
+          })
+          assert.isTrue(Option.isSome(agent.apiKey))
+          const outcome = yield* AgentSessions.run(request, {
+            agent: { agentId: agent.agentId, apiKey: agent.apiKey },
+            onRequest: () => Effect.succeed(Answer.grant("x@example.com"))
+          })
+          assert.deepStrictEqual(meaningful(outcome.events), yield* simulator.script(outcome.sessionId))
+        }))
+    })
+
+    layer(
+      Layer.provideMerge(sdkFor({ apiKey: "not-the-key" }), Simulator.layer({ port: 0, dialect })),
+      { excludeTestServices: true }
+    )((it) => {
+      it.effect("U12 a wrong key fails with Unauthorized before any event", () =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(AgentSessions.run(request))
+          assert.strictEqual(error._tag, "Unauthorized")
+        }))
+    })
+  })
+}
