@@ -4,6 +4,9 @@
  * over IPC (or prints it), and exits. One process per measurement keeps the sides apart: the SDK
  * never shares a heap, a JIT or a GC with the raw client it is compared with.
  */
+import * as Fs from "node:fs"
+import * as Inspector from "node:inspector"
+import * as Path from "node:path"
 import { fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
 import type { ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
 import type * as Raw from "./raw.js"
@@ -108,6 +111,33 @@ const memory = async (client: Client, url: string, count: number, concurrency: n
   }
 }
 
+const post = <A>(session: Inspector.Session, method: string, params?: object): Promise<A> =>
+  new Promise((resolve, reject) => {
+    session.post(method, params, (error, result) => (error === null ? resolve(result as A) : reject(error)))
+  })
+
+/**
+ * Runs the measured part of a task under the CPU profiler when `BENCH_CPU_PROFILE_DIR` is set
+ * (warm-up, set-up and module loading are left out), writing `<label>-<pid>.cpuprofile` there.
+ */
+export const profiled = async <A>(label: string, body: () => Promise<A>): Promise<A> => {
+  const dir = process.env["BENCH_CPU_PROFILE_DIR"]
+  if (dir === undefined || dir === "") return body()
+  const session = new Inspector.Session()
+  session.connect()
+  await post(session, "Profiler.enable")
+  await post(session, "Profiler.setSamplingInterval", { interval: 100 })
+  await post(session, "Profiler.start")
+  try {
+    return await body()
+  } finally {
+    const { profile } = await post<{ profile: object }>(session, "Profiler.stop")
+    Fs.mkdirSync(dir, { recursive: true })
+    Fs.writeFileSync(Path.join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
 /** Runs one task. */
 export const runTask = async (task: Task): Promise<TaskResult> => {
   switch (task.kind) {
@@ -115,10 +145,17 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
       const client = await clientFor(task.variant)
       if (task.warmup > 0) await client.throughput(task.url, task.warmup)
       fullGc()
-      return client.throughput(task.url, task.n)
+      return profiled(`throughput-${task.variant}`, async () => {
+        const cpu = process.cpuUsage()
+        const result = await client.throughput(task.url, task.n)
+        const used = process.cpuUsage(cpu)
+        return { ...result, cpuMs: (used.user + used.system) / 1000 }
+      })
     }
-    case "memory":
-      return memory(await clientFor(task.variant), task.url, task.count, task.concurrency)
+    case "memory": {
+      const client = await clientFor(task.variant)
+      return profiled(`memory-${task.variant}`, () => memory(client, task.url, task.count, task.concurrency))
+    }
     case "slow": {
       const client = await clientFor(task.variant)
       // Warm up with a short run, so compiling is not counted as heap.
@@ -127,16 +164,19 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
         pauseEvery: task.pauseEvery,
         sampler: heapSampler(task.liveEvery)
       })
-      return client.slowConsumer(task.url, task.n, {
-        bufferSize: task.bufferSize,
-        pauseEvery: task.pauseEvery,
-        sampler: heapSampler(task.liveEvery)
-      })
+      return profiled(`slow-${task.variant}`, () =>
+        client.slowConsumer(task.url, task.n, {
+          bufferSize: task.bufferSize,
+          pauseEvery: task.pauseEvery,
+          sampler: heapSampler(task.liveEvery)
+        }))
     }
     case "reconnect":
       return (await clientFor(task.variant)).reconnect(task.url, task.id, task.k, task.drops)
-    case "createSession":
-      return (await import("./createSession.js")).run(task)
+    case "createSession": {
+      const createSession = await import("./createSession.js")
+      return profiled("createSession", () => createSession.run(task))
+    }
   }
 }
 

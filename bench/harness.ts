@@ -44,7 +44,7 @@ export interface Config {
   readonly reconnectRounds: number
   /** Create-session requests per round, rounds (alternating fetch, SDK), warm-up requests. */
   readonly createSession: { readonly requests: number; readonly rounds: number; readonly warmup: number }
-  /** Write a CPU profile of every SDK client process to this directory. */
+  /** Write a CPU profile of the measured part of every client process (both sides) to this directory. */
   readonly cpuProfileDir?: string | undefined
   /** Progress lines. */
   readonly log: (line: string) => void
@@ -121,7 +121,7 @@ export interface Results {
   readonly machine: Machine
   readonly config: Omit<Config, "log">
   readonly seconds: number
-  readonly throughput: (Comparison & { readonly ordered: boolean }) | Skipped
+  readonly throughput: (Comparison & { readonly cpuPerFrame: Comparison; readonly ordered: boolean }) | Skipped
   readonly memory: ReadonlyArray<MemoryFigure> | Skipped
   readonly memoryNote: string
   readonly createSession: Comparison | Skipped
@@ -161,7 +161,12 @@ export const machine = (): Machine => ({
 })
 
 /** Starts a TypeScript file in a child process (with its soft fd limit raised to the hard one). */
-const spawnTs = (file: string, args: ReadonlyArray<string>, nodeFlags: ReadonlyArray<string> = []): ChildProcess => {
+const spawnTs = (
+  file: string,
+  args: ReadonlyArray<string>,
+  nodeFlags: ReadonlyArray<string> = [],
+  env: NodeJS.ProcessEnv = process.env
+): ChildProcess => {
   const limit = fdLimit()
   return spawn(
     "sh",
@@ -175,7 +180,7 @@ const spawnTs = (file: string, args: ReadonlyArray<string>, nodeFlags: ReadonlyA
       Path.join(root, "bench", file),
       ...args
     ],
-    { cwd: root, stdio: ["ignore", "pipe", "pipe", "ipc"] }
+    { cwd: root, env, stdio: ["ignore", "pipe", "pipe", "ipc"] }
   )
 }
 
@@ -225,11 +230,8 @@ const startServer = (
 /** Runs one task in a fresh client process. */
 export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string): Promise<A> =>
   new Promise((resolve, reject) => {
-    const flags = ["--expose-gc"]
-    if (cpuProfileDir !== undefined && "variant" in task && task.variant === "sdk") {
-      flags.push("--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${task.kind}-${Date.now()}.cpuprofile`)
-    }
-    const child = spawnTs("child.ts", [JSON.stringify(task)], flags)
+    const env = cpuProfileDir === undefined ? process.env : { ...process.env, BENCH_CPU_PROFILE_DIR: cpuProfileDir }
+    const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env)
     const output = collectOutput(child)
     let result: A | undefined
     child.on("message", (message: { type?: string; result?: A }) => {
@@ -280,11 +282,20 @@ const throughputFigure = async (config: Config, url: string) => {
     )
     if (r.frames !== config.frames) throw new Error(`${variant} delivered ${r.frames} of ${config.frames} frames`)
     const fps = r.frames / (r.ms / 1000)
-    config.log(`  throughput round ${round + 1} ${variant}: ${Math.round(fps).toLocaleString("en-US")} frames/s`)
-    return { fps, ordered: r.lastIndex === config.frames - 1 }
+    config.log(
+      `  throughput round ${round + 1} ${variant}: ${Math.round(fps).toLocaleString("en-US")} frames/s, ${
+        (((r.cpuMs ?? Number.NaN) * 1000) / r.frames).toFixed(2)
+      } us CPU per frame`
+    )
+    return {
+      fps,
+      cpuUsPerFrame: ((r.cpuMs ?? Number.NaN) * 1000) / r.frames,
+      ordered: r.lastIndex === config.frames - 1
+    }
   })
   return {
     ...compare(raw.map((r) => r.fps), sdk.map((r) => r.fps)),
+    cpuPerFrame: compare(raw.map((r) => r.cpuUsPerFrame), sdk.map((r) => r.cpuUsPerFrame)),
     ordered: [...raw, ...sdk].every((r) => r.ordered)
   }
 }

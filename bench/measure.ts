@@ -10,6 +10,8 @@ export interface ThroughputResult {
   readonly ms: number
   /** The index carried by the last action_run delivered (n - 1 when nothing was lost or reordered). */
   readonly lastIndex: number
+  /** The client process's CPU time (user + system) over the run, when measured. */
+  readonly cpuMs?: number | undefined
 }
 
 /** Connections held open. */

@@ -166,6 +166,7 @@ export const markdown = (r: Results, analysis: string): string => {
       "| figure | side | min / **median** / max |",
       "| --- | --- | --- |",
       ...comparisonRows("frames/s", t, int),
+      ...comparisonRows("client CPU per frame (us)", t.cpuPerFrame, (n) => fixed(n, 2)),
       ""
     )
   }

@@ -2,8 +2,8 @@
  * `npm run bench`: runs every measurement at full size, prints the five figures and writes
  * bench/RESULTS.md.
  *
- * Options: `--quick` (small sizes, a smoke run); `--profile` (a CPU profile of every SDK client
- * process in bench/profiles/); `--out=<file>` (write the results somewhere else).
+ * Options: `--quick` (small sizes, a smoke run); `--profile` (a CPU profile of the measured part of every
+ * client process, both sides, in bench/profiles/); `--out=<file>` (write the results somewhere else).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
