@@ -35,8 +35,12 @@ const RAW_LIMIT = 4096
  * @since 0.1.0
  * @category constructors
  */
-export const truncateRaw = (text: string): string =>
-  text.length <= RAW_LIMIT ? text : text.slice(0, RAW_LIMIT)
+export const truncateRaw = (text: string): string => {
+  if (text.length <= RAW_LIMIT) return text
+  // Never split a surrogate pair: cut before a high surrogate that would lose its partner.
+  const last = text.charCodeAt(RAW_LIMIT - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? RAW_LIMIT - 1 : RAW_LIMIT)
+}
 
 /**
  * Replaces every occurrence of each secret in `text` by `<redacted>`.

@@ -167,8 +167,8 @@ export const ObservedSessionEnvelope = Schema.Struct({
   data: Schema.Struct({
     sessionId: Schema.String,
     status: Schema.optional(Schema.encodedSchema(SessionStatus)),
-    start_time: Schema.optional(Schema.String),
-    end_time: Schema.optional(Schema.String),
+    start_time: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+    end_time: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
     error: Schema.optional(Schema.String)
   })
 })

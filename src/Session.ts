@@ -93,6 +93,17 @@ export type CreateSessionInput = typeof CreateSessionRequest.Encoded
 
 const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
 
+/** A timestamp as sent: a string, or a number (epoch seconds or milliseconds) kept as its string (U02). */
+const Timestamp = Schema.Union(
+  Schema.String,
+  Schema.transform(Schema.Number, Schema.String, {
+    strict: true,
+    decode: (n) => String(n),
+    encode: (s) => Number(s)
+  })
+)
+const optionalTimestamp = Schema.optionalWith(Timestamp, { as: "Option", exact: true })
+
 /**
  * A session as the create-session response describes it. The raw `start_time` and `end_time`
  * are kept; `startedAt` and `endedAt` parse them (ISO 8601 or epoch seconds/ms) as an `Option`
@@ -104,8 +115,8 @@ const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact:
 export class SessionInfo extends Schema.Class<SessionInfo>("effect-agent-session/SessionInfo")({
   session_id: SessionId,
   status: Schema.optionalWith(SessionStatus, { as: "Option", exact: true }),
-  start_time: optionalString,
-  end_time: optionalString,
+  start_time: optionalTimestamp,
+  end_time: optionalTimestamp,
   error: optionalString
 }) {
   /**

@@ -103,6 +103,13 @@ describe("Session", () => {
       assert.strictEqual(iso(info({ start_time: "1735787045" }).startedAt), "2025-01-02T03:04:05.000Z")
     })
 
+    it("U02 epoch seconds and milliseconds as JSON numbers", () => {
+      const seconds = info({ start_time: 1735787045 })
+      assert.deepStrictEqual(seconds.start_time, Option.some("1735787045"))
+      assert.strictEqual(iso(seconds.startedAt), "2025-01-02T03:04:05.000Z")
+      assert.strictEqual(iso(info({ end_time: 1735787045123 }).endedAt), "2025-01-02T03:04:05.123Z")
+    })
+
     it("U02 epoch milliseconds as a numeric string", () => {
       assert.strictEqual(iso(info({ start_time: "1735787045123" }).startedAt), "2025-01-02T03:04:05.123Z")
     })
