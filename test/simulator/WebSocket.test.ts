@@ -1,5 +1,7 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Dialect from "../../src/Dialect.js"
@@ -362,5 +364,56 @@ describe("Simulator WebSocket: resume and faults", () => {
       }
       const complete = script[script.length - 1]
       assert.isTrue(complete !== undefined && SessionEvent.isTerminal(complete))
+    }))
+})
+
+describe("Simulator WebSocket: connections", () => {
+  it.scopedLive("a newer handshake supersedes the open connection (close 4000); the newer one resumes", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.make({ scenario: { frameDelay: "1 millis", ask: "permission", actions: 2 } })
+      const sessionId = yield* createSession(sim)
+      const waiting = yield* Deferred.make<void>()
+      // The first connection stays open while the agent waits for the answer.
+      const first = yield* connectOnce(sim, {
+        sessionId,
+        apiKey: sim.accountKey,
+        handshake: "message",
+        onFrame: (frame) => {
+          if (JSON.parse(frame).event === "external_resource_requested") Deferred.unsafeDone(waiting, Effect.void)
+        }
+      }).pipe(Effect.fork)
+      yield* Deferred.await(waiting)
+      const second = yield* connectOnce(sim, {
+        sessionId,
+        apiKey: sim.accountKey,
+        handshake: "message",
+        onOpen: (client) =>
+          client.send(answerFrame("event", { granted: true, resource_type: "admin_permission_request" }))
+      })
+      const firstRun = yield* Fiber.join(first)
+      assert.strictEqual(firstRun.code, 4000)
+      assert.strictEqual(second.code, 1000)
+      const received = [
+        ...scriptedEvents(sim.dialect.framing, firstRun.frames),
+        ...scriptedEvents(sim.dialect.framing, second.frames)
+      ]
+      assert.deepStrictEqual(received, yield* sim.script(sessionId))
+      assert.strictEqual(yield* sim.connections(sessionId), 2)
+    }))
+})
+
+layer(Simulator.layer({ dialect: Dialect.observed, scenario: { frameDelay: "1 millis", ask: "none" } }), {
+  excludeTestServices: true
+})("Simulator.layer", (it) => {
+  it.effect("serves on a free port, reachable through the Simulator tag", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      assert.isAbove(sim.port, 0)
+      assert.strictEqual(sim.baseUrl, `http://127.0.0.1:${sim.port}`)
+      assert.strictEqual(sim.wsUrl, `ws://127.0.0.1:${sim.port}`)
+      const sessionId = yield* createSession(sim)
+      const run = yield* connectOnce(sim, { sessionId, apiKey: sim.accountKey, handshake: "query" })
+      assert.strictEqual(run.code, 1000)
+      assert.deepStrictEqual(scriptedEvents(sim.dialect.framing, run.frames), yield* sim.script(sessionId))
     }))
 })
