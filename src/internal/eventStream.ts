@@ -4,7 +4,7 @@
  * pausing, and the answer queue. A transport only opens one attempt and reports how it ended.
  */
 import * as Socket from "@effect/platform/Socket"
-import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -686,6 +686,8 @@ const socketOutcome = (
   connectTimeout: Duration.Duration
 ): AttemptOutcome => {
   if (error.reason === "Close") {
+    // 1000 only reaches here when the close raced the open: the service ended the session.
+    if (error.code === 1000) return End("closed-by-service")
     const reason = scrub(error.closeReason ?? "", key)
     if (rejectionCloseCodes.has(error.code)) {
       return Fatal(new HandshakeRejected({ code: error.code, reason }), "handshake-rejected")
@@ -807,7 +809,10 @@ export const make = (
   options: ServiceOptions
 ): Effect.Effect<EventStream.Service, never, Credentials.Credentials | Socket.WebSocketConstructor> =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<Credentials.Credentials | Socket.WebSocketConstructor>()
+    // Only these two services: the context of `make` may hold a Scope that is not the caller's.
+    const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
+      Context.add(Socket.WebSocketConstructor, yield* Socket.WebSocketConstructor)
+    )
     const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
       Effect.map(connectEngine(options, sessionId, connectOptions), (engine) => engine.connection).pipe(
         Effect.provide(context)

@@ -1,0 +1,333 @@
+/**
+ * The event channel: `{ws_url}/v1/connect` as a `Stream` of typed {@link SessionEvent.SessionEvent}s
+ * that survives dropped connections, through which the caller answers the agent's requests.
+ *
+ * - Subscribe-then-connect: no socket is opened before the consumer of `events` exists, so the
+ *   first frame reaches the caller. Every frame received from then on waits in the buffer.
+ * - Reconnect on a `Schedule` (abnormal close, including 1006; open failure; connect time-out;
+ *   idle time-out), re-sending the handshake with a freshly read key; never after `complete`,
+ *   after `close`, or after the service closed the channel with 1000.
+ * - A refused handshake (HTTP 401/403 at the upgrade, close codes 1008, 4001, 4003, 4401, 4403)
+ *   fails at once with `HandshakeRejected`: never retried (U08, U12).
+ * - Bounded: frames wait in a buffer of `bufferSize`; when it is full the socket stops reading
+ *   until the consumer has taken half of them. Nothing is dropped.
+ * - Answers sent while reconnecting are queued (bounded) and sent in order once open (U16).
+ *
+ * @example
+ * ```ts
+ * import { Credentials, EventStream } from "effect-agent-session"
+ * import { NodeSocket } from "@effect/platform-node"
+ * import { Effect, Layer, Stream } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const channel = yield* EventStream.EventStream
+ *   yield* channel.events("session-1").pipe(
+ *     Stream.runForEach((event) => Effect.log(event._tag))
+ *   )
+ * })
+ *
+ * const EventStreamLive = EventStream.layer({ url: "wss://agents.example.com" }).pipe(
+ *   Layer.provide([Credentials.layer({ apiKey: "..." }), NodeSocket.layerWebSocketConstructor])
+ * )
+ *
+ * program.pipe(Effect.provide(EventStreamLive))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Socket from "@effect/platform/Socket"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import type * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Answer from "./Answer.js"
+import type * as Credentials from "./Credentials.js"
+import * as Dialect from "./Dialect.js"
+import type { EventStreamError, InsecureTransport, RespondError } from "./Errors.js"
+import * as internal from "./internal/eventStream.js"
+import type * as SessionEvent from "./SessionEvent.js"
+
+/**
+ * The state of a connection: `Connecting -> Open -> Reconnecting { attempt } -> Open ... -> Closed`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ConnectionState = Data.TaggedEnum<{
+  /** Not open yet (the consumer of `events` has not started, or the first attempt is under way). */
+  Connecting: Record<never, never>
+  /** Open. `reconnects` counts the reopenings; `downtime` is how long the last gap lasted. */
+  Open: { readonly reconnects: number; readonly downtime: Option.Option<Duration.Duration> }
+  /** Down, retrying on the schedule. `attempt` starts at 1. */
+  Reconnecting: { readonly attempt: number; readonly lastError: string }
+  /** Closed for good. */
+  Closed: { readonly reason: CloseReason }
+}>
+
+/**
+ * The constructors and matchers of {@link ConnectionState}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ConnectionState: Data.TaggedEnum.Constructor<ConnectionState> = internal.ConnectionState
+
+/**
+ * Why a connection closed for good.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CloseReason =
+  /** `complete` was received (and delivered). */
+  | "complete"
+  /** `close` was called, or the connection's scope closed. */
+  | "closed-by-caller"
+  /** The service closed the channel with 1000 before `complete`: the session ended (U17). */
+  | "closed-by-service"
+  /** An `error` event arrived with `endOnError` set (U17). */
+  | "error-event"
+  /** The reconnect schedule gave up. */
+  | "connection-lost"
+  /** The service refused the credentials (U08, U12). */
+  | "handshake-rejected"
+  /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
+  | "failed"
+
+/**
+ * Options of one connection. Every time-out and bound is a typed error or behaviour (U22).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectOptions {
+  /** Whose key to connect with (U11): an agent (or its id); default per `Credentials`. */
+  readonly agent?: Credentials.AgentKeyRef | string | undefined
+  /**
+   * The reconnect schedule. Its input is the error that ended the last attempt. Default
+   * {@link defaultReconnectSchedule}: exponential from 250 ms, factor 2, jittered, capped at
+   * 10 s, at most 10 attempts. When it ends, `events` fails with `ConnectionLost`.
+   */
+  readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
+  /** No frame for this long is an idle time-out: the connection is reopened. Default 60 s. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** An attempt that does not open within this fails with `ConnectTimeout`. Default 10 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** Frames held for a slow consumer before reading pauses. Default 1024. */
+  readonly bufferSize?: number | undefined
+  /** Answers held while disconnected before `AnswerBufferFull`. Default 64. */
+  readonly answerBufferSize?: number | undefined
+  /** The largest frame accepted, in bytes (`FrameTooLarge`). Default 1 MiB. */
+  readonly maxFrameSize?: number | undefined
+  /** Unknown events fail with `UnknownEvent` instead of arriving as `Unrecognized`. Default false. */
+  readonly strict?: boolean | undefined
+  /** An `error` event ends the stream after it is delivered (U17). Default false. */
+  readonly endOnError?: boolean | undefined
+  /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
+  readonly failOnFrameError?: boolean | undefined
+}
+
+/**
+ * An open (or opening) connection to a session's event channel.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  readonly sessionId: string
+  /**
+   * The events, in arrival order, ending after `complete`. Run it once: the connection opens
+   * when it starts. Fails with a typed {@link EventStreamError}.
+   */
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
+  /** The connection's state, observable with `state.changes`. */
+  readonly state: SubscriptionRef.SubscriptionRef<ConnectionState>
+  /**
+   * Answers a request this connection received and has not answered (U16). While reconnecting
+   * the answer is queued and sent once open, in order.
+   */
+  readonly respond: (
+    request: SessionEvent.ExternalResourceRequested,
+    answer: Answer.Answer
+  ) => Effect.Effect<void, RespondError>
+  /** Closes the socket with code 1000; no reconnect follows; `events` ends. */
+  readonly close: Effect.Effect<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Opens a connection for a session, closed when the scope closes. */
+  readonly connect: (
+    sessionId: string,
+    options?: ConnectOptions
+  ) => Effect.Effect<Connection, InsecureTransport, Scope.Scope>
+  /** The events of a session as a plain stream (connect, run, close). */
+  readonly events: (
+    sessionId: string,
+    options?: ConnectOptions
+  ) => Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
+}
+
+/**
+ * The event channel service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class EventStream extends Context.Tag("effect-agent-session/EventStream")<EventStream, Service>() {}
+
+/**
+ * Options of the layer: where to connect, in which dialect, and defaults for every connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Omit<ConnectOptions, "agent"> {
+  /** The WebSocket base URL (`{ws_url}`), such as `wss://host`. */
+  readonly url: string
+  /** The dialect (default `Dialect.documented`). */
+  readonly dialect?: Dialect.Dialect | undefined
+  /** Allows `ws://` (or `http://` for SSE) to hosts that are not loopback. Default false. */
+  readonly allowInsecure?: boolean | undefined
+}
+
+/**
+ * The default reconnect schedule: exponential from 250 ms, factor 2, jittered, capped at 10 s,
+ * at most 10 attempts.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unknown> =
+  internal.defaultReconnectSchedule
+
+/**
+ * The requirements of the WebSocket layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements = Credentials.Credentials | Socket.WebSocketConstructor
+
+/**
+ * The type of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type LayerType = Layer.Layer<EventStream, never, Requirements>
+
+/**
+ * Builds the WebSocket event channel service.
+ *
+ * Semantics of every connection it opens:
+ * - **Address.** `{url}{dialect.connectPath}`; with the `query` or `both` handshake the address
+ *   carries `sessionId` and `apiKey`; with `message` or `both` the first frame sent once open is
+ *   `{ apiKey, sessionId }` (U08). The key is `Credentials.keyFor("connect", agent)`, read afresh
+ *   for every attempt. Addresses are logged and traced only through `Wire.redactUrl`.
+ * - **Insecure transport.** `connect` fails with `InsecureTransport` for `ws://` to a host that is
+ *   not loopback, unless `allowInsecure` is set.
+ * - **Subscribe-then-connect.** The socket opens when `events` starts being consumed.
+ * - **End.** `events` ends after delivering `complete` (the socket is closed with 1000), after
+ *   delivering an `error` event with `endOnError` (U17), after `close`, or when the service closes
+ *   the channel with code 1000 before `complete` (the session ended: `AgentSessions` reports
+ *   `SessionEndedWithoutComplete`). None of these reconnects.
+ * - **Reconnect.** An abnormal close (any code but 1000, 1006 included), an open failure, a
+ *   connect time-out (`ConnectTimeout`) or an idle time-out ends the attempt; the `reconnect`
+ *   schedule, fed the error, decides the delay before the next one. The schedule restarts after
+ *   an attempt that received at least one frame. When it gives up, `events` fails with
+ *   `ConnectionLost { attempts, lastError }`, where `attempts` counts the attempts since the
+ *   channel was last alive, the dropped one included; except that when the schedule allows no
+ *   retry at all and the only attempt failed with a typed error (`ConnectTimeout`), that error.
+ * - **Refused handshake.** HTTP 401/403 at the upgrade, or close codes 1008, 4001, 4003, 4401,
+ *   4403: `HandshakeRejected { code, reason }` at once, never retried (U12). A missing key:
+ *   `MissingCredentials` / `MissingAgentKey`, not retried.
+ * - **Frames.** Decoded synchronously by one decoder per connection. A frame error
+ *   (`MalformedFrame`, `EventDecodeError`, `FrameTooLarge`, `UnknownEvent` in strict mode) fails
+ *   the stream, after the events before it; with `failOnFrameError: false` it is logged as a
+ *   warning (raw frame cut to 4 KiB, never a key) and skipped.
+ * - **Back-pressure.** At most `bufferSize` frames wait for the consumer; then the socket stops
+ *   reading (frames the socket had already read when it paused still arrive) until the consumer
+ *   has taken half. The idle timer does not run while reading is paused. Pausing needs a socket
+ *   with `pause()`/`resume()`, as the `ws` package's sockets have.
+ * - **Answers (U16).** `respond` accepts an answer for a request received on this connection
+ *   and not yet answered (keyed by `action_session_id` and raw `resource_type`), else
+ *   `RequestNotPending`. Accepted answers queue (at most `answerBufferSize`, then
+ *   `AnswerBufferFull`) and are written in order while open, or right after the next handshake.
+ *   An answer counts as sent once handed to an open socket; a write that fails leaves it queued
+ *   and reopens the connection. A request asked again after its answer was sent is pending
+ *   again. When the channel closes for good, no request is pending any more, and answers still
+ *   queued are reported with a warning log.
+ * - **Close.** `close` (or closing the connection's scope) closes the socket with 1000; no
+ *   reconnect follows; `events` ends after the events already received; `state` becomes
+ *   `Closed { reason: "closed-by-caller" }`.
+ * - **Observability.** Logs carry the `sessionId` annotation, spans `EventStream.connection` and
+ *   `EventStream.attempt` the `sessionId` and redacted address; never the key.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options: Options) => Effect.Effect<Service, never, Requirements> = internal.make
+
+/**
+ * The WebSocket event channel as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): LayerType => Layer.effect(EventStream, make(options))
+
+/**
+ * The environment variable of the WebSocket base URL (`{ws_url}`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
+
+/**
+ * The environment variable naming the dialect: `documented` (default) or `observed`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+
+/**
+ * The WebSocket event channel configured from the environment: the base URL from
+ * `AGENT_SESSION_WS_URL` (required), the dialect from `AGENT_SESSION_DIALECT` (`documented` or
+ * `observed`, default `documented`); every other option from `options`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Omit<Options, "url" | "dialect"> = {}
+): Layer.Layer<EventStream, ConfigError.ConfigError, Requirements> =>
+  Layer.unwrapEffect(
+    Config.all({
+      url: Config.string(ENV_WS_URL).pipe(
+        Config.validate({ message: "Expected an absolute ws:// or wss:// URL", validation: isWebSocketUrl })
+      ),
+      dialect: Config.literal("documented", "observed")(ENV_DIALECT).pipe(Config.withDefault("documented" as const))
+    }).pipe(
+      Config.map(({ dialect, url }) => layer({ ...options, url, dialect: Dialect.fromName(dialect) }))
+    )
+  )
+
+const isWebSocketUrl = (url: string): boolean => {
+  if (!URL.canParse(url)) return false
+  const protocol = new URL(url).protocol
+  return protocol === "ws:" || protocol === "wss:"
+}

@@ -1,0 +1,54 @@
+/**
+ * A `Socket.WebSocketConstructor` built on the `ws` package, for Node.
+ *
+ * Unlike `NodeSocket.layerWebSocketConstructor` (which passes only the address and protocols),
+ * it can send headers (such as `User-Agent`), and it records the HTTP status of a refused
+ * upgrade (401, 403, ...) so the event channel can tell a refused handshake (`HandshakeRejected`,
+ * never retried) from a network failure (retried). Its sockets can be paused and resumed
+ * (`ws`'s `pause()` / `resume()`), which the event channel uses to stop reading when its bounded
+ * buffer is full. Kept apart from the engine so that only this file imports `ws`.
+ */
+import * as Socket from "@effect/platform/Socket"
+import * as Layer from "effect/Layer"
+import * as WS from "ws"
+import { recordRejection } from "./eventStream.js"
+
+/**
+ * Options of the constructor.
+ */
+export interface Options {
+  /** Headers sent with every upgrade request. Never put a key here unless the dialect asks for it. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * The largest message `ws` accepts before closing with 1009 (default 100 MiB, as `ws`). The
+   * event channel's own limit (`maxFrameSize`, 1 MiB) applies after this, with a typed error.
+   */
+  readonly maxPayload?: number | undefined
+}
+
+/**
+ * Builds the constructor.
+ */
+export const make = (options: Options = {}) =>
+(url: string, protocols?: string | Array<string> | undefined): globalThis.WebSocket => {
+  const wsOptions: WS.ClientOptions = {}
+  if (options.headers !== undefined) wsOptions.headers = { ...options.headers }
+  if (options.maxPayload !== undefined) wsOptions.maxPayload = options.maxPayload
+  const ws = new WS.WebSocket(url, protocols, wsOptions)
+  ws.on("unexpected-response", (_request, response) => {
+    recordRejection(ws, { status: response.statusCode ?? 0, reason: response.statusMessage ?? "" })
+    response.resume()
+    // Aborts the handshake: `error`, then `close` with 1006, as `ws` does by default.
+    ws.terminate()
+  })
+  // The platform's `Socket` reads through the WHATWG interface, which `ws` implements. This is
+  // the one cast the project allows.
+  return ws as unknown as globalThis.WebSocket
+}
+
+/**
+ * The constructor as a layer.
+ */
+export const layer = (options?: Options): Layer.Layer<Socket.WebSocketConstructor> =>
+  Layer.succeed(Socket.WebSocketConstructor, make(options))
+

@@ -1,0 +1,891 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as TestClock from "effect/TestClock"
+import * as Answer from "../src/Answer.js"
+import * as Credentials from "../src/Credentials.js"
+import * as Dialect from "../src/Dialect.js"
+import type { EventStreamError } from "../src/Errors.js"
+import * as EventStream from "../src/EventStream.js"
+import * as internal from "../src/internal/eventStream.js"
+import type * as SessionEvent from "../src/SessionEvent.js"
+import * as Wire from "../src/Wire.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+
+const KEY = "sk-unit-test-key-0001"
+const SESSION = "session-1"
+const URL_BASE = "wss://agents.test"
+
+const frame = (event: string, data: unknown): string => JSON.stringify({ event, data })
+const started = frame("started", { sessionId: SESSION, start_url: "https://example.com" })
+const action = (i: number, content = `step ${i}`) =>
+  frame("action_run", { name: `click-${i}`, action_session_id: "as-1", content })
+const complete = frame("complete", { response: "done", type: "STRING", total_cost: 1.5, session_id: SESSION })
+const errorEvent = frame("error", { error: "the page did not load" })
+const request = (id: string, resourceType = "request_user_input") =>
+  frame("external_resource_requested", {
+    resource_type: resourceType,
+    reason: "needs an e-mail",
+    action_session_id: id,
+    field_name: "email"
+  })
+
+/** A deterministic schedule: 250 ms, 500 ms, 1 s, ... at most `n` retries. */
+const fast = (n: number) =>
+  Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
+
+interface Setup {
+  readonly server: FakeServer
+  readonly service: EventStream.Service
+}
+
+const setup = (
+  options: Partial<EventStream.Options> = {},
+  credentials: Credentials.Options = { apiKey: KEY }
+): Effect.Effect<Setup> =>
+  Effect.gen(function*() {
+    const server = makeFakeServer()
+    const layer = Layer.merge(layerFake(server), Credentials.layer(credentials))
+    const service = yield* EventStream.make({ url: URL_BASE, reconnect: fast(5), ...options }).pipe(
+      Effect.provide(layer)
+    )
+    return { server, service }
+  })
+
+const collect = (connection: EventStream.Connection) =>
+  Effect.fork(Stream.runCollect(Stream.either(connection.events)).pipe(Effect.map(Chunk.toReadonlyArray)))
+
+const tags = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) =>
+  results.map((r) => Either.isRight(r) ? r.right._tag : `!${r.left._tag}`)
+
+const failureOf = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) => {
+  const last = results[results.length - 1]
+  assert.isDefined(last)
+  if (last === undefined || Either.isRight(last)) return assert.fail("expected the stream to fail")
+  return last.left
+}
+
+const stateOf = (connection: EventStream.Connection) => SubscriptionRef.get(connection.state)
+
+const receivedRequest = (id: string, resourceType = "request_user_input"): SessionEvent.ExternalResourceRequested => {
+  const decoded = Wire.decodeFrame("event-data", request(id, resourceType))
+  if (Either.isLeft(decoded) || decoded.right._tag !== "ExternalResourceRequested") {
+    return assert.fail("bad fixture")
+  }
+  return decoded.right
+}
+
+/** Every log line (message and annotations), at every level. */
+const captureLogs = (lines: Array<string>) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, logLevel, message }) => {
+      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
+    })
+  )
+
+describe("EventStream", () => {
+  describe("handshake (U08)", () => {
+    it.scoped("U08 documented dialect: the first frame is { apiKey, sessionId }; the address carries no key", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        assert.strictEqual(socket.url, "wss://agents.test/v1/connect")
+        assert.notInclude(socket.url, KEY)
+        socket.open()
+        yield* settle()
+        assert.deepStrictEqual(socket.sent.map((s) => JSON.parse(s)), [{ apiKey: KEY, sessionId: SESSION }])
+        socket.message(started, complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "Complete"])
+      }))
+
+    it.scoped("U08 observed dialect: sessionId and apiKey in the query, no handshake frame", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        const url = new URL(socket.url)
+        assert.strictEqual(url.pathname, "/v1/connect")
+        assert.strictEqual(url.searchParams.get("sessionId"), SESSION)
+        assert.strictEqual(url.searchParams.get("apiKey"), KEY)
+        socket.open()
+        socket.message(started, complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "Complete"])
+        assert.deepStrictEqual(socket.sent, [])
+      }))
+
+    it.scoped("U08 both: the key goes in the query and in the first frame", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.make({ name: "both", handshake: "both" }) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        assert.strictEqual(new URL(socket.url).searchParams.get("apiKey"), KEY)
+        socket.open()
+        yield* settle()
+        socket.message(complete)
+        yield* Fiber.join(fiber)
+        assert.deepStrictEqual(JSON.parse(socket.sent[0] ?? "null"), { apiKey: KEY, sessionId: SESSION })
+      }))
+
+    it.scoped("U11 the key is read afresh on every reconnect", () =>
+      Effect.gen(function*() {
+        const current = yield* Ref.make("key-one")
+        const { server, service } = yield* setup({}, {
+          apiKey: Effect.map(Ref.get(current), (key) => Option.some(Redacted.make(key)))
+        })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started)
+        yield* settle()
+        yield* Ref.set(current, "key-two")
+        first.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        yield* settle()
+        second.message(complete)
+        yield* Fiber.join(fiber)
+        assert.strictEqual(JSON.parse(first.sent[0] ?? "null").apiKey, "key-one")
+        assert.strictEqual(JSON.parse(second.sent[0] ?? "null").apiKey, "key-two")
+      }))
+
+    it.scoped("keys never appear in logs, even with the key in the query", () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        yield* Effect.gen(function*() {
+          const { server, service } = yield* setup({ dialect: Dialect.observed, failOnFrameError: false })
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          const first = yield* awaitSocket(server, 1)
+          first.fail(`connect ECONNREFUSED ${first.url}`)
+          yield* settle()
+          yield* TestClock.adjust("250 millis")
+          const second = yield* awaitSocket(server, 2)
+          second.open()
+          second.message(started, `{"apiKey":"${KEY}" not json`, complete)
+          yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))
+        assert.isAbove(lines.length, 3)
+        assert.isTrue(lines.some((line) => line.includes("apiKey=<redacted>")), lines.join("\n"))
+        assert.isTrue(lines.some((line) => line.includes("Skipped a frame")), lines.join("\n"))
+        for (const line of lines) assert.notInclude(line, KEY)
+        assert.isTrue(lines.every((line) => line.includes(SESSION)), "every line carries the sessionId")
+      }))
+  })
+
+  describe("subscribe-then-connect", () => {
+    it.scoped("nothing opens before events is consumed; the first frame reaches the caller", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        yield* settle()
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(server.sockets.length, 0)
+        assert.strictEqual((yield* stateOf(connection))._tag, "Connecting")
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        // Frames sent at once on open, before anything else can happen.
+        socket.message(started, action(1), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+      }))
+
+    it.scoped("events(sessionId) is a plain stream that connects, runs and closes", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const fiber = yield* Effect.fork(Stream.runCollect(service.events(SESSION)))
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, complete)
+        const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+        assert.deepStrictEqual(events.map((e) => e._tag), ["Started", "Complete"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
+      }))
+  })
+
+  describe("ending", () => {
+    it.scoped("U17 events end after complete; the socket is closed with 1000; no reconnect", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, complete, action(99))
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "Complete"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1)
+        assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "complete" }))
+      }))
+
+    it.scoped("close sends 1000, ends events, no reconnect, state Closed{closed-by-caller}", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started)
+        yield* settle()
+        yield* connection.close
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
+        assert.deepStrictEqual(
+          yield* stateOf(connection),
+          EventStream.ConnectionState.Closed({ reason: "closed-by-caller" })
+        )
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1)
+      }))
+
+    it.scoped("closing the connection's scope closes the socket with 1000", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const exit = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const connection = yield* service.connect(SESSION)
+            yield* Effect.fork(Stream.runDrain(connection.events))
+            const socket = yield* awaitSocket(server, 1)
+            socket.open()
+            socket.message(started)
+            yield* settle()
+            return connection
+          })
+        ).pipe(Effect.exit)
+        assert.isTrue(Exit.isSuccess(exit))
+        assert.strictEqual(server.sockets[0]?.closedByClientWith, 1000)
+        if (Exit.isSuccess(exit)) {
+          assert.deepStrictEqual(
+            yield* stateOf(exit.value),
+            EventStream.ConnectionState.Closed({ reason: "closed-by-caller" })
+          )
+        }
+      }))
+
+    it.scoped("U17 a close with 1000 before complete ends the stream normally, without reconnect", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, action(1))
+        socket.serverClose(1000, "session over")
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun"])
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1)
+        assert.deepStrictEqual(
+          yield* stateOf(connection),
+          EventStream.ConnectionState.Closed({ reason: "closed-by-service" })
+        )
+      }))
+
+    it.scoped("U17 an error event is delivered and does not end the stream", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, errorEvent, action(1), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "AgentError", "ActionRun", "Complete"])
+      }))
+
+    it.scoped("U17 endOnError ends the stream after delivering the error event", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION, { endOnError: true })
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, errorEvent, action(1), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "AgentError"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
+        assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "error-event" }))
+      }))
+  })
+
+  describe("reconnect (U22)", () => {
+    it.scoped("U22 an abrupt close (1006) reconnects after the schedule's delays; state and downtime follow", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const states = yield* Ref.make<Array<EventStream.ConnectionState>>([])
+        yield* Effect.fork(Stream.runForEach(connection.state.changes, (s) => Ref.update(states, (all) => [...all, s])))
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started)
+        yield* settle()
+        first.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("249 millis")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1, "no attempt before the first delay")
+        yield* TestClock.adjust("1 millis")
+        const second = yield* awaitSocket(server, 2)
+        // An open failure: the next delay doubles (the first attempt had been alive: fresh bout).
+        second.fail("connect ECONNREFUSED")
+        yield* settle()
+        yield* TestClock.adjust("499 millis")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 2, "no attempt before the second delay")
+        yield* TestClock.adjust("1 millis")
+        const third = yield* awaitSocket(server, 3)
+        third.open()
+        yield* settle()
+        third.message(action(1), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+        // The handshake is sent again on the new socket.
+        assert.deepStrictEqual(JSON.parse(third.sent[0] ?? "null"), { apiKey: KEY, sessionId: SESSION })
+        yield* settle()
+        const seen = yield* Ref.get(states)
+        assert.deepStrictEqual(seen.map((s) => s._tag), [
+          "Connecting",
+          "Open",
+          "Reconnecting",
+          "Reconnecting",
+          "Open",
+          "Closed"
+        ])
+        assert.deepStrictEqual(seen[2], EventStream.ConnectionState.Reconnecting({
+          attempt: 1,
+          lastError: "closed with code 1006"
+        }))
+        const reopened = seen[4]
+        assert.isTrue(reopened?._tag === "Open" && reopened.reconnects === 1)
+        if (reopened?._tag === "Open") {
+          assert.deepStrictEqual(reopened.downtime, Option.some(Duration.millis(750)))
+        }
+      }))
+
+    it.scoped("U22 attempts stop at the schedule's limit with ConnectionLost (exact count)", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(3) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        for (let n = 1; n <= 4; n++) {
+          const socket = yield* awaitSocket(server, n)
+          socket.fail("connect ECONNREFUSED 10.0.0.1:443")
+          yield* settle()
+          yield* TestClock.adjust("10 seconds")
+        }
+        const results = yield* Fiber.join(fiber)
+        const error = failureOf(results)
+        assert.strictEqual(error._tag, "ConnectionLost")
+        if (error._tag === "ConnectionLost") {
+          assert.strictEqual(error.attempts, 4)
+          assert.include(error.lastError, "ECONNREFUSED")
+        }
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 4)
+        assert.deepStrictEqual(
+          yield* stateOf(connection),
+          EventStream.ConnectionState.Closed({ reason: "connection-lost" })
+        )
+      }))
+
+    it.scoped("U22 the schedule restarts after a connection that was alive", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(1) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        // Three drops of a live connection, each followed by one successful reconnect: recurs(1)
+        // is enough because every drop starts a fresh bout.
+        for (let n = 1; n <= 3; n++) {
+          const socket = yield* awaitSocket(server, n)
+          socket.open()
+          socket.message(action(n))
+          yield* settle()
+          socket.serverClose(1011, "restarting")
+          yield* settle()
+          yield* TestClock.adjust("250 millis")
+        }
+        const last = yield* awaitSocket(server, 4)
+        last.open()
+        last.message(complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["ActionRun", "ActionRun", "ActionRun", "Complete"])
+      }))
+
+    it.scoped("U22 idle time-out: no frame for 60 s reconnects", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started)
+        yield* settle()
+        yield* TestClock.adjust("30 seconds")
+        first.message(action(1)) // a frame restarts the idle timer
+        yield* settle()
+        yield* TestClock.adjust("59 seconds")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1)
+        assert.strictEqual((yield* stateOf(connection))._tag, "Open")
+        yield* TestClock.adjust("1 second")
+        yield* settle()
+        const state = yield* stateOf(connection)
+        assert.strictEqual(state._tag, "Reconnecting")
+        if (state._tag === "Reconnecting") assert.include(state.lastError, "idle")
+        assert.isDefined(first.closedByClientWith, "the silent socket is dropped")
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        second.message(complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+      }))
+
+    it.scoped("U22 ConnectTimeout counts as a failed attempt; ConnectionLost carries it", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(1) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* awaitSocket(server, 1)
+        yield* TestClock.adjust("9 seconds")
+        yield* settle()
+        assert.strictEqual((yield* stateOf(connection))._tag, "Connecting")
+        yield* TestClock.adjust("1 second")
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        yield* awaitSocket(server, 2)
+        yield* TestClock.adjust("10 seconds")
+        const results = yield* Fiber.join(fiber)
+        const error = failureOf(results)
+        assert.strictEqual(error._tag, "ConnectionLost")
+        if (error._tag === "ConnectionLost") {
+          assert.strictEqual(error.attempts, 2)
+          assert.include(error.lastError, "did not open within 10s")
+        }
+      }))
+
+    it.scoped("U22 ConnectTimeout itself when the schedule allows no retry", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: Schedule.stop, connectTimeout: "2 seconds" })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* awaitSocket(server, 1)
+        yield* TestClock.adjust("2 seconds")
+        const results = yield* Fiber.join(fiber)
+        const error = failureOf(results)
+        assert.strictEqual(error._tag, "ConnectTimeout")
+        if (error._tag === "ConnectTimeout") assert.deepStrictEqual(error.timeout, Duration.seconds(2))
+        assert.strictEqual(server.sockets.length, 1)
+      }))
+  })
+
+  describe("refused handshake (U12)", () => {
+    it.scoped("U12 HTTP 401 at the upgrade is HandshakeRejected, exactly one attempt", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.fail("Unexpected server response: 401")
+        const results = yield* Fiber.join(fiber)
+        const error = failureOf(results)
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        if (error._tag === "HandshakeRejected") assert.strictEqual(error.code, 401)
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1)
+        assert.deepStrictEqual(
+          yield* stateOf(connection),
+          EventStream.ConnectionState.Closed({ reason: "handshake-rejected" })
+        )
+      }))
+
+    it.scoped("U12 an upgrade refused with 403 (recorded by the SDK's constructor) is not retried", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        server.onCreate = (socket) => internal.recordRejection(socket, { status: 403, reason: "Forbidden" })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.fail("WebSocket was closed before the connection was established")
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [], [403, "Forbidden"])
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(server.sockets.length, 1)
+      }))
+
+    it.scoped("U12 an upgrade refused with 503 is retried", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.fail("Unexpected server response: 503")
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        second.message(complete)
+        assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["Complete"])
+      }))
+
+    for (const code of [1008, 4001, 4003, 4401, 4403]) {
+      it.scoped(`U12 close code ${code} is HandshakeRejected, not retried`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup()
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          const socket = yield* awaitSocket(server, 1)
+          socket.open()
+          yield* settle()
+          socket.serverClose(code, "invalid api key")
+          const error = failureOf(yield* Fiber.join(fiber))
+          assert.deepStrictEqual(
+            error._tag === "HandshakeRejected" ? [error.code, error.reason] : [],
+            [code, "invalid api key"]
+          )
+          yield* TestClock.adjust("1 minute")
+          yield* settle()
+          assert.strictEqual(server.sockets.length, 1)
+        }))
+    }
+
+    it.scoped("U12 a missing key fails with MissingCredentials before any socket", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({}, {})
+        const connection = yield* service.connect(SESSION)
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.strictEqual(error._tag, "MissingCredentials")
+        assert.strictEqual(server.sockets.length, 0)
+      }))
+  })
+
+  describe("insecure transport", () => {
+    it.scoped("ws:// to a host that is not loopback fails with InsecureTransport", () =>
+      Effect.gen(function*() {
+        const { service } = yield* setup({ url: "ws://example.com" })
+        const exit = yield* Effect.exit(service.connect(SESSION))
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit)) {
+          const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          assert.strictEqual(error?._tag, "InsecureTransport")
+          assert.strictEqual(error?.url, "ws://example.com/")
+        }
+        const stream = yield* Effect.either(Stream.runDrain(service.events(SESSION)))
+        assert.isTrue(Either.isLeft(stream) && stream.left._tag === "InsecureTransport")
+      }))
+
+    it.scoped("ws:// to loopback, or with allowInsecure, is allowed", () =>
+      Effect.gen(function*() {
+        const loopback = yield* setup({ url: "ws://127.0.0.1:8080" })
+        assert.strictEqual((yield* loopback.service.connect(SESSION)).sessionId, SESSION)
+        const allowed = yield* setup({ url: "ws://example.com", allowInsecure: true })
+        assert.strictEqual((yield* allowed.service.connect(SESSION)).sessionId, SESSION)
+      }))
+  })
+
+  describe("frames (U09, U22)", () => {
+    it.scoped("U09 a malformed frame fails the stream after the events before it", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, "not json", complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "!MalformedFrame"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
+        assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "failed" }))
+      }))
+
+    it.scoped("U09 a known event with a bad payload is EventDecodeError; strict mode makes unknown events fail", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const loose = yield* service.connect(SESSION)
+        const looseFiber = yield* collect(loose)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(frame("surprise", { x: 1 }), frame("action_run", { name: 3 }))
+        const looseResults = yield* Fiber.join(looseFiber)
+        assert.deepStrictEqual(tags(looseResults), ["Unrecognized", "!EventDecodeError"])
+
+        const strict = yield* service.connect(SESSION, { strict: true })
+        const strictFiber = yield* collect(strict)
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        second.message(frame("surprise", { x: 1 }))
+        assert.deepStrictEqual(tags(yield* Fiber.join(strictFiber)), ["!UnknownEvent"])
+      }))
+
+    it.scoped("U22 a frame over maxFrameSize is FrameTooLarge", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION, { maxFrameSize: 200 })
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, action(1, "x".repeat(500)))
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.strictEqual(error._tag, "FrameTooLarge")
+        if (error._tag === "FrameTooLarge") assert.strictEqual(error.limit, 200)
+      }))
+
+    it.scoped("U09 with failOnFrameError: false, bad frames are logged, counted and skipped", () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        const server = makeFakeServer()
+        const engine = yield* internal.connectEngine(
+          { url: URL_BASE, failOnFrameError: false, strict: true, maxFrameSize: 300 },
+          SESSION
+        ).pipe(Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY }))))
+        const results = yield* Effect.gen(function*() {
+          const fiber = yield* collect(engine.connection)
+          const socket = yield* awaitSocket(server, 1)
+          socket.open()
+          socket.message(started, "{oops", frame("surprise", {}), action(1, "y".repeat(400)), action(2), complete)
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(captureLogs(lines)))
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+        assert.strictEqual(engine.skipped(), 3)
+        const warnings = lines.filter((line) => line.startsWith("WARN"))
+        assert.strictEqual(warnings.length, 3, lines.join("\n"))
+        assert.include(warnings[0], "MalformedFrame")
+      }))
+  })
+
+  describe("answers (U16)", () => {
+    it.scoped("U16 RequestNotPending for a request never received, and for one already answered", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const never = yield* Effect.flip(connection.respond(receivedRequest("as-0"), Answer.deny))
+        assert.deepStrictEqual(
+          [never._tag, never._tag === "RequestNotPending" ? never.reason : ""],
+          ["RequestNotPending", "never-received"]
+        )
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(request("as-1"))
+        yield* settle()
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-1"), Answer.deny))
+        assert.deepStrictEqual(
+          [again._tag, again._tag === "RequestNotPending" ? again.reason : ""],
+          ["RequestNotPending", "already-answered"]
+        )
+        // Same action session, other resource type: a different request, never received.
+        const other = yield* Effect.flip(
+          connection.respond(receivedRequest("as-1", "admin_permission_request"), Answer.grant())
+        )
+        assert.strictEqual(other._tag === "RequestNotPending" ? other.reason : "", "never-received")
+        yield* settle()
+        const answers = socket.sent.slice(1).map((s) => Wire.decodeClientFrame(s))
+        assert.strictEqual(answers.length, 1)
+        const first = answers[0]
+        assert.isTrue(first !== undefined && Either.isRight(first) && first.right._tag === "Answer")
+        if (first !== undefined && Either.isRight(first) && first.right._tag === "Answer") {
+          assert.deepStrictEqual(first.right.data, {
+            granted: true,
+            resource_type: "request_user_input",
+            action_session_id: "as-1",
+            field_name: "email",
+            input: "jane@example.com"
+          })
+        }
+        socket.message(complete)
+        yield* Fiber.join(fiber)
+      }))
+
+    it.scoped("U16 answers given while disconnected are sent in order right after the next handshake", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(request("as-1"), request("as-2"), request("as-3"))
+        yield* settle()
+        first.serverClose(1006)
+        yield* settle()
+        assert.strictEqual((yield* stateOf(connection))._tag, "Reconnecting")
+        yield* connection.respond(receivedRequest("as-2"), Answer.grant("b"))
+        yield* connection.respond(receivedRequest("as-1"), Answer.deny)
+        yield* connection.respond(receivedRequest("as-3"), Answer.grant("c"))
+        assert.deepStrictEqual(first.sent, [])
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        yield* settle()
+        const sent = second.sent.map((s) => JSON.parse(s))
+        assert.deepStrictEqual(sent.map((s) => [s.type, s.data.action_session_id, s.data.granted]), [
+          ["external_resource_granted", "as-2", true],
+          ["external_resource_granted", "as-1", false],
+          ["external_resource_granted", "as-3", true]
+        ])
+        second.message(complete)
+        yield* Fiber.join(fiber)
+      }))
+
+    it.scoped("U16 AnswerBufferFull at the 65th queued answer", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(...Array.from({ length: 65 }, (_, i) => request(`as-${i}`)))
+        yield* settle()
+        socket.serverClose(1006)
+        yield* settle()
+        for (let i = 0; i < 64; i++) {
+          yield* connection.respond(receivedRequest(`as-${i}`), Answer.grant())
+        }
+        const full = yield* Effect.flip(connection.respond(receivedRequest("as-64"), Answer.grant()))
+        assert.deepStrictEqual([full._tag, full._tag === "AnswerBufferFull" ? full.limit : 0], ["AnswerBufferFull", 64])
+        // Once they are sent, there is room again.
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        yield* settle()
+        assert.strictEqual(second.sent.length, 1 + 64)
+        yield* connection.respond(receivedRequest("as-64"), Answer.grant())
+      }))
+
+    it.scoped("U16 an answer whose write fails stays queued and is sent after the reconnect", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(request("as-1"))
+        yield* settle()
+        // The socket went away under us, before its close event arrived.
+        first.readyState = 3
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("x"))
+        yield* settle()
+        assert.deepStrictEqual(first.sent, [])
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        yield* settle()
+        assert.strictEqual(second.sent.length, 1)
+        assert.include(second.sent[0], "as-1")
+        second.message(complete)
+        yield* Fiber.join(fiber)
+      }))
+  })
+
+  describe("back-pressure", () => {
+    it.scoped("a slow consumer of 100k frames: at most bufferSize frames wait, reading pauses, nothing is lost", () =>
+      Effect.gen(function*() {
+        const server = makeFakeServer()
+        const bufferSize = 256
+        const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION, { bufferSize }).pipe(
+          Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+        )
+        const total = 100_000
+        const padding = "p".repeat(512)
+        let peakHeap = 0
+        const before = process.memoryUsage().heapUsed
+        const fiber = yield* engine.connection.events.pipe(
+          // Slow: every element yields to the scheduler, so the socket outruns the consumer.
+          Stream.tap(() => Effect.yieldNow()),
+          Stream.runFold({ count: 0, ordered: true, last: "" }, (acc, event) => {
+            if (acc.count % 5000 === 0) peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)
+            if (event._tag !== "ActionRun") return { ...acc, count: acc.count + 1, last: event._tag }
+            return {
+              count: acc.count + 1,
+              ordered: acc.ordered && event.name === `click-${acc.count}`,
+              last: event._tag
+            }
+          }),
+          Effect.fork
+        )
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.stream((function*() {
+          for (let i = 0; i < total; i++) yield action(i, padding)
+          yield complete
+        })())
+        const result = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(result, { count: total + 1, ordered: true, last: "Complete" })
+        assert.isAtMost(engine.peakBuffered(), bufferSize)
+        assert.isAbove(socket.pauses, 10)
+        // Holding all 100k frames would take well over 100 MB; the bound keeps it far lower.
+        assert.isBelow(peakHeap - before, 64 * 1024 * 1024)
+      }))
+  })
+
+  describe("layers", () => {
+    it.scoped("layerConfig reads AGENT_SESSION_WS_URL and AGENT_SESSION_DIALECT", () =>
+      Effect.gen(function*() {
+        const server = makeFakeServer()
+        const provider = ConfigProvider.fromMap(
+          new Map([["AGENT_SESSION_WS_URL", "wss://config.test/base"], ["AGENT_SESSION_DIALECT", "observed"]])
+        )
+        const service = yield* EventStream.EventStream.pipe(
+          Effect.provide(
+            EventStream.layerConfig().pipe(
+              Layer.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY }))),
+              Layer.provide(Layer.setConfigProvider(provider))
+            )
+          )
+        )
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        const url = new URL(socket.url)
+        assert.strictEqual(`${url.origin}${url.pathname}`, "wss://config.test/base/v1/connect")
+        assert.strictEqual(url.searchParams.get("sessionId"), SESSION)
+      }))
+
+    it.effect("layerConfig fails with a ConfigError without AGENT_SESSION_WS_URL", () =>
+      Effect.gen(function*() {
+        const exit = yield* EventStream.EventStream.pipe(
+          Effect.provide(
+            EventStream.layerConfig().pipe(
+              Layer.provide(Layer.merge(layerFake(makeFakeServer()), Credentials.layer({ apiKey: KEY }))),
+              Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+            )
+          ),
+          Effect.exit
+        )
+        assert.isTrue(Exit.isFailure(exit))
+      }))
+  })
+})
