@@ -39,7 +39,10 @@ export interface Input {
   /** The actions the agent would like to run; it runs `min(actions, maxActions)`. */
   readonly actions: number
   readonly ask: Ask
-  /** `action_run` events run beyond `maxActions` (the `exceedMaxActions` fault). Default 0. */
+  /**
+   * The `exceedMaxActions` fault: when above 0, the agent ignores its budget and runs
+   * `maxActions + extraActions` actions. Default 0.
+   */
   readonly extraActions?: number | undefined
   /**
    * Benchmarks: when set, the script is `started`, `browser_started`, this many `action_run`
@@ -183,8 +186,10 @@ export const plan = (input: Input): Plan => {
     }
   }
 
-  const actions = Math.max(0, Math.min(Math.floor(input.actions), input.maxActions)) +
-    Math.max(0, Math.floor(input.extraActions ?? 0))
+  const extra = Math.max(0, Math.floor(input.extraActions ?? 0))
+  const actions = extra > 0
+    ? input.maxActions + extra
+    : Math.max(0, Math.min(Math.floor(input.actions), input.maxActions))
   const askAfter = Math.floor(actions / 2)
   const step = (i: number): ReadonlyArray<SessionEvent.SessionEvent> => {
     const name = actionNames[(seed + i) % actionNames.length] ?? "navigate"

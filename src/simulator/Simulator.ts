@@ -115,7 +115,7 @@ export interface WsFaults {
   readonly stall?: { readonly after: number; readonly duration: Duration.DurationInput } | undefined
   /** Refuse every handshake: 401 before the upgrade (query handshake, SSE) or close 1008 (message handshake). */
   readonly rejectHandshake?: boolean | undefined
-  /** Run this many `action_run` events beyond `max_actions`. */
+  /** Run this many `action_run` events beyond `max_actions` (the agent runs `max_actions + N` actions). */
   readonly exceedMaxActions?: number | undefined
   /** Close with 1011 where `complete` would be sent; `complete` is never sent (nor in the script). */
   readonly closeBeforeComplete?: boolean | undefined

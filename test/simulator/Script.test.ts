@@ -27,7 +27,7 @@ const inputArb = FastCheck.record({
 
 describe("Simulator Script", () => {
   it.prop(
-    "U20 U14 a script is valid events: started, browser_started, min(actions, max) + extra action_run, complete priced at 0.01 each",
+    "U20 U14 a script is valid events: started, browser_started, min(actions, max) action_run (max + extra with the fault), complete at 0.01 each",
     [inputArb],
     ([generated]) => {
       const input: Script.Input = { ...base, ...generated }
@@ -35,7 +35,8 @@ describe("Simulator Script", () => {
       const events = Script.events(input, answer)
       assert.isTrue(events.every(isSessionEvent))
       assert.deepStrictEqual(events.slice(0, 2).map((e) => e._tag), ["Started", "BrowserStarted"])
-      const actions = Math.min(input.actions, input.maxActions) + (input.extraActions ?? 0)
+      const extra = input.extraActions ?? 0
+      const actions = extra > 0 ? input.maxActions + extra : Math.min(input.actions, input.maxActions)
       assert.strictEqual(events.filter(SessionEvent.isChargeable).length, actions)
       const complete = events[events.length - 1]
       assert.strictEqual(complete?._tag, "Complete")

@@ -319,6 +319,8 @@ describe("Simulator WebSocket: resume and faults", () => {
       const capped = yield* createSession(sim, { maxActions: 2 })
       const cappedScript = yield* sim.script(capped)
       assert.strictEqual(cappedScript.filter(SessionEvent.isChargeable).length, 2)
+      // With the fault the agent runs max_actions + N, whatever it wanted.
+      yield* sim.setScenario({ actions: 1 })
       yield* sim.setFaults({ ws: { exceedMaxActions: 2 } })
       const over = yield* createSession(sim, { maxActions: 2 })
       const run = yield* connectOnce(sim, { sessionId: over, apiKey: sim.accountKey, handshake: "message" })

@@ -69,7 +69,11 @@ const refuseUpgrade = (socket: Stream.Duplex, error: Parameters<typeof errorResp
 }
 
 const textOf = (data: WebSocket.RawData): string =>
-  Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8")
+  Array.isArray(data)
+    ? Buffer.concat(data).toString("utf8")
+    : Buffer.isBuffer(data)
+    ? data.toString("utf8")
+    : Buffer.from(data).toString("utf8")
 
 /** Events as an SSE stream frames them: `event: <wire name>\ndata: <json payload>\n\n`. */
 const sseText = (item: Outgoing): string => {
@@ -103,25 +107,25 @@ const wsSink = (ws: WebSocket, framing: Dialect.Framing): Sink => {
   const encode = (event: SessionEvent.SessionEvent) => Wire.encodeEvent(framing, event)
   const encodeBulk = bulkEncoder(encode)
   return {
-  buffered: () => ws.bufferedAmount,
-  write: (item, onFlushed) => {
-    if (ws.readyState !== ws.OPEN) {
-      onFlushed?.(false)
-      return
-    }
-    const text = item._tag === "Raw"
-      ? item.text
-      : item.bulk === undefined
-      ? encode(item.event)
-      : encodeBulk(item.event, item.bulk)
-    if (onFlushed === undefined) ws.send(text)
-    else ws.send(text, (error) => onFlushed(error === undefined || error === null))
-  },
-  end: () => ws.close(1000, "complete"),
-  fail: (code, reason) => ws.close(code, reason),
-  // No close frame: the TCP socket is destroyed, the client sees 1006.
-  drop: () => ws.terminate()
-}
+    buffered: () => ws.bufferedAmount,
+    write: (item, onFlushed) => {
+      if (ws.readyState !== ws.OPEN) {
+        onFlushed?.(false)
+        return
+      }
+      const text = item._tag === "Raw"
+        ? item.text
+        : item.bulk === undefined
+        ? encode(item.event)
+        : encodeBulk(item.event, item.bulk)
+      if (onFlushed === undefined) ws.send(text)
+      else ws.send(text, (error) => onFlushed(error === undefined || error === null))
+    },
+    end: () => ws.close(1000, "complete"),
+    fail: (code, reason) => ws.close(code, reason),
+    // No close frame: the TCP socket is destroyed, the client sees 1006.
+    drop: () => ws.terminate()
+  }
 }
 
 const sseSink = (response: Http.ServerResponse): Sink => ({
@@ -166,8 +170,7 @@ export const make = (options: TransportOptions) => {
 
   const acceptWs = (ws: WebSocket, session: SessionState): void => {
     const stop = start(session, wsSink(ws, dialect.framing), false)
-    ws.on("message", (data, isBinary) => {
-      void isBinary
+    ws.on("message", (data) => {
       const frame = Wire.decodeClientFrame(textOf(data))
       if (Either.isRight(frame) && frame.right._tag === "Answer") session.answer(frame.right.data)
     })
