@@ -40,7 +40,8 @@ export const processSink: Sink = {
   err: (text) => {
     process.stderr.write(text)
   },
-  columns: () => process.stdout.columns ?? 80
+  // A pseudo-terminal without a size reports 0 columns.
+  columns: () => (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80
 }
 
 /**
@@ -528,6 +529,8 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
           return Effect.sync(() => draw(progress))
         case "AgentError":
           return print(style.red(`agent error: ${singleLine(event.error)}`), progress)
+        case "ExternalResourceRequested":
+          return print(style.bold(`the agent asks (${describeRequest(event)})`), progress)
         case "Complete":
           return Effect.sync(() => draw(progress))
         default:

@@ -117,14 +117,13 @@ export const decide = (
   const flag = (answer: Answer.Answer) => Effect.succeed({ answer, source: "flag" as const })
   if (policy.deny) return flag(Answer.deny)
   const kind = SessionEvent.resourceTypeRaw(request.resource_type)
-  const reason = request.reason.replace(/\s+/g, " ").trim()
   if (kind === "request_user_input") {
     if (Option.isSome(policy.input)) return flag(Answer.grant(policy.input.value))
     if (policy.approve) return flag(Answer.grant())
     if (policy.interactive) {
       const field = Option.getOrElse(request.field_name, () => "input")
       return Effect.map(
-        Prompt.run(Prompt.text({ message: `The agent asks for ${field}: ${reason} (empty to deny)` })),
+        Prompt.run(Prompt.text({ message: `${field} (empty to deny)` })),
         (text) => ({ answer: text.length === 0 ? Answer.deny : Answer.grant(text), source: "prompt" as const })
       )
     }
@@ -133,7 +132,7 @@ export const decide = (
   if (policy.approve) return flag(Option.isSome(policy.input) ? Answer.grant(policy.input.value) : Answer.grant())
   if (policy.interactive) {
     return Effect.map(
-      Prompt.run(Prompt.confirm({ message: `The agent asks permission: ${reason}. Allow?`, initial: false })),
+      Prompt.run(Prompt.confirm({ message: `Allow ${kind === "admin_permission_request" ? "this" : kind} request?`, initial: false })),
       (yes) => ({ answer: yes ? Answer.grant() : Answer.deny, source: "prompt" as const })
     )
   }

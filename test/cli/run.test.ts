@@ -1,0 +1,200 @@
+/**
+ * The command line as a real child process (`node bin/effect-agent-session.js`) against the
+ * simulator on port 0, standard output not a terminal.
+ */
+import { assert, describe, expect, it, layer } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Exit from "effect/Exit"
+import * as Dialect from "../../src/Dialect.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import { Simulator } from "../../src/simulator/index.js"
+import { cleanEnv, run, spawn } from "./helpers.js"
+
+const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}) =>
+  cleanEnv({
+    AGENT_SESSION_BASE_URL: sim.baseUrl,
+    AGENT_SESSION_WS_URL: sim.wsUrl,
+    AGENT_SESSION_API_KEY: sim.accountKey,
+    ...extra
+  })
+
+const sessionIdOf = (stdout: string): string => {
+  const match = stdout.match(/session (\S+) created/)
+  assert.isNotNull(match, stdout)
+  return match?.[1] ?? ""
+}
+
+const completeOf = (script: ReadonlyArray<SessionEvent.SessionEvent>): SessionEvent.Complete => {
+  const complete = script.find((e): e is SessionEvent.Complete => e._tag === "Complete")
+  assert.isDefined(complete)
+  return complete as SessionEvent.Complete
+}
+
+const runArgs = (maxActions: number, ...more: Array<string>) => [
+  "run",
+  "--goal",
+  "Find the pricing page",
+  "--start-url",
+  "https://example.com",
+  "--max-actions",
+  String(maxActions),
+  ...more
+]
+
+layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: Duration.millis(2) } }), {
+  excludeTestServices: true
+})("effect-agent-session run (documented dialect)", (it) => {
+  it.effect("run --approve completes with exit 0, prints the outcome and cost, and the grant reaches the simulator", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* run(runArgs(4, "--approve"), envFor(sim))
+      expect(result.stderr).toBe("")
+      expect(result.code).toBe(0)
+      const sessionId = sessionIdOf(result.stdout)
+      const complete = completeOf(yield* sim.script(sessionId))
+      expect(result.stdout).toContain(`Outcome (${complete.type as string}):`)
+      for (const line of complete.response.split("\n")) expect(result.stdout).toContain(line)
+      expect(result.stdout).toContain(`Total cost: ${Option.getOrThrow(complete.total_cost)}`)
+      expect(result.stdout).toContain("Actions: 4/4")
+      expect(result.stdout).toContain("action 4/4:")
+      // Not a terminal: plain lines, no bar, no escape codes.
+      expect(result.stdout).not.toContain("\x1b[")
+      expect(result.stdout).not.toContain("█")
+      const answers = yield* sim.answers(sessionId)
+      expect(answers.map((a) => [a.resource_type, a.granted])).toEqual([["admin_permission_request", true]])
+    }))
+
+  it.effect("--json prints one JSON object per line: the events as the simulator scripted them, then the outcome", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* run(runArgs(4, "--json", "--deny"), envFor(sim))
+      expect(result.code).toBe(0)
+      const lines = result.stdout.trimEnd().split("\n")
+      const objects = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(objects[0]?.["kind"]).toBe("session")
+      const sessionId = String(objects[0]?.["sessionId"])
+      const events = objects.filter((o) => o["kind"] === "event")
+      const script = yield* sim.script(sessionId)
+      expect(events.map((e) => e["tag"])).toEqual(script.map((e) => e._tag))
+      for (const event of events) {
+        assert.isString(event["event"])
+        assert.isObject(event["data"])
+      }
+      const answer = objects.find((o) => o["kind"] === "answer")
+      expect(answer?.["granted"]).toBe(false)
+      expect(answer?.["source"]).toBe("flag")
+      const outcome = objects[objects.length - 1]
+      expect(outcome?.["kind"]).toBe("outcome")
+      expect(outcome?.["actions"]).toBe(4)
+      expect(outcome?.["totalCost"]).toBe(Option.getOrThrow(completeOf(script).total_cost))
+    }))
+
+  it.effect("without --approve and without a terminal, requests are denied and it says so", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* run(runArgs(2), envFor(sim))
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain("denied (no terminal to ask: pass --approve or --input)")
+      const answers = yield* sim.answers(sessionIdOf(result.stdout))
+      expect(answers.map((a) => a.granted)).toEqual([false])
+    }))
+
+  it.effect("a wrong key exits 3 with a one-line message", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* run(runArgs(2, "--approve"), envFor(sim, { AGENT_SESSION_API_KEY: "not-the-key" }))
+      expect(result.code).toBe(3)
+      const lines = result.stderr.trimEnd().split("\n")
+      expect(lines.length).toBe(1)
+      expect(lines[0]).toMatch(/^error: the service refused the key \(401 Unauthorized\)/)
+      expect(result.stderr).not.toContain("not-the-key")
+      expect(result.stderr).not.toMatch(/\s+at /)
+    }))
+
+  it.effect("a missing key exits 2 with one line naming AGENT_SESSION_API_KEY", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const env = envFor(sim)
+      delete env["AGENT_SESSION_API_KEY"]
+      const before = yield* sim.httpRequests
+      const result = yield* run(runArgs(2, "--approve"), env)
+      expect(result.code).toBe(2)
+      const lines = result.stderr.trimEnd().split("\n")
+      expect(lines.length).toBe(1)
+      expect(lines[0]).toContain("AGENT_SESSION_API_KEY")
+      expect(yield* sim.httpRequests).toBe(before)
+    }))
+
+  it.effect("bad input exits 2: an invalid request, conflicting flags, a malformed flag", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const before = yield* sim.httpRequests
+      const invalid = yield* run(["run", "--goal", "g", "--start-url", "not a url", "--max-actions", "0"], envFor(sim))
+      expect(invalid.code).toBe(2)
+      expect(invalid.stderr).toMatch(/^error: invalid CreateSessionRequest: .*start_url.*max_actions/)
+      const both = yield* run(runArgs(2, "--approve", "--deny"), envFor(sim))
+      expect(both.code).toBe(2)
+      expect(both.stderr).toContain("--approve and --deny cannot be used together")
+      const malformed = yield* run(["run", "--goal", "g", "--start-url", "https://example.com", "--max-actions", "many"], envFor(sim))
+      expect(malformed.code).toBe(2)
+      // Nothing was sent for any of them.
+      expect(yield* sim.httpRequests).toBe(before)
+    }))
+
+  it.effect("SIGINT closes the session and prints what was done so far, exit 130", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      yield* sim.setScenario({ frameDelay: Duration.millis(150), actions: 6, ask: "none" })
+      const result = yield* Effect.scoped(Effect.gen(function*() {
+        const child = yield* spawn(runArgs(6), envFor(sim))
+        yield* child.waitFor(/action 1\/6/)
+        child.process.kill("SIGINT")
+        return yield* child.finished
+      }))
+      yield* sim.setScenario({ frameDelay: Duration.millis(2), actions: 4, ask: "permission" })
+      expect(result.code).toBe(130)
+      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
+      expect(result.stdout).toMatch(/Done so far: [1-5]\/6 actions/)
+      expect(result.stdout).toContain("Last action: ")
+      expect(result.stdout).not.toContain("Outcome")
+    }))
+})
+
+layer(Simulator.layer({ dialect: Dialect.observed, scenario: { actions: 3, ask: "input", frameDelay: Duration.millis(2) } }), {
+  excludeTestServices: true
+})("effect-agent-session run (observed dialect)", (it) => {
+  it.effect("--dialect observed with --input answers the input request", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* run(runArgs(3, "--dialect", "observed", "--input", "me@example.com"), envFor(sim))
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(`granted with input "me@example.com" (from flags)`)
+      const answers = yield* sim.answers(sessionIdOf(result.stdout))
+      expect(answers.map((a) => [a.granted, a.input])).toEqual([[true, "me@example.com"]])
+    }))
+})
+
+describe("effect-agent-session run: connection lost", () => {
+  it.live("a service that goes away exhausts the reconnects (--max-reconnects 2) and exits 5", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } }).pipe(
+        Scope.extend(scope)
+      )
+      const result = yield* Effect.scoped(Effect.gen(function*() {
+        const child = yield* spawn(runArgs(8, "--max-reconnects", "2"), envFor(sim))
+        yield* child.waitFor(/action 1\/8/)
+        // The service disappears: the socket drops (1006) and every reconnect is refused.
+        yield* Scope.close(scope, Exit.void)
+        return yield* child.finished
+      }))
+      expect(result.code).toBe(5)
+      expect(result.stdout).toContain("connection lost, reconnecting (attempt 1)")
+      const lines = result.stderr.trimEnd().split("\n")
+      expect(lines.length).toBe(1)
+      expect(lines[0]).toMatch(/^error: ConnectionLost: Connection lost after \d+ attempts/)
+    }))
+})
