@@ -41,6 +41,7 @@ import {
   UnknownEvent
 } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
+import * as Metrics from "../Metrics.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
 import { checkSecureUrl } from "./url.js"
@@ -207,7 +208,12 @@ const describeError = (error: EventStreamError | string): string => typeof error
 
 const requestKey = (actionSessionId: string, resourceType: string): string => `${actionSessionId}\u0000${resourceType}`
 
-type RequestStatus = "pending" | "queued" | "sent"
+/**
+ * A request's answer: `pending` (none yet), `queued` (accepted, not written), `unconfirmed`
+ * (written; re-sent after a reconnect unless a later frame shows the connection outlived it),
+ * `sent`.
+ */
+type RequestStatus = "pending" | "queued" | "unconfirmed" | "sent"
 
 interface QueuedAnswer {
   readonly key: string
@@ -273,6 +279,8 @@ export const makeEngine = (
     let skipped = 0
     const requests = new Map<string, RequestStatus>()
     const outbox: Array<QueuedAnswer> = []
+    // Written on the current connection, waiting for a later frame that shows they got through.
+    const unconfirmed: Array<QueuedAnswer> = []
 
     // --- per-attempt state ---
     interface Current {
@@ -334,10 +342,14 @@ export const makeEngine = (
         return skip(error)
       }
       const event = result.right
+      // The service went on talking after the answers were written: they got through.
+      if (unconfirmed.length > 0 && event._tag !== "Heartbeat" && event._tag !== "Connected") confirmAnswers()
       if (event._tag === "ExternalResourceRequested") {
         const key = requestKey(event.action_session_id, SessionEvent.resourceTypeRaw(event.resource_type))
-        // Asked again (after a reconnect, say): pending again unless an answer is still queued.
-        if (requests.get(key) !== "queued") requests.set(key, "pending")
+        // Asked again after its answer went through: pending again. An answer still waiting to
+        // be written (or confirmed) keeps it answered.
+        const status = requests.get(key)
+        if (status !== "queued" && status !== "unconfirmed") requests.set(key, "pending")
       }
       mailbox.unsafeOffer(event)
       held += 1
@@ -348,6 +360,22 @@ export const makeEngine = (
     }
 
     const frame = (data: string | Uint8Array) => accept(decode(data))
+
+    const confirmAnswers = (): void => {
+      for (const answer of unconfirmed) {
+        if (requests.get(answer.key) === "unconfirmed") requests.set(answer.key, "sent")
+      }
+      unconfirmed.length = 0
+    }
+
+    /** The connection dropped: answers it may have lost are written again first after the reconnect. */
+    const requeueUnconfirmed = (): number => {
+      const count = unconfirmed.length
+      for (const answer of unconfirmed) requests.set(answer.key, "queued")
+      outbox.unshift(...unconfirmed)
+      unconfirmed.length = 0
+      return count
+    }
 
     const namedEvent = (name: string, data: string) => {
       const attempt = current
@@ -367,9 +395,11 @@ export const makeEngine = (
               endAttempt(attempt, Retry(`answer not written: ${sent.left}`))
               return
             }
-            // Handed to the open socket: now it counts as sent.
+            // Handed to the open socket; a later frame on this connection confirms it.
             outbox.shift()
-            requests.set(head.key, "sent")
+            unconfirmed.push(head)
+            requests.set(head.key, "unconfirmed")
+            yield* Metrics.recordAnswer({ _tag: head.data.granted ? "Grant" : "Deny" })
           }
           yield* Queue.take(wake)
         }
@@ -430,7 +460,10 @@ export const makeEngine = (
               const downtime = downSince === undefined
                 ? Option.none<Duration.Duration>()
                 : Option.some(Duration.millis(now - downSince))
-              if (everOpen) reconnects += 1
+              if (everOpen) {
+                reconnects += 1
+                yield* Metrics.recordReconnect
+              }
               everOpen = true
               downSince = undefined
               yield* SubscriptionRef.set(state, ConnectionState.Open({ reconnects, downtime }))
@@ -466,8 +499,15 @@ export const makeEngine = (
             attributes: { sessionId, attempt: attempts, url: options.printableUrl }
           })
         )
-        if (outcome._tag === "End") return { reason: outcome.reason, exit: Exit.void }
+        if (outcome._tag === "End") {
+          confirmAnswers()
+          return { reason: outcome.reason, exit: Exit.void }
+        }
         if (outcome._tag === "Fatal") return { reason: outcome.reason, exit: Exit.fail(outcome.error) }
+        const resend = requeueUnconfirmed()
+        if (resend > 0) {
+          yield* Effect.logInfo(`${resend} answer(s) written just before the drop will be sent again`)
+        }
         if (opened) downSince = clock.unsafeCurrentTimeMillis()
         if (alive) {
           // It worked for a while: a fresh bout, a fresh schedule.
@@ -494,13 +534,18 @@ export const makeEngine = (
       Effect.suspend(() => {
         if (finished) return Effect.void
         finished = true
-        const unsent = outbox.length
+        // A clean end: what was written before it was read (the close comes after it on the wire).
+        if (final.reason !== "connection-lost" && final.reason !== "failed" && final.reason !== "handshake-rejected") {
+          confirmAnswers()
+        }
+        const unsent = outbox.length + unconfirmed.length
         outbox.length = 0
+        unconfirmed.length = 0
         requests.clear()
         return Effect.all([
           SubscriptionRef.set(state, ConnectionState.Closed({ reason: final.reason })),
           unsent > 0
-            ? Effect.logWarning(`${unsent} answer(s) not sent: the event channel closed (${final.reason})`)
+            ? Effect.logWarning(`${unsent} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`)
             : Effect.void,
           Effect.logDebug(`Event channel closed: ${final.reason}`),
           mailbox.done(final.exit)
@@ -531,9 +576,10 @@ export const makeEngine = (
     const events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> = Stream.unwrap(
       Effect.as(
         start,
-        Mailbox.toStream(mailbox).pipe(Stream.mapChunks((chunk) => {
+        Mailbox.toStream(mailbox).pipe(Stream.mapChunksEffect((chunk) => {
           taken(chunk.length)
-          return chunk
+          // Metrics: one update per chunk and event tag, not per frame.
+          return Effect.as(Metrics.recordEvents(chunk), chunk)
         }))
       )
     )
