@@ -74,8 +74,48 @@ export const validate = <A, I>(
     Either.mapLeft(decode(input), (error) => new InvalidRequest({ subject, message: formatIssues(error) }))
 }
 
-/** Formats a parse error as `path: problem` lines. */
-export const formatIssues = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
-    .join("; ")
+/**
+ * Formats a parse error as `path: problem` lines. Total: the platform's formatter prints the
+ * actual value recursively and overflows the stack on a deeply nested one (a hostile frame of
+ * depth 10,000 is 20 KB); the fallback names the paths and the expected types only.
+ */
+export const formatIssues = (error: ParseResult.ParseError): string => {
+  try {
+    return ParseResult.ArrayFormatter.formatErrorSync(error)
+      .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+      .join("; ")
+  } catch {
+    const lines: Array<string> = []
+    describeWithoutValues(error.issue, [], lines)
+    return lines.length > 0 ? lines.join("; ") : "the value does not match the schema"
+  }
+}
+
+/** The problems of a parse issue, without printing the actual values (walks the schema, not the value). */
+const describeWithoutValues = (
+  issue: ParseResult.ParseIssue,
+  path: ReadonlyArray<PropertyKey>,
+  out: Array<string>
+): void => {
+  const at = (message: string) => out.push(path.length > 0 ? `${path.map(String).join(".")}: ${message}` : message)
+  switch (issue._tag) {
+    case "Pointer":
+      return describeWithoutValues(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])], out)
+    case "Composite":
+      for (const inner of Array.isArray(issue.issues) ? issue.issues : [issue.issues]) {
+        describeWithoutValues(inner, path, out)
+      }
+      return
+    case "Refinement":
+    case "Transformation":
+      return describeWithoutValues(issue.issue, path, out)
+    case "Type":
+      return void at(`Expected ${String(issue.ast)} (the actual value is too deeply nested to print)`)
+    case "Missing":
+      return void at("is missing")
+    case "Unexpected":
+      return void at("is unexpected")
+    case "Forbidden":
+      return void at("is forbidden")
+  }
+}
