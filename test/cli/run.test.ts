@@ -143,24 +143,6 @@ layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: D
       // Nothing was sent for any of them.
       expect(yield* sim.httpRequests).toBe(before)
     }))
-
-  it.effect("SIGINT closes the session and prints what was done so far, exit 130", () =>
-    Effect.gen(function*() {
-      const sim = yield* Simulator.Simulator
-      yield* sim.setScenario({ frameDelay: Duration.millis(150), actions: 6, ask: "none" })
-      const result = yield* Effect.scoped(Effect.gen(function*() {
-        const child = yield* spawn(runArgs(6), envFor(sim))
-        yield* child.waitFor(/action 1\/6/)
-        child.process.kill("SIGINT")
-        return yield* child.finished
-      }))
-      yield* sim.setScenario({ frameDelay: Duration.millis(2), actions: 4, ask: "permission" })
-      expect(result.code).toBe(130)
-      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
-      expect(result.stdout).toMatch(/Done so far: [1-5]\/6 actions/)
-      expect(result.stdout).toContain("Last action: ")
-      expect(result.stdout).not.toContain("Outcome")
-    }))
 })
 
 layer(Simulator.layer({ dialect: Dialect.observed, scenario: { actions: 3, ask: "input", frameDelay: Duration.millis(2) } }), {
@@ -174,6 +156,26 @@ layer(Simulator.layer({ dialect: Dialect.observed, scenario: { actions: 3, ask: 
       expect(result.stdout).toContain(`granted with input "me@example.com" (from flags)`)
       const answers = yield* sim.answers(sessionIdOf(result.stdout))
       expect(answers.map((a) => [a.granted, a.input])).toEqual([[true, "me@example.com"]])
+    }))
+})
+
+layer(Simulator.layer({ scenario: { actions: 6, ask: "none", frameDelay: Duration.millis(150) } }), {
+  excludeTestServices: true
+})("effect-agent-session run: interruption", (it) => {
+  it.effect("SIGINT closes the session and prints what was done so far, exit 130", () =>
+    Effect.gen(function*() {
+      const sim = yield* Simulator.Simulator
+      const result = yield* Effect.scoped(Effect.gen(function*() {
+        const child = yield* spawn(runArgs(6), envFor(sim))
+        yield* child.waitFor(/action 1\/6/)
+        child.process.kill("SIGINT")
+        return yield* child.finished
+      }))
+      expect(result.code).toBe(130)
+      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
+      expect(result.stdout).toMatch(/Done so far: [1-5]\/6 actions/)
+      expect(result.stdout).toContain("Last action: ")
+      expect(result.stdout).not.toContain("Outcome")
     }))
 })
 
