@@ -35,6 +35,7 @@
  *
  * @since 0.1.0
  */
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Socket from "@effect/platform/Socket"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -53,6 +54,7 @@ import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
 import type { EventStreamError, InsecureTransport, RespondError } from "./Errors.js"
 import * as internal from "./internal/eventStream.js"
+import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -194,9 +196,9 @@ export class EventStream extends Context.Tag("effect-agent-session/EventStream")
  * @category models
  */
 export interface Options extends Omit<ConnectOptions, "agent"> {
-  /** The WebSocket base URL (`{ws_url}`), such as `wss://host`. */
+  /** The WebSocket base URL (`{ws_url}`), such as `wss://host`; for {@link layerSse}, the HTTP base URL. */
   readonly url: string
-  /** The dialect (default `Dialect.documented`). */
+  /** The dialect (default `Dialect.documented`; for {@link layerSse}, `Dialect.observed`). */
   readonly dialect?: Dialect.Dialect | undefined
   /** Allows `ws://` (or `http://` for SSE) to hosts that are not loopback. Default false. */
   readonly allowInsecure?: boolean | undefined
@@ -287,6 +289,49 @@ export const make: (options: Options) => Effect.Effect<Service, never, Requireme
  * @category layers
  */
 export const layer = (options: Options): LayerType => Layer.effect(EventStream, make(options))
+
+/**
+ * The requirements of the Server-Sent Events layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SseRequirements = Credentials.Credentials | HttpClient.HttpClient
+
+/**
+ * Builds the event channel over Server-Sent Events, the observed client's second transport:
+ * `GET {url}{dialect.sse.connectPath}?sessionId=...&apiKey=...` read as named SSE events
+ * (`event:` is the wire event name, `data:` its JSON payload), answers `POST`ed to
+ * `{url}{dialect.sse.egressPath}?sessionId=...&apiKey=...` as
+ * `{ "event": "external_resource_granted", "data": ... }`. Here `url` is the HTTP base URL
+ * (`https://host`), and the dialect defaults to `Dialect.observed`.
+ *
+ * The same `Connection` and the same guarantees as {@link make}, with these differences:
+ * - the key always travels in the query (as the observed client sends it); it is kept out of
+ *   logs, error messages and spans (the platform's HTTP span, which records the full URL, is
+ *   turned off for these requests);
+ * - HTTP 401/403 on the `GET` is `HandshakeRejected`; any other status, a connect time-out, a
+ *   broken or ended response body is retried on the schedule (an SSE stream that ends before
+ *   `complete` is reopened, as an `EventSource` would);
+ * - reading pauses by no longer pulling the response body; comments (`:` lines) keep the
+ *   connection from being idle;
+ * - an answer is sent once the `POST` is answered with a 2xx; a 5xx, 408, 429, time-out or
+ *   network failure keeps it queued and reopens the connection; another status means the
+ *   service refused it: the error is logged and the request is pending again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSse: (options: Options) => Effect.Effect<Service, never, SseRequirements> = sse.make
+
+/**
+ * The event channel over Server-Sent Events as a layer: see {@link makeSse}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSse = (options: Options): Layer.Layer<EventStream, never, SseRequirements> =>
+  Layer.effect(EventStream, makeSse(options))
 
 /**
  * The environment variable of the WebSocket base URL (`{ws_url}`).

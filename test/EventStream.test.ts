@@ -22,9 +22,11 @@ import * as Dialect from "../src/Dialect.js"
 import type { EventStreamError } from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as internal from "../src/internal/eventStream.js"
+import * as Sse from "../src/internal/sse.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Wire from "../src/Wire.js"
 import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { makeStub, type Recorded, text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"
@@ -930,6 +932,186 @@ describe("EventStream", () => {
           Effect.exit
         )
         assert.isTrue(Exit.isFailure(exit))
+      }))
+  })
+
+  describe("Server-Sent Events", () => {
+    const parseAll = (chunks: ReadonlyArray<string>, maxData = 1000) => {
+      const seen: Array<string> = []
+      const parse = Sse.makeParser({
+        event: (name, data) => {
+          seen.push(`${name}=${data}`)
+        },
+        tooLarge: (size) => {
+          seen.push(`too-large ${size}`)
+        }
+      }, maxData)
+      for (const chunk of chunks) parse(chunk)
+      return seen
+    }
+
+    it("the parser reads named events split anywhere, CRLF, comments and multi-line data", () => {
+      const stream = "event: started\r\ndata: {\"a\":1}\r\n\r\n: keep-alive\n\nevent: x\ndata: one\ndata:two\n\ndata: plain\n\n"
+      const whole = parseAll([stream])
+      assert.deepStrictEqual(whole, ["started={\"a\":1}", "x=one\ntwo", "message=plain"])
+      // Every split point gives the same events.
+      for (let i = 1; i < stream.length; i++) {
+        assert.deepStrictEqual(parseAll([stream.slice(0, i), stream.slice(i)]), whole, `split at ${i}`)
+      }
+      assert.deepStrictEqual(parseAll(["event: empty\n\n", "id: 3\nretry: 10\n\n"]), [])
+    })
+
+    it("U22 the parser drops the data of an event over the limit and reports its size", () => {
+      assert.deepStrictEqual(parseAll([`event: big\ndata: ${"x".repeat(50)}\n\ndata: ok\n\n`], 20), [
+        "too-large 50",
+        "message=ok"
+      ])
+      // A line that never ends is bounded too.
+      assert.deepStrictEqual(parseAll([`data: ${"y".repeat(100)}`, "y".repeat(100), "\n\n"], 20).slice(0, 1), [
+        "too-large 206"
+      ])
+    })
+
+    /** An SSE body the test writes to. */
+    const sseBody = () => {
+      let controller: ReadableStreamDefaultController<Uint8Array> | undefined
+      const encoder = new TextEncoder()
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => {
+          controller = c
+        }
+      })
+      return {
+        response: new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } }),
+        send: (name: string, data: unknown) =>
+          controller?.enqueue(encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)),
+        end: () => controller?.close()
+      }
+    }
+
+    /** Lets other fibers (and the stubbed body's promises) run until `done` holds. */
+    const until = (done: Effect.Effect<boolean>) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 10_000; i++) {
+          if (yield* done) return
+          yield* Effect.yieldNow()
+        }
+        return yield* Effect.dieMessage("the condition never held")
+      })
+
+    const sseSetup = (reply: (request: Recorded, attempt: number) => Response | "refuse") =>
+      Effect.gen(function*() {
+        const stub = yield* makeStub(reply)
+        const service = yield* EventStream.makeSse({ url: "https://agents.test", reconnect: fast(3) }).pipe(
+          Effect.provide(Layer.merge(stub.layer, Credentials.layer({ apiKey: KEY })))
+        )
+        return { stub, service }
+      })
+
+    it.scoped("events arrive in order; the answer is POSTed to the egress path as {event, data}", () =>
+      Effect.gen(function*() {
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : new Response("{}", { status: 202 })
+        )
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* settle()
+        body.send("started", { sessionId: SESSION, start_url: "https://example.com" })
+        body.send("external_resource_requested", {
+          resource_type: "admin_permission_request",
+          reason: "pay",
+          action_session_id: "as-9"
+        })
+        yield* until(
+          Effect.map(Effect.either(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny)), Either.isRight)
+        )
+        yield* until(Effect.map(stub.count, (n) => n === 2))
+        body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+        body.end()
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ExternalResourceRequested", "Complete"])
+        const requests = yield* stub.requests
+        const get = requests[0]
+        const post = requests.find((r) => r.method === "POST")
+        assert.isDefined(get)
+        assert.isDefined(post)
+        const getUrl = new URL(get?.url ?? "")
+        assert.strictEqual(getUrl.pathname, "/events/v1/connect")
+        assert.strictEqual(getUrl.searchParams.get("apiKey"), KEY)
+        assert.strictEqual(getUrl.searchParams.get("sessionId"), SESSION)
+        assert.strictEqual(get?.headers["accept"], "text/event-stream")
+        assert.strictEqual(new URL(post?.url ?? "").pathname, "/events/v1/egress")
+        assert.deepStrictEqual(JSON.parse(post?.body ?? "null"), {
+          event: "external_resource_granted",
+          data: {
+            granted: false,
+            resource_type: "admin_permission_request",
+            action_session_id: "as-9",
+            field_name: "email"
+          }
+        })
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny))
+        assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : "", "never-received")
+      }))
+
+    it.scoped("U12 HTTP 401 on the event stream is HandshakeRejected, exactly one request", () =>
+      Effect.gen(function*() {
+        const { service, stub } = yield* sseSetup(() => text(401, "invalid key"))
+        const connection = yield* service.connect(SESSION)
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.deepStrictEqual(
+          error._tag === "HandshakeRejected" ? [error.code, error.reason] : [],
+          [401, "invalid key"]
+        )
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+
+    it.scoped("U22 a stream that ends before complete is reopened on the schedule", () =>
+      Effect.gen(function*() {
+        const first = sseBody()
+        const second = sseBody()
+        const { service, stub } = yield* sseSetup((_, attempt) => (attempt === 1 ? first.response : second.response))
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* settle()
+        first.send("started", { sessionId: SESSION, start_url: "https://example.com" })
+        first.end()
+        yield* connection.state.changes.pipe(Stream.filter((s) => s._tag === "Reconnecting"), Stream.runHead)
+        assert.strictEqual(yield* stub.count, 1)
+        yield* TestClock.adjust("250 millis")
+        yield* connection.state.changes.pipe(Stream.filter((s) => s._tag === "Open"), Stream.runHead)
+        second.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "Complete"])
+        assert.strictEqual(yield* stub.count, 2)
+      }))
+
+    it.scoped("U16 an answer the service refuses (HTTP 400) leaves the request pending again", () =>
+      Effect.gen(function*() {
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : text(400, "bad answer")
+        )
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        yield* settle()
+        body.send("external_resource_requested", {
+          resource_type: "request_user_input",
+          reason: "email",
+          action_session_id: "as-1"
+        })
+        yield* until(
+          Effect.map(Effect.either(connection.respond(receivedRequest("as-1"), Answer.grant("x"))), Either.isRight)
+        )
+        yield* until(Effect.map(stub.count, (n) => n === 2))
+        // Refused, so it can be answered again.
+        yield* until(
+          Effect.map(Effect.either(connection.respond(receivedRequest("as-1"), Answer.grant("y"))), Either.isRight)
+        )
+        yield* until(Effect.map(stub.count, (n) => n === 3))
+        assert.strictEqual((yield* stateOf(connection))._tag, "Open")
       }))
   })
 })

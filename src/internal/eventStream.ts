@@ -31,6 +31,7 @@ import {
   EventDecodeError,
   type EventStreamError,
   type FrameError,
+  FrameTooLarge,
   HandshakeRejected,
   type InsecureTransport,
   MalformedFrame,
@@ -132,14 +133,25 @@ export const Retry = (error: EventStreamError | string): AttemptOutcome => ({ _t
 
 /** What an open transport lets the engine do. */
 export interface Io {
-  /** Writes one answer; fails (the answer stays queued) when it could not be handed over. */
-  readonly send: (frame: string, data: Wire.AnswerData) => Effect.Effect<void, string>
+  /**
+   * Writes one answer: `"confirmed"` when the service acknowledged it (an HTTP 2xx), `"written"`
+   * when it was handed to an open socket (confirmed later by a frame, else sent again after a
+   * reconnect). A failure with `retry` keeps it queued and reopens the connection; without,
+   * the service refused it: the request is pending again.
+   */
+  readonly send: (frame: string, data: Wire.AnswerData) => Effect.Effect<"confirmed" | "written", SendFailure>
   /** Stops reading (back-pressure); frames already received may still arrive. */
   readonly pause: () => void
   /** Reads again. */
   readonly resume: () => void
   /** Drops the connection at once (idle time-out). */
   readonly abort: () => void
+}
+
+/** Why an answer was not delivered. */
+export interface SendFailure {
+  readonly retry: boolean
+  readonly message: string
 }
 
 /** What the engine gives a transport for one attempt. */
@@ -154,6 +166,10 @@ export interface Hooks {
   readonly frame: (data: string | Uint8Array) => Effect.Effect<void> | void
   /** One named event with its JSON payload text (Server-Sent Events). */
   readonly namedEvent: (name: string, data: string) => Effect.Effect<void> | void
+  /** An event larger than the limit, discarded while it was being read (Server-Sent Events). */
+  readonly tooLarge: (size: number) => Effect.Effect<void> | void
+  /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
+  readonly alive: () => void
 }
 
 /** One attempt: opens, runs until the connection ends by itself, and says how it ended. */
@@ -234,6 +250,8 @@ export interface EngineOptions {
   /** The address for logs and spans, without any key. */
   readonly printableUrl: string
   readonly transport: Transport
+  /** The framing of the frames the transport hands over (default: the dialect's). */
+  readonly framing?: Dialect.Framing | undefined
 }
 
 /** A connection and the engine's internals that tests observe. */
@@ -262,7 +280,7 @@ export const makeEngine = (
     const mailbox = yield* Mailbox.make<SessionEvent.SessionEvent, EventStreamError>()
     const closeRequested = yield* Deferred.make<void>()
     const wake = yield* Queue.sliding<void>(1)
-    const decode = Wire.makeDecoder(dialect.framing, {
+    const decode = Wire.makeDecoder(options.framing ?? dialect.framing, {
       maxFrameSize: settings.maxFrameSize,
       strict: settings.strict
     })
@@ -377,29 +395,56 @@ export const makeEngine = (
       return count
     }
 
-    const namedEvent = (name: string, data: string) => {
+    // Server-Sent Events: the engine is built with the `event-data` framing for them, and the
+    // same decoder reads the `{event,data}` frame rebuilt from the SSE event.
+    const namedEvent = (name: string, data: string) =>
+      accept(decode(`{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`))
+
+    const tooLarge = (size: number) => accept(Either.left(new FrameTooLarge({ size, limit: settings.maxFrameSize })))
+
+    const alive = (): void => {
       const attempt = current
-      if (attempt === undefined || attempt.ended) return
-      // The same decoder as WebSocket frames: rebuild the `{event,data}` frame text.
-      return accept(decode(`{"${dialect.framing === "type-data" ? "type" : "event"}":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`))
+      if (attempt !== undefined && !attempt.ended) attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
     }
+
+    /**
+     * Writes the oldest queued answer and records what became of it. Uninterruptible: an answer
+     * in flight (an SSE `POST` the service may already have processed) is never abandoned
+     * half-way, which would send it twice.
+     */
+    const writeHead = (attempt: Current, io: Io): Effect.Effect<boolean> =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        const head = outbox[0]
+        if (head === undefined) return true
+        const sent = yield* Effect.either(io.send(head.frame, head.data))
+        if (Either.isLeft(sent)) {
+          if (sent.left.retry) {
+            endAttempt(attempt, Retry(`answer not written: ${sent.left.message}`))
+            return false
+          }
+          outbox.shift()
+          requests.set(head.key, "pending")
+          yield* Effect.logError(`The service refused an answer (${sent.left.message}): the request is pending again`)
+          return true
+        }
+        outbox.shift()
+        if (sent.right === "confirmed") {
+          requests.set(head.key, "sent")
+        } else {
+          // Handed to the open socket; a later frame on this connection confirms it.
+          unconfirmed.push(head)
+          requests.set(head.key, "unconfirmed")
+        }
+        yield* Metrics.recordAnswer({ _tag: head.data.granted ? "Grant" : "Deny" })
+        return true
+      }))
 
     // --- the answer writer of an open attempt ---
     const writer = (attempt: Current, io: Io): Effect.Effect<void> =>
       Effect.gen(function*() {
         while (!attempt.ended) {
           while (outbox.length > 0 && !attempt.ended) {
-            const head = outbox[0]!
-            const sent = yield* Effect.either(io.send(head.frame, head.data))
-            if (Either.isLeft(sent)) {
-              endAttempt(attempt, Retry(`answer not written: ${sent.left}`))
-              return
-            }
-            // Handed to the open socket; a later frame on this connection confirms it.
-            outbox.shift()
-            unconfirmed.push(head)
-            requests.set(head.key, "unconfirmed")
-            yield* Metrics.recordAnswer({ _tag: head.data.granted ? "Grant" : "Deny" })
+            if (!(yield* writeHead(attempt, io))) return
           }
           yield* Queue.take(wake)
         }
@@ -474,7 +519,7 @@ export const makeEngine = (
               yield* Effect.forkIn(writer(attempt, io), attemptScope)
               yield* Effect.forkIn(idleTimer(attempt), attemptScope)
             })
-          const hooks: Hooks = { key: key.right, attach, opened, frame, namedEvent }
+          const hooks: Hooks = { key: key.right, attach, opened, frame, namedEvent, tooLarge, alive }
           yield* options.transport(hooks).pipe(
             Effect.flatMap((outcome) => Effect.sync(() => endAttempt(attempt, outcome))),
             Effect.forkIn(attemptScope)
@@ -710,12 +755,12 @@ const socketIo = (ws: globalThis.WebSocket): Io => {
   return {
     send: (frame) =>
       Effect.suspend(() => {
-        if (ws.readyState !== OPEN) return Effect.fail("the socket is not open")
+        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, message: "the socket is not open" })
         try {
           ws.send(frame)
-          return Effect.void
+          return Effect.succeed("written" as const)
         } catch (cause) {
-          return Effect.fail(describeCause(cause))
+          return Effect.fail({ retry: true, message: describeCause(cause) })
         }
       }),
     pause: () => pausable?.pause(),
@@ -802,6 +847,10 @@ export const webSocketTransport = (options: {
       if (dialect.handshake !== "query") ws.send(Wire.handshakeMessage(hooks.key, sessionId))
       return hooks.opened
     })
+    // The handler is synchronous on purpose: `runRaw` forks an Effect returned by the handler
+    // into a FiberSet and takes the next message at once (it never awaits it), so an Effect that
+    // offers to a bounded queue would pile up fibers instead of applying back-pressure. Instead
+    // the engine pauses the `ws` socket (`pause()`/`resume()`) when its buffer is full.
     return yield* socket.runRaw(hooks.frame, { onOpen }).pipe(
       Effect.as(End("closed-by-service")),
       Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout)))

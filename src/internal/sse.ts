@@ -1,0 +1,289 @@
+/**
+ * The Server-Sent Events transport of the event channel (the observed client's second transport):
+ * `GET {base}{dialect.sse.connectPath}?sessionId&apiKey` read as named SSE events, answers by
+ * `POST {base}{dialect.sse.egressPath}?sessionId&apiKey`. The engine (`eventStream.ts`) gives it
+ * the same reconnect, idle time-out, bounded buffer and answer guarantees as the WebSocket.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Credentials from "../Credentials.js"
+import * as Dialect from "../Dialect.js"
+import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import * as Wire from "../Wire.js"
+import {
+  type AttemptOutcome,
+  checkAddress,
+  type Engine,
+  Fatal,
+  type Hooks,
+  type Io,
+  makeEngine,
+  rejectionStatuses,
+  resolveSettings,
+  Retry,
+  scrub,
+  type SendFailure,
+  type ServiceOptions,
+  type Settings
+} from "./eventStream.js"
+
+// ---------------------------------------------------------------------------
+// The SSE parser (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
+// ---------------------------------------------------------------------------
+
+/** What the parser reports. */
+export interface SseSink {
+  /** A complete event: its name (`message` when none was given) and its data lines joined by `\n`. */
+  readonly event: (name: string, data: string) => Effect.Effect<void> | void
+  /** An event whose data grew over the limit: its data was discarded while it was read. */
+  readonly tooLarge: (size: number) => Effect.Effect<void> | void
+}
+
+/**
+ * An incremental, synchronous SSE parser: feed it text as it arrives. Lines end with `\n`, `\r`
+ * or `\r\n`; `event:` names the event, `data:` lines accumulate (at most `maxData` characters are
+ * kept), a blank line dispatches, `:` lines are comments, `id:` and `retry:` are ignored.
+ * Returns the Effects the sink asked to run (rare: frame errors to log), if any.
+ */
+export const makeParser = (sink: SseSink, maxData: number) => {
+  let partial = ""
+  let name = ""
+  let data: Array<string> = []
+  let dataSize = 0
+  let hasData = false
+  let pendingCr = false
+  // The rest of a line already cut for being too long: dropped up to its end.
+  let discarding = false
+
+  const dispatch = (effects: Array<Effect.Effect<void>>): void => {
+    if (hasData) {
+      const result = dataSize > maxData
+        ? sink.tooLarge(dataSize)
+        : sink.event(name.length === 0 ? "message" : name, data.join("\n"))
+      if (result !== undefined) effects.push(result)
+    }
+    name = ""
+    data = []
+    dataSize = 0
+    hasData = false
+  }
+
+  const line = (text: string, effects: Array<Effect.Effect<void>>): void => {
+    if (text.length === 0) return dispatch(effects)
+    if (text.charCodeAt(0) === 58 /* : */) return
+    const colon = text.indexOf(":")
+    const field = colon === -1 ? text : text.slice(0, colon)
+    let value = colon === -1 ? "" : text.slice(colon + 1)
+    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1)
+    if (field === "event") {
+      name = value
+    } else if (field === "data") {
+      hasData = true
+      dataSize += value.length + (dataSize > 0 ? 1 : 0)
+      if (dataSize <= maxData) data.push(value)
+      else data = []
+    }
+  }
+
+  /** Feeds text; returns the Effects to run (usually none). */
+  return (text: string): ReadonlyArray<Effect.Effect<void>> => {
+    const effects: Array<Effect.Effect<void>> = []
+    const input = partial + text
+    partial = ""
+    let start = 0
+    if (pendingCr && input.charCodeAt(0) === 10 /* \n */) start = 1
+    pendingCr = false
+    for (let i = start; i < input.length; i++) {
+      const code = input.charCodeAt(i)
+      if (code === 10 || code === 13) {
+        if (discarding) discarding = false
+        else line(input.slice(start, i), effects)
+        if (code === 13) {
+          if (i + 1 < input.length) {
+            if (input.charCodeAt(i + 1) === 10) i += 1
+          } else {
+            pendingCr = true
+          }
+        }
+        start = i + 1
+      }
+    }
+    partial = input.slice(start)
+    // A line that never ends must not grow without bound: count it as data over the limit.
+    if (partial.length > maxData + 64 || (discarding && partial.length > 0)) {
+      hasData = true
+      dataSize += partial.length
+      data = []
+      partial = ""
+      discarding = true
+    }
+    return effects
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The transport
+// ---------------------------------------------------------------------------
+
+const describe = (cause: unknown): string =>
+  Predicate.hasProperty(cause, "message") ? String(cause.message) : String(cause)
+
+/** The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. */
+export const sseTransport = (options: {
+  readonly base: string
+  readonly dialect: Dialect.Dialect
+  readonly sessionId: string
+  readonly settings: Settings
+  readonly client: HttpClient.HttpClient
+}): (hooks: Hooks) => Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
+(hooks) =>
+  Effect.gen(function*() {
+    const { dialect, sessionId, settings } = options
+    // The key travels as a URL parameter (kept apart from `request.url`, so error messages
+    // never print it), and the platform's span, which records the full URL, is off.
+    // `Redacted` is unwrapped only here, where the parameter is written.
+    const params = { sessionId, apiKey: Redacted.value(hooks.key) }
+    const client = options.client.pipe(HttpClient.withTracerDisabledWhen(() => true))
+    const latch = yield* Effect.makeLatch(true)
+
+    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
+      client.execute(
+        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
+          HttpClientRequest.setUrlParams(params),
+          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+        )
+      ).pipe(
+        Effect.timeoutFail({
+          duration: settings.connectTimeout,
+          onTimeout: () => new ConnectTimeout({ timeout: settings.connectTimeout })
+        }),
+        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describe(error), hooks.key) })),
+        Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
+          if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
+          const retry = response.status >= 500 || response.status === 429 || response.status === 408
+          return Effect.fail({ retry, message: `HTTP ${response.status}` })
+        }),
+        Effect.scoped
+      )
+
+    const io: Io = {
+      send,
+      pause: () => latch.unsafeClose(),
+      resume: () => latch.unsafeOpen(),
+      abort: () => {}
+    }
+    hooks.attach(io)
+
+    const url = Wire.joinPath(options.base, dialect.sse.connectPath)
+    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)}`)
+
+    const opened = yield* client.execute(
+      HttpClientRequest.get(url).pipe(
+        HttpClientRequest.setUrlParams(params),
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", "cache-control": "no-cache" })
+      )
+    ).pipe(
+      Effect.timeoutFail({
+        duration: settings.connectTimeout,
+        onTimeout: () => new ConnectTimeout({ timeout: settings.connectTimeout })
+      }),
+      Effect.either
+    )
+    if (Either.isLeft(opened)) {
+      const error = opened.left
+      return error._tag === "ConnectTimeout"
+        ? Retry(error)
+        : Retry(`open failed: ${scrub(describe(error), hooks.key)}`)
+    }
+    const response = opened.right
+    if (response.status < 200 || response.status >= 300) {
+      const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+      const reason = scrub(truncateRaw(body), hooks.key)
+      if (rejectionStatuses.has(response.status)) {
+        return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
+      }
+      return Retry(`event stream refused with HTTP ${response.status}`)
+    }
+    yield* hooks.opened
+
+    const decoder = new TextDecoder()
+    const parse = makeParser({ event: hooks.namedEvent, tooLarge: hooks.tooLarge }, settings.maxFrameSize)
+    const read = response.stream.pipe(
+      Stream.runForEachChunk((chunk) =>
+        Effect.zipRight(
+          latch.await,
+          Effect.suspend(() => {
+            let effects: Array<Effect.Effect<void>> | undefined
+            for (const bytes of chunk) {
+              hooks.alive()
+              const more = parse(decoder.decode(bytes, { stream: true }))
+              if (more.length > 0) (effects ??= []).push(...more)
+            }
+            return effects === undefined ? Effect.void : Effect.all(effects, { discard: true })
+          })
+        )
+      )
+    )
+    const ended = yield* Effect.either(read)
+    return Either.isLeft(ended)
+      ? Retry(`read failed: ${scrub(describe(ended.left), hooks.key)}`)
+      // A stream that ends before `complete` is reopened, as an EventSource would.
+      : Retry("the event stream ended")
+  })
+
+// ---------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------
+
+/** Opens an SSE connection's engine (the service's `connect`, with the internals tests observe). */
+export const connectEngine = (
+  options: ServiceOptions,
+  sessionId: string,
+  connectOptions: EventStream.ConnectOptions = {}
+): Effect.Effect<
+  Engine,
+  InsecureTransport,
+  Scope.Scope | Credentials.Credentials | HttpClient.HttpClient
+> =>
+  Effect.gen(function*() {
+    const base = yield* checkAddress(options.url, options.allowInsecure)
+    const client = yield* HttpClient.HttpClient
+    const dialect = options.dialect ?? Dialect.observed
+    const settings = resolveSettings(options, connectOptions)
+    return yield* makeEngine({
+      sessionId,
+      settings,
+      dialect,
+      agent: connectOptions.agent,
+      printableUrl: Wire.joinPath(base, dialect.sse.connectPath),
+      framing: "event-data",
+      transport: sseTransport({ base, dialect, sessionId, settings, client })
+    })
+  })
+
+/** The SSE service. */
+export const make = (
+  options: ServiceOptions
+): Effect.Effect<EventStream.Service, never, Credentials.Credentials | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
+      Context.add(HttpClient.HttpClient, yield* HttpClient.HttpClient)
+    )
+    const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
+      Effect.map(connectEngine(options, sessionId, connectOptions), (engine) => engine.connection).pipe(
+        Effect.provide(context)
+      )
+    return {
+      connect,
+      events: (sessionId, connectOptions) =>
+        Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+    }
+  })

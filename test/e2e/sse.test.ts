@@ -1,0 +1,309 @@
+/**
+ * The event channel over Server-Sent Events end to end: `EventStream.layerSse` over real HTTP
+ * (undici) against the simulator on port 0, in both dialects, with the simulator's faults.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { assert, describe, layer } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import type { EventStreamError } from "../../src/Errors.js"
+import * as EventStream from "../../src/EventStream.js"
+import * as Sse from "../../src/internal/sse.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import * as Simulator from "../../src/simulator/Simulator.js"
+
+/** Quick reconnects: every 30 ms, at most 8 retries. */
+const quick = Schedule.spaced("30 millis").pipe(Schedule.intersect(Schedule.recurs(8)))
+
+const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
+
+/** The events a script holds (the observed dialect's keep-alives are not in it). */
+const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
+
+type Result = Either.Either<SessionEvent.SessionEvent, EventStreamError>
+
+const eventsOf = (results: ReadonlyArray<Result>) => results.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
+const failureOf = (results: ReadonlyArray<Result>) => {
+  const last = results.at(-1)
+  return last !== undefined && Either.isLeft(last) ? last.left : undefined
+}
+
+/** Runs with faults and a scenario on the simulator (for sessions created inside), restoring both. */
+const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
+  Effect.flatMap(Simulator.Simulator, (simulator) =>
+    Effect.acquireUseRelease(
+      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
+      () => self,
+      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario(baseScenario))
+    ))
+
+const baseScenario: Partial<Simulator.Scenario> = { actions: 5, ask: "input", frameDelay: "2 millis" }
+
+const createSession = (input: typeof request = request) =>
+  Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(input)).pipe(
+    Effect.map((session) => session.session_id),
+    Effect.orDie
+  )
+
+/** Consumes a connection's events, answering every request with `answer`, until the stream ends. */
+const drain = (connection: EventStream.Connection, answer: Answer.Answer = Answer.grant("jane@example.com")) =>
+  Stream.either(connection.events).pipe(
+    Stream.tap((result) =>
+      Either.isRight(result) && result.right._tag === "ExternalResourceRequested"
+        ? Effect.orDie(connection.respond(result.right, answer))
+        : Effect.void
+    ),
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray)
+  )
+
+const sdk = Layer.unwrapEffect(
+  Effect.map(Simulator.Simulator, (simulator) => {
+    const credentials = Credentials.layer({ apiKey: simulator.accountKey })
+    const api = AgentApi.layer({ baseUrl: simulator.baseUrl, dialect: simulator.dialect }).pipe(
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
+    const events = EventStream.layerSse({ url: simulator.baseUrl, dialect: simulator.dialect, reconnect: quick })
+    return Layer.merge(api, events).pipe(
+      Layer.provideMerge(Layer.merge(credentials, NodeHttpClient.layerUndici)),
+      Layer.orDie
+    )
+  })
+)
+
+describe.each([Dialect.documented, Dialect.observed])("EventStream over SSE end to end ($name dialect)", (dialect) => {
+  const SimulatorLive = Simulator.layer({ port: 0, dialect, scenario: baseScenario })
+
+  layer(Layer.provideMerge(sdk, SimulatorLive), { excludeTestServices: true })((it) => {
+    it.scoped("U08 a whole session arrives in order, typed fields equal to the script, answer delivered", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        const sessionId = yield* createSession()
+        const connection = yield* channel.connect(sessionId)
+        const results = yield* drain(connection)
+        assert.isUndefined(failureOf(results))
+        const events = meaningful(eventsOf(results))
+        assert.deepStrictEqual(events, yield* simulator.script(sessionId))
+        assert.strictEqual(events.at(-1)?._tag, "Complete")
+        assert.strictEqual(events[0]?._tag, "Started", "subscribe-then-connect: the first event arrives")
+        assert.deepStrictEqual((yield* simulator.answers(sessionId)).map((a) => [a.granted, a.input]), [
+          [true, "jane@example.com"]
+        ])
+        assert.strictEqual(yield* simulator.connections(sessionId), 1)
+        const state = yield* connection.state.get
+        assert.deepStrictEqual(state, EventStream.ConnectionState.Closed({ reason: "complete" }))
+      }))
+
+    it.scoped("U17 the socket dropped 3 times mid-session still gives every event exactly once, in order", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        const { results, sessionId, states } = yield* Effect.gen(function*() {
+          const sessionId = yield* createSession()
+          const connection = yield* channel.connect(sessionId)
+          const states: Array<EventStream.ConnectionState> = []
+          yield* Effect.forkScoped(Stream.runForEach(connection.state.changes, (s) => Effect.sync(() => states.push(s))))
+          const results = yield* drain(connection)
+          return { results, sessionId, states }
+        }).pipe(withFaults({ ws: { dropAfter: [2, 4, 7] } }))
+        assert.isUndefined(failureOf(results))
+        const events = meaningful(eventsOf(results))
+        assert.deepStrictEqual(events, yield* simulator.script(sessionId))
+        assert.strictEqual(events.at(-1)?._tag, "Complete")
+        assert.strictEqual(yield* simulator.connections(sessionId), 4)
+        // The request is the 7th event: its answer, written as the socket dropped, was sent again.
+        assert.deepStrictEqual((yield* simulator.answers(sessionId)).map((a) => a.input), ["jane@example.com"])
+        const reopened = states.filter((s) => s._tag === "Open")
+        assert.deepStrictEqual(reopened.map((s) => s._tag === "Open" ? s.reconnects : -1), [0, 1, 2, 3])
+      }))
+
+    it.scoped("U16 an answer given while disconnected reaches the simulator after the reconnect", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        // Where the request falls in this scenario's script: the last event before the answer.
+        const probe = yield* createSession()
+        const position = (yield* simulator.script(probe)).length
+        const { results, sessionId } = yield* Effect.gen(function*() {
+          const sessionId = yield* createSession()
+          // A slow reconnect, so the answer is given while the socket is down.
+          const connection = yield* channel.connect(sessionId, {
+            reconnect: Schedule.spaced("400 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+          })
+          const results = yield* Stream.either(connection.events).pipe(
+            Stream.tap((result) =>
+              Either.isRight(result) && result.right._tag === "ExternalResourceRequested"
+                ? Effect.gen(function*() {
+                  const request = result.right as SessionEvent.ExternalResourceRequested
+                  yield* connection.state.changes.pipe(
+                    Stream.filter((s) => s._tag === "Reconnecting"),
+                    Stream.runHead
+                  )
+                  yield* connection.respond(request, Answer.grant("while-down@example.com"))
+                  assert.deepStrictEqual(yield* simulator.answers(sessionId), [], "not sent while down")
+                }).pipe(Effect.orDie)
+                : Effect.void
+            ),
+            Stream.runCollect,
+            Effect.map(Chunk.toReadonlyArray)
+          )
+          return { results, sessionId }
+        }).pipe(withFaults({ ws: { dropAfter: [position] } }))
+        assert.isUndefined(failureOf(results))
+        const answers = yield* simulator.answers(sessionId)
+        assert.deepStrictEqual(answers.map((a) => a.input), ["while-down@example.com"])
+        assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
+        assert.strictEqual(yield* simulator.connections(sessionId), 2)
+      }))
+
+    it.scoped("U09 a malformed frame fails the stream with MalformedFrame after the events before it", () =>
+      Effect.gen(function*() {
+        const channel = yield* EventStream.EventStream
+        const results = yield* Effect.flatMap(createSession(), (id) => Effect.flatMap(channel.connect(id), drain)).pipe(
+          withFaults({ ws: { malformedAt: 3 } })
+        )
+        assert.strictEqual(failureOf(results)?._tag, "MalformedFrame")
+        assert.deepStrictEqual(meaningful(eventsOf(results)).map((e) => e._tag), ["Started", "BrowserStarted"])
+      }))
+
+    it.scoped("U09 with failOnFrameError: false the malformed frame is skipped and the session completes", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        const { results, sessionId } = yield* Effect.gen(function*() {
+          const sessionId = yield* createSession()
+          const results = yield* Effect.flatMap(channel.connect(sessionId, { failOnFrameError: false }), drain)
+          return { results, sessionId }
+        }).pipe(withFaults({ ws: { malformedAt: 3 } }))
+        assert.isUndefined(failureOf(results))
+        assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
+      }))
+
+    it.scoped("U09 an unknown event arrives as Unrecognized, or fails with UnknownEvent in strict mode", () =>
+      Effect.gen(function*() {
+        const channel = yield* EventStream.EventStream
+        const loose = yield* Effect.flatMap(createSession(), (id) => Effect.flatMap(channel.connect(id), drain)).pipe(
+          withFaults({ ws: { unknownEventAt: 3 } })
+        )
+        assert.isUndefined(failureOf(loose))
+        const unknown = eventsOf(loose).find((e) => e._tag === "Unrecognized")
+        assert.strictEqual(unknown?._tag === "Unrecognized" ? unknown.event : undefined, "mystery_event")
+        const strict = yield* Effect.flatMap(
+          createSession(),
+          (id) => Effect.flatMap(channel.connect(id, { strict: true }), drain)
+        ).pipe(withFaults({ ws: { unknownEventAt: 3 } }))
+        const error = failureOf(strict)
+        assert.strictEqual(error?._tag, "UnknownEvent")
+      }))
+
+    it.scoped("U22 an oversize frame fails with FrameTooLarge", () =>
+      Effect.gen(function*() {
+        const channel = yield* EventStream.EventStream
+        const results = yield* Effect.flatMap(
+          createSession(),
+          (id) => Effect.flatMap(channel.connect(id, { maxFrameSize: 64 * 1024 }), drain)
+        ).pipe(withFaults({ ws: { oversize: { at: 3, bytes: 100_000 } } }))
+        const error = failureOf(results)
+        assert.strictEqual(error?._tag, "FrameTooLarge")
+        if (error?._tag === "FrameTooLarge") {
+          assert.strictEqual(error.limit, 64 * 1024)
+          assert.isAbove(error.size, 64 * 1024)
+        }
+      }))
+
+    it.scoped("U22 a stalled socket triggers the idle time-out and a reconnect; nothing is lost", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        const { results, sessionId, states } = yield* Effect.gen(function*() {
+          const sessionId = yield* createSession()
+          const connection = yield* channel.connect(sessionId, { idleTimeout: "300 millis" })
+          const states: Array<EventStream.ConnectionState> = []
+          yield* Effect.forkScoped(Stream.runForEach(connection.state.changes, (s) => Effect.sync(() => states.push(s))))
+          const results = yield* drain(connection)
+          return { results, sessionId, states }
+        }).pipe(withFaults({ ws: { stall: { after: 3, duration: "2 seconds" } } }))
+        assert.isUndefined(failureOf(results))
+        assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
+        const reconnecting = states.find((s) => s._tag === "Reconnecting")
+        assert.include(reconnecting?._tag === "Reconnecting" ? reconnecting.lastError : "", "idle time-out")
+        assert.isAtLeast(yield* simulator.connections(sessionId), 2)
+      }))
+
+    it.scoped("U12 a refused handshake is HandshakeRejected after exactly one attempt", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const channel = yield* EventStream.EventStream
+        let attempts = 0
+        const results = yield* Effect.gen(function*() {
+          const sessionId = yield* createSession()
+          yield* simulator.setFaults({ ws: { rejectHandshake: true } })
+          const connection = yield* channel.connect(sessionId)
+          const fiber = yield* Effect.fork(drain(connection))
+          // Count attempts: the state passes through Reconnecting only if an attempt is retried.
+          yield* connection.state.changes.pipe(
+            Stream.takeUntil((s) => s._tag === "Closed"),
+            Stream.runForEach((s) =>
+              Effect.sync(() => {
+                if (s._tag === "Reconnecting") attempts += 1
+              })
+            )
+          )
+          return yield* Fiber.join(fiber)
+        }).pipe(withFaults({}))
+        const error = failureOf(results)
+        assert.strictEqual(error?._tag, "HandshakeRejected")
+        if (error?._tag === "HandshakeRejected") assert.strictEqual(error.code, 401)
+        assert.strictEqual(attempts, 0)
+      }))
+
+    it.scoped("a slow consumer of 100k frames keeps the buffer bounded and memory flat", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const total = 100_000
+        const bufferSize = 512
+        const sessionId = yield* createSession({ ...request, max_actions: total }).pipe(
+          withFaults({}, { bulkActions: total })
+        )
+        const engine = yield* Sse.connectEngine(
+          { url: simulator.baseUrl, dialect: simulator.dialect, reconnect: quick },
+          sessionId,
+          { bufferSize }
+        )
+        const before = process.memoryUsage().heapUsed
+        let peakHeap = 0
+        let count = 0
+        const result = yield* engine.connection.events.pipe(
+          Stream.filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected"),
+          Stream.runForEach(() => {
+            count += 1
+            if (count % 2000 === 0) {
+              peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)
+              // Slower than the socket: a real sleep now and then.
+              return Effect.sleep(Duration.millis(1))
+            }
+            return Effect.void
+          }),
+          Effect.either
+        )
+        assert.isTrue(Either.isRight(result))
+        assert.strictEqual(count, total + 3) // started, browser_started, the actions, complete
+        // Frames the socket had already read when reading paused may still arrive: one read's worth.
+        assert.isAtMost(engine.peakBuffered(), bufferSize + 2048)
+        assert.isBelow(peakHeap - before, 96 * 1024 * 1024)
+      }))
+  })
+})
