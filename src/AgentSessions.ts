@@ -118,6 +118,8 @@ export interface RunOptions<E, R> extends StartOptions {
 }
 
 /**
+ * The operations of the façade: `onboard`, `start`, `attach` and `run`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -344,7 +346,30 @@ export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.Eve
   Layer.effect(AgentSessions, make)
 
 /**
- * Accessors: the façade's operations as functions that need `AgentSessions`.
+ * Runs a whole session in one Effect: creates it, connects (subscribe-then-connect), calls
+ * `onEvent` with every event, answers each `external_resource_requested` with `onRequest`
+ * (without it, requests are denied), guards the action budget (U20), and succeeds with the
+ * {@link Outcome} once `complete` arrives. A channel that ends before `complete` fails with
+ * `SessionEndedWithoutComplete` (U17).
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, Answer, NodeAgentSessions } from "effect-agent-session"
+ * import * as Console from "effect/Console"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = AgentSessions.run(
+ *   { start_url: "https://example.com", max_actions: 10, goal: "Find the opening hours" },
+ *   {
+ *     onEvent: (event) => Console.log(event._tag),
+ *     onRequest: (request) =>
+ *       Effect.succeed(request.resource_type === "request_user_input" ? Answer.grant("jane@example.com") : Answer.grant())
+ *   }
+ * ).pipe(
+ *   Effect.tap((outcome) => Console.log(outcome.response, outcome.totalCost)),
+ *   Effect.provide(NodeAgentSessions.layerConfig())
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category accessors
@@ -356,6 +381,32 @@ export const run = <E = never, R = never>(
   Effect.flatMap(AgentSessions, (sessions) => sessions.run(request, options))
 
 /**
+ * Creates a session and connects to its events, in the current scope (the connection closes with
+ * it): a {@link RunningSession} to consume `events` from, answer with `respond`, observe through
+ * `state`, and await the `outcome` of.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, Answer, SessionEvent } from "effect-agent-session"
+ * import * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ *
+ * const program = Effect.scoped(
+ *   Effect.gen(function*() {
+ *     const running = yield* AgentSessions.start({
+ *       start_url: "https://example.com",
+ *       max_actions: 10,
+ *       goal: "Fill in the contact form"
+ *     })
+ *     yield* running.events.pipe(
+ *       Stream.filter(SessionEvent.$is("ExternalResourceRequested")),
+ *       Stream.runForEach((request) => running.respond(request, Answer.grant("jane@example.com")))
+ *     )
+ *     return yield* running.outcome
+ *   })
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category accessors
  */
@@ -366,6 +417,10 @@ export const start = (
   Effect.flatMap(AgentSessions, (sessions) => sessions.start(request, options))
 
 /**
+ * Onboards an agent with the account key (`POST /agent/onboard`). The agent's own key, when the
+ * response carries one, is remembered by `Credentials`: pass the agent (or its id) as `agent` to
+ * `run` / `start` to act with it (U11).
+ *
  * @since 0.1.0
  * @category accessors
  */

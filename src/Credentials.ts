@@ -56,6 +56,9 @@ export interface AgentKeyRef {
 export type KeySelection = "agent-or-account" | "account" | "agent"
 
 /**
+ * The operations of the credentials service: the key for an operation, remembering an agent's
+ * key, and the secrets to scrub from text.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -165,6 +165,9 @@ export interface Connection {
 }
 
 /**
+ * The operations of the event channel: `connect` a session (scoped), or its `events` as a plain
+ * stream.
+ *
  * @since 0.1.0
  * @category models
  */
