@@ -110,7 +110,10 @@ export const onboard = (flags: {
         `it can also stand in for the account key in ${CliConfig.Env.apiKey} where the service accepts it.`
       )
       if (!flags.showKey && !saved) {
-        lines.push("The key was not printed: pass --show-key to print it or --save-key FILE to write it to a file.")
+        lines.push(
+          "The key was not printed and cannot be fetched again; this agent's sessions can still use the account key.",
+          "Next time pass --save-key FILE (written with mode 0600) or --show-key."
+        )
       }
     }
     sink.out(lines.join("\n") + "\n")

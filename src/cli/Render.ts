@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Outcome } from "../AgentSessions.js"
 import type * as Answer from "../Answer.js"
+import * as Metrics from "../Metrics.js"
 import type { ConnectionState } from "../EventStream.js"
 import * as SessionEvent from "../SessionEvent.js"
 
@@ -136,8 +137,8 @@ export interface Reporter {
   readonly outcome: (outcome: Outcome, progress: Progress) => Effect.Effect<void>
   readonly failure: (message: string, tag: string, code: number, progress: Progress) => Effect.Effect<void>
   readonly interrupted: (progress: Progress) => Effect.Effect<void>
-  /** Lines printed after the outcome (the `--metrics` summary). */
-  readonly trailer: (title: string, lines: ReadonlyArray<string>) => Effect.Effect<void>
+  /** The `--metrics` summary, printed last. */
+  readonly metrics: (readings: ReadonlyArray<Metrics.Reading>) => Effect.Effect<void>
 }
 
 // ---------------------------------------------------------------------------
@@ -329,7 +330,7 @@ export const plain = (sink: Sink): Reporter => {
         }
       }),
     interrupted: (progress) => line("\n" + soFarLines(progress).join("\n")),
-    trailer: (title, lines) => line("\n" + [title, ...lines.map((l) => "  " + l)].join("\n"))
+    metrics: (readings) => line("\n" + ["Metrics", ...Metrics.format(readings).map((l) => "  " + l)].join("\n"))
   }
 }
 
@@ -421,7 +422,7 @@ export const json = (sink: Sink): Reporter => {
         lastAction: Option.getOrNull(Option.map(progress.lastAction, (a) => ({ name: a.name, content: a.content }))),
         lastThought: Option.getOrNull(progress.lastThought)
       }),
-    trailer: (title, lines) => emit({ kind: title.toLowerCase(), lines })
+    metrics: (readings) => emit({ kind: "metrics", metrics: readings })
   }
 }
 
@@ -595,10 +596,10 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
         stop()
         sink.out("\n" + soFarLines(progress).join("\n") + "\n")
       }),
-    trailer: (title, lines) =>
+    metrics: (readings) =>
       Effect.sync(() => {
         stop()
-        sink.out("\n" + style.bold(title) + "\n" + lines.map((l) => "  " + l).join("\n") + "\n")
+        sink.out("\n" + style.bold("Metrics") + "\n" + Metrics.format(readings).map((l) => "  " + l).join("\n") + "\n")
       })
   }
 }

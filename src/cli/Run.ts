@@ -212,7 +212,7 @@ export const runSession = (
       })
 
     const printMetrics = flags.metrics
-      ? Effect.flatMap(Metrics.snapshot, (readings) => reporter.trailer("Metrics", Metrics.format(readings)))
+      ? Effect.flatMap(Metrics.snapshot, reporter.metrics)
       : Effect.void
 
     const program = Effect.gen(function*() {
