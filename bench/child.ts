@@ -9,6 +9,7 @@ import * as Inspector from "node:inspector"
 import * as Path from "node:path"
 import { fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
 import type { ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
+import type { Floor } from "./floors.js"
 import type * as Raw from "./raw.js"
 
 /** The side of a comparison. */
@@ -19,7 +20,7 @@ export type Task =
   | { readonly kind: "throughput"; readonly variant: Variant; readonly url: string; readonly n: number; readonly warmup: number }
   | {
     readonly kind: "memory"
-    readonly variant: Variant
+    readonly variant: Variant | Floor
     readonly url: string
     readonly count: number
     readonly concurrency: number
@@ -59,7 +60,7 @@ export interface MemoryResult {
   readonly externalPerConn: number
 }
 
-/** Create-session latencies, per round and side (rounds alternate fetch, SDK, fetch, SDK...). */
+/** Create-session latencies: the median of each round, per side (the sides alternate request by request). */
 export interface CreateSessionResult {
   readonly fetchMedianMs: ReadonlyArray<number>
   readonly sdkMedianMs: ReadonlyArray<number>
@@ -90,18 +91,20 @@ const clientFor = async (variant: Variant | "raw-unbounded"): Promise<Client> =>
   return rawClient(variant === "raw")
 }
 
-const memory = async (client: Client, url: string, count: number, concurrency: number): Promise<MemoryResult> => {
+const memory = async (hold: Client["hold"], url: string, count: number, concurrency: number): Promise<MemoryResult> => {
   // Warm up: load every module and compile the paths once, so the baseline includes them.
-  const warm = await client.hold(url, 20, 20)
+  const warm = await hold(url, 20, 20)
   await warm.close()
   await sleep(100)
   fullGc()
   const before = process.memoryUsage()
-  const held = await client.hold(url, count, concurrency)
+  const held = await hold(url, count, concurrency)
   await sleep(300)
   fullGc()
   const after = process.memoryUsage()
-  await held.close()
+  // Not closed: the process exits next, which drops every socket at once (closing 10k scopes
+  // one by one would only add minutes to the run).
+  void held
   return {
     opened: held.opened,
     openMs: held.openMs,
@@ -153,8 +156,14 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
       })
     }
     case "memory": {
-      const client = await clientFor(task.variant)
-      return profiled(`memory-${task.variant}`, () => memory(client, task.url, task.count, task.concurrency))
+      const variant = task.variant
+      let hold: Client["hold"]
+      if (variant === "raw" || variant === "sdk") hold = (await clientFor(variant)).hold
+      else {
+        const floors = await import("./floors.js")
+        hold = (url, count, concurrency) => floors.hold(variant, url, count, concurrency)
+      }
+      return profiled(`memory-${variant}`, () => memory(hold, task.url, task.count, task.concurrency))
     }
     case "slow": {
       const client = await clientFor(task.variant)

@@ -1,7 +1,7 @@
 /**
  * Create-session overhead: `AgentApi.createSession` (over the SDK's Node HTTP client, undici)
- * against a bare `fetch` of the same request, to the simulator, in one client process, rounds
- * alternating fetch, SDK, fetch, SDK.
+ * against a bare `fetch` of the same request, to the simulator, in one client process, the two
+ * alternating request by request.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Layer from "effect/Layer"
@@ -39,23 +39,35 @@ export const run = async (task: Extract<Task, { kind: "createSession" }>): Promi
     return (await response.json()) as unknown
   }
 
-  const round = async (once: () => Promise<unknown>, requests: number): Promise<number> => {
-    const latencies: Array<number> = []
-    for (let i = 0; i < requests; i++) {
+  // One round: `requests` pairs, fetch and SDK alternating request by request (the first of a
+  // pair alternating too), so drift in the simulator or the machine hits both sides alike.
+  const round = async (pairs: number): Promise<{ readonly fetch: number; readonly sdk: number }> => {
+    const fetchLatencies: Array<number> = []
+    const sdkLatencies: Array<number> = []
+    const time = async (once: () => Promise<unknown>, into: Array<number>) => {
       const start = performance.now()
       await once()
-      latencies.push(performance.now() - start)
+      into.push(performance.now() - start)
     }
-    return stats(latencies).median
+    for (let i = 0; i < pairs; i++) {
+      if (i % 2 === 0) {
+        await time(fetchOnce, fetchLatencies)
+        await time(sdkOnce, sdkLatencies)
+      } else {
+        await time(sdkOnce, sdkLatencies)
+        await time(fetchOnce, fetchLatencies)
+      }
+    }
+    return { fetch: stats(fetchLatencies).median, sdk: stats(sdkLatencies).median }
   }
 
-  await round(fetchOnce, task.warmup)
-  await round(sdkOnce, task.warmup)
+  await round(task.warmup)
   const fetchMedianMs: Array<number> = []
   const sdkMedianMs: Array<number> = []
   for (let r = 0; r < task.rounds; r++) {
-    fetchMedianMs.push(await round(fetchOnce, task.requests))
-    sdkMedianMs.push(await round(sdkOnce, task.requests))
+    const result = await round(task.requests)
+    fetchMedianMs.push(result.fetch)
+    sdkMedianMs.push(result.sdk)
   }
   await runtime.dispose()
   return { fetchMedianMs, sdkMedianMs }

@@ -24,8 +24,10 @@ export interface Config {
   readonly throughputRounds: number
   /** Open connections per memory measurement (1k, 5k, 10k). */
   readonly connections: ReadonlyArray<number>
-  /** Memory rounds per side and size. */
-  readonly memoryRounds: number
+  /** Memory rounds per side, for each size of `connections` (the last applies to any further size). */
+  readonly memoryRounds: ReadonlyArray<number>
+  /** Connections at which the memory floors (bench/floors.ts) are measured, once each; 0: not measured. */
+  readonly floorConnections: number
   /** Connections opening at once. */
   readonly memoryConcurrency: number
   /** Frames of the slow-consumer runs (50k, 200k). */
@@ -42,10 +44,15 @@ export interface Config {
   readonly reconnectDrops: number
   /** Reconnect runs per side. */
   readonly reconnectRounds: number
-  /** Create-session requests per round, rounds (alternating fetch, SDK), warm-up requests. */
+  /** Create-session request pairs per round (fetch and SDK alternating request by request), rounds, warm-up pairs. */
   readonly createSession: { readonly requests: number; readonly rounds: number; readonly warmup: number }
   /** Write a CPU profile of the measured part of every client process (both sides) to this directory. */
   readonly cpuProfileDir?: string | undefined
+  /**
+   * Run the parts at the same time (the smoke test: the figures then mean nothing, only that
+   * every part runs). Default false: one measurement at a time.
+   */
+  readonly parallel?: boolean | undefined
   /** Progress lines. */
   readonly log: (line: string) => void
 }
@@ -54,9 +61,10 @@ export interface Config {
 export const fullConfig: Config = {
   frames: 200_000,
   warmupFrames: 20_000,
-  throughputRounds: 5,
+  throughputRounds: 4,
   connections: [1_000, 5_000, 10_000],
-  memoryRounds: 3,
+  memoryRounds: [3, 2, 2],
+  floorConnections: 1_000,
   memoryConcurrency: 250,
   slowFrames: [50_000, 200_000],
   slowRounds: 2,
@@ -65,7 +73,7 @@ export const fullConfig: Config = {
   liveEvery: 5_000,
   reconnectDrops: 4,
   reconnectRounds: 2,
-  createSession: { requests: 200, rounds: 4, warmup: 50 },
+  createSession: { requests: 100, rounds: 5, warmup: 100 },
   log: (line) => console.log(line)
 }
 
@@ -103,6 +111,15 @@ export interface MemoryFigure {
   readonly openMs: Comparison
 }
 
+/** A memory floor: the least Effect machinery per connection (bench/floors.ts), measured once. */
+export interface FloorFigure {
+  readonly variant: string
+  readonly count: number
+  readonly rssPerConn: number
+  readonly heapPerConn: number
+  readonly openMs: number
+}
+
 /** The slow consumer at one stream length. */
 export interface SlowFigure {
   readonly frames: number
@@ -124,6 +141,9 @@ export interface Results {
   readonly throughput: (Comparison & { readonly cpuPerFrame: Comparison; readonly ordered: boolean }) | Skipped
   readonly memory: ReadonlyArray<MemoryFigure> | Skipped
   readonly memoryNote: string
+  readonly floors: ReadonlyArray<FloorFigure> | Skipped
+  /** Seconds each part of the run took. */
+  readonly phases: Readonly<Record<string, number>>
   readonly createSession: Comparison | Skipped
   readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
   readonly slow: ReadonlyArray<SlowFigure> | Skipped
@@ -302,8 +322,9 @@ const throughputFigure = async (config: Config, url: string) => {
 
 const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<number>) => {
   const figures: Array<MemoryFigure> = []
-  for (const count of counts) {
-    const { raw, sdk } = await alternate(config.memoryRounds, async (variant, round) => {
+  for (const [index, count] of counts.entries()) {
+    const rounds = config.memoryRounds[Math.min(index, config.memoryRounds.length - 1)] ?? 1
+    const { raw, sdk } = await alternate(rounds, async (variant, round) => {
       const r = await runChild<MemoryResult>(
         { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
         config.cpuProfileDir
@@ -322,6 +343,24 @@ const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<
       heapPerConn: compare(raw.map((r) => r.heapPerConn), sdk.map((r) => r.heapPerConn)),
       openMs: compare(raw.map((r) => r.openMs), sdk.map((r) => r.openMs))
     })
+  }
+  return figures
+}
+
+const floorFigures = async (config: Config, url: string, count: number) => {
+  const figures: Array<FloorFigure> = []
+  for (const variant of ["floor-fiber", "floor-stream", "floor-socket"] as const) {
+    const r = await runChild<MemoryResult>(
+      { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
+      config.cpuProfileDir
+    )
+    if (r.opened !== count) throw new Error(`${variant} opened ${r.opened} of ${count} connections`)
+    config.log(
+      `  ${variant} ${count}: ${(r.rssPerConn / 1024).toFixed(1)} KiB RSS, ${
+        (r.heapPerConn / 1024).toFixed(1)
+      } KiB heap per connection (opened in ${Math.round(r.openMs)} ms)`
+    )
+    figures.push({ variant, count, rssPerConn: r.rssPerConn, heapPerConn: r.heapPerConn, openMs: r.openMs })
   }
   return figures
 }
@@ -405,32 +444,48 @@ export const runBench = async (config: Config): Promise<Results> => {
   const started = performance.now()
   const info = machine()
   const { log: _log, ...shown } = config
+  const phases: Record<string, number> = {}
+  const phase = async <A>(name: string, body: () => Promise<A>): Promise<A | Skipped> => {
+    config.log(name)
+    const start = performance.now()
+    const result = await attempt(name, config.log, body)
+    phases[name] = (performance.now() - start) / 1000
+    return result
+  }
   const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
   const loadgen = await startServer("loadgen.ts", ["0", prebuilt])
   try {
     config.log(`load generator on ${loadgen.url}`)
-    config.log("event pipeline throughput")
-    const throughput = await attempt("throughput", config.log, () => throughputFigure(config, loadgen.url))
-    config.log("memory per open connection")
     const reachable = Math.max(0, info.fdLimit - 256)
     const counts = config.connections.map((c) => Math.min(c, reachable))
     const memoryNote = counts.some((c, i) => c !== config.connections[i])
       ? `The open-file limit here is ${info.fdLimit} (hard), so at most ${reachable} connections per process were measured.`
       : `Open-file limit ${info.fdLimit}: every size was reached.`
-    const memory = await attempt("memory", config.log, () => memoryFigures(config, loadgen.url, counts))
-    config.log("create-session overhead")
-    const createSession = await attempt("create session", config.log, () => createSessionFigure(config))
-    config.log("reconnect")
-    const reconnect = await attempt("reconnect", config.log, () => reconnectFigure(config, loadgen.url))
-    config.log("slow consumer")
-    const slow = await attempt("slow consumer", config.log, () => slowFigures(config, loadgen.url))
+    const parts = {
+      throughput: () => phase("event pipeline throughput", () => throughputFigure(config, loadgen.url)),
+      memory: async () => {
+        const memory = await phase("memory per open connection", () => memoryFigures(config, loadgen.url, counts))
+        const floors: ReadonlyArray<FloorFigure> | Skipped = config.floorConnections > 0
+          ? await phase("memory floors", () => floorFigures(config, loadgen.url, Math.min(config.floorConnections, reachable)))
+          : []
+        return { memory, floors }
+      },
+      createSession: () => phase("create-session overhead", () => createSessionFigure(config)),
+      reconnect: () => phase("reconnect", () => reconnectFigure(config, loadgen.url)),
+      slow: () => phase("slow consumer", () => slowFigures(config, loadgen.url))
+    }
+    const [throughput, { floors, memory }, createSession, reconnect, slow] = config.parallel === true
+      ? await Promise.all([parts.throughput(), parts.memory(), parts.createSession(), parts.reconnect(), parts.slow()])
+      : [await parts.throughput(), await parts.memory(), await parts.createSession(), await parts.reconnect(), await parts.slow()]
     return {
       machine: info,
       config: shown,
       seconds: (performance.now() - started) / 1000,
+      phases,
       throughput,
       memory,
       memoryNote,
+      floors,
       createSession,
       reconnect,
       slow

@@ -109,6 +109,12 @@ const comparisonRows = (label: string, c: Comparison, unit: (n: number) => strin
   } / ${fixed(c.pairRatios.max)}) |`
 ]
 
+const floorLabels: Record<string, string> = {
+  "floor-fiber": "raw ws + one Effect fiber waiting on a Deferred",
+  "floor-stream": "raw ws -> Mailbox -> Stream.runForEach (one fiber)",
+  "floor-socket": "platform Socket.runRaw fiber -> Mailbox -> Stream consumer fiber"
+}
+
 /** RESULTS.md. */
 export const markdown = (r: Results, analysis: string): string => {
   const lines: Array<string> = []
@@ -151,6 +157,8 @@ export const markdown = (r: Results, analysis: string): string => {
     "  default options unless stated), decoding every frame to the typed `SessionEvent` union.",
     "",
     `Configuration: \`${JSON.stringify(r.config)}\``,
+    "",
+    `Time per part (s): ${Object.entries(r.phases).map(([name, seconds]) => `${name} ${fixed(seconds, 0)}`).join("; ")}.`,
     ""
   )
 
@@ -190,13 +198,33 @@ export const markdown = (r: Results, analysis: string): string => {
     }
     push("")
   }
+  const floors = r.floors
+  if (isSkipped(floors)) push(`Floors ${skippedText(floors)}`, "")
+  else if (floors.length > 0) {
+    const count = floors[0]?.count ?? 0
+    const same = isSkipped(mem) ? undefined : mem.find((f) => f.count === count)
+    push(
+      `Floors (bench/floors.ts), ${int(count)} connections, one run each: what the least Effect machinery per connection costs, whatever the SDK does.`,
+      "",
+      "| variant | RSS per connection | heap per connection | time to open all |",
+      "| --- | --- | --- | --- |",
+      ...(same === undefined ? [] : [
+        `| raw ws (median above) | ${kib(same.rssPerConn.raw.median)} | ${kib(same.heapPerConn.raw.median)} | ${ms(same.openMs.raw.median)} |`
+      ]),
+      ...floors.map((f) => `| ${floorLabels[f.variant] ?? f.variant} | ${kib(f.rssPerConn)} | ${kib(f.heapPerConn)} | ${ms(f.openMs)} |`),
+      ...(same === undefined ? [] : [
+        `| SDK EventStream (median above) | ${kib(same.rssPerConn.sdk.median)} | ${kib(same.heapPerConn.sdk.median)} | ${ms(same.openMs.sdk.median)} |`
+      ]),
+      ""
+    )
+  }
 
   push("## 3. Create-session overhead", "")
   const c = r.createSession
   if (isSkipped(c)) push(skippedText(c), "")
   else {
     push(
-      `The simulator (src/simulator) in its own process; one client process alternates rounds of ${r.config.createSession.requests} sequential requests: a bare \`fetch\` of the same POST (same body, same Bearer key), then \`AgentApi.createSession\`, and so on (${r.config.createSession.warmup} warm-up requests each first). Figures are the per-round medians of the latency.`,
+      `The simulator (src/simulator) in its own process; one client process sends ${r.config.createSession.rounds} rounds of ${r.config.createSession.requests} sequential request pairs: a bare \`fetch\` of the same POST (same body, same Bearer key, JSON parsed) and \`AgentApi.createSession\` (over \`NodeHttpClient.layerUndici\`, as \`NodeAgentSessions\`), alternating request by request, after ${r.config.createSession.warmup} warm-up pairs. Figures are the per-round medians of the latency.`,
       "",
       "| figure | side | min / **median** / max |",
       "| --- | --- | --- |",

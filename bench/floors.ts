@@ -1,0 +1,83 @@
+/**
+ * Memory floors: what the least Effect machinery per connection costs, to tell the SDK's own
+ * cost from the cost of holding any fiber or any `Stream` per connection. Each is a `hold`
+ * like raw.ts's, measured by the memory task (`--floors`).
+ *
+ * - `floor-fiber`: a raw `ws` socket and one Effect fiber per connection, waiting on a
+ *   `Deferred` (the least an Effect program holding a connection can have).
+ * - `floor-stream`: a raw `ws` socket feeding a `Mailbox`, consumed by `Stream.runForEach` in one
+ *   fiber per connection (the least a `Stream` of events costs).
+ * - `floor-socket`: the platform's `Socket.makeWebSocket` + `runRaw` in a fiber, feeding a
+ *   `Mailbox` consumed as a `Stream` in another (the platform socket the SDK is built on, no SDK).
+ */
+import * as Socket from "@effect/platform/Socket"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Mailbox from "effect/Mailbox"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { WebSocket } from "ws"
+import * as WebSocketConstructor from "../src/internal/webSocket.js"
+import { Scenario } from "./frames.js"
+import { connectUrl, type HoldResult, pool } from "./measure.js"
+
+/** The floors. */
+export type Floor = "floor-fiber" | "floor-stream" | "floor-socket"
+
+const handshake = (i: number): string => JSON.stringify({ apiKey: "bench-key", sessionId: `${Scenario.hold}-${i}` })
+
+const rawSocket = (url: string, i: number, onFrame: (frame: unknown) => void, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const ws = new WebSocket(connectUrl(url))
+    ws.on("open", () => ws.send(handshake(i)))
+    ws.on("message", (data) => onFrame(JSON.parse(String(data))))
+    ws.on("error", () => undefined)
+    yield* Scope.addFinalizer(scope, Effect.sync(() => ws.terminate()))
+  })
+
+const openOne = (floor: Floor, url: string, i: number, scope: Scope.Scope): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const first = yield* Deferred.make<void>()
+    switch (floor) {
+      case "floor-fiber": {
+        const closed = yield* Deferred.make<void>()
+        yield* rawSocket(url, i, () => Deferred.unsafeDone(first, Exit.void), scope)
+        yield* Effect.forkIn(Deferred.await(closed), scope)
+        break
+      }
+      case "floor-stream": {
+        const mailbox = yield* Mailbox.make<unknown>()
+        yield* rawSocket(url, i, (frame) => mailbox.unsafeOffer(frame), scope)
+        yield* Mailbox.toStream(mailbox).pipe(Stream.runForEach(() => Deferred.succeed(first, undefined)), Effect.forkIn(scope))
+        break
+      }
+      case "floor-socket": {
+        const mailbox = yield* Mailbox.make<unknown>()
+        const socket = yield* Socket.makeWebSocket(connectUrl(url)).pipe(Scope.extend(scope))
+        const write = yield* socket.writer.pipe(Scope.extend(scope))
+        yield* socket.runRaw((data) => {
+          mailbox.unsafeOffer(JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data)))
+        }, { onOpen: Effect.ignore(write(handshake(i))) }).pipe(Effect.forkIn(scope))
+        yield* Mailbox.toStream(mailbox).pipe(Stream.runForEach(() => Deferred.succeed(first, undefined)), Effect.forkIn(scope))
+        break
+      }
+    }
+    yield* Deferred.await(first)
+  }).pipe(Effect.provide(WebSocketConstructor.layer()))
+
+/** Opens `count` connections of a floor; resolves once each got its first frame. */
+export const hold = async (floor: Floor, url: string, count: number, concurrency: number): Promise<HoldResult> => {
+  const scope = Effect.runSync(Scope.make())
+  const start = performance.now()
+  let opened = 0
+  await pool(count, concurrency, async (i) => {
+    await Effect.runPromise(openOne(floor, url, i, scope))
+    opened++
+  })
+  return {
+    opened,
+    openMs: performance.now() - start,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
