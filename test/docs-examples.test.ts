@@ -1,0 +1,75 @@
+/**
+ * The API reference is generated from the JSDoc (`npm run docs`): every public export must carry
+ * a summary, `@since` and a `@category`, and every ```ts block of an `@example` must compile
+ * against the sources (imports of `effect-agent-session` rewritten to `src/`).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { basename, join } from "node:path"
+import * as Effect from "effect/Effect"
+import { entryPoints, examples, publicModules, rewriteImports, root, undocumented } from "./helpers/JsDoc.js"
+
+// One directory per run: other runs of the suite may be under way in the same working tree.
+const outDir = join(root, ".tmp", `doc-examples-${process.pid}`)
+
+/** Runs `tsc -p <project>`: the exit code and what it printed. */
+const tsc = (project: string) =>
+  Effect.async<{ readonly code: number; readonly output: string }>((resume) => {
+    const bin = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    const child = execFile(process.execPath, [bin, "-p", project], { cwd: root, timeout: 120_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+      resume(Effect.succeed({ code, output: `${stdout}${stderr}` }))
+    })
+    return Effect.sync(() => child.kill())
+  })
+
+describe("JSDoc", () => {
+  it("every public export has a summary, @since and a @category", () => {
+    const findings = publicModules().flatMap(undocumented)
+    assert.deepStrictEqual(
+      findings.map((finding) => `${finding.file} ${finding.name}: ${finding.missing.join(", ")}`),
+      []
+    )
+  })
+
+  it("every entry point has a module overview, and every namespace it exports a summary and @since", () => {
+    for (const file of entryPoints) {
+      const text = readFileSync(join(root, file), "utf8")
+      assert.match(text, /^\/\*\*[\s\S]*?@since \d+\.\d+\.\d+[\s\S]*?@module [\w/-]+[\s\S]*?\*\//, file)
+      const reExports = [...text.matchAll(/(\/\*\*(?:(?!\*\/)[\s\S])*\*\/)\s*export \* as (\w+)/g)]
+      assert.strictEqual(reExports.length, [...text.matchAll(/export \* as /g)].length, `${file}: a namespace without JSDoc`)
+      for (const [, comment = "", name = ""] of reExports) {
+        assert.match(comment, /^\/\*\*\s*\n\s*\* \S/, `${file}: ${name} has no summary`)
+        assert.include(comment, "@since", `${file}: ${name}`)
+      }
+    }
+  })
+
+  it.live("every @example block compiles", () =>
+    Effect.gen(function*() {
+      const all = publicModules().flatMap(examples)
+      assert.isAtLeast(all.length, 10, "the public modules have examples")
+      rmSync(outDir, { recursive: true, force: true })
+      mkdirSync(outDir, { recursive: true })
+      const names: Array<string> = []
+      for (const example of all) {
+        const name = `${basename(example.file, ".ts")}_L${example.line}.ts`
+        names.push(name)
+        writeFileSync(
+          join(outDir, name),
+          `// ${example.file}:${example.line}\n${rewriteImports(example.code, outDir)}\n`
+        )
+      }
+      writeFileSync(
+        join(outDir, "tsconfig.json"),
+        JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true }, include: names }, null, 2)
+      )
+      const { output } = yield* tsc(join(outDir, "tsconfig.json"))
+      // Only the examples' own errors count here: the sources are type-checked by `npm run typecheck`.
+      const ownErrors = output.split("\n").filter((line) => line.includes(`.tmp/${basename(outDir)}/`))
+      assert.deepStrictEqual(ownErrors, [], output)
+      rmSync(outDir, { recursive: true, force: true })
+    }), 120_000)
+})
