@@ -95,10 +95,13 @@ describe("load", () => {
           yield* Effect.forEach(Array.range(1, 20), oneSession, { concurrency: "unbounded" })
           const heapBefore = settledHeap()
           let peakRss = process.memoryUsage().rss
+          let peakHeap = process.memoryUsage().heapUsed
           const sampler = yield* Effect.acquireRelease(
             Effect.sync(() =>
               setInterval(() => {
-                peakRss = Math.max(peakRss, process.memoryUsage().rss)
+                const { heapUsed, rss } = process.memoryUsage()
+                peakRss = Math.max(peakRss, rss)
+                peakHeap = Math.max(peakHeap, heapUsed)
               }, 20)
             ),
             (timer) => Effect.sync(() => clearInterval(timer))
@@ -132,7 +135,7 @@ describe("load", () => {
             [
               `load: ${SESSIONS} sessions x ${EVENTS_PER_SESSION} events = ${events} events in ${seconds.toFixed(2)} s`,
               `  ${Math.round(events / seconds)} events/s, ${Math.round(SESSIONS / seconds)} sessions/s (create + connect + run)`,
-              `  client peak RSS ${mib(peakRss)} MiB; heap before ${mib(heapBefore)} MiB, after ${mib(heapAfter)} MiB (${
+              `  client peak RSS ${mib(peakRss)} MiB, peak heap ${mib(peakHeap)} MiB; settled heap before ${mib(heapBefore)} MiB, after ${mib(heapAfter)} MiB (${
                 heapAfter >= heapBefore ? "+" : ""
               }${mib(heapAfter - heapBefore)} MiB)`,
               `  simulator process RSS ${mib(childMemory.rss)} MiB`
