@@ -16,8 +16,10 @@
  * @example
  * ```ts
  * import { Credentials, EventStream } from "effect-agent-session"
- * import { NodeSocket } from "@effect/platform-node"
- * import { Effect, Layer, Stream } from "effect"
+ * import * as NodeSocket from "@effect/platform-node/NodeSocket"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Stream from "effect/Stream"
  *
  * const program = Effect.gen(function*() {
  *   const channel = yield* EventStream.EventStream
@@ -114,18 +116,27 @@ export interface ConnectOptions {
   /** Whose key to connect with (U11): an agent (or its id); default per `Credentials`. */
   readonly agent?: Credentials.AgentKeyRef | string | undefined
   /**
-   * The reconnect schedule. Its input is the error that ended the last attempt. Default
+   * The reconnect schedule. Its input is the error that ended the last attempt (a typed error
+   * such as `ConnectTimeout`, or a description such as `closed with code 1006`). Default
    * {@link defaultReconnectSchedule}: exponential from 250 ms, factor 2, jittered, capped at
-   * 10 s, at most 10 attempts. When it ends, `events` fails with `ConnectionLost`.
+   * 10 s, at most 10 attempts. It restarts after an attempt that received an event (keep-alives
+   * aside). When it ends, `events` fails with `ConnectionLost { attempts, lastError }`, or with
+   * the typed error itself (`ConnectTimeout`) when it allowed no retry at all.
    */
   readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
-  /** No frame for this long is an idle time-out: the connection is reopened. Default 60 s. */
+  /**
+   * No frame for this long is an idle time-out: the connection is dropped and reopened on the
+   * schedule. Not counted while reading is paused for a slow consumer. Default 60 s.
+   */
   readonly idleTimeout?: Duration.DurationInput | undefined
-  /** An attempt that does not open within this fails with `ConnectTimeout`. Default 10 s. */
+  /** An attempt that does not open within this fails with `ConnectTimeout` (retried). Default 10 s. */
   readonly connectTimeout?: Duration.DurationInput | undefined
-  /** Frames held for a slow consumer before reading pauses. Default 1024. */
+  /**
+   * Frames held for a slow consumer before reading pauses (frames the socket had already read
+   * still arrive); reading resumes once half are taken. Default 1024.
+   */
   readonly bufferSize?: number | undefined
-  /** Answers held while disconnected before `AnswerBufferFull`. Default 64. */
+  /** Answers waiting to be written (while disconnected) before `AnswerBufferFull`. Default 64. */
   readonly answerBufferSize?: number | undefined
   /** The largest frame accepted, in bytes (`FrameTooLarge`). Default 1 MiB. */
   readonly maxFrameSize?: number | undefined
@@ -146,21 +157,29 @@ export interface ConnectOptions {
 export interface Connection {
   readonly sessionId: string
   /**
-   * The events, in arrival order, ending after `complete`. Run it once: the connection opens
-   * when it starts. Fails with a typed {@link EventStreamError}.
+   * The events, in arrival order, ending after `complete` (also after `close`, after an `error`
+   * event with `endOnError`, or when the service closes with 1000 first). Run it once: the
+   * connection opens when it starts, and a second run continues from the same buffer. Fails with
+   * a typed {@link EventStreamError}, after delivering the events received before the failure.
    */
   readonly events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
   /** The connection's state, observable with `state.changes`. */
   readonly state: SubscriptionRef.SubscriptionRef<ConnectionState>
   /**
-   * Answers a request this connection received and has not answered (U16). While reconnecting
-   * the answer is queued and sent once open, in order.
+   * Answers a request this connection received and has not answered (U16), else
+   * `RequestNotPending`. It returns once the answer is queued: it is written at once when open,
+   * or in order right after the next handshake (`AnswerBufferFull` past `answerBufferSize`).
+   * An answer written just before an abrupt drop, with no frame after it, is written again
+   * after the reconnect.
    */
   readonly respond: (
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
   ) => Effect.Effect<void, RespondError>
-  /** Closes the socket with code 1000; no reconnect follows; `events` ends. */
+  /**
+   * Closes the socket with code 1000; no reconnect follows; `events` ends after the events
+   * already received; `state` becomes `Closed { reason: "closed-by-caller" }`.
+   */
   readonly close: Effect.Effect<void>
 }
 
@@ -270,9 +289,11 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   and not yet answered (keyed by `action_session_id` and raw `resource_type`), else
  *   `RequestNotPending`. Accepted answers queue (at most `answerBufferSize`, then
  *   `AnswerBufferFull`) and are written in order while open, or right after the next handshake.
- *   An answer counts as sent once handed to an open socket; a write that fails leaves it queued
- *   and reopens the connection. A request asked again after its answer was sent is pending
- *   again. When the channel closes for good, no request is pending any more, and answers still
+ *   An answer handed to an open socket counts as delivered once a later event arrives on the
+ *   same connection (or the connection ends cleanly); if the socket drops abruptly first, it is
+ *   written again after the reconnect (at least once: the service may see it twice). A write
+ *   that fails leaves it queued and reopens the connection. A request asked again after its
+ *   answer went through is pending again. When the channel closes for good, no request is pending any more, and answers still
  *   queued are reported with a warning log.
  * - **Close.** `close` (or closing the connection's scope) closes the socket with 1000; no
  *   reconnect follows; `events` ends after the events already received; `state` becomes
