@@ -469,7 +469,10 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
 export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
   "ConnectionLost",
   {
-    /** How many connection attempts were made in all. */
+    /**
+     * How many connection attempts failed in a row at the end: since the last attempt that
+     * delivered an event (keep-alives do not count), that dropped attempt included.
+     */
     attempts: Schema.Number,
     /** What ended the last attempt. */
     lastError: Schema.String
