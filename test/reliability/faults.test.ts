@@ -620,7 +620,7 @@ describe("fault matrix", () => {
         assert.strictEqual(server.accepted(), 1)
       })))
 
-    it.live("no leak after 100 start/interrupt cycles: fibers, sockets and timers back to where they were", () =>
+    it.live("no leak after 100 attach/interrupt cycles: fibers, sockets and timers back to where they were", () =>
       Effect.scoped(Effect.gen(function*() {
         const server = yield* rawServer(endless)
         const layer = rawSdkLayer(server.url)
@@ -654,6 +654,54 @@ describe("fault matrix", () => {
         assert.strictEqual(after["TCPSocketWrap"] ?? 0, before["TCPSocketWrap"] ?? 0)
         assert.isAtMost(after["Timeout"] ?? 0, (before["Timeout"] ?? 0) + 2)
         assert.isBelow(heapAfter - heapBefore, 8 * 1024 * 1024)
+      })))
+
+    it.live("no leak after 100 start/interrupt cycles against the simulator (create over HTTP, then interrupt mid-stream)", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const sim = yield* Effect.orDie(
+          Simulator.make({ port: 0, scenario: { actions: 50, frameDelay: "2 millis", ask: "none" } })
+        )
+        const context = yield* Layer.build(sdkLayer(sim))
+        const cycle = Effect.gen(function*() {
+          const third = yield* Deferred.make<void>()
+          const state = yield* Deferred.make<SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>>()
+          const fiber = yield* Effect.scoped(Effect.gen(function*() {
+            const running = yield* AgentSessions.start(request(50))
+            yield* Deferred.succeed(state, running.state)
+            let count = 0
+            yield* Stream.runForEach(running.events, () => {
+              count += 1
+              return count === 3 ? Deferred.succeed(third, undefined) : Effect.void
+            })
+          })).pipe(Effect.fork)
+          yield* Deferred.await(third)
+          yield* Fiber.interrupt(fiber)
+          return yield* SubscriptionRef.get(yield* Deferred.await(state))
+        }).pipe(Effect.provide(context))
+        // Warm up: the HTTP client's keep-alive connection is opened once and kept.
+        yield* cycle
+        const settled = () => activeResources()["TCPSocketWrap"] ?? 0
+        yield* Effect.sleep("100 millis")
+        const before = settled()
+        const heapBefore = settledHeap()
+        const supervisor = yield* Supervisor.track
+        const states: Array<EventStream.ConnectionState> = []
+        for (let i = 0; i < 100; i++) states.push(yield* cycle.pipe(Effect.supervised(supervisor)))
+        // Every WebSocket closed on both ends (this process holds client and server sockets).
+        assert.isTrue(yield* eventually(() => settled() <= before))
+        const heapAfter = settledHeap()
+        const live = yield* supervisor.value
+        console.log(
+          `100 start/interrupt cycles: live fibers ${live.length}, TCP sockets ${before} -> ${settled()}, heap ${
+            ((heapAfter - heapBefore) / 1024 / 1024).toFixed(1)
+          } MiB`
+        )
+        assert.strictEqual(live.length, 0)
+        assert.isTrue(states.every((s) => s._tag === "Closed" && s.reason === "closed-by-caller"))
+        assert.isAtMost(settled(), before)
+        assert.strictEqual(yield* sim.httpRequests, 101)
+        // The simulator (in this process) keeps every session it served, about 50 KiB each.
+        assert.isBelow(heapAfter - heapBefore, 16 * 1024 * 1024)
       })))
   })
 })
