@@ -26,6 +26,8 @@ NodeRuntime.runMain(
     disableErrorReporting: true,
     disablePrettyLogger: true,
     teardown: (exit, onExit) => {
+      // The live view hides the cursor while it draws: make sure it is back, whatever happened.
+      if (process.stdout.isTTY) process.stdout.write("\x1b[?25h")
       onExit(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? ExitCode.interrupted : exitCode)
     }
   }

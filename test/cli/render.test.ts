@@ -1,0 +1,176 @@
+/**
+ * The renderers of `run`, in process: the bar, the live block redrawn in place, the outcome per
+ * response type, NDJSON, and the answer policy.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Outcome } from "../../src/AgentSessions.js"
+import { decide } from "../../src/cli/Run.js"
+import * as ExitCode from "../../src/cli/ExitCode.js"
+import * as Render from "../../src/cli/Render.js"
+import * as Errors from "../../src/Errors.js"
+import { ConnectionState } from "../../src/EventStream.js"
+import { ActionSessionId, SessionId } from "../../src/Session.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+
+const capture = (columns = 80) => {
+  const out: Array<string> = []
+  const err: Array<string> = []
+  const sink: Render.Sink = { out: (t) => void out.push(t), err: (t) => void err.push(t), columns: () => columns }
+  return { sink, out: () => out.join(""), err: () => err.join("") }
+}
+
+const action = (n: number): SessionEvent.ActionRun => ({
+  _tag: "ActionRun",
+  name: `step${n}`,
+  action_session_id: ActionSessionId.make("as-1"),
+  content: `doing thing number ${n} ` + "x".repeat(200)
+})
+
+const complete = (type: SessionEvent.ResponseType, response: string): SessionEvent.Complete => ({
+  _tag: "Complete",
+  response,
+  type,
+  total_cost: Option.some(0.5),
+  cost_summary: Option.none(),
+  session_id: SessionId.make("s-1")
+})
+
+const outcomeOf = (event: SessionEvent.Complete): Outcome => ({
+  sessionId: SessionId.make("s-1"),
+  response: event.response,
+  type: event.type,
+  totalCost: Render.formatCost(event.total_cost) === "0.5" ? Option.some(0.5) : Option.none(),
+  actions: 2,
+  maxActions: 2,
+  events: [],
+  complete: event,
+  budgetExceeded: Option.none()
+})
+
+const request = (
+  resource_type: SessionEvent.ResourceType,
+  field?: string
+): SessionEvent.ExternalResourceRequested => ({
+  _tag: "ExternalResourceRequested",
+  resource_type,
+  reason: "needs it",
+  action_session_id: ActionSessionId.make("as-1"),
+  field_name: Option.fromNullable(field)
+})
+
+describe("cli rendering", () => {
+  it("bar fills in proportion and ends at n/n", () => {
+    expect(Render.bar(0, 4, 8)).toBe("[░░░░░░░░] 0/4")
+    expect(Render.bar(2, 4, 8)).toBe("[████░░░░] 2/4")
+    expect(Render.bar(4, 4, 8)).toBe("[████████] 4/4")
+    expect(Render.bar(6, 4, 8)).toBe("[████████] 6/4")
+  })
+
+  it("renderResponse pretty-prints JSON, keeps Markdown and strings, and keeps JSON that does not parse", () => {
+    expect(Render.renderResponse(outcomeOf(complete("JSON", `{"a":[1,2]}`)))).toBe(`{\n  "a": [\n    1,\n    2\n  ]\n}`)
+    expect(Render.renderResponse(outcomeOf(complete("MARKDOWN", "# Title\n\n- x")))).toBe("# Title\n\n- x")
+    expect(Render.renderResponse(outcomeOf(complete("STRING", "plain")))).toBe("plain")
+    expect(Render.renderResponse(outcomeOf(complete("JSON", "{oops")))).toBe("{oops")
+    expect(Render.formatCost(Option.none())).toBe("not reported")
+  })
+
+  it.effect("the live block is redrawn in place, never wider than the terminal, and ends at n/n", () =>
+    Effect.gen(function*() {
+      const { out, sink } = capture(60)
+      const reporter = Render.live(sink, { color: false })
+      const progress = Render.makeProgress(2)
+      yield* reporter.created("s-1", progress)
+      for (const n of [1, 2]) {
+        const event = action(n)
+        Render.track(progress, event)
+        yield* reporter.event(event, progress)
+      }
+      const text = out()
+      // Each redraw moves up over the three lines of the block and clears below.
+      expect(text.split("\x1b[3F\x1b[J").length - 1).toBeGreaterThanOrEqual(2)
+      const lastBlock = text.slice(text.lastIndexOf("\x1b[J") + 3)
+      expect(lastBlock).toContain("] 2/2 actions")
+      for (const line of lastBlock.split("\n")) {
+         
+        assert.isAtMost(Array.from(line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")).length, 60, line)
+      }
+      yield* reporter.outcome(outcomeOf(complete("STRING", "done")), progress)
+      expect(out()).toContain("Outcome (STRING):\ndone")
+      expect(out()).toContain("\x1b[?25h")
+    }))
+
+  it.effect("plain lines show reconnects; NDJSON encodes events as {event, data}", () =>
+    Effect.gen(function*() {
+      const plain = capture()
+      const progress = Render.makeProgress(3)
+      const reporter = Render.plain(plain.sink)
+      const states = [
+        ConnectionState.Open({ reconnects: 0, downtime: Option.none() }),
+        ConnectionState.Reconnecting({ attempt: 1, lastError: "closed with code 1006" }),
+        ConnectionState.Open({ reconnects: 1, downtime: Option.none() })
+      ]
+      for (const state of states) {
+        if (Render.trackState(progress, state)) yield* reporter.state(state, progress)
+      }
+      expect(plain.out()).toBe(
+        "connection lost, reconnecting (attempt 1): closed with code 1006\nreconnected (1 so far)\n"
+      )
+      expect(progress.reconnects).toBe(1)
+
+      const json = capture()
+      const event = action(1)
+      Render.track(progress, event)
+      yield* Render.json(json.sink).event(event, progress)
+      const parsed = JSON.parse(json.out()) as Record<string, unknown>
+      expect(parsed["event"]).toBe("action_run")
+      expect(parsed["tag"]).toBe("ActionRun")
+      expect(parsed["data"]).toEqual({ name: "step1", action_session_id: "as-1", content: event.content })
+      expect(parsed["action"]).toBe(1)
+    }))
+
+  it.effect("the answer policy: flags first, deny without a terminal", () =>
+    Effect.gen(function*() {
+      const none = { approve: false, deny: false, input: Option.none<string>(), interactive: false }
+      const input = request("request_user_input", "email")
+      const permission = request("admin_permission_request")
+      // Nothing here prompts; the prompt's environment is provided for the types only.
+      const decided = (policy: typeof none, r: SessionEvent.ExternalResourceRequested) =>
+        decide(policy, r).pipe(
+          Effect.map(({ answer, source }) => [answer._tag, answer._tag === "Grant" ? Option.getOrNull(answer.input) : null, source]),
+          Effect.provide(NodeContext.layer)
+        )
+      const cases: Array<[typeof none, SessionEvent.ExternalResourceRequested, unknown]> = [
+        [none, input, ["Deny", null, "no-terminal"]],
+        [none, permission, ["Deny", null, "no-terminal"]],
+        [{ ...none, deny: true, input: Option.some("x") }, input, ["Deny", null, "flag"]],
+        [{ ...none, input: Option.some("me@example.com") }, input, ["Grant", "me@example.com", "flag"]],
+        [{ ...none, approve: true }, input, ["Grant", null, "flag"]],
+        [{ ...none, approve: true }, permission, ["Grant", null, "flag"]],
+        [{ ...none, input: Option.some("x") }, permission, ["Deny", null, "no-terminal"]]
+      ]
+      for (const [policy, r, expected] of cases) {
+        const result = yield* decided(policy, r)
+        expect(result).toEqual(expected)
+      }
+    }))
+
+  it("exit codes per error family", () => {
+    const code = (e: Errors.AgentSessionError) => ExitCode.forError(e)
+    expect(code(new Errors.MissingCredentials({ operation: "createSession", variable: "AGENT_SESSION_API_KEY" }))).toBe(2)
+    expect(code(new Errors.InvalidRequest({ subject: "x", message: "y" }))).toBe(2)
+    expect(code(new Errors.HandshakeRejected({ code: 1008, reason: "" }))).toBe(3)
+    expect(code(new Errors.MissingAgentKey({ agentId: "a" }))).toBe(3)
+    expect(code(new Errors.ConnectionLost({ attempts: 3, lastError: "x" }))).toBe(5)
+    expect(code(new Errors.TransportError({ operation: "x", message: "y" }))).toBe(5)
+    expect(code(new Errors.ActionBudgetExceeded({ sessionId: "s", maxActions: 1, actions: 2 }))).toBe(6)
+    expect(code(new Errors.SessionEndedWithoutComplete({ sessionId: "s", lastError: Option.none() }))).toBe(7)
+    expect(code(new Errors.MalformedFrame({ raw: "", message: "" }))).toBe(8)
+    expect(ExitCode.classify(new ExitCode.UsageError({ message: "m" }))).toEqual({ code: 2, message: "m" })
+    expect(ExitCode.classify({ _tag: "QuitException" }).code).toBe(130)
+    expect(ExitCode.describe(new Errors.MissingCredentials({ operation: "x", variable: "AGENT_SESSION_API_KEY" })))
+      .toContain("AGENT_SESSION_API_KEY")
+  })
+})
