@@ -35,8 +35,13 @@ export interface Options {
   readonly selection?: Credentials.KeySelection | undefined
   /** The HTTP base URL (`{base_url}`). */
   readonly baseUrl: string
-  /** The WebSocket base URL (`{ws_url}`). */
+  /** The WebSocket base URL (`{ws_url}`); not used with `transport: "sse"`. */
   readonly wsUrl: string
+  /**
+   * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
+   * Server-Sent Events transport served at `baseUrl` (same events, same guarantees).
+   */
+  readonly transport?: "websocket" | "sse" | undefined
   /** The dialect (default `Dialect.documented`). */
   readonly dialect?: Dialect.Dialect | undefined
   /** Allows plain `http://` / `ws://` to hosts that are not loopback. */
@@ -65,9 +70,13 @@ const transports = (options: Options, credentials: Layer.Layer<Credentials.Crede
   const api = AgentApi.layer({ ...options.http, baseUrl: options.baseUrl, dialect, allowInsecure }).pipe(
     Layer.provide(NodeHttpClient.layerUndici)
   )
-  const events = EventStream.layer({ ...options.events, url: options.wsUrl, dialect, allowInsecure }).pipe(
-    Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
-  )
+  const events = options.transport === "sse"
+    ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
+    : EventStream.layer({ ...options.events, url: options.wsUrl, dialect, allowInsecure }).pipe(
+      Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
+    )
   return Layer.provideMerge(
     AgentSessions.layer,
     Layer.merge(api, events)
@@ -102,9 +111,18 @@ export const layer = (options: Options): Layer.Layer<Services, InsecureTransport
   )
 
 /**
+ * The environment variable choosing the event channel's transport: `websocket` (default) or `sse`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_TRANSPORT = "AGENT_SESSION_TRANSPORT"
+
+/**
  * The whole SDK over Node, from the environment: `AGENT_SESSION_API_KEY` (read afresh for every
  * request and reconnect), `AGENT_SESSION_BASE_URL`, `AGENT_SESSION_WS_URL`, and
- * `AGENT_SESSION_DIALECT` (`documented` or `observed`). Values given in `overrides` win.
+ * `AGENT_SESSION_DIALECT` (`documented` or `observed`), and `AGENT_SESSION_TRANSPORT` (`websocket` or
+ * `sse`; with `sse` no WebSocket URL is needed). Values given in `overrides` win.
  *
  * @since 0.1.0
  * @category layers
@@ -116,7 +134,12 @@ export const layerConfig = (
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const baseUrl = overrides.baseUrl ?? (yield* Config.string(AgentApi.ENV_BASE_URL))
-      const wsUrl = overrides.wsUrl ?? (yield* Config.string(EventStream.ENV_WS_URL))
+      const transport = overrides.transport ??
+        (yield* Config.literal("websocket", "sse")(ENV_TRANSPORT).pipe(Config.withDefault("websocket" as const)))
+      const wsUrl = overrides.wsUrl ??
+        (transport === "sse"
+          ? yield* Config.string(EventStream.ENV_WS_URL).pipe(Config.withDefault(""))
+          : yield* Config.string(EventStream.ENV_WS_URL))
       const dialect = overrides.dialect ??
         Option.match(yield* Config.option(Dialect.config(AgentApi.ENV_DIALECT)), {
           onNone: () => Dialect.documented,
@@ -125,6 +148,6 @@ export const layerConfig = (
       const credentials = overrides.apiKey === undefined
         ? Credentials.layerConfig({ agents: overrides.agents, selection: overrides.selection })
         : Credentials.layer({ apiKey: overrides.apiKey, agents: overrides.agents, selection: overrides.selection })
-      return transports({ ...overrides, baseUrl, wsUrl, dialect }, credentials)
+      return transports({ ...overrides, baseUrl, wsUrl, dialect, transport }, credentials)
     })
   )

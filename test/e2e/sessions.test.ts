@@ -8,7 +8,7 @@ import * as Simulator from "../../src/simulator/Simulator.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
 
-const sdkFor = (options: { readonly apiKey?: string } = {}) =>
+const sdkFor = (options: { readonly apiKey?: string; readonly transport: "websocket" | "sse" }) =>
   Layer.unwrapEffect(
     Effect.map(Simulator.Simulator, (simulator) =>
       NodeAgentSessions.layer({
@@ -16,6 +16,7 @@ const sdkFor = (options: { readonly apiKey?: string } = {}) =>
         baseUrl: simulator.baseUrl,
         wsUrl: simulator.wsUrl,
         dialect: simulator.dialect,
+        transport: options.transport,
         events: { reconnect: fastReconnect }
       }))
   )
@@ -36,15 +37,21 @@ const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenar
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
 
-for (const dialect of [Dialect.documented, Dialect.observed]) {
-  describe(`AgentSessions end to end (${dialect.name} dialect)`, () => {
+const variants = [
+  { dialect: Dialect.documented, transport: "websocket" },
+  { dialect: Dialect.observed, transport: "websocket" },
+  { dialect: Dialect.observed, transport: "sse" }
+] as const
+
+for (const { dialect, transport } of variants) {
+  describe(`AgentSessions end to end (${dialect.name} dialect, ${transport})`, () => {
     const SimulatorLive = Simulator.layer({
       port: 0,
       dialect,
       scenario: { actions: 4, ask: "input", frameDelay: "1 millis" }
     })
 
-    layer(Layer.provideMerge(sdkFor(), SimulatorLive), { excludeTestServices: true })((it) => {
+    layer(Layer.provideMerge(sdkFor({ transport }), SimulatorLive), { excludeTestServices: true })((it) => {
       it.effect("runs a whole session, answers the request, and every scripted event arrives once in order", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
@@ -93,7 +100,8 @@ for (const dialect of [Dialect.documented, Dialect.observed]) {
           assert.strictEqual(error._tag, "ConnectionLost")
           if (error._tag === "ConnectionLost") {
             assert.strictEqual(error.attempts, 3)
-            assert.include(error.lastError, "1011")
+            // SSE has no close codes: the body just ends.
+            assert.include(error.lastError, transport === "sse" ? "ended" : "1011")
           }
         }))
 
@@ -115,7 +123,7 @@ for (const dialect of [Dialect.documented, Dialect.observed]) {
     })
 
     layer(
-      Layer.provideMerge(sdkFor({ apiKey: "not-the-key" }), Simulator.layer({ port: 0, dialect })),
+      Layer.provideMerge(sdkFor({ apiKey: "not-the-key", transport }), Simulator.layer({ port: 0, dialect })),
       { excludeTestServices: true }
     )((it) => {
       it.effect("U12 a wrong key fails with Unauthorized before any event", () =>
