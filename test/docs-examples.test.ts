@@ -9,7 +9,18 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
-import { entryPoints, examples, publicModules, rewriteImports, root, undocumented } from "./helpers/JsDoc.js"
+import {
+  entryPoints,
+  examples,
+  markdownExamples,
+  publicModules,
+  rewriteImports,
+  root,
+  undocumented
+} from "./helpers/JsDoc.js"
+
+/** The documents whose ```ts blocks must compile. */
+const documents = ["README.md", "docs/guide.md", "docs/dialects.md"]
 
 // One directory per run: other runs of the suite may be under way in the same working tree.
 const outDir = join(root, ".tmp", `doc-examples-${process.pid}`)
@@ -47,24 +58,31 @@ describe("JSDoc", () => {
     }
   })
 
-  it.live("every @example block compiles", () =>
+  it.live("every @example block, and every ```ts block of the guides, compiles", () =>
     Effect.gen(function*() {
-      const all = publicModules().flatMap(examples)
-      assert.isAtLeast(all.length, 10, "the public modules have examples")
+      const fromJsDoc = publicModules().flatMap(examples)
+      assert.isAtLeast(fromJsDoc.length, 10, "the public modules have examples")
       rmSync(outDir, { recursive: true, force: true })
-      mkdirSync(outDir, { recursive: true })
-      const names: Array<string> = []
-      for (const example of all) {
-        const name = `${basename(example.file, ".ts")}_L${example.line}.ts`
-        names.push(name)
-        writeFileSync(
-          join(outDir, name),
-          `// ${example.file}:${example.line}\n${rewriteImports(example.code, outDir)}\n`
-        )
+      const files: Array<string> = []
+      const write = (dir: string, name: string, source: string, code: string) => {
+        mkdirSync(join(outDir, dir), { recursive: true })
+        files.push(`${dir}/${name}`)
+        writeFileSync(join(outDir, dir, name), `// ${source}\n${rewriteImports(code, join(outDir, dir))}\n`)
+      }
+      for (const example of fromJsDoc) {
+        write("jsdoc", `${basename(example.file, ".ts")}_L${example.line}.ts`, `${example.file}:${example.line}`, example.code)
+      }
+      for (const document of documents) {
+        const blocks = markdownExamples(document)
+        assert.isAtLeast(blocks.length, 1, `${document} has ts blocks`)
+        for (const block of blocks) {
+          const dir = basename(document, ".md")
+          write(dir, block.name ?? `L${block.line}.ts`, `${block.file}:${block.line}`, block.code)
+        }
       }
       writeFileSync(
         join(outDir, "tsconfig.json"),
-        JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true }, include: names }, null, 2)
+        JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true }, include: files }, null, 2)
       )
       const { output } = yield* tsc(join(outDir, "tsconfig.json"))
       // Only the examples' own errors count here: the sources are type-checked by `npm run typecheck`.
