@@ -45,13 +45,14 @@ const exec = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessE
   })
 
 /** Runs an example with `tsx`, pointed at a simulator. */
-const example = (file: string, sim: Simulator.Service): Effect.Effect<Run> =>
+const example = (file: string, sim: Simulator.Service, env: NodeJS.ProcessEnv = {}): Effect.Effect<Run> =>
   exec(process.execPath, ["--import", "tsx", join("examples", file)], {
     ...baseEnv(),
     AGENT_SESSION_API_KEY: sim.accountKey,
     AGENT_SESSION_BASE_URL: sim.baseUrl,
     AGENT_SESSION_WS_URL: sim.wsUrl,
-    AGENT_SESSION_DIALECT: sim.dialect.name
+    AGENT_SESSION_DIALECT: sim.dialect.name,
+    ...env
   })
 
 /** `npm start`: it starts its own simulator. */
@@ -64,6 +65,7 @@ const npmStart = (dialect: Dialect.DialectName): Effect.Effect<Run> =>
 const names = [
   "quickstart",
   "quickstartObserved",
+  "quickstartSse",
   "answerPermission",
   "answerInput",
   "answerObserved",
@@ -106,6 +108,7 @@ const ExampleRunsLive = Layer.scoped(
     const children: Record<Name, Effect.Effect<Run>> = {
       quickstart: example("quickstart.ts", permission),
       quickstartObserved: example("quickstart.ts", observed),
+      quickstartSse: example("quickstart.ts", observed, { AGENT_SESSION_TRANSPORT: "sse", AGENT_SESSION_WS_URL: "" }),
       answerPermission: example("answer-requests.ts", permission),
       answerInput: example("answer-requests.ts", input),
       answerObserved: example("answer-requests.ts", observed),
@@ -166,6 +169,15 @@ describe("examples", () => {
       Effect.gen(function*() {
         const { stdout } = yield* succeeded("quickstartObserved")
         assert.include(stdout, "event: Connected")
+        assert.include(stdout, "Actions: 3/10")
+        assert.include(stdout, "Total cost: 0.03")
+      }))
+
+    it.effect("quickstart.ts runs a session over Server-Sent Events (AGENT_SESSION_TRANSPORT=sse)", () =>
+      Effect.gen(function*() {
+        const { stdout } = yield* succeeded("quickstartSse")
+        assert.include(stdout, "event: Started")
+        assert.include(stdout, "event: ExternalResourceGranted")
         assert.include(stdout, "Actions: 3/10")
         assert.include(stdout, "Total cost: 0.03")
       }))
