@@ -68,8 +68,12 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
 
-/** The HTTP statuses of a refused upgrade that mean the same. */
-export const rejectionStatuses: ReadonlySet<number> = new Set([401, 403])
+/**
+ * The HTTP statuses of a refused upgrade that are final: the credentials (401, 403) or the
+ * session (400, 404, 410: no such session, or the wrong path for this dialect) were refused.
+ * Retrying cannot help, so they fail at once with `HandshakeRejected`.
+ */
+export const rejectionStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 410])
 
 // ---------------------------------------------------------------------------
 // Settings

@@ -491,10 +491,9 @@ describe("security: the simulator", () => {
           assert.isTrue(Option.isSome(error) && error.value._tag === "HandshakeRejected" && error.value.code === 1008)
           assert.strictEqual(counted.attempts, 0)
         } else {
-          // HTTP 404 at the upgrade is not a credential refusal: retried on the schedule, then lost.
-          assert.isTrue(
-            Option.isSome(error) && error.value._tag === "ConnectionLost" && error.value.lastError.includes("404")
-          )
+          // HTTP 404 at the upgrade: no such session. Refused at once, not retried.
+          assert.isTrue(Option.isSome(error) && error.value._tag === "HandshakeRejected" && error.value.code === 404)
+          assert.strictEqual(counted.attempts, 0)
         }
       })))
   }
