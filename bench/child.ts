@@ -31,7 +31,8 @@ export type Task =
     readonly url: string
     readonly n: number
     readonly bufferSize: number
-    readonly pauseEvery: number
+    readonly workMicros: number
+    readonly yieldEvery: number
     readonly liveEvery: number
   }
   | {
@@ -76,7 +77,12 @@ export interface Client {
   readonly slowConsumer: (
     url: string,
     n: number,
-    options: { readonly bufferSize: number; readonly pauseEvery: number; readonly sampler: ReturnType<typeof heapSampler> }
+    options: {
+      readonly bufferSize: number
+      readonly workMicros: number
+      readonly yieldEvery: number
+      readonly sampler: ReturnType<typeof heapSampler>
+    }
   ) => Promise<SlowResult>
   readonly reconnect: typeof Raw.reconnect
 }
@@ -170,13 +176,15 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
       // Warm up with a short run, so compiling is not counted as heap.
       await client.slowConsumer(task.url, 1000, {
         bufferSize: task.bufferSize,
-        pauseEvery: task.pauseEvery,
+        workMicros: task.workMicros,
+        yieldEvery: task.yieldEvery,
         sampler: heapSampler(task.liveEvery)
       })
       return profiled(`slow-${task.variant}`, () =>
         client.slowConsumer(task.url, task.n, {
           bufferSize: task.bufferSize,
-          pauseEvery: task.pauseEvery,
+          workMicros: task.workMicros,
+        yieldEvery: task.yieldEvery,
           sampler: heapSampler(task.liveEvery)
         }))
     }

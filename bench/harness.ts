@@ -36,8 +36,10 @@ export interface Config {
   readonly slowRounds: number
   /** The SDK's `bufferSize` (and the bounded raw client's queue bound) in the slow-consumer runs. */
   readonly bufferSize: number
-  /** The slow consumer pauses 1 ms every this many frames. */
-  readonly pauseEvery: number
+  /** The slow consumer's work per event (a busy loop), in microseconds: more than the socket needs per frame. */
+  readonly workMicros: number
+  /** The slow consumer lets I/O run (`setImmediate`) every this many events. */
+  readonly yieldEvery: number
   /** The slow consumer forces a full GC and samples the live heap every this many frames. */
   readonly liveEvery: number
   /** Abrupt drops per reconnect run. */
@@ -69,8 +71,9 @@ export const fullConfig: Config = {
   slowFrames: [50_000, 200_000],
   slowRounds: 2,
   bufferSize: 1024,
-  pauseEvery: 100,
-  liveEvery: 5_000,
+  workMicros: 5,
+  yieldEvery: 100,
+  liveEvery: 10_000,
   reconnectDrops: 4,
   reconnectRounds: 2,
   createSession: { requests: 100, rounds: 5, warmup: 100 },
@@ -377,7 +380,8 @@ const slowFigures = async (config: Config, url: string) => {
           url,
           n,
           bufferSize: config.bufferSize,
-          pauseEvery: config.pauseEvery,
+          workMicros: config.workMicros,
+          yieldEvery: config.yieldEvery,
           liveEvery: config.liveEvery
         }, config.cpuProfileDir)
         if (r.frames !== n) throw new Error(`${variant} delivered ${r.frames} of ${n} frames`)

@@ -51,6 +51,17 @@ export const connectUrl = (base: string): string => `${base}/v1/connect`
 /** Milliseconds of sleep. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** Burns `micros` microseconds of CPU (a consumer's per-event work). */
+export const busy = (micros: number): void => {
+  const until = performance.now() + micros / 1000
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
+/** Lets pending I/O callbacks run (socket reads), then resumes: a consumer's pause without a timer. */
+export const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 /** Runs `task(0..count-1)` with at most `concurrency` running at once. */
 export const pool = async (count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> => {
   let next = 0

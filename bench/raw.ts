@@ -4,7 +4,17 @@
  */
 import { type RawData, WebSocket } from "ws"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
-import { type HeapSampler, type HoldResult, type ReconnectResult, type SlowResult, type ThroughputResult, connectUrl, pool, sleep } from "./measure.js"
+import {
+  busy,
+  connectUrl,
+  type HeapSampler,
+  type HoldResult,
+  pool,
+  type ReconnectResult,
+  type SlowResult,
+  type ThroughputResult,
+  yieldToIo
+} from "./measure.js"
 
 interface Frame {
   readonly event?: string
@@ -67,14 +77,20 @@ export const hold = async (url: string, count: number, concurrency: number): Pro
 }
 
 /**
- * A slow consumer (a 1 ms pause every `pauseEvery` frames) behind a queue. `bounded`: the socket
+ * A slow consumer (`workMicros` of CPU per event, I/O let in every `yieldEvery` events) behind a queue. `bounded`: the socket
  * is paused while the queue holds `bufferSize` frames (a careful hand-written client);
  * otherwise the queue grows without bound (a naive one).
  */
 export const slowConsumer = (
   url: string,
   n: number,
-  options: { readonly bounded: boolean; readonly bufferSize: number; readonly pauseEvery: number; readonly sampler: HeapSampler }
+  options: {
+    readonly bounded: boolean
+    readonly bufferSize: number
+    readonly workMicros: number
+    readonly yieldEvery: number
+    readonly sampler: HeapSampler
+  }
 ): Promise<SlowResult> =>
   new Promise((resolve, reject) => {
     const ws = new WebSocket(connectUrl(url))
@@ -116,9 +132,10 @@ export const slowConsumer = (
         }
         if (options.bounded && ws.isPaused && queue.length - head <= options.bufferSize / 2) ws.resume()
         if (frame?.event === "complete") continue
+        busy(options.workMicros)
         frames++
         options.sampler.tick(frames)
-        if (frames % options.pauseEvery === 0) await sleep(1)
+        if (frames % options.yieldEvery === 0) await yieldToIo()
       }
     }
     consume().then(

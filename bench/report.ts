@@ -253,7 +253,7 @@ export const markdown = (r: Results, analysis: string): string => {
   if (isSkipped(s)) push(skippedText(s), "")
   else {
     push(
-      `The consumer pauses 1 ms every ${r.config.pauseEvery} frames (so it is slower than the socket); \`bufferSize\` ${r.config.bufferSize} for the SDK and the same bound on the bounded raw client's queue (\`ws.pause()\`/\`resume()\`). The live heap is sampled after a forced full GC every ${r.config.liveEvery} frames; figures are the peak above the heap before the stream started. "Peak heap" includes garbage not yet collected.`,
+      `The consumer spends ${r.config.workMicros} us of CPU per event and lets I/O in every ${r.config.yieldEvery} events (\`setImmediate\`), so it is slower than the socket; \`bufferSize\` ${r.config.bufferSize} for the SDK and the same bound on the bounded raw client's queue (\`ws.pause()\`/\`resume()\`). The live heap is sampled after a forced full GC every ${r.config.liveEvery} frames; figures are the peak above the heap before the stream started. "Peak heap" includes garbage not yet collected.`,
       "",
       "| frames | side | peak live heap min / **median** / max |",
       "| --- | --- | --- |"

@@ -15,7 +15,7 @@ import * as WebSocket from "../src/internal/webSocket.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import type { Client } from "./child.js"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
-import type { HoldResult, ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
+import { busy, type HoldResult, type ReconnectResult, type SlowResult, type ThroughputResult, yieldToIo } from "./measure.js"
 
 const runtimes = new Map<string, ManagedRuntime.ManagedRuntime<EventStream.EventStream, never>>()
 
@@ -91,9 +91,10 @@ const slowConsumer: Client["slowConsumer"] = (url, n, options) =>
     yield* eventStream.events(`${Scenario.throughput}-${n}`, { bufferSize: options.bufferSize }).pipe(
       Stream.runForEach((event) => {
         if (event._tag !== "ActionRun") return Effect.void
+        busy(options.workMicros)
         frames++
         options.sampler.tick(frames)
-        return frames % options.pauseEvery === 0 ? Effect.sleep("1 millis") : Effect.void
+        return frames % options.yieldEvery === 0 ? Effect.promise(yieldToIo) : Effect.void
       })
     )
     const result: SlowResult = { frames, ms: performance.now() - start, maxQueued: -1, ...options.sampler.result() }
