@@ -14,14 +14,14 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { Answer, Errors, SessionEvent } from "../src/index.js"
+import { Answer, Errors, Session } from "../src/index.js"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { bookTable } from "./testing-your-app.js"
 
 const booking = { restaurantUrl: "https://example.com/reservations", partySize: 4, email: "jane@example.com" }
 
-const sessionId = SessionEvent.Started.fields.sessionId.make("test-session")
-const actionSessionId = SessionEvent.ActionRun.fields.action_session_id.make("action-1")
+const sessionId = Session.SessionId.make("test-session")
+const actionSessionId = Session.ActionSessionId.make("action-1")
 
 /** A hand-written script: the agent asks to pay a deposit, then completes. */
 const depositScript: ReadonlyArray<AgentSessionsTest.Step> = [
