@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as AgentModule from "./Agent.js"
 import { AgentApi } from "./AgentApi.js"
-import type * as Answer from "./Answer.js"
+import * as Answer from "./Answer.js"
 import * as Credentials from "./Credentials.js"
 import {
   ActionBudgetExceeded,
@@ -181,6 +181,21 @@ const guard = (
     const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
     const consumed = yield* Ref.make(false)
 
+    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
+      sessionId,
+      response: complete.response,
+      type: complete.type,
+      totalCost: SessionEvent.totalCost(complete),
+      actions: tally.actions,
+      maxActions,
+      events: tally.events,
+      complete,
+      budgetExceeded: tally.overrun
+    })
+
+    // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
+    // the consumer's scope closes); otherwise when the events end, with their failure, or with
+    // SessionEndedWithoutComplete (U17).
     const finish = (exit: Exit.Exit<unknown, AgentSessionError>) =>
       Deferred.complete(
         outcome,
@@ -189,18 +204,7 @@ const guard = (
           onSuccess: () =>
             Option.match(tally.complete, {
               onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
-              onSome: (complete): Effect.Effect<Outcome> =>
-                Effect.succeed({
-                  sessionId,
-                  response: complete.response,
-                  type: complete.type,
-                  totalCost: SessionEvent.totalCost(complete),
-                  actions: tally.actions,
-                  maxActions,
-                  events: tally.events,
-                  complete,
-                  budgetExceeded: tally.overrun
-                })
+              onSome: (complete) => Effect.succeed(outcomeOf(complete))
             })
         })
       )
@@ -234,6 +238,7 @@ const guard = (
               break
             case "Complete":
               tally.complete = Option.some(event)
+              Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
               break
           }
         }
@@ -318,7 +323,14 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
             return Effect.zipRight(
               observe,
               Effect.flatMap(
-                onRequest === undefined ? Effect.succeed<Answer.Answer>({ _tag: "Deny" }) : onRequest(event),
+                onRequest === undefined
+                  ? Effect.as(
+                    Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
+                      Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(event.resource_type) })
+                    ),
+                    Answer.deny
+                  )
+                  : onRequest(event),
                 (answer) => running.respond(event, answer)
               )
             )
@@ -415,6 +427,20 @@ export const start = (
   options?: StartOptions
 ): Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope | AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.start(request, options))
+
+/**
+ * Watches a session created elsewhere (its `max_actions` given), with the same guards as
+ * {@link start}.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const attach = (
+  session: Session.SessionInfo,
+  maxActions: number,
+  options?: StartOptions
+): Effect.Effect<RunningSession, InsecureTransport, Scope.Scope | AgentSessions> =>
+  Effect.flatMap(AgentSessions, (sessions) => sessions.attach(session, maxActions, options))
 
 /**
  * Onboards an agent with the account key (`POST /agent/onboard`). The agent's own key, when the

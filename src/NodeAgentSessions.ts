@@ -15,7 +15,7 @@ import * as AgentApi from "./AgentApi.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
-import type { InsecureTransport, InvalidRequest } from "./Errors.js"
+import { type InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
 import { userAgent } from "./internal/version.js"
 import * as WebSocket from "./internal/webSocket.js"
@@ -35,8 +35,8 @@ export interface Options {
   readonly selection?: Credentials.KeySelection | undefined
   /** The HTTP base URL (`{base_url}`). */
   readonly baseUrl: string
-  /** The WebSocket base URL (`{ws_url}`); not used with `transport: "sse"`. */
-  readonly wsUrl: string
+  /** The WebSocket base URL (`{ws_url}`); required with the WebSocket transport, unused with `"sse"`. */
+  readonly wsUrl?: string | undefined
   /**
    * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
    * Server-Sent Events transport served at `baseUrl` (same events, same guarantees).
@@ -73,6 +73,13 @@ const transports = (options: Options, credentials: Layer.Layer<Credentials.Crede
   const events = options.transport === "sse"
     ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
       Layer.provide(NodeHttpClient.layerUndici)
+    )
+    : options.wsUrl === undefined
+    ? Layer.fail(
+      new InvalidRequest({
+        subject: "NodeAgentSessions",
+        message: "wsUrl is required with the WebSocket transport (or set transport: \"sse\")"
+      })
     )
     : EventStream.layer({ ...options.events, url: options.wsUrl, dialect, allowInsecure }).pipe(
       Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
@@ -138,7 +145,7 @@ export const layerConfig = (
         (yield* Config.literal("websocket", "sse")(ENV_TRANSPORT).pipe(Config.withDefault("websocket" as const)))
       const wsUrl = overrides.wsUrl ??
         (transport === "sse"
-          ? yield* Config.string(EventStream.ENV_WS_URL).pipe(Config.withDefault(""))
+          ? Option.getOrUndefined(yield* Config.option(Config.string(EventStream.ENV_WS_URL)))
           : yield* Config.string(EventStream.ENV_WS_URL))
       const dialect = overrides.dialect ??
         Option.match(yield* Config.option(Dialect.config(AgentApi.ENV_DIALECT)), {

@@ -52,8 +52,9 @@ export const SessionStatus = openEnum("started", "in_progress", "complete")
 export type SessionStatus = typeof SessionStatus.Type
 
 /**
- * The optional schedule of the observed dialect's create-session body (`auto_trigger`); the
- * documented dialect does not send it.
+ * The optional schedule of the observed dialect's create-session body (`auto_trigger`). Sent
+ * in either dialect when given (the document does not name it: a service that does not know it
+ * is expected to ignore it, U01/U23).
  *
  * @since 0.1.0
  * @category models

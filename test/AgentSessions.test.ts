@@ -8,7 +8,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { AgentSessions, Answer, Errors, SessionEvent } from "../src/index.js"
+import { AgentApi, AgentSessions, Answer, Errors, SessionEvent } from "../src/index.js"
 import { AgentSessionsTest } from "../src/testing/index.js"
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the price" }
@@ -215,6 +215,48 @@ describe("AgentSessions over the test kit", () => {
       const outcome = yield* running.outcome
       assert.strictEqual(outcome.events.length, 4)
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(action(3)), Step.emit(complete)] })))
+
+  it.scoped("outcome completes as soon as complete is seen, before the consumer's scope closes", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      // Pull in this scope (as Stream.partition or broadcast do): the stream's finalizers wait for it.
+      const pull = yield* Stream.toPull(running.events)
+      let seenComplete = false
+      while (!seenComplete) {
+        const chunk = yield* pull
+        seenComplete = Chunk.some(chunk, SessionEvent.isTerminal)
+      }
+      const outcome = yield* running.outcome
+      assert.strictEqual(outcome.response, "{\"price\": 3}")
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(complete)] })))
+
+  it.scoped("attach watches an existing session with the same budget guard", () =>
+    Effect.gen(function*() {
+      const api = yield* AgentApi.AgentApi
+      const session = yield* api.createSession(request)
+      const running = yield* AgentSessions.attach(session, 1)
+      const error = yield* Effect.flip(running.outcome)
+      assert.strictEqual(error._tag, "ActionBudgetExceeded")
+      assert.deepStrictEqual(yield* AgentSessionsTest.connections, ["test-session"])
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
+
+  it.effect("an injected onboard error surfaces as itself", () =>
+    Effect.gen(function*() {
+      const conflict = new Errors.Conflict({
+        status: 409,
+        message: "name taken",
+        body: "{\"error\":\"name taken\"}",
+        requestId: Option.none(),
+        operation: "AgentApi.onboard"
+      })
+      yield* AgentSessionsTest.failNextOnboard(conflict)
+      const error = yield* Effect.flip(AgentSessions.onboard({ name: "a", website: "https://a.example", domain: "sales" }))
+      assert.strictEqual(error._tag, "Conflict")
+      assert.deepStrictEqual(yield* AgentSessionsTest.agentsOnboarded, [])
+      const agent = yield* AgentSessions.onboard({ name: "a", website: "https://a.example", domain: "sales" })
+      assert.strictEqual(agent.name, "a")
+      assert.strictEqual((yield* AgentSessionsTest.agentsOnboarded).length, 1)
+    }).pipe(withKit()))
 
   it.effect("the test kit follows the TestClock", () =>
     Effect.gen(function*() {

@@ -413,3 +413,32 @@ export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never,
  */
 export const setScript = (script: ReadonlyArray<Step>): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.setScript(script))
+
+/**
+ * The onboard requests the application made so far.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>, never, AgentSessionsTestControl> = Effect
+  .flatMap(AgentSessionsTestControl, (control) => control.agentsOnboarded)
+
+/**
+ * The session ids the application connected to so far, in order.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessionsTestControl> = Effect.flatMap(
+  AgentSessionsTestControl,
+  (control) => control.connections
+)
+
+/**
+ * Makes the next onboard call fail with a typed error.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+  Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
