@@ -5,6 +5,8 @@
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Http from "node:http"
+import { WebSocketServer } from "ws"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
@@ -159,24 +161,73 @@ layer(Simulator.layer({ dialect: Dialect.observed, scenario: { actions: 3, ask: 
     }))
 })
 
-layer(Simulator.layer({ scenario: { actions: 6, ask: "none", frameDelay: Duration.millis(150) } }), {
-  excludeTestServices: true
-})("effect-agent-session run: interruption", (it) => {
-  it.effect("SIGINT closes the session and prints what was done so far, exit 130", () =>
-    Effect.gen(function*() {
-      const sim = yield* Simulator.Simulator
-      const result = yield* Effect.scoped(Effect.gen(function*() {
-        const child = yield* spawn(runArgs(6), envFor(sim))
-        yield* child.waitFor(/action 1\/6/)
-        child.process.kill("SIGINT")
-        return yield* child.finished
-      }))
+/**
+ * A minimal service of the documented dialect that sends a few events and then waits, recording
+ * how the client closes its socket.
+ */
+const holdingService = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly closeCode: Promise<number>; readonly server: Http.Server }>((resume) => {
+    let resolveClose: (code: number) => void = () => {}
+    const closeCode = new Promise<number>((resolve) => (resolveClose = resolve))
+    const server = Http.createServer((_request, response) => {
+      const sessionId = "ses_hold"
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end(JSON.stringify({ session_id: sessionId, status: "started", start_time: new Date().toISOString() }))
+    })
+    const wss = new WebSocketServer({ server, path: "/v1/connect" })
+    wss.on("connection", (socket) => {
+      socket.once("message", () => {
+        const frames = [
+          { event: "started", data: { sessionId: "ses_hold", start_url: "https://example.com" } },
+          { event: "browser_started", data: { url: "https://example.com", action_session_id: "as_1" } },
+          { event: "thoughts_and_memories", data: { thought: "Looking around", memory: "" } },
+          { event: "action_run", data: { name: "click", action_session_id: "as_1", content: "Click the menu" } }
+        ]
+        for (const frame of frames) socket.send(JSON.stringify(frame))
+      })
+      socket.once("close", (code) => resolveClose(code))
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resume(Effect.succeed({ url: `127.0.0.1:${port}`, closeCode, server }))
+    })
+  }),
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+describe("effect-agent-session run: interruption", () => {
+  it.live("SIGINT closes the socket with 1000 and prints what was done so far, exit 130", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const service = yield* holdingService
+      const child = yield* spawn(
+        runArgs(3),
+        cleanEnv({
+          AGENT_SESSION_BASE_URL: `http://${service.url}`,
+          AGENT_SESSION_WS_URL: `ws://${service.url}`,
+          AGENT_SESSION_API_KEY: "any-key"
+        })
+      )
+      yield* child.waitFor(/action 1\/3/)
+      child.process.kill("SIGINT")
+      const result = yield* child.finished
       expect(result.code).toBe(130)
+      const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
+        Effect.orDie
+      )
+      expect(closeCode).toBe(1000)
       expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
-      expect(result.stdout).toMatch(/Done so far: [1-5]\/6 actions/)
-      expect(result.stdout).toContain("Last action: ")
+      expect(result.stdout).toContain("Session: ses_hold")
+      expect(result.stdout).toContain("Done so far: 1/3 actions, 4 events, 0 reconnects")
+      expect(result.stdout).toContain("Last action: click: Click the menu")
+      expect(result.stdout).toContain("Last thought: Looking around")
       expect(result.stdout).not.toContain("Outcome")
-    }))
+    })))
 })
 
 describe("effect-agent-session run: connection lost", () => {
