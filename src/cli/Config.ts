@@ -24,7 +24,8 @@ export const Env = {
   agentKey: "AGENT_SESSION_AGENT_KEY",
   baseUrl: "AGENT_SESSION_BASE_URL",
   wsUrl: "AGENT_SESSION_WS_URL",
-  dialect: "AGENT_SESSION_DIALECT"
+  dialect: "AGENT_SESSION_DIALECT",
+  transport: "AGENT_SESSION_TRANSPORT"
 } as const
 
 /**
@@ -39,7 +40,13 @@ export const connectionOptions = {
     Options.optional
   ),
   wsUrl: Options.text("ws-url").pipe(
-    Options.withDescription(`The service's WebSocket base URL (default: $${Env.wsUrl})`),
+    Options.withDescription(`The service's WebSocket base URL (default: $${Env.wsUrl}; not used with --transport sse)`),
+    Options.optional
+  ),
+  transport: Options.choice("transport", ["websocket", "sse"]).pipe(
+    Options.withDescription(
+      `The event channel: websocket, or sse (the observed client's Server-Sent Events at the base URL) (default: $${Env.transport}, else websocket)`
+    ),
     Options.optional
   ),
   apiKey: Options.redacted("api-key").pipe(
@@ -64,6 +71,7 @@ export const connectionOptions = {
 export interface ConnectionFlags {
   readonly baseUrl: Option.Option<string>
   readonly wsUrl: Option.Option<string>
+  readonly transport: Option.Option<"websocket" | "sse">
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly dialect: Option.Option<"documented" | "observed">
   readonly allowInsecure: boolean
@@ -77,7 +85,9 @@ export interface ConnectionFlags {
  */
 export interface Connection {
   readonly baseUrl: string
-  readonly wsUrl: string
+  /** Absent with the `sse` transport. */
+  readonly wsUrl: Option.Option<string>
+  readonly transport: "websocket" | "sse"
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly dialect: "documented" | "observed"
   readonly allowInsecure: boolean
@@ -129,7 +139,17 @@ const required = (flag: Option.Option<string>, name: string, option: string) =>
 export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, UsageError> =>
   Effect.gen(function*() {
     const baseUrl = yield* required(flags.baseUrl, Env.baseUrl, "--base-url")
-    const wsUrl = yield* required(flags.wsUrl, Env.wsUrl, "--ws-url")
+    const transportText = yield* flagOrEnv(flags.transport, Env.transport)
+    const transport = yield* Option.match(transportText, {
+      onNone: () => Effect.succeed<"websocket" | "sse">("websocket"),
+      onSome: (name) =>
+        name === "websocket" || name === "sse"
+          ? Effect.succeed<"websocket" | "sse">(name)
+          : Effect.fail(new UsageError({ message: `${Env.transport} must be websocket or sse, not "${name}"` }))
+    })
+    const wsUrl = transport === "sse"
+      ? yield* flagOrEnv(flags.wsUrl, Env.wsUrl)
+      : Option.some(yield* required(flags.wsUrl, Env.wsUrl, "--ws-url"))
     const apiKey = yield* secretOrEnv(flags.apiKey, Env.apiKey)
     const dialectText = yield* flagOrEnv(flags.dialect, Env.dialect)
     const dialect = yield* Option.match(dialectText, {
@@ -139,7 +159,7 @@ export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, Usage
           ? Effect.succeed<"documented" | "observed">(name)
           : Effect.fail(new UsageError({ message: `${Env.dialect} must be documented or observed, not "${name}"` }))
     })
-    return { baseUrl, wsUrl, apiKey, dialect, allowInsecure: flags.allowInsecure }
+    return { baseUrl, wsUrl, transport, apiKey, dialect, allowInsecure: flags.allowInsecure }
   })
 
 /**
@@ -154,7 +174,8 @@ export const layerOptions = (
 ): NodeAgentSessions.Options => ({
   ...extra,
   baseUrl: connection.baseUrl,
-  wsUrl: connection.wsUrl,
+  ...(Option.isSome(connection.wsUrl) ? { wsUrl: connection.wsUrl.value } : {}),
+  transport: connection.transport,
   dialect: Dialect.fromName(connection.dialect),
   allowInsecure: connection.allowInsecure,
   ...(Option.isSome(connection.apiKey) ? { apiKey: connection.apiKey.value } : {})

@@ -150,12 +150,16 @@ layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: D
 layer(Simulator.layer({ dialect: Dialect.observed, scenario: { actions: 3, ask: "input", frameDelay: Duration.millis(2) } }), {
   excludeTestServices: true
 })("effect-agent-session run (observed dialect)", (it) => {
-  it.effect("--dialect observed with --input answers the input request", () =>
+  it.effect("--dialect observed over AGENT_SESSION_TRANSPORT=sse (no WebSocket URL) with --input answers the input request", () =>
     Effect.gen(function*() {
       const sim = yield* Simulator.Simulator
-      const result = yield* run(runArgs(3, "--dialect", "observed", "--input", "me@example.com"), envFor(sim))
+      const env = envFor(sim, { AGENT_SESSION_TRANSPORT: "sse" })
+      delete env["AGENT_SESSION_WS_URL"]
+      const result = yield* run(runArgs(3, "--dialect", "observed", "--input", "me@example.com"), env)
+      expect(result.stderr).toBe("")
       expect(result.code).toBe(0)
       expect(result.stdout).toContain(`granted with input "me@example.com" (from flags)`)
+      expect(result.stdout).toContain("Actions: 3/3")
       const answers = yield* sim.answers(sessionIdOf(result.stdout))
       expect(answers.map((a) => [a.granted, a.input])).toEqual([[true, "me@example.com"]])
     }))
