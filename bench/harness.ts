@@ -48,6 +48,11 @@ export interface Config {
   readonly reconnectRounds: number
   /** Create-session request pairs per round (fetch and SDK alternating request by request), rounds, warm-up pairs. */
   readonly createSession: { readonly requests: number; readonly rounds: number; readonly warmup: number }
+  /**
+   * Run the SDK side from another copy of the repository (its `bench/child.ts`, hence its
+   * `src/`): to measure a proposed change against the raw floor with everything else equal.
+   */
+  readonly sdkRoot?: string | undefined
   /** Write a CPU profile of the measured part of every client process (both sides) to this directory. */
   readonly cpuProfileDir?: string | undefined
   /**
@@ -188,7 +193,8 @@ const spawnTs = (
   file: string,
   args: ReadonlyArray<string>,
   nodeFlags: ReadonlyArray<string> = [],
-  env: NodeJS.ProcessEnv = process.env
+  env: NodeJS.ProcessEnv = process.env,
+  from: string = root
 ): ChildProcess => {
   const limit = fdLimit()
   return spawn(
@@ -200,7 +206,7 @@ const spawnTs = (
       "--import",
       "tsx",
       ...nodeFlags,
-      Path.join(root, "bench", file),
+      Path.join(from, "bench", file),
       ...args
     ],
     { cwd: root, env, stdio: ["ignore", "pipe", "pipe", "ipc"] }
@@ -251,10 +257,11 @@ const startServer = (
   })
 
 /** Runs one task in a fresh client process. */
-export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string): Promise<A> =>
+export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string, sdkRoot?: string): Promise<A> =>
   new Promise((resolve, reject) => {
     const env = cpuProfileDir === undefined ? process.env : { ...process.env, BENCH_CPU_PROFILE_DIR: cpuProfileDir }
-    const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env)
+    const from = sdkRoot !== undefined && "variant" in task && task.variant === "sdk" ? sdkRoot : root
+    const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env, from)
     const output = collectOutput(child)
     let result: A | undefined
     child.on("message", (message: { type?: string; result?: A }) => {
@@ -301,7 +308,8 @@ const throughputFigure = async (config: Config, url: string) => {
   const { raw, sdk } = await alternate(config.throughputRounds, async (variant, round) => {
     const r = await runChild<ThroughputResult>(
       { kind: "throughput", variant, url, n: config.frames, warmup: config.warmupFrames },
-      config.cpuProfileDir
+      config.cpuProfileDir,
+      config.sdkRoot
     )
     if (r.frames !== config.frames) throw new Error(`${variant} delivered ${r.frames} of ${config.frames} frames`)
     const fps = r.frames / (r.ms / 1000)
@@ -330,7 +338,8 @@ const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<
     const { raw, sdk } = await alternate(rounds, async (variant, round) => {
       const r = await runChild<MemoryResult>(
         { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
-        config.cpuProfileDir
+        config.cpuProfileDir,
+        config.sdkRoot
       )
       if (r.opened !== count) throw new Error(`${variant} opened ${r.opened} of ${count} connections`)
       config.log(
@@ -355,7 +364,8 @@ const floorFigures = async (config: Config, url: string, count: number) => {
   for (const variant of ["floor-fiber", "floor-stream", "floor-socket"] as const) {
     const r = await runChild<MemoryResult>(
       { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
-      config.cpuProfileDir
+      config.cpuProfileDir,
+      config.sdkRoot
     )
     if (r.opened !== count) throw new Error(`${variant} opened ${r.opened} of ${count} connections`)
     config.log(
@@ -383,7 +393,7 @@ const slowFigures = async (config: Config, url: string) => {
           workMicros: config.workMicros,
           yieldEvery: config.yieldEvery,
           liveEvery: config.liveEvery
-        }, config.cpuProfileDir)
+        }, config.cpuProfileDir, config.sdkRoot)
         if (r.frames !== n) throw new Error(`${variant} delivered ${r.frames} of ${n} frames`)
         config.log(
           `  slow consumer ${n} round ${round + 1} ${variant}: peak live heap +${
@@ -412,7 +422,8 @@ const reconnectFigure = async (config: Config, url: string) => {
     const id = `${variant}${round}x${Date.now()}`
     const r = await runChild<ReconnectResult>(
       { kind: "reconnect", variant, url, id, k: 5, drops: config.reconnectDrops },
-      config.cpuProfileDir
+      config.cpuProfileDir,
+      config.sdkRoot
     )
     if (r.gapsMs.length !== config.reconnectDrops) {
       throw new Error(`${variant} saw ${r.gapsMs.length} of ${config.reconnectDrops} reconnects`)

@@ -3,11 +3,14 @@
  * bench/RESULTS.md.
  *
  * Options: `--quick` (small sizes, a smoke run); `--profile` (a CPU profile of the measured part of every
- * client process, both sides, in bench/profiles/); `--out=<file>` (write the results somewhere else).
+ * client process, both sides, in bench/profiles/); `--out=<file>` (write the results somewhere else);
+ * `--sdk-root=<dir>` (run the SDK side from another copy of the repository, such as one with a
+ * patch of bench/proposals applied, to measure it against the same floor); `--render` (rewrite
+ * the report from the results kept beside it, RESULTS.json, with the current bench/ANALYSIS.md).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { type Config, fullConfig, root, runBench } from "./harness.js"
+import { type Config, fullConfig, type Results, root, runBench } from "./harness.js"
 import { markdown, summary } from "./report.js"
 
 const args = process.argv.slice(2)
@@ -35,10 +38,21 @@ export const quickConfig: Config = {
 
 const profileDir = flag("profile") !== undefined ? Path.join(root, "bench", "profiles") : undefined
 if (profileDir !== undefined) Fs.mkdirSync(profileDir, { recursive: true })
-const config: Config = { ...(flag("quick") !== undefined ? quickConfig : fullConfig), cpuProfileDir: profileDir }
+const sdkRoot = flag("sdk-root")
+const config: Config = {
+  ...(flag("quick") !== undefined ? quickConfig : fullConfig),
+  cpuProfileDir: profileDir,
+  sdkRoot: sdkRoot === undefined ? undefined : Path.resolve(sdkRoot)
+}
 const out = flag("out") ?? Path.join(root, "bench", "RESULTS.md")
 
-const results = await runBench(config)
+// The results are kept as JSON beside the report, so `--render` can rewrite the report (after an
+// edit of bench/ANALYSIS.md) without measuring again.
+const json = out.replace(/\.md$/, "") + ".json"
+const results: Results = flag("render") !== undefined
+  ? (JSON.parse(Fs.readFileSync(json, "utf8")) as Results)
+  : await runBench(config)
+if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
 const analysisFile = Path.join(root, "bench", "ANALYSIS.md")
 const analysis = Fs.existsSync(analysisFile) ? Fs.readFileSync(analysisFile, "utf8") : ""
 Fs.writeFileSync(out, markdown(results, analysis))
