@@ -52,6 +52,17 @@ const utf8Size = (text: string): number => textEncoder.encode(text).byteLength
 const malformed = (text: string, message: string) =>
   Either.left(new MalformedFrame({ raw: truncateRaw(text), message }))
 
+/** A frame's JSON object, or why it is not one (no Either on the per-frame path). */
+const parseObject = (text: string): { readonly [key: string]: unknown } | MalformedFrame => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return new MalformedFrame({ raw: truncateRaw(text), message: "not JSON" })
+  }
+  return Predicate.isRecord(parsed) ? parsed : new MalformedFrame({ raw: truncateRaw(text), message: "not a JSON object" })
+}
+
 /**
  * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
  *
@@ -76,13 +87,8 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
       if (frame.byteLength > limit) return Either.left(new FrameTooLarge({ size: frame.byteLength, limit }))
       text = textDecoder.decode(frame)
     }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return malformed(text, "not JSON")
-    }
-    if (!Predicate.isRecord(parsed)) return malformed(text, "not a JSON object")
+    const parsed = parseObject(text)
+    if (parsed instanceof MalformedFrame) return Either.left(parsed)
     const name = parsed[nameKey]
     if (typeof name !== "string" || name.length === 0) return malformed(text, `no "${nameKey}" naming the event`)
     let payload: unknown
@@ -289,13 +295,8 @@ const decodeAnswerData = Schema.decodeUnknownEither(AnswerData)
  * @category constructors
  */
 export const decodeClientFrame = (text: string): Either.Either<ClientFrame, MalformedFrame> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return malformed(text, "not JSON")
-  }
-  if (!Predicate.isRecord(parsed)) return malformed(text, "not a JSON object")
+  const parsed = parseObject(text)
+  if (parsed instanceof MalformedFrame) return Either.left(parsed)
   const name = parsed["event"] ?? parsed["type"]
   if (name === answerEventName) {
     return Either.match(decodeAnswerData(parsed["data"]), {

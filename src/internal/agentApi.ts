@@ -3,6 +3,7 @@
  * platform `HttpClient` with the auth header, the `User-Agent`, and the mapping of every failure
  * to the SDK's typed errors in one place.
  */
+import type { AgentOption, Options, Service } from "../AgentApi.js"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -22,7 +23,6 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import type * as Agent from "../Agent.js"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -37,7 +37,6 @@ import {
   RequestTimeout
 } from "../Errors.js"
 import * as ServiceApi from "../ServiceApi.js"
-import type * as Session from "../Session.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { formatIssues, NonBlankString, validate } from "./schema.js"
@@ -45,36 +44,8 @@ import { checkSecureUrl } from "./url.js"
 import { userAgent } from "./version.js"
 
 // ---------------------------------------------------------------------------
-// Options and the service shape (re-declared publicly in AgentApi.ts)
+// The service shape and options are declared once, publicly, in AgentApi.ts.
 // ---------------------------------------------------------------------------
-
-/** Whose key a session operation uses. */
-export interface AgentOption {
-  readonly agent?: Credentials.AgentKeyRef | string | undefined
-}
-
-/** The service. */
-export interface Service {
-  readonly onboard: (request: Agent.OnboardInput) => Effect.Effect<Agent.Agent, AgentApiError>
-  readonly createSession: (
-    request: Session.CreateSessionInput,
-    options?: AgentOption | undefined
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
-  readonly getSession: (
-    sessionId: string,
-    options?: AgentOption | undefined
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
-}
-
-/** The options of `make`. */
-export interface Options {
-  readonly baseUrl: string | URL
-  readonly dialect?: Dialect.Dialect | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly retry?: Schedule.Schedule<unknown, AgentApiError> | undefined
-  readonly maxRetryAfter?: Duration.DurationInput | undefined
-  readonly allowInsecure?: boolean | undefined
-}
 
 /** The default request time-out (U22). */
 export const defaultTimeout: Duration.Duration = Duration.seconds(30)

@@ -903,22 +903,35 @@ export const connectEngine = (
     })
   })
 
+/**
+ * A service over a transport's `connectEngine`, run with exactly the services it needs (captured
+ * when the service is made: the context of `make` may hold a Scope that is not the caller's).
+ */
+export const serviceOf = <R>(
+  context: Context.Context<R>,
+  connectEngine: (
+    sessionId: string,
+    connectOptions: EventStream.ConnectOptions
+  ) => Effect.Effect<Engine, InsecureTransport, Scope.Scope | R>
+): EventStream.Service => {
+  const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
+    Effect.map(connectEngine(sessionId, connectOptions), (engine) => engine.connection).pipe(
+      Effect.provide(context)
+    )
+  return {
+    connect,
+    events: (sessionId, connectOptions) =>
+      Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+  }
+}
+
 /** The WebSocket service. */
 export const make = (
   options: ServiceOptions
 ): Effect.Effect<EventStream.Service, never, Credentials.Credentials | Socket.WebSocketConstructor> =>
   Effect.gen(function*() {
-    // Only these two services: the context of `make` may hold a Scope that is not the caller's.
     const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
       Context.add(Socket.WebSocketConstructor, yield* Socket.WebSocketConstructor)
     )
-    const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
-      Effect.map(connectEngine(options, sessionId, connectOptions), (engine) => engine.connection).pipe(
-        Effect.provide(context)
-      )
-    return {
-      connect,
-      events: (sessionId, connectOptions) =>
-        Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    }
+    return serviceOf(context, (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions))
   })

@@ -31,6 +31,7 @@ import {
   Retry,
   scrub,
   type SendFailure,
+  serviceOf,
   type ServiceOptions,
   type Settings
 } from "./eventStream.js"
@@ -277,13 +278,5 @@ export const make = (
     const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
       Context.add(HttpClient.HttpClient, yield* HttpClient.HttpClient)
     )
-    const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
-      Effect.map(connectEngine(options, sessionId, connectOptions), (engine) => engine.connection).pipe(
-        Effect.provide(context)
-      )
-    return {
-      connect,
-      events: (sessionId, connectOptions) =>
-        Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    }
+    return serviceOf(context, (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions))
   })
