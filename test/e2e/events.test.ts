@@ -1,7 +1,10 @@
 /**
- * The event channel end to end: `EventStream` over real sockets (the SDK's `ws` constructor)
- * against the simulator on port 0, in both dialects, with the simulator's faults.
+ * The event channel end to end against the simulator on port 0, with the simulator's faults:
+ * over WebSocket (the SDK's `ws` constructor) in both dialects, and over Server-Sent Events
+ * (`EventStream.layerSse`, undici) in both dialects. One suite, every transport.
  */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as Socket from "@effect/platform/Socket"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -11,14 +14,16 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Answer from "../../src/Answer.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
-import type { EventStreamError } from "../../src/Errors.js"
+import type { EventStreamError, InsecureTransport } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as internal from "../../src/internal/eventStream.js"
+import * as Sse from "../../src/internal/sse.js"
 import * as WebSocket from "../../src/internal/webSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
@@ -70,26 +75,63 @@ const drain = (connection: EventStream.Connection, answer: Answer.Answer = Answe
     Effect.map(Chunk.toReadonlyArray)
   )
 
-const sdk = Layer.unwrapEffect(
-  Effect.map(Simulator.Simulator, (simulator) => {
-    const credentials = Credentials.layer({ apiKey: simulator.accountKey })
-    const api = AgentApi.layer({ baseUrl: simulator.baseUrl, dialect: simulator.dialect }).pipe(
-      Layer.provide(NodeHttpClient.layerUndici)
-    )
-    const events = EventStream.layer({ url: simulator.wsUrl, dialect: simulator.dialect, reconnect: quick }).pipe(
-      Layer.provide(WebSocket.layer())
-    )
-    return Layer.merge(api, events).pipe(
-      Layer.provideMerge(Layer.merge(credentials, WebSocket.layer())),
-      Layer.orDie
-    )
-  })
-)
+/** The clients the suite's layer provides: HTTP (undici) and the SDK's WebSocket constructor. */
+type Clients = HttpClient.HttpClient | Socket.WebSocketConstructor
 
-describe.each([Dialect.documented, Dialect.observed])("EventStream end to end ($name dialect)", (dialect) => {
+/** How each transport is wired and what differs between them. */
+interface Transport {
+  readonly name: "websocket" | "sse"
+  readonly events: (simulator: Simulator.Service) => Layer.Layer<EventStream.EventStream, never, Credentials.Credentials | Clients>
+  readonly connectEngine: (
+    simulator: Simulator.Service,
+    sessionId: string,
+    options: EventStream.ConnectOptions
+  ) => Effect.Effect<internal.Engine, InsecureTransport, Scope.Scope | Credentials.Credentials | Clients>
+  /** The code of a refused handshake: HTTP 401 before the upgrade or for SSE, close 1008 after a message handshake. */
+  readonly rejectedCode: (dialect: Dialect.Dialect) => number
+}
+
+const webSocket: Transport = {
+  name: "websocket",
+  events: (simulator) =>
+    EventStream.layer({ url: simulator.wsUrl, dialect: simulator.dialect, reconnect: quick }),
+  connectEngine: (simulator, sessionId, options) =>
+    internal.connectEngine({ url: simulator.wsUrl, dialect: simulator.dialect, reconnect: quick }, sessionId, options),
+  rejectedCode: (dialect) => dialect.handshake === "query" ? 401 : 1008
+}
+
+const sse: Transport = {
+  name: "sse",
+  events: (simulator) =>
+    EventStream.layerSse({ url: simulator.baseUrl, dialect: simulator.dialect, reconnect: quick }),
+  connectEngine: (simulator, sessionId, options) =>
+    Sse.connectEngine({ url: simulator.baseUrl, dialect: simulator.dialect, reconnect: quick }, sessionId, options),
+  rejectedCode: () => 401
+}
+
+const sdk = (transport: Transport) =>
+  Layer.unwrapEffect(
+    Effect.map(Simulator.Simulator, (simulator) => {
+      const credentials = Credentials.layer({ apiKey: simulator.accountKey })
+      const api = AgentApi.layer({ baseUrl: simulator.baseUrl, dialect: simulator.dialect })
+      return Layer.merge(api, transport.events(simulator)).pipe(
+        Layer.provideMerge(Layer.mergeAll(credentials, NodeHttpClient.layerUndici, WebSocket.layer())),
+        Layer.orDie
+      )
+    })
+  )
+
+const variants = [
+  { transport: webSocket, dialect: Dialect.documented },
+  { transport: webSocket, dialect: Dialect.observed },
+  { transport: sse, dialect: Dialect.documented },
+  { transport: sse, dialect: Dialect.observed }
+]
+
+describe.each(variants)("EventStream end to end ($transport.name, $dialect.name dialect)", ({ dialect, transport }) => {
   const SimulatorLive = Simulator.layer({ port: 0, dialect, scenario: baseScenario })
 
-  layer(Layer.provideMerge(sdk, SimulatorLive), { excludeTestServices: true })((it) => {
+  layer(Layer.provideMerge(sdk(transport), SimulatorLive), { excludeTestServices: true })((it) => {
     it.scoped("U08 a whole session arrives in order, typed fields equal to the script, answer delivered", () =>
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
@@ -269,10 +311,7 @@ describe.each([Dialect.documented, Dialect.observed])("EventStream end to end ($
         }).pipe(withFaults({}))
         const error = failureOf(results)
         assert.strictEqual(error?._tag, "HandshakeRejected")
-        if (error?._tag === "HandshakeRejected") {
-          // The query handshake is refused before the upgrade (HTTP 401), the message handshake by 1008.
-          assert.strictEqual(error.code, dialect.handshake === "query" ? 401 : 1008)
-        }
+        if (error?._tag === "HandshakeRejected") assert.strictEqual(error.code, transport.rejectedCode(dialect))
         assert.strictEqual(attempts, 0)
       }))
 
@@ -284,11 +323,7 @@ describe.each([Dialect.documented, Dialect.observed])("EventStream end to end ($
         const sessionId = yield* createSession({ ...request, max_actions: total }).pipe(
           withFaults({}, { bulkActions: total })
         )
-        const engine = yield* internal.connectEngine(
-          { url: simulator.wsUrl, dialect: simulator.dialect, reconnect: quick },
-          sessionId,
-          { bufferSize }
-        )
+        const engine = yield* transport.connectEngine(simulator, sessionId, { bufferSize })
         const before = process.memoryUsage().heapUsed
         let peakHeap = 0
         let count = 0
