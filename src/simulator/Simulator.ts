@@ -155,7 +155,7 @@ export interface Options {
   readonly maxBodyBytes?: number | undefined
   /** The interval of `heartbeat` frames when the dialect sends them (observed). Default 2 seconds. */
   readonly heartbeatInterval?: Duration.DurationInput | undefined
-  /** How long the message handshake may take before the socket is closed with 1008. Default 10 seconds. */
+  /** How long the message handshake may take before the socket is closed with 1008. Default 5 seconds (under the SDK's 10 s connect time-out, so a dialect mismatch shows as `HandshakeRejected` first). */
   readonly handshakeTimeout?: Duration.DurationInput | undefined
 }
 
@@ -250,7 +250,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       dialect,
       runFork,
       heartbeatInterval: Duration.decode(options.heartbeatInterval ?? Duration.seconds(2)),
-      handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(10)),
+      handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(5)),
       maxBodyBytes
     })
     yield* Effect.addFinalizer(() => transport.close)
