@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Memory tests measure the live heap after a collection, not garbage.
+    poolOptions: { forks: { execArgv: ["--expose-gc"] } },
     reporters: ["default"]
   }
 })

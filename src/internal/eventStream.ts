@@ -11,11 +11,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -283,7 +282,6 @@ export const makeEngine = (
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
     const mailbox = yield* Mailbox.make<SessionEvent.SessionEvent, EventStreamError>()
     const closeRequested = yield* Deferred.make<void>()
-    const wake = yield* Queue.sliding<void>(1)
     const decode = Wire.makeDecoder(options.framing ?? dialect.framing, {
       maxFrameSize: settings.maxFrameSize,
       strict: settings.strict
@@ -314,6 +312,8 @@ export const makeEngine = (
       opened: boolean
       gotFrame: boolean
       lastFrameAt: number
+      writing: boolean
+      scope: Scope.Scope | undefined
     }
     let current: Current | undefined
 
@@ -446,12 +446,11 @@ export const makeEngine = (
     // --- the answer writer of an open attempt ---
     const writer = (attempt: Current, io: Io): Effect.Effect<void> =>
       Effect.gen(function*() {
-        while (!attempt.ended) {
-          while (outbox.length > 0 && !attempt.ended) {
-            if (!(yield* writeHead(attempt, io))) return
-          }
-          yield* Queue.take(wake)
+        attempt.writing = true
+        while (outbox.length > 0 && !attempt.ended) {
+          if (!(yield* writeHead(attempt, io))) break
         }
+        attempt.writing = false
       })
 
     // --- the idle timer of an open attempt ---
@@ -493,7 +492,9 @@ export const makeEngine = (
             ended: false,
             opened: false,
             gotFrame: false,
-            lastFrameAt: clock.unsafeCurrentTimeMillis()
+            lastFrameAt: clock.unsafeCurrentTimeMillis(),
+            writing: false,
+            scope: attemptScope
           }
           current = attempt
           const attach = (io: Io): void => {
@@ -520,7 +521,12 @@ export const makeEngine = (
                 Effect.annotateLogs({ reconnects })
               )
               pauseIfFull(attempt)
-              yield* Effect.forkIn(writer(attempt, io), attemptScope)
+              // At most one writer per attempt: claim it before the fork, so a `respond` racing with
+              // the fork's start does not start a second one.
+              if (outbox.length > 0 && !attempt.writing) {
+                attempt.writing = true
+                yield* Effect.forkIn(writer(attempt, io), attemptScope)
+              }
               yield* Effect.forkIn(idleTimer(attempt), attemptScope)
             })
           const hooks: Hooks = { key: key.right, attach, opened, frame, namedEvent, tooLarge, alive }
@@ -603,10 +609,7 @@ export const makeEngine = (
 
     const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
 
-    const run: Effect.Effect<void> = Effect.raceFirst(
-      loop,
-      Effect.as(Deferred.await(closeRequested), closedByCaller)
-    ).pipe(
+    const run: Effect.Effect<void> = loop.pipe(
       Effect.flatMap(finish),
       Effect.onInterrupt(() => finish(closedByCaller)),
       Effect.annotateLogs({ sessionId }),
@@ -639,7 +642,7 @@ export const makeEngine = (
         started = true
         return finish(closedByCaller)
       }
-      return Effect.asVoid(runner.await)
+      return Effect.asVoid(Fiber.interrupt(runner))
     })
 
     const respond = (
@@ -673,7 +676,11 @@ export const makeEngine = (
           frame: Wire.encodeAnswer(dialect.answerKey, request, answer),
           data: Wire.answerData(request, answer)
         })
-        wake.unsafeOffer(undefined)
+        const attempt = current
+        if (attempt !== undefined && attempt.opened && !attempt.ended && !attempt.writing && attempt.io !== undefined && attempt.scope !== undefined) {
+          attempt.writing = true
+          return Effect.asVoid(Effect.forkIn(writer(attempt, attempt.io), attempt.scope))
+        }
         return Effect.void
       })
 
