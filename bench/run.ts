@@ -5,7 +5,7 @@
  * Options: `--quick` (small sizes, a smoke run); `--profile` (a CPU profile of the measured part of every
  * client process, both sides, in bench/profiles/); `--out=<file>` (write the results somewhere else);
  * `--sdk-root=<dir>` (run the SDK side from another copy of the repository, such as one with a
- * patch of bench/proposals applied, to measure it against the same floor); `--render` (rewrite
+ * local change applied, to measure it against the same floor); `--render` (rewrite
  * the report from the results kept beside it, RESULTS.json, with the current bench/ANALYSIS.md).
  */
 import * as Fs from "node:fs"
