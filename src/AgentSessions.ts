@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -25,6 +26,7 @@ import {
   type AgentApiError,
   type AgentSessionError,
   type InsecureTransport,
+  isAgentSessionError,
   type RespondError,
   SessionEndedWithoutComplete
 } from "./Errors.js"
@@ -80,7 +82,9 @@ export interface StartOptions extends EventStream.ConnectOptions {
  * A session that is running: its events, the way to answer, its state and its outcome.
  *
  * `events` can be consumed once. `outcome` completes with `complete`: when nobody consumes
- * `events`, awaiting `outcome` consumes them itself.
+ * `events`, awaiting `outcome` consumes them itself. When the consumer of `events` stops before
+ * `complete` (it fails with its own error, is interrupted, or takes fewer events), `outcome`
+ * fails with `SessionEndedWithoutComplete`.
  *
  * @since 0.1.0
  * @category models
@@ -195,19 +199,32 @@ const guard = (
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete (U17).
-    const finish = (exit: Exit.Exit<unknown, AgentSessionError>) =>
-      Deferred.complete(
-        outcome,
-        Exit.matchEffect(exit, {
-          onFailure: (cause) => Effect.failCause(cause),
-          onSuccess: () =>
-            Option.match(tally.complete, {
-              onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
-              onSome: (complete) => Effect.succeed(outcomeOf(complete))
-            })
+    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
+    // failure (not an AgentSessionError) or interruption is not passed on to whoever awaits the
+    // outcome; for them the events ended without `complete`. Defects stay defects.
+    const finish = (exit: Exit.Exit<unknown, unknown>) => {
+      const endedWithoutComplete = Effect.suspend(() =>
+        Option.match(tally.complete, {
+          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
+          onSome: (complete) => Effect.succeed(outcomeOf(complete))
         })
       )
+      return Deferred.complete(
+        outcome,
+        Exit.matchEffect(exit, {
+          onFailure: (cause): Effect.Effect<Outcome, AgentSessionError> =>
+            Option.match(Cause.dieOption(cause), {
+              onSome: Effect.die,
+              onNone: () =>
+                Option.match(Option.filter(Cause.failureOption(cause), isAgentSessionError), {
+                  onNone: () => endedWithoutComplete,
+                  onSome: Effect.fail
+                })
+            }),
+          onSuccess: () => endedWithoutComplete
+        })
+      )
+    }
 
     // Counting and recording run per chunk, synchronously: no Effect per event.
     let failure: ActionBudgetExceeded | undefined

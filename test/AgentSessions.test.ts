@@ -230,6 +230,40 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(outcome.response, "{\"price\": 3}")
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(complete)] })))
 
+  it.scoped("U17 a consumer that stops with its own error leaves outcome a typed SessionEndedWithoutComplete", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const consumed = yield* Effect.exit(
+        running.events.pipe(
+          Stream.runForEach((event) => event._tag === "ActionRun" ? Effect.fail("the app's own error" as const) : Effect.void)
+        )
+      )
+      assert.isTrue(Exit.isFailure(consumed))
+      const outcome = yield* Effect.exit(running.outcome)
+      assert.isTrue(Exit.isFailure(outcome))
+      if (Exit.isFailure(outcome)) {
+        assert.isFalse(Cause.isInterruptedOnly(outcome.cause))
+        const error = Cause.failureOption(outcome.cause)
+        assert.isTrue(Option.isSome(error) && Errors.isAgentSessionError(error.value))
+        assert.strictEqual(Option.isSome(error) ? error.value._tag : undefined, "SessionEndedWithoutComplete")
+      }
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
+
+  it.scoped("U17 an interrupted consumer leaves outcome a typed failure, not an interruption", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const fiber = yield* Effect.fork(Stream.runDrain(running.events))
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* Fiber.interrupt(fiber)
+      const outcome = yield* Effect.exit(running.outcome)
+      assert.isTrue(Exit.isFailure(outcome))
+      if (Exit.isFailure(outcome)) {
+        assert.isFalse(Cause.isInterrupted(outcome.cause))
+        const error = Cause.failureOption(outcome.cause)
+        assert.strictEqual(Option.isSome(error) ? error.value._tag : undefined, "SessionEndedWithoutComplete")
+      }
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.sleep("1 hour"), Step.emit(complete)] })))
+
   it.scoped("attach watches an existing session with the same budget guard", () =>
     Effect.gen(function*() {
       const api = yield* AgentApi.AgentApi
