@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -267,6 +268,34 @@ describe("EventStream", () => {
         yield* TestClock.adjust("1 minute")
         yield* settle()
         assert.strictEqual(server.sockets.length, 1)
+      }))
+
+    it.scoped("close racing the end after complete still ends events and reaches Closed", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        yield* settle()
+        // Hold the state's lock, so that the engine's own end stops half-way (setting Closed).
+        const gate = yield* Deferred.make<void>()
+        yield* Effect.fork(SubscriptionRef.updateEffect(connection.state, (s) => Effect.as(Deferred.await(gate), s)))
+        yield* settle()
+        socket.message(started, complete)
+        yield* settle()
+        // The caller closes while the engine is ending.
+        const closing = yield* Effect.fork(connection.close)
+        yield* settle()
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(closing)
+        yield* settle()
+        const results = yield* Fiber.poll(fiber)
+        assert.isTrue(Option.isSome(results), "events never ended")
+        if (Option.isSome(results) && Exit.isSuccess(results.value)) {
+          assert.deepStrictEqual(tags(results.value.value), ["Started", "Complete"])
+        }
+        assert.strictEqual((yield* stateOf(connection))._tag, "Closed")
       }))
 
     it.scoped("closing the connection's scope closes the socket with 1000", () =>

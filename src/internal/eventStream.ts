@@ -585,8 +585,10 @@ export const makeEngine = (
       }
     })
 
+    // Uninterruptible: once `finished` is set, `state` must reach Closed and the mailbox must end,
+    // even when `close` interrupts the runner while it is ending by itself (else `events` hangs).
     const finish = (final: Final): Effect.Effect<void> =>
-      Effect.suspend(() => {
+      Effect.uninterruptible(Effect.suspend(() => {
         if (finished) return Effect.void
         finished = true
         // A clean end: what was written before it was read (the close comes after it on the wire).
@@ -605,7 +607,7 @@ export const makeEngine = (
           Effect.logDebug(`Event channel closed: ${final.reason}`),
           mailbox.done(final.exit)
         ], { discard: true })
-      })
+      }))
 
     const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
 
