@@ -115,7 +115,7 @@ export interface RunningSession {
  * @category models
  */
 export interface RunOptions<E, R> extends StartOptions {
-  /** Answers each `external_resource_requested` (U15, U16). Without it, requests are denied. */
+  /** Answers each `external_resource_requested` (U15, U16). Without it, requests are denied (each with a warning log). */
   readonly onRequest?: ((request: SessionEvent.ExternalResourceRequested) => Effect.Effect<Answer.Answer, E, R>) | undefined
   /** Called with every event as it arrives, before requests are answered. */
   readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void, E, R>) | undefined
@@ -377,7 +377,7 @@ export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.Eve
 /**
  * Runs a whole session in one Effect: creates it, connects (subscribe-then-connect), calls
  * `onEvent` with every event, answers each `external_resource_requested` with `onRequest`
- * (without it, requests are denied), guards the action budget (U20), and succeeds with the
+ * (without it, requests are denied, with a warning log), guards the action budget (U20), and succeeds with the
  * {@link Outcome} once `complete` arrives. A channel that ends before `complete` fails with
  * `SessionEndedWithoutComplete` (U17).
  *

@@ -51,7 +51,7 @@ export interface Dialect {
   readonly onboardPath: Path
   /** The create-session path: `/api/v1sessions` (documented) or `/api/v1/sessions` (observed). */
   readonly sessionsPath: Path
-  /** The body sent to create a session: `start_url`, `max_actions`, `goal` (documented) or `goal`, `url`, `auto_trigger` (observed). */
+  /** The body sent to create a session: `start_url`, `max_actions`, `goal` (documented) or `goal`, `url`, `max_actions`, `auto_trigger` (observed). */
   readonly createSessionBody: "documented" | "observed"
   /** The create-session response: flat `{ session_id, status, ... }` or `{ data: { sessionId, ... } }`. */
   readonly sessionResponse: "flat" | "data-envelope"

@@ -420,8 +420,8 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
 }
 
 /**
- * The service refused the connection payload: 401/403 at upgrade or a policy close code. Not
- * retried (U08, U12).
+ * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
+ * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried (U08, U12).
  *
  * @since 0.1.0
  * @category errors
@@ -587,7 +587,9 @@ export class ActionBudgetExceeded
 }
 
 /**
- * The event channel closed for good before `complete` (U17).
+ * The event channel ended before `complete` without an error of its own (closed with 1000, by
+ * `close`, or after an `error` event with `endOnError`), or the consumer of `events` stopped
+ * before `complete` (U17).
  *
  * @since 0.1.0
  * @category errors
@@ -597,7 +599,7 @@ export class SessionEndedWithoutComplete
     "SessionEndedWithoutComplete",
     {
       sessionId: Schema.String,
-      /** The last error seen: an `error` event's message or the connection failure. */
+      /** The message of the last `error` event received, if any. */
       lastError: Schema.OptionFromSelf(Schema.String)
     }
   )

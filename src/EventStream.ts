@@ -7,8 +7,8 @@
  * - Reconnect on a `Schedule` (abnormal close, including 1006; open failure; connect time-out;
  *   idle time-out), re-sending the handshake with a freshly read key; never after `complete`,
  *   after `close`, or after the service closed the channel with 1000.
- * - A refused handshake (HTTP 401/403 at the upgrade, close codes 1008, 4001, 4003, 4401, 4403)
- *   fails at once with `HandshakeRejected`: never retried (U08, U12).
+ * - A refused handshake (HTTP 400, 401, 403, 404 or 410 at the upgrade, close codes 1008, 4001,
+ *   4003, 4401, 4403) fails at once with `HandshakeRejected`: never retried (U08, U12).
  * - Bounded: frames wait in a buffer of `bufferSize`; when it is full the socket stops reading
  *   until the consumer has taken half of them. Nothing is dropped.
  * - Answers sent while reconnecting are queued (bounded) and sent in order once open (U16).
@@ -274,8 +274,9 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   `ConnectionLost { attempts, lastError }`, where `attempts` counts the attempts since the
  *   channel was last alive, the dropped one included; except that when the schedule allows no
  *   retry at all and the only attempt failed with a typed error (`ConnectTimeout`), that error.
- * - **Refused handshake.** HTTP 401/403 at the upgrade, or close codes 1008, 4001, 4003, 4401,
- *   4403: `HandshakeRejected { code, reason }` at once, never retried (U12). A missing key:
+ * - **Refused handshake.** HTTP 400, 401, 403, 404 or 410 at the upgrade (the key, or no such
+ *   session), or close codes 1008, 4001, 4003, 4401, 4403: `HandshakeRejected { code, reason }`
+ *   at once, never retried (U12). Another status at the upgrade is an open failure (retried). A missing key:
  *   `MissingCredentials` / `MissingAgentKey`, not retried.
  * - **Frames.** Decoded synchronously by one decoder per connection. A frame error
  *   (`MalformedFrame`, `EventDecodeError`, `FrameTooLarge`, `UnknownEvent` in strict mode) fails
@@ -334,9 +335,9 @@ export type SseRequirements = Credentials.Credentials | HttpClient.HttpClient
  * - the key always travels in the query (as the observed client sends it); it is kept out of
  *   logs, error messages and spans (the platform's HTTP span, which records the full URL, is
  *   turned off for these requests);
- * - HTTP 401/403 on the `GET` is `HandshakeRejected`; any other status, a connect time-out, a
- *   broken or ended response body is retried on the schedule (an SSE stream that ends before
- *   `complete` is reopened, as an `EventSource` would);
+ * - HTTP 400, 401, 403, 404 or 410 on the `GET` is `HandshakeRejected`; any other status, a
+ *   connect time-out, a broken or ended response body is retried on the schedule (an SSE stream
+ *   that ends before `complete` is reopened, as an `EventSource` would);
  * - reading pauses by no longer pulling the response body; comments (`:` lines) keep the
  *   connection from being idle;
  * - an answer is sent once the `POST` is answered with a 2xx; a 5xx, 408, 429, time-out or
@@ -389,7 +390,7 @@ export const layerConfig = (
       url: Config.string(ENV_WS_URL).pipe(
         Config.validate({ message: "Expected an absolute ws:// or wss:// URL", validation: isWebSocketUrl })
       ),
-      dialect: Config.literal("documented", "observed")(ENV_DIALECT).pipe(Config.withDefault("documented" as const))
+      dialect: Dialect.config(ENV_DIALECT).pipe(Config.withDefault("documented" as const))
     }).pipe(
       Config.map(({ dialect, url }) => layer({ ...options, url, dialect: Dialect.fromName(dialect) }))
     )
