@@ -224,7 +224,7 @@ export const layerConfig = (
         ? options.baseUrl
         : yield* (options.baseUrl ?? Config.string(ENV_BASE_URL))
       const dialect = options.dialect ??
-        Option.match(yield* Config.option(Config.literal("documented", "observed")(ENV_DIALECT)), {
+        Option.match(yield* Config.option(Dialect.config(ENV_DIALECT)), {
           onNone: () => Dialect.documented,
           onSome: Dialect.fromName
         })
