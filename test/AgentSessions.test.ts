@@ -302,6 +302,72 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(outcome.actions, 1)
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.sleep("60 seconds"), Step.emit(complete)] })))
 
+  it.scoped("the test kit waits for the answer to the latest request, whatever was answered before", () =>
+    Effect.gen(function*() {
+      const requestFor = (id: string, resource_type: "request_user_input" | "admin_permission_request") =>
+        Step.emit({
+          _tag: "ExternalResourceRequested",
+          resource_type,
+          reason: "needed",
+          action_session_id: SessionEvent.ActionRun.fields.action_session_id.make(id),
+          field_name: Option.none()
+        })
+      yield* AgentSessionsTest.setScript([
+        requestFor("as-a", "request_user_input"),
+        requestFor("as-b", "admin_permission_request"),
+        Step.awaitAnswer(),
+        Step.emit(complete)
+      ])
+      const running = yield* AgentSessions.start(request)
+      const seen: Array<SessionEvent.SessionEvent> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(running.events, (event) => Effect.sync(() => seen.push(event))))
+      for (let i = 0; i < 100 && seen.length < 2; i++) yield* Effect.yieldNow()
+      const [first, second] = seen.filter(SessionEvent.$is("ExternalResourceRequested"))
+      assert.isDefined(first)
+      assert.isDefined(second)
+      if (first === undefined || second === undefined) return
+      // Answering the older request does not release the wait for the latest one.
+      yield* running.respond(first, Answer.grant("for a"))
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      assert.deepStrictEqual(seen.map((event) => event._tag), ["ExternalResourceRequested", "ExternalResourceRequested"])
+      yield* running.respond(second, Answer.deny)
+      yield* Fiber.join(fiber)
+      const echo = seen.find(SessionEvent.$is("ExternalResourceGranted"))
+      assert.strictEqual(echo?.granted, false)
+      assert.deepStrictEqual(echo?.input, Option.none())
+    }).pipe(withKit()))
+
+  it.scoped("the test kit's state ends with the reason the real channel gives", () =>
+    Effect.gen(function*() {
+      const reasonAfter = (script: ReadonlyArray<AgentSessionsTest.Step>, options?: AgentSessions.StartOptions) =>
+        Effect.gen(function*() {
+          yield* AgentSessionsTest.setScript(script)
+          const running = yield* AgentSessions.start(request, options)
+          yield* Effect.exit(running.outcome)
+          const state = yield* running.state.get
+          return state._tag === "Closed" ? state.reason : state._tag
+        })
+      assert.strictEqual(yield* reasonAfter([Step.emit(action(1)), Step.emit(complete)]), "complete")
+      assert.strictEqual(yield* reasonAfter([Step.emit(action(1)), Step.end]), "closed-by-service")
+      assert.strictEqual(yield* reasonAfter([Step.emit(action(1))]), "closed-by-service")
+      assert.strictEqual(
+        yield* reasonAfter([Step.fail(new Errors.ConnectionLost({ attempts: 3, lastError: "1006" }))]),
+        "connection-lost"
+      )
+      assert.strictEqual(
+        yield* reasonAfter([Step.fail(new Errors.HandshakeRejected({ code: 4401, reason: "" }))]),
+        "handshake-rejected"
+      )
+      assert.strictEqual(
+        yield* reasonAfter([Step.fail(new Errors.MalformedFrame({ raw: "x", message: "not JSON" }))]),
+        "failed"
+      )
+      assert.strictEqual(
+        yield* reasonAfter([Step.emit({ _tag: "AgentError", error: "boom" }), Step.emit(complete)], { endOnError: true }),
+        "error-event"
+      )
+    }).pipe(withKit()))
+
   it.effect("keepEvents false keeps no events in the outcome", () =>
     Effect.gen(function*() {
       const outcome = yield* AgentSessions.run(request, { keepEvents: false })

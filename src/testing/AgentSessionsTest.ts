@@ -20,10 +20,12 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -255,9 +257,12 @@ const makeServices = (options: Options) =>
       Effect.gen(function*() {
         const steps = yield* Ref.get(script)
         const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
-        const pending = new Map<string, SessionEvent.ExternalResourceRequested>()
+        // The requests not answered yet, each with the answer it waits for.
+        const pending = new Map<string, Deferred.Deferred<Answer.Answer>>()
         const answered = new Set<string>()
         let latest: Deferred.Deferred<Answer.Answer> | undefined
+        // How the script ended, when it ended by itself.
+        let ending: EventStream.CloseReason | undefined
         const closed = yield* Deferred.make<void>()
 
         const respond = (
@@ -266,7 +271,8 @@ const makeServices = (options: Options) =>
         ): Effect.Effect<void, RespondError> =>
           Effect.suspend(() => {
             const key = requestKey(request)
-            if (!pending.has(key)) {
+            const waiting = pending.get(key)
+            if (waiting === undefined) {
               return Effect.fail(
                 new RequestNotPending({
                   resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
@@ -279,7 +285,7 @@ const makeServices = (options: Options) =>
             answered.add(key)
             return Effect.zipRight(
               Ref.update(answers, (all) => [...all, { sessionId, request, answer }]),
-              latest === undefined ? Effect.void : Deferred.succeed(latest, answer)
+              Deferred.succeed(waiting, answer)
             )
           })
 
@@ -288,8 +294,8 @@ const makeServices = (options: Options) =>
             case "Emit":
               return Stream.suspend(() => {
                 if (step.event._tag === "ExternalResourceRequested") {
-                  pending.set(requestKey(step.event), step.event)
                   latest = Deferred.unsafeMake(FiberId.none)
+                  pending.set(requestKey(step.event), latest)
                 }
                 return Stream.succeed(step.event)
               })
@@ -319,14 +325,39 @@ const makeServices = (options: Options) =>
         const played = endIndex === -1 ? steps : steps.slice(0, endIndex)
         const events = Stream.fromIterable(played).pipe(
           Stream.flatMap(run),
-          Stream.takeUntil((event) => event._tag === "Complete" || (connectOptions.endOnError === true && event._tag === "AgentError")),
+          // The script ran out before `complete`: the service closed the channel (as with 1000).
+          Stream.concat(Stream.execute(Effect.sync(() => {
+            ending = "closed-by-service"
+          }))),
+          Stream.takeUntil((event) => {
+            if (event._tag === "Complete") ending = "complete"
+            else if (connectOptions.endOnError === true && event._tag === "AgentError") ending = "error-event"
+            else return false
+            return true
+          }),
           Stream.interruptWhen(Deferred.await(closed)),
           Stream.onStart(Effect.zipRight(
             Ref.update(connections, (all) => [...all, sessionId]),
             SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
           )),
-          Stream.ensuring(SubscriptionRef.update(state, (current) =>
-            current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({ reason: "complete" })))
+          // The reason the real channel gives for each way of ending.
+          Stream.ensuringWith((exit) =>
+            SubscriptionRef.update(state, (current) =>
+              current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
+                reason: Exit.match(exit, {
+                  onFailure: (cause) =>
+                    Option.match(Cause.failureOption(cause), {
+                      onNone: (): EventStream.CloseReason => "closed-by-caller",
+                      onSome: (error) =>
+                        error._tag === "ConnectionLost"
+                          ? "connection-lost"
+                          : error._tag === "HandshakeRejected"
+                          ? "handshake-rejected"
+                          : "failed"
+                    }),
+                  onSuccess: () => ending ?? "closed-by-caller"
+                })
+              })))
         )
         const close = Effect.zipRight(
           Deferred.succeed(closed, undefined),
