@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
@@ -296,6 +297,26 @@ describe("EventStream", () => {
           assert.deepStrictEqual(tags(results.value.value), ["Started", "Complete"])
         }
         assert.strictEqual((yield* stateOf(connection))._tag, "Closed")
+      }))
+
+    it.scoped("a defect of the transport ends events with that defect instead of hanging", () =>
+      Effect.gen(function*() {
+        const engine = yield* internal.makeEngine({
+          sessionId: SESSION,
+          settings: internal.resolveSettings({}, {}),
+          dialect: Dialect.documented,
+          agent: undefined,
+          printableUrl: URL_BASE,
+          transport: () => Effect.dieMessage("a bug in the transport")
+        }).pipe(Effect.provide(Credentials.layer({ apiKey: KEY })))
+        const fiber = yield* Effect.fork(Stream.runDrain(engine.connection.events))
+        yield* settle()
+        const exit = yield* Fiber.poll(fiber)
+        assert.isTrue(Option.isSome(exit), "events never ended")
+        if (Option.isSome(exit)) {
+          assert.isTrue(Exit.isFailure(exit.value) && Cause.isDie(exit.value.cause))
+        }
+        assert.deepStrictEqual(yield* stateOf(engine.connection), EventStream.ConnectionState.Closed({ reason: "failed" }))
       }))
 
     it.scoped("closing the connection's scope closes the socket with 1000", () =>

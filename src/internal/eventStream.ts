@@ -4,6 +4,7 @@
  * pausing, and the answer queue. A transport only opens one attempt and reports how it ended.
  */
 import * as Socket from "@effect/platform/Socket"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
@@ -531,7 +532,18 @@ export const makeEngine = (
             })
           const hooks: Hooks = { key: key.right, attach, opened, frame, namedEvent, tooLarge, alive }
           yield* options.transport(hooks).pipe(
-            Effect.flatMap((outcome) => Effect.sync(() => endAttempt(attempt, outcome))),
+            Effect.exit,
+            Effect.flatMap((exit) =>
+              Effect.sync(() => {
+                if (Exit.isSuccess(exit)) return endAttempt(attempt, exit.value)
+                // A defect (a bug) of the transport ends the connection with it instead of
+                // leaving the attempt, and so `events`, waiting forever.
+                if (!attempt.ended && !Cause.isInterruptedOnly(exit.cause)) {
+                  attempt.ended = true
+                  Deferred.unsafeDone(attempt.outcome, exit)
+                }
+              })
+            ),
             Effect.forkIn(attemptScope)
           )
           const outcome = yield* Deferred.await(attempt.outcome)
@@ -612,6 +624,7 @@ export const makeEngine = (
     const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
 
     const run: Effect.Effect<void> = loop.pipe(
+      Effect.catchAllDefect((defect): Effect.Effect<Final> => Effect.succeed({ reason: "failed", exit: Exit.die(defect) })),
       Effect.flatMap(finish),
       Effect.onInterrupt(() => finish(closedByCaller)),
       Effect.annotateLogs({ sessionId }),
