@@ -231,7 +231,6 @@ const guard = (
     let failureEvent: SessionEvent.SessionEvent | undefined
     const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = connection.events.pipe(
       Stream.mapChunks((chunk) => {
-        if (failure !== undefined) return Chunk.empty()
         const out: Array<SessionEvent.SessionEvent> = []
         for (const event of chunk) {
           out.push(event)

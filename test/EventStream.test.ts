@@ -598,6 +598,22 @@ describe("EventStream", () => {
         assert.strictEqual(server.sockets.length, 1)
       }))
 
+    for (const [status, reason] of [[400, "Bad Request"], [404, "Not Found"], [410, "Gone"]] as const) {
+      it.scoped(`U08 an upgrade refused with ${status} (no such session) is HandshakeRejected, not retried`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup()
+          server.onCreate = (socket) => internal.recordRejection(socket, { status, reason })
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          const socket = yield* awaitSocket(server, 1)
+          socket.fail("WebSocket was closed before the connection was established")
+          const error = failureOf(yield* Fiber.join(fiber))
+          assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [], [status, reason])
+          yield* TestClock.adjust("1 minute")
+          assert.strictEqual(server.sockets.length, 1)
+        }))
+    }
+
     it.scoped("U12 an upgrade refused with 503 is retried", () =>
       Effect.gen(function*() {
         const { server, service } = yield* setup()
