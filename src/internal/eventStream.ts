@@ -183,7 +183,8 @@ export type Transport = (hooks: Hooks) => Effect.Effect<AttemptOutcome, never, S
 // Helpers
 // ---------------------------------------------------------------------------
 
-const describeCause = (cause: unknown): string => {
+/** A short readable description of a failure cause (a message, an error event, or the value). */
+export const describeCause = (cause: unknown): string => {
   if (Predicate.hasProperty(cause, "message") && typeof cause.message === "string" && cause.message.length > 0) {
     return cause.message
   }
@@ -226,7 +227,8 @@ const scrubFrameError = (error: FrameError, key: Redacted.Redacted<string>): Fra
 
 const describeError = (error: EventStreamError | string): string => typeof error === "string" ? error : error.message
 
-const requestKey = (actionSessionId: string, resourceType: string): string => `${actionSessionId}\u0000${resourceType}`
+/** The key a request is answered by: its action session and raw resource type (U16). */
+export const requestKey = (actionSessionId: string, resourceType: string): string => `${actionSessionId}\u0000${resourceType}`
 
 /**
  * A request's answer: `pending` (none yet), `queued` (accepted, not written), `unconfirmed`

@@ -9,7 +9,6 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -21,6 +20,7 @@ import * as Wire from "../Wire.js"
 import {
   type AttemptOutcome,
   checkAddress,
+  describeCause,
   type Engine,
   Fatal,
   type Hooks,
@@ -134,9 +134,6 @@ export const makeParser = (sink: SseSink, maxData: number) => {
 // The transport
 // ---------------------------------------------------------------------------
 
-const describe = (cause: unknown): string =>
-  Predicate.hasProperty(cause, "message") ? String(cause.message) : String(cause)
-
 /** The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. */
 export const sseTransport = (options: {
   readonly base: string
@@ -166,7 +163,7 @@ export const sseTransport = (options: {
           duration: settings.connectTimeout,
           onTimeout: () => new ConnectTimeout({ timeout: settings.connectTimeout })
         }),
-        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describe(error), hooks.key) })),
+        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
           if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
           const retry = response.status >= 500 || response.status === 429 || response.status === 408
@@ -202,7 +199,7 @@ export const sseTransport = (options: {
       const error = opened.left
       return error._tag === "ConnectTimeout"
         ? Retry(error)
-        : Retry(`open failed: ${scrub(describe(error), hooks.key)}`)
+        : Retry(`open failed: ${scrub(describeCause(error), hooks.key)}`)
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
@@ -235,7 +232,7 @@ export const sseTransport = (options: {
     )
     const ended = yield* Effect.either(read)
     return Either.isLeft(ended)
-      ? Retry(`read failed: ${scrub(describe(ended.left), hooks.key)}`)
+      ? Retry(`read failed: ${scrub(describeCause(ended.left), hooks.key)}`)
       // A stream that ends before `complete` is reopened, as an EventSource would.
       : Retry("the event stream ended")
   })

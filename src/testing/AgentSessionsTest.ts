@@ -46,6 +46,7 @@ import {
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
+import { requestKey } from "../internal/eventStream.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -195,8 +196,8 @@ export interface Options {
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 
-const requestKey = (request: SessionEvent.ExternalResourceRequested): string =>
-  `${request.action_session_id}\u0000${SessionEvent.resourceTypeRaw(request.resource_type)}`
+const keyOf = (request: SessionEvent.ExternalResourceRequested): string =>
+  requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type))
 
 const makeServices = (options: Options) =>
   Effect.gen(function*() {
@@ -270,7 +271,7 @@ const makeServices = (options: Options) =>
           answer: Answer.Answer
         ): Effect.Effect<void, RespondError> =>
           Effect.suspend(() => {
-            const key = requestKey(request)
+            const key = keyOf(request)
             const waiting = pending.get(key)
             if (waiting === undefined) {
               return Effect.fail(
@@ -295,7 +296,7 @@ const makeServices = (options: Options) =>
               return Stream.suspend(() => {
                 if (step.event._tag === "ExternalResourceRequested") {
                   latest = Deferred.unsafeMake(FiberId.none)
-                  pending.set(requestKey(step.event), latest)
+                  pending.set(keyOf(step.event), latest)
                 }
                 return Stream.succeed(step.event)
               })
