@@ -13,17 +13,10 @@ import type * as Dialect from "../../Dialect.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import * as Script from "../Script.js"
+import type { WsFaults } from "../Simulator.js"
 
 /** The fault options a session runs with (snapshotted when the session is created). */
-export interface SessionFaults {
-  readonly dropAfter?: ReadonlyArray<number> | undefined
-  readonly malformedAt?: number | undefined
-  readonly unknownEventAt?: number | undefined
-  readonly oversize?: { readonly at: number; readonly bytes: number } | undefined
-  readonly stall?: { readonly after: number; readonly duration: Duration.DurationInput } | undefined
-  readonly exceedMaxActions?: number | undefined
-  readonly closeBeforeComplete?: boolean | undefined
-}
+export type SessionFaults = Omit<WsFaults, "rejectHandshake">
 
 /** What a pump writes: a scripted or injected event, or raw text (the malformed frame). */
 export type Outgoing =
