@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -226,6 +228,31 @@ describe("AgentApi", () => {
         yield* Fiber.join(fiber)
         const after = [yield* attempts("504"), yield* retries("504"), yield* attempts("201")]
         assert.deepStrictEqual(after.map((n, i) => n - (before[i] ?? 0)), [1, 1, 1])
+      }))
+  })
+
+  describe("clients that filter statuses themselves", () => {
+    it.effect("U07 a response reported as an error by the caller's client is mapped once, by its status", () =>
+      Effect.gen(function*() {
+        const stub = yield* makeStub((_, attempt) => attempt === 1 ? json(409, { error: "name taken" }) : json(201, agentBody()))
+        // Every response, 2xx included, comes back as a ResponseError from this client.
+        const filtering = Layer.map(stub.layer, (context) => {
+          const client = Context.get(context, HttpClient.HttpClient)
+          return Context.make(HttpClient.HttpClient, HttpClient.filterStatus(client, () => false))
+        })
+        const api = yield* AgentApi.make({ baseUrl: "https://agents.test" }).pipe(
+          Effect.provide(Layer.merge(filtering, Credentials.layer({ apiKey: Redacted.make(ACCOUNT_KEY) }))),
+          Effect.orDie
+        )
+        const attempts = (status: string) =>
+          Metrics.counterValue("agent_session_http_attempts_total", { operation: "onboard", status })
+        const before = yield* attempts("201")
+        const conflict = yield* Effect.flip(api.onboard(validAgent))
+        assert.strictEqual(conflict._tag, "Conflict")
+        const agent = yield* api.onboard(validAgent)
+        assert.strictEqual(agent.name, "scout")
+        assert.strictEqual((yield* attempts("201")) - before, 1)
+        assert.strictEqual(yield* stub.count, 2)
       }))
   })
 

@@ -192,15 +192,14 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
     ),
     HttpClient.transformResponse((effect) =>
       Effect.flatMap(Call, (call) =>
-        effect.pipe(
-          Effect.catchAll((error) =>
+        Effect.matchEffect(effect, {
+          onFailure: (error) =>
             error._tag === "RequestError"
               ? Effect.fail(fromRequestError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
-              : handleResponse(error.response, call)
-          ),
-          Effect.flatMap((response) => handleResponse(response, call))
-        ))
+              : handleResponse(error.response, call),
+          onSuccess: (response) => handleResponse(response, call)
+        }))
     )
   )
 }
