@@ -18,7 +18,7 @@ import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import * as Metrics from "../src/Metrics.js"
 import type { AgentApiError } from "../src/Errors.js"
-import { checkSecureUrl, isLoopbackHost } from "../src/internal/url.js"
+import { checkSecureUrl, isLoopbackHost, printableUrl } from "../src/internal/url.js"
 import { userAgent, version } from "../src/internal/version.js"
 import {
   ACCOUNT_KEY,
@@ -546,6 +546,11 @@ describe("AgentApi", () => {
           assert.isTrue(Either.isLeft(result) && result.left._tag === "InvalidRequest", baseUrl)
         }
       }))
+
+    it("printableUrl drops credentials, query and fragment (what spans and logs of the event channel show)", () => {
+      assert.strictEqual(printableUrl("ws://user:pass@127.0.0.1:1/v1/connect?apiKey=k#f"), "ws://127.0.0.1:1/v1/connect")
+      assert.strictEqual(printableUrl("https://agents.example/events/v1/connect"), "https://agents.example/events/v1/connect")
+    })
 
     it("isLoopbackHost and checkSecureUrl", () => {
       for (const host of ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.255.0.9", "[::1]", "::1"]) {

@@ -45,7 +45,7 @@ import type * as EventStream from "../EventStream.js"
 import * as Metrics from "../Metrics.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
-import { checkSecureUrl } from "./url.js"
+import { checkSecureUrl, printableUrl } from "./url.js"
 
 // ---------------------------------------------------------------------------
 // Public values (re-exported by EventStream.ts)
@@ -922,7 +922,7 @@ export const connectEngine = (
       settings,
       dialect,
       agent: connectOptions.agent,
-      printableUrl: Wire.redactUrl(Wire.joinPath(base, dialect.connectPath)),
+      printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath)),
       transport: webSocketTransport({ base, dialect, sessionId, settings, constructor })
     })
   })

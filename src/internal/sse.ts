@@ -35,6 +35,7 @@ import {
   type ServiceOptions,
   type Settings
 } from "./eventStream.js"
+import { printableUrl } from "./url.js"
 
 // ---------------------------------------------------------------------------
 // The SSE parser (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
@@ -261,7 +262,7 @@ export const connectEngine = (
       settings,
       dialect,
       agent: connectOptions.agent,
-      printableUrl: Wire.joinPath(base, dialect.sse.connectPath),
+      printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
       framing: "event-data",
       transport: sseTransport({ base, dialect, sessionId, settings, client })
     })
