@@ -22,7 +22,7 @@ import { MissingAgentKey, MissingCredentials } from "./Errors.js"
  * @since 0.1.0
  * @category models
  */
-export type Operation = "onboard" | "createSession" | "connect"
+export type Operation = "onboard" | "createSession" | "getSession" | "connect"
 
 /**
  * The environment variable of the account key.
@@ -45,10 +45,11 @@ export interface AgentKeyRef {
 
 /**
  * Which key an operation uses (U11):
- * - `"agent-or-account"` (default): onboard uses the account key; create session and connect use
- *   the agent's key when an agent is given, else the account key.
+ * - `"agent-or-account"` (default): onboard uses the account key; create session, get session and
+ *   connect use the agent's key when an agent is given, else the account key.
  * - `"account"`: the account key for everything.
- * - `"agent"`: create session and connect require an agent's key (`MissingAgentKey` without one).
+ * - `"agent"`: create session, get session and connect require an agent's key (`MissingAgentKey`
+ *   without one).
  *
  * @since 0.1.0
  * @category models

@@ -112,6 +112,20 @@ describe("Credentials", () => {
         assert.strictEqual(yield* stub.count, 0)
       }))
 
+    it.effect("U12 getSession without a key names its own operation and sends nothing", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => json(200, sessionBody()), {
+          credentials: {},
+          dialect: Dialect.observed
+        })
+        const error = yield* Effect.flip(api.getSession("ses_1"))
+        assert.deepStrictEqual(
+          error._tag === "MissingCredentials" ? [error.operation, error.variable] : [],
+          ["getSession", "AGENT_SESSION_API_KEY"]
+        )
+        assert.strictEqual(yield* stub.count, 0)
+      }))
+
     it.effect("U12 validation comes first: bad input without a key is InvalidRequest", () =>
       Effect.gen(function*() {
         const { api, stub } = yield* makeApi(() => json(200, agentBody()), { credentials: {} })

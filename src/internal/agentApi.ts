@@ -428,7 +428,7 @@ export const make = (
         }
         return yield* send(
           "getSession",
-          credentials.keyFor("createSession", options?.agent),
+          credentials.keyFor("getSession", options?.agent),
           client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
         )
       }).pipe(
