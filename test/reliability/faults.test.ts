@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -77,6 +78,28 @@ const tags = (states: ReadonlyArray<EventStream.ConnectionState>) => states.map(
 /** The number of `Open` states after the first: the reopenings the caller was told about. */
 const reopenings = (states: ReadonlyArray<EventStream.ConnectionState>) =>
   states.filter((s) => s._tag === "Open" && s.reconnects > 0)
+
+/**
+ * Opens a running session in a scope of its own, consumes three events, interrupts it, and returns
+ * the state it ended in.
+ */
+const interruptAfterThree = <E, R>(open: Effect.Effect<AgentSessions.RunningSession, E, R | Scope.Scope>) =>
+  Effect.gen(function*() {
+    const third = yield* Deferred.make<void>()
+    const state = yield* Deferred.make<SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>>()
+    const fiber = yield* Effect.scoped(Effect.gen(function*() {
+      const running = yield* open
+      yield* Deferred.succeed(state, running.state)
+      let count = 0
+      yield* Stream.runForEach(running.events, () => {
+        count += 1
+        return count === 3 ? Deferred.succeed(third, undefined) : Effect.void
+      })
+    })).pipe(Effect.fork)
+    yield* Deferred.await(third)
+    yield* Fiber.interrupt(fiber)
+    return yield* SubscriptionRef.get(yield* Deferred.await(state))
+  })
 
 describe("fault matrix", () => {
   it.live("baseline: a whole session, every event once, in order, one answer", () =>
@@ -588,23 +611,9 @@ describe("fault matrix", () => {
     }
 
     /** Attaches to the raw server's session, consumes three events, interrupts; returns the final state. */
-    const cycle = Effect.gen(function*() {
-      const sessions = yield* AgentSessions.AgentSessions
-      const third = yield* Deferred.make<void>()
-      const state = yield* Deferred.make<SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>>()
-      const fiber = yield* Effect.scoped(Effect.gen(function*() {
-        const running = yield* sessions.attach(sessionInfo("ses_raw"), 100)
-        yield* Deferred.succeed(state, running.state)
-        let count = 0
-        yield* Stream.runForEach(running.events, () => {
-          count += 1
-          return count === 3 ? Deferred.succeed(third, undefined) : Effect.void
-        })
-      })).pipe(Effect.fork)
-      yield* Deferred.await(third)
-      yield* Fiber.interrupt(fiber)
-      return yield* SubscriptionRef.get(yield* Deferred.await(state))
-    })
+    const cycle = interruptAfterThree(
+      Effect.flatMap(AgentSessions.AgentSessions, (sessions) => sessions.attach(sessionInfo("ses_raw"), 100))
+    )
 
     it.live("interrupting a running session closes the socket with 1000; state Closed{closed-by-caller}", () =>
       Effect.scoped(Effect.gen(function*() {
@@ -659,22 +668,7 @@ describe("fault matrix", () => {
           Simulator.make({ port: 0, scenario: { actions: 50, frameDelay: "2 millis", ask: "none" } })
         )
         const context = yield* Layer.build(sdkLayer(sim))
-        const cycle = Effect.gen(function*() {
-          const third = yield* Deferred.make<void>()
-          const state = yield* Deferred.make<SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>>()
-          const fiber = yield* Effect.scoped(Effect.gen(function*() {
-            const running = yield* AgentSessions.start(request(50))
-            yield* Deferred.succeed(state, running.state)
-            let count = 0
-            yield* Stream.runForEach(running.events, () => {
-              count += 1
-              return count === 3 ? Deferred.succeed(third, undefined) : Effect.void
-            })
-          })).pipe(Effect.fork)
-          yield* Deferred.await(third)
-          yield* Fiber.interrupt(fiber)
-          return yield* SubscriptionRef.get(yield* Deferred.await(state))
-        }).pipe(Effect.provide(context))
+        const cycle = interruptAfterThree(AgentSessions.start(request(50))).pipe(Effect.provide(context))
         // Warm up: the HTTP client's keep-alive connection is opened once and kept.
         yield* cycle
         const settled = () => activeResources()["TCPSocketWrap"] ?? 0
