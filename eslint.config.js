@@ -3,7 +3,7 @@ import effectPlugin from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/RESULTS.md", ".tmp/**"] },
+  { ignores: ["dist/**", "packages/*/dist/**", "node_modules/**", "coverage/**", "bench/RESULTS.md", ".tmp/**"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],
@@ -19,7 +19,7 @@ export default tseslint.config(
     }
   },
   {
-    files: ["src/cli/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    files: ["packages/cli/src/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" }
   }
 )

@@ -10,8 +10,20 @@ import * as Url from "node:url"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 
-/** The launcher, as `npx effect-agent-session` runs it. */
-export const bin = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../../bin/effect-agent-session.js")
+const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
+
+/**
+ * How the tests start the command line: its TypeScript entry (`packages/cli/src/main.ts`) through
+ * tsx, with the library resolved to its sources (the `effect-agent-session-source` export
+ * condition), so no build is needed. The compiled package (`bin` running `dist/`) is what the
+ * consumer test (test/consumer) installs and runs.
+ */
+export const launcher: ReadonlyArray<string> = [
+  "--conditions=effect-agent-session-source",
+  "--import",
+  Url.pathToFileURL(Path.join(root, "node_modules/tsx/dist/loader.mjs")).href,
+  Path.join(root, "packages/cli/src/main.ts")
+]
 
 /** An environment without any `AGENT_SESSION_*` variable of the developer's shell. */
 export const cleanEnv = (extra: Record<string, string> = {}): Record<string, string> => {
@@ -47,7 +59,7 @@ export const spawn = (
 ): Effect.Effect<Child, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = ChildProcess.spawn(process.execPath, [bin, ...args], { env, stdio: ["pipe", "pipe", "pipe"] })
+      const child = ChildProcess.spawn(process.execPath, [...launcher, ...args], { env, stdio: ["pipe", "pipe", "pipe"] })
       let out = ""
       let err = ""
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk))
@@ -174,7 +186,7 @@ export const openTerminal = (
       .map(([key, value]) => `${key}=${shellQuote(value)}`)
       .join(" ")
     const command = `env -i ${envPrefix} TERM=xterm-256color COLUMNS=120 LINES=40 ${shellQuote(process.execPath)} ${
-      shellQuote(bin)
+      launcher.map(shellQuote).join(" ")
     } ${args.map(shellQuote).join(" ")}; echo $? > ${shellQuote(exitFile)}`
     const readExit = Effect.sync(() => {
       try {

@@ -1,5 +1,5 @@
 /**
- * The command line as a real child process (`node bin/effect-agent-session.js`) against the
+ * The command line as a real child process (`packages/cli/src/main.ts` through tsx) against the
  * simulator on port 0, standard output not a terminal.
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"

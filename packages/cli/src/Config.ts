@@ -9,8 +9,8 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Dialect from "../Dialect.js"
-import type * as NodeAgentSessions from "../NodeAgentSessions.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import type * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import { UsageError } from "./ExitCode.js"
 
 /**

@@ -7,8 +7,8 @@
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type { AgentSessionError } from "../Errors.js"
-import { isAgentSessionError } from "../Errors.js"
+import type { AgentSessionError } from "effect-agent-session/Errors"
+import { isAgentSessionError } from "effect-agent-session/Errors"
 
 /**
  * The exit codes, documented in `docs/cli.md`.

@@ -9,11 +9,11 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Outcome } from "../AgentSessions.js"
-import type * as Answer from "../Answer.js"
-import * as Metrics from "../Metrics.js"
-import type { ConnectionState } from "../EventStream.js"
-import * as SessionEvent from "../SessionEvent.js"
+import type { Outcome } from "effect-agent-session/AgentSessions"
+import type * as Answer from "effect-agent-session/Answer"
+import * as Metrics from "effect-agent-session/Metrics"
+import type { ConnectionState } from "effect-agent-session/EventStream"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
 
 /**
  * Where output goes.
