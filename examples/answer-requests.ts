@@ -10,7 +10,7 @@
  * - Any other kind (the service may add some, U15) arrives as `{ _tag: "Unrecognized", raw }`
  *   and can be answered too: here it is denied.
  *
- * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL, AGENT_SESSION_WS_URL and,
+ * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL (AGENT_SESSION_WS_URL optional) and,
  * optionally, AGENT_SESSION_DIALECT (see examples/quickstart.ts).
  *
  *   npx tsx examples/answer-requests.ts
@@ -36,13 +36,13 @@ const decide = (request: SessionEvent.ExternalResourceRequested): Answer.Answer 
   if (request.resource_type === "request_user_input") {
     const field = Option.getOrElse(request.field_name, () => "")
     const value = profile[field]
-    return value === undefined ? Answer.deny : Answer.grant(value)
+    return value === undefined ? Answer.deny() : Answer.grant(value)
   }
   if (request.resource_type === "admin_permission_request") {
-    return forbidden.test(request.reason) ? Answer.deny : Answer.grant()
+    return forbidden.test(request.reason) ? Answer.deny() : Answer.grant()
   }
   // An unrecognized kind of request: refuse what we do not understand.
-  return Answer.deny
+  return Answer.deny()
 }
 
 const describeAnswer = (answer: Answer.Answer): string =>

@@ -12,7 +12,7 @@
  * Both are given once for every session, to `NodeAgentSessions.layerConfig` (or `.layer`); the
  * reconnect schedule can also be given to a single `AgentSessions.run` / `start`, where it wins.
  *
- * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL, AGENT_SESSION_WS_URL and,
+ * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL (AGENT_SESSION_WS_URL optional) and,
  * optionally, AGENT_SESSION_DIALECT (see examples/quickstart.ts).
  *
  *   npx tsx examples/custom-schedules.ts

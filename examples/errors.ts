@@ -13,15 +13,17 @@
  * - `InsecureTransport`: a plain `http://` address to a remote host is refused when the layer is
  *   built, before any key could travel in clear.
  *
- * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL, AGENT_SESSION_WS_URL and,
+ * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL (AGENT_SESSION_WS_URL optional) and,
  * optionally, AGENT_SESSION_DIALECT (see examples/quickstart.ts).
  *
  *   npx tsx examples/errors.ts
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import type * as ConfigError from "effect/ConfigError"
+import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { AgentApi, AgentSessions, Errors, NodeAgentSessions } from "../src/index.js"
 
 const request = { start_url: "https://example.com", max_actions: 3, goal: "Read the page title" }
@@ -59,12 +61,14 @@ const program = Effect.gen(function*() {
   yield* Console.log(`1. ${yield* explain(invalid)}`)
 
   const wrongKey = AgentSessions.run(request).pipe(
-    Effect.provide(NodeAgentSessions.layerConfig({ apiKey: "not-a-valid-key" }))
+    Effect.provide(NodeAgentSessions.layerConfig({ apiKey: Config.succeed(Redacted.make("not-a-valid-key")) }))
   )
   yield* Console.log(`2. ${yield* explain(wrongKey)}`)
 
   // An empty key counts as no key, as if AGENT_SESSION_API_KEY were unset.
-  const noKey = AgentSessions.run(request).pipe(Effect.provide(NodeAgentSessions.layerConfig({ apiKey: "" })))
+  const noKey = AgentSessions.run(request).pipe(
+    Effect.provide(NodeAgentSessions.layerConfig({ apiKey: Config.succeed(Redacted.make("")) }))
+  )
   yield* Console.log(`3. ${yield* explain(noKey)}`)
 
   const unknownSession = Effect.flatMap(AgentApi.AgentApi, (api) => api.getSession("ses_does_not_exist")).pipe(
@@ -74,7 +78,7 @@ const program = Effect.gen(function*() {
 
   // Layer errors are typed too: the layer refuses a plain http:// address to a remote host.
   const insecure = AgentSessions.run(request).pipe(
-    Effect.provide(NodeAgentSessions.layerConfig({ baseUrl: "http://agents.example.com" }))
+    Effect.provide(NodeAgentSessions.layerConfig({ baseUrl: Config.succeed("http://agents.example.com") }))
   )
   yield* Console.log(`5. ${yield* explain(insecure)}`)
 })

@@ -9,7 +9,7 @@
  *
  *   AGENT_SESSION_API_KEY   your account key
  *   AGENT_SESSION_BASE_URL  the HTTP base URL, such as https://agents.example.com
- *   AGENT_SESSION_WS_URL    the WebSocket base URL, such as wss://agents.example.com
+ *   AGENT_SESSION_WS_URL    optional: the WebSocket base URL (default: the base URL, ws:// or wss://)
  *   AGENT_SESSION_DIALECT   optional: documented (default) or observed
  *
  *   npx tsx examples/quickstart.ts

@@ -9,7 +9,7 @@
  * - numbers the actions, and groups the agent's thoughts in batches (`Stream.groupedWithin`),
  * then reads the outcome.
  *
- * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL, AGENT_SESSION_WS_URL and,
+ * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL (AGENT_SESSION_WS_URL optional) and,
  * optionally, AGENT_SESSION_DIALECT (see examples/quickstart.ts).
  *
  *   npx tsx examples/stream-pipeline.ts

@@ -7,7 +7,7 @@
  * provides the real service (`NodeAgentSessions.layerConfig()`), and its test,
  * `examples/testing-your-app.test.ts`, provides the test kit (`AgentSessionsTest.layer`).
  *
- * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL, AGENT_SESSION_WS_URL and,
+ * Environment: AGENT_SESSION_API_KEY, AGENT_SESSION_BASE_URL (AGENT_SESSION_WS_URL optional) and,
  * optionally, AGENT_SESSION_DIALECT (see examples/quickstart.ts).
  *
  *   npx tsx examples/testing-your-app.ts          # the application, against the service
@@ -38,9 +38,9 @@ export const answerFor = (customerEmail: string) => (request: SessionEvent.Exter
     case "request_user_input":
       return Answer.grant(customerEmail)
     case "admin_permission_request":
-      return /\b(pay|deposit|card)\b/i.test(request.reason) ? Answer.deny : Answer.grant()
+      return /\b(pay|deposit|card)\b/i.test(request.reason) ? Answer.deny() : Answer.grant()
     default:
-      return Answer.deny
+      return Answer.deny()
   }
 }
 

@@ -23,7 +23,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import type * as Agent from "./Agent.js"
 import type * as Credentials from "./Credentials.js"
@@ -203,15 +202,50 @@ export const layer = (
   Layer.effect(AgentApi, make(options))
 
 /**
- * The service from configuration: the base URL from `AGENT_SESSION_BASE_URL`, the dialect from
- * `AGENT_SESSION_DIALECT` (optional, default `documented`); the options given override both.
+ * The options of {@link layerConfig}: each value a `Config` (defaults: the documented
+ * variables), the rest as in {@link Options}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends Omit<Options, "baseUrl" | "dialect" | "allowInsecure"> {
+  /** The HTTP base URL (default: `Config.string("AGENT_SESSION_BASE_URL")`). */
+  readonly baseUrl?: Config.Config<string> | undefined
+  /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
+  readonly dialect?: Config.Config<Dialect.Dialect> | undefined
+  /** Allows plain `http://` to hosts that are not loopback (default: `false`). */
+  readonly allowInsecure?: Config.Config<boolean> | undefined
+}
+
+/**
+ * The dialect named by `AGENT_SESSION_DIALECT` (`documented` or `observed`), else `documented`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const dialectConfig: Config.Config<Dialect.Dialect> = Dialect.config(ENV_DIALECT).pipe(
+  Config.withDefault("documented" as const),
+  Config.map(Dialect.fromName)
+)
+
+/**
+ * The service from configuration: each of `baseUrl`, `dialect` and `allowInsecure` is a
+ * `Config`, read when the layer is built (defaults: `AGENT_SESSION_BASE_URL`,
+ * `AGENT_SESSION_DIALECT` else `documented`, `false`).
+ *
+ * @example
+ * ```ts
+ * import { AgentApi } from "effect-agent-session"
+ * import { Config } from "effect"
+ *
+ * const ApiLive = AgentApi.layerConfig({ baseUrl: Config.string("MY_SERVICE_URL") })
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
-  options: Partial<Omit<Options, "baseUrl">> & { readonly baseUrl?: Config.Config<string> | string | undefined } =
-    {}
+  options: ConfigOptions = {}
 ): Layer.Layer<
   AgentApi,
   InsecureTransport | InvalidRequest | ConfigError.ConfigError,
@@ -220,14 +254,11 @@ export const layerConfig = (
   Layer.effect(
     AgentApi,
     Effect.gen(function*() {
-      const baseUrl = typeof options.baseUrl === "string"
-        ? options.baseUrl
-        : yield* (options.baseUrl ?? Config.string(ENV_BASE_URL))
-      const dialect = options.dialect ??
-        Option.match(yield* Config.option(Dialect.config(ENV_DIALECT)), {
-          onNone: () => Dialect.documented,
-          onSome: Dialect.fromName
-        })
-      return yield* make({ ...options, baseUrl, dialect })
+      const { allowInsecure, baseUrl, dialect } = yield* Config.all({
+        baseUrl: options.baseUrl ?? Config.string(ENV_BASE_URL),
+        dialect: options.dialect ?? dialectConfig,
+        allowInsecure: options.allowInsecure ?? Config.succeed(false)
+      })
+      return yield* make({ ...options, baseUrl, dialect, allowInsecure })
     })
   )

@@ -344,7 +344,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
                     Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
                       Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(event.resource_type) })
                     ),
-                    Answer.deny
+                    Answer.deny()
                   )
                   : onRequest(event),
                 (answer) => running.respond(event, answer)

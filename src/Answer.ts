@@ -51,12 +51,12 @@ export type Answer = Grant | Deny
 export const grant = (input?: string): Answer => ({ _tag: "Grant", input: Option.fromNullable(input) })
 
 /**
- * Denies a request.
+ * Denies a request. A function, like {@link grant}: `Answer.deny()`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const deny: Answer = { _tag: "Deny" }
+export const deny = (): Answer => ({ _tag: "Deny" })
 
 /**
  * Whether the answer grants the request.

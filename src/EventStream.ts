@@ -375,24 +375,74 @@ export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
 export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
 
 /**
- * The WebSocket event channel configured from the environment: the base URL from
- * `AGENT_SESSION_WS_URL` (required), the dialect from `AGENT_SESSION_DIALECT` (`documented` or
- * `observed`, default `documented`); every other option from `options`.
+ * The WebSocket base URL of a service whose HTTP base URL is given: the same address with
+ * `http:` turned into `ws:` and `https:` into `wss:` (same host, port and base path; the
+ * dialect's `connectPath` is appended to it, as to a `wsUrl` given explicitly).
+ *
+ * @example
+ * ```ts
+ * import { EventStream } from "effect-agent-session"
+ *
+ * EventStream.wsUrlFromBaseUrl("https://agents.example.com/api") // "wss://agents.example.com/api"
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const wsUrlFromBaseUrl = (baseUrl: string): string =>
+  baseUrl.trim().replace(/^http(s?):/i, (_, secure: string) => secure.length > 0 ? "wss:" : "ws:")
+
+/**
+ * The options of {@link layerConfig}: each value a `Config` (defaults: the documented
+ * variables), the rest as in {@link Options}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends Omit<Options, "url" | "dialect" | "allowInsecure"> {
+  /**
+   * The WebSocket base URL (default: `AGENT_SESSION_WS_URL`, else derived from
+   * `AGENT_SESSION_BASE_URL` with {@link wsUrlFromBaseUrl}).
+   */
+  readonly url?: Config.Config<string> | undefined
+  /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
+  readonly dialect?: Config.Config<Dialect.Dialect> | undefined
+  /** Allows `ws://` to hosts that are not loopback (default: `false`). */
+  readonly allowInsecure?: Config.Config<boolean> | undefined
+}
+
+/**
+ * The WebSocket base URL from the environment: `AGENT_SESSION_WS_URL`, else derived from
+ * `AGENT_SESSION_BASE_URL` ({@link wsUrlFromBaseUrl}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const wsUrlConfig: Config.Config<string> = Config.string(ENV_WS_URL).pipe(
+  Config.orElse(() => Config.map(Config.string("AGENT_SESSION_BASE_URL"), wsUrlFromBaseUrl))
+)
+
+/**
+ * The WebSocket event channel configured from `Config`s: `url` (default `AGENT_SESSION_WS_URL`,
+ * else derived from `AGENT_SESSION_BASE_URL`), `dialect` (default `AGENT_SESSION_DIALECT`, else
+ * `documented`) and `allowInsecure` (default `false`); every other option from `options`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
-  options: Omit<Options, "url" | "dialect"> = {}
+  options: ConfigOptions = {}
 ): Layer.Layer<EventStream, ConfigError.ConfigError, Requirements> =>
   Layer.unwrapEffect(
     Config.all({
-      url: Config.string(ENV_WS_URL).pipe(
+      url: (options.url ?? wsUrlConfig).pipe(
         Config.validate({ message: "Expected an absolute ws:// or wss:// URL", validation: isWebSocketUrl })
       ),
-      dialect: Dialect.config(ENV_DIALECT).pipe(Config.withDefault("documented" as const))
+      dialect: options.dialect ??
+        Dialect.config(ENV_DIALECT).pipe(Config.withDefault("documented" as const), Config.map(Dialect.fromName)),
+      allowInsecure: options.allowInsecure ?? Config.succeed(false)
     }).pipe(
-      Config.map(({ dialect, url }) => layer({ ...options, url, dialect: Dialect.fromName(dialect) }))
+      Config.map((config) => layer({ ...options, ...config }))
     )
   )
 

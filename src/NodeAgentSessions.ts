@@ -15,7 +15,7 @@ import * as AgentApi from "./AgentApi.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
-import { type InsecureTransport, InvalidRequest } from "./Errors.js"
+import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
 import { userAgent } from "./internal/version.js"
 import * as WebSocket from "./internal/webSocket.js"
@@ -35,7 +35,11 @@ export interface Options {
   readonly selection?: Credentials.KeySelection | undefined
   /** The HTTP base URL (`{base_url}`). */
   readonly baseUrl: string
-  /** The WebSocket base URL (`{ws_url}`); required with the WebSocket transport, unused with `"sse"`. */
+  /**
+   * The WebSocket base URL (`{ws_url}`); default: derived from `baseUrl` (`http` becomes `ws`,
+   * `https` becomes `wss`, same host and base path: `EventStream.wsUrlFromBaseUrl`). Unused with
+   * the `"sse"` transport.
+   */
   readonly wsUrl?: string | undefined
   /**
    * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
@@ -74,14 +78,12 @@ const transports = (options: Options, credentials: Layer.Layer<Credentials.Crede
     ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
       Layer.provide(NodeHttpClient.layerUndici)
     )
-    : options.wsUrl === undefined
-    ? Layer.fail(
-      new InvalidRequest({
-        subject: "NodeAgentSessions",
-        message: "wsUrl is required with the WebSocket transport (or set transport: \"sse\")"
-      })
-    )
-    : EventStream.layer({ ...options.events, url: options.wsUrl, dialect, allowInsecure }).pipe(
+    : EventStream.layer({
+      ...options.events,
+      url: options.wsUrl ?? EventStream.wsUrlFromBaseUrl(options.baseUrl),
+      dialect,
+      allowInsecure
+    }).pipe(
       Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
     )
   return Layer.provideMerge(
@@ -126,35 +128,85 @@ export const layer = (options: Options): Layer.Layer<Services, InsecureTransport
 export const ENV_TRANSPORT = "AGENT_SESSION_TRANSPORT"
 
 /**
- * The whole SDK over Node, from the environment: `AGENT_SESSION_API_KEY` (read afresh for every
- * request and reconnect), `AGENT_SESSION_BASE_URL`, `AGENT_SESSION_WS_URL`, and
- * `AGENT_SESSION_DIALECT` (`documented` or `observed`), and `AGENT_SESSION_TRANSPORT` (`websocket` or
- * `sse`; with `sse` no WebSocket URL is needed). Values given in `overrides` win.
+ * The options of {@link layerConfig}: each value a `Config`, whose default is the documented
+ * variable; `agents`, `selection`, `http` and `events` as in {@link Options}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends
+  Omit<Options, "apiKey" | "baseUrl" | "wsUrl" | "transport" | "dialect" | "allowInsecure">
+{
+  /**
+   * The account key (default: `Config.redacted("AGENT_SESSION_API_KEY")`), read afresh for every
+   * request and reconnect; when it is missing, an operation that needs it fails with
+   * `MissingCredentials`.
+   */
+  readonly apiKey?: Config.Config<Redacted.Redacted<string>> | undefined
+  /** The HTTP base URL (default: `Config.string("AGENT_SESSION_BASE_URL")`). */
+  readonly baseUrl?: Config.Config<string> | undefined
+  /**
+   * The WebSocket base URL (default: `AGENT_SESSION_WS_URL`; when that is not set, derived from
+   * the base URL with `EventStream.wsUrlFromBaseUrl`).
+   */
+  readonly wsUrl?: Config.Config<string> | undefined
+  /** The transport (default: `AGENT_SESSION_TRANSPORT`, `websocket` or `sse`, else `websocket`). */
+  readonly transport?: Config.Config<"websocket" | "sse"> | undefined
+  /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
+  readonly dialect?: Config.Config<Dialect.Dialect> | undefined
+  /** Allows plain `http://` / `ws://` to hosts that are not loopback (default: `false`). */
+  readonly allowInsecure?: Config.Config<boolean> | undefined
+}
+
+/**
+ * The whole SDK over Node, from configuration. Each of `apiKey`, `baseUrl`, `wsUrl`,
+ * `transport`, `dialect` and `allowInsecure` is a `Config`; by default they read
+ * `AGENT_SESSION_API_KEY` (afresh for every request and reconnect), `AGENT_SESSION_BASE_URL`,
+ * `AGENT_SESSION_WS_URL` (optional: derived from the base URL when not set),
+ * `AGENT_SESSION_TRANSPORT` (`websocket` or `sse`) and `AGENT_SESSION_DIALECT` (`documented` or
+ * `observed`).
+ *
+ * @example
+ * ```ts
+ * import { NodeAgentSessions } from "effect-agent-session"
+ * import { Config } from "effect"
+ *
+ * // Your own variable names:
+ * const SdkLive = NodeAgentSessions.layerConfig({
+ *   apiKey: Config.redacted("MY_AGENT_KEY"),
+ *   baseUrl: Config.string("MY_AGENT_URL")
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
-  overrides: Partial<Omit<Options, "apiKey">> & { readonly apiKey?: Redacted.Redacted<string> | string | undefined } =
-    {}
+  options: ConfigOptions = {}
 ): Layer.Layer<Services, InsecureTransport | InvalidRequest | ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
-      const baseUrl = overrides.baseUrl ?? (yield* Config.string(AgentApi.ENV_BASE_URL))
-      const transport = overrides.transport ??
-        (yield* Config.literal("websocket", "sse")(ENV_TRANSPORT).pipe(Config.withDefault("websocket" as const)))
-      const wsUrl = overrides.wsUrl ??
-        (transport === "sse"
-          ? Option.getOrUndefined(yield* Config.option(Config.string(EventStream.ENV_WS_URL)))
-          : yield* Config.string(EventStream.ENV_WS_URL))
-      const dialect = overrides.dialect ??
-        Option.match(yield* Config.option(Dialect.config(AgentApi.ENV_DIALECT)), {
-          onNone: () => Dialect.documented,
-          onSome: Dialect.fromName
-        })
-      const credentials = overrides.apiKey === undefined
-        ? Credentials.layerConfig({ agents: overrides.agents, selection: overrides.selection })
-        : Credentials.layer({ apiKey: overrides.apiKey, agents: overrides.agents, selection: overrides.selection })
-      return transports({ ...overrides, baseUrl, wsUrl, dialect, transport }, credentials)
+      const { allowInsecure, baseUrl, dialect, transport, wsUrl } = yield* Config.all({
+        baseUrl: options.baseUrl ?? Config.string(AgentApi.ENV_BASE_URL),
+        transport: options.transport ??
+          Config.literal("websocket", "sse")(ENV_TRANSPORT).pipe(Config.withDefault("websocket" as const)),
+        wsUrl: Config.option(options.wsUrl ?? Config.string(EventStream.ENV_WS_URL)),
+        dialect: options.dialect ?? AgentApi.dialectConfig,
+        allowInsecure: options.allowInsecure ?? Config.succeed(false)
+      })
+      const credentials = Credentials.layerConfig({
+        agents: options.agents,
+        selection: options.selection,
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey })
+      })
+      return transports({
+        ...options,
+        apiKey: undefined,
+        baseUrl,
+        wsUrl: Option.getOrUndefined(wsUrl),
+        dialect,
+        transport,
+        allowInsecure
+      }, credentials)
     })
   )

@@ -223,7 +223,7 @@ export interface AgentError extends Schema.Schema.Type<typeof AgentError> {}
 
 /**
  * `external_resource_requested`: the agent needs input or approval. Answer it with
- * `respond(request, Answer.grant(input) | Answer.deny)` (U16). `field_name` applies only where a
+ * `respond(request, Answer.grant(input) | Answer.deny())` (U16). `field_name` applies only where a
  * field is relevant (U15).
  *
  * @since 0.1.0

@@ -191,7 +191,7 @@ describe("AgentSessions over the test kit", () => {
       const running = yield* AgentSessions.start(request)
       const tags = yield* running.events.pipe(
         Stream.tap((event) =>
-          event._tag === "ExternalResourceRequested" ? running.respond(event, Answer.deny) : Effect.void
+          event._tag === "ExternalResourceRequested" ? running.respond(event, Answer.deny()) : Effect.void
         ),
         Stream.map((event) => event._tag),
         Stream.runCollect
@@ -330,7 +330,7 @@ describe("AgentSessions over the test kit", () => {
       yield* running.respond(first, Answer.grant("for a"))
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
       assert.deepStrictEqual(seen.map((event) => event._tag), ["ExternalResourceRequested", "ExternalResourceRequested"])
-      yield* running.respond(second, Answer.deny)
+      yield* running.respond(second, Answer.deny())
       yield* Fiber.join(fiber)
       const echo = seen.find(SessionEvent.$is("ExternalResourceGranted"))
       assert.strictEqual(echo?.granted, false)

@@ -760,7 +760,7 @@ describe("EventStream", () => {
         const { server, service } = yield* setup()
         const connection = yield* service.connect(SESSION)
         const fiber = yield* collect(connection)
-        const never = yield* Effect.flip(connection.respond(receivedRequest("as-0"), Answer.deny))
+        const never = yield* Effect.flip(connection.respond(receivedRequest("as-0"), Answer.deny()))
         assert.deepStrictEqual(
           [never._tag, never._tag === "RequestNotPending" ? never.reason : ""],
           ["RequestNotPending", "never-received"]
@@ -770,7 +770,7 @@ describe("EventStream", () => {
         socket.message(request("as-1"))
         yield* settle()
         yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
-        const again = yield* Effect.flip(connection.respond(receivedRequest("as-1"), Answer.deny))
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-1"), Answer.deny()))
         assert.deepStrictEqual(
           [again._tag, again._tag === "RequestNotPending" ? again.reason : ""],
           ["RequestNotPending", "already-answered"]
@@ -811,7 +811,7 @@ describe("EventStream", () => {
         yield* settle()
         assert.strictEqual((yield* stateOf(connection))._tag, "Reconnecting")
         yield* connection.respond(receivedRequest("as-2"), Answer.grant("b"))
-        yield* connection.respond(receivedRequest("as-1"), Answer.deny)
+        yield* connection.respond(receivedRequest("as-1"), Answer.deny())
         yield* connection.respond(receivedRequest("as-3"), Answer.grant("c"))
         assert.deepStrictEqual(first.sent, [])
         yield* TestClock.adjust("250 millis")
@@ -1096,7 +1096,7 @@ describe("EventStream", () => {
           action_session_id: "as-9"
         })
         yield* until(
-          Effect.map(Effect.either(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny)), Either.isRight)
+          Effect.map(Effect.either(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny())), Either.isRight)
         )
         yield* until(Effect.map(stub.count, (n) => n === 2))
         body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
@@ -1123,7 +1123,7 @@ describe("EventStream", () => {
             field_name: "email"
           }
         })
-        const again = yield* Effect.flip(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny))
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny()))
         assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : "", "never-received")
       }))
 

@@ -413,7 +413,7 @@ describe("Wire", () => {
         resource_type: "admin_permission_request",
         field_name: Option.none()
       } as SessionEvent.ExternalResourceRequested
-      assert.deepStrictEqual(JSON.parse(Wire.encodeAnswer("event", admin, Answer.deny)), {
+      assert.deepStrictEqual(JSON.parse(Wire.encodeAnswer("event", admin, Answer.deny())), {
         event: "external_resource_granted",
         data: { granted: false, resource_type: "admin_permission_request", action_session_id: "a-7" }
       })
@@ -423,7 +423,7 @@ describe("Wire", () => {
         action_session_id: "a-7"
       })
       // Input goes only with a grant.
-      assert.notProperty(Wire.answerData(request, Answer.deny), "input")
+      assert.notProperty(Wire.answerData(request, Answer.deny()), "input")
     })
 
     it("U15 an Unrecognized resource type is answered with its raw string", () => {
@@ -450,7 +450,7 @@ describe("Wire", () => {
         FastCheck.constantFrom("event" as const, "type" as const)
       ],
       ([req, input, grant, key]) => {
-        const answer = grant ? Answer.grant(input) : Answer.deny
+        const answer = grant ? Answer.grant(input) : Answer.deny()
         const result = Wire.decodeClientFrame(Wire.encodeAnswer(key, req, answer))
         generatedFrames += 1
         if (Either.isLeft(result) || result.right._tag !== "Answer") return assert.fail("expected an answer")

@@ -1,7 +1,7 @@
 /**
  * Every example runs to completion against the simulator, as a child process configured only by
  * the environment variables a user would set (`AGENT_SESSION_API_KEY`, `AGENT_SESSION_BASE_URL`,
- * `AGENT_SESSION_WS_URL`, `AGENT_SESSION_DIALECT`), so none of them can rot. `npm start` runs the
+ * `AGENT_SESSION_DIALECT`; the WebSocket URL is derived from the base URL), so none of them can rot. `npm start` runs the
  * same way. The children start together when the suite's layer is built (they spend most of their
  * time loading modules); each test awaits its own child and checks its exit code and output,
  * and, where the example answers the agent, what the simulator received.
@@ -50,7 +50,6 @@ const example = (file: string, sim: Simulator.Service, env: NodeJS.ProcessEnv = 
     ...baseEnv(),
     AGENT_SESSION_API_KEY: sim.accountKey,
     AGENT_SESSION_BASE_URL: sim.baseUrl,
-    AGENT_SESSION_WS_URL: sim.wsUrl,
     AGENT_SESSION_DIALECT: sim.dialect.name,
     ...env
   })

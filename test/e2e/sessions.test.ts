@@ -72,7 +72,7 @@ for (const { dialect, transport } of variants) {
       it.effect("U17 the socket dropped 3 times still gives every event exactly once, ending in Complete", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
-          const outcome = yield* AgentSessions.run(request, { onRequest: () => Effect.succeed(Answer.deny) }).pipe(
+          const outcome = yield* AgentSessions.run(request, { onRequest: () => Effect.succeed(Answer.deny()) }).pipe(
             withFaults({ ws: { dropAfter: [2, 5, 8] } })
           )
           assert.deepStrictEqual(meaningful(outcome.events), yield* simulator.script(outcome.sessionId))

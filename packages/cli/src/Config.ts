@@ -40,7 +40,9 @@ export const connectionOptions = {
     Options.optional
   ),
   wsUrl: Options.text("ws-url").pipe(
-    Options.withDescription(`The service's WebSocket base URL (default: $${Env.wsUrl}; not used with --transport sse)`),
+    Options.withDescription(
+      `The service's WebSocket base URL (default: $${Env.wsUrl}, else the base URL with ws:// or wss://; not used with --transport sse)`
+    ),
     Options.optional
   ),
   transport: Options.choice("transport", ["websocket", "sse"]).pipe(
@@ -130,8 +132,8 @@ const required = (flag: Option.Option<string>, name: string, option: string) =>
     }))
 
 /**
- * Resolves the connection from flags and the environment. The base and WebSocket URLs are
- * required; the key is checked by the SDK where an operation needs it (`MissingCredentials`).
+ * Resolves the connection from flags and the environment. The base URL is required (the
+ * WebSocket URL defaults from it); the key is checked by the SDK where an operation needs it (`MissingCredentials`).
  *
  * @since 0.1.0
  * @category constructors
@@ -147,9 +149,8 @@ export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, Usage
           ? Effect.succeed<"websocket" | "sse">(name)
           : Effect.fail(new UsageError({ message: `${Env.transport} must be websocket or sse, not "${name}"` }))
     })
-    const wsUrl = transport === "sse"
-      ? yield* flagOrEnv(flags.wsUrl, Env.wsUrl)
-      : Option.some(yield* required(flags.wsUrl, Env.wsUrl, "--ws-url"))
+    // Without --ws-url or its variable, the SDK derives it from the base URL (http -> ws, https -> wss).
+    const wsUrl = yield* flagOrEnv(flags.wsUrl, Env.wsUrl)
     const apiKey = yield* secretOrEnv(flags.apiKey, Env.apiKey)
     const dialectText = yield* flagOrEnv(flags.dialect, Env.dialect)
     const dialect = yield* Option.match(dialectText, {

@@ -115,7 +115,7 @@ export const decide = (
   Prompt.Prompt.Environment
 > => {
   const flag = (answer: Answer.Answer) => Effect.succeed({ answer, source: "flag" as const })
-  if (policy.deny) return flag(Answer.deny)
+  if (policy.deny) return flag(Answer.deny())
   const kind = SessionEvent.resourceTypeRaw(request.resource_type)
   if (kind === "request_user_input") {
     if (Option.isSome(policy.input)) return flag(Answer.grant(policy.input.value))
@@ -124,19 +124,19 @@ export const decide = (
       const field = Option.getOrElse(request.field_name, () => "input")
       return Effect.map(
         Prompt.run(Prompt.text({ message: `${field} (empty to deny)` })),
-        (text) => ({ answer: text.length === 0 ? Answer.deny : Answer.grant(text), source: "prompt" as const })
+        (text) => ({ answer: text.length === 0 ? Answer.deny() : Answer.grant(text), source: "prompt" as const })
       )
     }
-    return Effect.succeed({ answer: Answer.deny, source: "no-terminal" as const })
+    return Effect.succeed({ answer: Answer.deny(), source: "no-terminal" as const })
   }
   if (policy.approve) return flag(Option.isSome(policy.input) ? Answer.grant(policy.input.value) : Answer.grant())
   if (policy.interactive) {
     return Effect.map(
       Prompt.run(Prompt.confirm({ message: `Allow ${kind === "admin_permission_request" ? "this" : kind} request?`, initial: false })),
-      (yes) => ({ answer: yes ? Answer.grant() : Answer.deny, source: "prompt" as const })
+      (yes) => ({ answer: yes ? Answer.grant() : Answer.deny(), source: "prompt" as const })
     )
   }
-  return Effect.succeed({ answer: Answer.deny, source: "no-terminal" as const })
+  return Effect.succeed({ answer: Answer.deny(), source: "no-terminal" as const })
 }
 
 /**
