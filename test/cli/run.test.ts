@@ -136,7 +136,7 @@ layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: D
       const before = yield* sim.httpRequests
       const invalid = yield* run(["run", "--goal", "g", "--start-url", "not a url", "--max-actions", "0"], envFor(sim))
       expect(invalid.code).toBe(2)
-      expect(invalid.stderr).toMatch(/^error: invalid CreateSessionRequest: .*start_url.*max_actions/)
+      expect(invalid.stderr).toBe(`error: --start-url must be an absolute http:// or https:// URL, not "not a url"\n`)
       const both = yield* run(runArgs(2, "--approve", "--deny"), envFor(sim))
       expect(both.code).toBe(2)
       expect(both.stderr).toContain("--approve and --deny cannot be used together")
@@ -220,6 +220,34 @@ describe("effect-agent-session run: interruption", () => {
       child.process.kill("SIGINT")
       const result = yield* child.finished
       expect(result.code).toBe(130)
+      const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
+        Effect.orDie
+      )
+      expect(closeCode).toBe(1000)
+      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
+      expect(result.stdout).toContain("Session: ses_hold")
+      expect(result.stdout).toContain("Done so far: 1/3 actions, 4 events, 0 reconnects")
+      expect(result.stdout).toContain("Last action: click: Click the menu")
+      expect(result.stdout).toContain("Last thought: Looking around")
+      expect(result.stdout).not.toContain("Outcome")
+    })))
+
+  it.live("SIGTERM closes the socket with 1000 and prints what was done so far, exit 143", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const service = yield* holdingService
+      const child = yield* spawn(
+        runArgs(3),
+        cleanEnv({
+          AGENT_SESSION_BASE_URL: `http://${service.url}`,
+          AGENT_SESSION_WS_URL: `ws://${service.url}`,
+          AGENT_SESSION_API_KEY: "any-key"
+        })
+      )
+      yield* child.waitFor(/action 1\/3/)
+      child.process.kill("SIGTERM")
+      const result = yield* child.finished
+      expect(result.code).toBe(143)
       const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
         Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
         Effect.orDie

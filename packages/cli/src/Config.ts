@@ -132,6 +132,28 @@ const required = (flag: Option.Option<string>, name: string, option: string) =>
     }))
 
 /**
+ * Checks that a URL from a flag (else its variable) is absolute with one of the schemes; the
+ * message names the flag or the variable it came from.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const checkUrl = (
+  value: string,
+  source: string,
+  schemes: ReadonlyArray<string>
+): Effect.Effect<string, UsageError> => {
+  const ok = URL.canParse(value) && schemes.includes(new URL(value).protocol)
+  return ok
+    ? Effect.succeed(value)
+    : Effect.fail(
+      new UsageError({
+        message: `${source} must be an absolute ${schemes.map((s) => `${s}//`).join(" or ")} URL, not "${value}"`
+      })
+    )
+}
+
+/**
  * Resolves the connection from flags and the environment. The base URL is required (the
  * WebSocket URL defaults from it); the key is checked by the SDK where an operation needs it (`MissingCredentials`).
  *
@@ -140,7 +162,10 @@ const required = (flag: Option.Option<string>, name: string, option: string) =>
  */
 export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, UsageError> =>
   Effect.gen(function*() {
-    const baseUrl = yield* required(flags.baseUrl, Env.baseUrl, "--base-url")
+    const baseUrl = yield* Effect.flatMap(
+      required(flags.baseUrl, Env.baseUrl, "--base-url"),
+      (url) => checkUrl(url, Option.isSome(flags.baseUrl) ? "--base-url" : Env.baseUrl, ["http:", "https:"])
+    )
     const transportText = yield* flagOrEnv(flags.transport, Env.transport)
     const transport = yield* Option.match(transportText, {
       onNone: () => Effect.succeed<"websocket" | "sse">("websocket"),
@@ -150,7 +175,10 @@ export const resolve = (flags: ConnectionFlags): Effect.Effect<Connection, Usage
           : Effect.fail(new UsageError({ message: `${Env.transport} must be websocket or sse, not "${name}"` }))
     })
     // Without --ws-url or its variable, the SDK derives it from the base URL (http -> ws, https -> wss).
-    const wsUrl = yield* flagOrEnv(flags.wsUrl, Env.wsUrl)
+    const wsUrl = yield* Effect.flatMap(flagOrEnv(flags.wsUrl, Env.wsUrl), (url) =>
+      Option.isNone(url) || transport === "sse"
+        ? Effect.succeed(url)
+        : Effect.asSome(checkUrl(url.value, Option.isSome(flags.wsUrl) ? "--ws-url" : Env.wsUrl, ["ws:", "wss:"])))
     const apiKey = yield* secretOrEnv(flags.apiKey, Env.apiKey)
     const dialectText = yield* flagOrEnv(flags.dialect, Env.dialect)
     const dialect = yield* Option.match(dialectText, {

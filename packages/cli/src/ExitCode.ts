@@ -35,8 +35,10 @@ export const ExitCode = {
   endedWithoutComplete: 7,
   /** Any other error of the service or the event channel. */
   serviceError: 8,
-  /** Interrupted (Ctrl-C, SIGTERM). */
-  interrupted: 130
+  /** Interrupted (Ctrl-C). */
+  interrupted: 130,
+  /** Terminated (SIGTERM), after closing cleanly. */
+  terminated: 143
 } as const
 
 /**
@@ -114,7 +116,9 @@ export const describe = (error: AgentSessionError): string => {
     case "InvalidRequest":
       return `invalid ${error.subject}: ${oneLine(error.message)}`
     case "TransportError":
-      return `cannot reach the service (${error.operation}): ${oneLine(error.message)}`
+      return `cannot reach the service (${error.operation}): ${oneLine(error.message)}; check --base-url (AGENT_SESSION_BASE_URL)`
+    case "InsecureTransport":
+      return `refusing to send the key in clear to ${error.url}: use https:// (wss://), or pass --allow-insecure`
     default:
       return `${error._tag}: ${oneLine(error.message)}`
   }
@@ -133,6 +137,25 @@ export const classify = (error: unknown): { readonly code: ExitCode; readonly me
   const message = error instanceof Error ? error.message : String(error)
   return { code: ExitCode.internal, message: oneLine(message) }
 }
+
+/**
+ * The message of a failure of the first request, with a hint at `--dialect` where the service
+ * answered `NotFound` or `Unauthorized`: the usual sign of a service that speaks the other
+ * dialect (another sessions path, another auth header).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const withDialectHint = (
+  error: unknown,
+  message: string,
+  dialect: "documented" | "observed"
+): string =>
+  isAgentSessionError(error) && (error._tag === "NotFound" || error._tag === "Unauthorized")
+    ? `${message}; if the service speaks the other dialect, try --dialect ${
+      dialect === "documented" ? "observed" : "documented"
+    } (or AGENT_SESSION_DIALECT)`
+    : message
 
 /**
  * Ends a command with an exit code, after it has reported why.

@@ -12,7 +12,7 @@ import * as Redacted from "effect/Redacted"
 import { AgentSessions } from "effect-agent-session/AgentSessions"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as CliConfig from "./Config.js"
-import { classify, CliExit, UsageError } from "./ExitCode.js"
+import { classify, CliExit, UsageError, withDialectHint } from "./ExitCode.js"
 import * as Render from "./Render.js"
 
 /**
@@ -63,9 +63,12 @@ export const onboard = (flags: {
     if (Option.isSome(flags.saveKey) && (yield* Effect.orElseSucceed(fs.exists(flags.saveKey.value), () => false))) {
       return yield* new UsageError({ message: `${flags.saveKey.value} exists: --save-key never overwrites a file` })
     }
+    if (flags.name.trim().length === 0) return yield* new UsageError({ message: "--name must not be empty" })
+    yield* CliConfig.checkUrl(flags.website, "--website", ["http:", "https:"])
     const agent = yield* Effect.flatMap(AgentSessions, (sessions) =>
       sessions.onboard({ name: flags.name, website: flags.website, domain: flags.domain })).pipe(
-        Effect.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
+        Effect.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection))),
+        Effect.mapError((error) => ({ error, dialect: connection.dialect }))
       )
     const key = Option.map(agent.apiKey, Redacted.value)
     let saved = false
@@ -118,9 +121,14 @@ export const onboard = (flags: {
     }
     sink.out(lines.join("\n") + "\n")
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catchAll((failure) =>
       Effect.gen(function*() {
-        const { code, message } = classify(error)
+        const error = "dialect" in failure ? failure.error : failure
+        const classified = classify(error)
+        const code = classified.code
+        const message = "dialect" in failure
+          ? withDialectHint(error, classified.message, failure.dialect)
+          : classified.message
         sink.err(`error: ${message}\n`)
         return yield* new CliExit({ code })
       })

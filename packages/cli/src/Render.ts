@@ -26,6 +26,52 @@ export interface Sink {
   readonly err: (text: string) => void
   /** The terminal width, when standard output is a terminal. */
   readonly columns: () => number
+  /**
+   * While the live view draws, keys typed on the terminal must not echo (an echoed Enter leaves
+   * a frozen copy of the bar): `muteInput` turns echo off and consumes the keys (Ctrl-C still
+   * interrupts), `unmuteInput` restores the terminal. Both do nothing when standard input is not
+   * a terminal.
+   */
+  readonly muteInput?: (() => void) | undefined
+  readonly unmuteInput?: (() => void) | undefined
+}
+
+let muted = false
+
+const onMutedInput = (data: Buffer | string) => {
+  const bytes = typeof data === "string" ? Buffer.from(data) : data
+  // Raw mode turns the terminal's own signal keys off: Ctrl-C interrupts as it would have.
+  if (bytes.includes(0x03)) process.kill(process.pid, "SIGINT")
+}
+
+/**
+ * Turns echo off on the process's terminal and consumes what is typed (raw mode), until
+ * {@link unmuteProcessInput}. Ctrl-C still interrupts.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const muteProcessInput = (): void => {
+  if (muted || process.stdin.isTTY !== true) return
+  muted = true
+  process.stdin.setRawMode(true)
+  process.stdin.on("data", onMutedInput)
+  process.stdin.resume()
+}
+
+/**
+ * Restores the process's terminal after {@link muteProcessInput}: echo and line editing back.
+ * Safe to call at any time, and more than once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unmuteProcessInput = (): void => {
+  if (!muted) return
+  muted = false
+  process.stdin.removeListener("data", onMutedInput)
+  if (process.stdin.isTTY === true) process.stdin.setRawMode(false)
+  process.stdin.pause()
 }
 
 /**
@@ -42,7 +88,9 @@ export const processSink: Sink = {
     process.stderr.write(text)
   },
   // A pseudo-terminal without a size reports 0 columns.
-  columns: () => (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80
+  columns: () => (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80,
+  muteInput: muteProcessInput,
+  unmuteInput: unmuteProcessInput
 }
 
 /**
@@ -508,12 +556,14 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
     clear()
     if (active) sink.out(style.showCursor)
     active = false
+    sink.unmuteInput?.()
   }
 
   return {
     created: (sessionId, progress) =>
       Effect.sync(() => {
         active = true
+        sink.muteInput?.()
         sink.out(style.hideCursor)
         sink.out(`${style.bold("session")} ${sessionId} ${style.dim(`(max ${progress.maxActions} actions)`)}\n`)
         draw(progress)
@@ -561,6 +611,8 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
           clear()
           if (was) sink.out(style.showCursor)
           active = false
+          // The prompt reads the keys itself.
+          sink.unmuteInput?.()
           return was
         }),
         () => effect,
@@ -568,6 +620,7 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
           Effect.sync(() => {
             if (was) {
               active = true
+              sink.muteInput?.()
               sink.out(style.hideCursor)
             }
           })
@@ -579,6 +632,7 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
         drawn = 0
         if (active) sink.out(style.showCursor)
         active = false
+        sink.unmuteInput?.()
         const [head, ...rest] = outcomeLines(outcome)
         sink.out("\n" + style.bold(style.green(head ?? "")) + "\n" + rest.join("\n") + "\n")
       }),

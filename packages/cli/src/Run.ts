@@ -21,7 +21,7 @@ import * as Metrics from "effect-agent-session/Metrics"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
-import { classify, CliExit, ExitCode, UsageError } from "./ExitCode.js"
+import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
 import * as Render from "./Render.js"
 
 /**
@@ -198,9 +198,17 @@ export const runSession = (
       : Render.plain(env.sink)
     const progress = Render.makeProgress(flags.maxActions)
 
+    // The dialect in use, once resolved: a NotFound or Unauthorized before the session exists
+    // hints at --dialect.
+    let dialect: Option.Option<"documented" | "observed"> = Option.none()
+
     const report = (error: unknown) =>
       Effect.gen(function*() {
-        const { code, message } = classify(error)
+        const classified = classify(error)
+        const code = classified.code
+        const message = Option.isSome(dialect) && Option.isNone(progress.sessionId)
+          ? withDialectHint(error, classified.message, dialect.value)
+          : classified.message
         const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
         if (code === ExitCode.interrupted) {
           yield* reporter.interrupted(progress)
@@ -219,6 +227,16 @@ export const runSession = (
       if (flags.approve && flags.deny) {
         return yield* new UsageError({ message: "--approve and --deny cannot be used together" })
       }
+      if (flags.goal.trim().length === 0) return yield* new UsageError({ message: "--goal must not be empty" })
+      yield* CliConfig.checkUrl(flags.startUrl, "--start-url", ["http:", "https:"])
+      if (!Number.isInteger(flags.maxActions) || flags.maxActions < 1) {
+        return yield* new UsageError({ message: `--max-actions must be a whole number of at least 1, not ${flags.maxActions}` })
+      }
+      if (Option.isSome(flags.maxReconnects) && flags.maxReconnects.value < 0) {
+        return yield* new UsageError({
+          message: `--max-reconnects must be a whole number of at least 0, not ${flags.maxReconnects.value}`
+        })
+      }
       const agentKey = yield* CliConfig.secretOrEnv(flags.agentKey, CliConfig.Env.agentKey)
       const apiKey = yield* CliConfig.secretOrEnv(flags.apiKey, CliConfig.Env.apiKey)
       if (Option.isNone(agentKey) && Option.isNone(apiKey)) {
@@ -227,6 +245,7 @@ export const runSession = (
         })
       }
       const connection = yield* CliConfig.resolve({ ...flags, apiKey: apiKey })
+      dialect = Option.some(connection.dialect)
       const agent: Option.Option<Credentials.AgentKeyRef> = Option.map(
         agentKey,
         (key) => ({ agentId: "cli-agent", apiKey: Option.some(key) })

@@ -129,6 +129,30 @@ export const parseFaults = (specs: ReadonlyArray<string>): Either.Either<Simulat
 }
 
 /**
+ * Whether a listen address means every interface (`0.0.0.0`, `::`).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isUnspecified = (host: string): boolean => {
+  const h = host.trim().replace(/^\[|\]$/g, "")
+  return h === "0.0.0.0" || h === "::" || h === "0:0:0:0:0:0:0:0"
+}
+
+/**
+ * The loopback address of a simulator listening on every interface (`127.0.0.1`, or `[::1]`
+ * for `::`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const loopbackUrl = (url: string, scheme: "http:" | "ws:", port: number, host: string): string => {
+  const loopback = host.includes(":") ? "[::1]" : "127.0.0.1"
+  const path = URL.canParse(url) ? new URL(url).pathname.replace(/^\/$/, "") : ""
+  return `${scheme}//${loopback}:${port}${path}`
+}
+
+/**
  * Starts the simulator and waits until interrupted.
  *
  * @since 0.1.0
@@ -166,10 +190,15 @@ export const simulate = (flags: {
         })
       )
     )
+    // Listening on every interface (0.0.0.0, ::): print loopback addresses, which the SDK accepts
+    // over plain http:// (it refuses 0.0.0.0, which is not loopback) and which work on this machine.
+    const everywhere = isUnspecified(flags.host)
+    const baseUrl = everywhere ? loopbackUrl(simulator.baseUrl, "http:", simulator.port, flags.host) : simulator.baseUrl
+    const wsUrl = everywhere ? loopbackUrl(simulator.wsUrl, "ws:", simulator.port, flags.host) : simulator.wsUrl
     if (flags.json) {
       sink.out(JSON.stringify({
-        baseUrl: simulator.baseUrl,
-        wsUrl: simulator.wsUrl,
+        baseUrl,
+        wsUrl,
         port: simulator.port,
         accountKey: simulator.accountKey,
         dialect: flags.dialect
@@ -178,15 +207,15 @@ export const simulate = (flags: {
       const faultText = flags.fault.length === 0 ? "none" : flags.fault.join(" ")
       sink.out([
         `Simulator listening (${flags.dialect} dialect)`,
-        `  base URL:    ${simulator.baseUrl}`,
-        `  WS URL:      ${simulator.wsUrl}`,
+        `  base URL:    ${baseUrl}`,
+        `  WS URL:      ${wsUrl}`,
+        ...(everywhere ? [`  listening:   on every interface (${flags.host}); from another machine use this machine's address`] : []),
         `  account key: ${simulator.accountKey}`,
         `  scenario:    ${flags.actions} actions, asks ${flags.ask}, ${flags.frameDelay} ms between frames`,
         `  faults:      ${faultText}`,
         "",
         "In another terminal:",
-        `  export ${CliConfig.Env.baseUrl}=${simulator.baseUrl}`,
-        `  export ${CliConfig.Env.wsUrl}=${simulator.wsUrl}`,
+        `  export ${CliConfig.Env.baseUrl}=${baseUrl}`,
         `  export ${CliConfig.Env.apiKey}=${simulator.accountKey}`,
         ...(flags.dialect === "observed" ? [`  export ${CliConfig.Env.dialect}=observed`] : []),
         `  npx effect-agent-session run --goal "Find the pricing page" --start-url https://example.com --max-actions 5`,

@@ -1,5 +1,6 @@
 /**
- * The process entry of the `effect-agent-session` command line (see `bin/effect-agent-session.js`).
+ * The process entry of the `effect-agent-session` command line (`bin/effect-agent-session.js`
+ * runs its compiled form).
  *
  * @since 0.1.0
  */
@@ -10,8 +11,16 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { main } from "./Cli.js"
 import { ExitCode } from "./ExitCode.js"
+import { unmuteProcessInput } from "./Render.js"
 
 let exitCode: number = ExitCode.ok
+
+// NodeRuntime.runMain interrupts the program on SIGINT and SIGTERM alike (everything closes
+// cleanly); this only remembers which one came, for the exit code (130 or 143).
+let terminated = false
+process.once("SIGTERM", () => {
+  terminated = true
+})
 
 NodeRuntime.runMain(
   main(process.argv).pipe(
@@ -26,9 +35,18 @@ NodeRuntime.runMain(
     disableErrorReporting: true,
     disablePrettyLogger: true,
     teardown: (exit, onExit) => {
-      // The live view hides the cursor while it draws: make sure it is back, whatever happened.
+      // The live view hides the cursor and mutes the keyboard while it draws: make sure both are
+      // back, whatever happened.
+      unmuteProcessInput()
       if (process.stdout.isTTY) process.stdout.write("\x1b[?25h")
-      onExit(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? ExitCode.interrupted : exitCode)
+      const interrupted = Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+      onExit(
+        terminated
+          ? ExitCode.terminated
+          : interrupted || exitCode === ExitCode.interrupted
+          ? ExitCode.interrupted
+          : exitCode
+      )
     }
   }
 )

@@ -1,0 +1,175 @@
+/**
+ * The help of the command line, written for people: a sentence per command and flag, examples,
+ * and the exit codes. `effect-agent-session --help`, `effect-agent-session <command> --help`;
+ * with no arguments the root help goes to standard error and the exit code is 2.
+ *
+ * @since 0.1.0
+ */
+import { ExitCode } from "./ExitCode.js"
+
+const exitCodes = `Exit codes:
+  0    the session completed (or the command succeeded)
+  1    an unexpected failure (a bug: please report it)
+  2    usage: a bad or missing flag, a missing key or URL, invalid input
+  3    authentication: the key was refused
+  4    rate limited, still after the retries
+  5    connection lost: the service could not be reached, or the reconnects ran out
+  6    the agent ran more actions than --max-actions
+  7    the session ended without complete
+  8    any other error of the service or the event channel
+  ${ExitCode.interrupted}  interrupted (Ctrl-C)
+  ${ExitCode.terminated}  terminated (SIGTERM)`
+
+const connection = `Connection (each flag, else its environment variable):
+  --base-url <url>        The service's HTTP base URL ($AGENT_SESSION_BASE_URL; required).
+  --ws-url <url>          The WebSocket base URL ($AGENT_SESSION_WS_URL; default: the base URL
+                          with ws:// or wss://).
+  --api-key <key>         The account key ($AGENT_SESSION_API_KEY; prefer the variable: flags
+                          show in ps).
+  --dialect <name>        documented (default) or observed, how the service's own client talks
+                          ($AGENT_SESSION_DIALECT). Try the other one when the first request
+                          answers 404 or 401.
+  --transport <name>      websocket (default) or sse, the observed client's Server-Sent Events
+                          at the base URL ($AGENT_SESSION_TRANSPORT).
+  --allow-insecure        Allow plain http:// and ws:// to a host that is not loopback (the key
+                          then travels in clear).`
+
+const common = `Everywhere:
+  --log-level <level>     Show the SDK's own logs on standard error: all, trace, debug, info,
+                          warning (default), error, fatal or none ($EFFECT_LOG_LEVEL). Accepted
+                          anywhere on the line.
+  -h, --help              This help.`
+
+/**
+ * The help of each command, and of the command line itself (`""`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const texts: Readonly<Record<string, string>> = {
+  "": `effect-agent-session: run agent sessions from the terminal, against the service or its simulator.
+
+Usage:
+  effect-agent-session <command> [flags]
+  effect-agent-session <command> --help
+  effect-agent-session --version
+
+Commands:
+  run         Create a session, show it live, answer the agent's requests, print the outcome
+              and its cost.
+  simulate    Start the reference simulator of the service on this machine and print its
+              address and account key.
+  onboard     Register an agent with the service and print it (its key only when asked).
+
+Examples:
+  effect-agent-session simulate --port 8787
+  export AGENT_SESSION_BASE_URL=http://127.0.0.1:8787 AGENT_SESSION_API_KEY=sim-account-key
+  effect-agent-session run --goal "Find the pricing page" --start-url https://example.com --max-actions 5
+
+${common}
+
+${exitCodes}
+
+More: docs/cli.md in the effect-agent-session repository.
+`,
+  run: `effect-agent-session run: create a session, show it live, answer the agent's requests, and
+print the outcome and its cost.
+
+Usage:
+  effect-agent-session run --goal <text> --start-url <url> --max-actions <n> [flags]
+
+Session:
+  --goal <text>           What the agent should achieve (not empty).
+  --start-url <url>       Where the agent starts: an absolute http:// or https:// URL.
+  --max-actions <n>       The most actions the agent may run (chargeable), at least 1; the bar
+                          counts against it, and the run stops past it (exit 6).
+  --agent-key <key>       Run as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY);
+                          else the account key is used.
+
+Answers to the agent's requests (else a prompt on a terminal, else deny):
+  --approve               Grant every request without asking (input requests get --input).
+  --deny                  Deny every request without asking.
+  --input <text>          Answer input requests with this text without asking.
+
+Output:
+  --json                  One JSON object per line (NDJSON) on standard output.
+  --metrics               Print a summary of the SDK's metrics at the end.
+  --max-reconnects <n>    Reconnect at most n times in a row, 50 ms apart doubling up to 1 s
+                          (default: 10 times, from 250 ms up to 10 s).
+
+${connection}
+
+${common}
+
+Examples:
+  effect-agent-session run --goal "Find the pricing page" --start-url https://example.com --max-actions 5
+  effect-agent-session run --goal "Sign up" --start-url https://example.com --max-actions 8 --input jane@example.com
+  effect-agent-session run --goal "Read the title" --start-url https://example.com --max-actions 3 --deny --json | jq .
+
+${exitCodes}
+`,
+  simulate: `effect-agent-session simulate: start the reference simulator of the service and print its
+address and account key; it runs until Ctrl-C or SIGTERM.
+
+Usage:
+  effect-agent-session simulate [flags]
+
+Flags:
+  --port <n>              The port to listen on (default 8787); 0 picks a free one.
+  --host <address>        The address to listen on (default 127.0.0.1). With 0.0.0.0 or ::
+                          (every interface) the printed URLs use loopback.
+  --dialect <name>        The wire dialect the simulator speaks: documented (default) or observed.
+  --actions <n>           The actions the scripted agent wants to run (default 5; never more
+                          than the session's max_actions).
+  --ask <what>            What the agent asks in the middle of its run: none, input or
+                          permission (default).
+  --frame-delay <ms>      Milliseconds before each event (default 300, slow enough to watch).
+  --account-key <key>     The account key the simulator accepts (default sim-account-key).
+  --fault <fault>         A fault to inject; repeatable: drop-after=N[,M...], malformed-at=N,
+                          unknown-event-at=N, stall-after=N:MS, exceed-max-actions=N,
+                          close-before-complete, reject-handshake, fail-503=N,
+                          rate-limit=N[:SECONDS], http-delay=MS.
+  --json                  Print the address as one JSON object (for scripts).
+
+${common}
+
+Examples:
+  effect-agent-session simulate
+  effect-agent-session simulate --port 0 --json
+  effect-agent-session simulate --dialect observed --ask input --fault drop-after=3
+
+${exitCodes}
+`,
+  onboard: `effect-agent-session onboard: register an agent with the service (with the account key)
+and print it. The service returns the agent's key only once; it is printed only with
+--show-key.
+
+Usage:
+  effect-agent-session onboard --name <name> --website <url> --domain <domain> [flags]
+
+Agent:
+  --name <name>           The agent's name (unique in the account).
+  --website <url>         The agent's website: an absolute http:// or https:// URL.
+  --domain <domain>       sales, marketing, research, automation or podcasting.
+  --show-key              Print the agent's key.
+  --save-key <file>       Write the agent's key to a new file with mode 0600 (never overwrites).
+  --json                  Print the agent as one JSON object.
+
+${connection}
+
+${common}
+
+Examples:
+  effect-agent-session onboard --name demo --website https://example.com --domain research --save-key ./demo.key
+
+${exitCodes}
+`
+}
+
+/**
+ * The help of a command (`""` for the command line itself), if it has one.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const forCommand = (name: string): string | undefined => texts[name]
