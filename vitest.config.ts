@@ -2,6 +2,15 @@ import * as Path from "node:path"
 import * as Url from "node:url"
 import { defineConfig } from "vitest/config"
 
+/**
+ * A line of Effect's default logger (`timestamp=... level=... fiber=#...`). Tests that run the SDK
+ * live (real sockets, `it.live`) keep that logger: its lines (a reconnect noted at INFO, a skipped
+ * frame at WARN) are the SDK doing its job, not the test's output. Tests that assert on logs
+ * capture them with their own `Logger`; the rest are dropped here so that the suite prints only
+ * its results. `EAS_TEST_LOGS=1` shows them again.
+ */
+const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
+
 const src = Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "src")
 
 export default defineConfig({
@@ -21,6 +30,7 @@ export default defineConfig({
     pool: "forks",
     // Memory tests measure the live heap after a collection, not garbage.
     poolOptions: { forks: { execArgv: ["--expose-gc"] } },
-    reporters: ["default"]
+    reporters: ["default"],
+    onConsoleLog: (log) => (process.env["EAS_TEST_LOGS"] === "1" || !effectLogLine.test(log) ? undefined : false)
   }
 })

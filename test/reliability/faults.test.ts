@@ -33,6 +33,7 @@ import * as Simulator from "../../src/simulator/Simulator.js"
 import { SessionId } from "../../src/Session.js"
 import * as Wire from "../../src/Wire.js"
 import type { WebSocket } from "ws"
+import { measured } from "../helpers/measured.js"
 import {
   activeResources,
   type AttemptCounter,
@@ -438,7 +439,7 @@ describe("fault matrix", () => {
       assert.strictEqual(count, script.length)
       assert.strictEqual(count, bulk + 3)
       assert.strictEqual(outOfOrder, 0)
-      console.log(
+      measured(
         `slow consumer: peak buffered ${engine.peakBuffered()} (bufferSize ${bufferSize}), while stalled ${bufferedStalled}, heap growth while stalled ${
           ((heapStalled - heapBefore) / 1024 / 1024).toFixed(1)
         } MiB`
@@ -648,7 +649,7 @@ describe("fault matrix", () => {
         const after = activeResources()
         const heapAfter = settledHeap()
         const live = yield* supervisor.value
-        console.log(
+        measured(
           `100 cycles: live fibers ${live.length}, resources before ${JSON.stringify(before)} after ${
             JSON.stringify(after)
           }, heap ${((heapAfter - heapBefore) / 1024 / 1024).toFixed(1)} MiB`
@@ -682,7 +683,7 @@ describe("fault matrix", () => {
         assert.isTrue(yield* eventually(() => settled() <= before))
         const heapAfter = settledHeap()
         const live = yield* supervisor.value
-        console.log(
+        measured(
           `100 start/interrupt cycles: live fibers ${live.length}, TCP sockets ${before} -> ${settled()}, heap ${
             ((heapAfter - heapBefore) / 1024 / 1024).toFixed(1)
           } MiB`

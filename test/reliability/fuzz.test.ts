@@ -25,6 +25,7 @@ import { SessionId } from "../../src/Session.js"
 import * as SessionEvent from "../../src/SessionEvent.js"
 import * as Wire from "../../src/Wire.js"
 import { rawServer, wire } from "./helpers.js"
+import { measured } from "../helpers/measured.js"
 
 // ---------------------------------------------------------------------------
 // Generators (seeded: every run fuzzes the same frames; change SEED to explore)
@@ -401,7 +402,7 @@ describe("fuzzing", () => {
 
   it("U09 lenient decoder: zero throws; every outcome an event or a typed FrameError", () => {
     const { defects, outcomes, violations } = census(frames, { strict: false })
-    console.log(`lenient: ${frames.length} frames -> ${JSON.stringify(outcomes)}`)
+    measured(`lenient: ${frames.length} frames -> ${JSON.stringify(outcomes)}`)
     expect(violations).toEqual([])
     assert.strictEqual(defects, 0)
     // Every kind of outcome happened: the fuzzing reached each branch.
@@ -514,7 +515,7 @@ describe("fuzzing", () => {
         Effect.exit,
         Effect.provide(Logger.replace(Logger.defaultLogger, capture))
       )
-      console.log(
+      measured(
         `live: ${live.length + 1} frames sent, ${received.length} events delivered, ${engine.skipped()} skipped`
       )
       assert.isTrue(exit._tag === "Success")

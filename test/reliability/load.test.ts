@@ -17,6 +17,7 @@ import * as AgentSessions from "../../src/AgentSessions.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import * as Wire from "../../src/Wire.js"
 import { request, settledHeap } from "./helpers.js"
+import { measured } from "../helpers/measured.js"
 
 const SESSIONS = 1_000
 /** `started` + `browser_started` + 97 `action_run` + `complete` = 100 events a session. */
@@ -131,7 +132,7 @@ describe("load", () => {
           const heapAfter = settledHeap()
           const childMemory = yield* ask<{ readonly rss: number; readonly heapUsed: number }>(child, { type: "memory" })
           const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
-          console.log(
+          measured(
             [
               `load: ${SESSIONS} sessions x ${EVENTS_PER_SESSION} events = ${events} events in ${seconds.toFixed(2)} s`,
               `  ${Math.round(events / seconds)} events/s, ${Math.round(SESSIONS / seconds)} sessions/s (create + connect + run)`,
