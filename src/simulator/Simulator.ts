@@ -46,6 +46,7 @@ import * as ServiceApi from "../ServiceApi.js"
 import type * as SessionEvent from "../SessionEvent.js"
 import type * as Wire from "../Wire.js"
 import * as Api from "./internal/api.js"
+import * as Body from "./internal/body.js"
 import { Store } from "./internal/store.js"
 import * as Transport from "./internal/transport.js"
 import type * as Script from "./Script.js"
@@ -133,6 +134,65 @@ export interface Faults {
 }
 
 /**
+ * The bounds the simulator keeps, so that no input crashes it and no flood grows it without limit.
+ * Every refusal is an answer with a `{ _tag, error }` body (HTTP) or a close code and reason
+ * (WebSocket); docs/reliability.md lists them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  /** The largest request body kept, in bytes; larger is 413 `PayloadTooLarge`. Default 64 KiB. */
+  readonly maxBodyBytes: number
+  /**
+   * A body over `maxBodyBytes` is read to its end and thrown away (so the client reads the 413)
+   * up to this many bytes; past it, the 413 is sent and the connection closed. Default 16 MiB.
+   */
+  readonly maxDrainBytes: number
+  /** The longest a request body may take to arrive; then 408 `RequestTimeout`. Default 10 seconds. */
+  readonly bodyTimeout: Duration.DurationInput
+  /** The deepest JSON nesting of a body or a client frame; deeper is 400 / close 1007. Default 64. */
+  readonly maxDepth: number
+  /** The longest `goal`, in characters; longer is 400 `BadRequest`. Default 4,096. */
+  readonly maxGoalLength: number
+  /**
+   * The most sessions one key (principal) holds. Past it the oldest session without an open
+   * connection is forgotten; when all have one, 429 `RateLimited`. Default 1,000.
+   */
+  readonly maxSessionsPerKey: number
+  /** The most sessions the simulator holds in all (same rule as per key). Default 5,000. */
+  readonly maxSessions: number
+  /** The most agents; onboarding past it is 403 `Forbidden`. Default 1,000. */
+  readonly maxAgents: number
+  /** The most answers a session keeps; one more is close 1008 (WebSocket) or 409 `Conflict` (egress). Default 4. */
+  readonly maxAnswersPerRequest: number
+  /** The longest string field of an answer; longer is close 1008 or 400. Default 4,096 characters. */
+  readonly maxAnswerFieldLength: number
+  /** The largest frame a client sends (handshake, answer); larger is close 1009 (WebSocket) or 413 (egress). Default 16 KiB. */
+  readonly maxClientFrameBytes: number
+}
+
+/**
+ * The default {@link Limits}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultLimits: Limits = {
+  maxBodyBytes: 64 * 1024,
+  maxDrainBytes: 16 * 1024 * 1024,
+  bodyTimeout: Duration.seconds(10),
+  maxDepth: 64,
+  maxGoalLength: 4096,
+  maxSessionsPerKey: 1000,
+  maxSessions: 5000,
+  maxAgents: 1000,
+  maxAnswersPerRequest: 4,
+  maxAnswerFieldLength: 4096,
+  maxClientFrameBytes: 16 * 1024
+}
+
+/**
  * The options of a simulator.
  *
  * @since 0.1.0
@@ -151,8 +211,10 @@ export interface Options {
   readonly scenario?: Partial<Scenario> | undefined
   /** The faults from the start. */
   readonly faults?: Faults | undefined
-  /** The largest request body; larger is 413. Default 64 KiB. */
+  /** The largest request body; larger is 413. Default 64 KiB (the same as `limits.maxBodyBytes`, which it overrides). */
   readonly maxBodyBytes?: number | undefined
+  /** The bounds (see {@link Limits}; each defaults to {@link defaultLimits}). */
+  readonly limits?: Partial<Limits> | undefined
   /** The interval of `heartbeat` frames when the dialect sends them (observed). Default 2 seconds. */
   readonly heartbeatInterval?: Duration.DurationInput | undefined
   /** How long the message handshake may take before the socket is closed with 1008. Default 5 seconds (under the SDK's 10 s connect time-out, so a dialect mismatch shows as `HandshakeRejected` first). */
@@ -212,13 +274,25 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
     const dialect = options.dialect ?? Dialect.documented
     const accountKey = options.accountKey ?? "sim-account-key"
     const host = options.host ?? "127.0.0.1"
-    const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024
-    const store = new Store(accountKey, options.scenario ?? {}, options.faults ?? {}, dialect)
+    const limits: Limits = {
+      ...defaultLimits,
+      ...options.limits,
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
+    }
+    const bodyTimeoutMillis = Duration.toMillis(Duration.decode(limits.bodyTimeout))
+    const store = new Store(accountKey, options.scenario ?? {}, options.faults ?? {}, dialect, limits)
+    const bodies: Api.Bodies = new WeakMap()
 
     // The Node server: HTTP requests go to the fault gate, then to the SSE routes or the contract;
     // upgrades go to the WebSocket channel.
     const server = yield* Effect.acquireRelease(
-      Effect.sync(() => Http.createServer()),
+      Effect.sync(() => {
+        const server = Http.createServer()
+        // Node's own bounds on slow requests (its refusals carry no body; ours come first).
+        server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
+        server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
+        return server
+      }),
       (server) =>
         Effect.async<void>((resume) => {
           server.closeAllConnections()
@@ -251,24 +325,86 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       runFork,
       heartbeatInterval: Duration.decode(options.heartbeatInterval ?? Duration.seconds(2)),
       handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(5)),
-      maxBodyBytes
+      maxClientFrameBytes: limits.maxClientFrameBytes,
+      maxDepth: limits.maxDepth,
+      maxAnswerFieldLength: limits.maxAnswerFieldLength
     })
     yield* Effect.addFinalizer(() => transport.close)
 
     let contract: ((request: Http.IncomingMessage, response: Http.ServerResponse) => void) | undefined
-    const sendError = (response: Http.ServerResponse, error: Api.ApiError, headers: Record<string, string> = {}) => {
+    const sendError = (
+      response: Http.ServerResponse,
+      error: Api.ApiError,
+      headers: Record<string, string> = {},
+      closeAfter = false
+    ) => {
       const { body, status } = Api.errorResponse(error)
-      response.writeHead(status, { "content-type": "application/json", ...headers }).end(body)
+      if (response.headersSent) return void response.destroy()
+      response.writeHead(status, {
+        "content-type": "application/json",
+        ...headers,
+        ...(closeAfter ? { connection: "close" } : {})
+      })
+      response.end(body, () => {
+        if (closeAfter) response.socket?.destroy()
+      })
     }
-    const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
-      if (request.destroyed) return
-      if (transport.route(request, response)) return
+    const serve = (request: Http.IncomingMessage, response: Http.ServerResponse, body: string | undefined): void => {
+      const sse = transport.routeOf(request)
+      if (sse === "connect") return transport.sseConnect(request, response)
+      if (sse === "egress") return transport.sseEgress(request, response, body ?? "")
       if (contract === undefined) {
         return sendError(response, new ServiceApi.ApiUnavailable({ error: "the simulator is not serving" }))
       }
+      if (body !== undefined) bodies.set(request, body)
       contract(request, response)
     }
+    const bodyLimits = {
+      maxBodyBytes: limits.maxBodyBytes,
+      maxDrainBytes: limits.maxDrainBytes,
+      bodyTimeoutMillis,
+      maxDepth: limits.maxDepth
+    }
+    const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+      if (request.destroyed) return
+      if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") {
+        return serve(request, response, undefined)
+      }
+      // Every body is read here, under the bounds, before anything parses it.
+      Body.readBody(request, bodyLimits, (result) => {
+        switch (result._tag) {
+          case "Ok":
+            return serve(request, response, result.text)
+          case "TooLarge":
+            return sendError(
+              response,
+              new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${limits.maxBodyBytes} bytes` }),
+              {},
+              !result.drained
+            )
+          case "Timeout":
+            return sendError(
+              response,
+              new ServiceApi.ApiRequestTimeout({ error: `the body did not arrive within ${bodyTimeoutMillis} ms` }),
+              {},
+              true
+            )
+          case "NotUtf8":
+            return sendError(response, new ServiceApi.ApiBadRequest({ error: "the body is not valid UTF-8" }))
+          case "TooDeep":
+            return sendError(
+              response,
+              new ServiceApi.ApiBadRequest({ error: `the body is nested deeper than ${limits.maxDepth} levels` })
+            )
+          case "Aborted":
+            return void response.destroy()
+        }
+      })
+    }
     server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      if (Transport.requestUrl(request) === undefined) {
+        return sendError(response, new ServiceApi.ApiBadRequest({ error: "the request target is not a valid URL" }))
+      }
       const gate = store.gate()
       switch (gate._tag) {
         case "Unavailable":
@@ -305,7 +441,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
         })
     })
     yield* Layer.build(
-      Api.layer(store, dialect, maxBodyBytes).pipe(
+      Api.layer(store, dialect, bodies, { maxGoalLength: limits.maxGoalLength }).pipe(
         Layer.provide(Layer.succeed(HttpServer.HttpServer, httpServer)),
         Layer.provide(NodeHttpServer.layerContext)
       )
