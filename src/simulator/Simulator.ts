@@ -153,7 +153,7 @@ export interface Limits {
   readonly bodyTimeout: Duration.DurationInput
   /** The deepest JSON nesting of a body or a client frame; deeper is 400 / close 1007. Default 64. */
   readonly maxDepth: number
-  /** The longest `goal`, in characters; longer is 400 `BadRequest`. Default 4,096. */
+  /** The longest `goal`, in characters; longer is 400 `BadRequest`. Default 8,192. */
   readonly maxGoalLength: number
   /**
    * The most sessions one key (principal) holds. Past it the oldest session without an open
@@ -183,7 +183,7 @@ export const defaultLimits: Limits = {
   maxDrainBytes: 16 * 1024 * 1024,
   bodyTimeout: Duration.seconds(10),
   maxDepth: 64,
-  maxGoalLength: 4096,
+  maxGoalLength: 8192,
   maxSessionsPerKey: 1000,
   maxSessions: 5000,
   maxAgents: 1000,
