@@ -556,10 +556,11 @@ describe("Wire: total for any depth (issue 12, defect 1)", () => {
           for (const name of ["complete", "external_resource_requested", "mystery_event"]) {
             const result = Wire.decodeFrame(framing, frameOf(framing, name, data), { maxFrameSize: 16 * 1024 * 1024 })
             assert.isTrue(Either.isLeft(result))
-            if (Either.isLeft(result)) {
-              assert.strictEqual(result.left._tag, "MalformedFrame")
+            if (Either.isLeft(result) && result.left._tag === "MalformedFrame") {
               assert.include(result.left.message, "nested deeper than 64 levels")
               assert.isAtMost(result.left.raw.length, 4096)
+            } else {
+              assert.fail("expected MalformedFrame")
             }
           }
         }

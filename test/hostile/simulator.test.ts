@@ -8,7 +8,7 @@
  *
  * Issue 12, defects 1 to 6 (the simulator's), each with one or more cases below.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import {
