@@ -13,8 +13,13 @@
  *   unknown keys 401; every error body is `{ _tag, error }`.
  * - The event channel: the handshake of the dialect (first message, query or both); an unknown
  *   session, another agent's session or a bad key is refused before the upgrade (404/403/401) with
- *   the query handshake, or with close 1008 after the message handshake. The account key opens any
- *   session; an agent key its own sessions and those created with the account key.
+ *   the query handshake, or with close 1008 after the message handshake. A session belongs to the
+ *   principal that created it: the account key opens any session (its agents' too), an agent key
+ *   only its own. Only the principal of a session's open connection may supersede it (close 4000);
+ *   any other is refused (409 at the upgrade and on SSE, close 1008 after the message handshake).
+ * - Bounds on everything a client sends ({@link Limits}): body size, drain and time, JSON depth,
+ *   UTF-8, goal length, sessions per key and in all, agents, answers, client frames. Each refusal
+ *   is a status with a `{ _tag, error }` body or a close code; nothing a client sends crashes it.
  * - Each session has a cursor: a client that reconnects after a drop receives the next unsent
  *   event, so every scripted event reaches it exactly once and in order.
  *
