@@ -37,6 +37,7 @@
  * @since 0.1.0
  */
 import * as Http from "node:http"
+import type * as Stream from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
@@ -429,6 +430,22 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       }
     })
     server.on("upgrade", transport.onUpgrade)
+    // A request Node's parser refuses (a bad request line or header, headers over 16 KiB, a request
+    // too slow to arrive): answered with a body too, then the connection is closed.
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Stream.Duplex) => {
+      if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
+      const refusal = error.code === "HPE_HEADER_OVERFLOW"
+        ? { status: 431, text: "Request Header Fields Too Large", error: new ServiceApi.ApiBadRequest({ error: "the request head is over 16 KiB" }) }
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? { status: 408, text: "Request Timeout", error: new ServiceApi.ApiRequestTimeout({ error: "the request did not arrive in time" }) }
+        : { status: 400, text: "Bad Request", error: new ServiceApi.ApiBadRequest({ error: "the request is not valid HTTP/1.1" }) }
+      const { body } = Api.errorResponse(refusal.error)
+      socket.end(
+        `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json\r\nContent-Length: ${
+          Buffer.byteLength(body)
+        }\r\nConnection: close\r\n\r\n${body}`
+      )
+    })
 
     // The contract, served by HttpApiBuilder on an HttpServer whose `serve` installs the handler.
     const httpServer = HttpServer.make({

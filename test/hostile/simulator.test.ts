@@ -595,3 +595,60 @@ layer(childLayer({ dialect: "documented", limits: { maxSessionsPerKey: 100 } }),
       }), 120_000)
   }
 )
+
+layer(childLayer({ dialect: "documented" }), { excludeTestServices: true })(
+  "hostile client: the simulator against broken HTTP and silent sockets",
+  (it) => {
+    it.effect("requests Node's parser refuses get a status with a {_tag, error} body too (400, 431), and the connection is closed", () =>
+      Effect.gen(function*() {
+        const child = yield* Child
+        const cases: ReadonlyArray<readonly [string, number]> = [
+          ["GARBAGE\r\n\r\n", 400],
+          [head(["GET / HTTP/1.1", "Host: x", "Bad\u0001Header: y"]), 400],
+          [head(["POST /api/v1sessions HTTP/1.1", "Host: x", "Content-Length: 5", "Transfer-Encoding: chunked"]), 400],
+          [head(["GET /v1/connect HTTP/1.1", "Host: x", `X-Padding: ${"p".repeat(20_000)}`]), 431],
+          [head([`GET /v1/connect?apiKey=${child.accountKey}&pad=${"p".repeat(20_000)} HTTP/1.1`, "Host: x"]), 431]
+        ]
+        for (const [text, status] of cases) {
+          const response = yield* rawExchange(child.port, (socket) => writeSafely(socket, Buffer.from(text, "latin1")))
+          assert.isFalse(response.timedOut)
+          assert.isTrue(response.closed)
+          assert.strictEqual(response.status, status, response.text)
+          const body = JSON.parse(response.body) as Record<string, unknown>
+          assert.isString(body["_tag"])
+          assert.isString(body["error"])
+          assertNoKey([child.accountKey], response.text)
+        }
+        yield* assertServes(child)
+      }))
+
+    it.effect("a flood of 200 silent WebSockets is closed (1008) by the handshake time-out; the simulator serves meanwhile", () =>
+      Effect.gen(function*() {
+        const child = yield* Child
+        const before = yield* child.memory
+        const silent = yield* Effect.forEach(Array.from({ length: 200 }), () => Effect.fork(wsConnect(child, { timeoutMs: 30_000 })), {
+          concurrency: "unbounded"
+        })
+        yield* assertServes(child)
+        const outcomes = yield* Effect.forEach(silent, Fiber.join)
+        for (const outcome of outcomes) {
+          assert.isFalse(outcome.timedOut)
+          assert.strictEqual(outcome.code, 1008)
+        }
+        const after = yield* child.memory
+        assert.isBelow(after.heapUsed - before.heapUsed, 32 * 1024 * 1024)
+      }), 60_000)
+
+    it.effect("a wrong key is refused without echoing it (401 over HTTP, 1008 on the socket)", () =>
+      Effect.gen(function*() {
+        const child = yield* Child
+        const wrong = `${child.accountKey.slice(0, -1)}x`
+        const answer = yield* postJson(child, child.dialect.sessionsPath, createBody(child, "go"), wrong)
+        assertRefusal(answer, 401, "Unauthorized")
+        const sessionId = yield* createSession(child)
+        const ws = yield* wsConnect(child, { onOpen: (control) => control.send(handshake(wrong, sessionId)) })
+        assert.strictEqual(ws.code, 1008)
+        assertNoKey([wrong, child.accountKey], answer.text, JSON.stringify(answer.headers), ws.reason, child.output())
+      }))
+  }
+)
