@@ -604,6 +604,15 @@ describe("Wire: total for any depth (issue 12, defect 1)", () => {
   })
 
   it.prop(
+    "decodeClientFrame is total: arbitrary strings and JSON give a client frame or a typed error",
+    [FastCheck.oneof(FastCheck.string({ unit: "binary", maxLength: 300 }), FastCheck.json({ depthSize: "large" }))],
+    ([text]) => {
+      const result = Wire.decodeClientFrame(text)
+      return Either.isRight(result) || result.left._tag === "MalformedFrame" || result.left._tag === "FrameTooLarge"
+    }
+  )
+
+  it.prop(
     "random nestings of arrays and objects, of any depth, never throw",
     [FastCheck.array(FastCheck.constantFrom("[", "]", "{", "}", "\"a\":", ",", "1", "\""), { maxLength: 3000 }), framingArb],
     ([parts, framing]) => {

@@ -352,7 +352,10 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
     if (options.heartbeats) {
       sink.write({ _tag: "Event", event: { _tag: "Connected" } })
       yield* Effect.sync(() => {
-        if (live() && !connection.stalling) sink.write({ _tag: "Event", event: { _tag: "Heartbeat" } })
+        // A client that does not read gets no more heartbeats piling up in its buffer.
+        if (live() && !connection.stalling && sink.buffered() < highWaterMark) {
+          sink.write({ _tag: "Event", event: { _tag: "Heartbeat" } })
+        }
       }).pipe(
         Effect.delay(options.heartbeatInterval),
         Effect.repeat(Schedule.spaced(options.heartbeatInterval)),
