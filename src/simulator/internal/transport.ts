@@ -42,6 +42,9 @@ export interface TransportOptions {
   readonly maxAnswerFieldLength: number
 }
 
+/** How often an accepted WebSocket is pinged; one unanswered ping ends it (close 1006 for the peer). */
+const livenessIntervalMillis = 30_000
+
 /** The request target of a request, when it parses (`new URL` throws on `http://x:99999/`). */
 export const requestUrl = (request: Http.IncomingMessage): URL | undefined => {
   const target = request.url ?? "/"
@@ -216,7 +219,22 @@ export const make = (options: TransportOptions) => {
       const outcome = session.answer(frame.right.data)
       if (outcome._tag === "TooMany") ws.close(1008, `too many answers (at most ${outcome.limit})`)
     })
-    ws.once("close", stop)
+    // A peer that vanished without a close (a half-open TCP connection) would hold the session as
+    // connected for ever: ping it, and end the connection when a ping goes unanswered.
+    let alive = true
+    ws.on("pong", () => {
+      alive = true
+    })
+    const liveness = setInterval(() => {
+      if (!alive) return ws.terminate()
+      alive = false
+      ws.ping()
+    }, livenessIntervalMillis)
+    liveness.unref()
+    ws.once("close", () => {
+      clearInterval(liveness)
+      stop()
+    })
   }
 
   /** The `message` handshake: the first text frame is `{ apiKey, sessionId }`. */
@@ -305,6 +323,8 @@ export const make = (options: TransportOptions) => {
       connection: "keep-alive"
     })
     response.flushHeaders()
+    // SSE has no ping: TCP keep-alive finds a peer that vanished without closing.
+    request.socket.setKeepAlive(true, livenessIntervalMillis)
     // `connectAccess` checked the principal in this same turn: the attach cannot be refused.
     const stop = start(access.session, sseSink(response), true, principalOf(access.identity))
     if (stop === undefined) return void response.end()
