@@ -80,6 +80,16 @@ export class ApiConflict extends Schema.TaggedError<ApiConflict>()("Conflict", e
 })) {}
 
 /**
+ * 408: the request body did not arrive within the server's time-out.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiRequestTimeout extends Schema.TaggedError<ApiRequestTimeout>()("RequestTimeout", errorFields, HttpApiSchema.annotations({
+  status: 408
+})) {}
+
+/**
  * 413: the body is over the size limit.
  *
  * @since 0.1.0
@@ -97,6 +107,16 @@ export class ApiPayloadTooLarge extends Schema.TaggedError<ApiPayloadTooLarge>()
  */
 export class ApiRateLimited extends Schema.TaggedError<ApiRateLimited>()("RateLimited", errorFields, HttpApiSchema.annotations({
   status: 429
+})) {}
+
+/**
+ * 500: the server failed on a request it should have answered (a bug of the server).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiServerError extends Schema.TaggedError<ApiServerError>()("ServerError", errorFields, HttpApiSchema.annotations({
+  status: 500
 })) {}
 
 /**
@@ -128,16 +148,19 @@ export const observedDefaults = {
 /**
  * The create-session body of the observed dialect: `goal`, optional `url` (the start page),
  * optional `auto_trigger`. The SDK also sends `max_actions`, which that server may use; without
- * it the server applies {@link observedDefaults}.
+ * it the server applies {@link observedDefaults}. As that dialect's own client sends them,
+ * `auto_trigger: null` (no schedule), `url: null` and `max_actions: null` mean absent, and fields
+ * the schema does not name (`connectStrategy`, `withAutoTrigger`, any other input of the
+ * caller's) are ignored.
  *
  * @since 0.1.0
  * @category models
  */
 export const ObservedCreateSessionBody = Schema.Struct({
   goal: NonBlankString,
-  url: Schema.optional(HttpUrlString),
-  max_actions: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
-  auto_trigger: Schema.optional(AutoTrigger)
+  url: Schema.optional(Schema.NullOr(HttpUrlString)),
+  max_actions: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)))),
+  auto_trigger: Schema.optional(Schema.NullOr(AutoTrigger))
 })
 
 const ObservedCreateSession = Schema.transform(ObservedCreateSessionBody, Schema.typeSchema(CreateSessionRequest), {
@@ -147,7 +170,7 @@ const ObservedCreateSession = Schema.transform(ObservedCreateSessionBody, Schema
       goal: body.goal,
       start_url: body.url ?? observedDefaults.startUrl,
       max_actions: body.max_actions ?? observedDefaults.maxActions,
-      ...(body.auto_trigger === undefined ? {} : { auto_trigger: body.auto_trigger })
+      ...(body.auto_trigger === undefined || body.auto_trigger === null ? {} : { auto_trigger: body.auto_trigger })
     }),
   encode: (request) => ({
     goal: request.goal,

@@ -14,6 +14,8 @@ import * as AST from "effect/SchemaAST"
 import * as Answer from "./Answer.js"
 import type * as Dialect from "./Dialect.js"
 import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, truncateRaw, UnknownEvent } from "./Errors.js"
+import { exceedsDepth } from "./internal/json.js"
+import { formatIssues } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -23,6 +25,26 @@ import * as SessionEvent from "./SessionEvent.js"
  * @category models
  */
 export const defaultMaxFrameSize = 1024 * 1024
+
+/**
+ * The deepest nesting of objects and arrays a frame may have by default: 64. The service's
+ * payloads nest three or four levels; a deeper frame is refused (`MalformedFrame`) before it is
+ * parsed, so nothing that walks the value later (formatters, `JSON.stringify`) can overflow the
+ * stack, whatever a peer sends.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxDepth = 64
+
+/**
+ * The largest frame a client may send on the event channel by default (handshakes and answers
+ * are small): 64 KiB.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxClientFrameSize = 64 * 1024
 
 /**
  * Options of frame decoding.
@@ -35,6 +57,8 @@ export interface DecodeOptions {
   readonly maxFrameSize?: number | undefined
   /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
   readonly strict?: boolean | undefined
+  /** The deepest nesting of objects and arrays accepted (default {@link defaultMaxDepth}). */
+  readonly maxDepth?: number | undefined
 }
 
 /**
@@ -54,7 +78,10 @@ const malformed = (text: string, message: string) =>
   Either.left(new MalformedFrame({ raw: truncateRaw(text), message }))
 
 /** A frame's JSON object, or why it is not one (no Either on the per-frame path). */
-const parseObject = (text: string): { readonly [key: string]: unknown } | MalformedFrame => {
+const parseObject = (text: string, maxDepth: number): { readonly [key: string]: unknown } | MalformedFrame => {
+  if (exceedsDepth(text, maxDepth)) {
+    return new MalformedFrame({ raw: truncateRaw(text), message: `nested deeper than ${maxDepth} levels` })
+  }
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -117,6 +144,7 @@ const fastDecoders = (): ReadonlyMap<string, FastDecoder> => fastDecodersCache ?
 export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {}): FrameDecoder => {
   const limit = options.maxFrameSize ?? defaultMaxFrameSize
   const strict = options.strict === true
+  const maxDepth = options.maxDepth ?? defaultMaxDepth
   const nameKey = framing === "type-data" ? "type" : "event"
   return (frame) => {
     let text: string
@@ -132,7 +160,7 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
       if (frame.byteLength > limit) return Either.left(new FrameTooLarge({ size: frame.byteLength, limit }))
       text = textDecoder.decode(frame)
     }
-    const parsed = parseObject(text)
+    const parsed = parseObject(text, maxDepth)
     if (parsed instanceof MalformedFrame) return Either.left(parsed)
     const name = parsed[nameKey]
     if (typeof name !== "string" || name.length === 0) return malformed(text, `no "${nameKey}" naming the event`)
@@ -335,19 +363,43 @@ const decodeHandshake = Schema.decodeUnknownEither(HandshakeMessage)
 const decodeAnswerData = Schema.decodeUnknownEither(AnswerData)
 
 /**
+ * The bounds of {@link decodeClientFrame}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientFrameOptions {
+  /** The largest frame accepted, in UTF-8 bytes (default {@link defaultMaxClientFrameSize}). */
+  readonly maxFrameSize?: number | undefined
+  /** The deepest nesting accepted (default {@link defaultMaxDepth}). */
+  readonly maxDepth?: number | undefined
+}
+
+/**
  * Decodes a frame a client sent (the simulator reads with this): the handshake message, or an
- * answer framed with `event` or `type`.
+ * answer framed with `event` or `type`. Total for any input: a frame over the size bound is
+ * `FrameTooLarge`, one nested deeper than the depth bound, not JSON, or of the wrong shape is
+ * `MalformedFrame` (whose message never prints the value).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const decodeClientFrame = (text: string): Either.Either<ClientFrame, MalformedFrame> => {
-  const parsed = parseObject(text)
+export const decodeClientFrame = (
+  text: string,
+  options: ClientFrameOptions = {}
+): Either.Either<ClientFrame, MalformedFrame | FrameTooLarge> => {
+  const limit = options.maxFrameSize ?? defaultMaxClientFrameSize
+  if (text.length > limit) return Either.left(new FrameTooLarge({ size: text.length, limit }))
+  if (text.length * 3 > limit) {
+    const size = utf8Size(text)
+    if (size > limit) return Either.left(new FrameTooLarge({ size, limit }))
+  }
+  const parsed = parseObject(text, options.maxDepth ?? defaultMaxDepth)
   if (parsed instanceof MalformedFrame) return Either.left(parsed)
   const name = parsed["event"] ?? parsed["type"]
   if (name === answerEventName) {
     return Either.match(decodeAnswerData(parsed["data"]), {
-      onLeft: (error) => malformed(text, error.message),
+      onLeft: (error) => malformed(text, formatIssues(error)),
       onRight: (data) => Either.right({ _tag: "Answer", data })
     })
   }

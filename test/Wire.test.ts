@@ -538,3 +538,89 @@ describe("Wire", () => {
     })
   })
 })
+
+describe("Wire: total for any depth (issue 12, defect 1)", () => {
+  const deepArray = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`
+  const deepObject = (depth: number) => `${"{\"a\":".repeat(depth)}1${"}".repeat(depth)}`
+  const frameOf = (framing: Dialect.Framing, name: string, data: string) =>
+    framing === "type-data"
+      ? `{"type":"${name}","data":${data}}`
+      : framing === "flat"
+      ? `{"event":"${name}","nested":${data}}`
+      : `{"event":"${name}","data":${data}}`
+
+  for (const framing of framings) {
+    it(`a server frame 3,000 (and 100,000) deep is MalformedFrame, never a stack overflow (${framing})`, () => {
+      for (const depth of [3000, 100_000]) {
+        for (const data of [deepArray(depth), deepObject(depth)]) {
+          for (const name of ["complete", "external_resource_requested", "mystery_event"]) {
+            const result = Wire.decodeFrame(framing, frameOf(framing, name, data), { maxFrameSize: 16 * 1024 * 1024 })
+            assert.isTrue(Either.isLeft(result))
+            if (Either.isLeft(result) && result.left._tag === "MalformedFrame") {
+              assert.include(result.left.message, "nested deeper than 64 levels")
+              assert.isAtMost(result.left.raw.length, 4096)
+            } else {
+              assert.fail("expected MalformedFrame")
+            }
+          }
+        }
+      }
+    })
+  }
+
+  it("nesting up to the bound decodes; maxDepth moves the bound; brackets inside strings do not count", () => {
+    const at = Wire.decodeFrame("event-data", `{"event":"mystery_event","data":${deepArray(63)}}`)
+    assert.isTrue(Either.isRight(at) && at.right._tag === "Unrecognized")
+    const over = Wire.decodeFrame("event-data", `{"event":"mystery_event","data":${deepArray(64)}}`)
+    assert.isTrue(Either.isLeft(over) && over.left._tag === "MalformedFrame")
+    const raised = Wire.decodeFrame("event-data", `{"event":"mystery_event","data":${deepArray(200)}}`, { maxDepth: 300 })
+    assert.isTrue(Either.isRight(raised))
+    const inString = Wire.decodeFrame(
+      "event-data",
+      JSON.stringify({ event: "thoughts_and_memories", data: { thought: "[".repeat(5000), memory: "{".repeat(5000) } })
+    )
+    assert.isTrue(Either.isRight(inString) && inString.right._tag === "ThoughtsAndMemories")
+  })
+
+  it("a client frame of any depth is a typed error (MalformedFrame), never a RangeError", () => {
+    for (const depth of [3000, 100_000, 1_000_000]) {
+      for (const text of [
+        `{"event":"external_resource_granted","data":${deepArray(depth)}}`,
+        `{"type":"external_resource_granted","data":${deepObject(depth)}}`,
+        `{"apiKey":${deepArray(depth)},"sessionId":"s"}`
+      ]) {
+        const result = Wire.decodeClientFrame(text, { maxFrameSize: 64 * 1024 * 1024 })
+        assert.isTrue(Either.isLeft(result) && result.left._tag === "MalformedFrame")
+      }
+    }
+    const tooLarge = Wire.decodeClientFrame(`{"apiKey":"${"k".repeat(70_000)}","sessionId":"s"}`)
+    assert.isTrue(Either.isLeft(tooLarge) && tooLarge.left._tag === "FrameTooLarge")
+  })
+
+  it("an answer of the wrong shape gives a message without the value", () => {
+    const result = Wire.decodeClientFrame(`{"event":"external_resource_granted","data":{"granted":"sk_secret_value","resource_type":1}}`)
+    assert.isTrue(Either.isLeft(result))
+    if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "MalformedFrame")
+  })
+
+  it.prop(
+    "decodeClientFrame is total: arbitrary strings and JSON give a client frame or a typed error",
+    [FastCheck.oneof(FastCheck.string({ unit: "binary", maxLength: 300 }), FastCheck.json({ depthSize: "large" }))],
+    ([text]) => {
+      const result = Wire.decodeClientFrame(text)
+      return Either.isRight(result) || result.left._tag === "MalformedFrame" || result.left._tag === "FrameTooLarge"
+    }
+  )
+
+  it.prop(
+    "random nestings of arrays and objects, of any depth, never throw",
+    [FastCheck.array(FastCheck.constantFrom("[", "]", "{", "}", "\"a\":", ",", "1", "\""), { maxLength: 3000 }), framingArb],
+    ([parts, framing]) => {
+      const data = parts.join("")
+      const server = Wire.decodeFrame(framing, frameOf(framing, "mystery_event", data))
+      const client = Wire.decodeClientFrame(`{"event":"external_resource_granted","data":${data}}`)
+      return (Either.isRight(server) || frameErrorTags.has(server.left._tag)) &&
+        (Either.isRight(client) || client.left._tag === "MalformedFrame" || client.left._tag === "FrameTooLarge")
+    }
+  )
+})

@@ -13,8 +13,13 @@
  *   unknown keys 401; every error body is `{ _tag, error }`.
  * - The event channel: the handshake of the dialect (first message, query or both); an unknown
  *   session, another agent's session or a bad key is refused before the upgrade (404/403/401) with
- *   the query handshake, or with close 1008 after the message handshake. The account key opens any
- *   session; an agent key its own sessions and those created with the account key.
+ *   the query handshake, or with close 1008 after the message handshake. A session belongs to the
+ *   principal that created it: the account key opens any session (its agents' too), an agent key
+ *   only its own. Only the principal of a session's open connection may supersede it (close 4000);
+ *   any other is refused (409 at the upgrade and on SSE, close 1008 after the message handshake).
+ * - Bounds on everything a client sends ({@link Limits}): body size, drain and time, JSON depth,
+ *   UTF-8, goal length, sessions per key and in all, agents, answers, client frames. Each refusal
+ *   is a status with a `{ _tag, error }` body or a close code; nothing a client sends crashes it.
  * - Each session has a cursor: a client that reconnects after a drop receives the next unsent
  *   event, so every scripted event reaches it exactly once and in order.
  *
@@ -32,6 +37,7 @@
  * @since 0.1.0
  */
 import * as Http from "node:http"
+import type * as Stream from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
@@ -46,6 +52,7 @@ import * as ServiceApi from "../ServiceApi.js"
 import type * as SessionEvent from "../SessionEvent.js"
 import type * as Wire from "../Wire.js"
 import * as Api from "./internal/api.js"
+import * as Body from "./internal/body.js"
 import { Store } from "./internal/store.js"
 import * as Transport from "./internal/transport.js"
 import type * as Script from "./Script.js"
@@ -133,6 +140,65 @@ export interface Faults {
 }
 
 /**
+ * The bounds the simulator keeps, so that no input crashes it and no flood grows it without limit.
+ * Every refusal is an answer with a `{ _tag, error }` body (HTTP) or a close code and reason
+ * (WebSocket); docs/reliability.md lists them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  /** The largest request body kept, in bytes; larger is 413 `PayloadTooLarge`. Default 64 KiB. */
+  readonly maxBodyBytes: number
+  /**
+   * A body over `maxBodyBytes` is read to its end and thrown away (so the client reads the 413)
+   * up to this many bytes; past it, the 413 is sent and the connection closed. Default 16 MiB.
+   */
+  readonly maxDrainBytes: number
+  /** The longest a request body may take to arrive; then 408 `RequestTimeout`. Default 10 seconds. */
+  readonly bodyTimeout: Duration.DurationInput
+  /** The deepest JSON nesting of a body or a client frame; deeper is 400 / close 1007. Default 64. */
+  readonly maxDepth: number
+  /** The longest `goal`, in characters; longer is 400 `BadRequest`. Default 8,192. */
+  readonly maxGoalLength: number
+  /**
+   * The most sessions one key (principal) holds. Past it the oldest session without an open
+   * connection is forgotten; when all have one, 429 `RateLimited`. Default 1,000.
+   */
+  readonly maxSessionsPerKey: number
+  /** The most sessions the simulator holds in all (same rule as per key). Default 5,000. */
+  readonly maxSessions: number
+  /** The most agents; onboarding past it is 403 `Forbidden`. Default 1,000. */
+  readonly maxAgents: number
+  /** The most answers a session keeps; one more is close 1008 (WebSocket) or 409 `Conflict` (egress). Default 4. */
+  readonly maxAnswersPerRequest: number
+  /** The longest string field of an answer; longer is close 1008 or 400. Default 4,096 characters. */
+  readonly maxAnswerFieldLength: number
+  /** The largest frame a client sends (handshake, answer); larger is close 1009 (WebSocket) or 413 (egress). Default 16 KiB. */
+  readonly maxClientFrameBytes: number
+}
+
+/**
+ * The default {@link Limits}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultLimits: Limits = {
+  maxBodyBytes: 64 * 1024,
+  maxDrainBytes: 16 * 1024 * 1024,
+  bodyTimeout: Duration.seconds(10),
+  maxDepth: 64,
+  maxGoalLength: 8192,
+  maxSessionsPerKey: 1000,
+  maxSessions: 5000,
+  maxAgents: 1000,
+  maxAnswersPerRequest: 4,
+  maxAnswerFieldLength: 4096,
+  maxClientFrameBytes: 16 * 1024
+}
+
+/**
  * The options of a simulator.
  *
  * @since 0.1.0
@@ -151,8 +217,10 @@ export interface Options {
   readonly scenario?: Partial<Scenario> | undefined
   /** The faults from the start. */
   readonly faults?: Faults | undefined
-  /** The largest request body; larger is 413. Default 64 KiB. */
+  /** The largest request body; larger is 413. Default 64 KiB (the same as `limits.maxBodyBytes`, which it overrides). */
   readonly maxBodyBytes?: number | undefined
+  /** The bounds (see {@link Limits}; each defaults to {@link defaultLimits}). */
+  readonly limits?: Partial<Limits> | undefined
   /** The interval of `heartbeat` frames when the dialect sends them (observed). Default 2 seconds. */
   readonly heartbeatInterval?: Duration.DurationInput | undefined
   /** How long the message handshake may take before the socket is closed with 1008. Default 5 seconds (under the SDK's 10 s connect time-out, so a dialect mismatch shows as `HandshakeRejected` first). */
@@ -212,13 +280,25 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
     const dialect = options.dialect ?? Dialect.documented
     const accountKey = options.accountKey ?? "sim-account-key"
     const host = options.host ?? "127.0.0.1"
-    const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024
-    const store = new Store(accountKey, options.scenario ?? {}, options.faults ?? {}, dialect)
+    const limits: Limits = {
+      ...defaultLimits,
+      ...options.limits,
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
+    }
+    const bodyTimeoutMillis = Duration.toMillis(Duration.decode(limits.bodyTimeout))
+    const store = new Store(accountKey, options.scenario ?? {}, options.faults ?? {}, dialect, limits)
+    const bodies: Api.Bodies = new WeakMap()
 
     // The Node server: HTTP requests go to the fault gate, then to the SSE routes or the contract;
     // upgrades go to the WebSocket channel.
     const server = yield* Effect.acquireRelease(
-      Effect.sync(() => Http.createServer()),
+      Effect.sync(() => {
+        const server = Http.createServer()
+        // Node's own bounds on slow requests (its refusals carry no body; ours come first).
+        server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
+        server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
+        return server
+      }),
       (server) =>
         Effect.async<void>((resume) => {
           server.closeAllConnections()
@@ -251,24 +331,86 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       runFork,
       heartbeatInterval: Duration.decode(options.heartbeatInterval ?? Duration.seconds(2)),
       handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(5)),
-      maxBodyBytes
+      maxClientFrameBytes: limits.maxClientFrameBytes,
+      maxDepth: limits.maxDepth,
+      maxAnswerFieldLength: limits.maxAnswerFieldLength
     })
     yield* Effect.addFinalizer(() => transport.close)
 
     let contract: ((request: Http.IncomingMessage, response: Http.ServerResponse) => void) | undefined
-    const sendError = (response: Http.ServerResponse, error: Api.ApiError, headers: Record<string, string> = {}) => {
+    const sendError = (
+      response: Http.ServerResponse,
+      error: Api.ApiError,
+      headers: Record<string, string> = {},
+      closeAfter = false
+    ) => {
       const { body, status } = Api.errorResponse(error)
-      response.writeHead(status, { "content-type": "application/json", ...headers }).end(body)
+      if (response.headersSent) return void response.destroy()
+      response.writeHead(status, {
+        "content-type": "application/json",
+        ...headers,
+        ...(closeAfter ? { connection: "close" } : {})
+      })
+      response.end(body, () => {
+        if (closeAfter) response.socket?.destroy()
+      })
     }
-    const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
-      if (request.destroyed) return
-      if (transport.route(request, response)) return
+    const serve = (request: Http.IncomingMessage, response: Http.ServerResponse, body: string | undefined): void => {
+      const sse = transport.routeOf(request)
+      if (sse === "connect") return transport.sseConnect(request, response)
+      if (sse === "egress") return transport.sseEgress(request, response, body ?? "")
       if (contract === undefined) {
         return sendError(response, new ServiceApi.ApiUnavailable({ error: "the simulator is not serving" }))
       }
+      if (body !== undefined) bodies.set(request, body)
       contract(request, response)
     }
+    const bodyLimits = {
+      maxBodyBytes: limits.maxBodyBytes,
+      maxDrainBytes: limits.maxDrainBytes,
+      bodyTimeoutMillis,
+      maxDepth: limits.maxDepth
+    }
+    const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+      if (request.destroyed) return
+      if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") {
+        return serve(request, response, undefined)
+      }
+      // Every body is read here, under the bounds, before anything parses it.
+      Body.readBody(request, bodyLimits, (result) => {
+        switch (result._tag) {
+          case "Ok":
+            return serve(request, response, result.text)
+          case "TooLarge":
+            return sendError(
+              response,
+              new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${limits.maxBodyBytes} bytes` }),
+              {},
+              !result.drained
+            )
+          case "Timeout":
+            return sendError(
+              response,
+              new ServiceApi.ApiRequestTimeout({ error: `the body did not arrive within ${bodyTimeoutMillis} ms` }),
+              {},
+              true
+            )
+          case "NotUtf8":
+            return sendError(response, new ServiceApi.ApiBadRequest({ error: "the body is not valid UTF-8" }))
+          case "TooDeep":
+            return sendError(
+              response,
+              new ServiceApi.ApiBadRequest({ error: `the body is nested deeper than ${limits.maxDepth} levels` })
+            )
+          case "Aborted":
+            return void response.destroy()
+        }
+      })
+    }
     server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      if (Transport.requestUrl(request) === undefined) {
+        return sendError(response, new ServiceApi.ApiBadRequest({ error: "the request target is not a valid URL" }))
+      }
       const gate = store.gate()
       switch (gate._tag) {
         case "Unavailable":
@@ -288,6 +430,22 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       }
     })
     server.on("upgrade", transport.onUpgrade)
+    // A request Node's parser refuses (a bad request line or header, headers over 16 KiB, a request
+    // too slow to arrive): answered with a body too, then the connection is closed.
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Stream.Duplex) => {
+      if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
+      const refusal = error.code === "HPE_HEADER_OVERFLOW"
+        ? { status: 431, text: "Request Header Fields Too Large", error: new ServiceApi.ApiBadRequest({ error: "the request head is over 16 KiB" }) }
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? { status: 408, text: "Request Timeout", error: new ServiceApi.ApiRequestTimeout({ error: "the request did not arrive in time" }) }
+        : { status: 400, text: "Bad Request", error: new ServiceApi.ApiBadRequest({ error: "the request is not valid HTTP/1.1" }) }
+      const { body } = Api.errorResponse(refusal.error)
+      socket.end(
+        `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json\r\nContent-Length: ${
+          Buffer.byteLength(body)
+        }\r\nConnection: close\r\n\r\n${body}`
+      )
+    })
 
     // The contract, served by HttpApiBuilder on an HttpServer whose `serve` installs the handler.
     const httpServer = HttpServer.make({
@@ -305,7 +463,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
         })
     })
     yield* Layer.build(
-      Api.layer(store, dialect, maxBodyBytes).pipe(
+      Api.layer(store, dialect, bodies, { maxGoalLength: limits.maxGoalLength }).pipe(
         Layer.provide(Layer.succeed(HttpServer.HttpServer, httpServer)),
         Layer.provide(NodeHttpServer.layerContext)
       )

@@ -452,14 +452,17 @@ describe("fuzzing", () => {
     expect(mismatches.slice(0, 5)).toEqual([])
   })
 
-  it("deeply nested payloads of known events (depth 10k-100k) are EventDecodeError, not a stack overflow", () => {
+  it("deeply nested payloads of known events (depth 10k-100k) are a typed frame error (MalformedFrame: deeper than maxDepth), not a stack overflow", () => {
     const decode = Wire.makeDecoder("event-data")
     for (const depth of [10_000, 100_000]) {
       const arrays = "[".repeat(depth) + "]".repeat(depth)
       const frame = `{"event":"started","data":{"sessionId":${arrays},"start_url":"https://example.com/"}}`
       const result = Either.flip(decode(frame))
-      assert.isTrue(Either.isRight(result) && result.right._tag === "EventDecodeError")
+      assert.isTrue(Either.isRight(result) && result.right._tag === "MalformedFrame")
     }
+    // Within the depth bound, a payload of the wrong shape is EventDecodeError.
+    const shallow = Either.flip(decode(`{"event":"started","data":{"sessionId":${"[".repeat(30)}${"]".repeat(30)}}}`))
+    assert.isTrue(Either.isRight(shallow) && shallow.right._tag === "EventDecodeError")
   })
 
   it.live("a live connection: 3,000 fuzzed frames, failOnFrameError: false: every valid event in order, never dies", () =>

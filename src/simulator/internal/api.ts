@@ -4,11 +4,11 @@
  * middleware that answers the contract's errors with `{ error }` bodies where the platform would
  * not (payload decode failures, bodies that are not JSON, bodies over the limit, unknown routes).
  */
+import type * as Http from "node:http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
-import * as HttpMethod from "@effect/platform/HttpMethod"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -25,7 +25,7 @@ import type * as Dialect from "../../Dialect.js"
 import * as ServiceApi from "../../ServiceApi.js"
 import { SessionId, SessionInfo } from "../../Session.js"
 import type { Identity, Store } from "./store.js"
-import type { SessionState } from "./session.js"
+import { SessionState as SessionStateClass, type SessionState } from "./session.js"
 
 /** The errors the simulator answers with, as the contract encodes them. */
 export type ApiError =
@@ -34,8 +34,10 @@ export type ApiError =
   | ServiceApi.ApiForbidden
   | ServiceApi.ApiNotFound
   | ServiceApi.ApiConflict
+  | ServiceApi.ApiRequestTimeout
   | ServiceApi.ApiPayloadTooLarge
   | ServiceApi.ApiRateLimited
+  | ServiceApi.ApiServerError
   | ServiceApi.ApiUnavailable
 
 const ApiErrorSchema = Schema.Union(
@@ -44,8 +46,10 @@ const ApiErrorSchema = Schema.Union(
   ServiceApi.ApiForbidden,
   ServiceApi.ApiNotFound,
   ServiceApi.ApiConflict,
+  ServiceApi.ApiRequestTimeout,
   ServiceApi.ApiPayloadTooLarge,
   ServiceApi.ApiRateLimited,
+  ServiceApi.ApiServerError,
   ServiceApi.ApiUnavailable
 )
 const encodeApiError = Schema.encodeSync(ApiErrorSchema)
@@ -62,10 +66,14 @@ const statusOf = (error: ApiError): number => {
       return 404
     case "Conflict":
       return 409
+    case "RequestTimeout":
+      return 408
     case "PayloadTooLarge":
       return 413
     case "RateLimited":
       return 429
+    case "ServerError":
+      return 500
     case "Unavailable":
       return 503
   }
@@ -77,7 +85,7 @@ export const errorResponse = (error: ApiError): { readonly status: number; reado
   body: JSON.stringify(encodeApiError(error))
 })
 
-const respondError = (error: ApiError, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse => {
+export const respondError = (error: ApiError, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse => {
   const { body, status } = errorResponse(error)
   return HttpServerResponse.text(body, {
     status,
@@ -109,10 +117,37 @@ const describeIssues = (error: HttpApiError.HttpApiDecodeError): string =>
     : error.issues.map((issue) => issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)
       .join("; ")
 
-/** Whether a value is the platform's `RequestError` reading a body over `MaxBodySize`. */
-const isBodyTooLarge = (defect: unknown): boolean =>
-  HttpServerError.isServerError(defect) && defect._tag === "RequestError" &&
-  defect.cause instanceof Error && defect.cause.message.includes("maxBytes")
+/**
+ * The bodies the simulator's Node handler read (under its bounds) before the contract runs, by
+ * Node request: the contract reads the body from here, never from the socket.
+ */
+export type Bodies = WeakMap<Http.IncomingMessage, string>
+
+/** The request with its body replaced by `text` (already read from the socket). */
+const withBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest => {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (!hopByHop.has(name)) headers.set(name, value)
+  }
+  return HttpServerRequest.fromWeb(
+    new Request(new URL(request.url, "http://simulator"), { method: request.method, headers, body: text })
+  )
+}
+
+const hopByHop: ReadonlySet<string> = new Set([
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "host"
+])
+
+/** The settings of the contract's handlers. */
+export interface ApiLimits {
+  readonly maxGoalLength: number
+}
 
 /**
  * The layer that serves the contract of `dialect` on the `HttpServer` it is given.
@@ -120,7 +155,8 @@ const isBodyTooLarge = (defect: unknown): boolean =>
 export const layer = (
   store: Store,
   dialect: Dialect.Dialect,
-  maxBodyBytes: number
+  bodies: Bodies,
+  limits: ApiLimits
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
   const { Authentication, api } = ServiceApi.make(dialect)
 
@@ -151,7 +187,10 @@ export const layer = (
         if (store.hasAgentNamed(payload.name)) {
           return yield* Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
         }
-        const { agent, apiKey } = store.addAgent(payload)
+        const added = store.addAgent(payload)
+        // Not in the contract's onboard errors: answered as a response of its own (403).
+        if ("_tag" in added) return respondError(new ServiceApi.ApiForbidden({ error: added.reason }))
+        const { agent, apiKey } = added
         return new Agent({
           agentId: AgentId.make(agent.agentId),
           name: payload.name,
@@ -164,13 +203,23 @@ export const layer = (
   const SessionsLive = HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
       .handle("create", ({ payload }) =>
-        Effect.map(identityOf(store), (owner) =>
-          sessionInfo(store.addSession({
+        Effect.gen(function*() {
+          const owner = yield* identityOf(store)
+          if (payload.goal.length > limits.maxGoalLength) {
+            return yield* Effect.fail(
+              new ServiceApi.ApiBadRequest({ error: `goal: is over ${limits.maxGoalLength} characters` })
+            )
+          }
+          const session = store.addSession({
             owner,
             goal: payload.goal,
             startUrl: payload.start_url,
             maxActions: payload.max_actions
-          }))))
+          })
+          if (session instanceof SessionStateClass) return sessionInfo(session)
+          // Too many sessions with an open connection: come back when one has ended.
+          return yield* Effect.fail(new ServiceApi.ApiRateLimited({ error: session.reason }))
+        }))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {
           if (!dialect.retrieve) {
@@ -186,30 +235,21 @@ export const layer = (
             case "Forbidden":
               return yield* Effect.fail(new ServiceApi.ApiForbidden({ error: access.reason }))
             case "NotFound":
+            case "Conflict":
               return yield* Effect.fail(new ServiceApi.ApiNotFound({ error: access.reason }))
           }
         })))
 
-  // Inside the API's error encoding: map what the platform answers without an `{ error }` body.
+  // Inside the API's error encoding: the body read by the Node handler is given to the contract,
+  // and what the platform answers without an `{ error }` body is mapped to one.
   const Mapping = HttpApiBuilder.middleware((app: HttpApp.Default) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const length = Number(request.headers["content-length"] ?? "0")
-      if (Number.isFinite(length) && length > maxBodyBytes) {
-        return respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
-      }
-      if (request.headers["content-length"] === undefined && HttpMethod.hasBody(request.method)) {
-        // A chunked body: the platform destroys the socket when it reads past its limit, so read
-        // it here under a generous cap (the read is cached for the handler) and measure it.
-        const text = yield* Effect.option(
-          IncomingMessage.withMaxBodySize(request.text, Option.some(Math.max(maxBodyBytes * 16, 1024 * 1024)))
-        )
-        if (Option.isSome(text) && Buffer.byteLength(text.value) > maxBodyBytes) {
-          return respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
-        }
-      }
-      return yield* app.pipe(
-        IncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+      const body = bodies.get(NodeHttpServerRequest.toIncomingMessage(request))
+      const served = body === undefined
+        ? app
+        : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body))
+      return yield* served.pipe(
         Effect.catchAllCause((cause) => {
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure)) {
@@ -220,16 +260,16 @@ export const layer = (
             if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
               return Effect.succeed(respondError(new ServiceApi.ApiNotFound({ error: "no such route" })))
             }
+            return Effect.failCause(cause)
           }
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
           const defect = Cause.dieOption(cause)
           if (Option.isSome(defect) && HttpServerError.isServerError(defect.value)) {
-            return Effect.succeed(
-              isBodyTooLarge(defect.value)
-                ? respondError(new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${maxBodyBytes} bytes` }))
-                : respondError(new ServiceApi.ApiBadRequest({ error: "the body is not valid JSON" }))
-            )
+            // The platform failed to read or parse the body (a JSON syntax error).
+            return Effect.succeed(respondError(new ServiceApi.ApiBadRequest({ error: "the body is not valid JSON" })))
           }
-          return Effect.failCause(cause)
+          // Anything else is a bug of the simulator: still an answer with a body, never an empty 500.
+          return Effect.succeed(respondError(new ServiceApi.ApiServerError({ error: "internal error" })))
         })
       )
     }))

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Dialect from "../../Dialect.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import * as Script from "../Script.js"
 import type { WsFaults } from "../Simulator.js"
@@ -45,6 +45,8 @@ export interface Sink {
 /** One accepted connection of a session. */
 export interface Connection {
   readonly sink: Sink
+  /** The principal that opened it (`"account"` or an agent id). */
+  readonly principal: string
   closed: boolean
   /** True while a `stall` fault holds the frames (heartbeats pause too). */
   stalling: boolean
@@ -64,6 +66,13 @@ const highWaterMark = 1024 * 1024
 
 /** The most frames a burst writes before it yields to the event loop (waiting for the flush). */
 const burstFrames = 512
+
+/** What became of an answer. */
+export type AnswerOutcome =
+  /** Recorded; `matched` when it answered the pending request (and unblocked the agent). */
+  | { readonly _tag: "Recorded"; readonly matched: boolean }
+  /** Refused: the session already holds `maxAnswersPerRequest` answers. */
+  | { readonly _tag: "TooMany"; readonly limit: number }
 
 /** A session of the simulator. */
 export class SessionState {
@@ -88,14 +97,16 @@ export class SessionState {
 
   constructor(
     readonly id: string,
-    readonly ownerAgentId: string | undefined,
+    /** The principal that created it: `"account"` or an agent id. */
+    readonly principal: string,
     readonly goal: string,
     readonly startUrl: string,
     readonly maxActions: number,
     readonly settings: RunSettings,
     readonly faults: SessionFaults,
     dialect: Dialect.Dialect,
-    now: Date
+    now: Date,
+    readonly maxAnswers: number = 4
   ) {
     this.startTime = now.toISOString()
     this.plan = Script.plan({
@@ -161,13 +172,22 @@ export class SessionState {
     }
   }
 
-  /** Records an answer; the first one after the request was written unblocks the agent. */
-  answer(data: Wire.AnswerData): void {
+  /**
+   * Records an answer, up to `maxAnswers`. An answer matches the pending request when its
+   * `resource_type` is the request's and its `action_session_id`, when it has one, is the
+   * request's (the observed client sends neither `action_session_id` nor `field_name`); the first
+   * matching answer after the request was written unblocks the agent.
+   */
+  answer(data: Wire.AnswerData): AnswerOutcome {
+    if (this.answers.length >= this.maxAnswers) return { _tag: "TooMany", limit: this.maxAnswers }
     this.answers.push(data)
-    if (this.requestWritten && this.tail === undefined && Option.isSome(this.plan.request)) {
+    const request = this.plan.request
+    if (this.requestWritten && this.tail === undefined && Option.isSome(request) && matches(request.value, data)) {
       this.tail = this.plan.tail(data)
       this.wake()
+      return { _tag: "Recorded", matched: true }
     }
+    return { _tag: "Recorded", matched: false }
   }
 
   /** The session's status, as retrieve reports it. */
@@ -193,19 +213,38 @@ export class SessionState {
     })
   }
 
-  /** Makes a connection the current one, closing the one it supersedes. */
-  attach(sink: Sink): Connection {
+  /** Whether a connection is open. */
+  get connected(): boolean {
+    return this.current !== undefined && !this.current.closed
+  }
+
+  /** Whether `principal` may open a connection now: none is open, or the open one is its own. */
+  maySupersede(principal: string): boolean {
+    return !this.connected || this.current?.principal === principal
+  }
+
+  /**
+   * Makes a connection the current one, closing the one it supersedes (4000). Only the principal
+   * of the open connection may supersede it: for another, `undefined` (the caller refuses).
+   */
+  attach(sink: Sink, principal: string): Connection | undefined {
+    if (!this.maySupersede(principal)) return undefined
     const previous = this.current
     if (previous !== undefined && !previous.closed) {
       detach(this, previous)
       previous.sink.fail(4000, "superseded by a newer connection")
     }
     this.connections += 1
-    const connection: Connection = { sink, closed: false, stalling: false, ackWaiter: undefined }
+    const connection: Connection = { sink, principal, closed: false, stalling: false, ackWaiter: undefined }
     this.current = connection
     return connection
   }
 }
+
+/** Whether an answer answers a request: same `resource_type`, and same `action_session_id` when given. */
+const matches = (request: SessionEvent.ExternalResourceRequested, data: Wire.AnswerData): boolean =>
+  data.resource_type === SessionEvent.resourceTypeRaw(request.resource_type) &&
+  (data.action_session_id === undefined || data.action_session_id === request.action_session_id)
 
 /** Marks a connection closed (the transport closed or the pump ended it). */
 export const detach = (session: SessionState, connection: Connection): void => {
@@ -313,7 +352,10 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
     if (options.heartbeats) {
       sink.write({ _tag: "Event", event: { _tag: "Connected" } })
       yield* Effect.sync(() => {
-        if (live() && !connection.stalling) sink.write({ _tag: "Event", event: { _tag: "Heartbeat" } })
+        // A client that does not read gets no more heartbeats piling up in its buffer.
+        if (live() && !connection.stalling && sink.buffered() < highWaterMark) {
+          sink.write({ _tag: "Event", event: { _tag: "Heartbeat" } })
+        }
       }).pipe(
         Effect.delay(options.heartbeatInterval),
         Effect.repeat(Schedule.spaced(options.heartbeatInterval)),

@@ -22,7 +22,7 @@ import * as Wire from "../../Wire.js"
 import * as Script from "../Script.js"
 import { errorResponse } from "./api.js"
 import { type Connection, detach, type Outgoing, pump, type SessionState, type Sink } from "./session.js"
-import type { Access, Store } from "./store.js"
+import { type Access, principalOf, type Store } from "./store.js"
 
 /** Forks an effect into the simulator's scope. */
 export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
@@ -34,11 +34,22 @@ export interface TransportOptions {
   readonly runFork: RunFork
   readonly heartbeatInterval: Duration.Duration
   readonly handshakeTimeout: Duration.Duration
-  readonly maxBodyBytes: number
+  /** The largest client frame (WebSocket message or egress body), in bytes. */
+  readonly maxClientFrameBytes: number
+  /** The deepest JSON nesting of a client frame. */
+  readonly maxDepth: number
+  /** The longest string field of an answer. */
+  readonly maxAnswerFieldLength: number
 }
 
-/** The most a client frame may hold (handshakes and answers are small). */
-const maxClientFrame = 64 * 1024
+/** How often an accepted WebSocket is pinged; one unanswered ping ends it (close 1006 for the peer). */
+const livenessIntervalMillis = 30_000
+
+/** The request target of a request, when it parses (`new URL` throws on `http://x:99999/`). */
+export const requestUrl = (request: Http.IncomingMessage): URL | undefined => {
+  const target = request.url ?? "/"
+  return URL.canParse(target, "http://simulator") ? new URL(target, "http://simulator") : undefined
+}
 
 const accessError = (access: Exclude<Access, { _tag: "Ok" }>) => {
   switch (access._tag) {
@@ -48,7 +59,17 @@ const accessError = (access: Exclude<Access, { _tag: "Ok" }>) => {
       return new ServiceApi.ApiForbidden({ error: access.reason })
     case "NotFound":
       return new ServiceApi.ApiNotFound({ error: access.reason })
+    case "Conflict":
+      return new ServiceApi.ApiConflict({ error: access.reason })
   }
+}
+
+const statusText: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict"
 }
 
 const rejectedHandshake = () => new ServiceApi.ApiUnauthorized({ error: "handshake rejected" })
@@ -56,7 +77,7 @@ const rejectedHandshake = () => new ServiceApi.ApiUnauthorized({ error: "handsha
 /** Answers an upgrade request with an HTTP error, on the raw socket, before any upgrade. */
 const refuseUpgrade = (socket: Stream.Duplex, error: Parameters<typeof errorResponse>[0]): void => {
   const { body, status } = errorResponse(error)
-  const reason = status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : "Not Found"
+  const reason = statusText[status] ?? "Error"
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${
@@ -147,14 +168,23 @@ const sseSink = (response: Http.ServerResponse): Sink => ({
 /** The event channels of one simulator. */
 export const make = (options: TransportOptions) => {
   const { dialect, runFork, store } = options
-  const wss = new WebSocketServer({ noServer: true, maxPayload: maxClientFrame, clientTracking: true })
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxClientFrameBytes, clientTracking: true })
+  const frameOptions = { maxFrameSize: options.maxClientFrameBytes, maxDepth: options.maxDepth }
+  const answerTooLong = (data: Wire.AnswerData): boolean =>
+    [data.resource_type, data.action_session_id, data.field_name, data.input].some((field) =>
+      field !== undefined && field.length > options.maxAnswerFieldLength
+    )
   const sseResponses = new Set<Http.ServerResponse>()
   const measure = (event: SessionEvent.SessionEvent) => Buffer.byteLength(Wire.encodeEvent(dialect.framing, event))
   const measureSse = (event: SessionEvent.SessionEvent) => Buffer.byteLength(sseText({ _tag: "Event", event }))
 
-  /** Starts the pump of a newly accepted connection; returns a function to call when it closes. */
-  const start = (session: SessionState, sink: Sink, sse: boolean): (() => void) => {
-    const connection: Connection = session.attach(sink)
+  /**
+   * Starts the pump of a newly accepted connection; returns a function to call when it closes, or
+   * `undefined` when another principal's connection is open (the caller refuses).
+   */
+  const start = (session: SessionState, sink: Sink, sse: boolean, principal: string): (() => void) | undefined => {
+    const connection: Connection | undefined = session.attach(sink, principal)
+    if (connection === undefined) return undefined
     const fiber = runFork(
       pump(session, connection, {
         heartbeats: dialect.heartbeats,
@@ -168,13 +198,43 @@ export const make = (options: TransportOptions) => {
     }
   }
 
-  const acceptWs = (ws: WebSocket, session: SessionState): void => {
-    const stop = start(session, wsSink(ws, dialect.framing), false)
+  const acceptWs = (ws: WebSocket, session: SessionState, principal: string): void => {
+    const stop = start(session, wsSink(ws, dialect.framing), false, principal)
+    if (stop === undefined) {
+      ws.close(1008, "the session is connected by another principal")
+      return
+    }
     ws.on("message", (data) => {
-      const frame = Wire.decodeClientFrame(textOf(data))
-      if (Either.isRight(frame) && frame.right._tag === "Answer") session.answer(frame.right.data)
+      const frame = Wire.decodeClientFrame(textOf(data), frameOptions)
+      if (Either.isLeft(frame)) {
+        ws.close(1007, frame.left._tag === "FrameTooLarge" ? "frame too large" : "malformed frame")
+        return
+      }
+      // A handshake again (the `both` handshake sends it on an authenticated socket): nothing to do.
+      if (frame.right._tag !== "Answer") return
+      if (answerTooLong(frame.right.data)) {
+        ws.close(1008, `an answer field is over ${options.maxAnswerFieldLength} characters`)
+        return
+      }
+      const outcome = session.answer(frame.right.data)
+      if (outcome._tag === "TooMany") ws.close(1008, `too many answers (at most ${outcome.limit})`)
     })
-    ws.once("close", stop)
+    // A peer that vanished without a close (a half-open TCP connection) would hold the session as
+    // connected for ever: ping it, and end the connection when a ping goes unanswered.
+    let alive = true
+    ws.on("pong", () => {
+      alive = true
+    })
+    const liveness = setInterval(() => {
+      if (!alive) return ws.terminate()
+      alive = false
+      ws.ping()
+    }, livenessIntervalMillis)
+    liveness.unref()
+    ws.once("close", () => {
+      clearInterval(liveness)
+      stop()
+    })
   }
 
   /** The `message` handshake: the first text frame is `{ apiKey, sessionId }`. */
@@ -183,7 +243,7 @@ export const make = (options: TransportOptions) => {
     ws.once("close", () => clearTimeout(timer))
     ws.once("message", (data) => {
       clearTimeout(timer)
-      const frame = Wire.decodeClientFrame(textOf(data))
+      const frame = Wire.decodeClientFrame(textOf(data), frameOptions)
       if (Either.isLeft(frame) || frame.right._tag !== "Handshake") {
         ws.close(1008, "expected the handshake {apiKey, sessionId}")
         return
@@ -192,18 +252,22 @@ export const make = (options: TransportOptions) => {
         ws.close(1008, "handshake rejected")
         return
       }
-      const access = store.access(frame.right.apiKey, frame.right.sessionId)
+      const access = store.connectAccess(frame.right.apiKey, frame.right.sessionId)
       if (access._tag !== "Ok") {
         ws.close(1008, access.reason)
         return
       }
-      acceptWs(ws, access.session)
+      acceptWs(ws, access.session, principalOf(access.identity))
     })
   }
 
   const onUpgrade = (request: Http.IncomingMessage, socket: Stream.Duplex, head: Buffer): void => {
     socket.on("error", () => socket.destroy())
-    const url = new URL(request.url ?? "/", "http://simulator")
+    const url = requestUrl(request)
+    if (url === undefined) {
+      refuseUpgrade(socket, new ServiceApi.ApiBadRequest({ error: "the request target is not a valid URL" }))
+      return
+    }
     if (url.pathname !== dialect.connectPath) {
       refuseUpgrade(socket, new ServiceApi.ApiNotFound({ error: "no such route" }))
       return
@@ -223,14 +287,14 @@ export const make = (options: TransportOptions) => {
       refuseUpgrade(socket, rejectedHandshake())
       return
     }
-    const access = store.access(apiKey ?? "", sessionId ?? "")
+    const access = store.connectAccess(apiKey ?? "", sessionId ?? "")
     if (access._tag !== "Ok") {
       refuseUpgrade(socket, accessError(access))
       return
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
       ws.on("error", () => ws.terminate())
-      acceptWs(ws, access.session)
+      acceptWs(ws, access.session, principalOf(access.identity))
     })
   }
 
@@ -239,15 +303,19 @@ export const make = (options: TransportOptions) => {
     response.writeHead(status, { "content-type": "application/json" }).end(body)
   }
 
-  const queryAccess = (request: Http.IncomingMessage): Access => {
-    const url = new URL(request.url ?? "/", "http://simulator")
-    return store.access(url.searchParams.get("apiKey") ?? "", url.searchParams.get("sessionId") ?? "")
+  const queryParams = (request: Http.IncomingMessage) => {
+    const url = requestUrl(request)
+    return {
+      apiKey: url?.searchParams.get("apiKey") ?? "",
+      sessionId: url?.searchParams.get("sessionId") ?? ""
+    }
   }
 
   /** `GET sse.connectPath?sessionId&apiKey`: the session's events as named SSE events. */
   const sseConnect = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
     if (store.faults.ws?.rejectHandshake === true) return sendError(response, rejectedHandshake())
-    const access = queryAccess(request)
+    const { apiKey, sessionId } = queryParams(request)
+    const access = store.connectAccess(apiKey, sessionId)
     if (access._tag !== "Ok") return sendError(response, accessError(access))
     response.writeHead(200, {
       "content-type": "text/event-stream",
@@ -255,61 +323,61 @@ export const make = (options: TransportOptions) => {
       connection: "keep-alive"
     })
     response.flushHeaders()
+    // SSE has no ping: TCP keep-alive finds a peer that vanished without closing.
+    request.socket.setKeepAlive(true, livenessIntervalMillis)
+    // `connectAccess` checked the principal in this same turn: the attach cannot be refused.
+    const stop = start(access.session, sseSink(response), true, principalOf(access.identity))
+    if (stop === undefined) return void response.end()
     sseResponses.add(response)
-    const stop = start(access.session, sseSink(response), true)
     response.once("close", () => {
       sseResponses.delete(response)
       stop()
     })
   }
 
-  /** `POST sse.egressPath?sessionId&apiKey` with `{ event: "external_resource_granted", data }`. */
-  const sseEgress = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
-    const access = queryAccess(request)
-    if (access._tag !== "Ok") {
-      request.resume()
-      return sendError(response, accessError(access))
+  /**
+   * `POST sse.egressPath?sessionId&apiKey` with `{ event: "external_resource_granted", data }`
+   * (the body already read under the simulator's bounds).
+   */
+  const sseEgress = (request: Http.IncomingMessage, response: Http.ServerResponse, body: string): void => {
+    const { apiKey, sessionId } = queryParams(request)
+    const access = store.access(apiKey, sessionId)
+    if (access._tag !== "Ok") return sendError(response, accessError(access))
+    const frame = Wire.decodeClientFrame(body, frameOptions)
+    if (Either.isLeft(frame) && frame.left._tag === "FrameTooLarge") {
+      return sendError(
+        response,
+        new ServiceApi.ApiPayloadTooLarge({ error: `the answer is over ${options.maxClientFrameBytes} bytes` })
+      )
     }
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let tooLarge = false
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.byteLength
-      if (size > options.maxBodyBytes) tooLarge = true
-      else chunks.push(chunk)
-    })
-    request.on("end", () => {
-      if (tooLarge) {
-        return sendError(
-          response,
-          new ServiceApi.ApiPayloadTooLarge({ error: `the body is over ${options.maxBodyBytes} bytes` })
-        )
-      }
-      const frame = Wire.decodeClientFrame(Buffer.concat(chunks).toString("utf8"))
-      if (Either.isLeft(frame) || frame.right._tag !== "Answer") {
-        return sendError(
-          response,
-          new ServiceApi.ApiBadRequest({ error: "expected { event: \"external_resource_granted\", data }" })
-        )
-      }
-      access.session.answer(frame.right.data)
-      response.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ accepted: true }))
-    })
-    request.on("error", () => response.destroy())
+    if (Either.isLeft(frame) || frame.right._tag !== "Answer") {
+      return sendError(
+        response,
+        new ServiceApi.ApiBadRequest({ error: "expected { event: \"external_resource_granted\", data }" })
+      )
+    }
+    if (answerTooLong(frame.right.data)) {
+      return sendError(
+        response,
+        new ServiceApi.ApiBadRequest({ error: `an answer field is over ${options.maxAnswerFieldLength} characters` })
+      )
+    }
+    const outcome = access.session.answer(frame.right.data)
+    if (outcome._tag === "TooMany") {
+      return sendError(
+        response,
+        new ServiceApi.ApiConflict({ error: `the session already has ${outcome.limit} answers (the most it keeps)` })
+      )
+    }
+    response.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ accepted: true }))
   }
 
-  /** Routes a request to the SSE transport; `false` when it is not one of its routes. */
-  const route = (request: Http.IncomingMessage, response: Http.ServerResponse): boolean => {
+  /** Which SSE route a request is for, if any. */
+  const routeOf = (request: Http.IncomingMessage): "connect" | "egress" | undefined => {
     const path = (request.url ?? "/").split("?", 1)[0]
-    if (request.method === "GET" && path === dialect.sse.connectPath) {
-      sseConnect(request, response)
-      return true
-    }
-    if (request.method === "POST" && path === dialect.sse.egressPath) {
-      sseEgress(request, response)
-      return true
-    }
-    return false
+    if (request.method === "GET" && path === dialect.sse.connectPath) return "connect"
+    if (request.method === "POST" && path === dialect.sse.egressPath) return "egress"
+    return undefined
   }
 
   /** Ends every open channel (the simulator is shutting down). */
@@ -320,5 +388,5 @@ export const make = (options: TransportOptions) => {
     wss.close(() => resume(Effect.void))
   })
 
-  return { onUpgrade, route, close } as const
+  return { onUpgrade, routeOf, sseConnect, sseEgress, close } as const
 }
