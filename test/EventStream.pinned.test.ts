@@ -321,6 +321,73 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
       }))
   })
 
+  describe("mutants that survived the suite (test/README.md)", () => {
+    for (const [what, frames] of [["no frame", []], ["only a heartbeat", [heartbeat]], ["only connected", [connected]]] as const) {
+      // Guards: the reconnect bout restarted by a socket that merely opened, or by a keep-alive.
+      it.scoped(`U22 a server that accepts and drops every connection (${what}) exhausts the schedule: ConnectionLost`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup({ reconnect: fast(2) })
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          for (let n = 1; n <= 3; n++) {
+            const socket = yield* awaitSocket(server, n)
+            socket.open()
+            socket.message(...frames)
+            yield* settle()
+            socket.serverClose(1006)
+            yield* settle()
+            yield* TestClock.adjust("10 seconds")
+          }
+          yield* settle()
+          assert.strictEqual(server.sockets.length, 3, "no fourth attempt")
+          const error = failureOf(yield* Fiber.join(fiber))
+          assert.strictEqual(error._tag, "ConnectionLost")
+          if (error._tag === "ConnectionLost") assert.strictEqual(error.attempts, 3)
+          assert.deepStrictEqual(
+            yield* SubscriptionRef.get(connection.state),
+            EventStream.ConnectionState.Closed({ reason: "connection-lost" })
+          )
+        }))
+    }
+
+    // Guards: the bound of a positive option off by one (0 taken as a size instead of the default).
+    it("a bufferSize or answerBufferSize of 0 falls back to the default; 1 and fractions are kept (floored)", () => {
+      const zero = internal.resolveSettings({}, { bufferSize: 0, answerBufferSize: 0, maxFrameSize: 0 })
+      assert.deepStrictEqual([zero.bufferSize, zero.answerBufferSize, zero.maxFrameSize], [1024, 64, Wire.defaultMaxFrameSize])
+      const odd = internal.resolveSettings({ bufferSize: -3 }, { answerBufferSize: Number.NaN })
+      assert.deepStrictEqual([odd.bufferSize, odd.answerBufferSize], [1024, 64])
+      const one = internal.resolveSettings({ bufferSize: 7 }, { bufferSize: 1, answerBufferSize: 2.9 })
+      assert.deepStrictEqual([one.bufferSize, one.answerBufferSize], [1, 2])
+    })
+
+    // Guards: answers written before a drop re-sent after the ones given while disconnected.
+    it.scoped("U16 answers written just before a drop are re-sent first, before one whose write failed", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(request("as-1"), request("as-2"))
+        yield* settle()
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("early"))
+        yield* settle()
+        assert.strictEqual(first.sent.length, 1)
+        // The socket went away under us, before its close event: the next write fails and ends it.
+        first.readyState = 3
+        yield* connection.respond(receivedRequest("as-2"), Answer.grant("late"))
+        yield* settle()
+        assert.strictEqual((yield* SubscriptionRef.get(connection.state))._tag, "Reconnecting")
+        yield* TestClock.adjust("250 millis")
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        yield* settle()
+        assert.deepStrictEqual(second.sent.map((s) => JSON.parse(s).data.input), ["early", "late"])
+        second.message(complete)
+        yield* Fiber.join(fiber)
+      }))
+  })
+
   // The engine's internals are reachable for the back-pressure bound (used by the table's mutants).
   it.scoped("bufferSize bounds the frames held: never more than bufferSize wait for a blocked consumer", () =>
     Effect.gen(function*() {

@@ -29,7 +29,7 @@ import * as Sse from "../src/internal/sse.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Wire from "../src/Wire.js"
 import { settle } from "./helpers/FakeWebSocket.js"
-import { makeStub, type Recorded, text } from "./helpers/StubHttpClient.js"
+import { makeStub, type Reply, text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-pinned-sse-key-90c2"
 const SESSION = "session-sse-pin"
@@ -86,7 +86,7 @@ const until = (done: Effect.Effect<boolean>) =>
 
 const layerOf = (client: Layer.Layer<HttpClient.HttpClient>) => Layer.merge(client, Credentials.layer({ apiKey: KEY }))
 
-const sseSetup = (reply: (request: Recorded, attempt: number) => Response, options: Partial<EventStream.Options> = {}) =>
+const sseSetup = (reply: Reply, options: Partial<EventStream.Options> = {}) =>
   Effect.gen(function*() {
     const stub = yield* makeStub(reply)
     const service = yield* EventStream.makeSse({ url: BASE, reconnect: fast(3), ...options }).pipe(
@@ -309,6 +309,47 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
         }))
     }
   })
+
+  // Guards: a request asked again while its answer is still being sent made pending again (accept).
+  it.scoped("U16 a request asked again while its answer is still being sent stays answered: one POST", () =>
+    Effect.gen(function*() {
+      const body = sseBody()
+      const gate = yield* Deferred.make<void>()
+      const { service, stub } = yield* sseSetup((request) =>
+        request.method === "GET"
+          ? body.response
+          : Effect.as(Deferred.await(gate), new Response(null, { status: 202 }))
+      )
+      const connection = yield* service.connect(SESSION)
+      let asked = 0
+      const fiber = yield* connection.events.pipe(
+        Stream.tap((event) =>
+          Effect.sync(() => {
+            if (event._tag === "ExternalResourceRequested") asked += 1
+          })
+        ),
+        Stream.runCollect,
+        Effect.map((chunk) => Chunk.toReadonlyArray(chunk).map((event) => event._tag)),
+        Effect.fork
+      )
+      yield* until(Effect.map(stateTag(connection), (tag) => tag === "Open"))
+      body.send("external_resource_requested", requestData("as-1"))
+      yield* until(
+        Effect.map(Effect.either(connection.respond(receivedRequest("as-1"), Answer.grant("x"))), Either.isRight)
+      )
+      yield* until(Effect.map(stub.count, (n) => n === 2))
+      // The POST is in flight; the service asks again (a redelivery).
+      body.send("external_resource_requested", requestData("as-1"))
+      yield* until(Effect.sync(() => asked === 2))
+      const again = yield* Effect.flip(connection.respond(receivedRequest("as-1"), Answer.grant("y")))
+      assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : again._tag, "already-answered")
+      yield* Deferred.succeed(gate, undefined)
+      yield* settle()
+      sendComplete(body)
+      assert.deepStrictEqual(yield* Fiber.join(fiber), ["ExternalResourceRequested", "ExternalResourceRequested", "Complete"])
+      const posts = (yield* stub.requests).filter((r) => r.method === "POST")
+      assert.deepStrictEqual(posts.map((r) => JSON.parse(r.body).data.input), ["x"])
+    }))
 
   describe("the SSE parser's bound", () => {
     const parseAll = (chunks: ReadonlyArray<string>, maxData: number) => {
