@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Plants each bug of test/mutants/*.patch in src/, one at a time, runs the tests the patch names
+# and reverts it. A mutant is KILLED when its tests fail, SURVIVED when they pass (a gap in the
+# suite), SKIPPED when the patch no longer applies (src was rewritten: refresh the patch by hand).
+#
+#   test/mutants/run.sh                      # every patch
+#   test/mutants/run.sh test/mutants/03-*.patch
+#
+# Each patch starts with a header read here (git apply ignores text before the first diff):
+#   Bug: what the change does            Test: the test files to run
+#   Filter: a vitest -t pattern (optional: only the tests that should catch it)
+# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/ (it refuses otherwise).
+set -u
+cd "$(git rev-parse --show-toplevel)"
+if ! git diff --quiet -- src || ! git diff --cached --quiet -- src; then
+  echo "src/ has uncommitted changes: commit or stash them first" >&2
+  exit 2
+fi
+if [ "$#" -eq 0 ]; then set -- test/mutants/*.patch; fi
+logs=$(mktemp -d)
+applied=""
+revert() { if [ -n "$applied" ]; then git apply -R "$applied" && applied=""; fi; }
+trap 'revert; exit 130' INT TERM
+trap 'revert' EXIT
+killed=0 survived=0 skipped=0
+for patch in "$@"; do
+  name=$(basename "$patch" .patch)
+  tests=$(sed -n 's/^Test: //p' "$patch" | head -1)
+  filter=$(sed -n 's/^Filter: //p' "$patch" | head -1)
+  if [ -z "$tests" ] || ! git apply --check "$patch" 2>/dev/null; then
+    echo "SKIPPED  $name (does not apply to this src/, or names no test)"
+    skipped=$((skipped + 1))
+    continue
+  fi
+  git apply "$patch" && applied="$patch"
+  # shellcheck disable=SC2086 # several test files
+  if npx vitest run $tests ${filter:+-t "$filter"} >"$logs/$name.log" 2>&1; then
+    echo "SURVIVED $name: $tests passed with the bug planted (log: $logs/$name.log)"
+    survived=$((survived + 1))
+  else
+    echo "KILLED   $name by $tests${filter:+ (-t \"$filter\")}"
+    killed=$((killed + 1))
+  fi
+  revert
+done
+echo "killed $killed, survived $survived, skipped $skipped"
+[ "$survived" -eq 0 ]
