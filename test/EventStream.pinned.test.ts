@@ -305,7 +305,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
         first.open()
         first.message(request("as-1"))
         yield* settle()
-        yield* connection.respond(receivedRequest("as-1"), Answer.deny)
+        yield* connection.respond(receivedRequest("as-1"), Answer.deny())
         yield* settle()
         first.message(heartbeat, action(1))
         yield* settle()
