@@ -336,6 +336,38 @@ export class ResponseDecodeError
   readonly [TypeId]: TypeId = TypeId
 }
 
+/**
+ * A creating request (`createSession`, `onboard`) may have reached the service and acted, and
+ * its answer was lost: a time-out after the request was written, a connection reset, a 500, 502
+ * or 504. The SDK does not send it again under the default create policy (a second session
+ * would be paid for twice); the session (or agent) may exist. Send the same request again with
+ * this `idempotencyKey` only when the service honours `Idempotency-Key`.
+ * @since 0.2.0
+ * @category errors
+ */
+export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
+  "OutcomeUnknown",
+  {
+    /** The operation, such as `AgentApi.createSession`. */
+    operation: Schema.String,
+    /** The `Idempotency-Key` header every attempt of the call carried. */
+    idempotencyKey: Schema.String,
+    /** How many attempts were sent. */
+    attempts: Schema.Number,
+    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
+    reason: Schema.String,
+    /** The last attempt's error message, keys removed. */
+    detail: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    const what = this.operation.endsWith("onboard") ? "the agent" : "the session"
+    return `${this.operation}: the request may have reached the service, so ${what} may exist (${this.reason}: ${this.detail}); not sent again (Idempotency-Key ${this.idempotencyKey})`
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Event channel (U08, U09, U16, U22)
 // ---------------------------------------------------------------------------
@@ -482,6 +514,32 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `Connection lost after ${this.attempts} attempts: ${this.lastError}`
+  }
+}
+
+/**
+ * The event channel never opened: the first connection was refused, unresolvable, rejected at
+ * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
+ * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
+ * schedule only governs a channel that has been open.
+ * @since 0.2.0
+ * @category errors
+ */
+export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
+  "NeverConnected",
+  {
+    /** The session the channel was for. */
+    sessionId: Schema.String,
+    /** How many connection attempts were made. */
+    attempts: Schema.Number,
+    /** What ended the last attempt (an open failure, a time-out, a status). */
+    lastError: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The event channel of session ${this.sessionId} never connected (${this.attempts} attempts): ${this.lastError}`
   }
 }
 
@@ -648,6 +706,7 @@ export type AgentApiError =
   | TransportError
   | RequestTimeout
   | ResponseDecodeError
+  | OutcomeUnknown
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -670,6 +729,7 @@ export type EventStreamError =
   | HandshakeRejected
   | ConnectTimeout
   | ConnectionLost
+  | NeverConnected
   | InsecureTransport
 
 /**
@@ -716,6 +776,7 @@ export const AgentSessionError = Schema.Union(
   TransportError,
   RequestTimeout,
   ResponseDecodeError,
+  OutcomeUnknown,
   MalformedFrame,
   EventDecodeError,
   FrameTooLarge,
@@ -723,6 +784,7 @@ export const AgentSessionError = Schema.Union(
   HandshakeRejected,
   ConnectTimeout,
   ConnectionLost,
+  NeverConnected,
   InsecureTransport,
   RequestNotPending,
   AnswerBufferFull,

@@ -24,6 +24,7 @@ import { AgentId, Agent } from "../../Agent.js"
 import type * as Dialect from "../../Dialect.js"
 import * as ServiceApi from "../../ServiceApi.js"
 import { SessionId, SessionInfo } from "../../Session.js"
+import { IdempotencyCache, keyOf } from "./idempotency.js"
 import type { Identity, Store } from "./store.js"
 import type { SessionState } from "./session.js"
 
@@ -124,6 +125,32 @@ export const layer = (
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
   const { Authentication, api } = ServiceApi.make(dialect)
 
+  // --- Idempotency-Key (issue 13): one agent / one session per key and body, per caller ---
+  const onboards = new IdempotencyCache<Agent>()
+  const creates = new IdempotencyCache<string>()
+  const principalOf = (identity: Identity): string => identity._tag === "Account" ? "account" : identity.agent.agentId
+  const mismatch = "this Idempotency-Key was used with another request body"
+  const idempotent = <A, E, R, M>(
+    cache: IdempotencyCache<A>,
+    principal: string,
+    fingerprint: string,
+    act: Effect.Effect<A, E, R>,
+    onMismatch: M
+  ): Effect.Effect<A, E | M, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function*() {
+      const key = keyOf((yield* HttpServerRequest.HttpServerRequest).headers)
+      if (key === undefined) return yield* act
+      const now = Date.now()
+      const found = cache.lookup(principal, key, fingerprint, now)
+      if (found._tag === "Hit") return found.value
+      if (found._tag === "Mismatch") {
+        return yield* Effect.fail(onMismatch)
+      }
+      const value = yield* act
+      cache.remember(principal, key, fingerprint, value, now)
+      return value
+    })
+
   const AuthenticationLive = Layer.succeed(Authentication, {
     key: (token: Redacted.Redacted<string>) =>
       Effect.gen(function*() {
@@ -148,29 +175,49 @@ export const layer = (
         if (identity._tag !== "Account") {
           return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: "onboarding needs the account key" }))
         }
-        if (store.hasAgentNamed(payload.name)) {
-          return yield* Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
-        }
-        const { agent, apiKey } = store.addAgent(payload)
-        return new Agent({
-          agentId: AgentId.make(agent.agentId),
-          name: payload.name,
-          website: payload.website,
-          domain: payload.domain,
-          apiKey: Option.some(Redacted.make(apiKey))
-        })
+        const fingerprint = JSON.stringify([payload.name, payload.website, payload.domain])
+        return yield* idempotent(onboards, principalOf(identity), fingerprint, Effect.suspend(() => {
+          if (store.hasAgentNamed(payload.name)) {
+            return Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
+          }
+          const { agent, apiKey } = store.addAgent(payload)
+          return Effect.succeed(
+            new Agent({
+              agentId: AgentId.make(agent.agentId),
+              name: payload.name,
+              website: payload.website,
+              domain: payload.domain,
+              apiKey: Option.some(Redacted.make(apiKey))
+            })
+          )
+        }), new ServiceApi.ApiConflict({ error: mismatch }))
       })))
 
   const SessionsLive = HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
       .handle("create", ({ payload }) =>
-        Effect.map(identityOf(store), (owner) =>
-          sessionInfo(store.addSession({
-            owner,
-            goal: payload.goal,
-            startUrl: payload.start_url,
-            maxActions: payload.max_actions
-          }))))
+        Effect.flatMap(identityOf(store), (owner) =>
+          idempotent(
+            creates,
+            principalOf(owner),
+            JSON.stringify([payload.goal, payload.start_url, payload.max_actions]),
+            Effect.sync(() =>
+              store.addSession({
+                owner,
+                goal: payload.goal,
+                startUrl: payload.start_url,
+                maxActions: payload.max_actions
+              }).id
+            ),
+            new ServiceApi.ApiBadRequest({ error: mismatch })
+          ).pipe(
+            Effect.flatMap((id) => {
+              const session = store.sessions.get(id)
+              return session === undefined
+                ? Effect.fail(new ServiceApi.ApiBadRequest({ error: "the session of this Idempotency-Key is gone" }))
+                : Effect.succeed(sessionInfo(session))
+            })
+          )))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {
           if (!dialect.retrieve) {
