@@ -21,7 +21,7 @@ import * as Simulator from "../../src/simulator/Simulator.js"
 
 const KEY = "sk-paid-test-key"
 const session = { start_url: "https://example.com/", goal: "find the pricing page", max_actions: 5 }
-const agent = { name: "scout", website: "https://example.com", domain: "research" }
+const agent = { name: "scout", website: "https://example.com", domain: "research" as const }
 
 type Failure = "slow" | "reset" | "502" | "503-then-ok" | "429-then-ok"
 
@@ -213,7 +213,10 @@ describe("issue 13: the create policy", () => {
           })
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
-        (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
       )
       const address = proxy.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
