@@ -205,7 +205,7 @@ const guard = (
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const endedWithoutComplete = Effect.suspend(() =>
         Option.match(tally.complete, {
-          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
+          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })),
           onSome: (complete) => Effect.succeed(outcomeOf(complete))
         })
       )
@@ -239,7 +239,13 @@ const guard = (
             case "ActionRun": {
               tally.actions += 1
               if (tally.actions > maxActions) {
-                const overrun = new ActionBudgetExceeded({ sessionId, maxActions, actions: tally.actions })
+                // The connection is closed: the session may go on at the service (issue 13).
+                const overrun = new ActionBudgetExceeded({
+                  sessionId,
+                  maxActions,
+                  actions: tally.actions,
+                  mayStillBeRunning: true
+                })
                 if (Option.isNone(tally.overrun)) tally.overrun = Option.some(overrun)
                 if (mode === "fail") {
                   failure = overrun
@@ -267,7 +273,7 @@ const guard = (
             return Stream.fromEffect(Effect.zipRight(connection.close, Effect.fail(failure)))
           }
           return Option.isNone(tally.complete)
-            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError }))
+            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true }))
             : Stream.empty
         })
       ),

@@ -79,6 +79,34 @@ export const HttpErrorFields = {
   operation: Schema.String
 }
 
+/**
+ * The session an error happened to, on every error met after the session was created (issue 13):
+ * its id, and whether it may still be running (and paid for) at the service, so the caller can
+ * `attach` to it again or stop it. Absent on errors met before a session existed.
+ * @since 0.2.0
+ * @category models
+ */
+export const SessionContext = {
+  /** The session the error happened to, when one had been created. */
+  sessionId: Schema.optional(Schema.String),
+  /** Whether the session may still be running at the service (reattach with its id). */
+  mayStillBeRunning: Schema.optional(Schema.Boolean)
+}
+
+/**
+ * The orphan notice of an error, when the session it happened to may still be running:
+ * `session <id> may still be running at the service; reattach with: effect-agent-session attach <id>`.
+ * @since 0.2.0
+ * @category accessors
+ */
+export const orphanNotice = (error: unknown): string | undefined => {
+  if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
+  const { mayStillBeRunning, sessionId } = error
+  return typeof sessionId === "string" && mayStillBeRunning === true
+    ? `session ${sessionId} may still be running at the service; reattach with: effect-agent-session attach ${sessionId}`
+    : undefined
+}
+
 // ---------------------------------------------------------------------------
 // Caller input and credentials
 // ---------------------------------------------------------------------------
@@ -110,6 +138,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
  */
 export class MissingCredentials
   extends Schema.TaggedError<MissingCredentials>("effect-agent-session/MissingCredentials")("MissingCredentials", {
+    ...SessionContext,
     /** The operation that needed a key. */
     operation: Schema.String,
     /** The environment variable that would provide it. */
@@ -131,6 +160,7 @@ export class MissingCredentials
  */
 export class MissingAgentKey
   extends Schema.TaggedError<MissingAgentKey>("effect-agent-session/MissingAgentKey")("MissingAgentKey", {
+    ...SessionContext,
     agentId: Schema.String
   })
 {
@@ -381,6 +411,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
 export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-agent-session/MalformedFrame")(
   "MalformedFrame",
   {
+    ...SessionContext,
     /** The first 4 KiB of the frame. */
     raw: Schema.String,
     message: Schema.String
@@ -399,6 +430,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
 export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effect-agent-session/EventDecodeError")(
   "EventDecodeError",
   {
+    ...SessionContext,
     /** The wire event name. */
     event: Schema.String,
     /** The first 4 KiB of the frame. */
@@ -419,6 +451,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
 export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
   "FrameTooLarge",
   {
+    ...SessionContext,
     /** The size of the frame in bytes (UTF-16 code units for text frames). */
     size: Schema.Number,
     limit: Schema.Number
@@ -440,6 +473,7 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
 export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent-session/UnknownEvent")(
   "UnknownEvent",
   {
+    ...SessionContext,
     event: Schema.String,
     raw: Schema.String
   }
@@ -461,6 +495,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
 export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("effect-agent-session/HandshakeRejected")(
   "HandshakeRejected",
   {
+    ...SessionContext,
     /** The HTTP status or WebSocket close code. */
     code: Schema.Number,
     reason: Schema.String
@@ -482,6 +517,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
   "ConnectTimeout",
   {
+    ...SessionContext,
     timeout: Schema.DurationFromSelf
   }
 ) {
@@ -501,6 +537,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
 export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
   "ConnectionLost",
   {
+    ...SessionContext,
     /**
      * How many connection attempts failed in a row at the end: since the last attempt that
      * delivered an event (keep-alives do not count), that dropped attempt included.
@@ -528,6 +565,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
 export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
   "NeverConnected",
   {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
     /** The session the channel was for. */
     sessionId: Schema.String,
     /** How many connection attempts were made. */
@@ -632,6 +670,7 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
  */
 export class ActionBudgetExceeded
   extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
     sessionId: Schema.String,
     maxActions: Schema.Number,
     actions: Schema.Number
@@ -656,6 +695,7 @@ export class SessionEndedWithoutComplete
   extends Schema.TaggedError<SessionEndedWithoutComplete>("effect-agent-session/SessionEndedWithoutComplete")(
     "SessionEndedWithoutComplete",
     {
+      mayStillBeRunning: SessionContext.mayStillBeRunning,
       sessionId: Schema.String,
       /** The message of the last `error` event received, if any. */
       lastError: Schema.OptionFromSelf(Schema.String)

@@ -46,6 +46,7 @@ import type * as EventStream from "../EventStream.js"
 import * as Metrics from "../Metrics.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
+import { inSession } from "./orphan.js"
 import { checkSecureUrl, printableUrl } from "./url.js"
 
 // ---------------------------------------------------------------------------
@@ -741,7 +742,8 @@ export const makeEngine = (
             ? Effect.logWarning(`${unsent} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`)
             : Effect.void,
           Effect.logDebug(`Event channel closed: ${final.reason}`),
-          mailbox.done(final.exit)
+          // Issue 13: the session's id, and whether it may still be running, on every error.
+          mailbox.done(Exit.mapError(final.exit, (error) => inSession(error, sessionId)))
         ], { discard: true })
       }))
 
