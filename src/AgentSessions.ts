@@ -244,7 +244,7 @@ const guard = (
                   sessionId,
                   maxActions,
                   actions: tally.actions,
-                  mayStillBeRunning: true
+                  mayStillBeRunning: mode === "fail"
                 })
                 if (Option.isNone(tally.overrun)) tally.overrun = Option.some(overrun)
                 if (mode === "fail") {

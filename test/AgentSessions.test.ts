@@ -91,7 +91,7 @@ describe("AgentSessions over the test kit", () => {
           onEvent: (event) => Effect.sync(() => seen.push(event._tag))
         })
       )
-      assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 2, actions: 3 })
+      assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 2, actions: 3, mayStillBeRunning: true })
       )
       // The offending action is delivered; nothing after it is watched.
       assert.deepStrictEqual(seen, ["Started", "ActionRun", "ActionRun", "ActionRun"])
@@ -112,7 +112,7 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(outcome.actions, 2)
       assert.deepStrictEqual(
         outcome.budgetExceeded,
-        Option.some(new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2 }))
+        Option.some(new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2, mayStillBeRunning: false }))
       )
       assert.strictEqual(outcome.response, "{\"price\": 3}")
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
@@ -120,7 +120,7 @@ describe("AgentSessions over the test kit", () => {
   it.effect("U17 a channel that ends before complete is SessionEndedWithoutComplete with the last error", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(AgentSessions.run(request))
-      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("boom") })
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("boom"), mayStillBeRunning: true })
       )
     }).pipe(withKit({
       script: [Step.emit(action(1)), Step.emit({ _tag: "AgentError", error: "boom" }), Step.end, Step.emit(complete)]
@@ -137,7 +137,7 @@ describe("AgentSessions over the test kit", () => {
   it.effect("U17 with endOnError the run ends at the error event", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(AgentSessions.run(request, { endOnError: true }))
-      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("fatal") })
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("fatal"), mayStillBeRunning: true })
       )
     }).pipe(withKit({
       script: [Step.emit({ _tag: "AgentError", error: "fatal" }), Step.emit(action(1)), Step.emit(complete)]

@@ -22,6 +22,7 @@ import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import type { EventStreamError } from "../src/Errors.js"
+import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
 import * as internal from "../src/internal/eventStream.js"
@@ -670,6 +671,13 @@ describe("EventStream", () => {
         assert.deepStrictEqual(tags(results), ["AgentError", "!ConnectionLost"])
         const error = failureOf(results)
         if (error._tag === "ConnectionLost") assert.strictEqual(error.attempts, 4)
+        // Issue 13 item 2: the session's id, and that it may still be running, on the error.
+        assert.isTrue("sessionId" in error && error.sessionId === SESSION)
+        assert.isTrue("mayStillBeRunning" in error && error.mayStillBeRunning === true)
+        assert.strictEqual(
+          Errors.orphanNotice(error),
+          `session ${SESSION} may still be running at the service; reattach with: effect-agent-session attach ${SESSION}`
+        )
         yield* TestClock.adjust("1 minute")
         yield* settle()
         assert.strictEqual(server.sockets.length, 4)
