@@ -74,6 +74,7 @@ export const forError = (error: AgentSessionError): ExitCode => {
       return ExitCode.rateLimited
     case "ConnectionLost":
     case "ConnectTimeout":
+    case "NeverConnected":
     case "TransportError":
     case "RequestTimeout":
       return ExitCode.connectionLost
@@ -115,6 +116,10 @@ export const describe = (error: AgentSessionError): string => {
       return `invalid ${error.subject}: ${oneLine(error.message)}`
     case "TransportError":
       return `cannot reach the service (${error.operation}): ${oneLine(error.message)}`
+    case "NeverConnected":
+      return `the event channel never connected: ${oneLine(error.lastError)} (${error.attempts} attempts); check AGENT_SESSION_WS_URL or --ws-url`
+    case "OutcomeUnknown":
+      return `${oneLine(error.message)}; check the service before running again`
     default:
       return `${error._tag}: ${oneLine(error.message)}`
   }
