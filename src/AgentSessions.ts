@@ -83,6 +83,12 @@ export interface StartOptions extends EventStream.ConnectOptions {
    * is paid for meanwhile. Default 30 s.
    */
   readonly pendingWarningAfter?: Duration.DurationInput | undefined
+  /**
+   * The `Idempotency-Key` of the create request (default: a fresh random one per call). Pass the
+   * `idempotencyKey` of an `OutcomeUnknown` to ask a service that honours the key for the session
+   * it may already have created (docs/reliability.md).
+   */
+  readonly idempotencyKey?: string | undefined
 }
 
 /**
@@ -415,7 +421,10 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const start: Service["start"] = (request, options = {}) =>
       Effect.gen(function*() {
         const valid = yield* validateCreate(request)
-        const session = yield* api.createSession(request, { agent: options.agent })
+        const session = yield* api.createSession(request, {
+          agent: options.agent,
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+        })
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
 

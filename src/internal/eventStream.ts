@@ -265,44 +265,55 @@ interface QueuedAnswer {
 /** How many delivered events are remembered to recognise a replay after a reconnect. */
 export const REPLAY_WINDOW = 4096
 
+/** The most frame text remembered for that (UTF-16 code units): the memory bound per connection. */
+export const REPLAY_WINDOW_CHARS = 1024 * 1024
+
 /**
- * A fingerprint of a frame's text (two 32-bit FNV-1a variants and the length): equal frames have
- * equal fingerprints; different frames collide with negligible probability.
+ * The identity of a frame for replay detection: its text. A binary frame (rare) is fingerprinted
+ * (two 32-bit FNV-1a variants and the length) instead of copied.
  */
-export const fingerprint = (data: string | Uint8Array): string => {
+export const frameKey = (data: string | Uint8Array): string => {
+  if (typeof data === "string") return data
   let a = 0x811c9dc5
   let b = 0x01000193
-  if (typeof data === "string") {
-    for (let i = 0; i < data.length; i++) {
-      const c = data.charCodeAt(i)
-      a = Math.imul(a ^ c, 0x01000193)
-      b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
-    }
-  } else {
-    for (let i = 0; i < data.length; i++) {
-      const c = data[i] ?? 0
-      a = Math.imul(a ^ c, 0x01000193)
-      b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
-    }
+  for (let i = 0; i < data.length; i++) {
+    const c = data[i] ?? 0
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
   }
-  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${data.length}`
+  return `\u0000binary:${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${data.length}`
 }
 
-/** The fingerprints of the last {@link REPLAY_WINDOW} events delivered, in a bounded ring. */
+/**
+ * The texts of the last events delivered (at most {@link REPLAY_WINDOW} of them and
+ * {@link REPLAY_WINDOW_CHARS} in all), kept as references in a ring: recording costs nothing per
+ * frame; the set to look replays up in is built once per reconnect.
+ */
 class Delivered {
-  private readonly set = new Set<string>()
-  private readonly ring: Array<string | undefined> = new Array<string | undefined>(REPLAY_WINDOW)
-  private next = 0
-  has(print: string): boolean {
-    return this.set.has(print)
+  private readonly ring: Array<string | undefined> = []
+  private head = 0
+  private count = 0
+  private chars = 0
+  add(key: string): void {
+    if (key.length > REPLAY_WINDOW_CHARS) return
+    while (this.count > 0 && (this.count >= REPLAY_WINDOW || this.chars + key.length > REPLAY_WINDOW_CHARS)) {
+      const oldest = this.ring[this.head]
+      this.ring[this.head] = undefined
+      this.head = (this.head + 1) % REPLAY_WINDOW
+      this.count -= 1
+      this.chars -= oldest?.length ?? 0
+    }
+    this.ring[(this.head + this.count) % REPLAY_WINDOW] = key
+    this.count += 1
+    this.chars += key.length
   }
-  add(print: string): void {
-    if (this.set.has(print)) return
-    const old = this.ring[this.next]
-    if (old !== undefined) this.set.delete(old)
-    this.ring[this.next] = print
-    this.next = (this.next + 1) % REPLAY_WINDOW
-    this.set.add(print)
+  snapshot(): ReadonlySet<string> {
+    const set = new Set<string>()
+    for (let i = 0; i < this.count; i++) {
+      const key = this.ring[(this.head + i) % REPLAY_WINDOW]
+      if (key !== undefined) set.add(key)
+    }
+    return set
   }
 }
 
@@ -377,8 +388,8 @@ export const makeEngine = (
       ended: boolean
       opened: boolean
       gotFrame: boolean
-      /** A reopened connection, still sending events already delivered (a replay). */
-      replaying: boolean
+      /** A reopened connection, still sending events already delivered (a replay): their texts. */
+      replaying: ReadonlySet<string> | undefined
       lastFrameAt: number
       writing: boolean
       scope: Scope.Scope | undefined
@@ -425,7 +436,7 @@ export const makeEngine = (
       attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
       // Progress is a new event (issue 12 defect 10). Keep-alives (`connected`, `heartbeat`) and
       // frame errors prove the socket, not progress; and on a reopened connection, an event
-      // already delivered (the same frame text, among the last REPLAY_WINDOW delivered) is a
+      // already delivered (the same frame text, among the last REPLAY_WINDOW / REPLAY_WINDOW_CHARS delivered) is a
       // replay: dropped, so no event is delivered twice, and not progress, so a server that
       // sends the same events and drops every connection exhausts the reconnect schedule
       // (ConnectionLost) instead of looping forever. The replay ends at the first new event: from
@@ -433,13 +444,13 @@ export const makeEngine = (
       // again after its answer went through is not a replay (it is pending again).
       if (Either.isRight(result) && result.right._tag !== "Heartbeat" && result.right._tag !== "Connected") {
         if (print !== undefined) {
-          if (attempt.replaying && delivered.has(print) && !askedAgain(result.right)) {
+          if (attempt.replaying !== undefined && attempt.replaying.has(print) && !askedAgain(result.right)) {
             replayed += 1
             return
           }
           delivered.add(print)
         }
-        attempt.replaying = false
+        attempt.replaying = undefined
         attempt.gotFrame = true
       }
       if (Either.isLeft(result)) {
@@ -472,7 +483,7 @@ export const makeEngine = (
       event._tag === "ExternalResourceRequested" &&
       requests.get(requestKey(event.action_session_id, SessionEvent.resourceTypeRaw(event.resource_type))) === "sent"
 
-    const frame = (data: string | Uint8Array) => accept(decode(data), fingerprint(data))
+    const frame = (data: string | Uint8Array) => accept(decode(data), frameKey(data))
 
     const confirmAnswers = (): void => {
       for (const answer of unconfirmed) {
@@ -494,7 +505,7 @@ export const makeEngine = (
     // same decoder reads the `{event,data}` frame rebuilt from the SSE event.
     const namedEvent = (name: string, data: string) => {
       const text = `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
-      return accept(decode(text), fingerprint(text))
+      return accept(decode(text), text)
     }
 
     const tooLarge = (size: number) => accept(Either.left(new FrameTooLarge({ size, limit: settings.maxFrameSize })))
@@ -585,7 +596,7 @@ export const makeEngine = (
             ended: false,
             opened: false,
             gotFrame: false,
-            replaying: deliveredAny,
+            replaying: deliveredAny ? delivered.snapshot() : undefined,
             lastFrameAt: clock.unsafeCurrentTimeMillis(),
             writing: false,
             scope: attemptScope
