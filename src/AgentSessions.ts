@@ -512,7 +512,9 @@ export const run = <E = never, R = never>(
 /**
  * Creates a session and connects to its events, in the current scope (the connection closes with
  * it): a {@link RunningSession} to consume `events` from, answer with `respond`, observe through
- * `state`, and await the `outcome` of.
+ * `state`, and await the `outcome` of. Each `external_resource_requested` blocks the agent until
+ * it is answered with `respond` (as below); `pending` lists the requests still waiting, and one
+ * waiting past `pendingWarningAfter` (default 30 s) is reported with a warning log.
  *
  * @example
  * ```ts

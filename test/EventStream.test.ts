@@ -653,6 +653,29 @@ describe("EventStream", () => {
         }))
     }
 
+    for (const code of [1001, 1006, 1011, 1013, 4000, 4999]) {
+      it.scoped(`issue 12 defect 10: the same event then close ${code} on every connection: bounded, delivered once`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup({ reconnect: fast(2) })
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          for (let n = 1; n <= 3; n++) {
+            const socket = yield* awaitSocket(server, n)
+            socket.open()
+            socket.message(started, errorEvent)
+            yield* settle()
+            socket.serverClose(code)
+            yield* settle()
+            yield* TestClock.adjust("10 seconds")
+          }
+          const results = yield* Fiber.join(fiber)
+          assert.deepStrictEqual(tags(results), ["Started", "AgentError", "!ConnectionLost"])
+          yield* TestClock.adjust("1 minute")
+          yield* settle()
+          assert.strictEqual(server.sockets.length, 3)
+        }))
+    }
+
     it.scoped("issue 12 defect 10: every connection sends the same event then drops: bounded, delivered once", () =>
       Effect.gen(function*() {
         const { server, service } = yield* setup({ reconnect: fast(3) })
@@ -844,6 +867,9 @@ describe("EventStream", () => {
         socket.message(started, "not json", complete)
         const results = yield* Fiber.join(fiber)
         assert.deepStrictEqual(tags(results), ["Started", "!MalformedFrame"])
+        // Issue 13: the frame error names the session, which may still be running.
+        const error = failureOf(results)
+        assert.isTrue("sessionId" in error && error.sessionId === SESSION && error.mayStillBeRunning === true)
         assert.strictEqual(socket.closedByClientWith, 1000)
         assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "failed" }))
       }))
