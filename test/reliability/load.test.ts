@@ -88,7 +88,11 @@ describe("load", () => {
         const layer = NodeAgentSessions.layer({
           apiKey: child.accountKey,
           baseUrl: `http://127.0.0.1:${child.port}`,
-          wsUrl: `ws://127.0.0.1:${child.port}`
+          wsUrl: `ws://127.0.0.1:${child.port}`,
+          // The simulator honours Idempotency-Key (issue 13): a create whose connection was reset
+          // under this load (a keep-alive socket the server had just closed, say) is sent again
+          // with the same key, which cannot create a second session.
+          http: { createPolicy: "idempotent" }
         })
         yield* Effect.gen(function*() {
           // Warm up (code paths, connection pool), then measure from a settled heap.
