@@ -44,6 +44,20 @@ export interface AgentOption {
 }
 
 /**
+ * Options of the creating operations (`createSession`, `onboard`).
+ * @since 0.2.0
+ * @category models
+ */
+export interface CreateOptions {
+  /**
+   * The `Idempotency-Key` header of this call (1 to 255 printable ASCII characters), the same on
+   * each of its attempts. Default: a fresh random UUID per call. Pass the `idempotencyKey` of an
+   * `OutcomeUnknown` to send the same request again to a service that honours the key.
+   */
+  readonly idempotencyKey?: string | undefined
+}
+
+/**
  * The operations of the service.
  *
  * @since 0.1.0
@@ -55,7 +69,10 @@ export interface Service {
    * sent). The new agent's key, when the response carries one, is remembered by `Credentials`,
    * so later operations can name the agent by id. A name already taken is `Conflict`.
    */
-  readonly onboard: (request: Agent.OnboardInput) => Effect.Effect<Agent.Agent, AgentApiError>
+  readonly onboard: (
+    request: Agent.OnboardInput,
+    options?: CreateOptions | undefined
+  ) => Effect.Effect<Agent.Agent, AgentApiError>
   /**
    * Creates a session (`POST /api/v1sessions`, or `/api/v1/sessions` in the observed dialect).
    * Validates first (`InvalidRequest`, nothing sent). Uses the agent's key when `agent` is given
@@ -63,7 +80,7 @@ export interface Service {
    */
   readonly createSession: (
     request: Session.CreateSessionInput,
-    options?: AgentOption | undefined
+    options?: (AgentOption & CreateOptions) | undefined
   ) => Effect.Effect<Session.SessionInfo, AgentApiError>
   /**
    * `GET {sessionsPath}/<id>`: only in a dialect with `retrieve` (the observed one). In a dialect
@@ -107,6 +124,16 @@ export interface Options {
    * service's `Retry-After`, capped at `maxRetryAfter` (U21). `Schedule.stop` disables retries.
    */
   readonly retry?: Schedule.Schedule<unknown, AgentApiError> | undefined
+  /**
+   * Which failed attempts of a creating call (`createSession`, `onboard`) are sent again
+   * (docs/reliability.md). `"safe"` (default): only those the service cannot have acted on (no
+   * connection was made; 429, 503 or 408), so a service that ignores `Idempotency-Key` never
+   * creates two sessions for one call; an attempt that may have acted (a time-out after the
+   * request was written, a reset, 500, 502, 504) fails with `OutcomeUnknown`. `"idempotent"`:
+   * every retryable failure is sent again with the same `Idempotency-Key`; choose it only when
+   * the service honours the key (the simulator does).
+   */
+  readonly createPolicy?: "safe" | "idempotent" | undefined
   /** The longest wait a `Retry-After` may impose (default 60 s); a longer one waits this (U21). */
   readonly maxRetryAfter?: Duration.DurationInput | undefined
   /** Allows plain `http://` to a host that is not loopback (default `false`). */

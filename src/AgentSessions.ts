@@ -9,6 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -16,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as AgentModule from "./Agent.js"
 import { AgentApi } from "./AgentApi.js"
 import * as Answer from "./Answer.js"
@@ -76,7 +77,37 @@ export interface StartOptions extends EventStream.ConnectOptions {
   readonly onBudgetExceeded?: "fail" | "report" | undefined
   /** Keep every event in `Outcome.events` (default true). */
   readonly keepEvents?: boolean | undefined
+  /**
+   * A request of the agent that waits longer than this for an answer is reported with a warning
+   * log (its resource type and how long it has waited): the agent is blocked, and the session
+   * is paid for meanwhile. Default 30 s.
+   */
+  readonly pendingWarningAfter?: Duration.DurationInput | undefined
+  /**
+   * The `Idempotency-Key` of the create request (default: a fresh random one per call). Pass the
+   * `idempotencyKey` of an `OutcomeUnknown` to ask a service that honours the key for the session
+   * it may already have created (docs/reliability.md).
+   */
+  readonly idempotencyKey?: string | undefined
 }
+
+/**
+ * A request of the agent waiting for an answer (`RunningSession.pending`).
+ * @since 0.2.0
+ * @category models
+ */
+export interface PendingRequest {
+  readonly request: SessionEvent.ExternalResourceRequested
+  /** When it arrived (epoch milliseconds of the Effect `Clock`). */
+  readonly since: number
+}
+
+/**
+ * The default of `pendingWarningAfter`: 30 s.
+ * @since 0.2.0
+ * @category constructors
+ */
+export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
 
 /**
  * A session that is running: its events, the way to answer, its state and its outcome.
@@ -102,6 +133,13 @@ export interface RunningSession {
     answer: Answer.Answer
   ) => Effect.Effect<void, RespondError>
   readonly state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>
+  /**
+   * The agent's requests waiting for an answer, in arrival order: one is added when it arrives
+   * on `events`, and removed once `respond` accepted its answer (or when the events end). The
+   * agent waits meanwhile; one waiting longer than `pendingWarningAfter` (default 30 s) is also
+   * reported with a warning log.
+   */
+  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
   readonly outcome: Effect.Effect<Outcome, AgentSessionError>
   /** Closes the connection (code 1000); the session's events end. */
   readonly close: Effect.Effect<void>
@@ -185,6 +223,45 @@ const guard = (
     const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
     const consumed = yield* Ref.make(false)
 
+    // --- pending requests (issue 13 item 4) ---
+    const scope = yield* Effect.scope
+    const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>([])
+    const warnAfter = Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter)
+    const sameRequest = (a: SessionEvent.ExternalResourceRequested, b: SessionEvent.ExternalResourceRequested) =>
+      a.action_session_id === b.action_session_id &&
+      SessionEvent.resourceTypeRaw(a.resource_type) === SessionEvent.resourceTypeRaw(b.resource_type)
+    const stillPending = (entry: PendingRequest) =>
+      Effect.map(SubscriptionRef.get(pending), (all) => all.includes(entry))
+    const warnIfStillPending = (entry: PendingRequest): Effect.Effect<void> =>
+      Effect.sleep(warnAfter).pipe(
+        Effect.zipRight(stillPending(entry)),
+        Effect.flatMap((waiting) =>
+          waiting
+            ? Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+              Effect.logWarning(
+                `The agent has waited ${Duration.format(Duration.millis(now - entry.since))} for an answer to its ${
+                  SessionEvent.resourceTypeRaw(entry.request.resource_type)
+                } request: answer it with respond (RunningSession.pending lists it)`
+              ).pipe(
+                Effect.annotateLogs({
+                  sessionId,
+                  resourceType: SessionEvent.resourceTypeRaw(entry.request.resource_type),
+                  waitedMs: now - entry.since
+                })
+              ))
+            : Effect.void
+        )
+      )
+    const arrived = (request: SessionEvent.ExternalResourceRequested) =>
+      Effect.gen(function*() {
+        const since = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const entry: PendingRequest = { request, since }
+        yield* SubscriptionRef.update(pending, (all) => [...all.filter((p) => !sameRequest(p.request, request)), entry])
+        yield* Effect.forkIn(warnIfStillPending(entry), scope)
+      })
+    const answered = (request: SessionEvent.ExternalResourceRequested) =>
+      SubscriptionRef.update(pending, (all) => all.filter((p) => !sameRequest(p.request, request)))
+
     const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
       sessionId,
       response: complete.response,
@@ -205,7 +282,7 @@ const guard = (
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const endedWithoutComplete = Effect.suspend(() =>
         Option.match(tally.complete, {
-          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError })),
+          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })),
           onSome: (complete) => Effect.succeed(outcomeOf(complete))
         })
       )
@@ -239,7 +316,13 @@ const guard = (
             case "ActionRun": {
               tally.actions += 1
               if (tally.actions > maxActions) {
-                const overrun = new ActionBudgetExceeded({ sessionId, maxActions, actions: tally.actions })
+                // The connection is closed: the session may go on at the service (issue 13).
+                const overrun = new ActionBudgetExceeded({
+                  sessionId,
+                  maxActions,
+                  actions: tally.actions,
+                  mayStillBeRunning: mode === "fail"
+                })
                 if (Option.isNone(tally.overrun)) tally.overrun = Option.some(overrun)
                 if (mode === "fail") {
                   failure = overrun
@@ -261,17 +344,31 @@ const guard = (
         return Chunk.unsafeFromArray(out)
       }),
       Stream.takeUntil((event) => event === failureEvent),
+      // Only chunks that carry a request pay for an Effect.
+      Stream.mapChunksEffect((chunk) =>
+        Chunk.some(chunk, (event) => event._tag === "ExternalResourceRequested")
+          ? Effect.as(
+            Effect.forEach(
+              Chunk.filter(chunk, (event): event is SessionEvent.ExternalResourceRequested =>
+                event._tag === "ExternalResourceRequested"),
+              arrived,
+              { discard: true }
+            ),
+            chunk
+          )
+          : Effect.succeed(chunk)
+      ),
       Stream.concat(
         Stream.suspend((): Stream.Stream<never, AgentSessionError> => {
           if (failure !== undefined) {
             return Stream.fromEffect(Effect.zipRight(connection.close, Effect.fail(failure)))
           }
           return Option.isNone(tally.complete)
-            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError }))
+            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true }))
             : Stream.empty
         })
       ),
-      Stream.ensuringWith((exit) => finish(Exit.asVoid(exit))),
+      Stream.ensuringWith((exit) => Effect.zipRight(SubscriptionRef.set(pending, []), finish(Exit.asVoid(exit)))),
       Stream.withSpan("AgentSessions.events", { attributes: { sessionId } })
     )
 
@@ -290,7 +387,7 @@ const guard = (
           : Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
     )
 
-    return { events, outcome: awaitOutcome }
+    return { events, outcome: awaitOutcome, pending, answered }
   })
 
 /**
@@ -309,12 +406,13 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
       Effect.gen(function*() {
         const connection = yield* eventStream.connect(session.session_id, options)
-        const { events, outcome } = yield* guard(connection, session.session_id, maxActions, options)
+        const { answered, events, outcome, pending } = yield* guard(connection, session.session_id, maxActions, options)
         return {
           session,
           events,
-          respond: connection.respond,
+          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => answered(request)),
           state: connection.state,
+          pending,
           outcome,
           close: connection.close
         } satisfies RunningSession
@@ -323,7 +421,10 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const start: Service["start"] = (request, options = {}) =>
       Effect.gen(function*() {
         const valid = yield* validateCreate(request)
-        const session = yield* api.createSession(request, { agent: options.agent })
+        const session = yield* api.createSession(request, {
+          agent: options.agent,
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+        })
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
 
@@ -411,7 +512,9 @@ export const run = <E = never, R = never>(
 /**
  * Creates a session and connects to its events, in the current scope (the connection closes with
  * it): a {@link RunningSession} to consume `events` from, answer with `respond`, observe through
- * `state`, and await the `outcome` of.
+ * `state`, and await the `outcome` of. Each `external_resource_requested` blocks the agent until
+ * it is answered with `respond` (as below); `pending` lists the requests still waiting, and one
+ * waiting past `pendingWarningAfter` (default 30 s) is reported with a warning log.
  *
  * @example
  * ```ts

@@ -79,6 +79,34 @@ export const HttpErrorFields = {
   operation: Schema.String
 }
 
+/**
+ * The session an error happened to, on every error met after the session was created (issue 13):
+ * its id, and whether it may still be running (and paid for) at the service, so the caller can
+ * `attach` to it again or stop it. Absent on errors met before a session existed.
+ * @since 0.2.0
+ * @category models
+ */
+export const SessionContext = {
+  /** The session the error happened to, when one had been created. */
+  sessionId: Schema.optional(Schema.String),
+  /** Whether the session may still be running at the service (reattach with its id). */
+  mayStillBeRunning: Schema.optional(Schema.Boolean)
+}
+
+/**
+ * The orphan notice of an error, when the session it happened to may still be running:
+ * `session <id> may still be running at the service; reattach with: effect-agent-session attach <id>`.
+ * @since 0.2.0
+ * @category accessors
+ */
+export const orphanNotice = (error: unknown): string | undefined => {
+  if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
+  const { mayStillBeRunning, sessionId } = error
+  return typeof sessionId === "string" && mayStillBeRunning === true
+    ? `session ${sessionId} may still be running at the service; reattach with: effect-agent-session attach ${sessionId}`
+    : undefined
+}
+
 // ---------------------------------------------------------------------------
 // Caller input and credentials
 // ---------------------------------------------------------------------------
@@ -110,6 +138,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
  */
 export class MissingCredentials
   extends Schema.TaggedError<MissingCredentials>("effect-agent-session/MissingCredentials")("MissingCredentials", {
+    ...SessionContext,
     /** The operation that needed a key. */
     operation: Schema.String,
     /** The environment variable that would provide it. */
@@ -131,6 +160,7 @@ export class MissingCredentials
  */
 export class MissingAgentKey
   extends Schema.TaggedError<MissingAgentKey>("effect-agent-session/MissingAgentKey")("MissingAgentKey", {
+    ...SessionContext,
     agentId: Schema.String
   })
 {
@@ -336,6 +366,38 @@ export class ResponseDecodeError
   readonly [TypeId]: TypeId = TypeId
 }
 
+/**
+ * A creating request (`createSession`, `onboard`) may have reached the service and acted, and
+ * its answer was lost: a time-out after the request was written, a connection reset, a 500, 502
+ * or 504. The SDK does not send it again under the default create policy (a second session
+ * would be paid for twice); the session (or agent) may exist. Send the same request again with
+ * this `idempotencyKey` only when the service honours `Idempotency-Key`.
+ * @since 0.2.0
+ * @category errors
+ */
+export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
+  "OutcomeUnknown",
+  {
+    /** The operation, such as `AgentApi.createSession`. */
+    operation: Schema.String,
+    /** The `Idempotency-Key` header every attempt of the call carried. */
+    idempotencyKey: Schema.String,
+    /** How many attempts were sent. */
+    attempts: Schema.Number,
+    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
+    reason: Schema.String,
+    /** The last attempt's error message, keys removed. */
+    detail: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    const what = this.operation.endsWith("onboard") ? "the agent" : "the session"
+    return `${this.operation}: the request may have reached the service, so ${what} may exist (${this.reason}: ${this.detail}); not sent again (Idempotency-Key ${this.idempotencyKey})`
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Event channel (U08, U09, U16, U22)
 // ---------------------------------------------------------------------------
@@ -349,6 +411,7 @@ export class ResponseDecodeError
 export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-agent-session/MalformedFrame")(
   "MalformedFrame",
   {
+    ...SessionContext,
     /** The first 4 KiB of the frame. */
     raw: Schema.String,
     message: Schema.String
@@ -367,6 +430,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
 export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effect-agent-session/EventDecodeError")(
   "EventDecodeError",
   {
+    ...SessionContext,
     /** The wire event name. */
     event: Schema.String,
     /** The first 4 KiB of the frame. */
@@ -387,6 +451,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
 export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
   "FrameTooLarge",
   {
+    ...SessionContext,
     /** The size of the frame in bytes (UTF-16 code units for text frames). */
     size: Schema.Number,
     limit: Schema.Number
@@ -408,6 +473,7 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
 export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent-session/UnknownEvent")(
   "UnknownEvent",
   {
+    ...SessionContext,
     event: Schema.String,
     raw: Schema.String
   }
@@ -429,6 +495,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
 export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("effect-agent-session/HandshakeRejected")(
   "HandshakeRejected",
   {
+    ...SessionContext,
     /** The HTTP status or WebSocket close code. */
     code: Schema.Number,
     reason: Schema.String
@@ -450,6 +517,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
   "ConnectTimeout",
   {
+    ...SessionContext,
     timeout: Schema.DurationFromSelf
   }
 ) {
@@ -469,6 +537,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
 export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
   "ConnectionLost",
   {
+    ...SessionContext,
     /**
      * How many connection attempts failed in a row at the end: since the last attempt that
      * delivered an event (keep-alives do not count), that dropped attempt included.
@@ -482,6 +551,33 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `Connection lost after ${this.attempts} attempts: ${this.lastError}`
+  }
+}
+
+/**
+ * The event channel never opened: the first connection was refused, unresolvable, rejected at
+ * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
+ * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
+ * schedule only governs a channel that has been open.
+ * @since 0.2.0
+ * @category errors
+ */
+export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
+  "NeverConnected",
+  {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
+    /** The session the channel was for. */
+    sessionId: Schema.String,
+    /** How many connection attempts were made. */
+    attempts: Schema.Number,
+    /** What ended the last attempt (an open failure, a time-out, a status). */
+    lastError: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The event channel of session ${this.sessionId} never connected (${this.attempts} attempts): ${this.lastError}`
   }
 }
 
@@ -574,6 +670,7 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
  */
 export class ActionBudgetExceeded
   extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
     sessionId: Schema.String,
     maxActions: Schema.Number,
     actions: Schema.Number
@@ -598,6 +695,7 @@ export class SessionEndedWithoutComplete
   extends Schema.TaggedError<SessionEndedWithoutComplete>("effect-agent-session/SessionEndedWithoutComplete")(
     "SessionEndedWithoutComplete",
     {
+      mayStillBeRunning: SessionContext.mayStillBeRunning,
       sessionId: Schema.String,
       /** The message of the last `error` event received, if any. */
       lastError: Schema.OptionFromSelf(Schema.String)
@@ -648,6 +746,7 @@ export type AgentApiError =
   | TransportError
   | RequestTimeout
   | ResponseDecodeError
+  | OutcomeUnknown
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -670,6 +769,7 @@ export type EventStreamError =
   | HandshakeRejected
   | ConnectTimeout
   | ConnectionLost
+  | NeverConnected
   | InsecureTransport
 
 /**
@@ -716,6 +816,7 @@ export const AgentSessionError = Schema.Union(
   TransportError,
   RequestTimeout,
   ResponseDecodeError,
+  OutcomeUnknown,
   MalformedFrame,
   EventDecodeError,
   FrameTooLarge,
@@ -723,6 +824,7 @@ export const AgentSessionError = Schema.Union(
   HandshakeRejected,
   ConnectTimeout,
   ConnectionLost,
+  NeverConnected,
   InsecureTransport,
   RequestNotPending,
   AnswerBufferFull,

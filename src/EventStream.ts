@@ -125,6 +125,15 @@ export interface ConnectOptions {
    */
   readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
   /**
+   * The retry of a channel that has never been open (issue 13): a first connection refused,
+   * unresolvable or refused at the upgrade is tried again on this schedule, then `events` fails
+   * with `NeverConnected` (the state stays `Connecting`). A first attempt that did not open within
+   * `connectTimeout` is not tried again. Default: 2 more tries, 250 ms then 500 ms apart, so a
+   * wrong address fails in about a second (at most one connect time-out plus that). The
+   * `reconnect` schedule governs a channel that has been open.
+   */
+  readonly firstConnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
+  /**
    * No frame for this long is an idle time-out: the connection is dropped and reopened on the
    * schedule. Not counted while reading is paused for a slow consumer. Default 60 s.
    */

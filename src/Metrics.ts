@@ -79,6 +79,18 @@ export const reconnects: Metric.Metric.Counter<number> = Metric.counter("agent_s
 })
 
 /**
+ * Reconnect attempts of the event channel: each try to reopen a channel that was open counts
+ * once, whether or not it succeeds (`reconnects` counts the ones that did).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const reconnectAttempts: Metric.Metric.Counter<number> = Metric.counter(
+  "agent_session_reconnect_attempts_total",
+  { description: "Event channel reconnect attempts (tries made)", incremental: true }
+)
+
+/**
  * Answers sent to the agent's requests, labelled `answer` (`grant` or `deny`).
  *
  * @since 0.1.0
@@ -185,6 +197,14 @@ export const recordEvents = (
  * @category combinators
  */
 export const recordReconnect: Effect.Effect<void> = Metric.increment(reconnects)
+
+/**
+ * Records one reconnect attempt of the event channel (a try about to be made).
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const recordReconnectAttempt: Effect.Effect<void> = Metric.increment(reconnectAttempts)
 
 const grantCounter = Metric.tagged(answersSent, "answer", "grant")
 const denyCounter = Metric.tagged(answersSent, "answer", "deny")

@@ -64,7 +64,7 @@ describe("AgentApi", () => {
 
     it.effect("U21 gives up after the default 2 retries with the last ServerError", () =>
       Effect.gen(function*() {
-        const { api, stub } = yield* makeApi(() => json(502, { message: "bad gateway" }))
+        const { api, stub } = yield* makeApi(() => json(503, { message: "unavailable" }))
         const fiber = yield* Effect.fork(Effect.exit(api.createSession(validSession)))
         yield* advance("5 seconds")
         const error = failureOf(yield* Fiber.join(fiber))
@@ -221,12 +221,12 @@ describe("AgentApi", () => {
           Metrics.counterValue("agent_session_http_attempts_total", { operation: "onboard", status })
         const retries = (status: string) =>
           Metrics.counterValue("agent_session_http_retries_total", { operation: "onboard", status })
-        const before = [yield* attempts("504"), yield* retries("504"), yield* attempts("201")]
-        const { api } = yield* makeApi((_, attempt) => attempt === 1 ? json(504, {}) : json(201, agentBody()))
+        const before = [yield* attempts("503"), yield* retries("503"), yield* attempts("201")]
+        const { api } = yield* makeApi((_, attempt) => attempt === 1 ? json(503, {}) : json(201, agentBody()))
         const fiber = yield* Effect.fork(api.onboard(validAgent))
         yield* advance("2 seconds")
         yield* Fiber.join(fiber)
-        const after = [yield* attempts("504"), yield* retries("504"), yield* attempts("201")]
+        const after = [yield* attempts("503"), yield* retries("503"), yield* attempts("201")]
         assert.deepStrictEqual(after.map((n, i) => n - (before[i] ?? 0)), [1, 1, 1])
       }))
   })
@@ -278,7 +278,15 @@ describe("AgentApi", () => {
       it.effect(`U07 ${status} is ${tag}`, () =>
         Effect.gen(function*() {
           const { api } = yield* makeApi(() => json(status, { error: `status ${status}` }), { retry: Schedule.stop })
-          const error = yield* Effect.flip(api.onboard(validAgent))
+          const failed = yield* Effect.flip(api.onboard(validAgent))
+          // A creating call's 5xx other than 503 may have acted: it is reported as such (issue 13).
+          if (tag === "ServerError" && status !== 503) {
+            assert.strictEqual(failed._tag, "OutcomeUnknown")
+            assert.isTrue(failed._tag === "OutcomeUnknown" && failed.reason === "ServerError")
+            assert.include(failed.message, `status ${status}`)
+            return
+          }
+          const error = failed
           assert.strictEqual(error._tag, tag)
           assert.isTrue("status" in error && error.status === status)
           assert.isTrue("operation" in error && error.operation === "AgentApi.onboard")
@@ -395,9 +403,11 @@ describe("AgentApi", () => {
         assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "not timed out at 29.9 s")
         yield* advance("200 millis")
         const error = yield* Fiber.join(fiber)
-        assert.strictEqual(error._tag, "RequestTimeout")
-        if (error._tag === "RequestTimeout") {
-          assert.strictEqual(Duration.toMillis(error.timeout), 30_000)
+        // A creating call that timed out may have acted (issue 13): the time-out is its reason.
+        assert.strictEqual(error._tag, "OutcomeUnknown")
+        if (error._tag === "OutcomeUnknown") {
+          assert.strictEqual(error.reason, "RequestTimeout")
+          assert.include(error.detail, "30s")
           assert.strictEqual(error.operation, "AgentApi.createSession")
         }
         assert.strictEqual(yield* stub.count, 1)
@@ -407,7 +417,7 @@ describe("AgentApi", () => {
       Effect.gen(function*() {
         const { api, stub } = yield* makeApi(
           (_, attempt) => attempt === 1 ? Effect.never : json(200, sessionBody()),
-          { timeout: "2 seconds" }
+          { timeout: "2 seconds", createPolicy: "idempotent" }
         )
         const fiber = yield* Effect.fork(api.createSession(validSession))
         yield* advance("4 seconds")

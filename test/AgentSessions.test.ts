@@ -6,7 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Logger from "effect/Logger"
 import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import { AgentApi, AgentSessions, Answer, Errors, SessionEvent } from "../src/index.js"
 import { AgentSessionsTest } from "../src/testing/index.js"
@@ -91,7 +93,7 @@ describe("AgentSessions over the test kit", () => {
           onEvent: (event) => Effect.sync(() => seen.push(event._tag))
         })
       )
-      assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 2, actions: 3 })
+      assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 2, actions: 3, mayStillBeRunning: true })
       )
       // The offending action is delivered; nothing after it is watched.
       assert.deepStrictEqual(seen, ["Started", "ActionRun", "ActionRun", "ActionRun"])
@@ -112,7 +114,7 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(outcome.actions, 2)
       assert.deepStrictEqual(
         outcome.budgetExceeded,
-        Option.some(new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2 }))
+        Option.some(new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2, mayStillBeRunning: false }))
       )
       assert.strictEqual(outcome.response, "{\"price\": 3}")
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
@@ -120,7 +122,7 @@ describe("AgentSessions over the test kit", () => {
   it.effect("U17 a channel that ends before complete is SessionEndedWithoutComplete with the last error", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(AgentSessions.run(request))
-      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("boom") })
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("boom"), mayStillBeRunning: true })
       )
     }).pipe(withKit({
       script: [Step.emit(action(1)), Step.emit({ _tag: "AgentError", error: "boom" }), Step.end, Step.emit(complete)]
@@ -137,7 +139,7 @@ describe("AgentSessions over the test kit", () => {
   it.effect("U17 with endOnError the run ends at the error event", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(AgentSessions.run(request, { endOnError: true }))
-      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("fatal") })
+      assertFailsWith(exit, new Errors.SessionEndedWithoutComplete({ sessionId: "test-session", lastError: Option.some("fatal"), mayStillBeRunning: true })
       )
     }).pipe(withKit({
       script: [Step.emit({ _tag: "AgentError", error: "fatal" }), Step.emit(action(1)), Step.emit(complete)]
@@ -336,6 +338,49 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(echo?.granted, false)
       assert.deepStrictEqual(echo?.input, Option.none())
     }).pipe(withKit()))
+
+  it.scoped("issue 13: pending requests are visible, and one waiting past 30 s is a warning with its type and wait", () => {
+    const logs: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      if (logLevel._tag === "Warning") logs.push(String(Array.isArray(message) ? message.join(" ") : message))
+    })
+    return Effect.gen(function*() {
+      yield* AgentSessionsTest.setScript([
+        Step.emit({
+          _tag: "ExternalResourceRequested",
+          resource_type: "admin_permission_request",
+          reason: "needed",
+          action_session_id: SessionEvent.ActionRun.fields.action_session_id.make("as-p"),
+          field_name: Option.none()
+        }),
+        Step.awaitAnswer(),
+        Step.emit(complete)
+      ])
+      const running = yield* AgentSessions.start(request)
+      const seen: Array<SessionEvent.SessionEvent> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(running.events, (event) => Effect.sync(() => seen.push(event))))
+      for (let i = 0; i < 100 && seen.length < 1; i++) yield* Effect.yieldNow()
+      const waiting = yield* SubscriptionRef.get(running.pending)
+      assert.strictEqual(waiting.length, 1)
+      const first = waiting[0]
+      assert.strictEqual(first?.request.action_session_id, "as-p")
+      yield* TestClock.adjust("29 seconds")
+      assert.deepStrictEqual(logs, [])
+      yield* TestClock.adjust("1 second")
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      assert.strictEqual(logs.length, 1)
+      assert.include(logs[0], "admin_permission_request")
+      assert.include(logs[0], "30s")
+      if (first !== undefined) yield* running.respond(first.request, Answer.grant())
+      assert.deepStrictEqual(yield* SubscriptionRef.get(running.pending), [])
+      yield* Fiber.join(fiber)
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(logs.length, 1, "an answered request is not reported again")
+    }).pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      withKit()
+    )
+  })
 
   it.scoped("the test kit's state ends with the reason the real channel gives", () =>
     Effect.gen(function*() {

@@ -22,7 +22,9 @@ import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import type { EventStreamError } from "../src/Errors.js"
+import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
+import * as Metrics from "../src/Metrics.js"
 import * as internal from "../src/internal/eventStream.js"
 import * as Sse from "../src/internal/sse.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
@@ -450,7 +452,14 @@ describe("EventStream", () => {
         const { server, service } = yield* setup({ reconnect: fast(3) })
         const connection = yield* service.connect(SESSION)
         const fiber = yield* collect(connection)
-        for (let n = 1; n <= 4; n++) {
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started)
+        yield* settle()
+        first.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("10 seconds")
+        for (let n = 2; n <= 4; n++) {
           const socket = yield* awaitSocket(server, n)
           socket.fail("connect ECONNREFUSED 10.0.0.1:443")
           yield* settle()
@@ -530,15 +539,18 @@ describe("EventStream", () => {
         const { server, service } = yield* setup({ reconnect: fast(1) })
         const connection = yield* service.connect(SESSION)
         const fiber = yield* collect(connection)
-        yield* awaitSocket(server, 1)
-        yield* TestClock.adjust("9 seconds")
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started)
         yield* settle()
-        assert.strictEqual((yield* stateOf(connection))._tag, "Connecting")
-        yield* TestClock.adjust("1 second")
+        first.serverClose(1006)
         yield* settle()
         yield* TestClock.adjust("250 millis")
         yield* awaitSocket(server, 2)
-        yield* TestClock.adjust("10 seconds")
+        yield* TestClock.adjust("9 seconds")
+        yield* settle()
+        assert.strictEqual((yield* stateOf(connection))._tag, "Reconnecting")
+        yield* TestClock.adjust("1 second")
         const results = yield* Fiber.join(fiber)
         const error = failureOf(results)
         assert.strictEqual(error._tag, "ConnectionLost")
@@ -546,20 +558,180 @@ describe("EventStream", () => {
           assert.strictEqual(error.attempts, 2)
           assert.include(error.lastError, "did not open within 10s")
         }
+        assert.strictEqual(server.sockets.length, 2)
       }))
 
-    it.scoped("U22 ConnectTimeout itself when the schedule allows no retry", () =>
+    it.scoped("U22 issue 13: a first attempt that does not open in time is NeverConnected after one connect time-out", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: Schedule.stop, connectTimeout: "2 seconds" })
+        const { server, service } = yield* setup({ connectTimeout: "2 seconds" })
         const connection = yield* service.connect(SESSION)
         const fiber = yield* collect(connection)
         yield* awaitSocket(server, 1)
         yield* TestClock.adjust("2 seconds")
         const results = yield* Fiber.join(fiber)
         const error = failureOf(results)
-        assert.strictEqual(error._tag, "ConnectTimeout")
-        if (error._tag === "ConnectTimeout") assert.deepStrictEqual(error.timeout, Duration.seconds(2))
+        assert.strictEqual(error._tag, "NeverConnected")
+        if (error._tag === "NeverConnected") {
+          assert.strictEqual(error.sessionId, SESSION)
+          assert.strictEqual(error.attempts, 1)
+          assert.include(error.lastError, "did not open within 2s")
+          assert.include(error.message, "never connected")
+        }
         assert.strictEqual(server.sockets.length, 1)
+      }))
+
+    it.scoped("issue 13: a refused first connection fails with NeverConnected within about a second, never Reconnecting", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const states = yield* Ref.make<Array<string>>([])
+        yield* Effect.fork(Stream.runForEach(connection.state.changes, (s) => Ref.update(states, (all) => [...all, s._tag])))
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.fail("connect ECONNREFUSED 127.0.0.1:1")
+        yield* settle()
+        yield* TestClock.adjust("249 millis")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 1, "no second try before 250 ms")
+        yield* TestClock.adjust("1 millis")
+        ;(yield* awaitSocket(server, 2)).fail("connect ECONNREFUSED 127.0.0.1:1")
+        yield* settle()
+        yield* TestClock.adjust("500 millis")
+        ;(yield* awaitSocket(server, 3)).fail("connect ECONNREFUSED 127.0.0.1:1")
+        // 750 ms of virtual time: done, no fourth try.
+        const results = yield* Fiber.join(fiber)
+        const error = failureOf(results)
+        assert.strictEqual(error._tag, "NeverConnected")
+        if (error._tag === "NeverConnected") {
+          assert.strictEqual(error.attempts, 3)
+          assert.include(error.lastError, "ECONNREFUSED")
+        }
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 3)
+        assert.deepStrictEqual(yield* Ref.get(states), ["Connecting", "Closed"])
+      }))
+
+    it.scoped("issue 13: the first-connect retry is an option (Schedule.stop: one try)", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ firstConnect: Schedule.stop })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        ;(yield* awaitSocket(server, 1)).fail("getaddrinfo ENOTFOUND nowhere.invalid")
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.strictEqual(error._tag, "NeverConnected")
+        assert.strictEqual(server.sockets.length, 1)
+      }))
+
+    for (const max of [0, 1, 2]) {
+      it.scoped(`issue 13: Reconnecting attempts equal the tries made (reconnect: recurs(${max}))`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup({ reconnect: fast(max) })
+          const connection = yield* service.connect(SESSION)
+          const states = yield* Ref.make<Array<EventStream.ConnectionState>>([])
+          yield* Effect.fork(Stream.runForEach(connection.state.changes, (s) => Ref.update(states, (all) => [...all, s])))
+          const before = yield* Metrics.counterValue("agent_session_reconnect_attempts_total")
+          const fiber = yield* collect(connection)
+          const first = yield* awaitSocket(server, 1)
+          first.open()
+          first.message(started)
+          yield* settle()
+          first.serverClose(1006)
+          yield* settle()
+          for (let n = 2; n <= max + 1; n++) {
+            yield* TestClock.adjust("10 seconds")
+            ;(yield* awaitSocket(server, n)).serverClose(1011)
+            yield* settle()
+          }
+          const error = failureOf(yield* Fiber.join(fiber))
+          assert.strictEqual(error._tag, "ConnectionLost")
+          yield* settle()
+          const attempts = (yield* Ref.get(states)).flatMap((s) => s._tag === "Reconnecting" ? [s.attempt] : [])
+          assert.deepStrictEqual(attempts, Array.from({ length: max }, (_, i) => i + 1))
+          assert.strictEqual(server.sockets.length, max + 1, "tries made: the first and one per reconnect")
+          assert.strictEqual((yield* Metrics.counterValue("agent_session_reconnect_attempts_total")) - before, max)
+        }))
+    }
+
+    for (const code of [1001, 1006, 1011, 1013, 4000, 4999]) {
+      it.scoped(`issue 12 defect 10: the same event then close ${code} on every connection: bounded, delivered once`, () =>
+        Effect.gen(function*() {
+          const { server, service } = yield* setup({ reconnect: fast(2) })
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          for (let n = 1; n <= 3; n++) {
+            const socket = yield* awaitSocket(server, n)
+            socket.open()
+            socket.message(started, errorEvent)
+            yield* settle()
+            socket.serverClose(code)
+            yield* settle()
+            yield* TestClock.adjust("10 seconds")
+          }
+          const results = yield* Fiber.join(fiber)
+          assert.deepStrictEqual(tags(results), ["Started", "AgentError", "!ConnectionLost"])
+          yield* TestClock.adjust("1 minute")
+          yield* settle()
+          assert.strictEqual(server.sockets.length, 3)
+        }))
+    }
+
+    it.scoped("issue 12 defect 10: every connection sends the same event then drops: bounded, delivered once", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(3) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        for (let n = 1; n <= 4; n++) {
+          const socket = yield* awaitSocket(server, n)
+          socket.open()
+          socket.message(errorEvent)
+          yield* settle()
+          socket.serverClose(1011)
+          yield* settle()
+          yield* TestClock.adjust("10 seconds")
+        }
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["AgentError", "!ConnectionLost"])
+        const error = failureOf(results)
+        if (error._tag === "ConnectionLost") assert.strictEqual(error.attempts, 4)
+        // Issue 13 item 2: the session's id, and that it may still be running, on the error.
+        assert.isTrue("sessionId" in error && error.sessionId === SESSION)
+        assert.isTrue("mayStillBeRunning" in error && error.mayStillBeRunning === true)
+        assert.strictEqual(
+          Errors.orphanNotice(error),
+          `session ${SESSION} may still be running at the service; reattach with: effect-agent-session attach ${SESSION}`
+        )
+        yield* TestClock.adjust("1 minute")
+        yield* settle()
+        assert.strictEqual(server.sockets.length, 4)
+      }))
+
+    it.scoped("issue 12 defect 10: a reopened connection that replays, then goes on, delivers only the new events", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(1) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started, action(1))
+        yield* settle()
+        first.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        // A service that replays from the start, then resumes; a repeat after new events is kept.
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        second.message(started, action(1), action(2), action(2))
+        yield* settle()
+        second.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        // A service that resumes where it stopped (the simulator): all new.
+        const third = yield* awaitSocket(server, 3)
+        third.open()
+        third.message(action(3), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
       }))
   })
 
@@ -695,6 +867,9 @@ describe("EventStream", () => {
         socket.message(started, "not json", complete)
         const results = yield* Fiber.join(fiber)
         assert.deepStrictEqual(tags(results), ["Started", "!MalformedFrame"])
+        // Issue 13: the frame error names the session, which may still be running.
+        const error = failureOf(results)
+        assert.isTrue("sessionId" in error && error.sessionId === SESSION && error.mayStillBeRunning === true)
         assert.strictEqual(socket.closedByClientWith, 1000)
         assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "failed" }))
       }))

@@ -34,7 +34,9 @@ import {
   isAgentSessionError,
   isRetryable,
   NotFound,
-  RequestTimeout
+  OutcomeUnknown,
+  RequestTimeout,
+  type TransportError
 } from "../Errors.js"
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
@@ -73,10 +75,11 @@ const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
 export const effectiveRetry = (
   schedule: Schedule.Schedule<unknown, AgentApiError>,
   maxRetryAfter: Duration.Duration,
-  onRetry: (error: AgentApiError, wait: Duration.Duration) => Effect.Effect<void> = () => Effect.void
+  onRetry: (error: AgentApiError, wait: Duration.Duration) => Effect.Effect<void> = () => Effect.void,
+  retryable: (error: AgentApiError) => boolean = isRetryable
 ): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
   Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
-    Schedule.whileInput((error: AgentApiError) => isRetryable(error)),
+    Schedule.whileInput((error: AgentApiError) => isRetryable(error) && retryable(error)),
     Schedule.modifyDelayEffect(([, error], delay) => {
       const chosen = Option.match(retryAfterOf(error), {
         onNone: () => delay,
@@ -100,6 +103,7 @@ const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
     case "InvalidRequest":
     case "MissingCredentials":
     case "MissingAgentKey":
+    case "OutcomeUnknown":
       return undefined
     default:
       return error.status
@@ -116,7 +120,83 @@ interface CallInfo {
   readonly secrets: ReadonlyArray<string>
   /** The 2xx response being decoded, kept for `ResponseDecodeError`. */
   readonly received: Ref.Ref<Option.Option<DecodedResponse>>
+  /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
+  readonly idempotencyKey: Option.Option<string>
 }
+
+// ---------------------------------------------------------------------------
+// The create policy (issue 13): at most one session per call
+// ---------------------------------------------------------------------------
+
+/**
+ * Error codes of a request that provably never reached the service: no connection was made
+ * (refused, no route, no such host, the connect phase timed out), so nothing was written.
+ */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_INVALID_URL"
+])
+
+const codesOf = (cause: unknown, depth = 0): ReadonlyArray<string> => {
+  if (depth > 4 || !Predicate.isRecord(cause) && !(cause instanceof Error)) return []
+  const own = Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? [cause.code] : []
+  const errors = Predicate.hasProperty(cause, "errors") && Array.isArray(cause.errors)
+    ? cause.errors.flatMap((inner: unknown) => codesOf(inner, depth + 1))
+    : []
+  const next = Predicate.hasProperty(cause, "cause") ? codesOf(cause.cause, depth + 1) : []
+  return [...own, ...errors, ...next]
+}
+
+/** Whether a transport failure happened before anything was written (no connection at all). */
+export const provablyNotSent = (error: HttpClientError.RequestError): boolean => {
+  if (error.reason === "InvalidUrl") return true
+  const codes = codesOf(error.cause)
+  return codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code))
+}
+
+/**
+ * Marks the `TransportError`s of requests that provably never reached the service: a hidden
+ * property (not a field: it is not part of the error's data, and the runtime may hand the error
+ * on wrapped in a proxy, which a `WeakSet` would not recognise).
+ */
+const NotSent: unique symbol = Symbol.for("effect-agent-session/internal/AgentApi/NotSent")
+
+/** Maps a transport failure, remembering whether the request provably never left. */
+const transportError = (error: HttpClientError.RequestError, call: CallInfo): TransportError => {
+  const mapped = fromRequestError(error, call)
+  if (provablyNotSent(error)) Object.defineProperty(mapped, NotSent, { value: true, enumerable: false })
+  return mapped
+}
+
+/**
+ * Whether the service cannot have acted on a failed attempt: the request never left (no
+ * connection), or the service said it did not act (429, 503, 408). Everything else that is
+ * retryable (a time-out, a reset, 500, 502, 504) may have created what was asked.
+ */
+export const didNotAct = (error: AgentApiError): boolean => {
+  switch (error._tag) {
+    case "TransportError":
+      return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
+    case "RateLimited":
+      return true
+    case "ServerError":
+      return error.status === 503
+    case "UnexpectedStatus":
+      return error.status === 408
+    default:
+      return false
+  }
+}
+
+/** Whether a failed attempt of a creating call may have created something. */
+const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
 
 class Call extends Context.Tag("effect-agent-session/internal/AgentApi/Call")<Call, CallInfo>() {}
 
@@ -186,7 +266,8 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
         return request.pipe(
           HttpClientRequest.setHeader(name, value),
           HttpClientRequest.setHeader("user-agent", userAgent),
-          HttpClientRequest.acceptJson
+          HttpClientRequest.acceptJson,
+          (r) => Option.isSome(call.idempotencyKey) ? HttpClientRequest.setHeader(r, "idempotency-key", call.idempotencyKey.value) : r
         )
       })
     ),
@@ -195,7 +276,7 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
         Effect.matchEffect(effect, {
           onFailure: (error) =>
             error._tag === "RequestError"
-              ? Effect.fail(fromRequestError(error, call))
+              ? Effect.fail(transportError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
               : handleResponse(error.response, call),
           onSuccess: (response) => handleResponse(response, call)
@@ -237,7 +318,7 @@ const toAgentApiError = (
   }
   if (HttpClientError.isHttpClientError(error)) {
     return error._tag === "RequestError"
-      ? Effect.fail(fromRequestError(error, call))
+      ? Effect.fail(transportError(error, call))
       : Effect.fail(fromDecodeFailure(error, received, call))
   }
   if (Predicate.hasProperty(error, "_tag")) {
@@ -329,9 +410,13 @@ export const make = (
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
+    // The create policy (issue 13): by default a creating call is sent again only when the
+    // service cannot have acted; "idempotent" trusts the service to honour Idempotency-Key.
+    const createPolicy = options.createPolicy ?? "safe"
+    const creating = createPolicy === "idempotent" ? isRetryable : didNotAct
     const retries = {
-      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard")),
-      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession")),
+      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
+      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
       getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"))
     }
     const credentials = yield* Credentials.Credentials
@@ -349,14 +434,17 @@ export const make = (
     const send = <A, E>(
       operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
-      run: Effect.Effect<A, E, Call>
+      run: Effect.Effect<A, E, Call>,
+      idempotencyKey: Option.Option<string> = Option.none()
     ): Effect.Effect<A, AgentApiError> => {
       const name = `AgentApi.${operation}`
+      let attempts = 0
       const attempt = Effect.gen(function*() {
         const secret = yield* key
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
         const received = yield* Ref.make(Option.none<DecodedResponse>())
-        const call: CallInfo = { operation: name, key: secret, secrets, received }
+        const call: CallInfo = { operation: name, key: secret, secrets, received, idempotencyKey }
+        attempts += 1
         return yield* run.pipe(
           Effect.catchAll((error) => Effect.flatMap(Ref.get(received), (r) => toAgentApiError(error, r, call))),
           Effect.provideService(Call, call),
@@ -378,8 +466,33 @@ export const make = (
         Effect.tapError(logFailure),
         Effect.locallyWith(Headers.currentRedactedNames, ensureRedacted)
       )
-      return Effect.retry(attempt, retries[operation])
+      const retried = Effect.retry(attempt, retries[operation])
+      if (Option.isNone(idempotencyKey)) return retried
+      // A creating call whose last attempt may have acted: say so, with the key to send again.
+      return Effect.catchIf(retried, mayHaveActed, (error) =>
+        Effect.fail(
+          new OutcomeUnknown({
+            operation: name,
+            idempotencyKey: idempotencyKey.value,
+            attempts,
+            reason: error._tag,
+            detail: error.message
+          })
+        ))
     }
+
+    /** The key of one creating call: the caller's, else a fresh random one. */
+    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<Option.Option<string>, InvalidRequest> =>
+      given === undefined
+        ? Effect.sync(() => Option.some(globalThis.crypto.randomUUID()))
+        : /^[\x21-\x7e]{1,255}$/.test(given)
+        ? Effect.succeed(Option.some(given))
+        : Effect.fail(
+          new InvalidRequest({
+            subject: "idempotencyKey",
+            message: "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
+          })
+        )
 
     const spanAttributes = (extra: Record<string, unknown>) => ({
       "agent_session.dialect": dialect.name,
@@ -390,10 +503,16 @@ export const make = (
     const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
       agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
 
-    const onboard: Service["onboard"] = (input) =>
+    const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
         const request = yield* validateOnboard(input)
-        const agent = yield* send("onboard", credentials.keyFor("onboard"), client.agents.onboard({ payload: request }))
+        const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
+        const agent = yield* send(
+          "onboard",
+          credentials.keyFor("onboard"),
+          client.agents.onboard({ payload: request }),
+          idempotencyKey
+        )
         yield* credentials.remember(Credentials.fromAgent(agent))
         yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
         return agent
@@ -402,10 +521,12 @@ export const make = (
     const createSession: Service["createSession"] = (input, options) =>
       Effect.gen(function*() {
         const request = yield* validateCreateSession(input)
+        const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
         const session = yield* send(
           "createSession",
           credentials.keyFor("createSession", options?.agent),
-          client.sessions.create({ payload: request })
+          client.sessions.create({ payload: request }),
+          idempotencyKey
         )
         yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
         return session

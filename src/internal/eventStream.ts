@@ -29,6 +29,7 @@ import {
   ConnectionLost,
   ConnectTimeout,
   EventDecodeError,
+  NeverConnected,
   type EventStreamError,
   type FrameError,
   FrameTooLarge,
@@ -45,6 +46,7 @@ import type * as EventStream from "../EventStream.js"
 import * as Metrics from "../Metrics.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
+import { inSession } from "./orphan.js"
 import { checkSecureUrl, printableUrl } from "./url.js"
 
 // ---------------------------------------------------------------------------
@@ -65,6 +67,17 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
   Schedule.map(([delay]) => delay)
 )
 
+/**
+ * The default retry of a channel that has never been open (issue 13): 2 more tries, 250 ms then
+ * 500 ms apart, so a wrong address fails in about a second (plus one connect time-out at most)
+ * with `NeverConnected`, not after the reconnect schedule's minute.
+ * @internal
+ */
+export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential(
+  Duration.millis(250),
+  2
+).pipe(Schedule.intersect(Schedule.recurs(2)))
+
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
 
@@ -82,6 +95,7 @@ export const rejectionStatuses: ReadonlySet<number> = new Set([400, 401, 403, 40
 /** Every option of a connection, with its default applied. */
 export interface Settings {
   readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly firstConnect: Schedule.Schedule<unknown, EventStreamError | string>
   readonly idleTimeout: Duration.Duration
   readonly connectTimeout: Duration.Duration
   readonly bufferSize: number
@@ -101,6 +115,7 @@ export const resolveSettings = (
   own: EventStream.ConnectOptions
 ): Settings => ({
   reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
+  firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
   idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
   connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
   bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
@@ -244,6 +259,65 @@ interface QueuedAnswer {
 }
 
 // ---------------------------------------------------------------------------
+// Replays (issue 12 defect 10): what counts as a new event
+// ---------------------------------------------------------------------------
+
+/** How many delivered events are remembered to recognise a replay after a reconnect. */
+export const REPLAY_WINDOW = 4096
+
+/** The most frame text remembered for that (UTF-16 code units): the memory bound per connection. */
+export const REPLAY_WINDOW_CHARS = 1024 * 1024
+
+/**
+ * The identity of a frame for replay detection: its text. A binary frame (rare) is fingerprinted
+ * (two 32-bit FNV-1a variants and the length) instead of copied.
+ */
+export const frameKey = (data: string | Uint8Array): string => {
+  if (typeof data === "string") return data
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < data.length; i++) {
+    const c = data[i] ?? 0
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
+  }
+  return `\u0000binary:${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${data.length}`
+}
+
+/**
+ * The texts of the last events delivered (at most {@link REPLAY_WINDOW} of them and
+ * {@link REPLAY_WINDOW_CHARS} in all), kept as references in a ring: recording costs nothing per
+ * frame; the set to look replays up in is built once per reconnect.
+ */
+class Delivered {
+  private readonly ring: Array<string | undefined> = []
+  private head = 0
+  private count = 0
+  private chars = 0
+  add(key: string): void {
+    if (key.length > REPLAY_WINDOW_CHARS) return
+    while (this.count > 0 && (this.count >= REPLAY_WINDOW || this.chars + key.length > REPLAY_WINDOW_CHARS)) {
+      const oldest = this.ring[this.head]
+      this.ring[this.head] = undefined
+      this.head = (this.head + 1) % REPLAY_WINDOW
+      this.count -= 1
+      this.chars -= oldest?.length ?? 0
+    }
+    this.ring[(this.head + this.count) % REPLAY_WINDOW] = key
+    this.count += 1
+    this.chars += key.length
+  }
+  snapshot(): ReadonlySet<string> {
+    const set = new Set<string>()
+    for (let i = 0; i < this.count; i++) {
+      const key = this.ring[(this.head + i) % REPLAY_WINDOW]
+      if (key !== undefined) set.add(key)
+    }
+    return set
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The engine
 // ---------------------------------------------------------------------------
 
@@ -314,6 +388,8 @@ export const makeEngine = (
       ended: boolean
       opened: boolean
       gotFrame: boolean
+      /** A reopened connection, still sending events already delivered (a replay): their texts. */
+      replaying: ReadonlySet<string> | undefined
       lastFrameAt: number
       writing: boolean
       scope: Scope.Scope | undefined
@@ -351,14 +427,30 @@ export const makeEngine = (
       )
     }
 
-    const accept = (result: Either.Either<SessionEvent.SessionEvent, FrameError>): Effect.Effect<void> | void => {
+    const accept = (
+      result: Either.Either<SessionEvent.SessionEvent, FrameError>,
+      print?: string
+    ): Effect.Effect<void> | void => {
       const attempt = current
       if (attempt === undefined || attempt.ended) return
       attempt.lastFrameAt = clock.unsafeCurrentTimeMillis()
-      // Keep-alives (`connected`, `heartbeat`) prove the socket, not progress: only another frame
-      // resets the reconnect schedule, so a server that accepts and then drops every connection
-      // still exhausts it (ConnectionLost) instead of looping forever.
-      if (Either.isLeft(result) || (result.right._tag !== "Heartbeat" && result.right._tag !== "Connected")) {
+      // Progress is a new event (issue 12 defect 10). Keep-alives (`connected`, `heartbeat`) and
+      // frame errors prove the socket, not progress; and on a reopened connection, an event
+      // already delivered (the same frame text, among the last REPLAY_WINDOW / REPLAY_WINDOW_CHARS delivered) is a
+      // replay: dropped, so no event is delivered twice, and not progress, so a server that
+      // sends the same events and drops every connection exhausts the reconnect schedule
+      // (ConnectionLost) instead of looping forever. The replay ends at the first new event: from
+      // then on every frame of that connection is delivered, repeats included. A request asked
+      // again after its answer went through is not a replay (it is pending again).
+      if (Either.isRight(result) && result.right._tag !== "Heartbeat" && result.right._tag !== "Connected") {
+        if (print !== undefined) {
+          if (attempt.replaying !== undefined && attempt.replaying.has(print) && !askedAgain(result.right)) {
+            replayed += 1
+            return
+          }
+          delivered.add(print)
+        }
+        attempt.replaying = undefined
         attempt.gotFrame = true
       }
       if (Either.isLeft(result)) {
@@ -384,7 +476,14 @@ export const makeEngine = (
       pauseIfFull(attempt)
     }
 
-    const frame = (data: string | Uint8Array) => accept(decode(data))
+    const delivered = new Delivered()
+    let replayed = 0
+    let deliveredAny = false
+    const askedAgain = (event: SessionEvent.SessionEvent): boolean =>
+      event._tag === "ExternalResourceRequested" &&
+      requests.get(requestKey(event.action_session_id, SessionEvent.resourceTypeRaw(event.resource_type))) === "sent"
+
+    const frame = (data: string | Uint8Array) => accept(decode(data), frameKey(data))
 
     const confirmAnswers = (): void => {
       for (const answer of unconfirmed) {
@@ -404,8 +503,10 @@ export const makeEngine = (
 
     // Server-Sent Events: the engine is built with the `event-data` framing for them, and the
     // same decoder reads the `{event,data}` frame rebuilt from the SSE event.
-    const namedEvent = (name: string, data: string) =>
-      accept(decode(`{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`))
+    const namedEvent = (name: string, data: string) => {
+      const text = `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
+      return accept(decode(text), text)
+    }
 
     const tooLarge = (size: number) => accept(Either.left(new FrameTooLarge({ size, limit: settings.maxFrameSize })))
 
@@ -495,6 +596,7 @@ export const makeEngine = (
             ended: false,
             opened: false,
             gotFrame: false,
+            replaying: deliveredAny ? delivered.snapshot() : undefined,
             lastFrameAt: clock.unsafeCurrentTimeMillis(),
             writing: false,
             scope: attemptScope
@@ -550,6 +652,11 @@ export const makeEngine = (
           )
           const outcome = yield* Deferred.await(attempt.outcome)
           attempt.ended = true
+          if (attempt.gotFrame) deliveredAny = true
+          if (replayed > 0) {
+            yield* Effect.logDebug(`${replayed} event(s) sent again after the reconnect were dropped (a replay)`)
+            replayed = 0
+          }
           return { outcome, alive: attempt.gotFrame, opened: attempt.opened }
         })
       )
@@ -557,10 +664,28 @@ export const makeEngine = (
     type Final = { readonly reason: EventStream.CloseReason; readonly exit: Exit.Exit<void, EventStreamError> }
 
     const loop: Effect.Effect<Final> = Effect.gen(function*() {
-      const driver = yield* Schedule.driver(settings.reconnect)
-      // Attempts in this bout: since the connection was last seen alive (a frame received).
-      let attempts = 0
+      // What the schedules' decisions report (issue 13 item 5): the state says `Reconnecting`
+      // only once the schedule has decided that a retry will happen, so the attempts reported
+      // (state, metrics, logs) are exactly the tries made.
       let retries = 0
+      let lastError = ""
+      const announce = (decision: { readonly _tag: string }) =>
+        Effect.suspend(() => {
+          if (decision._tag !== "Continue") return Effect.void
+          retries += 1
+          return Effect.zipRight(
+            SubscriptionRef.set(state, ConnectionState.Reconnecting({ attempt: retries, lastError })),
+            Metrics.recordReconnectAttempt
+          )
+        })
+      const driver = yield* Schedule.driver(
+        Schedule.onDecision(settings.reconnect, (_, decision) => announce(decision))
+      )
+      // A channel never open (issue 13 item 3): its own short schedule; the state stays
+      // `Connecting` (nothing was lost: nothing was ever open).
+      const firstDriver = yield* Schedule.driver(settings.firstConnect)
+      // Attempts in this bout: since the connection last delivered a new event.
+      let attempts = 0
       while (true) {
         attempts += 1
         const { alive, opened, outcome } = yield* attemptOnce.pipe(
@@ -578,23 +703,32 @@ export const makeEngine = (
           yield* Effect.logInfo(`${resend} answer(s) written just before the drop will be sent again`)
         }
         if (opened) downSince = clock.unsafeCurrentTimeMillis()
+        lastError = describeError(outcome.error)
+        if (!everOpen) {
+          // Never open: retry quickly a few times, then say so. An attempt that used a whole
+          // connect time-out is not tried again: the bound is one connect time-out plus the short
+          // retry, whatever the address does.
+          const timedOut = typeof outcome.error !== "string" && outcome.error._tag === "ConnectTimeout"
+          yield* Effect.logInfo(`Event channel not open yet: ${lastError}`).pipe(Effect.annotateLogs({ attempts }))
+          const next = timedOut ? Either.left(undefined) : yield* Effect.either(firstDriver.next(outcome.error))
+          if (Either.isLeft(next)) {
+            return {
+              reason: "connection-lost",
+              exit: Exit.fail(new NeverConnected({ sessionId, attempts, lastError }))
+            }
+          }
+          continue
+        }
         if (alive) {
-          // It worked for a while: a fresh bout, a fresh schedule.
+          // It delivered new events: a fresh bout, a fresh schedule.
           attempts = 1
           retries = 0
           yield* driver.reset
         }
-        const lastError = describeError(outcome.error)
         yield* Effect.logInfo(`Event channel attempt ended: ${lastError}`).pipe(Effect.annotateLogs({ attempts }))
-        retries += 1
-        yield* SubscriptionRef.set(state, ConnectionState.Reconnecting({ attempt: retries, lastError }))
         const next = yield* Effect.either(driver.next(outcome.error))
         if (Either.isLeft(next)) {
-          // No retry allowed at all: the attempt's own typed error (ConnectTimeout) says more.
-          const error: EventStreamError = attempts === 1 && !alive && typeof outcome.error !== "string"
-            ? outcome.error
-            : new ConnectionLost({ attempts, lastError })
-          return { reason: "connection-lost", exit: Exit.fail(error) }
+          return { reason: "connection-lost", exit: Exit.fail(new ConnectionLost({ attempts, lastError })) }
         }
       }
     })
@@ -619,7 +753,8 @@ export const makeEngine = (
             ? Effect.logWarning(`${unsent} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`)
             : Effect.void,
           Effect.logDebug(`Event channel closed: ${final.reason}`),
-          mailbox.done(final.exit)
+          // Issue 13: the session's id, and whether it may still be running, on every error.
+          mailbox.done(Exit.mapError(final.exit, (error) => inSession(error, sessionId)))
         ], { discard: true })
       }))
 

@@ -231,6 +231,9 @@ describe("effect-agent-session run: interruption", () => {
       expect(result.stdout).toContain("Last action: click: Click the menu")
       expect(result.stdout).toContain("Last thought: Looking around")
       expect(result.stdout).not.toContain("Outcome")
+      expect(result.stderr).toContain(
+        "session ses_hold may still be running at the service; reattach with: effect-agent-session attach ses_hold"
+      )
     })))
 
   it.live("SIGTERM closes the socket with 1000 and prints what was done so far, exit 143", () =>
@@ -279,7 +282,9 @@ describe("effect-agent-session run: connection lost", () => {
       expect(result.code).toBe(5)
       expect(result.stdout).toContain("connection lost, reconnecting (attempt 1)")
       const lines = result.stderr.trimEnd().split("\n")
-      expect(lines.length).toBe(1)
+      expect(lines.length).toBe(2)
       expect(lines[0]).toMatch(/^error: ConnectionLost: Connection lost after \d+ attempts/)
+      // Issue 13: the session may still be running: its id, and how to reattach.
+      expect(lines[1]).toMatch(/^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/)
     }))
 })

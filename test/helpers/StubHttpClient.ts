@@ -23,9 +23,11 @@ export interface Recorded {
 
 /**
  * What the stub answers: a `Response`; an effect (that may never end); or `"refuse"`, a transport
- * failure whose cause mentions the key that was sent (to prove it is scrubbed).
+ * failure whose cause mentions the key that was sent (to prove it is scrubbed), with the code
+ * `ECONNREFUSED` (nothing was sent); or `"reset"`, the connection reset after the request was
+ * written (`ECONNRESET`).
  */
-export type Reply = (request: Recorded, attempt: number) => Response | Effect.Effect<Response> | "refuse"
+export type Reply = (request: Recorded, attempt: number) => Response | Effect.Effect<Response> | "refuse" | "reset"
 
 /** The stub and its record. */
 export interface Stub {
@@ -65,9 +67,17 @@ export const makeStub = (reply: Reply): Effect.Effect<Stub> =>
           return yield* new HttpClientError.RequestError({
             request,
             reason: "Transport",
-            cause: new Error(
-              `connect ECONNREFUSED while sending ${seen.headers["authorization"] ?? seen.headers["x-api-key"]}`
+            cause: Object.assign(
+              new Error(`connect ECONNREFUSED while sending ${seen.headers["authorization"] ?? seen.headers["x-api-key"]}`),
+              { code: "ECONNREFUSED" }
             )
+          })
+        }
+        if (answer === "reset") {
+          return yield* new HttpClientError.RequestError({
+            request,
+            reason: "Transport",
+            cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })
           })
         }
         const response = answer instanceof Response ? answer : yield* answer

@@ -89,7 +89,15 @@ describe("load", () => {
         const layer = NodeAgentSessions.layer({
           apiKey: child.accountKey,
           baseUrl: `http://127.0.0.1:${child.port}`,
-          wsUrl: `ws://127.0.0.1:${child.port}`
+          wsUrl: `ws://127.0.0.1:${child.port}`,
+          // The simulator honours Idempotency-Key (issue 13): a create whose connection was reset
+          // under this load (a keep-alive socket the server had just closed, say) is sent again
+          // with the same key, which cannot create a second session.
+          http: { createPolicy: "idempotent" },
+          // 1,000 channels opening at once on a shared 2-core machine: a first connection may
+          // take longer than the default 10 s, and a first attempt that times out is not retried
+          // (it fails with NeverConnected, issue 13).
+          events: { connectTimeout: "60 seconds" }
         })
         yield* Effect.gen(function*() {
           // Warm up (code paths, connection pool), then measure from a settled heap.

@@ -21,6 +21,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Help from "./Help.js"
 import { version } from "./version.js"
 import { classify, ExitCode } from "./ExitCode.js"
+import * as Attach from "./Attach.js"
 import * as Onboard from "./Onboard.js"
 import * as Run from "./Run.js"
 import * as Simulate from "./Simulate.js"
@@ -33,7 +34,7 @@ import * as Simulate from "./Simulate.js"
  */
 export const command = Command.make("effect-agent-session").pipe(
   Command.withDescription("Run agent sessions from the terminal, against the service or its simulator"),
-  Command.withSubcommands([Run.command, Simulate.command, Onboard.command])
+  Command.withSubcommands([Run.command, Attach.command, Simulate.command, Onboard.command])
 )
 
 const cli = Command.run(command, { name: "effect-agent-session", version })

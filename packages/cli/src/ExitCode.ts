@@ -76,6 +76,7 @@ export const forError = (error: AgentSessionError): ExitCode => {
       return ExitCode.rateLimited
     case "ConnectionLost":
     case "ConnectTimeout":
+    case "NeverConnected":
     case "TransportError":
     case "RequestTimeout":
       return ExitCode.connectionLost
@@ -119,6 +120,10 @@ export const describe = (error: AgentSessionError): string => {
       return `cannot reach the service (${error.operation}): ${oneLine(error.message)}; check --base-url (AGENT_SESSION_BASE_URL)`
     case "InsecureTransport":
       return `refusing to send the key in clear to ${error.url}: use https:// (wss://), or pass --allow-insecure`
+    case "NeverConnected":
+      return `the event channel never connected: ${oneLine(error.lastError)} (${error.attempts} attempts); check AGENT_SESSION_WS_URL or --ws-url`
+    case "OutcomeUnknown":
+      return `${oneLine(error.message)}; check the service before running again`
     default:
       return `${error._tag}: ${oneLine(error.message)}`
   }

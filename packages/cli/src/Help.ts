@@ -57,6 +57,8 @@ Usage:
 Commands:
   run         Create a session, show it live, answer the agent's requests, print the outcome
               and its cost.
+  attach      Watch a session that already exists (one an error said may still be running),
+              like run.
   simulate    Start the reference simulator of the service on this machine and print its
               address and account key.
   onboard     Register an agent with the service and print it (its key only when asked).
@@ -105,6 +107,32 @@ Examples:
   effect-agent-session run --goal "Find the pricing page" --start-url https://example.com --max-actions 5
   effect-agent-session run --goal "Sign up" --start-url https://example.com --max-actions 8 --input jane@example.com
   effect-agent-session run --goal "Read the title" --start-url https://example.com --max-actions 3 --deny --json | jq .
+
+${exitCodes}
+`,
+  attach: `effect-agent-session attach: watch a session that already exists, like run (answer its
+requests, print the outcome and its cost). Use it with the id that an error or Ctrl-C printed
+("session <id> may still be running at the service").
+
+Usage:
+  effect-agent-session attach <session-id> [flags]
+
+Session:
+  <session-id>            The id of the session to watch.
+  --max-actions <n>       The session's max_actions, for the bar and the budget guard (default:
+                          not checked).
+  --agent-key <key>       Watch as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY).
+
+Answers and output: --approve, --deny, --input <text>, --json, --metrics and
+--max-reconnects <n>, as for run.
+
+${connection}
+
+${common}
+
+Examples:
+  effect-agent-session attach ses_UqaPLuyA6MfcvqOp
+  effect-agent-session attach ses_UqaPLuyA6MfcvqOp --max-actions 5 --deny --json
 
 ${exitCodes}
 `,

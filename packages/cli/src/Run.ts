@@ -17,8 +17,10 @@ import * as Stream from "effect/Stream"
 import { AgentSessions, type StartOptions } from "effect-agent-session/AgentSessions"
 import * as Answer from "effect-agent-session/Answer"
 import type * as Credentials from "effect-agent-session/Credentials"
+import { orphanNotice } from "effect-agent-session/Errors"
 import * as Metrics from "effect-agent-session/Metrics"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
+import { SessionId, SessionInfo } from "effect-agent-session/Session"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
@@ -188,7 +190,9 @@ export const processEnvironment = (): Environment => ({
  */
 export const runSession = (
   flags: RunFlags,
-  env: Environment = processEnvironment()
+  env: Environment = processEnvironment(),
+  /** Watch this existing session (`attach`) instead of creating one. */
+  existing: Option.Option<string> = Option.none()
 ): Effect.Effect<void, CliExit, Prompt.Prompt.Environment> =>
   Effect.gen(function*() {
     const reporter = flags.json
@@ -202,6 +206,17 @@ export const runSession = (
     // hints at --dialect.
     let dialect: Option.Option<"documented" | "observed"> = Option.none()
 
+    // Issue 13: a session that may still be running (and paid for) is named, with how to reattach.
+    const orphan = (notice: string | undefined) =>
+      notice === undefined ? Effect.void : Effect.sync(() => env.sink.err(`${notice}\n`))
+    const orphanOfProgress = Effect.suspend(() =>
+      Option.match(progress.sessionId, {
+        onNone: () => Effect.void,
+        onSome: (id) =>
+          orphan(`session ${id} may still be running at the service; reattach with: effect-agent-session attach ${id}`)
+      })
+    )
+
     const report = (error: unknown) =>
       Effect.gen(function*() {
         const classified = classify(error)
@@ -212,8 +227,13 @@ export const runSession = (
         const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
         if (code === ExitCode.interrupted) {
           yield* reporter.interrupted(progress)
+          yield* orphanOfProgress
         } else {
           yield* reporter.failure(message, tag, code, progress)
+          const notice = orphanNotice(error)
+          const ended = typeof error === "object" && error !== null && "mayStillBeRunning" in error &&
+            error.mayStillBeRunning === false
+          yield* notice !== undefined ? orphan(notice) : ended ? Effect.void : orphanOfProgress
         }
         yield* printMetrics
         return yield* Effect.fail(new CliExit({ code }))
@@ -266,10 +286,22 @@ export const runSession = (
       const session = Effect.scoped(
         Effect.gen(function*() {
           const sessions = yield* AgentSessions
-          const running = yield* sessions.start(
-            { goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions },
-            options
-          )
+          const running = yield* Option.match(existing, {
+            onNone: () =>
+              sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions }, options),
+            onSome: (id) =>
+              sessions.attach(
+                new SessionInfo({
+                  session_id: SessionId.make(id),
+                  status: Option.none(),
+                  start_time: Option.none(),
+                  end_time: Option.none(),
+                  error: Option.none()
+                }),
+                flags.maxActions,
+                options
+              )
+          })
           progress.sessionId = Option.some(running.session.session_id)
           yield* reporter.created(running.session.session_id, progress)
           yield* running.state.changes.pipe(
@@ -310,7 +342,7 @@ export const runSession = (
 
     return yield* program.pipe(
       Effect.catchAll(report),
-      Effect.onInterrupt(() => Effect.zipRight(reporter.interrupted(progress), printMetrics))
+      Effect.onInterrupt(() => Effect.zipRight(Effect.zipRight(reporter.interrupted(progress), orphanOfProgress), printMetrics))
     )
   })
 

@@ -24,6 +24,7 @@ import { AgentId, Agent } from "../../Agent.js"
 import type * as Dialect from "../../Dialect.js"
 import * as ServiceApi from "../../ServiceApi.js"
 import { SessionId, SessionInfo } from "../../Session.js"
+import { IdempotencyCache, keyOf } from "./idempotency.js"
 import type { Identity, Store } from "./store.js"
 import { SessionState as SessionStateClass, type SessionState } from "./session.js"
 
@@ -160,6 +161,32 @@ export const layer = (
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
   const { Authentication, api } = ServiceApi.make(dialect)
 
+  // --- Idempotency-Key (issue 13): one agent / one session per key and body, per caller ---
+  const onboards = new IdempotencyCache<Agent>()
+  const creates = new IdempotencyCache<string>()
+  const principalOf = (identity: Identity): string => identity._tag === "Account" ? "account" : identity.agent.agentId
+  const mismatch = "this Idempotency-Key was used with another request body"
+  const idempotent = <A, E, R, M>(
+    cache: IdempotencyCache<A>,
+    principal: string,
+    fingerprint: string,
+    act: Effect.Effect<A, E, R>,
+    onMismatch: M
+  ): Effect.Effect<A, E | M, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function*() {
+      const key = keyOf((yield* HttpServerRequest.HttpServerRequest).headers)
+      if (key === undefined) return yield* act
+      const now = Date.now()
+      const found = cache.lookup(principal, key, fingerprint, now)
+      if (found._tag === "Hit") return found.value
+      if (found._tag === "Mismatch") {
+        return yield* Effect.fail(onMismatch)
+      }
+      const value = yield* act
+      cache.remember(principal, key, fingerprint, value, now)
+      return value
+    })
+
   const AuthenticationLive = Layer.succeed(Authentication, {
     key: (token: Redacted.Redacted<string>) =>
       Effect.gen(function*() {
@@ -184,20 +211,33 @@ export const layer = (
         if (identity._tag !== "Account") {
           return yield* Effect.fail(new ServiceApi.ApiUnauthorized({ error: "onboarding needs the account key" }))
         }
-        if (store.hasAgentNamed(payload.name)) {
-          return yield* Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
-        }
-        const added = store.addAgent(payload)
-        // Not in the contract's onboard errors: answered as a response of its own (403).
-        if ("_tag" in added) return respondError(new ServiceApi.ApiForbidden({ error: added.reason }))
-        const { agent, apiKey } = added
-        return new Agent({
-          agentId: AgentId.make(agent.agentId),
-          name: payload.name,
-          website: payload.website,
-          domain: payload.domain,
-          apiKey: Option.some(Redacted.make(apiKey))
-        })
+        const fingerprint = JSON.stringify([payload.name, payload.website, payload.domain])
+        return yield* idempotent(onboards, principalOf(identity), fingerprint, Effect.suspend((): Effect.Effect<
+          Agent,
+          ServiceApi.ApiConflict | ServiceApi.ApiForbidden
+        > => {
+          if (store.hasAgentNamed(payload.name)) {
+            return Effect.fail(new ServiceApi.ApiConflict({ error: `an agent named "${payload.name}" exists` }))
+          }
+          const added = store.addAgent(payload)
+          if ("_tag" in added) return Effect.fail(new ServiceApi.ApiForbidden({ error: added.reason }))
+          const { agent, apiKey } = added
+          return Effect.succeed(
+            new Agent({
+              agentId: AgentId.make(agent.agentId),
+              name: payload.name,
+              website: payload.website,
+              domain: payload.domain,
+              apiKey: Option.some(Redacted.make(apiKey))
+            })
+          )
+        }), new ServiceApi.ApiConflict({ error: mismatch })).pipe(
+          // Not in the contract's onboard errors: answered as a response of its own (403).
+          Effect.catchIf(
+            (error): error is ServiceApi.ApiForbidden => error instanceof ServiceApi.ApiForbidden,
+            (error) => Effect.succeed(respondError(error))
+          )
+        )
       })))
 
   const SessionsLive = HttpApiBuilder.group(api, "sessions", (handlers) =>
@@ -210,15 +250,29 @@ export const layer = (
               new ServiceApi.ApiBadRequest({ error: `goal: is over ${limits.maxGoalLength} characters` })
             )
           }
-          const session = store.addSession({
-            owner,
-            goal: payload.goal,
-            startUrl: payload.start_url,
-            maxActions: payload.max_actions
-          })
-          if (session instanceof SessionStateClass) return sessionInfo(session)
-          // Too many sessions with an open connection: come back when one has ended.
-          return yield* Effect.fail(new ServiceApi.ApiRateLimited({ error: session.reason }))
+          const id = yield* idempotent(
+            creates,
+            principalOf(owner),
+            JSON.stringify([payload.goal, payload.start_url, payload.max_actions]),
+            Effect.suspend(() => {
+              const session = store.addSession({
+                owner,
+                goal: payload.goal,
+                startUrl: payload.start_url,
+                maxActions: payload.max_actions
+              })
+              // Too many sessions with an open connection: come back when one has ended.
+              return session instanceof SessionStateClass
+                ? Effect.succeed(session.id)
+                : Effect.fail(new ServiceApi.ApiRateLimited({ error: session.reason }))
+            }),
+            new ServiceApi.ApiBadRequest({ error: mismatch })
+          )
+          const session = store.sessions.get(id)
+          if (session === undefined) {
+            return yield* Effect.fail(new ServiceApi.ApiBadRequest({ error: "the session of this Idempotency-Key is gone" }))
+          }
+          return sessionInfo(session)
         }))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {

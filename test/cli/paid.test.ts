@@ -1,0 +1,132 @@
+/**
+ * Issue 13 through the command line, as a real child process against the simulator on port 0:
+ * exact reconnect attempt counts at --max-reconnects 0, 1 and 2; a channel that never opened
+ * fails in seconds (wall clock, generous bound: a hang guard); the orphan notice; `attach`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as Net from "node:net"
+import { Simulator } from "../../src/simulator/index.js"
+import { cleanEnv, run, spawn } from "./helpers.js"
+
+const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}) =>
+  cleanEnv({
+    AGENT_SESSION_BASE_URL: sim.baseUrl,
+    AGENT_SESSION_WS_URL: sim.wsUrl,
+    AGENT_SESSION_API_KEY: sim.accountKey,
+    ...extra
+  })
+
+const runArgs = (maxActions: number, ...more: Array<string>) => [
+  "run",
+  "--goal",
+  "Find the pricing page",
+  "--start-url",
+  "https://example.com",
+  "--max-actions",
+  String(maxActions),
+  ...more
+]
+
+const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/m
+
+/** A port nothing listens on: bound, then closed. */
+const freePort = Effect.async<number>((resume) => {
+  const server = Net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+describe("issue 13: exact reconnect attempt counts (--max-reconnects 0, 1, 2)", () => {
+  for (const max of [0, 1, 2]) {
+    it.live(`--max-reconnects ${max} --json: Reconnecting attempts 1..${max}, then ConnectionLost, and the orphan notice`, () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } })
+          .pipe(Scope.extend(scope))
+        const result = yield* Effect.scoped(Effect.gen(function*() {
+          const child = yield* spawn(runArgs(8, "--json", "--max-reconnects", String(max)), envFor(sim))
+          yield* child.waitFor(/"action":1/)
+          // The service disappears: the socket drops (1006) and every reconnect is refused.
+          yield* Scope.close(scope, Exit.void)
+          return yield* child.finished
+        }))
+        expect(result.code).toBe(5)
+        const objects = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+        const attempts = objects.filter((o) => o["kind"] === "state" && o["state"] === "Reconnecting").map((o) => o["attempt"])
+        expect(attempts).toEqual(Array.from({ length: max }, (_, i) => i + 1))
+        const error = objects.find((o) => o["kind"] === "error")
+        expect(error?.["tag"]).toBe("ConnectionLost")
+        expect(String(error?.["message"])).toContain(`after ${max + 1} attempts`)
+        const sessionId = String(objects[0]?.["sessionId"])
+        expect(result.stderr).toMatch(orphanLine)
+        expect(result.stderr).toContain(`attach ${sessionId}`)
+      }))
+  }
+
+  it.live("--max-reconnects 2, plain: the live lines count attempts 1 and 2, never a third", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } })
+        .pipe(Scope.extend(scope))
+      const result = yield* Effect.scoped(Effect.gen(function*() {
+        const child = yield* spawn(runArgs(8, "--max-reconnects", "2"), envFor(sim))
+        yield* child.waitFor(/action 1\/8/)
+        yield* Scope.close(scope, Exit.void)
+        return yield* child.finished
+      }))
+      expect(result.code).toBe(5)
+      expect(result.stdout).toContain("reconnecting (attempt 1)")
+      expect(result.stdout).toContain("reconnecting (attempt 2)")
+      expect(result.stdout).not.toContain("(attempt 3)")
+    }))
+})
+
+describe("issue 13: a channel that never opened", () => {
+  it.live("a wrong --ws-url fails with NeverConnected in seconds, exit 5, naming the session to reattach", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sim = yield* Simulator.make({ scenario: { actions: 2, ask: "none" } })
+      const port = yield* freePort
+      const started = Date.now()
+      const result = yield* run(
+        runArgs(2),
+        envFor(sim, { AGENT_SESSION_WS_URL: `ws://127.0.0.1:${port}` }),
+        30_000
+      )
+      const elapsed = Date.now() - started
+      expect(result.code).toBe(5)
+      expect(result.stderr).toContain("the event channel never connected")
+      expect(result.stderr).not.toContain("connection lost")
+      expect(result.stdout).not.toContain("reconnecting")
+      expect(result.stderr).toMatch(orphanLine)
+      // A hang guard, not a timing assertion: the reconnect schedule alone would take about a minute.
+      expect(elapsed).toBeLessThan(20_000)
+    })))
+})
+
+describe("issue 13: attach", () => {
+  it.live("attach <id> watches a session created elsewhere to its end, like run", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sim = yield* Simulator.make({ scenario: { actions: 3, ask: "permission", frameDelay: Duration.millis(2) } })
+      const created = yield* Effect.promise(() =>
+        fetch(`${sim.baseUrl}/api/v1sessions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${sim.accountKey}` },
+          body: JSON.stringify({ start_url: "https://example.com", goal: "Find the pricing page", max_actions: 3 })
+        }).then((r) => r.json() as Promise<{ session_id: string }>)
+      )
+      const result = yield* run(["attach", created.session_id, "--approve", "--max-actions", "3"], envFor(sim))
+      expect(result.stderr).toBe("")
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(`session ${created.session_id}`)
+      expect(result.stdout).toContain("Actions: 3/3")
+      const answers = yield* sim.answers(created.session_id)
+      expect(answers.map((a) => a.granted)).toEqual([true])
+    })))
+})
