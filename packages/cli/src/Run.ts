@@ -247,8 +247,11 @@ export const runSession = (
       if (flags.approve && flags.deny) {
         return yield* new UsageError({ message: "--approve and --deny cannot be used together" })
       }
-      if (flags.goal.trim().length === 0) return yield* new UsageError({ message: "--goal must not be empty" })
-      yield* CliConfig.checkUrl(flags.startUrl, "--start-url", ["http:", "https:"])
+      // `attach` watches a session that exists: no goal or start page to check.
+      if (Option.isNone(existing)) {
+        if (flags.goal.trim().length === 0) return yield* new UsageError({ message: "--goal must not be empty" })
+        yield* CliConfig.checkUrl(flags.startUrl, "--start-url", ["http:", "https:"])
+      }
       if (!Number.isInteger(flags.maxActions) || flags.maxActions < 1) {
         return yield* new UsageError({ message: `--max-actions must be a whole number of at least 1, not ${flags.maxActions}` })
       }
