@@ -30,6 +30,7 @@ import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
 import type { AgentApiError, InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as internal from "./internal/agentApi.js"
+import * as internalBody from "./internal/body.js"
 import type * as Session from "./Session.js"
 
 /**
@@ -112,6 +113,12 @@ export interface Options {
   readonly maxRetryAfter?: Duration.DurationInput | undefined
   /** Allows plain `http://` to a host that is not loopback (default `false`). */
   readonly allowInsecure?: boolean | undefined
+  /**
+   * The largest response body read, in bytes (default {@link defaultMaxResponseSize}, 4 MiB).
+   * Enforced while the body is read: a 2xx body over it fails with `ResponseTooLarge` (not
+   * retried) and nothing past the limit is kept; an error body is cut at it.
+   */
+  readonly maxResponseSize?: number | undefined
 }
 
 /**
@@ -138,6 +145,13 @@ export const defaultTimeout: Duration.Duration = internal.defaultTimeout
  * @category constructors
  */
 export const defaultMaxRetryAfter: Duration.Duration = internal.defaultMaxRetryAfter
+
+/**
+ * The default largest response body: 4 MiB (4194304 bytes).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxResponseSize: number = internalBody.defaultMaxResponseSize
 
 /**
  * The environment variable of the base URL.

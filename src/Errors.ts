@@ -61,6 +61,25 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): str
 const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
 
 /**
+ * A `Duration` whose encoded form is JSON: `{ nanos: "<integer>" }`, or `"Infinity"`. Every
+ * error survives `JSON.stringify` of its encoded form and decodes back.
+ */
+const JsonDuration = Schema.transform(
+  Schema.Union(Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,30}$/)) }), Schema.Literal("Infinity")),
+  Schema.DurationFromSelf,
+  {
+    strict: true,
+    decode: (encoded) => encoded === "Infinity" ? Duration.infinity : Duration.nanos(BigInt(encoded.nanos)),
+    encode: (duration) =>
+      Option.match(Duration.toNanos(duration), {
+        onNone: () => "Infinity" as const,
+        onSome: (nanos) => ({ nanos: String(nanos < BigInt(0) ? BigInt(0) : nanos) })
+      })
+  }
+)
+
+
+/**
  * The fields every HTTP status error carries (U07, U18).
  *
  * @since 0.1.0
@@ -240,7 +259,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
   {
     ...HttpErrorFields,
     /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: Schema.OptionFromSelf(Schema.DurationFromSelf)
+    retryAfter: Schema.OptionFromNullOr(JsonDuration)
   }
 ) {
   /** @since 0.1.0 */
@@ -258,7 +277,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
   {
     ...HttpErrorFields,
     /** From `Retry-After` on a 503, when present. */
-    retryAfter: Schema.OptionFromSelf(Schema.DurationFromSelf)
+    retryAfter: Schema.OptionFromNullOr(JsonDuration)
   }
 ) {
   /** @since 0.1.0 */
@@ -307,7 +326,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
   "RequestTimeout",
   {
     operation: Schema.String,
-    timeout: Schema.DurationFromSelf
+    timeout: JsonDuration
   }
 ) {
   /** @since 0.1.0 */
@@ -334,6 +353,31 @@ export class ResponseDecodeError
 {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A response body larger than the largest accepted (`maxResponseSize`, default 4 MiB), refused
+ * while it was read: nothing past the limit was kept. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseTooLarge
+  extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
+    operation: Schema.String,
+    /** The HTTP status of the response. */
+    status: Schema.Number,
+    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
+    size: Schema.Number,
+    /** The limit in bytes. */
+    limit: Schema.Number
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.operation}: the ${this.status} response is over the limit of ${this.limit} bytes`
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -450,7 +494,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
   "ConnectTimeout",
   {
-    timeout: Schema.DurationFromSelf
+    timeout: JsonDuration
   }
 ) {
   /** @since 0.1.0 */
@@ -506,7 +550,8 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
 }
 
 /**
- * `respond` was called for a request this connection never received, or already answered (U16).
+ * `respond` was called for a request this connection never received, or already answered, or
+ * after the connection closed (U16).
  *
  * @since 0.1.0
  * @category errors
@@ -516,12 +561,19 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
   {
     resourceType: Schema.String,
     actionSessionId: Schema.String,
-    reason: Schema.Literal("never-received", "already-answered")
+    /**
+     * `never-received`: no such request arrived on this connection; `already-answered`: it was
+     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
+     */
+    reason: Schema.Literal("never-received", "already-answered", "channel-closed")
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
+    if (this.reason === "channel-closed") {
+      return `Cannot answer the ${this.resourceType} request of action session ${this.actionSessionId}: the event channel is closed`
+    }
     return `No pending ${this.resourceType} request for action session ${this.actionSessionId} (${this.reason})`
   }
 }
@@ -600,7 +652,7 @@ export class SessionEndedWithoutComplete
     {
       sessionId: Schema.String,
       /** The message of the last `error` event received, if any. */
-      lastError: Schema.OptionFromSelf(Schema.String)
+      lastError: Schema.OptionFromNullOr(Schema.String)
     }
   )
 {
@@ -648,6 +700,7 @@ export type AgentApiError =
   | TransportError
   | RequestTimeout
   | ResponseDecodeError
+  | ResponseTooLarge
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -716,6 +769,7 @@ export const AgentSessionError = Schema.Union(
   TransportError,
   RequestTimeout,
   ResponseDecodeError,
+  ResponseTooLarge,
   MalformedFrame,
   EventDecodeError,
   FrameTooLarge,
