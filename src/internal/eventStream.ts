@@ -84,6 +84,7 @@ export interface Settings {
   readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
   readonly idleTimeout: Duration.Duration
   readonly connectTimeout: Duration.Duration
+  readonly answerTimeout: Duration.Duration
   readonly bufferSize: number
   readonly answerBufferSize: number
   readonly maxFrameSize: number
@@ -103,6 +104,7 @@ export const resolveSettings = (
   reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
   idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
   connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
+  answerTimeout: Duration.decode(own.answerTimeout ?? layer.answerTimeout ?? Duration.seconds(10)),
   bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
   answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
   maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
@@ -156,6 +158,11 @@ export interface Io {
 export interface SendFailure {
   readonly retry: boolean
   readonly message: string
+  /**
+   * The connection is already closing: the answer stays queued and the transport's own outcome
+   * (a clean 1000 end, or a drop to reconnect from) decides what happens, not this write.
+   */
+  readonly closing?: boolean | undefined
 }
 
 /** What the engine gives a transport for one attempt. */
@@ -425,6 +432,7 @@ export const makeEngine = (
         if (head === undefined) return true
         const sent = yield* Effect.either(io.send(head.frame, head.data))
         if (Either.isLeft(sent)) {
+          if (sent.left.closing === true) return false
           if (sent.left.retry) {
             endAttempt(attempt, Retry(`answer not written: ${sent.left.message}`))
             return false
@@ -609,12 +617,19 @@ export const makeEngine = (
         if (final.reason !== "connection-lost" && final.reason !== "failed" && final.reason !== "handshake-rejected") {
           confirmAnswers()
         }
-        const unsent = outbox.length + unconfirmed.length
+        const unsentAnswers = [...unconfirmed, ...outbox].map((answer): EventStream.UnsentAnswer => {
+          const cut = answer.key.indexOf("\u0000")
+          return { actionSessionId: answer.key.slice(0, cut), resourceType: answer.key.slice(cut + 1) }
+        })
+        const unsent = unsentAnswers.length
         outbox.length = 0
         unconfirmed.length = 0
         requests.clear()
         return Effect.all([
-          SubscriptionRef.set(state, ConnectionState.Closed({ reason: final.reason })),
+          SubscriptionRef.set(
+            state,
+            ConnectionState.Closed(unsent > 0 ? { reason: final.reason, unsent: unsentAnswers } : { reason: final.reason })
+          ),
           unsent > 0
             ? Effect.logWarning(`${unsent} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`)
             : Effect.void,
@@ -669,6 +684,12 @@ export const makeEngine = (
       Effect.suspend((): Effect.Effect<void, RespondError> => {
         const resourceType = SessionEvent.resourceTypeRaw(request.resource_type)
         const key = requestKey(request.action_session_id, resourceType)
+        if (finished) {
+          // The connection is closed: nothing can be sent any more, whatever was asked (U16).
+          return Effect.fail(
+            new RequestNotPending({ resourceType, actionSessionId: request.action_session_id, reason: "channel-closed" })
+          )
+        }
         const status = requests.get(key)
         if (status === undefined) {
           return Effect.fail(
@@ -743,6 +764,27 @@ export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejecti
   return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
 }
 
+/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
+export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
+
+const sizedConstructors = new WeakMap<object, SizedConstructor>()
+
+/**
+ * Registers the bounded form of a `Socket.WebSocketConstructor` (`webSocket.ts` does for its
+ * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
+ * over it is refused while it is read instead of being read whole first.
+ */
+export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
+  sizedConstructors.set(constructor, sized)
+}
+
+/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
+const isPayloadTooLarge = (cause: unknown): boolean => {
+  const error = Predicate.hasProperty(cause, "error") ? cause.error : cause
+  return (Predicate.hasProperty(error, "code") && error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") ||
+    describeCause(cause).includes("Max payload size exceeded")
+}
+
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
 interface Pausable {
   readonly pause: () => void
@@ -783,7 +825,8 @@ const socketIo = (ws: globalThis.WebSocket): Io => {
   return {
     send: (frame) =>
       Effect.suspend(() => {
-        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, message: "the socket is not open" })
+        // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
+        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
         try {
           ws.send(frame)
           return Effect.succeed("written" as const)
@@ -802,8 +845,14 @@ const socketOutcome = (
   error: Socket.SocketError,
   ws: globalThis.WebSocket | undefined,
   key: Redacted.Redacted<string>,
-  connectTimeout: Duration.Duration
+  connectTimeout: Duration.Duration,
+  maxFrameSize: number
 ): AttemptOutcome => {
+  // A frame over `maxPayload` (= maxFrameSize): refused while read, never retried (the service
+  // would send it again). Its exact size is unknown: it is at least one byte over the limit.
+  if (error.reason === "Read" && isPayloadTooLarge(error.cause)) {
+    return Fatal(new FrameTooLarge({ size: maxFrameSize + 1, limit: maxFrameSize }), "failed")
+  }
   if (error.reason === "Close") {
     // 1000 only reaches here when the close raced the open: the service ended the session.
     if (error.code === 1000) return End("closed-by-service")
@@ -854,7 +903,10 @@ export const webSocketTransport = (options: {
       Effect.acquireRelease(
         Effect.try({
           try: () => {
-            const created = options.constructor(url)
+            const sized = sizedConstructors.get(options.constructor)
+            const created = sized === undefined
+              ? options.constructor(url)
+              : sized(url, options.settings.maxFrameSize)
             ws = created
             hooks.attach(socketIo(created))
             return created
@@ -881,7 +933,7 @@ export const webSocketTransport = (options: {
     // the engine pauses the `ws` socket (`pause()`/`resume()`) when its buffer is full.
     return yield* socket.runRaw(hooks.frame, { onOpen }).pipe(
       Effect.as(End("closed-by-service")),
-      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout)))
+      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout, options.settings.maxFrameSize)))
     )
   })
 

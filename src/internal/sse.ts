@@ -7,6 +7,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
@@ -35,7 +36,14 @@ import {
   type ServiceOptions,
   type Settings
 } from "./eventStream.js"
+import { readBounded } from "./body.js"
 import { printableUrl } from "./url.js"
+
+/**
+ * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with
+ * a margin so that a key across the cut is scrubbed whole before the cut.
+ */
+const REFUSAL_LIMIT = 4096 + 1024
 
 // ---------------------------------------------------------------------------
 // The SSE parser (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
@@ -154,23 +162,29 @@ export const sseTransport = (options: {
     const latch = yield* Effect.makeLatch(true)
 
     const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
-      client.execute(
-        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
-          HttpClientRequest.setUrlParams(params),
-          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+      // Interruptible inside the engine's uninterruptible write, so that its own time-out can
+      // end it: a `POST` the service never answers cannot hold `close` or scope exit.
+      Effect.interruptible(
+        client.execute(
+          HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
+            HttpClientRequest.setUrlParams(params),
+            HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+          )
+        ).pipe(
+          // The response's body is not wanted: released (not read) at once.
+          Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore))
         )
       ).pipe(
         Effect.timeoutFail({
-          duration: settings.connectTimeout,
-          onTimeout: () => new ConnectTimeout({ timeout: settings.connectTimeout })
+          duration: settings.answerTimeout,
+          onTimeout: () => `no response to the answer within ${Duration.format(settings.answerTimeout)}`
         }),
         Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
           if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
           const retry = response.status >= 500 || response.status === 429 || response.status === 408
           return Effect.fail({ retry, message: `HTTP ${response.status}` })
-        }),
-        Effect.scoped
+        })
       )
 
     const io: Io = {
@@ -204,8 +218,12 @@ export const sseTransport = (options: {
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
-      const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
-      const reason = scrub(truncateRaw(body), hooks.key)
+      // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
+      const bytes = yield* readBounded(response, REFUSAL_LIMIT, { truncate: true }).pipe(
+        Effect.timeout(settings.connectTimeout),
+        Effect.orElseSucceed(() => new Uint8Array(0))
+      )
+      const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
       if (rejectionStatuses.has(response.status)) {
         return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
       }
