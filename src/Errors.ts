@@ -65,7 +65,7 @@ const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true
  * error survives `JSON.stringify` of its encoded form and decodes back.
  */
 const JsonDuration = Schema.transform(
-  Schema.Union(Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,30}$/)) }), Schema.Literal("Infinity")),
+  Schema.Union(Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,400}$/)) }), Schema.Literal("Infinity")),
   Schema.DurationFromSelf,
   {
     strict: true,
@@ -87,7 +87,7 @@ const JsonDuration = Schema.transform(
  */
 export const HttpErrorFields = {
   /** The HTTP status code. */
-  status: Schema.Number,
+  status: Schema.JsonNumber,
   /** The message, from `error`, `message`, `error_message`, `error_description` or the text body (U18). */
   message: Schema.String,
   /** The first 4 KiB of the raw response body. */
@@ -345,7 +345,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
 export class ResponseDecodeError
   extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
     operation: Schema.String,
-    status: Schema.Number,
+    status: Schema.JsonNumber,
     message: Schema.String,
     /** The first 4 KiB of the raw body. */
     body: Schema.String
@@ -366,11 +366,11 @@ export class ResponseTooLarge
   extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
     operation: Schema.String,
     /** The HTTP status of the response. */
-    status: Schema.Number,
+    status: Schema.JsonNumber,
     /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
-    size: Schema.Number,
+    size: Schema.JsonNumber,
     /** The limit in bytes. */
-    limit: Schema.Number
+    limit: Schema.JsonNumber
   })
 {
   /** @since 0.1.0 */
@@ -432,8 +432,8 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
   "FrameTooLarge",
   {
     /** The size of the frame in bytes (UTF-16 code units for text frames). */
-    size: Schema.Number,
-    limit: Schema.Number
+    size: Schema.JsonNumber,
+    limit: Schema.JsonNumber
   }
 ) {
   /** @since 0.1.0 */
@@ -474,7 +474,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
   "HandshakeRejected",
   {
     /** The HTTP status or WebSocket close code. */
-    code: Schema.Number,
+    code: Schema.JsonNumber,
     reason: Schema.String
   }
 ) {
@@ -517,7 +517,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
      * How many connection attempts failed in a row at the end: since the last attempt that
      * delivered an event (keep-alives do not count), that dropped attempt included.
      */
-    attempts: Schema.Number,
+    attempts: Schema.JsonNumber,
     /** What ended the last attempt. */
     lastError: Schema.String
   }
@@ -587,7 +587,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
   "AnswerBufferFull",
   {
-    limit: Schema.Number
+    limit: Schema.JsonNumber
   }
 ) {
   /** @since 0.1.0 */
@@ -627,8 +627,8 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
 export class ActionBudgetExceeded
   extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
     sessionId: Schema.String,
-    maxActions: Schema.Number,
-    actions: Schema.Number
+    maxActions: Schema.JsonNumber,
+    actions: Schema.JsonNumber
   })
 {
   /** @since 0.1.0 */
