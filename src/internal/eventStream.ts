@@ -65,6 +65,9 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
   Schedule.map(([delay]) => delay)
 )
 
+/** How long a socket found closing may take to report its close before the attempt is dropped. */
+const CLOSING_GRACE = Duration.seconds(2)
+
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
 
@@ -432,7 +435,21 @@ export const makeEngine = (
         if (head === undefined) return true
         const sent = yield* Effect.either(io.send(head.frame, head.data))
         if (Either.isLeft(sent)) {
-          if (sent.left.closing === true) return false
+          if (sent.left.closing === true) {
+            // The socket is closing: its close (1000 ends, else reconnect) decides. Should no
+            // close event follow within a grace period, the attempt is given up as a drop.
+            const message = sent.left.message
+            if (attempt.scope !== undefined) {
+              yield* Effect.forkIn(
+                Effect.interruptible(Effect.delay(
+                  Effect.sync(() => endAttempt(attempt, Retry(`answer not written: ${message}`))),
+                  CLOSING_GRACE
+                )),
+                attempt.scope
+              )
+            }
+            return false
+          }
           if (sent.left.retry) {
             endAttempt(attempt, Retry(`answer not written: ${sent.left.message}`))
             return false
