@@ -795,12 +795,27 @@ export const registerSizedConstructor = (constructor: object, sized: SizedConstr
   sizedConstructors.set(constructor, sized)
 }
 
-/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
-const isPayloadTooLarge = (cause: unknown): boolean => {
+/**
+ * The largest message a socket reads: `maxFrameSize`. With `failOnFrameError: false` a frame
+ * over it is read to be skipped, up to {@link SKIPPABLE_FRAME_SIZE} (16 MiB, or `maxFrameSize`
+ * when larger); past that the stream fails with `FrameTooLarge` all the same.
+ */
+export const maxPayloadOf = (settings: Settings): number =>
+  settings.failOnFrameError ? settings.maxFrameSize : Math.max(settings.maxFrameSize, SKIPPABLE_FRAME_SIZE)
+
+/** The largest frame read (to be skipped) with `failOnFrameError: false`. */
+export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
+
+/** The `code` of a `ws` error (in an `ErrorEvent`'s `error`), if any. */
+const wsErrorCode = (cause: unknown): string | undefined => {
   const error = Predicate.hasProperty(cause, "error") ? cause.error : cause
-  return (Predicate.hasProperty(error, "code") && error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") ||
-    describeCause(cause).includes("Max payload size exceeded")
+  return Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
 }
+
+/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
+const isPayloadTooLarge = (cause: unknown): boolean =>
+  wsErrorCode(cause) === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ||
+  describeCause(cause).includes("Max payload size exceeded")
 
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
 interface Pausable {
@@ -822,12 +837,16 @@ const terminate = (ws: globalThis.WebSocket): void => {
 }
 
 const OPEN = 1
+const CLOSING = 2
 
 const noop = (): void => {}
 
 const closeQuietly = (ws: globalThis.WebSocket): void => {
   // `ws` emits `error` when a socket still connecting is closed: keep it from being unhandled.
   ws.addEventListener("error", noop)
+  // Closing already (after a read error, or a close the peer may never complete): nothing
+  // polite is left to do, and a hostile peer would hold the socket until `ws`'s close time-out.
+  if (ws.readyState === CLOSING) return terminate(ws)
   if (ws.readyState <= OPEN) {
     try {
       ws.close(1000)
@@ -863,12 +882,16 @@ const socketOutcome = (
   ws: globalThis.WebSocket | undefined,
   key: Redacted.Redacted<string>,
   connectTimeout: Duration.Duration,
-  maxFrameSize: number
+  settings: Settings
 ): AttemptOutcome => {
-  // A frame over `maxPayload` (= maxFrameSize): refused while read, never retried (the service
-  // would send it again). Its exact size is unknown: it is at least one byte over the limit.
+  // A frame over `maxPayload`: refused while read, never retried (the service would send it
+  // again). Its exact size is unknown: it is at least one byte over what the socket accepted.
   if (error.reason === "Read" && isPayloadTooLarge(error.cause)) {
-    return Fatal(new FrameTooLarge({ size: maxFrameSize + 1, limit: maxFrameSize }), "failed")
+    return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
+  }
+  // A text frame that is not UTF-8: the socket is closed by `ws` (1007); a frame error.
+  if (error.reason === "Read" && wsErrorCode(error.cause) === "WS_ERR_INVALID_UTF8") {
+    return Fatal(new MalformedFrame({ raw: "", message: "a text frame that is not valid UTF-8" }), "failed")
   }
   if (error.reason === "Close") {
     // 1000 only reaches here when the close raced the open: the service ended the session.
@@ -923,7 +946,7 @@ export const webSocketTransport = (options: {
             const sized = sizedConstructors.get(options.constructor)
             const created = sized === undefined
               ? options.constructor(url)
-              : sized(url, options.settings.maxFrameSize)
+              : sized(url, maxPayloadOf(options.settings))
             ws = created
             hooks.attach(socketIo(created))
             return created
@@ -950,7 +973,7 @@ export const webSocketTransport = (options: {
     // the engine pauses the `ws` socket (`pause()`/`resume()`) when its buffer is full.
     return yield* socket.runRaw(hooks.frame, { onOpen }).pipe(
       Effect.as(End("closed-by-service")),
-      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout, options.settings.maxFrameSize)))
+      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout, options.settings)))
     )
   })
 

@@ -30,6 +30,8 @@ export interface Options {
 
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 
+const CLOSE_TIMEOUT_MS = 5_000
+
 /**
  * Builds the constructor.
  */
@@ -48,7 +50,9 @@ const open = (
   options: Options,
   maxPayload: number
 ): globalThis.WebSocket => {
-  const wsOptions: WS.ClientOptions = { maxPayload }
+  // A peer that never answers our close frame holds the socket at most this long (`ws`: 30 s).
+  // (`closeTimeout` is in ws 8.23, not yet in its published types.)
+  const wsOptions: WS.ClientOptions & { closeTimeout?: number } = { maxPayload, closeTimeout: CLOSE_TIMEOUT_MS }
   if (options.headers !== undefined) wsOptions.headers = { ...options.headers }
   const ws = new WS.WebSocket(url, protocols, wsOptions)
   ws.on("unexpected-response", (_request, response) => {

@@ -77,6 +77,8 @@ export const hostileServer = (script: Script): Effect.Effect<HostileServer, neve
       requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers })
       const index = upgrades++
       socket.on("error", () => {})
+      // The HTTP server allows half-open sockets: a client that hangs up is hung up on.
+      socket.on("end", () => socket.end())
       if (script.upgrade !== undefined) return script.upgrade(request, socket, head, index)
       if (script.ws === undefined) {
         socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -168,7 +170,7 @@ export const trickle = (
 /** Completes a WebSocket upgrade by hand: the socket then carries raw frames the test writes. */
 export const acceptUpgrade = (request: Http.IncomingMessage, socket: Net.Socket): void => {
   const key = request.headers["sec-websocket-key"] ?? ""
-  const accept = Crypto.createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC11B65`).digest("base64")
+  const accept = Crypto.createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64")
   socket.write(
     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
       `Sec-WebSocket-Accept: ${accept}\r\n\r\n`
