@@ -431,7 +431,10 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
 export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
   "FrameTooLarge",
   {
-    /** The size of the frame in bytes (UTF-16 code units for text frames). */
+    /**
+     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
+     * while it was read (never read whole), the size read when it went over the limit.
+     */
     size: Schema.JsonNumber,
     limit: Schema.JsonNumber
   }

@@ -73,17 +73,29 @@ export const makeParser = (sink: SseSink, maxData: number) => {
   // The rest of a line already cut for being too long: dropped up to its end.
   let discarding = false
 
+  // The event over the limit was reported as soon as it went over (an event that never ends
+  // must not wait for its end): not again at its dispatch.
+  let reported = false
+
+  const overLimit = (effects: Array<Effect.Effect<void>>): void => {
+    if (reported || dataSize <= maxData) return
+    reported = true
+    const result = sink.tooLarge(dataSize)
+    if (result !== undefined) effects.push(result)
+  }
+
   const dispatch = (effects: Array<Effect.Effect<void>>): void => {
-    if (hasData) {
-      const result = dataSize > maxData
-        ? sink.tooLarge(dataSize)
-        : sink.event(name.length === 0 ? "message" : name, data.join("\n"))
+    if (hasData && dataSize <= maxData) {
+      const result = sink.event(name.length === 0 ? "message" : name, data.join("\n"))
       if (result !== undefined) effects.push(result)
+    } else {
+      overLimit(effects)
     }
     name = ""
     data = []
     dataSize = 0
     hasData = false
+    reported = false
   }
 
   const line = (text: string, effects: Array<Effect.Effect<void>>): void => {
@@ -99,7 +111,10 @@ export const makeParser = (sink: SseSink, maxData: number) => {
       hasData = true
       dataSize += value.length + (dataSize > 0 ? 1 : 0)
       if (dataSize <= maxData) data.push(value)
-      else data = []
+      else {
+        data = []
+        overLimit(effects)
+      }
     }
   }
 
@@ -134,6 +149,7 @@ export const makeParser = (sink: SseSink, maxData: number) => {
       data = []
       partial = ""
       discarding = true
+      overLimit(effects)
     }
     return effects
   }
