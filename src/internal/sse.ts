@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -177,24 +178,28 @@ export const sseTransport = (options: {
     const client = options.client.pipe(HttpClient.withTracerDisabledWhen(() => true))
     const latch = yield* Effect.makeLatch(true)
 
-    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
-      // Interruptible inside the engine's uninterruptible write, so that its own time-out can
-      // end it: a `POST` the service never answers cannot hold `close` or scope exit.
-      Effect.interruptible(
-        client.execute(
-          HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
-            HttpClientRequest.setUrlParams(params),
-            HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
-          )
-        ).pipe(
-          // The response's body is not wanted: released (not read) at once.
-          Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore))
+    const post = (data: Wire.AnswerData) =>
+      client.execute(
+        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
+          HttpClientRequest.setUrlParams(params),
+          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
         )
       ).pipe(
+        // The response's body is not wanted: released (not read) at once.
+        Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutFail({
           duration: settings.answerTimeout,
           onTimeout: () => `no response to the answer within ${Duration.format(settings.answerTimeout)}`
-        }),
+        })
+      )
+
+    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
+      // The `POST` runs in a fiber of its own, interruptible, which only its own time-out ends:
+      // the engine's write (uninterruptible, so an answer in flight is never abandoned half-way
+      // and sent twice) waits for it, and so `close` and scope exit wait at most `answerTimeout`
+      // whatever the service does.
+      Effect.forkDaemon(Effect.interruptible(post(data))).pipe(
+        Effect.flatMap(Fiber.join),
         Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
           if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
