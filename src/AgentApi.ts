@@ -13,6 +13,8 @@
  *   `Retry-After` / `retry-after-ms` asks, capped by `maxRetryAfter` (default 60 s, U21).
  * - Every request carries `User-Agent: effect-agent-session/<version>` (U23) and the dialect's
  *   auth header; the key is unwrapped from `Redacted` only where the header is written.
+ * - A response body is read within `maxResponseSize` (default 4 MiB), enforced while reading:
+ *   a 2xx over it is `ResponseTooLarge` (not retried); redirects are not followed.
  *
  * @since 0.1.0
  */

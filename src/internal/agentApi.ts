@@ -98,6 +98,7 @@ const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
     case "RequestTimeout":
       return "timeout"
     case "ResponseDecodeError":
+    case "ResponseTooLarge":
       return "decode"
     case "InvalidRequest":
     case "MissingCredentials":
