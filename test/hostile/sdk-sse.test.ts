@@ -310,6 +310,26 @@ describe("hostile server: Server-Sent Events", () => {
       }))
   })
 
+  describe("defect 12: the key from the URL echoed in events", () => {
+    it.scopedLive("U09 an undecodable event and an unknown event echoing the request URL: scrubbed", () =>
+      Effect.gen(function*() {
+        for (const [tag, strict] of [["EventDecodeError", false], ["UnknownEvent", true]] as const) {
+          const server = yield* hostileServer({
+            http: (request, response) =>
+              openStream(
+                response,
+                started + (tag === "UnknownEvent"
+                  ? `event: echo_${KEY}\ndata: ${JSON.stringify({ url: request.url })}\n\n`
+                  : `event: action_run\ndata: ${JSON.stringify({ name: 1, url: request.url })}\n\n`)
+              )
+          })
+          const seen = yield* observe(allEvents(server, { strict }))
+          expectError(seen.exit, tag)
+          assertKeyAbsent(seen)
+        }
+      }))
+  })
+
   describe("interruption", () => {
     it.scopedLive("an SSE connection interrupted at 30 random points: no socket or timer left", () =>
       Effect.gen(function*() {

@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
 import * as EventStream from "../../src/EventStream.js"
 import {
@@ -36,7 +37,8 @@ import {
   liveHeap,
   observe,
   quick,
-  sdk
+  sdk,
+  sessionRequest
 } from "./sdk.js"
 
 const MiB = 1024 * 1024
@@ -285,6 +287,33 @@ describe("hostile server: WebSocket event channel", () => {
           }
           assert.strictEqual(server.upgrades(), 1, `run ${run}: no reconnect`)
           assertKeyAbsent(seen)
+        }
+      }))
+  })
+
+  describe("defect 9 through AgentSessions.run", () => {
+    it.scopedLive("U17 run answering as the service closes with 1000 fails with SessionEndedWithoutComplete, not HandshakeRejected", () =>
+      Effect.gen(function*() {
+        for (let run = 0; run < 10; run++) {
+          const server = yield* hostileServer({
+            http: (_request, response) =>
+              response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ session_id: SESSION })),
+            ws: (ws, _request, index) => {
+              // The real service refuses a reconnect after the session ended: 1008.
+              if (index > 0) return ws.close(1008, "session over")
+              ws.send(started)
+              ws.send(requestFrame("as-run"))
+              ws.close(1000, "done")
+            }
+          })
+          const seen = yield* observe(
+            AgentSessions.run(sessionRequest, { onRequest: () => Effect.succeed(Answer.grant("someone@example.com")) }).pipe(
+              Effect.provide(sdk(server))
+            )
+          )
+          expectError(seen.exit, "SessionEndedWithoutComplete")
+          assertKeyAbsent(seen)
+          assert.strictEqual(server.upgrades(), 1, `run ${run}: never a reconnect`)
         }
       }))
   })
