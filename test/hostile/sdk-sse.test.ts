@@ -360,11 +360,15 @@ describe("hostile server: Server-Sent Events", () => {
           seed = (seed * 1103515245 + 12345) % 2147483648
           return seed / 2147483648
         }
-        for (let i = 0; i < 30; i++) {
-          const fiber = yield* Effect.fork(Stream.runDrain(channel.events(SESSION)))
-          yield* Effect.sleep(Duration.millis(Math.floor(random() * 60)))
-          yield* Fiber.interrupt(fiber)
-        }
+        const seen = yield* observe(Effect.gen(function*() {
+          for (let i = 0; i < 30; i++) {
+            const fiber = yield* Effect.fork(Stream.runDrain(channel.events(SESSION)))
+            yield* Effect.sleep(Duration.millis(Math.floor(random() * 60)))
+            yield* Fiber.interrupt(fiber)
+          }
+        }))
+        assert.isTrue(Exit.isSuccess(seen.exit))
+        assertKeyAbsent(seen)
         assert.strictEqual(yield* server.drained(), 0, "every request closed")
         assert.deepStrictEqual(yield* handlesBackTo(before), {}, "no socket or timer left")
       }))
