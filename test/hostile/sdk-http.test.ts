@@ -76,6 +76,7 @@ describe("hostile server: HTTP (AgentApi)", () => {
         assert.strictEqual(error.limit, 1024)
         assert.include(error.message, "1024 bytes")
         assertKeyAbsent(seen)
+        assert.strictEqual(yield* server.drained(), 0, "the request was aborted, not left to the collector")
       }))
 
     it.scopedLive("a 500 with a 200 MB body: ServerError with 4 KiB kept, each retry reads at most the limit", () =>
