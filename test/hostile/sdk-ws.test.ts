@@ -318,6 +318,33 @@ describe("hostile server: WebSocket event channel", () => {
       }))
   })
 
+  describe("defect 15: AgentSessions.run keeps a bounded tail of events by default", () => {
+    it.scopedLive("1,500 events of 64 KiB: the outcome keeps the last 100, the live heap stays small", () =>
+      Effect.gen(function*() {
+        const big = "m".repeat(64 * 1024)
+        const server = yield* hostileServer({
+          http: (_request, response) =>
+            response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ session_id: SESSION })),
+          ws: (ws) => {
+            ws.send(started)
+            for (let i = 0; i < 1_500; i++) ws.send(frame("thoughts_and_memories", { thought: `t${i}`, memory: big }))
+            ws.send(frame("complete", { response: "ok", type: "STRING", total_cost: 1, session_id: SESSION }))
+          }
+        })
+        const before = liveHeap()
+        const seen = yield* observe(AgentSessions.run(sessionRequest).pipe(Effect.provide(sdk(server))))
+        assert.isTrue(Exit.isSuccess(seen.exit))
+        if (Exit.isSuccess(seen.exit)) {
+          const outcome = seen.exit.value
+          assert.strictEqual(outcome.events.length, AgentSessions.defaultKeepEvents)
+          assert.strictEqual(outcome.events.at(-1)?._tag, "Complete")
+          // Keeping every event would hold ~96 MiB here; the tail holds ~6 MiB.
+          assertHeapWithin(before, 40, "1,500 events of 64 KiB, outcome held")
+        }
+        assertKeyAbsent(seen)
+      }))
+  })
+
   describe("time-outs and interruption", () => {
     it.scopedLive("U22 an upgrade that never completes: ConnectTimeout, then ConnectionLost, within bounds", () =>
       Effect.gen(function*() {
