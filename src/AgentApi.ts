@@ -13,6 +13,8 @@
  *   `Retry-After` / `retry-after-ms` asks, capped by `maxRetryAfter` (default 60 s, U21).
  * - Every request carries `User-Agent: effect-agent-session/<version>` (U23) and the dialect's
  *   auth header; the key is unwrapped from `Redacted` only where the header is written.
+ * - A response body is read within `maxResponseSize` (default 4 MiB), enforced while reading:
+ *   a 2xx over it is `ResponseTooLarge` (not retried); redirects are not followed.
  *
  * @since 0.1.0
  */
@@ -29,6 +31,7 @@ import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
 import type { AgentApiError, InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as internal from "./internal/agentApi.js"
+import * as internalBody from "./internal/body.js"
 import type * as Session from "./Session.js"
 
 /**
@@ -138,6 +141,12 @@ export interface Options {
   readonly maxRetryAfter?: Duration.DurationInput | undefined
   /** Allows plain `http://` to a host that is not loopback (default `false`). */
   readonly allowInsecure?: boolean | undefined
+  /**
+   * The largest response body read, in bytes (default {@link defaultMaxResponseSize}, 4 MiB).
+   * Enforced while the body is read: a 2xx body over it fails with `ResponseTooLarge` (not
+   * retried) and nothing past the limit is kept; an error body is cut at it.
+   */
+  readonly maxResponseSize?: number | undefined
 }
 
 /**
@@ -164,6 +173,13 @@ export const defaultTimeout: Duration.Duration = internal.defaultTimeout
  * @category constructors
  */
 export const defaultMaxRetryAfter: Duration.Duration = internal.defaultMaxRetryAfter
+
+/**
+ * The default largest response body: 4 MiB (4194304 bytes).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxResponseSize: number = internalBody.defaultMaxResponseSize
 
 /**
  * The environment variable of the base URL.

@@ -54,7 +54,10 @@ export interface Outcome {
   readonly actions: number
   /** The `max_actions` the session was created with. */
   readonly maxActions: number
-  /** Every event, in arrival order (empty with `keepEvents: false`). */
+  /**
+   * The events kept, in arrival order: by default the last 100 (`keepEvents` sets how many:
+   * `true` every event, `false` none).
+   */
   readonly events: ReadonlyArray<SessionEvent.SessionEvent>
   /** The `complete` event itself. */
   readonly complete: SessionEvent.Complete
@@ -75,8 +78,12 @@ export interface StartOptions extends EventStream.ConnectOptions {
    * overrun in the outcome (U20).
    */
   readonly onBudgetExceeded?: "fail" | "report" | undefined
-  /** Keep every event in `Outcome.events` (default true). */
-  readonly keepEvents?: boolean | undefined
+  /**
+   * Which events `Outcome.events` keeps: a number `n` keeps the last `n` events, `true` every
+   * event (memory grows with the session: up to `maxFrameSize` per event), `false` none.
+   * Default {@link defaultKeepEvents} (the last 100).
+   */
+  readonly keepEvents?: boolean | number | undefined
   /**
    * A request of the agent that waits longer than this for an answer is reported with a warning
    * log (its resource type and how long it has waited): the agent is blocked, and the session
@@ -196,6 +203,27 @@ export class AgentSessions extends Context.Tag("effect-agent-session/AgentSessio
 
 const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
 
+/**
+ * How many events `Outcome.events` keeps by default: the last 100.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultKeepEvents = 100
+
+const keptEvents = (option: boolean | number | undefined): number =>
+  option === undefined
+    ? defaultKeepEvents
+    : option === true
+    ? Number.POSITIVE_INFINITY
+    : option === false
+    ? 0
+    : Number.isFinite(option)
+    ? Math.max(0, Math.floor(option))
+    : option > 0
+    ? Number.POSITIVE_INFINITY
+    : 0
+
 interface Tally {
   actions: number
   complete: Option.Option<SessionEvent.Complete>
@@ -212,7 +240,7 @@ const guard = (
 ) =>
   Effect.gen(function*() {
     const mode = options.onBudgetExceeded ?? "fail"
-    const keepEvents = options.keepEvents ?? true
+    const keep = keptEvents(options.keepEvents)
     const tally: Tally = {
       actions: 0,
       complete: Option.none(),
@@ -269,7 +297,7 @@ const guard = (
       totalCost: SessionEvent.totalCost(complete),
       actions: tally.actions,
       maxActions,
-      events: tally.events,
+      events: tally.events.length > keep ? tally.events.slice(-keep) : tally.events,
       complete,
       budgetExceeded: tally.overrun
     })
@@ -311,7 +339,11 @@ const guard = (
         const out: Array<SessionEvent.SessionEvent> = []
         for (const event of chunk) {
           out.push(event)
-          if (keepEvents) tally.events.push(event)
+          if (keep > 0) {
+            tally.events.push(event)
+            // A bounded tail: the oldest half is dropped at twice the bound (amortized O(1)).
+            if (tally.events.length >= 2 * keep) tally.events.splice(0, tally.events.length - keep)
+          }
           switch (event._tag) {
             case "ActionRun": {
               tally.actions += 1

@@ -61,6 +61,25 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): str
 const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
 
 /**
+ * A `Duration` whose encoded form is JSON: `{ nanos: "<integer>" }`, or `"Infinity"`. Every
+ * error survives `JSON.stringify` of its encoded form and decodes back.
+ */
+const JsonDuration = Schema.transform(
+  Schema.Union(Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,400}$/)) }), Schema.Literal("Infinity")),
+  Schema.DurationFromSelf,
+  {
+    strict: true,
+    decode: (encoded) => encoded === "Infinity" ? Duration.infinity : Duration.nanos(BigInt(encoded.nanos)),
+    encode: (duration) =>
+      Option.match(Duration.toNanos(duration), {
+        onNone: () => "Infinity" as const,
+        onSome: (nanos) => ({ nanos: String(nanos < BigInt(0) ? BigInt(0) : nanos) })
+      })
+  }
+)
+
+
+/**
  * The fields every HTTP status error carries (U07, U18).
  *
  * @since 0.1.0
@@ -68,7 +87,7 @@ const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true
  */
 export const HttpErrorFields = {
   /** The HTTP status code. */
-  status: Schema.Number,
+  status: Schema.JsonNumber,
   /** The message, from `error`, `message`, `error_message`, `error_description` or the text body (U18). */
   message: Schema.String,
   /** The first 4 KiB of the raw response body. */
@@ -270,7 +289,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
   {
     ...HttpErrorFields,
     /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: Schema.OptionFromSelf(Schema.DurationFromSelf)
+    retryAfter: Schema.OptionFromNullOr(JsonDuration)
   }
 ) {
   /** @since 0.1.0 */
@@ -288,7 +307,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
   {
     ...HttpErrorFields,
     /** From `Retry-After` on a 503, when present. */
-    retryAfter: Schema.OptionFromSelf(Schema.DurationFromSelf)
+    retryAfter: Schema.OptionFromNullOr(JsonDuration)
   }
 ) {
   /** @since 0.1.0 */
@@ -337,7 +356,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
   "RequestTimeout",
   {
     operation: Schema.String,
-    timeout: Schema.DurationFromSelf
+    timeout: JsonDuration
   }
 ) {
   /** @since 0.1.0 */
@@ -356,7 +375,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
 export class ResponseDecodeError
   extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
     operation: Schema.String,
-    status: Schema.Number,
+    status: Schema.JsonNumber,
     message: Schema.String,
     /** The first 4 KiB of the raw body. */
     body: Schema.String
@@ -383,7 +402,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
     /** The `Idempotency-Key` header every attempt of the call carried. */
     idempotencyKey: Schema.String,
     /** How many attempts were sent. */
-    attempts: Schema.Number,
+    attempts: Schema.JsonNumber,
     /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
     reason: Schema.String,
     /** The last attempt's error message, keys removed. */
@@ -395,6 +414,31 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
   override get message(): string {
     const what = this.operation.endsWith("onboard") ? "the agent" : "the session"
     return `${this.operation}: the request may have reached the service, so ${what} may exist (${this.reason}: ${this.detail}); not sent again (Idempotency-Key ${this.idempotencyKey})`
+  }
+}
+
+/**
+ * A response body larger than the largest accepted (`maxResponseSize`, default 4 MiB), refused
+ * while it was read: nothing past the limit was kept. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseTooLarge
+  extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
+    operation: Schema.String,
+    /** The HTTP status of the response. */
+    status: Schema.JsonNumber,
+    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
+    size: Schema.JsonNumber,
+    /** The limit in bytes. */
+    limit: Schema.JsonNumber
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.operation}: the ${this.status} response is over the limit of ${this.limit} bytes`
   }
 }
 
@@ -452,9 +496,12 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
   "FrameTooLarge",
   {
     ...SessionContext,
-    /** The size of the frame in bytes (UTF-16 code units for text frames). */
-    size: Schema.Number,
-    limit: Schema.Number
+    /**
+     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
+     * while it was read (never read whole), the size read when it went over the limit.
+     */
+    size: Schema.JsonNumber,
+    limit: Schema.JsonNumber
   }
 ) {
   /** @since 0.1.0 */
@@ -497,7 +544,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
   {
     ...SessionContext,
     /** The HTTP status or WebSocket close code. */
-    code: Schema.Number,
+    code: Schema.JsonNumber,
     reason: Schema.String
   }
 ) {
@@ -518,7 +565,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
   "ConnectTimeout",
   {
     ...SessionContext,
-    timeout: Schema.DurationFromSelf
+    timeout: JsonDuration
   }
 ) {
   /** @since 0.1.0 */
@@ -542,7 +589,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
      * How many connection attempts failed in a row at the end: since the last attempt that
      * delivered an event (keep-alives do not count), that dropped attempt included.
      */
-    attempts: Schema.Number,
+    attempts: Schema.JsonNumber,
     /** What ended the last attempt. */
     lastError: Schema.String
   }
@@ -569,7 +616,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
     /** The session the channel was for. */
     sessionId: Schema.String,
     /** How many connection attempts were made. */
-    attempts: Schema.Number,
+    attempts: Schema.JsonNumber,
     /** What ended the last attempt (an open failure, a time-out, a status). */
     lastError: Schema.String
   }
@@ -602,7 +649,8 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
 }
 
 /**
- * `respond` was called for a request this connection never received, or already answered (U16).
+ * `respond` was called for a request this connection never received, or already answered, or
+ * after the connection closed (U16).
  *
  * @since 0.1.0
  * @category errors
@@ -612,12 +660,19 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
   {
     resourceType: Schema.String,
     actionSessionId: Schema.String,
-    reason: Schema.Literal("never-received", "already-answered")
+    /**
+     * `never-received`: no such request arrived on this connection; `already-answered`: it was
+     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
+     */
+    reason: Schema.Literal("never-received", "already-answered", "channel-closed")
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
+    if (this.reason === "channel-closed") {
+      return `Cannot answer the ${this.resourceType} request of action session ${this.actionSessionId}: the event channel is closed`
+    }
     return `No pending ${this.resourceType} request for action session ${this.actionSessionId} (${this.reason})`
   }
 }
@@ -631,7 +686,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
   "AnswerBufferFull",
   {
-    limit: Schema.Number
+    limit: Schema.JsonNumber
   }
 ) {
   /** @since 0.1.0 */
@@ -672,8 +727,8 @@ export class ActionBudgetExceeded
   extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
     mayStillBeRunning: SessionContext.mayStillBeRunning,
     sessionId: Schema.String,
-    maxActions: Schema.Number,
-    actions: Schema.Number
+    maxActions: Schema.JsonNumber,
+    actions: Schema.JsonNumber
   })
 {
   /** @since 0.1.0 */
@@ -698,7 +753,7 @@ export class SessionEndedWithoutComplete
       mayStillBeRunning: SessionContext.mayStillBeRunning,
       sessionId: Schema.String,
       /** The message of the last `error` event received, if any. */
-      lastError: Schema.OptionFromSelf(Schema.String)
+      lastError: Schema.OptionFromNullOr(Schema.String)
     }
   )
 {
@@ -747,6 +802,7 @@ export type AgentApiError =
   | RequestTimeout
   | ResponseDecodeError
   | OutcomeUnknown
+  | ResponseTooLarge
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -817,6 +873,7 @@ export const AgentSessionError = Schema.Union(
   RequestTimeout,
   ResponseDecodeError,
   OutcomeUnknown,
+  ResponseTooLarge,
   MalformedFrame,
   EventDecodeError,
   FrameTooLarge,

@@ -72,9 +72,24 @@ export type ConnectionState = Data.TaggedEnum<{
   Open: { readonly reconnects: number; readonly downtime: Option.Option<Duration.Duration> }
   /** Down, retrying on the schedule. `attempt` starts at 1. */
   Reconnecting: { readonly attempt: number; readonly lastError: string }
-  /** Closed for good. */
-  Closed: { readonly reason: CloseReason }
+  /**
+   * Closed for good. `unsent` (present only when not empty) lists the answers accepted by
+   * `respond` that were never written (or never confirmed) when it closed, such as answers in
+   * flight as the service closed with 1000: they were not delivered.
+   */
+  Closed: { readonly reason: CloseReason; readonly unsent?: ReadonlyArray<UnsentAnswer> }
 }>
+
+/**
+ * An answer accepted by `respond` but not delivered when the connection closed for good.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnsentAnswer {
+  readonly resourceType: string
+  readonly actionSessionId: string
+}
 
 /**
  * The constructors and matchers of {@link ConnectionState}.
@@ -140,6 +155,12 @@ export interface ConnectOptions {
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** An attempt that does not open within this fails with `ConnectTimeout` (retried). Default 10 s. */
   readonly connectTimeout?: Duration.DurationInput | undefined
+  /**
+   * Server-Sent Events: an answer `POST` with no response within this is abandoned (the
+   * answer stays queued and the connection is reopened); `close` and scope exit wait at most
+   * this for an answer in flight. Default 10 s.
+   */
+  readonly answerTimeout?: Duration.DurationInput | undefined
   /**
    * Frames held for a slow consumer before reading pauses (frames the socket had already read
    * still arrive); reading resumes once half are taken. Default 1024.

@@ -413,6 +413,40 @@ describe("AgentSessions over the test kit", () => {
       )
     }).pipe(withKit()))
 
+  describe("keepEvents is bounded by default (issue 12, defect 15)", () => {
+    const thoughts = (n: number): SessionEvent.SessionEvent => ({
+      _tag: "ThoughtsAndMemories",
+      thought: `t${n}`,
+      memory: "m"
+    })
+    const long = [
+      Step.emit({ _tag: "Started", sessionId, start_url: "https://example.com" }),
+      ...Array.from({ length: 1_500 }, (_, i) => Step.emit(thoughts(i))),
+      Step.emit(complete)
+    ]
+    const bigRequest = { ...request, max_actions: 10 }
+
+    it.effect("by default the outcome keeps the last 100 events only", () =>
+      Effect.gen(function*() {
+        const outcome = yield* AgentSessions.run(bigRequest)
+        assert.strictEqual(AgentSessions.defaultKeepEvents, 100)
+        assert.strictEqual(outcome.events.length, 100)
+        assert.strictEqual(outcome.events.at(-1)?._tag, "Complete")
+        assert.strictEqual(outcome.events.at(0)?._tag, "ThoughtsAndMemories")
+      }).pipe(withKit({ script: long })))
+
+    it.effect("a number keeps that many; true keeps every event", () =>
+      Effect.gen(function*() {
+        const three = yield* AgentSessions.run(bigRequest, { keepEvents: 3 })
+        assert.strictEqual(three.events.length, 3)
+        assert.strictEqual(three.events.at(-1)?._tag, "Complete")
+        const all = yield* AgentSessions.run(bigRequest, { keepEvents: true })
+        assert.strictEqual(all.events.length, 1_502)
+        const none = yield* AgentSessions.run(bigRequest, { keepEvents: 0 })
+        assert.deepStrictEqual(none.events, [])
+      }).pipe(withKit({ script: long })))
+  })
+
   it.effect("keepEvents false keeps no events in the outcome", () =>
     Effect.gen(function*() {
       const outcome = yield* AgentSessions.run(request, { keepEvents: false })

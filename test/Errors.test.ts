@@ -9,6 +9,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as Errors from "../src/Errors.js"
@@ -211,5 +212,42 @@ describe("Errors", () => {
           assert.isTrue(Errors.isAgentSessionError(error), String(error))
         }
       }))
+  })
+})
+
+describe("Errors encode to JSON and back (issue 12, defect 13)", () => {
+  const encode = Schema.encodeSync(Errors.AgentSessionError)
+  const decode = Schema.decodeUnknownSync(Errors.AgentSessionError)
+
+  it.prop(
+    "U19 every error of the union survives JSON.stringify of its encoded form and decodes back",
+    [Schema.typeSchema(Errors.AgentSessionError)],
+    ([error]) => {
+      const encoded = encode(error)
+      const back = decode(JSON.parse(JSON.stringify(encoded)))
+      assert.strictEqual(back._tag, error._tag)
+      assert.isTrue(Errors.isAgentSessionError(back))
+      assert.strictEqual(JSON.stringify(encode(back)), JSON.stringify(encoded))
+    },
+    { fastCheck: { numRuns: 1000, seed: 12 } }
+  )
+
+  it("the five errors the review found round-trip, Option and Duration fields included", () => {
+    const fields = { status: 429, message: "m", body: "b", requestId: Option.some("r"), operation: "AgentApi.onboard" }
+    const samples: ReadonlyArray<Errors.AgentSessionError> = [
+      new Errors.RateLimited({ ...fields, retryAfter: Option.some(Duration.millis(1500.5)) }),
+      new Errors.ServerError({ ...fields, status: 503, retryAfter: Option.none() }),
+      new Errors.RequestTimeout({ operation: "AgentApi.onboard", timeout: Duration.seconds(30) }),
+      new Errors.ConnectTimeout({ timeout: Duration.infinity }),
+      new Errors.SessionEndedWithoutComplete({ sessionId: "s", lastError: Option.some("boom") }),
+      new Errors.ResponseTooLarge({ operation: "AgentApi.onboard", status: 200, size: 5, limit: 4 })
+    ]
+    for (const error of samples) {
+      const back = decode(JSON.parse(JSON.stringify(encode(error))))
+      assert.deepStrictEqual(encode(back), encode(error), error._tag)
+      assert.strictEqual(back.message, error.message)
+    }
+    const rateLimited = decode(JSON.parse(JSON.stringify(encode(samples[0]!))))
+    assert.isTrue(rateLimited._tag === "RateLimited" && Option.isSome(rateLimited.retryAfter))
   })
 })

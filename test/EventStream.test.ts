@@ -989,6 +989,9 @@ describe("EventStream", () => {
         yield* connection.respond(receivedRequest("as-1"), Answer.deny())
         yield* connection.respond(receivedRequest("as-3"), Answer.grant("c"))
         assert.deepStrictEqual(first.sent, [])
+        // No close event follows: after the closing grace (2 s) the attempt counts as dropped.
+        yield* TestClock.adjust("2 seconds")
+        yield* settle()
         yield* TestClock.adjust("250 millis")
         const second = yield* awaitSocket(server, 2)
         second.open()
@@ -1086,6 +1089,9 @@ describe("EventStream", () => {
         yield* connection.respond(receivedRequest("as-1"), Answer.grant("x"))
         yield* settle()
         assert.deepStrictEqual(first.sent, [])
+        // No close event follows: after the closing grace (2 s) the attempt counts as dropped.
+        yield* TestClock.adjust("2 seconds")
+        yield* settle()
         yield* TestClock.adjust("250 millis")
         const second = yield* awaitSocket(server, 2)
         second.open()
@@ -1094,6 +1100,53 @@ describe("EventStream", () => {
         assert.include(second.sent[0], "as-1")
         second.message(complete)
         yield* Fiber.join(fiber)
+      }))
+  })
+
+  describe("hostile closes (issue 12)", () => {
+    it.scoped("U17 an answer written as the service closes with 1000 ends the stream cleanly; the answer is reported unsent (defect 9)", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(request("as-1"))
+        yield* settle()
+        // The service's 1000 close frame arrived: the socket is closing, its close event not yet.
+        socket.readyState = 2
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("x"))
+        yield* settle()
+        socket.serverClose(1000, "session over")
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["ExternalResourceRequested"], "no HandshakeRejected, no reconnect")
+        assert.strictEqual(server.sockets.length, 1, "no reconnect")
+        const state = yield* SubscriptionRef.get(connection.state)
+        assert.deepStrictEqual(
+          state,
+          EventStream.ConnectionState.Closed({
+            reason: "closed-by-service",
+            unsent: [{ actionSessionId: "as-1", resourceType: "request_user_input" }]
+          })
+        )
+      }))
+
+    it.scoped("U16 answering after the channel closed is RequestNotPending(channel-closed) (defect 14)", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(request("as-1"), complete)
+        yield* Fiber.join(fiber)
+        for (const id of ["as-1", "as-never-seen"]) {
+          const error = yield* Effect.flip(connection.respond(receivedRequest(id), Answer.deny()))
+          assert.strictEqual(error._tag, "RequestNotPending")
+          if (error._tag !== "RequestNotPending") return
+          assert.strictEqual(error.reason, "channel-closed")
+          assert.include(error.message, "closed")
+        }
       }))
   })
 
@@ -1213,9 +1266,10 @@ describe("EventStream", () => {
         "too-large 50",
         "message=ok"
       ])
-      // A line that never ends is bounded too.
-      assert.deepStrictEqual(parseAll([`data: ${"y".repeat(100)}`, "y".repeat(100), "\n\n"], 20).slice(0, 1), [
-        "too-large 206"
+      // A line that never ends is bounded too, and reported as soon as it is over the limit
+      // (an event that never ends must not wait for its end: issue 12), with the size read then.
+      assert.deepStrictEqual(parseAll([`data: ${"y".repeat(100)}`, "y".repeat(100), "\n\n"], 20), [
+        "too-large 106"
       ])
     })
 
@@ -1298,8 +1352,9 @@ describe("EventStream", () => {
             field_name: "email"
           }
         })
+        // The channel is closed by now (complete): the reason says so (issue 12, defect 14).
         const again = yield* Effect.flip(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny()))
-        assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : "", "never-received")
+        assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : "", "channel-closed")
       }))
 
     it.scoped("U12 HTTP 401 on the event stream is HandshakeRejected, exactly one request", () =>

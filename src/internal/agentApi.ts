@@ -36,11 +36,13 @@ import {
   NotFound,
   OutcomeUnknown,
   RequestTimeout,
+  ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { limitOf, readBounded } from "./body.js"
 import { formatIssues, NonBlankString, validate } from "./schema.js"
 import { checkSecureUrl } from "./url.js"
 import { userAgent } from "./version.js"
@@ -99,6 +101,7 @@ const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
     case "RequestTimeout":
       return "timeout"
     case "ResponseDecodeError":
+    case "ResponseTooLarge":
       return "decode"
     case "InvalidRequest":
     case "MissingCredentials":
@@ -216,21 +219,32 @@ const textDecoder = new TextDecoder()
  */
 const handleResponse = (
   response: HttpClientResponse.HttpClientResponse,
-  call: CallInfo
+  call: CallInfo,
+  maxResponseSize: number
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> =>
-  Effect.matchEffect(response.arrayBuffer, {
-    onFailure: (error) =>
-      Effect.fail(
-        fromRequestError(
-          new HttpClientError.RequestError({
-            request: response.request,
-            reason: "Transport",
-            cause: error.cause,
-            description: `reading the ${response.status} response body failed`
-          }),
-          call
+  // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
+  Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(response.status) }), {
+    onFailure: (error): Effect.Effect<never, AgentApiError> =>
+      error._tag === "OverLimit"
+        ? Effect.fail(
+          new ResponseTooLarge({
+            operation: call.operation,
+            status: response.status,
+            size: error.size,
+            limit: maxResponseSize
+          })
         )
-      ),
+        : Effect.fail(
+          fromRequestError(
+            new HttpClientError.RequestError({
+              request: response.request,
+              reason: "Transport",
+              cause: error.cause,
+              description: `reading the ${response.status} response body failed`
+            }),
+            call
+          )
+        ),
     onSuccess: (buffer) => {
       const body = textDecoder.decode(buffer)
       if (!isSuccess(response.status)) {
@@ -244,9 +258,9 @@ const handleResponse = (
       }
       return Ref.set(call.received, Option.some({ status: response.status, body })).pipe(
         Effect.as(
-          response.status === 200 ? response : HttpClientResponse.fromWeb(
+          HttpClientResponse.fromWeb(
             response.request,
-            new Response(buffer.byteLength === 0 ? null : buffer, {
+            new Response(buffer.byteLength === 0 ? null : new Uint8Array(buffer), {
               status: 200,
               headers: { "content-type": response.headers["content-type"] ?? "application/json" }
             })
@@ -257,7 +271,7 @@ const handleResponse = (
   })
 
 /** The platform client with the auth header, the `User-Agent`, and the status mapping. */
-const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect) => {
+const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect, maxResponseSize: number) => {
   const header = authHeader(dialect)
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
@@ -278,8 +292,8 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
             error._tag === "RequestError"
               ? Effect.fail(transportError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
-              : handleResponse(error.response, call),
-          onSuccess: (response) => handleResponse(response, call)
+              : handleResponse(error.response, call, maxResponseSize),
+          onSuccess: (response) => handleResponse(response, call, maxResponseSize)
         }))
     )
   )
@@ -361,9 +375,15 @@ const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Du
 /** The headers that carry a key are redacted in traces whatever the caller configured. */
 const AUTH_HEADERS = ["authorization", "x-api-key"] as const
 
+/**
+ * Every header value in traces: a response header's value is the peer's to choose, and a
+ * service may echo the key in any of them (`x-request-id: <key>`). The names stay visible.
+ */
+const EVERY_HEADER = /^/
+
 const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
   const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
-  return missing.length === 0 ? names : [...names, ...missing]
+  return [...names, ...missing, EVERY_HEADER]
 }
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
@@ -423,7 +443,7 @@ export const make = (
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
     const client = yield* HttpApiClient.makeWith(contract.api, {
-      httpClient: serviceClient(httpClient, dialect),
+      httpClient: serviceClient(httpClient, dialect, limitOf(options.maxResponseSize)),
       baseUrl
     })
 

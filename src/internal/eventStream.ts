@@ -78,6 +78,9 @@ export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = 
   2
 ).pipe(Schedule.intersect(Schedule.recurs(2)))
 
+/** How long a socket found closing may take to report its close before the attempt is dropped. */
+const CLOSING_GRACE = Duration.seconds(2)
+
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
 
@@ -98,6 +101,7 @@ export interface Settings {
   readonly firstConnect: Schedule.Schedule<unknown, EventStreamError | string>
   readonly idleTimeout: Duration.Duration
   readonly connectTimeout: Duration.Duration
+  readonly answerTimeout: Duration.Duration
   readonly bufferSize: number
   readonly answerBufferSize: number
   readonly maxFrameSize: number
@@ -118,6 +122,7 @@ export const resolveSettings = (
   firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
   idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
   connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
+  answerTimeout: Duration.decode(own.answerTimeout ?? layer.answerTimeout ?? Duration.seconds(10)),
   bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
   answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
   maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
@@ -171,6 +176,11 @@ export interface Io {
 export interface SendFailure {
   readonly retry: boolean
   readonly message: string
+  /**
+   * The connection is already closing: the answer stays queued and the transport's own outcome
+   * (a clean 1000 end, or a drop to reconnect from) decides what happens, not this write.
+   */
+  readonly closing?: boolean | undefined
 }
 
 /** What the engine gives a transport for one attempt. */
@@ -526,6 +536,21 @@ export const makeEngine = (
         if (head === undefined) return true
         const sent = yield* Effect.either(io.send(head.frame, head.data))
         if (Either.isLeft(sent)) {
+          if (sent.left.closing === true) {
+            // The socket is closing: its close (1000 ends, else reconnect) decides. Should no
+            // close event follow within a grace period, the attempt is given up as a drop.
+            const message = sent.left.message
+            if (attempt.scope !== undefined) {
+              yield* Effect.forkIn(
+                Effect.interruptible(Effect.delay(
+                  Effect.sync(() => endAttempt(attempt, Retry(`answer not written: ${message}`))),
+                  CLOSING_GRACE
+                )),
+                attempt.scope
+              )
+            }
+            return false
+          }
           if (sent.left.retry) {
             endAttempt(attempt, Retry(`answer not written: ${sent.left.message}`))
             return false
@@ -743,12 +768,19 @@ export const makeEngine = (
         if (final.reason !== "connection-lost" && final.reason !== "failed" && final.reason !== "handshake-rejected") {
           confirmAnswers()
         }
-        const unsent = outbox.length + unconfirmed.length
+        const unsentAnswers = [...unconfirmed, ...outbox].map((answer): EventStream.UnsentAnswer => {
+          const cut = answer.key.indexOf("\u0000")
+          return { actionSessionId: answer.key.slice(0, cut), resourceType: answer.key.slice(cut + 1) }
+        })
+        const unsent = unsentAnswers.length
         outbox.length = 0
         unconfirmed.length = 0
         requests.clear()
         return Effect.all([
-          SubscriptionRef.set(state, ConnectionState.Closed({ reason: final.reason })),
+          SubscriptionRef.set(
+            state,
+            ConnectionState.Closed(unsent > 0 ? { reason: final.reason, unsent: unsentAnswers } : { reason: final.reason })
+          ),
           unsent > 0
             ? Effect.logWarning(`${unsent} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`)
             : Effect.void,
@@ -804,6 +836,12 @@ export const makeEngine = (
       Effect.suspend((): Effect.Effect<void, RespondError> => {
         const resourceType = SessionEvent.resourceTypeRaw(request.resource_type)
         const key = requestKey(request.action_session_id, resourceType)
+        if (finished) {
+          // The connection is closed: nothing can be sent any more, whatever was asked (U16).
+          return Effect.fail(
+            new RequestNotPending({ resourceType, actionSessionId: request.action_session_id, reason: "channel-closed" })
+          )
+        }
         const status = requests.get(key)
         if (status === undefined) {
           return Effect.fail(
@@ -878,6 +916,42 @@ export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejecti
   return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
 }
 
+/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
+export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
+
+const sizedConstructors = new WeakMap<object, SizedConstructor>()
+
+/**
+ * Registers the bounded form of a `Socket.WebSocketConstructor` (`webSocket.ts` does for its
+ * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
+ * over it is refused while it is read instead of being read whole first.
+ */
+export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
+  sizedConstructors.set(constructor, sized)
+}
+
+/**
+ * The largest message a socket reads: `maxFrameSize`. With `failOnFrameError: false` a frame
+ * over it is read to be skipped, up to {@link SKIPPABLE_FRAME_SIZE} (16 MiB, or `maxFrameSize`
+ * when larger); past that the stream fails with `FrameTooLarge` all the same.
+ */
+export const maxPayloadOf = (settings: Settings): number =>
+  settings.failOnFrameError ? settings.maxFrameSize : Math.max(settings.maxFrameSize, SKIPPABLE_FRAME_SIZE)
+
+/** The largest frame read (to be skipped) with `failOnFrameError: false`. */
+export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
+
+/** The `code` of a `ws` error (in an `ErrorEvent`'s `error`), if any. */
+const wsErrorCode = (cause: unknown): string | undefined => {
+  const error = Predicate.hasProperty(cause, "error") ? cause.error : cause
+  return Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
+}
+
+/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
+const isPayloadTooLarge = (cause: unknown): boolean =>
+  wsErrorCode(cause) === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ||
+  describeCause(cause).includes("Max payload size exceeded")
+
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
 interface Pausable {
   readonly pause: () => void
@@ -898,12 +972,16 @@ const terminate = (ws: globalThis.WebSocket): void => {
 }
 
 const OPEN = 1
+const CLOSING = 2
 
 const noop = (): void => {}
 
 const closeQuietly = (ws: globalThis.WebSocket): void => {
   // `ws` emits `error` when a socket still connecting is closed: keep it from being unhandled.
   ws.addEventListener("error", noop)
+  // Closing already (after a read error, or a close the peer may never complete): nothing
+  // polite is left to do, and a hostile peer would hold the socket until `ws`'s close time-out.
+  if (ws.readyState === CLOSING) return terminate(ws)
   if (ws.readyState <= OPEN) {
     try {
       ws.close(1000)
@@ -918,7 +996,8 @@ const socketIo = (ws: globalThis.WebSocket): Io => {
   return {
     send: (frame) =>
       Effect.suspend(() => {
-        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, message: "the socket is not open" })
+        // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
+        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
         try {
           ws.send(frame)
           return Effect.succeed("written" as const)
@@ -937,8 +1016,18 @@ const socketOutcome = (
   error: Socket.SocketError,
   ws: globalThis.WebSocket | undefined,
   key: Redacted.Redacted<string>,
-  connectTimeout: Duration.Duration
+  connectTimeout: Duration.Duration,
+  settings: Settings
 ): AttemptOutcome => {
+  // A frame over `maxPayload`: refused while read, never retried (the service would send it
+  // again). Its exact size is unknown: it is at least one byte over what the socket accepted.
+  if (error.reason === "Read" && isPayloadTooLarge(error.cause)) {
+    return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
+  }
+  // A text frame that is not UTF-8: the socket is closed by `ws` (1007); a frame error.
+  if (error.reason === "Read" && wsErrorCode(error.cause) === "WS_ERR_INVALID_UTF8") {
+    return Fatal(new MalformedFrame({ raw: "", message: "a text frame that is not valid UTF-8" }), "failed")
+  }
   if (error.reason === "Close") {
     // 1000 only reaches here when the close raced the open: the service ended the session.
     if (error.code === 1000) return End("closed-by-service")
@@ -989,7 +1078,10 @@ export const webSocketTransport = (options: {
       Effect.acquireRelease(
         Effect.try({
           try: () => {
-            const created = options.constructor(url)
+            const sized = sizedConstructors.get(options.constructor)
+            const created = sized === undefined
+              ? options.constructor(url)
+              : sized(url, maxPayloadOf(options.settings))
             ws = created
             hooks.attach(socketIo(created))
             return created
@@ -1016,7 +1108,7 @@ export const webSocketTransport = (options: {
     // the engine pauses the `ws` socket (`pause()`/`resume()`) when its buffer is full.
     return yield* socket.runRaw(hooks.frame, { onOpen }).pipe(
       Effect.as(End("closed-by-service")),
-      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout)))
+      Effect.catchAll((error) => Effect.succeed(socketOutcome(error, ws, hooks.key, options.settings.connectTimeout, options.settings)))
     )
   })
 

@@ -137,14 +137,20 @@ export const fromStatus = (
   }
 ): HttpStatusError => {
   const { status } = response
+  // Scrubbed before anything is cut: a key across the cut would otherwise leave its prefix.
+  const body = scrub(response.body, options.secrets)
   const fields = {
     status,
-    message: scrub(errorMessage(status, response.statusText, response.body), options.secrets),
-    body: truncateRaw(scrub(response.body, options.secrets)),
-    requestId: Option.firstSomeOf([
-      nonBlank(response.headers["x-request-id"]),
-      nonBlank(response.headers["request-id"])
-    ]),
+    message: scrub(errorMessage(status, scrub(response.statusText, options.secrets), body), options.secrets),
+    body: truncateRaw(body),
+    // The peer chooses every header value: the key it may echo there is scrubbed too.
+    requestId: Option.map(
+      Option.firstSomeOf([
+        nonBlank(response.headers["x-request-id"]),
+        nonBlank(response.headers["request-id"])
+      ]),
+      (id) => truncateRaw(scrub(id, options.secrets))
+    ),
     operation: options.operation
   }
   switch (status) {

@@ -7,8 +7,10 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -35,7 +37,14 @@ import {
   type ServiceOptions,
   type Settings
 } from "./eventStream.js"
+import { readBounded } from "./body.js"
 import { printableUrl } from "./url.js"
+
+/**
+ * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with
+ * a margin so that a key across the cut is scrubbed whole before the cut.
+ */
+const REFUSAL_LIMIT = 4096 + 1024
 
 // ---------------------------------------------------------------------------
 // The SSE parser (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
@@ -65,17 +74,29 @@ export const makeParser = (sink: SseSink, maxData: number) => {
   // The rest of a line already cut for being too long: dropped up to its end.
   let discarding = false
 
+  // The event over the limit was reported as soon as it went over (an event that never ends
+  // must not wait for its end): not again at its dispatch.
+  let reported = false
+
+  const overLimit = (effects: Array<Effect.Effect<void>>): void => {
+    if (reported || dataSize <= maxData) return
+    reported = true
+    const result = sink.tooLarge(dataSize)
+    if (result !== undefined) effects.push(result)
+  }
+
   const dispatch = (effects: Array<Effect.Effect<void>>): void => {
-    if (hasData) {
-      const result = dataSize > maxData
-        ? sink.tooLarge(dataSize)
-        : sink.event(name.length === 0 ? "message" : name, data.join("\n"))
+    if (hasData && dataSize <= maxData) {
+      const result = sink.event(name.length === 0 ? "message" : name, data.join("\n"))
       if (result !== undefined) effects.push(result)
+    } else {
+      overLimit(effects)
     }
     name = ""
     data = []
     dataSize = 0
     hasData = false
+    reported = false
   }
 
   const line = (text: string, effects: Array<Effect.Effect<void>>): void => {
@@ -91,7 +112,10 @@ export const makeParser = (sink: SseSink, maxData: number) => {
       hasData = true
       dataSize += value.length + (dataSize > 0 ? 1 : 0)
       if (dataSize <= maxData) data.push(value)
-      else data = []
+      else {
+        data = []
+        overLimit(effects)
+      }
     }
   }
 
@@ -126,6 +150,7 @@ export const makeParser = (sink: SseSink, maxData: number) => {
       data = []
       partial = ""
       discarding = true
+      overLimit(effects)
     }
     return effects
   }
@@ -153,24 +178,34 @@ export const sseTransport = (options: {
     const client = options.client.pipe(HttpClient.withTracerDisabledWhen(() => true))
     const latch = yield* Effect.makeLatch(true)
 
-    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
+    const post = (data: Wire.AnswerData) =>
       client.execute(
         HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
           HttpClientRequest.setUrlParams(params),
           HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
         )
       ).pipe(
+        // The response's body is not wanted: released (not read) at once.
+        Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutFail({
-          duration: settings.connectTimeout,
-          onTimeout: () => new ConnectTimeout({ timeout: settings.connectTimeout })
-        }),
+          duration: settings.answerTimeout,
+          onTimeout: () => `no response to the answer within ${Duration.format(settings.answerTimeout)}`
+        })
+      )
+
+    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
+      // The `POST` runs in a fiber of its own, interruptible, which only its own time-out ends:
+      // the engine's write (uninterruptible, so an answer in flight is never abandoned half-way
+      // and sent twice) waits for it, and so `close` and scope exit wait at most `answerTimeout`
+      // whatever the service does.
+      Effect.forkDaemon(Effect.interruptible(post(data))).pipe(
+        Effect.flatMap(Fiber.join),
         Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
           if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
           const retry = response.status >= 500 || response.status === 429 || response.status === 408
           return Effect.fail({ retry, message: `HTTP ${response.status}` })
-        }),
-        Effect.scoped
+        })
       )
 
     const io: Io = {
@@ -204,8 +239,12 @@ export const sseTransport = (options: {
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
-      const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
-      const reason = scrub(truncateRaw(body), hooks.key)
+      // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
+      const bytes = yield* readBounded(response, REFUSAL_LIMIT, { truncate: true }).pipe(
+        Effect.timeout(settings.connectTimeout),
+        Effect.orElseSucceed(() => new Uint8Array(0))
+      )
+      const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
       if (rejectionStatuses.has(response.status)) {
         return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
       }

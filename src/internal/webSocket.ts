@@ -11,7 +11,7 @@
 import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import * as WS from "ws"
-import { recordRejection } from "./eventStream.js"
+import { recordRejection, registerSizedConstructor } from "./eventStream.js"
 
 /**
  * Options of the constructor.
@@ -20,20 +20,40 @@ export interface Options {
   /** Headers sent with every upgrade request. Never put a key here unless the dialect asks for it. */
   readonly headers?: Readonly<Record<string, string>> | undefined
   /**
-   * The largest message `ws` accepts before closing with 1009 (default 100 MiB, as `ws`). The
-   * event channel's own limit (`maxFrameSize`, 1 MiB) applies after this, with a typed error.
+   * The largest message `ws` accepts before closing with 1009, for sockets opened without a
+   * limit of their own (default 1 MiB, the event channel's default `maxFrameSize`; `ws`'s own
+   * default is 100 MiB). The event channel opens every socket with its `maxFrameSize` instead,
+   * so a larger frame is refused while it is read (`FrameTooLarge`), never read whole.
    */
   readonly maxPayload?: number | undefined
 }
 
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024
+
+const CLOSE_TIMEOUT_MS = 5_000
+
 /**
  * Builds the constructor.
  */
-export const make = (options: Options = {}) =>
-(url: string, protocols?: string | Array<string> | undefined): globalThis.WebSocket => {
-  const wsOptions: WS.ClientOptions = {}
+export const make = (options: Options = {}) => {
+  const sized = (url: string, protocols: string | Array<string> | undefined, maxPayload: number) =>
+    open(url, protocols, options, maxPayload)
+  const constructor = (url: string, protocols?: string | Array<string> | undefined): globalThis.WebSocket =>
+    sized(url, protocols, options.maxPayload ?? DEFAULT_MAX_PAYLOAD)
+  registerSizedConstructor(constructor, (url, maxPayload) => sized(url, undefined, maxPayload))
+  return constructor
+}
+
+const open = (
+  url: string,
+  protocols: string | Array<string> | undefined,
+  options: Options,
+  maxPayload: number
+): globalThis.WebSocket => {
+  // A peer that never answers our close frame holds the socket at most this long (`ws`: 30 s).
+  // (`closeTimeout` is in ws 8.23, not yet in its published types.)
+  const wsOptions: WS.ClientOptions & { closeTimeout?: number } = { maxPayload, closeTimeout: CLOSE_TIMEOUT_MS }
   if (options.headers !== undefined) wsOptions.headers = { ...options.headers }
-  if (options.maxPayload !== undefined) wsOptions.maxPayload = options.maxPayload
   const ws = new WS.WebSocket(url, protocols, wsOptions)
   ws.on("unexpected-response", (_request, response) => {
     recordRejection(ws, { status: response.statusCode ?? 0, reason: response.statusMessage ?? "" })

@@ -236,8 +236,9 @@ describe("fault matrix", () => {
           const seen = yield* watch(request())
           const error = failureOf(seen.exit)
           assert.isTrue(
+            // Refused while read (issue 12): the size is what was read when it went over the limit.
             Option.isSome(error) && error.value._tag === "FrameTooLarge" && error.value.limit === 1024 * 1024 &&
-              error.value.size >= 2 * 1024 * 1024
+              error.value.size > 1024 * 1024
           )
           const script = yield* sim.script(seen.sessionId)
           expect(wire(seen.events)).toEqual(wire(script.slice(0, 2)))
