@@ -1,3 +1,4 @@
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
 import { defineConfig } from "vitest/config"
@@ -19,7 +20,13 @@ export default defineConfig({
     // the library's sources, the same modules the tests import by relative path.
     alias: [
       { find: /^effect-agent-session$/, replacement: Path.join(src, "index.ts") },
-      { find: /^effect-agent-session\/(testing|simulator)$/, replacement: Path.join(src, "$1/index.ts") },
+      // Entry points that are folders (testing, simulator, ...): their index.
+      ...Fs.readdirSync(src, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && Fs.existsSync(Path.join(src, entry.name, "index.ts")))
+        .map((entry) => ({
+          find: new RegExp(`^effect-agent-session/${entry.name}$`),
+          replacement: Path.join(src, entry.name, "index.ts")
+        })),
       { find: /^effect-agent-session\/(.+)$/, replacement: Path.join(src, "$1.ts") }
     ]
   },

@@ -42,6 +42,15 @@ describe("effect-agent-session help", () => {
       expect(result.stderr).toContain("Usage:\n  effect-agent-session <command> [flags]")
     }))
 
+  it.live("output to a reader that went away (| head) ends quietly, not with an EPIPE stack trace", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const child = yield* spawn(["run", "--help"], cleanEnv())
+      child.process.stdout?.destroy()
+      const result = yield* child.finished
+      expect(result.code).toBe(0)
+      expect(child.stderr()).not.toContain("EPIPE")
+    })))
+
   it.effect("--help of each command: a sentence per flag, examples, the exit-code table; exit 0", () =>
     Effect.gen(function*() {
       const commands = { run: runOptions, simulate: simulateOptions, onboard: onboardOptions }

@@ -5,8 +5,11 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type { Outcome } from "../../src/AgentSessions.js"
+import { extractLogLevel } from "../../packages/cli/src/Cli.js"
 import { decide } from "../../packages/cli/src/Run.js"
 import * as ExitCode from "../../packages/cli/src/ExitCode.js"
 import * as Render from "../../packages/cli/src/Render.js"
@@ -172,5 +175,21 @@ describe("cli rendering", () => {
     expect(ExitCode.classify({ _tag: "QuitException" }).code).toBe(130)
     expect(ExitCode.describe(new Errors.MissingCredentials({ operation: "x", variable: "AGENT_SESSION_API_KEY" })))
       .toContain("AGENT_SESSION_API_KEY")
+  })
+})
+
+describe("--log-level", () => {
+  it("is taken out wherever it is, as --log-level X or --log-level=X; names and Effect's labels", () => {
+    const parsed = (args: ReadonlyArray<string>) => extractLogLevel(args, undefined)
+    const ok = (args: ReadonlyArray<string>) => Either.getOrThrow(parsed(args))
+    assert.deepStrictEqual(ok(["run", "--goal", "g", "--log-level", "debug"]).args, ["run", "--goal", "g"])
+    assert.strictEqual(ok(["run", "--log-level=warning"]).level, LogLevel.Warning)
+    assert.strictEqual(ok(["--log-level", "warn", "run"]).level, LogLevel.Warning)
+    assert.strictEqual(ok(["run", "--log-level=none"]).level, LogLevel.None)
+    assert.strictEqual(ok(["run"]).level, LogLevel.Warning)
+    assert.deepStrictEqual(ok(["run", "--", "--log-level", "debug"]).args, ["run", "--", "--log-level", "debug"])
+    assert.strictEqual(Either.getOrThrow(extractLogLevel(["run"], "debug")).level, LogLevel.Debug)
+    assert.isTrue(Either.isLeft(parsed(["run", "--log-level", "loud"])))
+    assert.isTrue(Either.isLeft(parsed(["run", "--log-level"])))
   })
 })

@@ -81,11 +81,10 @@ describe("the packed packages in a fresh application", () => {
       Fs.mkdirSync(packs)
       Fs.mkdirSync(app)
 
-      // Pack both packages (each `prepack` compiles its own dist/), side by side.
-      const [library, cli] = yield* Effect.all([
-        exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv()),
-        exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
-      ], { concurrency: 2 })
+      // Pack both packages: each `prepack` compiles its own dist/ (the command line's against the
+      // library's freshly built declarations).
+      const library = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv())
+      const cli = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
       ok(library, "npm pack")
       ok(cli, "npm pack -w packages/cli")
       const listing = (ran: Ran): { filename: string; files: Array<{ path: string }> } => {

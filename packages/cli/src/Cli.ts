@@ -102,10 +102,24 @@ export const extractLogLevel = (
     : Either.right({ args: rest, level })
 }
 
-const levelNames = LogLevel.allLevels.map((level) => level.label.toLowerCase()).join(", ")
+/** The level names `--log-level` accepts (Effect's labels too: `warn`, `off`). */
+const levels: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
+  ["all", LogLevel.All],
+  ["trace", LogLevel.Trace],
+  ["debug", LogLevel.Debug],
+  ["info", LogLevel.Info],
+  ["warning", LogLevel.Warning],
+  ["warn", LogLevel.Warning],
+  ["error", LogLevel.Error],
+  ["fatal", LogLevel.Fatal],
+  ["none", LogLevel.None],
+  ["off", LogLevel.None]
+]
+
+const levelNames = "all, trace, debug, info, warning, error, fatal, none"
 
 const findLevel = (name: string): LogLevel.LogLevel | undefined =>
-  LogLevel.allLevels.find((level) => level.label.toLowerCase() === name.trim().toLowerCase())
+  levels.find(([label]) => label === name.trim().toLowerCase())?.[1]
 
 const oneLine = (text: string): string =>
   text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\s+/g, " ").trim()

@@ -22,6 +22,14 @@ process.once("SIGTERM", () => {
   terminated = true
 })
 
+// The reader of our output went away (`effect-agent-session --help | head -3`): stop quietly, as
+// command line tools do, rather than crash on EPIPE.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(exitCode)
+  })
+}
+
 NodeRuntime.runMain(
   main(process.argv).pipe(
     Effect.tap((code) =>
