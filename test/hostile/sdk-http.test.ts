@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Http from "node:http"
 import * as AgentApi from "../../src/AgentApi.js"
+import * as Dialect from "../../src/Dialect.js"
 import * as Errors from "../../src/Errors.js"
 import { endless, hostileServer, type HostileServer, trickle } from "./server.js"
 import {
@@ -35,6 +36,16 @@ const createSession = (server: HostileServer, http: NonNullable<Parameters<typeo
   Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(sessionRequest)).pipe(
     Effect.provide(sdk(server, { http }))
   )
+
+/** `getSession` (retried on any 5xx, whatever the create policy): the observed dialect has it. */
+const getSession = (server: HostileServer, http: NonNullable<Parameters<typeof sdk>[1]>["http"] = {}) =>
+  Effect.flatMap(AgentApi.AgentApi, (api) => api.getSession("s-1")).pipe(
+    Effect.provide(sdk(server, { dialect: Dialect.observed, http }))
+  )
+
+/** The `Idempotency-Key` each POST carried. */
+const idempotencyKeys = (server: HostileServer) =>
+  server.requests.filter((r) => r.method === "POST").map((r) => r.headers["idempotency-key"])
 
 const json = (response: Http.ServerResponse, status: number, body: unknown, headers: Http.OutgoingHttpHeaders = {}) => {
   const text = JSON.stringify(body)
@@ -79,7 +90,7 @@ describe("hostile server: HTTP (AgentApi)", () => {
         assert.strictEqual(yield* server.drained(), 0, "the request was aborted, not left to the collector")
       }))
 
-    it.scopedLive("a 500 with a 200 MB body: ServerError with 4 KiB kept, each retry reads at most the limit", () =>
+    it.scopedLive("a 500 with a 200 MB body: 4 KiB kept, each retry reads at most the limit (create: OutcomeUnknown)", () =>
       Effect.gen(function*() {
         const chunk = Buffer.alloc(256 * 1024, 0x62)
         const server = yield* hostileServer({
@@ -96,38 +107,69 @@ describe("hostile server: HTTP (AgentApi)", () => {
             pump()
           }
         })
+        const retry = Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
         const before = liveHeap()
-        const seen = yield* observe(createSession(server, { retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))) }))
-        const error = expectError(seen.exit, "ServerError")
+        // A 500 may have created the session: only the idempotent policy sends the POST again.
+        const created = yield* observe(createSession(server, { createPolicy: "idempotent", retry }))
+        const outcome = expectError(created.exit, "OutcomeUnknown")
+        assert.strictEqual(outcome.reason, "ServerError")
+        assert.strictEqual(outcome.attempts, 3)
+        assert.isAtMost(outcome.detail.length, 4096)
+        assert.notInclude(outcome.detail, KEY)
+        assert.strictEqual(sessionsCreated(server), 3, "a 5xx is retried under the idempotent policy")
+        assert.deepStrictEqual(idempotencyKeys(server), Array(3).fill(outcome.idempotencyKey), "the same key on every attempt")
+        assertKeyAbsent(created)
+        // The ServerError itself, with its body cut to 4 KiB: getSession retries any 5xx.
+        const fetched = yield* observe(getSession(server, { retry }))
+        const error = expectError(fetched.exit, "ServerError")
+        assert.strictEqual(error.status, 500)
         assert.isAtMost(error.body.length, 4096)
-        assert.strictEqual(sessionsCreated(server), 3, "a 5xx is still retried")
+        assert.strictEqual(server.requests.filter((r) => r.method === "GET").length, 3, "a 5xx is retried")
         assertHeapWithin(before, 48, "200 MB error bodies")
-        assertKeyAbsent(seen)
+        assertKeyAbsent(fetched)
       }))
 
-    it.scopedLive("a 200 that trickles forever ends with RequestTimeout; its retries do not grow memory", () =>
+    it.scopedLive("a 200 that trickles forever times out (idempotent policy: retried, then OutcomeUnknown); its retries do not grow memory", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({
           http: (_request, response) => trickle(response, " ", 20, 200, { "content-type": "application/json" })
         })
         const before = liveHeap()
         const seen = yield* observe(
-          createSession(server, { timeout: "300 millis", retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))) })
+          createSession(server, {
+            createPolicy: "idempotent",
+            timeout: "300 millis",
+            retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+          })
         )
-        const error = expectError(seen.exit, "RequestTimeout")
-        assert.strictEqual(Duration.toMillis(error.timeout), 300)
+        const error = expectError(seen.exit, "OutcomeUnknown")
+        assert.strictEqual(error.reason, "RequestTimeout")
+        assert.include(error.detail, "300ms")
+        assert.notInclude(error.detail, KEY)
+        assert.strictEqual(error.attempts, 3)
         assert.strictEqual(sessionsCreated(server), 3)
         assertHeapWithin(before, 16, "trickling 200")
         assertKeyAbsent(seen)
         assert.strictEqual(yield* server.drained(), 0, "every timed-out request was aborted")
       }))
 
-    it.scopedLive("headers that never come: RequestTimeout within the time-out", () =>
+    it.scopedLive("headers that never come: OutcomeUnknown (RequestTimeout) within the time-out, not sent again", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({ http: () => {} })
-        const seen = yield* observe(createSession(server, { timeout: "200 millis" }))
-        expectError(seen.exit, "RequestTimeout")
+        const seen = yield* observe(
+          createSession(server, { timeout: "200 millis", retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(2))) })
+        )
+        // The default "safe" policy: the POST was written, so the session may exist.
+        const error = expectError(seen.exit, "OutcomeUnknown")
+        assert.strictEqual(error.reason, "RequestTimeout")
+        assert.strictEqual(error.operation, "AgentApi.createSession")
+        assert.strictEqual(error.attempts, 1)
+        assert.include(error.detail, "200ms")
+        assert.notInclude(error.detail, KEY)
+        assert.strictEqual(sessionsCreated(server), 1, "not sent again under the safe policy")
+        assert.deepStrictEqual(idempotencyKeys(server), [error.idempotencyKey])
         assert.isBelow(seen.millis, 10_000)
+        assertKeyAbsent(seen)
         assert.strictEqual(yield* server.drained(), 0)
       }))
   })
@@ -274,13 +316,18 @@ describe("hostile server: HTTP (AgentApi)", () => {
         }
       }))
 
-    it.scopedLive("a response header block over the client's limit: TransportError", () =>
+    it.scopedLive("a response header block over the client's limit: OutcomeUnknown (TransportError), not sent again", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({
           http: (_q, r) => json(r, 200, { session_id: "s" }, { "x-huge": "h".repeat(200_000) })
         })
-        const seen = yield* observe(createSession(server))
-        expectError(seen.exit, "TransportError")
+        const seen = yield* observe(createSession(server, { retry: Schedule.recurs(2) }))
+        // The service answered (it acted): the SDK could not read the answer.
+        const error = expectError(seen.exit, "OutcomeUnknown")
+        assert.strictEqual(error.reason, "TransportError")
+        assert.strictEqual(error.attempts, 1)
+        assert.notInclude(error.detail, KEY)
+        assert.strictEqual(sessionsCreated(server), 1)
         assertKeyAbsent(seen)
       }))
   })

@@ -264,16 +264,21 @@ describe("hostile server: Server-Sent Events", () => {
         assertKeyAbsent(seen)
       }))
 
-    it.scopedLive("a 500 refusal with a huge body is retried, then ConnectionLost, memory bounded", () =>
+    it.scopedLive("a 500 refusal with a huge body is retried, then NeverConnected, memory bounded", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({
           http: (_request, response) => endless(response, Buffer.alloc(64 * 1024, 0x62), 500)
         })
         const before = liveHeap()
-        const seen = yield* observe(allEvents(server, { reconnect: quick(2) }))
-        expectError(seen.exit, "ConnectionLost")
+        // Never open (issue 13): the first-connect schedule governs, not the reconnect one.
+        const seen = yield* observe(allEvents(server, { reconnect: quick(5), firstConnect: quick(2) }))
+        const error = expectError(seen.exit, "NeverConnected")
+        assert.strictEqual(error.attempts, 3)
+        assert.include(error.lastError, "500")
+        assert.isAtMost(error.lastError.length, 4096)
         assert.strictEqual(gets(server), 3)
         assertHeapWithin(before, 16, "500 refusals")
+        assertKeyAbsent(seen)
       }))
   })
 
@@ -299,13 +304,17 @@ describe("hostile server: Server-Sent Events", () => {
         }
       }))
 
-    it.scopedLive("U09 an event nested 3,000 deep: EventDecodeError", () =>
+    it.scopedLive("U09 an event nested 3,000 deep: MalformedFrame before parsing", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({
           http: (_request, response) => openStream(response, started + `event: action_run\ndata: ${deepJson(3000)}\n\n`)
         })
         const seen = yield* observe(allEvents(server))
-        expectError(seen.exit, "EventDecodeError")
+        // Deeper than Wire's maxDepth (64): refused as a frame error before JSON.parse.
+        const error = expectError(seen.exit, "MalformedFrame")
+        assert.include(error.message, "nested deeper than")
+        assert.isAtMost(error.raw.length, 4096)
+        assert.strictEqual(gets(server), 1, "a frame error is not retried")
         assertKeyAbsent(seen)
       }))
   })
