@@ -215,13 +215,16 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     append: (sessionId, events) =>
       events.length === 0
         ? Effect.void
-        : sql`INSERT INTO agent_session_events ${
-          sql.insert(events.map((logged) => ({
-            session_id: sessionId,
-            seq: logged.seq,
-            event: encodeEvent(logged.event)
-          })))
-        }`.pipe(Effect.asVoid, Effect.mapError(fail("append"))),
+        : Effect.try({
+          try: () =>
+            events.map((logged) => ({ session_id: sessionId, seq: logged.seq, event: encodeEvent(logged.event) })),
+          catch: fail("append")
+        }).pipe(
+          Effect.flatMap((rows) =>
+            sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.mapError(fail("append")))
+          ),
+          Effect.asVoid
+        ),
     read: (sessionId, fromSeq, limit) =>
       sql<{ readonly seq: number; readonly event: string }>`SELECT seq, event FROM agent_session_events
         WHERE session_id = ${sessionId} AND seq >= ${fromSeq} ORDER BY seq LIMIT ${limit}`.pipe(
