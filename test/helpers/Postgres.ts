@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 
 export interface Postgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
@@ -70,7 +71,7 @@ const run = (command: string, args: ReadonlyArray<string>) =>
   })
 
 /** Starts a PostgreSQL server in the scope. */
-export const start: Effect.Effect<Postgres, Error, import("effect/Scope").Scope> = Effect.gen(function*() {
+export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(function*() {
   const bin = binDir()
   if (bin === undefined) {
     return yield* Effect.fail(
