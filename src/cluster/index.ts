@@ -20,3 +20,8 @@ export * as EventLog from "./EventLog.js"
  * @since 0.1.0
  */
 export * as SessionEntity from "./SessionEntity.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as NodeClusterSessions from "./NodeClusterSessions.js"

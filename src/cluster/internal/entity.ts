@@ -88,21 +88,33 @@ export const make = (options: SessionEntity.Options) =>
     let running: RunningSession | undefined
     let run: { readonly done: Deferred.Deferred<void>; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
 
-    // Load what the log knows once per activation (a new runner continues the sequence).
-    const load = yield* Effect.cached(Effect.gen(function*() {
-      record = yield* log.get(sessionId)
-      for (const a of yield* log.answers(sessionId)) tally.answered.set(requestKey(a.request), a.answer)
-      let from = 1
-      while (true) {
-        const events = yield* log.read(sessionId, from, page)
+    // What the log knows. While this activation runs the session it is the log's only writer
+    // and its tally is current; otherwise (another runner may be writing, during a hand-over)
+    // every reader reads the log afresh.
+    const loading = yield* Effect.makeSemaphore(1)
+    const load = Effect.suspend(() => {
+      if (run !== undefined) return Effect.void
+      return Effect.gen(function*() {
+        const fresh = yield* log.get(sessionId)
+        const answers = yield* log.answers(sessionId)
+        const from = tally.lastSeq + 1
+        const events: Array<EventLog.LoggedEvent> = []
+        let next = from
+        while (true) {
+          const batch = yield* log.read(sessionId, next, page)
+          events.push(...batch)
+          if (batch.length < page) break
+          next = batch[batch.length - 1]!.seq + 1
+        }
+        if (run !== undefined) return
+        record = fresh
+        for (const a of answers) tally.answered.set(requestKey(a.request), a.answer)
         for (const logged of events) {
           fold(tally, logged.event)
           tally.lastSeq = logged.seq
         }
-        if (events.length < page) break
-        from = tally.lastSeq + 1
-      }
-    }))
+      }).pipe(loading.withPermits(1))
+    })
 
     const status: Effect.Effect<SessionEntity.Status, EventLog.EventLogError> = Effect.gen(function*() {
       yield* load
@@ -223,7 +235,8 @@ export const make = (options: SessionEntity.Options) =>
       let next = fromSeq
       const readFrom = Effect.suspend(() => {
         const first = recent[0]
-        if (first !== undefined && first.seq <= next) {
+        const last = recent[recent.length - 1]
+        if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
           return Effect.succeed(recent.slice(next - first.seq, next - first.seq + page))
         }
         return log.read(sessionId, next, page)
@@ -240,8 +253,12 @@ export const make = (options: SessionEntity.Options) =>
       const ended = () => Option.isSome(Option.flatMap(record, (r) => r.ended))
       // Each change of `version` (the first one is the current value) drains what is new; the
       // end is seen after the last append, so the final drain has every event.
-      return Stream.unwrap(Effect.as(load, version.changes)).pipe(
-        Stream.mapConcat(() => [ended()]),
+      // Not running here: the log is written elsewhere (or not yet); look again every second.
+      const ticks = Stream.fromSchedule(Schedule.spaced("1 second")).pipe(
+        Stream.filter(() => run === undefined)
+      )
+      return Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
+        Stream.mapEffect(() => Effect.as(load, ended())),
         Stream.flatMap((wasEnded) => Stream.concat(drain, wasEnded ? Stream.make(true) : Stream.empty), {
           concurrency: 1
         }),
