@@ -130,6 +130,8 @@ export interface Service {
   ) => Effect.Effect<boolean, EventLogError>
   /** The answers recorded for a session. */
   readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<RecordedAnswer>, EventLogError>
+  /** The ids of sessions whose run has not ended (at most `limit`, oldest first). */
+  readonly unended: (limit: number) => Effect.Effect<ReadonlyArray<string>, EventLogError>
   /** Deletes sessions (record, events, answers) that ended before `before`; returns how many. */
   readonly purge: (before: Date) => Effect.Effect<number, EventLogError>
 }

@@ -14,16 +14,17 @@
  * - `Respond { request, answer }` (persisted): the answer is recorded in the log, then handed
  *   to the channel; a runner that takes the session over sends recorded answers its log shows
  *   unanswered.
- * - `Status`, `Close`.
+ * - `Status`, `Close`, and `Resume` (sent by the resumer, see {@link layer}).
  *
  * @since 0.1.0
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import type * as Sharding from "@effect/cluster/Sharding"
+import * as Singleton from "@effect/cluster/Singleton"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { AgentSessions } from "../AgentSessions.js"
 import { RequestNotPending } from "../Errors.js"
@@ -162,12 +163,21 @@ export const Close = Rpc.make("Close", { success: Status, error: EventLog.EventL
 )
 
 /**
+ * `Resume`: run the session again if its run has not ended and no runner runs it (sent by the
+ * resumer, see {@link layer}); the reply comes when the run ends.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Resume = Rpc.make("Resume", { success: Status, error: EventLog.EventLogError })
+
+/**
  * The entity: type `AgentSession`, keyed by the service's session id.
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close])
+export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close, Resume])
 
 /**
  * Options of the entity's layer.
@@ -180,10 +190,20 @@ export interface Options {
   readonly connect?: Omit<EventStream.ConnectOptions, "agent" | "pendingRequests"> | undefined
   /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
   readonly maxIdleTime?: Duration.DurationInput | undefined
+  /**
+   * How often the resumer (a cluster singleton) sends `Resume` to every session whose run has
+   * not ended, so that a session whose runner gave its shard away (rebalancing) runs again on
+   * the new owner. Default 2 seconds.
+   */
+  readonly resumeInterval?: Duration.DurationInput | undefined
 }
 
 /**
- * Registers the entity with the runner's `Sharding`: this process runs sessions.
+ * Registers the entity with the runner's `Sharding`: this process runs sessions. With it comes
+ * the resumer, a cluster singleton (one runner of the cluster runs it) that sends `Resume` to
+ * every session whose run has not ended, every `resumeInterval`: the in-flight `Start` brings a
+ * session back after its runner died, the resumer after its shard moved between live runners
+ * (the engine then records the interrupted `Start` as done).
  *
  * @since 0.1.0
  * @category layers
@@ -191,7 +211,10 @@ export interface Options {
 export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | AgentSessions | EventLog.EventLog> =>
-  SessionEntity.toLayer(internal.make(options), {
-    concurrency: "unbounded",
-    maxIdleTime: options.maxIdleTime
-  })
+  Layer.merge(
+    SessionEntity.toLayer(internal.make(options), {
+      concurrency: "unbounded",
+      maxIdleTime: options.maxIdleTime
+    }),
+    Singleton.make("AgentSession/resumer", internal.resumer(SessionEntity, options))
+  )

@@ -56,7 +56,7 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
       })
       createInterface({ input: child.stdout! }).on("line", (line) => {
         lines.push(line)
-        if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.out`), line.slice(0, 300) + "\n")
+        if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.out`), line + "\n")
         for (const wake of [...waiters]) wake()
       })
       const nextLine = (predicate: (line: string) => boolean) =>

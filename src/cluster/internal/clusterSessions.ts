@@ -51,7 +51,7 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
     ): Effect.Effect<A, Extract<E, RespondError> | ClusterUnavailable> =>
       effect.pipe(
         Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RespondError> | ClusterUnavailable> => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+          // An interruption caught here came from the runner (the caller's own is not caught).
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure) && isCaller(failure.value)) {
             return Effect.fail(failure.value as Extract<E, RespondError>)
@@ -96,10 +96,10 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
             next = logged.seq + 1
             return true
           }),
+          // Any end but the caller's own interruption (which is not caught here), including an
+          // interruption sent by a runner that gave the session's shard away: resume.
           Stream.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Stream.failCause(cause as Cause.Cause<never>)
-              : Stream.fail(new ClusterUnavailable({ operation: "events", sessionId, message: describe(cause) }))
+            Stream.fail(new ClusterUnavailable({ operation: "events", sessionId, message: describe(cause) }))
           )
         )
         return Stream.retry(attempt, options.retry)

@@ -59,6 +59,9 @@ const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
   }
 }
 
+const sameAnswer = (a: AnswerEncoded, b: AnswerEncoded): boolean =>
+  a._tag === b._tag && (a._tag === "Deny" || (b._tag === "Grant" && Option.getEquivalence((x: string, y: string) => x === y)(a.input, b.input)))
+
 const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
   Schedule.union(Schedule.spaced("2 seconds")),
   Schedule.intersect(Schedule.recurs(30))
@@ -218,13 +221,32 @@ export const make = (options: SessionEntity.Options) =>
         if (Option.isSome(r.ended) || run !== undefined) return
         const done = yield* Deferred.make<void>()
         const fiber = yield* runSession(r).pipe(
-          Effect.onExit(() => Deferred.done(done, Exit.void)),
+          Effect.onExit(() =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                run = undefined
+                running = undefined
+              }),
+              Deferred.done(done, Exit.void)
+            )
+          ),
           Effect.forkIn(scope)
         )
         run = { done, fiber }
       }).pipe(lifecycle.withPermits(1))
 
     const awaitRun = Effect.suspend(() => run === undefined ? Effect.void : Deferred.await(run.done))
+
+    /** Runs the session again when its run has not ended and it does not run here. */
+    const resume = Effect.gen(function*() {
+      yield* load
+      const r = record
+      if (Option.isNone(r) || Option.isSome(r.value.ended)) return yield* status
+      if (run !== undefined) return yield* status
+      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent })
+      yield* awaitRun
+      return yield* status
+    })
 
     const startLike = (
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
@@ -280,8 +302,11 @@ export const make = (options: SessionEntity.Options) =>
             reason: "never-received"
           })
         }
-        const recorded = yield* log.saveAnswer(sessionId, request, answer)
-        if (!recorded || tally.answered.has(key)) {
+        const previous = tally.answered.get(key)
+        // The same answer again (a caller retrying after losing the reply): done already.
+        if (previous !== undefined && sameAnswer(previous, answer)) return
+        const recorded = previous === undefined && (yield* log.saveAnswer(sessionId, request, answer))
+        if (!recorded) {
           return yield* new RequestNotPending({
             resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
             actionSessionId: request.action_session_id,
@@ -312,6 +337,30 @@ export const make = (options: SessionEntity.Options) =>
       Events: (envelope: Entity.Request<typeof SessionEntity.Events>) => events(envelope.payload.fromSeq),
       Respond: respond,
       Status: () => status,
-      Close: () => close
+      Close: () => close,
+      Resume: () => resume
     }
+  })
+
+/** The resumer: every interval, `Resume` to each session whose run has not ended. */
+export const resumer = (
+  entity: typeof SessionEntity.SessionEntity,
+  options: SessionEntity.Options
+) =>
+  Effect.gen(function*() {
+    const log = yield* EventLog.EventLog
+    const makeClient = yield* entity.client
+    const every = options.resumeInterval ?? "2 seconds"
+    yield* log.unended(10_000).pipe(
+      Effect.flatMap((ids) =>
+        Effect.forEach(
+          ids,
+          (id) => Effect.ignore(makeClient(id).Resume(undefined, { discard: true })),
+          { concurrency: 50, discard: true }
+        )
+      ),
+      Effect.catchAll((error) => Effect.logWarning(`Resumer: ${error.message}`)),
+      Effect.delay(every),
+      Effect.forever
+    )
   })

@@ -107,6 +107,10 @@ export const makeMemory = (): EventLog.Service => {
         return true
       }),
     answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
+    unended: (limit) =>
+      Effect.sync(() =>
+        [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
+      ),
     purge: (before) =>
       Effect.sync(() => {
         let n = 0
@@ -153,6 +157,8 @@ const migration0001 = Effect.gen(function*() {
     PRIMARY KEY (session_id, request_key)
   )`
   yield* sql`CREATE INDEX IF NOT EXISTS agent_session_sessions_ended_at ON agent_session_sessions (ended_at)`
+  yield* sql`CREATE INDEX IF NOT EXISTS agent_session_sessions_unended ON agent_session_sessions (created_at)
+    WHERE end_status IS NULL`
 })
 
 /** Runs the migrations; retried while another process holds the migration lock. */
@@ -259,6 +265,12 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
             catch: fail("answers")
           })
         )
+      ),
+    unended: (limit) =>
+      sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
+        WHERE end_status IS NULL ORDER BY created_at LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.session_id)),
+        Effect.mapError(fail("unended"))
       ),
     purge: (before) =>
       sql.withTransaction(Effect.gen(function*() {
