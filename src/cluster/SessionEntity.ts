@@ -193,7 +193,7 @@ export interface Options {
   /**
    * How often the resumer (a cluster singleton) sends `Resume` to every session whose run has
    * not ended, so that a session whose runner gave its shard away (rebalancing) runs again on
-   * the new owner. Default 2 seconds.
+   * the new owner. Default 5 seconds.
    */
   readonly resumeInterval?: Duration.DurationInput | undefined
 }

@@ -82,7 +82,7 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
       })
   )
 
-const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "20 millis" } })
+const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
 
 const decodeEvents = Schema.decodeUnknownSync(Schema.Array(SessionEvent.SessionEvent))
 
@@ -100,7 +100,7 @@ interface Done {
 }
 
 describe("cluster end to end", () => {
-  layer(Live, { excludeTestServices: true, timeout: 240_000 })((it) => {
+  layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.scoped("200 sessions over 3 runner processes; one runner SIGKILLed mid-run; every session completes", () =>
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
@@ -119,7 +119,7 @@ describe("cluster end to end", () => {
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS) })
         const ready = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            Effect.timeoutFail({ duration: "120 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
+            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
           )
         ) as { readonly runners: ReadonlyArray<string | null> }
 
@@ -133,11 +133,13 @@ describe("cluster end to end", () => {
         const [victimAddress] = [...held.entries()].sort((a, b) => b[1] - a[1])[0]!
         const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
         victim.child.kill("SIGKILL")
+        const debug = process.env["CLUSTER_E2E_DEBUG"]
+        if (debug !== undefined) appendFileSync(join(debug, "kill"), `${Date.now()}\n`)
         client.child.stdin!.write("answer\n")
 
         const done = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            Effect.timeoutFail({ duration: "150 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
+            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
           )
         ) as Done
 
@@ -165,6 +167,6 @@ describe("cluster end to end", () => {
         assert.strictEqual(lost, 0)
         // Sessions created at the service: exactly the ones started (each is one POST).
         assert.strictEqual(yield* simulator.httpRequests, SESSIONS)
-      }), 240_000)
+      }), 420_000)
   })
 })

@@ -350,7 +350,7 @@ export const resumer = (
   Effect.gen(function*() {
     const log = yield* EventLog.EventLog
     const makeClient = yield* entity.client
-    const every = options.resumeInterval ?? "2 seconds"
+    const every = options.resumeInterval ?? "5 seconds"
     yield* log.unended(10_000).pipe(
       Effect.flatMap((ids) =>
         Effect.forEach(
