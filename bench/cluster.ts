@@ -10,7 +10,7 @@
  * dead runner and that it had not yet persisted are lost (the service numbers nothing and
  * resumes after what it flushed); the benchmark counts them against the simulator's script.
  *
- *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 300]
+ *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000]
  *
  * Writes the section between `<!-- cluster:begin -->` and `<!-- cluster:end -->` of
  * bench/RESULTS.md (appended when missing) and prints it.
@@ -33,7 +33,7 @@ const flag = (name: string, fallback: number): number => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback
 }
 const SESSIONS = flag("sessions", 200)
-const FRAME_MS = flag("frame-ms", 300)
+const FRAME_MS = flag("frame-ms", 1000)
 const ACTIONS = 60
 
 interface Proc {
@@ -128,7 +128,8 @@ const program = Effect.gen(function*() {
   for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
   const loadedRss = runners.map((r) => rssMiB(r.child.pid))
 
-  const [victimAddress] = [...held.entries()].sort((a, b) => b[1] - a[1])[0]!
+  // (A session that already completed reports no runner: "null".)
+  const [victimAddress] = [...held.entries()].filter(([address]) => address !== "null").sort((a, b) => b[1] - a[1])[0]!
   const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
   const killedAt = Date.now()
   victim.child.kill("SIGKILL")

@@ -17,6 +17,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { version } from "../internal/version.js"
 import { classify, ExitCode } from "./ExitCode.js"
+import * as Cluster from "./Cluster.js"
 import * as Onboard from "./Onboard.js"
 import * as Run from "./Run.js"
 import * as Simulate from "./Simulate.js"
@@ -29,7 +30,7 @@ import * as Simulate from "./Simulate.js"
  */
 export const command = Command.make("effect-agent-session").pipe(
   Command.withDescription("Run agent sessions from the terminal, against the service or its simulator"),
-  Command.withSubcommands([Run.command, Simulate.command, Onboard.command])
+  Command.withSubcommands([Run.command, Simulate.command, Onboard.command, Cluster.runner, Cluster.watch, Cluster.answer])
 )
 
 const cli = Command.run(command, { name: "effect-agent-session", version })
