@@ -48,7 +48,7 @@ const resolveDatabaseUrl = (flag: Option.Option<Redacted.Redacted<string>>) =>
  */
 const clientLayer = (url: Redacted.Redacted<string>) =>
   NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2 }).pipe(
-    Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1" }))
+    Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1", wsUrl: "ws://127.0.0.1" }))
   )
 
 /**
