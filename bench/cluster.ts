@@ -47,7 +47,7 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
       const child = spawn(process.execPath, ["--import", "tsx", join("test", "cluster", "fixtures", file)], {
         cwd: root,
         env: { ...process.env, ...env },
-        stdio: ["pipe", "pipe", "ignore"]
+        stdio: ["pipe", "pipe", "inherit"]
       })
       const lines: Array<string> = []
       const waiters = new Set<() => void>()

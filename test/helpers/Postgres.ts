@@ -2,8 +2,9 @@
  * A real PostgreSQL server for tests and benchmarks: `initdb` into a temporary directory, the
  * server started on a free loopback port, stopped and the directory removed when the scope
  * closes. The binaries are PostgreSQL's own (`PG_BIN`, else `pg_config --bindir`, else the
- * newest `/usr/lib/postgresql/<version>/bin`). PostgreSQL refuses to run as root: as root, the
- * server runs as the `postgres` user (or `nobody`) through `runuser`.
+ * newest `/usr/lib/postgresql/<version>/bin`). PostgreSQL refuses to run as root: as root,
+ * `initdb` and the server run as the `postgres` user (or `nobody`), spawned with that uid/gid
+ * (so that signals reach the server itself).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
@@ -38,7 +39,7 @@ export const binDir = (): string | undefined => {
 }
 
 /** The unprivileged user to run PostgreSQL as when this process is root. */
-const serverUser = (): { readonly name: string; readonly uid: number; readonly gid: number } | undefined => {
+const serverUser = (): User | undefined => {
   if (process.getuid?.() !== 0) return undefined
   for (const name of ["postgres", "nobody"]) {
     try {
@@ -61,9 +62,12 @@ export const freePort: Effect.Effect<number> = Effect.async<number>((resume) => 
   })
 })
 
-const run = (command: string, args: ReadonlyArray<string>) =>
+type User = { readonly name: string; readonly uid: number; readonly gid: number }
+
+const run = (command: string, args: ReadonlyArray<string>, user?: User) =>
   Effect.async<string, Error>((resume) => {
-    const child = execFile(command, args, { timeout: 60_000 }, (error, stdout, stderr) => {
+    const ids = user === undefined ? {} : { uid: user.uid, gid: user.gid }
+    const child = execFile(command, args, { timeout: 60_000, cwd: tmpdir(), ...ids }, (error, stdout, stderr) => {
       if (error === null) resume(Effect.succeed(stdout))
       else resume(Effect.fail(new Error(`${command} ${args.join(" ")}: ${error.message}\n${stderr}`)))
     })
@@ -79,8 +83,6 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
     )
   }
   const user = serverUser()
-  const asUser = (command: string, args: ReadonlyArray<string>): [string, Array<string>] =>
-    user === undefined ? [command, [...args]] : ["runuser", ["-u", user.name, "--", command, ...args]]
 
   const dir = yield* Effect.acquireRelease(
     Effect.sync(() => {
@@ -91,11 +93,11 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
   const data = join(dir, "data")
-  yield* run(...asUser(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]))
+  yield* run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], user)
   const port = yield* freePort
   const server = yield* Effect.acquireRelease(
     Effect.sync((): ChildProcess => {
-      const [command, args] = asUser(join(bin, "postgres"), [
+      const args = [
         "-D",
         data,
         "-p",
@@ -112,14 +114,15 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
         "full_page_writes=off",
         "-c",
         "max_connections=300"
-      ])
-      return spawn(command, args, { stdio: "ignore" })
+      ]
+      const ids = user === undefined ? {} : { uid: user.uid, gid: user.gid }
+      return spawn(join(bin, "postgres"), args, { stdio: "ignore", cwd: dir, ...ids })
     }),
     (child) =>
       Effect.async<void>((resume) => {
         if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
         child.once("exit", () => resume(Effect.void))
-        // SIGINT: PostgreSQL's fast shutdown. runuser passes the signal on.
+        // SIGINT: PostgreSQL's fast shutdown.
         child.kill("SIGINT")
         const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
         timer.unref()
