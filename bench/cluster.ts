@@ -163,7 +163,9 @@ const program = Effect.gen(function*() {
       held.get(`127.0.0.1:${port}`) ?? 0,
       idleRss[i]!.toFixed(0),
       loadedRss[i]!.toFixed(0),
-      (((loadedRss[i]! - idleRss[i]!) * 1024) / Math.max(1, held.get(`127.0.0.1:${port}`) ?? 0)).toFixed(0)
+      (held.get(`127.0.0.1:${port}`) ?? 0) === 0
+        ? "-"
+        : (((loadedRss[i]! - idleRss[i]!) * 1024) / (held.get(`127.0.0.1:${port}`) ?? 1)).toFixed(0)
     ])
   )
   const section = [
@@ -177,7 +179,7 @@ const program = Effect.gen(function*() {
     `${SESSIONS} sessions of ${ACTIONS} actions, one event every ${FRAME_MS} ms, no pause; the runner holding the most`,
     "sessions is killed with SIGKILL mid-stream.",
     "",
-    "| runner | sessions held | RSS idle (MiB) | RSS holding them (MiB) | KiB per session |",
+    "| runner | sessions held | RSS idle (MiB) | RSS holding them (MiB) | KiB per session (RSS growth / sessions) |",
     "| --- | --- | --- | --- | --- |",
     ...heldRows,
     "",
