@@ -138,6 +138,7 @@ const program = Effect.gen(function*() {
 
   const failover: Array<number> = []
   let lost = 0
+  let lostMoved = 0
   let repeated = 0
   let complete = 0
   let contiguous = 0
@@ -149,8 +150,10 @@ const program = Effect.gen(function*() {
     const key = (e: unknown) => JSON.stringify(e)
     const seen = new Set(delivered.map(key))
     repeated += delivered.length - seen.size
-    lost += script.filter((e) => !seen.has(key(e))).length
+    const missing = script.filter((e) => !seen.has(key(e))).length
+    lost += missing
     if (session.runnerBefore === victimAddress) {
+      lostMoved += missing
       const next = session.times.find((t) => t > killedAt)
       if (next !== undefined) failover.push(next - killedAt)
     }
@@ -194,7 +197,9 @@ const program = Effect.gen(function*() {
     ]),
     row(["sessions that reached `complete`", `${complete}/${SESSIONS}`]),
     row(["logs with contiguous sequence numbers", `${contiguous}/${SESSIONS}`]),
-    row(["events lost in the window (flushed by the service to the dead runner, not persisted)", lost]),
+    row(["events lost (flushed by the service, never persisted): all sessions", lost]),
+    row(["... of them, sessions of the killed runner", lostMoved]),
+    row(["... of them, sessions whose shard moved between live runners (rebalancing)", lost - lostMoved]),
     row(["events delivered twice", repeated]),
     "",
     "The failover time is mostly the engine's detection: a runner is declared dead after its pings",
