@@ -89,6 +89,8 @@ export const make = (options: SessionEntity.Options) =>
     const lifecycle = yield* Effect.makeSemaphore(1)
     let record: Option.Option<EventLog.SessionRecord> = Option.none()
     let running: RunningSession | undefined
+    /** Set when this activation gives the session away (its shard moves, the runner stops). */
+    let handingOver = false
     let run: { readonly done: Deferred.Deferred<void>; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
 
     // What the log knows. While this activation runs the session it is the log's only writer
@@ -202,6 +204,9 @@ export const make = (options: SessionEntity.Options) =>
         }
         const exit = yield* session.events.pipe(Stream.runForEachChunk(appendChunk), Effect.exit)
         running = undefined
+        // Handed over: the channel was closed to drain it (every event it had received is
+        // persisted above); the run goes on elsewhere.
+        if (handingOver && Option.isNone(tally.complete)) return
         if (Option.isSome(tally.complete)) return yield* endRun("complete", Option.none())
         yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
       })).pipe(
@@ -230,10 +235,29 @@ export const make = (options: SessionEntity.Options) =>
               Deferred.done(done, Exit.void)
             )
           ),
-          Effect.forkIn(scope)
+          // Not in the activation's scope: when it closes, the channel is drained first (below).
+          Effect.forkDaemon
         )
         run = { done, fiber }
       }).pipe(lifecycle.withPermits(1))
+
+    // When the activation ends (the shard moves to another runner, the runner stops): close the
+    // channel, let the run persist the events the channel had already received, then stop.
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.suspend(() => {
+        const current = run
+        if (current === undefined) return Effect.void
+        handingOver = true
+        return Effect.zipRight(
+          running === undefined ? Effect.void : running.close,
+          Deferred.await(current.done).pipe(
+            Effect.timeout("5 seconds"),
+            Effect.catchAll(() => Fiber.interrupt(current.fiber))
+          )
+        )
+      })
+    )
 
     const awaitRun = Effect.suspend(() => run === undefined ? Effect.void : Deferred.await(run.done))
 
