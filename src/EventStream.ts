@@ -176,6 +176,12 @@ export interface ConnectOptions {
   readonly endOnError?: boolean | undefined
   /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
   readonly failOnFrameError?: boolean | undefined
+  /**
+   * Requests this session received on an earlier connection (another process's, such as a
+   * cluster runner that died) and that are still unanswered: `respond` accepts them as if this
+   * connection had received them. Default none.
+   */
+  readonly pendingRequests?: ReadonlyArray<SessionEvent.ExternalResourceRequested> | undefined
 }
 
 /**

@@ -75,7 +75,8 @@ const names = [
   "schedules",
   "app",
   "start",
-  "startObserved"
+  "startObserved",
+  "cluster"
 ] as const
 type Name = (typeof names)[number]
 
@@ -118,7 +119,8 @@ const ExampleRunsLive = Layer.scoped(
       schedules: example("custom-schedules.ts", faults),
       app: example("testing-your-app.ts", input),
       start: npmStart("documented"),
-      startObserved: npmStart("observed")
+      startObserved: npmStart("observed"),
+      cluster: example("cluster.ts", permission)
     }
     // All at once, on a 2-core machine: at most 4 children load modules at the same time.
     const semaphore = yield* Effect.makeSemaphore(4)
@@ -240,6 +242,22 @@ describe("examples", () => {
           assert.include(stdout, "4. NotFound (HTTP 404, AgentApi.getSession)", name)
           assert.include(stdout, "5. InsecureTransport: refused to send a key to http://agents.example.com", name)
         }
+      }))
+
+    it.effect("cluster.ts runs two sessions on the embedded cluster runner, answers from the log, prints the outcomes", () =>
+      Effect.gen(function*() {
+        const { sims } = yield* ExampleRuns
+        const { stdout } = yield* succeeded("cluster")
+        const ids = [...stdout.matchAll(/^Started (\S+): /gm)].map((m) => m[1] ?? "")
+        assert.strictEqual(ids.length, 2, stdout)
+        for (const id of ids) {
+          assert.include(stdout, `${id} #1 Started`)
+          assert.match(stdout, new RegExp(`^${id} #\\d+ ExternalResourceRequested$`, "m"))
+          assert.match(stdout, new RegExp(`^Outcome of ${id}: [\\s\\S]*?\\(3/10 actions, cost 0.03, type \\w+, \\d+ events logged\\)$`, "m"))
+          const answers = yield* sims.permission.answers(id)
+          assert.deepStrictEqual(answers.map((a) => [a.resource_type, a.granted]), [["admin_permission_request", true]])
+        }
+        assert.notInclude(stdout, "WARN")
       }))
 
     it.effect("custom-schedules.ts retries HTTP and reconnects on its own schedules", () =>

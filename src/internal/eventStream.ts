@@ -108,6 +108,7 @@ export interface Settings {
   readonly strict: boolean
   readonly endOnError: boolean
   readonly failOnFrameError: boolean
+  readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
 }
 
 const positiveInt = (value: number | undefined, fallback: number): number =>
@@ -126,6 +127,7 @@ export const resolveSettings = (
   bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
   answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
   maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
+  pendingRequests: own.pendingRequests ?? [],
   strict: own.strict ?? layer.strict ?? false,
   endOnError: own.endOnError ?? layer.endOnError ?? false,
   failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true
@@ -385,6 +387,10 @@ export const makeEngine = (
     let peak = 0
     let skipped = 0
     const requests = new Map<string, RequestStatus>()
+    // Requests received on an earlier connection (another process's) that are still unanswered.
+    for (const request of settings.pendingRequests) {
+      requests.set(requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type)), "pending")
+    }
     const outbox: Array<QueuedAnswer> = []
     // Written on the current connection, waiting for a later frame that shows they got through.
     const unconfirmed: Array<QueuedAnswer> = []

@@ -32,11 +32,20 @@ export const publicModules = (): ReadonlyArray<string> => [
     .map((name) => `src/${name}`),
   "src/testing/AgentSessionsTest.ts",
   "src/simulator/Simulator.ts",
-  "src/simulator/Script.ts"
+  "src/simulator/Script.ts",
+  "src/cluster/ClusterSessions.ts",
+  "src/cluster/EventLog.ts",
+  "src/cluster/NodeClusterSessions.ts",
+  "src/cluster/SessionEntity.ts"
 ]
 
 /** The barrels, whose module comments name the entry points. */
-export const entryPoints: ReadonlyArray<string> = ["src/index.ts", "src/testing/index.ts", "src/simulator/index.ts"]
+export const entryPoints: ReadonlyArray<string> = [
+  "src/index.ts",
+  "src/testing/index.ts",
+  "src/simulator/index.ts",
+  "src/cluster/index.ts"
+]
 
 const parse = (file: string): ts.SourceFile =>
   ts.createSourceFile(file, readFileSync(join(root, file), "utf8"), ts.ScriptTarget.Latest, true)
@@ -164,6 +173,7 @@ export const rewriteImports = (code: string, fromDir: string): string => {
     .replace(/from "effect-agent-session"/g, `from "${target("src/index.js")}"`)
     .replace(/from "effect-agent-session\/testing"/g, `from "${target("src/testing/index.js")}"`)
     .replace(/from "effect-agent-session\/simulator"/g, `from "${target("src/simulator/index.js")}"`)
+    .replace(/from "effect-agent-session\/cluster"/g, `from "${target("src/cluster/index.js")}"`)
     .replace(/from "effect-agent-session\/([A-Za-z]+)"/g, (_, module: string) => `from "${target(`src/${module}.js`)}"`)
   // Every example is a module of its own, so top-level names never clash.
   return /^\s*(import|export)\s/m.test(rewritten) ? rewritten : `${rewritten}\nexport {}\n`

@@ -22,6 +22,7 @@ import * as Help from "./Help.js"
 import { version } from "./version.js"
 import { classify, ExitCode } from "./ExitCode.js"
 import * as Attach from "./Attach.js"
+import * as Cluster from "./Cluster.js"
 import * as Onboard from "./Onboard.js"
 import * as Run from "./Run.js"
 import * as Simulate from "./Simulate.js"
@@ -34,7 +35,15 @@ import * as Simulate from "./Simulate.js"
  */
 export const command = Command.make("effect-agent-session").pipe(
   Command.withDescription("Run agent sessions from the terminal, against the service or its simulator"),
-  Command.withSubcommands([Run.command, Attach.command, Simulate.command, Onboard.command])
+  Command.withSubcommands([
+    Run.command,
+    Attach.command,
+    Simulate.command,
+    Onboard.command,
+    Cluster.runner,
+    Cluster.watch,
+    Cluster.answer
+  ])
 )
 
 const cli = Command.run(command, { name: "effect-agent-session", version })

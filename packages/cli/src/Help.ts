@@ -62,6 +62,9 @@ Commands:
   simulate    Start the reference simulator of the service on this machine and print its
               address and account key.
   onboard     Register an agent with the service and print it (its key only when asked).
+  runner      Join a cluster of runners (PostgreSQL) and run sessions until interrupted.
+  watch       Follow a session's log from any machine of a cluster.
+  answer      Answer a session's pending request from any machine of a cluster.
 
 Examples:
   effect-agent-session simulate --port 8787
@@ -133,6 +136,64 @@ ${common}
 Examples:
   effect-agent-session attach ses_UqaPLuyA6MfcvqOp
   effect-agent-session attach ses_UqaPLuyA6MfcvqOp --max-actions 5 --deny --json
+
+${exitCodes}
+`,
+  runner: `effect-agent-session runner: join a cluster of runners (sessions as @effect/cluster
+entities, their event log in PostgreSQL) and run sessions until interrupted. See docs/scale-out.md.
+
+Usage:
+  effect-agent-session runner [flags]
+
+Cluster:
+  --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL; prefer the
+                          variable: flags show in ps).
+  --host <address>        The address the other members reach this runner at (default 127.0.0.1).
+  --port <n>              The runner's port (default 34431).
+  --listen-host <addr>    The address to listen on, when it differs from --host (such as 0.0.0.0).
+
+${connection}
+
+${common}
+
+Examples:
+  CLUSTER_DATABASE_URL=postgres://app@db/sessions effect-agent-session runner --host 10.0.0.5 --port 34431
+
+${exitCodes}
+`,
+  watch: `effect-agent-session watch: print a session's log (#seq event payload) from any machine of a
+cluster, from --from-seq, then live, until its run ends. Exit 0 when it completed, 7 when it ended
+without complete.
+
+Usage:
+  effect-agent-session watch <sessionId> [--from-seq <n>] [--database-url <url>]
+
+  --from-seq <n>          The first sequence number to print (default 1).
+  --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+
+${common}
+
+Examples:
+  effect-agent-session watch ses_UqaPLuyA6MfcvqOp --from-seq 10
+
+${exitCodes}
+`,
+  answer: `effect-agent-session answer: answer a session's pending request from any machine of a
+cluster (the first pending one, or the one of --request): a grant, with --input, or --deny.
+
+Usage:
+  effect-agent-session answer <sessionId> [--request <id>] [--input <text> | --deny] [--database-url <url>]
+
+  --request <id>          The action_session_id of the request (default: the first pending one).
+  --input <text>          The input to grant with.
+  --deny                  Deny the request instead of granting it.
+  --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+
+${common}
+
+Examples:
+  effect-agent-session answer ses_UqaPLuyA6MfcvqOp --input jane@example.com
+  effect-agent-session answer ses_UqaPLuyA6MfcvqOp --deny
 
 ${exitCodes}
 `,

@@ -1,0 +1,210 @@
+/**
+ * The event log of clustered sessions: every event of a session persisted once, in order, with a
+ * per-session sequence number (1, 2, 3, ...), the session's record (how it was started, how it
+ * ended) and the answers given to its requests. Subscribers replay it; the outcome is derived
+ * from it.
+ *
+ * Two stores: {@link layerSql} (PostgreSQL through `@effect/sql`, tables created by a migration
+ * the layer runs) and {@link layerMemory} (one process, no database).
+ *
+ * @since 0.1.0
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Session from "../Session.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as internal from "./internal/eventLog.js"
+
+/**
+ * One event of a session's log with its sequence number (from 1, contiguous).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const LoggedEvent = Schema.Struct({
+  seq: Schema.Int,
+  event: SessionEvent.SessionEvent
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoggedEvent extends Schema.Schema.Type<typeof LoggedEvent> {}
+
+/**
+ * How a session's run ended: `complete` (the `complete` event is in the log), `ended` (the
+ * channel ended without `complete`; `reason` says why) or `closed` (a caller closed it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const EndStatus = Schema.Literal("complete", "ended", "closed")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type EndStatus = typeof EndStatus.Type
+
+/**
+ * A session as the log knows it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionRecord {
+  readonly sessionId: Session.SessionId
+  readonly info: Session.SessionInfo
+  readonly maxActions: number
+  readonly agent: Option.Option<string>
+  /** `None` while it runs. */
+  readonly ended: Option.Option<{ readonly status: EndStatus; readonly reason: Option.Option<string> }>
+}
+
+/**
+ * An answer recorded for a request of a session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordedAnswer {
+  readonly request: SessionEvent.ExternalResourceRequested
+  readonly answer: internal.AnswerEncoded
+}
+
+/**
+ * The log's store failed (the database is unreachable, a statement failed).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EventLogError extends Schema.TaggedError<EventLogError>("effect-agent-session/EventLogError")(
+  "EventLogError",
+  { operation: Schema.String, message: Schema.String }
+) {}
+
+/**
+ * The operations of the log.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Records a session if it is not known yet; returns the record as stored (the first one wins). */
+  readonly register: (record: {
+    readonly info: Session.SessionInfo
+    readonly maxActions: number
+    readonly agent: Option.Option<string>
+  }) => Effect.Effect<SessionRecord, EventLogError>
+  /** The record of a session. */
+  readonly get: (sessionId: string) => Effect.Effect<Option.Option<SessionRecord>, EventLogError>
+  /**
+   * Appends events with the given sequence numbers, in one transaction. A sequence number that
+   * is already taken fails (`EventLogError`): one writer per session.
+   */
+  readonly append: (sessionId: string, events: ReadonlyArray<LoggedEvent>) => Effect.Effect<void, EventLogError>
+  /** Events with `seq >= fromSeq`, in order, at most `limit`. */
+  readonly read: (
+    sessionId: string,
+    fromSeq: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<LoggedEvent>, EventLogError>
+  /** Marks the end of the session's run. */
+  readonly end: (
+    sessionId: string,
+    status: EndStatus,
+    reason: Option.Option<string>
+  ) => Effect.Effect<void, EventLogError>
+  /** Records the answer to a request (the first answer to a request wins; returns whether this one was recorded). */
+  readonly saveAnswer: (
+    sessionId: string,
+    request: SessionEvent.ExternalResourceRequested,
+    answer: internal.AnswerEncoded
+  ) => Effect.Effect<boolean, EventLogError>
+  /** The answers recorded for a session. */
+  readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<RecordedAnswer>, EventLogError>
+  /** The ids of sessions whose run has not ended (at most `limit`, oldest first). */
+  readonly unended: (limit: number) => Effect.Effect<ReadonlyArray<string>, EventLogError>
+  /** Deletes sessions (record, events, answers) that ended before `before`; returns how many. */
+  readonly purge: (before: Date) => Effect.Effect<number, EventLogError>
+}
+
+/**
+ * The event log service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class EventLog extends Context.Tag("effect-agent-session/cluster/EventLog")<EventLog, Service>() {}
+
+/**
+ * Options of the log layers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * How long a session's log is kept after the session ended; a sweep deletes older ones every
+   * `retention / 4` (at most hourly). Default: kept forever.
+   */
+  readonly retention?: Duration.DurationInput | undefined
+}
+
+const sweeper = (options: Options) =>
+  Effect.gen(function*() {
+    if (options.retention === undefined) return
+    const retention = Duration.decode(options.retention)
+    const log = yield* EventLog
+    const every = Duration.min(Duration.hours(1), Duration.times(retention, 0.25))
+    yield* Effect.suspend(() => log.purge(new Date(Date.now() - Duration.toMillis(retention)))).pipe(
+      Effect.tap((n) => n > 0 ? Effect.logInfo(`Event log: purged ${n} sessions past retention`) : Effect.void),
+      Effect.catchAll((error) => Effect.logWarning(`Event log: purge failed: ${error.message}`)),
+      Effect.repeat(Schedule.spaced(every)),
+      Effect.delay(every),
+      Effect.forkScoped
+    )
+  })
+
+/**
+ * The log in memory: one process, lost when it exits (the embedded default).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory = (options: Options = {}): Layer.Layer<EventLog> =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      const log = internal.makeMemory()
+      const context = Context.make(EventLog, log)
+      yield* sweeper(options).pipe(Effect.provide(context))
+      return context
+    })
+  )
+
+/**
+ * The log in PostgreSQL (through `@effect/sql`'s `SqlClient`). The layer runs the migration
+ * that creates its tables (`agent_session_sessions`, `agent_session_events`,
+ * `agent_session_answers`; migrations recorded in `agent_session_migrations`), retried while
+ * another process holds the migration lock.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (options: Options = {}): Layer.Layer<EventLog, EventLogError, SqlClient.SqlClient> =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      yield* internal.migrate
+      const log = yield* internal.makeSql
+      const context = Context.make(EventLog, log)
+      yield* sweeper(options).pipe(Effect.provide(context))
+      return context
+    })
+  )

@@ -1,0 +1,390 @@
+/**
+ * The session entity's behaviour: one instance per session id on the runner that holds its shard.
+ */
+import * as Entity from "@effect/cluster/Entity"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import { AgentSessions, type RunningSession } from "../../AgentSessions.js"
+import { RequestNotPending } from "../../Errors.js"
+import * as SessionEvent from "../../SessionEvent.js"
+import * as EventLog from "../EventLog.js"
+import type * as SessionEntity from "../SessionEntity.js"
+import { type AnswerEncoded, requestKey, toAnswer } from "./eventLog.js"
+
+/** Events that describe the channel, not the session: not logged. */
+const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
+  event._tag === "Heartbeat" || event._tag === "Connected"
+
+/** The page size of log reads. */
+const page = 500
+
+/** What the log says about a session, folded event by event. */
+interface Tally {
+  lastSeq: number
+  actions: number
+  complete: Option.Option<SessionEvent.Complete>
+  /** Requests in arrival order, not yet settled by an `external_resource_granted`. */
+  readonly open: Array<SessionEvent.ExternalResourceRequested>
+  /** Keys of requests with a recorded answer. */
+  readonly answered: Map<string, AnswerEncoded>
+}
+
+const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
+  switch (event._tag) {
+    case "ActionRun":
+      tally.actions += 1
+      break
+    case "Complete":
+      tally.complete = Option.some(event)
+      break
+    case "ExternalResourceRequested":
+      if (!tally.open.some((r) => requestKey(r) === requestKey(event))) tally.open.push(event)
+      break
+    case "ExternalResourceGranted":
+      // The grant names no request: it settles the oldest open one that was answered (or the oldest).
+      {
+        const index = tally.open.findIndex((r) => tally.answered.has(requestKey(r)))
+        tally.open.splice(index < 0 ? 0 : index, 1)
+      }
+      break
+  }
+}
+
+const sameAnswer = (a: AnswerEncoded, b: AnswerEncoded): boolean =>
+  a._tag === b._tag && (a._tag === "Deny" || (b._tag === "Grant" && Option.getEquivalence((x: string, y: string) => x === y)(a.input, b.input)))
+
+const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("2 seconds")),
+  Schedule.intersect(Schedule.recurs(30))
+)
+
+export const make = (options: SessionEntity.Options) =>
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const runner = yield* Entity.CurrentRunnerAddress
+    const scope = yield* Scope.Scope
+    const log = yield* EventLog.EventLog
+    const sessions = yield* AgentSessions
+    const sessionId = address.entityId as string
+    const runnerName = `${runner.host}:${runner.port}`
+
+    const tally: Tally = { lastSeq: 0, actions: 0, complete: Option.none(), open: [], answered: new Map() }
+    /** Bumped after every append and at the end of a run: what live readers wait on. */
+    const version = yield* SubscriptionRef.make(0)
+    const bump = SubscriptionRef.update(version, (n) => n + 1)
+    /** The most recent events, so live readers rarely go to the store. */
+    const recent: Array<EventLog.LoggedEvent> = []
+    const recentMax = 256
+
+    /** Starting and closing one at a time, in the order the messages arrived. */
+    const lifecycle = yield* Effect.makeSemaphore(1)
+    let record: Option.Option<EventLog.SessionRecord> = Option.none()
+    let running: RunningSession | undefined
+    /** Set when this activation gives the session away (its shard moves, the runner stops). */
+    let handingOver = false
+    let run: { readonly done: Deferred.Deferred<void>; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+
+    // What the log knows. While this activation runs the session it is the log's only writer
+    // and its tally is current; otherwise (another runner may be writing, during a hand-over)
+    // every reader reads the log afresh.
+    const loading = yield* Effect.makeSemaphore(1)
+    const load = Effect.suspend(() => {
+      if (run !== undefined) return Effect.void
+      return Effect.gen(function*() {
+        const fresh = yield* log.get(sessionId)
+        const answers = yield* log.answers(sessionId)
+        const from = tally.lastSeq + 1
+        const events: Array<EventLog.LoggedEvent> = []
+        let next = from
+        while (true) {
+          const batch = yield* log.read(sessionId, next, page)
+          events.push(...batch)
+          if (batch.length < page) break
+          next = batch[batch.length - 1]!.seq + 1
+        }
+        if (run !== undefined) return
+        record = fresh
+        for (const a of answers) tally.answered.set(requestKey(a.request), a.answer)
+        for (const logged of events) {
+          fold(tally, logged.event)
+          tally.lastSeq = logged.seq
+        }
+      }).pipe(loading.withPermits(1))
+    })
+
+    const status: Effect.Effect<SessionEntity.Status, EventLog.EventLogError> = Effect.gen(function*() {
+      yield* load
+      const ended = Option.flatMap(record, (r) => r.ended)
+      const connection = running === undefined
+        ? Option.none()
+        : Option.some((yield* SubscriptionRef.get(running.state))._tag)
+      const maxActions = Option.match(record, { onNone: () => 0, onSome: (r) => r.maxActions })
+      return {
+        sessionId,
+        run: Option.isSome(ended) ? ended.value.status : run !== undefined ? "running" : "unknown",
+        connection,
+        runner: run !== undefined ? Option.some(runnerName) : Option.none(),
+        pending: tally.open.filter((r) => !tally.answered.has(requestKey(r))),
+        actions: tally.actions,
+        maxActions,
+        lastSeq: tally.lastSeq,
+        outcome: Option.map(tally.complete, (complete) => ({
+          response: complete.response,
+          type: complete.type,
+          totalCost: SessionEvent.totalCost(complete),
+          actions: tally.actions,
+          maxActions
+        })),
+        endReason: Option.flatMap(ended, (e) => e.reason)
+      }
+    })
+
+    const appendChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>) =>
+      Effect.gen(function*() {
+        const events = Chunk.toReadonlyArray(chunk).filter((e) => !isChannelNotice(e))
+        if (events.length === 0) return
+        const logged = events.map((event, i) => ({ seq: tally.lastSeq + 1 + i, event }))
+        // Persist before anything else sees the events; a store that stays down ends the
+        // activation with a defect (the engine restarts it and the log is read again).
+        yield* log.append(sessionId, logged).pipe(Effect.retry(appendSchedule), Effect.orDie)
+        for (const l of logged) {
+          fold(tally, l.event)
+          tally.lastSeq = l.seq
+          recent.push(l)
+        }
+        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        yield* bump
+      })
+
+    const endRun = (status: EventLog.EndStatus, reason: Option.Option<string>) =>
+      log.end(sessionId, status, reason).pipe(
+        Effect.retry(appendSchedule),
+        Effect.orDie,
+        Effect.zipRight(Effect.sync(() => {
+          record = Option.map(record, (r) => ({ ...r, ended: Option.some({ status, reason }) }))
+        })),
+        Effect.zipRight(bump)
+      )
+
+    const describe = (cause: Cause.Cause<unknown>): string =>
+      Option.match(Cause.failureOption(cause), {
+        onNone: () => Cause.pretty(cause),
+        onSome: (error) =>
+          typeof error === "object" && error !== null && "_tag" in error
+            ? `${String(error._tag)}${"message" in error ? `: ${String(error.message)}` : ""}`
+            : String(error)
+      })
+
+    const runSession = (r: EventLog.SessionRecord) =>
+      Effect.scoped(Effect.gen(function*() {
+        // Requests answered in the log but not yet settled are answered again on this channel.
+        const resend = tally.open.filter((request) => tally.answered.has(requestKey(request)))
+        const session = yield* sessions.attach(r.info, r.maxActions, {
+          ...options.connect,
+          agent: Option.getOrUndefined(r.agent),
+          keepEvents: false,
+          pendingRequests: tally.open
+        })
+        running = session
+        for (const request of resend) {
+          const answer = tally.answered.get(requestKey(request))
+          if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))
+        }
+        if (tally.lastSeq > 0) {
+          yield* Effect.logInfo(`Session resumed at seq ${tally.lastSeq} on ${runnerName}`)
+        }
+        const exit = yield* session.events.pipe(Stream.runForEachChunk(appendChunk), Effect.exit)
+        running = undefined
+        // Handed over: the channel was closed to drain it (every event it had received is
+        // persisted above); the run goes on elsewhere.
+        if (handingOver && Option.isNone(tally.complete)) return
+        if (Option.isSome(tally.complete)) return yield* endRun("complete", Option.none())
+        yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
+      })).pipe(
+        Effect.catchAll((error) => endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
+        Effect.annotateLogs({ sessionId })
+      )
+
+    const ensureRunning = (payload: {
+      readonly session: EventLog.SessionRecord["info"]
+      readonly maxActions: number
+      readonly agent: Option.Option<string>
+    }) =>
+      Effect.gen(function*() {
+        yield* load
+        const r = yield* log.register({ info: payload.session, maxActions: payload.maxActions, agent: payload.agent })
+        record = Option.some(r)
+        if (Option.isSome(r.ended) || run !== undefined) return
+        const done = yield* Deferred.make<void>()
+        const fiber = yield* runSession(r).pipe(
+          Effect.onExit(() =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                run = undefined
+                running = undefined
+              }),
+              Deferred.done(done, Exit.void)
+            )
+          ),
+          // Not in the activation's scope: when it closes, the channel is drained first (below).
+          Effect.forkDaemon
+        )
+        run = { done, fiber }
+      }).pipe(lifecycle.withPermits(1))
+
+    // When the activation ends (the shard moves to another runner, the runner stops): close the
+    // channel, let the run persist the events the channel had already received, then stop.
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.suspend(() => {
+        const current = run
+        if (current === undefined) return Effect.void
+        handingOver = true
+        return Effect.zipRight(
+          running === undefined ? Effect.void : running.close,
+          Deferred.await(current.done).pipe(
+            Effect.timeout("5 seconds"),
+            Effect.catchAll(() => Fiber.interrupt(current.fiber))
+          )
+        )
+      })
+    )
+
+    const awaitRun = Effect.suspend(() => run === undefined ? Effect.void : Deferred.await(run.done))
+
+    /** Runs the session again when its run has not ended and it does not run here. */
+    const resume = Effect.gen(function*() {
+      yield* load
+      const r = record
+      if (Option.isNone(r) || Option.isSome(r.value.ended)) return yield* status
+      if (run !== undefined) return yield* status
+      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent })
+      yield* awaitRun
+      return yield* status
+    })
+
+    const startLike = (
+      envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
+    ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload), awaitRun), status)
+
+    /** The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. */
+    const events = (fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
+      let next = fromSeq
+      const readFrom = Effect.suspend(() => {
+        const first = recent[0]
+        const last = recent[recent.length - 1]
+        if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
+          return Effect.succeed(recent.slice(next - first.seq, next - first.seq + page))
+        }
+        return log.read(sessionId, next, page)
+      })
+      const drain: Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> = Stream.paginateChunkEffect(
+        undefined,
+        () =>
+          Effect.map(readFrom, (events) => {
+            const last = events[events.length - 1]
+            if (last !== undefined) next = last.seq + 1
+            return [Chunk.unsafeFromArray(events), events.length === page ? Option.some(undefined) : Option.none()]
+          })
+      )
+      const ended = () => Option.isSome(Option.flatMap(record, (r) => r.ended))
+      // Each change of `version` (the first one is the current value) drains what is new; the
+      // end is seen after the last append, so the final drain has every event.
+      // Not running here: the log is written elsewhere (or not yet); look again every second.
+      const ticks = Stream.fromSchedule(Schedule.spaced("1 second")).pipe(
+        Stream.filter(() => run === undefined)
+      )
+      return Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
+        Stream.mapEffect(() => Effect.as(load, ended())),
+        Stream.flatMap((wasEnded) => Stream.concat(drain, wasEnded ? Stream.make(true) : Stream.empty), {
+          concurrency: 1
+        }),
+        Stream.takeWhile((x): x is EventLog.LoggedEvent => x !== true),
+        Stream.filter((x): x is EventLog.LoggedEvent => typeof x === "object")
+      )
+    }
+
+    const respond = (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
+      Effect.gen(function*() {
+        yield* load
+        const { answer, request } = envelope.payload
+        const key = requestKey(request)
+        const known = tally.open.some((r) => requestKey(r) === key)
+        if (!known) {
+          return yield* new RequestNotPending({
+            resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+            actionSessionId: request.action_session_id,
+            reason: "never-received"
+          })
+        }
+        const previous = tally.answered.get(key)
+        // The same answer again (a caller retrying after losing the reply): done already.
+        if (previous !== undefined && sameAnswer(previous, answer)) return
+        const recorded = previous === undefined && (yield* log.saveAnswer(sessionId, request, answer))
+        if (!recorded) {
+          return yield* new RequestNotPending({
+            resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+            actionSessionId: request.action_session_id,
+            reason: "already-answered"
+          })
+        }
+        tally.answered.set(key, answer)
+        // Handed to the channel when this runner holds it; otherwise the runner that takes the
+        // session sends it (it is in the log).
+        if (running !== undefined) yield* Effect.ignore(running.respond(request, toAnswer(answer)))
+      })
+
+    const close = Effect.gen(function*() {
+      yield* load
+      if (run !== undefined) {
+        yield* Fiber.interrupt(run.fiber)
+        running = undefined
+      }
+      if (Option.isSome(record) && Option.isNone(record.value.ended)) {
+        yield* endRun("closed", Option.some("closed by a caller"))
+      }
+      return yield* status
+    }).pipe(lifecycle.withPermits(1))
+
+    return {
+      Start: startLike,
+      Attach: startLike,
+      Events: (envelope: Entity.Request<typeof SessionEntity.Events>) => events(envelope.payload.fromSeq),
+      Respond: respond,
+      Status: () => status,
+      Close: () => close,
+      Resume: () => resume
+    }
+  })
+
+/** The resumer: every interval, `Resume` to each session whose run has not ended. */
+export const resumer = (
+  entity: typeof SessionEntity.SessionEntity,
+  options: SessionEntity.Options
+) =>
+  Effect.gen(function*() {
+    const log = yield* EventLog.EventLog
+    const makeClient = yield* entity.client
+    const every = options.resumeInterval ?? "5 seconds"
+    yield* log.unended(10_000).pipe(
+      Effect.flatMap((ids) =>
+        Effect.forEach(
+          ids,
+          (id) => Effect.ignore(makeClient(id).Resume(undefined, { discard: true })),
+          { concurrency: 50, discard: true }
+        )
+      ),
+      Effect.catchAll((error) => Effect.logWarning(`Resumer: ${error.message}`)),
+      Effect.delay(every),
+      Effect.forever
+    )
+  })

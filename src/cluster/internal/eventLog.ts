@@ -1,0 +1,288 @@
+/**
+ * The event log's stores: memory and SQL.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Answer from "../../Answer.js"
+import * as Session from "../../Session.js"
+import * as SessionEvent from "../../SessionEvent.js"
+import type * as EventLog from "../EventLog.js"
+import { EventLogError } from "../EventLog.js"
+
+/** The answer on the wire of the cluster and in the log. */
+export const AnswerSchema = Schema.Union(
+  Schema.Struct({ _tag: Schema.Literal("Grant"), input: Schema.OptionFromNullOr(Schema.String) }),
+  Schema.Struct({ _tag: Schema.Literal("Deny") })
+)
+export type AnswerEncoded = typeof AnswerSchema.Type
+
+export const toAnswer = (answer: AnswerEncoded): Answer.Answer =>
+  answer._tag === "Grant" ? Answer.grant(Option.getOrUndefined(answer.input)) : Answer.deny()
+
+/** The key a request is answered by: its action session and raw resource type (U16). */
+export const requestKey = (request: SessionEvent.ExternalResourceRequested): string =>
+  `${request.action_session_id}/${SessionEvent.resourceTypeRaw(request.resource_type)}`
+
+const eventJson = Schema.parseJson(SessionEvent.SessionEvent)
+const encodeEvent = Schema.encodeSync(eventJson)
+const decodeEvent = Schema.decodeUnknownSync(eventJson)
+const requestJson = Schema.parseJson(SessionEvent.ExternalResourceRequested)
+const encodeRequest = Schema.encodeSync(requestJson)
+const decodeRequest = Schema.decodeUnknownSync(requestJson)
+const answerJson = Schema.parseJson(AnswerSchema)
+const encodeAnswer = Schema.encodeSync(answerJson)
+const decodeAnswer = Schema.decodeUnknownSync(answerJson)
+const infoJson = Schema.parseJson(Session.SessionInfo)
+const encodeInfo = Schema.encodeSync(infoJson)
+const decodeInfo = Schema.decodeUnknownSync(infoJson)
+
+const fail = (operation: string) => (cause: unknown) =>
+  new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
+
+// ---------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------
+
+interface MemorySession {
+  record: EventLog.SessionRecord
+  endedAt: number | undefined
+  readonly events: Array<EventLog.LoggedEvent>
+  readonly answers: Map<string, EventLog.RecordedAnswer>
+}
+
+export const makeMemory = (): EventLog.Service => {
+  const sessions = new Map<string, MemorySession>()
+  return {
+    register: ({ agent, info, maxActions }) =>
+      Effect.sync(() => {
+        const existing = sessions.get(info.session_id)
+        if (existing !== undefined) return existing.record
+        const record: EventLog.SessionRecord = {
+          sessionId: info.session_id,
+          info,
+          maxActions,
+          agent,
+          ended: Option.none()
+        }
+        sessions.set(info.session_id, { record, endedAt: undefined, events: [], answers: new Map() })
+        return record
+      }),
+    get: (sessionId) => Effect.sync(() => Option.map(Option.fromNullable(sessions.get(sessionId)), (s) => s.record)),
+    append: (sessionId, events) =>
+      Effect.suspend(() => {
+        const session = sessions.get(sessionId)
+        if (session === undefined) return Effect.fail(fail("append")(`unknown session ${sessionId}`))
+        for (const [i, logged] of events.entries()) {
+          if (logged.seq !== session.events.length + 1 + i) {
+            return Effect.fail(fail("append")(`sequence ${logged.seq} is taken or leaves a gap`))
+          }
+        }
+        for (const logged of events) session.events.push(logged)
+        return Effect.void
+      }),
+    read: (sessionId, fromSeq, limit) =>
+      Effect.sync(() => {
+        const events = sessions.get(sessionId)?.events ?? []
+        const start = Math.max(0, fromSeq - 1)
+        return events.slice(start, start + limit)
+      }),
+    end: (sessionId, status, reason) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        if (session === undefined || Option.isSome(session.record.ended)) return
+        session.record = { ...session.record, ended: Option.some({ status, reason }) }
+        session.endedAt = Date.now()
+      }),
+    saveAnswer: (sessionId, request, answer) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        if (session === undefined) return false
+        const key = requestKey(request)
+        if (session.answers.has(key)) return false
+        session.answers.set(key, { request, answer })
+        return true
+      }),
+    answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
+    unended: (limit) =>
+      Effect.sync(() =>
+        [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
+      ),
+    purge: (before) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [id, session] of sessions) {
+          if (session.endedAt !== undefined && session.endedAt < before.getTime()) {
+            sessions.delete(id)
+            n += 1
+          }
+        }
+        return n
+      })
+  }
+}
+
+// ---------------------------------------------------------------------------
+// SQL
+// ---------------------------------------------------------------------------
+
+const migration0001 = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE IF NOT EXISTS agent_session_sessions (
+    session_id text PRIMARY KEY,
+    info text NOT NULL,
+    max_actions integer NOT NULL,
+    agent text,
+    end_status text,
+    end_reason text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    ended_at timestamptz
+  )`
+  yield* sql`CREATE TABLE IF NOT EXISTS agent_session_events (
+    session_id text NOT NULL,
+    seq integer NOT NULL,
+    event text NOT NULL,
+    logged_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, seq)
+  )`
+  yield* sql`CREATE TABLE IF NOT EXISTS agent_session_answers (
+    session_id text NOT NULL,
+    request_key text NOT NULL,
+    request text NOT NULL,
+    answer text NOT NULL,
+    answered_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, request_key)
+  )`
+  yield* sql`CREATE INDEX IF NOT EXISTS agent_session_sessions_ended_at ON agent_session_sessions (ended_at)`
+  yield* sql`CREATE INDEX IF NOT EXISTS agent_session_sessions_unended ON agent_session_sessions (created_at)
+    WHERE end_status IS NULL`
+})
+
+/** Runs the migrations; retried while another process holds the migration lock. */
+export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = Migrator.make({})({
+  loader: Migrator.fromRecord({ "0001_create_event_log": migration0001 }),
+  table: "agent_session_migrations"
+}).pipe(
+  Effect.retry({
+    schedule: Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(50))),
+    while: (error) => error._tag === "MigrationError" ? error.reason === "locked" : true
+  }),
+  Effect.asVoid,
+  Effect.mapError(fail("migrate"))
+)
+
+interface SessionRow {
+  readonly session_id: string
+  readonly info: string
+  readonly max_actions: number
+  readonly agent: string | null
+  readonly end_status: string | null
+  readonly end_reason: string | null
+}
+
+const isEndStatus = (s: string): s is EventLog.EndStatus => s === "complete" || s === "ended" || s === "closed"
+
+const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
+  sessionId: Session.SessionId.make(row.session_id),
+  info: decodeInfo(row.info),
+  maxActions: row.max_actions,
+  agent: Option.fromNullable(row.agent),
+  ended: row.end_status !== null && isEndStatus(row.end_status)
+    ? Option.some({ status: row.end_status, reason: Option.fromNullable(row.end_reason) })
+    : Option.none()
+})
+
+export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const get = (sessionId: string) =>
+    sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
+      FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+      Effect.mapError(fail("get"))
+    )
+
+  const service: EventLog.Service = {
+    register: ({ agent, info, maxActions }) =>
+      sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, agent)
+        VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)})
+        ON CONFLICT (session_id) DO NOTHING`.pipe(
+        Effect.mapError(fail("register")),
+        Effect.zipRight(get(info.session_id)),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(fail("register")(`session ${info.session_id} vanished`)),
+          onSome: Effect.succeed
+        }))
+      ),
+    get,
+    append: (sessionId, events) =>
+      events.length === 0
+        ? Effect.void
+        : Effect.try({
+          try: () =>
+            events.map((logged) => ({ session_id: sessionId, seq: logged.seq, event: encodeEvent(logged.event) })),
+          catch: fail("append")
+        }).pipe(
+          Effect.flatMap((rows) =>
+            sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.mapError(fail("append")))
+          ),
+          Effect.asVoid
+        ),
+    read: (sessionId, fromSeq, limit) =>
+      sql<{ readonly seq: number; readonly event: string }>`SELECT seq, event FROM agent_session_events
+        WHERE session_id = ${sessionId} AND seq >= ${fromSeq} ORDER BY seq LIMIT ${limit}`.pipe(
+        Effect.mapError(fail("read")),
+        Effect.flatMap((rows) =>
+          Effect.try({
+            try: () => rows.map((row) => ({ seq: Number(row.seq), event: decodeEvent(row.event) })),
+            catch: fail("read")
+          })
+        )
+      ),
+    end: (sessionId, status, reason) =>
+      sql`UPDATE agent_session_sessions SET end_status = ${status}, end_reason = ${Option.getOrNull(reason)},
+        ended_at = now() WHERE session_id = ${sessionId} AND end_status IS NULL`.pipe(
+        Effect.asVoid,
+        Effect.mapError(fail("end"))
+      ),
+    saveAnswer: (sessionId, request, answer) =>
+      sql<{ readonly request_key: string }>`INSERT INTO agent_session_answers (session_id, request_key, request, answer)
+        VALUES (${sessionId}, ${requestKey(request)}, ${encodeRequest(request)}, ${encodeAnswer(answer)})
+        ON CONFLICT (session_id, request_key) DO NOTHING RETURNING request_key`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.mapError(fail("saveAnswer"))
+      ),
+    answers: (sessionId) =>
+      sql<{ readonly request: string; readonly answer: string }>`SELECT request, answer FROM agent_session_answers
+        WHERE session_id = ${sessionId} ORDER BY answered_at`.pipe(
+        Effect.mapError(fail("answers")),
+        Effect.flatMap((rows) =>
+          Effect.try({
+            try: () => rows.map((row) => ({ request: decodeRequest(row.request), answer: decodeAnswer(row.answer) })),
+            catch: fail("answers")
+          })
+        )
+      ),
+    unended: (limit) =>
+      sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
+        WHERE end_status IS NULL ORDER BY created_at LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.session_id)),
+        Effect.mapError(fail("unended"))
+      ),
+    purge: (before) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const ended = yield* sql<{ readonly session_id: string }>`DELETE FROM agent_session_sessions
+          WHERE ended_at IS NOT NULL AND ended_at < ${before} RETURNING session_id`
+        const ids = ended.map((row) => row.session_id)
+        if (ids.length > 0) {
+          yield* sql`DELETE FROM agent_session_events WHERE ${sql.in("session_id", ids)}`
+          yield* sql`DELETE FROM agent_session_answers WHERE ${sql.in("session_id", ids)}`
+        }
+        return ids.length
+      })).pipe(Effect.mapError(fail("purge")))
+  }
+  return service
+})

@@ -1,0 +1,153 @@
+import { assert, describe, layer } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { ClusterSessions, EventLog } from "../../src/cluster/index.js"
+import { Answer, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import * as Simulator from "../../src/simulator/Simulator.js"
+
+const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
+
+const SimulatorLive = Simulator.layer({
+  port: 0,
+  scenario: { actions: 3, ask: "permission", frameDelay: "1 millis" }
+})
+
+const SdkLive = Layer.unwrapEffect(
+  Effect.map(Simulator.Simulator, (simulator) =>
+    NodeAgentSessions.layer({
+      apiKey: simulator.accountKey,
+      baseUrl: simulator.baseUrl,
+      wsUrl: simulator.wsUrl,
+      dialect: simulator.dialect,
+      events: { reconnect: fastReconnect }
+    }))
+)
+
+const ClusterLive = ClusterSessions.layerEmbedded().pipe(
+  Layer.provideMerge(SdkLive),
+  Layer.provideMerge(SimulatorLive),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+)
+
+const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
+
+const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
+
+/** Follows a session's events; answers its request with a grant; returns what it saw. */
+const follow = (sessionId: string, fromSeq = 1, answer = true) =>
+  Effect.gen(function*() {
+    const sessions = yield* ClusterSessions.ClusterSessions
+    return yield* sessions.events(sessionId, fromSeq).pipe(
+      Stream.tap((logged) =>
+        answer && logged.event._tag === "ExternalResourceRequested"
+          ? sessions.respond(sessionId, logged.event, Answer.grant())
+          : Effect.void
+      ),
+      Stream.runCollect,
+      Effect.map(Chunk.toReadonlyArray)
+    )
+  })
+
+describe("ClusterSessions on the embedded single runner", () => {
+  layer(ClusterLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("a started session runs on its entity: the log has every scripted event once, in order, seqs 1..n", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const session = yield* sessions.start(request)
+        const seen = yield* follow(session.session_id)
+        assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+        const script = meaningful(yield* simulator.script(session.session_id))
+        assert.deepStrictEqual(seen.map((l) => l.event), script)
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+        const answers = yield* simulator.answers(session.session_id)
+        assert.strictEqual(answers.length, 1)
+        const outcome = yield* sessions.outcome(session.session_id)
+        assert.strictEqual(outcome.actions, 3)
+        const status = yield* sessions.status(session.session_id)
+        assert.strictEqual(status.run, "complete")
+        assert.strictEqual(status.lastSeq, seen.length)
+        assert.deepStrictEqual(status.pending, [])
+      }))
+
+    it.effect("Events from any seq replays the log then ends; a second subscriber sees the same log", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start(request)
+        const all = yield* follow(session.session_id)
+        const tail = yield* follow(session.session_id, 4, false)
+        assert.deepStrictEqual(tail, all.slice(3))
+        const again = yield* follow(session.session_id, 1, false)
+        assert.deepStrictEqual(again, all)
+      }))
+
+    it.effect("a retried Start never creates a second session: Attach and Start again join the same run", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const before = yield* simulator.httpRequests
+        const session = yield* sessions.start(request)
+        yield* sessions.attach(session, request.max_actions)
+        yield* sessions.attach(session, request.max_actions)
+        const seen = yield* follow(session.session_id)
+        assert.strictEqual(seen.filter((l) => l.event._tag === "Complete").length, 1)
+        // One POST (create) for the session: attaching sends nothing to the service's HTTP API.
+        assert.strictEqual((yield* simulator.httpRequests) - before, 1)
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
+      }))
+
+    it.effect("Respond: an unknown request is RequestNotPending; the same answer again is accepted, a different one refused", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start(request)
+        const request_ = yield* sessions.events(session.session_id).pipe(
+          Stream.filterMap((l) => l.event._tag === "ExternalResourceRequested" ? Option.some(l.event) : Option.none()),
+          Stream.runHead,
+          Effect.map(Option.getOrThrow)
+        )
+        const pending = yield* sessions.status(session.session_id)
+        assert.deepStrictEqual(pending.pending, [request_])
+        const unknown = yield* Effect.flip(
+          sessions.respond(session.session_id, { ...request_, action_session_id: "nope" as typeof request_.action_session_id }, Answer.deny())
+        )
+        assert.strictEqual(unknown._tag, "RequestNotPending")
+        yield* sessions.respond(session.session_id, request_, Answer.deny())
+        // The same answer again (a retry) is accepted; a different one is refused.
+        yield* sessions.respond(session.session_id, request_, Answer.deny())
+        const other = yield* Effect.flip(sessions.respond(session.session_id, request_, Answer.grant()))
+        assert.strictEqual(other._tag, "RequestNotPending")
+        const outcome = yield* sessions.outcome(session.session_id)
+        assert.isString(outcome.response)
+      }))
+
+    it.effect("Close ends the run as closed and the events end", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start(request)
+        const status = yield* sessions.close(session.session_id)
+        assert.strictEqual(status.run, "closed")
+        yield* Stream.runDrain(sessions.events(session.session_id))
+        const error = yield* Effect.flip(sessions.outcome(session.session_id))
+        assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
+      }))
+
+    it.effect("the log is retained per session and purged after it ended", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start(request)
+        yield* follow(session.session_id)
+        assert.isTrue(Option.isSome(yield* log.get(session.session_id)))
+        const purged = yield* log.purge(new Date(Date.now() + 1000))
+        assert.isAtLeast(purged, 1)
+        assert.isTrue(Option.isNone(yield* log.get(session.session_id)))
+      }))
+  })
+})

@@ -1,0 +1,80 @@
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { EventLog } from "../../src/cluster/index.js"
+import { type SessionEvent, Session } from "../../src/index.js"
+import * as Postgres from "../helpers/Postgres.js"
+
+const PgLive = Layer.unwrapScoped(
+  Effect.map(Postgres.start, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
+)
+
+// Two log layers on one database: the migration runs twice (the second finds it done).
+const LogLive = Layer.merge(EventLog.layerSql(), Layer.fresh(EventLog.layerSql())).pipe(
+  Layer.provideMerge(Layer.orDie(PgLive))
+)
+
+const info = (id: string) => Session.SessionInfo.make({
+  session_id: Session.SessionId.make(id),
+  status: Option.none(),
+  start_time: Option.some("2026-11-22T10:00:00Z"),
+  end_time: Option.none(),
+  error: Option.none()
+})
+
+const started = (n: number): SessionEvent.SessionEvent => ({
+  _tag: "Started",
+  sessionId: Session.SessionId.make(`s1`),
+  start_url: `https://example.com/${n}`
+})
+
+describe("EventLog on PostgreSQL", () => {
+  layer(LogLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("register keeps the first record; append and read keep order and sequence numbers", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const first = yield* log.register({ info: info("s1"), maxActions: 5, agent: Option.none() })
+        const second = yield* log.register({ info: info("s1"), maxActions: 9, agent: Option.some("a") })
+        assert.strictEqual(first.maxActions, 5)
+        assert.strictEqual(second.maxActions, 5)
+        assert.deepStrictEqual(second.info.session_id, "s1")
+        const events = [1, 2, 3].map((seq) => ({ seq, event: started(seq) }))
+        yield* log.append("s1", events)
+        const read = yield* log.read("s1", 2, 10)
+        assert.deepStrictEqual(read.map((l) => l.seq), [2, 3])
+        assert.deepStrictEqual(read[0]!.event, events[1]!.event)
+        // A sequence number is taken once: a second writer fails instead of duplicating.
+        const taken = yield* Effect.flip(log.append("s1", [{ seq: 3, event: events[0]!.event }]))
+        assert.strictEqual(taken._tag, "EventLogError")
+        assert.strictEqual((yield* log.read("s1", 1, 10)).length, 3)
+      }))
+
+    it.effect("answers: the first answer to a request wins; end and purge", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        yield* log.register({ info: info("s2"), maxActions: 5, agent: Option.none() })
+        const request: SessionEvent.ExternalResourceRequested = {
+          _tag: "ExternalResourceRequested",
+          resource_type: "admin_permission_request",
+          reason: "approve",
+          action_session_id: Session.ActionSessionId.make("as_1"),
+          field_name: Option.none()
+        }
+        assert.isTrue(yield* log.saveAnswer("s2", request, { _tag: "Deny" }))
+        assert.isFalse(yield* log.saveAnswer("s2", request, { _tag: "Grant", input: Option.none() }))
+        const answers = yield* log.answers("s2")
+        assert.deepStrictEqual(answers.map((a) => a.answer._tag), ["Deny"])
+        assert.deepStrictEqual(answers[0]!.request, request)
+        yield* log.end("s2", "complete", Option.none())
+        const record = yield* log.get("s2")
+        assert.deepStrictEqual(Option.map(Option.flatMap(record, (r) => r.ended), (e) => e.status), Option.some("complete"))
+        assert.strictEqual(yield* log.purge(new Date(Date.now() - 60_000)), 0)
+        assert.isAtLeast(yield* log.purge(new Date(Date.now() + 60_000)), 1)
+        assert.isTrue(Option.isNone(yield* log.get("s2")))
+        assert.deepStrictEqual(yield* log.answers("s2"), [])
+      }))
+  })
+})
