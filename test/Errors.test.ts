@@ -11,9 +11,10 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import * as Errors from "../src/Errors.js"
 import * as Dialect from "../src/Dialect.js"
+import { capture, spying } from "./helpers/sdk.js"
 import { ACCOUNT_KEY, agentBody, json, makeApi, type Reply, text, validAgent, validSession } from "./helpers/StubHttpClient.js"
 
 const AGENT_KEY = "sk-agent-SECRET-77aa01"
@@ -30,25 +31,6 @@ const assertErrorClean = (error: Errors.AgentSessionError): void => {
   assertNoKey(`JSON.stringify(${error._tag})`, JSON.stringify(error))
   assertNoKey(`Cause.pretty(${error._tag})`, Cause.pretty(Cause.fail(error)))
 }
-
-/** A logger that keeps every line, in two formats, with annotations and causes. */
-const capture = (lines: Array<string>) =>
-  Logger.make((options) => {
-    lines.push(Logger.logfmtLogger.log(options))
-    lines.push(JSON.stringify(Logger.structuredLogger.log(options)))
-  })
-
-/** A tracer that keeps every span it makes. */
-const spying = (spans: Array<Tracer.Span>) =>
-  Effect.map(Effect.tracer, (base) =>
-    Tracer.make({
-      span: (name, parent, context, links, startTime, kind, options) => {
-        const span = base.span(name, parent, context, links, startTime, kind, options)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    }))
 
 /** The scenarios in which the service (or the network) might echo a key back. */
 const scenarios: ReadonlyArray<readonly [string, Reply]> = [

@@ -6,86 +6,60 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
-import type { EventStreamError } from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as internal from "../src/internal/eventStream.js"
-import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Wire from "../src/Wire.js"
-import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import {
+  action,
+  collect,
+  completeFrame,
+  connected,
+  failureOf,
+  fast,
+  heartbeat,
+  makeSetup,
+  receivedRequest,
+  request,
+  startedFrame,
+  tags,
+  URL_BASE,
+  withLogs
+} from "./helpers/events.js"
 
 const KEY = "sk-pinned-test-key-7f3a"
 const SESSION = "session-pin"
-const URL_BASE = "wss://agents.test"
 
-const frame = (event: string, data: unknown): string => JSON.stringify({ event, data })
-const started = frame("started", { sessionId: SESSION, start_url: "https://example.com" })
-const action = (i: number) => frame("action_run", { name: `click-${i}`, action_session_id: "as-1", content: `step ${i}` })
-const complete = frame("complete", { response: "done", type: "STRING", total_cost: 1.5, session_id: SESSION })
-const heartbeat = frame("heartbeat", {})
-const connected = frame("connected", {})
-const request = (id: string) =>
-  frame("external_resource_requested", {
-    resource_type: "request_user_input",
-    reason: "needs an e-mail",
-    action_session_id: id,
-    field_name: "email"
-  })
+const started = startedFrame(SESSION)
+const complete = completeFrame(SESSION)
+const setup = makeSetup(KEY)
 
-const receivedRequest = (id: string): SessionEvent.ExternalResourceRequested => {
-  const decoded = Wire.decodeFrame("event-data", request(id))
-  if (Either.isLeft(decoded) || decoded.right._tag !== "ExternalResourceRequested") return assert.fail("bad fixture")
-  return decoded.right
-}
-
-/** A deterministic schedule: 250 ms, 500 ms, 1 s, ... at most `n` retries. */
-const fast = (n: number) => Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
-
-const setup = (options: Partial<EventStream.Options> = {}) =>
+/**
+ * The observed dialect's first socket opened, request `as-1` delivered and answered with `answer`
+ * (the answer written on that socket).
+ */
+const answeredOnFirstSocket = (answer: Answer.Answer) =>
   Effect.gen(function*() {
-    const server: FakeServer = makeFakeServer()
-    const service = yield* EventStream.make({ url: URL_BASE, reconnect: fast(5), ...options }).pipe(
-      Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
-    )
-    return { server, service }
+    const { server, service } = yield* setup({ dialect: Dialect.observed })
+    const connection = yield* service.connect(SESSION)
+    const fiber = yield* collect(connection)
+    const first = yield* awaitSocket(server, 1)
+    first.open()
+    first.message(request("as-1"))
+    yield* settle()
+    yield* connection.respond(receivedRequest("as-1"), answer)
+    yield* settle()
+    return { fiber, first, server }
   })
-
-const collect = (connection: EventStream.Connection) =>
-  Effect.fork(Stream.runCollect(Stream.either(connection.events)).pipe(Effect.map(Chunk.toReadonlyArray)))
-
-const tags = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) =>
-  results.map((r) => Either.isRight(r) ? r.right._tag : `!${r.left._tag}`)
-
-const failureOf = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) => {
-  const last = results[results.length - 1]
-  if (last === undefined || Either.isRight(last)) return assert.fail("expected the stream to fail")
-  return last.left
-}
-
-/** Every log line (message and annotations), at every level. */
-const captureLogs = (lines: Array<string>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })
-  )
-
-const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))
 
 describe("EventStream (pinned behaviours, issue 16)", () => {
   describe("a close reason that echoes the key", () => {
@@ -259,15 +233,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
       // Guards: a `heartbeat` (or `connected`) counted as proof that earlier answers got through.
       it.scoped(`U16 an answer followed only by a ${name} and an abrupt drop is re-sent on the next socket`, () =>
         Effect.gen(function*() {
-          const { server, service } = yield* setup({ dialect: Dialect.observed })
-          const connection = yield* service.connect(SESSION)
-          const fiber = yield* collect(connection)
-          const first = yield* awaitSocket(server, 1)
-          first.open()
-          first.message(request("as-1"))
-          yield* settle()
-          yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
-          yield* settle()
+          const { fiber, first, server } = yield* answeredOnFirstSocket(Answer.grant("jane@example.com"))
           assert.strictEqual(first.sent.length, 1, "the answer was written on the first socket")
           first.message(keepAlive)
           yield* settle()
@@ -298,15 +264,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
     // The other direction: a progress frame after the write confirms it; not sent twice.
     it.scoped("U16 an answer followed by a progress frame is confirmed: not re-sent after a drop", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ dialect: Dialect.observed })
-        const connection = yield* service.connect(SESSION)
-        const fiber = yield* collect(connection)
-        const first = yield* awaitSocket(server, 1)
-        first.open()
-        first.message(request("as-1"))
-        yield* settle()
-        yield* connection.respond(receivedRequest("as-1"), Answer.deny())
-        yield* settle()
+        const { fiber, first, server } = yield* answeredOnFirstSocket(Answer.deny())
         first.message(heartbeat, action(1))
         yield* settle()
         first.serverClose(1006)

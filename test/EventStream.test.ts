@@ -21,88 +21,41 @@ import * as TestClock from "effect/TestClock"
 import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
-import type { EventStreamError } from "../src/Errors.js"
 import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
 import * as internal from "../src/internal/eventStream.js"
-import * as Sse from "../src/internal/sse.js"
-import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Wire from "../src/Wire.js"
-import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
-import { makeStub, type Recorded, text } from "./helpers/StubHttpClient.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import {
+  action,
+  captureLogs,
+  collect,
+  completeFrame,
+  errorEvent,
+  failureOf,
+  fast,
+  frame,
+  makeSetup,
+  makeSseSetup,
+  parseAll,
+  receivedRequest,
+  request,
+  sseBody,
+  startedFrame,
+  stateOf,
+  tags,
+  until,
+  URL_BASE
+} from "./helpers/events.js"
+import { text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"
-const URL_BASE = "wss://agents.test"
-
-const frame = (event: string, data: unknown): string => JSON.stringify({ event, data })
-const started = frame("started", { sessionId: SESSION, start_url: "https://example.com" })
-const action = (i: number, content = `step ${i}`) =>
-  frame("action_run", { name: `click-${i}`, action_session_id: "as-1", content })
-const complete = frame("complete", { response: "done", type: "STRING", total_cost: 1.5, session_id: SESSION })
-const errorEvent = frame("error", { error: "the page did not load" })
-const request = (id: string, resourceType = "request_user_input") =>
-  frame("external_resource_requested", {
-    resource_type: resourceType,
-    reason: "needs an e-mail",
-    action_session_id: id,
-    field_name: "email"
-  })
-
-/** A deterministic schedule: 250 ms, 500 ms, 1 s, ... at most `n` retries. */
-const fast = (n: number) =>
-  Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
-
-interface Setup {
-  readonly server: FakeServer
-  readonly service: EventStream.Service
-}
-
-const setup = (
-  options: Partial<EventStream.Options> = {},
-  credentials: Credentials.Options = { apiKey: KEY }
-): Effect.Effect<Setup> =>
-  Effect.gen(function*() {
-    const server = makeFakeServer()
-    const layer = Layer.merge(layerFake(server), Credentials.layer(credentials))
-    const service = yield* EventStream.make({ url: URL_BASE, reconnect: fast(5), ...options }).pipe(
-      Effect.provide(layer)
-    )
-    return { server, service }
-  })
-
-const collect = (connection: EventStream.Connection) =>
-  Effect.fork(Stream.runCollect(Stream.either(connection.events)).pipe(Effect.map(Chunk.toReadonlyArray)))
-
-const tags = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) =>
-  results.map((r) => Either.isRight(r) ? r.right._tag : `!${r.left._tag}`)
-
-const failureOf = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) => {
-  const last = results[results.length - 1]
-  assert.isDefined(last)
-  if (last === undefined || Either.isRight(last)) return assert.fail("expected the stream to fail")
-  return last.left
-}
-
-const stateOf = (connection: EventStream.Connection) => SubscriptionRef.get(connection.state)
-
-const receivedRequest = (id: string, resourceType = "request_user_input"): SessionEvent.ExternalResourceRequested => {
-  const decoded = Wire.decodeFrame("event-data", request(id, resourceType))
-  if (Either.isLeft(decoded) || decoded.right._tag !== "ExternalResourceRequested") {
-    return assert.fail("bad fixture")
-  }
-  return decoded.right
-}
-
-/** Every log line (message and annotations), at every level. */
-const captureLogs = (lines: Array<string>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })
-  )
+const started = startedFrame(SESSION)
+const complete = completeFrame(SESSION)
+const setup = makeSetup(KEY)
+const sseSetup = makeSseSetup(KEY)
 
 describe("EventStream", () => {
   describe("handshake (U08)", () => {
@@ -1236,20 +1189,6 @@ describe("EventStream", () => {
   })
 
   describe("Server-Sent Events", () => {
-    const parseAll = (chunks: ReadonlyArray<string>, maxData = 1000) => {
-      const seen: Array<string> = []
-      const parse = Sse.makeParser({
-        event: (name, data) => {
-          seen.push(`${name}=${data}`)
-        },
-        tooLarge: (size) => {
-          seen.push(`too-large ${size}`)
-        }
-      }, maxData)
-      for (const chunk of chunks) parse(chunk)
-      return seen
-    }
-
     it("the parser reads named events split anywhere, CRLF, comments and multi-line data", () => {
       const stream = "event: started\r\ndata: {\"a\":1}\r\n\r\n: keep-alive\n\nevent: x\ndata: one\ndata:two\n\ndata: plain\n\n"
       const whole = parseAll([stream])
@@ -1272,42 +1211,6 @@ describe("EventStream", () => {
         "too-large 106"
       ])
     })
-
-    /** An SSE body the test writes to. */
-    const sseBody = () => {
-      let controller: ReadableStreamDefaultController<Uint8Array> | undefined
-      const encoder = new TextEncoder()
-      const body = new ReadableStream<Uint8Array>({
-        start: (c) => {
-          controller = c
-        }
-      })
-      return {
-        response: new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } }),
-        send: (name: string, data: unknown) =>
-          controller?.enqueue(encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)),
-        end: () => controller?.close()
-      }
-    }
-
-    /** Lets other fibers (and the stubbed body's promises) run until `done` holds. */
-    const until = (done: Effect.Effect<boolean>) =>
-      Effect.gen(function*() {
-        for (let i = 0; i < 10_000; i++) {
-          if (yield* done) return
-          yield* Effect.yieldNow()
-        }
-        return yield* Effect.dieMessage("the condition never held")
-      })
-
-    const sseSetup = (reply: (request: Recorded, attempt: number) => Response | "refuse") =>
-      Effect.gen(function*() {
-        const stub = yield* makeStub(reply)
-        const service = yield* EventStream.makeSse({ url: "https://agents.test", reconnect: fast(3) }).pipe(
-          Effect.provide(Layer.merge(stub.layer, Credentials.layer({ apiKey: KEY })))
-        )
-        return { stub, service }
-      })
 
     it.scoped("events arrive in order; the answer is POSTed to the egress path as {event, data}", () =>
       Effect.gen(function*() {

@@ -10,62 +10,39 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
-import type { EventStreamError } from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Sse from "../src/internal/sse.js"
-import type * as SessionEvent from "../src/SessionEvent.js"
-import * as Wire from "../src/Wire.js"
 import { settle } from "./helpers/FakeWebSocket.js"
-import { makeStub, type Reply, text } from "./helpers/StubHttpClient.js"
+import {
+  collect,
+  failureOf,
+  fast,
+  HTTP_BASE,
+  makeSseSetup,
+  parseAll,
+  receivedRequest,
+  requestData,
+  sseBody,
+  stateTag,
+  tags,
+  until,
+  withLogs
+} from "./helpers/events.js"
+import { makeStub, text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-pinned-sse-key-90c2"
 const SESSION = "session-sse-pin"
-const BASE = "https://agents.test"
-
-const requestData = (id: string) => ({
-  resource_type: "request_user_input",
-  reason: "needs an e-mail",
-  action_session_id: id,
-  field_name: "email"
-})
-
-const receivedRequest = (id: string): SessionEvent.ExternalResourceRequested => {
-  const decoded = Wire.decodeFrame("event-data", JSON.stringify({ event: "external_resource_requested", data: requestData(id) }))
-  if (Either.isLeft(decoded) || decoded.right._tag !== "ExternalResourceRequested") return assert.fail("bad fixture")
-  return decoded.right
-}
-
-const fast = (n: number) => Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
-
-/** An SSE body the test writes to. */
-const sseBody = () => {
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined
-  const encoder = new TextEncoder()
-  const body = new ReadableStream<Uint8Array>({
-    start: (c) => {
-      controller = c
-    }
-  })
-  return {
-    response: new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } }),
-    send: (name: string, data: unknown) =>
-      controller?.enqueue(encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)),
-    end: () => controller?.close()
-  }
-}
+const layerOf = (client: Layer.Layer<HttpClient.HttpClient>) => Layer.merge(client, Credentials.layer({ apiKey: KEY }))
+const sseSetup = makeSseSetup(KEY)
 
 const sendStarted = (body: ReturnType<typeof sseBody>) =>
   body.send("started", { sessionId: SESSION, start_url: "https://example.com" })
@@ -73,53 +50,6 @@ const sendAction = (body: ReturnType<typeof sseBody>, i: number) =>
   body.send("action_run", { name: `click-${i}`, action_session_id: "as-1", content: `step ${i}` })
 const sendComplete = (body: ReturnType<typeof sseBody>) =>
   body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
-
-/** Lets other fibers (and the stubbed body's promises) run until `done` holds. */
-const until = (done: Effect.Effect<boolean>) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 10_000; i++) {
-      if (yield* done) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage("the condition never held")
-  })
-
-const layerOf = (client: Layer.Layer<HttpClient.HttpClient>) => Layer.merge(client, Credentials.layer({ apiKey: KEY }))
-
-const sseSetup = (reply: Reply, options: Partial<EventStream.Options> = {}) =>
-  Effect.gen(function*() {
-    const stub = yield* makeStub(reply)
-    const service = yield* EventStream.makeSse({ url: BASE, reconnect: fast(3), ...options }).pipe(
-      Effect.provide(layerOf(stub.layer))
-    )
-    return { stub, service }
-  })
-
-const collect = (connection: EventStream.Connection) =>
-  Effect.fork(Stream.runCollect(Stream.either(connection.events)).pipe(Effect.map(Chunk.toReadonlyArray)))
-
-const tags = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) =>
-  results.map((r) => Either.isRight(r) ? r.right._tag : `!${r.left._tag}`)
-
-const failureOf = (results: ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>) => {
-  const last = results[results.length - 1]
-  if (last === undefined || Either.isRight(last)) return assert.fail("expected the stream to fail")
-  return last.left
-}
-
-const captureLogs = (lines: Array<string>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })
-  )
-
-const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))
-
-const stateTag = (connection: EventStream.Connection) =>
-  Effect.map(SubscriptionRef.get(connection.state), (s) => s._tag)
 
 describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
   describe("a refusal or failure that echoes the key", () => {
@@ -165,7 +95,7 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
         const { error, state } = yield* withLogs(
           lines,
           Effect.gen(function*() {
-            const service = yield* EventStream.makeSse({ url: BASE, reconnect: fast(1), firstConnect: fast(1) }).pipe(
+            const service = yield* EventStream.makeSse({ url: HTTP_BASE, reconnect: fast(1), firstConnect: fast(1) }).pipe(
               Effect.provide(layerOf(refusing))
             )
             const connection = yield* service.connect(SESSION)
@@ -198,7 +128,7 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
       Effect.gen(function*() {
         const first = sseBody()
         const stub = yield* makeStub((_, attempt) => (attempt === 1 ? first.response : sseBody().response))
-        const engine = yield* Sse.connectEngine({ url: BASE, reconnect: fast(3) }, SESSION, { bufferSize: 2 }).pipe(
+        const engine = yield* Sse.connectEngine({ url: HTTP_BASE, reconnect: fast(3) }, SESSION, { bufferSize: 2 }).pipe(
           Effect.provide(layerOf(stub.layer))
         )
         const connection = engine.connection
@@ -349,20 +279,6 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
     }))
 
   describe("the SSE parser's bound", () => {
-    const parseAll = (chunks: ReadonlyArray<string>, maxData: number) => {
-      const seen: Array<string> = []
-      const parse = Sse.makeParser({
-        event: (name, data) => {
-          seen.push(`${name}=${data}`)
-        },
-        tooLarge: (size) => {
-          seen.push(`too-large ${size}`)
-        }
-      }, maxData)
-      for (const chunk of chunks) parse(chunk)
-      return seen
-    }
-
     // Guards: the data bound off by one (an event of exactly maxFrameSize dropped, or one more kept).
     it("U22 data of exactly maxData characters is delivered; one more is too large", () => {
       assert.deepStrictEqual(parseAll([`data: ${"x".repeat(20)}\n\n`], 20), [`message=${"x".repeat(20)}`])

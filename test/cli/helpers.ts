@@ -7,8 +7,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { Simulator } from "../../src/simulator/index.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
 
@@ -33,6 +36,27 @@ export const cleanEnv = (extra: Record<string, string> = {}): Record<string, str
   }
   return { ...env, NO_COLOR: "1", ...extra }
 }
+
+/** {@link cleanEnv} pointed at `sim` (base and WebSocket URLs, account key), plus `extra`. */
+export const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}): Record<string, string> =>
+  cleanEnv({
+    AGENT_SESSION_BASE_URL: sim.baseUrl,
+    AGENT_SESSION_WS_URL: sim.wsUrl,
+    AGENT_SESSION_API_KEY: sim.accountKey,
+    ...extra
+  })
+
+/** `run` with the usual goal and start URL, at most `maxActions` actions, then `more`. */
+export const runArgs = (maxActions: number, ...more: Array<string>): Array<string> => [
+  "run",
+  "--goal",
+  "Find the pricing page",
+  "--start-url",
+  "https://example.com",
+  "--max-actions",
+  String(maxActions),
+  ...more
+]
 
 /** What a finished child printed, and how it exited. */
 export interface Finished {
@@ -114,6 +138,25 @@ export const run = (
         Effect.orDie
       ))
   )
+
+/**
+ * Runs `run` (8 actions, then `more`) against a simulator that goes away once standard output
+ * matches `firstAction`: the socket drops (1006) and every reconnect is refused.
+ */
+export const runUntilServiceGoes = (more: ReadonlyArray<string>, firstAction: RegExp) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } }).pipe(
+      Scope.extend(scope)
+    )
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const child = yield* spawn(runArgs(8, ...more), envFor(sim))
+      yield* child.waitFor(firstAction)
+      // The service disappears: the socket drops (1006) and every reconnect is refused.
+      yield* Scope.close(scope, Exit.void)
+      return yield* child.finished
+    }))
+  })
 
 /** Removes ANSI escapes. */
  

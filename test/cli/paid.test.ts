@@ -6,30 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, run, spawn } from "./helpers.js"
-
-const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}) =>
-  cleanEnv({
-    AGENT_SESSION_BASE_URL: sim.baseUrl,
-    AGENT_SESSION_WS_URL: sim.wsUrl,
-    AGENT_SESSION_API_KEY: sim.accountKey,
-    ...extra
-  })
-
-const runArgs = (maxActions: number, ...more: Array<string>) => [
-  "run",
-  "--goal",
-  "Find the pricing page",
-  "--start-url",
-  "https://example.com",
-  "--max-actions",
-  String(maxActions),
-  ...more
-]
+import { envFor, run, runArgs, runUntilServiceGoes } from "./helpers.js"
 
 const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/m
 
@@ -47,16 +26,7 @@ describe("issue 13: exact reconnect attempt counts (--max-reconnects 0, 1, 2)", 
   for (const max of [0, 1, 2]) {
     it.live(`--max-reconnects ${max} --json: Reconnecting attempts 1..${max}, then ConnectionLost, and the orphan notice`, () =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } })
-          .pipe(Scope.extend(scope))
-        const result = yield* Effect.scoped(Effect.gen(function*() {
-          const child = yield* spawn(runArgs(8, "--json", "--max-reconnects", String(max)), envFor(sim))
-          yield* child.waitFor(/"action":1/)
-          // The service disappears: the socket drops (1006) and every reconnect is refused.
-          yield* Scope.close(scope, Exit.void)
-          return yield* child.finished
-        }))
+        const result = yield* runUntilServiceGoes(["--json", "--max-reconnects", String(max)], /"action":1/)
         expect(result.code).toBe(5)
         const objects = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
         const attempts = objects.filter((o) => o["kind"] === "state" && o["state"] === "Reconnecting").map((o) => o["attempt"])
@@ -72,15 +42,7 @@ describe("issue 13: exact reconnect attempt counts (--max-reconnects 0, 1, 2)", 
 
   it.live("--max-reconnects 2, plain: the live lines count attempts 1 and 2, never a third", () =>
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } })
-        .pipe(Scope.extend(scope))
-      const result = yield* Effect.scoped(Effect.gen(function*() {
-        const child = yield* spawn(runArgs(8, "--max-reconnects", "2"), envFor(sim))
-        yield* child.waitFor(/action 1\/8/)
-        yield* Scope.close(scope, Exit.void)
-        return yield* child.finished
-      }))
+      const result = yield* runUntilServiceGoes(["--max-reconnects", "2"], /action 1\/8/)
       expect(result.code).toBe(5)
       expect(result.stdout).toContain("reconnecting (attempt 1)")
       expect(result.stdout).toContain("reconnecting (attempt 2)")

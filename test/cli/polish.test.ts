@@ -11,20 +11,9 @@ import { runOptions } from "../../packages/cli/src/Run.js"
 import { simulateOptions } from "../../packages/cli/src/Simulate.js"
 import { ExitCode } from "../../packages/cli/src/ExitCode.js"
 import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, openTerminal, run, spawn, stripAnsi } from "./helpers.js"
+import { cleanEnv, openTerminal, run, runArgs, spawn, stripAnsi } from "./helpers.js"
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
-
-const runArgs = (maxActions: number, ...more: Array<string>) => [
-  "run",
-  "--goal",
-  "Find the pricing page",
-  "--start-url",
-  "https://example.com",
-  "--max-actions",
-  String(maxActions),
-  ...more
-]
 
 /** One line on standard error, `error: ...`. */
 const oneErrorLine = (stderr: string) => {

@@ -8,20 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import { WebSocketServer } from "ws"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
-import * as Exit from "effect/Exit"
 import * as Dialect from "../../src/Dialect.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, run, spawn } from "./helpers.js"
-
-const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}) =>
-  cleanEnv({
-    AGENT_SESSION_BASE_URL: sim.baseUrl,
-    AGENT_SESSION_WS_URL: sim.wsUrl,
-    AGENT_SESSION_API_KEY: sim.accountKey,
-    ...extra
-  })
+import { cleanEnv, envFor, run, runArgs, runUntilServiceGoes, spawn } from "./helpers.js"
 
 const sessionIdOf = (stdout: string): string => {
   const match = stdout.match(/session (\S+) created/)
@@ -34,17 +24,6 @@ const completeOf = (script: ReadonlyArray<SessionEvent.SessionEvent>): SessionEv
   assert.isDefined(complete)
   return complete as SessionEvent.Complete
 }
-
-const runArgs = (maxActions: number, ...more: Array<string>) => [
-  "run",
-  "--goal",
-  "Find the pricing page",
-  "--start-url",
-  "https://example.com",
-  "--max-actions",
-  String(maxActions),
-  ...more
-]
 
 layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: Duration.millis(2) } }), {
   excludeTestServices: true
@@ -204,81 +183,56 @@ const holdingService = Effect.acquireRelease(
     })
 )
 
+/**
+ * Runs `run` against the holding service, sends `signal` after the first action, and checks the
+ * exit code, the socket's 1000 close and the summary of what was done so far.
+ */
+const interruptedBy = (signal: "SIGINT" | "SIGTERM", code: number) =>
+  Effect.gen(function*() {
+    const service = yield* holdingService
+    const child = yield* spawn(
+      runArgs(3),
+      cleanEnv({
+        AGENT_SESSION_BASE_URL: `http://${service.url}`,
+        AGENT_SESSION_WS_URL: `ws://${service.url}`,
+        AGENT_SESSION_API_KEY: "any-key"
+      })
+    )
+    yield* child.waitFor(/action 1\/3/)
+    child.process.kill(signal)
+    const result = yield* child.finished
+    expect(result.code).toBe(code)
+    const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
+      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
+      Effect.orDie
+    )
+    expect(closeCode).toBe(1000)
+    expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
+    expect(result.stdout).toContain("Session: ses_hold")
+    expect(result.stdout).toContain("Done so far: 1/3 actions, 4 events, 0 reconnects")
+    expect(result.stdout).toContain("Last action: click: Click the menu")
+    expect(result.stdout).toContain("Last thought: Looking around")
+    expect(result.stdout).not.toContain("Outcome")
+    return result
+  })
+
 describe("effect-agent-session run: interruption", () => {
   it.live("SIGINT closes the socket with 1000 and prints what was done so far, exit 130", () =>
     Effect.scoped(Effect.gen(function*() {
-      const service = yield* holdingService
-      const child = yield* spawn(
-        runArgs(3),
-        cleanEnv({
-          AGENT_SESSION_BASE_URL: `http://${service.url}`,
-          AGENT_SESSION_WS_URL: `ws://${service.url}`,
-          AGENT_SESSION_API_KEY: "any-key"
-        })
-      )
-      yield* child.waitFor(/action 1\/3/)
-      child.process.kill("SIGINT")
-      const result = yield* child.finished
-      expect(result.code).toBe(130)
-      const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
-        Effect.orDie
-      )
-      expect(closeCode).toBe(1000)
-      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
-      expect(result.stdout).toContain("Session: ses_hold")
-      expect(result.stdout).toContain("Done so far: 1/3 actions, 4 events, 0 reconnects")
-      expect(result.stdout).toContain("Last action: click: Click the menu")
-      expect(result.stdout).toContain("Last thought: Looking around")
-      expect(result.stdout).not.toContain("Outcome")
+      const result = yield* interruptedBy("SIGINT", 130)
       expect(result.stderr).toContain(
         "session ses_hold may still be running at the service; reattach with: effect-agent-session attach ses_hold"
       )
     })))
 
   it.live("SIGTERM closes the socket with 1000 and prints what was done so far, exit 143", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const service = yield* holdingService
-      const child = yield* spawn(
-        runArgs(3),
-        cleanEnv({
-          AGENT_SESSION_BASE_URL: `http://${service.url}`,
-          AGENT_SESSION_WS_URL: `ws://${service.url}`,
-          AGENT_SESSION_API_KEY: "any-key"
-        })
-      )
-      yield* child.waitFor(/action 1\/3/)
-      child.process.kill("SIGTERM")
-      const result = yield* child.finished
-      expect(result.code).toBe(143)
-      const closeCode = yield* Effect.promise(() => service.closeCode).pipe(
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client never closed its socket") }),
-        Effect.orDie
-      )
-      expect(closeCode).toBe(1000)
-      expect(result.stdout).toContain("Interrupted: the connection was closed (1000).")
-      expect(result.stdout).toContain("Session: ses_hold")
-      expect(result.stdout).toContain("Done so far: 1/3 actions, 4 events, 0 reconnects")
-      expect(result.stdout).toContain("Last action: click: Click the menu")
-      expect(result.stdout).toContain("Last thought: Looking around")
-      expect(result.stdout).not.toContain("Outcome")
-    })))
+    Effect.scoped(interruptedBy("SIGTERM", 143)))
 })
 
 describe("effect-agent-session run: connection lost", () => {
   it.live("a service that goes away exhausts the reconnects (--max-reconnects 2) and exits 5", () =>
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const sim = yield* Simulator.make({ scenario: { actions: 8, ask: "none", frameDelay: Duration.millis(100) } }).pipe(
-        Scope.extend(scope)
-      )
-      const result = yield* Effect.scoped(Effect.gen(function*() {
-        const child = yield* spawn(runArgs(8, "--max-reconnects", "2"), envFor(sim))
-        yield* child.waitFor(/action 1\/8/)
-        // The service disappears: the socket drops (1006) and every reconnect is refused.
-        yield* Scope.close(scope, Exit.void)
-        return yield* child.finished
-      }))
+      const result = yield* runUntilServiceGoes(["--max-reconnects", "2"], /action 1\/8/)
       expect(result.code).toBe(5)
       expect(result.stdout).toContain("connection lost, reconnecting (attempt 1)")
       const lines = result.stderr.trimEnd().split("\n")

@@ -6,7 +6,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -18,6 +17,7 @@ import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
 import { deepJson, endless, hostileServer, type HostileServer, type Script } from "./server.js"
 import {
+  answerEvery,
   assertHeapWithin,
   assertKeyAbsent,
   expectError,
@@ -27,20 +27,16 @@ import {
   liveHeap,
   observe,
   quick,
-  sdk
+  sdk,
+  subscribeAndDrop
 } from "./sdk.js"
+import { requestData } from "../helpers/events.js"
 
 const SESSION = "hostile-session"
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 const started = sse("started", { sessionId: SESSION, start_url: "https://example.com" })
-const requested = (id: string) =>
-  sse("external_resource_requested", {
-    resource_type: "request_user_input",
-    reason: "needs an e-mail",
-    action_session_id: id,
-    field_name: "email"
-  })
+const requested = (id: string) => sse("external_resource_requested", requestData(id))
 
 /** Opens an event stream response and writes `text`; it stays open. */
 const openStream = (response: Http.ServerResponse, text = ""): void => {
@@ -79,15 +75,7 @@ describe("hostile server: Server-Sent Events", () => {
         const program = Effect.gen(function*() {
           const channel = yield* EventStream.EventStream
           const connection = yield* channel.connect(SESSION)
-          const consumer = yield* Effect.fork(
-            connection.events.pipe(
-              Stream.runForEach((event) =>
-                event._tag === "ExternalResourceRequested"
-                  ? Effect.ignore(connection.respond(event, Answer.deny()))
-                  : Effect.void
-              )
-            )
-          )
+          const consumer = yield* Effect.fork(answerEvery(connection, Answer.deny()))
           // Wait for the POST to be in flight.
           while (server.requests.filter((r) => r.method === "POST").length === 0) yield* Effect.sleep("10 millis")
           const start = Date.now()
@@ -119,14 +107,7 @@ describe("hostile server: Server-Sent Events", () => {
         const program = Effect.gen(function*() {
           const channel = yield* EventStream.EventStream
           const connection = yield* channel.connect(SESSION)
-          yield* connection.events.pipe(
-            Stream.runForEach((event) =>
-              event._tag === "ExternalResourceRequested"
-                ? Effect.ignore(connection.respond(event, Answer.deny()))
-                : Effect.void
-            ),
-            Effect.fork
-          )
+          yield* Effect.fork(answerEvery(connection, Answer.deny()))
           while (server.requests.filter((r) => r.method === "POST").length === 0) yield* Effect.sleep("10 millis")
         }).pipe(Effect.scoped, Effect.provide(sseSdk(server, { answerTimeout: "500 millis" })))
         const seen = yield* observe(program, "20 seconds")
@@ -153,12 +134,7 @@ describe("hostile server: Server-Sent Events", () => {
         const program = Effect.gen(function*() {
           const channel = yield* EventStream.EventStream
           const connection = yield* channel.connect(SESSION)
-          yield* connection.events.pipe(
-            Stream.runForEach((event) =>
-              event._tag === "ExternalResourceRequested" ? Effect.ignore(connection.respond(event, Answer.deny())) : Effect.void
-            ),
-            Effect.fork
-          )
+          yield* Effect.fork(answerEvery(connection, Answer.deny()))
           while (posts < 2) yield* Effect.sleep("10 millis")
         }).pipe(Effect.scoped, Effect.provide(sseSdk(server, { answerTimeout: "300 millis" })))
         const seen = yield* observe(program, "20 seconds")
@@ -183,12 +159,7 @@ describe("hostile server: Server-Sent Events", () => {
         const program = Effect.gen(function*() {
           const channel = yield* EventStream.EventStream
           const connection = yield* channel.connect(SESSION)
-          yield* connection.events.pipe(
-            Stream.runForEach((event) =>
-              event._tag === "ExternalResourceRequested" ? Effect.ignore(connection.respond(event, Answer.deny())) : Effect.void
-            ),
-            Effect.fork
-          )
+          yield* Effect.fork(answerEvery(connection, Answer.deny()))
           while (!confirmed) yield* Effect.sleep("10 millis")
           yield* Effect.sleep("300 millis")
           return yield* SubscriptionRef.get(connection.state)
@@ -364,18 +335,7 @@ describe("hostile server: Server-Sent Events", () => {
           sseSdk(server, { reconnect: quick(50), idleTimeout: "1 second" })
         )
         const before = handles()
-        let seed = 5
-        const random = () => {
-          seed = (seed * 1103515245 + 12345) % 2147483648
-          return seed / 2147483648
-        }
-        const seen = yield* observe(Effect.gen(function*() {
-          for (let i = 0; i < 30; i++) {
-            const fiber = yield* Effect.fork(Stream.runDrain(channel.events(SESSION)))
-            yield* Effect.sleep(Duration.millis(Math.floor(random() * 60)))
-            yield* Fiber.interrupt(fiber)
-          }
-        }))
+        const seen = yield* subscribeAndDrop(channel, SESSION, 5)
         assert.isTrue(Exit.isSuccess(seen.exit))
         assertKeyAbsent(seen)
         assert.strictEqual(yield* server.drained(), 0, "every request closed")

@@ -8,10 +8,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
@@ -31,6 +29,7 @@ import {
   type Script
 } from "./server.js"
 import {
+  answerEvery,
   assertHeapWithin,
   assertKeyAbsent,
   expectError,
@@ -41,21 +40,17 @@ import {
   observe,
   quick,
   sdk,
-  sessionRequest
+  sessionRequest,
+  subscribeAndDrop
 } from "./sdk.js"
+import { requestData } from "../helpers/events.js"
 
 const MiB = 1024 * 1024
 const SESSION = "hostile-session"
 
 const frame = (event: string, data: unknown) => JSON.stringify({ event, data })
 const started = frame("started", { sessionId: SESSION, start_url: "https://example.com" })
-const requestFrame = (id: string) =>
-  frame("external_resource_requested", {
-    resource_type: "request_user_input",
-    reason: "needs an e-mail",
-    action_session_id: id,
-    field_name: "email"
-  })
+const requestFrame = (id: string) => frame("external_resource_requested", requestData(id))
 
 /** The tag of an exit's typed failure, if any. */
 const tagOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
@@ -287,13 +282,7 @@ describe("hostile server: WebSocket event channel", () => {
           const program = Effect.gen(function*() {
             const channel = yield* EventStream.EventStream
             const connection = yield* channel.connect(SESSION)
-            yield* connection.events.pipe(
-              Stream.runForEach((event) =>
-                event._tag === "ExternalResourceRequested"
-                  ? Effect.ignore(connection.respond(event, Answer.grant("someone@example.com")))
-                  : Effect.void
-              )
-            )
+            yield* answerEvery(connection, Answer.grant("someone@example.com"))
             return yield* SubscriptionRef.get(connection.state)
           }).pipe(Effect.scoped, Effect.provide(sdk(server)))
           const seen = yield* observe(program)
@@ -425,18 +414,7 @@ describe("hostile server: WebSocket event channel", () => {
         const layer = sdk(server, { events: { reconnect: quick(50), idleTimeout: "1 second" } })
         const channel = yield* Effect.provide(EventStream.EventStream, layer)
         const before = handles()
-        let seed = 9
-        const random = () => {
-          seed = (seed * 1103515245 + 12345) % 2147483648
-          return seed / 2147483648
-        }
-        const seen = yield* observe(Effect.gen(function*() {
-          for (let i = 0; i < 30; i++) {
-            const fiber = yield* Effect.fork(Stream.runDrain(channel.events(SESSION)))
-            yield* Effect.sleep(Duration.millis(Math.floor(random() * 60)))
-            yield* Fiber.interrupt(fiber)
-          }
-        }))
+        const seen = yield* subscribeAndDrop(channel, SESSION, 9)
         assert.isTrue(Exit.isSuccess(seen.exit))
         assertKeyAbsent(seen)
         assert.strictEqual(yield* server.drained(), 0, "every socket closed")

@@ -9,31 +9,28 @@ import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Tracer from "effect/Tracer"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import * as Util from "node:util"
+import type * as Answer from "../../src/Answer.js"
 import type * as Dialect from "../../src/Dialect.js"
 import * as Errors from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
-import { SessionId, SessionInfo } from "../../src/Session.js"
+import type { SessionInfo } from "../../src/Session.js"
+import { capture, sessionInfo as attachable, spying } from "../helpers/sdk.js"
 
 /** The key the SDK holds; the hostile server echoes it everywhere it can. */
 export const KEY = "sk-hostile-SECRET-7f3a9c21e0"
 
 /** A session the SDK attaches to without creating it. */
-export const sessionInfo = (sessionId = "hostile-session"): SessionInfo =>
-  new SessionInfo({
-    session_id: SessionId.make(sessionId),
-    status: Option.none(),
-    start_time: Option.none(),
-    end_time: Option.none(),
-    error: Option.none()
-  })
+export const sessionInfo = (sessionId = "hostile-session"): SessionInfo => attachable(sessionId)
 
 /** A session request the SDK accepts. */
 export const sessionRequest = { start_url: "https://example.com/", goal: "find the price", max_actions: 5 }
@@ -69,23 +66,6 @@ export interface Seen<A, E> {
   readonly spans: ReadonlyArray<Tracer.Span>
   readonly millis: number
 }
-
-const capture = (lines: Array<string>) =>
-  Logger.make((options) => {
-    lines.push(Logger.logfmtLogger.log(options))
-    lines.push(JSON.stringify(Logger.structuredLogger.log(options)))
-  })
-
-const spying = (spans: Array<Tracer.Span>) =>
-  Effect.map(Effect.tracer, (base) =>
-    Tracer.make({
-      span: (name, parent, context, links, startTime, kind, options) => {
-        const span = base.span(name, parent, context, links, startTime, kind, options)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    }))
 
 /**
  * Runs an effect with every log line (all levels) and span captured, under a hang guard: past
@@ -213,3 +193,30 @@ export const handlesBackTo = (before: Record<string, number>, timeoutMs = 10_000
     }
     return extra()
   })
+
+/**
+ * Subscribes to `sessionId` 30 times, dropping each subscription after a pseudo-random 0 to 59 ms
+ * (from `seed`: every run is the same), with everything a caller could see observed.
+ */
+export const subscribeAndDrop = (channel: EventStream.Service, sessionId: string, seed: number) => {
+  let state = seed
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648
+  }
+  return observe(Effect.gen(function*() {
+    for (let i = 0; i < 30; i++) {
+      const fiber = yield* Effect.fork(Stream.runDrain(channel.events(sessionId)))
+      yield* Effect.sleep(Duration.millis(Math.floor(random() * 60)))
+      yield* Fiber.interrupt(fiber)
+    }
+  }))
+}
+
+/** Answers every request for a resource on `connection` with `answer` (a refused answer is ignored), to the stream's end. */
+export const answerEvery = (connection: EventStream.Connection, answer: Answer.Answer) =>
+  connection.events.pipe(
+    Stream.runForEach((event) =>
+      event._tag === "ExternalResourceRequested" ? Effect.ignore(connection.respond(event, answer)) : Effect.void
+    )
+  )

@@ -29,11 +29,12 @@ import * as EventStream from "../../src/EventStream.js"
 import * as WebSocketCtor from "../../src/internal/webSocket.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as Session from "../../src/Session.js"
-import { SessionId, SessionInfo } from "../../src/Session.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Script from "../../src/simulator/Script.js"
 import type * as Simulator from "../../src/simulator/Simulator.js"
 import * as Wire from "../../src/Wire.js"
+
+export { sessionInfo } from "../helpers/sdk.js"
 
 /** A session request the simulator accepts. */
 export const request = (maxActions = 10, goal = "find the pricing page"): Session.CreateSessionInput => ({
@@ -292,16 +293,6 @@ export const rawServer = (
       open: () => wss.clients.size,
       received
     }
-  })
-
-/** A session the SDK can attach to without creating it (for raw servers). */
-export const sessionInfo = (sessionId: string): SessionInfo =>
-  new SessionInfo({
-    session_id: SessionId.make(sessionId),
-    status: Option.none(),
-    start_time: Option.none(),
-    end_time: Option.none(),
-    error: Option.none()
   })
 
 /** The whole SDK pointed at a raw server (the HTTP side points nowhere: only `attach` is used). */
