@@ -16,6 +16,7 @@ interface Manifest {
   readonly scripts?: Record<string, string>
   readonly dependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
   readonly devDependencies?: Record<string, string>
   readonly workspaces?: ReadonlyArray<string>
 }
@@ -24,16 +25,26 @@ const root = join(import.meta.dirname, "..")
 const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, path), "utf8")) as Manifest
 const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
+/** The packages of the `effect-agent-session/cluster` entry point: optional peers. */
+const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
+const requiredPeers = Object.fromEntries(
+  Object.entries(library.peerDependencies ?? {}).filter(([name]) => library.peerDependenciesMeta?.[name]?.optional !== true)
+)
 
 describe("package manifests", () => {
   it("the library depends at run time on ws only, Effect as peers; no bin, built by prepack", () => {
     assert.strictEqual(library.name, "effect-agent-session")
     assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["ws"])
-    assert.deepStrictEqual(Object.keys(library.peerDependencies ?? {}).sort(), [
+    assert.deepStrictEqual(Object.keys(requiredPeers).sort(), [
       "@effect/platform",
       "@effect/platform-node",
       "effect"
     ])
+    // The cluster entry point's packages are optional peers: a library user installs none of them.
+    assert.deepStrictEqual(
+      Object.keys(library.peerDependencies ?? {}).filter((name) => !(name in requiredPeers)).sort(),
+      clusterPeers
+    )
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
@@ -51,7 +62,9 @@ describe("package manifests", () => {
     assert.match(cli.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(cli.dependencies?.["effect-agent-session"], `^${library.version}`)
     assert.property(cli.dependencies ?? {}, "@effect/cli")
-    assert.deepStrictEqual(cli.peerDependencies, library.peerDependencies)
+    assert.deepStrictEqual(cli.peerDependencies, requiredPeers)
+    // The command line's cluster commands (runner, watch, answer) bring the cluster's packages.
+    for (const name of clusterPeers) assert.strictEqual(cli.dependencies?.[name], library.peerDependencies?.[name], name)
     assert.strictEqual(cliVersion, cli.version)
   })
 
