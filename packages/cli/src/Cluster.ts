@@ -10,7 +10,6 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -21,6 +20,10 @@ import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
 import { CliExit, ExitCode, UsageError } from "./ExitCode.js"
+import * as Render from "./Render.js"
+
+/** One line on standard output (the command line's sink: its `Console` is silenced for @effect/cli). */
+const println = (line: string) => Effect.sync(() => Render.processSink.out(`${line}\n`))
 
 /**
  * The environment variable of the cluster's PostgreSQL URL.
@@ -84,7 +87,7 @@ export const runner = Command.make(
       }).pipe(Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection))))
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.build(RunnerLive)
-        yield* Console.log(`runner ${flags.host}:${flags.port} joined the cluster`)
+        yield* println(`runner ${flags.host}:${flags.port} joined the cluster`)
         return yield* Effect.never
       }))
     })
@@ -112,11 +115,11 @@ export const watch = Command.make(
         yield* sessions.events(flags.sessionId, flags.fromSeq).pipe(
           Stream.runForEach((logged) => {
             const wire = SessionEvent.toWire(logged.event)
-            return Console.log(`#${logged.seq} ${wire.event} ${JSON.stringify(wire.payload)}`)
+            return println(`#${logged.seq} ${wire.event} ${JSON.stringify(wire.payload)}`)
           })
         )
         const status = yield* sessions.status(flags.sessionId)
-        yield* Console.log(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${r})` })}`)
+        yield* println(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${r})` })}`)
         if (status.run !== "complete") return yield* new CliExit({ code: ExitCode.endedWithoutComplete })
       }).pipe(Effect.provide(clientLayer(url)))
     })
@@ -157,7 +160,7 @@ export const answer = Command.make(
           ? { _tag: "Deny" as const }
           : { _tag: "Grant" as const, input: flags.input }
         yield* sessions.respond(flags.sessionId, pending, given)
-        yield* Console.log(
+        yield* println(
           `answered ${SessionEvent.resourceTypeRaw(pending.resource_type)} (${pending.action_session_id}): ${
             flags.deny ? "deny" : "grant"
           }`
