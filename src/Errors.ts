@@ -837,6 +837,54 @@ export type EventStreamError =
 export type RespondError = RequestNotPending | AnswerBufferFull
 
 /**
+ * The cluster (`effect-agent-session/cluster`) could not carry a call: no runner owns the
+ * session's shard yet, a runner went away mid-call, or its storage failed, after the retries of
+ * `ClusterSessions.Options.retry`. Only the cluster entry point raises it.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
+  "effect-agent-session/ClusterUnavailable"
+)("ClusterUnavailable", {
+  /** The `ClusterSessions` operation, such as `events`. */
+  operation: Schema.String,
+  /** The session it was for. */
+  sessionId: Schema.String,
+  message: Schema.String
+}) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The event log's store (`effect-agent-session/cluster`: PostgreSQL, or memory) failed: the
+ * database is unreachable, or a statement failed.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class EventLogError extends Schema.TaggedError<EventLogError>("effect-agent-session/EventLogError")(
+  "EventLogError",
+  {
+    /** The log operation, such as `append`. */
+    operation: Schema.String,
+    message: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The errors of the cluster entry point (`effect-agent-session/cluster`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type ClusterError = ClusterUnavailable | EventLogError
+
+/**
  * Every failure a caller of this SDK can meet (U19).
  *
  * @since 0.1.0
@@ -849,6 +897,7 @@ export type AgentSessionError =
   | ResponseParseError
   | ActionBudgetExceeded
   | SessionEndedWithoutComplete
+  | ClusterError
 
 /**
  * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
@@ -887,7 +936,9 @@ export const AgentSessionError = Schema.Union(
   AnswerBufferFull,
   ResponseParseError,
   ActionBudgetExceeded,
-  SessionEndedWithoutComplete
+  SessionEndedWithoutComplete,
+  ClusterUnavailable,
+  EventLogError
 )
 
 /**

@@ -38,11 +38,11 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { type AgentApi } from "../AgentApi.js"
 import type * as AgentSessions from "../AgentSessions.js"
 import type * as Answer from "../Answer.js"
+import * as Errors from "../Errors.js"
 import type { AgentApiError, RespondError, SessionEndedWithoutComplete } from "../Errors.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
@@ -52,14 +52,21 @@ import * as SessionEntity from "./SessionEntity.js"
 
 /**
  * The cluster could not carry a message (no runner for the shard yet, the runner's mailbox is
- * full, its storage failed), after the retries of {@link Options.retry}; or the log failed.
+ * full, its storage failed), after the retries of {@link Options.retry}; or the log failed. One of
+ * the `AgentSessionError` union (`Errors.ClusterUnavailable`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
-  "effect-agent-session/ClusterUnavailable"
-)("ClusterUnavailable", { operation: Schema.String, sessionId: Schema.String, message: Schema.String }) {}
+export const ClusterUnavailable = Errors.ClusterUnavailable
+
+/**
+ * The type of {@link ClusterUnavailable}.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ClusterUnavailable = Errors.ClusterUnavailable
 
 /**
  * A session's run ended without `complete` (`ended` with its reason, or `closed`).

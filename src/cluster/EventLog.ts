@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Errors from "../Errors.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as internal from "./internal/eventLog.js"
@@ -80,15 +81,21 @@ export interface RecordedAnswer {
 }
 
 /**
- * The log's store failed (the database is unreachable, a statement failed).
+ * The log's store failed (the database is unreachable, a statement failed). One of the
+ * `AgentSessionError` union (`Errors.EventLogError`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class EventLogError extends Schema.TaggedError<EventLogError>("effect-agent-session/EventLogError")(
-  "EventLogError",
-  { operation: Schema.String, message: Schema.String }
-) {}
+export const EventLogError = Errors.EventLogError
+
+/**
+ * The type of {@link EventLogError}.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type EventLogError = Errors.EventLogError
 
 /**
  * The operations of the log.
