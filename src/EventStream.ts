@@ -135,8 +135,9 @@ export interface ConnectOptions {
    * such as `ConnectTimeout`, or a description such as `closed with code 1006`). Default
    * {@link defaultReconnectSchedule}: exponential from 250 ms, factor 2, jittered, capped at
    * 10 s, at most 10 attempts. It restarts after an attempt that received an event (keep-alives
-   * aside). When it ends, `events` fails with `ConnectionLost { attempts, lastError }`, or with
-   * the typed error itself (`ConnectTimeout`) when it allowed no retry at all.
+   * aside). It governs a channel that has been open: when it ends, `events` fails with
+   * `ConnectionLost { attempts, lastError }` (a channel never open fails with `NeverConnected`,
+   * see `firstConnect`).
    */
   readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
   /**

@@ -686,6 +686,40 @@ describe("EventStream", () => {
         const results = yield* Fiber.join(fiber)
         assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
       }))
+    // Guards: a replayed request already answered ending the replay, so the replayed events
+    // after it were delivered twice.
+    it.scoped("issue 12 defect 10: a replayed request already answered is delivered again, and the replay goes on", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ reconnect: fast(1) })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const first = yield* awaitSocket(server, 1)
+        first.open()
+        first.message(started, request("as-1"))
+        yield* settle()
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
+        yield* settle()
+        // A progress frame confirms the answer; then the connection drops.
+        first.message(action(1))
+        yield* settle()
+        first.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("250 millis")
+        // A service that replays from the start: the answered request is pending again (asked
+        // again), the rest of the replay is dropped, and only the new events follow.
+        const second = yield* awaitSocket(server, 2)
+        second.open()
+        second.message(started, request("as-1"), action(1), action(2), complete)
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), [
+          "Started",
+          "ExternalResourceRequested",
+          "ActionRun",
+          "ExternalResourceRequested",
+          "ActionRun",
+          "Complete"
+        ])
+      }))
   })
 
   describe("refused handshake (U12)", () => {

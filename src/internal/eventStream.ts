@@ -457,16 +457,19 @@ export const makeEngine = (
       // sends the same events and drops every connection exhausts the reconnect schedule
       // (ConnectionLost) instead of looping forever. The replay ends at the first new event: from
       // then on every frame of that connection is delivered, repeats included. A request asked
-      // again after its answer went through is not a replay (it is pending again).
+      // again after its answer went through is not a replay (it is pending again), and does not
+      // end the replay.
       if (Either.isRight(result) && result.right._tag !== "Heartbeat" && result.right._tag !== "Connected") {
-        if (print !== undefined) {
-          if (attempt.replaying !== undefined && attempt.replaying.has(print) && !askedAgain(result.right)) {
+        if (print !== undefined && attempt.replaying !== undefined && attempt.replaying.has(print)) {
+          // A replayed request already answered is delivered (pending again), and the replay goes on.
+          if (!askedAgain(result.right)) {
             replayed += 1
             return
           }
-          delivered.add(print)
+        } else {
+          attempt.replaying = undefined
         }
-        attempt.replaying = undefined
+        if (print !== undefined) delivered.add(print)
         attempt.gotFrame = true
       }
       if (Either.isLeft(result)) {

@@ -4,6 +4,7 @@
  * middleware that answers the contract's errors with `{ error }` bodies where the platform would
  * not (payload decode failures, bodies that are not JSON, bodies over the limit, unknown routes).
  */
+import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -177,13 +178,15 @@ export const layer = (
       const key = keyOf((yield* HttpServerRequest.HttpServerRequest).headers)
       if (key === undefined) return yield* act
       const now = Date.now()
-      const found = cache.lookup(principal, key, fingerprint, now)
+      // A digest of the body, not the body: an entry stays small whatever the request held.
+      const digest = Crypto.createHash("sha256").update(fingerprint).digest("base64")
+      const found = cache.lookup(principal, key, digest, now)
       if (found._tag === "Hit") return found.value
       if (found._tag === "Mismatch") {
         return yield* Effect.fail(onMismatch)
       }
       const value = yield* act
-      cache.remember(principal, key, fingerprint, value, now)
+      cache.remember(principal, key, digest, value, now)
       return value
     })
 
