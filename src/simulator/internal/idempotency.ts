@@ -2,8 +2,9 @@
  * The simulator honours `Idempotency-Key` on its creating operations (onboard, create session):
  * the same key with the same body from the same caller within the window answers with what the
  * first request created (no second agent or session, no second charge); the same key with
- * another body is a `409 Conflict`. Entries are kept for a bounded window and count, so a flood
- * of keys cannot grow the simulator's memory without limit.
+ * another body is refused: `409 Conflict` on onboard, `400 BadRequest` on create (whose contract
+ * declares neither 409 nor 422). Entries keep a digest of the body and are kept for a bounded
+ * window and count, so a flood of keys cannot grow the simulator's memory without limit.
  */
 
 /** What a lookup found. */
