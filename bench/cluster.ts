@@ -19,12 +19,12 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SessionEvent } from "../src/index.js"
 import * as Simulator from "../src/simulator/Simulator.js"
+import { readLines } from "../test/cluster/fixtures/lines.js"
 import * as Postgres from "../test/helpers/Postgres.js"
 
 const root = join(import.meta.dirname, "..")
@@ -49,25 +49,7 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "inherit"]
       })
-      const lines: Array<string> = []
-      const waiters = new Set<() => void>()
-      createInterface({ input: child.stdout! }).on("line", (line) => {
-        lines.push(line)
-        for (const wake of [...waiters]) wake()
-      })
-      const nextLine = (predicate: (line: string) => boolean) =>
-        Effect.async<string>((resume) => {
-          const check = () => {
-            const found = lines.find(predicate)
-            if (found !== undefined) {
-              waiters.delete(check)
-              resume(Effect.succeed(found))
-            }
-          }
-          waiters.add(check)
-          check()
-          return Effect.sync(() => waiters.delete(check))
-        })
+      const { nextLine } = readLines(child.stdout!)
       return { child, nextLine }
     }),
     (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))

@@ -14,7 +14,7 @@ import * as AST from "effect/SchemaAST"
 import * as Answer from "./Answer.js"
 import type * as Dialect from "./Dialect.js"
 import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, truncateRaw, UnknownEvent } from "./Errors.js"
-import { exceedsDepth } from "./internal/json.js"
+import * as Json from "./internal/json.js"
 import { formatIssues } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 
@@ -35,7 +35,7 @@ export const defaultMaxFrameSize = 1024 * 1024
  * @since 0.1.0
  * @category models
  */
-export const defaultMaxDepth = 64
+export const defaultMaxDepth: number = Json.defaultMaxDepth
 
 /**
  * The largest frame a client may send on the event channel by default (handshakes and answers
@@ -79,7 +79,7 @@ const malformed = (text: string, message: string) =>
 
 /** A frame's JSON object, or why it is not one (no Either on the per-frame path). */
 const parseObject = (text: string, maxDepth: number): { readonly [key: string]: unknown } | MalformedFrame => {
-  if (exceedsDepth(text, maxDepth)) {
+  if (Json.exceedsDepth(text, maxDepth)) {
     return new MalformedFrame({ raw: truncateRaw(text), message: `nested deeper than ${maxDepth} levels` })
   }
   let parsed: unknown

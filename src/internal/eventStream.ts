@@ -370,7 +370,6 @@ export const makeEngine = (
     const clock = yield* Effect.clock
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
     const mailbox = yield* Mailbox.make<SessionEvent.SessionEvent, EventStreamError>()
-    const closeRequested = yield* Deferred.make<void>()
     const decode = Wire.makeDecoder(options.framing ?? dialect.framing, {
       maxFrameSize: settings.maxFrameSize,
       strict: settings.strict
@@ -830,7 +829,6 @@ export const makeEngine = (
     )
 
     const close: Effect.Effect<void> = Effect.suspend(() => {
-      Deferred.unsafeDone(closeRequested, Exit.void)
       if (runner === undefined) {
         started = true
         return finish(closedByCaller)

@@ -50,7 +50,7 @@ import type * as Scope from "effect/Scope"
 import * as Dialect from "../Dialect.js"
 import * as ServiceApi from "../ServiceApi.js"
 import type * as SessionEvent from "../SessionEvent.js"
-import type * as Wire from "../Wire.js"
+import * as Wire from "../Wire.js"
 import * as Api from "./internal/api.js"
 import * as Body from "./internal/body.js"
 import { Store } from "./internal/store.js"
@@ -188,7 +188,7 @@ export const defaultLimits: Limits = {
   maxBodyBytes: 64 * 1024,
   maxDrainBytes: 16 * 1024 * 1024,
   bodyTimeout: Duration.seconds(10),
-  maxDepth: 64,
+  maxDepth: Wire.defaultMaxDepth,
   maxGoalLength: 8192,
   maxSessionsPerKey: 1000,
   maxSessions: 5000,

@@ -16,12 +16,12 @@ import { assert, describe, layer } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
+import { readLines } from "./fixtures/lines.js"
 
 const root = join(import.meta.dirname, "..", "..")
 const SESSIONS = 200
@@ -32,7 +32,7 @@ const baseEnv = (): NodeJS.ProcessEnv =>
 interface Proc {
   readonly child: ChildProcess
   /** Each line of its stdout, in order. */
-  readonly lines: Array<string>
+  readonly lines: ReadonlyArray<string>
   readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
   readonly stderr: () => string
 }
@@ -46,32 +46,15 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
         env: { ...baseEnv(), ...env },
         stdio: ["pipe", "pipe", "pipe"]
       })
-      const lines: Array<string> = []
-      const waiters = new Set<() => void>()
       let stderr = ""
       const debug = process.env["CLUSTER_E2E_DEBUG"]
       child.stderr!.on("data", (chunk: Buffer) => {
         stderr = (stderr + chunk.toString("utf8")).slice(-20_000)
         if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.err`), chunk)
       })
-      createInterface({ input: child.stdout! }).on("line", (line) => {
-        lines.push(line)
+      const { lines, nextLine } = readLines(child.stdout!, (line) => {
         if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.out`), line + "\n")
-        for (const wake of [...waiters]) wake()
       })
-      const nextLine = (predicate: (line: string) => boolean) =>
-        Effect.async<string>((resume) => {
-          const check = () => {
-            const found = lines.find(predicate)
-            if (found !== undefined) {
-              waiters.delete(check)
-              resume(Effect.succeed(found))
-            }
-          }
-          waiters.add(check)
-          check()
-          return Effect.sync(() => waiters.delete(check))
-        })
       return { child, lines, nextLine, stderr: () => stderr }
     }),
     (proc) =>
@@ -114,7 +97,7 @@ describe("cluster end to end", () => {
         const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
         const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
         yield* Effect.forEach(runners, (runner) => runner.nextLine((line) => line === "ready"), { concurrency: "unbounded" })
-          .pipe(Effect.timeoutFail({ duration: "90 seconds", onTimeout: () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`) }))
+          .pipe(Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`) }))
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS) })
         const ready = JSON.parse(
