@@ -6,10 +6,12 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -19,24 +21,22 @@ import * as Dialect from "../Dialect.js"
 import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import * as Wire from "../Wire.js"
+import * as Deadlines from "./channel/deadlines.js"
+import { type Engine, makeEngine } from "./channel/engine.js"
+import { resolveSettings, type Settings } from "./channel/settings.js"
 import {
   type AttemptOutcome,
-  checkAddress,
   describeCause,
-  type Engine,
   Fatal,
   type Hooks,
   type Io,
-  makeEngine,
   rejectionStatuses,
-  resolveSettings,
   Retry,
   scrub,
   type SendFailure,
-  serviceOf,
-  type ServiceOptions,
-  type Settings
-} from "./eventStream.js"
+  type Transport
+} from "./channel/transport.js"
+import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import { readBounded } from "./body.js"
 import { printableUrl } from "./url.js"
 
@@ -160,15 +160,32 @@ export const makeParser = (sink: SseSink, maxData: number) => {
 // The transport
 // ---------------------------------------------------------------------------
 
-/** The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. */
-export const sseTransport = (options: {
+interface SseOptions {
   readonly base: string
   readonly dialect: Dialect.Dialect
   readonly sessionId: string
   readonly settings: Settings
   readonly client: HttpClient.HttpClient
-}): (hooks: Hooks) => Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
-(hooks) =>
+}
+
+/**
+ * The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. The response
+ * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`).
+ */
+export const sseTransport = (options: SseOptions): Transport => (hooks) =>
+  Effect.asVoid(Effect.forkScoped(
+    attempt(options, hooks).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.sync(() => {
+          // Interrupted: the engine closed the attempt; it knows how it ended.
+          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) hooks.end(exit)
+        })
+      )
+    )
+  ))
+
+const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { dialect, sessionId, settings } = options
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
@@ -250,7 +267,7 @@ export const sseTransport = (options: {
       }
       return Retry(`event stream refused with HTTP ${response.status}`)
     }
-    yield* hooks.opened
+    hooks.open()
 
     const decoder = new TextDecoder()
     const parse = makeParser({ event: hooks.namedEvent, tooLarge: hooks.tooLarge }, settings.maxFrameSize)
@@ -285,7 +302,8 @@ export const sseTransport = (options: {
 export const connectEngine = (
   options: ServiceOptions,
   sessionId: string,
-  connectOptions: EventStream.ConnectOptions = {}
+  connectOptions: EventStream.ConnectOptions = {},
+  deadlines?: Deadlines.Deadlines
 ): Effect.Effect<
   Engine,
   InsecureTransport,
@@ -303,7 +321,8 @@ export const connectEngine = (
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
       framing: "event-data",
-      transport: sseTransport({ base, dialect, sessionId, settings, client })
+      transport: sseTransport({ base, dialect, sessionId, settings, client }),
+      deadlines
     })
   })
 
@@ -315,5 +334,9 @@ export const make = (
     const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
       Context.add(HttpClient.HttpClient, yield* HttpClient.HttpClient)
     )
-    return serviceOf(context, (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions))
+    const deadlines = Deadlines.make()
+    return serviceOf(
+      context,
+      (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions, deadlines)
+    )
   })

@@ -1,0 +1,70 @@
+/**
+ * The options of one connection with their defaults applied, and the default schedules.
+ */
+import * as Duration from "effect/Duration"
+import * as Schedule from "effect/Schedule"
+import type { EventStreamError } from "../../Errors.js"
+import type * as EventStream from "../../EventStream.js"
+import type * as SessionEvent from "../../SessionEvent.js"
+import * as Wire from "../../Wire.js"
+
+/** @internal */
+export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unknown> = Schedule.exponential(
+  Duration.millis(250),
+  2
+).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((delay) => Duration.min(delay, Duration.seconds(10))),
+  Schedule.intersect(Schedule.recurs(10)),
+  Schedule.map(([delay]) => delay)
+)
+
+/**
+ * The default retry of a channel that has never been open (issue 13): 2 more tries, 250 ms then
+ * 500 ms apart, so a wrong address fails in about a second (plus one connect time-out at most)
+ * with `NeverConnected`, not after the reconnect schedule's minute.
+ * @internal
+ */
+export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential(
+  Duration.millis(250),
+  2
+).pipe(Schedule.intersect(Schedule.recurs(2)))
+
+/** Every option of a connection, with its default applied. */
+export interface Settings {
+  readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly firstConnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly idleTimeout: Duration.Duration
+  readonly connectTimeout: Duration.Duration
+  readonly answerTimeout: Duration.Duration
+  readonly bufferSize: number
+  readonly answerBufferSize: number
+  readonly maxFrameSize: number
+  readonly strict: boolean
+  readonly endOnError: boolean
+  readonly failOnFrameError: boolean
+  readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
+}
+
+/** A count option: a finite number >= 1 (rounded down), else the default. */
+export const positiveInt = (value: number | undefined, fallback: number): number =>
+  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
+
+/** The settings of one connection: its own options over the layer's, over the defaults. */
+export const resolveSettings = (
+  layer: Omit<EventStream.ConnectOptions, "agent">,
+  own: EventStream.ConnectOptions
+): Settings => ({
+  reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
+  firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
+  idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
+  connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
+  answerTimeout: Duration.decode(own.answerTimeout ?? layer.answerTimeout ?? Duration.seconds(10)),
+  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
+  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
+  maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
+  pendingRequests: own.pendingRequests ?? [],
+  strict: own.strict ?? layer.strict ?? false,
+  endOnError: own.endOnError ?? layer.endOnError ?? false,
+  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true
+})

@@ -1,0 +1,281 @@
+/**
+ * The WebSocket transport: one socket per attempt, read through a thin adapter of our own over
+ * the `Socket.WebSocketConstructor` service (so a user's layer still swaps the constructor),
+ * instead of the platform's `Socket.runRaw`.
+ *
+ * Why (measured, bench/RESULTS.md "floors", 1,000 connections on this machine): a connection read
+ * by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and an open-time-out race,
+ * about 54 KiB of heap per idle connection against 32 KiB for the same socket feeding a
+ * `Mailbox` from its callback; and every frame is first wrapped by the platform. Here the
+ * socket's listeners call the engine's hooks directly and synchronously: no fiber while the
+ * connection is open, the connect time-out is an entry of the shared timer, and the engine
+ * pauses the socket itself (`ws`'s `pause()`/`resume()`) when its buffer is full.
+ *
+ * The semantics are the platform's, with `closeCodeIsError: (code) => code !== 1000` (1006, an
+ * abrupt drop, is an error to reconnect from): an `error` event ends the attempt (an open failure
+ * before `open`, a read failure after), a `close` event ends it with its code.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import type * as Redacted from "effect/Redacted"
+import type * as Dialect from "../../Dialect.js"
+import { ConnectTimeout, FrameTooLarge, HandshakeRejected, MalformedFrame } from "../../Errors.js"
+import * as Wire from "../../Wire.js"
+import type { Settings } from "./settings.js"
+import {
+  type AttemptOutcome,
+  describeCause,
+  End,
+  Fatal,
+  type Io,
+  rejectionCloseCodes,
+  rejectionStatuses,
+  Retry,
+  scrub,
+  type Transport
+} from "./transport.js"
+
+/** The HTTP answer to a refused upgrade. */
+export interface UpgradeRejection {
+  readonly status: number
+  readonly reason: string
+}
+
+const rejections = new WeakMap<object, UpgradeRejection>()
+
+/** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
+export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
+  rejections.set(ws, rejection)
+}
+
+/** The refused upgrade recorded for a socket by the SDK's own constructor. */
+export const rejectionOf = (ws: object): Option.Option<UpgradeRejection> => Option.fromNullable(rejections.get(ws))
+
+const UNEXPECTED_RESPONSE = /Unexpected server response: (\d{3})/
+
+/**
+ * The refused upgrade status found in an open error of any `ws`-based socket (`ws` reports
+ * `Unexpected server response: 401` when no one handles `unexpected-response`).
+ */
+export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> => {
+  const match = UNEXPECTED_RESPONSE.exec(describeCause(cause))
+  return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
+}
+
+/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
+export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
+
+const sizedConstructors = new WeakMap<object, SizedConstructor>()
+
+/**
+ * Registers the bounded form of a `Socket.WebSocketConstructor` (`../webSocket.ts` does for its
+ * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
+ * over it is refused while it is read instead of being read whole first.
+ */
+export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
+  sizedConstructors.set(constructor, sized)
+}
+
+/** The largest frame read (to be skipped) with `failOnFrameError: false`. */
+export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
+
+/**
+ * The largest message a socket reads: `maxFrameSize`. With `failOnFrameError: false` a frame
+ * over it is read to be skipped, up to {@link SKIPPABLE_FRAME_SIZE} (16 MiB, or `maxFrameSize`
+ * when larger); past that the stream fails with `FrameTooLarge` all the same.
+ */
+export const maxPayloadOf = (settings: Settings): number =>
+  settings.failOnFrameError ? settings.maxFrameSize : Math.max(settings.maxFrameSize, SKIPPABLE_FRAME_SIZE)
+
+/** The `code` of a `ws` error (in an `ErrorEvent`'s `error`), if any. */
+const wsErrorCode = (cause: unknown): string | undefined => {
+  const error = Predicate.hasProperty(cause, "error") ? cause.error : cause
+  return Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
+}
+
+/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
+const isPayloadTooLarge = (cause: unknown): boolean =>
+  wsErrorCode(cause) === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ||
+  describeCause(cause).includes("Max payload size exceeded")
+
+/** A socket whose reading can be paused (the `ws` package's sockets can). */
+interface Pausable {
+  readonly pause: () => void
+  readonly resume: () => void
+}
+
+const isPausable = (ws: object): ws is Pausable =>
+  Predicate.hasProperty(ws, "pause") && typeof ws.pause === "function" &&
+  Predicate.hasProperty(ws, "resume") && typeof ws.resume === "function"
+
+/** Drops the connection at once when the socket can (`ws`'s `terminate()`), else closes it. */
+const terminate = (ws: globalThis.WebSocket): void => {
+  if (Predicate.hasProperty(ws, "terminate") && typeof ws.terminate === "function") {
+    ws.terminate()
+  } else {
+    ws.close()
+  }
+}
+
+const OPEN = 1
+const CLOSING = 2
+
+const noop = (): void => {}
+
+const closeQuietly = (ws: globalThis.WebSocket): void => {
+  // `ws` emits `error` when a socket still connecting is closed: keep it from being unhandled.
+  ws.addEventListener("error", noop)
+  // Closing already (after a read error, or a close the peer may never complete): nothing
+  // polite is left to do, and a hostile peer would hold the socket until `ws`'s close time-out.
+  if (ws.readyState === CLOSING) return terminate(ws)
+  if (ws.readyState <= OPEN) {
+    try {
+      ws.close(1000)
+    } catch {
+      terminate(ws)
+    }
+  }
+}
+
+const socketIo = (ws: globalThis.WebSocket): Io => {
+  const pausable = isPausable(ws) ? ws : undefined
+  return {
+    send: (frame) =>
+      Effect.suspend(() => {
+        // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
+        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
+        try {
+          ws.send(frame)
+          return Effect.succeed("written" as const)
+        } catch (cause) {
+          return Effect.fail({ retry: true, message: describeCause(cause) })
+        }
+      }),
+    pause: () => pausable?.pause(),
+    resume: () => pausable?.resume(),
+    abort: () => terminate(ws)
+  }
+}
+
+/** How an `error` event ends the attempt: before `open` an open failure, after it a read failure. */
+const errorOutcome = (
+  cause: unknown,
+  opened: boolean,
+  ws: globalThis.WebSocket,
+  key: Redacted.Redacted<string>,
+  settings: Settings
+): AttemptOutcome => {
+  if (opened) {
+    // A frame over `maxPayload`: refused while read, never retried (the service would send it
+    // again). Its exact size is unknown: it is at least one byte over what the socket accepted.
+    if (isPayloadTooLarge(cause)) {
+      return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
+    }
+    // A text frame that is not UTF-8: the socket is closed by `ws` (1007); a frame error.
+    if (wsErrorCode(cause) === "WS_ERR_INVALID_UTF8") {
+      return Fatal(new MalformedFrame({ raw: "", message: "a text frame that is not valid UTF-8" }), "failed")
+    }
+    return Retry(`read failed: ${scrub(describeCause(cause), key)}`)
+  }
+  const rejection = Option.orElse(rejectionOf(ws), () => rejectionFromError(cause))
+  if (Option.isSome(rejection)) {
+    const { reason, status } = rejection.value
+    if (rejectionStatuses.has(status)) {
+      return Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
+    }
+    return Retry(`upgrade refused with HTTP ${status}`)
+  }
+  return Retry(`open failed: ${scrub(describeCause(cause), key)}`)
+}
+
+/** How a `close` event ends the attempt. */
+const closeOutcome = (code: number, closeReason: string, key: Redacted.Redacted<string>): AttemptOutcome => {
+  // A clean close: the service ended the session (after `complete`, the engine ended it first).
+  if (code === 1000) return End("closed-by-service")
+  const reason = scrub(closeReason, key)
+  if (rejectionCloseCodes.has(code)) {
+    return Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected")
+  }
+  return Retry(`closed with code ${code}${reason.length > 0 ? `: ${reason}` : ""}`)
+}
+
+const closeCodeOf = (event: Event): { readonly code: number; readonly reason: string } => ({
+  code: Predicate.hasProperty(event, "code") && typeof event.code === "number" ? event.code : 1006,
+  reason: Predicate.hasProperty(event, "reason") && typeof event.reason === "string" ? event.reason : ""
+})
+
+/** The WebSocket transport. */
+export const webSocketTransport = (options: {
+  readonly base: string
+  readonly dialect: Dialect.Dialect
+  readonly sessionId: string
+  readonly settings: Settings
+  readonly constructor: (url: string, protocols?: string | Array<string> | undefined) => globalThis.WebSocket
+}): Transport =>
+(hooks) =>
+  Effect.gen(function*() {
+    const { dialect, sessionId, settings } = options
+    const url = Wire.connectUrl({
+      base: options.base,
+      path: dialect.connectPath,
+      handshake: dialect.handshake,
+      sessionId,
+      apiKey: hooks.key
+    })
+    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(url)}`)
+    let ws: globalThis.WebSocket
+    try {
+      const sized = sizedConstructors.get(options.constructor)
+      ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
+    } catch (cause) {
+      return hooks.end(Retry(`open failed: ${scrub(describeCause(cause), hooks.key)}`))
+    }
+    const socket = ws
+    socket.binaryType = "arraybuffer"
+    hooks.attach(socketIo(socket))
+    yield* Effect.addFinalizer(() => Effect.sync(() => closeQuietly(socket)))
+    let opened = false
+    const clock = yield* Effect.clock
+    const connectTimeout = yield* hooks.deadlines.schedule(
+      clock.unsafeCurrentTimeMillis() + Duration.toMillis(settings.connectTimeout),
+      () => {
+        if (!opened) {
+          terminate(socket)
+          hooks.end(Retry(new ConnectTimeout({ timeout: settings.connectTimeout })))
+        }
+        return undefined
+      }
+    )
+    const onMessage = (event: MessageEvent): void => {
+      const data: unknown = event.data
+      if (typeof data === "string") return hooks.frame(data)
+      if (data instanceof ArrayBuffer) return hooks.frame(new Uint8Array(data))
+      if (data instanceof Uint8Array) return hooks.frame(data)
+    }
+    const onError = (event: Event): void => {
+      socket.removeEventListener("message", onMessage)
+      socket.removeEventListener("close", onClose)
+      connectTimeout.cancel()
+      hooks.end(errorOutcome(event, opened, socket, hooks.key, settings))
+    }
+    const onClose = (event: CloseEvent): void => {
+      socket.removeEventListener("message", onMessage)
+      socket.removeEventListener("error", onError)
+      connectTimeout.cancel()
+      const { code, reason } = closeCodeOf(event)
+      hooks.end(closeOutcome(code, reason, hooks.key))
+    }
+    const onOpen = (): void => {
+      opened = true
+      connectTimeout.cancel()
+      if (dialect.handshake !== "query") socket.send(Wire.handshakeMessage(hooks.key, sessionId))
+      hooks.open()
+    }
+    socket.addEventListener("close", onClose, { once: true })
+    socket.addEventListener("error", onError, { once: true })
+    socket.addEventListener("message", onMessage)
+    if (socket.readyState === OPEN) onOpen()
+    else socket.addEventListener("open", onOpen, { once: true })
+  })
