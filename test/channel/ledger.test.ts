@@ -94,8 +94,11 @@ const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
   { arbitrary: FastCheck.constantFrom<Op>({ _tag: "Written", how: "confirmed" }, { _tag: "Written", how: "written" }), weight: 3 },
   { arbitrary: FastCheck.constant<Op>({ _tag: "Retry" }), weight: 1 },
   { arbitrary: FastCheck.constant<Op>({ _tag: "Refused" }), weight: 1 },
-  { arbitrary: FastCheck.constant<Op>({ _tag: "Drop" }), weight: 1 }
+  { arbitrary: FastCheck.constant<Op>({ _tag: "Drop" }), weight: 2 }
 )
+
+/** Long enough runs (the default size stays under ten steps) to reach a full outbox and mixed drops. */
+const opsArb = FastCheck.array(opArb, { minLength: 10, maxLength: 80, size: "max" })
 
 const answerFor = (key: string, n: number): Ledger.QueuedAnswer => ({
   key,
@@ -131,7 +134,7 @@ describe("answer ledger", () => {
     [
       FastCheck.subarray(keys, { maxLength: 2 }),
       FastCheck.integer({ min: 1, max: 4 }),
-      FastCheck.array(opArb, { maxLength: 60 }),
+      opsArb,
       FastCheck.boolean()
     ],
     ([pending, limit, ops, clean]) => {
@@ -146,6 +149,8 @@ describe("answer ledger", () => {
         }
       }
       let accepted = 0
+      /** Answers put back by a drop: only they may take the outbox past the limit. */
+      const requeued = new Set<string>()
       check(ledger, reference)
       for (const op of ops) {
         const before = inFlight(ledger)
@@ -191,12 +196,14 @@ describe("answer ledger", () => {
             break
           case "Drop": {
             const count = ledger.unconfirmed.length
+            for (const answer of ledger.unconfirmed) requeued.add(answer.frame)
             ledger = Ledger.requeue(ledger)
             assert.strictEqual(count, reference.requeue())
             break
           }
         }
         check(ledger, reference)
+        assert.isAtMost(ledger.outbox.filter((answer) => !requeued.has(answer.frame)).length, limit)
         const after = new Set(inFlight(ledger).map((answer) => answer.frame))
         const gone = before.filter((answer) => !after.has(answer.frame))
         assert.deepStrictEqual(
@@ -219,6 +226,33 @@ describe("answer ledger", () => {
     },
     { fastCheck: { numRuns: 500 } }
   )
+
+  it("the generated runs reach every case: a full outbox, a drop with answers both written and queued, a requeue past the limit, a refused head, a request asked again once sent", () => {
+    const reached = new Set<string>()
+    for (const [limit, ops] of FastCheck.sample(FastCheck.tuple(FastCheck.integer({ min: 1, max: 4 }), opsArb), { numRuns: 500, seed: 15 })) {
+      let ledger = Ledger.empty
+      ops.forEach((op, n) => {
+        if (op._tag === "Request") {
+          if (Ledger.isAnswered(ledger, op.key)) reached.add("asked again")
+          ledger = Ledger.event(ledger, op.key)
+        } else if (op._tag === "Respond") {
+          const result = Ledger.queue(ledger, answerFor(op.key, n), limit)
+          if (Either.isRight(result)) ledger = result.right
+          else if (result.left === "full") reached.add("full")
+        } else if (op._tag === "Written") {
+          ledger = Ledger.written(ledger, op.how)
+        } else if (op._tag === "Refused") {
+          if (ledger.outbox.length > 0) reached.add("refused")
+          ledger = Ledger.refused(ledger)
+        } else if (op._tag === "Drop") {
+          if (ledger.unconfirmed.length > 0 && ledger.outbox.length > 0) reached.add("mixed drop")
+          ledger = Ledger.requeue(ledger)
+          if (ledger.outbox.length > limit) reached.add("past the limit")
+        }
+      })
+    }
+    assert.deepStrictEqual([...reached].sort(), ["asked again", "full", "mixed drop", "past the limit", "refused"])
+  })
 
   const key = Ledger.requestKey("as_1", "browser_use")
   const other = Ledger.requestKey("as_2", "browser_use")
