@@ -1,0 +1,348 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as HashMap from "effect/HashMap"
+import * as Ledger from "../../src/internal/channel/ledger.js"
+
+// ---------------------------------------------------------------------------
+// The reference: the engine's mutable answer state before issue 15, transcribed
+// (src/internal/eventStream.ts: accept, confirmAnswers, writeHead, requeueUnconfirmed, finish, respond).
+// ---------------------------------------------------------------------------
+
+class Reference {
+  readonly requests = new Map<string, Ledger.Status>()
+  outbox: Array<Ledger.QueuedAnswer> = []
+  unconfirmed: Array<Ledger.QueuedAnswer> = []
+  constructor(pending: ReadonlyArray<string>) {
+    for (const key of pending) this.requests.set(key, "pending")
+  }
+  event(key: string | undefined): void {
+    if (this.unconfirmed.length > 0) this.confirm()
+    if (key !== undefined) {
+      const status = this.requests.get(key)
+      if (status !== "queued" && status !== "unconfirmed") this.requests.set(key, "pending")
+    }
+  }
+  confirm(): void {
+    for (const answer of this.unconfirmed) {
+      if (this.requests.get(answer.key) === "unconfirmed") this.requests.set(answer.key, "sent")
+    }
+    this.unconfirmed = []
+  }
+  respond(answer: Ledger.QueuedAnswer, limit: number): Ledger.Refusal | undefined {
+    const status = this.requests.get(answer.key)
+    if (status === undefined) return "never-received"
+    if (status !== "pending") return "already-answered"
+    if (this.outbox.length >= limit) return "full"
+    this.requests.set(answer.key, "queued")
+    this.outbox.push(answer)
+    return undefined
+  }
+  written(how: "confirmed" | "written"): void {
+    const head = this.outbox.shift()
+    if (head === undefined) return
+    if (how === "confirmed") {
+      this.requests.set(head.key, "sent")
+    } else {
+      this.unconfirmed.push(head)
+      this.requests.set(head.key, "unconfirmed")
+    }
+  }
+  refused(): void {
+    const head = this.outbox.shift()
+    if (head !== undefined) this.requests.set(head.key, "pending")
+  }
+  requeue(): number {
+    const count = this.unconfirmed.length
+    for (const answer of this.unconfirmed) this.requests.set(answer.key, "queued")
+    this.outbox.unshift(...this.unconfirmed)
+    this.unconfirmed = []
+    return count
+  }
+  finish(clean: boolean): Array<{ actionSessionId: string; resourceType: string }> {
+    if (clean) this.confirm()
+    return [...this.unconfirmed, ...this.outbox].map((answer) => {
+      const cut = answer.key.indexOf("\u0000")
+      return { actionSessionId: answer.key.slice(0, cut), resourceType: answer.key.slice(cut + 1) }
+    })
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------
+
+/** Few keys, so that requests repeat and answers collide. */
+const keys = ["as_1", "as_2", "as_3"].flatMap((session) =>
+  ["browser_use", "form_input"].map((type) => Ledger.requestKey(session, type))
+)
+const keyArb = FastCheck.constantFrom(...keys)
+
+type Op =
+  | { readonly _tag: "Request"; readonly key: string }
+  | { readonly _tag: "Event" }
+  | { readonly _tag: "Respond"; readonly key: string }
+  | { readonly _tag: "Written"; readonly how: "confirmed" | "written" }
+  | { readonly _tag: "Retry" }
+  | { readonly _tag: "Refused" }
+  | { readonly _tag: "Drop" }
+
+const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
+  { arbitrary: keyArb.map((key): Op => ({ _tag: "Request", key })), weight: 3 },
+  { arbitrary: FastCheck.constant<Op>({ _tag: "Event" }), weight: 1 },
+  { arbitrary: keyArb.map((key): Op => ({ _tag: "Respond", key })), weight: 4 },
+  { arbitrary: FastCheck.constantFrom<Op>({ _tag: "Written", how: "confirmed" }, { _tag: "Written", how: "written" }), weight: 3 },
+  { arbitrary: FastCheck.constant<Op>({ _tag: "Retry" }), weight: 1 },
+  { arbitrary: FastCheck.constant<Op>({ _tag: "Refused" }), weight: 1 },
+  { arbitrary: FastCheck.constant<Op>({ _tag: "Drop" }), weight: 2 }
+)
+
+/** Long enough runs (the default size stays under ten steps) to reach a full outbox and mixed drops. */
+const opsArb = FastCheck.array(opArb, { minLength: 10, maxLength: 80, size: "max" })
+
+const answerFor = (key: string, n: number): Ledger.QueuedAnswer => ({
+  key,
+  frame: `answer-${n}`,
+  data: { granted: n % 2 === 0, resource_type: Ledger.keyParts(key).resourceType }
+})
+
+const inFlight = (ledger: Ledger.Ledger): ReadonlyArray<Ledger.QueuedAnswer> => [...ledger.unconfirmed, ...ledger.outbox]
+const order = (answer: Ledger.QueuedAnswer): number => Number(answer.frame.slice("answer-".length))
+const sorted = <A>(entries: Iterable<readonly [string, A]>) => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+
+/** The invariants that hold after every step, and agreement with the reference. */
+const check = (ledger: Ledger.Ledger, reference: Reference): void => {
+  for (const answer of ledger.outbox) assert.strictEqual(Ledger.status(ledger, answer.key), "queued")
+  for (const answer of ledger.unconfirmed) assert.strictEqual(Ledger.status(ledger, answer.key), "unconfirmed")
+  const waiting = inFlight(ledger)
+  assert.strictEqual(new Set(waiting.map((answer) => answer.key)).size, waiting.length, "a key twice on its way")
+  // And the other way round: a queued or unconfirmed request has its answer on its way.
+  const waitingStatuses = [...HashMap.values(ledger.requests)].filter((status) => status === "queued" || status === "unconfirmed")
+  assert.strictEqual(waitingStatuses.length, waiting.length)
+  // FIFO: the unconfirmed, then the outbox, in the order the answers were accepted.
+  for (let i = 1; i < waiting.length; i++) assert.isBelow(order(waiting[i - 1]!), order(waiting[i]!))
+  assert.strictEqual(Ledger.hasUnconfirmed(ledger), ledger.unconfirmed.length > 0)
+  assert.strictEqual(Ledger.head(ledger), ledger.outbox[0])
+  assert.deepStrictEqual(sorted(ledger.requests), sorted(reference.requests))
+  assert.deepStrictEqual(ledger.outbox, reference.outbox)
+  assert.deepStrictEqual(ledger.unconfirmed, reference.unconfirmed)
+}
+
+describe("answer ledger", () => {
+  it.prop(
+    "random operations keep the invariants, agree with the engine's rules, and lose no answer",
+    [
+      FastCheck.subarray(keys, { maxLength: 2 }),
+      FastCheck.integer({ min: 1, max: 4 }),
+      opsArb,
+      FastCheck.boolean()
+    ],
+    ([pending, limit, ops, clean]) => {
+      let ledger = Ledger.fromPending(pending)
+      const reference = new Reference(pending)
+      /** What became of each accepted answer (by frame): exactly one fate each. */
+      const fates = new Map<string, "sent" | "pending again" | "unsent">()
+      const settle = (answers: ReadonlyArray<Ledger.QueuedAnswer>, fate: "sent" | "pending again" | "unsent") => {
+        for (const answer of answers) {
+          assert.isFalse(fates.has(answer.frame), `${answer.frame} settled twice`)
+          fates.set(answer.frame, fate)
+        }
+      }
+      let accepted = 0
+      /** Answers put back by a drop: only they may take the outbox past the limit. */
+      const requeued = new Set<string>()
+      check(ledger, reference)
+      for (const op of ops) {
+        const before = inFlight(ledger)
+        let arrived: ReadonlyArray<Ledger.QueuedAnswer> = []
+        let fate: "sent" | "pending again" | undefined
+        switch (op._tag) {
+          case "Request":
+          case "Event": {
+            const key = op._tag === "Request" ? op.key : undefined
+            if (op._tag === "Request") assert.strictEqual(Ledger.isAnswered(ledger, op.key), reference.requests.get(op.key) === "sent")
+            ledger = Ledger.event(ledger, key)
+            reference.event(key)
+            fate = "sent"
+            break
+          }
+          case "Respond": {
+            const answer = answerFor(op.key, accepted)
+            const result = Ledger.queue(ledger, answer, limit)
+            const expected = reference.respond(answer, limit)
+            if (Either.isLeft(result)) {
+              assert.strictEqual(result.left, expected)
+            } else {
+              assert.isUndefined(expected)
+              assert.isAtMost(result.right.outbox.length, limit)
+              ledger = result.right
+              arrived = [answer]
+              accepted += 1
+            }
+            break
+          }
+          case "Written":
+            ledger = Ledger.written(ledger, op.how)
+            reference.written(op.how)
+            fate = "sent"
+            break
+          case "Retry":
+            // A write to be retried: no transition, the answer stays at the head.
+            break
+          case "Refused":
+            ledger = Ledger.refused(ledger)
+            reference.refused()
+            fate = "pending again"
+            break
+          case "Drop": {
+            const count = ledger.unconfirmed.length
+            for (const answer of ledger.unconfirmed) requeued.add(answer.frame)
+            ledger = Ledger.requeue(ledger)
+            assert.strictEqual(count, reference.requeue())
+            break
+          }
+        }
+        check(ledger, reference)
+        assert.isAtMost(ledger.outbox.filter((answer) => !requeued.has(answer.frame)).length, limit)
+        const after = new Set(inFlight(ledger).map((answer) => answer.frame))
+        const gone = before.filter((answer) => !after.has(answer.frame))
+        assert.deepStrictEqual(
+          inFlight(ledger).filter((answer) => !before.includes(answer)),
+          arrived,
+          "only an accepted answer arrives"
+        )
+        if (gone.length > 0) {
+          assert.isDefined(fate, `${op._tag} lost an answer`)
+          if (fate !== undefined) settle(gone, fate)
+        }
+      }
+      const unsent = Ledger.unsent(ledger, clean)
+      assert.deepStrictEqual(unsent, reference.finish(clean))
+      if (clean) settle(ledger.unconfirmed, "sent")
+      const left = clean ? ledger.outbox : inFlight(ledger)
+      assert.deepStrictEqual(unsent, left.map((answer) => Ledger.keyParts(answer.key)))
+      settle(left, "unsent")
+      assert.strictEqual(fates.size, accepted, "every accepted answer ends sent, pending again or unsent")
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
+
+  it("the generated runs reach every case: a full outbox, a drop with answers both written and queued, a requeue past the limit, a refused head, a request asked again once sent", () => {
+    const reached = new Set<string>()
+    for (const [limit, ops] of FastCheck.sample(FastCheck.tuple(FastCheck.integer({ min: 1, max: 4 }), opsArb), { numRuns: 500, seed: 15 })) {
+      let ledger = Ledger.empty
+      ops.forEach((op, n) => {
+        if (op._tag === "Request") {
+          if (Ledger.isAnswered(ledger, op.key)) reached.add("asked again")
+          ledger = Ledger.event(ledger, op.key)
+        } else if (op._tag === "Respond") {
+          const result = Ledger.queue(ledger, answerFor(op.key, n), limit)
+          if (Either.isRight(result)) ledger = result.right
+          else if (result.left === "full") reached.add("full")
+        } else if (op._tag === "Written") {
+          ledger = Ledger.written(ledger, op.how)
+        } else if (op._tag === "Refused") {
+          if (ledger.outbox.length > 0) reached.add("refused")
+          ledger = Ledger.refused(ledger)
+        } else if (op._tag === "Drop") {
+          if (ledger.unconfirmed.length > 0 && ledger.outbox.length > 0) reached.add("mixed drop")
+          ledger = Ledger.requeue(ledger)
+          if (ledger.outbox.length > limit) reached.add("past the limit")
+        }
+      })
+    }
+    assert.deepStrictEqual([...reached].sort(), ["asked again", "full", "mixed drop", "past the limit", "refused"])
+  })
+
+  const key = Ledger.requestKey("as_1", "browser_use")
+  const other = Ledger.requestKey("as_2", "browser_use")
+  const queued = (ledger: Ledger.Ledger, answer: Ledger.QueuedAnswer, limit = 8): Ledger.Ledger => {
+    const result = Ledger.queue(ledger, answer, limit)
+    if (Either.isLeft(result)) return assert.fail(`refused: ${result.left}`)
+    return result.right
+  }
+
+  it("U16 refuses an answer to a request never received", () => {
+    assert.deepStrictEqual(Ledger.queue(Ledger.empty, answerFor(key, 0), 8), Either.left("never-received"))
+    const other = Ledger.received(Ledger.empty, Ledger.requestKey("as_1", "form_input"))
+    assert.deepStrictEqual(Ledger.queue(other, answerFor(key, 0), 8), Either.left("never-received"))
+  })
+
+  it("U16 refuses a second answer while the first is queued, unconfirmed or sent", () => {
+    const one = queued(Ledger.received(Ledger.empty, key), answerFor(key, 0))
+    assert.deepStrictEqual(Ledger.queue(one, answerFor(key, 1), 8), Either.left("already-answered"))
+    const written = Ledger.written(one, "written")
+    assert.deepStrictEqual(Ledger.queue(written, answerFor(key, 1), 8), Either.left("already-answered"))
+    const sent = Ledger.confirm(written)
+    assert.deepStrictEqual(Ledger.queue(sent, answerFor(key, 1), 8), Either.left("already-answered"))
+  })
+
+  it("refuses an answer when the outbox holds the limit, and accepts it once the head is written", () => {
+    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
+    const full = queued(both, answerFor(key, 0), 1)
+    assert.deepStrictEqual(Ledger.queue(full, answerFor(other, 1), 1), Either.left("full"))
+    assert.strictEqual(queued(Ledger.written(full, "written"), answerFor(other, 1), 1).outbox.length, 1)
+  })
+
+  it("a requeue may take the outbox past the limit: nothing written is dropped, queue refuses until below", () => {
+    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
+    const written = queued(Ledger.written(queued(both, answerFor(key, 0), 1), "written"), answerFor(other, 1), 1)
+    const requeued = Ledger.requeue(written)
+    assert.deepStrictEqual(requeued.outbox.map((answer) => answer.frame), ["answer-0", "answer-1"])
+    const third = Ledger.received(requeued, Ledger.requestKey("as_3", "browser_use"))
+    assert.deepStrictEqual(Ledger.queue(third, answerFor(Ledger.requestKey("as_3", "browser_use"), 2), 1), Either.left("full"))
+  })
+
+  it("a request asked again while its answer is queued or unconfirmed keeps it; once sent it is pending again", () => {
+    const one = queued(Ledger.received(Ledger.empty, key), answerFor(key, 0))
+    assert.strictEqual(Ledger.received(one, key), one)
+    const written = Ledger.written(one, "written")
+    assert.strictEqual(Ledger.received(written, key), written)
+    assert.isFalse(Ledger.isAnswered(written, key))
+    const sent = Ledger.written(one, "confirmed")
+    assert.isTrue(Ledger.isAnswered(sent, key))
+    const again = Ledger.received(sent, key)
+    assert.strictEqual(Ledger.status(again, key), "pending")
+    assert.strictEqual(queued(again, answerFor(key, 1)).outbox.length, 1)
+  })
+
+  it("an event confirms the written answers before it, so the same request asked by it is pending again", () => {
+    const written = Ledger.written(queued(Ledger.received(Ledger.empty, key), answerFor(key, 0)), "written")
+    assert.strictEqual(Ledger.status(Ledger.event(written), key), "sent")
+    assert.strictEqual(Ledger.status(Ledger.event(written, key), key), "pending")
+  })
+
+  it("a refused answer leaves its request pending; a drop writes the unconfirmed again first", () => {
+    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
+    const two = queued(queued(both, answerFor(key, 0)), answerFor(other, 1))
+    const refused = Ledger.refused(two)
+    assert.strictEqual(Ledger.status(refused, key), "pending")
+    assert.deepStrictEqual(refused.outbox.map((answer) => answer.frame), ["answer-1"])
+    const dropped = Ledger.requeue(Ledger.written(two, "written"))
+    assert.deepStrictEqual(dropped.outbox.map((answer) => answer.frame), ["answer-0", "answer-1"])
+    assert.strictEqual(Ledger.status(dropped, key), "queued")
+  })
+
+  it("unsent lists the unconfirmed then the outbox; a clean end confirms the written first", () => {
+    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
+    const ledger = Ledger.written(queued(queued(both, answerFor(key, 0)), answerFor(other, 1)), "written")
+    assert.deepStrictEqual(Ledger.unsent(ledger, false), [
+      { actionSessionId: "as_1", resourceType: "browser_use" },
+      { actionSessionId: "as_2", resourceType: "browser_use" }
+    ])
+    assert.deepStrictEqual(Ledger.unsent(ledger, true), [{ actionSessionId: "as_2", resourceType: "browser_use" }])
+  })
+
+  it("costs nothing at rest: one shared empty ledger, unchanged by keep-alive-free steps without answers", () => {
+    assert.strictEqual(Ledger.fromPending([]), Ledger.empty)
+    assert.strictEqual(Ledger.event(Ledger.empty), Ledger.empty)
+    assert.strictEqual(Ledger.confirm(Ledger.empty), Ledger.empty)
+    assert.strictEqual(Ledger.requeue(Ledger.empty), Ledger.empty)
+    assert.strictEqual(Ledger.written(Ledger.empty, "written"), Ledger.empty)
+    assert.strictEqual(Ledger.refused(Ledger.empty), Ledger.empty)
+    assert.isUndefined(Ledger.status(Ledger.empty, key))
+    const pending = Ledger.fromPending([key])
+    assert.strictEqual(Ledger.event(pending), pending)
+    assert.strictEqual(Ledger.status(pending, key), "pending")
+  })
+})
