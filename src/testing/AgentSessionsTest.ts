@@ -46,7 +46,7 @@ import {
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
-import { requestKey } from "../internal/eventStream.js"
+import { requestKey } from "../internal/channel/ledger.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"

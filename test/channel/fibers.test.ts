@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
-import { WebSocketServer } from "ws"
+import { type WebSocket as WsSocket, WebSocketServer } from "ws"
 import * as Credentials from "../../src/Credentials.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as WebSocket from "../../src/internal/webSocket.js"
@@ -24,8 +24,11 @@ import * as WebSocket from "../../src/internal/webSocket.js"
 /** A server that sends `started` after the documented handshake, then nothing. */
 const silentServer = Effect.acquireRelease(
   Effect.async<WebSocketServer>((resume) => {
-    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () => resume(Effect.succeed(server)))
-    server.on("connection", (socket) => {
+    const server: WebSocketServer = new WebSocketServer(
+      { host: "127.0.0.1", port: 0 },
+      (): void => resume(Effect.succeed(server))
+    )
+    server.on("connection", (socket: WsSocket) => {
       socket.once("message", () =>
         socket.send(JSON.stringify({ event: "started", data: { sessionId: "s", start_url: "https://example.com" } }))
       )

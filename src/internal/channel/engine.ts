@@ -342,9 +342,9 @@ export const makeEngine = (
         ledger = Ledger.confirm(ledger)
       },
       dropped: () => {
-        const requeued = Ledger.requeue(ledger)
-        ledger = requeued.ledger
-        return requeued.count
+        const count = ledger.unconfirmed.length
+        ledger = Ledger.requeue(ledger)
+        return count
       }
     })
 
