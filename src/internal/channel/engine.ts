@@ -14,6 +14,10 @@
  * synchronous callbacks (one per frame), where an Effect per frame halves throughput
  * (bench/RESULTS.md). JavaScript is single-threaded: no frame callback runs while the fiber runs.
  */
+import * as Channel from "effect/Channel"
+import type * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,12 +25,16 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
 import type * as Answer from "../../Answer.js"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
@@ -47,7 +55,7 @@ import { inSession } from "../orphan.js"
 import * as Deadlines from "./deadlines.js"
 import { Flow } from "./flow.js"
 import * as Ledger from "./ledger.js"
-import { type Final, makeLoop } from "./loop.js"
+import { type Attempted, type Final, makeLoop } from "./loop.js"
 import { frameKey, Replay } from "./replay.js"
 import { scrubFrameError } from "./scrub.js"
 import type { Settings } from "./settings.js"
@@ -89,7 +97,7 @@ interface Attempt {
   /** Done when the attempt opens or ends, whichever first: the loop's first wait. */
   readonly wake: Deferred.Deferred<void>
   readonly outcome: Deferred.Deferred<AttemptOutcome>
-  readonly scope: Scope.Scope
+  readonly scope: Scope.CloseableScope
   readonly entries: Array<Deadlines.Entry>
   io: Io | undefined
   opened: boolean
@@ -260,15 +268,27 @@ export const makeEngine = (
     }
 
     // --- one attempt ---
-    const attemptOnce = (number: number) =>
-      Effect.scoped(Effect.gen(function*() {
+    const attemptOnce = (number: number): Effect.Effect<Attempted> =>
+      Effect.gen(function*() {
+        // The attempt's span is made and ended by hand, not wrapped around the attempt: a wrapper
+        // stays on the fiber's stack for the whole attempt (6 KiB per open connection, measured).
+        const span = yield* Effect.makeSpan("EventStream.attempt", {
+          attributes: { sessionId, attempt: number, url: options.printableUrl },
+          captureStackTrace: false
+        })
         const key = yield* Effect.either(credentials.keyFor("connect", options.agent))
-        if (Either.isLeft(key)) return { outcome: Fatal(key.left, "failed"), alive: false, opened: false }
+        if (Either.isLeft(key)) {
+          span.end(clock.unsafeCurrentTimeNanos(), Exit.fail(key.left))
+          return { outcome: Fatal(key.left, "failed"), alive: false, opened: false }
+        }
+        // The attempt's scope is closed by hand when the attempt is over (or by `run`'s exit on
+        // interruption), not by `Effect.scoped`, for the same reason as the span.
+        const scope = yield* Scope.make()
         const attempt: Attempt = {
           key: key.right,
           wake: Deferred.unsafeMake<void>(FiberId.none),
           outcome: Deferred.unsafeMake<AttemptOutcome>(FiberId.none),
-          scope: yield* Effect.scope,
+          scope,
           entries: [],
           io: undefined,
           opened: false,
@@ -281,10 +301,11 @@ export const makeEngine = (
         runtime = yield* Effect.runtime<never>()
         flow.reset()
         replay.reopened()
-        yield* Effect.addFinalizer(() =>
+        yield* Scope.addFinalizerExit(scope, (exit) =>
           Effect.sync(() => {
             attempt.ended = true
             for (const entry of attempt.entries) entry.cancel()
+            span.end(clock.unsafeCurrentTimeNanos(), exit)
           })
         )
         const hooks: Hooks = {
@@ -313,7 +334,7 @@ export const makeEngine = (
           },
           end: (outcome) => endAttempt(attempt, outcome)
         }
-        yield* options.transport(hooks)
+        yield* Scope.extend(options.transport(hooks), scope)
         yield* Deferred.await(attempt.wake)
         if (attempt.opened && !attempt.ended) {
           yield* loop.opened
@@ -322,14 +343,13 @@ export const makeEngine = (
           yield* startWriter(attempt)
         }
         const outcome = yield* Deferred.await(attempt.outcome)
+        yield* Scope.close(scope, Exit.succeed(outcome))
         const dropped = replay.takeDropped()
         if (dropped > 0) {
           yield* Effect.logDebug(`${dropped} event(s) sent again after the reconnect were dropped (a replay)`)
         }
         return { outcome, alive: attempt.gotFrame, opened: attempt.opened }
-      })).pipe(
-        Effect.withSpan("EventStream.attempt", { attributes: { sessionId, attempt: number, url: options.printableUrl } })
-      )
+      })
 
     const loop = makeLoop({
       sessionId,
@@ -378,12 +398,39 @@ export const makeEngine = (
 
     const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
 
-    const run: Effect.Effect<void> = loop.run.pipe(
-      Effect.catchAllDefect((defect): Effect.Effect<Final> => Effect.succeed({ reason: "failed", exit: Exit.die(defect) })),
-      Effect.flatMap(finish),
-      Effect.onInterrupt(() => finish(closedByCaller)),
-      Effect.annotateLogs({ sessionId }),
-      Effect.withSpan("EventStream.connection", { attributes: { sessionId, url: options.printableUrl } })
+    /** How the loop ended: its result, a defect (a bug) as `failed`, or the caller's close. */
+    const finalOf = (exit: Exit.Exit<Final>): Final => {
+      if (Exit.isSuccess(exit)) return exit.value
+      if (Cause.isInterruptedOnly(exit.cause)) return closedByCaller
+      const defect = Cause.dieOption(exit.cause)
+      return { reason: "failed", exit: Exit.die(Option.isSome(defect) ? defect.value : Cause.squash(exit.cause)) }
+    }
+
+    // The connection's fiber, lean on purpose (issue 15: every wrapper stays on the fiber's stack
+    // while the connection is open). Its log annotation and its span are set on the fiber itself
+    // (it runs nothing else) rather than wrapped around it: measured, `Effect.annotateLogs`
+    // and `Effect.withSpan` around the loop cost 3.4 and 5.3 KiB per open connection. One frame
+    // for the ending.
+    const run: Effect.Effect<void> = Effect.flatMap(
+      Effect.makeSpan("EventStream.connection", {
+        attributes: { sessionId, url: options.printableUrl },
+        captureStackTrace: false
+      }),
+      (span) =>
+        Effect.zipRight(
+          Effect.zipRight(
+            FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("sessionId", sessionId)),
+            FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span))
+          ),
+          Effect.onExit(loop.run, (exit) =>
+            Effect.zipRight(
+              current === undefined ? Effect.void : Scope.close(current.scope, Exit.asVoid(exit)),
+              Effect.zipRight(
+                finish(finalOf(exit)),
+                Effect.sync(() => span.end(clock.unsafeCurrentTimeNanos(), exit))
+              )
+            ))
+        )
     )
 
     const start = Effect.suspend(() => {
@@ -395,15 +442,19 @@ export const makeEngine = (
       }))
     })
 
-    const events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> = Stream.unwrap(
-      Effect.as(
-        start,
-        Mailbox.toStream(mailbox).pipe(Stream.mapChunksEffect((chunk) => {
-          taken(chunk.length)
-          // Metrics: one update per chunk and event tag, not per frame.
-          return Effect.as(Metrics.recordEvents(chunk), chunk)
-        }))
-      )
+    // The consumer's side: the mailbox read chunk by chunk, as `Mailbox.toStream` does, with
+    // the connection started on the first pull and each chunk counted out of the buffer. One
+    // channel, no `Stream.unwrap` (which adds a flattening executor per consumer).
+    const pull: Channel.Channel<Chunk.Chunk<SessionEvent.SessionEvent>, unknown, EventStreamError, unknown, void, unknown> =
+      Channel.flatMap(mailbox.takeAll, ([chunk, done]) => {
+        if (chunk.length === 0) return done ? Channel.void : pull
+        taken(chunk.length)
+        // Metrics: one update per chunk and event tag, not per frame.
+        const out = Channel.zipRight(Channel.fromEffect(Metrics.recordEvents(chunk)), Channel.write(chunk))
+        return done ? out : Channel.zipRight(out, pull)
+      })
+    const events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> = Stream.fromChannel(
+      Channel.zipRight(Channel.fromEffect(start), pull)
     )
 
     const close: Effect.Effect<void> = Effect.suspend(() => {
