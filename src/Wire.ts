@@ -74,6 +74,9 @@ const textEncoder = new TextEncoder()
 
 const utf8Size = (text: string): number => textEncoder.encode(text).byteLength
 
+/** What a known event without data decodes from (the fast decoders only read it). */
+const emptyPayload: { readonly [key: string]: unknown } = {}
+
 const malformed = (text: string, message: string) =>
   Either.left(new MalformedFrame({ raw: truncateRaw(text), message }))
 
@@ -93,13 +96,80 @@ const parseObject = (text: string, maxDepth: number): { readonly [key: string]: 
 
 type FastDecoder = (payload: unknown) => SessionEvent.SessionEvent | undefined
 
+/**
+ * The fast decoder of an event whose fields are all required strings: a copy of those fields
+ * with the SDK's tag, or `undefined` (the payload is then decoded by the schema, for its error
+ * message). Unrolled up to three fields (one property access site per field position, so a
+ * decoder that sees one event keeps monomorphic access): a single loop over the fields for every
+ * event cost about a fifth of `JSON.parse` per frame, the unrolled copy a twentieth
+ * (bench/frameDecode.ts). More fields (no event has them today) take the loop. Computed keys in
+ * an object literal measured slower as soon as one decoder sees two events (V8 has no fast
+ * megamorphic path for them), hence the stores.
+ */
+const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder => {
+  const [a = "", b = "", c = ""] = fields
+  switch (fields.length) {
+    case 0:
+      return (payload) => Predicate.isRecord(payload) ? event(tag) : undefined
+    case 1:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        if (typeof x !== "string") return undefined
+        const out = event(tag)
+        out[a] = x
+        return out
+      }
+    case 2:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        const y = payload[b]
+        if (typeof x !== "string" || typeof y !== "string") return undefined
+        const out = event(tag)
+        out[a] = x
+        out[b] = y
+        return out
+      }
+    case 3:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        const y = payload[b]
+        const z = payload[c]
+        if (typeof x !== "string" || typeof y !== "string" || typeof z !== "string") return undefined
+        const out = event(tag)
+        out[a] = x
+        out[b] = y
+        out[c] = z
+        return out
+      }
+    default:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const out = event(tag)
+        for (const field of fields) {
+          const value = payload[field]
+          if (typeof value !== "string") return undefined
+          out[field] = value
+        }
+        return out
+      }
+  }
+}
+
+/** A new event of the tag, its fields to be set (typed as the union: the fast decoders build it). */
+const event = (tag: string): SessionEvent.SessionEvent & Record<string, unknown> =>
+  ({ _tag: tag }) as SessionEvent.SessionEvent & Record<string, unknown>
+
 // Events whose every field is a required string (plain or branded: a brand adds no check) decode
 // to a copy of those fields with the SDK's tag, which is exactly what their schema gives (excess
 // properties ignored): a `typeof` check finds it without the schema interpreter, which is a third
 // of the per-frame cost. Any other event, or a payload that fails the check, is decoded by its
 // schema (with its error message). Derived from the union's schemas, so nothing is written twice.
-const buildFastDecoders = (): ReadonlyMap<string, FastDecoder> => {
-  const decoders = new Map<string, FastDecoder>()
+// Here: the tag and the fields of each such event, by wire name.
+const buildFastFields = (): ReadonlyMap<string, { readonly tag: string; readonly fields: ReadonlyArray<string> }> => {
+  const fastFields = new Map<string, { readonly tag: string; readonly fields: ReadonlyArray<string> }>()
   for (const member of SessionEvent.SessionEvent.members) {
     const ast = member.ast
     if (!AST.isTypeLiteral(ast) || ast.indexSignatures.length > 0) continue
@@ -116,24 +186,30 @@ const buildFastDecoders = (): ReadonlyMap<string, FastDecoder> => {
       }
     }
     if (!plain || tag === undefined || !Predicate.hasProperty(SessionEvent.wireNames, tag)) continue
-    const wireName = SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames]
-    const eventTag = tag
-    decoders.set(wireName, (payload) => {
-      if (!Predicate.isRecord(payload)) return undefined
-      const event: Record<string, unknown> = { _tag: eventTag }
-      for (const field of fields) {
-        const value = payload[field]
-        if (typeof value !== "string") return undefined
-        event[field] = value
-      }
-      return event as SessionEvent.SessionEvent
-    })
+    fastFields.set(SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames], { tag, fields })
+  }
+  return fastFields
+}
+
+const fastDecodersCache = new Map<string | undefined, ReadonlyMap<string, FastDecoder>>()
+
+/**
+ * The fast decoders of a framing, by wire name, built once per framing (not per connection). The
+ * flat framing reads the fields from the frame itself (its name key, `flatNameKey`, is an excess
+ * property, dropped like any other), so an event with a field of that name has none there.
+ */
+const fastDecodersOf = (flatNameKey: string | undefined): ReadonlyMap<string, FastDecoder> => {
+  let decoders = fastDecodersCache.get(flatNameKey)
+  if (decoders === undefined) {
+    const built = new Map<string, FastDecoder>()
+    for (const [name, { fields, tag }] of buildFastFields()) {
+      if (flatNameKey === undefined || !fields.includes(flatNameKey)) built.set(name, fastDecoder(tag, fields))
+    }
+    fastDecodersCache.set(flatNameKey, built)
+    decoders = built
   }
   return decoders
 }
-
-let fastDecodersCache: ReadonlyMap<string, FastDecoder> | undefined
-const fastDecoders = (): ReadonlyMap<string, FastDecoder> => fastDecodersCache ??= buildFastDecoders()
 
 /**
  * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
@@ -146,6 +222,8 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
   const strict = options.strict === true
   const maxDepth = options.maxDepth ?? defaultMaxDepth
   const nameKey = framing === "type-data" ? "type" : "event"
+  const flat = framing === "flat"
+  const fast = fastDecodersOf(flat ? nameKey : undefined)
   return (frame) => {
     let text: string
     if (typeof frame === "string") {
@@ -164,16 +242,19 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
     if (parsed instanceof MalformedFrame) return Either.left(parsed)
     const name = parsed[nameKey]
     if (typeof name !== "string" || name.length === 0) return malformed(text, `no "${nameKey}" naming the event`)
+    // A known event without data decodes as an empty payload (heartbeat, connected).
+    const fastDecode = fast.get(name)
+    if (fastDecode !== undefined) {
+      const event = fastDecode(flat ? parsed : parsed["data"] ?? emptyPayload)
+      if (event !== undefined) return Either.right(event)
+    }
     let payload: unknown
-    if (framing === "flat") {
+    if (flat) {
       const { [nameKey]: _name, ...rest } = parsed
       payload = rest
     } else {
       payload = parsed["data"]
     }
-    // A known event without data decodes as an empty payload (heartbeat, connected).
-    const fast = fastDecoders().get(name)?.(payload ?? {})
-    if (fast !== undefined) return Either.right(fast)
     const decoded = SessionEvent.decodePayload(name, payload ?? {})
     if (Option.isNone(decoded)) {
       return strict

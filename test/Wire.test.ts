@@ -112,6 +112,42 @@ const mutatedFrame = FastCheck.record({
   return JSON.stringify(frame)
 })
 
+/**
+ * The decode of a frame by the schemas alone (`SessionEvent.decodePayload`), for frames that are
+ * JSON objects naming a known event: the reference the decoder's fast path must agree with.
+ */
+const schemaOnly = (framing: Dialect.Framing, text: string): SessionEvent.PayloadResult | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const nameKey = framing === "type-data" ? "type" : "event"
+  if (!Predicate.isRecord(parsed)) return undefined
+  const name = parsed[nameKey]
+  if (typeof name !== "string" || !SessionEvent.isWireName(name)) return undefined
+  const { [nameKey]: _name, ...rest } = parsed
+  const payload = framing === "flat" ? rest : parsed["data"]
+  return Option.getOrUndefined(SessionEvent.decodePayload(name, payload ?? {}))
+}
+
+/** A frame with excess properties added beside the payload's fields (and beside the frame's). */
+const withExcess = (framing: Dialect.Framing, text: string, extra: Record<string, unknown>): string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return text
+  }
+  if (!Predicate.isRecord(parsed)) return text
+  const nameKey = framing === "type-data" ? "type" : "event"
+  const { [nameKey]: _drop, ...safeExtra } = extra
+  if (framing === "flat") return JSON.stringify({ ...safeExtra, ...parsed })
+  const data = parsed["data"]
+  return JSON.stringify({ ...safeExtra, ...parsed, data: Predicate.isRecord(data) ? { ...safeExtra, ...data } : data })
+}
+
 describe("Wire", () => {
   describe("Codec properties", () => {
     for (const framing of framings) {
@@ -164,6 +200,35 @@ describe("Wire", () => {
       decodeAll(frame)
       assertTotal(encoder.encode(frame), Wire.makeDecoder("event-data")(encoder.encode(frame)))
     }, { fastCheck: { numRuns: 700, seed: 5 } })
+
+    it.prop(
+      "the fast decode of plain-string events is exactly the schema's: same events (same keys, same order), same errors",
+      [mutatedFrame, FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 3 })],
+      ([frame, extra]) => {
+        for (const framing of framings) {
+          // With excess properties beside the fields as well (they must be dropped).
+          for (const text of [frame, withExcess(framing, frame, extra)]) {
+            const reference = schemaOnly(framing, text)
+            if (reference === undefined) continue
+            const result = Wire.makeDecoder(framing)(text)
+            generatedFrames += 1
+            if (Either.isRight(reference)) {
+              assert.isTrue(Either.isRight(result), text)
+              if (Either.isRight(result)) {
+                assert.deepStrictEqual(result.right, reference.right)
+                assert.deepStrictEqual(Object.keys(result.right), Object.keys(reference.right))
+              }
+            } else {
+              assert.isTrue(Either.isLeft(result) && result.left._tag === "EventDecodeError", text)
+              if (Either.isLeft(result) && result.left._tag === "EventDecodeError") {
+                assert.strictEqual(result.left.message, reference.left)
+              }
+            }
+          }
+        }
+      },
+      { fastCheck: { numRuns: 500, seed: 7 } }
+    )
 
     it.prop(
       "a frame over the limit is FrameTooLarge, whatever it holds",
