@@ -647,6 +647,31 @@ describe("Wire: total for any depth (issue 12, defect 1)", () => {
     assert.isTrue(Either.isRight(inString) && inString.right._tag === "ThoughtsAndMemories")
   })
 
+  it("a short frame is parsed before its depth is checked: the same errors, and a plain-string event keeps no deep value", () => {
+    const deepOf = (result: Either.Either<SessionEvent.SessionEvent, FrameError>) =>
+      Either.isLeft(result) && result.left._tag === "MalformedFrame" && result.left.message === "nested deeper than 64 levels"
+    // Deep where the event's fields are (no fast decode): refused, short or long.
+    for (const depth of [65, 1000, 3000]) {
+      assert.isTrue(deepOf(Wire.decodeFrame("event-data", `{"event":"action_run","data":${deepArray(depth)}}`)))
+      assert.isTrue(deepOf(Wire.decodeFrame("flat", `{"event":"started","sessionId":${deepObject(depth)},"start_url":"u"}`)))
+    }
+    // Deep and not JSON, or not an object: the depth message, as when it was checked first.
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", "[".repeat(100))))
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", deepArray(100))))
+    // Deep beside the fields of a plain-string event: dropped with the other excess properties in
+    // a short frame (nothing deep is kept); a frame over 4,096 characters is checked first.
+    const fields = { name: "click", action_session_id: "as_1", content: "c" }
+    const besides = (depth: number) =>
+      `{"event":"action_run","junk":${deepArray(depth)},"data":{"deep":${deepObject(depth)},"name":"click","action_session_id":"as_1","content":"c"}}`
+    const short = Wire.decodeFrame("event-data", besides(200))
+    assert.deepStrictEqual(short, Either.right({ _tag: "ActionRun", ...fields } as SessionEvent.ActionRun))
+    assert.isAbove(besides(800).length, 4096)
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", besides(800))))
+    // Any other event is refused whatever the length (its schema, or Unrecognized, would keep it).
+    const complete = `{"event":"complete","data":{"response":"r","type":"STRING","total_cost":1,"session_id":"s","deep":${deepArray(100)}}}`
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", complete)))
+  })
+
   it("a client frame of any depth is a typed error (MalformedFrame), never a RangeError", () => {
     for (const depth of [3000, 100_000, 1_000_000]) {
       for (const text of [
