@@ -132,13 +132,13 @@ const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder =>
   const [a = "", b = "", c = ""] = fields
   switch (fields.length) {
     case 0:
-      return (payload) => Predicate.isRecord(payload) ? event(tag) : undefined
+      return (payload) => Predicate.isRecord(payload) ? newEvent(tag) : undefined
     case 1:
       return (payload) => {
         if (!Predicate.isRecord(payload)) return undefined
         const x = payload[a]
         if (typeof x !== "string") return undefined
-        const out = event(tag)
+        const out = newEvent(tag)
         out[a] = x
         return out
       }
@@ -148,7 +148,7 @@ const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder =>
         const x = payload[a]
         const y = payload[b]
         if (typeof x !== "string" || typeof y !== "string") return undefined
-        const out = event(tag)
+        const out = newEvent(tag)
         out[a] = x
         out[b] = y
         return out
@@ -160,7 +160,7 @@ const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder =>
         const y = payload[b]
         const z = payload[c]
         if (typeof x !== "string" || typeof y !== "string" || typeof z !== "string") return undefined
-        const out = event(tag)
+        const out = newEvent(tag)
         out[a] = x
         out[b] = y
         out[c] = z
@@ -169,7 +169,7 @@ const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder =>
     default:
       return (payload) => {
         if (!Predicate.isRecord(payload)) return undefined
-        const out = event(tag)
+        const out = newEvent(tag)
         for (const field of fields) {
           const value = payload[field]
           if (typeof value !== "string") return undefined
@@ -181,7 +181,7 @@ const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder =>
 }
 
 /** A new event of the tag, its fields to be set (typed as the union: the fast decoders build it). */
-const event = (tag: string): SessionEvent.SessionEvent & Record<string, unknown> =>
+const newEvent = (tag: string): SessionEvent.SessionEvent & Record<string, unknown> =>
   ({ _tag: tag }) as SessionEvent.SessionEvent & Record<string, unknown>
 
 // Events whose every field is a required string (plain or branded: a brand adds no check) decode
