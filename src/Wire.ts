@@ -28,9 +28,14 @@ export const defaultMaxFrameSize = 1024 * 1024
 
 /**
  * The deepest nesting of objects and arrays a frame may have by default: 64. The service's
- * payloads nest three or four levels; a deeper frame is refused (`MalformedFrame`) before it is
- * parsed, so nothing that walks the value later (formatters, `JSON.stringify`) can overflow the
- * stack, whatever a peer sends.
+ * payloads nest three or four levels; a deeper frame is refused (`MalformedFrame`) before
+ * anything walks its value, so nothing that does later (formatters, `JSON.stringify`) can overflow
+ * the stack, whatever a peer sends. One kind of frame is not refused, as it keeps no deep value:
+ * a frame of up to 4,096 characters of a known event whose fields are all strings (`action_run`,
+ * `thoughts_and_memories`, ...) keeps only those strings, and deeper properties beside them are
+ * dropped like any excess property (such a frame is parsed before its depth is checked, which
+ * saves the check on most frames; a longer one is checked first, as parsing deep text costs more
+ * than scanning it).
  *
  * @since 0.1.0
  * @category models
@@ -74,32 +79,119 @@ const textEncoder = new TextEncoder()
 
 const utf8Size = (text: string): number => textEncoder.encode(text).byteLength
 
+/** What a known event without data decodes from (the fast decoders only read it). */
+const emptyPayload: { readonly [key: string]: unknown } = {}
+
 const malformed = (text: string, message: string) =>
   Either.left(new MalformedFrame({ raw: truncateRaw(text), message }))
+
+const tooDeep = (text: string, maxDepth: number) => malformed(text, `nested deeper than ${maxDepth} levels`)
+
+/** What {@link parseJson} gives for a text that is not JSON (no JSON text parses to a symbol). */
+const notJson: unique symbol = Symbol("notJson")
+
+/** The parsed value of a JSON text, or {@link notJson} (no Either on the per-frame path). */
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return notJson
+  }
+}
+
+/**
+ * The longest frame (in UTF-16 units) parsed before its depth is checked: parsing a text of this
+ * size nested as deep as it can be (2,048 arrays) takes under a millisecond on Node 20, a bound on
+ * what a hostile frame can cost before it is refused.
+ */
+const parseFirstUpTo = 4096
 
 /** A frame's JSON object, or why it is not one (no Either on the per-frame path). */
 const parseObject = (text: string, maxDepth: number): { readonly [key: string]: unknown } | MalformedFrame => {
   if (Json.exceedsDepth(text, maxDepth)) {
     return new MalformedFrame({ raw: truncateRaw(text), message: `nested deeper than ${maxDepth} levels` })
   }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return new MalformedFrame({ raw: truncateRaw(text), message: "not JSON" })
-  }
+  const parsed = parseJson(text)
+  if (parsed === notJson) return new MalformedFrame({ raw: truncateRaw(text), message: "not JSON" })
   return Predicate.isRecord(parsed) ? parsed : new MalformedFrame({ raw: truncateRaw(text), message: "not a JSON object" })
 }
 
 type FastDecoder = (payload: unknown) => SessionEvent.SessionEvent | undefined
+
+/**
+ * The fast decoder of an event whose fields are all required strings: a copy of those fields
+ * with the SDK's tag, or `undefined` (the payload is then decoded by the schema, for its error
+ * message). Unrolled up to three fields (one property access site per field position, so a
+ * decoder that sees one event keeps monomorphic access): a single loop over the fields for every
+ * event cost about a fifth of `JSON.parse` per frame, the unrolled copy a twentieth
+ * (bench/frameDecode.ts). More fields (no event has them today) take the loop. Computed keys in
+ * an object literal measured slower as soon as one decoder sees two events (V8 has no fast
+ * megamorphic path for them), hence the stores.
+ */
+const fastDecoder = (tag: string, fields: ReadonlyArray<string>): FastDecoder => {
+  const [a = "", b = "", c = ""] = fields
+  switch (fields.length) {
+    case 0:
+      return (payload) => Predicate.isRecord(payload) ? newEvent(tag) : undefined
+    case 1:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        if (typeof x !== "string") return undefined
+        const out = newEvent(tag)
+        out[a] = x
+        return out
+      }
+    case 2:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        const y = payload[b]
+        if (typeof x !== "string" || typeof y !== "string") return undefined
+        const out = newEvent(tag)
+        out[a] = x
+        out[b] = y
+        return out
+      }
+    case 3:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const x = payload[a]
+        const y = payload[b]
+        const z = payload[c]
+        if (typeof x !== "string" || typeof y !== "string" || typeof z !== "string") return undefined
+        const out = newEvent(tag)
+        out[a] = x
+        out[b] = y
+        out[c] = z
+        return out
+      }
+    default:
+      return (payload) => {
+        if (!Predicate.isRecord(payload)) return undefined
+        const out = newEvent(tag)
+        for (const field of fields) {
+          const value = payload[field]
+          if (typeof value !== "string") return undefined
+          out[field] = value
+        }
+        return out
+      }
+  }
+}
+
+/** A new event of the tag, its fields to be set (typed as the union: the fast decoders build it). */
+const newEvent = (tag: string): SessionEvent.SessionEvent & Record<string, unknown> =>
+  ({ _tag: tag }) as SessionEvent.SessionEvent & Record<string, unknown>
 
 // Events whose every field is a required string (plain or branded: a brand adds no check) decode
 // to a copy of those fields with the SDK's tag, which is exactly what their schema gives (excess
 // properties ignored): a `typeof` check finds it without the schema interpreter, which is a third
 // of the per-frame cost. Any other event, or a payload that fails the check, is decoded by its
 // schema (with its error message). Derived from the union's schemas, so nothing is written twice.
-const buildFastDecoders = (): ReadonlyMap<string, FastDecoder> => {
-  const decoders = new Map<string, FastDecoder>()
+// Here: the tag and the fields of each such event, by wire name.
+const buildFastFields = (): ReadonlyMap<string, { readonly tag: string; readonly fields: ReadonlyArray<string> }> => {
+  const fastFields = new Map<string, { readonly tag: string; readonly fields: ReadonlyArray<string> }>()
   for (const member of SessionEvent.SessionEvent.members) {
     const ast = member.ast
     if (!AST.isTypeLiteral(ast) || ast.indexSignatures.length > 0) continue
@@ -116,24 +208,30 @@ const buildFastDecoders = (): ReadonlyMap<string, FastDecoder> => {
       }
     }
     if (!plain || tag === undefined || !Predicate.hasProperty(SessionEvent.wireNames, tag)) continue
-    const wireName = SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames]
-    const eventTag = tag
-    decoders.set(wireName, (payload) => {
-      if (!Predicate.isRecord(payload)) return undefined
-      const event: Record<string, unknown> = { _tag: eventTag }
-      for (const field of fields) {
-        const value = payload[field]
-        if (typeof value !== "string") return undefined
-        event[field] = value
-      }
-      return event as SessionEvent.SessionEvent
-    })
+    fastFields.set(SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames], { tag, fields })
+  }
+  return fastFields
+}
+
+const fastDecodersCache = new Map<string | undefined, ReadonlyMap<string, FastDecoder>>()
+
+/**
+ * The fast decoders of a framing, by wire name, built once per framing (not per connection). The
+ * flat framing reads the fields from the frame itself (its name key, `flatNameKey`, is an excess
+ * property, dropped like any other), so an event with a field of that name has none there.
+ */
+const fastDecodersOf = (flatNameKey: string | undefined): ReadonlyMap<string, FastDecoder> => {
+  let decoders = fastDecodersCache.get(flatNameKey)
+  if (decoders === undefined) {
+    const built = new Map<string, FastDecoder>()
+    for (const [name, { fields, tag }] of buildFastFields()) {
+      if (flatNameKey === undefined || !fields.includes(flatNameKey)) built.set(name, fastDecoder(tag, fields))
+    }
+    fastDecodersCache.set(flatNameKey, built)
+    decoders = built
   }
   return decoders
 }
-
-let fastDecodersCache: ReadonlyMap<string, FastDecoder> | undefined
-const fastDecoders = (): ReadonlyMap<string, FastDecoder> => fastDecodersCache ??= buildFastDecoders()
 
 /**
  * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
@@ -146,6 +244,8 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
   const strict = options.strict === true
   const maxDepth = options.maxDepth ?? defaultMaxDepth
   const nameKey = framing === "type-data" ? "type" : "event"
+  const flat = framing === "flat"
+  const fast = fastDecodersOf(flat ? nameKey : undefined)
   return (frame) => {
     let text: string
     if (typeof frame === "string") {
@@ -160,20 +260,34 @@ export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {
       if (frame.byteLength > limit) return Either.left(new FrameTooLarge({ size: frame.byteLength, limit }))
       text = textDecoder.decode(frame)
     }
-    const parsed = parseObject(text, maxDepth)
-    if (parsed instanceof MalformedFrame) return Either.left(parsed)
+    // The depth bound guards what walks a parsed value. An event of plain string fields keeps
+    // only strings, and `JSON.parse` is iterative: a short frame is parsed first, and its text
+    // scanned only when it is not such an event. A long frame is scanned first (parsing a deep
+    // text costs several times its scan).
+    const scanFirst = text.length > parseFirstUpTo
+    if (scanFirst && Json.exceedsDepth(text, maxDepth)) return tooDeep(text, maxDepth)
+    const parsed = parseJson(text)
+    if (Predicate.isRecord(parsed)) {
+      const name = parsed[nameKey]
+      const fastDecode = typeof name === "string" ? fast.get(name) : undefined
+      if (fastDecode !== undefined) {
+        // A known event without data decodes as an empty payload (heartbeat, connected).
+        const event = fastDecode(flat ? parsed : parsed["data"] ?? emptyPayload)
+        if (event !== undefined) return Either.right(event)
+      }
+    }
+    if (!scanFirst && Json.exceedsDepth(text, maxDepth)) return tooDeep(text, maxDepth)
+    if (parsed === notJson) return malformed(text, "not JSON")
+    if (!Predicate.isRecord(parsed)) return malformed(text, "not a JSON object")
     const name = parsed[nameKey]
     if (typeof name !== "string" || name.length === 0) return malformed(text, `no "${nameKey}" naming the event`)
     let payload: unknown
-    if (framing === "flat") {
+    if (flat) {
       const { [nameKey]: _name, ...rest } = parsed
       payload = rest
     } else {
       payload = parsed["data"]
     }
-    // A known event without data decodes as an empty payload (heartbeat, connected).
-    const fast = fastDecoders().get(name)?.(payload ?? {})
-    if (fast !== undefined) return Either.right(fast)
     const decoded = SessionEvent.decodePayload(name, payload ?? {})
     if (Option.isNone(decoded)) {
       return strict

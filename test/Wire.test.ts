@@ -112,6 +112,42 @@ const mutatedFrame = FastCheck.record({
   return JSON.stringify(frame)
 })
 
+/**
+ * The decode of a frame by the schemas alone (`SessionEvent.decodePayload`), for frames that are
+ * JSON objects naming a known event: the reference the decoder's fast path must agree with.
+ */
+const schemaOnly = (framing: Dialect.Framing, text: string): SessionEvent.PayloadResult | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const nameKey = framing === "type-data" ? "type" : "event"
+  if (!Predicate.isRecord(parsed)) return undefined
+  const name = parsed[nameKey]
+  if (typeof name !== "string" || !SessionEvent.isWireName(name)) return undefined
+  const { [nameKey]: _name, ...rest } = parsed
+  const payload = framing === "flat" ? rest : parsed["data"]
+  return Option.getOrUndefined(SessionEvent.decodePayload(name, payload ?? {}))
+}
+
+/** A frame with excess properties added beside the payload's fields (and beside the frame's). */
+const withExcess = (framing: Dialect.Framing, text: string, extra: Record<string, unknown>): string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return text
+  }
+  if (!Predicate.isRecord(parsed)) return text
+  const nameKey = framing === "type-data" ? "type" : "event"
+  const { [nameKey]: _drop, ...safeExtra } = extra
+  if (framing === "flat") return JSON.stringify({ ...safeExtra, ...parsed })
+  const data = parsed["data"]
+  return JSON.stringify({ ...safeExtra, ...parsed, data: Predicate.isRecord(data) ? { ...safeExtra, ...data } : data })
+}
+
 describe("Wire", () => {
   describe("Codec properties", () => {
     for (const framing of framings) {
@@ -164,6 +200,35 @@ describe("Wire", () => {
       decodeAll(frame)
       assertTotal(encoder.encode(frame), Wire.makeDecoder("event-data")(encoder.encode(frame)))
     }, { fastCheck: { numRuns: 700, seed: 5 } })
+
+    it.prop(
+      "the fast decode of plain-string events is exactly the schema's: same events (same keys, same order), same errors",
+      [mutatedFrame, FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue(), { maxKeys: 3 })],
+      ([frame, extra]) => {
+        for (const framing of framings) {
+          // With excess properties beside the fields as well (they must be dropped).
+          for (const text of [frame, withExcess(framing, frame, extra)]) {
+            const reference = schemaOnly(framing, text)
+            if (reference === undefined) continue
+            const result = Wire.makeDecoder(framing)(text)
+            generatedFrames += 1
+            if (Either.isRight(reference)) {
+              assert.isTrue(Either.isRight(result), text)
+              if (Either.isRight(result)) {
+                assert.deepStrictEqual(result.right, reference.right)
+                assert.deepStrictEqual(Object.keys(result.right), Object.keys(reference.right))
+              }
+            } else {
+              assert.isTrue(Either.isLeft(result) && result.left._tag === "EventDecodeError", text)
+              if (Either.isLeft(result) && result.left._tag === "EventDecodeError") {
+                assert.strictEqual(result.left.message, reference.left)
+              }
+            }
+          }
+        }
+      },
+      { fastCheck: { numRuns: 500, seed: 7 } }
+    )
 
     it.prop(
       "a frame over the limit is FrameTooLarge, whatever it holds",
@@ -580,6 +645,31 @@ describe("Wire: total for any depth (issue 12, defect 1)", () => {
       JSON.stringify({ event: "thoughts_and_memories", data: { thought: "[".repeat(5000), memory: "{".repeat(5000) } })
     )
     assert.isTrue(Either.isRight(inString) && inString.right._tag === "ThoughtsAndMemories")
+  })
+
+  it("a short frame is parsed before its depth is checked: the same errors, and a plain-string event keeps no deep value", () => {
+    const deepOf = (result: Either.Either<SessionEvent.SessionEvent, FrameError>) =>
+      Either.isLeft(result) && result.left._tag === "MalformedFrame" && result.left.message === "nested deeper than 64 levels"
+    // Deep where the event's fields are (no fast decode): refused, short or long.
+    for (const depth of [65, 1000, 3000]) {
+      assert.isTrue(deepOf(Wire.decodeFrame("event-data", `{"event":"action_run","data":${deepArray(depth)}}`)))
+      assert.isTrue(deepOf(Wire.decodeFrame("flat", `{"event":"started","sessionId":${deepObject(depth)},"start_url":"u"}`)))
+    }
+    // Deep and not JSON, or not an object: the depth message, as when it was checked first.
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", "[".repeat(100))))
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", deepArray(100))))
+    // Deep beside the fields of a plain-string event: dropped with the other excess properties in
+    // a short frame (nothing deep is kept); a frame over 4,096 characters is checked first.
+    const fields = { name: "click", action_session_id: "as_1", content: "c" }
+    const besides = (depth: number) =>
+      `{"event":"action_run","junk":${deepArray(depth)},"data":{"deep":${deepObject(depth)},"name":"click","action_session_id":"as_1","content":"c"}}`
+    const short = Wire.decodeFrame("event-data", besides(200))
+    assert.deepStrictEqual(short, Either.right({ _tag: "ActionRun", ...fields } as SessionEvent.ActionRun))
+    assert.isAbove(besides(800).length, 4096)
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", besides(800))))
+    // Any other event is refused whatever the length (its schema, or Unrecognized, would keep it).
+    const complete = `{"event":"complete","data":{"response":"r","type":"STRING","total_cost":1,"session_id":"s","deep":${deepArray(100)}}}`
+    assert.isTrue(deepOf(Wire.decodeFrame("event-data", complete)))
   })
 
   it("a client frame of any depth is a typed error (MalformedFrame), never a RangeError", () => {
