@@ -10,6 +10,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
 import * as Deadlines from "../../src/internal/channel/deadlines.js"
+import { withLogs } from "../helpers/events.js"
 
 /** A check that records each call (its `now`) under `name`, and then ends its entry. */
 const once = (calls: Array<readonly [string, number]>, name: string): Deadlines.Check => (now) => {
@@ -265,4 +266,28 @@ describe("Deadlines", () => {
       }),
     { fastCheck: { numRuns: 30 } }
   )
+})
+
+describe("Deadlines, a check that throws", () => {
+  it.effect("does not stop the timer: other entries, and later ones, still fire on time; the defect is logged", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const deadlines = Deadlines.make()
+      const calls: Array<readonly [string, number]> = []
+      // The sweeper logs with the logger of the fiber that started it.
+      yield* withLogs(
+        lines,
+        deadlines.schedule(100, () => {
+          throw new Error("a hook that failed")
+        })
+      )
+      yield* deadlines.schedule(200, once(calls, "b"))
+      yield* TestClock.adjust("200 millis")
+      assert.deepStrictEqual(calls, [["b", 200]])
+      assert.strictEqual(deadlines.size(), 0, "the entry that threw is done")
+      assert.strictEqual(lines.filter((line) => line.startsWith("ERROR A deadline check failed")).length, 1)
+      yield* deadlines.schedule(300, once(calls, "c"))
+      yield* TestClock.adjust("100 millis")
+      assert.deepStrictEqual(calls, [["b", 200], ["c", 300]])
+    }))
 })
