@@ -12,10 +12,10 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as Dialect from "../../src/Dialect.js"
-import { ConnectTimeout, HandshakeRejected } from "../../src/Errors.js"
+import { ConnectTimeout, FrameTooLarge, HandshakeRejected } from "../../src/Errors.js"
 import * as Deadlines from "../../src/internal/channel/deadlines.js"
 import { resolveSettings } from "../../src/internal/channel/settings.js"
-import { recordRejection, webSocketTransport } from "../../src/internal/channel/socket.js"
+import { recordRejection, registerSizedConstructor, webSocketTransport } from "../../src/internal/channel/socket.js"
 import type { AttemptOutcome, Hooks, Io } from "../../src/internal/channel/transport.js"
 import * as Wire from "../../src/Wire.js"
 import { FakeWebSocket } from "../helpers/FakeWebSocket.js"
@@ -240,6 +240,46 @@ describe("webSocketTransport", () => {
       started.socket.fail("read ECONNRESET")
       assert.deepStrictEqual(outcomeOf(started), { _tag: "Retry", error: "read failed: read ECONNRESET" })
       assert.strictEqual(started.ends.length, 1)
+      yield* Scope.close(started.scope, Exit.void)
+    }))
+
+  it.effect("a frame over maxPayload (ws refuses it while reading): Fatal FrameTooLarge, not retried", () =>
+    Effect.gen(function*() {
+      const started = yield* start()
+      started.socket.open()
+      started.socket.dispatchEvent(
+        Object.assign(new Event("error"), { error: { code: "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" }, message: "" })
+      )
+      const outcome = outcomeOf(started)
+      assert.strictEqual(outcome._tag, "Fatal")
+      if (outcome._tag !== "Fatal") return
+      assert.instanceOf(outcome.error, FrameTooLarge)
+      assert.strictEqual(outcome.error.limit, Wire.defaultMaxFrameSize)
+      assert.isAbove(outcome.error.size, outcome.error.limit)
+      yield* Scope.close(started.scope, Exit.void)
+    }))
+
+  it.effect("a text frame that is not UTF-8 (ws): Fatal MalformedFrame", () =>
+    Effect.gen(function*() {
+      const started = yield* start()
+      started.socket.open()
+      started.socket.dispatchEvent(Object.assign(new Event("error"), { error: { code: "WS_ERR_INVALID_UTF8" } }))
+      const outcome = outcomeOf(started)
+      assert.strictEqual(outcome._tag === "Fatal" ? outcome.error._tag : outcome._tag, "MalformedFrame")
+      yield* Scope.close(started.scope, Exit.void)
+    }))
+
+  it.effect("a registered sized constructor is used, with maxPayload = maxFrameSize", () =>
+    Effect.gen(function*() {
+      const sized: Array<readonly [string, number]> = []
+      const plain = (url: string): globalThis.WebSocket => new FakeWebSocket(url)
+      registerSizedConstructor(plain, (url, maxPayload) => {
+        sized.push([url, maxPayload])
+        return new FakeWebSocket(url)
+      })
+      const started = yield* start({ make: plain })
+      assert.deepStrictEqual(sized, [["ws://service.test/v1/connect", Wire.defaultMaxFrameSize]])
+      assert.deepStrictEqual(started.calls, ["attach"])
       yield* Scope.close(started.scope, Exit.void)
     }))
 
