@@ -13,6 +13,7 @@
  *
  * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests.
  */
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -84,6 +85,7 @@ export const make = (): Deadlines => {
   /** When the fiber wakes up next (ms), and how to wake it earlier. */
   let target = Number.POSITIVE_INFINITY
   let wake: Deferred.Deferred<void> | undefined
+  const defects: Array<unknown> = []
 
   const rouse = (): void => {
     if (wake !== undefined) Deferred.unsafeDone(wake, Exit.void)
@@ -94,7 +96,15 @@ export const make = (): Deadlines => {
       heap.pop()
       const check = item.check
       if (check === undefined) continue
-      const next = check(now)
+      let next: number | undefined
+      try {
+        next = check(now)
+      } catch (defect) {
+        // A defect in one connection's check must not stop every connection's time-outs (the
+        // fiber would die with `running` still set): that entry ends, the defect is logged.
+        defects.push(defect)
+        next = undefined
+      }
       if (next === undefined) {
         if (item.check !== undefined) live -= 1
         item.check = undefined
@@ -111,6 +121,12 @@ export const make = (): Deadlines => {
     Effect.suspend(function loop(): Effect.Effect<void> {
       const now = clock.unsafeCurrentTimeMillis()
       due(now)
+      if (defects.length > 0) {
+        const failed = defects.splice(0)
+        return Effect.forEach(failed, (defect) => Effect.logError("A deadline check failed", Cause.die(defect)), {
+          discard: true
+        }).pipe(Effect.zipRight(Effect.suspend(loop)))
+      }
       const next = heap.items[0]
       if (live === 0 || next === undefined) {
         running = false

@@ -336,8 +336,10 @@ export const makeEngine = (
         }
         yield* Scope.extend(options.transport(hooks), scope)
         yield* Deferred.await(attempt.wake)
+        // An attempt that opened is open for the loop even if it has ended already (opened,
+        // delivered and dropped before this fiber woke up): its state, count and schedule.
+        if (attempt.opened) yield* loop.opened
         if (attempt.opened && !attempt.ended) {
-          yield* loop.opened
           pauseIfFull(attempt)
           attempt.entries.push(yield* deadlines.schedule(attempt.lastFrameAt + idleMillis, idleCheck(attempt)))
           yield* startWriter(attempt)

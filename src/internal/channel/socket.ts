@@ -235,7 +235,14 @@ export const webSocketTransport = (options: {
     const socket = ws
     socket.binaryType = "arraybuffer"
     hooks.attach(socketIo(socket))
-    yield* Effect.addFinalizer(() => Effect.sync(() => closeQuietly(socket)))
+    // The connect time-out goes with the attempt, whether or not the socket reports its close.
+    let cancelConnectTimeout = noop
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        cancelConnectTimeout()
+        closeQuietly(socket)
+      })
+    )
     let opened = false
     const clock = yield* Effect.clock
     const connectTimeout = yield* hooks.deadlines.schedule(
@@ -248,6 +255,7 @@ export const webSocketTransport = (options: {
         return undefined
       }
     )
+    cancelConnectTimeout = connectTimeout.cancel
     const onMessage = (event: MessageEvent): void => {
       const data: unknown = event.data
       if (typeof data === "string") return hooks.frame(data)

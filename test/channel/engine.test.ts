@@ -1,0 +1,46 @@
+/**
+ * The engine's use of the loop (src/internal/channel/engine.ts): an attempt that opened counts as
+ * open for the loop (its state, its reconnect count, which schedule governs it) even when it had
+ * already ended (opened, delivered and dropped in one go) by the time the loop's fiber woke up.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import type * as EventStream from "../../src/EventStream.js"
+import { awaitSocket, settle } from "../helpers/FakeWebSocket.js"
+import { action, collect, completeFrame, makeSetup, startedFrame, tags } from "../helpers/events.js"
+
+const SESSION = "session-engine"
+const setup = makeSetup("sk-engine-test-key")
+
+describe("engine", () => {
+  it.scoped("an attempt that opened, delivered and dropped before the loop woke is open: reconnected, not NeverConnected", () =>
+    Effect.gen(function*() {
+      const { server, service } = yield* setup()
+      const connection = yield* service.connect(SESSION)
+      const states: Array<EventStream.ConnectionState> = []
+      yield* Effect.fork(Stream.runForEach(connection.state.changes, (state) => Effect.sync(() => states.push(state))))
+      const fiber = yield* collect(connection)
+      // Three connections that open, deliver a new event and drop, each within one callback turn
+      // (the default firstConnect schedule allows three tries in all).
+      for (let n = 1; n <= 3; n++) {
+        const socket = yield* awaitSocket(server, n)
+        socket.open()
+        socket.message(n === 1 ? startedFrame(SESSION) : action(n))
+        socket.serverClose(1006)
+        yield* settle()
+        yield* TestClock.adjust("1 second")
+      }
+      const fourth = yield* awaitSocket(server, 4)
+      fourth.open()
+      yield* settle()
+      fourth.message(completeFrame(SESSION))
+      const results = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "ActionRun", "Complete"])
+      yield* settle()
+      const opens = states.flatMap((state) => state._tag === "Open" ? [state.reconnects] : [])
+      assert.deepStrictEqual(opens, [0, 1, 2, 3], "every opening is reported, and counted")
+    }))
+})

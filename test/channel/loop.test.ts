@@ -1,0 +1,317 @@
+/**
+ * The connection loop (src/internal/channel/loop.ts), driven directly: a scripted `attempt`
+ * returns one `Attempted` after another, the state is a real `SubscriptionRef` whose every change
+ * is recorded, and the schedules sleep on the `TestClock`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as TestClock from "effect/TestClock"
+import { ConnectionLost, ConnectTimeout, HandshakeRejected, NeverConnected } from "../../src/Errors.js"
+import type * as EventStream from "../../src/EventStream.js"
+import { type Final, type Loop, makeLoop } from "../../src/internal/channel/loop.js"
+import { resolveSettings } from "../../src/internal/channel/settings.js"
+import { ConnectionState } from "../../src/internal/channel/state.js"
+import { type AttemptOutcome, End, Fatal, Retry } from "../../src/internal/channel/transport.js"
+
+/** One scripted attempt. */
+interface Step {
+  readonly outcome: AttemptOutcome
+  /** It opened (after `openAfter` ms), running the loop's `opened` as the engine does. */
+  readonly opened?: boolean
+  readonly openAfter?: number
+  /** It delivered a new event. */
+  readonly alive?: boolean
+  /** How long it lasted (ms) after opening, before its outcome. */
+  readonly lasts?: number
+}
+
+const drop = (error = "closed with code 1006"): Step => ({ outcome: Retry(error), opened: true })
+const live = (error = "closed with code 1006"): Step => ({ outcome: Retry(error), opened: true, alive: true })
+const refused = (error = "open failed: ECONNREFUSED"): Step => ({ outcome: Retry(error) })
+
+/** Three retries 100 ms apart. */
+const threeRetries = Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+
+interface Run {
+  readonly final: Final
+  /** Every state set, in order (the first is the initial `Connecting`). */
+  readonly states: ReadonlyArray<EventStream.ConnectionState>
+  /** Each attempt's number and start time. */
+  readonly attempts: ReadonlyArray<readonly [number, number]>
+  /** The calls the loop made, in order: `attempt n`, `dropped`, `ended`. */
+  readonly calls: ReadonlyArray<string>
+}
+
+const runLoop = (
+  steps: ReadonlyArray<Step>,
+  options: {
+    readonly reconnect?: Schedule.Schedule<unknown, unknown>
+    readonly firstConnect?: Schedule.Schedule<unknown, unknown>
+  } = {}
+): Effect.Effect<Run> =>
+  Effect.gen(function*() {
+    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
+    const states: Array<EventStream.ConnectionState> = []
+    yield* Effect.fork(Stream.runForEach(state.changes, (value) => Effect.sync(() => states.push(value))))
+    yield* Effect.yieldNow()
+    const attempts: Array<readonly [number, number]> = []
+    const calls: Array<string> = []
+    const clock = yield* Effect.clock
+    const loop: Loop = makeLoop({
+      sessionId: "session-1",
+      printableUrl: "ws://service.test/v1/connect",
+      settings: resolveSettings({}, {
+        reconnect: options.reconnect ?? threeRetries,
+        firstConnect: options.firstConnect ?? threeRetries
+      }),
+      state,
+      clock,
+      attempt: (number) =>
+        Effect.gen(function*() {
+          const step = steps[attempts.length]
+          if (step === undefined) return yield* Effect.dieMessage(`attempt ${attempts.length + 1} was not scripted`)
+          attempts.push([number, clock.unsafeCurrentTimeMillis()])
+          calls.push(`attempt ${number}`)
+          if (step.opened === true) {
+            if (step.openAfter !== undefined) yield* Effect.sleep(step.openAfter)
+            yield* loop.opened
+          }
+          if (step.lasts !== undefined) yield* Effect.sleep(step.lasts)
+          return { outcome: step.outcome, alive: step.alive ?? false, opened: step.opened ?? false }
+        }),
+      ended: () => {
+        calls.push("ended")
+      },
+      dropped: () => {
+        calls.push("dropped")
+        return 0
+      }
+    })
+    const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
+    yield* TestClock.adjust("1 hour")
+    const final = yield* Fiber.join(fiber)
+    yield* TestClock.adjust(0)
+    return { final, states, attempts, calls }
+  })
+
+const failureOf = (final: Final): unknown =>
+  Exit.isFailure(final.exit) ? Option.getOrUndefined(Cause.failureOption(final.exit.cause)) : undefined
+
+const open = (reconnects: number, downtime?: number): EventStream.ConnectionState =>
+  ConnectionState.Open({
+    reconnects,
+    downtime: downtime === undefined ? Option.none() : Option.some(Duration.millis(downtime))
+  })
+
+const reconnecting = (attempt: number, lastError = "closed with code 1006"): EventStream.ConnectionState =>
+  ConnectionState.Reconnecting({ attempt, lastError })
+
+describe("the connection loop", () => {
+  it.effect("End: ended() is called and the Final carries the reason, with a successful exit", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([{ outcome: End("complete"), opened: true }])
+      assert.strictEqual(run.final.reason, "complete")
+      assert.isTrue(Exit.isSuccess(run.final.exit))
+      assert.deepStrictEqual(run.calls, ["attempt 1", "ended"])
+    }))
+
+  it.effect("End after reconnects: ended() once, no drop after it", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([drop(), { outcome: End("closed-by-service"), opened: true }])
+      assert.strictEqual(run.final.reason, "closed-by-service")
+      assert.deepStrictEqual(run.calls, ["attempt 1", "dropped", "attempt 2", "ended"])
+    }))
+
+  it.effect("Fatal: the exit fails with the error, and neither ended() nor dropped() is called", () =>
+    Effect.gen(function*() {
+      const error = new HandshakeRejected({ code: 4401, reason: "bad key" })
+      const run = yield* runLoop([{ outcome: Fatal(error, "handshake-rejected") }])
+      assert.strictEqual(run.final.reason, "handshake-rejected")
+      assert.strictEqual(failureOf(run.final), error)
+      assert.deepStrictEqual(run.calls, ["attempt 1"])
+    }))
+
+  it.effect("never open: failures are retried on the firstConnect schedule, then NeverConnected; the state stays Connecting", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([refused(), refused(), refused(), refused("open failed: EHOSTUNREACH")])
+      assert.strictEqual(run.final.reason, "connection-lost")
+      const error = failureOf(run.final)
+      assert.instanceOf(error, NeverConnected)
+      assert.strictEqual(error.attempts, 4)
+      assert.strictEqual(error.lastError, "open failed: EHOSTUNREACH")
+      assert.strictEqual(error.sessionId, "session-1")
+      assert.deepStrictEqual(run.attempts, [[1, 0], [2, 100], [3, 200], [4, 300]])
+      assert.deepStrictEqual(run.states, [ConnectionState.Connecting()])
+      assert.deepStrictEqual(run.calls, [
+        "attempt 1",
+        "dropped",
+        "attempt 2",
+        "dropped",
+        "attempt 3",
+        "dropped",
+        "attempt 4",
+        "dropped"
+      ])
+    }))
+
+  it.effect("never open: the default firstConnect schedule makes three tries, 250 ms then 500 ms apart", () =>
+    Effect.gen(function*() {
+      const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
+      const starts: Array<number> = []
+      const clock = yield* Effect.clock
+      const loop = makeLoop({
+        sessionId: "session-1",
+        printableUrl: "ws://service.test/v1/connect",
+        settings: resolveSettings({}, {}),
+        state,
+        clock,
+        attempt: () =>
+          Effect.sync(() => {
+            starts.push(clock.unsafeCurrentTimeMillis())
+            return { outcome: Retry("open failed"), alive: false, opened: false }
+          }),
+        ended: () => {},
+        dropped: () => 0
+      })
+      const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
+      yield* TestClock.adjust("1 minute")
+      const final = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(starts, [0, 250, 750])
+      assert.instanceOf(failureOf(final), NeverConnected)
+    }))
+
+  it.effect("never open: a ConnectTimeout is not tried again", () =>
+    Effect.gen(function*() {
+      const timeout = new ConnectTimeout({ timeout: Duration.seconds(10) })
+      const run = yield* runLoop([{ outcome: Retry(timeout) }, refused()])
+      const error = failureOf(run.final)
+      assert.instanceOf(error, NeverConnected)
+      assert.strictEqual(error.attempts, 1)
+      assert.strictEqual(error.lastError, timeout.message)
+      assert.deepStrictEqual(run.attempts, [[1, 0]])
+    }))
+
+  it.effect("never open: a ConnectTimeout after other failures ends the retries there", () =>
+    Effect.gen(function*() {
+      const timeout = new ConnectTimeout({ timeout: Duration.seconds(10) })
+      const run = yield* runLoop([refused(), { outcome: Retry(timeout) }, refused()])
+      const error = failureOf(run.final)
+      assert.instanceOf(error, NeverConnected)
+      assert.strictEqual(error.attempts, 2)
+    }))
+
+  it.effect("open, then drops: Reconnecting{n} once per retry the schedule decides, then ConnectionLost", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([drop(), refused(), refused(), refused("closed with code 1011")])
+      assert.strictEqual(run.final.reason, "connection-lost")
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      assert.strictEqual(error.attempts, 4)
+      assert.strictEqual(error.lastError, "closed with code 1011")
+      assert.deepStrictEqual(run.states, [
+        ConnectionState.Connecting(),
+        open(0),
+        reconnecting(1),
+        reconnecting(2, "open failed: ECONNREFUSED"),
+        reconnecting(3, "open failed: ECONNREFUSED")
+      ])
+      assert.deepStrictEqual(run.attempts, [[1, 0], [2, 100], [3, 200], [4, 300]])
+    }))
+
+  it.effect("a schedule that allows no retry: ConnectionLost at once, and the state never says Reconnecting", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([drop()], { reconnect: Schedule.stop })
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      assert.strictEqual(error.attempts, 1)
+      assert.deepStrictEqual(run.states, [ConnectionState.Connecting(), open(0)])
+    }))
+
+  it.effect("a connection that opens each time but delivers nothing exhausts the schedule (no progress)", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([drop(), drop(), drop(), drop()])
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      assert.strictEqual(error.attempts, 4)
+      assert.deepStrictEqual(run.states, [
+        ConnectionState.Connecting(),
+        open(0),
+        reconnecting(1),
+        open(1, 100),
+        reconnecting(2),
+        open(2, 100),
+        reconnecting(3),
+        open(3, 100)
+      ])
+    }))
+
+  it.effect("an attempt that delivered resets the bout and the schedule", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([live(), refused(), live(), refused(), refused(), refused()])
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      // Counted from the attempt that last delivered, that attempt included.
+      assert.strictEqual(error.attempts, 4)
+      assert.deepStrictEqual(run.attempts.map(([number]) => number), [1, 2, 3, 2, 3, 4])
+      const retries = run.states.flatMap((state) => state._tag === "Reconnecting" ? [state.attempt] : [])
+      assert.deepStrictEqual(retries, [1, 2, 1, 2, 3])
+    }))
+
+  it.effect("ConnectionLost counts every failure in a row, first-connect failures included, when nothing was delivered", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([refused(), refused(), drop(), refused(), refused(), refused()])
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      assert.strictEqual(error.attempts, 6)
+      const retries = run.states.flatMap((state) => state._tag === "Reconnecting" ? [state.attempt] : [])
+      assert.deepStrictEqual(retries, [1, 2, 3], "the reconnect schedule starts afresh once open")
+    }))
+
+  it.effect("dropped() is called after each Retry, before the next attempt", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([drop(), refused(), live(), { outcome: End("complete"), opened: true }])
+      assert.deepStrictEqual(run.calls, [
+        "attempt 1",
+        "dropped",
+        "attempt 2",
+        "dropped",
+        "attempt 3",
+        "dropped",
+        "attempt 2",
+        "ended"
+      ])
+    }))
+
+  it.effect("opened: Open{reconnects, downtime}, the downtime from the drop to the reopening on the clock", () =>
+    Effect.gen(function*() {
+      const run = yield* runLoop([
+        { ...drop(), lasts: 1000 },
+        refused(),
+        { ...drop(), openAfter: 50, lasts: 500 },
+        { outcome: End("complete"), opened: true, openAfter: 30 }
+      ])
+      assert.strictEqual(run.final.reason, "complete")
+      // Dropped at 1000; retried at 1100 (refused) and 1200, open at 1250. Dropped at 1750;
+      // retried at 1850 (the third retry: nothing was delivered), open at 1880.
+      assert.deepStrictEqual(run.attempts.map(([, at]) => at), [0, 1100, 1200, 1850])
+      assert.deepStrictEqual(run.states, [
+        ConnectionState.Connecting(),
+        open(0),
+        reconnecting(1),
+        reconnecting(2, "open failed: ECONNREFUSED"),
+        open(1, 250),
+        reconnecting(3),
+        open(2, 130)
+      ])
+    }))
+})
