@@ -11,14 +11,20 @@
  * move its entry: when the entry comes due, its `check` sees the later deadline and says when to
  * look again (so a busy connection costs one heap operation per idle period, not one per frame).
  *
- * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests.
+ * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests. While it
+ * sleeps the timer is three fibers (itself and the two sides of the race that lets an earlier
+ * entry wake it), per service, whatever the number of connections.
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Tracer from "effect/Tracer"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = (now: number) => number | undefined
@@ -144,6 +150,16 @@ export const make = (): Deadlines => {
     })
   )
 
+  // The fiber is started by whichever connection schedules first, but serves them all: it
+  // drops that connection's log annotations and span (it keeps its Clock: the TestClock in tests).
+  const detached: Effect.Effect<void> = Effect.zipRight(
+    Effect.zipRight(
+      FiberRef.set(FiberRef.currentLogAnnotations, HashMap.empty()),
+      FiberRef.update(FiberRef.currentContext, Context.omit(Tracer.ParentSpan))
+    ),
+    sweep
+  )
+
   const schedule = (at: number, check: Check): Effect.Effect<Entry> =>
     Effect.suspend(() => {
       const item: Item = { at, check }
@@ -161,7 +177,7 @@ export const make = (): Deadlines => {
         running = true
         target = at
         // Interruptible whatever the caller: the race below must be able to drop its sleeper.
-        return Effect.as(Effect.forkDaemon(Effect.interruptible(sweep)), entry)
+        return Effect.as(Effect.forkDaemon(Effect.interruptible(detached)), entry)
       }
       if (at < target) rouse()
       return Effect.succeed(entry)
