@@ -208,6 +208,8 @@ export class AgentSessions extends Context.Tag("effect-agent-session/AgentSessio
 
 const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
 
+const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
+
 /**
  * How many events `Outcome.events` keeps by default: the last 100.
  *
@@ -575,30 +577,33 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
 
-    const run: Service["run"] = (request, options = {}) =>
+    const run: Service["run"] = <E, R>(request: Session.CreateSessionInput, options: RunOptions<E, R> = {}) =>
       Effect.scoped(
         Effect.gen(function*() {
           const running = yield* start(request, options)
           const onRequest = options.onRequest
           const onEvent = options.onEvent
-          yield* Stream.runForEach(running.events, (event) => {
-            const observe = onEvent === undefined ? Effect.void : onEvent(event)
-            if (event._tag !== "ExternalResourceRequested") return observe
-            return Effect.zipRight(
-              observe,
-              Effect.flatMap(
-                onRequest === undefined
-                  ? Effect.as(
-                    Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
-                      Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(event.resource_type) })
-                    ),
-                    Answer.deny()
-                  )
-                  : onRequest(event),
-                (answer) => running.respond(event, answer)
-              )
+          const answer = (asked: SessionEvent.ExternalResourceRequested) =>
+            Effect.flatMap(
+              onRequest === undefined
+                ? Effect.as(
+                  Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
+                    Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(asked.resource_type) })
+                  ),
+                  Answer.deny()
+                )
+                : onRequest(asked),
+              (given) => running.respond(asked, given)
             )
-          })
+          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, AgentSessionError | E, R> => {
+            const observe = onEvent === undefined ? Effect.void : onEvent(event)
+            return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
+          }
+          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all.
+          yield* Stream.runForEachChunk(running.events, (chunk) =>
+            onEvent === undefined && !Chunk.some(chunk, isRequest)
+              ? Effect.void
+              : Effect.forEach(chunk, handle, { discard: true }))
           return yield* running.outcome
         })
       ).pipe(Effect.withSpan("AgentSessions.run"))
