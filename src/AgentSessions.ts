@@ -92,7 +92,8 @@ export interface StartOptions extends EventStream.ConnectOptions {
   /**
    * A request of the agent that waits longer than this for an answer is reported with a warning
    * log (its resource type and how long it has waited): the agent is blocked, and the session
-   * is paid for meanwhile. Default 30 s.
+   * is paid for meanwhile. Default 30 s; `Duration.infinity` turns the warning off. The warning
+   * takes one timer fiber per session, only while a request waits for it.
    */
   readonly pendingWarningAfter?: Duration.DurationInput | undefined
   /**
