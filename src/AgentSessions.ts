@@ -476,9 +476,14 @@ const guard = (
     // connection starts when its events are first pulled (its own span), as with
     // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
     // an `Effect.provide` per pulled chunk, measured at about 7 us of the 7.3 us the façade added
-    // per one-event chunk (2-core machine, under load). So the span is put in the pulling fiber's
-    // context for the first pull only, the way `Effect.provide` itself does it
-    // (`FiberRef.currentContext`), and taken out again before the first chunk is handled.
+    // per one-event chunk (2-core machine, under load; bench/facade.ts). So the span is made the
+    // pulling fiber's parent span for the first pull only (in `FiberRef.currentContext`, where
+    // `Effect.provide` itself puts it), and that change alone is undone before the first chunk is
+    // handled (or when the stream closes first). Measured against the other way to scope it to
+    // the first pull (`Channel.toPull` with `Effect.withParentSpan` on the first pull), this saves
+    // about 1 us per pulled chunk. When the consumer wraps the events in a provide of its own
+    // (`Stream.withSpan`, `Stream.provideService`), the first pull runs in that context and the
+    // connection's span nests under the consumer's span instead.
     const underSpanOnFirstPull = (span: Tracer.Span): Channel.Channel<
       Chunk.Chunk<SessionEvent.SessionEvent>,
       unknown,
@@ -489,14 +494,24 @@ const guard = (
     > =>
       Channel.flatMap(
         Channel.fromEffect(
-          FiberRef.getAndUpdate(FiberRef.currentContext, (context) => Context.add(context, Tracer.ParentSpan, span))
+          FiberRef.modify(
+            FiberRef.currentContext,
+            (context) => [Context.getOption(context, Tracer.ParentSpan), Context.add(context, Tracer.ParentSpan, span)]
+          )
         ),
-        (previous) => {
+        (parent) => {
           let restored = false
+          // Only its own change: the parent span back, if the span is still the fiber's parent.
           const restore = Effect.suspend(() => {
             if (restored) return Effect.void
             restored = true
-            return FiberRef.set(FiberRef.currentContext, previous)
+            return FiberRef.update(FiberRef.currentContext, (context) =>
+              Option.getOrUndefined(Context.getOption(context, Tracer.ParentSpan)) !== span
+                ? context
+                : Option.match(parent, {
+                  onNone: () => Context.omit(Tracer.ParentSpan)(context),
+                  onSome: (previous) => Context.add(context, Tracer.ParentSpan, previous)
+                }))
           })
           const first: Guard = Channel.readWithCause({
             onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard =>

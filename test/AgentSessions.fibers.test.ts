@@ -254,32 +254,46 @@ describe("AgentSessions fibers (issue 15 target 1)", () => {
       }
     }))
 
-  it.scoped("the caller's context is restored when the consumer stops during the first pull", () =>
-    Effect.gen(function*() {
-      const { sessions } = yield* setup
-      const spans: Array<Tracer.Span> = []
-      const tracer = yield* spying(spans)
-      let spanOnInterrupt: string | undefined
-      yield* Effect.gen(function*() {
-        const running = yield* sessions.start(request)
-        const ready = yield* Deferred.make<void>()
-        // Interrupted while waiting for the first event: its own finalizer runs in its context.
-        const consumer = yield* Effect.fork(
-          Effect.zipRight(Deferred.succeed(ready, undefined), Stream.runDrain(running.events)).pipe(
-            Effect.onInterrupt(() =>
-              Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
-                Effect.sync(() => {
-                  spanOnInterrupt = Option.getOrUndefined(span)?.name
-                }))
+  const wrappers: ReadonlyArray<
+    readonly [string, (events: Stream.Stream<SessionEvent.SessionEvent, unknown>) => Stream.Stream<SessionEvent.SessionEvent, unknown>]
+  > = [
+    ["as they come", (events) => events],
+    ["wrapped in the consumer's own span", (events) => Stream.withSpan(events, "Consumer.stream")]
+  ]
+  for (const [name, wrap] of wrappers) {
+    it.scoped(`the caller's context is left as it was, events consumed ${name}`, () =>
+      Effect.gen(function*() {
+        const { feed, sessions } = yield* setup
+        const spans: Array<Tracer.Span> = []
+        const tracer = yield* spying(spans)
+        const currentSpan = Effect.map(Effect.option(Effect.currentSpan), (span) => Option.getOrUndefined(span)?.name)
+        let spanOnInterrupt: string | undefined
+        yield* Effect.gen(function*() {
+          // Interrupted while waiting for the first event: its own finalizer runs in its context.
+          const running = yield* sessions.start(request)
+          const ready = yield* Deferred.make<void>()
+          const consumer = yield* Effect.fork(
+            Effect.zipRight(Deferred.succeed(ready, undefined), Stream.runDrain(wrap(running.events))).pipe(
+              Effect.onInterrupt(() =>
+                Effect.map(currentSpan, (span) => {
+                  spanOnInterrupt = span
+                })
+              )
             )
           )
-        )
-        yield* Deferred.await(ready)
-        yield* settle
-        yield* Fiber.interrupt(consumer)
-      }).pipe(Effect.withSpan("Test.outer"), Effect.withTracer(tracer))
-      assert.strictEqual(spanOnInterrupt, "Test.outer")
-      const events = spans.find((span) => span.name === "AgentSessions.events")
-      assert.strictEqual(events?.status._tag, "Ended")
-    }))
+          yield* Deferred.await(ready)
+          yield* settle
+          yield* Fiber.interrupt(consumer)
+          // Consumed to the end in this fiber: its context afterwards is what it was.
+          const next = yield* sessions.start(request)
+          yield* feed(started, complete)
+          yield* Stream.runDrain(wrap(next.events))
+          assert.strictEqual(yield* currentSpan, "Test.outer")
+        }).pipe(Effect.withSpan("Test.outer"), Effect.withTracer(tracer))
+        assert.strictEqual(spanOnInterrupt, "Test.outer")
+        const events = spans.filter((span) => span.name === "AgentSessions.events")
+        assert.strictEqual(events.length, 2)
+        for (const span of events) assert.strictEqual(span.status._tag, "Ended")
+      }))
+  }
 })
