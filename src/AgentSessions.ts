@@ -19,6 +19,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
@@ -615,11 +616,18 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
             const observe = onEvent === undefined ? Effect.void : onEvent(event)
             return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
           }
-          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all.
-          yield* Stream.runForEachChunk(running.events, (chunk) =>
-            onEvent === undefined && !Chunk.some(chunk, isRequest)
-              ? Effect.void
-              : Effect.forEach(chunk, handle, { discard: true }))
+          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
+          // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
+          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, AgentSessionError | E, never, void, unknown, R>
+          const consume: Consume = Channel.readWith({
+            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
+              onEvent === undefined && !Chunk.some(chunk, isRequest)
+                ? consume
+                : Channel.zipRight(Channel.fromEffect(Effect.forEach(chunk, handle, { discard: true })), consume),
+            onFailure: (error: never): Consume => Channel.fail(error),
+            onDone: (): Consume => Channel.void
+          })
+          yield* Stream.run(running.events, Sink.fromChannel(consume))
           return yield* running.outcome
         })
       ).pipe(Effect.withSpan("AgentSessions.run"))
