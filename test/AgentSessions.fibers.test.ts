@@ -114,7 +114,7 @@ const consumerFibers = Effect.gen(function*() {
 })
 
 describe("AgentSessions fibers (issue 15 target 1)", () => {
-  it.scoped("an open idle session adds no fiber besides the consumer (start and attach)", () =>
+  it.scoped("an open idle session adds no fiber besides the consumer (start, attach, run)", () =>
     Effect.gen(function*() {
       const { api, feed, sessions } = yield* setup
       const consumer = yield* consumerFibers
@@ -138,6 +138,16 @@ describe("AgentSessions fibers (issue 15 target 1)", () => {
           yield* settle
           assert.strictEqual(yield* alive(supervisor), 0, `${open}: fibers left after the end`)
         }
+        // `run`, its consumer its own: the caller's fiber is the consumer's.
+        const fiber = yield* Effect.fork(sessions.run(request))
+        yield* settle
+        yield* feed(started, thought)
+        yield* settle
+        assert.strictEqual(yield* alive(supervisor), consumer, "run: no fiber of the façade's own while idle")
+        yield* feed(complete)
+        assert.strictEqual((yield* Fiber.join(fiber)).response, "done")
+        yield* settle
+        assert.strictEqual(yield* alive(supervisor), 0, "run: fibers left after the end")
       }).pipe(Effect.supervised(supervisor))
     }))
 
