@@ -525,6 +525,9 @@ const guard = (
         }
       )
 
+    // The span lives as long as the stream and ends with its exit; the outcome is settled (and
+    // `pending` emptied) after the connection's events are closed. No operator here forks a
+    // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
     const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.fromChannel(
       Channel.acquireUseRelease(
         Effect.flatMap(Scope.make(), (scope) =>
