@@ -6,18 +6,23 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
 import type * as AgentModule from "./Agent.js"
 import { AgentApi } from "./AgentApi.js"
 import * as Answer from "./Answer.js"
@@ -26,6 +31,7 @@ import {
   ActionBudgetExceeded,
   type AgentApiError,
   type AgentSessionError,
+  type EventStreamError,
   type InsecureTransport,
   isAgentSessionError,
   type RespondError,
@@ -87,7 +93,8 @@ export interface StartOptions extends EventStream.ConnectOptions {
   /**
    * A request of the agent that waits longer than this for an answer is reported with a warning
    * log (its resource type and how long it has waited): the agent is blocked, and the session
-   * is paid for meanwhile. Default 30 s.
+   * is paid for meanwhile. Default 30 s; `Duration.infinity` turns the warning off. The warning
+   * takes one timer fiber per session, only while a request waits for it.
    */
   readonly pendingWarningAfter?: Duration.DurationInput | undefined
   /**
@@ -203,6 +210,8 @@ export class AgentSessions extends Context.Tag("effect-agent-session/AgentSessio
 
 const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
 
+const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
+
 /**
  * How many events `Outcome.events` keeps by default: the last 100.
  *
@@ -232,6 +241,103 @@ interface Tally {
   readonly events: Array<SessionEvent.SessionEvent>
 }
 
+/**
+ * The agent's requests waiting for an answer (issue 13 item 4), and the warning for one that
+ * waits past `warnAfter`. One timer fiber per session, and only while a request waits for its
+ * warning: it sleeps until the earliest warning is due, and ends (or is interrupted) once no
+ * request is left to warn about. An idle session has none.
+ */
+const pendingWarnings = (
+  pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>,
+  sessionId: Session.SessionId,
+  warnAfter: Duration.Duration,
+  scope: Scope.Scope
+) => {
+  const warnAfterMillis = Duration.toMillis(warnAfter)
+  // `pending`'s value, kept in step by `update`, so that the timer decides in one synchronous step.
+  let waiting: ReadonlyArray<PendingRequest> = []
+  const warned = new WeakSet<PendingRequest>()
+  interface Timer {
+    fiber: Fiber.RuntimeFiber<void> | undefined
+  }
+  let timer: Timer | undefined
+
+  const update = (f: (all: ReadonlyArray<PendingRequest>) => ReadonlyArray<PendingRequest>) =>
+    SubscriptionRef.update(pending, (all) => {
+      waiting = f(all)
+      return waiting
+    })
+  const sameRequest = (a: SessionEvent.ExternalResourceRequested, b: SessionEvent.ExternalResourceRequested) =>
+    a.action_session_id === b.action_session_id &&
+    SessionEvent.resourceTypeRaw(a.resource_type) === SessionEvent.resourceTypeRaw(b.resource_type)
+
+  const warn = (entry: PendingRequest, now: number) => {
+    const resourceType = SessionEvent.resourceTypeRaw(entry.request.resource_type)
+    return Effect.logWarning(
+      `The agent has waited ${
+        Duration.format(Duration.millis(now - entry.since))
+      } for an answer to its ${resourceType} request: answer it with respond (RunningSession.pending lists it)`
+    ).pipe(Effect.annotateLogs({ sessionId, resourceType, waitedMs: now - entry.since }))
+  }
+  // Sleeps until the earliest warning not given yet is due, gives it if its request still
+  // waits, and so on; ends when none is left (or when another timer replaced this one).
+  const watch = (self: Timer): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (timer !== self) return Effect.void
+      let next: PendingRequest | undefined
+      for (const entry of waiting) {
+        if (!warned.has(entry) && (next === undefined || entry.since < next.since)) next = entry
+      }
+      if (next === undefined) {
+        timer = undefined
+        return Effect.void
+      }
+      const entry = next
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const due = entry.since + warnAfterMillis - now
+        if (due > 0) return Effect.zipRight(Effect.sleep(Duration.millis(due)), watch(self))
+        warned.add(entry)
+        return Effect.zipRight(warn(entry, now), watch(self))
+      })
+    })
+  const startTimer = Effect.suspend(() => {
+    if (timer !== undefined || !Number.isFinite(warnAfterMillis)) return Effect.void
+    const self: Timer = { fiber: undefined }
+    timer = self
+    return Effect.map(Effect.forkIn(watch(self), scope), (fiber) => {
+      self.fiber = fiber
+    })
+  })
+  // No request left to warn about: the timer is not needed any more.
+  const stopTimer = (always: boolean) =>
+    Effect.suspend(() => {
+      const current = timer
+      if (current === undefined || (!always && waiting.some((entry) => !warned.has(entry)))) return Effect.void
+      timer = undefined
+      return current.fiber === undefined ? Effect.void : Fiber.interrupt(current.fiber)
+    })
+
+  /** Requests that arrived (in one chunk, in order): each replaces an earlier one of the same key. */
+  const arrived = (requests: ReadonlyArray<SessionEvent.ExternalResourceRequested>) =>
+    Effect.flatMap(Clock.currentTimeMillis, (since) =>
+      Effect.zipRight(
+        update((all) => {
+          let next = all
+          for (const request of requests) {
+            next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
+          }
+          return next
+        }),
+        startTimer
+      ))
+  /** A request answered (its answer accepted by `respond`). */
+  const answered = (request: SessionEvent.ExternalResourceRequested) =>
+    Effect.zipRight(update((all) => all.filter((p) => !sameRequest(p.request, request))), stopTimer(false))
+  /** The events ended: nothing waits any more. */
+  const cleared = Effect.zipRight(update(() => []), stopTimer(true))
+  return { arrived, answered, cleared }
+}
+
 const guard = (
   connection: EventStream.Connection,
   sessionId: Session.SessionId,
@@ -249,46 +355,14 @@ const guard = (
       events: []
     }
     const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
-    const consumed = yield* Ref.make(false)
-
-    // --- pending requests (issue 13 item 4) ---
     const scope = yield* Effect.scope
     const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>([])
-    const warnAfter = Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter)
-    const sameRequest = (a: SessionEvent.ExternalResourceRequested, b: SessionEvent.ExternalResourceRequested) =>
-      a.action_session_id === b.action_session_id &&
-      SessionEvent.resourceTypeRaw(a.resource_type) === SessionEvent.resourceTypeRaw(b.resource_type)
-    const stillPending = (entry: PendingRequest) =>
-      Effect.map(SubscriptionRef.get(pending), (all) => all.includes(entry))
-    const warnIfStillPending = (entry: PendingRequest): Effect.Effect<void> =>
-      Effect.sleep(warnAfter).pipe(
-        Effect.zipRight(stillPending(entry)),
-        Effect.flatMap((waiting) =>
-          waiting
-            ? Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-              Effect.logWarning(
-                `The agent has waited ${Duration.format(Duration.millis(now - entry.since))} for an answer to its ${
-                  SessionEvent.resourceTypeRaw(entry.request.resource_type)
-                } request: answer it with respond (RunningSession.pending lists it)`
-              ).pipe(
-                Effect.annotateLogs({
-                  sessionId,
-                  resourceType: SessionEvent.resourceTypeRaw(entry.request.resource_type),
-                  waitedMs: now - entry.since
-                })
-              ))
-            : Effect.void
-        )
-      )
-    const arrived = (request: SessionEvent.ExternalResourceRequested) =>
-      Effect.gen(function*() {
-        const since = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        const entry: PendingRequest = { request, since }
-        yield* SubscriptionRef.update(pending, (all) => [...all.filter((p) => !sameRequest(p.request, request)), entry])
-        yield* Effect.forkIn(warnIfStillPending(entry), scope)
-      })
-    const answered = (request: SessionEvent.ExternalResourceRequested) =>
-      SubscriptionRef.update(pending, (all) => all.filter((p) => !sameRequest(p.request, request)))
+    const { answered, arrived, cleared } = pendingWarnings(
+      pending,
+      sessionId,
+      Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter),
+      scope
+    )
 
     const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
       sessionId,
@@ -301,6 +375,8 @@ const guard = (
       complete,
       budgetExceeded: tally.overrun
     })
+    const endedWithoutComplete = () =>
+      new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
@@ -308,9 +384,9 @@ const guard = (
     // failure (not an AgentSessionError) or interruption is not passed on to whoever awaits the
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
-      const endedWithoutComplete = Effect.suspend(() =>
+      const withoutComplete = Effect.suspend(() =>
         Option.match(tally.complete, {
-          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })),
+          onNone: () => Effect.fail(endedWithoutComplete()),
           onSome: (complete) => Effect.succeed(outcomeOf(complete))
         })
       )
@@ -322,102 +398,163 @@ const guard = (
               onSome: Effect.die,
               onNone: () =>
                 Option.match(Option.filter(Cause.failureOption(cause), isAgentSessionError), {
-                  onNone: () => endedWithoutComplete,
+                  onNone: () => withoutComplete,
                   onSome: Effect.fail
                 })
             }),
-          onSuccess: () => endedWithoutComplete
+          onSuccess: () => withoutComplete
         })
       )
     }
 
-    // Counting and recording run per chunk, synchronously: no Effect per event.
-    let failure: ActionBudgetExceeded | undefined
-    let failureEvent: SessionEvent.SessionEvent | undefined
-    const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = connection.events.pipe(
-      Stream.mapChunks((chunk) => {
-        const out: Array<SessionEvent.SessionEvent> = []
-        for (const event of chunk) {
-          out.push(event)
-          if (keep > 0) {
-            tally.events.push(event)
-            // A bounded tail: the oldest half is dropped at twice the bound (amortized O(1)).
-            if (tally.events.length >= 2 * keep) tally.events.splice(0, tally.events.length - keep)
-          }
-          switch (event._tag) {
-            case "ActionRun": {
-              tally.actions += 1
-              if (tally.actions > maxActions) {
-                // The connection is closed: the session may go on at the service (issue 13).
-                const overrun = new ActionBudgetExceeded({
-                  sessionId,
-                  maxActions,
-                  actions: tally.actions,
-                  mayStillBeRunning: mode === "fail"
-                })
-                if (Option.isNone(tally.overrun)) tally.overrun = Option.some(overrun)
-                if (mode === "fail") {
-                  failure = overrun
-                  failureEvent = event
-                  return Chunk.unsafeFromArray(out)
-                }
-              }
+    // The guard is one channel stage between the connection's events and the consumer: one
+    // synchronous pass per chunk counts, records and checks the events, and passes the chunk on
+    // as it came (no copy, no Effect), unless it carries a request (registered in `pending`
+    // before the chunk is delivered) or the overrun (the chunk is cut after it, and nothing after
+    // it is pulled). The events' own end is judged once they are closed (so the connection sees
+    // its own exit, not the guard's): the overrun closes the connection and fails; an end before
+    // `complete` is SessionEndedWithoutComplete (U17).
+    type Guard = Channel.Channel<
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      EventStreamError,
+      EventStreamError,
+      void,
+      unknown
+    >
+    let overrun: ActionBudgetExceeded | undefined
+    const onChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard => {
+      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
+      let delivered = 0
+      for (const event of chunk) {
+        delivered += 1
+        if (keep > 0) {
+          tally.events.push(event)
+          // A bounded tail: the oldest half is dropped at twice the bound (amortized O(1)).
+          if (tally.events.length >= 2 * keep) tally.events.splice(0, tally.events.length - keep)
+        }
+        if (event._tag === "ActionRun") {
+          tally.actions += 1
+          if (tally.actions > maxActions) {
+            // The connection is closed: the session may go on at the service (issue 13).
+            const exceeded = new ActionBudgetExceeded({
+              sessionId,
+              maxActions,
+              actions: tally.actions,
+              mayStillBeRunning: mode === "fail"
+            })
+            if (Option.isNone(tally.overrun)) tally.overrun = Option.some(exceeded)
+            if (mode === "fail") {
+              overrun = exceeded
               break
             }
-            case "AgentError":
-              tally.lastError = Option.some(event.error)
-              break
-            case "Complete":
-              tally.complete = Option.some(event)
-              Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
-              break
           }
+        } else if (event._tag === "ExternalResourceRequested") {
+          ;(requests ??= []).push(event)
+        } else if (event._tag === "AgentError") {
+          tally.lastError = Option.some(event.error)
+        } else if (event._tag === "Complete") {
+          tally.complete = Option.some(event)
+          Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
         }
-        return Chunk.unsafeFromArray(out)
-      }),
-      Stream.takeUntil((event) => event === failureEvent),
-      // Only chunks that carry a request pay for an Effect.
-      Stream.mapChunksEffect((chunk) =>
-        Chunk.some(chunk, (event) => event._tag === "ExternalResourceRequested")
-          ? Effect.as(
-            Effect.forEach(
-              Chunk.filter(chunk, (event): event is SessionEvent.ExternalResourceRequested =>
-                event._tag === "ExternalResourceRequested"),
-              arrived,
-              { discard: true }
-            ),
-            chunk
-          )
-          : Effect.succeed(chunk)
-      ),
-      Stream.concat(
-        Stream.suspend((): Stream.Stream<never, AgentSessionError> => {
-          if (failure !== undefined) {
-            return Stream.fromEffect(Effect.zipRight(connection.close, Effect.fail(failure)))
-          }
-          return Option.isNone(tally.complete)
-            ? Stream.fail(new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true }))
-            : Stream.empty
-        })
-      ),
-      Stream.ensuringWith((exit) => Effect.zipRight(SubscriptionRef.set(pending, []), finish(Exit.asVoid(exit)))),
-      Stream.withSpan("AgentSessions.events", { attributes: { sessionId } })
-    )
+      }
+      if (delivered === 0) return guard
+      const written: Guard = overrun === undefined
+        ? Channel.flatMap(Channel.write(chunk), again)
+        : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
+      return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
+    }
+    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => Channel.failCause(cause)
+    const onDone = (): Guard => Channel.void
+    const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
+    const again = (): Guard => guard
+    const ending = Channel.suspend((): Channel.Channel<never, unknown, AgentSessionError, unknown, void, unknown> => {
+      if (overrun !== undefined) return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
+      return Option.isNone(tally.complete) ? Channel.fail(endedWithoutComplete()) : Channel.void
+    })
 
-    const events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.unwrap(
-      Effect.map(
-        Ref.getAndSet(consumed, true),
-        (already) => already ? Stream.dieMessage("RunningSession.events can be consumed once") : guarded
+    // The span "AgentSessions.events", made once per stream. It is the parent of what the
+    // connection starts when its events are first pulled (its own span), as with
+    // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
+    // an `Effect.provide` per pulled chunk, measured at about 7 us of the 7.3 us the façade added
+    // per one-event chunk (2-core machine, under load; bench/facade.ts). So the span is made the
+    // pulling fiber's parent span for the first pull only (in `FiberRef.currentContext`, where
+    // `Effect.provide` itself puts it), and that change alone is undone before the first chunk is
+    // handled (or when the stream closes first). Measured against the other way to scope it to
+    // the first pull (`Channel.toPull` with `Effect.withParentSpan` on the first pull), this saves
+    // about 1 us per pulled chunk. When the consumer wraps the events in a provide of its own
+    // (`Stream.withSpan`, `Stream.provideService`), the first pull runs in that context and the
+    // connection's span nests under the consumer's span instead.
+    const underSpanOnFirstPull = (span: Tracer.Span): Channel.Channel<
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      unknown,
+      EventStreamError,
+      unknown,
+      void,
+      unknown
+    > =>
+      Channel.flatMap(
+        Channel.fromEffect(
+          FiberRef.modify(
+            FiberRef.currentContext,
+            (context) => [Context.getOption(context, Tracer.ParentSpan), Context.add(context, Tracer.ParentSpan, span)]
+          )
+        ),
+        (parent) => {
+          let restored = false
+          // Only its own change: the parent span back, if the span is still the fiber's parent.
+          const restore = Effect.suspend(() => {
+            if (restored) return Effect.void
+            restored = true
+            return FiberRef.update(FiberRef.currentContext, (context) =>
+              Option.getOrUndefined(Context.getOption(context, Tracer.ParentSpan)) !== span
+                ? context
+                : Option.match(parent, {
+                  onNone: () => Context.omit(Tracer.ParentSpan)(context),
+                  onSome: (previous) => Context.add(context, Tracer.ParentSpan, previous)
+                }))
+          })
+          const first: Guard = Channel.readWithCause({
+            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard =>
+              Channel.zipRight(Channel.fromEffect(restore), onChunk(chunk)),
+            onFailure: (cause: Cause.Cause<EventStreamError>): Guard =>
+              Channel.zipRight(Channel.fromEffect(restore), onFailure(cause)),
+            onDone: (): Guard => Channel.fromEffect(restore)
+          })
+          return Channel.ensuring(Channel.pipeTo(Stream.toChannel(connection.events), first), restore)
+        }
+      )
+
+    // The span lives as long as the stream and ends with its exit; the outcome is settled (and
+    // `pending` emptied) after the connection's events are closed. No operator here forks a
+    // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.fromChannel(
+      Channel.acquireUseRelease(
+        Effect.flatMap(Scope.make(), (scope) =>
+          Effect.map(
+            Scope.extend(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope),
+            (span) => ({ scope, span })
+          )),
+        ({ span }) =>
+          Channel.zipRight(underSpanOnFirstPull(span), ending).pipe(
+            Channel.ensuringWith((exit) => Effect.zipRight(cleared, finish(exit)))
+          ),
+        ({ scope }, exit) => Scope.close(scope, exit)
       )
     )
 
-    const awaitOutcome: Effect.Effect<Outcome, AgentSessionError> = Effect.flatMap(
-      Ref.getAndSet(consumed, true),
-      (already) =>
-        already
-          ? Deferred.await(outcome)
-          : Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
-    )
+    let consumed = false
+    const events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.suspend(() => {
+      if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
+      consumed = true
+      return guarded
+    })
+
+    const awaitOutcome: Effect.Effect<Outcome, AgentSessionError> = Effect.suspend(() => {
+      if (consumed) return Deferred.await(outcome)
+      consumed = true
+      return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+    })
 
     return { events, outcome: awaitOutcome, pending, answered }
   })
@@ -460,30 +597,40 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
 
-    const run: Service["run"] = (request, options = {}) =>
+    const run: Service["run"] = <E, R>(request: Session.CreateSessionInput, options: RunOptions<E, R> = {}) =>
       Effect.scoped(
         Effect.gen(function*() {
           const running = yield* start(request, options)
           const onRequest = options.onRequest
           const onEvent = options.onEvent
-          yield* Stream.runForEach(running.events, (event) => {
-            const observe = onEvent === undefined ? Effect.void : onEvent(event)
-            if (event._tag !== "ExternalResourceRequested") return observe
-            return Effect.zipRight(
-              observe,
-              Effect.flatMap(
-                onRequest === undefined
-                  ? Effect.as(
-                    Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
-                      Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(event.resource_type) })
-                    ),
-                    Answer.deny()
-                  )
-                  : onRequest(event),
-                (answer) => running.respond(event, answer)
-              )
+          const answer = (asked: SessionEvent.ExternalResourceRequested) =>
+            Effect.flatMap(
+              onRequest === undefined
+                ? Effect.as(
+                  Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
+                    Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(asked.resource_type) })
+                  ),
+                  Answer.deny()
+                )
+                : onRequest(asked),
+              (given) => running.respond(asked, given)
             )
+          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, AgentSessionError | E, R> => {
+            const observe = onEvent === undefined ? Effect.void : onEvent(event)
+            return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
+          }
+          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
+          // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
+          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, AgentSessionError | E, never, void, unknown, R>
+          const consume: Consume = Channel.readWith({
+            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
+              onEvent === undefined && !Chunk.some(chunk, isRequest)
+                ? consume
+                : Channel.zipRight(Channel.fromEffect(Effect.forEach(chunk, handle, { discard: true })), consume),
+            onFailure: (error: never): Consume => Channel.fail(error),
+            onDone: (): Consume => Channel.void
           })
+          yield* Stream.run(running.events, Sink.fromChannel(consume))
           return yield* running.outcome
         })
       ).pipe(Effect.withSpan("AgentSessions.run"))
