@@ -270,7 +270,10 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     hooks.open()
 
     const decoder = new TextDecoder()
-    const parse = makeParser({ event: hooks.namedEvent, tooLarge: hooks.tooLarge }, settings.maxFrameSize)
+    const parse = makeParser({
+      event: (name, data) => hooks.namedEvent(name, data),
+      tooLarge: (size) => hooks.tooLarge(size)
+    }, settings.maxFrameSize)
     const read = response.stream.pipe(
       Stream.runForEachChunk((chunk) =>
         Effect.zipRight(

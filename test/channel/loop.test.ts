@@ -74,7 +74,7 @@ const runLoop = (
         reconnect: options.reconnect ?? threeRetries,
         firstConnect: options.firstConnect ?? threeRetries
       }),
-      state,
+      setState: (value) => SubscriptionRef.set(state, value),
       clock,
       attempt: (number) =>
         Effect.gen(function*() {
@@ -173,7 +173,7 @@ describe("the connection loop", () => {
         sessionId: "session-1",
         printableUrl: "ws://service.test/v1/connect",
         settings: resolveSettings({}, {}),
-        state,
+        setState: (value) => SubscriptionRef.set(state, value),
         clock,
         attempt: () =>
           Effect.sync(() => {

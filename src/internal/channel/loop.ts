@@ -15,7 +15,6 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import { ConnectionLost, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
@@ -43,7 +42,8 @@ export interface LoopOptions {
   readonly sessionId: string
   readonly printableUrl: string
   readonly settings: Settings
-  readonly state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>
+  /** Sets the connection's state. */
+  readonly setState: (state: EventStream.ConnectionState) => Effect.Effect<void>
   readonly clock: Clock.Clock
   /** One attempt, run to its end. */
   readonly attempt: (number: number) => Effect.Effect<Attempted>
@@ -63,7 +63,7 @@ export interface Loop {
 const describeError = (error: EventStreamError | string): string => typeof error === "string" ? error : error.message
 
 export const makeLoop = (options: LoopOptions): Loop => {
-  const { clock, settings, state } = options
+  const { clock, setState, settings } = options
   let reconnects = 0
   let everOpen = false
   let downSince: number | undefined
@@ -83,7 +83,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
     downSince = undefined
     return Effect.zipRight(
       reopened ? Metrics.recordReconnect : Effect.void,
-      SubscriptionRef.set(state, ConnectionState.Open({ reconnects, downtime }))
+      setState(ConnectionState.Open({ reconnects, downtime }))
     ).pipe(
       Effect.zipRight(
         Effect.logDebug(reconnects === 0 ? "Event channel open" : "Event channel reopened").pipe(
@@ -98,7 +98,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
       if (decision._tag !== "Continue") return Effect.void
       retries += 1
       return Effect.zipRight(
-        SubscriptionRef.set(state, ConnectionState.Reconnecting({ attempt: retries, lastError })),
+        setState(ConnectionState.Reconnecting({ attempt: retries, lastError })),
         Metrics.recordReconnectAttempt
       )
     })

@@ -1,0 +1,91 @@
+/**
+ * One attempt of a connection, run in the connection's fiber: reads the key afresh, starts the
+ * transport in a scope of the attempt's own, waits for it to open (then counts it open, arms the
+ * idle time-out and the answer writer), waits for it to end, and closes its scope.
+ *
+ * No wrapper stays on the fiber's stack while it waits (issue 15): the scope is closed and the
+ * `EventStream.attempt` span ended by hand (measured: `Effect.scoped` and `Effect.withSpan`
+ * around the wait cost about 5 and 6 KiB per open connection).
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import type * as Credentials from "../../Credentials.js"
+import { startWriter } from "./answers.js"
+import { Attempt, type Core } from "./core.js"
+import type { Attempted } from "./loop.js"
+import { Fatal, Retry, type Transport } from "./transport.js"
+
+/** What every attempt of a connection shares. */
+export interface AttemptOptions {
+  readonly core: Core
+  readonly printableUrl: string
+  readonly credentials: Credentials.Credentials["Type"]
+  readonly agent: Credentials.AgentKeyRef | string | undefined
+  readonly transport: Transport
+  /** The loop's bookkeeping of an attempt that opened. */
+  readonly opened: Effect.Effect<void>
+}
+
+/** The idle time-out of an open attempt, as an entry of the shared timer. */
+const idleCheck = (attempt: Attempt) => (now: number): number | undefined => {
+  if (attempt.ended) return undefined
+  const { flow, settings } = attempt.core
+  const idle = Duration.toMillis(settings.idleTimeout)
+  // A paused socket reads nothing: that is not the service's silence.
+  if (flow.paused) return now + idle
+  const left = attempt.lastFrameAt + idle - now
+  if (left > 0) return now + left
+  attempt.io?.abort()
+  attempt.end(Retry(`no frame for ${Duration.format(settings.idleTimeout)} (idle time-out)`))
+  return undefined
+}
+
+/** Runs attempt number `number` to its end. */
+export const runAttempt = (options: AttemptOptions, number: number): Effect.Effect<Attempted> =>
+  Effect.gen(function*() {
+    const { core } = options
+    const span = yield* Effect.makeSpan("EventStream.attempt", {
+      attributes: { sessionId: core.sessionId, attempt: number, url: options.printableUrl },
+      captureStackTrace: false
+    })
+    const key = yield* Effect.either(options.credentials.keyFor("connect", options.agent))
+    if (Either.isLeft(key)) {
+      span.end(core.clock.unsafeCurrentTimeNanos(), Exit.fail(key.left))
+      return { outcome: Fatal(key.left, "failed"), alive: false, opened: false }
+    }
+    const scope = yield* Scope.make()
+    const attempt = new Attempt(core, key.right, scope)
+    core.current = attempt
+    core.runtime = yield* Effect.runtime<never>()
+    core.flow.reset()
+    core.replay.reopened()
+    yield* Scope.addFinalizerExit(scope, (exit) =>
+      Effect.sync(() => {
+        attempt.ended = true
+        for (const entry of attempt.entries) entry.cancel()
+        span.end(core.clock.unsafeCurrentTimeNanos(), exit)
+      })
+    )
+    yield* Scope.extend(options.transport(attempt), scope)
+    yield* attempt.wait(false)
+    // An attempt that opened is open for the loop even if it has ended already (opened,
+    // delivered and dropped before this fiber woke up): its state, count and schedule.
+    if (attempt.opened) yield* options.opened
+    if (attempt.opened && !attempt.ended) {
+      attempt.pauseIfFull()
+      const idle = Duration.toMillis(core.settings.idleTimeout)
+      attempt.entries.push(yield* core.deadlines.schedule(attempt.lastFrameAt + idle, idleCheck(attempt)))
+      yield* startWriter(core, attempt)
+    }
+    yield* attempt.wait(true)
+    const outcome = yield* attempt.result()
+    yield* Scope.close(scope, Exit.succeed(outcome))
+    const dropped = core.replay.takeDropped()
+    if (dropped > 0) {
+      yield* Effect.logDebug(`${dropped} event(s) sent again after the reconnect were dropped (a replay)`)
+    }
+    return { outcome, alive: attempt.gotFrame, opened: attempt.opened }
+  })
