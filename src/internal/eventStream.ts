@@ -39,7 +39,7 @@ export {
   SKIPPABLE_FRAME_SIZE,
   type SizedConstructor,
   type UpgradeRejection
-} from "./channel/socket.js"
+} from "./channel/upgrade.js"
 export { ConnectionState } from "./channel/state.js"
 export {
   type AttemptOutcome,

@@ -11,7 +11,7 @@
 import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import * as WS from "ws"
-import { recordRejection, registerSizedConstructor } from "./channel/socket.js"
+import { recordRejection, registerSizedConstructor } from "./channel/upgrade.js"
 
 /**
  * Options of the constructor.

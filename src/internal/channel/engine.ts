@@ -30,7 +30,6 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
@@ -47,7 +46,7 @@ import * as Deadlines from "./deadlines.js"
 import * as Ledger from "./ledger.js"
 import { type Final, makeLoop } from "./loop.js"
 import type { Settings } from "./settings.js"
-import { ConnectionState } from "./state.js"
+import { ConnectionState, StateCell } from "./state.js"
 import type { Transport } from "./transport.js"
 
 /** Everything a connection needs besides its transport. */
@@ -102,15 +101,8 @@ export const makeEngine = (
     })
     const core = new Core(sessionId, settings, mailbox, decode, clock, options.deadlines ?? Deadlines.make())
 
-    // The state: a plain value until someone asks for `state`, then a `SubscriptionRef` from that
-    // value on (a SubscriptionRef is 2.4 KiB, measured; most connections are never watched).
-    let stateValue: EventStream.ConnectionState = ConnectionState.Connecting()
-    let stateRef: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> | undefined
-    const setState = (value: EventStream.ConnectionState): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        stateValue = value
-        return stateRef === undefined ? Effect.void : SubscriptionRef.set(stateRef, value)
-      })
+    const state = new StateCell()
+    const setState = (value: EventStream.ConnectionState) => state.set(value)
 
     const loop = makeLoop({
       sessionId,
@@ -222,9 +214,7 @@ export const makeEngine = (
       sessionId,
       events,
       get state() {
-        // Made on first use, from the state it has reached (a pure construction: runSync is safe).
-        stateRef ??= Effect.runSync(SubscriptionRef.make(stateValue))
-        return stateRef
+        return state.subscriptionRef
       },
       respond: (request, answer) => respond(core, dialect, request, answer),
       close

@@ -17,88 +17,14 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type * as Redacted from "effect/Redacted"
 import type * as Dialect from "../../Dialect.js"
-import { ConnectTimeout, FrameTooLarge, HandshakeRejected, MalformedFrame } from "../../Errors.js"
+import { ConnectTimeout } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
+import { closeCodeOf, closeOutcome, errorOutcome } from "./outcomes.js"
 import type { Settings } from "./settings.js"
-import {
-  type AttemptOutcome,
-  describeCause,
-  End,
-  Fatal,
-  type Io,
-  rejectionCloseCodes,
-  rejectionStatuses,
-  Retry,
-  scrub,
-  type Transport
-} from "./transport.js"
-
-/** The HTTP answer to a refused upgrade. */
-export interface UpgradeRejection {
-  readonly status: number
-  readonly reason: string
-}
-
-const rejections = new WeakMap<object, UpgradeRejection>()
-
-/** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
-export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
-  rejections.set(ws, rejection)
-}
-
-/** The refused upgrade recorded for a socket by the SDK's own constructor. */
-export const rejectionOf = (ws: object): Option.Option<UpgradeRejection> => Option.fromNullable(rejections.get(ws))
-
-const UNEXPECTED_RESPONSE = /Unexpected server response: (\d{3})/
-
-/**
- * The refused upgrade status found in an open error of any `ws`-based socket (`ws` reports
- * `Unexpected server response: 401` when no one handles `unexpected-response`).
- */
-export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> => {
-  const match = UNEXPECTED_RESPONSE.exec(describeCause(cause))
-  return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
-}
-
-/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
-export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
-
-const sizedConstructors = new WeakMap<object, SizedConstructor>()
-
-/**
- * Registers the bounded form of a `Socket.WebSocketConstructor` (`../webSocket.ts` does for its
- * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
- * over it is refused while it is read instead of being read whole first.
- */
-export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
-  sizedConstructors.set(constructor, sized)
-}
-
-/** The largest frame read (to be skipped) with `failOnFrameError: false`. */
-export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
-
-/**
- * The largest message a socket reads: `maxFrameSize`. With `failOnFrameError: false` a frame
- * over it is read to be skipped, up to {@link SKIPPABLE_FRAME_SIZE} (16 MiB, or `maxFrameSize`
- * when larger); past that the stream fails with `FrameTooLarge` all the same.
- */
-export const maxPayloadOf = (settings: Settings): number =>
-  settings.failOnFrameError ? settings.maxFrameSize : Math.max(settings.maxFrameSize, SKIPPABLE_FRAME_SIZE)
-
-/** The `code` of a `ws` error (in an `ErrorEvent`'s `error`), if any. */
-const wsErrorCode = (cause: unknown): string | undefined => {
-  const error = Predicate.hasProperty(cause, "error") ? cause.error : cause
-  return Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
-}
-
-/** `ws` refused a message over `maxPayload` (it then closes with 1009). */
-const isPayloadTooLarge = (cause: unknown): boolean =>
-  wsErrorCode(cause) === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ||
-  describeCause(cause).includes("Max payload size exceeded")
+import { describeCause, type Io, Retry, scrub, type Transport } from "./transport.js"
+import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
 interface Pausable {
@@ -158,53 +84,6 @@ const socketIo = (ws: globalThis.WebSocket): Io => {
     abort: () => terminate(ws)
   }
 }
-
-/** How an `error` event ends the attempt: before `open` an open failure, after it a read failure. */
-const errorOutcome = (
-  cause: unknown,
-  opened: boolean,
-  ws: globalThis.WebSocket,
-  key: Redacted.Redacted<string>,
-  settings: Settings
-): AttemptOutcome => {
-  if (opened) {
-    // A frame over `maxPayload`: refused while read, never retried (the service would send it
-    // again). Its exact size is unknown: it is at least one byte over what the socket accepted.
-    if (isPayloadTooLarge(cause)) {
-      return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
-    }
-    // A text frame that is not UTF-8: the socket is closed by `ws` (1007); a frame error.
-    if (wsErrorCode(cause) === "WS_ERR_INVALID_UTF8") {
-      return Fatal(new MalformedFrame({ raw: "", message: "a text frame that is not valid UTF-8" }), "failed")
-    }
-    return Retry(`read failed: ${scrub(describeCause(cause), key)}`)
-  }
-  const rejection = Option.orElse(rejectionOf(ws), () => rejectionFromError(cause))
-  if (Option.isSome(rejection)) {
-    const { reason, status } = rejection.value
-    if (rejectionStatuses.has(status)) {
-      return Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
-    }
-    return Retry(`upgrade refused with HTTP ${status}`)
-  }
-  return Retry(`open failed: ${scrub(describeCause(cause), key)}`)
-}
-
-/** How a `close` event ends the attempt. */
-const closeOutcome = (code: number, closeReason: string, key: Redacted.Redacted<string>): AttemptOutcome => {
-  // A clean close: the service ended the session (after `complete`, the engine ended it first).
-  if (code === 1000) return End("closed-by-service")
-  const reason = scrub(closeReason, key)
-  if (rejectionCloseCodes.has(code)) {
-    return Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected")
-  }
-  return Retry(`closed with code ${code}${reason.length > 0 ? `: ${reason}` : ""}`)
-}
-
-const closeCodeOf = (event: Event): { readonly code: number; readonly reason: string } => ({
-  code: Predicate.hasProperty(event, "code") && typeof event.code === "number" ? event.code : 1006,
-  reason: Predicate.hasProperty(event, "reason") && typeof event.reason === "string" ? event.reason : ""
-})
 
 /** The WebSocket transport. */
 export const webSocketTransport = (options: {
