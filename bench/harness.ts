@@ -606,10 +606,14 @@ export const runBench = async (config: Config): Promise<Results> => {
     phases[name] = (performance.now() - start) / 1000
     return result
   }
+  const selected = (part: Part) => config.only === undefined || config.only.includes(part)
+  // The load generator serves every part but the two against the simulator.
   const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
-  const loadgen = await startServer("loadgen.ts", ["0", prebuilt])
+  const loadgen: Server = parts.some((p) => p !== "firstEvent" && p !== "createSession" && selected(p))
+    ? await startServer("loadgen.ts", ["0", prebuilt])
+    : { url: "ws://127.0.0.1:0", stop: () => Promise.resolve() }
   try {
-    config.log(`load generator on ${loadgen.url}`)
+    if (loadgen.url !== "ws://127.0.0.1:0") config.log(`load generator on ${loadgen.url}`)
     const reachable = Math.max(0, info.fdLimit - 256)
     const counts = config.connections.map((c) => Math.min(c, reachable))
     const floorCounts = (typeof config.floorConnections === "number" ? [config.floorConnections] : config.floorConnections)
@@ -618,7 +622,6 @@ export const runBench = async (config: Config): Promise<Results> => {
     const memoryNote = [...config.connections, ...floorCounts].some((c) => c > reachable)
       ? `The open-file limit here is ${info.fdLimit} (hard), so at most ${reachable} connections per process were measured.`
       : `Open-file limit ${info.fdLimit}: every size was reached.`
-    const selected = (part: Part) => config.only === undefined || config.only.includes(part)
     const notRun: Skipped = { skipped: `not run (--only=${(config.only ?? []).join(",")})` }
     const run = <A>(part: Part, name: string, body: () => Promise<A>): Promise<A | Skipped> =>
       selected(part) ? phase(name, body) : Promise.resolve(notRun)
