@@ -254,6 +254,12 @@ export type { HeapSample }
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, "/"))
 if (isMain) {
   const task = JSON.parse(process.argv[2] ?? "{}") as Task
+  // A task whose program waits on nothing the event loop holds (every socket gone) would end
+  // the process quietly with code 0: say so and fail instead.
+  process.once("beforeExit", () => {
+    console.error(`${task.kind} ${"variant" in task ? task.variant : ""}: the task never finished (the event loop emptied)`)
+    process.exit(1)
+  })
   runTask(task).then(
     (result) => {
       if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))

@@ -282,7 +282,7 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
   if (isSkipped(mem)) push(skippedText(mem), "")
   else {
     push(
-      `Connections opened ${r.config.memoryConcurrency} at a time in one client process (SDK: \`EventStream.connect\`, its \`events\` run by one fiber per connection), each held until it has received its first event (\`started\`); per connection = (after - before) / count, both after a full GC. ${r.memoryNote}`,
+      `Connections opened ${r.config.memoryConcurrency} at a time in one client process (SDK: \`EventStream.connect\` with default options but \`idleTimeout: "1 hour"\`, since the held connections receive one frame and opening 10k on a loaded machine took over the default minute; its \`events\` run by one fiber per connection), each held until it has received its first event (\`started\`); per connection = (after - before) / count, both after a full GC. ${r.memoryNote}`,
       "",
       "| open | figure | side | min / **median** / max |",
       "| --- | --- | --- | --- |"

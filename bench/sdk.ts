@@ -98,7 +98,19 @@ export const throughputAttach = (url: string, n: number): Promise<ThroughputResu
     return { frames: seen.frames, ms: seen.end - start, lastIndex: seen.last === undefined ? -1 : frameIndex(seen.last.content) }
   })))
 
-/** Opens `count` connections with `EventStream.connect`, each consumed by its own fiber, held open. */
+/**
+ * The options of a held connection: the defaults, but for an idle time-out longer than any run.
+ * The load generator sends a held connection one frame (`started`); opening 10k SDK sessions on
+ * a loaded machine took over the default minute, so the first connections timed out and
+ * reconnected while the last ones opened (a different measurement). The time-out's length
+ * changes nothing of what a connection holds.
+ */
+const holdOptions: EventStream.ConnectOptions = { idleTimeout: "1 hour" }
+
+/**
+ * Opens `count` connections with `EventStream.connect`, each consumed by its own fiber, held
+ * open. A connection whose events fail (or end) before the first fails the whole hold.
+ */
 const holdProgram = (count: number, concurrency: number) =>
   Effect.gen(function*() {
     const eventStream = yield* EventStream.EventStream
@@ -107,10 +119,15 @@ const holdProgram = (count: number, concurrency: number) =>
     // One connection: connect, consume its events in a fiber of the scope, wait for the first.
     const open = (i: number) =>
       Effect.gen(function*() {
-        const connection = yield* eventStream.connect(`${Scenario.hold}-${i}`)
-        const first = yield* Deferred.make<void>()
+        const connection = yield* eventStream.connect(`${Scenario.hold}-${i}`, holdOptions)
+        const first = yield* Deferred.make<void, unknown>()
         yield* connection.events.pipe(
           Stream.runForEach(() => Deferred.succeed(first, undefined)),
+          Effect.onExit((exit) =>
+            Exit.isFailure(exit)
+              ? Deferred.failCause(first, exit.cause)
+              : Deferred.die(first, new Error(`hold-${i}: the events ended`))
+          ),
           Effect.forkIn(scope)
         )
         yield* Deferred.await(first)
