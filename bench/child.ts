@@ -7,8 +7,8 @@
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector"
 import * as Path from "node:path"
-import { fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
-import type { ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
+import { createRequest, fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
+import type { FiberCount, FirstEventResult, ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
 import type { Floor } from "./floors.js"
 import type * as Raw from "./raw.js"
 
@@ -17,7 +17,32 @@ export type Variant = "raw" | "sdk"
 
 /** One measurement. */
 export type Task =
-  | { readonly kind: "throughput"; readonly variant: Variant; readonly url: string; readonly n: number; readonly warmup: number }
+  | {
+    readonly kind: "throughput"
+    readonly variant: Variant
+    /** The SDK's path: `EventStream.events` (default) or `AgentSessions.attach` (raw: ignored). */
+    readonly path?: "events" | "attach" | undefined
+    readonly url: string
+    readonly n: number
+    readonly warmup: number
+  }
+  | {
+    readonly kind: "fibers"
+    readonly variant: "sdk" | Floor
+    readonly url: string
+    readonly count: number
+    readonly concurrency: number
+  }
+  | {
+    readonly kind: "firstEvent"
+    readonly variant: Variant
+    readonly baseUrl: string
+    readonly apiKey: string
+    readonly sessions: number
+    readonly warmup: number
+    /** Events taken per session (the short script's length) before closing. */
+    readonly events: number
+  }
   | {
     readonly kind: "memory"
     readonly variant: Variant | Floor
@@ -68,7 +93,14 @@ export interface CreateSessionResult {
 }
 
 /** What a task gives back. */
-export type TaskResult = ThroughputResult | MemoryResult | SlowResult | ReconnectResult | CreateSessionResult
+export type TaskResult =
+  | ThroughputResult
+  | MemoryResult
+  | SlowResult
+  | ReconnectResult
+  | CreateSessionResult
+  | FiberCount
+  | FirstEventResult
 
 /** What both sides implement. */
 export interface Client {
@@ -85,6 +117,7 @@ export interface Client {
     }
   ) => Promise<SlowResult>
   readonly reconnect: typeof Raw.reconnect
+  readonly firstEvent: typeof Raw.firstEvent
 }
 
 const rawClient = async (bounded: boolean): Promise<Client> => {
@@ -152,11 +185,15 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
   switch (task.kind) {
     case "throughput": {
       const client = await clientFor(task.variant)
-      if (task.warmup > 0) await client.throughput(task.url, task.warmup)
+      const run = task.variant === "sdk" && task.path === "attach"
+        ? (await import("./sdk.js")).throughputAttach
+        : client.throughput
+      if (task.warmup > 0) await run(task.url, task.warmup)
       fullGc()
-      return profiled(`throughput-${task.variant}`, async () => {
+      const label = task.variant === "sdk" && task.path === "attach" ? "sdk-attach" : task.variant
+      return profiled(`throughput-${label}`, async () => {
         const cpu = process.cpuUsage()
-        const result = await client.throughput(task.url, task.n)
+        const result = await run(task.url, task.n)
         const used = process.cpuUsage(cpu)
         return { ...result, cpuMs: (used.user + used.system) / 1000 }
       })
@@ -184,9 +221,24 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
         client.slowConsumer(task.url, task.n, {
           bufferSize: task.bufferSize,
           workMicros: task.workMicros,
-        yieldEvery: task.yieldEvery,
+          yieldEvery: task.yieldEvery,
           sampler: heapSampler(task.liveEvery)
         }))
+    }
+    case "fibers": {
+      const variant = task.variant
+      return variant === "sdk"
+        ? (await import("./sdk.js")).countFibers(task.url, task.count, task.concurrency)
+        : (await import("./floors.js")).countFibers(variant, task.url, task.count, task.concurrency)
+    }
+    case "firstEvent": {
+      const client = await clientFor(task.variant)
+      return client.firstEvent(task.baseUrl, task.apiKey, createRequest, {
+        sessions: task.sessions,
+        warmup: task.warmup,
+        events: task.events,
+        measure: (body) => profiled(`firstEvent-${task.variant}`, body)
+      })
     }
     case "reconnect":
       return (await clientFor(task.variant)).reconnect(task.url, task.id, task.k, task.drops)
@@ -202,6 +254,12 @@ export type { HeapSample }
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, "/"))
 if (isMain) {
   const task = JSON.parse(process.argv[2] ?? "{}") as Task
+  // A task whose program waits on nothing the event loop holds (every socket gone) would end
+  // the process quietly with code 0: say so and fail instead.
+  process.once("beforeExit", () => {
+    console.error(`${task.kind} ${"variant" in task ? task.variant : ""}: the task never finished (the event loop emptied)`)
+    process.exit(1)
+  })
   runTask(task).then(
     (result) => {
       if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))

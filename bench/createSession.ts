@@ -6,14 +6,13 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as AgentApi from "../src/AgentApi.js"
-import * as Credentials from "../src/Credentials.js"
-import * as Dialect from "../src/Dialect.js"
+import { randomUUID } from "node:crypto"
+import { AgentApi, Credentials, Dialect } from "../src/index.js"
 import type { CreateSessionResult, Task } from "./child.js"
-import { stats } from "./measure.js"
+import { createRequest, stats } from "./measure.js"
 
 /** The request both sides send. */
-export const request = { start_url: "https://example.com/start", max_actions: 5, goal: "Find the pricing page" }
+export const request = createRequest
 
 /** Runs the create-session comparison. */
 export const run = async (task: Extract<Task, { kind: "createSession" }>): Promise<CreateSessionResult> => {
@@ -32,7 +31,9 @@ export const run = async (task: Extract<Task, { kind: "createSession" }>): Promi
   const fetchOnce = async () => {
     const response = await fetch(url, {
       method: "POST",
-      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      // The SDK sends an Idempotency-Key on every create (the simulator then keeps a digest of
+      // the body): the same header here, so both sides ask the server for the same work.
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "idempotency-key": randomUUID() },
       body
     })
     if (response.status !== 200 && response.status !== 201) throw new Error(`fetch: HTTP ${response.status}`)

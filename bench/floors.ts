@@ -8,19 +8,24 @@
  * - `floor-stream`: a raw `ws` socket feeding a `Mailbox`, consumed by `Stream.runForEach` in one
  *   fiber per connection (the least a `Stream` of events costs).
  * - `floor-socket`: the platform's `Socket.makeWebSocket` + `runRaw` in a fiber, feeding a
- *   `Mailbox` consumed as a `Stream` in another (the platform socket the SDK is built on, no SDK).
+ *   `Mailbox` consumed as a `Stream` in another (the platform socket, over
+ *   `NodeSocket.layerWebSocketConstructor`'s `ws` sockets, no SDK).
+ *
+ * Nothing here imports the library: the floors stay the same whatever the SDK becomes.
  */
 import * as Socket from "@effect/platform/Socket"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Supervisor from "effect/Supervisor"
 import { WebSocket } from "ws"
-import * as WebSocketConstructor from "../src/internal/webSocket.js"
 import { Scenario } from "./frames.js"
-import { connectUrl, type HoldResult, pool } from "./measure.js"
+import { connectUrl, type FiberCount, type HoldResult, pool, sleep } from "./measure.js"
 
 /** The floors. */
 export type Floor = "floor-fiber" | "floor-stream" | "floor-socket"
@@ -64,15 +69,22 @@ const openOne = (floor: Floor, url: string, i: number, scope: Scope.Scope): Effe
       }
     }
     yield* Deferred.await(first)
-  }).pipe(Effect.provide(WebSocketConstructor.layer()))
+  }).pipe(Effect.provide(NodeSocket.layerWebSocketConstructor))
 
 /** Opens `count` connections of a floor; resolves once each got its first frame. */
-export const hold = async (floor: Floor, url: string, count: number, concurrency: number): Promise<HoldResult> => {
+export const hold = async (
+  floor: Floor,
+  url: string,
+  count: number,
+  concurrency: number,
+  supervisor?: Supervisor.Supervisor<unknown>
+): Promise<HoldResult> => {
   const scope = Effect.runSync(Scope.make())
   const start = performance.now()
   let opened = 0
   await pool(count, concurrency, async (i) => {
-    await Effect.runPromise(openOne(floor, url, i, scope))
+    const one = openOne(floor, url, i, scope)
+    await Effect.runPromise(supervisor === undefined ? one : Effect.supervised(one, supervisor))
     opened++
   })
   return {
@@ -80,4 +92,29 @@ export const hold = async (floor: Floor, url: string, count: number, concurrency
     openMs: performance.now() - start,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
+}
+
+/**
+ * Live fibers per open connection of a floor, counted as the SDK's are (bench/sdk.ts
+ * `countFibers`): a `Supervisor.track` around each connection's program, with `Fiber.roots`.
+ * A check of the method: `floor-fiber` and `floor-stream` hold one fiber per connection.
+ */
+export const countFibers = async (floor: Floor, url: string, count: number, concurrency: number): Promise<FiberCount> => {
+  const supervisor = Effect.runSync(Supervisor.track)
+  const alive = () =>
+    Effect.runSync(Effect.zipWith(
+      Fiber.roots,
+      supervisor.value,
+      (roots, tracked) => new Set([...roots, ...tracked].filter((f) => f.unsafePoll() === null))
+    ))
+  const warm = await hold(floor, url, 10, 10, supervisor)
+  await warm.close()
+  await sleep(200)
+  const before = alive()
+  const held = await hold(floor, url, count, concurrency, supervisor)
+  await sleep(300)
+  const after = alive()
+  const added = [...after].filter((f) => !before.has(f)).length
+  await held.close()
+  return { sessions: count, before: before.size, after: after.size, perSession: added / count }
 }

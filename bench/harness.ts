@@ -9,7 +9,16 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { CreateSessionResult, MemoryResult, Task, TaskResult, Variant } from "./child.js"
-import { type ReconnectResult, type SlowResult, type Stats, stats, type ThroughputResult } from "./measure.js"
+import type { Floor } from "./floors.js"
+import {
+  type FiberCount,
+  type FirstEventResult,
+  type ReconnectResult,
+  type SlowResult,
+  type Stats,
+  stats,
+  type ThroughputResult
+} from "./measure.js"
 
 /** The repository root. */
 export const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -26,8 +35,20 @@ export interface Config {
   readonly connections: ReadonlyArray<number>
   /** Memory rounds per side, for each size of `connections` (the last applies to any further size). */
   readonly memoryRounds: ReadonlyArray<number>
-  /** Connections at which the memory floors (bench/floors.ts) are measured, once each; 0: not measured. */
-  readonly floorConnections: number
+  /**
+   * Connections at which the memory floors (bench/floors.ts) are measured, once each per size
+   * (1k and 10k); 0 or []: not measured. Target 1 compares the SDK with the floor at the largest
+   * size both were measured at.
+   */
+  readonly floorConnections: number | ReadonlyArray<number>
+  /** Open SDK sessions (and floor connections) whose live fibers are counted; 0: not counted. */
+  readonly fiberSessions: number
+  /**
+   * Create to first event against the simulator: sequential short sessions per round (the
+   * simulator's script: `events` events), rounds per side (separate processes, sides
+   * alternating), warm-up sessions per process.
+   */
+  readonly firstEvent: { readonly sessions: number; readonly rounds: number; readonly warmup: number; readonly events: number }
   /** Connections opening at once. */
   readonly memoryConcurrency: number
   /** Frames of the slow-consumer runs (50k, 200k). */
@@ -60,9 +81,26 @@ export interface Config {
    * every part runs). Default false: one measurement at a time.
    */
   readonly parallel?: boolean | undefined
+  /** Run only these parts (see {@link parts}); default every part. */
+  readonly only?: ReadonlyArray<Part> | undefined
   /** Progress lines. */
   readonly log: (line: string) => void
 }
+
+/** The parts of a run, in the order they run; `--only=<part>[,<part>]` picks some. */
+export const parts = [
+  "throughput",
+  "memory",
+  "floors",
+  "fibers",
+  "firstEvent",
+  "createSession",
+  "reconnect",
+  "slow"
+] as const
+
+/** A part of a run. */
+export type Part = typeof parts[number]
 
 /** The full-size configuration `npm run bench` uses. */
 export const fullConfig: Config = {
@@ -71,7 +109,9 @@ export const fullConfig: Config = {
   throughputRounds: 4,
   connections: [1_000, 5_000, 10_000],
   memoryRounds: [3, 2, 2],
-  floorConnections: 1_000,
+  floorConnections: [1_000, 10_000],
+  fiberSessions: 1_000,
+  firstEvent: { sessions: 200, rounds: 3, warmup: 20, events: 5 },
   memoryConcurrency: 250,
   slowFrames: [50_000, 200_000],
   slowRounds: 2,
@@ -111,6 +151,24 @@ export interface Skipped {
   readonly skipped: string
 }
 
+/** Live fibers per open, idle session (bench/sdk.ts `countFibers`), and the floors' counted the same way. */
+export interface FiberFigure {
+  readonly sdk: FiberCount
+  readonly floors: ReadonlyArray<FiberCount & { readonly variant: string }>
+}
+
+/** Create to first event and CPU per short session (create, the script's events, close). */
+export interface FirstEventFigure {
+  /** The SDK's path. */
+  readonly api: string
+  /** Per round (one process), the median latency from the call to the first event. */
+  readonly latency: Comparison
+  /** Per round, the client process's CPU over the loop / sessions, in ms. */
+  readonly cpuPerSession: Comparison
+  /** Every latency of every round, per side (their median is the figure's "all sessions" median). */
+  readonly allLatencies: { readonly raw: Stats; readonly sdk: Stats }
+}
+
 /** Memory at one number of open connections. */
 export interface MemoryFigure {
   readonly count: number
@@ -146,16 +204,23 @@ export interface Results {
   readonly machine: Machine
   readonly config: Omit<Config, "log">
   readonly seconds: number
-  readonly throughput: (Comparison & { readonly cpuPerFrame: Comparison; readonly ordered: boolean }) | Skipped
+  readonly throughput: ThroughputFigure | Skipped
+  /** `AgentSessions.attach` (default options) consuming `running.events`, against the same raw rounds. */
+  readonly throughputAttach?: ThroughputFigure | Skipped | undefined
   readonly memory: ReadonlyArray<MemoryFigure> | Skipped
   readonly memoryNote: string
   readonly floors: ReadonlyArray<FloorFigure> | Skipped
+  readonly fibers?: FiberFigure | Skipped | undefined
+  readonly firstEvent?: FirstEventFigure | Skipped | undefined
   /** Seconds each part of the run took. */
   readonly phases: Readonly<Record<string, number>>
   readonly createSession: Comparison | Skipped
   readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
   readonly slow: ReadonlyArray<SlowFigure> | Skipped
 }
+
+/** A throughput comparison. */
+export type ThroughputFigure = Comparison & { readonly cpuPerFrame: Comparison; readonly ordered: boolean }
 
 /** Whether a figure was skipped. */
 export const isSkipped = (value: unknown): value is Skipped =>
@@ -260,7 +325,10 @@ const startServer = (
 export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string, sdkRoot?: string): Promise<A> =>
   new Promise((resolve, reject) => {
     const env = cpuProfileDir === undefined ? process.env : { ...process.env, BENCH_CPU_PROFILE_DIR: cpuProfileDir }
-    const from = sdkRoot !== undefined && "variant" in task && task.variant === "sdk" ? sdkRoot : root
+    // With `sdkRoot`, the SDK side runs from that copy (its bench/, hence its src/); so does the
+    // create-session task, whose one process holds both sides (its fetch side is the same code).
+    const sdkSide = ("variant" in task && task.variant === "sdk") || task.kind === "createSession"
+    const from = sdkRoot !== undefined && sdkSide ? sdkRoot : root
     const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env, from)
     const output = collectOutput(child)
     let result: A | undefined
@@ -304,31 +372,45 @@ const alternate = async <A>(
   return { raw, sdk }
 }
 
-const throughputFigure = async (config: Config, url: string) => {
-  const { raw, sdk } = await alternate(config.throughputRounds, async (variant, round) => {
+/**
+ * Throughput: rounds of raw, SDK `EventStream.events`, SDK `AgentSessions.attach`, each in its
+ * own process; both SDK paths are compared with the same raw rounds.
+ */
+const throughputFigure = async (
+  config: Config,
+  url: string
+): Promise<{ readonly events: ThroughputFigure; readonly attach: ThroughputFigure }> => {
+  type Run = { readonly fps: number; readonly cpuUsPerFrame: number; readonly ordered: boolean }
+  const one = async (variant: Variant, path: "events" | "attach", round: number): Promise<Run> => {
     const r = await runChild<ThroughputResult>(
-      { kind: "throughput", variant, url, n: config.frames, warmup: config.warmupFrames },
+      { kind: "throughput", variant, path, url, n: config.frames, warmup: config.warmupFrames },
       config.cpuProfileDir,
       config.sdkRoot
     )
-    if (r.frames !== config.frames) throw new Error(`${variant} delivered ${r.frames} of ${config.frames} frames`)
+    const label = variant === "raw" ? "raw" : `SDK ${path}`
+    if (r.frames !== config.frames) throw new Error(`${label} delivered ${r.frames} of ${config.frames} frames`)
     const fps = r.frames / (r.ms / 1000)
     config.log(
-      `  throughput round ${round + 1} ${variant}: ${Math.round(fps).toLocaleString("en-US")} frames/s, ${
+      `  throughput round ${round + 1} ${label}: ${Math.round(fps).toLocaleString("en-US")} frames/s, ${
         (((r.cpuMs ?? Number.NaN) * 1000) / r.frames).toFixed(2)
       } us CPU per frame`
     )
-    return {
-      fps,
-      cpuUsPerFrame: ((r.cpuMs ?? Number.NaN) * 1000) / r.frames,
-      ordered: r.lastIndex === config.frames - 1
-    }
-  })
-  return {
+    return { fps, cpuUsPerFrame: ((r.cpuMs ?? Number.NaN) * 1000) / r.frames, ordered: r.lastIndex === config.frames - 1 }
+  }
+  const raw: Array<Run> = []
+  const events: Array<Run> = []
+  const attach: Array<Run> = []
+  for (let round = 0; round < config.throughputRounds; round++) {
+    raw.push(await one("raw", "events", round))
+    events.push(await one("sdk", "events", round))
+    attach.push(await one("sdk", "attach", round))
+  }
+  const figure = (sdk: ReadonlyArray<Run>): ThroughputFigure => ({
     ...compare(raw.map((r) => r.fps), sdk.map((r) => r.fps)),
     cpuPerFrame: compare(raw.map((r) => r.cpuUsPerFrame), sdk.map((r) => r.cpuUsPerFrame)),
     ordered: [...raw, ...sdk].every((r) => r.ordered)
-  }
+  })
+  return { events: figure(events), attach: figure(attach) }
 }
 
 const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<number>) => {
@@ -359,9 +441,11 @@ const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<
   return figures
 }
 
+const floorVariants: ReadonlyArray<Floor> = ["floor-fiber", "floor-stream", "floor-socket"]
+
 const floorFigures = async (config: Config, url: string, count: number) => {
   const figures: Array<FloorFigure> = []
-  for (const variant of ["floor-fiber", "floor-stream", "floor-socket"] as const) {
+  for (const variant of floorVariants) {
     const r = await runChild<MemoryResult>(
       { kind: "memory", variant, url, count, concurrency: config.memoryConcurrency },
       config.cpuProfileDir,
@@ -376,6 +460,61 @@ const floorFigures = async (config: Config, url: string, count: number) => {
     figures.push({ variant, count, rssPerConn: r.rssPerConn, heapPerConn: r.heapPerConn, openMs: r.openMs })
   }
   return figures
+}
+
+const fiberFigure = async (config: Config, url: string, count: number): Promise<FiberFigure> => {
+  const task = (variant: "sdk" | Floor): Task => ({
+    kind: "fibers",
+    variant,
+    url,
+    count,
+    concurrency: Math.min(config.memoryConcurrency, count)
+  })
+  const sdk = await runChild<FiberCount>(task("sdk"), undefined, config.sdkRoot)
+  config.log(`  fibers: SDK ${sdk.perSession.toFixed(2)} per open session (${count} sessions)`)
+  const floors: Array<FiberCount & { readonly variant: string }> = []
+  for (const variant of floorVariants) {
+    const r = await runChild<FiberCount>(task(variant))
+    config.log(`  fibers: ${variant} ${r.perSession.toFixed(2)} per connection`)
+    floors.push({ ...r, variant })
+  }
+  return { sdk, floors }
+}
+
+const firstEventFigure = async (config: Config): Promise<FirstEventFigure> => {
+  const simulator = await startServer("simulatorServer.ts", ["short"])
+  try {
+    const { sessions, warmup, events } = config.firstEvent
+    const { raw, sdk } = await alternate(config.firstEvent.rounds, async (variant, round) => {
+      const r = await runChild<FirstEventResult>({
+        kind: "firstEvent",
+        variant,
+        baseUrl: `http://127.0.0.1:${simulator.port}`,
+        apiKey: simulator.accountKey,
+        sessions,
+        warmup,
+        events
+      }, config.cpuProfileDir, config.sdkRoot)
+      if (r.events !== sessions * events) {
+        throw new Error(`${variant} received ${r.events} of ${sessions * events} events`)
+      }
+      const median = stats(r.latenciesMs).median
+      config.log(
+        `  create to first event round ${round + 1} ${variant}: median ${median.toFixed(3)} ms, ${
+          (r.cpuMs / sessions).toFixed(3)
+        } ms CPU per short session`
+      )
+      return r
+    })
+    return {
+      api: "AgentSessions.start(request) (create, then connect), its `events` (Stream.take of the script's events); NodeAgentSessions.layer",
+      latency: compare(raw.map((r) => stats(r.latenciesMs).median), sdk.map((r) => stats(r.latenciesMs).median)),
+      cpuPerSession: compare(raw.map((r) => r.cpuMs / sessions), sdk.map((r) => r.cpuMs / sessions)),
+      allLatencies: { raw: stats(raw.flatMap((r) => r.latenciesMs)), sdk: stats(sdk.flatMap((r) => r.latenciesMs)) }
+    }
+  } finally {
+    await simulator.stop()
+  }
 }
 
 const slowFigures = async (config: Config, url: string) => {
@@ -442,7 +581,7 @@ const createSessionFigure = async (config: Config) => {
       baseUrl: `http://127.0.0.1:${simulator.port}`,
       apiKey: simulator.accountKey,
       ...config.createSession
-    })
+    }, config.cpuProfileDir, config.sdkRoot)
     config.log(
       `  create session: fetch ${r.fetchMedianMs.map((m) => m.toFixed(3)).join(", ")} ms; SDK ${
         r.sdkMedianMs.map((m) => m.toFixed(3)).join(", ")
@@ -467,40 +606,77 @@ export const runBench = async (config: Config): Promise<Results> => {
     phases[name] = (performance.now() - start) / 1000
     return result
   }
+  const selected = (part: Part) => config.only === undefined || config.only.includes(part)
+  // The load generator serves every part but the two against the simulator.
   const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
-  const loadgen = await startServer("loadgen.ts", ["0", prebuilt])
+  const loadgen: Server = parts.some((p) => p !== "firstEvent" && p !== "createSession" && selected(p))
+    ? await startServer("loadgen.ts", ["0", prebuilt])
+    : { url: "ws://127.0.0.1:0", stop: () => Promise.resolve() }
   try {
-    config.log(`load generator on ${loadgen.url}`)
+    if (loadgen.url !== "ws://127.0.0.1:0") config.log(`load generator on ${loadgen.url}`)
     const reachable = Math.max(0, info.fdLimit - 256)
     const counts = config.connections.map((c) => Math.min(c, reachable))
-    const memoryNote = counts.some((c, i) => c !== config.connections[i])
+    const floorCounts = (typeof config.floorConnections === "number" ? [config.floorConnections] : config.floorConnections)
+      .filter((c) => c > 0)
+      .map((c) => Math.min(c, reachable))
+    const memoryNote = [...config.connections, ...floorCounts].some((c) => c > reachable)
       ? `The open-file limit here is ${info.fdLimit} (hard), so at most ${reachable} connections per process were measured.`
       : `Open-file limit ${info.fdLimit}: every size was reached.`
-    const parts = {
-      throughput: () => phase("event pipeline throughput", () => throughputFigure(config, loadgen.url)),
-      memory: async () => {
-        const memory = await phase("memory per open connection", () => memoryFigures(config, loadgen.url, counts))
-        const floors: ReadonlyArray<FloorFigure> | Skipped = config.floorConnections > 0
-          ? await phase("memory floors", () => floorFigures(config, loadgen.url, Math.min(config.floorConnections, reachable)))
-          : []
-        return { memory, floors }
-      },
-      createSession: () => phase("create-session overhead", () => createSessionFigure(config)),
-      reconnect: () => phase("reconnect", () => reconnectFigure(config, loadgen.url)),
-      slow: () => phase("slow consumer", () => slowFigures(config, loadgen.url))
+    const notRun: Skipped = { skipped: `not run (--only=${(config.only ?? []).join(",")})` }
+    const run = <A>(part: Part, name: string, body: () => Promise<A>): Promise<A | Skipped> =>
+      selected(part) ? phase(name, body) : Promise.resolve(notRun)
+    const tasks = {
+      throughput: () => run("throughput", "event pipeline throughput", () => throughputFigure(config, loadgen.url)),
+      memory: () => run("memory", "memory per open connection", () => memoryFigures(config, loadgen.url, counts)),
+      floors: async (): Promise<ReadonlyArray<FloorFigure> | Skipped> =>
+        floorCounts.length === 0 ? [] : run("floors", "memory floors", async () => {
+          const all: Array<FloorFigure> = []
+          for (const count of floorCounts) all.push(...(await floorFigures(config, loadgen.url, count)))
+          return all
+        }),
+      fibers: async (): Promise<FiberFigure | Skipped> =>
+        config.fiberSessions <= 0
+          ? { skipped: "not counted (fiberSessions 0)" }
+          : run("fibers", "live fibers per open session", () =>
+            fiberFigure(config, loadgen.url, Math.min(config.fiberSessions, reachable))),
+      firstEvent: () => run("firstEvent", "create to first event", () => firstEventFigure(config)),
+      createSession: () => run("createSession", "create-session overhead", () => createSessionFigure(config)),
+      reconnect: () => run("reconnect", "reconnect", () => reconnectFigure(config, loadgen.url)),
+      slow: () => run("slow", "slow consumer", () => slowFigures(config, loadgen.url))
     }
-    const [throughput, { floors, memory }, createSession, reconnect, slow] = config.parallel === true
-      ? await Promise.all([parts.throughput(), parts.memory(), parts.createSession(), parts.reconnect(), parts.slow()])
-      : [await parts.throughput(), await parts.memory(), await parts.createSession(), await parts.reconnect(), await parts.slow()]
+    const [throughputBoth, memory, floors, fibers, firstEvent, createSession, reconnect, slow] = config.parallel === true
+      ? await Promise.all([
+        tasks.throughput(),
+        tasks.memory(),
+        tasks.floors(),
+        tasks.fibers(),
+        tasks.firstEvent(),
+        tasks.createSession(),
+        tasks.reconnect(),
+        tasks.slow()
+      ])
+      : [
+        await tasks.throughput(),
+        await tasks.memory(),
+        await tasks.floors(),
+        await tasks.fibers(),
+        await tasks.firstEvent(),
+        await tasks.createSession(),
+        await tasks.reconnect(),
+        await tasks.slow()
+      ]
     return {
       machine: info,
       config: shown,
       seconds: (performance.now() - started) / 1000,
       phases,
-      throughput,
+      throughput: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.events,
+      throughputAttach: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.attach,
       memory,
       memoryNote,
       floors,
+      fibers,
+      firstEvent,
       createSession,
       reconnect,
       slow

@@ -45,6 +45,31 @@ export interface ReconnectResult {
   readonly gapsMs: ReadonlyArray<number>
 }
 
+/** Create to first event, over sequential short sessions (create, the script's events, close). */
+export interface FirstEventResult {
+  /** Per session: from the call to the first event delivered. */
+  readonly latenciesMs: ReadonlyArray<number>
+  /** Events delivered in all (sessions x events per session when nothing was lost). */
+  readonly events: number
+  /** The client process's CPU time (user + system) over the measured loop. */
+  readonly cpuMs: number
+  /** Wall time of the measured loop. */
+  readonly wallMs: number
+}
+
+/** Live fibers per open, idle session. */
+export interface FiberCount {
+  readonly sessions: number
+  /** Fibers alive (supervised or roots) before the sessions were opened, and once they were. */
+  readonly before: number
+  readonly after: number
+  /** (fibers alive after that were not before) / sessions. */
+  readonly perSession: number
+}
+
+/** The request both sides of the create-session and create-to-first-event figures send. */
+export const createRequest = { start_url: "https://example.com/start", max_actions: 5, goal: "Find the pricing page" }
+
 /** The event channel's address under a base URL. */
 export const connectUrl = (base: string): string => `${base}/v1/connect`
 

@@ -2,11 +2,15 @@
  * The raw floor: a hand-written `ws` client doing `JSON.parse` only, no types, no typed errors,
  * no reconnect schedule. Each function is one measurement, run inside a measured child process.
  */
+import { randomUUID } from "node:crypto"
 import { type RawData, WebSocket } from "ws"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
 import {
   busy,
   connectUrl,
+  type createRequest,
+  type FirstEventResult,
+  fullGc,
   type HeapSampler,
   type HoldResult,
   pool,
@@ -172,3 +176,69 @@ export const reconnect = (url: string, id: string, k: number, drops: number): Pr
     }
     open()
   })
+
+/**
+ * Create to first event, the floor: per session a bare `fetch` POST of the create request (the
+ * body and Bearer key the SDK sends, and an `Idempotency-Key` like the SDK's), the JSON parsed,
+ * then a `ws` socket to the documented connect path, the `{apiKey, sessionId}` handshake as the
+ * first message, and `JSON.parse` of each frame; after `events` frames the client closes (1000)
+ * and waits for the close. The latency runs from the POST to the first frame parsed.
+ */
+export const firstEvent = async (
+  baseUrl: string,
+  apiKey: string,
+  request: typeof createRequest,
+  options: {
+    readonly sessions: number
+    readonly warmup: number
+    readonly events: number
+    readonly measure: (body: () => Promise<FirstEventResult>) => Promise<FirstEventResult>
+  }
+): Promise<FirstEventResult> => {
+  const createUrl = `${baseUrl}/api/v1sessions`
+  const wsUrl = connectUrl(baseUrl.replace(/^http/, "ws"))
+  const body = JSON.stringify(request)
+  const once = async (): Promise<{ readonly firstMs: number; readonly seen: number }> => {
+    const start = performance.now()
+    const response = await fetch(createUrl, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "idempotency-key": randomUUID() },
+      body
+    })
+    if (response.status !== 200 && response.status !== 201) throw new Error(`create: HTTP ${response.status}`)
+    const session = (await response.json()) as { readonly session_id?: string }
+    const sessionId = session.session_id ?? ""
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(wsUrl)
+      let first = Number.NaN
+      let seen = 0
+      ws.on("open", () => ws.send(JSON.stringify({ apiKey, sessionId })))
+      ws.on("message", (data) => {
+        parse(data)
+        if (seen++ === 0) first = performance.now()
+        if (seen === options.events) ws.close(1000)
+      })
+      ws.on("error", reject)
+      ws.on("close", () => resolve({ firstMs: first - start, seen: Math.min(seen, options.events) }))
+    })
+  }
+  const loop = async (n: number) => {
+    const latencies: Array<number> = []
+    let events = 0
+    for (let i = 0; i < n; i++) {
+      const r = await once()
+      latencies.push(r.firstMs)
+      events += r.seen
+    }
+    return { latencies, events }
+  }
+  await loop(options.warmup)
+  fullGc()
+  return options.measure(async () => {
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    const { events, latencies } = await loop(options.sessions)
+    const used = process.cpuUsage(cpu)
+    return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
+  })
+}

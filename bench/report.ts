@@ -1,8 +1,9 @@
 /**
- * Renders a run: the five headline figures (printed) and RESULTS.md (machine, method, every
- * figure with min/median/max, the ratios, the targets, and the hand-written analysis).
+ * Renders a run: the targets of issue 15 with their verdicts (printed) and RESULTS.md (machine,
+ * method, every figure with min/median/max, the ratios, the targets, the hand-written analysis,
+ * and the cluster section bench/cluster.ts wrote, kept as it was).
  */
-import { type Comparison, isSkipped, type Results, type Skipped } from "./harness.js"
+import { type Comparison, isSkipped, type Results, type Skipped, type ThroughputFigure } from "./harness.js"
 import type { Stats } from "./measure.js"
 
 /** A target and whether the run met it. */
@@ -25,66 +26,156 @@ const skippedText = (s: Skipped): string => `not measured: ${s.skipped}`
 /** The largest growth of the slow consumer's peak live heap from the shortest to the longest stream that still counts as flat. */
 export const flatTolerance = 1024 * 1024
 
-/** The verdict on each of the five figures. */
+/** The targets of issue 15. */
+export const targets = {
+  /** SDK heap and RSS per open session over the "raw ws -> Mailbox -> Stream.runForEach" floor's, at 10k open. */
+  memoryOverFloor: 1.5,
+  /** The size target 1 is judged at. */
+  memoryCount: 10_000,
+  /** Live fibers per open, idle session, the caller's consumer included. */
+  fibersPerSession: 2,
+  /** Create to first event, median, SDK over raw fetch + ws. */
+  firstEvent: 2,
+  /** CPU per short session, SDK over raw. */
+  cpuPerSession: 2,
+  /** Throughput, SDK over raw ws + JSON.parse (both SDK paths). */
+  throughput: 0.9,
+  /** Create session alone, SDK over a bare fetch. */
+  createSession: 1.15
+} as const
+
+/** The floor target 1 compares the SDK with. */
+export const memoryFloor = "floor-stream"
+
+const notInRun: Skipped = { skipped: "not in this run" }
+
+/** The SDK and the floor at the largest size both were measured at. */
+export const memoryAgainstFloor = (r: Results) => {
+  const mem = r.memory
+  const floors = r.floors
+  if (isSkipped(mem) || isSkipped(floors)) return undefined
+  const candidates = floors
+    .filter((f) => f.variant === memoryFloor && mem.some((m) => m.count === f.count))
+    .sort((a, b) => b.count - a.count)
+  const floor = candidates[0]
+  const sdk = floor === undefined ? undefined : mem.find((m) => m.count === floor.count)
+  if (floor === undefined || sdk === undefined) return undefined
+  return {
+    count: floor.count,
+    floor,
+    sdk,
+    heapRatio: sdk.heapPerConn.sdk.median / floor.heapPerConn,
+    rssRatio: sdk.rssPerConn.sdk.median / floor.rssPerConn
+  }
+}
+
+const ratioVerdict = (
+  figure: string,
+  c: Comparison | Skipped | undefined,
+  describe: (c: Comparison) => string,
+  target: string,
+  met: (ratio: number) => boolean
+): Verdict => {
+  const value = c ?? notInRun
+  return isSkipped(value)
+    ? { figure, value: skippedText(value), target, met: false }
+    : { figure, value: describe(value), target, met: met(value.ratio) }
+}
+
+/** The verdict on each target (issue 15's 1 to 4, and the slow consumer). */
 export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
   const out: Array<Verdict> = []
-  const t = r.throughput
+  const mf = memoryAgainstFloor(r)
+  const memTarget = (what: string) =>
+    `SDK ${what} <= ${targets.memoryOverFloor}x the floor "${floorLabels[memoryFloor]}" at ${int(targets.memoryCount)} open`
+  const noFloor = isSkipped(r.memory)
+    ? skippedText(r.memory)
+    : isSkipped(r.floors)
+    ? `floors ${skippedText(r.floors)}`
+    : "no size at which both the SDK and the floor were measured"
   out.push(
-    isSkipped(t)
-      ? { figure: "Event pipeline throughput", value: skippedText(t), target: "SDK/raw >= 1.0", met: false }
+    mf === undefined
+      ? { figure: "1a. Memory per open session: heap", value: noFloor, target: memTarget("heap"), met: false }
       : {
-        figure: "Event pipeline throughput",
-        value: `SDK ${int(t.sdk.median)} vs raw ${int(t.raw.median)} frames/s: ratio ${fixed(t.ratio)}`,
-        target: "SDK/raw >= 1.0",
-        met: t.ratio >= 1.0
+        figure: `1a. Memory per open session: heap (${int(mf.count)} open)`,
+        value: `SDK ${kib(mf.sdk.heapPerConn.sdk.median)} vs floor ${kib(mf.floor.heapPerConn)} per session: ratio ${
+          fixed(mf.heapRatio)
+        } (raw ws ${kib(mf.sdk.heapPerConn.raw.median)})`,
+        target: memTarget("heap"),
+        met: mf.heapRatio <= targets.memoryOverFloor && mf.count >= targets.memoryCount
+      },
+    mf === undefined
+      ? { figure: "1b. Memory per open session: RSS", value: noFloor, target: memTarget("RSS"), met: false }
+      : {
+        figure: `1b. Memory per open session: RSS (${int(mf.count)} open)`,
+        value: `SDK ${kib(mf.sdk.rssPerConn.sdk.median)} vs floor ${kib(mf.floor.rssPerConn)} per session: ratio ${
+          fixed(mf.rssRatio)
+        } (raw ws ${kib(mf.sdk.rssPerConn.raw.median)})`,
+        target: memTarget("RSS"),
+        met: mf.rssRatio <= targets.memoryOverFloor && mf.count >= targets.memoryCount
       }
   )
-  const m = r.memory
-  const largest = isSkipped(m) ? undefined : m[m.length - 1]
+  const fibers = r.fibers ?? notInRun
+  const fiberTarget = `<= ${targets.fibersPerSession} per idle open session, the caller's consumer included`
+  const streamFloor = isSkipped(fibers) ? undefined : fibers.floors.find((f) => f.variant === memoryFloor)
   out.push(
-    isSkipped(m) || largest === undefined
-      ? { figure: "Memory per open session", value: isSkipped(m) ? skippedText(m) : "none", target: "<= 1.5x raw RSS at 10k", met: false }
+    isSkipped(fibers)
+      ? { figure: "1c. Live fibers per open session", value: skippedText(fibers), target: fiberTarget, met: false }
       : {
-        figure: `Memory per open session (${int(largest.count)} open)`,
-        value: `SDK ${kib(largest.rssPerConn.sdk.median)} vs raw ${kib(largest.rssPerConn.raw.median)} RSS per connection: ratio ${
-          fixed(largest.rssPerConn.ratio)
-        } (heap ${kib(largest.heapPerConn.sdk.median)} vs ${kib(largest.heapPerConn.raw.median)})`,
-        target: "SDK/raw RSS <= 1.5 at 10k",
-        met: largest.rssPerConn.ratio <= 1.5 && largest.count >= 10_000
-      }
-  )
-  const c = r.createSession
-  out.push(
-    isSkipped(c)
-      ? { figure: "Create-session overhead", value: skippedText(c), target: "SDK/fetch <= 1.2", met: false }
-      : {
-        figure: "Create-session overhead",
-        value: `SDK ${ms(c.sdk.median)} vs fetch ${ms(c.raw.median)} median: ratio ${fixed(c.ratio)}`,
-        target: "SDK/fetch <= 1.2",
-        met: c.ratio <= 1.2
-      }
-  )
-  const rc = r.reconnect
-  out.push(
-    isSkipped(rc)
-      ? { figure: "Reconnect", value: skippedText(rc), target: "report (default schedule)", met: "n/a" }
-      : {
-        figure: "Reconnect (drop to next event)",
-        value: `SDK ${ms(rc.sdk.median)} median (${ms(rc.sdk.min)}..${ms(rc.sdk.max)}) with the default schedule; raw floor (immediate reconnect) ${
-          ms(rc.raw.median)
+        figure: `1c. Live fibers per open session (${int(fibers.sdk.sessions)} open)`,
+        value: `SDK ${fixed(fibers.sdk.perSession)} per session${
+          streamFloor === undefined ? "" : ` (floor "${floorLabels[memoryFloor]}": ${fixed(streamFloor.perSession)})`
         }`,
-        target: "report (default schedule: first retry after 250 ms, jittered)",
-        met: "n/a"
+        target: fiberTarget,
+        met: fibers.sdk.perSession <= targets.fibersPerSession + 0.01
       }
+  )
+  const fe = r.firstEvent ?? notInRun
+  out.push(
+    ratioVerdict(
+      "2a. Create to first event",
+      isSkipped(fe) ? fe : fe.latency,
+      (c) => `SDK ${ms(c.sdk.median)} vs raw fetch + ws ${ms(c.raw.median)} median: ratio ${fixed(c.ratio)}`,
+      `SDK/raw <= ${targets.firstEvent}`,
+      (ratio) => ratio <= targets.firstEvent
+    ),
+    ratioVerdict(
+      "2b. CPU per short session (create, 5 events, close)",
+      isSkipped(fe) ? fe : fe.cpuPerSession,
+      (c) => `SDK ${ms(c.sdk.median)} vs raw ${ms(c.raw.median)} of CPU: ratio ${fixed(c.ratio)}`,
+      `SDK/raw <= ${targets.cpuPerSession}`,
+      (ratio) => ratio <= targets.cpuPerSession
+    ),
+    ratioVerdict(
+      "3a. Throughput, `EventStream.events`",
+      r.throughput,
+      (c) => `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}`,
+      `SDK/raw ws + JSON.parse >= ${targets.throughput}`,
+      (ratio) => ratio >= targets.throughput
+    ),
+    ratioVerdict(
+      "3b. Throughput, `AgentSessions.attach` (default options)",
+      r.throughputAttach,
+      (c) => `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}`,
+      `SDK/raw ws + JSON.parse >= ${targets.throughput}`,
+      (ratio) => ratio >= targets.throughput
+    ),
+    ratioVerdict(
+      "4. Create session alone",
+      r.createSession,
+      (c) => `SDK ${ms(c.sdk.median)} vs fetch ${ms(c.raw.median)} median: ratio ${fixed(c.ratio)}`,
+      `SDK/fetch <= ${targets.createSession}`,
+      (ratio) => ratio <= targets.createSession
+    )
   )
   const s = r.slow
   const first = isSkipped(s) ? undefined : s[0]
   const last = isSkipped(s) ? undefined : s[s.length - 1]
   out.push(
     isSkipped(s) || first === undefined || last === undefined
-      ? { figure: "Slow consumer peak heap", value: isSkipped(s) ? skippedText(s) : "none", target: "bounded, flat", met: false }
+      ? { figure: "5. Slow consumer peak live heap", value: isSkipped(s) ? skippedText(s) : "none", target: "bounded, flat", met: false }
       : {
-        figure: `Slow consumer peak live heap (${int(first.frames)} vs ${int(last.frames)} frames)`,
+        figure: `5. Slow consumer peak live heap (${int(first.frames)} vs ${int(last.frames)} frames)`,
         value: `SDK +${mib(first.sdkLive.median)} vs +${mib(last.sdkLive.median)} (raw unbounded queue: +${
           mib(first.rawUnboundedLive.median)
         } vs +${mib(last.rawUnboundedLive.median)})`,
@@ -95,11 +186,21 @@ export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
   return out
 }
 
-/** The lines `npm run bench` prints at the end. */
+/** The lines `npm run bench` prints at the end (targets of parts not run, with `--only`, left out). */
 export const summary = (r: Results): string =>
-  verdicts(r).map((v, i) =>
-    `${i + 1}. ${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
+  verdicts(r).filter((v) => !v.value.startsWith("not measured: not run (--only")).map((v) =>
+    `${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
   ).join("\n")
+
+/** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
+export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
+
+/** The cluster section of a RESULTS.md (markers included), or "" when it has none. */
+export const clusterSection = (existing: string): string => {
+  const begin = existing.indexOf(clusterMarkers.begin)
+  const end = existing.indexOf(clusterMarkers.end, begin)
+  return begin >= 0 && end > begin ? existing.slice(begin, end + clusterMarkers.end.length) : ""
+}
 
 const comparisonRows = (label: string, c: Comparison, unit: (n: number) => string, rawLabel = "raw ws"): Array<string> => [
   `| ${label} | ${rawLabel} | ${mmm(c.raw, unit)} |`,
@@ -115,16 +216,29 @@ const floorLabels: Record<string, string> = {
   "floor-socket": "platform Socket.runRaw fiber -> Mailbox -> Stream consumer fiber"
 }
 
-/** RESULTS.md. */
-export const markdown = (r: Results, analysis: string): string => {
+const throughputSection = (t: ThroughputFigure, sdkLabel: string): Array<string> => [
+  `${sdkLabel}. Every run delivered every frame${
+    t.ordered ? ", the last one last (order kept)" : " (**the last frame delivered was not the last sent**)"
+  }.`,
+  "",
+  "| figure | side | min / **median** / max |",
+  "| --- | --- | --- |",
+  ...comparisonRows("frames/s", t, int),
+  ...comparisonRows("client CPU per frame (us)", t.cpuPerFrame, (n) => fixed(n, 2)),
+  ""
+]
+
+/** RESULTS.md; `cluster` is the cluster section kept from the file it replaces (see {@link clusterSection}). */
+export const markdown = (r: Results, analysis: string, cluster = ""): string => {
   const lines: Array<string> = []
   const push = (...more: Array<string>) => lines.push(...more)
   const m = r.machine
+  const fmtVerdict = (v: Verdict) => v.met === "n/a" ? "reported" : v.met ? "yes" : "**no**"
   push(
     "# Benchmark results",
     "",
     `Generated by \`npm run bench\` (bench/run.ts) on ${m.date}, in ${fixed(r.seconds, 0)} s. Do not edit by hand:`,
-    "the analysis at the end comes from bench/ANALYSIS.md.",
+    "the analysis comes from bench/ANALYSIS.md, the cluster section from bench/cluster.ts.",
     "",
     "## Machine",
     "",
@@ -135,13 +249,11 @@ export const markdown = (r: Results, analysis: string): string => {
     "This machine is shared and noisy: absolute numbers drift between runs; the ratios, taken",
     "side by side in the same run, are the figures to read.",
     "",
-    "## The five figures",
+    "## The targets (issue 15)",
     "",
-    "| # | figure | result | target | met |",
-    "| --- | --- | --- | --- | --- |",
-    ...verdicts(r).map((v, i) =>
-      `| ${i + 1} | ${v.figure} | ${v.value} | ${v.target} | ${v.met === "n/a" ? "reported" : v.met ? "yes" : "**no**"} |`
-    ),
+    "| figure | result | target | met |",
+    "| --- | --- | --- | --- |",
+    ...verdicts(r).map((v) => `| ${v.figure} | ${v.value} | ${v.target} | ${fmtVerdict(v)} |`),
     "",
     "## Method",
     "",
@@ -150,11 +262,14 @@ export const markdown = (r: Results, analysis: string): string => {
     "  first message), then writes pre-framed `action_run` frames (about 200 bytes each,",
     "  `{\"event\":\"action_run\",\"data\":{\"name\",\"action_session_id\",\"content\"}}`) in one socket",
     "  write: the kernel's socket buffer is the only back-pressure, so the client is the bottleneck.",
+    "- The simulator (src/simulator, bench/simulatorServer.ts) in its own process serves the",
+    "  create-session and create-to-first-event figures.",
     "- Every measurement runs in a fresh client process (bench/child.ts, `--expose-gc`); rounds",
     "  alternate raw, SDK, raw, SDK. Figures are min / **median** / max over the rounds.",
     "- Raw side: `ws` client, `JSON.parse(String(data))` per message, nothing else (no types, no",
-    "  typed errors, no reconnect). SDK side: `EventStream.events(sessionId)` (documented dialect,",
-    "  default options unless stated), decoding every frame to the typed `SessionEvent` union.",
+    "  typed errors, no reconnect); bare `fetch` for HTTP. SDK side: the library's public API only",
+    "  (`src/index.ts`), over `NodeAgentSessions.layer` (documented dialect, default options unless",
+    "  stated), decoding every frame to the typed `SessionEvent` union.",
     "",
     `Configuration: \`${JSON.stringify(r.config)}\``,
     "",
@@ -162,29 +277,12 @@ export const markdown = (r: Results, analysis: string): string => {
     ""
   )
 
-  push("## 1. Event pipeline throughput", "")
-  const t = r.throughput
-  if (isSkipped(t)) push(skippedText(t), "")
-  else {
-    push(
-      `${int(r.config.frames)} action_run frames per run, after a ${int(r.config.warmupFrames)}-frame warm-up run in the same process; the time runs from opening the socket to the last frame delivered to the consumer. Every run delivered every frame${
-        t.ordered ? ", the last one last (order kept)" : " (**the last frame delivered was not the last sent**)"
-      }.`,
-      "",
-      "| figure | side | min / **median** / max |",
-      "| --- | --- | --- |",
-      ...comparisonRows("frames/s", t, int),
-      ...comparisonRows("client CPU per frame (us)", t.cpuPerFrame, (n) => fixed(n, 2)),
-      ""
-    )
-  }
-
-  push("## 2. Memory per open session", "")
+  push("## 1. Memory per open session", "")
   const mem = r.memory
   if (isSkipped(mem)) push(skippedText(mem), "")
   else {
     push(
-      `Connections opened ${r.config.memoryConcurrency} at a time in one client process, each held until it has received its first event (\`started\`); per connection = (after - before) / count, both after a full GC. ${r.memoryNote}`,
+      `Connections opened ${r.config.memoryConcurrency} at a time in one client process (SDK: \`EventStream.connect\` with default options but \`idleTimeout: "1 hour"\`, since the held connections receive one frame and opening 10k on a loaded machine took over the default minute; its \`events\` run by one fiber per connection), each held until it has received its first event (\`started\`); per connection = (after - before) / count, both after a full GC. ${r.memoryNote}`,
       "",
       "| open | figure | side | min / **median** / max |",
       "| --- | --- | --- | --- |"
@@ -201,49 +299,104 @@ export const markdown = (r: Results, analysis: string): string => {
   const floors = r.floors
   if (isSkipped(floors)) push(`Floors ${skippedText(floors)}`, "")
   else if (floors.length > 0) {
-    const count = floors[0]?.count ?? 0
-    const same = isSkipped(mem) ? undefined : mem.find((f) => f.count === count)
     push(
-      `Floors (bench/floors.ts), ${int(count)} connections, one run each: what the least Effect machinery per connection costs, whatever the SDK does.`,
+      "Floors (bench/floors.ts, which does not import the library), one run each per size: what the least Effect machinery per connection costs, whatever the SDK does.",
       "",
-      "| variant | RSS per connection | heap per connection | time to open all |",
-      "| --- | --- | --- | --- |",
-      ...(same === undefined ? [] : [
-        `| raw ws (median above) | ${kib(same.rssPerConn.raw.median)} | ${kib(same.heapPerConn.raw.median)} | ${ms(same.openMs.raw.median)} |`
-      ]),
-      ...floors.map((f) => `| ${floorLabels[f.variant] ?? f.variant} | ${kib(f.rssPerConn)} | ${kib(f.heapPerConn)} | ${ms(f.openMs)} |`),
-      ...(same === undefined ? [] : [
-        `| SDK EventStream (median above) | ${kib(same.rssPerConn.sdk.median)} | ${kib(same.heapPerConn.sdk.median)} | ${ms(same.openMs.sdk.median)} |`
-      ]),
+      "| open | variant | RSS per connection | heap per connection | time to open all |",
+      "| --- | --- | --- | --- | --- |"
+    )
+    const counts = [...new Set(floors.map((f) => f.count))]
+    for (const count of counts) {
+      const same = isSkipped(mem) ? undefined : mem.find((f) => f.count === count)
+      push(
+        ...(same === undefined ? [] : [
+          `| ${int(count)} | raw ws (median above) | ${kib(same.rssPerConn.raw.median)} | ${kib(same.heapPerConn.raw.median)} | ${
+            ms(same.openMs.raw.median)
+          } |`
+        ]),
+        ...floors.filter((f) => f.count === count).map((f) =>
+          `| ${int(count)} | ${floorLabels[f.variant] ?? f.variant} | ${kib(f.rssPerConn)} | ${kib(f.heapPerConn)} | ${ms(f.openMs)} |`
+        ),
+        ...(same === undefined ? [] : [
+          `| ${int(count)} | SDK EventStream (median above) | ${kib(same.rssPerConn.sdk.median)} | ${kib(same.heapPerConn.sdk.median)} | ${
+            ms(same.openMs.sdk.median)
+          } |`
+        ])
+      )
+    }
+    push("")
+    const mf = memoryAgainstFloor(r)
+    if (mf !== undefined) {
+      push(
+        `Against the floor "${floorLabels[memoryFloor]}" at ${int(mf.count)} open (same run): SDK heap ${fixed(mf.heapRatio)}x, RSS ${fixed(mf.rssRatio)}x (target <= ${targets.memoryOverFloor}x each).`,
+        ""
+      )
+    }
+  }
+  const fibers = r.fibers ?? notInRun
+  if (isSkipped(fibers)) push(`Live fibers ${skippedText(fibers)}`, "")
+  else {
+    push(
+      `Live fibers per open, idle session, in a separate client process (the counting costs memory of its own): ${int(fibers.sdk.sessions)} sessions opened as above under a \`Supervisor.track\` installed with \`Effect.supervised\` around the bench's program (every fiber forked from it, the SDK's included), together with \`Fiber.roots\` (fibers started outside it, daemons included); the fibers alive once every session is open and idle, less those alive before, per session. The caller's consumer fiber is one of them. The floors are counted the same way, as a check of the method.`,
+      "",
+      "| variant | live fibers per open session |",
+      "| --- | --- |",
+      ...fibers.floors.map((f) => `| ${floorLabels[f.variant] ?? f.variant} | ${fixed(f.perSession)} |`),
+      `| SDK EventStream | **${fixed(fibers.sdk.perSession)}** |`,
       ""
     )
   }
 
-  push("## 3. Create-session overhead", "")
+  push("## 2. Create to first event", "")
+  const fe = r.firstEvent ?? notInRun
+  if (isSkipped(fe)) push(skippedText(fe), "")
+  else {
+    const cfg = r.config.firstEvent
+    push(
+      `The simulator in its own process, each session's script short and immediate (\`bench/simulatorServer.ts short\`: one action, no request, no pause: exactly ${cfg.events} events, \`started\` first). Per round, one client process runs ${int(cfg.warmup)} warm-up sessions, then ${int(cfg.sessions)} sequential short sessions (create, connect, the ${cfg.events} events, close); ${cfg.rounds} rounds per side, sides alternating. Latency: from the call to the first event delivered (per-round medians); CPU: \`process.cpuUsage\` of the client process over the ${int(cfg.sessions)} sessions, per session.`,
+      "",
+      "- Raw: a bare `fetch` POST of the create request (the SDK's body and Bearer key, and an `Idempotency-Key` as the SDK sends), the JSON parsed, then a `ws` socket to the documented connect path, the `{apiKey, sessionId}` handshake as the first message, `JSON.parse` of each frame; after the last event the client closes (1000) and waits for the close.",
+      `- SDK: ${fe.api}; the scope's close ends each session.`,
+      "",
+      "| figure | side | min / **median** / max |",
+      "| --- | --- | --- |",
+      ...comparisonRows("create to first event", fe.latency, ms, "raw"),
+      `| create to first event, every session | raw | ${mmm(fe.allLatencies.raw, ms)} |`,
+      `| create to first event, every session | SDK | ${mmm(fe.allLatencies.sdk, ms)} |`,
+      ...comparisonRows(`CPU per short session (${cfg.events} events)`, fe.cpuPerSession, ms, "raw"),
+      ""
+    )
+  }
+
+  push("## 3. Event pipeline throughput", "")
+  const t = r.throughput
+  push(
+    `${int(r.config.frames)} action_run frames per run, after a ${int(r.config.warmupFrames)}-frame warm-up run in the same process; the time runs from opening the socket to the last frame delivered to the consumer. Each round runs raw, then the SDK's \`EventStream.events\`, then \`AgentSessions.attach\`, each in its own process; both SDK paths are compared with the same raw rounds.`,
+    ""
+  )
+  if (isSkipped(t)) push(skippedText(t), "")
+  else push(...throughputSection(t, "`EventStream.events(sessionId)`, consumed with `Stream.runForEachChunk`"))
+  const ta = r.throughputAttach ?? notInRun
+  if (isSkipped(ta)) push(`\`AgentSessions.attach\`: ${skippedText(ta)}`, "")
+  else {
+    push(
+      ...throughputSection(
+        ta,
+        "`AgentSessions.attach(session, maxActions)` with default options (the budget guard, the last 100 events kept, the outcome), `running.events` consumed with `Stream.runForEachChunk`"
+      )
+    )
+  }
+
+  push("## 4. Create session alone", "")
   const c = r.createSession
   if (isSkipped(c)) push(skippedText(c), "")
   else {
     push(
-      `The simulator (src/simulator) in its own process; one client process sends ${r.config.createSession.rounds} rounds of ${r.config.createSession.requests} sequential request pairs: a bare \`fetch\` of the same POST (same body, same Bearer key, JSON parsed) and \`AgentApi.createSession\` (over \`NodeHttpClient.layerUndici\`, as \`NodeAgentSessions\`), alternating request by request, after ${r.config.createSession.warmup} warm-up pairs. Figures are the per-round medians of the latency.`,
+      `The simulator (src/simulator) in its own process; one client process sends ${r.config.createSession.rounds} rounds of ${r.config.createSession.requests} sequential request pairs: a bare \`fetch\` of the same POST (same body, same Bearer key, an \`Idempotency-Key\` as the SDK sends, JSON parsed) and \`AgentApi.createSession\` (over \`NodeHttpClient.layerUndici\`, as \`NodeAgentSessions\`), alternating request by request, after ${r.config.createSession.warmup} warm-up pairs. Figures are the per-round medians of the latency.`,
       "",
       "| figure | side | min / **median** / max |",
       "| --- | --- | --- |",
       ...comparisonRows("latency", c, ms, "fetch"),
-      ""
-    )
-  }
-
-  push("## 4. Reconnect", "")
-  const rc = r.reconnect
-  if (isSkipped(rc)) push(skippedText(rc), "")
-  else {
-    push(
-      `The server drops the socket abruptly (no close frame: 1006) after 5 frames, ${r.config.reconnectDrops} times per run; the first frame after each reconnect carries the time of the drop, so the gap is measured from the drop to the event's delivery (same machine clock). The SDK uses its default schedule (exponential from 250 ms, factor 2, jittered, capped at 10 s); the raw client reconnects at once, which is the floor (socket + handshake + first frame).`,
-      "",
-      "| side | min / **median** / max | every gap |",
-      "| --- | --- | --- |",
-      `| raw ws, immediate | ${mmm(rc.raw, ms)} | ${rc.raw.samples.map((g) => fixed(g, 1)).join(", ")} |`,
-      `| SDK, default schedule | ${mmm(rc.sdk, ms)} | ${rc.sdk.samples.map((g) => fixed(g, 1)).join(", ")} |`,
       ""
     )
   }
@@ -270,6 +423,22 @@ export const markdown = (r: Results, analysis: string): string => {
     push("")
   }
 
+  push("## 6. Reconnect (reported, no target)", "")
+  const rc = r.reconnect
+  if (isSkipped(rc)) push(skippedText(rc), "")
+  else {
+    push(
+      `The server drops the socket abruptly (no close frame: 1006) after 5 frames, ${r.config.reconnectDrops} times per run; the first frame after each reconnect carries the time of the drop, so the gap is measured from the drop to the event's delivery (same machine clock). The SDK uses its default schedule (exponential from 250 ms, factor 2, jittered, capped at 10 s); the raw client reconnects at once, which is the floor (socket + handshake + first frame).`,
+      "",
+      "| side | min / **median** / max | every gap |",
+      "| --- | --- | --- |",
+      `| raw ws, immediate | ${mmm(rc.raw, ms)} | ${rc.raw.samples.map((g) => fixed(g, 1)).join(", ")} |`,
+      `| SDK, default schedule | ${mmm(rc.sdk, ms)} | ${rc.sdk.samples.map((g) => fixed(g, 1)).join(", ")} |`,
+      ""
+    )
+  }
+
   if (analysis.trim().length > 0) push(analysis.trim(), "")
+  if (cluster.trim().length > 0) push(cluster.trim(), "")
   return lines.join("\n")
 }

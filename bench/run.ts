@@ -1,17 +1,27 @@
 /**
- * `npm run bench`: runs every measurement at full size, prints the five figures and writes
- * bench/RESULTS.md.
+ * `npm run bench`: runs every measurement at full size, prints the targets of issue 15 with their
+ * verdicts and writes bench/RESULTS.md (and the raw results, bench/RESULTS.json).
  *
- * Options: `--quick` (small sizes, a smoke run); `--profile` (a CPU profile of the measured part of every
- * client process, both sides, in bench/profiles/); `--out=<file>` (write the results somewhere else);
- * `--sdk-root=<dir>` (run the SDK side from another copy of the repository, such as one with a
- * local change applied, to measure it against the same floor); `--render` (rewrite
- * the report from the results kept beside it, RESULTS.json, with the current bench/ANALYSIS.md).
+ * Options:
+ * - `--quick`: small sizes, a smoke run (seconds to a minute).
+ * - `--only=<part>[,<part>...]`: run only these parts (throughput, memory, floors, fibers,
+ *   firstEvent, createSession, reconnect, slow); the others show as "not run". Prints the
+ *   verdicts; writes a report only with `--out` (so RESULTS.md keeps the last full run).
+ * - `--profile`: a CPU profile of the measured part of every client process, both sides, in
+ *   bench/profiles/.
+ * - `--out=<file>`: write the report (and `<file>.json`) somewhere else.
+ * - `--sdk-root=<dir>`: run the SDK side (and the create-session process) from another copy of
+ *   the repository, such as one with a local change applied, to measure it against the same floor.
+ * - `--render`: rewrite the report from the results kept beside it (RESULTS.json), with the
+ *   current bench/ANALYSIS.md, without measuring.
+ *
+ * The report keeps the cluster section (`<!-- cluster:begin -->` ... `<!-- cluster:end -->`)
+ * that bench/cluster.ts wrote into the file it replaces.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { type Config, fullConfig, type Results, root, runBench } from "./harness.js"
-import { markdown, summary } from "./report.js"
+import { type Config, fullConfig, type Part, parts, type Results, root, runBench } from "./harness.js"
+import { clusterSection, markdown, summary } from "./report.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -28,12 +38,23 @@ export const quickConfig: Config = {
   throughputRounds: 2,
   connections: [100, 500],
   memoryRounds: [1],
-  floorConnections: 100,
+  floorConnections: [500],
+  fiberSessions: 100,
+  firstEvent: { sessions: 20, rounds: 1, warmup: 5, events: 5 },
   slowFrames: [5_000, 20_000],
   slowRounds: 1,
   reconnectDrops: 2,
   reconnectRounds: 1,
   createSession: { requests: 20, rounds: 2, warmup: 5 }
+}
+
+const isPart = (name: string): name is Part => (parts as ReadonlyArray<string>).includes(name)
+const onlyFlag = flag("only")
+const only = onlyFlag === undefined ? undefined : onlyFlag.split(",").map((p) => p.trim()).filter((p) => p !== "")
+const unknown = (only ?? []).filter((p) => !isPart(p))
+if (unknown.length > 0 || (only !== undefined && only.length === 0)) {
+  console.error(`--only takes one or more of: ${parts.join(", ")} (got ${onlyFlag})`)
+  process.exit(2)
 }
 
 const profileDir = flag("profile") !== undefined ? Path.join(root, "bench", "profiles") : undefined
@@ -42,9 +63,12 @@ const sdkRoot = flag("sdk-root")
 const config: Config = {
   ...(flag("quick") !== undefined ? quickConfig : fullConfig),
   cpuProfileDir: profileDir,
-  sdkRoot: sdkRoot === undefined ? undefined : Path.resolve(sdkRoot)
+  sdkRoot: sdkRoot === undefined ? undefined : Path.resolve(sdkRoot),
+  only: only?.filter(isPart)
 }
-const out = flag("out") ?? Path.join(root, "bench", "RESULTS.md")
+const outFlag = flag("out")
+const out = outFlag ?? Path.join(root, "bench", "RESULTS.md")
+const write = only === undefined || outFlag !== undefined
 
 // The results are kept as JSON beside the report, so `--render` can rewrite the report (after an
 // edit of bench/ANALYSIS.md) without measuring again.
@@ -52,11 +76,19 @@ const json = out.replace(/\.md$/, "") + ".json"
 const results: Results = flag("render") !== undefined
   ? (JSON.parse(Fs.readFileSync(json, "utf8")) as Results)
   : await runBench(config)
-if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
-const analysisFile = Path.join(root, "bench", "ANALYSIS.md")
-const analysis = Fs.existsSync(analysisFile) ? Fs.readFileSync(analysisFile, "utf8") : ""
-Fs.writeFileSync(out, markdown(results, analysis))
+if (write) {
+  if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
+  const analysisFile = Path.join(root, "bench", "ANALYSIS.md")
+  const analysis = Fs.existsSync(analysisFile) ? Fs.readFileSync(analysisFile, "utf8") : ""
+  // The cluster section is bench/cluster.ts's: kept from the report this one replaces.
+  const cluster = clusterSection(Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : "")
+  Fs.writeFileSync(out, markdown(results, analysis, cluster))
+}
 console.log("")
 console.log(summary(results))
 console.log("")
-console.log(`wrote ${Path.relative(process.cwd(), out)} (${results.seconds.toFixed(0)} s)`)
+console.log(
+  write
+    ? `wrote ${Path.relative(process.cwd(), out)} (${results.seconds.toFixed(0)} s)`
+    : `--only: no report written (add --out=<file> to write one); ${results.seconds.toFixed(0)} s`
+)
