@@ -7,7 +7,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { randomUUID } from "node:crypto"
-import { AgentApi, Credentials, Dialect } from "../src/index.js"
+import { AgentApi, Credentials, Dialect } from "effect-agent-session"
 import type { CreateSessionResult, Task } from "./child.js"
 import { createRequest, stats } from "./measure.js"
 

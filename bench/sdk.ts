@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
-import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "../src/index.js"
+import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session"
 import type { Client } from "./child.js"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
 import {

@@ -50,7 +50,11 @@ const notSkipped = <A extends object>(label: string, value: A | { readonly skipp
 
 describe("bench harness (smoke run at small N)", () => {
   let results: Results | undefined
-  const run = async (): Promise<Results> => results ??= await runBench(smallConfig)
+  // The smoke test reads the sources (a fresh clone has no dist/, and the consumer test builds it).
+  const run = async (): Promise<Results> => {
+    process.env["BENCH_SDK_FROM"] = "source"
+    return results ??= await runBench(smallConfig)
+  }
 
   it("produces every figure as finite positive numbers", { timeout: 240_000 }, async () => {
     const r = await run()
