@@ -9,7 +9,7 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -21,7 +21,6 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
@@ -42,7 +41,7 @@ import {
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
-import { limitOf, readBounded } from "./body.js"
+import { buffered, limitOf, readBounded } from "./body.js"
 import { formatIssues, NonBlankString, validate } from "./schema.js"
 import { checkSecureUrl } from "./url.js"
 import { userAgent } from "./version.js"
@@ -121,8 +120,11 @@ interface CallInfo {
   readonly operation: string
   readonly key: Redacted.Redacted<string>
   readonly secrets: ReadonlyArray<string>
-  /** The 2xx response being decoded, kept for `ResponseDecodeError`. */
-  readonly received: Ref.Ref<Option.Option<DecodedResponse>>
+  /**
+   * The 2xx response being decoded, kept for `ResponseDecodeError`: set once by the attempt's
+   * own fiber, read by it afterwards (a plain field, not a `Ref`: nothing else sees it).
+   */
+  received: Option.Option<DecodedResponse>
   /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
   readonly idempotencyKey: Option.Option<string>
 }
@@ -212,24 +214,38 @@ const isSuccess = (status: number): boolean => status >= 200 && status < 300
 
 const textDecoder = new TextDecoder()
 
+/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
+const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
+  let text: string | undefined
+  return {
+    status,
+    get body() {
+      return text ??= textDecoder.decode(bytes)
+    }
+  }
+}
+
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
- * (any 2xx is success, U07) with its body kept for a possible `ResponseDecodeError`.
+ * (any 2xx is success, U07), held in memory, with its body kept for a possible
+ * `ResponseDecodeError`.
  */
 const handleResponse = (
   response: HttpClientResponse.HttpClientResponse,
   call: CallInfo,
   maxResponseSize: number
-): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> =>
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> => {
+  const { status } = response
+  const headers = response.headers
   // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
-  Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(response.status) }), {
+  return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
     onFailure: (error): Effect.Effect<never, AgentApiError> =>
       error._tag === "OverLimit"
         ? Effect.fail(
           new ResponseTooLarge({
             operation: call.operation,
-            status: response.status,
+            status,
             size: error.size,
             limit: maxResponseSize
           })
@@ -240,35 +256,26 @@ const handleResponse = (
               request: response.request,
               reason: "Transport",
               cause: error.cause,
-              description: `reading the ${response.status} response body failed`
+              description: `reading the ${status} response body failed`
             }),
             call
           )
         ),
-    onSuccess: (buffer) => {
-      const body = textDecoder.decode(buffer)
-      if (!isSuccess(response.status)) {
+    onSuccess: (bytes) => {
+      if (!isSuccess(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
           Effect.fail(fromStatus({
-            status: response.status,
+            status,
             statusText: "",
-            headers: response.headers,
-            body
+            headers,
+            body: textDecoder.decode(bytes)
           }, { ...call, nowMillis })))
       }
-      return Ref.set(call.received, Option.some({ status: response.status, body })).pipe(
-        Effect.as(
-          HttpClientResponse.fromWeb(
-            response.request,
-            new Response(buffer.byteLength === 0 ? null : new Uint8Array(buffer), {
-              status: 200,
-              headers: { "content-type": response.headers["content-type"] ?? "application/json" }
-            })
-          )
-        )
-      )
+      call.received = Option.some(receivedOf(status, bytes))
+      return Effect.succeed(buffered(response.request, 200, headers, bytes))
     }
   })
+}
 
 /** The platform client with the auth header, the `User-Agent`, and the status mapping. */
 const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect, maxResponseSize: number) => {
@@ -462,11 +469,10 @@ export const make = (
       const attempt = Effect.gen(function*() {
         const secret = yield* key
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
-        const received = yield* Ref.make(Option.none<DecodedResponse>())
-        const call: CallInfo = { operation: name, key: secret, secrets, received, idempotencyKey }
+        const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
         attempts += 1
         return yield* run.pipe(
-          Effect.catchAll((error) => Effect.flatMap(Ref.get(received), (r) => toAgentApiError(error, r, call))),
+          Effect.catchAll((error) => toAgentApiError(error, call.received, call)),
           Effect.provideService(Call, call),
           Effect.timeoutFail({ duration: timeout, onTimeout: () => new RequestTimeout({ operation: name, timeout }) }),
           Effect.onExit((exit) =>
@@ -477,8 +483,10 @@ export const make = (
                   onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
                 }),
               onSuccess: () =>
-                Effect.flatMap(Ref.get(received), (r) =>
-                  Metrics.recordHttpAttempt(operation, Option.match(r, { onNone: () => 200, onSome: (_) => _.status })))
+                Metrics.recordHttpAttempt(
+                  operation,
+                  Option.match(call.received, { onNone: () => 200, onSome: (_) => _.status })
+                )
             })
           )
         )
