@@ -43,6 +43,7 @@ import { CreateSessionRequest, SessionId } from "../Session.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { buffered, limitOf, readBounded } from "./body.js"
 import { formatIssues, NonBlankString, validate } from "./schema.js"
+import { timeoutFail } from "./timeout.js"
 import { checkSecureUrl } from "./url.js"
 import { userAgent } from "./version.js"
 
@@ -474,7 +475,7 @@ export const make = (
         return yield* run.pipe(
           Effect.catchAll((error) => toAgentApiError(error, call.received, call)),
           Effect.provideService(Call, call),
-          Effect.timeoutFail({ duration: timeout, onTimeout: () => new RequestTimeout({ operation: name, timeout }) }),
+          (self) => timeoutFail(self, timeout, () => new RequestTimeout({ operation: name, timeout })),
           Effect.onExit((exit) =>
             Exit.match(exit, {
               onFailure: (cause) =>
