@@ -285,12 +285,10 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
         const [name, value] = header(call.key)
-        return request.pipe(
-          HttpClientRequest.setHeader(name, value),
-          HttpClientRequest.setHeader("user-agent", userAgent),
-          HttpClientRequest.acceptJson,
-          (r) => Option.isSome(call.idempotencyKey) ? HttpClientRequest.setHeader(r, "idempotency-key", call.idempotencyKey.value) : r
-        )
+        // One copy of the headers, not one per header.
+        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
+        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        return HttpClientRequest.setHeaders(request, headers)
       })
     ),
     HttpClient.transformResponse((effect) =>
@@ -389,9 +387,19 @@ const AUTH_HEADERS = ["authorization", "x-api-key"] as const
  */
 const EVERY_HEADER = /^/
 
-const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
   const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
   return [...names, ...missing, EVERY_HEADER]
+}
+
+/** The last list extended and its extension: the caller's list is the same on every call. */
+let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
+
+const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
+  const extended = withAuthHeaders(names)
+  lastRedacted = [names, extended]
+  return extended
 }
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
@@ -495,7 +503,17 @@ export const make = (
         Effect.tapError(logFailure),
         Effect.locallyWith(Headers.currentRedactedNames, ensureRedacted)
       )
-      const retried = Effect.retry(attempt, retries[operation])
+      // The schedule is started on the first failure only: a first attempt that succeeds
+      // builds no schedule driver. The schedule sees the same inputs as `Effect.retry(attempt)`.
+      const retried = Effect.catchAll(attempt, (first) => {
+        let replayed = false
+        const again = Effect.suspend(() => {
+          if (replayed) return attempt
+          replayed = true
+          return Effect.fail(first)
+        })
+        return Effect.retry(again, retries[operation])
+      })
       if (Option.isNone(idempotencyKey)) return retried
       // A creating call whose last attempt may have acted: say so, with the key to send again.
       return Effect.catchIf(retried, mayHaveActed, (error) =>
@@ -523,9 +541,10 @@ export const make = (
           })
         )
 
+    const serverAddress = new URL(baseUrl).host
     const spanAttributes = (extra: Record<string, unknown>) => ({
       "agent_session.dialect": dialect.name,
-      "server.address": new URL(baseUrl).host,
+      "server.address": serverAddress,
       ...extra
     })
 
