@@ -2,7 +2,8 @@
  * The per-attempt time-out of `AgentApi` (U22, src/internal/timeout.ts): on the live clock one
  * fiber and a timer instead of `Effect.timeoutFail`'s two fibers, the same outcomes; on any other
  * clock `Effect.timeoutFail` itself, driven by virtual time. The live cases use real time-outs
- * of a few milliseconds against effects that never end (hang guards, not timings).
+ * of a few milliseconds against effects that never end (hang guards, not timings). On both, the
+ * effect runs in a fiber of its own whose fiber-local changes stay there.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -10,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
@@ -96,7 +98,58 @@ describe("AgentApi time-out (U22, internal/timeout.ts)", () => {
       }))
   })
 
+  describe("the effect's own fiber", () => {
+    const ref = FiberRef.unsafeMake("caller's")
+    const setsRef = Effect.as(FiberRef.set(ref, "attempt's"), 1)
+
+    it.live("what the effect sets fiber-locally is not merged back (live clock)", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* Effect.exit(timeoutFail(setsRef, Duration.seconds(30), () => "timed out")), Exit.succeed(1))
+        assert.strictEqual(yield* FiberRef.get(ref), "caller's")
+      }))
+
+    it.effect("what the effect sets fiber-locally is not merged back (TestClock)", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* Effect.exit(timeoutFail(setsRef, Duration.seconds(30), () => "timed out")), Exit.succeed(1))
+        assert.strictEqual(yield* FiberRef.get(ref), "caller's")
+      }))
+  })
+
   describe("any other clock", () => {
+    it.effect("U22 interrupting the caller interrupts the effect and waits for it (TestClock)", () =>
+      Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        const finalized = yield* Deferred.make<void>()
+        const fiber = yield* Effect.fork(
+          timeoutFail(
+            Effect.zipRight(
+              Deferred.succeed(started, undefined),
+              Effect.onInterrupt(Effect.never, () => Deferred.succeed(finalized, undefined))
+            ),
+            Duration.seconds(30),
+            () => "timed out"
+          )
+        )
+        yield* Deferred.await(started)
+        assert.isTrue(Exit.isInterrupted(yield* Fiber.interrupt(fiber)))
+        assert.isTrue(yield* Deferred.isDone(finalized))
+      }))
+
+    it.effect("U22 a time-out interrupts the effect before it fails (TestClock)", () =>
+      Effect.gen(function*() {
+        const finalized = yield* Deferred.make<void>()
+        const fiber = yield* Effect.fork(
+          timeoutFail(
+            Effect.onInterrupt(Effect.never, () => Deferred.succeed(finalized, undefined)),
+            Duration.seconds(1),
+            () => "timed out"
+          )
+        )
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("timed out"))
+        assert.isTrue(yield* Deferred.isDone(finalized))
+      }))
+
     it.effect("U22 the TestClock drives the time-out (Effect.timeoutFail)", () =>
       Effect.gen(function*() {
         const fiber = yield* Effect.fork(timeoutFail(Effect.never, Duration.seconds(30), () => "timed out"))

@@ -12,11 +12,11 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
@@ -204,7 +204,17 @@ export const didNotAct = (error: AgentApiError): boolean => {
 /** Whether a failed attempt of a creating call may have created something. */
 const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
 
-class Call extends Context.Tag("effect-agent-session/internal/AgentApi/Call")<Call, CallInfo>() {}
+/**
+ * The call of the attempt running in this fiber, read by the `HttpClient` below. A fiber ref,
+ * not a service: each attempt runs in a fiber of its own (timeout.ts), which sets it directly.
+ */
+const currentCall: FiberRef.FiberRef<CallInfo | undefined> = FiberRef.unsafeMake<CallInfo | undefined>(undefined)
+
+/** The call of this attempt (a request outside an attempt would be a bug of this module). */
+const Call: Effect.Effect<CallInfo> = FiberRef.getWith(
+  currentCall,
+  (call) => call === undefined ? Effect.dieMessage("AgentApi: a request outside an attempt") : Effect.succeed(call)
+)
 
 const authHeader = (dialect: Dialect.Dialect) =>
   dialect.auth === "bearer"
@@ -470,7 +480,7 @@ export const make = (
     const send = <A, E>(
       operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
-      run: Effect.Effect<A, E, Call>,
+      run: Effect.Effect<A, E>,
       idempotencyKey: Option.Option<string> = Option.none()
     ): Effect.Effect<A, AgentApiError> => {
       const name = `AgentApi.${operation}`
@@ -480,9 +490,15 @@ export const make = (
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
         const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
         attempts += 1
-        return yield* run.pipe(
+        // The attempt runs in a fiber of its own (timeout.ts): the call and the redacted header
+        // names are set there directly, with nothing to restore (Effect.provideService and
+        // Effect.locallyWith would save and restore them around the attempt).
+        const inFiber = Effect.zipRight(
+          FiberRef.set(currentCall, call),
+          FiberRef.update(Headers.currentRedactedNames, ensureRedacted)
+        )
+        return yield* Effect.zipRight(inFiber, run).pipe(
           Effect.catchAll((error) => toAgentApiError(error, call.received, call)),
-          Effect.provideService(Call, call),
           (self) => timeoutFail(self, timeout, () => new RequestTimeout({ operation: name, timeout })),
           Effect.onExit((exit) =>
             Exit.match(exit, {
@@ -499,10 +515,7 @@ export const make = (
             })
           )
         )
-      }).pipe(
-        Effect.tapError(logFailure),
-        Effect.locallyWith(Headers.currentRedactedNames, ensureRedacted)
-      )
+      }).pipe(Effect.tapError(logFailure))
       // The schedule is started on the first failure only: a first attempt that succeeds
       // builds no schedule driver. The schedule sees the same inputs as `Effect.retry(attempt)`.
       const retried = Effect.catchAll(attempt, (first) => {
