@@ -579,21 +579,25 @@ export const make = (
         return agent
       }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
 
+    // `Effect.withSpan` spelled out (`useSpan` + `withParentSpan`) to hold the span: the session
+    // id is set on it directly rather than through `annotateCurrentSpan`'s look-up.
     const createSession: Service["createSession"] = (input, options) =>
-      Effect.gen(function*() {
-        const request = yield* validateCreateSession(input)
-        const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const session = yield* send(
-          "createSession",
-          credentials.keyFor("createSession", options?.agent),
-          client.sessions.create({ payload: request }),
-          idempotencyKey
-        )
-        yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
-        return session
-      }).pipe(
-        Metrics.trackCreateSession,
-        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+      Effect.useSpan(
+        "AgentApi.createSession",
+        { attributes: spanAttributes(agentIdOf(options?.agent)) },
+        (span) =>
+          Effect.gen(function*() {
+            const request = yield* validateCreateSession(input)
+            const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
+            const session = yield* send(
+              "createSession",
+              credentials.keyFor("createSession", options?.agent),
+              client.sessions.create({ payload: request }),
+              idempotencyKey
+            )
+            span.attribute("agent_session.session_id", session.session_id)
+            return session
+          }).pipe(Metrics.trackCreateSession, Effect.withParentSpan(span))
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
