@@ -298,8 +298,12 @@ export const recordCreateSessionLatency = (duration: Duration.DurationInput): Ef
  * @category combinators
  */
 export const trackCreateSession = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Effect.timed(Effect.exit(self)), ([duration, exit]) =>
-    Effect.zipRight(recordCreateSessionLatency(duration), exit))
+  // `Effect.timed`, read from the clock held (fewer effects per call on a hot path).
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeNanos()
+    return Effect.flatMap(Effect.exit(self), (exit) =>
+      Effect.zipRight(recordCreateSessionLatency(Duration.nanos(clock.unsafeCurrentTimeNanos() - start)), exit))
+  })
 
 /**
  * One metric of this SDK as read from the registry: its name, labels and value.
