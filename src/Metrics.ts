@@ -29,7 +29,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
-import type * as MetricKey from "effect/MetricKey"
+import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricPair from "effect/MetricPair"
@@ -113,6 +113,11 @@ export const httpAttempts: Metric.Metric.Counter<number> = Metric.counter("agent
   incremental: true
 })
 
+const httpAttemptsKey = MetricKey.counter("agent_session_http_attempts_total", {
+  description: "HTTP requests sent, by operation and status",
+  incremental: true
+})
+
 /**
  * HTTP retries, labelled `operation` and `status` (the status of the attempt that was retried).
  *
@@ -120,6 +125,11 @@ export const httpAttempts: Metric.Metric.Counter<number> = Metric.counter("agent
  * @category models
  */
 export const httpRetries: Metric.Metric.Counter<number> = Metric.counter("agent_session_http_retries_total", {
+  description: "HTTP requests retried, by operation and the status that caused the retry",
+  incremental: true
+})
+
+const httpRetriesKey = MetricKey.counter("agent_session_http_retries_total", {
   description: "HTTP requests retried, by operation and the status that caused the retry",
   incremental: true
 })
@@ -235,7 +245,7 @@ const statusLabel = (status: HttpOutcome): string => typeof status === "number" 
  * @category combinators
  */
 export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.increment(Metric.taggedWithLabels(httpAttempts, labels(operation, status)))
+  Metric.increment(labelled(httpAttemptsKey, operation, status))
 
 /**
  * Records one HTTP retry of an operation, labelled with the status that caused it.
@@ -244,12 +254,33 @@ export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effec
  * @category combinators
  */
 export const recordHttpRetry = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.increment(Metric.taggedWithLabels(httpRetries, labels(operation, status)))
+  Metric.increment(labelled(httpRetriesKey, operation, status))
 
 const labels = (operation: string, status: HttpOutcome): Array<MetricLabel.MetricLabel> => [
   MetricLabel.make("operation", operation),
   MetricLabel.make("status", statusLabel(status))
 ]
+
+/**
+ * The counters of {@link httpAttempts} and {@link httpRetries} per label pair, each built once
+ * (the same metric key as `Metric.taggedWithLabels` builds, which builds and hashes a new key
+ * on every update). At most `MAX_LABELLED` are kept; past that a counter is built per update.
+ */
+const labelledCounters = new Map<string, Metric.Metric.Counter<number>>()
+const MAX_LABELLED = 1024
+
+const labelled = (
+  key: MetricKey.MetricKey.Counter<number>,
+  operation: string,
+  status: HttpOutcome
+): Metric.Metric.Counter<number> => {
+  const id = `${key.name}\u0000${operation}\u0000${statusLabel(status)}`
+  const known = labelledCounters.get(id)
+  if (known !== undefined) return known
+  const counter = Metric.fromMetricKey(MetricKey.taggedWithLabels(key, labels(operation, status)))
+  if (labelledCounters.size < MAX_LABELLED) labelledCounters.set(id, counter)
+  return counter
+}
 
 /**
  * Records the latency of one `createSession`.
@@ -267,8 +298,12 @@ export const recordCreateSessionLatency = (duration: Duration.DurationInput): Ef
  * @category combinators
  */
 export const trackCreateSession = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Effect.timed(Effect.exit(self)), ([duration, exit]) =>
-    Effect.zipRight(recordCreateSessionLatency(duration), exit))
+  // `Effect.timed`, read from the clock held (fewer effects per call on a hot path).
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeNanos()
+    return Effect.flatMap(Effect.exit(self), (exit) =>
+      Effect.zipRight(recordCreateSessionLatency(Duration.nanos(clock.unsafeCurrentTimeNanos() - start)), exit))
+  })
 
 /**
  * One metric of this SDK as read from the registry: its name, labels and value.

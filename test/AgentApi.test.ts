@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
+import type * as Tracer from "effect/Tracer"
 import { readFileSync } from "node:fs"
 import * as AgentApi from "../src/AgentApi.js"
 import * as Credentials from "../src/Credentials.js"
@@ -20,6 +21,7 @@ import * as Metrics from "../src/Metrics.js"
 import type { AgentApiError } from "../src/Errors.js"
 import { checkSecureUrl, isLoopbackHost, printableUrl } from "../src/internal/url.js"
 import { userAgent, version } from "../src/internal/version.js"
+import { spying } from "./helpers/sdk.js"
 import {
   ACCOUNT_KEY,
   agentBody,
@@ -390,6 +392,28 @@ describe("AgentApi", () => {
         assert.strictEqual(error._tag, "ResponseDecodeError")
         assert.notInclude(JSON.stringify(error), "sk-new-agent-LEAK")
         assert.notInclude(String(error), "sk-new-agent-LEAK")
+      }))
+  })
+
+  describe("spans", () => {
+    it.effect("createSession: one AgentApi.createSession span with the dialect, the address and the session id; the HTTP span under it", () =>
+      Effect.gen(function*() {
+        const spans: Array<Tracer.Span> = []
+        const tracer = yield* spying(spans)
+        const { api } = yield* makeApi(() => json(200, sessionBody()))
+        yield* api.createSession(validSession).pipe(Effect.withTracer(tracer))
+        const created = spans.filter((span) => span.name === "AgentApi.createSession")
+        assert.strictEqual(created.length, 1)
+        const span = created[0]!
+        assert.strictEqual(span.attributes.get("agent_session.session_id"), "sess-1")
+        assert.strictEqual(span.attributes.get("agent_session.dialect"), "documented")
+        assert.isDefined(span.attributes.get("server.address"))
+        const http = spans.filter((s) => s.name.startsWith("http.client"))
+        assert.strictEqual(http.length, 1)
+        assert.isTrue(
+          Option.exists(http[0]!.parent, (parent) => parent.spanId === span.spanId),
+          "the HTTP span is a child of the call's"
+        )
       }))
   })
 

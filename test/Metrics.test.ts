@@ -4,6 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
@@ -70,6 +71,12 @@ describe("Metrics", () => {
       expect((yield* attempts503()) - a503).toBe(2)
       expect((yield* attempts201()) - a201).toBe(1)
       expect((yield* retries()) - r).toBe(2)
+      // The counters built once per label pair are the very metric `taggedWithLabels` names.
+      const tagged = Metric.taggedWithLabels(Metrics.httpAttempts, [
+        MetricLabel.make("operation", "test-op"),
+        MetricLabel.make("status", "503")
+      ])
+      expect((yield* Metric.value(tagged)).count).toBe(yield* attempts503())
       const transport = yield* Metrics.counterValue("agent_session_http_attempts_total", {
         operation: "test-op",
         status: "transport"

@@ -3,10 +3,31 @@
  * read (a `content-length` over it is refused before reading; otherwise reading stops at the
  * first chunk past it and the request is aborted), so a huge or never-ending body costs at most
  * the limit in memory.
+ *
+ * A body the transport frames itself (a `content-length` within the limit, no `content-encoding`)
+ * is read whole in one call (`arrayBuffer`) instead of as a stream: HTTP/1.1 ends such a body at
+ * the announced length, so it cannot exceed the limit, and the length is checked again after
+ * reading. Measured (2026-11-22, `createSession` over an undici `MockAgent`, 5 x 1,500 calls in
+ * one process, busy machine): reading such a body whole took about 40 % less CPU per call than
+ * as a stream (772 against 1,356 us in one A/B run): no `Stream` over the Node `Readable`, and no
+ * abort, which the platform sends when a streamed response ends, with a `DOMException` that
+ * captures a stack.
+ * An encoded body (`gzip`, ...) may be decoded by the client to any size, so it is streamed.
+ *
+ * {@link buffered} hands a body read here on as an `HttpClientResponse` held in memory, so a
+ * decoder downstream (the `HttpApiClient`) reads the same bytes without a second copy or a
+ * web `Response`.
  */
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cookies from "@effect/platform/Cookies"
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
 import * as Effect from "effect/Effect"
+import * as Inspectable from "effect/Inspectable"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
 /** The default response-size limit: 4 MiB. */
@@ -33,24 +54,50 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
   return out
 }
 
+const DIGITS = /^\d+$/
+
+/** The announced length of a body, when the header is a plain decimal number. */
+const announcedLength = (headers: Headers.Headers): number | undefined => {
+  const value = headers["content-length"]?.trim()
+  return value !== undefined && DIGITS.test(value) ? Number(value) : undefined
+}
+
+/** Whether the body reaches us as sent (no `content-encoding` the client may decode). */
+const unencoded = (headers: Headers.Headers): boolean => {
+  const encoding = headers["content-encoding"]?.trim().toLowerCase()
+  return encoding === undefined || encoding === "" || encoding === "identity"
+}
+
 /**
  * Reads a body of at most `limit` bytes. `truncate: true` keeps the first `limit` bytes and
  * stops (for error bodies, of which only a prefix is kept anyway); otherwise a body over the
- * limit fails with `OverLimit`.
+ * limit fails with `OverLimit`. `headers` are the response's, when the caller has them already.
  */
 export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
   limit: number,
-  options: { readonly truncate?: boolean } = {}
+  options: { readonly truncate?: boolean; readonly headers?: Headers.Headers } = {}
 ): Effect.Effect<Uint8Array, HttpClientError.ResponseError | OverLimit> =>
   Effect.suspend(() => {
-    const announced = Number(response.headers["content-length"])
-    if (options.truncate !== true && Number.isFinite(announced) && announced > limit) {
+    const headers = options.headers ?? response.headers
+    const announced = announcedLength(headers)
+    if (announced !== undefined && announced > limit && options.truncate !== true) {
       // Not read at all: the stream is opened and closed at once so the request is released.
       return Effect.zipRight(
         Stream.runDrain(Stream.take(response.stream, 0)),
         Effect.fail<OverLimit>({ _tag: "OverLimit", size: announced })
       )
+    }
+    if (announced !== undefined && announced <= limit && unencoded(headers)) {
+      // Framed by the transport: read whole. The check after reading holds a client that does
+      // not frame by `content-length` to the same bound (it cannot have read more than it holds).
+      return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
+        const bytes = new Uint8Array(buffer)
+        if (bytes.byteLength <= limit) return Effect.succeed(bytes)
+        return options.truncate === true
+          ? Effect.succeed(bytes.subarray(0, limit))
+          : Effect.fail({ _tag: "OverLimit", size: bytes.byteLength })
+      })
     }
     const chunks: Array<Uint8Array> = []
     let size = 0
@@ -74,3 +121,102 @@ export const readBounded = (
       Effect.flatMap(() => Effect.sync(() => concat(chunks, size)))
     )
   })
+
+// ---------------------------------------------------------------------------
+// A response whose body is in memory
+// ---------------------------------------------------------------------------
+
+const textDecoder = new TextDecoder()
+
+/** The bytes as an `ArrayBuffer` of their own (the backing buffer itself when it is exactly theirs). */
+const toArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
+  const { buffer } = bytes
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) {
+    return buffer
+  }
+  const copy = new ArrayBuffer(bytes.byteLength)
+  new Uint8Array(copy).set(bytes)
+  return copy
+}
+
+class BufferedResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+  readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId
+  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+  readonly remoteAddress: Option.Option<string> = Option.none()
+  private decoded: string | undefined
+  private parsedCookies: Cookies.Cookies | undefined
+
+  constructor(
+    readonly request: HttpClientRequest.HttpClientRequest,
+    readonly status: number,
+    readonly headers: Headers.Headers,
+    private readonly bytes: Uint8Array
+  ) {
+    super()
+  }
+
+  private decodeError(cause: unknown): HttpClientError.ResponseError {
+    return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  }
+
+  private get body(): string {
+    return this.decoded ??= textDecoder.decode(this.bytes)
+  }
+
+  get cookies(): Cookies.Cookies {
+    const header = this.headers["set-cookie"]
+    return this.parsedCookies ??= header === undefined ? Cookies.empty : Cookies.fromSetCookie(header)
+  }
+
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    return Effect.sync(() => this.body)
+  }
+
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    return Effect.try({
+      try: () => this.body === "" ? null : JSON.parse(this.body) as unknown,
+      catch: (cause) => this.decodeError(cause)
+    })
+  }
+
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    return Effect.sync(() => toArrayBuffer(this.bytes))
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    return Effect.try({
+      try: () => UrlParams.fromInput(new URLSearchParams(this.body)),
+      catch: (cause) => this.decodeError(cause)
+    })
+  }
+
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    return Effect.tryPromise({
+      try: () => new Response(toArrayBuffer(this.bytes), { headers: this.headers }).formData(),
+      catch: (cause) => this.decodeError(cause)
+    })
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    return this.bytes.byteLength === 0 ? Stream.empty : Stream.succeed(this.bytes)
+  }
+
+  toJSON(): unknown {
+    return IncomingMessage.inspect(this, {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status
+    })
+  }
+}
+
+/**
+ * A response whose body was read (by {@link readBounded}): `status` and `headers` as given, the
+ * body served from `bytes` by every accessor, decoded to text at most once.
+ */
+export const buffered = (
+  request: HttpClientRequest.HttpClientRequest,
+  status: number,
+  headers: Headers.Headers,
+  bytes: Uint8Array
+): HttpClientResponse.HttpClientResponse => new BufferedResponse(request, status, headers, bytes)
