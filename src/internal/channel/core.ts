@@ -81,7 +81,9 @@ export class Core {
     const event = result.right
     // Progress is a new event (issue 12 defect 10); keep-alives prove the socket, not progress.
     if (!isKeepAlive(event)) {
-      if (!this.replay.admit(print, () => this.askedAgain(event))) return
+      // (No closure per frame: `admit`, spelled out.)
+      if (this.replay.replayed(print) && !this.askedAgain(event)) return this.replay.drop()
+      this.replay.delivered(print)
       attempt.gotFrame = true
       // The service went on talking after the answers were written: they got through.
       if (Ledger.hasUnconfirmed(this.ledger)) this.ledger = Ledger.confirm(this.ledger)

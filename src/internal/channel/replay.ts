@@ -63,7 +63,7 @@ export class Delivered {
 
 /** The replay filter of one connection (across its attempts). */
 export class Replay {
-  private readonly delivered = new Delivered()
+  private readonly ring = new Delivered()
   private replaying: ReadonlySet<string> | undefined
   private deliveredAny = false
   /** Events dropped as replayed since the last `takeDropped`. */
@@ -71,7 +71,24 @@ export class Replay {
 
   /** A new attempt: until its first new event, events already delivered are a replay. */
   reopened(): void {
-    this.replaying = this.deliveredAny ? this.delivered.snapshot() : undefined
+    this.replaying = this.deliveredAny ? this.ring.snapshot() : undefined
+  }
+
+  /** Whether an event that is progress (not a keep-alive), arriving as `print`, is replayed. */
+  replayed(print: string | undefined): boolean {
+    return print !== undefined && this.replaying !== undefined && this.replaying.has(print)
+  }
+
+  /** A replayed event dropped. */
+  drop(): void {
+    this.dropped += 1
+  }
+
+  /** An event delivered: a new one ends the replay; it is remembered. */
+  delivered(print: string | undefined): void {
+    if (!this.replayed(print)) this.replaying = undefined
+    if (print !== undefined) this.ring.add(print)
+    this.deliveredAny = true
   }
 
   /**
@@ -80,16 +97,11 @@ export class Replay {
    * asked again after its answer went through): delivered, and the replay goes on.
    */
   admit(print: string | undefined, pendingAgain: () => boolean): boolean {
-    if (print !== undefined && this.replaying !== undefined && this.replaying.has(print)) {
-      if (!pendingAgain()) {
-        this.dropped += 1
-        return false
-      }
-    } else {
-      this.replaying = undefined
+    if (this.replayed(print) && !pendingAgain()) {
+      this.drop()
+      return false
     }
-    if (print !== undefined) this.delivered.add(print)
-    this.deliveredAny = true
+    this.delivered(print)
     return true
   }
 
