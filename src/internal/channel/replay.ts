@@ -10,11 +10,18 @@
  * built once per reconnect, so recording costs nothing per frame but a ring slot.
  */
 
-/** How many delivered events are remembered to recognise a replay after a reconnect. */
-export const REPLAY_WINDOW = 4096
+/**
+ * How many delivered events are remembered to recognise a replay after a reconnect. Measured
+ * (200,000 frames of 200 bytes, one connection): remembering 4,096 frame texts costs about 15 %
+ * of throughput against 1,024 or 256 (the texts outlive the young generation, so the garbage
+ * collector copies and promotes them); a fingerprint instead of the text costs more (hashing a
+ * 200-byte frame in JavaScript took about 1 µs, more than its `JSON.parse`). A replay reaching
+ * further back than the window is delivered again (at least once, never lost).
+ */
+export const REPLAY_WINDOW = 1024
 
 /** The most frame text remembered for that (UTF-16 code units): the memory bound per connection. */
-export const REPLAY_WINDOW_CHARS = 1024 * 1024
+export const REPLAY_WINDOW_CHARS = 256 * 1024
 
 /**
  * The identity of a frame for replay detection: its text. A binary frame (rare) is fingerprinted
