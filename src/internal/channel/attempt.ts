@@ -16,6 +16,7 @@ import type * as Credentials from "../../Credentials.js"
 import { startWriter } from "./answers.js"
 import { Attempt, type Core } from "./core.js"
 import type { Attempted } from "./loop.js"
+import * as Spans from "./spans.js"
 import { Fatal, Retry, type Transport } from "./transport.js"
 
 /** What every attempt of a connection shares. */
@@ -47,13 +48,14 @@ const idleCheck = (attempt: Attempt) => (now: number): number | undefined => {
 export const runAttempt = (options: AttemptOptions, number: number): Effect.Effect<Attempted> =>
   Effect.gen(function*() {
     const { core } = options
-    const span = yield* Effect.makeSpan("EventStream.attempt", {
-      attributes: { sessionId: core.sessionId, attempt: number, url: options.printableUrl },
-      captureStackTrace: false
+    const span = yield* Spans.make("EventStream.attempt", {
+      sessionId: core.sessionId,
+      attempt: number,
+      url: options.printableUrl
     })
     const key = yield* Effect.either(options.credentials.keyFor("connect", options.agent))
     if (Either.isLeft(key)) {
-      span.end(core.clock.unsafeCurrentTimeNanos(), Exit.fail(key.left))
+      Spans.end(span, core.clock, Exit.fail(key.left))
       return { outcome: Fatal(key.left, "failed"), alive: false, opened: false }
     }
     const scope = yield* Scope.make()
@@ -66,7 +68,7 @@ export const runAttempt = (options: AttemptOptions, number: number): Effect.Effe
       Effect.sync(() => {
         attempt.ended = true
         for (const entry of attempt.entries) entry.cancel()
-        span.end(core.clock.unsafeCurrentTimeNanos(), exit)
+        Spans.end(span, core.clock, exit)
       })
     )
     yield* Scope.extend(options.transport(attempt), scope)

@@ -46,6 +46,7 @@ import * as Deadlines from "./deadlines.js"
 import * as Ledger from "./ledger.js"
 import { type Final, makeLoop } from "./loop.js"
 import type { Settings } from "./settings.js"
+import * as Spans from "./spans.js"
 import { ConnectionState, StateCell } from "./state.js"
 import type { Transport } from "./transport.js"
 
@@ -158,20 +159,17 @@ export const makeEngine = (
     // open (measured: `annotateLogs` and `withSpan` around the loop, 3.4 and 5.3 KiB per open
     // connection). One frame for the ending.
     const run: Effect.Effect<void> = Effect.flatMap(
-      Effect.makeSpan("EventStream.connection", {
-        attributes: { sessionId, url: options.printableUrl },
-        captureStackTrace: false
-      }),
+      Spans.make("EventStream.connection", { sessionId, url: options.printableUrl }),
       (span) =>
         Effect.zipRight(
           Effect.zipRight(
             FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("sessionId", sessionId)),
-            FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span))
+            span === undefined ? Effect.void : FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span))
           ),
           Effect.onExit(loop.run, (exit) =>
             Effect.zipRight(
               core.current === undefined ? Effect.void : Scope.close(core.current.scope, Exit.asVoid(exit)),
-              Effect.zipRight(finish(finalOf(exit)), Effect.sync(() => span.end(clock.unsafeCurrentTimeNanos(), exit)))
+              Effect.zipRight(finish(finalOf(exit)), Effect.sync(() => Spans.end(span, clock, exit)))
             ))
         )
     )

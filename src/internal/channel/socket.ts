@@ -23,7 +23,8 @@ import { ConnectTimeout } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
 import { closeCodeOf, closeOutcome, errorOutcome } from "./outcomes.js"
 import type { Settings } from "./settings.js"
-import { describeCause, type Io, Retry, scrub, type Transport } from "./transport.js"
+import type * as Deadlines from "./deadlines.js"
+import { describeCause, type Hooks, type Io, Retry, scrub, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
@@ -75,23 +76,104 @@ const closeQuietly = (ws: globalThis.WebSocket): void => {
   }
 }
 
-const socketIo = (ws: globalThis.WebSocket): Io => {
-  const pausable = isPausable(ws) ? ws : undefined
-  return {
-    send: (frame) =>
-      Effect.suspend(() => {
-        // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
-        if (ws.readyState !== OPEN) return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
-        try {
-          ws.send(frame)
-          return Effect.succeed("written" as const)
-        } catch (cause) {
-          return Effect.fail({ retry: true, message: describeCause(cause) })
-        }
-      }),
-    pause: () => pausable?.pause(),
-    resume: () => pausable?.resume(),
-    abort: () => terminate(ws)
+/**
+ * One socket of one attempt: the engine's `Io` over it, and the listener of its events (one
+ * object, not a closure per event: it is held for as long as the connection is open).
+ */
+class SocketAttempt implements Io, EventListenerObject {
+  opened = false
+  connectTimeout: Deadlines.Entry | undefined = undefined
+  private readonly pausable: Pausable | undefined
+  private readonly emitter: Emitter | undefined
+  /** `ws`'s own `message` event: the text without a WHATWG `MessageEvent` per message. */
+  private readonly onWsMessage: ((data: unknown, isBinary: boolean) => void) | undefined
+
+  constructor(
+    readonly socket: globalThis.WebSocket,
+    readonly hooks: Hooks,
+    readonly settings: Settings,
+    /** The session to name in the handshake message, if the dialect sends one (made at open: the key is not kept in it). */
+    readonly handshakeFor: string | undefined
+  ) {
+    this.pausable = isPausable(socket) ? socket : undefined
+    this.emitter = isEmitter(socket) ? socket : undefined
+    this.onWsMessage = this.emitter === undefined
+      ? undefined
+      : (data, isBinary) => (isBinary ? this.data(data) : hooks.frame(String(data)))
+  }
+
+  // --- Io ---
+  send(frame: string): Effect.Effect<"written", SendFailure> {
+    return Effect.suspend(() => {
+      // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
+      if (this.socket.readyState !== OPEN) {
+        return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
+      }
+      try {
+        this.socket.send(frame)
+        return Effect.succeed("written" as const)
+      } catch (cause) {
+        return Effect.fail({ retry: true, message: describeCause(cause) })
+      }
+    })
+  }
+  pause(): void {
+    this.pausable?.pause()
+  }
+  resume(): void {
+    this.pausable?.resume()
+  }
+  abort(): void {
+    terminate(this.socket)
+  }
+
+  // --- the socket's events ---
+  listen(): void {
+    const socket = this.socket
+    socket.addEventListener("close", this, { once: true })
+    socket.addEventListener("error", this, { once: true })
+    if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.on("message", this.onWsMessage)
+    else socket.addEventListener("message", this)
+    if (socket.readyState === OPEN) this.open()
+    else socket.addEventListener("open", this, { once: true })
+  }
+  handleEvent(event: Event): void {
+    switch (event.type) {
+      case "message":
+        return Predicate.hasProperty(event, "data") ? this.data(event.data) : undefined
+      case "open":
+        return this.open()
+      case "error":
+        return this.ended(event, true)
+      case "close":
+        return this.ended(event, false)
+    }
+  }
+  private data(data: unknown): void {
+    if (typeof data === "string") return this.hooks.frame(data)
+    if (data instanceof ArrayBuffer) return this.hooks.frame(new Uint8Array(data))
+    if (data instanceof Uint8Array) return this.hooks.frame(data)
+  }
+  private open(): void {
+    this.opened = true
+    this.connectTimeout?.cancel()
+    if (this.handshakeFor !== undefined) this.socket.send(Wire.handshakeMessage(this.hooks.key, this.handshakeFor))
+    this.hooks.open()
+  }
+  private ended(event: Event, error: boolean): void {
+    const { hooks, socket } = this
+    if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.off("message", this.onWsMessage)
+    else socket.removeEventListener("message", this)
+    socket.removeEventListener(error ? "close" : "error", this)
+    this.connectTimeout?.cancel()
+    if (error) return hooks.end(errorOutcome(event, this.opened, socket, hooks.key, this.settings))
+    const { code, reason } = closeCodeOf(event)
+    hooks.end(closeOutcome(code, reason, hooks.key))
+  }
+  /** The attempt is over: its connect time-out goes, and the socket is closed. */
+  close(): void {
+    this.connectTimeout?.cancel()
+    closeQuietly(this.socket)
   }
 }
 
@@ -121,68 +203,26 @@ export const webSocketTransport = (options: {
     } catch (cause) {
       return hooks.end(Retry(`open failed: ${scrub(describeCause(cause), hooks.key)}`))
     }
-    const socket = ws
-    socket.binaryType = "arraybuffer"
-    hooks.attach(socketIo(socket))
-    // The connect time-out goes with the attempt, whether or not the socket reports its close.
-    let cancelConnectTimeout = noop
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        cancelConnectTimeout()
-        closeQuietly(socket)
-      })
+    ws.binaryType = "arraybuffer"
+    const attempt = new SocketAttempt(
+      ws,
+      hooks,
+      settings,
+      dialect.handshake === "query" ? undefined : sessionId
     )
-    let opened = false
+    hooks.attach(attempt)
+    // The connect time-out goes with the attempt, whether or not the socket reports its close.
+    yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))
     const clock = yield* Effect.clock
-    const connectTimeout = yield* hooks.deadlines.schedule(
+    attempt.connectTimeout = yield* hooks.deadlines.schedule(
       clock.unsafeCurrentTimeMillis() + Duration.toMillis(settings.connectTimeout),
       () => {
-        if (!opened) {
-          terminate(socket)
+        if (!attempt.opened) {
+          terminate(ws)
           hooks.end(Retry(new ConnectTimeout({ timeout: settings.connectTimeout })))
         }
         return undefined
       }
     )
-    cancelConnectTimeout = connectTimeout.cancel
-    const onData = (data: unknown): void => {
-      if (typeof data === "string") return hooks.frame(data)
-      if (data instanceof ArrayBuffer) return hooks.frame(new Uint8Array(data))
-      if (data instanceof Uint8Array) return hooks.frame(data)
-    }
-    const onMessage = (event: MessageEvent): void => onData(event.data)
-    // A `ws` socket is read through its own `message` event, without the WHATWG `MessageEvent`
-    // made per message: the same text (`ws` decodes it so for its `MessageEvent` too), less work.
-    const emitter = isEmitter(socket) ? socket : undefined
-    const onWsMessage = (data: unknown, isBinary: boolean): void =>
-      isBinary ? onData(data) : hooks.frame(String(data))
-    const stopReading = (): void => {
-      if (emitter !== undefined) emitter.off("message", onWsMessage)
-      else socket.removeEventListener("message", onMessage)
-    }
-    const onError = (event: Event): void => {
-      stopReading()
-      socket.removeEventListener("close", onClose)
-      connectTimeout.cancel()
-      hooks.end(errorOutcome(event, opened, socket, hooks.key, settings))
-    }
-    const onClose = (event: CloseEvent): void => {
-      stopReading()
-      socket.removeEventListener("error", onError)
-      connectTimeout.cancel()
-      const { code, reason } = closeCodeOf(event)
-      hooks.end(closeOutcome(code, reason, hooks.key))
-    }
-    const onOpen = (): void => {
-      opened = true
-      connectTimeout.cancel()
-      if (dialect.handshake !== "query") socket.send(Wire.handshakeMessage(hooks.key, sessionId))
-      hooks.open()
-    }
-    socket.addEventListener("close", onClose, { once: true })
-    socket.addEventListener("error", onError, { once: true })
-    if (emitter !== undefined) emitter.on("message", onWsMessage)
-    else socket.addEventListener("message", onMessage)
-    if (socket.readyState === OPEN) onOpen()
-    else socket.addEventListener("open", onOpen, { once: true })
+    attempt.listen()
   })
