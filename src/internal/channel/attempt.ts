@@ -44,8 +44,11 @@ const idleCheck = (attempt: Attempt) => (now: number): number | undefined => {
   return undefined
 }
 
-/** Runs attempt number `number` to its end. */
-export const runAttempt = (options: AttemptOptions, number: number): Effect.Effect<Attempted> =>
+/**
+ * Starts attempt number `number` and runs it until it has opened (or ended): the part written as
+ * a generator, which is over before the long wait.
+ */
+const startAttempt = (options: AttemptOptions, number: number): Effect.Effect<Attempt | Attempted> =>
   Effect.gen(function*() {
     const { core } = options
     const span = yield* Spans.make("EventStream.attempt", {
@@ -82,12 +85,32 @@ export const runAttempt = (options: AttemptOptions, number: number): Effect.Effe
       attempt.entries.push(yield* core.deadlines.schedule(attempt.lastFrameAt + idle, idleCheck(attempt)))
       yield* startWriter(core, attempt)
     }
-    yield* attempt.wait(true)
-    const outcome = yield* attempt.result()
-    yield* Scope.close(scope, Exit.succeed(outcome))
-    const dropped = core.replay.takeDropped()
-    if (dropped > 0) {
-      yield* Effect.logDebug(`${dropped} event(s) sent again after the reconnect were dropped (a replay)`)
-    }
-    return { outcome, alive: attempt.gotFrame, opened: attempt.opened }
+    return attempt
   })
+
+/** After the attempt ended: its scope closed, what it did. */
+const endAttempt = (attempt: Attempt): Effect.Effect<Attempted> =>
+  Effect.flatMap(attempt.result(), (outcome) =>
+    Effect.zipRight(
+      Scope.close(attempt.scope, Exit.succeed(outcome)),
+      Effect.suspend(() => {
+        const result: Attempted = { outcome, alive: attempt.gotFrame, opened: attempt.opened }
+        const dropped = attempt.core.replay.takeDropped()
+        return dropped > 0
+          ? Effect.as(Effect.logDebug(`${dropped} event(s) sent again after the reconnect were dropped (a replay)`), result)
+          : Effect.succeed(result)
+      })
+    ))
+
+/**
+ * Runs attempt number `number` to its end. The long wait (the attempt open) holds one
+ * continuation on the fiber's stack, not a generator.
+ */
+export const runAttempt = (options: AttemptOptions, number: number): Effect.Effect<Attempted> =>
+  Effect.flatMap(
+    startAttempt(options, number),
+    (started) =>
+      started instanceof Attempt
+        ? Effect.flatMap(started.wait(true), () => endAttempt(started))
+        : Effect.succeed(started)
+  )

@@ -43,9 +43,14 @@ export interface Deadlines {
   readonly size: () => number
 }
 
-interface Item {
-  at: number
-  check: Check | undefined
+/** An entry in the heap (and the handle its owner cancels it by: one object per entry). */
+class Item implements Entry {
+  constructor(public at: number, public check: Check | undefined, private readonly onCancel: () => void) {}
+  cancel(): void {
+    if (this.check === undefined) return
+    this.check = undefined
+    this.onCancel()
+  }
 }
 
 /** A binary min-heap of items by `at`. */
@@ -92,6 +97,11 @@ export const make = (): Deadlines => {
   let target = Number.POSITIVE_INFINITY
   let wake: Deferred.Deferred<void> | undefined
   const defects: Array<unknown> = []
+
+  const cancelled = (): void => {
+    live -= 1
+    if (live === 0) rouse()
+  }
 
   const rouse = (): void => {
     if (wake !== undefined) Deferred.unsafeDone(wake, Exit.void)
@@ -162,17 +172,9 @@ export const make = (): Deadlines => {
 
   const schedule = (at: number, check: Check): Effect.Effect<Entry> =>
     Effect.suspend(() => {
-      const item: Item = { at, check }
-      heap.push(item)
+      const entry = new Item(at, check, cancelled)
+      heap.push(entry)
       live += 1
-      const entry: Entry = {
-        cancel: () => {
-          if (item.check === undefined) return
-          item.check = undefined
-          live -= 1
-          if (live === 0) rouse()
-        }
-      }
       if (!running) {
         running = true
         target = at
