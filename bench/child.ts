@@ -21,7 +21,7 @@ export type Task =
     readonly kind: "throughput"
     readonly variant: Variant
     /** The SDK's path: `EventStream.events` (default) or `AgentSessions.attach` (raw: ignored). */
-    readonly path?: "events" | "attach" | undefined
+    readonly path?: "events" | "attach" | "floor" | undefined
     readonly url: string
     readonly n: number
     readonly warmup: number
@@ -187,10 +187,16 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
       const client = await clientFor(task.variant)
       const run = task.variant === "sdk" && task.path === "attach"
         ? (await import("./sdk.js")).throughputAttach
+        : task.variant === "raw" && task.path === "floor"
+        ? (await import("./floors.js")).throughputStream
         : client.throughput
       if (task.warmup > 0) await run(task.url, task.warmup)
       fullGc()
-      const label = task.variant === "sdk" && task.path === "attach" ? "sdk-attach" : task.variant
+      const label = task.variant === "sdk" && task.path === "attach"
+        ? "sdk-attach"
+        : task.path === "floor"
+        ? "floor-stream"
+        : task.variant
       return profiled(`throughput-${label}`, async () => {
         const cpu = process.cpuUsage()
         const result = await run(task.url, task.n)

@@ -11,6 +11,10 @@
  *   `Mailbox` consumed as a `Stream` in another (the platform socket, over
  *   `NodeSocket.layerWebSocketConstructor`'s `ws` sockets, no SDK).
  *
+ * And one throughput floor, `throughputStream`: the raw client's `ws` + `JSON.parse`, each frame
+ * offered to a `Mailbox` read by `Stream.runForEachChunk` (the consumer the SDK's throughput runs
+ * use): what any Effect `Stream` of a socket's frames costs, before any typing or guarantee.
+ *
  * Nothing here imports the library: the floors stay the same whatever the SDK becomes.
  */
 import * as Socket from "@effect/platform/Socket"
@@ -24,8 +28,8 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import { WebSocket } from "ws"
-import { Scenario } from "./frames.js"
-import { connectUrl, type FiberCount, type HoldResult, pool, sleep } from "./measure.js"
+import { frameIndex, Scenario } from "./frames.js"
+import { connectUrl, type FiberCount, type HoldResult, pool, sleep, type ThroughputResult } from "./measure.js"
 
 /** The floors. */
 export type Floor = "floor-fiber" | "floor-stream" | "floor-socket"
@@ -118,3 +122,31 @@ export const countFibers = async (floor: Floor, url: string, count: number, conc
   await held.close()
   return { sessions: count, before: before.size, after: after.size, perSession: added / count }
 }
+
+/** The throughput floor: raw `ws` + `JSON.parse` -> `Mailbox` -> `Stream.runForEachChunk`. */
+export const throughputStream = (url: string, n: number): Promise<ThroughputResult> =>
+  Effect.runPromise(Effect.gen(function*() {
+    const mailbox = yield* Mailbox.make<{ readonly event?: string; readonly data?: { readonly content?: string } }>()
+    const start = performance.now()
+    const ws = new WebSocket(connectUrl(url))
+    ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId: `${Scenario.throughput}-${n}` })))
+    ws.on("message", (data) => mailbox.unsafeOffer(JSON.parse(String(data))))
+    ws.on("error", (error) => mailbox.unsafeDone(Exit.die(error)))
+    ws.on("close", () => mailbox.unsafeDone(Exit.void))
+    let frames = 0
+    let lastIndex = -1
+    let end = Number.NaN
+    yield* Mailbox.toStream(mailbox).pipe(Stream.runForEachChunk((chunk) =>
+      Effect.sync(() => {
+        for (const frame of chunk) {
+          if (frame.event === "complete") {
+            end = performance.now()
+          } else {
+            frames++
+            if (frames === n) lastIndex = frameIndex(frame.data?.content ?? "")
+          }
+        }
+      })
+    ))
+    return { frames, ms: end - start, lastIndex }
+  }))

@@ -207,6 +207,8 @@ export interface Results {
   readonly throughput: ThroughputFigure | Skipped
   /** `AgentSessions.attach` (default options) consuming `running.events`, against the same raw rounds. */
   readonly throughputAttach?: ThroughputFigure | Skipped | undefined
+  /** The throughput floor (raw ws + JSON.parse -> Mailbox -> Stream), against the same raw rounds. */
+  readonly throughputFloor?: ThroughputFigure | Skipped | undefined
   readonly memory: ReadonlyArray<MemoryFigure> | Skipped
   readonly memoryNote: string
   readonly floors: ReadonlyArray<FloorFigure> | Skipped
@@ -383,15 +385,17 @@ const alternate = async <A>(
 const throughputFigure = async (
   config: Config,
   url: string
-): Promise<{ readonly events: ThroughputFigure; readonly attach: ThroughputFigure }> => {
+): Promise<
+  { readonly events: ThroughputFigure; readonly attach: ThroughputFigure; readonly floor: ThroughputFigure }
+> => {
   type Run = { readonly fps: number; readonly cpuUsPerFrame: number; readonly ordered: boolean }
-  const one = async (variant: Variant, path: "events" | "attach", round: number): Promise<Run> => {
+  const one = async (variant: Variant, path: "events" | "attach" | "floor", round: number): Promise<Run> => {
     const r = await runChild<ThroughputResult>(
       { kind: "throughput", variant, path, url, n: config.frames, warmup: config.warmupFrames },
       config.cpuProfileDir,
       config.sdkRoot
     )
-    const label = variant === "raw" ? "raw" : `SDK ${path}`
+    const label = variant === "raw" ? (path === "floor" ? "floor (raw -> Mailbox -> Stream)" : "raw") : `SDK ${path}`
     if (r.frames !== config.frames) throw new Error(`${label} delivered ${r.frames} of ${config.frames} frames`)
     const fps = r.frames / (r.ms / 1000)
     config.log(
@@ -404,8 +408,10 @@ const throughputFigure = async (
   const raw: Array<Run> = []
   const events: Array<Run> = []
   const attach: Array<Run> = []
+  const floor: Array<Run> = []
   for (let round = 0; round < config.throughputRounds; round++) {
     raw.push(await one("raw", "events", round))
+    floor.push(await one("raw", "floor", round))
     events.push(await one("sdk", "events", round))
     attach.push(await one("sdk", "attach", round))
   }
@@ -414,7 +420,7 @@ const throughputFigure = async (
     cpuPerFrame: compare(raw.map((r) => r.cpuUsPerFrame), sdk.map((r) => r.cpuUsPerFrame)),
     ordered: [...raw, ...sdk].every((r) => r.ordered)
   })
-  return { events: figure(events), attach: figure(attach) }
+  return { events: figure(events), attach: figure(attach), floor: figure(floor) }
 }
 
 const memoryFigures = async (config: Config, url: string, counts: ReadonlyArray<number>) => {
@@ -684,6 +690,7 @@ export const runBench = async (config: Config): Promise<Results> => {
       phases,
       throughput: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.events,
       throughputAttach: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.attach,
+      throughputFloor: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.floor,
       memory,
       memoryNote,
       floors,

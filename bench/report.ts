@@ -154,14 +154,16 @@ export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
     ratioVerdict(
       "3a. Throughput, `EventStream.events`",
       r.throughput,
-      (c) => `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}`,
+      (c) =>
+        `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}${floorNote(r, c.sdk.median)}`,
       `SDK/raw ws + JSON.parse >= ${targets.throughput}`,
       (ratio) => ratio >= targets.throughput
     ),
     ratioVerdict(
       "3b. Throughput, `AgentSessions.attach` (default options)",
       r.throughputAttach,
-      (c) => `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}`,
+      (c) =>
+        `SDK ${int(c.sdk.median)} vs raw ${int(c.raw.median)} frames/s: ratio ${fixed(c.ratio)}${floorNote(r, c.sdk.median)}`,
       `SDK/raw ws + JSON.parse >= ${targets.throughput}`,
       (ratio) => ratio >= targets.throughput
     ),
@@ -219,6 +221,15 @@ const floorLabels: Record<string, string> = {
   "floor-fiber": "raw ws + one Effect fiber waiting on a Deferred",
   "floor-stream": "raw ws -> Mailbox -> Stream.runForEach (one fiber)",
   "floor-socket": "platform Socket.runRaw fiber -> Mailbox -> Stream consumer fiber"
+}
+
+/** The SDK's throughput against the Stream floor of the same run, when it was measured. */
+const floorNote = (r: Results, sdkFps: number): string => {
+  const floor = r.throughputFloor
+  if (floor === undefined || isSkipped(floor)) return ""
+  return ` (floor "raw ws + JSON.parse -> Mailbox -> Stream": ${int(floor.sdk.median)} frames/s, ${
+    fixed(floor.ratio)
+  } of raw; SDK/floor ${fixed(sdkFps / floor.sdk.median)})`
 }
 
 const throughputSection = (t: ThroughputFigure, sdkLabel: string): Array<string> => [
@@ -376,7 +387,7 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
   push("## 3. Event pipeline throughput", "")
   const t = r.throughput
   push(
-    `${int(r.config.frames)} action_run frames per run, after a ${int(r.config.warmupFrames)}-frame warm-up run in the same process; the time runs from opening the socket to the last frame delivered to the consumer. Each round runs raw, then the SDK's \`EventStream.events\`, then \`AgentSessions.attach\`, each in its own process; both SDK paths are compared with the same raw rounds.`,
+    `${int(r.config.frames)} action_run frames per run, after a ${int(r.config.warmupFrames)}-frame warm-up run in the same process; the time runs from opening the socket to the last frame delivered to the consumer. Each round runs raw, the floor (below), the SDK's \`EventStream.events\`, then \`AgentSessions.attach\`, each in its own process; all are compared with the same raw rounds.`,
     ""
   )
   if (isSkipped(t)) push(skippedText(t), "")
@@ -388,6 +399,17 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
       ...throughputSection(
         ta,
         "`AgentSessions.attach(session, maxActions)` with default options (the budget guard, the last 100 events kept, the outcome), `running.events` consumed with `Stream.runForEachChunk`"
+      )
+    )
+  }
+
+  const tf = r.throughputFloor ?? notInRun
+  if (isSkipped(tf)) push(`Floor: ${skippedText(tf)}`, "")
+  else {
+    push(
+      ...throughputSection(
+        tf,
+        "The floor (bench/floors.ts `throughputStream`): the raw client's `ws` + `JSON.parse`, each frame offered to a `Mailbox` read by `Stream.runForEachChunk`, the SDK runs' consumer; no typing, no guarantee: what any Effect `Stream` of a socket's frames costs. In the table, its figures are the \"SDK\" side"
       )
     )
   }
