@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import type * as EventStream from "../../src/EventStream.js"
 import { awaitSocket, settle } from "../helpers/FakeWebSocket.js"
 import { action, collect, completeFrame, makeSetup, startedFrame, tags } from "../helpers/events.js"
@@ -42,5 +43,38 @@ describe("engine", () => {
       yield* settle()
       const opens = states.flatMap((state) => state._tag === "Open" ? [state.reconnects] : [])
       assert.deepStrictEqual(opens, [0, 1, 2, 3], "every opening is reported, and counted")
+    }))
+
+  it.scoped("under a tracer it is given, a connection has its two spans (sessionId, url, attempt), the key in none", () =>
+    Effect.gen(function*() {
+      const builtIn = yield* Effect.tracer
+      const spans: Array<Tracer.Span> = []
+      const tracer = Tracer.make({
+        span: (name, parent, context, links, startTime, kind, options) => {
+          const span = builtIn.span(name, parent, context, links, startTime, kind, options)
+          spans.push(span)
+          return span
+        },
+        context: (f, fiber) => builtIn.context(f, fiber)
+      })
+      const { server, service } = yield* setup()
+      const connection = yield* service.connect(SESSION)
+      const fiber = yield* collect(connection).pipe(Effect.withTracer(tracer))
+      const socket = yield* awaitSocket(server, 1)
+      socket.open()
+      socket.message(startedFrame(SESSION), completeFrame(SESSION))
+      assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["Started", "Complete"])
+      const [connectionSpan, attemptSpan] = ["EventStream.connection", "EventStream.attempt"].map((name) =>
+        spans.find((span) => span.name === name)
+      )
+      assert.isDefined(connectionSpan)
+      assert.isDefined(attemptSpan)
+      assert.strictEqual(connectionSpan?.attributes.get("sessionId"), SESSION)
+      assert.strictEqual(attemptSpan?.attributes.get("attempt"), 1)
+      assert.strictEqual(attemptSpan?.parent._tag === "Some" ? attemptSpan.parent.value.spanId : "", connectionSpan?.spanId)
+      assert.strictEqual(attemptSpan?.status._tag, "Ended")
+      for (const span of spans) {
+        assert.notInclude(JSON.stringify([...span.attributes.entries()]), "sk-engine-test-key")
+      }
     }))
 })
