@@ -77,4 +77,34 @@ describe("engine", () => {
         assert.notInclude(JSON.stringify([...span.attributes.entries()]), "sk-engine-test-key")
       }
     }))
+
+  it.scoped("a socket paused while it was connecting is paused again once open (ws ignores pause() until open)", () =>
+    Effect.gen(function*() {
+      const { server, service } = yield* setup({ bufferSize: 2 })
+      // Like `ws`: pause() does nothing while the socket is still connecting.
+      server.onCreate = (socket) => {
+        const pause = socket.pause.bind(socket)
+        socket.pause = () => {
+          if (socket.readyState !== 0) pause()
+        }
+      }
+      const connection = yield* service.connect(SESSION)
+      // A consumer that takes the first chunk and then never pulls again.
+      yield* Effect.fork(Stream.runForEach(connection.events, () => Effect.never))
+      const first = yield* awaitSocket(server, 1)
+      first.open()
+      first.message(startedFrame(SESSION))
+      yield* settle()
+      first.message(action(1), action(2), action(3))
+      yield* settle()
+      assert.isTrue(first.paused, "the full buffer paused the first socket")
+      first.serverClose(1006)
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      const second = yield* awaitSocket(server, 2)
+      assert.isFalse(second.paused, "a connecting socket ignores pause()")
+      second.open()
+      yield* settle()
+      assert.isTrue(second.paused, "the buffer is still full: the open socket must not read")
+    }))
 })

@@ -70,7 +70,8 @@ export const startWriter = (core: Core, attempt: Attempt): Effect.Effect<void> =
   }
   // Claimed before the fork, so a `respond` racing with the fork's start starts no second one.
   attempt.writing = true
-  return Effect.asVoid(Effect.forkIn(writer(core, attempt, io), attempt.scope))
+  // Interruptible between answers whatever `respond`'s caller is (each write is not).
+  return Effect.asVoid(Effect.forkIn(Effect.interruptible(writer(core, attempt, io)), attempt.scope))
 }
 
 /** `Connection.respond`: queues the answer (U16), written at once when the attempt is open. */

@@ -92,7 +92,9 @@ const startAttempt = (options: AttemptOptions, number: number): Effect.Effect<At
 const endAttempt = (attempt: Attempt): Effect.Effect<Attempted> =>
   Effect.flatMap(attempt.result(), (outcome) =>
     Effect.zipRight(
-      Scope.close(attempt.scope, Exit.succeed(outcome)),
+      // Uninterruptible: a close by the caller while the scope's finalizers run (waiting for the
+      // writer or the SSE reader to stop) must not skip the rest of them (the socket's close).
+      Effect.uninterruptible(Scope.close(attempt.scope, Exit.succeed(outcome))),
       Effect.suspend(() => {
         const result: Attempted = { outcome, alive: attempt.gotFrame, opened: attempt.opened }
         const dropped = attempt.core.replay.takeDropped()

@@ -166,9 +166,17 @@ export class Attempt implements Hooks {
     if (this.ended || this.opened) return
     this.opened = true
     this.lastFrameAt = this.core.clock.unsafeCurrentTimeMillis()
+    // A socket paused while it was connecting may not have stopped reading (`ws` ignores
+    // `pause()` until open): pause it again now that it is open.
+    if (this.core.flow.paused) this.io?.pause()
     this.waiter?.()
   }
+  /** Whether this attempt is the connection's current one (a socket of an earlier one may still talk). */
+  private get current(): boolean {
+    return this.core.current === this
+  }
   frame(data: string | Uint8Array): void {
+    if (!this.current) return
     this.core.accept(this.core.decode(data), frameKey(data))
   }
   /**
@@ -176,10 +184,12 @@ export class Attempt implements Hooks {
    * decoder reads the `{event,data}` frame rebuilt from the SSE event.
    */
   namedEvent(name: string, data: string): void {
+    if (!this.current) return
     const text = `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
     this.core.accept(this.core.decode(text), text)
   }
   tooLarge(size: number): void {
+    if (!this.current) return
     this.core.accept(Either.left(new FrameTooLarge({ size, limit: this.core.settings.maxFrameSize })), undefined)
   }
   alive(): void {

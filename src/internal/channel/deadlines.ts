@@ -24,7 +24,6 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
-import * as Tracer from "effect/Tracer"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = (now: number) => number | undefined
@@ -161,13 +160,22 @@ export const make = (): Deadlines => {
   )
 
   // The fiber is started by whichever connection schedules first, but serves them all: it
-  // drops that connection's log annotations and span (it keeps its Clock: the TestClock in tests).
+  // drops that connection's log annotations and services, its span among them (it keeps its Clock,
+  // the TestClock in tests: the connections of one service share one clock).
   const detached: Effect.Effect<void> = Effect.zipRight(
     Effect.zipRight(
       FiberRef.set(FiberRef.currentLogAnnotations, HashMap.empty()),
-      FiberRef.update(FiberRef.currentContext, Context.omit(Tracer.ParentSpan))
+      // None of that connection's services either (the Clock and the logger are not in it).
+      FiberRef.set(FiberRef.currentContext, Context.empty())
     ),
     sweep
+  ).pipe(
+    // Should the fiber end any other way (interrupted, a defect), the next entry starts another.
+    Effect.ensuring(Effect.sync(() => {
+      running = false
+      wake = undefined
+      target = Number.POSITIVE_INFINITY
+    }))
   )
 
   const schedule = (at: number, check: Check): Effect.Effect<Entry> =>

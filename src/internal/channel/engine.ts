@@ -136,6 +136,8 @@ export const makeEngine = (
       Effect.uninterruptible(Effect.suspend(() => {
         if (core.finished) return Effect.void
         core.finished = true
+        // Nothing of the last attempt (its key among it) is kept past the end.
+        core.current = undefined
         // A clean end: what was written before it was read (the close comes after it on the wire).
         const clean = final.reason !== "connection-lost" && final.reason !== "failed" &&
           final.reason !== "handshake-rejected"
@@ -158,7 +160,7 @@ export const makeEngine = (
     // nothing else), not wrapped around it: a wrapper stays on the stack while the connection is
     // open (measured: `annotateLogs` and `withSpan` around the loop, 3.4 and 5.3 KiB per open
     // connection). One frame for the ending.
-    const run: Effect.Effect<void> = Effect.flatMap(
+    const connected: Effect.Effect<void> = Effect.flatMap(
       Spans.make("EventStream.connection", { sessionId, url: options.printableUrl }),
       (span) =>
         Effect.zipRight(
@@ -173,6 +175,9 @@ export const makeEngine = (
             ))
         )
     )
+
+    // Closed between the fork and the fiber's start: nothing to run.
+    const run = Effect.suspend(() => (core.finished ? Effect.void : connected))
 
     const start = Effect.suspend(() => {
       if (core.started) return Effect.void

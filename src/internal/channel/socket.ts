@@ -99,7 +99,7 @@ class SocketAttempt implements Io, EventListenerObject {
     this.emitter = isEmitter(socket) ? socket : undefined
     this.onWsMessage = this.emitter === undefined
       ? undefined
-      : (data, isBinary) => (isBinary ? this.data(data) : hooks.frame(String(data)))
+      : (data, isBinary) => (isBinary === false ? hooks.frame(String(data)) : this.data(data))
   }
 
   // --- Io ---
