@@ -15,11 +15,27 @@ import {
   defaultFirstConnectSchedule,
   defaultReconnectSchedule,
   positiveInt,
-  resolveSettings
+  resolveSettings,
+  type Settings
 } from "../../src/internal/channel/settings.js"
 import * as Wire from "../../src/Wire.js"
 
 const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)
+
+/** The settings as plain values (durations in ms), to compare whole. */
+const plain = (settings: Settings) => ({
+  reconnect: settings.reconnect,
+  firstConnect: settings.firstConnect,
+  idleTimeout: millis(settings.idleTimeout),
+  connectTimeout: millis(settings.connectTimeout),
+  answerTimeout: millis(settings.answerTimeout),
+  bufferSize: settings.bufferSize,
+  answerBufferSize: settings.answerBufferSize,
+  maxFrameSize: settings.maxFrameSize,
+  strict: settings.strict,
+  endOnError: settings.endOnError,
+  failOnFrameError: settings.failOnFrameError
+})
 
 /**
  * The delays between the tries a schedule allows for failures that go on (on the TestClock):
@@ -45,18 +61,20 @@ const delaysOf = (schedule: Schedule.Schedule<unknown, string>) =>
 describe("settings", () => {
   it("the defaults", () => {
     const settings = resolveSettings({}, {})
-    assert.strictEqual(settings.reconnect, defaultReconnectSchedule)
-    assert.strictEqual(settings.firstConnect, defaultFirstConnectSchedule)
-    assert.strictEqual(millis(settings.idleTimeout), 60_000)
-    assert.strictEqual(millis(settings.connectTimeout), 10_000)
-    assert.strictEqual(millis(settings.answerTimeout), 10_000)
-    assert.strictEqual(settings.bufferSize, 1024)
-    assert.strictEqual(settings.answerBufferSize, 64)
-    assert.strictEqual(settings.maxFrameSize, Wire.defaultMaxFrameSize)
+    assert.deepStrictEqual(plain(settings), {
+      reconnect: defaultReconnectSchedule,
+      firstConnect: defaultFirstConnectSchedule,
+      idleTimeout: 60_000,
+      connectTimeout: 10_000,
+      answerTimeout: 10_000,
+      bufferSize: 1024,
+      answerBufferSize: 64,
+      maxFrameSize: Wire.defaultMaxFrameSize,
+      strict: false,
+      endOnError: false,
+      failOnFrameError: true
+    })
     assert.strictEqual(settings.maxFrameSize, 1024 * 1024)
-    assert.isFalse(settings.strict)
-    assert.isFalse(settings.endOnError)
-    assert.isTrue(settings.failOnFrameError)
     assert.deepStrictEqual(settings.pendingRequests, [])
   })
 
@@ -76,17 +94,19 @@ describe("settings", () => {
       endOnError: true,
       failOnFrameError: false
     }, {})
-    assert.strictEqual(settings.reconnect, reconnect)
-    assert.strictEqual(settings.firstConnect, firstConnect)
-    assert.strictEqual(millis(settings.idleTimeout), 5000)
-    assert.strictEqual(millis(settings.connectTimeout), 2000)
-    assert.strictEqual(millis(settings.answerTimeout), 3000)
-    assert.strictEqual(settings.bufferSize, 16)
-    assert.strictEqual(settings.answerBufferSize, 4)
-    assert.strictEqual(settings.maxFrameSize, 4096)
-    assert.isTrue(settings.strict)
-    assert.isTrue(settings.endOnError)
-    assert.isFalse(settings.failOnFrameError)
+    assert.deepStrictEqual(plain(settings), {
+      reconnect,
+      firstConnect,
+      idleTimeout: 5000,
+      connectTimeout: 2000,
+      answerTimeout: 3000,
+      bufferSize: 16,
+      answerBufferSize: 4,
+      maxFrameSize: 4096,
+      strict: true,
+      endOnError: true,
+      failOnFrameError: false
+    })
   })
 
   it("a connection's own options over the layer's", () => {
@@ -118,17 +138,20 @@ describe("settings", () => {
       endOnError: false,
       failOnFrameError: true
     })
-    assert.strictEqual(settings.reconnect, ownSchedule)
-    assert.strictEqual(settings.firstConnect, ownFirst)
-    assert.strictEqual(millis(settings.idleTimeout), 1000)
-    assert.strictEqual(millis(settings.connectTimeout), 2000)
-    assert.strictEqual(millis(settings.answerTimeout), 3000)
-    assert.strictEqual(settings.bufferSize, 8)
-    assert.strictEqual(settings.answerBufferSize, 2)
-    assert.strictEqual(settings.maxFrameSize, 100)
-    assert.isFalse(settings.strict, "an own false is not overridden by the layer's true")
-    assert.isFalse(settings.endOnError)
-    assert.isTrue(settings.failOnFrameError)
+    // An own false is not overridden by the layer's true.
+    assert.deepStrictEqual(plain(settings), {
+      reconnect: ownSchedule,
+      firstConnect: ownFirst,
+      idleTimeout: 1000,
+      connectTimeout: 2000,
+      answerTimeout: 3000,
+      bufferSize: 8,
+      answerBufferSize: 2,
+      maxFrameSize: 100,
+      strict: false,
+      endOnError: false,
+      failOnFrameError: true
+    })
   })
 
   it("an own option left undefined takes the layer's", () => {
