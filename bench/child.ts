@@ -35,7 +35,7 @@ export type Task =
   }
   | {
     readonly kind: "firstEvent"
-    readonly variant: Variant
+    readonly variant: Variant | "floor-stream"
     readonly baseUrl: string
     readonly apiKey: string
     readonly sessions: number
@@ -238,8 +238,10 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
         : (await import("./floors.js")).countFibers(variant, task.url, task.count, task.concurrency)
     }
     case "firstEvent": {
-      const client = await clientFor(task.variant)
-      return client.firstEvent(task.baseUrl, task.apiKey, createRequest, {
+      const firstEvent = task.variant === "floor-stream"
+        ? (await import("./floors.js")).firstEvent
+        : (await clientFor(task.variant)).firstEvent
+      return firstEvent(task.baseUrl, task.apiKey, createRequest, {
         sessions: task.sessions,
         warmup: task.warmup,
         events: task.events,

@@ -15,9 +15,18 @@
  * offered to a `Mailbox` read by `Stream.runForEachChunk` (the consumer the SDK's throughput runs
  * use): what any Effect `Stream` of a socket's frames costs, before any typing or guarantee.
  *
+ * And one session floor, `firstEvent`: the short session of the create-to-first-event figure
+ * (create, 5 events, close) written with the least Effect: the platform `HttpClient` (undici, as
+ * the SDK's layer) for the POST, a raw `ws` socket feeding a `Mailbox` read as a `Stream` for the
+ * events, in one `Effect.runPromise` per session. What a session costs in Effect before any
+ * typing, retry, time-out, span or guarantee.
+ *
  * Nothing here imports the library: the floors stay the same whatever the SDK becomes.
  */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -29,7 +38,19 @@ import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import { WebSocket } from "ws"
 import { frameIndex, Scenario } from "./frames.js"
-import { connectUrl, type FiberCount, type HoldResult, pool, sleep, type ThroughputResult } from "./measure.js"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { randomUUID } from "node:crypto"
+import {
+  connectUrl,
+  type createRequest,
+  type FiberCount,
+  type FirstEventResult,
+  fullGc,
+  type HoldResult,
+  pool,
+  sleep,
+  type ThroughputResult
+} from "./measure.js"
 
 /** The floors. */
 export type Floor = "floor-fiber" | "floor-stream" | "floor-socket"
@@ -150,3 +171,74 @@ export const throughputStream = (url: string, n: number): Promise<ThroughputResu
     ))
     return { frames, ms: end - start, lastIndex }
   }))
+
+/** The session floor (see the module's header): the same loop and result as raw.ts `firstEvent`. */
+export const firstEvent = async (
+  baseUrl: string,
+  apiKey: string,
+  request: typeof createRequest,
+  options: {
+    readonly sessions: number
+    readonly warmup: number
+    readonly events: number
+    readonly measure: (body: () => Promise<FirstEventResult>) => Promise<FirstEventResult>
+  }
+): Promise<FirstEventResult> => {
+  const runtime = ManagedRuntime.make(NodeHttpClient.layerUndici)
+  const wsUrl = connectUrl(baseUrl.replace(/^http/, "ws"))
+  const post = HttpClientRequest.post(`${baseUrl}/api/v1sessions`).pipe(
+    HttpClientRequest.bearerToken(apiKey),
+    HttpClientRequest.bodyUnsafeJson(request)
+  )
+  const once = Effect.gen(function*() {
+    const start = performance.now()
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(
+      HttpClientRequest.setHeader(post, "idempotency-key", randomUUID())
+    )
+    const session = (yield* response.json) as { readonly session_id?: string }
+    const sessionId = session.session_id ?? ""
+    const mailbox = yield* Mailbox.make<unknown>()
+    const ws = new WebSocket(wsUrl)
+    ws.on("open", () => ws.send(JSON.stringify({ apiKey, sessionId })))
+    ws.on("message", (data) => mailbox.unsafeOffer(JSON.parse(String(data))))
+    ws.on("error", (error) => mailbox.unsafeDone(Exit.die(error)))
+    ws.on("close", () => mailbox.unsafeDone(Exit.void))
+    let first = Number.NaN
+    let seen = 0
+    yield* Mailbox.toStream(mailbox).pipe(
+      Stream.take(options.events),
+      Stream.runForEach(() =>
+        Effect.sync(() => {
+          if (seen++ === 0) first = performance.now()
+        })
+      )
+    )
+    yield* Effect.async<void>((resume) => {
+      ws.once("close", () => resume(Effect.void))
+      ws.close(1000)
+    })
+    return { firstMs: first - start, seen }
+  })
+  const loop = async (n: number) => {
+    const latencies: Array<number> = []
+    let events = 0
+    for (let i = 0; i < n; i++) {
+      const r = await runtime.runPromise(once)
+      latencies.push(r.firstMs)
+      events += r.seen
+    }
+    return { latencies, events }
+  }
+  await loop(options.warmup)
+  fullGc()
+  const result = await options.measure(async () => {
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    const { events, latencies } = await loop(options.sessions)
+    const used = process.cpuUsage(cpu)
+    return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
+  })
+  await runtime.dispose()
+  return result
+}

@@ -167,6 +167,8 @@ export interface FirstEventFigure {
   readonly cpuPerSession: Comparison
   /** Every latency of every round, per side (their median is the figure's "all sessions" median). */
   readonly allLatencies: { readonly raw: Stats; readonly sdk: Stats }
+  /** The session floor (bench/floors.ts `firstEvent`), one run per round: latency and CPU, raw being the raw rounds. */
+  readonly floor?: { readonly latency: Comparison; readonly cpuPerSession: Comparison } | undefined
 }
 
 /** Memory at one number of open connections. */
@@ -516,7 +518,30 @@ const firstEventFigure = async (config: Config): Promise<FirstEventFigure> => {
       )
       return r
     })
+    const floor: Array<FirstEventResult> = []
+    for (let round = 0; round < config.firstEvent.rounds; round++) {
+      const r = await runChild<FirstEventResult>({
+        kind: "firstEvent",
+        variant: "floor-stream",
+        baseUrl: `http://127.0.0.1:${simulator.port}`,
+        apiKey: simulator.accountKey,
+        sessions,
+        warmup,
+        events
+      }, config.cpuProfileDir, config.sdkRoot)
+      if (r.events !== sessions * events) throw new Error(`floor received ${r.events} of ${sessions * events} events`)
+      config.log(
+        `  create to first event round ${round + 1} floor (HttpClient + ws -> Mailbox -> Stream): median ${
+          stats(r.latenciesMs).median.toFixed(3)
+        } ms, ${(r.cpuMs / sessions).toFixed(3)} ms CPU per short session`
+      )
+      floor.push(r)
+    }
     return {
+      floor: {
+        latency: compare(raw.map((r) => stats(r.latenciesMs).median), floor.map((r) => stats(r.latenciesMs).median)),
+        cpuPerSession: compare(raw.map((r) => r.cpuMs / sessions), floor.map((r) => r.cpuMs / sessions))
+      },
       api: "AgentSessions.start(request) (create, then connect), its `events` (Stream.take of the script's events); NodeAgentSessions.layer",
       latency: compare(raw.map((r) => stats(r.latenciesMs).median), sdk.map((r) => stats(r.latenciesMs).median)),
       cpuPerSession: compare(raw.map((r) => r.cpuMs / sessions), sdk.map((r) => r.cpuMs / sessions)),

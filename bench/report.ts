@@ -3,7 +3,14 @@
  * method, every figure with min/median/max, the ratios, the targets, the hand-written analysis,
  * and the cluster section bench/cluster.ts wrote, kept as it was).
  */
-import { type Comparison, isSkipped, type Results, type Skipped, type ThroughputFigure } from "./harness.js"
+import {
+  type Comparison,
+  type FirstEventFigure,
+  isSkipped,
+  type Results,
+  type Skipped,
+  type ThroughputFigure
+} from "./harness.js"
 import type { Stats } from "./measure.js"
 
 /** A target and whether the run met it. */
@@ -140,14 +147,20 @@ export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
     ratioVerdict(
       "2a. Create to first event",
       isSkipped(fe) ? fe : fe.latency,
-      (c) => `SDK ${ms(c.sdk.median)} vs raw fetch + ws ${ms(c.raw.median)} median: ratio ${fixed(c.ratio)}`,
+      (c) =>
+        `SDK ${ms(c.sdk.median)} vs raw fetch + ws ${ms(c.raw.median)} median: ratio ${fixed(c.ratio)}${
+          sessionFloorNote(fe, "latency", c.sdk.median)
+        }`,
       `SDK/raw <= ${targets.firstEvent}`,
       (ratio) => ratio <= targets.firstEvent
     ),
     ratioVerdict(
       "2b. CPU per short session (create, 5 events, close)",
       isSkipped(fe) ? fe : fe.cpuPerSession,
-      (c) => `SDK ${ms(c.sdk.median)} vs raw ${ms(c.raw.median)} of CPU: ratio ${fixed(c.ratio)}`,
+      (c) =>
+        `SDK ${ms(c.sdk.median)} vs raw ${ms(c.raw.median)} of CPU: ratio ${fixed(c.ratio)}${
+          sessionFloorNote(fe, "cpuPerSession", c.sdk.median)
+        }`,
       `SDK/raw <= ${targets.cpuPerSession}`,
       (ratio) => ratio <= targets.cpuPerSession
     ),
@@ -221,6 +234,19 @@ const floorLabels: Record<string, string> = {
   "floor-fiber": "raw ws + one Effect fiber waiting on a Deferred",
   "floor-stream": "raw ws -> Mailbox -> Stream.runForEach (one fiber)",
   "floor-socket": "platform Socket.runRaw fiber -> Mailbox -> Stream consumer fiber"
+}
+
+/** The SDK's session figure against the session floor of the same run, when it was measured. */
+const sessionFloorNote = (
+  fe: FirstEventFigure | Skipped,
+  figure: "latency" | "cpuPerSession",
+  sdk: number
+): string => {
+  if (isSkipped(fe) || fe.floor === undefined) return ""
+  const floor = fe.floor[figure]
+  return ` (floor "HttpClient + ws -> Mailbox -> Stream": ${ms(floor.sdk.median)}, ${fixed(floor.ratio)} of raw; SDK/floor ${
+    fixed(sdk / floor.sdk.median)
+  })`
 }
 
 /** The SDK's throughput against the Stream floor of the same run, when it was measured. */
