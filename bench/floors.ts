@@ -45,7 +45,8 @@ import {
   type createRequest,
   type FiberCount,
   type FirstEventResult,
-  fullGc,
+  type FirstEventOptions,
+  firstEventLoop,
   type HoldResult,
   pool,
   sleep,
@@ -177,12 +178,7 @@ export const firstEvent = async (
   baseUrl: string,
   apiKey: string,
   request: typeof createRequest,
-  options: {
-    readonly sessions: number
-    readonly warmup: number
-    readonly events: number
-    readonly measure: (body: () => Promise<FirstEventResult>) => Promise<FirstEventResult>
-  }
+  options: FirstEventOptions
 ): Promise<FirstEventResult> => {
   const runtime = ManagedRuntime.make(NodeHttpClient.layerUndici)
   const wsUrl = connectUrl(baseUrl.replace(/^http/, "ws"))
@@ -220,25 +216,7 @@ export const firstEvent = async (
     })
     return { firstMs: first - start, seen }
   })
-  const loop = async (n: number) => {
-    const latencies: Array<number> = []
-    let events = 0
-    for (let i = 0; i < n; i++) {
-      const r = await runtime.runPromise(once)
-      latencies.push(r.firstMs)
-      events += r.seen
-    }
-    return { latencies, events }
-  }
-  await loop(options.warmup)
-  fullGc()
-  const result = await options.measure(async () => {
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    const { events, latencies } = await loop(options.sessions)
-    const used = process.cpuUsage(cpu)
-    return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
-  })
+  const result = await firstEventLoop(() => runtime.runPromise(once), options)
   await runtime.dispose()
   return result
 }

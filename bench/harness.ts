@@ -497,8 +497,8 @@ const firstEventFigure = async (config: Config): Promise<FirstEventFigure> => {
   const simulator = await startServer("simulatorServer.ts", ["short"])
   try {
     const { sessions, warmup, events } = config.firstEvent
-    const { raw, sdk } = await alternate(config.firstEvent.rounds, async (variant, round) => {
-      const r = await runChild<FirstEventResult>({
+    const runRound = (variant: Variant | "floor-stream") =>
+      runChild<FirstEventResult>({
         kind: "firstEvent",
         variant,
         baseUrl: `http://127.0.0.1:${simulator.port}`,
@@ -507,6 +507,8 @@ const firstEventFigure = async (config: Config): Promise<FirstEventFigure> => {
         warmup,
         events
       }, config.cpuProfileDir, config.sdkRoot)
+    const { raw, sdk } = await alternate(config.firstEvent.rounds, async (variant, round) => {
+      const r = await runRound(variant)
       if (r.events !== sessions * events) {
         throw new Error(`${variant} received ${r.events} of ${sessions * events} events`)
       }
@@ -520,15 +522,7 @@ const firstEventFigure = async (config: Config): Promise<FirstEventFigure> => {
     })
     const floor: Array<FirstEventResult> = []
     for (let round = 0; round < config.firstEvent.rounds; round++) {
-      const r = await runChild<FirstEventResult>({
-        kind: "firstEvent",
-        variant: "floor-stream",
-        baseUrl: `http://127.0.0.1:${simulator.port}`,
-        apiKey: simulator.accountKey,
-        sessions,
-        warmup,
-        events
-      }, config.cpuProfileDir, config.sdkRoot)
+      const r = await runRound("floor-stream")
       if (r.events !== sessions * events) throw new Error(`floor received ${r.events} of ${sessions * events} events`)
       config.log(
         `  create to first event round ${round + 1} floor (HttpClient + ws -> Mailbox -> Stream): median ${

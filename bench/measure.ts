@@ -162,3 +162,40 @@ export const stats = (samples: ReadonlyArray<number>): Stats => {
     : ((sorted[n / 2 - 1] ?? Number.NaN) + (sorted[n / 2] ?? Number.NaN)) / 2
   return { min: sorted[0] ?? Number.NaN, median, max: sorted[n - 1] ?? Number.NaN, samples }
 }
+
+/** The options of a create-to-first-event client (raw.ts, floors.ts, sdk.ts). */
+export interface FirstEventOptions {
+  readonly sessions: number
+  readonly warmup: number
+  readonly events: number
+  readonly measure: (body: () => Promise<FirstEventResult>) => Promise<FirstEventResult>
+}
+
+/**
+ * Runs `once` (one short session: its latency to the first event, and the events it saw) for the
+ * warm-up, then `sessions` times under `measure`, with the process's CPU over the loop.
+ */
+export const firstEventLoop = async (
+  once: () => Promise<{ readonly firstMs: number; readonly seen: number }>,
+  options: FirstEventOptions
+): Promise<FirstEventResult> => {
+  const loop = async (n: number) => {
+    const latencies: Array<number> = []
+    let events = 0
+    for (let i = 0; i < n; i++) {
+      const r = await once()
+      latencies.push(r.firstMs)
+      events += r.seen
+    }
+    return { latencies, events }
+  }
+  await loop(options.warmup)
+  fullGc()
+  return options.measure(async () => {
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    const { events, latencies } = await loop(options.sessions)
+    const used = process.cpuUsage(cpu)
+    return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
+  })
+}

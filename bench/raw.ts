@@ -10,7 +10,8 @@ import {
   connectUrl,
   type createRequest,
   type FirstEventResult,
-  fullGc,
+  type FirstEventOptions,
+  firstEventLoop,
   type HeapSampler,
   type HoldResult,
   pool,
@@ -188,12 +189,7 @@ export const firstEvent = async (
   baseUrl: string,
   apiKey: string,
   request: typeof createRequest,
-  options: {
-    readonly sessions: number
-    readonly warmup: number
-    readonly events: number
-    readonly measure: (body: () => Promise<FirstEventResult>) => Promise<FirstEventResult>
-  }
+  options: FirstEventOptions
 ): Promise<FirstEventResult> => {
   const createUrl = `${baseUrl}/api/v1sessions`
   const wsUrl = connectUrl(baseUrl.replace(/^http/, "ws"))
@@ -222,23 +218,5 @@ export const firstEvent = async (
       ws.on("close", () => resolve({ firstMs: first - start, seen: Math.min(seen, options.events) }))
     })
   }
-  const loop = async (n: number) => {
-    const latencies: Array<number> = []
-    let events = 0
-    for (let i = 0; i < n; i++) {
-      const r = await once()
-      latencies.push(r.firstMs)
-      events += r.seen
-    }
-    return { latencies, events }
-  }
-  await loop(options.warmup)
-  fullGc()
-  return options.measure(async () => {
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    const { events, latencies } = await loop(options.sessions)
-    const used = process.cpuUsage(cpu)
-    return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
-  })
+  return firstEventLoop(once, options)
 }
