@@ -28,7 +28,7 @@ import * as Option from "effect/Option"
 /** The longest delay `setTimeout` keeps (a longer one fires at once). */
 const MAX_TIMER_MILLIS = 2 ** 31 - 1
 
-/** The prototype of the live clock: any clock built by `Clock.make` sleeps on `setTimeout`. */
+/** The prototype of the live clock: every clock built by `Clock.make` sleeps on `setTimeout`. */
 const liveClockPrototype: unknown = Object.getPrototypeOf(Clock.make())
 
 /** Waits for `child` on the live clock: its exit, or `onTimeout()` once `millis` have passed. */
