@@ -7,8 +7,43 @@
  */
 
 /**
+ * The wire choices the service's document leaves open, as one value.
+ *
+ * @since 0.1.0
+ */
+export * as Dialect from "./Dialect.js"
+
+/**
+ * The codecs a dialect selects, without the schemas: frames, handshake, answers.
+ *
+ * @since 0.1.0
+ */
+export * as Frame from "./Frame.js"
+
+/**
+ * Bounds on JSON text before it is parsed (nesting depth).
+ *
+ * @since 0.1.0
+ */
+export * as Json from "./Json.js"
+
+/**
+ * Keys out of text; raw text bounded.
+ *
+ * @since 0.1.0
+ */
+export * as Secrets from "./Secrets.js"
+
+/**
  * The Server-Sent Events line parser.
  *
  * @since 0.1.0
  */
 export * as Sse from "./Sse.js"
+
+/**
+ * Address rules: secure transport, printable addresses, paths, the handshake in the query.
+ *
+ * @since 0.1.0
+ */
+export * as Url from "./Url.js"

@@ -9,7 +9,7 @@
  * caller answers with a `{ _tag, error }` body.
  */
 import type * as Http from "node:http"
-import { exceedsDepth } from "../../internal/json.js"
+import { Json } from "effect-agent-session-core"
 
 /** The bounds of a body. */
 export interface BodyLimits {
@@ -78,7 +78,7 @@ export const readBody = (request: Http.IncomingMessage, limits: BodyLimits, done
     if (tooLarge) return finish({ _tag: "TooLarge", drained: true })
     const text = decodeUtf8(Buffer.concat(chunks, size))
     if (text === undefined) return finish({ _tag: "NotUtf8" })
-    if (exceedsDepth(text, limits.maxDepth)) return finish({ _tag: "TooDeep" })
+    if (Json.exceedsDepth(text, limits.maxDepth)) return finish({ _tag: "TooDeep" })
     finish({ _tag: "Ok", text })
   }
   const onError = () => finish({ _tag: "Aborted" })
