@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { Secrets } from "effect-agent-session-core"
+import { Http, Secrets } from "effect-agent-session-core"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -954,11 +954,11 @@ export const isRetryable = (error: AgentSessionError): boolean => {
   switch (error._tag) {
     case "TransportError":
     case "RequestTimeout":
+      return true
     case "RateLimited":
     case "ServerError":
-      return true
     case "UnexpectedStatus":
-      return error.status === 408
+      return Http.isRetryableStatus(error.status)
     default:
       return false
   }

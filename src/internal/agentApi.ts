@@ -49,7 +49,7 @@ import * as Dialect from "../Dialect.js"
 import * as Metrics from "../Metrics.js"
 import {
   type AgentApiError,
-  type InsecureTransport,
+  InsecureTransport,
   InvalidRequest,
   isAgentSessionError,
   isRetryable,
@@ -65,26 +65,27 @@ import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, 
 import { buffered, limitOf, readBounded } from "./body.js"
 import { formatIssues, NonBlankString, validate } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
-import { checkSecureUrl } from "./url.js"
 import { userAgent } from "./version.js"
+import { Dialect as CoreDialect, Http, Url } from "effect-agent-session-core"
 
 // ---------------------------------------------------------------------------
 // The service shape and options are declared once, publicly, in AgentApi.ts.
 // ---------------------------------------------------------------------------
 
 /** The default request time-out (U22). */
-export const defaultTimeout: Duration.Duration = Duration.seconds(30)
+export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
 
 /** The default cap on a wait asked by `Retry-After` (U21). */
-export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(60)
+export const defaultMaxRetryAfter: Duration.Duration = Duration.millis(Http.defaults.maxRetryAfterMillis)
 
-const MAX_DELAY = Duration.seconds(8)
-
-/** 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
-export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = Schedule.exponential("500 millis", 2).pipe(
+/** The protocol's default retry (`Http.defaults.retry`): 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
+export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = Schedule.exponential(
+  Duration.millis(Http.defaults.retry.initialMillis),
+  Http.defaults.retry.factor
+).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((_, delay) => Duration.min(delay, MAX_DELAY)),
-  Schedule.intersect(Schedule.recurs(2))
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(Http.defaults.retry.maxDelayMillis))),
+  Schedule.intersect(Schedule.recurs(Http.defaults.retry.retries))
 )
 
 const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
@@ -104,12 +105,11 @@ export const effectiveRetry = (
   Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
     Schedule.whileInput((error: AgentApiError) => isRetryable(error) && retryable(error)),
     Schedule.modifyDelayEffect(([, error], delay) => {
-      const chosen = Option.match(retryAfterOf(error), {
-        onNone: () => delay,
-        onSome: (asked) => Duration.max(delay, Duration.min(asked, maxRetryAfter))
-      })
-      // Whole milliseconds: a jittered delay is fractional, which clocks need not support.
-      const wait = Duration.millis(Math.ceil(Duration.toMillis(chosen)))
+      const wait = Duration.millis(Http.retryWaitMillis(
+        Duration.toMillis(delay),
+        Option.getOrUndefined(Option.map(retryAfterOf(error), Duration.toMillis)),
+        Duration.toMillis(maxRetryAfter)
+      ))
       return Effect.as(onRetry(error, wait), wait)
     })
   )
@@ -155,38 +155,9 @@ interface CallInfo {
 // The create policy (issue 13): at most one session per call
 // ---------------------------------------------------------------------------
 
-/**
- * Error codes of a request that provably never reached the service: no connection was made
- * (refused, no route, no such host, the connect phase timed out), so nothing was written.
- */
-const NOT_SENT_CODES: ReadonlySet<string> = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EAI_NONAME",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "ERR_INVALID_URL"
-])
-
-const codesOf = (cause: unknown, depth = 0): ReadonlyArray<string> => {
-  if (depth > 4 || !Predicate.isRecord(cause) && !(cause instanceof Error)) return []
-  const own = Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? [cause.code] : []
-  const errors = Predicate.hasProperty(cause, "errors") && Array.isArray(cause.errors)
-    ? cause.errors.flatMap((inner: unknown) => codesOf(inner, depth + 1))
-    : []
-  const next = Predicate.hasProperty(cause, "cause") ? codesOf(cause.cause, depth + 1) : []
-  return [...own, ...errors, ...next]
-}
-
 /** Whether a transport failure happened before anything was written (no connection at all). */
-export const provablyNotSent = (error: HttpClientError.RequestError): boolean => {
-  if (error.reason === "InvalidUrl") return true
-  const codes = codesOf(error.cause)
-  return codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code))
-}
+export const provablyNotSent = (error: HttpClientError.RequestError): boolean =>
+  error.reason === "InvalidUrl" || Http.provablyNotSent(error.cause)
 
 /**
  * Marks the `TransportError`s of requests that provably never reached the service: a hidden
@@ -204,19 +175,18 @@ const transportError = (error: HttpClientError.RequestError, call: CallInfo): Tr
 
 /**
  * Whether the service cannot have acted on a failed attempt: the request never left (no
- * connection), or the service said it did not act (429, 503, 408). Everything else that is
- * retryable (a time-out, a reset, 500, 502, 504) may have created what was asked.
+ * connection), or the service said it did not act (`Http.didNotActStatus`: 429, 503, 408).
+ * Everything else that is retryable (a time-out, a reset, 500, 502, 504) may have created what
+ * was asked.
  */
 export const didNotAct = (error: AgentApiError): boolean => {
   switch (error._tag) {
     case "TransportError":
       return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
     case "RateLimited":
-      return true
     case "ServerError":
-      return error.status === 503
     case "UnexpectedStatus":
-      return error.status === 408
+      return Http.didNotActStatus(error.status)
     default:
       return false
   }
@@ -237,12 +207,7 @@ const Call: Effect.Effect<CallInfo> = FiberRef.getWith(
   (call) => call === undefined ? Effect.dieMessage("AgentApi: a request outside an attempt") : Effect.succeed(call)
 )
 
-const authHeader = (dialect: Dialect.Dialect) =>
-  dialect.auth === "bearer"
-    ? (key: Redacted.Redacted<string>) => ["authorization", `Bearer ${Redacted.value(key)}`] as const
-    : (key: Redacted.Redacted<string>) => ["x-api-key", Redacted.value(key)] as const
-
-const isSuccess = (status: number): boolean => status >= 200 && status < 300
+const isSuccess = Http.isSuccess
 
 const textDecoder = new TextDecoder()
 
@@ -311,11 +276,10 @@ const handleResponse = (
 
 /** The platform client with the auth header, the `User-Agent`, and the status mapping. */
 const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect, maxResponseSize: number) => {
-  const header = authHeader(dialect)
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const [name, value] = header(call.key)
+        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
         // One copy of the headers, not one per header.
         const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
         if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
@@ -441,30 +405,15 @@ const normalizeBaseUrl = (
   baseUrl: string | URL,
   allowInsecure: boolean
 ): Either.Either<string, InvalidRequest | InsecureTransport> => {
-  const text = baseUrl.toString().trim()
-  if (!URL.canParse(text)) {
-    return Either.left(
-      new InvalidRequest({ subject: "AgentApi.Options", message: "baseUrl: must be an absolute http(s) URL" })
-    )
+  const checked = Url.checkBaseUrl(baseUrl, allowInsecure)
+  switch (checked._tag) {
+    case "Valid":
+      return Either.right(checked.url)
+    case "Invalid":
+      return Either.left(new InvalidRequest({ subject: "AgentApi.Options", message: checked.message }))
+    case "Insecure":
+      return Either.left(new InsecureTransport({ url: checked.printable }))
   }
-  const url = new URL(text)
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return Either.left(
-      new InvalidRequest({ subject: "AgentApi.Options", message: "baseUrl: must be an absolute http(s) URL" })
-    )
-  }
-  if (url.search.length > 0 || url.hash.length > 0 || url.username.length > 0 || url.password.length > 0) {
-    return Either.left(
-      new InvalidRequest({
-        subject: "AgentApi.Options",
-        message: "baseUrl: must not carry credentials, a query string or a fragment"
-      })
-    )
-  }
-  return Either.map(
-    checkSecureUrl(url, allowInsecure),
-    (href) => href.replace(/\/+$/, "")
-  )
 }
 
 /** Builds the service. */
@@ -566,7 +515,7 @@ export const make = (
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<Option.Option<string>, InvalidRequest> =>
       given === undefined
         ? Effect.sync(() => Option.some(globalThis.crypto.randomUUID()))
-        : /^[\x21-\x7e]{1,255}$/.test(given)
+        : Http.isIdempotencyKey(given)
         ? Effect.succeed(Option.some(given))
         : Effect.fail(
           new InvalidRequest({

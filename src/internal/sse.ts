@@ -16,7 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Sse } from "effect-agent-session-core"
+import { Http, Sse } from "effect-agent-session-core"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
@@ -110,9 +110,10 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.flatMap(Fiber.join),
         Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
-          if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
-          const retry = response.status >= 500 || response.status === 429 || response.status === 408
-          return Effect.fail({ retry, message: `HTTP ${response.status}` })
+          const outcome = Http.answerPostOutcome(response.status)
+          return outcome === "confirmed"
+            ? Effect.succeed("confirmed")
+            : Effect.fail({ retry: outcome === "retry", message: `HTTP ${response.status}` })
         })
       )
 

@@ -21,6 +21,13 @@ export * as Dialect from "./Dialect.js"
 export * as Frame from "./Frame.js"
 
 /**
+ * The HTTP rules: status kinds, error messages, Retry-After, retries, Idempotency-Key, bodies.
+ *
+ * @since 0.1.0
+ */
+export * as Http from "./Http.js"
+
+/**
  * Bounds on JSON text before it is parsed (nesting depth).
  *
  * @since 0.1.0
