@@ -7,11 +7,25 @@
  */
 
 /**
+ * Deadlines: one queue of time-outs, the shell sleeping until the earliest.
+ *
+ * @since 0.1.0
+ */
+export * as Deadlines from "./Deadlines.js"
+
+/**
  * The wire choices the service's document leaves open, as one value.
  *
  * @since 0.1.0
  */
 export * as Dialect from "./Dialect.js"
+
+/**
+ * Flow control: when reading pauses and resumes.
+ *
+ * @since 0.1.0
+ */
+export * as Flow from "./Flow.js"
 
 /**
  * The codecs a dialect selects, without the schemas: frames, handshake, answers.

@@ -1,53 +1,5 @@
-/**
- * Flow control: the bounded buffer between the socket and the consumer. Frames are counted in
- * as they are received and out as the consumer takes them; reading pauses when `bufferSize` are
- * held and resumes once the consumer has taken them down to half. Nothing is dropped: frames
- * already on their way when reading pauses are still taken in (a socket that stops reading stops
- * within one read), so `peak` may pass `bufferSize` by what one read delivered.
- *
- * Plain counters, not a `Queue`: the events themselves sit in the engine's `Mailbox`, which is
- * unbounded; this only decides when to pause the transport, synchronously in the socket's
- * callback (an Effect per frame halves throughput: bench/RESULTS.md, "Known traps").
- */
+/** Flow control is the protocol core's (`Flow`). */
+import { Flow as Core } from "effect-agent-session-core"
 
-/** A buffer's accounting. */
-export class Flow {
-  /** Frames received and not yet taken by the consumer. */
-  held = 0
-  /** The largest `held` seen. */
-  peak = 0
-  /** Whether reading is paused. */
-  paused = false
-  private readonly lowWater: number
-
-  constructor(readonly bufferSize: number) {
-    this.lowWater = Math.floor(bufferSize / 2)
-  }
-
-  /** One frame in. Returns true when reading must pause now. */
-  received(): boolean {
-    this.held += 1
-    if (this.held > this.peak) this.peak = this.held
-    return this.shouldPause()
-  }
-
-  /** Whether reading must pause now (the buffer is full and reading is on). */
-  shouldPause(): boolean {
-    if (this.paused || this.held < this.bufferSize) return false
-    this.paused = true
-    return true
-  }
-
-  /** The consumer took `count` frames. Returns true when reading must resume now. */
-  taken(count: number): boolean {
-    this.held -= count
-    if (!this.paused || this.held > this.lowWater) return false
-    this.paused = false
-    return true
-  }
-
-  /** A new connection reads until the buffer is full again. */
-  reset(): void {
-    this.paused = false
-  }
-}
+export type Flow = Core.Flow
+export const Flow = Core.Flow
