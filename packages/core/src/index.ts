@@ -56,6 +56,13 @@ export * as Json from "./Json.js"
 export * as Secrets from "./Secrets.js"
 
 /**
+ * A watched session's tally: the action budget (U20), the events kept.
+ *
+ * @since 0.1.0
+ */
+export * as Session from "./Session.js"
+
+/**
  * The Server-Sent Events line parser.
  *
  * @since 0.1.0
