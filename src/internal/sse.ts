@@ -16,7 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Http, Sse } from "effect-agent-session-core"
+import { Close, Http, Sse } from "effect-agent-session-core"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
@@ -27,11 +27,9 @@ import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import {
   type AttemptOutcome,
-  describeCause,
   Fatal,
   type Hooks,
   type Io,
-  rejectionStatuses,
   Retry,
   scrub,
   type SendFailure,
@@ -108,7 +106,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       // whatever the service does.
       Effect.forkDaemon(Effect.interruptible(post(data))).pipe(
         Effect.flatMap(Fiber.join),
-        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
+        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(Close.describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
           const outcome = Http.answerPostOutcome(response.status)
           return outcome === "confirmed"
@@ -144,7 +142,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       const error = opened.left
       return error._tag === "ConnectTimeout"
         ? Retry(error)
-        : Retry(`open failed: ${scrub(describeCause(error), hooks.key)}`)
+        : Retry(`open failed: ${scrub(Close.describeCause(error), hooks.key)}`)
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
@@ -154,7 +152,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
       const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
-      if (rejectionStatuses.has(response.status)) {
+      if (Close.rejectionStatuses.has(response.status)) {
         return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
       }
       return Retry(`event stream refused with HTTP ${response.status}`)
@@ -181,7 +179,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     )
     const ended = yield* Effect.either(read)
     return Either.isLeft(ended)
-      ? Retry(`read failed: ${scrub(describeCause(ended.left), hooks.key)}`)
+      ? Retry(`read failed: ${scrub(Close.describeCause(ended.left), hooks.key)}`)
       // A stream that ends before `complete` is reopened, as an EventSource would.
       : Retry("the event stream ended")
   })

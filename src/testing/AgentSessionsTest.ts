@@ -46,7 +46,7 @@ import {
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
-import { requestKey } from "../internal/channel/ledger.js"
+import { keyOf } from "../internal/channel/shell.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -195,9 +195,6 @@ export interface Options {
 
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
-
-const keyOf = (request: SessionEvent.ExternalResourceRequested): string =>
-  requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type))
 
 const makeServices = (options: Options) =>
   Effect.gen(function*() {

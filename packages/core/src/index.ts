@@ -7,6 +7,20 @@
  */
 
 /**
+ * How an attempt ends: close codes, refused upgrades, socket errors.
+ *
+ * @since 0.1.0
+ */
+export * as Close from "./Close.js"
+
+/**
+ * One connection of the event channel, as a state machine without I/O.
+ *
+ * @since 0.1.0
+ */
+export * as Connection from "./Connection.js"
+
+/**
  * Deadlines: one queue of time-outs, the shell sleeping until the earliest.
  *
  * @since 0.1.0
@@ -19,6 +33,13 @@ export * as Deadlines from "./Deadlines.js"
  * @since 0.1.0
  */
 export * as Dialect from "./Dialect.js"
+
+/**
+ * The answer ledger: which requests may be answered, where each answer is.
+ *
+ * @since 0.1.0
+ */
+export * as Ledger from "./Ledger.js"
 
 /**
  * Flow control: when reading pauses and resumes.
@@ -54,6 +75,13 @@ export * as Json from "./Json.js"
  * @since 0.1.0
  */
 export * as Secrets from "./Secrets.js"
+
+/**
+ * Replay detection after a reconnect.
+ *
+ * @since 0.1.0
+ */
+export * as Replay from "./Replay.js"
 
 /**
  * A watched session's tally: the action budget (U20), the events kept.

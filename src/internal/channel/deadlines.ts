@@ -24,6 +24,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
+import * as Runtime from "effect/Runtime"
 import { Deadlines as Core } from "effect-agent-session-core"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
@@ -36,6 +37,11 @@ export type Entry = Core.Entry
 export interface Deadlines {
   /** Calls `check` once the Clock reaches `at` (ms), then again whenever it asks. */
   readonly schedule: (at: number, check: Check) => Effect.Effect<Entry>
+  /**
+   * The same, synchronously (from a socket's callback): should the timer's fiber have to start,
+   * it runs with `runtime` (its Clock, the TestClock in tests).
+   */
+  readonly unsafeSchedule: (at: number, check: Check, runtime: Runtime.Runtime<never>) => Entry
   /** Entries not cancelled nor done (for tests). */
   readonly size: () => number
 }
@@ -104,18 +110,22 @@ export const make = (): Deadlines => {
     }))
   )
 
-  const schedule = (at: number, check: Check): Effect.Effect<Entry> =>
-    Effect.suspend(() => {
-      const entry = queue.schedule(at, check)
-      if (!running) {
-        running = true
-        target = at
-        // Interruptible whatever the caller: the race below must be able to drop its sleeper.
-        return Effect.as(Effect.forkDaemon(Effect.interruptible(detached)), entry)
-      }
-      if (at < target) rouse()
-      return Effect.succeed(entry)
-    })
+  const unsafeSchedule = (at: number, check: Check, runtime: Runtime.Runtime<never>): Entry => {
+    const entry = queue.schedule(at, check)
+    if (!running) {
+      running = true
+      target = at
+      // A fiber of its own (not the caller's child), interruptible whatever the caller: the race
+      // below must be able to drop its sleeper.
+      Runtime.runFork(runtime)(Effect.interruptible(detached))
+    } else if (at < target) {
+      rouse()
+    }
+    return entry
+  }
 
-  return { schedule, size: () => queue.size }
+  const schedule = (at: number, check: Check): Effect.Effect<Entry> =>
+    Effect.map(Effect.runtime<never>(), (runtime) => unsafeSchedule(at, check, runtime))
+
+  return { schedule, unsafeSchedule, size: () => queue.size }
 }

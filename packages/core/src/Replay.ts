@@ -1,5 +1,5 @@
 /**
- * Replays (issue 12 defect 10): what counts as a new event after a reconnect. A service may send
+ * Replays: what counts as a new event after a reconnect. A service may send
  * again, on a reopened connection, events it had already sent; those are dropped, so no event is
  * delivered twice. The replay ends at the first event not delivered before: from then on every
  * frame of that connection is delivered, repeats included.
@@ -8,24 +8,34 @@
  * not a copy), among the last {@link REPLAY_WINDOW} delivered and {@link REPLAY_WINDOW_CHARS}
  * characters in all; a binary frame (rare) by a fingerprint. The set to look replays up in is
  * built once per reconnect, so recording costs nothing per frame but a ring slot.
+ *
+ * @since 0.1.0
  */
 
 /**
- * How many delivered events are remembered to recognise a replay after a reconnect. Measured
- * (200,000 frames of 200 bytes, one connection): remembering 4,096 frame texts costs about 15 %
- * of throughput against 1,024 or 256 (the texts outlive the young generation, so the garbage
- * collector copies and promotes them); a fingerprint instead of the text costs more (hashing a
- * 200-byte frame in JavaScript took about 1 µs, more than its `JSON.parse`). A replay reaching
- * further back than the window is delivered again (at least once, never lost).
+ * How many delivered events are remembered to recognise a replay after a reconnect (why 1,024:
+ * docs/engine.md, "Replays"). A replay reaching further back than the window is delivered again
+ * (at least once, never lost).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export const REPLAY_WINDOW = 1024
 
-/** The most frame text remembered for that (UTF-16 code units): the memory bound per connection. */
+/**
+ * The most frame text remembered for that (UTF-16 code units): the memory bound per connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const REPLAY_WINDOW_CHARS = 256 * 1024
 
 /**
  * The identity of a frame for replay detection: its text. A binary frame (rare) is fingerprinted
  * (two 32-bit FNV-1a variants and the length) instead of copied.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const frameKey = (data: string | Uint8Array): string => {
   if (typeof data === "string") return data
@@ -40,7 +50,7 @@ export const frameKey = (data: string | Uint8Array): string => {
 }
 
 /** The texts of the last events delivered, in a ring. */
-export class Delivered {
+class Delivered {
   private readonly ring: Array<string | undefined> = []
   private head = 0
   private count = 0
@@ -68,7 +78,12 @@ export class Delivered {
   }
 }
 
-/** The replay filter of one connection (across its attempts). */
+/**
+ * The replay filter of one connection (across its attempts).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Replay {
   private readonly ring = new Delivered()
   private replaying: ReadonlySet<string> | undefined

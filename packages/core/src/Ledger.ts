@@ -1,0 +1,235 @@
+/**
+ * The answer ledger of a connection: which requests may be answered, and where each accepted
+ * answer is on its way to the service. Owned by the `Connection`, which changes it only through the
+ * transitions below; proven alone by property tests against a transcription of the rules.
+ *
+ * A request's status, by its key (action session and raw resource type, U16):
+ *
+ * ```text
+ *                                             ┌─────── requeue (a drop) ───────┐
+ *                                             ▼                                │
+ *   (none) ──received──► pending ──queue──► queued ──written "written"──► unconfirmed
+ *                          ▲  ▲               │  │                             │
+ *                          │  └── refused ────┘  │                             │ confirm
+ *                          │                     └── written "confirmed" ──► sent ◄┘
+ *                          │                                                  │
+ *                          └─────── received (asked again) ───────────────────┘
+ * ```
+ *
+ * - received: a request event (first time, or asked again after its answer went through); a
+ *   `queued` or `unconfirmed` answer is kept (the request repeated while its answer waits).
+ * - queue (`respond`): only a `pending` request, only while the outbox holds fewer than `limit`.
+ * - written: the head was written; "confirmed" when the service acknowledged it (an SSE `POST`),
+ *   "written" when handed to an open socket. A write to be retried changes nothing (the head
+ *   stays `queued`); refused (not to be retried) drops the head, its request pending again.
+ * - confirm: a later event other than a keep-alive on that connection, or a clean end.
+ * - requeue: the connection dropped; the unconfirmed go back to the FRONT of the outbox, in
+ *   their order. It may take the outbox past `limit`: a written answer is never dropped.
+ *
+ * `outbox` (queued, oldest first) and `unconfirmed` (written, in write order) hold each key at
+ * most once, and `[...unconfirmed, ...outbox]` is in the order the answers were accepted. At the
+ * end `unsent` lists what was not delivered (a clean end confirms the written first).
+ *
+ * Cost: on the per-frame path a field read (`hasUnconfirmed`); a status change is one map write.
+ *
+ * @since 0.1.0
+ */
+import type { AnswerData } from "./Frame.js"
+
+/**
+ * Where a request's answer is: see the module's diagram.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = "pending" | "queued" | "unconfirmed" | "sent"
+
+/**
+ * An answer accepted for a request: its key, its frame (WebSocket) and its data (SSE `POST`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface QueuedAnswer {
+  readonly key: string
+  readonly frame: string
+  readonly data: AnswerData
+}
+
+/**
+ * Why `queue` refused an answer: the request was never received, it is answered already, or the
+ * outbox is full.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Refusal = "never-received" | "already-answered" | "full"
+
+/**
+ * An answer accepted and not delivered when the connection closed for good.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnsentAnswer {
+  readonly resourceType: string
+  readonly actionSessionId: string
+}
+
+/**
+ * The key a request is answered by: its action session and raw resource type (U16).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requestKey = (actionSessionId: string, resourceType: string): string =>
+  `${actionSessionId}\u0000${resourceType}`
+
+/**
+ * The action session and resource type of a key.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const keyParts = (key: string): UnsentAnswer => {
+  const cut = key.indexOf("\u0000")
+  return { actionSessionId: key.slice(0, cut), resourceType: key.slice(cut + 1) }
+}
+
+/**
+ * The ledger.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Ledger {
+  private readonly statuses = new Map<string, Status>()
+  private queue_: Array<QueuedAnswer> = []
+  private written: Array<QueuedAnswer> = []
+
+  /** Requests received on an earlier connection (another process's), still unanswered: pending. */
+  constructor(pending: Iterable<string> = []) {
+    for (const key of pending) this.statuses.set(key, "pending")
+  }
+
+  /** The status of every request seen (a read-only view). */
+  get requests(): ReadonlyMap<string, Status> {
+    return this.statuses
+  }
+
+  /** Accepted, not written yet, oldest first (a read-only view): the head is written next. */
+  get outbox(): ReadonlyArray<QueuedAnswer> {
+    return this.queue_
+  }
+
+  /** Written on the current connection, waiting for a later frame that shows they got through. */
+  get unconfirmed(): ReadonlyArray<QueuedAnswer> {
+    return this.written
+  }
+
+  /** The status of a request, `undefined` if it was never received. */
+  status(key: string): Status | undefined {
+    return this.statuses.size === 0 ? undefined : this.statuses.get(key)
+  }
+
+  /** Its answer went through (`sent`): the request asked again is new (a replay that is delivered). */
+  isAnswered(key: string): boolean {
+    return this.status(key) === "sent"
+  }
+
+  /** Answers written and not confirmed yet. */
+  get hasUnconfirmed(): boolean {
+    return this.written.length > 0
+  }
+
+  /** The answer to write next, if any. */
+  head(): QueuedAnswer | undefined {
+    return this.queue_[0]
+  }
+
+  /** The request arrived (again): pending, unless its answer waits to be written or confirmed. */
+  received(key: string): void {
+    const was = this.status(key)
+    if (was !== "pending" && was !== "queued" && was !== "unconfirmed") this.statuses.set(key, "pending")
+  }
+
+  /** The written answers got through (a later event on their connection, or a clean end): sent. */
+  confirm(): void {
+    if (this.written.length === 0) return
+    for (const answer of this.written) this.statuses.set(answer.key, "sent")
+    this.written = []
+  }
+
+  /**
+   * An event other than a keep-alive arrived; `request` is its key when it is a request. Answers
+   * written before it are confirmed first, then the request is `received`.
+   */
+  event(request?: string): void {
+    if (this.written.length > 0) this.confirm()
+    if (request !== undefined) this.received(request)
+  }
+
+  /** Accepts an answer at the back of the outbox if its request is pending and the outbox has room. */
+  queue(answer: QueuedAnswer, limit: number): Refusal | undefined {
+    const was = this.status(answer.key)
+    if (was === undefined) return "never-received"
+    if (was !== "pending") return "already-answered"
+    if (this.queue_.length >= limit) return "full"
+    this.statuses.set(answer.key, "queued")
+    this.queue_.push(answer)
+    return undefined
+  }
+
+  /**
+   * The head was written: `"confirmed"` (the service acknowledged it: sent) or `"written"` (handed
+   * to the open socket: unconfirmed until a later frame). An empty outbox is left as it is.
+   */
+  wrote(how: "confirmed" | "written"): void {
+    const answer = this.queue_.shift()
+    if (answer === undefined) return
+    if (how === "confirmed") {
+      this.statuses.set(answer.key, "sent")
+    } else {
+      this.statuses.set(answer.key, "unconfirmed")
+      this.written.push(answer)
+    }
+  }
+
+  /** The service refused the head, not to be retried: dropped, its request pending again. */
+  refused(): void {
+    const answer = this.queue_.shift()
+    if (answer !== undefined) this.statuses.set(answer.key, "pending")
+  }
+
+  /**
+   * The connection dropped: the unconfirmed answers may be lost, and are written again first
+   * (queued, at the front of the outbox, in their order). Returns how many.
+   */
+  requeue(): number {
+    const count = this.written.length
+    if (count === 0) return 0
+    for (const answer of this.written) this.statuses.set(answer.key, "queued")
+    this.queue_ = [...this.written, ...this.queue_]
+    this.written = []
+    return count
+  }
+
+  /** The answers not delivered if the channel closed now (a `clean` end confirms the written ones). */
+  unsent(clean: boolean): ReadonlyArray<UnsentAnswer> {
+    const answers = clean ? this.queue_ : [...this.written, ...this.queue_]
+    return answers.map((answer) => keyParts(answer.key))
+  }
+
+  /**
+   * The channel closed for good: the answers not delivered, unconfirmed first, then the outbox. A
+   * `clean` end (the close came after everything written, on the wire) confirms the written ones
+   * first. The ledger is empty afterwards.
+   */
+  close(clean: boolean): ReadonlyArray<UnsentAnswer> {
+    const unsent = this.unsent(clean)
+    this.statuses.clear()
+    this.queue_ = []
+    this.written = []
+    return unsent
+  }
+}
