@@ -26,9 +26,9 @@ const blocks = (document: string, heading: string, lang: string): Array<string> 
   return [...section.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1] ?? "")
 }
 
-/** The block whose first line is `// <name>`. */
+/** The block whose first line is `// <name>` (whatever its info string: ```` ```ts test ````, ...). */
 const named = (document: string, name: string): string => {
-  const found = [...document.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
+  const found = [...document.matchAll(/```ts[^\n]*\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
     code.startsWith(`// ${name}\n`)
   )
   assert.isDefined(found, `no ts block named ${name}`)
