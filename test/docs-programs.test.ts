@@ -21,6 +21,7 @@ import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import * as ConfigProvider from "effect/ConfigProvider"
+import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
@@ -92,18 +93,26 @@ const runChild = (path: string, env: Record<string, string>) =>
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
-/** Imports a block's module and runs its `program` with the SDK's layer read from the variables. */
+/**
+ * Imports a block's module and runs its `program` with the SDK's layer read from the variables.
+ * What it prints with `Console` is kept (shown if it fails), not written to the suite's output.
+ */
 const runProgram = (path: string, env: Record<string, string>) =>
   Effect.gen(function*() {
     const module: Record<string, unknown> = yield* Effect.promise(() => import(pathToFileURL(path).href))
     const program = module["docProgram"]
     if (!Effect.isEffect(program)) return yield* Effect.dieMessage(`${path}: docProgram is not an Effect`)
-    return yield* (program as Effect.Effect<unknown, unknown, Services>).pipe(
+    const output: Array<string> = []
+    const keep = (...args: ReadonlyArray<unknown>) => Effect.sync(() => void output.push(args.map(String).join(" ")))
+    const console: Console.Console = { ...(yield* Effect.console), log: keep, info: keep, warn: keep, error: keep, debug: keep }
+    const exit = yield* (program as Effect.Effect<unknown, unknown, Services>).pipe(
       Effect.provide(NodeAgentSessions.layerConfig()),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.withConsole(console),
       Effect.timeoutFail({ duration: bound, onTimeout: () => `did not end within ${bound / 1000} s` }),
       Effect.exit
     )
+    return { exit, output }
   })
 
 const where = ({ block }: Written) => `${block.file}:${block.line}`
@@ -134,8 +143,9 @@ describe("the programs of the docs", () => {
         it.effect(`${where(entry)} runs its program to its end`, () =>
           Effect.gen(function*() {
             const sim = yield* Simulator.Simulator
-            const exit = yield* runProgram(entry.path, variables(sim))
-            assert.isTrue(Exit.isSuccess(exit), `${where(entry)}: ${Exit.isFailure(exit) ? String(exit.cause) : ""}`)
+            const { exit, output } = yield* runProgram(entry.path, variables(sim))
+            const failure = Exit.isFailure(exit) ? String(exit.cause) : ""
+            assert.isTrue(Exit.isSuccess(exit), `${where(entry)}: ${failure}\n${output.join("\n")}`)
           }), bound + 30_000)
       }
     }
