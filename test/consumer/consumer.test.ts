@@ -127,6 +127,10 @@ describe("the packed packages in a fresh application", () => {
         dependencies: Record<string, string>
       }
       assert.deepStrictEqual(Object.keys(installed.dependencies), ["ws"])
+      // The papers and the docs the README links to are installed with the packages.
+      for (const file of ["effect-agent-session/LICENSE", "effect-agent-session/CHANGELOG.md", "effect-agent-session/docs/guide.md", "effect-agent-session-cli/LICENSE", "effect-agent-session-cli/CHANGELOG.md", "effect-agent-session-cli/README.md"]) {
+        assert.isTrue(Fs.existsSync(Path.join(app, "node_modules", file)), file)
+      }
 
       // The README's program and the guide's test-kit example, type-checked strictly.
       const readme = read("README.md")
