@@ -42,7 +42,7 @@ export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.
 // ---------------------------------------------------------------------------
 
 /** What the mapping needs to know of a non-2xx response. */
-export interface FailedResponse {
+interface FailedResponse {
   readonly status: number
   readonly statusText: string
   readonly headers: Headers.Headers

@@ -36,7 +36,7 @@ import * as PendingRequests from "./pendingRequests.js"
 export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
 
 /** A session's guarded events and what goes with them. */
-export interface Guarded {
+interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError>
   readonly outcome: Effect.Effect<Outcome, AgentSessionError>
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>

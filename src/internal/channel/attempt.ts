@@ -19,7 +19,7 @@ import * as Spans from "./spans.js"
 import { Fatal, type Transport } from "./transport.js"
 
 /** What every attempt of a connection shares. */
-export interface AttemptOptions {
+interface AttemptOptions {
   readonly shell: Shell
   readonly printableUrl: string
   readonly credentials: Credentials.Credentials["Type"]

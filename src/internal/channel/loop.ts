@@ -32,7 +32,7 @@ export interface Final {
 }
 
 /** What the loop needs of the engine. */
-export interface LoopOptions {
+interface LoopOptions {
   readonly sessionId: string
   readonly settings: Settings
   readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError>

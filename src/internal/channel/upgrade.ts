@@ -10,7 +10,7 @@ import { Close } from "effect-agent-session-core"
 import type { Settings } from "./settings.js"
 
 /** The HTTP answer to a refused upgrade. */
-export interface UpgradeRejection {
+interface UpgradeRejection {
   readonly status: number
   readonly reason: string
 }
@@ -30,7 +30,7 @@ export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejecti
   Option.fromNullable(Close.upgradeRefusal(cause))
 
 /** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
-export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
+type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
 
 /** The bounded forms registered, by constructor. */
 export const sizedConstructors = new WeakMap<object, SizedConstructor>()

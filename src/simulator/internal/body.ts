@@ -12,7 +12,7 @@ import type * as Http from "node:http"
 import { Json } from "effect-agent-session-core"
 
 /** The bounds of a body. */
-export interface BodyLimits {
+interface BodyLimits {
   /** The largest body kept, in bytes. */
   readonly maxBodyBytes: number
   /** The most bytes read (and thrown away) from a body over the limit before the socket is closed. */
@@ -24,7 +24,7 @@ export interface BodyLimits {
 }
 
 /** What reading a body gave. */
-export type BodyResult =
+type BodyResult =
   | { readonly _tag: "Ok"; readonly text: string }
   /** Over `maxBodyBytes`; `drained` is false when the socket must be closed (past `maxDrainBytes`). */
   | { readonly _tag: "TooLarge"; readonly drained: boolean }

@@ -9,7 +9,7 @@
 import { Http } from "effect-agent-session-core"
 
 /** What a lookup found. */
-export type Lookup<A> =
+type Lookup<A> =
   | { readonly _tag: "Miss" }
   | { readonly _tag: "Hit"; readonly value: A }
   | { readonly _tag: "Mismatch" }

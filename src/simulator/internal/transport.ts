@@ -25,10 +25,10 @@ import { type Connection, detach, type Outgoing, pump, type SessionState, type S
 import { type Access, principalOf, type Store } from "./store.js"
 
 /** Forks an effect into the simulator's scope. */
-export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /** The settings of the event channels. */
-export interface TransportOptions {
+interface TransportOptions {
   readonly store: Store
   readonly dialect: Dialect.Dialect
   readonly runFork: RunFork
