@@ -141,7 +141,7 @@ export interface ConnectOptions {
    */
   readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
   /**
-   * The retry of a channel that has never been open (issue 13): a first connection refused,
+   * The retry of a channel that has never been open: a first connection refused,
    * unresolvable or refused at the upgrade is tried again on this schedule, then `events` fails
    * with `NeverConnected` (the state stays `Connecting`). A first attempt that did not open within
    * `connectTimeout` is not tried again. Default: 2 more tries, 250 ms then 500 ms apart, so a

@@ -89,8 +89,8 @@ export const make = (
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
-    // The create policy (issue 13): by default a creating call is sent again only when the
-    // service cannot have acted; "idempotent" trusts the service to honour Idempotency-Key.
+    // The create policy: by default a creating call is sent again only when the service cannot
+    // have acted; "idempotent" trusts the service to honour Idempotency-Key.
     const createPolicy = options.createPolicy ?? "safe"
     const creating = createPolicy === "idempotent" ? isRetryable : didNotAct
     const retries = {

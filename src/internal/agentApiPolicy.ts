@@ -1,8 +1,8 @@
 /**
  * The retry and create policies of `AgentApi`: the default schedule, the schedule actually run
  * (only while the error is retryable, U07; each wait at least the `Retry-After` asked, U21), and
- * whether a failed creating call may have created what it asked (issue 13: at most one session per
- * call). The rules are the protocol core's (`Http`); this module applies them to the typed errors.
+ * whether a failed creating call may have created what it asked (at most one session per call).
+ * The rules are the protocol core's (`Http`); this module applies them to the typed errors.
  */
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Duration from "effect/Duration"

@@ -4,15 +4,12 @@
  * first chunk past it and the request is aborted), so a huge or never-ending body costs at most
  * the limit in memory.
  *
- * A body the transport frames itself (a `content-length` within the limit, no `content-encoding`)
- * is read whole in one call (`arrayBuffer`) instead of as a stream: HTTP/1.1 ends such a body at
- * the announced length, so it cannot exceed the limit, and the length is checked again after
- * reading. Measured (2026-11-22, `createSession` over an undici `MockAgent`, 5 x 1,500 calls in
- * one process, busy machine): reading such a body whole took about 40 % less CPU per call than
- * as a stream (772 against 1,356 us in one A/B run): no `Stream` over the Node `Readable`, and no
- * abort, which the platform sends when a streamed response ends, with a `DOMException` that
- * captures a stack.
- * An encoded body (`gzip`, ...) may be decoded by the client to any size, so it is streamed.
+ * Which way a body is read is the protocol core's rule (`Http.bodyPlan`). A body the transport
+ * frames itself (a `content-length` within the limit, no `content-encoding`) is read whole in one
+ * call (`arrayBuffer`) instead of as a stream: HTTP/1.1 ends such a body at the announced length,
+ * so it cannot exceed the limit, and the length is checked again after reading; it costs less CPU
+ * than a stream over the Node `Readable` and its abort (docs/engine.md, "HTTP calls"). An encoded
+ * body (`gzip`, ...) may be decoded by the client to any size, so it is streamed.
  *
  * {@link buffered} hands a body read here on as an `HttpClientResponse` held in memory, so a
  * decoder downstream (the `HttpApiClient`) reads the same bytes without a second copy or a

@@ -162,15 +162,13 @@ export const guard = (
     // The span "AgentSessions.events", made once per stream. It is the parent of what the
     // connection starts when its events are first pulled (its own span), as with
     // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
-    // an `Effect.provide` per pulled chunk, measured at about 7 us of the 7.3 us the façade added
-    // per one-event chunk (2-core machine, under load; bench/facade.ts). So the span is made the
-    // pulling fiber's parent span for the first pull only (in `FiberRef.currentContext`, where
-    // `Effect.provide` itself puts it), and that change alone is undone before the first chunk is
-    // handled (or when the stream closes first). Measured against the other way to scope it to
-    // the first pull (`Channel.toPull` with `Effect.withParentSpan` on the first pull), this saves
-    // about 1 us per pulled chunk. When the consumer wraps the events in a provide of its own
-    // (`Stream.withSpan`, `Stream.provideService`), the first pull runs in that context and the
-    // connection's span nests under the consumer's span instead.
+    // an `Effect.provide` per pulled chunk, most of what the façade would add per chunk
+    // (docs/engine.md, "The façade"). So the span is made the pulling fiber's parent span for the
+    // first pull only (in `FiberRef.currentContext`, where `Effect.provide` itself puts it), and
+    // that change alone is undone before the first chunk is handled (or when the stream closes
+    // first). When the consumer wraps the events in a provide of its own (`Stream.withSpan`,
+    // `Stream.provideService`), the first pull runs in that context and the connection's span
+    // nests under the consumer's span instead.
     const underSpanOnFirstPull = (span: Tracer.Span): Channel.Channel<
       Chunk.Chunk<SessionEvent.SessionEvent>,
       unknown,

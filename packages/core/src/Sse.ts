@@ -14,9 +14,9 @@
  * its end.
  *
  * Linear in the text received: each character is scanned once, and the unfinished line is kept
- * as the pieces it arrived in, joined once when it ends (an earlier form rescanned it on every
- * piece: a 1 MB event read in 256-byte pieces cost seconds). {@link SseParser.scanned} counts the
- * characters scanned and joined, so tests can hold that bound.
+ * as the pieces it arrived in, joined once when it ends (docs/engine.md of `effect-agent-session`,
+ * "The SSE parser"). {@link SseParser.scanned} counts the characters scanned and joined, so tests
+ * can hold that bound.
  *
  * @since 0.1.0
  */

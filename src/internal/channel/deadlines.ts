@@ -1,15 +1,9 @@
 /**
  * The shared timer of the event channel: every time-out of every connection made by one service
- * (idle time-outs, connect time-outs, the grace given to a closing socket) is an entry here, and
- * ONE fiber, started on the first entry and gone when none is left, sleeps until the earliest.
- *
- * Why not a fiber (or `Effect.timeout`, which forks two) per connection: issue 15 allows at most
- * one fiber of the SDK's per idle open session, and that one is the connection loop waiting for
- * its attempt to end. A fiber costs about 8 KiB of heap (bench/RESULTS.md, floors: "raw ws + one
- * Effect fiber waiting on a Deferred"); at 10,000 sessions, one timer fiber per session would be
- * 80 MiB. Entries are kept in a binary heap by due time; a connection touched by a frame does not
- * move its entry: when the entry comes due, its `check` sees the later deadline and says when to
- * look again (so a busy connection costs one heap operation per idle period, not one per frame).
+ * (idle time-outs, connect time-outs, the grace given to a closing socket) is an entry of the
+ * protocol core's `Deadlines.DeadlineQueue`, and ONE fiber, started on the first entry and gone
+ * when none is left, sleeps until the earliest. Not a fiber per connection: the SDK keeps at most
+ * one fiber per idle open session, the connection's loop (docs/engine.md, "Deadlines").
  *
  * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests. While it
  * sleeps the timer is three fibers (itself and the two sides of the race that lets an earlier

@@ -3,13 +3,12 @@
  * the `Socket.WebSocketConstructor` service (so a user's layer still swaps the constructor),
  * instead of the platform's `Socket.runRaw`.
  *
- * Why (measured, bench/RESULTS.md "floors", 1,000 connections on this machine): a connection read
- * by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and an open-time-out race,
- * about 54 KiB of heap per idle connection against 32 KiB for the same socket feeding a
- * `Mailbox` from its callback; and every frame is first wrapped by the platform. Here the
- * socket's listeners call the engine's hooks directly and synchronously: no fiber while the
- * connection is open, the connect time-out is an entry of the shared timer, and the engine
- * pauses the socket itself (`ws`'s `pause()`/`resume()`) when its buffer is full.
+ * Why: a connection read by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and
+ * an open-time-out race, and every frame is first wrapped by the platform (the heap it costs per
+ * idle connection: docs/engine.md, "One connection"). Here the socket's listeners call the
+ * engine's hooks directly and synchronously: no fiber while the connection is open, the connect
+ * time-out is an entry of the shared timer, and the engine pauses the socket itself (`ws`'s
+ * `pause()`/`resume()`) when its buffer is full.
  *
  * The semantics are the platform's, with `closeCodeIsError: (code) => code !== 1000` (1006, an
  * abrupt drop, is an error to reconnect from): an `error` event ends the attempt (an open failure
