@@ -80,6 +80,18 @@ const options = (bufferSize: number, endOnError: boolean, failOnFrameError: bool
   failOnFrameError
 })
 
+/** A port that does nothing (deadlines never fire). */
+const quietPort = (): Connection.Port<Event, string> => ({
+  deliver: () => {},
+  pause: () => {},
+  resume: () => {},
+  abort: () => {},
+  write: () => {},
+  skipped: () => {},
+  wake: () => {},
+  schedule: () => ({ cancel: () => {} })
+})
+
 const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, failOnFrameError: boolean) => {
   let now = 0
   const queue = new Deadlines.DeadlineQueue()
@@ -331,16 +343,7 @@ describe("Connection", () => {
     const c = new Connection.Connection<Event, string>(
       options(100, false, true),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
-      {
-        deliver: (event) => seen.push(event.id),
-        pause: () => {},
-        resume: () => {},
-        abort: () => {},
-        write: () => {},
-        skipped: () => {},
-        wake: () => {},
-        schedule: () => ({ cancel: () => {} })
-      }
+      { ...quietPort(), deliver: (event) => seen.push(event.id) }
     )
     const first = c.begin(0)
     c.opened(first, 0)
@@ -364,16 +367,7 @@ describe("Connection", () => {
     const c = new Connection.Connection<Event, string>(
       options(4, false, true),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
-      {
-        deliver: () => {},
-        pause: () => {},
-        resume: () => {},
-        abort: () => {},
-        write: () => {},
-        skipped: () => {},
-        wake: () => {},
-        schedule: () => ({ cancel: () => {} })
-      }
+      quietPort()
     )
     const first = c.begin(0)
     c.closed(first, { _tag: "Retry", error: "refused" })
@@ -391,15 +385,10 @@ describe("Connection", () => {
       options(1, false, true),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
       {
-        deliver: () => {},
-        pause: () => {},
-        resume: () => {},
+        ...quietPort(),
         abort: () => {
           aborted += 1
         },
-        write: () => {},
-        skipped: () => {},
-        wake: () => {},
         schedule: (at, check) => queue.schedule(at, check)
       }
     )
