@@ -4,6 +4,7 @@
  * Effect 4 edition) owns sockets, fibers, schedules, schemas, spans and errors.
  *
  * @since 0.1.0
+ * @module effect-agent-session-core
  */
 
 /**
