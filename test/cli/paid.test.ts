@@ -10,7 +10,7 @@ import * as Net from "node:net"
 import { Simulator } from "../../src/simulator/index.js"
 import { envFor, run, runArgs, runUntilServiceGoes } from "./helpers.js"
 
-const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/m
+const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1 --max-actions \d+$/m
 
 /** A port nothing listens on: bound, then closed. */
 const freePort = Effect.async<number>((resume) => {

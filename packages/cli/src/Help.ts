@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import { ExitCode } from "./ExitCode.js"
-
+// No import of ExitCode.ts (it loads the SDK's errors): the help is answered before anything
+// loads (Quick.ts). A test keeps this table equal to ExitCode.
 const exitCodes = `Exit codes:
   0    the session completed (or the command succeeded)
   1    an unexpected failure (a bug: please report it)
@@ -17,8 +17,8 @@ const exitCodes = `Exit codes:
   6    the agent ran more actions than --max-actions
   7    the session ended without complete
   8    any other error of the service or the event channel
-  ${ExitCode.interrupted}  interrupted (Ctrl-C)
-  ${ExitCode.terminated}  terminated (SIGTERM)`
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)`
 
 const connection = `Connection (each flag, else its environment variable):
   --base-url <url>        The service's HTTP base URL ($AGENT_SESSION_BASE_URL; required).
@@ -90,6 +90,9 @@ Session:
                           counts against it, and the run stops past it (exit 6).
   --agent-key <key>       Run as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY);
                           else the account key is used.
+  --idempotency-key <key> The Idempotency-Key of the create request (default: a fresh one). Give
+                          the key that a notice printed ("a session may have been created") to
+                          get that session back from a service that honours the key.
 
 Answers to the agent's requests (else a prompt on a terminal, else deny):
   --approve               Grant every request without asking (input requests get --input).

@@ -12,6 +12,7 @@ import * as Redacted from "effect/Redacted"
 import { AgentSessions } from "effect-agent-session/AgentSessions"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as CliConfig from "./Config.js"
+import * as Flags from "./Flags.js"
 import { classify, CliExit, UsageError, withDialectHint } from "./ExitCode.js"
 import * as Render from "./Render.js"
 
@@ -22,9 +23,9 @@ import * as Render from "./Render.js"
  * @category models
  */
 export const onboardOptions = {
-  name: Options.text("name").pipe(Options.withDescription("A unique name for the agent")),
-  website: Options.text("website").pipe(Options.withDescription("The primary website the agent works on")),
-  domain: Options.choice("domain", ["sales", "marketing", "research", "automation", "podcasting"]).pipe(
+  name: Flags.nonEmpty("name").pipe(Options.withDescription("A unique name for the agent")),
+  website: Flags.url("website", ["http:", "https:"]).pipe(Options.withDescription("The primary website the agent works on")),
+  domain: Flags.choice("domain", ["sales", "marketing", "research", "automation", "podcasting"]).pipe(
     Options.withDescription("The agent's purpose")
   ),
   showKey: Options.boolean("show-key").pipe(
@@ -63,8 +64,6 @@ export const onboard = (flags: {
     if (Option.isSome(flags.saveKey) && (yield* Effect.orElseSucceed(fs.exists(flags.saveKey.value), () => false))) {
       return yield* new UsageError({ message: `${flags.saveKey.value} exists: --save-key never overwrites a file` })
     }
-    if (flags.name.trim().length === 0) return yield* new UsageError({ message: "--name must not be empty" })
-    yield* CliConfig.checkUrl(flags.website, "--website", ["http:", "https:"])
     const agent = yield* Effect.flatMap(AgentSessions, (sessions) =>
       sessions.onboard({ name: flags.name, website: flags.website, domain: flags.domain })).pipe(
         Effect.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection))),

@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as Dialect from "effect-agent-session/Dialect"
 import { Simulator } from "effect-agent-session/simulator"
 import * as CliConfig from "./Config.js"
+import * as Flags from "./Flags.js"
 import { CliExit, ExitCode } from "./ExitCode.js"
 import * as Render from "./Render.js"
 
@@ -22,24 +23,24 @@ import * as Render from "./Render.js"
  * @category models
  */
 export const simulateOptions = {
-  port: Options.integer("port").pipe(
+  port: Flags.integer("port", { min: 0, max: 65535 }).pipe(
     Options.withDescription("The port to listen on; 0 picks a free one (printed)"),
     Options.withDefault(8787)
   ),
   host: Options.text("host").pipe(Options.withDescription("The address to listen on"), Options.withDefault("127.0.0.1")),
-  dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
+  dialect: Flags.choice("dialect", ["documented", "observed"]).pipe(
     Options.withDescription("The wire dialect the simulator speaks"),
     Options.withDefault("documented" as const)
   ),
-  actions: Options.integer("actions").pipe(
+  actions: Flags.integer("actions", { min: 0, max: 100_000 }).pipe(
     Options.withDescription("The actions the scripted agent wants to run (it runs at most max_actions)"),
     Options.withDefault(5)
   ),
-  ask: Options.choice("ask", ["none", "input", "permission"]).pipe(
+  ask: Flags.choice("ask", ["none", "input", "permission"]).pipe(
     Options.withDescription("What the agent asks in the middle of its run"),
     Options.withDefault("permission" as const)
   ),
-  frameDelay: Options.integer("frame-delay").pipe(
+  frameDelay: Flags.integer("frame-delay", { min: 0, max: 3_600_000 }).pipe(
     Options.withDescription("Milliseconds before each event frame (slow it down to watch the live view)"),
     Options.withDefault(300)
   ),
@@ -59,7 +60,7 @@ export const simulateOptions = {
 
 const positive = (name: string, text: string): Either.Either<number, string> => {
   const n = Number(text)
-  return Number.isInteger(n) && n >= 0 ? Either.right(n) : Either.left(`${name} needs a whole number, not "${text}"`)
+  return Number.isInteger(n) && n >= 0 ? Either.right(n) : Either.left(`--fault ${name} needs a whole number, not ${JSON.stringify(text)}`)
 }
 
 /**
@@ -120,7 +121,7 @@ export const parseFaults = (specs: ReadonlyArray<string>): Either.Either<Simulat
         result = Either.map(number(value), (n) => void (http.delay = Duration.millis(n)))
         break
       default:
-        result = Either.left(`unknown fault "${spec}"`)
+        result = Either.left(`--fault: unknown fault ${JSON.stringify(spec)}`)
     }
     if (Either.isLeft(result)) return Either.left(result.left)
   }
