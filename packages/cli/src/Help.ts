@@ -17,6 +17,7 @@ const exitCodes = `Exit codes:
   6    the agent ran more actions than --max-actions
   7    the session ended without complete
   8    any other error of the service or the event channel
+  9    onboard: the agent was registered but --save-key could not write its key (printed instead)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM)`
 
@@ -233,8 +234,8 @@ Examples:
 ${exitCodes}
 `,
   onboard: `effect-agent-session onboard: register an agent with the service (with the account key)
-and print it. The service returns the agent's key only once; it is printed only with
---show-key.
+and print it. The service returns the agent's key only once: --save-key <file> or --show-key
+is required, so that it is never lost.
 
 Usage:
   effect-agent-session onboard --name <name> --website <url> --domain <domain> [flags]
@@ -244,7 +245,10 @@ Agent:
   --website <url>         The agent's website: an absolute http:// or https:// URL.
   --domain <domain>       sales, marketing, research, automation or podcasting.
   --show-key              Print the agent's key.
-  --save-key <file>       Write the agent's key to a new file with mode 0600 (never overwrites).
+  --save-key <file>       Write the agent's key to a new file with mode 0600, created before the
+                          agent is registered (never overwrites; a file that cannot be created
+                          stops the command before anything is sent). Should writing still fail,
+                          the key is printed instead (exit 9).
   --json                  Print the agent as one JSON object.
 
 ${connection}
