@@ -130,7 +130,7 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
       expect(result.stderr).toMatch(/^error: the agent was onboarded but its key could not be written/)
       expect(Fs.existsSync(keyFile)).toBe(false)
       // The printed key is the agent's: it runs a session on its own.
-      const withAgent = { ...env, AGENT_SESSION_WS_URL: sim.wsUrl }
+      const withAgent: Record<string, string> = { ...env, AGENT_SESSION_WS_URL: sim.wsUrl }
       delete withAgent["AGENT_SESSION_API_KEY"]
       const ran = yield* run(["run", "--goal", "g", "--start-url", "https://example.com", "--max-actions", "2", "--agent-key", key], withAgent)
       expect(ran.code, ran.stderr).toBe(0)

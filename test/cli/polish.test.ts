@@ -186,21 +186,26 @@ describe("issue 22: argument errors", () => {
 })
 
 describe("effect-agent-session simulate --host 0.0.0.0", () => {
-  it.live("prints loopback URLs that run accepts; SIGTERM stops it with 143", () =>
+  it.live("prints loopback URLs that run accepts, and a random account key (issue 20 item 9); SIGTERM stops it with 143", () =>
     Effect.scoped(Effect.gen(function*() {
       const simulator = yield* spawn(
         ["simulate", "--host", "0.0.0.0", "--port", "0", "--frame-delay", "1", "--actions", "2", "--ask", "none"],
         cleanEnv()
       )
       const [, baseUrl = ""] = yield* simulator.waitFor(/export AGENT_SESSION_BASE_URL=(\S+)/, 60_000)
+      const [, accountKey = ""] = yield* simulator.waitFor(/export AGENT_SESSION_API_KEY=(\S+)/, 60_000)
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
       expect(simulator.stdout()).not.toContain("0.0.0.0:")
-      const result = yield* run(
-        runArgs(2),
-        cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: "sim-account-key" })
-      )
+      // Beyond loopback the well-known key is not the account: a random one is, and it is printed.
+      expect(accountKey).toMatch(/^sim_[A-Za-z0-9_-]{32}$/)
+      expect(simulator.stdout()).toContain(`account key: ${accountKey} (generated`)
+      const [result, wellKnown] = yield* Effect.all([
+        run(runArgs(2), cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: accountKey })),
+        run(runArgs(2), cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: "sim-account-key" }))
+      ], { concurrency: "unbounded" })
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toContain("Actions: 2/2")
+      expect(wellKnown.code).toBe(3)
       simulator.process.kill("SIGTERM")
       const stopped = yield* simulator.finished
       expect(stopped.code).toBe(143)

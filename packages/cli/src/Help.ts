@@ -217,7 +217,10 @@ Flags:
   --ask <what>            What the agent asks in the middle of its run: none, input or
                           permission (default).
   --frame-delay <ms>      Milliseconds before each event (default 300, slow enough to watch).
-  --account-key <key>     The account key the simulator accepts (default sim-account-key).
+  --account-key <key>     The account key the simulator accepts (default sim-account-key on
+                          loopback; listening beyond loopback, such as on 0.0.0.0, a random key,
+                          printed: whoever reaches the port with the well-known key would be the
+                          account).
   --fault <fault>         A fault to inject; repeatable: drop-after=N[,M...], malformed-at=N,
                           unknown-event-at=N, stall-after=N:MS, exceed-max-actions=N,
                           close-before-complete, reject-handshake, fail-503=N,

@@ -9,6 +9,7 @@ import * as Options from "@effect/cli/Options"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Dialect from "effect-agent-session/Dialect"
 import { Simulator } from "effect-agent-session/simulator"
 import * as CliConfig from "./Config.js"
@@ -45,8 +46,10 @@ export const simulateOptions = {
     Options.withDefault(300)
   ),
   accountKey: Options.text("account-key").pipe(
-    Options.withDescription("The account key the simulator accepts"),
-    Options.withDefault("sim-account-key")
+    Options.withDescription(
+      "The account key the simulator accepts (default: sim-account-key on loopback; beyond loopback a random key, printed)"
+    ),
+    Options.optional
   ),
   fault: Options.text("fault").pipe(
     Options.withDescription(
@@ -166,7 +169,7 @@ export const simulate = (flags: {
   readonly actions: number
   readonly ask: "none" | "input" | "permission"
   readonly frameDelay: number
-  readonly accountKey: string
+  readonly accountKey: Option.Option<string>
   readonly fault: ReadonlyArray<string>
   readonly json: boolean
 }, sink: Render.Sink = Render.processSink): Effect.Effect<void, CliExit> =>
@@ -180,7 +183,7 @@ export const simulate = (flags: {
       port: flags.port,
       host: flags.host,
       dialect: Dialect.fromName(flags.dialect),
-      accountKey: flags.accountKey,
+      ...(Option.isSome(flags.accountKey) ? { accountKey: flags.accountKey.value } : {}),
       scenario: { actions: flags.actions, ask: flags.ask, frameDelay: Duration.millis(flags.frameDelay) },
       faults: faults.right
     }).pipe(
@@ -194,6 +197,8 @@ export const simulate = (flags: {
     // Listening on every interface (0.0.0.0, ::): print loopback addresses, which the SDK accepts
     // over plain http:// (it refuses 0.0.0.0, which is not loopback) and which work on this machine.
     const everywhere = isUnspecified(flags.host)
+    // Reachable from other machines: a random account key unless one was given (Simulator.make).
+    const generated = Option.isNone(flags.accountKey) && !Simulator.isLoopback(flags.host)
     const baseUrl = everywhere ? loopbackUrl(simulator.baseUrl, "http:", simulator.port, flags.host) : simulator.baseUrl
     const wsUrl = everywhere ? loopbackUrl(simulator.wsUrl, "ws:", simulator.port, flags.host) : simulator.wsUrl
     if (flags.json) {
@@ -211,7 +216,9 @@ export const simulate = (flags: {
         `  base URL:    ${baseUrl}`,
         `  WS URL:      ${wsUrl}`,
         ...(everywhere ? [`  listening:   on every interface (${flags.host}); from another machine use this machine's address`] : []),
-        `  account key: ${simulator.accountKey}`,
+        `  account key: ${simulator.accountKey}${
+          generated ? " (generated: beyond loopback the well-known key is refused; --account-key sets one)" : ""
+        }`,
         `  scenario:    ${flags.actions} actions, asks ${flags.ask}, ${flags.frameDelay} ms between frames`,
         `  faults:      ${faultText}`,
         "",
