@@ -215,12 +215,18 @@ export const summary = (r: Results): string =>
 /** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
 export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
 
-/** The cluster section of a RESULTS.md (markers included), or "" when it has none. */
-export const clusterSection = (existing: string): string => {
-  const begin = existing.indexOf(clusterMarkers.begin)
-  const end = existing.indexOf(clusterMarkers.end, begin)
-  return begin >= 0 && end > begin ? existing.slice(begin, end + clusterMarkers.end.length) : ""
+/** The markers of the command line's start-up section, which bench/startup.ts writes into RESULTS.md. */
+export const startupMarkers = { begin: "<!-- startup:begin -->", end: "<!-- startup:end -->" } as const
+
+/** The section between two markers of a RESULTS.md (markers included), or "" when it has none. */
+export const keptSection = (existing: string, markers: { readonly begin: string; readonly end: string }): string => {
+  const begin = existing.indexOf(markers.begin)
+  const end = existing.indexOf(markers.end, begin)
+  return begin >= 0 && end > begin ? existing.slice(begin, end + markers.end.length) : ""
 }
+
+/** The cluster section of a RESULTS.md (markers included), or "" when it has none. */
+export const clusterSection = (existing: string): string => keptSection(existing, clusterMarkers)
 
 const comparisonRows = (label: string, c: Comparison, unit: (n: number) => string, rawLabel = "raw ws"): Array<string> => [
   `| ${label} | ${rawLabel} | ${mmm(c.raw, unit)} |`,

@@ -69,13 +69,18 @@ export const withCluster = (cluster: typeof ClusterCommands) =>
   )
 
 /**
- * The packages the cluster commands need, with the ranges this package was built against: an
- * optional peer each.
+ * The packages the cluster commands need, with their ranges: the optional peers of this package
+ * (a test keeps them equal to `package.json`).
  *
  * @since 0.3.0
  * @category models
  */
-export const clusterPackages = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"] as const
+export const clusterPackages: Readonly<Record<string, string>> = {
+  "@effect/cluster": "^0.60.2",
+  "@effect/rpc": "^0.76.2",
+  "@effect/sql": "^0.52.1",
+  "@effect/sql-pg": "^0.53.0"
+}
 
 /**
  * Loads the cluster commands. A package they need that is not installed is a one-line usage
@@ -87,10 +92,11 @@ const loadClusterCommands = Effect.tryPromise({
 }).pipe(
   Effect.mapError((error) => {
     const text = error instanceof Error ? error.message : String(error)
-    const missing = clusterPackages.find((name) => text.includes(`'${name}'`) || text.includes(`"${name}"`))
+    const names = Object.keys(clusterPackages)
+    const missing = names.find((name) => text.includes(`'${name}'`) || text.includes(`"${name}"`))
     return Predicate.hasProperty(error, "code") && error.code === "ERR_MODULE_NOT_FOUND" && missing !== undefined
-      ? `the cluster commands need ${clusterPackages.join(", ")} (${missing} is not installed): ` +
-        `npm install ${clusterPackages.join(" ")}`
+      ? `the cluster commands need ${names.join(", ")} (${missing} is not installed): ` +
+        `npm install ${Object.entries(clusterPackages).map(([name, range]) => `${name}@${range}`).join(" ")}`
       : `the cluster commands could not be loaded: ${text}`
   })
 )
