@@ -9,7 +9,7 @@
 import * as ChildProcess from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { cleanEnv, run, runArgs, spawn } from "./helpers.js"
+import { cleanEnv, openTerminal, run, runArgs, spawn } from "./helpers.js"
 import { scriptedService, type ScriptedService } from "./service.js"
 
 /** A code point a terminal may act on: C0 but the newline, DEL, C1, bidirectional formatting. */
@@ -58,10 +58,12 @@ describe("issue 20 item 5: escape sequences from the service never reach the ter
         create: { status: 200, body: { session_id: `ses_${hostile.title}`, status: "started" } },
         frames: frames("ses_x")
       })
-      const result = yield* run(runArgs(3), envOf(service))
+      // With the SDK's own logs on standard error too (debug: every connection step).
+      const result = yield* run(runArgs(3, "--log-level", "debug"), envOf(service))
       expect(result.code, result.stderr).toBe(0)
       noControl("stdout", result.stdout)
       noControl("stderr", result.stderr)
+      expect(result.stderr).toContain("level=DEBUG")
       expect(result.stdout.match(/^Total cost: .*$/gm)).toEqual(["Total cost: 0.5"])
       // Shown, inert: the reader sees that something odd came.
       expect(result.stdout).toContain("\\x1b]52;c;Y3VybCBldmlsfHNo\\x07")
@@ -95,6 +97,29 @@ describe("issue 20 item 5: escape sequences from the service never reach the ter
       noControl("stdout", result.stdout)
       expect(result.stderr).toContain("\\x1b[2J")
     })))
+})
+
+describe("issue 20 item 5 in a terminal: the live view and the prompt", () => {
+  it.live("a field name with a title change and a screen clear shows escaped in the prompt; the screen is not cleared", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const service = yield* scriptedService({
+        create: { status: 200, body: { session_id: "ses_tty", status: "started" } },
+        frames: [
+          { event: "action_run", data: { name: `click${hostile.clear}`, action_session_id: "as_1", content: `step${hostile.overwrite}` } },
+          {
+            event: "external_resource_requested",
+            data: { resource_type: "request_user_input", reason: all, action_session_id: "as_2", field_name: `email${hostile.title}${hostile.clear}` }
+          }
+        ]
+      })
+      const terminal = yield* openTerminal(runArgs(3), envOf(service))
+      const screen = yield* terminal.waitFor(/email\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[H \(empty to deny\)/, 30_000)
+      // Nothing cleared the screen: the first lines are still there, the service's text inert.
+      expect(screen).toContain("session ses_tty (max 3 actions)")
+      expect(screen).toContain("click\\x1b[2J\\x1b[H")
+      yield* terminal.ctrlC
+      yield* terminal.waitFor(/reattach with: effect-agent-session attach ses_tty --max-actions 3/, 30_000)
+    })), 90_000)
 })
 
 /** The words `sh` makes of a command line (no command runs: `set --` only assigns them). */

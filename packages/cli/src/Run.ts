@@ -27,6 +27,7 @@ import * as CliConfig from "./Config.js"
 import * as Flags from "./Flags.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
 import * as Render from "./Render.js"
+import * as Sanitize from "./Sanitize.js"
 
 /**
  * The flags of `run`.
@@ -136,7 +137,8 @@ export const decide = (
     if (Option.isSome(policy.input)) return flag(Answer.grant(policy.input.value))
     if (policy.approve) return flag(Answer.grant())
     if (policy.interactive) {
-      const field = Option.getOrElse(request.field_name, () => "input")
+      // The prompt writes to the terminal itself: the service's text in it is made safe first.
+      const field = Sanitize.line(Option.getOrElse(request.field_name, () => "input"))
       return Effect.map(
         Prompt.run(Prompt.text({ message: `${field} (empty to deny)` })),
         (text) => ({ answer: text.length === 0 ? Answer.deny() : Answer.grant(text), source: "prompt" as const })
@@ -147,7 +149,12 @@ export const decide = (
   if (policy.approve) return flag(Option.isSome(policy.input) ? Answer.grant(policy.input.value) : Answer.grant())
   if (policy.interactive) {
     return Effect.map(
-      Prompt.run(Prompt.confirm({ message: `Allow ${kind === "admin_permission_request" ? "this" : kind} request?`, initial: false })),
+      Prompt.run(
+        Prompt.confirm({
+          message: `Allow ${kind === "admin_permission_request" ? "this" : Sanitize.line(kind)} request?`,
+          initial: false
+        })
+      ),
       (yes) => ({ answer: yes ? Answer.grant() : Answer.deny(), source: "prompt" as const })
     )
   }
