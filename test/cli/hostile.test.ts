@@ -9,6 +9,8 @@
 import * as ChildProcess from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Sanitize from "../../packages/cli/src/Sanitize.js"
 import { cleanEnv, openTerminal, run, runArgs, spawn } from "./helpers.js"
 import { scriptedService, type ScriptedService } from "./service.js"
 
@@ -130,7 +132,23 @@ const shellWords = (commandLine: string): Array<string> => {
   return ran.stdout.split("\0").slice(0, -1)
 }
 
+/** Words rich in what a shell gives a meaning to, and any Unicode (no control character). */
+const wordArb = FastCheck.array(
+  FastCheck.oneof(FastCheck.fullUnicode(), FastCheck.constantFrom(..."'\"\\$`;|&<>(){}[]*?~=#! \u00a0%^,+:@-".split(""))),
+  { maxLength: 30 }
+).map((parts) => parts.join("")).filter((word) => !Sanitize.hasControl(word) && !/[\u2028\u2029]/.test(word))
+
 describe("issue 20 item 6: the reattach notice is one shell command with the very id", () => {
+  it.prop(
+    "Sanitize.shellWord: sh reads it back as the very word",
+    [wordArb],
+    ([word]) => {
+      const ran = ChildProcess.spawnSync("sh", ["-c", `printf '%s' ${Sanitize.shellWord(word)}`], { encoding: "utf8" })
+      expect(ran.stdout).toBe(word)
+    },
+    { fastCheck: { numRuns: 60 } }
+  )
+
   it.live("an id holding ; | $ ' and spaces is quoted: the notice's command is attach <id> --max-actions 3", () =>
     Effect.scoped(Effect.gen(function*() {
       // Harmless if it ever ran: the test would still see it split into several words.
