@@ -5,26 +5,19 @@ import { expect, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import * as ChildProcess from "node:child_process"
 import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, type Finished, launcher, run } from "./helpers.js"
+import { cleanEnv, execute, launcher, run, tempDir } from "./helpers.js"
 
 /** The launcher under `ulimit -f 0`: it may open files, but a write of one byte to one fails (EFBIG). */
 const runWithoutDiskSpace = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.async<Finished>((resume) => {
-    const child = ChildProcess.spawn("sh", ["-c", `ulimit -f 0; exec "$0" "$@"`, process.execPath, ...launcher, ...args], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("close", (code, signal) => resume(Effect.succeed({ code, signal, stdout, stderr })))
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
+  execute("sh", ["-c", `ulimit -f 0; exec "$0" "$@"`, process.execPath, ...launcher, ...args], env)
+
+/** The simulator, and an environment with its URL and account key (no WebSocket URL: onboard needs none). */
+const withAccountKey = Effect.map(Simulator.Simulator, (sim) => ({
+  sim,
+  env: cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
+}))
 
 layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duration.millis(1) } }), {
   excludeTestServices: true
@@ -37,8 +30,7 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
         AGENT_SESSION_WS_URL: sim.wsUrl,
         AGENT_SESSION_API_KEY: sim.accountKey
       })
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-onboard-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+      const dir = yield* tempDir("eas-onboard-")
       const keyFile = Path.join(dir, "agent.key")
 
       const onboarded = yield* run(
@@ -79,8 +71,7 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
 
   it.effect("issue 20 item 8: without --save-key or --show-key it refuses (exit 2, naming both), nothing sent", () =>
     Effect.gen(function*() {
-      const sim = yield* Simulator.Simulator
-      const env = cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
+      const { env, sim } = yield* withAccountKey
       const before = yield* sim.httpRequests
       const result = yield* run(["onboard", "--name", "keyless", "--website", "https://example.com", "--domain", "sales"], env)
       expect(result.code).toBe(2)
@@ -90,10 +81,8 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
 
   it.effect("issue 20 item 8: a --save-key file that cannot be created stops it before the agent exists", () =>
     Effect.gen(function*() {
-      const sim = yield* Simulator.Simulator
-      const env = cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-onboard-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+      const { env, sim } = yield* withAccountKey
+      const dir = yield* tempDir("eas-onboard-")
       const existing = Path.join(dir, "taken.key")
       Fs.writeFileSync(existing, "keep me\n")
       const onboard = (...more: Array<string>) =>
@@ -114,10 +103,8 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
 
   it.effect("issue 20 item 8: a key whose file cannot be written is printed, with the agent's id; exit 9", () =>
     Effect.gen(function*() {
-      const sim = yield* Simulator.Simulator
-      const env = cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-onboard-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+      const { env, sim } = yield* withAccountKey
+      const dir = yield* tempDir("eas-onboard-")
       const keyFile = Path.join(dir, "agent.key")
       const result = yield* runWithoutDiskSpace(
         ["onboard", "--name", "diskfull", "--website", "https://example.com", "--domain", "sales", "--save-key", keyFile],

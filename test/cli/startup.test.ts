@@ -4,9 +4,7 @@
  * was not built says what to run instead of a stack trace; `--help` and `--version` are answered
  * without loading a command (no timing here: bench/startup.ts measures it; this checks it runs).
  */
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
 import { describe, expect, it } from "@effect/vitest"
@@ -14,22 +12,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { clusterPackages } from "../../packages/cli/src/Cli.js"
 import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, envFor, type Finished, launcher, runArgs } from "./helpers.js"
+import { cleanEnv, envFor, execute, launcher, runArgs, tempDir } from "./helpers.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
 const noCluster = Url.pathToFileURL(Path.join(root, "test/cli/fixtures/no-cluster.mjs")).href
 
 /** Runs node with `nodeArgs` to its end (pipes). */
 const node = (nodeArgs: ReadonlyArray<string>, env: Record<string, string>, cwd = root) =>
-  Effect.async<Finished>((resume) => {
-    const child = ChildProcess.spawn(process.execPath, nodeArgs, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("close", (code, signal) => resume(Effect.succeed({ code, signal, stdout, stderr })))
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
+  execute(process.execPath, nodeArgs, env, cwd)
 
 /** The launcher with the cluster's packages made unresolvable. */
 const withoutCluster = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -67,8 +57,7 @@ describe("issue 22: a clone that was not built", () => {
   it.live("the bin says what to run, in one line, exit 2, no stack trace", () =>
     Effect.gen(function*() {
       // The bin as it sits in a clone before any build: no dist/ beside it.
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-clone-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+      const dir = yield* tempDir("eas-clone-")
       Fs.mkdirSync(Path.join(dir, "bin"))
       Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
       Fs.copyFileSync(Path.join(root, "packages/cli/bin/effect-agent-session.js"), Path.join(dir, "bin/effect-agent-session.js"))
