@@ -118,6 +118,8 @@ export type CloseReason =
   | "connection-lost"
   /** The service refused the credentials (U08, U12). */
   | "handshake-rejected"
+  /** A newer connection to the same session took it over: close code 4000 (`Superseded`). */
+  | "superseded"
   /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
   | "failed"
 
@@ -177,6 +179,23 @@ export interface ConnectOptions {
   readonly endOnError?: boolean | undefined
   /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
   readonly failOnFrameError?: boolean | undefined
+  /**
+   * Whether the service sends again, on a reopened connection, the last events it had sent before
+   * (default: the dialect's `replaysOnReconnect`, false for both built-in dialects). When true, the
+   * frames a reopened connection starts with are held while they repeat, in order, the last events
+   * delivered, and a proven replay is dropped: the longest run of those first frames equal to
+   * the tail of what was delivered, decided by the first frame that breaks it, a keep-alive, a frame
+   * error, the attempt's end or `replayHold`. When false, every event received is delivered,
+   * repeats included (an `action_run` repeated is two actions). Either way the `action_run` events
+   * delivered are never fewer than those the newest connection sent (docs/unspecified.md, "Replays").
+   */
+  readonly replaysOnReconnect?: boolean | undefined
+  /**
+   * With `replaysOnReconnect`: how long after a reconnect frames that may be a replay are held
+   * at most; then they are judged with what has arrived (the replay is the part proven so far).
+   * Default 1 s.
+   */
+  readonly replayHold?: Duration.DurationInput | undefined
   /**
    * Requests this session received on an earlier connection (another process's, such as a
    * cluster runner that died) and that are still unanswered: `respond` accepts them as if this

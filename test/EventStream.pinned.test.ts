@@ -91,7 +91,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
       }))
 
     // Guards: the key no longer scrubbed from the WebSocket close reason (socketOutcome).
-    it.scoped("U22 1011 then 4000 closes whose reason echoes the key: state, ConnectionLost.lastError and logs say <redacted>", () =>
+    it.scoped("U22 1011 then 4999 closes whose reason echoes the key: state, ConnectionLost.lastError and logs say <redacted>", () =>
       Effect.gen(function*() {
         const lines: Array<string> = []
         const { error, states } = yield* withLogs(
@@ -112,7 +112,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
             const second = yield* awaitSocket(server, 2)
             second.open()
             yield* settle()
-            second.serverClose(4000, `going away (${KEY})`)
+            second.serverClose(4999, `going away (${KEY})`)
             const error = failureOf(yield* Fiber.join(fiber))
             yield* settle()
             return { error, states: [reconnecting, ...seen] }
@@ -128,7 +128,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
         assert.strictEqual(error._tag, "ConnectionLost")
         if (error._tag === "ConnectionLost") {
           assert.strictEqual(error.attempts, 2)
-          assert.strictEqual(error.lastError, "closed with code 4000: going away (<redacted>)")
+          assert.strictEqual(error.lastError, "closed with code 4999: going away (<redacted>)")
         }
         for (const state of states) assert.notInclude(JSON.stringify(state), KEY)
         assert.notInclude(JSON.stringify(error), KEY)

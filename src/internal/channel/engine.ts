@@ -140,7 +140,7 @@ export const makeEngine = (
         core.current = undefined
         // A clean end: what was written before it was read (the close comes after it on the wire).
         const clean = final.reason !== "connection-lost" && final.reason !== "failed" &&
-          final.reason !== "handshake-rejected"
+          final.reason !== "handshake-rejected" && final.reason !== "superseded"
         const unsent = Ledger.unsent(core.ledger, clean)
         core.ledger = Ledger.empty
         return Effect.all([
