@@ -183,7 +183,7 @@ export class Core {
 
   /** Hands an event to the consumer (and ends the attempt on `complete`, or an `error` with `endOnError`). */
   private deliver(attempt: Attempt, event: SessionEvent.SessionEvent): void {
-    if (event._tag === "ExternalResourceRequested") this.ledger = Ledger.received(this.ledger, keyOf(event))
+    if (event._tag === "ExternalResourceRequested") this.request(event)
     this.mailbox.unsafeOffer(event)
     if (this.flow.received()) attempt.io?.pause()
     if (event._tag === "Complete") return attempt.end(End("complete"))
@@ -193,6 +193,18 @@ export class Core {
   /** A request asked again after its answer went through: new to the caller, even in a replay. */
   private askedAgain(event: SessionEvent.SessionEvent): boolean {
     return event._tag === "ExternalResourceRequested" && Ledger.isAnswered(this.ledger, keyOf(event))
+  }
+
+  /** A request arrived: pending in the ledger (which forgets the oldest past its bound, with a warning). */
+  private request(event: SessionEvent.ExternalResourceRequested): void {
+    const forgotten = this.ledger.forgotten
+    this.ledger = Ledger.received(this.ledger, keyOf(event))
+    if (this.ledger.forgotten === forgotten || this.runtime === undefined) return
+    Runtime.runFork(this.runtime)(
+      Effect.logWarning(
+        `${this.ledger.forgotten - forgotten} unanswered request(s) forgotten: more than ${Ledger.MAX_REQUESTS} wait for an answer (respond to them fails with RequestNotPending)`
+      ).pipe(Effect.annotateLogs({ forgotten: this.ledger.forgotten }))
+    )
   }
 
   private skip(error: FrameError): void {

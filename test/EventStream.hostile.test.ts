@@ -1,5 +1,5 @@
 /**
- * Issue 20 items 1 and 2 over the fake socket (TestClock): what a reopened connection delivers
+ * Issue 20 (hostile input, round 2) items 1 to 3 over the fake socket (TestClock): what a reopened connection delivers
  * when it repeats events (a service known to replay, or not: `replaysOnReconnect`), how long a
  * possible replay is held, and the end of a connection superseded by a newer one (close 4000).
  * The same through real sockets: test/e2e/events.replay.test.ts.
@@ -17,7 +17,11 @@ import * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
 import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
-import { awaitSocket, type FakeServer, settle } from "./helpers/FakeWebSocket.js"
+import * as Layer from "effect/Layer"
+import * as Credentials from "../src/Credentials.js"
+import * as Ledger from "../src/internal/channel/ledger.js"
+import * as internal from "../src/internal/eventStream.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import {
   action,
   completeFrame,
@@ -27,7 +31,9 @@ import {
   makeSetup,
   receivedRequest,
   request,
-  startedFrame
+  startedFrame,
+  URL_BASE,
+  withLogs
 } from "./helpers/events.js"
 
 const KEY = "sk-replay-test-key-0020"
@@ -372,5 +378,44 @@ describe("EventStream superseded (issue 20 item 2)", () => {
     assert.strictEqual(back._tag, "Superseded")
     assert.deepStrictEqual(encode(back), encode(error))
     assert.strictEqual(back.message, error.message)
+  })
+})
+
+describe("EventStream answer ledger bound (issue 20 item 3)", () => {
+  it.scoped("issue 20: 2,200 requests with 8 KiB action session ids: the ledger stays bounded, the newest answerable, the oldest refused with a warning", () => {
+    const lines: Array<string> = []
+    const count = 2200
+    const id = (i: number) => `${"a".repeat(8 * 1024)}-${i}`
+    return withLogs(
+      lines,
+      Effect.gen(function*() {
+        const server = makeFakeServer()
+        const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION).pipe(
+          Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+        )
+        const drained = yield* Effect.fork(Stream.runCount(engine.connection.events))
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        let peak = 0
+        for (let i = 0; i < count; i++) {
+          socket.message(request(id(i)))
+          if (i % 200 === 199) yield* settle(5)
+          peak = Math.max(peak, engine.ledger().requests)
+        }
+        yield* settle()
+        const ledger = engine.ledger()
+        assert.isAtMost(peak, 2 * Ledger.MAX_REQUESTS)
+        assert.isAtMost(ledger.keyChars, 2 * Ledger.MAX_REQUESTS * Ledger.MAX_KEY_LENGTH)
+        assert.strictEqual(ledger.forgotten, count - ledger.requests)
+        assert.isAbove(ledger.forgotten, 0)
+        yield* engine.connection.respond(receivedRequest(id(count - 1)), Answer.deny())
+        const refused = yield* Effect.flip(engine.connection.respond(receivedRequest(id(0)), Answer.deny()))
+        assert.strictEqual(refused._tag, "RequestNotPending")
+        socket.message(complete)
+        assert.strictEqual(yield* Fiber.join(drained), count + 1, "every request delivered")
+        yield* settle()
+        assert.isTrue(lines.some((line) => line.includes("unanswered request(s) forgotten")), "a warning says so")
+      })
+    )
   })
 })
