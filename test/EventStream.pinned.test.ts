@@ -279,6 +279,52 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
       }))
   })
 
+  describe("keep-alives reset the idle clock (issue 20)", () => {
+    // Guards: only events that are not keep-alives reset the idle clock, so a connection that
+    // receives only heartbeats is dropped and reopened every idle time-out.
+    it.scoped("U22 a connection that receives only heartbeat frames (every 30 s) stays on one socket past the idle time-out", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(connected, started)
+        yield* settle()
+        // Five minutes of heartbeats, 30 s apart: five idle time-outs' worth.
+        for (let n = 0; n < 10; n++) {
+          yield* TestClock.adjust("30 seconds")
+          socket.message(heartbeat)
+          yield* settle()
+        }
+        assert.strictEqual(server.sockets.length, 1, "one socket all along")
+        assert.isUndefined(socket.closedByClientWith, "never dropped as idle")
+        assert.strictEqual((yield* SubscriptionRef.get(connection.state))._tag, "Open")
+        socket.message(complete)
+        const results = yield* Fiber.join(fiber)
+        assert.strictEqual(tags(results).filter((tag) => tag === "Heartbeat").length, 10)
+      }))
+
+    it.scoped("U22 the idle time-out still counts from the last keep-alive: 60 s of silence after it reconnects", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(connected)
+        yield* TestClock.adjust("30 seconds")
+        socket.message(heartbeat)
+        yield* settle()
+        yield* TestClock.adjust("59 seconds")
+        yield* settle()
+        assert.isUndefined(socket.closedByClientWith)
+        yield* TestClock.adjust("1 second")
+        yield* settle()
+        assert.isDefined(socket.closedByClientWith, "idle: dropped 60 s after the heartbeat")
+      }))
+  })
+
   describe("mutants that survived the suite (test/README.md)", () => {
     for (const [what, frames] of [["no frame", []], ["only a heartbeat", [heartbeat]], ["only connected", [connected]]] as const) {
       // Guards: the reconnect bout restarted by a socket that merely opened, or by a keep-alive.
