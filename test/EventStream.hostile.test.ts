@@ -19,6 +19,7 @@ import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Layer from "effect/Layer"
 import * as Credentials from "../src/Credentials.js"
+import * as Deadlines from "../src/internal/channel/deadlines.js"
 import * as Ledger from "../src/internal/channel/ledger.js"
 import * as internal from "../src/internal/eventStream.js"
 import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
@@ -418,4 +419,91 @@ describe("EventStream answer ledger bound (issue 20 item 3)", () => {
       })
     )
   })
+})
+
+describe("every deadline of an attempt is cleared when it ends (issue 20, harden)", () => {
+  /** A connection on a timer of the test's own, to count its live entries. */
+  const engineWith = (options: EventStream.ConnectOptions = {}) =>
+    Effect.gen(function*() {
+      const server = makeFakeServer()
+      const deadlines = Deadlines.make()
+      const engine = yield* internal.connectEngine({ url: URL_BASE, reconnect: fast(3) }, SESSION, options, deadlines).pipe(
+        Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+      )
+      const watched = yield* watch(engine.connection)
+      return { server, deadlines, engine, ...watched }
+    })
+
+  it.scoped("open: the idle time-out is the only entry; complete: none left", () =>
+    Effect.gen(function*() {
+      const { deadlines, ended, server } = yield* engineWith()
+      const socket = yield* awaitSocket(server, 1)
+      assert.strictEqual(deadlines.size(), 1, "connecting: the connect time-out")
+      socket.open()
+      yield* settle()
+      assert.strictEqual(deadlines.size(), 1, "open: the idle time-out (the connect time-out went)")
+      socket.message(started, complete)
+      yield* ended
+      assert.strictEqual(deadlines.size(), 0)
+    }))
+
+  it.scoped("a drop: nothing of the dropped attempt is left while reconnecting", () =>
+    Effect.gen(function*() {
+      const { deadlines, server } = yield* engineWith({ replaysOnReconnect: true })
+      yield* connection(server, 1, [started, action(1)], 1006)
+      assert.strictEqual(deadlines.size(), 0, "reconnecting: no entry of the dropped attempt")
+      yield* TestClock.adjust("250 millis")
+      const second = yield* connection(server, 2, [started])
+      assert.strictEqual(deadlines.size(), 2, "the idle time-out and the replay hold")
+      second.serverClose(1006)
+      yield* settle()
+      assert.strictEqual(deadlines.size(), 0, "both cleared with their attempt")
+    }))
+
+  it.scoped("an attempt that never opens: its connect time-out goes with it", () =>
+    Effect.gen(function*() {
+      const { deadlines, server } = yield* engineWith()
+      yield* connection(server, 1, [started], 1006)
+      yield* TestClock.adjust("250 millis")
+      const second = yield* awaitSocket(server, 2)
+      assert.strictEqual(deadlines.size(), 1, "the connect time-out")
+      second.fail("ECONNREFUSED")
+      yield* settle()
+      assert.strictEqual(deadlines.size(), 0)
+    }))
+
+  it.scoped("an idle time-out, a close by the caller and a superseded end leave no entry", () =>
+    Effect.gen(function*() {
+      const idle = yield* engineWith()
+      yield* connection(idle.server, 1, [started])
+      yield* TestClock.adjust("60 seconds")
+      yield* settle()
+      assert.strictEqual(idle.deadlines.size(), 0, "idle: dropped, reconnecting")
+
+      const closed = yield* engineWith()
+      yield* connection(closed.server, 1, [started])
+      yield* closed.engine.connection.close
+      yield* closed.ended
+      assert.strictEqual(closed.deadlines.size(), 0, "closed by the caller")
+
+      const superseded = yield* engineWith()
+      const socket = yield* connection(superseded.server, 1, [started])
+      socket.serverClose(4000, "superseded")
+      yield* superseded.ended
+      assert.strictEqual(superseded.deadlines.size(), 0, "superseded")
+    }))
+
+  it.scoped("an answer written to a closing socket: its grace entry goes when the close arrives", () =>
+    Effect.gen(function*() {
+      const { deadlines, engine, server } = yield* engineWith({})
+      const socket = yield* connection(server, 1, [request("as-1")])
+      // The close frame arrived, not yet the close event: the write fails, a grace entry waits.
+      socket.readyState = 2
+      yield* engine.connection.respond(receivedRequest("as-1"), Answer.deny())
+      yield* settle()
+      assert.strictEqual(deadlines.size(), 2, "the idle time-out and the closing grace")
+      socket.serverClose(1006)
+      yield* settle()
+      assert.strictEqual(deadlines.size(), 0)
+    }))
 })
