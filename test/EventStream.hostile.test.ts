@@ -320,6 +320,21 @@ describe("EventStream replays (issue 20 item 1)", () => {
   })
 })
 
+describe("an action_run is never skipped (issue 20, a sibling of item 1)", () => {
+  it.scoped("issue 20: with failOnFrameError false, an action_run that does not decode ends the stream (EventDecodeError); other bad frames are skipped", () =>
+    Effect.gen(function*() {
+      const { server, service } = yield* setup({ failOnFrameError: false })
+      const conn = yield* service.connect(SESSION)
+      const { ended, failure } = yield* watch(conn)
+      const badThought = JSON.stringify({ event: "thoughts_and_memories", data: { thought: 42 } })
+      const badAction = JSON.stringify({ event: "action_run", data: { name: "scroll", content: "down" } })
+      yield* connection(server, 1, [started, "{not json", badThought, action(1), badAction, action(2)])
+      assert.deepStrictEqual(yield* ended, ["Started", "ActionRun", "!EventDecodeError"])
+      const error = yield* failure
+      assert.isTrue(error?._tag === "EventDecodeError" && error.event === "action_run")
+    }))
+})
+
 describe("EventStream superseded (issue 20 item 2)", () => {
   it.scoped("issue 20: close 4000 (superseded) ends the stream with Superseded: never reconnects, the session's id on it", () =>
     Effect.gen(function*() {

@@ -34,6 +34,10 @@ export const keyOf = (request: SessionEvent.ExternalResourceRequested): string =
 const isKeepAlive = (event: SessionEvent.SessionEvent): boolean =>
   event._tag === "Heartbeat" || event._tag === "Connected"
 
+/** A frame error of an event known to be chargeable: an `action_run` whose payload does not decode. */
+const isChargeableFrame = (error: FrameError): boolean =>
+  error._tag === "EventDecodeError" && error.event === SessionEvent.wireNames.ActionRun
+
 /** One connection's state, across its attempts. */
 export class Core {
   readonly flow: Flow
@@ -83,7 +87,9 @@ export class Core {
       // A frame error ends a replay phase (a replay is a run of events): what was held goes first.
       if (this.replay.active) this.settleReplay(attempt)
       const error = scrubFrameError(result.left, attempt.key)
-      if (this.settings.failOnFrameError) return attempt.end(Fatal(error, "failed"))
+      // An `action_run` that does not decode is never skipped: it is chargeable, and a skipped
+      // one would be hidden from the budget (issue 20, a sibling of item 1).
+      if (this.settings.failOnFrameError || isChargeableFrame(error)) return attempt.end(Fatal(error, "failed"))
       return this.skip(error)
     }
     const event = result.right
