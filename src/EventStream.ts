@@ -334,10 +334,16 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   session), or close codes 1008, 4001, 4003, 4401, 4403: `HandshakeRejected { code, reason }`
  *   at once, never retried (U12). Another status at the upgrade is an open failure (retried). A missing key:
  *   `MissingCredentials` / `MissingAgentKey`, not retried.
+ * - **Superseded.** Close code 4000 (a newer connection to the same session took it over):
+ *   `Superseded { reason }` at once, never reopened (issue 20).
+ * - **Replays.** Every event received is delivered, repeats included, unless the service is
+ *   declared to replay (`replaysOnReconnect`): then a proven replay (the longest run of a reopened
+ *   connection's first events equal, in order, to the last events delivered) is held and dropped.
  * - **Frames.** Decoded synchronously by one decoder per connection. A frame error
  *   (`MalformedFrame`, `EventDecodeError`, `FrameTooLarge`, `UnknownEvent` in strict mode) fails
  *   the stream, after the events before it; with `failOnFrameError: false` it is logged as a
- *   warning (raw frame cut to 4 KiB, never a key) and skipped.
+ *   warning (raw frame cut to 4 KiB, never a key) and skipped, except an `action_run` that does
+ *   not decode (chargeable: skipping it would hide it from the budget).
  * - **Back-pressure.** At most `bufferSize` frames wait for the consumer; then the socket stops
  *   reading (frames the socket had already read when it paused still arrive) until the consumer
  *   has taken half. The idle timer does not run while reading is paused. Pausing needs a socket
