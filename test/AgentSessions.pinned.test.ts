@@ -55,20 +55,29 @@ const consume = (running: AgentSessions.RunningSession) =>
     )
   )
 
+/**
+ * A session started with `maxActions` whose socket hands over three actions and `complete` in one
+ * read: the chunks the consumer got, the session, and the socket.
+ */
+const oneRead = (maxActions: number) =>
+  Effect.gen(function*() {
+    const { server, sessions } = yield* facade()
+    const running = yield* sessions.start(input(maxActions))
+    const consumer = yield* Effect.fork(consume(running))
+    const socket = yield* awaitSocket(server, 1)
+    socket.open()
+    yield* settle()
+    // One socket read: the four frames reach the engine's buffer before the consumer wakes.
+    socket.message(action(1), action(2), action(3), complete)
+    return { chunks: yield* Fiber.join(consumer), running, socket }
+  })
+
 describe("AgentSessions over the real event channel (issue 20)", () => {
   // Guards: the budget guard passing on the whole chunk that holds the overrun (the test kit
   // delivers one event per chunk, so its budget test cannot see this).
   it.scoped("U20 one chunk [ActionRun, ActionRun, ActionRun, Complete] with max_actions 1: nothing is delivered after the overrun", () =>
     Effect.gen(function*() {
-      const { server, sessions } = yield* facade()
-      const running = yield* sessions.start(input(1))
-      const consumer = yield* Effect.fork(consume(running))
-      const socket = yield* awaitSocket(server, 1)
-      socket.open()
-      yield* settle()
-      // One socket read: the four frames reach the engine's buffer before the consumer wakes.
-      socket.message(action(1), action(2), action(3), complete)
-      const chunks = yield* Fiber.join(consumer)
+      const { chunks, running, socket } = yield* oneRead(1)
       assert.deepStrictEqual(chunks, [["ActionRun", "ActionRun"], ["!ActionBudgetExceeded"]])
       const outcome = yield* Effect.flip(running.outcome)
       assert.strictEqual(outcome._tag, "ActionBudgetExceeded")
@@ -78,14 +87,7 @@ describe("AgentSessions over the real event channel (issue 20)", () => {
 
   it.scoped("the engine does hand the four frames over as one chunk (what the test above relies on)", () =>
     Effect.gen(function*() {
-      const { server, sessions } = yield* facade()
-      const running = yield* sessions.start(input(10))
-      const consumer = yield* Effect.fork(consume(running))
-      const socket = yield* awaitSocket(server, 1)
-      socket.open()
-      yield* settle()
-      socket.message(action(1), action(2), action(3), complete)
-      const chunks = yield* Fiber.join(consumer)
+      const { chunks } = yield* oneRead(10)
       assert.deepStrictEqual(chunks, [["ActionRun", "ActionRun", "ActionRun", "Complete"]])
     }))
 

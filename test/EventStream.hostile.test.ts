@@ -91,17 +91,29 @@ const connection = (
 
 const replaying = { replaysOnReconnect: true } as const
 
+/**
+ * A connection whose first socket sends `first` and drops (1006), and whose second sends
+ * `second`: what it delivered by its end (`setup`'s options, with one reconnect allowed).
+ */
+const acrossReconnect = (
+  options: Partial<EventStream.Options>,
+  first: ReadonlyArray<string>,
+  second: ReadonlyArray<string>
+) =>
+  Effect.gen(function*() {
+    const { server, service } = yield* setup({ reconnect: fast(1), ...options })
+    const { ended } = yield* watch(yield* service.connect(SESSION))
+    yield* connection(server, 1, first, 1006)
+    yield* TestClock.adjust("250 millis")
+    yield* connection(server, 2, second)
+    return yield* ended
+  })
+
 describe("EventStream replays (issue 20 item 1)", () => {
   for (const dialect of [Dialect.documented, Dialect.observed]) {
     it.scoped(`issue 20: the ${dialect.name} dialect is not known to replay: 4 identical action_run around a reconnect are 4 events`, () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1), dialect })
-        const conn = yield* service.connect(SESSION)
-        const { ended } = yield* watch(conn)
-        yield* connection(server, 1, [started, scroll, scroll], 1006)
-        yield* TestClock.adjust("250 millis")
-        yield* connection(server, 2, [scroll, scroll, complete])
-        const results = yield* ended
+        const results = yield* acrossReconnect({ dialect }, [started, scroll, scroll], [scroll, scroll, complete])
         assert.deepStrictEqual(
           results.filter((tag) => tag !== "Connected"),
           ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"]
@@ -111,34 +123,21 @@ describe("EventStream replays (issue 20 item 1)", () => {
 
   it.scoped("issue 20: a service known to replay sends its last two again: they are dropped, the two new ones delivered (4 in all)", () =>
     Effect.gen(function*() {
-      const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-      const conn = yield* service.connect(SESSION)
-      const { ended } = yield* watch(conn)
-      yield* connection(server, 1, [started, scroll, scroll], 1006)
-      yield* TestClock.adjust("250 millis")
-      yield* connection(server, 2, [scroll, scroll, scroll, scroll, complete])
-      const results = yield* ended
+      const results = yield* acrossReconnect(replaying, [started, scroll, scroll], [scroll, scroll, scroll, scroll, complete])
       assert.deepStrictEqual(results, ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
     }))
 
   it.scoped("a replay option on the dialect works as the connection option does", () =>
     Effect.gen(function*() {
       const dialect = Dialect.make({ name: "replaying", replaysOnReconnect: true })
-      const { server, service } = yield* setup({ reconnect: fast(1), dialect })
-      const conn = yield* service.connect(SESSION)
-      const { ended } = yield* watch(conn)
-      yield* connection(server, 1, [started, action(1)], 1006)
-      yield* TestClock.adjust("250 millis")
-      yield* connection(server, 2, [started, action(1), action(2), complete])
-      assert.deepStrictEqual((yield* ended), ["Started", "ActionRun", "ActionRun", "Complete"])
+      const first = [started, action(1)]
+      const second = [started, action(1), action(2), complete]
+      assert.deepStrictEqual(yield* acrossReconnect({ dialect }, first, second), ["Started", "ActionRun", "ActionRun", "Complete"])
       // The option wins over the dialect.
-      const off = yield* setup({ reconnect: fast(1), dialect, replaysOnReconnect: false })
-      const other = yield* off.service.connect(SESSION)
-      const all = yield* watch(other)
-      yield* connection(off.server, 1, [started, action(1)], 1006)
-      yield* TestClock.adjust("250 millis")
-      yield* connection(off.server, 2, [started, action(1), action(2), complete])
-      assert.deepStrictEqual((yield* all.ended), ["Started", "ActionRun", "Started", "ActionRun", "ActionRun", "Complete"])
+      assert.deepStrictEqual(
+        yield* acrossReconnect({ dialect, replaysOnReconnect: false }, first, second),
+        ["Started", "ActionRun", "Started", "ActionRun", "ActionRun", "Complete"]
+      )
     }))
 
   for (const replays of [true, false]) {
@@ -201,14 +200,8 @@ describe("EventStream replays (issue 20 item 1)", () => {
 
   it.scoped("issue 20: events equal to delivered ones but not a replay of the tail are delivered (known to replay)", () =>
     Effect.gen(function*() {
-      const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-      const conn = yield* service.connect(SESSION)
-      const { ended } = yield* watch(conn)
-      yield* connection(server, 1, [started, action(1), action(2)], 1006)
-      yield* TestClock.adjust("250 millis")
       // action(1) was delivered, but not last: [action(1), action(3)] is no tail. Both are new.
-      yield* connection(server, 2, [action(1), action(3), complete])
-      const results = yield* ended
+      const results = yield* acrossReconnect(replaying, [started, action(1), action(2)], [action(1), action(3), complete])
       assert.deepStrictEqual(results, ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
     }))
 
