@@ -101,12 +101,20 @@ const acrossReconnect = (
   second: ReadonlyArray<string>
 ) =>
   Effect.gen(function*() {
-    const { server, service } = yield* setup({ reconnect: fast(1), ...options })
-    const { ended } = yield* watch(yield* service.connect(SESSION))
-    yield* connection(server, 1, first, 1006)
-    yield* TestClock.adjust("250 millis")
+    const { ended, server } = yield* reconnected(options, first)
     yield* connection(server, 2, second)
     return yield* ended
+  })
+
+/** A watched connection whose first socket sent `first` and dropped (1006); the clock moved to the reconnect. */
+const reconnected = (options: Partial<EventStream.Options>, first: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const { server, service } = yield* setup({ reconnect: fast(1), ...options })
+    const conn = yield* service.connect(SESSION)
+    const watched = yield* watch(conn)
+    yield* connection(server, 1, first, 1006)
+    yield* TestClock.adjust("250 millis")
+    return { ...watched, conn, server }
   })
 
 describe("EventStream replays (issue 20 item 1)", () => {
@@ -184,11 +192,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
 
   it.scoped("issue 12 defect 10: a service known to replay resends everything from the start, then goes on: only the new events", () =>
     Effect.gen(function*() {
-      const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-      const conn = yield* service.connect(SESSION)
-      const { ended } = yield* watch(conn)
-      yield* connection(server, 1, [started, action(1)], 1006)
-      yield* TestClock.adjust("250 millis")
+      const { ended, server } = yield* reconnected(replaying, [started, action(1)])
       // A repeat after new events is kept.
       yield* connection(server, 2, [started, action(1), action(2), action(2)], 1006)
       yield* TestClock.adjust("250 millis")
@@ -236,11 +240,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
   describe("the hold of a possible replay is bounded", () => {
     it.scoped("frames that may be a replay are held until replayHold (1 s) after the open, then judged: not a replay, delivered", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-        const conn = yield* service.connect(SESSION)
-        const { ended, seen } = yield* watch(conn)
-        yield* connection(server, 1, [started, action(1)], 1006)
-        yield* TestClock.adjust("250 millis")
+        const { ended, seen, server } = yield* reconnected(replaying, [started, action(1)])
         // `started` may begin a replay of [started, action(1)]; the service then says nothing.
         const second = yield* connection(server, 2, [started])
         assert.deepStrictEqual(yield* seen, ["Started", "ActionRun"], "held")
@@ -256,11 +256,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
 
     it.scoped("replayHold is an option", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1), ...replaying, replayHold: "5 seconds" })
-        const conn = yield* service.connect(SESSION)
-        const { seen } = yield* watch(conn)
-        yield* connection(server, 1, [started, action(1)], 1006)
-        yield* TestClock.adjust("250 millis")
+        const { seen, server } = yield* reconnected({ ...replaying, replayHold: "5 seconds" }, [started, action(1)])
         yield* connection(server, 2, [started])
         yield* TestClock.adjust("4999 millis")
         yield* settle()
@@ -272,33 +268,21 @@ describe("EventStream replays (issue 20 item 1)", () => {
 
     it.scoped("a keep-alive ends the hold: what was held is judged and delivered before it, in order", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-        const conn = yield* service.connect(SESSION)
-        const { seen } = yield* watch(conn)
-        yield* connection(server, 1, [started, action(1)], 1006)
-        yield* TestClock.adjust("250 millis")
+        const { seen, server } = yield* reconnected(replaying, [started, action(1)])
         yield* connection(server, 2, [started, heartbeat])
         assert.deepStrictEqual(yield* seen, ["Started", "ActionRun", "Started", "Heartbeat"])
       }))
 
     it.scoped("a frame error ends the hold: what was held is delivered before the error", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1), ...replaying })
-        const conn = yield* service.connect(SESSION)
-        const { ended } = yield* watch(conn)
-        yield* connection(server, 1, [started, action(1)], 1006)
-        yield* TestClock.adjust("250 millis")
+        const { ended, server } = yield* reconnected(replaying, [started, action(1)])
         yield* connection(server, 2, [started, "{not json"])
         assert.deepStrictEqual((yield* ended), ["Started", "ActionRun", "Started", "!MalformedFrame"])
       }))
 
     it.scoped("the attempt's end ends the hold: what was held is judged (a drop, a close by the caller)", () =>
       Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(2), ...replaying })
-        const conn = yield* service.connect(SESSION)
-        const { seen } = yield* watch(conn)
-        yield* connection(server, 1, [started, action(1)], 1006)
-        yield* TestClock.adjust("250 millis")
+        const { conn, seen, server } = yield* reconnected({ reconnect: fast(2), ...replaying }, [started, action(1)])
         // [started] alone is no tail of [started, action(1)]: new, delivered at the drop.
         yield* connection(server, 2, [started], 1006)
         assert.deepStrictEqual(yield* seen, ["Started", "ActionRun", "Started"])

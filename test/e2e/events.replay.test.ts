@@ -15,16 +15,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { AgentSessions, Dialect, Errors, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import { AgentSessions, Dialect, Errors, NodeAgentSessions } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 import { sessionInfo } from "../helpers/sdk.js"
 import { hostileServer } from "../hostile/server.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
-
-/** The events a client must receive exactly once: the simulator's script (keep-alives aside). */
-const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
 
 const sdkFor = (transport: "websocket" | "sse") =>
   Layer.unwrapEffect(
@@ -39,16 +36,9 @@ const sdkFor = (transport: "websocket" | "sse") =>
       }))
   )
 
-const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
-  Effect.flatMap(Simulator.Simulator, (simulator) =>
-    Effect.acquireUseRelease(
-      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
-      () => self,
-      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario(baseScenario))
-    ))
-
 const baseScenario: Partial<Simulator.Scenario> = { actions: 8, ask: "none", frameDelay: "1 millis" }
+const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
+  withFaultsAnd(faults, scenario, baseScenario)
 const request = { start_url: "https://example.com", max_actions: 8, goal: "Find the opening hours" }
 
 /** Every event of a running session, and how its stream ended. */

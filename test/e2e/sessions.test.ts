@@ -3,8 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { AgentSessions, Answer, Dialect, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import { AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
 
@@ -21,19 +22,8 @@ const sdkFor = (options: { readonly apiKey?: string; readonly transport: "websoc
       }))
   )
 
-/** The events a client must receive exactly once: the simulator's script (keep-alives aside). */
-const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
-
-/** Runs with faults (and a scenario change) on the simulator, restoring both afterwards. */
 const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
-  Effect.flatMap(Simulator.Simulator, (simulator) =>
-    Effect.acquireUseRelease(
-      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
-      () => self,
-      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario({ ask: "input" }))
-    ))
+  withFaultsAnd(faults, scenario, { ask: "input" })
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
 
