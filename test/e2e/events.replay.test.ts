@@ -13,28 +13,12 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { AgentSessions, Dialect, Errors, NodeAgentSessions } from "../../src/index.js"
+import { AgentSessions, Errors, NodeAgentSessions } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
+import { fastReconnect, meaningful, sdkFor, variants, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 import { sessionInfo } from "../helpers/sdk.js"
 import { hostileServer } from "../hostile/server.js"
-
-const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
-
-const sdkFor = (transport: "websocket" | "sse") =>
-  Layer.unwrapEffect(
-    Effect.map(Simulator.Simulator, (simulator) =>
-      NodeAgentSessions.layer({
-        apiKey: simulator.accountKey,
-        baseUrl: simulator.baseUrl,
-        wsUrl: simulator.wsUrl,
-        dialect: simulator.dialect,
-        transport,
-        events: { reconnect: fastReconnect }
-      }))
-  )
 
 const baseScenario: Partial<Simulator.Scenario> = { actions: 8, ask: "none", frameDelay: "1 millis" }
 const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
@@ -52,17 +36,11 @@ const consume = (running: AgentSessions.RunningSession) =>
     })
   )
 
-const variants = [
-  { dialect: Dialect.documented, transport: "websocket" },
-  { dialect: Dialect.observed, transport: "websocket" },
-  { dialect: Dialect.observed, transport: "sse" }
-] as const
-
 for (const { dialect, transport } of variants) {
   describe(`replays against the simulator (${dialect.name} dialect, ${transport})`, () => {
     const SimulatorLive = Simulator.layer({ port: 0, dialect, scenario: baseScenario })
 
-    layer(Layer.provideMerge(sdkFor(transport), SimulatorLive), { excludeTestServices: true })((it) => {
+    layer(Layer.provideMerge(sdkFor({ transport }), SimulatorLive), { excludeTestServices: true })((it) => {
       it.scoped("issue 20: a service that replays its last 3 events on each reconnect, declared: every event exactly once", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator

@@ -3,8 +3,36 @@
  * client must receive exactly once, and faults set for one effect then put back.
  */
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Dialect from "../../src/Dialect.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+
+/** Quick reconnects: every 20 ms, at most 10 retries. */
+export const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
+
+/** The whole SDK (`NodeAgentSessions.layer`) pointed at the simulator, in its dialect, with quick reconnects. */
+export const sdkFor = (options: { readonly apiKey?: string; readonly transport: "websocket" | "sse" }) =>
+  Layer.unwrapEffect(
+    Effect.map(Simulator.Simulator, (simulator) =>
+      NodeAgentSessions.layer({
+        apiKey: options.apiKey ?? simulator.accountKey,
+        baseUrl: simulator.baseUrl,
+        wsUrl: simulator.wsUrl,
+        dialect: simulator.dialect,
+        transport: options.transport,
+        events: { reconnect: fastReconnect }
+      }))
+  )
+
+/** The dialect and transport pairs the simulator suites run in. */
+export const variants = [
+  { dialect: Dialect.documented, transport: "websocket" },
+  { dialect: Dialect.observed, transport: "websocket" },
+  { dialect: Dialect.observed, transport: "sse" }
+] as const
 
 /** The events a client must receive exactly once: the simulator's script (keep-alives aside). */
 export const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
