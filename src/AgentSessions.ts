@@ -140,7 +140,8 @@ export interface RunningSession {
    * The agent's requests waiting for an answer, in arrival order: one is added when it arrives
    * on `events`, and removed once `respond` accepted its answer (or when the events end). The
    * agent waits meanwhile; one waiting longer than `pendingWarningAfter` (default 30 s) is also
-   * reported with a warning log.
+   * reported with a warning log. At most 1,024 are listed: past that the oldest go, as the
+   * connection forgets them (answering one fails with `RequestNotPending`).
    */
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
   readonly outcome: Effect.Effect<Outcome, AgentSessionError>

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { Ledger } from "effect-agent-session-core"
 import type { PendingRequest } from "../AgentSessions.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -90,7 +91,9 @@ export const make = (
               for (const request of requests) {
                 next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
               }
-              return next
+              // Bounded as the connection's answer ledger is: the oldest go first, as the ledger
+              // forgets them (answering one fails with RequestNotPending).
+              return next.length > Ledger.MAX_REQUESTS ? next.slice(next.length - Ledger.MAX_REQUESTS) : next
             }),
             restart
           )),

@@ -32,7 +32,7 @@ const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as S
 const makeCore = () =>
   new Connection.Connection<SessionEvent.SessionEvent, EventStreamError>(
     { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
-    { kind: () => "event", requestKey: () => "", message: (error) => error.message },
+    { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false },
     {
       deliver: () => {},
       pause: () => {},
@@ -40,6 +40,7 @@ const makeCore = () =>
       abort: () => {},
       write: () => {},
       skipped: () => {},
+      forgot: () => {},
       wake: () => {},
       schedule: () => ({ cancel: () => {} })
     }

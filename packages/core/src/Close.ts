@@ -11,6 +11,16 @@
  */
 
 /**
+ * The close code of a connection superseded by a newer one to the same session (the simulator's,
+ * and the observed service's `4000 superseded`): never retried, or the two watchers would take
+ * the session from each other in turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SUPERSEDED_CLOSE_CODE = 4000
+
+/**
  * The close codes that mean "your credentials were refused" (U08, U12): never retried.
  *
  * @since 0.1.0
@@ -29,8 +39,9 @@ export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 400
 export const rejectionStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 410])
 
 /**
- * What a close says: the service ended the session (1000), refused the credentials, or the
- * connection dropped (with the text to report, its reason scrubbed by the caller).
+ * What a close says: the service ended the session (1000), refused the credentials, a newer
+ * connection took the session over (4000), or the connection dropped (with the text to report,
+ * its reason scrubbed by the caller).
  *
  * @since 0.1.0
  * @category models
@@ -38,6 +49,7 @@ export const rejectionStatuses: ReadonlySet<number> = new Set([400, 401, 403, 40
 export type CloseVerdict =
   | { readonly _tag: "Ended" }
   | { readonly _tag: "Rejected" }
+  | { readonly _tag: "Superseded" }
   | { readonly _tag: "Dropped"; readonly message: string }
 
 /**
@@ -50,6 +62,7 @@ export const classifyClose = (code: number, reason: string): CloseVerdict => {
   // A clean close: the service ended the session (after `complete`, the connection ended it first).
   if (code === 1000) return { _tag: "Ended" }
   if (rejectionCloseCodes.has(code)) return { _tag: "Rejected" }
+  if (code === SUPERSEDED_CLOSE_CODE) return { _tag: "Superseded" }
   return { _tag: "Dropped", message: `closed with code ${code}${reason.length > 0 ? `: ${reason}` : ""}` }
 }
 

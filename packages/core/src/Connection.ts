@@ -15,12 +15,16 @@
  * The rules it keeps, by input:
  * - **Frames** (`frameArrived`, `frameFailed`): a frame of an attempt that is not the current one
  *   is ignored; every frame resets the idle clock; keep-alives are delivered but are not progress;
- *   an event already delivered before a reconnect is a replay and dropped (`Replay`), unless it
- *   is a request asked again after its answer went through; a new event is progress (the reconnect
- *   schedule restarts after the attempt) and confirms the answers written before it (`Ledger`);
- *   `complete` ends the connection, an `error` event too with `endOnError`; reading pauses while
- *   the buffer is full (`Flow`). A frame error ends the connection (`failOnFrameError`) or is
- *   skipped and counted.
+ *   after a reconnect, the first events may repeat the last ones delivered (`Replay`): where the
+ *   service is known to replay (`replaysOnReconnect`), they are held until the run is decided
+ *   (by a frame, a keep-alive, a frame error, the attempt's end, or `replayHoldMillis` after the
+ *   open) and a proven replay is dropped, unless it is a request asked again after its answer went
+ *   through; elsewhere everything is delivered and the repeat only decides whether the attempt made
+ *   progress. A new event is progress (the reconnect schedule restarts after the attempt) and
+ *   confirms the answers written before it (`Ledger`); `complete` ends the connection, an `error`
+ *   event too with `endOnError`; reading pauses while the buffer is full (`Flow`). A frame error
+ *   ends the connection (`failOnFrameError`, or always for a chargeable event, which skipping would
+ *   hide from the budget) or is skipped and counted.
  * - **Answers** (`answer`, `nextAnswer`, `answerWritten`, `answerFailed`): accepted only for a
  *   pending request and while the outbox has room; written in order while the attempt is open,
  *   one writer at a time; an answer that cannot be written on a socket already closing waits
@@ -42,7 +46,7 @@
 import type { Check, Entry } from "./Deadlines.js"
 import { Flow } from "./Flow.js"
 import { Ledger, type QueuedAnswer, type Refusal, type UnsentAnswer } from "./Ledger.js"
-import { Replay } from "./Replay.js"
+import { HOLD, Replay } from "./Replay.js"
 
 /**
  * Why a connection closed for good.
@@ -63,6 +67,8 @@ export type CloseReason =
   | "connection-lost"
   /** The service refused the credentials (U08, U12). */
   | "handshake-rejected"
+  /** A newer connection to the same session took it over: close code 4000 (`Close`). */
+  | "superseded"
   /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
   | "failed"
 
@@ -109,6 +115,11 @@ export interface Classifier<E, F> {
   readonly requestKey: (event: E) => string
   /** A readable message of an error (for the last error reported while retrying). */
   readonly message: (error: F) => string
+  /**
+   * Whether a frame error is of an event that counts against the budget (an `action_run` that
+   * does not decode): never skipped, whatever `failOnFrameError` says.
+   */
+  readonly chargeable: (error: F) => boolean
 }
 
 /**
@@ -131,6 +142,11 @@ export interface Port<E, F> {
   readonly write: () => void
   /** A frame error was skipped (`failOnFrameError: false`); `count` so far on this connection. */
   readonly skipped: (error: F, count: number) => void
+  /**
+   * The answer ledger forgot `count` unanswered requests to keep its bound (`total` so far): an
+   * answer to one is refused. Worth a warning.
+   */
+  readonly forgot: (count: number, total: number) => void
   /** The current attempt opened or ended: the shell's loop may go on. */
   readonly wake: () => void
   /** Sets a deadline: `check` runs once the time reaches `at` (ms), then whenever it asks again. */
@@ -157,11 +173,16 @@ export interface Options {
   readonly failOnFrameError: boolean
   /** Keys of requests received on an earlier connection and still unanswered: answerable. */
   readonly pendingRequests?: Iterable<string> | undefined
+  /** The service is known to replay on a reconnect: a proven replay is dropped (`Replay`). */
+  readonly replaysOnReconnect?: boolean | undefined
+  /** How long after an open (ms) frames that may be a replay are held at most. */
+  readonly replayHoldMillis?: number | undefined
 }
 
 /**
  * The defaults of a connection's options, and of the shell's: idle time-out 60 s, connect
- * time-out 10 s, answer time-out 10 s, a buffer of 1,024 events, 64 answers; the reconnect
+ * time-out 10 s, answer time-out 10 s, a replay held 1 s at most, a buffer of 1,024 events, 64
+ * answers; the reconnect
  * schedule exponential from 250 ms, factor 2, jittered, each wait capped at 10 s, 10 tries; a
  * connection never open is tried 2 more times, 250 ms then 500 ms apart.
  *
@@ -172,6 +193,7 @@ export const defaults = {
   idleTimeoutMillis: 60_000,
   connectTimeoutMillis: 10_000,
   answerTimeoutMillis: 10_000,
+  replayHoldMillis: 1_000,
   bufferSize: 1024,
   answerBufferSize: 64,
   reconnect: { initialMillis: 250, factor: 2, maxDelayMillis: 10_000, retries: 10 },
@@ -261,8 +283,6 @@ export interface OpenReport {
  */
 export type Phase = "connecting" | "open" | "ended" | "stale"
 
-const isKeepAlive = (kind: EventKind): boolean => kind === "keep-alive"
-
 /**
  * Milliseconds as Effect's `Duration.format` writes them (`1m 30s`, `250ms`).
  */
@@ -294,11 +314,13 @@ const formatMillis = (millis: number): string => {
  *   {
  *     kind: (event) => event.type === "complete" ? "complete" : event.type === "heartbeat" ? "keep-alive" : "event",
  *     requestKey: () => "",
- *     message: (error) => error.message
+ *     message: (error) => error.message,
+ *     chargeable: () => false
  *   },
  *   {
  *     deliver: (event) => delivered.push(event),
- *     pause: () => {}, resume: () => {}, abort: () => {}, write: () => {}, skipped: () => {}, wake: () => {},
+ *     pause: () => {}, resume: () => {}, abort: () => {}, write: () => {}, skipped: () => {}, forgot: () => {},
+ *     wake: () => {},
  *     schedule: () => ({ cancel: () => {} })
  *   }
  * )
@@ -337,7 +359,17 @@ export class Connection<E, F> {
   private lastFrameAt = 0
   private ending: Ending<F> | undefined = undefined
   private entries: Array<Entry> = []
+  /**
+   * Frames of a possible replay held back (only where the service is known to replay), in
+   * arrival order, keep-alives among them; their prints beside them. At most `REPLAY_WINDOW`.
+   */
+  private held: Array<E> = []
+  private heldPrints: Array<string | undefined> = []
   private readonly idleCheck: Check = (now) => this.idle(now)
+  private readonly replayCheck: Check = () => {
+    if (!this.ended) this.settleReplay()
+    return undefined
+  }
 
   constructor(
     private readonly options: Options,
@@ -365,6 +397,13 @@ export class Connection<E, F> {
   /** Frame errors skipped so far. */
   get skipped(): number {
     return this.skippedCount
+  }
+
+  /** The answer ledger's size: requests remembered, the characters of their keys, the pending ones forgotten. */
+  ledgerSize(): { readonly requests: number; readonly keyChars: number; readonly forgotten: number } {
+    let keyChars = 0
+    for (const key of this.ledger.requests.keys()) keyChars += key.length
+    return { requests: this.ledger.requests.size, keyChars, forgotten: this.ledger.forgotten }
   }
 
   /** Whether the connection is over ({@link Connection.finish}). */
@@ -411,6 +450,8 @@ export class Connection<E, F> {
     this.writing = false
     this.lastFrameAt = now
     this.ending = undefined
+    this.held = []
+    this.heldPrints = []
     this.flow.reset()
     this.replay.reopened()
     return this.attempt
@@ -443,6 +484,12 @@ export class Connection<E, F> {
     }
     this.downSince = undefined
     this.entries.push(this.port.schedule(now + this.options.idleTimeoutMillis, this.idleCheck))
+    // A service known to replay: frames that may be a replay are held at most `replayHoldMillis`.
+    if (this.options.replaysOnReconnect === true && this.replay.active) {
+      this.entries.push(
+        this.port.schedule(now + (this.options.replayHoldMillis ?? defaults.replayHoldMillis), this.replayCheck)
+      )
+    }
     this.startWriting()
     this.port.wake()
   }
@@ -514,10 +561,13 @@ export class Connection<E, F> {
    */
   finish(reason: CloseReason): ReadonlyArray<UnsentAnswer> | undefined {
     if (this.finished) return undefined
+    // Frames held as a possible replay are decided (delivered or dropped), not lost.
+    if (!this.ended) this.settleReplay()
     this.finished = true
     this.clearDeadlines()
     this.ended = true
-    const clean = reason !== "connection-lost" && reason !== "failed" && reason !== "handshake-rejected"
+    const clean = reason !== "connection-lost" && reason !== "failed" && reason !== "handshake-rejected" &&
+      reason !== "superseded"
     return this.ledger.close(clean)
   }
 
@@ -530,31 +580,41 @@ export class Connection<E, F> {
     if (attempt !== this.attempt || this.ended) return
     this.lastFrameAt = now
     const kind = this.classifier.kind(event)
-    let key: string | undefined
-    if (kind === "request") key = this.classifier.requestKey(event)
-    // Progress is a new event; keep-alives prove the socket, not progress.
-    if (!isKeepAlive(kind)) {
-      // A request asked again after its answer went through is new to the caller, even in a replay.
-      if (this.replay.replayed(print) && !(key !== undefined && this.ledger.isAnswered(key))) {
-        this.replay.drop()
-        return
-      }
-      this.replay.delivered(print)
-      this.progressed = true
-      // The service went on talking after the answers were written: they got through.
-      this.ledger.event(key)
+    // Keep-alives prove the socket, not progress: never part of a replay.
+    if (kind === "keep-alive") {
+      // A keep-alive ends a replay burst: what was held is decided first (arrival order is kept).
+      if (this.held.length > 0) this.settleReplay()
+      return this.deliver(event, kind)
     }
-    this.port.deliver(event)
-    if (this.flow.received()) this.port.pause()
-    if (kind === "complete") return this.end({ _tag: "End", reason: "complete" })
-    if (kind === "error" && this.options.endOnError) return this.end({ _tag: "End", reason: "error-event" })
+    if (!this.replay.active) return this.progress(event, kind, print)
+    const seen = this.replay.seen + 1
+    const verdict = this.replay.next(print)
+    if (this.options.replaysOnReconnect !== true) {
+      // The service is not known to replay: everything is delivered, as it comes. The phase only
+      // says whether the attempt made progress: a frame beyond the repeat of the delivered tail.
+      if (verdict >= 0 && seen > verdict) this.madeProgress()
+      this.replay.delivered(print)
+      return this.deliver(event, kind)
+    }
+    if (verdict === HOLD) {
+      this.held.push(event)
+      this.heldPrints.push(print)
+      return
+    }
+    this.release(verdict, event, print)
   }
 
   /** A frame of an attempt could not be read (malformed, undecodable, too large). */
   frameFailed(attempt: number, now: number, error: F): void {
     if (attempt !== this.attempt || this.ended) return
     this.lastFrameAt = now
-    if (this.options.failOnFrameError) return this.end({ _tag: "Fatal", error, reason: "failed" })
+    // A frame error ends a replay phase (a replay is a run of events): what was held goes first.
+    if (this.replay.active) this.settleReplay()
+    if (this.ended) return
+    // A chargeable event is never skipped: it would be hidden from the budget.
+    if (this.options.failOnFrameError || this.classifier.chargeable(error)) {
+      return this.end({ _tag: "Fatal", error, reason: "failed" })
+    }
     this.skippedCount += 1
     this.port.skipped(error, this.skippedCount)
   }
@@ -634,6 +694,86 @@ export class Connection<E, F> {
   // Internals
   // ---------------------------------------------------------------------------
 
+  /**
+   * The replay phase ends without a frame that decides it (a keep-alive or a frame error came,
+   * the hold time is over, or the attempt is ending): the replay is what matched a whole tail so far.
+   */
+  private settleReplay(): void {
+    if (!this.replay.active) return
+    const seen = this.replay.seen
+    const replayed = this.replay.settle()
+    if (this.options.replaysOnReconnect !== true) {
+      if (seen > replayed) this.madeProgress()
+      return
+    }
+    this.release(replayed, undefined, undefined)
+  }
+
+  /**
+   * The phase was decided: of the held events (and `last`, the one that decided it), the first
+   * `replayed` that are not keep-alives are the replay (dropped, unless asked again), the rest are
+   * delivered, in arrival order.
+   */
+  private release(replayed: number, last: E | undefined, lastPrint: string | undefined): void {
+    const held = this.held
+    const prints = this.heldPrints
+    this.held = []
+    this.heldPrints = []
+    if (last !== undefined) {
+      held.push(last)
+      prints.push(lastPrint)
+    }
+    let index = 0
+    for (let i = 0; i < held.length; i++) {
+      const event = held[i]!
+      const kind = this.classifier.kind(event)
+      if (kind === "keep-alive") {
+        this.deliver(event, kind)
+      } else if (index++ < replayed) {
+        // A request asked again after its answer went through is new to the caller (pending
+        // again); it is already in the delivered window at its place.
+        if (kind === "request" && this.ledger.isAnswered(this.classifier.requestKey(event))) {
+          this.progressed = true
+          this.deliver(event, kind)
+        } else {
+          this.replay.drop()
+        }
+      } else {
+        this.progress(event, kind, prints[i])
+      }
+      // Delivering `complete` (or an `error` with `endOnError`) ended the attempt.
+      if (this.ended) return
+    }
+  }
+
+  /** A new event: remembered for replay detection, progress, and delivered. */
+  private progress(event: E, kind: EventKind, print: string | undefined): void {
+    this.replay.delivered(print)
+    this.madeProgress()
+    this.deliver(event, kind)
+  }
+
+  /** The attempt delivered a new event: the reconnect bout restarts; answers written got through. */
+  private madeProgress(): void {
+    this.progressed = true
+    // The service went on talking after the answers were written: they got through.
+    if (this.ledger.hasUnconfirmed) this.ledger.confirm()
+  }
+
+  /** Hands an event to the shell (and ends the attempt on `complete`, or an `error` with `endOnError`). */
+  private deliver(event: E, kind: EventKind): void {
+    if (kind === "request") {
+      // Pending in the ledger, which forgets the oldest past its bound.
+      const forgotten = this.ledger.forgotten
+      this.ledger.received(this.classifier.requestKey(event))
+      if (this.ledger.forgotten !== forgotten) this.port.forgot(this.ledger.forgotten - forgotten, this.ledger.forgotten)
+    }
+    this.port.deliver(event)
+    if (this.flow.received()) this.port.pause()
+    if (kind === "complete") return this.end({ _tag: "End", reason: "complete" })
+    if (kind === "error" && this.options.endOnError) return this.end({ _tag: "End", reason: "error-event" })
+  }
+
   private startWriting(): void {
     if (this.attempt === 0 || !this.opened_ || this.ended || this.writing || this.ledger.head() === undefined) return
     this.writing = true
@@ -654,6 +794,9 @@ export class Connection<E, F> {
   }
 
   private end(ending: Ending<F>): void {
+    if (this.ended) return
+    // Frames held as a possible replay are decided before the end (delivering `complete` ends it).
+    this.settleReplay()
     if (this.ended) return
     this.ended = true
     this.ending = ending

@@ -30,7 +30,16 @@
  * most once, and `[...unconfirmed, ...outbox]` is in the order the answers were accepted. At the
  * end `unsent` lists what was not delivered (a clean end confirms the written first).
  *
- * Cost: on the per-frame path a field read (`hasUnconfirmed`); a status change is one map write.
+ * Bounded: a key longer than {@link MAX_KEY_LENGTH} characters is kept as a fingerprint of that
+ * length at most, and the ledger remembers at most `2 * MAX_REQUESTS` requests: when a request
+ * arrives past that, it forgets down to {@link MAX_REQUESTS}, the settled ones (`sent`) first,
+ * then the oldest pending (`queued` and `unconfirmed` answers are on their way and never
+ * forgotten). `forgotten` counts the pending ones forgotten, for a warning; an answer to one is
+ * refused as `never-received`. So the memory of the ledger is bounded whatever the service sends:
+ * about `2 * MAX_REQUESTS * MAX_KEY_LENGTH` characters of keys, plus the outbox.
+ *
+ * Cost: on the per-frame path a field read (`hasUnconfirmed`); a status change is one map write;
+ * forgetting is one sort per `MAX_REQUESTS` arrivals.
  *
  * @since 0.1.0
  */
@@ -77,16 +86,49 @@ export interface UnsentAnswer {
 }
 
 /**
- * The key a request is answered by: its action session and raw resource type (U16).
+ * The longest key kept as it is (characters): an action session id of 1 MiB (a frame's worth)
+ * would otherwise be held for the connection's life. Longer keys are fingerprinted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_KEY_LENGTH = 256
+
+/**
+ * The requests remembered after forgetting (at most twice as many between two forgettings).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_REQUESTS = 1024
+
+const fingerprint = (text: string): string => {
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
+  }
+  return `\u0001${text.slice(0, 128)}\u0001${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${text.length}`
+}
+
+/**
+ * The key a request is answered by: its action session and raw resource type (U16). At most
+ * {@link MAX_KEY_LENGTH} characters: a longer one is its first 128 characters, two 32-bit FNV-1a
+ * variants of the whole and its length, marked by a leading U+0001 (so it never equals a key kept
+ * whole).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const requestKey = (actionSessionId: string, resourceType: string): string =>
-  `${actionSessionId}\u0000${resourceType}`
+export const requestKey = (actionSessionId: string, resourceType: string): string => {
+  const key = `${actionSessionId}\u0000${resourceType}`
+  return key.length <= MAX_KEY_LENGTH ? key : fingerprint(key)
+}
 
 /**
- * The action session and resource type of a key.
+ * The action session and resource type of a key kept whole (not of a fingerprint).
  *
  * @since 0.1.0
  * @category constructors
@@ -104,12 +146,21 @@ export const keyParts = (key: string): UnsentAnswer => {
  */
 export class Ledger {
   private readonly statuses = new Map<string, Status>()
+  /** When each request became pending (a count, for forgetting the oldest first). */
+  private readonly since = new Map<string, number>()
+  private clock = 0
+  private forgottenCount = 0
   private queue_: Array<QueuedAnswer> = []
   private written: Array<QueuedAnswer> = []
 
   /** Requests received on an earlier connection (another process's), still unanswered: pending. */
   constructor(pending: Iterable<string> = []) {
-    for (const key of pending) this.statuses.set(key, "pending")
+    for (const key of pending) this.received(key)
+  }
+
+  /** Pending requests forgotten so far to keep the bound (an answer to one is `never-received`). */
+  get forgotten(): number {
+    return this.forgottenCount
   }
 
   /** The status of every request seen (a read-only view). */
@@ -150,7 +201,29 @@ export class Ledger {
   /** The request arrived (again): pending, unless its answer waits to be written or confirmed. */
   received(key: string): void {
     const was = this.status(key)
-    if (was !== "pending" && was !== "queued" && was !== "unconfirmed") this.statuses.set(key, "pending")
+    if (was === "pending" || was === "queued" || was === "unconfirmed") return
+    this.statuses.set(key, "pending")
+    this.since.set(key, this.clock++)
+    if (this.statuses.size > 2 * MAX_REQUESTS) this.prune()
+  }
+
+  /**
+   * Forgets down to {@link MAX_REQUESTS} requests: the settled first, then the oldest pending;
+   * never one whose answer is on its way.
+   */
+  private prune(): void {
+    const candidates: Array<readonly [string, number]> = []
+    for (const [key, status] of this.statuses) {
+      if (status === "sent") candidates.push([key, -1])
+      else if (status === "pending") candidates.push([key, this.since.get(key) ?? 0])
+    }
+    candidates.sort((x, y) => x[1] - y[1])
+    for (let i = 0; i < candidates.length && this.statuses.size > MAX_REQUESTS; i++) {
+      const [key, at] = candidates[i]!
+      this.statuses.delete(key)
+      this.since.delete(key)
+      if (at >= 0) this.forgottenCount += 1
+    }
   }
 
   /** The written answers got through (a later event on their connection, or a clean end): sent. */
@@ -217,7 +290,11 @@ export class Ledger {
   /** The answers not delivered if the channel closed now (a `clean` end confirms the written ones). */
   unsent(clean: boolean): ReadonlyArray<UnsentAnswer> {
     const answers = clean ? this.queue_ : [...this.written, ...this.queue_]
-    return answers.map((answer) => keyParts(answer.key))
+    // From the answer itself: a long key is a fingerprint.
+    return answers.map((answer) => ({
+      actionSessionId: answer.data.action_session_id ?? keyParts(answer.key).actionSessionId,
+      resourceType: answer.data.resource_type
+    }))
   }
 
   /**
@@ -228,6 +305,7 @@ export class Ledger {
   close(clean: boolean): ReadonlyArray<UnsentAnswer> {
     const unsent = this.unsent(clean)
     this.statuses.clear()
+    this.since.clear()
     this.queue_ = []
     this.written = []
     return unsent

@@ -3,11 +3,14 @@
  * records what it is asked, a deadline queue on a clock of its own, a writer) and a service (new
  * events, keep-alives, requests, replays of what it sent after a reconnect), and random sequences
  * of inputs (opens, frames, bad frames, takes, answers, writes and their failures, time passing,
- * drops, closes) drive it. The properties the shells rely on:
- * - nothing is delivered twice or lost across reconnects (a replay is dropped, every new event
- *   delivered once, in order);
+ * drops, closes) drive it, with the service known to replay or not. The properties the shells
+ * rely on:
+ * - nothing is lost across reconnects: not known to replay, every frame received is delivered, in
+ *   order; known to replay, what is delivered is what was received, in order, less frames that
+ *   are copies of events delivered before (a replay), and every new event is delivered once;
  * - an answer is written again only until it is confirmed, and every accepted answer ends once:
- *   confirmed, refused, or listed unsent at the end;
+ *   confirmed, refused, or listed unsent at the end (or written, when only a repeated frame or a
+ *   clean end could have confirmed it);
  * - reading is paused only while the buffer is full (resumed at half);
  * - every deadline is cleared when its attempt ends, and none is left at the end.
  */
@@ -72,12 +75,19 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ _tag: "end" as const }) }
 )
 
-const options = (bufferSize: number, endOnError: boolean, failOnFrameError: boolean): Connection.Options => ({
+const options = (
+  bufferSize: number,
+  endOnError: boolean,
+  failOnFrameError: boolean,
+  replaysOnReconnect = false
+): Connection.Options => ({
   bufferSize,
   answerBufferSize: 3,
   idleTimeoutMillis: 5_000,
   endOnError,
-  failOnFrameError
+  failOnFrameError,
+  replaysOnReconnect,
+  replayHoldMillis: 1_000
 })
 
 /** A port that does nothing (deadlines never fire). */
@@ -88,14 +98,23 @@ const quietPort = (): Connection.Port<Event, string> => ({
   abort: () => {},
   write: () => {},
   skipped: () => {},
+  forgot: () => {},
   wake: () => {},
   schedule: () => ({ cancel: () => {} })
 })
 
-const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, failOnFrameError: boolean) => {
+const run = (
+  ops: ReadonlyArray<Op>,
+  bufferSize: number,
+  endOnError: boolean,
+  failOnFrameError: boolean,
+  replays: boolean
+) => {
   let now = 0
   const queue = new Deadlines.DeadlineQueue()
   const delivered: Array<Event> = []
+  const deliveredIds = new Set<number>()
+  const received: Array<{ readonly event: Event; readonly print: string | undefined }> = []
   let paused = false
   let pauses = 0
   let aborts = 0
@@ -108,7 +127,11 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
   const port: Connection.Port<Event, string> = {
     deliver: (event) => {
       delivered.push(event)
-      if (event.kind !== "keep-alive") confirmWritten()
+      // A new event (its first delivery) is progress: the answers written before it got through.
+      if (event.kind !== "keep-alive" && !deliveredIds.has(event.id)) {
+        deliveredIds.add(event.id)
+        confirmWritten()
+      }
     },
     pause: () => {
       // Paused only while full (or again, after an open, while still paused).
@@ -128,14 +151,15 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
       writerAsked = true
     },
     skipped: () => {},
+    forgot: () => {},
     wake: () => {
       woken += 1
     },
     schedule: (at, check) => queue.schedule(at, check)
   }
   const c = new Connection.Connection<Event, string>(
-    options(bufferSize, endOnError, failOnFrameError),
-    { kind: (event) => event.kind, requestKey: (event) => event.key ?? "", message: (error) => error },
+    options(bufferSize, endOnError, failOnFrameError, replays),
+    { kind: (event) => event.kind, requestKey: (event) => event.key ?? "", message: (error) => error, chargeable: (error) => error === "chargeable" },
     port
   )
   holder.connection = c
@@ -149,6 +173,7 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
   const confirmed = new Set<string>()
   const refused = new Set<string>()
   let writtenOnAttempt: Array<string> = []
+  const everWritten = new Set<string>()
   const answerable: Array<string> = []
   function confirmWritten(): void {
     for (const key of writtenOnAttempt) confirmed.add(key)
@@ -209,7 +234,9 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
           sent.push(event)
           if (event.key !== undefined) answerable.push(event.key)
         }
-        c.frameArrived(attempt, now, event, event.kind === "keep-alive" ? undefined : `frame-${event.id}`)
+        const print = event.kind === "keep-alive" ? undefined : `frame-${event.id}`
+        received.push({ event, print })
+        c.frameArrived(attempt, now, event, print)
         break
       }
       case "bad-frame":
@@ -244,6 +271,7 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
         if (o.how === "written") {
           c.answerWritten(attempt, "written")
           writtenOnAttempt.push(head.key)
+          everWritten.add(head.key)
         } else if (o.how === "confirmed") {
           c.answerWritten(attempt, "confirmed")
           confirmed.add(head.key)
@@ -282,6 +310,9 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
     confirmed,
     refused,
     unsent,
+    received,
+    deliveredIds,
+    everWritten,
     queue,
     woken,
     reached: { pauses, aborts, replayDropped, attempts }
@@ -289,24 +320,44 @@ const run = (ops: ReadonlyArray<Op>, bufferSize: number, endOnError: boolean, fa
 }
 
 describe("Connection", () => {
-  it("random inputs: nothing delivered twice or lost, answers settled once, paused only while full, no deadline left (property)", () => {
+  it("random inputs: nothing lost across reconnects, a replay dropped only as a copy, answers settled once, paused only while full, no deadline left (property)", () => {
     fc.assert(
       fc.property(
         fc.array(op, { minLength: 20, maxLength: 200 }),
         fc.integer({ min: 1, max: 6 }),
         fc.boolean(),
         fc.boolean(),
-        (ops, bufferSize, endOnError, failOnFrameError) => {
-          const result = run(ops, bufferSize, endOnError, failOnFrameError)
-          // Every new event the service sent is delivered once, in order; keep-alives aside.
-          const progress = result.delivered.filter((event) => event.kind !== "keep-alive")
-          expect(progress.map((event) => event.id)).toEqual(result.sent.map((event) => event.id))
-          // Every accepted answer ends once: confirmed, refused (pending again), or unsent.
+        fc.boolean(),
+        (ops, bufferSize, endOnError, failOnFrameError, replays) => {
+          const result = run(ops, bufferSize, endOnError, failOnFrameError, replays)
+          if (!replays) {
+            // Not known to replay: exactly what was received, in order.
+            expect(result.delivered).toEqual(result.received.map((r) => r.event))
+          } else {
+            // Known to replay: what was received, in order, less copies of events delivered before.
+            let i = 0
+            const deliveredPrints = new Set<string | undefined>()
+            for (const r of result.received) {
+              if (result.delivered[i] === r.event) {
+                if (r.event.kind !== "keep-alive") deliveredPrints.add(r.print)
+                i += 1
+                continue
+              }
+              expect(r.event.kind, "a keep-alive is never dropped").not.toBe("keep-alive")
+              expect(deliveredPrints.has(r.print), `${r.print} dropped, not a copy`).toBe(true)
+            }
+            expect(i, "nothing delivered that was not received").toBe(result.delivered.length)
+          }
+          // Every new event the service sent is delivered.
+          for (const event of result.sent) expect(result.deliveredIds.has(event.id), `event ${event.id}`).toBe(true)
+          // Every accepted answer ends once: confirmed, refused (pending again), or unsent; an answer
+          // written may also have been confirmed by a repeated frame or a clean end.
           const unsent = result.unsent.map((answer) => Ledger.requestKey(answer.actionSessionId, answer.resourceType))
           expect(new Set(unsent).size).toBe(unsent.length)
           for (const key of result.accepted.keys()) {
             const fates = [result.confirmed.has(key), result.refused.has(key), unsent.includes(key)].filter(Boolean)
-            expect(fates.length, key).toBe(1)
+            expect(fates.length, key).toBeLessThanOrEqual(1)
+            if (fates.length === 0) expect(result.everWritten.has(key), `${key} neither settled nor written`).toBe(true)
           }
           // No deadline left.
           expect(result.queue.size).toBe(0)
@@ -320,11 +371,17 @@ describe("Connection", () => {
   it("the generated runs reach every case: pauses, replays dropped, idle time-outs, reconnects, answers of every fate", () => {
     const reached = new Set<string>()
     const runs = fc.sample(
-      fc.tuple(fc.array(op, { minLength: 20, maxLength: 200 }), fc.integer({ min: 1, max: 6 }), fc.boolean(), fc.boolean()),
+      fc.tuple(
+        fc.array(op, { minLength: 20, maxLength: 200 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean()
+      ),
       { numRuns: 400, seed: 24 }
     )
-    for (const [ops, bufferSize, endOnError, failOnFrameError] of runs) {
-      const result = run(ops, bufferSize, endOnError, failOnFrameError)
+    for (const [ops, bufferSize, endOnError, failOnFrameError, replays] of runs) {
+      const result = run(ops, bufferSize, endOnError, failOnFrameError, replays)
       if (result.reached.pauses > 0) reached.add("paused")
       if (result.reached.replayDropped > 0) reached.add("replay dropped")
       if (result.reached.aborts > 0) reached.add("idle time-out")
@@ -338,11 +395,12 @@ describe("Connection", () => {
     )
   })
 
-  it("a replay after a reconnect is dropped until the first new event; a keep-alive in it is delivered", () => {
+  /** A connection that delivered 1, 2, 3 and dropped, reopened at 10 ms: what it delivers of `frames`. */
+  const afterReconnect = (replays: boolean, frames: ReadonlyArray<Event>) => {
     const seen: Array<number> = []
     const c = new Connection.Connection<Event, string>(
-      options(100, false, true),
-      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
+      options(100, false, true, replays),
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
       { ...quietPort(), deliver: (event) => seen.push(event.id) }
     )
     const first = c.begin(0)
@@ -353,20 +411,69 @@ describe("Connection", () => {
     const second = c.begin(0)
     c.opened(second, 10)
     expect(c.lastOpen).toEqual({ reconnects: 1, downtimeMillis: 10, reopened: true })
-    c.frameArrived(second, 0, { kind: "event", id: 2 }, "f2")
-    c.frameArrived(second, 0, { kind: "keep-alive", id: -1 }, undefined)
-    c.frameArrived(second, 0, { kind: "event", id: 3 }, "f3")
-    c.frameArrived(second, 0, { kind: "event", id: 4 }, "f4")
-    c.frameArrived(second, 0, { kind: "event", id: 2 }, "f2")
-    expect(seen).toEqual([1, 2, 3, -1, 4, 2])
+    for (const event of frames) c.frameArrived(second, 0, event, event.kind === "keep-alive" ? undefined : `f${event.id}`)
     c.closed(second, { _tag: "End", reason: "closed-by-service" })
-    expect(c.attemptEnded(second, 0)).toMatchObject({ _tag: "Finish", replayDropped: 2 })
+    const next = c.attemptEnded(second, 0)
+    return { seen, dropped: next.replayDropped }
+  }
+  const event = (id: number): Event => ({ kind: "event", id })
+  const keepAlive: Event = { kind: "keep-alive", id: -1 }
+
+  it("known to replay: a reopened connection's first events that repeat the tail delivered are dropped; then everything is delivered", () => {
+    expect(afterReconnect(true, [event(2), event(3), event(4), event(2)])).toEqual({ seen: [1, 2, 3, 4, 2], dropped: 2 })
+    // Not a whole tail (the run does not end where the delivered ones end): new, delivered.
+    expect(afterReconnect(true, [event(2), event(4)])).toEqual({ seen: [1, 2, 3, 2, 4], dropped: 0 })
+    // A keep-alive ends the burst: what was held is judged with what had arrived.
+    expect(afterReconnect(true, [event(2), keepAlive, event(3)])).toEqual({ seen: [1, 2, 3, 2, -1, 3], dropped: 0 })
+    // The attempt's end decides what is held: a whole tail is a replay.
+    expect(afterReconnect(true, [event(3)])).toEqual({ seen: [1, 2, 3], dropped: 1 })
+  })
+
+  it("not known to replay: every frame received is delivered, repeats included", () => {
+    expect(afterReconnect(false, [event(2), event(3), event(4), event(2)])).toEqual({ seen: [1, 2, 3, 2, 3, 4, 2], dropped: 0 })
+  })
+
+  it("known to replay: frames held are judged when the hold time after the open is over", () => {
+    const queue = new Deadlines.DeadlineQueue()
+    const seen: Array<number> = []
+    const c = new Connection.Connection<Event, string>(
+      options(100, false, true, true),
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+      { ...quietPort(), deliver: (event) => seen.push(event.id), schedule: (at, check) => queue.schedule(at, check) }
+    )
+    const first = c.begin(0)
+    c.opened(first, 0)
+    for (const id of [1, 2, 3]) c.frameArrived(first, 0, event(id), `f${id}`)
+    c.closed(first, { _tag: "Retry", error: "drop" })
+    c.attemptEnded(first, 0)
+    const second = c.begin(100)
+    c.opened(second, 100)
+    c.frameArrived(second, 200, event(2), "f2")
+    queue.runDue(1099, () => {})
+    expect(seen).toEqual([1, 2, 3])
+    queue.runDue(1100, () => {})
+    expect(seen).toEqual([1, 2, 3, 2])
+  })
+
+  it("a frame error of a chargeable event is never skipped, whatever failOnFrameError says", () => {
+    const skipped: Array<string> = []
+    const c = new Connection.Connection<Event, string>(
+      options(100, false, false),
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: (error) => error === "action_run" },
+      { ...quietPort(), skipped: (error) => skipped.push(error) }
+    )
+    const attempt = c.begin(0)
+    c.opened(attempt, 0)
+    c.frameFailed(attempt, 0, "malformed")
+    expect([skipped, c.phase(attempt)]).toEqual([["malformed"], "open"])
+    c.frameFailed(attempt, 0, "action_run")
+    expect(c.endingOf(attempt)).toEqual({ _tag: "Fatal", error: "action_run", reason: "failed" })
   })
 
   it("never open: the first-connect schedule; a whole connect time-out is not tried again", () => {
     const c = new Connection.Connection<Event, string>(
       options(4, false, true),
-      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
       quietPort()
     )
     const first = c.begin(0)
@@ -383,7 +490,7 @@ describe("Connection", () => {
     let aborted = 0
     const c = new Connection.Connection<Event, string>(
       options(1, false, true),
-      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
       {
         ...quietPort(),
         abort: () => {

@@ -361,3 +361,105 @@ describe("answer ledger", () => {
     assert.strictEqual(new Ledger.Ledger([key]).status(key), "pending")
   })
 })
+
+describe("answer ledger bounds", () => {
+  const answerTo = (key: string, n: number): Ledger.QueuedAnswer => ({
+    key,
+    frame: `answer-${n}`,
+    data: { granted: true, resource_type: "browser_use", action_session_id: `as_${n}` }
+  })
+  const keyChars = (ledger: Ledger.Ledger): number => {
+    let chars = 0
+    for (const key of ledger.requests.keys()) chars += key.length
+    return chars
+  }
+
+  it("a key is at most MAX_KEY_LENGTH characters: a long one is a fingerprint, equal for equal ids, never a short key's", () => {
+    const long = "x".repeat(256 * 1024)
+    const key = Ledger.requestKey(long, "request_user_input")
+    assert.isAtMost(key.length, Ledger.MAX_KEY_LENGTH)
+    assert.strictEqual(Ledger.requestKey(`${"x".repeat(256 * 1024)}`, "request_user_input"), key)
+    assert.notStrictEqual(Ledger.requestKey(`${long.slice(1)}y`, "request_user_input"), key, "differs at the end only")
+    assert.notStrictEqual(Ledger.requestKey(long, "admin_permission_request"), key)
+    assert.notStrictEqual(Ledger.requestKey(`${long}x`, "request_user_input"), key, "one character longer")
+    const short = Ledger.requestKey("as_1", "browser_use")
+    assert.strictEqual(short, "as_1\u0000browser_use", "a short key is kept whole")
+    assert.isTrue(key.startsWith("\u0001"))
+  })
+
+  it("U16 a long key still answers its own request and no other", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.string({ minLength: 300, maxLength: 2000 }),
+        FastCheck.string({ minLength: 1, maxLength: 4 }),
+        (id, suffix) => {
+          const key = Ledger.requestKey(id, "request_user_input")
+          const other = Ledger.requestKey(id + suffix, "request_user_input")
+          assert.notStrictEqual(key, other)
+          const ledger = new Ledger.Ledger([key])
+          assert.strictEqual(ledger.queue(answerTo(other, 0), 8), "never-received")
+          assert.isUndefined(ledger.queue(answerTo(key, 1), 8))
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
+
+  it("5,000 requests with 64 KiB action session ids: at most 2 x MAX_REQUESTS remembered, keys bounded, the newest pending", () => {
+    const big = "s".repeat(64 * 1024)
+    const ledger = new Ledger.Ledger()
+    let peak = 0
+    for (let i = 0; i < 5000; i++) {
+      ledger.received(Ledger.requestKey(`${big}${i}`, "request_user_input"))
+      peak = Math.max(peak, ledger.requests.size)
+    }
+    assert.isAtMost(peak, 2 * Ledger.MAX_REQUESTS)
+    assert.isAtMost(keyChars(ledger), 2 * Ledger.MAX_REQUESTS * Ledger.MAX_KEY_LENGTH)
+    // The newest MAX_REQUESTS are all still answerable; the oldest were forgotten, and counted.
+    for (let i = 5000 - Ledger.MAX_REQUESTS; i < 5000; i++) {
+      assert.strictEqual(ledger.status(Ledger.requestKey(`${big}${i}`, "request_user_input")), "pending")
+    }
+    assert.isUndefined(ledger.status(Ledger.requestKey(`${big}0`, "request_user_input")))
+    assert.strictEqual(ledger.forgotten, 5000 - ledger.requests.size)
+  })
+
+  it("settled requests are forgotten first; an answer on its way never is", () => {
+    const ledger = new Ledger.Ledger()
+    const keyOf = (i: number) => Ledger.requestKey(`as_${i}`, "browser_use")
+    const answered = (key: string, n: number) => {
+      assert.isUndefined(ledger.queue(answerTo(key, n), 8))
+    }
+    // MAX_REQUESTS answered and confirmed (settled).
+    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) {
+      ledger.received(keyOf(i))
+      answered(keyOf(i), i)
+      ledger.wrote("confirmed")
+    }
+    // One answer written and not confirmed, one queued: on their way.
+    ledger.received(keyOf(-1))
+    ledger.received(keyOf(-2))
+    answered(keyOf(-2), -2)
+    ledger.wrote("written")
+    answered(keyOf(-1), -1)
+    // Then more than MAX_REQUESTS pending.
+    for (let i = Ledger.MAX_REQUESTS; i < 2 * Ledger.MAX_REQUESTS + 10; i++) ledger.received(keyOf(i))
+    assert.isAtMost(ledger.requests.size, 2 * Ledger.MAX_REQUESTS)
+    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) assert.isUndefined(ledger.status(keyOf(i)), `settled ${i} forgotten`)
+    // At 2 x MAX_REQUESTS + 1 (1,024 settled, 2 on their way, 1,023 pending) it forgot down to
+    // MAX_REQUESTS: the 1,024 settled, then the one oldest pending.
+    assert.strictEqual(ledger.forgotten, 1)
+    assert.isUndefined(ledger.status(keyOf(Ledger.MAX_REQUESTS)), "the oldest pending")
+    assert.strictEqual(ledger.status(keyOf(Ledger.MAX_REQUESTS + 1)), "pending")
+    assert.strictEqual(ledger.status(keyOf(-1)), "queued")
+    assert.strictEqual(ledger.status(keyOf(-2)), "unconfirmed")
+    assert.strictEqual(ledger.status(keyOf(2 * Ledger.MAX_REQUESTS + 9)), "pending")
+  })
+
+  it("unsent names each answer by its own data (a long key is a fingerprint)", () => {
+    const long = "y".repeat(1000)
+    const key = Ledger.requestKey(long, "request_user_input")
+    const ledger = new Ledger.Ledger([key])
+    ledger.queue({ key, frame: "f", data: { granted: true, resource_type: "request_user_input", action_session_id: long } }, 8)
+    assert.deepStrictEqual(ledger.close(false), [{ actionSessionId: long, resourceType: "request_user_input" }])
+  })
+})

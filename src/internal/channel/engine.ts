@@ -73,6 +73,8 @@ export interface Engine {
   readonly peakBuffered: () => number
   /** Frames skipped with a warning (`failOnFrameError: false`). */
   readonly skipped: () => number
+  /** The answer ledger's size: requests remembered and the characters of their keys (issue 20 item 3). */
+  readonly ledger: () => { readonly requests: number; readonly keyChars: number; readonly forgotten: number }
 }
 
 const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
@@ -214,6 +216,7 @@ export const makeEngine = (
       connection,
       buffered: () => core.buffered,
       peakBuffered: () => core.peakBuffered,
-      skipped: () => core.skipped
+      skipped: () => core.skipped,
+      ledger: () => core.ledgerSize()
     }
   })

@@ -6,7 +6,7 @@
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { Close } from "effect-agent-session-core"
-import { FrameTooLarge, HandshakeRejected, MalformedFrame } from "../../Errors.js"
+import { FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../Errors.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, End, Fatal, Retry, scrub } from "./transport.js"
 import { maxPayloadOf, rejectionFromError, rejectionOf } from "./upgrade.js"
@@ -51,6 +51,9 @@ export const closeOutcome = (code: number, closeReason: string, key: Redacted.Re
       return End("closed-by-service")
     case "Rejected":
       return Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected")
+    case "Superseded":
+      // A newer connection took the session over: reconnecting would take it back.
+      return Fatal(new Superseded({ reason }), "superseded")
     case "Dropped":
       return Retry(verdict.message)
   }

@@ -52,7 +52,9 @@ const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamEr
     }
   },
   requestKey: (event) => event._tag === "ExternalResourceRequested" ? keyOf(event) : "",
-  message: (error) => error.message
+  message: (error) => error.message,
+  // An `action_run` that does not decode: chargeable, never skipped.
+  chargeable: (error) => error._tag === "EventDecodeError" && error.event === SessionEvent.wireNames.ActionRun
 }
 
 /** One connection's shell: the core's `Port`. */
@@ -81,7 +83,9 @@ export class Shell implements Connection.Port<SessionEvent.SessionEvent, EventSt
       idleTimeoutMillis: Duration.toMillis(settings.idleTimeout),
       endOnError: settings.endOnError,
       failOnFrameError: settings.failOnFrameError,
-      pendingRequests: settings.pendingRequests.map(keyOf)
+      pendingRequests: settings.pendingRequests.map(keyOf),
+      replaysOnReconnect: settings.dropReplays,
+      replayHoldMillis: Duration.toMillis(settings.replayHold)
     }, classifier, this)
   }
 
@@ -111,6 +115,14 @@ export class Shell implements Connection.Port<SessionEvent.SessionEvent, EventSt
       Effect.logWarning(`Skipped a frame: ${error.message}`).pipe(
         Effect.annotateLogs({ frameError: error._tag, skipped: count, raw })
       )
+    )
+  }
+  forgot(count: number, total: number): void {
+    if (this.runtime === undefined) return
+    Runtime.runFork(this.runtime)(
+      Effect.logWarning(
+        `${count} unanswered request(s) forgotten: more than ${Ledger.MAX_REQUESTS} wait for an answer (respond to them fails with RequestNotPending)`
+      ).pipe(Effect.annotateLogs({ forgotten: total }))
     )
   }
   wake(): void {
