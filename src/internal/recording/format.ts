@@ -321,8 +321,11 @@ export class LineSplitter {
 
   constructor(readonly maxLineLength: number) {}
 
-  /** The complete lines in `text` (with what was held), or `"too-long"`. */
-  push(text: string): Array<string> | "too-long" {
+  /**
+   * The complete lines in `text` (with what was held); `tooLong` when a line is over the limit:
+   * the lines before it are given, nothing after it is kept.
+   */
+  push(text: string): { readonly lines: Array<string>; readonly tooLong: boolean } {
     const lines: Array<string> = []
     let start = 0
     let input = text
@@ -334,15 +337,20 @@ export class LineSplitter {
     }
     while (at >= 0) {
       const end = at > start && input.charCodeAt(at - 1) === 13 ? at - 1 : at
-      if (end - start > this.maxLineLength) return "too-long"
+      if (end - start > this.maxLineLength) return this.refuse(lines)
       lines.push(input.slice(start, end))
       start = at + 1
       at = input.indexOf("\n", start)
     }
     this.partial += input.slice(start)
     this.peak = Math.max(this.peak, this.partial.length)
-    if (this.partial.length > this.maxLineLength + 1) return "too-long"
-    return lines
+    if (this.partial.length > this.maxLineLength + 1) return this.refuse(lines)
+    return { lines, tooLong: false }
+  }
+
+  private refuse(lines: Array<string>): { readonly lines: Array<string>; readonly tooLong: boolean } {
+    this.partial = ""
+    return { lines, tooLong: true }
   }
 
   /** The last line, when the text did not end with a newline. */

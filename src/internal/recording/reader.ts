@@ -52,6 +52,8 @@ export class Reader {
   private next = 0
   private eof = false
   private failed: Invalid | undefined
+  /** A line over the limit, reported once the lines before it are read. */
+  private tooLong = false
   private peeked: Numbered | Done | Invalid | undefined
   /** The last line read. */
   line = 0
@@ -74,7 +76,8 @@ export class Reader {
       return invalid(0, `cannot be read: ${describe(cause)}`)
     }
     const reader = new Reader(fd, maxLineLength)
-    const first = reader.readLine()
+    let first = reader.readLine()
+    while (typeof first === "string" && first.trim().length === 0) first = reader.readLine()
     if (typeof first !== "string") {
       reader.close()
       return first._tag === "Invalid" ? first : invalid(1, "the file is empty: not a recording")
@@ -93,13 +96,14 @@ export class Reader {
     while (this.next >= this.lines.length) {
       this.lines = []
       this.next = 0
+      if (this.tooLong) {
+        return this.fail(invalid(this.line + 1, `a line is longer than ${this.splitter.maxLineLength} characters`))
+      }
       if (this.eof) return { _tag: "Done", line: this.line }
       const block = this.readBlock()
       if ("_tag" in block) return this.fail(block)
-      const lines = block.end ? this.finish(block.text) : this.splitter.push(block.text)
-      if (lines === "too-long") {
-        return this.fail(invalid(this.line + 1, `a line is longer than ${this.splitter.maxLineLength} characters`))
-      }
+      const { lines, tooLong } = block.end ? this.finish(block.text) : this.splitter.push(block.text)
+      this.tooLong = tooLong
       this.lines = lines
     }
     this.line += 1
@@ -109,13 +113,12 @@ export class Reader {
     return text
   }
 
-  private finish(text: string): Array<string> | "too-long" {
+  private finish(text: string): { readonly lines: Array<string>; readonly tooLong: boolean } {
     this.eof = true
     this.close()
-    const lines = this.splitter.push(text)
-    if (lines === "too-long") return lines
-    const last = this.splitter.end()
-    return last === undefined ? lines : [...lines, last]
+    const pushed = this.splitter.push(text)
+    const last = pushed.tooLong ? undefined : this.splitter.end()
+    return last === undefined ? pushed : { lines: [...pushed.lines, last], tooLong: false }
   }
 
   /** The next block as text, and whether the file ended. */
