@@ -97,6 +97,37 @@ class Run {
   constructor(readonly reader: Reader, readonly result: Deferred.Deferred<Report, ReplayError>) {}
 }
 
+/**
+ * The writes of a connection not flushed yet: an end (a drop, a close) waits for them, as the
+ * recorded end came after the frames were received (at most 2 s: a client that stopped reading
+ * is dropped anyway).
+ */
+class Flushing {
+  private pending = 0
+  private readonly waiters: Array<() => void> = []
+  /** Counts a write; the callback to give it. */
+  write(): (error?: Error | null) => void {
+    this.pending += 1
+    return () => {
+      this.pending -= 1
+      if (this.pending === 0) for (const waiter of this.waiters.splice(0)) waiter()
+    }
+  }
+  /** Runs `f` once every write so far is flushed. */
+  then(f: () => void): void {
+    if (this.pending === 0) return f()
+    let done = false
+    const once = () => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      f()
+    }
+    const timer = setTimeout(once, 2_000)
+    this.waiters.push(once)
+  }
+}
+
 const padFrame = (framing: Dialect.Framing, size: number): string => {
   const frame = (thought: string) =>
     Wire.encodeEvent(framing, { _tag: "ThoughtsAndMemories", thought, memory: "" })
@@ -398,11 +429,17 @@ export const make = (options: ReplayServerOptions) => {
 
   /** Starts the playback of a new connection, superseding one still playing. */
   const serve = (sink: Sink) => {
-    const run = latest !== undefined && !latest.finished && latest.phase === "events"
-      ? latest
-      : header.sessionId.length > 0 && (latest === undefined || latest.finished) ? attachRun() : undefined
-    if (run === undefined) return sink.refuse(410, "replay: no recorded session is being replayed (create it first)")
+    const run = latest === undefined ? attachRun() : latest
+    if (run === undefined) return sink.refuse(404, "replay: create the recorded session first")
     if (run instanceof InvalidRecording) return sink.refuse(500, `replay: ${run.message}`)
+    if (run.finished) {
+      // 410: the client stops (HandshakeRejected), with why in the reason.
+      return sink.refuse(
+        410,
+        run.failure === undefined ? "replay: the recorded session has ended" : `replay: ${run.failure.message}`
+      )
+    }
+    if (run.phase !== "events") return sink.refuse(404, "replay: create the recorded session first")
     const previous = run.playing
     const fiber = options.runFork(
       Effect.zipRight(
@@ -413,18 +450,17 @@ export const make = (options: ReplayServerOptions) => {
     run.playing = fiber
   }
 
-  /** A run for a recording without a create: it starts at the first connection. */
+  /** A run for a recording without a create (of `attach`): it starts at the first connection. */
   const attachRun = (): Run | InvalidRecording | undefined => {
+    const first = Reader.open(path, options.maxLineLength ?? defaultMaxLineLength)
+    if (!("reader" in first)) return invalid(first.line, first.reason)
+    const next = first.reader.peek()
+    first.reader.close()
+    if (next._tag === "Entry" && next.entry.type === "create") return undefined
     const run = newRun()
     if (run instanceof InvalidRecording) return run
-    const first = run.reader.peek()
-    if (first._tag === "Entry" && first.entry.type !== "create") {
-      run.phase = "events"
-      return run
-    }
-    // A recording with a create: a connection before it is refused.
-    finish(run, Exit.fail(mismatch("connection", 2, "a create request first", "a connection")))
-    return undefined
+    run.phase = "events"
+    return run
   }
 
   // ---------------------------------------------------------------------------
@@ -434,6 +470,7 @@ export const make = (options: ReplayServerOptions) => {
   const wsSink = (request: Http.IncomingMessage, socket: NodeStream.Duplex, head: Buffer, byQuery: boolean): Sink => {
     let ws: WebSocket | undefined
     let goneNow = false
+    const flushing = new Flushing()
     const goneSignal = Deferred.unsafeMake<void>(FiberId.none)
     const markGone = () => {
       goneNow = true
@@ -502,21 +539,22 @@ export const make = (options: ReplayServerOptions) => {
       reset: () => (ws === undefined ? socket.destroy() : ws.terminate()),
       send: (entry) => {
         if (ws === undefined || ws.readyState !== ws.OPEN) return
-        if ("text" in entry) ws.send(entry.text)
-        else if ("base64" in entry) ws.send(Buffer.from(entry.base64, "base64"))
-        else ws.send(Format.eventToFrame(dialect.framing, entry.event, entry.data))
+        if ("text" in entry) ws.send(entry.text, flushing.write())
+        else if ("base64" in entry) ws.send(Buffer.from(entry.base64, "base64"), flushing.write())
+        else ws.send(Format.eventToFrame(dialect.framing, entry.event, entry.data), flushing.write())
       },
       tooLarge: (size) => {
-        if (ws !== undefined && ws.readyState === ws.OPEN) ws.send(padFrame(dialect.framing, size))
+        if (ws !== undefined && ws.readyState === ws.OPEN) ws.send(padFrame(dialect.framing, size), flushing.write())
       },
       alive: () => {},
-      close: (code, reason) => {
-        if (ws === undefined) return void socket.destroy()
-        if (code === 1005) return ws.close()
-        ws.close(code, closeReason(reason))
-      },
-      drop: () => (ws === undefined ? socket.destroy() : ws.terminate()),
-      endStream: () => (ws === undefined ? socket.destroy() : ws.close(1000)),
+      close: (code, reason) =>
+        flushing.then(() => {
+          if (ws === undefined) return void socket.destroy()
+          if (code === 1005) return ws.close()
+          ws.close(code, closeReason(reason))
+        }),
+      drop: () => flushing.then(() => (ws === undefined ? socket.destroy() : ws.terminate())),
+      endStream: () => flushing.then(() => (ws === undefined ? socket.destroy() : ws.close(1000))),
       gone: Deferred.await(goneSignal)
     }
   }
@@ -556,13 +594,14 @@ export const make = (options: ReplayServerOptions) => {
 
   const sseSink = (response: Http.ServerResponse): Sink => {
     let opened = false
+    const flushing = new Flushing()
     const goneSignal = Deferred.unsafeMake<void>(FiberId.none)
     response.once("close", () => {
       sseResponses.delete(response)
       Deferred.unsafeDone(goneSignal, Exit.void)
     })
     const write = (text: string) => {
-      if (opened && !response.destroyed && !response.writableEnded) response.write(text)
+      if (opened && !response.destroyed && !response.writableEnded) response.write(text, flushing.write())
     }
     return {
       accept: () =>
@@ -587,9 +626,9 @@ export const make = (options: ReplayServerOptions) => {
       },
       tooLarge: (size) => write(sseEvent("thoughts_and_memories", "x".repeat(size))),
       alive: () => write(":\n\n"),
-      close: () => (opened ? void response.end() : void response.destroy()),
-      drop: () => void response.destroy(),
-      endStream: () => void response.end(),
+      close: () => flushing.then(() => (opened ? void response.end() : void response.destroy())),
+      drop: () => flushing.then(() => void response.destroy()),
+      endStream: () => flushing.then(() => void response.end()),
       gone: Deferred.await(goneSignal)
     }
   }
