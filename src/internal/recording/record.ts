@@ -290,6 +290,8 @@ export const make = (
     /** The tap of one connection: its attempts get the recording's connection numbers. */
     const tapFor = (): ChannelTap => {
       const numbers = new Map<number, number>()
+      /** When each connection's last `alive` line was noted: at most one a second. */
+      const aliveAt = new Map<number, number>()
       const conn = (local: number) => numbers.get(local) ?? 0
       return {
         started: (info) => {
@@ -314,7 +316,13 @@ export const make = (
         },
         namedEvent: (local, event, data) => push({ type: "frame", t: now(), conn: conn(local), event, data }),
         tooLarge: (local, size) => push({ type: "too-large", t: now(), conn: conn(local), size }),
-        alive: (local) => push({ type: "alive", t: now(), conn: conn(local) }),
+        alive: (local) => {
+          const t = now()
+          const last = aliveAt.get(local)
+          if (last !== undefined && t - last < 1000) return
+          aliveAt.set(local, t)
+          push({ type: "alive", t, conn: conn(local) })
+        },
         sent: (local, data, result) =>
           push({ type: "answer", t: now(), conn: conn(local), data, result: resultEntry(result) }),
         ended: (local, opened, exit) =>
