@@ -29,6 +29,8 @@
  * ```ts
  * import { Replay } from "effect-agent-session/simulator"
  * import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
  *
  * const program = Effect.gen(function*() {
  *   const replay = yield* Replay.make({ path: "session.jsonl", speed: 10 })
@@ -43,12 +45,18 @@
 import * as Http from "node:http"
 import type * as NodeStream from "node:stream"
 import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Dialect from "../Dialect.js"
 import { InvalidRecording, type ReplayError } from "../Errors.js"
 import type * as Format from "../internal/recording/format.js"
@@ -118,6 +126,11 @@ export interface Service {
   readonly result: Effect.Effect<Report, ReplayError>
   /** The runs started so far. */
   readonly runs: Effect.Effect<number>
+  /**
+   * The end of every run from now on, as it ends: its report, or the error that ended it (the
+   * last 16 kept for a slow reader).
+   */
+  readonly ends: Stream.Stream<Either.Either<Report, ReplayError>>
 }
 
 /**
@@ -153,7 +166,9 @@ export const make = (
     const accountKey = options.accountKey ?? "sim-account-key"
     const speed = options.speed !== undefined && options.speed > 0 ? options.speed : 1
     const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
+    const ends = yield* PubSub.sliding<Exit.Exit<Report, ReplayError>>(16)
     const replay = Internal.make({
+      onRunEnd: (exit) => void runFork(PubSub.publish(ends, exit)),
       path,
       header,
       accountKey,
@@ -204,7 +219,16 @@ export const make = (
       dialect: header.dialect,
       header,
       result: replay.result,
-      runs: replay.runs
+      runs: replay.runs,
+      ends: Stream.map(Stream.fromPubSub(ends), (exit) =>
+        Exit.match(exit, {
+          onSuccess: Either.right,
+          onFailure: (cause) =>
+            Either.left(Option.getOrElse(
+              Cause.failureOption(cause),
+              (): ReplayError => new InvalidRecording({ path, line: 0, reason: "the run ended without a reason" })
+            ))
+        }))
     })
   })
 

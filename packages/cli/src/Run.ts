@@ -24,6 +24,7 @@ import { SessionId, SessionInfo } from "effect-agent-session/Session"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
+import * as Record from "./Record.js"
 import * as Render from "./Render.js"
 
 /**
@@ -60,6 +61,7 @@ export const runOptions = {
     ),
     Options.optional
   ),
+  record: Record.recordOption,
   ...CliConfig.connectionOptions
 }
 
@@ -80,6 +82,8 @@ export interface RunFlags extends CliConfig.ConnectionFlags {
   readonly json: boolean
   readonly metrics: boolean
   readonly maxReconnects: Option.Option<number>
+  /** `--record FILE`: the session recorded to this file. */
+  readonly record: Option.Option<string>
 }
 
 /**
@@ -267,6 +271,7 @@ export const runSession = (
           message: `no API key: set ${CliConfig.Env.apiKey} (or ${CliConfig.Env.agentKey}), or pass --api-key / --agent-key`
         })
       }
+      yield* Record.check(flags.record)
       const connection = yield* CliConfig.resolve({ ...flags, apiKey: apiKey })
       dialect = Option.some(connection.dialect)
       const agent: Option.Option<Credentials.AgentKeyRef> = Option.map(
@@ -333,11 +338,13 @@ export const runSession = (
       )
 
       const outcome = yield* session.pipe(
-        Effect.provide(
+        Effect.ensuring(Record.finish(env.sink)),
+        Effect.provide(Record.layer(
           NodeAgentSessions.layer(
             CliConfig.layerOptions(connection, Option.isSome(agent) ? { agents: [agent.value] } : {})
-          )
-        )
+          ),
+          flags.record
+        ))
       )
       yield* reporter.outcome(outcome, progress)
       yield* printMetrics

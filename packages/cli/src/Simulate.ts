@@ -9,11 +9,13 @@ import * as Options from "@effect/cli/Options"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Dialect from "effect-agent-session/Dialect"
 import { Simulator } from "effect-agent-session/simulator"
 import * as CliConfig from "./Config.js"
 import { CliExit, ExitCode } from "./ExitCode.js"
 import * as Render from "./Render.js"
+import * as ServeReplay from "./ServeReplay.js"
 
 /**
  * The flags of `simulate`.
@@ -54,7 +56,17 @@ export const simulateOptions = {
     ),
     Options.repeated
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object"))
+  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object")),
+  replay: Options.text("replay").pipe(
+    Options.withDescription(
+      "Serve this recorded session (run --record) instead of the scripted agent, in its recorded dialect, over WebSocket and SSE"
+    ),
+    Options.optional
+  ),
+  speed: Options.float("speed").pipe(
+    Options.withDescription("With --replay: the recorded delays divided by this (10: ten times faster)"),
+    Options.withDefault(1)
+  )
 }
 
 const positive = (name: string, text: string): Either.Either<number, string> => {
@@ -168,8 +180,13 @@ export const simulate = (flags: {
   readonly accountKey: string
   readonly fault: ReadonlyArray<string>
   readonly json: boolean
+  readonly replay?: Option.Option<string> | undefined
+  readonly speed?: number | undefined
 }, sink: Render.Sink = Render.processSink): Effect.Effect<void, CliExit> =>
   Effect.gen(function*() {
+    if (flags.replay !== undefined && Option.isSome(flags.replay)) {
+      return yield* ServeReplay.serve({ ...flags, path: flags.replay.value, speed: flags.speed ?? 1 }, sink)
+    }
     const faults = parseFaults(flags.fault)
     if (Either.isLeft(faults)) {
       sink.err(`error: ${faults.left}\n`)

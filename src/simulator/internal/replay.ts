@@ -45,6 +45,8 @@ export interface ReplayServerOptions {
   readonly runFork: RunFork
   readonly limits: Body.BodyLimits
   readonly maxClientFrameBytes: number
+  /** Told of every run's end. */
+  readonly onRunEnd: (exit: Exit.Exit<Report, ReplayError>) => void
 }
 
 /** What a run did. */
@@ -157,15 +159,14 @@ export const make = (options: ReplayServerOptions) => {
     run.finished = true
     run.reader.close()
     if (Exit.isFailure(exit) && exit.cause._tag === "Fail") run.failure = exit.cause.error
-    Deferred.unsafeDone(
-      run.result,
-      Exit.map(exit, () => ({
-        sessionId: header.sessionId,
-        connections: run.connections,
-        frames: run.frames,
-        answers: run.answers
-      }))
-    )
+    const ended = Exit.map(exit, (): Report => ({
+      sessionId: header.sessionId,
+      connections: run.connections,
+      frames: run.frames,
+      answers: run.answers
+    }))
+    Deferred.unsafeDone(run.result, ended)
+    options.onRunEnd(ended)
   }
 
   const newRun = (): Run | InvalidRecording => {
