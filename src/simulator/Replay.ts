@@ -15,7 +15,8 @@
  *   end of the SSE response, or, when the client ended it (after `complete`, an idle time-out),
  *   held until the client closes (at most `holdTimeout`). A frame recorded over one transport is
  *   served over the other in the dialect's framing. A newer connection supersedes one still
- *   playing.
+ *   playing (closed with 4000). With the message handshake, the first message is checked before
+ *   a recorded connection is used; a refusal recorded at the upgrade is then a close (1008, 1011).
  * - **Answers.** Where the recording has an answer, the client's (WebSocket frame or SSE
  *   `POST {sse.egressPath}`) must be the same, within `answerTimeout`; else the connection is
  *   closed with 1008 and a reason that says so, and the run fails with `ReplayMismatch`.

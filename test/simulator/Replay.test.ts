@@ -5,7 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
+import * as Stream from "effect/Stream"
+import { WebSocket } from "ws"
+import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
 import { Replay } from "../../src/simulator/index.js"
 import { answerData, header, request, session, sessionId, writeRecording } from "../recording/helpers.js"
 
@@ -86,37 +88,39 @@ describe("simulator Replay", () => {
       assert.strictEqual((yield* replay.result).answers, 1)
     }).pipe(Effect.scoped))
 
-  it.live("recorded ends are served again: a 503 at the upgrade, a close 4000, a refused key", () =>
-    Effect.gen(function*() {
-      const frame = (t: number, conn: number, event: string, data: unknown) => ({ type: "frame", t, conn, text: JSON.stringify({ event, data }) })
-      const path = writeRecording([
-        header(),
-        { type: "create", t: 0, request },
-        { type: "created", t: 1, session: { session_id: sessionId } },
-        { type: "connect", t: 2, conn: 1 },
-        { type: "close", t: 3, conn: 1, opened: false, outcome: { _tag: "Retry", cause: "upgrade refused with HTTP 503" } },
-        { type: "connect", t: 300, conn: 2 },
-        { type: "open", t: 301, conn: 2 },
-        frame(302, 2, "started", { sessionId, start_url: request.start_url }),
-        { type: "close", t: 303, conn: 2, opened: true, outcome: { _tag: "Retry", cause: "closed with code 4000: superseded" } },
-        { type: "connect", t: 600, conn: 3 },
-        { type: "close", t: 601, conn: 3, opened: false, outcome: { _tag: "Fatal", reason: "handshake-rejected", error: { _tag: "HandshakeRejected", code: 401, reason: "invalid API key" } } },
-        { type: "end", t: 602, reason: "handshake-rejected" }
-      ])
-      const replay = yield* Replay.make({ path, speed: Infinity })
-      // The query handshake of the observed dialect would be refused before the upgrade; the
-      // documented one (message) opens first.
-      const states: Array<string> = []
-      const error = yield* Effect.flip(
-        AgentSessions.run(request, { onEvent: (event) => Effect.sync(() => void states.push(event._tag)) }).pipe(
-          Effect.provide(sdk(replay))
+  for (const [dialect, refusal] of [[Dialect.observed, 401], [Dialect.documented, 1008]] as const) {
+    it.live(`recorded ends are served again (${dialect.name}): a 503 at the upgrade, a close 4000, a refused key (${refusal})`, () =>
+      Effect.gen(function*() {
+        const frame = (t: number, conn: number, event: string, data: unknown) => ({ type: "frame", t, conn, text: JSON.stringify({ event, data }) })
+        const path = writeRecording([
+          header({ dialect }),
+          { type: "create", t: 0, request },
+          { type: "created", t: 1, session: { session_id: sessionId } },
+          { type: "connect", t: 2, conn: 1 },
+          { type: "close", t: 3, conn: 1, opened: false, outcome: { _tag: "Retry", cause: "upgrade refused with HTTP 503" } },
+          { type: "connect", t: 300, conn: 2 },
+          { type: "open", t: 301, conn: 2 },
+          frame(302, 2, "started", { sessionId, start_url: request.start_url }),
+          { type: "close", t: 303, conn: 2, opened: true, outcome: { _tag: "Retry", cause: "closed with code 4000: superseded" } },
+          { type: "connect", t: 600, conn: 3 },
+          { type: "close", t: 601, conn: 3, opened: false, outcome: { _tag: "Fatal", reason: "handshake-rejected", error: { _tag: "HandshakeRejected", code: 401, reason: "invalid API key" } } },
+          { type: "end", t: 602, reason: "handshake-rejected" }
+        ])
+        const replay = yield* Replay.make({ path, speed: Infinity })
+        const seen: Array<string> = []
+        const error = yield* Effect.flip(
+          AgentSessions.run(request, { onEvent: (event) => Effect.sync(() => void seen.push(event._tag)) }).pipe(
+            Effect.provide(sdk(replay))
+          )
         )
-      )
-      assert.strictEqual(error._tag, "HandshakeRejected")
-      if (error._tag === "HandshakeRejected") assert.strictEqual(error.code, 401)
-      assert.deepStrictEqual(states, ["Started"])
-      assert.deepStrictEqual(yield* replay.result, { sessionId, connections: 3, frames: 1, answers: 0 })
-    }).pipe(Effect.scoped))
+        // With the query handshake a refusal is the recorded HTTP status at the upgrade; with the
+        // message handshake the socket is open before the key is checked: a close (1008).
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        if (error._tag === "HandshakeRejected") assert.strictEqual(error.code, refusal)
+        assert.deepStrictEqual(seen, ["Started"])
+        assert.deepStrictEqual(yield* replay.result, { sessionId, connections: 3, frames: 1, answers: 0 })
+      }).pipe(Effect.scoped))
+  }
 
   it.live("speed divides the recorded delays: a 30 s recording served at 1000x", () =>
     Effect.gen(function*() {
@@ -137,6 +141,32 @@ describe("simulator Replay", () => {
         runApp().pipe(Effect.provide(NodeAgentSessions.layer({ apiKey: "wrong", baseUrl: replay.baseUrl, dialect: Dialect.observed })))
       )
       assert.strictEqual(refused._tag, "Unauthorized")
+    }).pipe(Effect.scoped))
+
+  it.live("a handshake with the wrong key is refused (1008) and uses none of the recording", () =>
+    Effect.gen(function*() {
+      const replay = yield* Replay.make({ path: writeRecording(session()), speed: Infinity })
+      const outcome = yield* Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const created = yield* api.createSession(request)
+        // A stranger opens the channel first, with the wrong key.
+        const code = yield* Effect.async<number>((resume) => {
+          const ws = new WebSocket(`${replay.wsUrl}/v1/connect`)
+          ws.on("open", () => ws.send(JSON.stringify({ apiKey: "wrong", sessionId: created.session_id })))
+          ws.on("close", (closed) => resume(Effect.succeed(closed)))
+        })
+        assert.strictEqual(code, 1008)
+        return yield* Effect.scoped(Effect.flatMap(AgentSessions.attach(created, 3), (running) =>
+          Effect.zipRight(
+            Stream.runForEach(
+              Stream.filter(running.events, (event) => event._tag === "ExternalResourceRequested"),
+              (event) => event._tag === "ExternalResourceRequested" ? running.respond(event, Answer.grant("jane@example.com")) : Effect.void
+            ),
+            running.outcome
+          )))
+      }).pipe(Effect.provide(sdk(replay)))
+      assert.strictEqual(outcome.response, "Mon-Fri 9-17")
+      assert.strictEqual((yield* replay.result).connections, 2)
     }).pipe(Effect.scoped))
 
   it.live("a file that is not a recording fails make with InvalidRecording", () =>

@@ -96,6 +96,7 @@ class Run {
   readonly pending: Array<Format.AnswerData> = []
   waiter: (() => void) | undefined = undefined
   playing: Fiber.RuntimeFiber<void> | undefined = undefined
+  sink: Sink | undefined = undefined
   constructor(readonly reader: Reader, readonly result: Deferred.Deferred<Report, ReplayError>) {}
 }
 
@@ -442,13 +443,18 @@ export const make = (options: ReplayServerOptions) => {
     }
     if (run.phase !== "events") return sink.refuse(404, "replay: create the recorded session first")
     const previous = run.playing
-    const fiber = options.runFork(
+    const previousSink = run.sink
+    run.sink = sink
+    run.playing = options.runFork(
       Effect.zipRight(
         previous === undefined ? Effect.void : Fiber.interrupt(previous),
-        Effect.raceFirst(play(run, sink), sink.gone)
+        Effect.zipRight(
+          // A newer connection supersedes the one still playing, which is closed (4000).
+          Effect.sync(() => previousSink?.close(4000, "superseded by a newer connection")),
+          Effect.raceFirst(play(run, sink), sink.gone)
+        )
       )
     )
-    run.playing = fiber
   }
 
   /** A run for a recording without a create (of `attach`): it starts at the first connection. */
@@ -468,7 +474,11 @@ export const make = (options: ReplayServerOptions) => {
   // WebSocket
   // ---------------------------------------------------------------------------
 
-  const wsSink = (request: Http.IncomingMessage, socket: NodeStream.Duplex, head: Buffer, byQuery: boolean): Sink => {
+  /**
+   * A WebSocket connection: not upgraded yet (the query handshake, checked before the upgrade),
+   * or already open and authenticated by its first message (the message handshake).
+   */
+  const wsSink = (socket: NodeStream.Duplex, upgrade: Effect.Effect<WebSocket> | WebSocket): Sink => {
     let ws: WebSocket | undefined
     let goneNow = false
     const flushing = new Flushing()
@@ -478,28 +488,8 @@ export const make = (options: ReplayServerOptions) => {
       Deferred.unsafeDone(goneSignal, Exit.void)
     }
     socket.once("close", markGone)
-    const handshake = (open: WebSocket): Effect.Effect<boolean> =>
-      Effect.async<boolean>((resume) => {
-        const timer = setTimeout(() => {
-          open.close(1008, "handshake timeout")
-          resume(Effect.succeed(false))
-        }, 5_000)
-        open.once("message", (data) => {
-          clearTimeout(timer)
-          const frame = Wire.decodeClientFrame(String(data))
-          if (Either.isLeft(frame) || frame.right._tag !== "Handshake") {
-            open.close(1008, "expected the handshake {apiKey, sessionId}")
-            return resume(Effect.succeed(false))
-          }
-          if (frame.right.apiKey !== options.accountKey || frame.right.sessionId !== header.sessionId) {
-            open.close(1008, frame.right.apiKey !== options.accountKey ? "invalid API key" : "no such session")
-            return resume(Effect.succeed(false))
-          }
-          resume(Effect.succeed(true))
-        })
-        return Effect.sync(() => clearTimeout(timer))
-      })
     const listen = (open: WebSocket) => {
+      ws = open
       open.on("error", () => open.terminate())
       open.once("close", markGone)
       open.on("message", (data) => {
@@ -507,28 +497,19 @@ export const make = (options: ReplayServerOptions) => {
         if (Either.isRight(frame) && frame.right._tag === "Answer") answered(frame.right.data)
       })
     }
+    if (!Effect.isEffect(upgrade)) listen(upgrade)
     return {
       accept: () =>
         Effect.suspend(() => {
-          if (goneNow || ws !== undefined) return Effect.succeed(ws !== undefined)
-          return Effect.flatMap(
-            Effect.async<WebSocket>((resume) => {
-              wss.handleUpgrade(request, socket, head, (open) => resume(Effect.succeed(open)))
-            }),
-            (open) => {
-              ws = open
-              // The message handshake comes first: answers are read after it.
-              if (byQuery) {
-                listen(open)
-                return Effect.succeed(true)
-              }
-              open.once("close", markGone)
-              return Effect.tap(handshake(open), (accepted) => Effect.sync(() => (accepted ? listen(open) : undefined)))
-            }
-          )
+          if (goneNow || ws !== undefined || !Effect.isEffect(upgrade)) return Effect.succeed(ws !== undefined && !goneNow)
+          return Effect.map(upgrade, (open) => {
+            listen(open)
+            return true
+          })
         }),
+      // Already open (the message handshake): a refusal recorded at the upgrade is a close.
       refuse: (status, reason) => {
-        if (ws !== undefined) return ws.close(1008, closeReason(reason))
+        if (ws !== undefined) return ws.close(status === 401 || status === 403 || status === 410 ? 1008 : 1011, closeReason(reason))
         const body = JSON.stringify({ _tag: "Replay", error: reason })
         if (!socket.writable) return void socket.destroy()
         socket.end(
@@ -560,6 +541,22 @@ export const make = (options: ReplayServerOptions) => {
     }
   }
 
+  /** The message handshake: the first text frame is `{ apiKey, sessionId }` (within 5 s). */
+  const awaitHandshake = (ws: WebSocket, accepted: () => void): void => {
+    const timer = setTimeout(() => ws.close(1008, "handshake timeout"), 5_000)
+    ws.once("close", () => clearTimeout(timer))
+    ws.once("message", (data) => {
+      clearTimeout(timer)
+      const frame = Wire.decodeClientFrame(String(data), { maxFrameSize: options.maxClientFrameBytes })
+      if (Either.isLeft(frame) || frame.right._tag !== "Handshake") {
+        return ws.close(1008, "expected the handshake {apiKey, sessionId}")
+      }
+      if (frame.right.apiKey !== options.accountKey) return ws.close(1008, "invalid API key")
+      if (frame.right.sessionId !== header.sessionId) return ws.close(1008, "no such session")
+      accepted()
+    })
+  }
+
   const refuseUpgrade = (socket: NodeStream.Duplex, error: Parameters<typeof errorResponse>[0]) => {
     const { body, status } = errorResponse(error)
     if (!socket.writable) return void socket.destroy()
@@ -579,11 +576,19 @@ export const make = (options: ReplayServerOptions) => {
     const sessionId = url.searchParams.get("sessionId")
     const apiKey = url.searchParams.get("apiKey")
     const byQuery = dialect.handshake === "query" || (dialect.handshake === "both" && sessionId !== null && apiKey !== null)
-    if (byQuery) {
-      if (apiKey !== options.accountKey) return refuseUpgrade(socket, new ServiceApi.ApiUnauthorized({ error: "invalid API key" }))
-      if (sessionId !== header.sessionId) return refuseUpgrade(socket, new ServiceApi.ApiNotFound({ error: "no such session" }))
+    if (!byQuery) {
+      // Authenticated by its first message before it is given a recorded connection.
+      return wss.handleUpgrade(request, socket, head, (ws) => {
+        ws.on("error", () => ws.terminate())
+        awaitHandshake(ws, () => serve(wsSink(socket, ws)))
+      })
     }
-    serve(wsSink(request, socket, head, byQuery))
+    if (apiKey !== options.accountKey) return refuseUpgrade(socket, new ServiceApi.ApiUnauthorized({ error: "invalid API key" }))
+    if (sessionId !== header.sessionId) return refuseUpgrade(socket, new ServiceApi.ApiNotFound({ error: "no such session" }))
+    serve(wsSink(
+      socket,
+      Effect.async<WebSocket>((resume) => wss.handleUpgrade(request, socket, head, (ws) => resume(Effect.succeed(ws))))
+    ))
   }
 
   // ---------------------------------------------------------------------------
