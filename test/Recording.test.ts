@@ -160,50 +160,41 @@ describe("Recording", () => {
       assert.strictEqual(yield* sim.httpRequests, 0)
     }).pipe(Effect.scoped))
 
-  it.live("a write that fails stops the recording with RecordingFailed; the session goes on to its outcome", () =>
-    Effect.gen(function*() {
-      const sim = yield* Simulator.make({ accountKey: key, scenario: { actions: 3, ask: "none", frameDelay: "1 millis" } })
-      const logs: Array<string> = []
-      const outcome = yield* Effect.gen(function*() {
-        const outcome = yield* AgentSessions.run(request)
-        const flushed = yield* Effect.flip(Recording.flush)
-        return { outcome, flushed }
-      }).pipe(
-        Effect.provide(
-          NodeAgentSessions.layer({ apiKey: key, baseUrl: sim.baseUrl }).pipe(
-            Recording.record({ path: tempPath("broken.jsonl") }),
-            Layer.provide(brokenFiles(Effect.fail(noSpace)))
-          )
-        ),
-        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logs.push(String(message)))))
-      )
-      assert.strictEqual(outcome.outcome.actions, 3)
-      assert.strictEqual(outcome.flushed._tag, "RecordingFailed")
-      assert.include(outcome.flushed.message, "ENOSPC: no space left on device")
-      assert.notInclude(outcome.flushed.message, key)
-      assert.isTrue(logs.some((line) => line.includes("is incomplete")), logs.join("\n"))
-    }).pipe(Effect.scoped))
-
-  it.live("a writer that falls bufferSize bytes behind stops the recording; the session is never slowed", () =>
+  /** A session on a disk whose writes fail or stall: its outcome, and what `flush` says. */
+  const onBrokenDisk = (write: Effect.Effect<void, PlatformError.PlatformError>, bufferSize?: number) =>
     Effect.gen(function*() {
       const sim = yield* Simulator.make({ accountKey: key, scenario: { actions: 5, ask: "none", frameDelay: "1 millis" } })
-      const result = yield* Effect.gen(function*() {
-        const outcome = yield* AgentSessions.run(request)
-        const flushed = yield* Effect.flip(Recording.flush)
-        return { outcome, flushed }
-      }).pipe(
+      return yield* Effect.zip(AgentSessions.run(request), Effect.flip(Recording.flush)).pipe(
         Effect.provide(
           NodeAgentSessions.layer({ apiKey: key, baseUrl: sim.baseUrl }).pipe(
-            Recording.record({ path: tempPath("stalled.jsonl"), bufferSize: 2048 }),
-            // A disk that never finishes a write.
-            Layer.provide(brokenFiles(Effect.never))
+            Recording.record({ path: tempPath("broken.jsonl"), bufferSize }),
+            Layer.provide(brokenFiles(write))
           )
         )
       )
-      assert.strictEqual(result.outcome.actions, 5)
-      assert.strictEqual(result.flushed._tag, "RecordingFailed")
-      assert.include(result.flushed.message, "fell behind the session by more than 2048 bytes")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+
+  it.live("a write that fails stops the recording with RecordingFailed; the session goes on to its outcome", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const [outcome, flushed] = yield* onBrokenDisk(Effect.fail(noSpace)).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logs.push(String(message)))))
+      )
+      assert.strictEqual(outcome.actions, 5)
+      assert.strictEqual(flushed._tag, "RecordingFailed")
+      assert.include(flushed.message, "ENOSPC: no space left on device")
+      assert.notInclude(flushed.message, key)
+      assert.isTrue(logs.some((line) => line.includes("is incomplete")), logs.join("\n"))
+    }))
+
+  it.live("a writer that falls bufferSize bytes behind stops the recording; the session is never slowed", () =>
+    Effect.gen(function*() {
+      // A disk that never finishes a write.
+      const [outcome, flushed] = yield* onBrokenDisk(Effect.never, 2048)
+      assert.strictEqual(outcome.actions, 5)
+      assert.strictEqual(flushed._tag, "RecordingFailed")
+      assert.include(flushed.message, "fell behind the session by more than 2048 bytes")
+    }))
 
   it.live("only the first session is recorded", () =>
     Effect.gen(function*() {

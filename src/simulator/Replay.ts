@@ -45,7 +45,7 @@ import * as Exit from "effect/Exit"
  */
 import * as Http from "node:http"
 import type * as NodeStream from "node:stream"
-import * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -62,8 +62,9 @@ import type * as Dialect from "../Dialect.js"
 import { InvalidRecording, type ReplayError } from "../Errors.js"
 import type * as Format from "../internal/recording/format.js"
 import { defaultMaxLineLength, Reader } from "../internal/recording/reader.js"
+import * as Listen from "./internal/listen.js"
 import * as Internal from "./internal/replay.js"
-import { defaultLimits } from "./Simulator.js"
+import { defaultLimits, type Service as SimulatorService } from "./Simulator.js"
 
 /**
  * Options of {@link make}.
@@ -112,13 +113,7 @@ export interface Report {
  * @since 0.2.0
  * @category models
  */
-export interface Service {
-  /** `http://127.0.0.1:PORT` */
-  readonly baseUrl: string
-  /** `ws://127.0.0.1:PORT` */
-  readonly wsUrl: string
-  readonly port: number
-  readonly accountKey: string
+export interface Service extends Pick<SimulatorService, "baseUrl" | "wsUrl" | "port" | "accountKey"> {
   /** The recorded dialect, which the replay speaks. */
   readonly dialect: Dialect.Dialect
   /** The recording's header. */
@@ -186,31 +181,13 @@ export const make = (
       },
       maxClientFrameBytes: defaultLimits.maxClientFrameBytes
     })
-    const server = yield* Effect.acquireRelease(
-      Effect.sync(() => Http.createServer()),
-      (server) =>
-        Effect.zipRight(
-          replay.close,
-          Effect.async<void>((resume) => {
-            server.closeAllConnections()
-            if (!server.listening) return resume(Effect.void)
-            server.close(() => resume(Effect.void))
-          })
-        )
-    )
-    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
-      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
-      server.once("error", onError)
-      server.listen({ port: options.port ?? 0, host }, () => {
-        server.off("error", onError)
-        resume(Effect.void)
-      })
-    })
+    const server = yield* Listen.scoped(() => Http.createServer())
+    // The channels close first (upgraded sockets are not the server's to close).
+    yield* Effect.addFinalizer(() => replay.close)
+    const port = yield* Listen.listen(server, options.port ?? 0, host)
     server.on("request", replay.onRequest)
     server.on("upgrade", replay.onUpgrade)
     server.on("clientError", (_error: Error, socket: NodeStream.Duplex) => socket.destroy())
-    const address = server.address()
-    const port = address !== null && typeof address === "object" ? address.port : (options.port ?? 0)
     const hostname = hostForUrl(host)
     return Replay.of({
       baseUrl: `http://${hostname}:${port}`,

@@ -24,6 +24,7 @@ import { AgentSessionError, RecordingFailed } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
+import { decodeUtf8 } from "../json.js"
 import type { SendFailure } from "../channel/transport.js"
 import { version } from "../version.js"
 import * as Format from "./format.js"
@@ -84,16 +85,6 @@ const resultEntry = (result: "confirmed" | "written" | SendFailure): Format.Answ
 
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
-
-/** The text of UTF-8 bytes, or undefined when they are not UTF-8. */
-const utf8 = (bytes: Uint8Array): string | undefined => {
-  try {
-    return strictUtf8.decode(bytes)
-  } catch {
-    return undefined
-  }
-}
 
 /** The size an entry counts for in the queue's bound. */
 const sizeOf = (entry: Format.Entry): number => {
@@ -307,7 +298,7 @@ export const make = (
         frame: (local, data) => {
           // A binary frame of UTF-8 text is kept as text (the SDK decodes both alike), so that
           // it is scrubbed like any other; other bytes as base64.
-          const text = typeof data === "string" ? data : utf8(data)
+          const text = typeof data === "string" ? data : decodeUtf8(data)
           push(
             text !== undefined
               ? { type: "frame", t: now(), conn: conn(local), text }
