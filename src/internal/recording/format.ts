@@ -369,6 +369,9 @@ export class LineSplitter {
 const secretMember =
   /("(?:x[-_]?)?api[-_]?key"|"(?:proxy-)?authorization")(\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[^,}\]\s]*|true|false|null)/gi
 
+/** Whether text may hold a key-named member. */
+const mentionsKey = /api[-_]?key|authorization/i
+
 /** A key-bearing query parameter of an address. */
 const secretParameter = /([?&](?:apiKey|api_key|apikey|key|token|access_token)=)[^&#"\s]*/gi
 
@@ -388,10 +391,11 @@ export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
   for (const secret of secrets) {
     if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join(REDACTED)
   }
-  return out.replace(secretMember, `$1$2"${REDACTED}"`).replace(secretParameter, `$1${REDACTED}`).replace(
-    bearer,
-    `$1${REDACTED}`
-  )
+  // Each replacement only where its cheap sign is present (most frames have none).
+  if (mentionsKey.test(out)) out = out.replace(secretMember, `$1$2"${REDACTED}"`)
+  if (out.includes("=")) out = out.replace(secretParameter, `$1${REDACTED}`)
+  if (out.includes("Bearer")) out = out.replace(bearer, `$1${REDACTED}`)
+  return out
 }
 
 /** A value with every string scrubbed ({@link scrub}) and every key-named member redacted. */
