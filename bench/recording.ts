@@ -47,7 +47,10 @@ const program = Effect.gen(function*() {
         keepEvents: false
       }).pipe(
         Effect.tap(() => Effect.sync(() => void (outcomeAt = performance.now() - started))),
-        Effect.tap(() => (record ? Recording.flush : Effect.void)),
+        Effect.tap(() =>
+          Effect.flatMap(Effect.serviceOption(Recording.Recorder), (recorder) =>
+            recorder._tag === "Some" ? recorder.value.flush : Effect.void)
+        ),
         Effect.provide(record ? sdk.pipe(Recording.record({ path }), Layer.provide(NodeFileSystem.layer)) : sdk)
       )
       return { outcome: outcomeAt, flushed: performance.now() - started }
