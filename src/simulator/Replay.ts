@@ -64,7 +64,7 @@ import type * as Format from "../internal/recording/format.js"
 import { defaultMaxLineLength, Reader } from "../internal/recording/reader.js"
 import * as Listen from "./internal/listen.js"
 import * as Internal from "./internal/replay.js"
-import { defaultLimits, type Service as SimulatorService } from "./Simulator.js"
+import { defaultAccountKey, defaultLimits, isLoopback, type Service as SimulatorService } from "./Simulator.js"
 
 /**
  * Options of {@link make}.
@@ -79,7 +79,10 @@ export interface Options {
   readonly port?: number | undefined
   /** The address to listen on. Default `127.0.0.1`. */
   readonly host?: string | undefined
-  /** The key clients must use (the recording holds none). Default `sim-account-key`. */
+  /**
+   * The key clients must use (the recording holds none). Default, as for the simulator:
+   * `sim-account-key` on loopback, a random key beyond it (read it from `Service.accountKey`).
+   */
   readonly accountKey?: string | undefined
   /** Recorded delays are divided by this: 1 (the default) is the recorded timing; `Infinity` sends at once. */
   readonly speed?: number | undefined
@@ -159,7 +162,7 @@ export const make = (
     opened.reader.close()
     const header = opened.header
     const host = options.host ?? "127.0.0.1"
-    const accountKey = options.accountKey ?? "sim-account-key"
+    const accountKey = Listen.accountKeyFor(host, options.accountKey, isLoopback, defaultAccountKey)
     const speed = options.speed !== undefined && options.speed > 0 ? options.speed : 1
     const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
     const ends = yield* PubSub.sliding<Exit.Exit<Report, ReplayError>>(16)

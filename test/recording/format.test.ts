@@ -179,7 +179,7 @@ describe("recording format", () => {
     const close = (outcome: Format.Outcome, opened = true): Format.CloseEntry => ({ type: "close", t: 0, conn: 1, opened, outcome })
     const retry = (cause: string, opened = true) => Format.serverEndOf(close({ _tag: "Retry", cause }, opened))
     assert.deepStrictEqual(retry("closed with code 1006"), { _tag: "Drop" })
-    assert.deepStrictEqual(retry("closed with code 4000: superseded"), { _tag: "Close", code: 4000, reason: "superseded" })
+    assert.deepStrictEqual(retry("closed with code 1011: server restart"), { _tag: "Close", code: 1011, reason: "server restart" })
     assert.deepStrictEqual(retry("upgrade refused with HTTP 503", false), { _tag: "Refuse", status: 503, reason: "upgrade refused with HTTP 503" })
     assert.deepStrictEqual(retry("event stream refused with HTTP 502", false), { _tag: "Refuse", status: 502, reason: "event stream refused with HTTP 502" })
     assert.deepStrictEqual(retry("open failed: ECONNREFUSED", false), { _tag: "Reset" })
@@ -205,6 +205,10 @@ describe("recording format", () => {
       { _tag: "TooLarge", size: 2_000_000 }
     )
     assert.deepStrictEqual(Format.serverEndOf(close({ _tag: "Interrupted" })), { _tag: "AwaitClient" })
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded", reason: "superseded" } })),
+      { _tag: "Close", code: 4000, reason: "superseded" }
+    )
   })
 
   it("a large recording is read line by line: memory held stays at one block and one line", () => {

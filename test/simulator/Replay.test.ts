@@ -89,7 +89,7 @@ describe("simulator Replay", () => {
     }).pipe(Effect.scoped))
 
   for (const [dialect, refusal] of [[Dialect.observed, 401], [Dialect.documented, 1008]] as const) {
-    it.live(`recorded ends are served again (${dialect.name}): a 503 at the upgrade, a close 4000, a refused key (${refusal})`, () =>
+    it.live(`recorded ends are served again (${dialect.name}): a 503 at the upgrade, a close 1011, a refused key (${refusal})`, () =>
       Effect.gen(function*() {
         const frame = (t: number, conn: number, event: string, data: unknown) => ({ type: "frame", t, conn, text: JSON.stringify({ event, data }) })
         const path = writeRecording([
@@ -101,7 +101,7 @@ describe("simulator Replay", () => {
           { type: "connect", t: 300, conn: 2 },
           { type: "open", t: 301, conn: 2 },
           frame(302, 2, "started", { sessionId, start_url: request.start_url }),
-          { type: "close", t: 303, conn: 2, opened: true, outcome: { _tag: "Retry", cause: "closed with code 4000: superseded" } },
+          { type: "close", t: 303, conn: 2, opened: true, outcome: { _tag: "Retry", cause: "closed with code 1011: server restart" } },
           { type: "connect", t: 600, conn: 3 },
           { type: "close", t: 601, conn: 3, opened: false, outcome: { _tag: "Fatal", reason: "handshake-rejected", error: { _tag: "HandshakeRejected", code: 401, reason: "invalid API key" } } },
           { type: "end", t: 602, reason: "handshake-rejected" }

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Recording from "effect-agent-session/Recording"
 import { Replay } from "effect-agent-session/simulator"
@@ -23,7 +24,8 @@ export interface ReplayFlags {
   readonly path: string
   readonly port: number
   readonly host: string
-  readonly accountKey: string
+  /** The key clients must use (default: as for the simulator). */
+  readonly accountKey: Option.Option<string>
   readonly speed: number
   readonly json: boolean
 }
@@ -68,7 +70,7 @@ export const serve = (flags: ReplayFlags, sink: Render.Sink): Effect.Effect<void
       path: flags.path,
       port: flags.port,
       host: flags.host,
-      accountKey: flags.accountKey,
+      ...(Option.isSome(flags.accountKey) ? { accountKey: flags.accountKey.value } : {}),
       speed: flags.speed
     }).pipe(
       Effect.catchAll((error) =>

@@ -166,6 +166,8 @@ const parseDialect = (u: unknown): Parsed<Dialect.Dialect> => {
     answerKey: (v) => oneOf(v, ["event", "type"]),
     heartbeats: (v) => typeof v === "boolean",
     costSummary: (v) => typeof v === "boolean",
+    // A choice added after version 1 was written: absent means the built-in dialects' value.
+    replaysOnReconnect: (v) => v === undefined || typeof v === "boolean",
     sse: (v) => isObject(v) && isPath(v["connectPath"]) && isString(v["egressPath"])
   })
   if (wrong !== undefined || !isObject(sse)) return no(`dialect: ${wrong ?? "sse"}`)
@@ -185,6 +187,7 @@ const parseDialect = (u: unknown): Parsed<Dialect.Dialect> => {
     answerKey: d.answerKey,
     heartbeats: d.heartbeats,
     costSummary: d.costSummary,
+    replaysOnReconnect: d.replaysOnReconnect ?? false,
     sse: { connectPath: d.sse.connectPath, egressPath: d.sse.egressPath }
   })
 }
@@ -526,6 +529,7 @@ export const serverEndOf = (close: CloseEntry): ServerEnd => {
           : { _tag: "Refuse", status: error["code"], reason }
       }
       if (error._tag === "FrameTooLarge" && typeof error["size"] === "number") return { _tag: "TooLarge", size: error["size"] }
+      if (error._tag === "Superseded") return { _tag: "Close", code: 4000, reason: isString(error["reason"]) ? error["reason"] : "superseded" }
       return { _tag: "AwaitClient" }
     }
     case "Retry": {

@@ -95,6 +95,7 @@ const eventStreamTags: ReadonlySet<string> = new Set([
   "MissingCredentials",
   "MissingAgentKey",
   "HandshakeRejected",
+  "Superseded",
   "ConnectTimeout",
   "ConnectionLost",
   "NeverConnected",
@@ -110,6 +111,7 @@ const closeReasons: ReadonlySet<string> = new Set([
   "error-event",
   "connection-lost",
   "handshake-rejected",
+  "superseded",
   "failed"
 ])
 

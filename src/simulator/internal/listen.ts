@@ -2,6 +2,7 @@
  * A Node HTTP server of the simulator (or its replay) in the current scope: listening on its
  * address, and closed with the scope (its open connections too).
  */
+import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Effect from "effect/Effect"
@@ -34,3 +35,14 @@ export const listen = (
       resume(Effect.succeed(address !== null && typeof address === "object" ? address.port : port))
     })
   })
+
+/**
+ * The account key of a server on `host` when none is given: the well-known one on loopback, a
+ * random one beyond (whoever reaches the port would otherwise be the account).
+ */
+export const accountKeyFor = (
+  host: string,
+  given: string | undefined,
+  isLoopback: (host: string) => boolean,
+  wellKnown: string
+): string => given ?? (isLoopback(host) ? wellKnown : `sim_${Crypto.randomBytes(24).toString("base64url")}`)
