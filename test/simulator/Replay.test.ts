@@ -169,6 +169,20 @@ describe("simulator Replay", () => {
       assert.strictEqual((yield* replay.result).connections, 2)
     }).pipe(Effect.scoped))
 
+  it.live("a damaged line met while serving fails the run with InvalidRecording naming it; the client is refused", () =>
+    Effect.gen(function*() {
+      const damaged = session({ drop: false }).map((line, i) => (i === 6 ? "{\"type\":\"frame\",\"t\":" : line))
+      const replay = yield* Replay.make({ path: writeRecording(damaged), speed: Infinity })
+      const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay))))
+      assert.strictEqual(error._tag, "HandshakeRejected")
+      const failure = yield* Effect.flip(replay.result)
+      assert.strictEqual(failure._tag, "InvalidRecording")
+      if (failure._tag === "InvalidRecording") {
+        assert.strictEqual(failure.line, 7)
+        assert.strictEqual(failure.reason, "not JSON")
+      }
+    }).pipe(Effect.scoped))
+
   it.live("a file that is not a recording fails make with InvalidRecording", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Replay.make({ path: writeRecording([{ har: { log: {} } }]) }))
