@@ -794,6 +794,98 @@ export class SessionEndedWithoutComplete
 }
 
 // ---------------------------------------------------------------------------
+// Recorded sessions (issue 23): `Recording`, `AgentSessionsTest.replay`, `Replay` (simulator)
+// ---------------------------------------------------------------------------
+
+/**
+ * A recording could not be written: its file could not be opened or written, or the writer fell
+ * more than `bufferSize` bytes behind the session. The session itself went on: the recording
+ * stops, and `Recorder.flush` (and the layer, when the file cannot be opened) fails with this.
+ * @since 0.2.0
+ * @category errors
+ */
+export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect-agent-session/RecordingFailed")(
+  "RecordingFailed",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** What failed, keys removed. */
+    message: Schema.String,
+    /** The records written to the file before it failed. */
+    written: Schema.JsonNumber
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A recording that cannot be replayed: not a recording of this SDK (no header, another format, a
+ * newer version), or a line that is not valid (not JSON, a field of the wrong type, longer than
+ * the largest line read, the file ends before the session did). `line` names it (1-based).
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
+  "InvalidRecording",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
+    line: Schema.JsonNumber,
+    /** What is wrong with it. */
+    reason: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.path}${this.line > 0 ? `:${this.line}` : ""}: ${this.reason}`
+  }
+}
+
+/**
+ * A replay diverged from its recording: the application answered a request differently (or did
+ * not answer it in time), created the session with another request, or opened a connection the
+ * recording does not have. The events recorded after that point no longer follow, so the replay
+ * stops here, with the difference.
+ * @since 0.2.0
+ * @category errors
+ */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
+  "ReplayMismatch",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) of the recorded step the application did not follow. */
+    line: Schema.JsonNumber,
+    /** What differed: `answer`, `create` or `connection`. */
+    subject: Schema.Literal("answer", "create", "connection"),
+    /** What the recording has there (JSON, or a description). */
+    expected: Schema.String,
+    /** What the application did (JSON, or a description). */
+    actual: Schema.String,
+    /** The differences, one per line (`field: expected X, got Y`). */
+    difference: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The ${this.subject} differs from the recording (${this.path}:${this.line}): ${this.difference}`
+  }
+}
+
+/**
+ * The errors of a replay: the recording is not valid, or the application diverged from it. Only
+ * the replay layers raise them (`AgentSessionsTest.replay`, the simulator's `Replay`); they are
+ * part of {@link EventStreamError} because a replayed event stream ends with them.
+ * @since 0.2.0
+ * @category errors
+ */
+export type ReplayError = InvalidRecording | ReplayMismatch
+
+// ---------------------------------------------------------------------------
 // Unions
 // ---------------------------------------------------------------------------
 
@@ -855,6 +947,7 @@ export type EventStreamError =
   | ConnectionLost
   | NeverConnected
   | InsecureTransport
+  | ReplayError
 
 /**
  * The errors of `respond`.
@@ -926,6 +1019,7 @@ export type AgentSessionError =
   | ActionBudgetExceeded
   | SessionEndedWithoutComplete
   | ClusterError
+  | RecordingFailed
 
 /**
  * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
@@ -967,7 +1061,10 @@ export const AgentSessionError = Schema.Union(
   ActionBudgetExceeded,
   SessionEndedWithoutComplete,
   ClusterUnavailable,
-  EventLogError
+  EventLogError,
+  RecordingFailed,
+  InvalidRecording,
+  ReplayMismatch
 )
 
 /**

@@ -39,6 +39,8 @@ export const inSession = (error: Errors.EventStreamError, sessionId: string): Er
     case "NeverConnected":
       return new Errors.NeverConnected({ sessionId: error.sessionId, attempts: error.attempts, lastError: error.lastError, mayStillBeRunning: true })
     case "InsecureTransport":
+    case "InvalidRecording":
+    case "ReplayMismatch":
       return error
   }
 }

@@ -41,12 +41,15 @@ import * as Credentials from "../Credentials.js"
 import {
   type AgentApiError,
   type EventStreamError,
+  type InvalidRecording,
   NotFound,
   RequestNotPending,
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
+import type * as Recording from "../Recording.js"
 import { requestKey } from "../internal/channel/ledger.js"
+import * as ReplayInternal from "../internal/recording/replay.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -375,6 +378,14 @@ const makeServices = (options: Options) =>
         Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
     })
 
+    // What a replay reports as the application goes (`replay`).
+    const observer: ReplayInternal.Observer = {
+      beforeCreate: takeError(nextCreateError),
+      created: (request) => Ref.update(created, (all) => [...all, request]),
+      connected: (sessionId) => Ref.update(connections, (all) => [...all, sessionId]),
+      answered: (sessionId, request, answer) => Ref.update(answers, (all) => [...all, { sessionId, request, answer }])
+    }
+
     const control: Control = {
       answers: Ref.get(answers),
       sessionsCreated: Ref.get(created),
@@ -384,7 +395,7 @@ const makeServices = (options: Options) =>
       failNextOnboard: (error) => Ref.set(nextOnboardError, Option.some(error)),
       setScript: (steps) => Ref.set(script, steps)
     }
-    return { api, eventStream, control }
+    return { api, eventStream, control, observer }
   })
 
 /**
@@ -476,3 +487,90 @@ export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessi
  */
 export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
+
+/**
+ * Options of {@link replay}.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReplayOptions {
+  /**
+   * How long (virtual time) a recorded answer waits for the application's before the replay
+   * fails with `ReplayMismatch`. Default 30 s.
+   */
+  readonly answerTimeout?: Duration.DurationInput | undefined
+  /**
+   * The `redact` the recording was made with: applied to the application's answers before
+   * they are compared with the recorded ones.
+   */
+  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
+  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
+  readonly maxLineLength?: number | undefined
+}
+
+/**
+ * Replays a recorded session (`Recording.layer`, `effect-agent-session run --record`) through the
+ * real `AgentSessions` façade, without sockets: `createSession` answers what was recorded, and
+ * every connection of the session is the SDK's real event channel engine fed the recorded frames
+ * of that connection, each after its recorded delay on the `Clock` (virtual time under the
+ * `TestClock`: fork the program, `TestClock.adjust` past the recording's length, join it), and
+ * ended as the recorded one ended (a drop, a close code, `complete`), so the application's
+ * reconnects, decoding and answers run as they did.
+ *
+ * - **Answers are checked.** Where the recording has an answer, the application's (after
+ *   `redact`) must be the same, in the same order, within `answerTimeout`; else the events fail
+ *   with `ReplayMismatch` naming the line and the difference. A create request that differs
+ *   from the recorded one fails the events the same way (`subject: "create"`).
+ * - **Streamed.** The file is read line by line as the replay goes, never whole.
+ * - **Checked.** A file that is not a recording, of a newer format version, or with a header that
+ *   is not valid fails the layer with `InvalidRecording`; a line that is not valid, met later,
+ *   fails the events with it, naming the line.
+ * - `AgentSessionsTest.answers`, `sessionsCreated` and `connections` report what the
+ *   application did, as with {@link layer}; `setScript` has no effect on a replay.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions } from "effect-agent-session"
+ * import { AgentSessionsTest } from "effect-agent-session/testing"
+ * import * as Effect from "effect/Effect"
+ * import * as Fiber from "effect/Fiber"
+ * import * as TestClock from "effect/TestClock"
+ *
+ * const test = Effect.gen(function*() {
+ *   const fiber = yield* Effect.fork(
+ *     AgentSessions.run({ start_url: "https://example.com", max_actions: 5, goal: "Read the title" })
+ *   )
+ *   yield* TestClock.adjust("10 minutes")
+ *   return yield* Fiber.join(fiber)
+ * }).pipe(Effect.provide(AgentSessionsTest.replay("test/recordings/read-the-title.jsonl")))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const replay = (
+  path: string,
+  options: ReplayOptions = {}
+): Layer.Layer<
+  AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl,
+  InvalidRecording
+> => {
+  const services = Layer.scopedContext(
+    Effect.gen(function*() {
+      const { api, control, observer } = yield* makeServices({})
+      const replayed = yield* ReplayInternal.make({ ...options, path }, observer)
+      const replayApi = AgentApi.of({
+        ...api,
+        createSession: (input) => Effect.flatMap(validateCreate(input), replayed.createSession),
+        getSession: (sessionId) => replayed.getSession(sessionId)
+      })
+      return Context.make(AgentApi, replayApi).pipe(
+        Context.add(EventStream.EventStream, replayed.eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      )
+    })
+  )
+  const base = Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  return Layer.provideMerge(AgentSessions.layer, base)
+}
