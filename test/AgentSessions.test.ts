@@ -149,7 +149,7 @@ describe("AgentSessions over the test kit", () => {
     new Errors.ConnectionLost({ attempts: 11, lastError: "socket closed with 1006" }),
     new Errors.HandshakeRejected({ code: 1008, reason: "bad key" }),
     new Errors.MalformedFrame({ raw: "nope", message: "not JSON" }),
-    new Errors.ConnectTimeout({ timeout: Duration.seconds(10) })
+    new Errors.NeverConnected({ sessionId: "test-session", attempts: 3, lastError: "refused" })
   ]
   for (const error of injected) {
     it.effect(`an injected ${error._tag} surfaces as itself`, () =>
@@ -159,16 +159,10 @@ describe("AgentSessions over the test kit", () => {
       }).pipe(withKit({ script: [Step.emit(action(1)), Step.fail(error), Step.emit(complete)] })))
   }
 
-  const createErrors: ReadonlyArray<Errors.AgentApiError> = [
-    new Errors.Unauthorized({ status: 401, message: "no", body: "", requestId: Option.none(), operation: "x" }),
-    new Errors.RateLimited({
-      status: 429,
-      message: "slow",
-      body: "",
-      requestId: Option.none(),
-      operation: "x",
-      retryAfter: Option.some(Duration.seconds(2))
-    })
+  // Built from the fields that matter: the rest (status, body, request id) are the defaults.
+  const createErrors: ReadonlyArray<Errors.CreateSessionError> = [
+    new Errors.Unauthorized({ message: "no", operation: "x" }),
+    new Errors.RateLimited({ message: "slow", operation: "x", retryAfter: Option.some(Duration.seconds(2)) })
   ]
   for (const error of createErrors) {
     it.effect(`an injected ${error._tag} on create surfaces as itself and nothing connects`, () =>

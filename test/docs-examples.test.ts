@@ -20,7 +20,7 @@ import {
 } from "./helpers/JsDoc.js"
 
 /** The documents whose ```ts blocks must compile. */
-const documents = ["README.md", "docs/guide.md", "docs/dialects.md", "docs/scale-out.md"]
+const documents = ["README.md", "docs/guide.md", "docs/dialects.md", "docs/scale-out.md", "docs/errors.md"]
 
 // One directory per run: other runs of the suite may be under way in the same working tree.
 const outDir = join(root, ".tmp", `doc-examples-${process.pid}`)

@@ -39,9 +39,10 @@ import * as AgentSessions from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
 import {
-  type AgentApiError,
+  type CreateSessionError,
   type EventStreamError,
   NotFound,
+  type OnboardError,
   RequestNotPending,
   type RespondError
 } from "../Errors.js"
@@ -162,10 +163,10 @@ export interface Control {
   readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
   /** The connections opened, by session id. */
   readonly connections: Effect.Effect<ReadonlyArray<string>>
-  /** Makes the next create-session call fail with this error. */
-  readonly failNextCreate: (error: AgentApiError) => Effect.Effect<void>
-  /** Makes the next onboard call fail with this error. */
-  readonly failNextOnboard: (error: AgentApiError) => Effect.Effect<void>
+  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
+  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
+  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
+  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
   /** Replaces the script of the sessions created from now on. */
   readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
 }
@@ -206,11 +207,11 @@ const makeServices = (options: Options) =>
     const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
     const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
     const connections = yield* Ref.make<ReadonlyArray<string>>([])
-    const nextCreateError = yield* Ref.make(Option.none<AgentApiError>())
-    const nextOnboardError = yield* Ref.make(Option.none<AgentApiError>())
+    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
+    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
     const sessionCounter = yield* Ref.make(0)
 
-    const takeError = (ref: Ref.Ref<Option.Option<AgentApiError>>) =>
+    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
       Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
 
     const api = AgentApi.of({
@@ -434,7 +435,7 @@ export const sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>,
  * @since 0.1.0
  * @category combinators
  */
-export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextCreate = (error: CreateSessionError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextCreate(error))
 
 /**
@@ -472,5 +473,5 @@ export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessi
  * @since 0.1.0
  * @category combinators
  */
-export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
