@@ -245,6 +245,32 @@ describe("AgentSessions over the test kit", () => {
       }
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
 
+  it.scoped("U17 a consumer that fails with an SDK error of its own (a refused answer) leaves outcome SessionEndedWithoutComplete", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const asked: SessionEvent.ExternalResourceRequested = {
+        _tag: "ExternalResourceRequested",
+        resource_type: "admin_permission_request",
+        reason: "May I?",
+        action_session_id: actionSessionId,
+        field_name: Option.none()
+      }
+      // The consumer answers a request the session never asked: `respond` fails, and so does it.
+      const consumed = yield* Effect.exit(
+        running.events.pipe(
+          Stream.runForEach((event) =>
+            event._tag === "ActionRun"
+              ? running.respond(asked, Answer.deny())
+              : Effect.void
+          )
+        )
+      )
+      assertFailsWith(consumed, new Errors.RequestNotPending({ resourceType: "admin_permission_request", actionSessionId, reason: "never-received" }))
+      // That failure is the consumer's: `outcome` is typed with the events' own errors only.
+      const error = yield* Effect.flip(running.outcome)
+      assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
+
   it.scoped("U17 an interrupted consumer leaves outcome a typed failure, not an interruption", () =>
     Effect.gen(function*() {
       const running = yield* AgentSessions.start(request)
