@@ -283,6 +283,14 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
 /**
  * 401: the key is missing or invalid. Not retried (U12).
  *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session"
+ *
+ * // As a test builds it: the fields that matter; status 401, an empty body, no request id.
+ * const refused = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
