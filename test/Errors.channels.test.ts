@@ -225,78 +225,33 @@ const operations = {
 
 type OperationTags<K extends keyof Channels> = Expand<(typeof operations)[K][number]>
 
-// Every operation: its channel's tags are exactly its row's. One line per operation, so that a
-// compile error names the operation.
-expectTypeOf<Tags<Channels['Credentials.keyFor("onboard")']>>().toEqualTypeOf<OperationTags<'Credentials.keyFor("onboard")'>>()
-expectTypeOf<Tags<Channels["Credentials.keyFor"]>>().toEqualTypeOf<OperationTags<"Credentials.keyFor">>()
-expectTypeOf<Tags<Channels["Credentials.layer"]>>().toEqualTypeOf<OperationTags<"Credentials.layer">>()
-expectTypeOf<Tags<Channels["AgentApi.layer"]>>().toEqualTypeOf<OperationTags<"AgentApi.layer">>()
-expectTypeOf<Tags<Channels["AgentApi.layerConfig"]>>().toEqualTypeOf<OperationTags<"AgentApi.layerConfig">>()
-expectTypeOf<Tags<Channels["AgentApi.onboard"]>>().toEqualTypeOf<OperationTags<"AgentApi.onboard">>()
-expectTypeOf<Tags<Channels["AgentApi.createSession"]>>().toEqualTypeOf<OperationTags<"AgentApi.createSession">>()
-expectTypeOf<Tags<Channels["AgentApi.getSession"]>>().toEqualTypeOf<OperationTags<"AgentApi.getSession">>()
-expectTypeOf<Tags<Channels["EventStream.layer"]>>().toEqualTypeOf<OperationTags<"EventStream.layer">>()
-expectTypeOf<Tags<Channels["EventStream.layerConfig"]>>().toEqualTypeOf<OperationTags<"EventStream.layerConfig">>()
-expectTypeOf<Tags<Channels["EventStream.connect"]>>().toEqualTypeOf<OperationTags<"EventStream.connect">>()
-expectTypeOf<Tags<Channels["EventStream.events"]>>().toEqualTypeOf<OperationTags<"EventStream.events">>()
-expectTypeOf<Tags<Channels["Connection.events"]>>().toEqualTypeOf<OperationTags<"Connection.events">>()
-expectTypeOf<Tags<Channels["Connection.respond"]>>().toEqualTypeOf<OperationTags<"Connection.respond">>()
-expectTypeOf<Tags<Channels["Connection.close"]>>().toEqualTypeOf<OperationTags<"Connection.close">>()
-expectTypeOf<Tags<Channels["AgentSessions.layer"]>>().toEqualTypeOf<OperationTags<"AgentSessions.layer">>()
-expectTypeOf<Tags<Channels["AgentSessions.onboard"]>>().toEqualTypeOf<OperationTags<"AgentSessions.onboard">>()
-expectTypeOf<Tags<Channels["AgentSessions.start"]>>().toEqualTypeOf<OperationTags<"AgentSessions.start">>()
-expectTypeOf<Tags<Channels["AgentSessions.attach"]>>().toEqualTypeOf<OperationTags<"AgentSessions.attach">>()
-expectTypeOf<Tags<Channels["AgentSessions.run"]>>().toEqualTypeOf<OperationTags<"AgentSessions.run">>()
-expectTypeOf<Tags<Channels["RunningSession.events"]>>().toEqualTypeOf<OperationTags<"RunningSession.events">>()
-expectTypeOf<Tags<Channels["RunningSession.outcome"]>>().toEqualTypeOf<OperationTags<"RunningSession.outcome">>()
-expectTypeOf<Tags<Channels["RunningSession.respond"]>>().toEqualTypeOf<OperationTags<"RunningSession.respond">>()
-expectTypeOf<Tags<Channels["RunningSession.close"]>>().toEqualTypeOf<OperationTags<"RunningSession.close">>()
-expectTypeOf<Tags<Channels["NodeAgentSessions.layer"]>>().toEqualTypeOf<OperationTags<"NodeAgentSessions.layer">>()
-expectTypeOf<Tags<Channels["NodeAgentSessions.layerConfig"]>>().toEqualTypeOf<
-  OperationTags<"NodeAgentSessions.layerConfig">
->()
-expectTypeOf<Tags<Channels["Wire.decodeFrame"]>>().toEqualTypeOf<OperationTags<"Wire.decodeFrame">>()
-expectTypeOf<Tags<Channels["SessionEvent.parseJsonResponse"]>>().toEqualTypeOf<
-  OperationTags<"SessionEvent.parseJsonResponse">
->()
-expectTypeOf<Tags<Channels["AgentSessionsTest.layer"]>>().toEqualTypeOf<OperationTags<"AgentSessionsTest.layer">>()
-expectTypeOf<Tags<Channels["Simulator.make"]>>().toEqualTypeOf<OperationTags<"Simulator.make">>()
-expectTypeOf<Tags<Channels["Simulator.layer"]>>().toEqualTypeOf<OperationTags<"Simulator.layer">>()
-expectTypeOf<Tags<Channels["ClusterSessions.start"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.start">>()
-expectTypeOf<Tags<Channels["ClusterSessions.attach"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.attach">>()
-expectTypeOf<Tags<Channels["ClusterSessions.events"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.events">>()
-expectTypeOf<Tags<Channels["ClusterSessions.respond"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.respond">>()
-expectTypeOf<Tags<Channels["ClusterSessions.status"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.status">>()
-expectTypeOf<Tags<Channels["ClusterSessions.outcome"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.outcome">>()
-expectTypeOf<Tags<Channels["ClusterSessions.close"]>>().toEqualTypeOf<OperationTags<"ClusterSessions.close">>()
-expectTypeOf<Tags<Channels["ClusterSessions.layerEmbedded"]>>().toEqualTypeOf<
-  OperationTags<"ClusterSessions.layerEmbedded">
->()
-expectTypeOf<Tags<Channels["EventLog.Service"]>>().toEqualTypeOf<OperationTags<"EventLog.Service">>()
-expectTypeOf<Tags<Channels["EventLog.layerSql"]>>().toEqualTypeOf<OperationTags<"EventLog.layerSql">>()
-expectTypeOf<Tags<Channels["NodeClusterSessions.layerRunner"]>>().toEqualTypeOf<
-  OperationTags<"NodeClusterSessions.layerRunner">
->()
-expectTypeOf<Tags<Channels["NodeClusterSessions.layerClient"]>>().toEqualTypeOf<
-  OperationTags<"NodeClusterSessions.layerClient">
+// Every operation: its channel's tags are exactly its row's (a mismatch names the operation).
+expectTypeOf<{ readonly [K in keyof Channels]: Tags<Channels[K]> }>().toEqualTypeOf<
+  { readonly [K in keyof Channels]: OperationTags<K> }
 >()
 
+/** The named unions, by name. */
+interface Unions {
+  readonly HttpStatusError: Errors.HttpStatusError
+  readonly CredentialsError: Errors.CredentialsError
+  readonly OnboardError: Errors.OnboardError
+  readonly CreateSessionError: Errors.CreateSessionError
+  readonly GetSessionError: Errors.GetSessionError
+  readonly AgentApiError: Errors.AgentApiError
+  readonly FrameError: Errors.FrameError
+  readonly EventStreamError: Errors.EventStreamError
+  readonly RespondError: Errors.RespondError
+  readonly RunningSessionError: Errors.RunningSessionError
+  readonly StartError: Errors.StartError
+  readonly RunError: Errors.RunError
+  readonly AgentSessionError: Errors.AgentSessionError
+  readonly ClusterError: ClusterErrors.ClusterError
+}
+
 // The named unions: their members are exactly the runtime lists.
-type UnionTags<K extends UnionName> = Expand<(typeof unions)[K][number]>
-expectTypeOf<Tags<Errors.HttpStatusError>>().toEqualTypeOf<UnionTags<"HttpStatusError">>()
-expectTypeOf<Tags<Errors.CredentialsError>>().toEqualTypeOf<UnionTags<"CredentialsError">>()
-expectTypeOf<Tags<Errors.OnboardError>>().toEqualTypeOf<UnionTags<"OnboardError">>()
-expectTypeOf<Tags<Errors.CreateSessionError>>().toEqualTypeOf<UnionTags<"CreateSessionError">>()
-expectTypeOf<Tags<Errors.GetSessionError>>().toEqualTypeOf<UnionTags<"GetSessionError">>()
-expectTypeOf<Tags<Errors.AgentApiError>>().toEqualTypeOf<UnionTags<"AgentApiError">>()
-expectTypeOf<Tags<Errors.FrameError>>().toEqualTypeOf<UnionTags<"FrameError">>()
-expectTypeOf<Tags<Errors.EventStreamError>>().toEqualTypeOf<UnionTags<"EventStreamError">>()
-expectTypeOf<Tags<Errors.RespondError>>().toEqualTypeOf<UnionTags<"RespondError">>()
-expectTypeOf<Tags<Errors.RunningSessionError>>().toEqualTypeOf<UnionTags<"RunningSessionError">>()
-expectTypeOf<Tags<Errors.StartError>>().toEqualTypeOf<UnionTags<"StartError">>()
-expectTypeOf<Tags<Errors.RunError>>().toEqualTypeOf<UnionTags<"RunError">>()
-expectTypeOf<Tags<Errors.AgentSessionError>>().toEqualTypeOf<UnionTags<"AgentSessionError">>()
-expectTypeOf<Tags<ClusterErrors.ClusterError>>().toEqualTypeOf<UnionTags<"ClusterError">>()
+expectTypeOf<{ readonly [K in UnionName]: Tags<Unions[K]> }>().toEqualTypeOf<
+  { readonly [K in UnionName]: Expand<(typeof unions)[K][number]> }
+>()
 
 // The signatures name the unions themselves (not an equal union spelled out), so that a reader
 // of a signature learns which union it is.
