@@ -239,7 +239,7 @@ describe("Errors encode to JSON and back (issue 12 defect 13, issue 21)", () => 
     )
   }
 
-  it("the five errors with a Duration come back equal (they came back in nanoseconds, and unequal)", () => {
+  it("U19 the five errors with a Duration come back equal (they came back in nanoseconds, and unequal)", () => {
     const fields = { message: "m", body: "b", requestId: Option.some("r"), operation: "AgentApi.onboard" }
     const samples: ReadonlyArray<Errors.AgentSessionError> = [
       new Errors.RateLimited({ ...fields, retryAfter: Option.some(Duration.millis(1500)) }),
