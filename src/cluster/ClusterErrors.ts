@@ -3,7 +3,9 @@
  * {@link EventLogError}, their union {@link ClusterError}, its `Schema` and guard. They appear in
  * the signatures of this entry point only; the core's `Errors.AgentSessionError` does not name
  * them, so an application without the cluster never has to handle them. A cluster application
- * that wants one type has {@link ClusterSessionsError}.
+ * that wants one type has {@link ClusterSessionsError}. This module loads none of the cluster's
+ * packages: it can be imported on its own (`effect-agent-session/cluster/ClusterErrors`), as the
+ * command line does to tell these errors apart without them.
  *
  * @since 0.2.0
  */

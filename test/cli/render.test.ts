@@ -22,7 +22,7 @@ import type * as SessionEvent from "../../src/SessionEvent.js"
 const capture = (columns = 80) => {
   const out: Array<string> = []
   const err: Array<string> = []
-  const sink: Render.Sink = { out: (t) => void out.push(t), err: (t) => void err.push(t), columns: () => columns }
+  const sink = Render.sinkOf({ out: (t) => void out.push(t), err: (t) => void err.push(t), columns: () => columns })
   return { sink, out: () => out.join(""), err: () => err.join("") }
 }
 

@@ -7,9 +7,11 @@
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { ClusterErrors } from "effect-agent-session/cluster"
+// The cluster's errors alone: this module loads none of the cluster's (optional) packages.
+import * as ClusterErrors from "effect-agent-session/cluster/ClusterErrors"
 import type { AgentSessionError } from "effect-agent-session/Errors"
 import { isAgentSessionError } from "effect-agent-session/Errors"
+import { shellWord } from "./Sanitize.js"
 
 /**
  * The exit codes, documented in `docs/cli.md`.
@@ -36,6 +38,8 @@ export const ExitCode = {
   endedWithoutComplete: 7,
   /** Any other error of the service or the event channel, and the cluster's (`ClusterUnavailable`, `EventLogError`). */
   serviceError: 8,
+  /** `onboard --save-key`: the agent was registered, its key could not be written (it was printed instead). */
+  keyNotSaved: 9,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
   /** Terminated (SIGTERM), after closing cleanly. */
@@ -124,7 +128,10 @@ export const describe = (error: AgentSessionError): string => {
     case "NeverConnected":
       return `the event channel never connected: ${oneLine(error.lastError)} (${error.attempts} attempts); check AGENT_SESSION_WS_URL or --ws-url`
     case "OutcomeUnknown":
-      return `${oneLine(error.message)}; check the service before running again`
+      return error.operation.endsWith("createSession")
+        ? `${oneLine(error.message)}; to get that session rather than a second one from a service that honours the key, ` +
+          `run the same command with --idempotency-key ${shellWord(error.idempotencyKey)}`
+        : `${oneLine(error.message)}; check the service before running again`
     default:
       return `${error._tag}: ${oneLine(error.message)}`
   }
