@@ -39,6 +39,7 @@ import {
   type StartError
 } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
+import { MAX_REQUESTS as MAX_PENDING } from "./internal/channel/ledger.js"
 import { validate } from "./internal/schema.js"
 import * as Session from "./Session.js"
 import * as SessionEvent from "./SessionEvent.js"
@@ -152,7 +153,8 @@ export interface RunningSession {
    * The agent's requests waiting for an answer, in arrival order: one is added when it arrives
    * on `events`, and removed once `respond` accepted its answer (or when the events end). The
    * agent waits meanwhile; one waiting longer than `pendingWarningAfter` (default 30 s) is also
-   * reported with a warning log.
+   * reported with a warning log. At most 1,024 are listed: past that the oldest go, as the
+   * connection forgets them (answering one fails with `RequestNotPending`).
    */
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
   /**
@@ -339,7 +341,9 @@ const pendingWarnings = (
           for (const request of requests) {
             next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
           }
-          return next
+          // Bounded as the connection's answer ledger is (issue 20 item 3): the oldest go first,
+          // as the ledger forgets them (answering one fails with RequestNotPending).
+          return next.length > MAX_PENDING ? next.slice(next.length - MAX_PENDING) : next
         }),
         startTimer
       ))

@@ -640,6 +640,33 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 }
 
 /**
+ * The service closed the connection because a newer connection to the same session superseded it
+ * (close code 4000, "superseded": another watcher, such as an `attach` while a `run` still
+ * watches, or another process, opened the session's event channel). Not retried: reconnecting
+ * would take the session back from the newer watcher, which would be superseded in turn (issue
+ * 20 item 2). The session goes on at the service, watched by the newer connection.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
+  "Superseded",
+  {
+    ...SessionContext,
+    /** The close reason the service gave, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Another connection to the session took over its event channel (close 4000)${
+      this.reason.length > 0 ? `: ${this.reason}` : ""
+    }`
+  }
+}
+
+/**
  * The connection did not open within the connect time-out (default 10 s, U22).
  *
  * @since 0.1.0
@@ -958,6 +985,7 @@ export type EventStreamError =
   | FrameError
   | CredentialsError
   | HandshakeRejected
+  | Superseded
   | ConnectionLost
   | NeverConnected
 
@@ -1041,6 +1069,7 @@ export const AgentSessionError = Schema.Union(
   FrameTooLarge,
   UnknownEvent,
   HandshakeRejected,
+  Superseded,
   ConnectTimeout,
   ConnectionLost,
   NeverConnected,

@@ -118,6 +118,8 @@ export type CloseReason =
   | "connection-lost"
   /** The service refused the credentials (U08, U12). */
   | "handshake-rejected"
+  /** A newer connection to the same session took it over: close code 4000 (`Superseded`). */
+  | "superseded"
   /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
   | "failed"
 
@@ -189,6 +191,23 @@ export interface ConnectOptions {
   readonly endOnError?: boolean | undefined
   /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
   readonly failOnFrameError?: boolean | undefined
+  /**
+   * Whether the service sends again, on a reopened connection, the last events it had sent before
+   * (default: the dialect's `replaysOnReconnect`, false for both built-in dialects). When true, the
+   * frames a reopened connection starts with are held while they repeat, in order, the last events
+   * delivered, and a proven replay is dropped: the longest run of those first frames equal to
+   * the tail of what was delivered, decided by the first frame that breaks it, a keep-alive, a frame
+   * error, the attempt's end or `replayHold`. When false, every event received is delivered,
+   * repeats included (an `action_run` repeated is two actions). Either way the `action_run` events
+   * delivered are never fewer than those the newest connection sent (docs/unspecified.md, "Replays").
+   */
+  readonly replaysOnReconnect?: boolean | undefined
+  /**
+   * With `replaysOnReconnect`: how long after a reconnect frames that may be a replay are held
+   * at most; then they are judged with what has arrived (the replay is the part proven so far).
+   * Default 1 s.
+   */
+  readonly replayHold?: Duration.DurationInput | undefined
   /**
    * Requests this session received on an earlier connection (another process's, such as a
    * cluster runner that died) and that are still unanswered: `respond` accepts them as if this
@@ -331,10 +350,16 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   session), or close codes 1008, 4001, 4003, 4401, 4403: `HandshakeRejected { code, reason }`
  *   at once, never retried (U12). Another status at the upgrade is an open failure (retried). A missing key:
  *   `MissingCredentials` / `MissingAgentKey`, not retried.
+ * - **Superseded.** Close code 4000 (a newer connection to the same session took it over):
+ *   `Superseded { reason }` at once, never reopened (issue 20).
+ * - **Replays.** Every event received is delivered, repeats included, unless the service is
+ *   declared to replay (`replaysOnReconnect`): then a proven replay (the longest run of a reopened
+ *   connection's first events equal, in order, to the last events delivered) is held and dropped.
  * - **Frames.** Decoded synchronously by one decoder per connection. A frame error
  *   (`MalformedFrame`, `EventDecodeError`, `FrameTooLarge`, `UnknownEvent` in strict mode) fails
  *   the stream, after the events before it; with `failOnFrameError: false` it is logged as a
- *   warning (raw frame cut to 4 KiB, never a key) and skipped.
+ *   warning (raw frame cut to 4 KiB, never a key) and skipped, except an `action_run` that does
+ *   not decode (chargeable: skipping it would hide it from the budget).
  * - **Back-pressure.** At most `bufferSize` frames wait for the consumer; then the socket stops
  *   reading (frames the socket had already read when it paused still arrive) until the consumer
  *   has taken half. The idle timer does not run while reading is paused. Pausing needs a socket

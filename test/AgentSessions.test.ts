@@ -428,6 +428,10 @@ describe("AgentSessions over the test kit", () => {
         "failed"
       )
       assert.strictEqual(
+        yield* reasonAfter([Step.fail(new Errors.Superseded({ reason: "superseded" }))]),
+        "superseded"
+      )
+      assert.strictEqual(
         yield* reasonAfter([Step.emit({ _tag: "AgentError", error: "boom" }), Step.emit(complete)], { endOnError: true }),
         "error-event"
       )

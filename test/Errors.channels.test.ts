@@ -158,7 +158,14 @@ const unions = {
   ],
   AgentApiError: ["OnboardError", "CreateSessionError", "GetSessionError"],
   FrameError: ["MalformedFrame", "EventDecodeError", "FrameTooLarge", "UnknownEvent"],
-  EventStreamError: ["FrameError", "CredentialsError", "HandshakeRejected", "ConnectionLost", "NeverConnected"],
+  EventStreamError: [
+    "FrameError",
+    "CredentialsError",
+    "HandshakeRejected",
+    "Superseded",
+    "ConnectionLost",
+    "NeverConnected"
+  ],
   RespondError: ["RequestNotPending", "AnswerBufferFull"],
   RunningSessionError: ["EventStreamError", "ActionBudgetExceeded", "SessionEndedWithoutComplete"],
   StartError: ["CreateSessionError", "InsecureTransport"],

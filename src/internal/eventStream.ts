@@ -55,7 +55,7 @@ export const connectEngine = (
     const base = yield* checkAddress(options.url, options.allowInsecure)
     const constructor = yield* Socket.WebSocketConstructor
     const dialect = options.dialect ?? Dialect.documented
-    const settings = resolveSettings(options, connectOptions)
+    const settings = resolveSettings(options, connectOptions, dialect)
     return yield* makeEngine({
       sessionId,
       settings,

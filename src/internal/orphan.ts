@@ -30,6 +30,8 @@ export const inSession = (error: Errors.EventStreamError, sessionId: string): Er
       return new Errors.UnknownEvent({ event: error.event, raw: error.raw, ...context })
     case "HandshakeRejected":
       return new Errors.HandshakeRejected({ code: error.code, reason: error.reason, ...context })
+    case "Superseded":
+      return new Errors.Superseded({ reason: error.reason, ...context })
     case "ConnectionLost":
       return new Errors.ConnectionLost({ attempts: error.attempts, lastError: error.lastError, ...context })
     case "NeverConnected":

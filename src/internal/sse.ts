@@ -316,7 +316,7 @@ export const connectEngine = (
     const base = yield* checkAddress(options.url, options.allowInsecure)
     const client = yield* HttpClient.HttpClient
     const dialect = options.dialect ?? Dialect.observed
-    const settings = resolveSettings(options, connectOptions)
+    const settings = resolveSettings(options, connectOptions, dialect)
     return yield* makeEngine({
       sessionId,
       settings,

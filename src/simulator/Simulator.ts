@@ -128,6 +128,11 @@ export interface WsFaults {
   readonly exceedMaxActions?: number | undefined
   /** Close with 1011 where `complete` would be sent; `complete` is never sent (nor in the script). */
   readonly closeBeforeComplete?: boolean | undefined
+  /**
+   * Replay: a reopened connection starts with the last N events already flushed, then goes on
+   * (a service that replays on reconnect; by default the simulator resumes at its cursor).
+   */
+  readonly replayOnReconnect?: number | undefined
 }
 
 /**

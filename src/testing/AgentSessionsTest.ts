@@ -355,6 +355,8 @@ const makeServices = (options: Options) =>
                           ? "connection-lost"
                           : error._tag === "HandshakeRejected"
                           ? "handshake-rejected"
+                          : error._tag === "Superseded"
+                          ? "superseded"
                           : "failed"
                     }),
                   onSuccess: () => ending ?? "closed-by-caller"

@@ -42,6 +42,10 @@ export interface Settings {
   readonly strict: boolean
   readonly endOnError: boolean
   readonly failOnFrameError: boolean
+  /** The service is known to replay on a reconnect: a proven replay is dropped (`replay.ts`). */
+  readonly dropReplays: boolean
+  /** How long after an open frames that may be a replay are held at most. */
+  readonly replayHold: Duration.Duration
   readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
 }
 
@@ -52,7 +56,8 @@ export const positiveInt = (value: number | undefined, fallback: number): number
 /** The settings of one connection: its own options over the layer's, over the defaults. */
 export const resolveSettings = (
   layer: Omit<EventStream.ConnectOptions, "agent">,
-  own: EventStream.ConnectOptions
+  own: EventStream.ConnectOptions,
+  dialect?: { readonly replaysOnReconnect?: boolean | undefined }
 ): Settings => ({
   reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
   firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
@@ -65,5 +70,7 @@ export const resolveSettings = (
   pendingRequests: own.pendingRequests ?? [],
   strict: own.strict ?? layer.strict ?? false,
   endOnError: own.endOnError ?? layer.endOnError ?? false,
-  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true
+  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
+  dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
+  replayHold: Duration.decode(own.replayHold ?? layer.replayHold ?? Duration.seconds(1))
 })

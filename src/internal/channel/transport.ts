@@ -93,6 +93,12 @@ export interface Hooks {
  */
 export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
 
+/**
+ * The close code of a connection superseded by a newer one to the same session (the simulator's,
+ * and the observed service's `4000 superseded`): `Superseded`, never retried (issue 20 item 2).
+ */
+export const SUPERSEDED_CLOSE_CODE = 4000
+
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])
 
