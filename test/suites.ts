@@ -19,6 +19,7 @@ export const fast: ReadonlyArray<string> = [
   "test/AgentSessions.test.ts",
   "test/Credentials.test.ts",
   "test/Dialect.test.ts",
+  "test/Errors.channels.test.ts",
   "test/Errors.test.ts",
   "test/EventStream.hostile.test.ts",
   "test/EventStream.pinned.test.ts",

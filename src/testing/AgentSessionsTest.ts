@@ -39,10 +39,13 @@ import * as AgentSessions from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
 import {
-  type AgentApiError,
+  type CreateSessionError,
   type EventStreamError,
-  type InvalidRecording,
+  InvalidRecording,
   NotFound,
+  type OnboardError,
+  type ReplayError,
+  ReplayMismatch,
   RequestNotPending,
   type RespondError
 } from "../Errors.js"
@@ -165,10 +168,10 @@ export interface Control {
   readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
   /** The connections opened, by session id. */
   readonly connections: Effect.Effect<ReadonlyArray<string>>
-  /** Makes the next create-session call fail with this error. */
-  readonly failNextCreate: (error: AgentApiError) => Effect.Effect<void>
-  /** Makes the next onboard call fail with this error. */
-  readonly failNextOnboard: (error: AgentApiError) => Effect.Effect<void>
+  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
+  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
+  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
+  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
   /** Replaces the script of the sessions created from now on. */
   readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
 }
@@ -209,11 +212,11 @@ const makeServices = (options: Options) =>
     const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
     const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
     const connections = yield* Ref.make<ReadonlyArray<string>>([])
-    const nextCreateError = yield* Ref.make(Option.none<AgentApiError>())
-    const nextOnboardError = yield* Ref.make(Option.none<AgentApiError>())
+    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
+    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
     const sessionCounter = yield* Ref.make(0)
 
-    const takeError = (ref: Ref.Ref<Option.Option<AgentApiError>>) =>
+    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
       Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
 
     const api = AgentApi.of({
@@ -447,7 +450,7 @@ export const sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>,
  * @since 0.1.0
  * @category combinators
  */
-export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextCreate = (error: CreateSessionError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextCreate(error))
 
 /**
@@ -485,8 +488,41 @@ export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessi
  * @since 0.1.0
  * @category combinators
  */
-export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
+
+/**
+ * Whether a value is an error of a replay (`InvalidRecording` or `ReplayMismatch`).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isReplayError = (u: unknown): u is ReplayError => u instanceof InvalidRecording || u instanceof ReplayMismatch
+
+/**
+ * Runs an effect against a {@link replay} and turns the defect a replay stops with (a
+ * `ReplayMismatch`, or an `InvalidRecording` met mid-way) into a typed failure, for a test that
+ * asserts on the difference. Other defects stay defects.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, Answer } from "effect-agent-session"
+ * import { AgentSessionsTest } from "effect-agent-session/testing"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = AgentSessions.run(
+ *   { start_url: "https://example.com", max_actions: 5, goal: "Read the title" },
+ *   { onRequest: () => Effect.succeed(Answer.deny()) }
+ * )
+ * // Fails with `ReplayMismatch` (typed) when the recorded answer was a grant.
+ * const checked = AgentSessionsTest.withReplayErrors(program)
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ReplayError, R> =>
+  Effect.catchSomeDefect(self, (defect) => isReplayError(defect) ? Option.some(Effect.fail(defect)) : Option.none())
 
 /**
  * Options of {@link replay}.
@@ -519,13 +555,18 @@ export interface ReplayOptions {
  * reconnects, decoding and answers run as they did.
  *
  * - **Answers are checked.** Where the recording has an answer, the application's (after
- *   `redact`) must be the same, in the same order, within `answerTimeout`; else the events fail
+ *   `redact`) must be the same, in the same order, within `answerTimeout`; else the replay stops
  *   with `ReplayMismatch` naming the line and the difference. A create request that differs
- *   from the recorded one fails the events the same way (`subject: "create"`).
+ *   from the recorded one stops it the same way (`subject: "create"`).
  * - **Streamed.** The file is read line by line as the replay goes, never whole.
  * - **Checked.** A file that is not a recording, of a newer format version, or with a header that
  *   is not valid fails the layer with `InvalidRecording`; a line that is not valid, met later,
- *   fails the events with it, naming the line.
+ *   stops the replay with it, naming the line.
+ * - **How a replay stops.** No production channel can meet a `ReplayMismatch` (or an
+ *   `InvalidRecording` met mid-way), so no public error channel names them: the replay ends the
+ *   events with a defect carrying the error, as a stub layer dies on a call it does not implement,
+ *   and the test fails with the error's message. {@link withReplayErrors} turns that defect back
+ *   into a typed failure where a test asserts on it.
  * - `AgentSessionsTest.answers`, `sessionsCreated` and `connections` report what the
  *   application did, as with {@link layer}; `setScript` has no effect on a replay.
  *

@@ -24,8 +24,9 @@ const onVirtualTime = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return yield* Fiber.join(fiber)
   })
 
+/** The typed failure of a replayed program (a replay's own stop made typed by `withReplayErrors`). */
 const failure = <A, R>(effect: Effect.Effect<A, Errors.AgentSessionError, R>) =>
-  Effect.flip(onVirtualTime(effect))
+  Effect.flip(onVirtualTime(AgentSessionsTest.withReplayErrors(effect)))
 
 describe("AgentSessionsTest.replay", () => {
   it.effect("plays the recorded session through the façade: events, reconnect, answer and outcome", () =>
@@ -80,11 +81,11 @@ describe("AgentSessionsTest.replay", () => {
 
   it.effect("no answer within answerTimeout fails with ReplayMismatch", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(onVirtualTime(Effect.scoped(Effect.gen(function*() {
+      const error = yield* failure(Effect.scoped(Effect.gen(function*() {
         const running = yield* AgentSessions.start(request)
         // The application reads the events and never answers.
         return yield* Stream.runDrain(running.events)
-      }))))
+      })))
       assert.strictEqual(error._tag, "ReplayMismatch")
       if (error._tag !== "ReplayMismatch") return
       assert.strictEqual(error.subject, "answer")

@@ -23,7 +23,7 @@ export type AttemptOutcome =
   /** The connection ended for good with an error that retrying cannot fix. */
   | { readonly _tag: "Fatal"; readonly error: EventStreamError; readonly reason: EventStream.CloseReason }
   /** The attempt failed or dropped: the schedule decides whether to try again. */
-  | { readonly _tag: "Retry"; readonly error: EventStreamError | string }
+  | { readonly _tag: "Retry"; readonly error: EventStream.AttemptError }
 
 /** @internal */
 export const End = (reason: EventStream.CloseReason): AttemptOutcome => ({ _tag: "End", reason })
@@ -34,7 +34,7 @@ export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason):
   reason
 })
 /** @internal */
-export const Retry = (error: EventStreamError | string): AttemptOutcome => ({ _tag: "Retry", error })
+export const Retry = (error: EventStream.AttemptError): AttemptOutcome => ({ _tag: "Retry", error })
 
 /** Why an answer was not delivered. */
 export interface SendFailure {

@@ -22,10 +22,11 @@ import * as Stream from "effect/Stream"
 import type * as Answer from "../../Answer.js"
 import * as Credentials from "../../Credentials.js"
 import {
-  type AgentApiError,
   AgentSessionError,
+  type CreateSessionError,
   type EventStreamError,
   InvalidRecording,
+  type ReplayError,
   ReplayMismatch
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
@@ -50,7 +51,7 @@ export interface ReplayOptions {
 
 /** What the test kit is told as the application goes. */
 export interface Observer {
-  readonly beforeCreate: Effect.Effect<void, AgentApiError>
+  readonly beforeCreate: Effect.Effect<void, CreateSessionError>
   readonly created: (request: CreateSessionRequest) => Effect.Effect<void>
   readonly connected: (sessionId: string) => Effect.Effect<void>
   readonly answered: (
@@ -67,7 +68,8 @@ const decodeError = Schema.decodeUnknownEither(AgentSessionError)
 const decodeSession = Schema.decodeUnknownEither(SessionInfo)
 const encodeRequest = Schema.encodeEither(CreateSessionRequest)
 
-const agentApiTags: ReadonlySet<string> = new Set([
+/** The tags a create can fail with (`CreateSessionError`: a time-out of a create is `OutcomeUnknown`). */
+const createTags: ReadonlySet<string> = new Set([
   "InvalidRequest",
   "MissingCredentials",
   "MissingAgentKey",
@@ -81,7 +83,6 @@ const agentApiTags: ReadonlySet<string> = new Set([
   "ServerError",
   "UnexpectedStatus",
   "TransportError",
-  "RequestTimeout",
   "ResponseDecodeError",
   "OutcomeUnknown",
   "ResponseTooLarge"
@@ -98,10 +99,7 @@ const eventStreamTags: ReadonlySet<string> = new Set([
   "Superseded",
   "ConnectTimeout",
   "ConnectionLost",
-  "NeverConnected",
-  "InsecureTransport",
-  "InvalidRecording",
-  "ReplayMismatch"
+  "NeverConnected"
 ])
 
 const closeReasons: ReadonlySet<string> = new Set([
@@ -115,15 +113,15 @@ const closeReasons: ReadonlySet<string> = new Set([
   "failed"
 ])
 
-const isAgentApiError = (error: AgentSessionError): error is AgentApiError => agentApiTags.has(error._tag)
+const isCreateSessionError = (error: AgentSessionError): error is CreateSessionError => createTags.has(error._tag)
 const isEventStreamError = (error: AgentSessionError): error is EventStreamError => eventStreamTags.has(error._tag)
 
 /** One pass over the file: one replayed session. */
 class Pass {
   /** `create`: the create lines are next; `events`: the connections are. */
   phase: "create" | "events" = "create"
-  /** An error to end the first connection with (a create that differed, a line not valid). */
-  failure: EventStreamError | undefined = undefined
+  /** What ends the first connection (a create that differed, a line not valid). */
+  failure: ReplayError | undefined = undefined
   session: SessionInfo | undefined = undefined
   /** No reader: the file could not be opened again; every connection fails with `failure`. */
   constructor(readonly reader: Reader | undefined) {}
@@ -178,7 +176,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
     }
 
     /** The recorded answer to a create request, or the error it got. */
-    const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, AgentApiError> =>
+    const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
       Effect.suspend(() => {
         const pass = current !== undefined && current.phase === "create" ? current : newPass()
         if (pass instanceof InvalidRecording) {
@@ -224,11 +222,11 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         }
         if (result._tag === "Entry" && result.entry.type === "create-failed") {
           const error = decodeError(result.entry.error)
-          if (Either.isRight(error) && isAgentApiError(error.right)) {
+          if (Either.isRight(error) && isCreateSessionError(error.right)) {
             // The application may create again: the next create line answers it.
             return Effect.fail(error.right)
           }
-          pass.failure ??= invalid(path, result.line, "create-failed: the error is not one of AgentApi's")
+          pass.failure ??= invalid(path, result.line, "create-failed: the error is not one a create can fail with")
         } else {
           pass.failure ??= result._tag === "Invalid"
             ? invalid(path, result.line, result.reason)
@@ -288,13 +286,16 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       new ReplayMismatch({ path, line, subject: "connection", expected, actual, difference: `expected ${expected}, got ${actual}` })
 
     /** The recorded outcome as the engine's. */
-    const outcomeOf = (entry: Format.CloseEntry, line: number): AttemptOutcome | "await-close" | "defect" => {
+    const outcomeOf = (
+      entry: Format.CloseEntry,
+      line: number
+    ): AttemptOutcome | InvalidRecording | "await-close" | "defect" => {
       const outcome = entry.outcome
       const decoded = (error: Format.EncodedError) => {
         const result = decodeError(error)
         return Either.isRight(result) && isEventStreamError(result.right) ? result.right : undefined
       }
-      const broken = (reason: string) => Fatal(invalid(path, line, `close: ${reason}`), "failed")
+      const broken = (reason: string) => invalid(path, line, `close: ${reason}`)
       switch (outcome._tag) {
         case "End":
           return closeReasons.has(outcome.reason)
@@ -308,8 +309,10 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         }
         case "Retry": {
           if (outcome.cause !== undefined) return Retry(outcome.cause)
-          const error = outcome.error === undefined ? undefined : decoded(outcome.error)
-          return error === undefined ? broken("the error is not one of the event channel's") : Retry(error)
+          const error = outcome.error === undefined ? undefined : decodeError(outcome.error)
+          return error !== undefined && Either.isRight(error) && error.right._tag === "ConnectTimeout"
+            ? Retry(error.right)
+            : broken("the error is not one an attempt is retried for")
         }
         case "Interrupted":
           return "await-close"
@@ -321,24 +324,29 @@ export const make = (options: ReplayOptions, observer: Observer) =>
     const play = (pass: Pass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
       Effect.gen(function*() {
         const end = (outcome: AttemptOutcome) => Effect.sync(() => hooks.end(outcome))
+        // A replay that cannot go on ends the connection with a defect carrying the
+        // `ReplayMismatch` / `InvalidRecording`: the application under test did what the
+        // recording does not hold (as a stub layer dies on a call it does not implement), which
+        // no production channel can meet, so no public error channel names it.
+        const fail = (error: ReplayError) => Effect.sync(() => hooks.end(Exit.die(error)))
         const reader = pass.reader
         if (pass.failure !== undefined || reader === undefined) {
           const failure = pass.failure ?? invalid(path, 0, "the recording cannot be read again")
           if (reader !== undefined) pass.failure = undefined
-          return yield* end(Fatal(failure, "failed"))
+          return yield* fail(failure)
         }
         if (sessionId !== header.sessionId) {
-          return yield* end(Fatal(mismatch(1, `a connection to session ${header.sessionId}`, `one to ${sessionId}`), "failed"))
+          return yield* fail(mismatch(1, `a connection to session ${header.sessionId}`, `one to ${sessionId}`))
         }
         // The next recorded connection (what is left of the previous one was not played: the
         // engine ended it itself, as it did when it was recorded).
         let connectAt: Numbered | undefined
         while (connectAt === undefined) {
           const next = reader.take()
-          if (next._tag === "Invalid") return yield* end(Fatal(invalid(path, next.line, next.reason), "failed"))
+          if (next._tag === "Invalid") return yield* fail(invalid(path, next.line, next.reason))
           if (next._tag === "Done" || next.entry.type === "end") {
-            return yield* end(
-              Fatal(mismatch(next.line, "no more connections (the recording ends here)", "the application connected again"), "failed")
+            return yield* fail(
+              mismatch(next.line, "no more connections (the recording ends here)", "the application connected again")
             )
           }
           switch (next.entry.type) {
@@ -348,10 +356,9 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             case "frame":
             case "answer":
             case "too-large":
-              return yield* end(Fatal(
-                mismatch(next.line, "the recorded connection to go on here", "the application's connection ended before it"),
-                "failed"
-              ))
+              return yield* fail(
+                mismatch(next.line, "the recorded connection to go on here", "the application's connection ended before it")
+              )
             default:
               // `close`, `alive`, `open` of a connection the engine ended: nothing to play.
               break
@@ -386,9 +393,9 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         const conn = connectAt.entry.type === "connect" ? connectAt.entry.conn : 0
         while (true) {
           const next = reader.take()
-          if (next._tag === "Invalid") return yield* end(Fatal(invalid(path, next.line, next.reason), "failed"))
+          if (next._tag === "Invalid") return yield* fail(invalid(path, next.line, next.reason))
           if (next._tag === "Done") {
-            return yield* end(Fatal(invalid(path, next.line, "the recording ends before its connection closed"), "failed"))
+            return yield* fail(invalid(path, next.line, "the recording ends before its connection closed"))
           }
           const { entry, line } = next
           if (entry.t > at) yield* Effect.sleep(Duration.millis(entry.t - at))
@@ -417,7 +424,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
               })
               const expected = JSON.stringify(entry.data)
               if (Option.isNone(given)) {
-                return yield* end(Fatal(
+                return yield* fail(
                   new ReplayMismatch({
                     path,
                     line,
@@ -425,17 +432,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
                     expected,
                     actual: `no answer within ${Duration.format(answerTimeout)}`,
                     difference: `expected the answer ${expected}, got no answer within ${Duration.format(answerTimeout)}`
-                  }),
-                  "failed"
-                ))
+                  })
+                )
               }
               const actual = redactAnswer(given.value, entry)
               const difference = Format.difference(entry.data, actual)
               if (difference.length > 0) {
-                return yield* end(Fatal(
-                  new ReplayMismatch({ path, line, subject: "answer", expected, actual: JSON.stringify(actual), difference }),
-                  "failed"
-                ))
+                return yield* fail(
+                  new ReplayMismatch({ path, line, subject: "answer", expected, actual: JSON.stringify(actual), difference })
+                )
               }
               // A write that failed when it was recorded fails the connection again here.
               if (typeof entry.result === "object" && entry.result.retry) {
@@ -446,6 +451,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             case "close": {
               const outcome = outcomeOf(entry, line)
               if (outcome === "await-close") return yield* Effect.never
+              if (outcome instanceof InvalidRecording) return yield* fail(outcome)
               if (outcome === "defect") return yield* Effect.sync(() => hooks.end(Exit.die(new Error("replayed defect"))))
               return yield* end(outcome)
             }
@@ -454,7 +460,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             case "create":
             case "created":
             case "create-failed":
-              return yield* end(Fatal(invalid(path, line, `a ${entry.type} line before connection ${conn} closed`), "failed"))
+              return yield* fail(invalid(path, line, `a ${entry.type} line before connection ${conn} closed`))
           }
         }
       })
