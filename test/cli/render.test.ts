@@ -174,6 +174,11 @@ describe("cli rendering", () => {
     expect(code(new Errors.MalformedFrame({ raw: "", message: "" }))).toBe(8)
     expect(ExitCode.classify(new ExitCode.UsageError({ message: "m" }))).toEqual({ code: 2, message: "m" })
     expect(ExitCode.classify({ _tag: "QuitException" }).code).toBe(130)
+    // A superseded watcher says who took the session, and that it stopped rather than take it back.
+    const superseded = ExitCode.classify(new Errors.Superseded({ sessionId: "s", reason: "superseded by a newer connection" }))
+    expect(superseded.code).toBe(8)
+    expect(superseded.message).toContain("another watcher took the session")
+    expect(superseded.message).toContain("superseded by a newer connection")
     // The cluster's errors are outside the core union, still an error of the service's side.
     expect(ExitCode.classify(new ClusterErrors.ClusterUnavailable({ operation: "events", sessionId: "s", message: "no runner" })))
       .toEqual({ code: 8, message: "ClusterUnavailable: no runner" })

@@ -127,6 +127,10 @@ export const describe = (error: AgentSessionError): string => {
       return `refusing to send the key in clear to ${error.url}: use https:// (wss://), or pass --allow-insecure`
     case "NeverConnected":
       return `the event channel never connected: ${oneLine(error.lastError)} (${error.attempts} attempts); check AGENT_SESSION_WS_URL or --ws-url`
+    case "Superseded":
+      return `another watcher took the session (the service closed this connection with 4000: ${
+        oneLine(error.reason)
+      }); it goes on there: this command stopped watching rather than take it back`
     case "OutcomeUnknown":
       return error.operation.endsWith("createSession")
         ? `${oneLine(error.message)}; to get that session rather than a second one from a service that honours the key, ` +
