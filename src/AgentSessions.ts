@@ -20,10 +20,12 @@ import type * as Answer from "./Answer.js"
 import type * as Credentials from "./Credentials.js"
 import type {
   ActionBudgetExceeded,
-  AgentApiError,
-  AgentSessionError,
   InsecureTransport,
-  RespondError
+  OnboardError,
+  RespondError,
+  RunError,
+  RunningSessionError,
+  StartError
 } from "./Errors.js"
 import type * as EventStream from "./EventStream.js"
 import * as internal from "./internal/agentSessions.js"
@@ -128,9 +130,9 @@ export interface RunningSession {
   /**
    * The events with the budget guard applied. Fails with `ActionBudgetExceeded` (in `"fail"`
    * mode), with `SessionEndedWithoutComplete` when the channel ends before `complete` (U17),
-   * or with the channel's own error.
+   * or with the channel's own error (`EventStreamError`).
    */
-  readonly events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError>
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
   readonly respond: (
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
@@ -144,7 +146,12 @@ export interface RunningSession {
    * connection forgets them (answering one fails with `RequestNotPending`).
    */
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  readonly outcome: Effect.Effect<Outcome, AgentSessionError>
+  /**
+   * The outcome, once `complete` arrived; else the error the events failed with, or
+   * `SessionEndedWithoutComplete` (also when the consumer of `events` stopped before `complete`,
+   * whatever its own error: that one stays the consumer's).
+   */
+  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
   /** Closes the connection (code 1000); the session's events end. */
   readonly close: Effect.Effect<void>
 }
@@ -171,23 +178,30 @@ export interface RunOptions<E, R> extends StartOptions {
  */
 export interface Service {
   /** Onboards an agent (account key); its key is remembered by `Credentials`. */
-  readonly onboard: (request: AgentModule.OnboardInput) => Effect.Effect<AgentModule.Agent, AgentApiError>
-  /** Creates a session; then connects, subscribe-then-connect. Scoped: the connection closes with the scope. */
+  readonly onboard: (request: AgentModule.OnboardInput) => Effect.Effect<AgentModule.Agent, OnboardError>
+  /**
+   * Creates a session; then connects, subscribe-then-connect. Scoped: the connection closes with
+   * the scope. Nothing is read before `events` (or `outcome`) is consumed, so it fails only with
+   * the create's errors and `InsecureTransport`.
+   */
   readonly start: (
     request: Session.CreateSessionInput,
     options?: StartOptions
-  ) => Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope>
+  ) => Effect.Effect<RunningSession, StartError, Scope.Scope>
   /** Watches a session that already exists (created elsewhere), with the same guards. */
   readonly attach: (
     session: Session.SessionInfo,
     maxActions: number,
     options?: StartOptions
   ) => Effect.Effect<RunningSession, InsecureTransport, Scope.Scope>
-  /** A whole session in one Effect: create, watch, answer with `onRequest`, and the outcome. */
+  /**
+   * A whole session in one Effect: create, watch, answer with `onRequest`, and the outcome. Fails
+   * with a {@link RunError}, or with the error of `onRequest` / `onEvent` (`E`) as it is.
+   */
   readonly run: <E = never, R = never>(
     request: Session.CreateSessionInput,
     options?: RunOptions<E, R>
-  ) => Effect.Effect<Outcome, AgentSessionError | E, R>
+  ) => Effect.Effect<Outcome, RunError | E, R>
 }
 
 /**
@@ -256,7 +270,7 @@ export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.Eve
 export const run = <E = never, R = never>(
   request: Session.CreateSessionInput,
   options?: RunOptions<E, R>
-): Effect.Effect<Outcome, AgentSessionError | E, R | AgentSessions> =>
+): Effect.Effect<Outcome, RunError | E, R | AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.run(request, options))
 
 /**
@@ -294,7 +308,7 @@ export const run = <E = never, R = never>(
 export const start = (
   request: Session.CreateSessionInput,
   options?: StartOptions
-): Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope | AgentSessions> =>
+): Effect.Effect<RunningSession, StartError, Scope.Scope | AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.start(request, options))
 
 /**
@@ -321,5 +335,5 @@ export const attach = (
  */
 export const onboard = (
   request: AgentModule.OnboardInput
-): Effect.Effect<AgentModule.Agent, AgentApiError, AgentSessions> =>
+): Effect.Effect<AgentModule.Agent, OnboardError, AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.onboard(request))

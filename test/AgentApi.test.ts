@@ -484,6 +484,17 @@ describe("AgentApi", () => {
         assert.strictEqual(yield* stub.count, 1)
       }))
 
+    it.effect("U22 getSession, which creates nothing, fails with RequestTimeout itself (issue 21)", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => Effect.never, { retry: Schedule.stop, dialect: Dialect.observed })
+        const fiber = yield* Effect.fork(Effect.flip(api.getSession("sess-1")))
+        yield* advance("31 seconds")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "RequestTimeout")
+        assert.isTrue(error._tag === "RequestTimeout" && error.operation === "AgentApi.getSession")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+
     it.effect("U22 the time-out is an option, and a time-out is retried", () =>
       Effect.gen(function*() {
         const { api, stub } = yield* makeApi(

@@ -20,6 +20,7 @@ export const fast: ReadonlyArray<string> = [
   "test/AgentSessions.test.ts",
   "test/Credentials.test.ts",
   "test/Dialect.test.ts",
+  "test/Errors.channels.test.ts",
   "test/Errors.test.ts",
   "test/EventStream.hostile.test.ts",
   "test/EventStream.pinned.test.ts",
@@ -38,14 +39,18 @@ export const fast: ReadonlyArray<string> = [
   "test/channel/socket.test.ts",
   "test/cli/render.test.ts",
   "test/cli/sanitize.test.ts",
+  "test/recording/format.test.ts",
+  "test/recording/replay.test.ts",
   "test/simulator/Idempotency.test.ts",
   "test/simulator/Script.test.ts"
 ]
 
 /** The rest, each with why it is not in the fast loop. */
 export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }> = [
+  { path: "examples/replay-a-recording.test.ts", why: "replays a recording over real sockets too" },
   { path: "test/Metrics.test.ts", why: "sessions against the simulator over real sockets" },
   { path: "test/NodeAgentSessions.test.ts", why: "the Node layer against the simulator over real sockets" },
+  { path: "test/Recording.test.ts", why: "sessions recorded from the simulator over real sockets" },
   { path: "test/bench.test.ts", why: "runs the benchmark harness's processes" },
   { path: "test/docs-examples.test.ts", why: "type-checks every example with tsc (a child process)" },
   { path: "test/docs-programs.test.ts", why: "runs the docs' programs against the simulator, some as child processes" },
@@ -59,6 +64,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/cli/onboard.test.ts", why: "the command line against the simulator over real sockets" },
   { path: "test/cli/paid.test.ts", why: "the command line against the simulator over real sockets" },
   { path: "test/cli/polish.test.ts", why: "the command line as child processes" },
+  { path: "test/cli/record.test.ts", why: "the command line as child processes against the simulator" },
   { path: "test/cli/run.test.ts", why: "the command line as child processes against the simulator" },
   { path: "test/cli/simulate.test.ts", why: "simulate as a child process" },
   { path: "test/cli/startup.test.ts", why: "the command line and the start-up bench as child processes" },
@@ -67,10 +73,12 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/e2e/", why: "the SDK against the simulator over real sockets" },
   { path: "test/hostile/", why: "hostile servers over real sockets, the simulator as a child process" },
   { path: "test/paid/", why: "the SDK against the simulator over real sockets" },
+  { path: "test/recording/roundtrip.test.ts", why: "sessions recorded from the simulator and replayed over real sockets" },
   { path: "test/reliability/", why: "faults, fuzzing, load and security over real sockets" },
   { path: "test/simulator/Exposed.test.ts", why: "the simulator over real and raw sockets" },
   { path: "test/simulator/Http.test.ts", why: "the simulator over real sockets" },
   { path: "test/simulator/ObservedClient.test.ts", why: "the simulator over real sockets" },
+  { path: "test/simulator/Replay.test.ts", why: "the replay server over real sockets" },
   { path: "test/simulator/Simulator.pinned.test.ts", why: "the simulator over real sockets" },
   { path: "test/simulator/Sse.test.ts", why: "the simulator over real sockets" },
   { path: "test/simulator/WebSocket.test.ts", why: "the simulator over real sockets" }

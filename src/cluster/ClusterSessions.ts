@@ -42,8 +42,8 @@ import type * as Stream from "effect/Stream"
 import { type AgentApi } from "../AgentApi.js"
 import type * as AgentSessions from "../AgentSessions.js"
 import type * as Answer from "../Answer.js"
-import * as Errors from "../Errors.js"
-import type { AgentApiError, RespondError, SessionEndedWithoutComplete } from "../Errors.js"
+import type { CreateSessionError, RequestNotPending, SessionEndedWithoutComplete } from "../Errors.js"
+import * as ClusterErrors from "./ClusterErrors.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
 import * as EventLog from "./EventLog.js"
@@ -52,13 +52,13 @@ import * as SessionEntity from "./SessionEntity.js"
 
 /**
  * The cluster could not carry a message (no runner for the shard yet, the runner's mailbox is
- * full, its storage failed), after the retries of {@link Options.retry}; or the log failed. One of
- * the `AgentSessionError` union (`Errors.ClusterUnavailable`).
+ * full, its storage failed), after the retries of {@link Options.retry}; or the log failed
+ * (`ClusterErrors.ClusterUnavailable`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const ClusterUnavailable = Errors.ClusterUnavailable
+export const ClusterUnavailable = ClusterErrors.ClusterUnavailable
 
 /**
  * The type of {@link ClusterUnavailable}.
@@ -66,7 +66,7 @@ export const ClusterUnavailable = Errors.ClusterUnavailable
  * @since 0.1.0
  * @category errors
  */
-export type ClusterUnavailable = Errors.ClusterUnavailable
+export type ClusterUnavailable = ClusterErrors.ClusterUnavailable
 
 /**
  * A session's run ended without `complete` (`ended` with its reason, or `closed`).
@@ -87,7 +87,7 @@ export interface Service {
   readonly start: (
     request: Session.CreateSessionInput,
     options?: { readonly agent?: string | undefined }
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError | ClusterUnavailable>
+  ) => Effect.Effect<Session.SessionInfo, CreateSessionError | ClusterUnavailable>
   /** Hands a session created elsewhere to the cluster (persisted `Attach`). */
   readonly attach: (
     session: Session.SessionInfo,
@@ -99,12 +99,15 @@ export interface Service {
     sessionId: string,
     fromSeq?: number
   ) => Stream.Stream<EventLog.LoggedEvent, ClusterUnavailable>
-  /** Answers a pending request of the session, wherever it runs. */
+  /**
+   * Answers a pending request of the session, wherever it runs: `RequestNotPending` when the
+   * session has no such request waiting (never received, or answered already with another answer).
+   */
   readonly respond: (
     sessionId: string,
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
-  ) => Effect.Effect<void, RespondError | ClusterUnavailable>
+  ) => Effect.Effect<void, RequestNotPending | ClusterUnavailable>
   /** The session's status. */
   readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, ClusterUnavailable>
   /** Waits for the run to end: the outcome when it completed, else `SessionEndedWithoutComplete`. */

@@ -23,6 +23,7 @@ import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import {
   type AgentApiError,
+  type CredentialsError,
   InsecureTransport,
   InvalidRequest,
   isRetryable,
@@ -33,7 +34,14 @@ import {
 import * as Metrics from "../Metrics.js"
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
-import { type CallInfo, currentCall, ensureRedacted, serviceClient, toAgentApiError } from "./agentApiCall.js"
+import {
+  type AttemptError,
+  type CallInfo,
+  currentCall,
+  ensureRedacted,
+  serviceClient,
+  toAgentApiError
+} from "./agentApiCall.js"
 import {
   defaultMaxRetryAfter,
   defaultRetry,
@@ -108,14 +116,14 @@ export const make = (
 
     /**
      * One operation: per attempt, the key read afresh, the request, every failure mapped, the
-     * time-out; the attempts on the retry schedule.
+     * time-out; the attempts on the retry schedule. `attempts` counts the attempts sent.
      */
-    const send = <A, E>(
+    const attemptsOf = <A, E, K extends CredentialsError>(
       operation: keyof typeof retries,
-      key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>,
-      idempotencyKey: Option.Option<string> = Option.none()
-    ): Effect.Effect<A, AgentApiError> => {
+      idempotencyKey: Option.Option<string>
+    ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
       const name = `AgentApi.${operation}`
       let attempts = 0
       const attempt = Effect.gen(function*() {
@@ -160,26 +168,49 @@ export const make = (
         })
         return Effect.retry(again, retries[operation])
       })
-      if (Option.isNone(idempotencyKey)) return retried
-      // A creating call whose last attempt may have acted: say so, with the key to send again.
-      return Effect.catchIf(retried, mayHaveActed, (error) =>
-        Effect.fail(
-          new OutcomeUnknown({
-            operation: name,
-            idempotencyKey: idempotencyKey.value,
-            attempts,
-            reason: error._tag,
-            detail: error.message
-          })
-        ))
+      return { retried, attempts: () => attempts }
+    }
+
+    /** A call that creates nothing (`getSession`): every attempt's error as it is. */
+    const send = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retries,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>
+    ): Effect.Effect<A, AttemptError | K> => attemptsOf(operation, key, run, Option.none()).retried
+
+    /**
+     * A creating call (`onboard`, `createSession`): when its last attempt may have acted (a
+     * time-out, always; a reset, a 500, 502, 504), it fails with `OutcomeUnknown`, with the key to
+     * send it again; so it never fails with `RequestTimeout`.
+     */
+    const sendCreating = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retries,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>,
+      idempotencyKey: string
+    ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
+      const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
+      return Effect.catchAll(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+        // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
+        error._tag === "RequestTimeout" || mayHaveActed(error)
+          ? Effect.fail(
+            new OutcomeUnknown({
+              operation: `AgentApi.${operation}`,
+              idempotencyKey,
+              attempts: attempts(),
+              reason: error._tag,
+              detail: error.message
+            })
+          )
+          : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
-    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<Option.Option<string>, InvalidRequest> =>
+    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
       given === undefined
-        ? Effect.sync(() => Option.some(globalThis.crypto.randomUUID()))
+        ? Effect.sync(() => globalThis.crypto.randomUUID())
         : Http.isIdempotencyKey(given)
-        ? Effect.succeed(Option.some(given))
+        ? Effect.succeed(given)
         : Effect.fail(
           new InvalidRequest({
             subject: "idempotencyKey",
@@ -201,7 +232,7 @@ export const make = (
       Effect.gen(function*() {
         const request = yield* validateOnboard(input)
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const agent = yield* send(
+        const agent = yield* sendCreating(
           "onboard",
           credentials.keyFor("onboard"),
           client.agents.onboard({ payload: request }),
@@ -222,7 +253,7 @@ export const make = (
           Effect.gen(function*() {
             const request = yield* validateCreateSession(input)
             const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-            const session = yield* send(
+            const session = yield* sendCreating(
               "createSession",
               credentials.keyFor("createSession", options?.agent),
               client.sessions.create({ payload: request }),

@@ -2,7 +2,7 @@
  * One call of `AgentApi` on the wire: the platform `HttpClient` with the auth header, the
  * `User-Agent` and the `Idempotency-Key`; every response handled before the contract decodes it (a
  * non-2xx becomes its typed error, a 2xx body is read within the limit and kept for a possible
- * `ResponseDecodeError`); every failure of the derived client mapped to an `AgentApiError`; and the
+ * `ResponseDecodeError`); every failure of the derived client mapped to an {@link AttemptError}; and the
  * header values redacted in traces. The call's context is a fiber ref set by its attempt.
  */
 import * as Headers from "@effect/platform/Headers"
@@ -19,12 +19,32 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
 import type * as Dialect from "../Dialect.js"
-import { type AgentApiError, InvalidRequest, isAgentSessionError, ResponseTooLarge } from "../Errors.js"
+import {
+  type HttpStatusError,
+  InvalidRequest,
+  isAgentSessionError,
+  type RequestTimeout,
+  type ResponseDecodeError,
+  ResponseTooLarge,
+  type TransportError
+} from "../Errors.js"
 import { transportError } from "./agentApiPolicy.js"
 import { buffered, readBounded } from "./body.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { formatIssues } from "./schema.js"
 import { userAgent } from "./version.js"
+
+/**
+ * What one attempt of a call can fail with, besides a missing key: the contract refused the
+ * payload (`InvalidRequest`), a status, the transport, the time-out, the body.
+ */
+export type AttemptError =
+  | InvalidRequest
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
 
 /** One attempt of one operation, as the `HttpClient` below reads it. */
 export interface CallInfo {
@@ -77,12 +97,12 @@ const handleResponse = (
   response: HttpClientResponse.HttpClientResponse,
   call: CallInfo,
   maxResponseSize: number
-): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> => {
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { status } = response
   const headers = response.headers
   // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
   return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
-    onFailure: (error): Effect.Effect<never, AgentApiError> =>
+    onFailure: (error): Effect.Effect<never, AttemptError> =>
       error._tag === "OverLimit"
         ? Effect.fail(
           new ResponseTooLarge({
@@ -157,7 +177,7 @@ const API_ERROR_STATUS: Record<string, number> = {
 }
 
 /**
- * Everything the derived client can fail with, as an `AgentApiError`: ours pass through; a
+ * Everything the derived client can fail with, as an {@link AttemptError}: ours pass through; a
  * `ParseError` before any response is a payload the contract refused (`InvalidRequest`), after
  * a 2xx a `ResponseDecodeError`; platform errors become `TransportError` or
  * `ResponseDecodeError`; a decoded contract error (never reached: statuses are mapped first)
@@ -167,9 +187,10 @@ export const toAgentApiError = (
   error: unknown,
   received: Option.Option<DecodedResponse>,
   call: CallInfo
-): Effect.Effect<never, AgentApiError> => {
+): Effect.Effect<never, AttemptError> => {
   if (isAgentSessionError(error)) {
-    return Effect.fail(error as AgentApiError)
+    // Only the client below fails with ours: a status, the transport or the body (handleResponse).
+    return Effect.fail(error as AttemptError)
   }
   if (ParseResult.isParseError(error)) {
     return Option.isNone(received)

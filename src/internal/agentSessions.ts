@@ -12,7 +12,7 @@ import { AgentApi } from "../AgentApi.js"
 import type { RunningSession, RunOptions, Service } from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
-import type { AgentSessionError } from "../Errors.js"
+import type { RespondError } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
 import * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -74,13 +74,13 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
                 : onRequest(asked),
               (given) => running.respond(asked, given)
             )
-          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, AgentSessionError | E, R> => {
+          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, RespondError | E, R> => {
             const observe = onEvent === undefined ? Effect.void : onEvent(event)
             return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
           }
           // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
           // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
-          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, AgentSessionError | E, never, void, unknown, R>
+          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, RespondError | E, never, void, unknown, R>
           const consume: Consume = Channel.readWith({
             onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
               onEvent === undefined && !Chunk.some(chunk, isRequest)

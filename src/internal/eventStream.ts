@@ -19,6 +19,7 @@ import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
 import { webSocketTransport } from "./channel/socket.js"
+import { tapTransport } from "./channel/tap.js"
 import { checkSecureUrl, printableUrl } from "./url.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
@@ -62,7 +63,10 @@ export const connectEngine = (
       dialect,
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath)),
-      transport: webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+      transport: yield* tapTransport(
+        webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+        { sessionId, dialect, transport: "websocket" }
+      ),
       deadlines
     })
   })

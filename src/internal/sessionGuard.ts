@@ -22,9 +22,8 @@ import { Session as CoreSession } from "effect-agent-session-core"
 import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
-  type AgentSessionError,
   type EventStreamError,
-  isAgentSessionError,
+  type RunningSessionError,
   SessionEndedWithoutComplete
 } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
@@ -37,8 +36,8 @@ export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30
 
 /** A session's guarded events and what goes with them. */
 interface Guarded {
-  readonly events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError>
-  readonly outcome: Effect.Effect<Outcome, AgentSessionError>
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
   /** A request answered: no longer pending. */
   readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
@@ -53,7 +52,7 @@ export const guard = (
   Effect.gen(function*() {
     const mode = options.onBudgetExceeded ?? "fail"
     const tally = new CoreSession.Tally<SessionEvent.SessionEvent>(maxActions, CoreSession.keptEvents(options.keepEvents))
-    const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
     const { answered, arrived, cleared, pending } = yield* PendingRequests.make(
       sessionId,
       Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter)
@@ -79,10 +78,14 @@ export const guard = (
         mayStillBeRunning: true
       })
 
+    // The error the events themselves failed with: the connection's, the overrun, or the end
+    // without `complete`. It is what `outcome` fails with.
+    let failedWith: RunningSessionError | undefined
+
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
     // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
-    // failure (not an AgentSessionError) or interruption is not passed on to whoever awaits the
+    // failure (whatever its type) or interruption is not passed on to whoever awaits the
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const withoutComplete = Effect.suspend(() => {
@@ -92,14 +95,10 @@ export const guard = (
       return Deferred.complete(
         outcome,
         Exit.matchEffect(exit, {
-          onFailure: (cause): Effect.Effect<Outcome, AgentSessionError> =>
+          onFailure: (cause): Effect.Effect<Outcome, RunningSessionError> =>
             Option.match(Cause.dieOption(cause), {
               onSome: Effect.die,
-              onNone: () =>
-                Option.match(Option.filter(Cause.failureOption(cause), isAgentSessionError), {
-                  onNone: () => withoutComplete,
-                  onSome: Effect.fail
-                })
+              onNone: () => failedWith === undefined ? withoutComplete : Effect.fail(failedWith)
             }),
           onSuccess: () => withoutComplete
         })
@@ -150,13 +149,21 @@ export const guard = (
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
       return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
     }
-    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => Channel.failCause(cause)
+    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
+      failedWith = Option.getOrUndefined(Cause.failureOption(cause))
+      return Channel.failCause(cause)
+    }
     const onDone = (): Guard => Channel.void
     const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
     const again = (): Guard => guard
-    const ending = Channel.suspend((): Channel.Channel<never, unknown, AgentSessionError, unknown, void, unknown> => {
-      if (overrun !== undefined) return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
-      return tally.complete === undefined ? Channel.fail(endedWithoutComplete()) : Channel.void
+    const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
+      if (overrun !== undefined) {
+        failedWith = overrun
+        return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
+      }
+      if (tally.complete !== undefined) return Channel.void
+      failedWith = endedWithoutComplete()
+      return Channel.fail(failedWith)
     })
 
     // The span "AgentSessions.events", made once per stream. It is the parent of what the
@@ -212,7 +219,7 @@ export const guard = (
     // The span lives as long as the stream and ends with its exit; the outcome is settled (and
     // `pending` emptied) after the connection's events are closed. No operator here forks a
     // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
-    const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.fromChannel(
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.fromChannel(
       Channel.acquireUseRelease(
         Effect.flatMap(Scope.make(), (scope) =>
           Effect.map(
@@ -228,13 +235,13 @@ export const guard = (
     )
 
     let consumed = false
-    const events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.suspend(() => {
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
       if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
       consumed = true
       return guarded
     })
 
-    const awaitOutcome: Effect.Effect<Outcome, AgentSessionError> = Effect.suspend(() => {
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
       if (consumed) return Deferred.await(outcome)
       consumed = true
       return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))

@@ -25,6 +25,7 @@ import * as Wire from "../Wire.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
+import { tapTransport } from "./channel/tap.js"
 import {
   type AttemptOutcome,
   Fatal,
@@ -211,7 +212,11 @@ export const connectEngine = (
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
       framing: "event-data",
-      transport: sseTransport({ base, dialect, sessionId, settings, client }),
+      transport: yield* tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), {
+        sessionId,
+        dialect,
+        transport: "sse"
+      }),
       deadlines
     })
   })

@@ -37,12 +37,11 @@
  *
  * @since 0.1.0
  */
-import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type * as Stream from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -55,6 +54,7 @@ import type * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
 import * as Api from "./internal/api.js"
 import * as Body from "./internal/body.js"
+import * as Listen from "./internal/listen.js"
 import { Store } from "./internal/store.js"
 import * as Transport from "./internal/transport.js"
 import type * as Script from "./Script.js"
@@ -319,8 +319,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
   Effect.gen(function*() {
     const dialect = options.dialect ?? Dialect.documented
     const host = options.host ?? "127.0.0.1"
-    const accountKey = options.accountKey ??
-      (isLoopback(host) ? defaultAccountKey : `sim_${Crypto.randomBytes(24).toString("base64url")}`)
+    const accountKey = Listen.accountKeyFor(host, options.accountKey, isLoopback, defaultAccountKey)
     const limits: Limits = {
       ...defaultLimits,
       ...options.limits,
@@ -332,21 +331,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
 
     // The Node server: HTTP requests go to the fault gate, then to the SSE routes or the contract;
     // upgrades go to the WebSocket channel.
-    const server = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const server = Http.createServer()
-        // Node's own bounds on slow requests (its refusals carry no body; ours come first).
-        server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
-        server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
-        return server
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          if (!server.listening) return resume(Effect.void)
-          server.close(() => resume(Effect.void))
-        })
-    )
+    const server = yield* Listen.scoped(() => {
+      const server = Http.createServer()
+      // Node's own bounds on slow requests (its refusals carry no body; ours come first).
+      server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
+      server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
+      return server
+    })
     const timers = new Set<NodeJS.Timeout>()
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -354,16 +345,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
         timers.clear()
       })
     )
-    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
-      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
-      server.once("error", onError)
-      server.listen({ port: options.port ?? 0, host }, () => {
-        server.off("error", onError)
-        resume(Effect.void)
-      })
-    })
-    const address = server.address()
-    const port = address !== null && typeof address === "object" ? address.port : (options.port ?? 0)
+    const port = yield* Listen.listen(server, options.port ?? 0, host)
 
     const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
     const transport = Transport.make({

@@ -30,7 +30,7 @@ const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as S
 
 /** A core connection whose port does nothing (the loop is what is tested). */
 const makeCore = () =>
-  new Connection.Connection<SessionEvent.SessionEvent, EventStreamError>(
+  new Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>(
     { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
     { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false },
     {
@@ -79,9 +79,9 @@ interface Run {
 const loopOver = (
   settings: Settings,
   onAttempt: (
-    core: Connection.Connection<SessionEvent.SessionEvent, EventStreamError>,
+    core: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>,
     loop: () => Loop
-  ) => Effect.Effect<Connection.Next<EventStreamError>>
+  ) => Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>>
 ) =>
   Effect.gen(function*() {
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())

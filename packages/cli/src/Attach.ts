@@ -30,6 +30,7 @@ export const attachOptions = {
   json: Run.runOptions.json,
   metrics: Run.runOptions.metrics,
   maxReconnects: Run.runOptions.maxReconnects,
+  record: Run.runOptions.record,
   sessionId: Args.text({ name: "session-id" }).pipe(Args.withDescription("The id of the session to watch")),
   ...CliConfig.connectionOptions
 }

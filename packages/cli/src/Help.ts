@@ -105,6 +105,8 @@ Output:
   --metrics               Print a summary of the SDK's metrics at the end.
   --max-reconnects <n>    Reconnect at most n times in a row, 50 ms apart doubling up to 1 s
                           (default: 10 times, from 250 ms up to 10 s).
+  --record <file>         Record the session to this file (JSON Lines, no key in it), to replay
+                          it in tests or with simulate --replay (docs/testing.md).
 
 ${connection}
 
@@ -130,8 +132,8 @@ Session:
                           not checked).
   --agent-key <key>       Watch as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY).
 
-Answers and output: --approve, --deny, --input <text>, --json, --metrics and
---max-reconnects <n>, as for run.
+Answers and output: --approve, --deny, --input <text>, --json, --metrics,
+--max-reconnects <n> and --record <file>, as for run.
 
 ${connection}
 
@@ -226,6 +228,10 @@ Flags:
                           close-before-complete, reject-handshake, fail-503=N,
                           rate-limit=N[:SECONDS], http-delay=MS.
   --json                  Print the address as one JSON object (for scripts).
+  --replay <file>         Serve this recorded session (run --record) instead of the scripted
+                          agent, in its recorded dialect, over WebSocket and SSE; each client's
+                          answers are checked against the recorded ones (docs/testing.md).
+  --speed <n>             With --replay: the recorded delays divided by n (default 1).
 
 ${common}
 
@@ -233,6 +239,7 @@ Examples:
   effect-agent-session simulate
   effect-agent-session simulate --port 0 --json
   effect-agent-session simulate --dialect observed --ask input --fault drop-after=3
+  effect-agent-session simulate --replay session.jsonl --speed 10
 
 ${exitCodes}
 `,

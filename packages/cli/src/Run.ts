@@ -26,6 +26,7 @@ import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
 import * as Flags from "./Flags.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
+import * as Record from "./Record.js"
 import * as Render from "./Render.js"
 import * as Sanitize from "./Sanitize.js"
 
@@ -71,6 +72,7 @@ export const runOptions = {
     ),
     Options.optional
   ),
+  record: Record.recordOption,
   ...CliConfig.connectionOptions
 }
 
@@ -94,6 +96,8 @@ export interface RunFlags extends CliConfig.ConnectionFlags {
   readonly maxReconnects: Option.Option<number>
   /** `run`: the create request's `Idempotency-Key` (default: a fresh random one). */
   readonly idempotencyKey: Option.Option<string>
+  /** `--record FILE`: the session recorded to this file. */
+  readonly record: Option.Option<string>
 }
 
 /**
@@ -293,6 +297,7 @@ export const runSession = (
           message: `no API key: set ${CliConfig.Env.apiKey} (or ${CliConfig.Env.agentKey}), or pass --api-key / --agent-key`
         })
       }
+      yield* Record.check(flags.record)
       const connection = yield* CliConfig.resolve({ ...flags, apiKey: apiKey })
       dialect = Option.some(connection.dialect)
       const agent: Option.Option<Credentials.AgentKeyRef> = Option.map(
@@ -387,11 +392,13 @@ export const runSession = (
       )
 
       const outcome = yield* session.pipe(
-        Effect.provide(
+        Effect.ensuring(Record.finish(env.sink)),
+        Effect.provide(Record.layer(
           NodeAgentSessions.layer(
             CliConfig.layerOptions(connection, Option.isSome(agent) ? { agents: [agent.value] } : {})
-          )
-        )
+          ),
+          flags.record
+        ))
       )
       yield* reporter.outcome(outcome, progress)
       yield* printMetrics

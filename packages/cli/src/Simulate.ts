@@ -16,6 +16,7 @@ import * as CliConfig from "./Config.js"
 import * as Flags from "./Flags.js"
 import { CliExit, ExitCode } from "./ExitCode.js"
 import * as Render from "./Render.js"
+import * as ServeReplay from "./ServeReplay.js"
 
 /**
  * The flags of `simulate`.
@@ -58,7 +59,17 @@ export const simulateOptions = {
     ),
     Options.repeated
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object"))
+  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object")),
+  replay: Options.text("replay").pipe(
+    Options.withDescription(
+      "Serve this recorded session (run --record) instead of the scripted agent, in its recorded dialect, over WebSocket and SSE"
+    ),
+    Options.optional
+  ),
+  speed: Options.float("speed").pipe(
+    Options.withDescription("With --replay: the recorded delays divided by this (10: ten times faster)"),
+    Options.withDefault(1)
+  )
 }
 
 const positive = (name: string, text: string): Either.Either<number, string> => {
@@ -172,8 +183,13 @@ export const simulate = (flags: {
   readonly accountKey: Option.Option<string>
   readonly fault: ReadonlyArray<string>
   readonly json: boolean
+  readonly replay?: Option.Option<string> | undefined
+  readonly speed?: number | undefined
 }, sink: Render.Sink = Render.processSink): Effect.Effect<void, CliExit> =>
   Effect.gen(function*() {
+    if (flags.replay !== undefined && Option.isSome(flags.replay)) {
+      return yield* ServeReplay.serve({ ...flags, path: flags.replay.value, speed: flags.speed ?? 1 }, sink)
+    }
     const faults = parseFaults(flags.fault)
     if (Either.isLeft(faults)) {
       sink.err(`error: ${faults.left}\n`)

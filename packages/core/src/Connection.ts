@@ -75,18 +75,19 @@ export type CloseReason =
 /**
  * How an attempt ended, as its transport (or the connection itself) says:
  * - `End`: the connection ends for good, normally;
- * - `Fatal`: it ends for good with an error that retrying cannot fix;
- * - `Retry`: the attempt failed or dropped, the schedule decides whether to try again
- *   (`connectTimeout`: it used a whole connect time-out without opening);
+ * - `Fatal`: it ends for good with an error `F` that retrying cannot fix;
+ * - `Retry`: the attempt failed or dropped, the schedule decides whether to try again; its error
+ *   is a typed `R` (by default the same type as `F`) or a description (`connectTimeout`: it used
+ *   a whole connect time-out without opening);
  * - `Defect`: the transport failed unexpectedly (a bug): the connection ends, `failed`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Ending<F> =
+export type Ending<F, R = F> =
   | { readonly _tag: "End"; readonly reason: CloseReason }
   | { readonly _tag: "Fatal"; readonly error: F; readonly reason: CloseReason }
-  | { readonly _tag: "Retry"; readonly error: F | string; readonly connectTimeout?: boolean | undefined }
+  | { readonly _tag: "Retry"; readonly error: R | string; readonly connectTimeout?: boolean | undefined }
   | { readonly _tag: "Defect"; readonly defect: unknown }
 
 /**
@@ -108,13 +109,13 @@ export type EventKind = "keep-alive" | "request" | "complete" | "error" | "event
  * @since 0.1.0
  * @category models
  */
-export interface Classifier<E, F> {
+export interface Classifier<E, F, R = F> {
   /** What an event is. */
   readonly kind: (event: E) => EventKind
   /** The key a request is answered by (`Ledger.requestKey`); asked of `request` events only. */
   readonly requestKey: (event: E) => string
   /** A readable message of an error (for the last error reported while retrying). */
-  readonly message: (error: F) => string
+  readonly message: (error: R) => string
   /**
    * Whether a frame error is of an event that counts against the budget (an `action_run` that
    * does not decode): never skipped, whatever `failOnFrameError` says.
@@ -242,7 +243,7 @@ export interface WriteFailure {
  * @since 0.1.0
  * @category models
  */
-export type Next<F> =
+export type Next<F, R = F> =
   | {
     readonly _tag: "Finish"
     readonly reason: CloseReason
@@ -258,7 +259,7 @@ export type Next<F> =
     readonly resent: number
     readonly attempts: number
     readonly lastError: string
-    readonly error: F | string
+    readonly error: R | string
     readonly replayDropped: number
   }
 
@@ -334,7 +335,7 @@ const formatMillis = (millis: number): string => {
  * @since 0.1.0
  * @category models
  */
-export class Connection<E, F> {
+export class Connection<E, F, R = F> {
   private readonly flow: Flow
   private readonly replay = new Replay()
   private readonly ledger: Ledger
@@ -357,7 +358,7 @@ export class Connection<E, F> {
   private progressed = false
   private writing = false
   private lastFrameAt = 0
-  private ending: Ending<F> | undefined = undefined
+  private ending: Ending<F, R> | undefined = undefined
   private entries: Array<Entry> = []
   /**
    * Frames of a possible replay held back (only where the service is known to replay), in
@@ -373,7 +374,7 @@ export class Connection<E, F> {
 
   constructor(
     private readonly options: Options,
-    private readonly classifier: Classifier<E, F>,
+    private readonly classifier: Classifier<E, F, R>,
     private readonly port: Port<E, F>
   ) {
     this.flow = new Flow(options.bufferSize)
@@ -428,7 +429,7 @@ export class Connection<E, F> {
   }
 
   /** How an attempt ended, once it has. */
-  endingOf(attempt: number): Ending<F> | undefined {
+  endingOf(attempt: number): Ending<F, R> | undefined {
     return attempt === this.attempt ? this.ending : undefined
   }
 
@@ -495,7 +496,7 @@ export class Connection<E, F> {
   }
 
   /** The attempt's transport ended, as it says (the first ending of an attempt wins). */
-  closed(attempt: number, ending: Ending<F>): void {
+  closed(attempt: number, ending: Ending<F, R>): void {
     if (attempt !== this.attempt) return
     this.end(ending)
   }
@@ -504,8 +505,8 @@ export class Connection<E, F> {
    * After the attempt ended (and the shell closed its transport): end the connection, or retry.
    * A drop requeues the answers written and not confirmed; a normal end confirms them.
    */
-  attemptEnded(attempt: number, now: number): Next<F> {
-    const ending: Ending<F> = attempt === this.attempt && this.ending !== undefined
+  attemptEnded(attempt: number, now: number): Next<F, R> {
+    const ending: Ending<F, R> = attempt === this.attempt && this.ending !== undefined
       ? this.ending
       : { _tag: "Defect", defect: new Error("the attempt has not ended") }
     const replayDropped = this.replay.takeDropped()
@@ -676,7 +677,7 @@ export class Connection<E, F> {
       return "refused"
     }
     this.writing = false
-    const ending: Ending<F> = { _tag: "Retry", error: `answer not written: ${failure.message}` }
+    const ending: Ending<F, R> = { _tag: "Retry", error: `answer not written: ${failure.message}` }
     if (failure.closing === true) {
       // The socket's close (1000 ends, else a reconnect) decides; should none come within the
       // grace period, the attempt is given up as a drop.
@@ -793,7 +794,7 @@ export class Connection<E, F> {
     return undefined
   }
 
-  private end(ending: Ending<F>): void {
+  private end(ending: Ending<F, R>): void {
     if (this.ended) return
     // Frames held as a possible replay are decided before the end (delivering `complete` ends it).
     this.settleReplay()

@@ -4,10 +4,11 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { AgentApi } from "../../AgentApi.js"
-import { type RespondError, SessionEndedWithoutComplete } from "../../Errors.js"
+import { type RequestNotPending, SessionEndedWithoutComplete } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as ClusterSessions from "../ClusterSessions.js"
 import { ClusterUnavailable } from "../ClusterSessions.js"
@@ -31,9 +32,6 @@ const describe = (cause: Cause.Cause<unknown>): string =>
         : String(error)
   })
 
-const isCaller = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "_tag" in error &&
-  (error._tag === "RequestNotPending" || error._tag === "AnswerBufferFull")
 
 export const make = (options: { readonly retry: Schedule.Schedule<unknown, unknown> }) =>
   Effect.gen(function*() {
@@ -48,13 +46,14 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
-    ): Effect.Effect<A, Extract<E, RespondError> | ClusterUnavailable> =>
+    ): Effect.Effect<A, Extract<E, RequestNotPending> | ClusterUnavailable> =>
       effect.pipe(
-        Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RespondError> | ClusterUnavailable> => {
+        Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RequestNotPending> | ClusterUnavailable> => {
           // An interruption caught here came from the runner (the caller's own is not caught).
+          // The caller's own failure (only `Respond` has one, `RequestNotPending`) is passed on.
           const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure) && isCaller(failure.value)) {
-            return Effect.fail(failure.value as Extract<E, RespondError>)
+          if (Option.isSome(failure) && Predicate.isTagged(failure.value, "RequestNotPending")) {
+            return Effect.fail(failure.value as Extract<E, RequestNotPending>)
           }
           return Effect.fail(new ClusterUnavailable({ operation, sessionId, message: describe(cause) }))
         }),

@@ -13,7 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { Connection } from "effect-agent-session-core"
 import type * as Credentials from "../../Credentials.js"
-import type { EventStreamError } from "../../Errors.js"
+import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import { AttemptHooks, type Shell } from "./shell.js"
 import * as Spans from "./spans.js"
 import { Fatal, type Transport } from "./transport.js"
@@ -63,15 +63,16 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
   })
 
 /** After the attempt ended: its scope closed, what the core decides. */
-const endAttempt = (shell: Shell, attempt: AttemptHooks): Effect.Effect<Connection.Next<EventStreamError>> =>
+const endAttempt = (shell: Shell, attempt: AttemptHooks): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
   Effect.zipRight(
     // Uninterruptible: a close by the caller while the scope's finalizers run (waiting for the
     // writer or the SSE reader to stop) must not skip the rest of them (the socket's close).
-    Effect.uninterruptible(Scope.close(attempt.scope, Exit.void)),
+    // The scope closes with the attempt's ending (a recorder's tap reads it).
+    Effect.uninterruptible(Scope.close(attempt.scope, Exit.succeed(shell.connection.endingOf(attempt.id)))),
     ended(shell, attempt.id)
   )
 
-const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStreamError>> =>
+const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
   Effect.suspend(() => {
     const next = shell.connection.attemptEnded(id, shell.now())
     return next.replayDropped > 0
@@ -86,7 +87,7 @@ const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStr
  * Runs an attempt to its end: the core's decision. The long wait (the attempt open) holds one
  * continuation on the fiber's stack, not a generator.
  */
-export const runAttempt = (options: AttemptOptions): Effect.Effect<Connection.Next<EventStreamError>> =>
+export const runAttempt = (options: AttemptOptions): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
   Effect.flatMap(
     startAttempt(options),
     (started) =>

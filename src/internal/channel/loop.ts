@@ -18,7 +18,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
-import { ConnectionLost, type EventStreamError, NeverConnected } from "../../Errors.js"
+import { ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
@@ -35,12 +35,12 @@ export interface Final {
 interface LoopOptions {
   readonly sessionId: string
   readonly settings: Settings
-  readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError>
+  readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>
   /** Sets the connection's state. */
   readonly setState: (state: EventStream.ConnectionState) => Effect.Effect<void>
   readonly clock: Clock.Clock
   /** One attempt, run to its end: the core's decision. */
-  readonly attempt: Effect.Effect<Connection.Next<EventStreamError>>
+  readonly attempt: Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>>
 }
 
 /** The loop of one connection. */
@@ -51,7 +51,7 @@ export interface Loop {
 }
 
 /** The end of a connection the core decided. */
-const finalOf = (next: Extract<Connection.Next<EventStreamError>, { _tag: "Finish" }>): Final => {
+const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>, { _tag: "Finish" }>): Final => {
   if (next.error !== undefined) return { reason: next.reason, exit: Exit.fail(next.error) }
   if (next.defect === undefined) return { reason: next.reason, exit: Exit.void }
   // A transport's failed exit: its cause (an interruption alone is the caller's close).
@@ -90,8 +90,8 @@ export const makeLoop = (options: LoopOptions): Loop => {
 
   const run: Effect.Effect<Final> = Effect.gen(function*() {
     // The drivers are made on the first failure: a connection that never drops never pays for them.
-    let driver: Schedule.ScheduleDriver<unknown, EventStreamError | string, never> | undefined
-    let firstDriver: Schedule.ScheduleDriver<unknown, EventStreamError | string, never> | undefined
+    let driver: Schedule.ScheduleDriver<unknown, EventStream.AttemptError, never> | undefined
+    let firstDriver: Schedule.ScheduleDriver<unknown, EventStream.AttemptError, never> | undefined
     while (true) {
       const next = yield* options.attempt
       if (next._tag === "Finish") return finalOf(next)

@@ -4,7 +4,6 @@
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import { Connection } from "effect-agent-session-core"
-import type { EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
@@ -34,8 +33,8 @@ export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = 
 
 /** Every option of a connection, with its default applied. */
 export interface Settings {
-  readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
-  readonly firstConnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly reconnect: Schedule.Schedule<unknown, EventStream.AttemptError>
+  readonly firstConnect: Schedule.Schedule<unknown, EventStream.AttemptError>
   readonly idleTimeout: Duration.Duration
   readonly connectTimeout: Duration.Duration
   readonly answerTimeout: Duration.Duration

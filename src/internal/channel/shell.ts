@@ -22,7 +22,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import { Connection, Ledger, Replay } from "effect-agent-session-core"
-import { type EventStreamError, type FrameError, FrameTooLarge, truncateRaw } from "../../Errors.js"
+import { type ConnectTimeout, type EventStreamError, type FrameError, FrameTooLarge, truncateRaw } from "../../Errors.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import type * as Deadlines from "./deadlines.js"
@@ -35,7 +35,7 @@ export const keyOf = (request: SessionEvent.ExternalResourceRequested): string =
   Ledger.requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type))
 
 /** What each event is, for the protocol core. */
-const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError> = {
+const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout> = {
   kind: (event) => {
     switch (event._tag) {
       case "Heartbeat":
@@ -59,7 +59,7 @@ const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamEr
 
 /** One connection's shell: the core's `Port`. */
 export class Shell implements Connection.Port<SessionEvent.SessionEvent, EventStreamError> {
-  readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError>
+  readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>
   /** The current attempt (a transport of an earlier one may still talk: it is ignored). */
   current: AttemptHooks | undefined = undefined
   /** The running attempt's runtime (logger, annotations, Clock), for what the core asks from a callback. */
@@ -161,6 +161,11 @@ export class AttemptHooks implements Hooks {
 
   private get isCurrent(): boolean {
     return this.shell.current === this
+  }
+
+  /** Whether the connection still takes what this attempt's transport reports. */
+  get live(): boolean {
+    return this.isCurrent && this.shell.connection.phase(this.id) !== "ended" && this.shell.connection.phase(this.id) !== "stale"
   }
 
   /** Waits until the attempt has opened or ended (`ended`: until it has ended). */

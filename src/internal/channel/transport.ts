@@ -10,13 +10,16 @@ import type * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { type Connection, Secrets } from "effect-agent-session-core"
-import type { EventStreamError } from "../../Errors.js"
+import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as Wire from "../../Wire.js"
 import type { Deadlines } from "./deadlines.js"
 
-/** How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors). */
-export type AttemptOutcome = Connection.Ending<EventStreamError>
+/**
+ * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
+ * `Retry`'s error is an `EventStream.AttemptError`, a `ConnectTimeout` or a description).
+ */
+export type AttemptOutcome = Connection.Ending<EventStreamError, ConnectTimeout>
 
 /** The connection ended for good, normally. */
 export const End = (reason: EventStream.CloseReason): AttemptOutcome => ({ _tag: "End", reason })
@@ -29,7 +32,7 @@ export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason):
 })
 
 /** The attempt failed or dropped: the schedule decides whether to try again. */
-export const Retry = (error: EventStreamError | string): AttemptOutcome =>
+export const Retry = (error: EventStream.AttemptError): AttemptOutcome =>
   typeof error !== "string" && error._tag === "ConnectTimeout"
     ? { _tag: "Retry", error, connectTimeout: true }
     : { _tag: "Retry", error }

@@ -12,7 +12,7 @@ import type * as Http from "node:http"
 import { Json } from "effect-agent-session-core"
 
 /** The bounds of a body. */
-interface BodyLimits {
+export interface BodyLimits {
   /** The largest body kept, in bytes. */
   readonly maxBodyBytes: number
   /** The most bytes read (and thrown away) from a body over the limit before the socket is closed. */
@@ -34,16 +34,6 @@ type BodyResult =
   /** The client went away: nothing to answer. */
   | { readonly _tag: "Aborted" }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
-
-/** Decodes strict UTF-8 (a malformed sequence is `undefined`, never U+FFFD). */
-const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
-  try {
-    return utf8.decode(bytes)
-  } catch {
-    return undefined
-  }
-}
 
 /** Reads a request's body under `limits` and calls `done` once with the result. */
 export const readBody = (request: Http.IncomingMessage, limits: BodyLimits, done: (result: BodyResult) => void): void => {
@@ -76,7 +66,7 @@ export const readBody = (request: Http.IncomingMessage, limits: BodyLimits, done
   }
   const onEnd = () => {
     if (tooLarge) return finish({ _tag: "TooLarge", drained: true })
-    const text = decodeUtf8(Buffer.concat(chunks, size))
+    const text = Json.decodeUtf8(Buffer.concat(chunks, size))
     if (text === undefined) return finish({ _tag: "NotUtf8" })
     if (Json.exceedsDepth(text, limits.maxDepth)) return finish({ _tag: "TooDeep" })
     finish({ _tag: "Ok", text })

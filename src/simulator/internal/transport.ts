@@ -25,7 +25,7 @@ import { type Connection, detach, type Outgoing, pump, type SessionState, type S
 import { type Access, principalOf, type Store } from "./store.js"
 
 /** Forks an effect into the simulator's scope. */
-type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /** The settings of the event channels. */
 interface TransportOptions {
