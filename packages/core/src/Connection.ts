@@ -8,298 +8,67 @@
  * and, at the end of an attempt, the decision {@link Connection.attemptEnded} returns (end with
  * this reason, or retry on which schedule).
  *
- * The shell owns the sockets, the fibers, the schedules (when to try again), the decoding of
- * frames into events, the errors, spans, logs and metrics. Events and errors are the shell's own
- * values (`E`, `F`): the connection only asks the shell's {@link Classifier} what an event is.
- *
- * The rules it keeps, by input:
- * - **Frames** (`frameArrived`, `frameFailed`): a frame of an attempt that is not the current one
- *   is ignored; every frame resets the idle clock; keep-alives are delivered but are not progress;
- *   after a reconnect, the first events may repeat the last ones delivered (`Replay`): where the
- *   service is known to replay (`replaysOnReconnect`), they are held until the run is decided
- *   (by a frame, a keep-alive, a frame error, the attempt's end, or `replayHoldMillis` after the
- *   open) and a proven replay is dropped, unless it is a request asked again after its answer went
- *   through; elsewhere everything is delivered and the repeat only decides whether the attempt made
- *   progress. A new event is progress (the reconnect schedule restarts after the attempt) and
- *   confirms the answers written before it (`Ledger`); `complete` ends the connection, an `error`
- *   event too with `endOnError`; reading pauses while the buffer is full (`Flow`). A frame error
- *   ends the connection (`failOnFrameError`, or always for a chargeable event, which skipping would
- *   hide from the budget) or is skipped and counted.
- * - **Answers** (`answer`, `nextAnswer`, `answerWritten`, `answerFailed`): accepted only for a
- *   pending request and while the outbox has room; written in order while the attempt is open,
- *   one writer at a time; an answer that cannot be written on a socket already closing waits
- *   {@link CLOSING_GRACE_MILLIS} for the close, then the attempt is given up; a refused one makes
- *   its request pending again; answers written and not confirmed when the connection drops are
- *   written again first after the reconnect.
- * - **Deadlines**: an open attempt's idle time-out (not while reading is paused by a full buffer);
- *   every deadline of an attempt is cleared when the attempt ends.
- * - **Attempts** (`begin`, `opened`, `attemptEnded`, `retrying`, `gaveUp`): one at a time; the
- *   first schedule (`first-connect`) while the connection has never been open, the reconnect
- *   schedule once it has; a connection that never opened and used a whole connect time-out is
- *   not tried again; the count of reconnects, the downtime of the last gap, the attempts of the
- *   current bout (since the last progress) and the last error.
- * - **The end** (`finish`): what was accepted and not delivered (a clean end confirms what was
- *   written first); nothing of the last attempt is kept.
+ * The shell owns the sockets, the fibers, the schedules, the decoding of frames into events, the
+ * errors, spans, logs and metrics. Events and errors are the shell's own values (`E`, `F`, `R`):
+ * the connection only asks the shell's {@link Classifier} what an event is. The rules it keeps,
+ * input by input, are listed in the package's README ("How a shell drives a connection") and in
+ * each method's documentation.
  *
  * @since 0.1.0
  */
 import type { Check, Entry } from "./Deadlines.js"
 import { Flow } from "./Flow.js"
+import {
+  type Classifier,
+  CLOSING_GRACE_MILLIS,
+  type CloseReason,
+  defaults,
+  type Ending,
+  type EventKind,
+  formatMillis,
+  type Next,
+  type OpenReport,
+  type Options,
+  type Phase,
+  type Port,
+  type WriteFailure
+} from "./internal/connection.js"
+import { Attempts } from "./internal/attempts.js"
+import { Intake } from "./internal/intake.js"
 import { Ledger, type QueuedAnswer, type Refusal, type UnsentAnswer } from "./Ledger.js"
-import { HOLD, Replay } from "./Replay.js"
 
-/**
- * Why a connection closed for good.
- *
- * @since 0.1.0
- * @category models
- */
-export type CloseReason =
-  /** `complete` was received (and delivered). */
-  | "complete"
-  /** `close` was called, or the connection's scope closed. */
-  | "closed-by-caller"
-  /** The service closed the channel with 1000 before `complete`: the session ended (U17). */
-  | "closed-by-service"
-  /** An `error` event arrived with `endOnError` set (U17). */
-  | "error-event"
-  /** The reconnect schedule gave up. */
-  | "connection-lost"
-  /** The service refused the credentials (U08, U12). */
-  | "handshake-rejected"
-  /** A newer connection to the same session took it over: close code 4000 (`Close`). */
-  | "superseded"
-  /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
-  | "failed"
-
-/**
- * How an attempt ended, as its transport (or the connection itself) says:
- * - `End`: the connection ends for good, normally;
- * - `Fatal`: it ends for good with an error `F` that retrying cannot fix;
- * - `Retry`: the attempt failed or dropped, the schedule decides whether to try again; its error
- *   is a typed `R` (by default the same type as `F`) or a description (`connectTimeout`: it used
- *   a whole connect time-out without opening);
- * - `Defect`: the transport failed unexpectedly (a bug): the connection ends, `failed`.
- *
- * @since 0.1.0
- * @category models
- */
-export type Ending<F, R = F> =
-  | { readonly _tag: "End"; readonly reason: CloseReason }
-  | { readonly _tag: "Fatal"; readonly error: F; readonly reason: CloseReason }
-  | { readonly _tag: "Retry"; readonly error: R | string; readonly connectTimeout?: boolean | undefined }
-  | { readonly _tag: "Defect"; readonly defect: unknown }
-
-/**
- * What an event is, for the protocol.
- * - `keep-alive`: proves the socket, not progress (`heartbeat`, `connected`);
- * - `request`: the agent asks for a resource (answered by its key);
- * - `complete`: the session is over;
- * - `error`: an error event (it ends the connection with `endOnError`);
- * - `event`: any other event.
- *
- * @since 0.1.0
- * @category models
- */
-export type EventKind = "keep-alive" | "request" | "complete" | "error" | "event"
-
-/**
- * What the connection asks of the shell's events and errors.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Classifier<E, F, R = F> {
-  /** What an event is. */
-  readonly kind: (event: E) => EventKind
-  /** The key a request is answered by (`Ledger.requestKey`); asked of `request` events only. */
-  readonly requestKey: (event: E) => string
-  /** A readable message of an error (for the last error reported while retrying). */
-  readonly message: (error: R) => string
+export {
   /**
-   * Whether a frame error is of an event that counts against the budget (an `action_run` that
-   * does not decode): never skipped, whatever `failOnFrameError` says.
+   * How long a socket found closing may take to report its close before the attempt is given up.
+   *
+   * @since 0.1.0
    */
-  readonly chargeable: (error: F) => boolean
-}
-
-/**
- * What the connection asks the shell to do, as it decides it. Every method is synchronous: the
- * shell starts its asynchronous work (a writer fiber, a timer) and returns.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Port<E, F> {
-  /** Hands an event to the consumer, in arrival order. */
-  readonly deliver: (event: E) => void
-  /** Stops reading the current attempt's transport (back-pressure). */
-  readonly pause: () => void
-  /** Reads again. */
-  readonly resume: () => void
-  /** Drops the current attempt's transport at once (idle time-out). */
-  readonly abort: () => void
-  /** Starts writing the queued answers on the current attempt (see {@link Connection.nextAnswer}). */
-  readonly write: () => void
-  /** A frame error was skipped (`failOnFrameError: false`); `count` so far on this connection. */
-  readonly skipped: (error: F, count: number) => void
+  CLOSING_GRACE_MILLIS,
   /**
-   * The answer ledger forgot `count` unanswered requests to keep its bound (`total` so far): an
-   * answer to one is refused. Worth a warning.
+   * The defaults of a connection's options, and of the shell's.
+   *
+   * @since 0.1.0
    */
-  readonly forgot: (count: number, total: number) => void
-  /** The current attempt opened or ended: the shell's loop may go on. */
-  readonly wake: () => void
-  /** Sets a deadline: `check` runs once the time reaches `at` (ms), then whenever it asks again. */
-  readonly schedule: (at: number, check: Check) => Entry
-}
-
-/**
- * The options of a connection that its rules use (the shell keeps the rest: schedules, the connect
- * time-out, the answer time-out, the frame size bound).
- *
- * @since 0.1.0
- * @category models
- */
-export interface Options {
-  /** Events held for a slow consumer before reading pauses (resumes at half). */
-  readonly bufferSize: number
-  /** Answers accepted and not written yet, at most. */
-  readonly answerBufferSize: number
-  /** An open attempt with no frame for this long (ms) is dropped and retried. */
-  readonly idleTimeoutMillis: number
-  /** An `error` event ends the connection. */
-  readonly endOnError: boolean
-  /** A frame error ends the connection (else it is skipped and counted). */
-  readonly failOnFrameError: boolean
-  /** Keys of requests received on an earlier connection and still unanswered: answerable. */
-  readonly pendingRequests?: Iterable<string> | undefined
-  /** The service is known to replay on a reconnect: a proven replay is dropped (`Replay`). */
-  readonly replaysOnReconnect?: boolean | undefined
-  /** How long after an open (ms) frames that may be a replay are held at most. */
-  readonly replayHoldMillis?: number | undefined
-}
-
-/**
- * The defaults of a connection's options, and of the shell's: idle time-out 60 s, connect
- * time-out 10 s, answer time-out 10 s, a replay held 1 s at most, a buffer of 1,024 events, 64
- * answers; the reconnect
- * schedule exponential from 250 ms, factor 2, jittered, each wait capped at 10 s, 10 tries; a
- * connection never open is tried 2 more times, 250 ms then 500 ms apart.
- *
- * @since 0.1.0
- * @category models
- */
-export const defaults = {
-  idleTimeoutMillis: 60_000,
-  connectTimeoutMillis: 10_000,
-  answerTimeoutMillis: 10_000,
-  replayHoldMillis: 1_000,
-  bufferSize: 1024,
-  answerBufferSize: 64,
-  reconnect: { initialMillis: 250, factor: 2, maxDelayMillis: 10_000, retries: 10 },
-  firstConnect: { initialMillis: 250, factor: 2, retries: 2 }
-} as const
-
-/**
- * A count option: a finite number >= 1 (rounded down), else the fallback.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const positiveInt = (value: number | undefined, fallback: number): number =>
-  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
-
-/**
- * How long a socket found closing may take to report its close before the attempt is given up.
- *
- * @since 0.1.0
- * @category models
- */
-export const CLOSING_GRACE_MILLIS = 2_000
-
-/**
- * Why an answer was not written (the shell's transport says).
- *
- * @since 0.1.0
- * @category models
- */
-export interface WriteFailure {
-  /** Worth writing again on a new connection (else the service refused it). */
-  readonly retry: boolean
-  readonly message: string
-  /** The socket is closing already: its close decides, within {@link CLOSING_GRACE_MILLIS}. */
-  readonly closing?: boolean | undefined
-}
-
-/**
- * What to do after an attempt ended ({@link Connection.attemptEnded}):
- * - `Finish`: the connection is over; `error` is the attempt's fatal error, `defect` a transport's bug;
- * - `Retry`: try again after the schedule (`first-connect` while never open, else `reconnect`),
- *   restarted first when `reset` (the attempt made progress); `giveUp`: do not try again (a
- *   connection never open that used a whole connect time-out); `resent`: answers written before
- *   the drop that will be written again; `attempts`: the attempts of this bout so far.
- *
- * @since 0.1.0
- * @category models
- */
-export type Next<F, R = F> =
-  | {
-    readonly _tag: "Finish"
-    readonly reason: CloseReason
-    readonly error?: F | undefined
-    readonly defect?: unknown
-    readonly replayDropped: number
-  }
-  | {
-    readonly _tag: "Retry"
-    readonly schedule: "first-connect" | "reconnect"
-    readonly reset: boolean
-    readonly giveUp: boolean
-    readonly resent: number
-    readonly attempts: number
-    readonly lastError: string
-    readonly error: R | string
-    readonly replayDropped: number
-  }
-
-/**
- * What the connection reports when an attempt opens: the reconnects so far, how long the last gap
- * lasted (ms; none for the first open), and whether this open is a reopening.
- *
- * @since 0.1.0
- * @category models
- */
-export interface OpenReport {
-  readonly reconnects: number
-  readonly downtimeMillis: number | undefined
-  readonly reopened: boolean
-}
-
-/**
- * An attempt's phase, as {@link Connection.phase} reports it for the shell's loop.
- *
- * @since 0.1.0
- * @category models
- */
-export type Phase = "connecting" | "open" | "ended" | "stale"
-
-/**
- * Milliseconds as Effect's `Duration.format` writes them (`1m 30s`, `250ms`).
- */
-const formatMillis = (millis: number): string => {
-  if (millis === Number.POSITIVE_INFINITY) return "Infinity"
-  if (millis === 0) return "0"
-  const parts: Array<string> = []
-  const units: ReadonlyArray<readonly [number, string]> = [[86_400_000, "d"], [3_600_000, "h"], [60_000, "m"], [1000, "s"], [1, "ms"]]
-  let rest = Math.floor(millis)
-  for (const [size, unit] of units) {
-    const count = Math.floor(rest / size)
-    if (count > 0) parts.push(`${count}${unit}`)
-    rest -= count * size
-  }
-  return parts.join(" ")
-}
+  defaults,
+  /**
+   * A count option: a finite number >= 1 (rounded down), else the fallback.
+   *
+   * @since 0.1.0
+   */
+  positiveInt
+} from "./internal/connection.js"
+export type {
+  Classifier,
+  CloseReason,
+  Ending,
+  EventKind,
+  Next,
+  OpenReport,
+  Options,
+  Phase,
+  Port,
+  WriteFailure
+} from "./internal/connection.js"
 
 /**
  * One connection.
@@ -335,21 +104,14 @@ const formatMillis = (millis: number): string => {
  * @since 0.1.0
  * @category models
  */
-export class Connection<E, F, R = F> {
+export class Connection<E, F, R = F> extends Intake<E> {
   private readonly flow: Flow
-  private readonly replay = new Replay()
   private readonly ledger: Ledger
   private finished = false
   private skippedCount = 0
 
-  // Across attempts (the loop's bookkeeping).
-  private everOpen = false
-  private reconnects = 0
-  private downSince: number | undefined = undefined
-  private bout = 0
-  private retries = 0
-  private lastError = ""
-  private openReport: OpenReport = { reconnects: 0, downtimeMillis: undefined, reopened: false }
+  /** Across attempts: reconnects, downtime, the bout since the last progress, the last error. */
+  private readonly attempts = new Attempts()
 
   // The current attempt.
   private attempt = 0
@@ -360,23 +122,14 @@ export class Connection<E, F, R = F> {
   private lastFrameAt = 0
   private ending: Ending<F, R> | undefined = undefined
   private entries: Array<Entry> = []
-  /**
-   * Frames of a possible replay held back (only where the service is known to replay), in
-   * arrival order, keep-alives among them; their prints beside them. At most `REPLAY_WINDOW`.
-   */
-  private held: Array<E> = []
-  private heldPrints: Array<string | undefined> = []
-  private readonly idleCheck: Check = (now) => this.idle(now)
-  private readonly replayCheck: Check = () => {
-    if (!this.ended) this.settleReplay()
-    return undefined
-  }
+  private idleCheck: Check | undefined = undefined
 
   constructor(
     private readonly options: Options,
     private readonly classifier: Classifier<E, F, R>,
     private readonly port: Port<E, F>
   ) {
+    super(options.replaysOnReconnect === true)
     this.flow = new Flow(options.bufferSize)
     this.ledger = new Ledger(options.pendingRequests ?? [])
   }
@@ -414,12 +167,12 @@ export class Connection<E, F, R = F> {
 
   /** The attempts of the current bout, the current one included (1 for a fresh bout). */
   get attemptNumber(): number {
-    return this.bout
+    return this.attempts.bout
   }
 
   /** What the last open reported. */
   get lastOpen(): OpenReport {
-    return this.openReport
+    return this.attempts.lastOpen
   }
 
   /** The phase of an attempt: `stale` when it is not the current one. */
@@ -444,17 +197,15 @@ export class Connection<E, F, R = F> {
   begin(now: number): number {
     this.clearDeadlines()
     this.attempt += 1
-    this.bout += 1
+    this.attempts.began()
     this.opened_ = false
     this.ended = false
     this.progressed = false
     this.writing = false
     this.lastFrameAt = now
     this.ending = undefined
-    this.held = []
-    this.heldPrints = []
     this.flow.reset()
-    this.replay.reopened()
+    this.reopenIntake()
     return this.attempt
   }
 
@@ -475,21 +226,16 @@ export class Connection<E, F, R = F> {
     // A transport paused while it was connecting may not have stopped reading: pause it again.
     if (this.flow.paused) this.port.pause()
     else if (this.flow.shouldPause()) this.port.pause()
-    const reopened = this.everOpen
-    if (reopened) this.reconnects += 1
-    this.everOpen = true
-    this.openReport = {
-      reconnects: this.reconnects,
-      downtimeMillis: this.downSince === undefined ? undefined : now - this.downSince,
-      reopened
-    }
-    this.downSince = undefined
+    this.attempts.opened(now)
+    this.idleCheck ??= (at) => this.idle(at)
     this.entries.push(this.port.schedule(now + this.options.idleTimeoutMillis, this.idleCheck))
     // A service known to replay: frames that may be a replay are held at most `replayHoldMillis`.
     if (this.options.replaysOnReconnect === true && this.replay.active) {
-      this.entries.push(
-        this.port.schedule(now + (this.options.replayHoldMillis ?? defaults.replayHoldMillis), this.replayCheck)
-      )
+      const hold = this.options.replayHoldMillis ?? defaults.replayHoldMillis
+      this.entries.push(this.port.schedule(now + hold, () => {
+        if (!this.ended) this.settleReplay()
+        return undefined
+      }))
     }
     this.startWriting()
     this.port.wake()
@@ -522,37 +268,32 @@ export class Connection<E, F, R = F> {
         break
     }
     const resent = this.ledger.requeue()
-    if (this.opened_) this.downSince = now
-    this.lastError = typeof ending.error === "string" ? ending.error : this.classifier.message(ending.error)
-    const base = { resent, lastError: this.lastError, error: ending.error, replayDropped }
-    if (!this.everOpen) {
-      return {
-        _tag: "Retry",
-        schedule: "first-connect",
-        reset: false,
-        giveUp: ending.connectTimeout === true,
-        attempts: this.bout,
-        ...base
-      }
+    const lastError = typeof ending.error === "string" ? ending.error : this.classifier.message(ending.error)
+    // It delivered new events: a fresh bout, a fresh schedule.
+    const reset = this.attempts.dropped(now, this.opened_, lastError, this.progressed)
+    const everOpen = this.attempts.everOpen
+    return {
+      _tag: "Retry",
+      schedule: everOpen ? "reconnect" : "first-connect",
+      reset,
+      // A connection never open that used a whole connect time-out is not tried again.
+      giveUp: !everOpen && ending.connectTimeout === true,
+      attempts: this.attempts.bout,
+      resent,
+      lastError,
+      error: ending.error,
+      replayDropped
     }
-    const reset = this.progressed
-    if (reset) {
-      // It delivered new events: a fresh bout, a fresh schedule.
-      this.bout = 1
-      this.retries = 0
-    }
-    return { _tag: "Retry", schedule: "reconnect", reset, giveUp: false, attempts: this.bout, ...base }
   }
 
   /** The reconnect schedule decided to try again: the retry's number in this bout, and why. */
   retrying(): { readonly attempt: number; readonly lastError: string } {
-    this.retries += 1
-    return { attempt: this.retries, lastError: this.lastError }
+    return this.attempts.retrying()
   }
 
   /** The schedule gave up: the connection is lost (never connected when it never opened). */
   gaveUp(): { readonly neverOpen: boolean; readonly attempts: number; readonly lastError: string } {
-    return { neverOpen: !this.everOpen, attempts: this.bout, lastError: this.lastError }
+    return { neverOpen: !this.attempts.everOpen, attempts: this.attempts.bout, lastError: this.attempts.lastError }
   }
 
   /**
@@ -581,28 +322,9 @@ export class Connection<E, F, R = F> {
     if (attempt !== this.attempt || this.ended) return
     this.lastFrameAt = now
     const kind = this.classifier.kind(event)
-    // Keep-alives prove the socket, not progress: never part of a replay.
-    if (kind === "keep-alive") {
-      // A keep-alive ends a replay burst: what was held is decided first (arrival order is kept).
-      if (this.held.length > 0) this.settleReplay()
-      return this.deliver(event, kind)
-    }
-    if (!this.replay.active) return this.progress(event, kind, print)
-    const seen = this.replay.seen + 1
-    const verdict = this.replay.next(print)
-    if (this.options.replaysOnReconnect !== true) {
-      // The service is not known to replay: everything is delivered, as it comes. The phase only
-      // says whether the attempt made progress: a frame beyond the repeat of the delivered tail.
-      if (verdict >= 0 && seen > verdict) this.madeProgress()
-      this.replay.delivered(print)
-      return this.deliver(event, kind)
-    }
-    if (verdict === HOLD) {
-      this.held.push(event)
-      this.heldPrints.push(print)
-      return
-    }
-    this.release(verdict, event, print)
+    // Keep-alives prove the socket, not progress.
+    if (kind === "keep-alive") return this.keepAlive(event, kind)
+    this.intake(event, kind, print)
   }
 
   /** A frame of an attempt could not be read (malformed, undecodable, too large). */
@@ -677,6 +399,7 @@ export class Connection<E, F, R = F> {
       return "refused"
     }
     this.writing = false
+    if (this.ended) return "stop"
     const ending: Ending<F, R> = { _tag: "Retry", error: `answer not written: ${failure.message}` }
     if (failure.closing === true) {
       // The socket's close (1000 ends, else a reconnect) decides; should none come within the
@@ -695,74 +418,30 @@ export class Connection<E, F, R = F> {
   // Internals
   // ---------------------------------------------------------------------------
 
-  /**
-   * The replay phase ends without a frame that decides it (a keep-alive or a frame error came,
-   * the hold time is over, or the attempt is ending): the replay is what matched a whole tail so far.
-   */
-  private settleReplay(): void {
-    if (!this.replay.active) return
-    const seen = this.replay.seen
-    const replayed = this.replay.settle()
-    if (this.options.replaysOnReconnect !== true) {
-      if (seen > replayed) this.madeProgress()
-      return
-    }
-    this.release(replayed, undefined, undefined)
+  // --- Intake: what the intake of a reconnect's events asks of the connection ---
+  protected kindOf(event: E): EventKind {
+    return this.classifier.kind(event)
   }
-
-  /**
-   * The phase was decided: of the held events (and `last`, the one that decided it), the first
-   * `replayed` that are not keep-alives are the replay (dropped, unless asked again), the rest are
-   * delivered, in arrival order.
-   */
-  private release(replayed: number, last: E | undefined, lastPrint: string | undefined): void {
-    const held = this.held
-    const prints = this.heldPrints
-    this.held = []
-    this.heldPrints = []
-    if (last !== undefined) {
-      held.push(last)
-      prints.push(lastPrint)
-    }
-    let index = 0
-    for (let i = 0; i < held.length; i++) {
-      const event = held[i]!
-      const kind = this.classifier.kind(event)
-      if (kind === "keep-alive") {
-        this.deliver(event, kind)
-      } else if (index++ < replayed) {
-        // A request asked again after its answer went through is new to the caller (pending
-        // again); it is already in the delivered window at its place.
-        if (kind === "request" && this.ledger.isAnswered(this.classifier.requestKey(event))) {
-          this.progressed = true
-          this.deliver(event, kind)
-        } else {
-          this.replay.drop()
-        }
-      } else {
-        this.progress(event, kind, prints[i])
-      }
-      // Delivering `complete` (or an `error` with `endOnError`) ended the attempt.
-      if (this.ended) return
-    }
+  protected isAnswered(event: E): boolean {
+    return this.ledger.isAnswered(this.classifier.requestKey(event))
   }
-
-  /** A new event: remembered for replay detection, progress, and delivered. */
-  private progress(event: E, kind: EventKind, print: string | undefined): void {
-    this.replay.delivered(print)
-    this.madeProgress()
+  protected deliverAskedAgain(event: E, kind: EventKind): void {
+    this.progressed = true
     this.deliver(event, kind)
+  }
+  protected hasEnded(): boolean {
+    return this.ended
   }
 
   /** The attempt delivered a new event: the reconnect bout restarts; answers written got through. */
-  private madeProgress(): void {
+  protected madeProgress(): void {
     this.progressed = true
     // The service went on talking after the answers were written: they got through.
     if (this.ledger.hasUnconfirmed) this.ledger.confirm()
   }
 
   /** Hands an event to the shell (and ends the attempt on `complete`, or an `error` with `endOnError`). */
-  private deliver(event: E, kind: EventKind): void {
+  protected deliver(event: E, kind: EventKind): void {
     if (kind === "request") {
       // Pending in the ledger, which forgets the oldest past its bound.
       const forgotten = this.ledger.forgotten

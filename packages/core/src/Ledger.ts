@@ -38,8 +38,10 @@
  * refused as `never-received`. So the memory of the ledger is bounded whatever the service sends:
  * about `2 * MAX_REQUESTS * MAX_KEY_LENGTH` characters of keys, plus the outbox.
  *
- * Cost: on the per-frame path a field read (`hasUnconfirmed`); a status change is one map write;
- * forgetting is one sort per `MAX_REQUESTS` arrivals.
+ * Cost: nothing allocated until a request arrives; on the per-frame path a field read
+ * (`hasUnconfirmed`); a status change is one map write; the outbox and the unconfirmed answers are
+ * short arrays copied on write (read whole at the end); forgetting is one sort per
+ * `MAX_REQUESTS` arrivals.
  *
  * @since 0.1.0
  */
@@ -138,6 +140,10 @@ export const keyParts = (key: string): UnsentAnswer => {
   return { actionSessionId: key.slice(0, cut), resourceType: key.slice(cut + 1) }
 }
 
+/** What an unused ledger reads: nothing is allocated until a request arrives or an answer is queued. */
+const noStatuses: ReadonlyMap<string, Status> = new Map()
+const noAnswers: ReadonlyArray<QueuedAnswer> = []
+
 /**
  * The ledger.
  *
@@ -145,17 +151,21 @@ export const keyParts = (key: string): UnsentAnswer => {
  * @category models
  */
 export class Ledger {
-  private readonly statuses = new Map<string, Status>()
+  private statuses: Map<string, Status> | undefined = undefined
   /** When each request became pending (a count, for forgetting the oldest first). */
-  private readonly since = new Map<string, number>()
+  private since: Map<string, number> | undefined = undefined
   private clock = 0
   private forgottenCount = 0
-  private queue_: Array<QueuedAnswer> = []
-  private written: Array<QueuedAnswer> = []
+  private queue_: ReadonlyArray<QueuedAnswer> = noAnswers
+  private written: ReadonlyArray<QueuedAnswer> = noAnswers
 
   /** Requests received on an earlier connection (another process's), still unanswered: pending. */
   constructor(pending: Iterable<string> = []) {
     for (const key of pending) this.received(key)
+  }
+
+  private set(key: string, status: Status): void {
+    ;(this.statuses ??= new Map()).set(key, status)
   }
 
   /** Pending requests forgotten so far to keep the bound (an answer to one is `never-received`). */
@@ -165,7 +175,7 @@ export class Ledger {
 
   /** The status of every request seen (a read-only view). */
   get requests(): ReadonlyMap<string, Status> {
-    return this.statuses
+    return this.statuses ?? noStatuses
   }
 
   /** Accepted, not written yet, oldest first (a read-only view): the head is written next. */
@@ -180,7 +190,7 @@ export class Ledger {
 
   /** The status of a request, `undefined` if it was never received. */
   status(key: string): Status | undefined {
-    return this.statuses.size === 0 ? undefined : this.statuses.get(key)
+    return this.statuses === undefined ? undefined : this.statuses.get(key)
   }
 
   /** Its answer went through (`sent`): the request asked again is new (a replay that is delivered). */
@@ -202,9 +212,9 @@ export class Ledger {
   received(key: string): void {
     const was = this.status(key)
     if (was === "pending" || was === "queued" || was === "unconfirmed") return
-    this.statuses.set(key, "pending")
-    this.since.set(key, this.clock++)
-    if (this.statuses.size > 2 * MAX_REQUESTS) this.prune()
+    this.set(key, "pending")
+    ;(this.since ??= new Map()).set(key, this.clock++)
+    if (this.requests.size > 2 * MAX_REQUESTS) this.prune()
   }
 
   /**
@@ -212,16 +222,19 @@ export class Ledger {
    * never one whose answer is on its way.
    */
   private prune(): void {
+    const statuses = this.statuses
+    const since = this.since
+    if (statuses === undefined || since === undefined) return
     const candidates: Array<readonly [string, number]> = []
-    for (const [key, status] of this.statuses) {
+    for (const [key, status] of statuses) {
       if (status === "sent") candidates.push([key, -1])
-      else if (status === "pending") candidates.push([key, this.since.get(key) ?? 0])
+      else if (status === "pending") candidates.push([key, since.get(key) ?? 0])
     }
     candidates.sort((x, y) => x[1] - y[1])
-    for (let i = 0; i < candidates.length && this.statuses.size > MAX_REQUESTS; i++) {
+    for (let i = 0; i < candidates.length && statuses.size > MAX_REQUESTS; i++) {
       const [key, at] = candidates[i]!
-      this.statuses.delete(key)
-      this.since.delete(key)
+      statuses.delete(key)
+      since.delete(key)
       if (at >= 0) this.forgottenCount += 1
     }
   }
@@ -229,8 +242,8 @@ export class Ledger {
   /** The written answers got through (a later event on their connection, or a clean end): sent. */
   confirm(): void {
     if (this.written.length === 0) return
-    for (const answer of this.written) this.statuses.set(answer.key, "sent")
-    this.written = []
+    for (const answer of this.written) this.set(answer.key, "sent")
+    this.written = noAnswers
   }
 
   /**
@@ -248,8 +261,8 @@ export class Ledger {
     if (was === undefined) return "never-received"
     if (was !== "pending") return "already-answered"
     if (this.queue_.length >= limit) return "full"
-    this.statuses.set(answer.key, "queued")
-    this.queue_.push(answer)
+    this.set(answer.key, "queued")
+    this.queue_ = [...this.queue_, answer]
     return undefined
   }
 
@@ -258,20 +271,23 @@ export class Ledger {
    * to the open socket: unconfirmed until a later frame). An empty outbox is left as it is.
    */
   wrote(how: "confirmed" | "written"): void {
-    const answer = this.queue_.shift()
+    const answer = this.queue_[0]
     if (answer === undefined) return
+    this.queue_ = this.queue_.slice(1)
     if (how === "confirmed") {
-      this.statuses.set(answer.key, "sent")
+      this.set(answer.key, "sent")
     } else {
-      this.statuses.set(answer.key, "unconfirmed")
-      this.written.push(answer)
+      this.set(answer.key, "unconfirmed")
+      this.written = [...this.written, answer]
     }
   }
 
   /** The service refused the head, not to be retried: dropped, its request pending again. */
   refused(): void {
-    const answer = this.queue_.shift()
-    if (answer !== undefined) this.statuses.set(answer.key, "pending")
+    const answer = this.queue_[0]
+    if (answer === undefined) return
+    this.queue_ = this.queue_.slice(1)
+    this.set(answer.key, "pending")
   }
 
   /**
@@ -281,9 +297,9 @@ export class Ledger {
   requeue(): number {
     const count = this.written.length
     if (count === 0) return 0
-    for (const answer of this.written) this.statuses.set(answer.key, "queued")
+    for (const answer of this.written) this.set(answer.key, "queued")
     this.queue_ = [...this.written, ...this.queue_]
-    this.written = []
+    this.written = noAnswers
     return count
   }
 
@@ -304,10 +320,10 @@ export class Ledger {
    */
   close(clean: boolean): ReadonlyArray<UnsentAnswer> {
     const unsent = this.unsent(clean)
-    this.statuses.clear()
-    this.since.clear()
-    this.queue_ = []
-    this.written = []
+    this.statuses = undefined
+    this.since = undefined
+    this.queue_ = noAnswers
+    this.written = noAnswers
     return unsent
   }
 }
