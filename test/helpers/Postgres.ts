@@ -11,7 +11,9 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 
@@ -135,3 +137,9 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
   )
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port }
 })
+
+/** A server shared by the tests of a suite: {@link layer}. */
+export class Server extends Context.Tag("test/Postgres/Server")<Server, Postgres>() {}
+
+/** {@link start} as a layer. */
+export const layer: Layer.Layer<Server, Error> = Layer.scoped(Server, start)
