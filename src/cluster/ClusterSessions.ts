@@ -38,6 +38,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { type AgentApi } from "../AgentApi.js"
 import type * as AgentSessions from "../AgentSessions.js"
@@ -69,12 +70,27 @@ export const ClusterUnavailable = Errors.ClusterUnavailable
 export type ClusterUnavailable = Errors.ClusterUnavailable
 
 /**
+ * No session has this id in the cluster: its log has no record of it (no `Start` or `Attach`
+ * reached it) within {@link Options.notFoundAfter}, or the id is one no session can have (empty,
+ * or with surrounding spaces).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>(
+  "effect-agent-session/cluster/SessionNotFound"
+)("SessionNotFound", {
+  sessionId: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
  * A session's run ended without `complete` (`ended` with its reason, or `closed`).
  *
  * @since 0.1.0
  * @category errors
  */
-export type OutcomeError = SessionEndedWithoutComplete | ClusterUnavailable
+export type OutcomeError = SessionEndedWithoutComplete | SessionNotFound | ClusterUnavailable
 
 /**
  * The operations of the cluster façade.
@@ -93,24 +109,31 @@ export interface Service {
     session: Session.SessionInfo,
     maxActions: number,
     options?: { readonly agent?: string | undefined }
-  ) => Effect.Effect<void, ClusterUnavailable>
-  /** The session's log from `fromSeq` (default 1), then live, until its run ends; resumes across runner failures. */
+  ) => Effect.Effect<void, SessionNotFound | ClusterUnavailable>
+  /**
+   * The session's log from `fromSeq` (default 1), then live, until its run ends; resumes across
+   * runner failures. A session the cluster does not know within `notFoundAfter` fails with
+   * `SessionNotFound`.
+   */
   readonly events: (
     sessionId: string,
     fromSeq?: number
-  ) => Stream.Stream<EventLog.LoggedEvent, ClusterUnavailable>
+  ) => Stream.Stream<EventLog.LoggedEvent, SessionNotFound | ClusterUnavailable>
   /** Answers a pending request of the session, wherever it runs. */
   readonly respond: (
     sessionId: string,
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
-  ) => Effect.Effect<void, RespondError | ClusterUnavailable>
-  /** The session's status. */
-  readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, ClusterUnavailable>
+  ) => Effect.Effect<void, RespondError | SessionNotFound | ClusterUnavailable>
+  /** The session's status (`run: "unknown"` when the cluster has no record of it). */
+  readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, SessionNotFound | ClusterUnavailable>
   /** Waits for the run to end: the outcome when it completed, else `SessionEndedWithoutComplete`. */
   readonly outcome: (sessionId: string) => Effect.Effect<SessionEntity.OutcomeSummary, OutcomeError>
-  /** Closes the session's channel and ends its run. */
-  readonly close: (sessionId: string) => Effect.Effect<SessionEntity.Status, ClusterUnavailable>
+  /**
+   * Closes the session's channel and ends its run. A session the cluster does not know yet is
+   * recorded as closed: a `Start` that reaches it afterwards does not run it.
+   */
+  readonly close: (sessionId: string) => Effect.Effect<SessionEntity.Status, SessionNotFound | ClusterUnavailable>
 }
 
 /**
@@ -136,6 +159,11 @@ export interface Options {
    * shards have not moved yet). Default: every 200 ms, for up to 2 minutes.
    */
   readonly retry?: Schedule.Schedule<unknown, unknown> | undefined
+  /**
+   * How long `events` and `outcome` wait for a session the cluster has no record of (a `Start`
+   * sent a moment ago may not have reached its entity yet) before `SessionNotFound`. Default 5 s.
+   */
+  readonly notFoundAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -156,7 +184,7 @@ export const defaultRetry: Schedule.Schedule<unknown, unknown> = Schedule.spaced
  * @category constructors
  */
 export const make: (options?: Options) => Effect.Effect<Service, never, Sharding.Sharding | AgentApi> = (options = {}) =>
-  internal.make({ retry: options.retry ?? defaultRetry })
+  internal.make({ retry: options.retry ?? defaultRetry, notFoundAfter: options.notFoundAfter ?? Duration.seconds(5) })
 
 /**
  * The façade as a layer.

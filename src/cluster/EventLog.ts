@@ -123,7 +123,10 @@ export interface Service {
     fromSeq: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<LoggedEvent>, EventLogError>
-  /** Marks the end of the session's run. */
+  /**
+   * Marks the end of the session's run (the first end wins). A session the log does not know is
+   * recorded as ended, with no run (`maxActions` 0): a later `register` keeps that record.
+   */
   readonly end: (
     sessionId: string,
     status: EndStatus,

@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog } from "../../src/cluster/index.js"
-import { Answer, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import { AgentApi, Answer, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
@@ -138,6 +138,37 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
       }))
 
+    it.effect("events and outcome of a session the cluster does not know: SessionNotFound within the bound", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const unknown = yield* Stream.runDrain(sessions.events("ses_no_such_session")).pipe(Effect.flip, Effect.timeout("15 seconds"))
+        assert.strictEqual(unknown._tag, "SessionNotFound")
+        const outcome = yield* sessions.outcome("ses_no_such_session").pipe(Effect.flip, Effect.timeout("15 seconds"))
+        assert.strictEqual(outcome._tag, "SessionNotFound")
+        // An id no session can have: at once.
+        const empty = yield* Stream.runDrain(sessions.events("")).pipe(Effect.flip, Effect.timeout("1 second"))
+        assert.strictEqual(empty._tag, "SessionNotFound")
+        assert.strictEqual((yield* sessions.status("ses_no_such_session")).run, "unknown")
+      }))
+
+    it.effect("Close before Start: the session is recorded closed and the Start that follows does not run it", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const api = yield* AgentApi.AgentApi
+        const session = yield* api.createSession(request)
+        const closed = yield* sessions.close(session.session_id)
+        assert.strictEqual(closed.run, "closed")
+        yield* sessions.attach(session, request.max_actions)
+        const events = yield* follow(session.session_id)
+        assert.deepStrictEqual(events, [])
+        const after = yield* sessions.status(session.session_id)
+        assert.strictEqual(after.run, "closed")
+        assert.strictEqual(yield* simulator.connections(session.session_id), 0)
+        const error = yield* Effect.flip(sessions.outcome(session.session_id))
+        assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
+      }))
+
     it.effect("the log is retained per session and purged after it ended", () =>
       Effect.gen(function*() {
         const log = yield* EventLog.EventLog
@@ -150,4 +181,38 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.isTrue(Option.isNone(yield* log.get(session.session_id)))
       }))
   })
+})
+
+/** The simulator's sessions, with the id the service answers replaced by `id` (a hostile service). */
+const withSessionId = (id: string) =>
+  Layer.unwrapEffect(Effect.map(AgentApi.AgentApi, (api) =>
+    Layer.succeed(AgentApi.AgentApi, {
+      ...api,
+      createSession: (request, options) =>
+        Effect.map(
+          api.createSession(request, options),
+          (session) => new Session.SessionInfo({ ...session, session_id: Session.SessionId.make(id) })
+        )
+    })))
+
+describe("ClusterSessions.start refuses an unusable session id at once", () => {
+  for (const id of ["", "  ", " ses_1"]) {
+    layer(
+      ClusterSessions.layerEmbedded().pipe(
+        Layer.provide(withSessionId(id)),
+        Layer.provideMerge(SdkLive),
+        Layer.provideMerge(SimulatorLive),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+      ),
+      { excludeTestServices: true, timeout: 30_000 }
+    )((it) => {
+      it.effect(`session_id ${JSON.stringify(id)}: a typed error within seconds, not two minutes of retries`, () =>
+        Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const error = yield* sessions.start(request).pipe(Effect.flip, Effect.timeout("5 seconds"))
+          assert.strictEqual(error._tag, "ResponseDecodeError")
+          assert.include(error.message, "session_id")
+        }))
+    })
+  }
 })

@@ -76,5 +76,18 @@ describe("EventLog on PostgreSQL", () => {
         assert.isTrue(Option.isNone(yield* log.get("s2")))
         assert.deepStrictEqual(yield* log.answers("s2"), [])
       }))
+
+    it.effect("end of a session the log does not know records it ended; register then keeps that record", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        yield* log.end("s3", "closed", Option.some("closed by a caller"))
+        const registered = yield* log.register({ info: info("s3"), maxActions: 5, agent: Option.none() })
+        assert.deepStrictEqual(Option.map(registered.ended, (e) => e.status), Option.some("closed"))
+        assert.strictEqual(registered.maxActions, 0)
+        // The first end wins.
+        yield* log.end("s3", "complete", Option.none())
+        const record = yield* log.get("s3")
+        assert.deepStrictEqual(Option.map(Option.flatMap(record, (r) => r.ended), (e) => e.status), Option.some("closed"))
+      }))
   })
 })

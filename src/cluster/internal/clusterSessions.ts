@@ -1,16 +1,19 @@
 /**
  * The cluster façade: entity clients with retries, and the resuming event stream.
  */
+import * as EntityId from "@effect/cluster/EntityId"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { AgentApi } from "../../AgentApi.js"
-import { type RespondError, SessionEndedWithoutComplete } from "../../Errors.js"
+import { type RespondError, ResponseDecodeError, SessionEndedWithoutComplete } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as ClusterSessions from "../ClusterSessions.js"
-import { ClusterUnavailable } from "../ClusterSessions.js"
+import { ClusterUnavailable, SessionNotFound } from "../ClusterSessions.js"
 import type * as EventLog from "../EventLog.js"
 import { SessionEntity } from "../SessionEntity.js"
 
@@ -31,11 +34,23 @@ const describe = (cause: Cause.Cause<unknown>): string =>
         : String(error)
   })
 
+/** An id the cluster can key an entity by (`@effect/cluster`'s `EntityId`: not empty, no surrounding spaces). */
+const isUsableId = Schema.is(EntityId.EntityId)
+
 const isCaller = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "RequestNotPending" || error._tag === "AnswerBufferFull")
 
-export const make = (options: { readonly retry: Schedule.Schedule<unknown, unknown> }) =>
+const unusable = (sessionId: string) =>
+  new SessionNotFound({
+    sessionId,
+    message: `no session can have the id ${JSON.stringify(sessionId.slice(0, 64))} (empty, or with surrounding spaces)`
+  })
+
+export const make = (options: {
+  readonly retry: Schedule.Schedule<unknown, unknown>
+  readonly notFoundAfter: Duration.DurationInput
+}) =>
   Effect.gen(function*() {
     const makeClient = yield* SessionEntity.client
     const api = yield* AgentApi
@@ -44,7 +59,7 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
      * A call to the cluster: failures that are not the caller's (no runner yet, mailbox full,
      * storage, a runner gone mid-call) are retried on the schedule, then `ClusterUnavailable`.
      */
-    const call = <A, E>(
+    const send = <A, E>(
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
@@ -61,6 +76,14 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         Effect.retry(Schedule.whileInput(options.retry, (error: unknown) => error instanceof ClusterUnavailable))
       )
 
+    /** {@link send}, for an id the caller gave: one no session can have is `SessionNotFound` at once. */
+    const call = <A, E>(
+      operation: string,
+      sessionId: string,
+      effect: Effect.Effect<A, E>
+    ): Effect.Effect<A, Extract<E, RespondError> | SessionNotFound | ClusterUnavailable> =>
+      isUsableId(sessionId) ? send(operation, sessionId, effect) : Effect.fail(unusable(sessionId))
+
     const attach: ClusterSessions.Service["attach"] = (session, maxActions, opts = {}) =>
       call(
         "attach",
@@ -74,7 +97,18 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
     const start: ClusterSessions.Service["start"] = (request, opts = {}) =>
       Effect.gen(function*() {
         const session = yield* api.createSession(request, { agent: opts.agent })
-        yield* call(
+        // The cluster refuses such an id on every attempt: say so now rather than retry for minutes.
+        if (!isUsableId(session.session_id)) {
+          return yield* new ResponseDecodeError({
+            operation: "ClusterSessions.start",
+            status: 200,
+            message: `the service created a session with an unusable session_id (${
+              JSON.stringify(session.session_id.slice(0, 64))
+            }: empty or with surrounding spaces); the cluster cannot run it, and the session may exist at the service`,
+            body: ""
+          })
+        }
+        yield* send(
           "start",
           session.session_id,
           makeClient(session.session_id).Start(
@@ -85,7 +119,32 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         return session
       }).pipe(Effect.withSpan("ClusterSessions.start"))
 
+    const status: ClusterSessions.Service["status"] = (sessionId) =>
+      call("status", sessionId, makeClient(sessionId).Status())
+
+    /** The status once the cluster knows the session, or `SessionNotFound` after `notFoundAfter`. */
+    const known = (sessionId: string) =>
+      status(sessionId).pipe(
+        Effect.filterOrFail(
+          (s) => s.run !== "unknown",
+          () =>
+            new SessionNotFound({
+              sessionId,
+              message: `no session ${JSON.stringify(sessionId.slice(0, 64))} in the cluster (no record of it after ${
+                Duration.format(options.notFoundAfter)
+              })`
+            })
+        ),
+        Effect.retry({
+          schedule: Schedule.spaced(Duration.millis(250)).pipe(Schedule.upTo(options.notFoundAfter)),
+          while: (error) => error._tag === "SessionNotFound" && isUsableId(sessionId)
+        })
+      )
+
     const events: ClusterSessions.Service["events"] = (sessionId, fromSeq = 1) =>
+      Stream.unwrap(Effect.as(known(sessionId), followLog(sessionId, fromSeq)))
+
+    const followLog = (sessionId: string, fromSeq: number) =>
       Stream.suspend(() => {
         let next = Math.max(1, Math.floor(fromSeq))
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
@@ -110,17 +169,12 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         Effect.withSpan("ClusterSessions.respond", { attributes: { sessionId } })
       )
 
-    const status: ClusterSessions.Service["status"] = (sessionId) =>
-      call("status", sessionId, makeClient(sessionId).Status())
-
     const close: ClusterSessions.Service["close"] = (sessionId) => call("close", sessionId, makeClient(sessionId).Close())
 
     const outcome: ClusterSessions.Service["outcome"] = (sessionId) =>
       Effect.gen(function*() {
-        const before = yield* status(sessionId)
-        if (before.run === "running" || before.run === "unknown") {
-          yield* Stream.runDrain(events(sessionId, before.lastSeq + 1))
-        }
+        const before = yield* known(sessionId)
+        if (before.run === "running") yield* Stream.runDrain(followLog(sessionId, before.lastSeq + 1))
         const after = yield* status(sessionId)
         return yield* Option.match(after.outcome, {
           onSome: Effect.succeed,

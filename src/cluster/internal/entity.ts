@@ -130,7 +130,9 @@ export const make = (options: SessionEntity.Options) =>
       const maxActions = Option.match(record, { onNone: () => 0, onSome: (r) => r.maxActions })
       return {
         sessionId,
-        run: Option.isSome(ended) ? ended.value.status : run !== undefined ? "running" : "unknown",
+        // A session the log knows and whose run has not ended is running, here or (during a
+        // hand-over, or before its next owner picked it up) elsewhere.
+        run: Option.isSome(ended) ? ended.value.status : Option.isSome(record) ? "running" : "unknown",
         connection,
         runner: run !== undefined ? Option.some(runnerName) : Option.none(),
         pending: tally.open.filter((r) => !tally.answered.has(requestKey(r))),
@@ -349,8 +351,11 @@ export const make = (options: SessionEntity.Options) =>
         yield* Fiber.interrupt(run.fiber)
         running = undefined
       }
-      if (Option.isSome(record) && Option.isNone(record.value.ended)) {
+      // A session the log does not know yet is recorded as closed: the `Start` that may follow
+      // (it was sent before this `Close` but reached the entity after it) does not run it.
+      if (Option.isNone(record) || Option.isNone(record.value.ended)) {
         yield* endRun("closed", Option.some("closed by a caller"))
+        record = yield* log.get(sessionId)
       }
       return yield* status
     }).pipe(lifecycle.withPermits(1))

@@ -43,6 +43,21 @@ const decodeInfo = Schema.decodeUnknownSync(infoJson)
 const fail = (operation: string) => (cause: unknown) =>
   new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
 
+/** The record of a session ended before the log heard of it (a `Close` before its `Start`). */
+const unknownRecord = (sessionId: string): EventLog.SessionRecord => ({
+  sessionId: Session.SessionId.make(sessionId),
+  info: Session.SessionInfo.make({
+    session_id: Session.SessionId.make(sessionId),
+    status: Option.none(),
+    start_time: Option.none(),
+    end_time: Option.none(),
+    error: Option.none()
+  }),
+  maxActions: 0,
+  agent: Option.none(),
+  ended: Option.none()
+})
+
 // ---------------------------------------------------------------------------
 // Memory
 // ---------------------------------------------------------------------------
@@ -93,7 +108,15 @@ export const makeMemory = (): EventLog.Service => {
     end: (sessionId, status, reason) =>
       Effect.sync(() => {
         const session = sessions.get(sessionId)
-        if (session === undefined || Option.isSome(session.record.ended)) return
+        if (session === undefined) {
+          const record: EventLog.SessionRecord = {
+            ...unknownRecord(sessionId),
+            ended: Option.some({ status, reason })
+          }
+          sessions.set(sessionId, { record, endedAt: Date.now(), events: [], answers: new Map() })
+          return
+        }
+        if (Option.isSome(session.record.ended)) return
         session.record = { ...session.record, ended: Option.some({ status, reason }) }
         session.endedAt = Date.now()
       }),
@@ -243,8 +266,10 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         )
       ),
     end: (sessionId, status, reason) =>
-      sql`UPDATE agent_session_sessions SET end_status = ${status}, end_reason = ${Option.getOrNull(reason)},
-        ended_at = now() WHERE session_id = ${sessionId} AND end_status IS NULL`.pipe(
+      sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, end_status, end_reason, ended_at)
+        VALUES (${sessionId}, ${encodeInfo(unknownRecord(sessionId).info)}, 0, ${status}, ${Option.getOrNull(reason)}, now())
+        ON CONFLICT (session_id) DO UPDATE SET end_status = EXCLUDED.end_status, end_reason = EXCLUDED.end_reason,
+        ended_at = EXCLUDED.ended_at WHERE agent_session_sessions.end_status IS NULL`.pipe(
         Effect.asVoid,
         Effect.mapError(fail("end"))
       ),
