@@ -164,6 +164,12 @@ export interface Options {
    * sent a moment ago may not have reached its entity yet) before `SessionNotFound`. Default 5 s.
    */
   readonly notFoundAfter?: Duration.DurationInput | undefined
+  /**
+   * How long one attempt of a call (`start`'s hand-over, `status`, `respond`, `close`) may wait
+   * inside the engine (for a runner to own the session's shard) before it counts as failed and
+   * is retried on {@link Options.retry}. Default 10 s.
+   */
+  readonly attemptTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -184,7 +190,11 @@ export const defaultRetry: Schedule.Schedule<unknown, unknown> = Schedule.spaced
  * @category constructors
  */
 export const make: (options?: Options) => Effect.Effect<Service, never, Sharding.Sharding | AgentApi> = (options = {}) =>
-  internal.make({ retry: options.retry ?? defaultRetry, notFoundAfter: options.notFoundAfter ?? Duration.seconds(5) })
+  internal.make({
+    retry: options.retry ?? defaultRetry,
+    notFoundAfter: options.notFoundAfter ?? Duration.seconds(5),
+    attemptTimeout: options.attemptTimeout ?? Duration.seconds(10)
+  })
 
 /**
  * The façade as a layer.

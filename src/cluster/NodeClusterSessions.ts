@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import * as MessageStorage from "@effect/cluster/MessageStorage"
+import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
@@ -38,11 +38,12 @@ import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -171,14 +172,24 @@ export const defaultShardingConfig: Partial<ShardingConfig.ShardingConfig["Type"
   shardLockExpiration: Duration.seconds(15)
 }
 
-const pg = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError | ConfigError.ConfigError> =>
+const databaseUrl = (options: DatabaseOptions): Effect.Effect<Redacted.Redacted<string>, ConfigError.ConfigError> =>
+  options.databaseUrl === undefined
+    ? databaseUrlConfig
+    : Effect.succeed(typeof options.databaseUrl === "string" ? Redacted.make(options.databaseUrl) : options.databaseUrl)
+
+/**
+ * The process's pool, and `layer` (the storage) built on it under the start-up lock, which is
+ * held on a connection of its own (not the pool's: the storage's first queries need those).
+ */
+const pg = <A, E, R>(
+  options: DatabaseOptions,
+  storage: Layer.Layer<A, E, R>
+): Layer.Layer<A | PgClient.PgClient | SqlClient.SqlClient, E | SqlError | ConfigError.ConfigError, Exclude<R, SqlClient.SqlClient>> =>
   Layer.unwrapEffect(
-    Effect.map(
-      options.databaseUrl === undefined
-        ? databaseUrlConfig
-        : Effect.succeed(typeof options.databaseUrl === "string" ? Redacted.make(options.databaseUrl) : options.databaseUrl),
-      (url) => PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 })
-    )
+    Effect.map(databaseUrl(options), (url) =>
+      withStartupLock(url, storage).pipe(
+        Layer.provideMerge(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 }))
+      ))
   )
 
 /** The key of the start-up lock (PostgreSQL's two-key advisory lock space: no clash with the shard locks). */
@@ -191,14 +202,15 @@ const startupLockKey = [0x45415353, 1] as const
  * The lock is awaited for at most `timeout`; its connection is returned once the layer is built.
  */
 const withStartupLock = <A, E, R>(
+  url: Redacted.Redacted<string>,
   layer: Layer.Layer<A, E, R>,
   timeout: Duration.DurationInput = Duration.minutes(2)
-): Layer.Layer<A, E | SqlError, R | SqlClient.SqlClient> =>
+): Layer.Layer<A, E | SqlError, R> =>
   Layer.scopedContext(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const scope = yield* Effect.scope
     return yield* Effect.scoped(Effect.gen(function*() {
-      const connection = yield* sql.reserve
+      const lockClient = yield* Effect.map(Layer.build(PgClient.layer({ url, maxConnections: 1 })), Context.get(PgClient.PgClient))
+      const connection = yield* lockClient.reserve
       const [classId, objId] = startupLockKey
       yield* connection.executeValues(`SELECT pg_try_advisory_lock(${classId}, ${objId})`, []).pipe(
         Effect.filterOrFail(
@@ -290,10 +302,9 @@ export const layerRunner = (
   return ClusterSessions.layer(options).pipe(
     Layer.provideMerge(SessionEntity.layer(options.entity)),
     Layer.provideMerge(sharding),
-    Layer.provideMerge(withStartupLock(Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
+    Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
     Layer.provide(config),
-    Layer.provide(RpcSerialization.layerMsgPack),
-    Layer.provide(pg(options))
+    Layer.provide(RpcSerialization.layerMsgPack)
   )
 }
 
@@ -312,8 +323,7 @@ export const layerClient = (
 > =>
   ClusterSessions.layer(options).pipe(
     Layer.provideMerge(SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))),
-    Layer.provideMerge(withStartupLock(clusterStorage)),
+    Layer.provideMerge(pg(options, clusterStorage)),
     Layer.provide(ShardingConfig.layerFromEnv({ ...defaultShardingConfig, ...options.shardingConfig })),
-    Layer.provide(RpcSerialization.layerMsgPack),
-    Layer.provide(pg(options))
+    Layer.provide(RpcSerialization.layerMsgPack)
   )

@@ -31,7 +31,7 @@ const runner = (url: string) =>
   Effect.gen(function*() {
     const port = yield* Postgres.freePort
     return yield* Layer.build(
-      NodeClusterSessions.layerRunner({ databaseUrl: url, host: "127.0.0.1", port, maxConnections: 3 }).pipe(
+      NodeClusterSessions.layerRunner({ databaseUrl: url, host: "127.0.0.1", port, maxConnections: 2 }).pipe(
         Layer.provide(sdk)
       )
     )

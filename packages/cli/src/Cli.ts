@@ -41,6 +41,7 @@ export const command = Command.make("effect-agent-session").pipe(
     Simulate.command,
     Onboard.command,
     Cluster.runner,
+    Cluster.submit,
     Cluster.watch,
     Cluster.answer
   ])

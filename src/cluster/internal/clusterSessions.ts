@@ -50,6 +50,7 @@ const unusable = (sessionId: string) =>
 export const make = (options: {
   readonly retry: Schedule.Schedule<unknown, unknown>
   readonly notFoundAfter: Duration.DurationInput
+  readonly attemptTimeout: Duration.DurationInput
 }) =>
   Effect.gen(function*() {
     const makeClient = yield* SessionEntity.client
@@ -65,9 +66,21 @@ export const make = (options: {
       effect: Effect.Effect<A, E>
     ): Effect.Effect<A, Extract<E, RespondError> | ClusterUnavailable> =>
       effect.pipe(
+        // An attempt can wait inside the engine (no runner owns the shard yet): bounded here,
+        // then retried on the schedule like any other failure of the cluster.
+        Effect.timeoutFail({
+          duration: options.attemptTimeout,
+          onTimeout: () =>
+            new ClusterUnavailable({
+              operation,
+              sessionId,
+              message: `no runner took the call within ${Duration.format(options.attemptTimeout)}`
+            })
+        }),
         Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RespondError> | ClusterUnavailable> => {
           // An interruption caught here came from the runner (the caller's own is not caught).
           const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure) && failure.value instanceof ClusterUnavailable) return Effect.fail(failure.value)
           if (Option.isSome(failure) && isCaller(failure.value)) {
             return Effect.fail(failure.value as Extract<E, RespondError>)
           }
