@@ -38,7 +38,8 @@ import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
@@ -233,6 +234,39 @@ const withStartupLock = <A, E, R>(
   }))
 
 /**
+ * A reserved connection whose queries run one at a time, each to its end. `SqlRunnerStorage`
+ * keeps one connection for its shard locks and gives up waiting on a slow lock operation (its
+ * deadline) while the query still runs; its next operation then sent a second query on the same
+ * `pg` client while the first was executing (pg: "Calling client.query() when the client is
+ * already executing a query", seen after a failover). Here the next query waits for the first.
+ */
+const oneQueryAtATime = (connection: SqlConnection.Connection): SqlConnection.Connection => {
+  const turn = Effect.unsafeMakeSemaphore(1)
+  const serial = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    turn.withPermits(1)(Effect.uninterruptible(effect))
+  return {
+    execute: (sql, params, transformRows) => serial(connection.execute(sql, params, transformRows)),
+    executeRaw: (sql, params) => serial(connection.executeRaw(sql, params)),
+    executeValues: (sql, params) => serial(connection.executeValues(sql, params)),
+    executeUnprepared: (sql, params, transformRows) => serial(connection.executeUnprepared(sql, params, transformRows)),
+    executeStream: (sql, params, transformRows) => connection.executeStream(sql, params, transformRows)
+  }
+}
+
+/** The client with {@link oneQueryAtATime} on every reserved connection (transactions keep their own). */
+const serialReserve = (client: SqlClient.SqlClient): SqlClient.SqlClient => {
+  const wrapped: SqlClient.SqlClient = Object.assign(
+    ((...args: Parameters<SqlClient.SqlClient>) => client(...args)) as SqlClient.SqlClient,
+    client,
+    {
+      reserve: Effect.map(client.reserve, oneQueryAtATime),
+      withoutTransforms: () => serialReserve(client.withoutTransforms())
+    }
+  )
+  return Object.assign(wrapped, { safe: wrapped })
+}
+
+/**
  * The cluster's own storage (messages, runners, shard locks), tables created under the start-up
  * lock. `SqlMessageStorage` turns a failed migration into a defect: it is a storage failure, typed
  * here as the `SqlError` it is.
@@ -242,6 +276,7 @@ const clusterStorage: Layer.Layer<
   SqlError,
   SqlClient.SqlClient | ShardingConfig.ShardingConfig
 > = Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
+  Layer.provide(Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, serialReserve))),
   Layer.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
       ? Layer.failCause(cause as Cause.Cause<never>)
