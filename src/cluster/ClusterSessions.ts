@@ -248,9 +248,9 @@ export const layerEmbedded = (
         Layer.provideMerge(Runners.layerNoop),
         Layer.provideMerge(MessageStorage.layerMemory),
         Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
-        Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1), ...options.shardingConfig }))
       )
-    )
+    ),
+    Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1), ...options.shardingConfig }))
   )
 
 /**

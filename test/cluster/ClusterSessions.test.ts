@@ -7,7 +7,15 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { ClusterSessions, EventLog } from "../../src/cluster/index.js"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as Duration from "effect/Duration"
+import * as Ref from "effect/Ref"
+import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
 import { AgentApi, Answer, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
@@ -215,4 +223,49 @@ describe("ClusterSessions.start refuses an unusable session id at once", () => {
         }))
     })
   }
+})
+
+/** The embedded runner's pieces, with a log that counts the resumer's scans. */
+const scans = Ref.unsafeMake(0)
+const CountingLog = Layer.effect(
+  EventLog.EventLog,
+  Effect.map(EventLog.EventLog, (log) => ({
+    ...log,
+    unended: (limit: number) => Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unended(limit)),
+    unendedIn: (shards: ReadonlyArray<number>, options: Parameters<EventLog.Service["unendedIn"]>[1]) =>
+      Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unendedIn(shards, options))
+  }))
+).pipe(Layer.provide(EventLog.layerMemory()))
+
+const CountedLive = ClusterSessions.layer().pipe(
+  Layer.provideMerge(SessionEntity.layer({ resumeInterval: "100 millis" })),
+  Layer.provideMerge(CountingLog),
+  Layer.provideMerge(
+    Sharding.layer.pipe(
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(MessageStorage.layerMemory),
+      Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop])
+    )
+  ),
+  Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1) })),
+  Layer.provideMerge(SdkLive),
+  Layer.provideMerge(SimulatorLive),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+)
+
+describe("the resumer", () => {
+  layer(CountedLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("scans the log for the shards a runner gained, not every session at every interval", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        // Running sessions (each waits for its answer).
+        yield* Effect.forEach([1, 2, 3, 4, 5], () => sessions.start(request), { concurrency: 5 })
+        yield* Effect.sleep("1 second")
+        const before = yield* Ref.get(scans)
+        // Thirty intervals with nothing changed: no scan.
+        yield* Effect.sleep("3 seconds")
+        assert.strictEqual(yield* Ref.get(scans), before)
+        assert.isAtMost(before, 2)
+      }))
+  })
 })
