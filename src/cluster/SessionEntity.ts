@@ -27,6 +27,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
 import { RequestNotPending } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
@@ -211,7 +212,7 @@ export interface Options {
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | EventLog.EventLog> =>
+): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
     SessionEntity.toLayer(internal.make(options), {
       concurrency: "unbounded",

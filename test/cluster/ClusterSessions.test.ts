@@ -16,7 +16,7 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
-import { AgentApi, Answer, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
+import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
@@ -266,6 +266,45 @@ describe("the resumer", () => {
         yield* Effect.sleep("3 seconds")
         assert.strictEqual(yield* Ref.get(scans), before)
         assert.isAtMost(before, 2)
+      }))
+  })
+})
+
+const ObservedLive = Layer.unwrapEffect(
+  Effect.map(Simulator.Simulator, (simulator) =>
+    NodeAgentSessions.layer({
+      apiKey: simulator.accountKey,
+      baseUrl: simulator.baseUrl,
+      wsUrl: simulator.wsUrl,
+      dialect: simulator.dialect,
+      events: { reconnect: fastReconnect }
+    }))
+).pipe(
+  Layer.provideMerge(Simulator.layer({ port: 0, dialect: Dialect.observed, scenario: { actions: 2, ask: "none", frameDelay: "1 millis" } }))
+)
+
+describe("reattach learns the session's state from the service (observed dialect: getSession)", () => {
+  layer(
+    ClusterSessions.layerEmbedded().pipe(Layer.provideMerge(ObservedLive), Layer.provide(Logger.minimumLogLevel(LogLevel.Error))),
+    { excludeTestServices: true, timeout: 30_000 }
+  )((it) => {
+    it.effect("a session that completed while no runner held it ends complete, without a connection", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const plain = yield* AgentSessions.AgentSessions
+        const simulator = yield* Simulator.Simulator
+        const sessions = yield* ClusterSessions.ClusterSessions
+        // The session runs to its end outside the cluster.
+        const session = yield* api.createSession(request)
+        yield* Effect.scoped(Effect.flatMap(plain.attach(session, request.max_actions), (running) => Stream.runDrain(running.events)))
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
+        // Handed to the cluster afterwards: the service says it is complete; nothing to attach to.
+        yield* sessions.attach(session, request.max_actions)
+        yield* Stream.runDrain(sessions.events(session.session_id))
+        const status = yield* sessions.status(session.session_id)
+        assert.strictEqual(status.run, "complete")
+        assert.include(Option.getOrElse(status.endReason, () => ""), "the service reports the session complete")
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
       }))
   })
 })

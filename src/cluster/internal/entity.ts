@@ -16,6 +16,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { AgentApi } from "../../AgentApi.js"
 import { AgentSessions, type RunningSession } from "../../AgentSessions.js"
 import { RequestNotPending } from "../../Errors.js"
 import * as SessionEvent from "../../SessionEvent.js"
@@ -77,6 +78,7 @@ export const make = (options: SessionEntity.Options) =>
     const scope = yield* Scope.Scope
     const log = yield* EventLog.EventLog
     const sessions = yield* AgentSessions
+    const api = yield* AgentApi
     const sessionId = address.entityId as string
     const runnerName = `${runner.host}:${runner.port}`
 
@@ -189,8 +191,27 @@ export const make = (options: SessionEntity.Options) =>
             : String(error)
       })
 
-    const runSession = (r: EventLog.SessionRecord) =>
+    /**
+     * Whether the service says the session is complete, where its dialect can say (`getSession`:
+     * the observed dialect's retrieve; the documented one has none and answers `NotFound` without
+     * sending anything). Any failure counts as "not known to be complete".
+     */
+    const completeAtService = (r: EventLog.SessionRecord) =>
+      api.getSession(r.sessionId, { agent: Option.getOrUndefined(r.agent) }).pipe(
+        Effect.map((info) => Option.exists(info.status, (s) => s === "complete")),
+        Effect.timeout("15 seconds"),
+        Effect.orElseSucceed(() => false)
+      )
+
+    const completedUnheld = Option.some(
+      "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
+    )
+
+    const runSession = (r: EventLog.SessionRecord, learn: boolean) =>
       Effect.scoped(Effect.gen(function*() {
+        // Taking a session over (or attaching one created elsewhere): it may have completed
+        // while no runner held it; then there is nothing to attach to.
+        if (learn && (yield* completeAtService(r))) return yield* endRun("complete", completedUnheld)
         // Requests answered in the log but not yet settled are answered again on this channel.
         const resend = tally.open.filter((request) => tally.answered.has(requestKey(request)))
         const session = yield* sessions.attach(r.info, r.maxActions, {
@@ -213,6 +234,7 @@ export const make = (options: SessionEntity.Options) =>
         // persisted above); the run goes on elsewhere.
         if (handingOver && Option.isNone(tally.complete)) return
         if (Option.isSome(tally.complete)) return yield* endRun("complete", Option.none())
+        if (yield* completeAtService(r)) return yield* endRun("complete", completedUnheld)
         yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
       })).pipe(
         Effect.catchAll((error) => endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
@@ -223,7 +245,7 @@ export const make = (options: SessionEntity.Options) =>
       readonly session: EventLog.SessionRecord["info"]
       readonly maxActions: number
       readonly agent: Option.Option<string>
-    }) =>
+    }, learn: boolean) =>
       Effect.gen(function*() {
         yield* load
         const r = yield* log.register({
@@ -235,7 +257,7 @@ export const make = (options: SessionEntity.Options) =>
         record = Option.some(r)
         if (Option.isSome(r.ended) || run !== undefined) return
         const done = yield* Deferred.make<void>()
-        const fiber = yield* runSession(r).pipe(
+        const fiber = yield* runSession(r, learn || tally.lastSeq > 0).pipe(
           Effect.onExit(() =>
             Effect.zipRight(
               Effect.sync(() => {
@@ -277,14 +299,16 @@ export const make = (options: SessionEntity.Options) =>
       const r = record
       if (Option.isNone(r) || Option.isSome(r.value.ended)) return yield* status
       if (run !== undefined) return yield* status
-      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent })
+      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent }, true)
       yield* awaitRun
       return yield* status
     })
 
-    const startLike = (
+    /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
+    const startLike = (learn: boolean) =>
+    (
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
-    ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload), awaitRun), status)
+    ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload, learn), awaitRun), status)
 
     /** The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. */
     const events = (fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
@@ -369,8 +393,8 @@ export const make = (options: SessionEntity.Options) =>
     }).pipe(lifecycle.withPermits(1))
 
     return {
-      Start: startLike,
-      Attach: startLike,
+      Start: startLike(false),
+      Attach: startLike(true),
       Events: (envelope: Entity.Request<typeof SessionEntity.Events>) => events(envelope.payload.fromSeq),
       Respond: respond,
       Status: () => status,
