@@ -85,6 +85,7 @@ describe("cluster commands", () => {
         const submitDone = yield* submitted.finished
         assert.strictEqual(submitDone.code, 0, submitDone.stderr)
         assert.match(submitDone.stdout, /^session \S+ runs on the cluster/m)
+        assert.match(submitDone.stdout, /^held by runner 127\.0\.0\.1:\d+$/m)
         assert.match(submitDone.stdout, /^#1 started /m)
         assert.match(submitDone.stdout, /^#\d+ complete /m)
         assert.match(submitDone.stdout, /^run: complete$/m)

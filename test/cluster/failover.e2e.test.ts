@@ -13,7 +13,6 @@
  * explains when it is not.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
@@ -21,49 +20,9 @@ import * as Schema from "effect/Schema"
 import { SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { readLines } from "./fixtures/lines.js"
+import { fixture } from "./fixtures/process.js"
 
-const root = join(import.meta.dirname, "..", "..")
 const SESSIONS = 200
-
-const baseEnv = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENT_SESSION_")))
-
-interface Proc {
-  readonly child: ChildProcess
-  /** Each line of its stdout, in order. */
-  readonly lines: ReadonlyArray<string>
-  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
-  readonly stderr: () => string
-}
-
-/** Starts a fixture with tsx; killed (SIGKILL) when the scope closes. */
-const fixture = (file: string, env: NodeJS.ProcessEnv) =>
-  Effect.acquireRelease(
-    Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--import", "tsx", join("test", "cluster", "fixtures", file)], {
-        cwd: root,
-        env: { ...baseEnv(), ...env },
-        stdio: ["pipe", "pipe", "pipe"]
-      })
-      let stderr = ""
-      const debug = process.env["CLUSTER_E2E_DEBUG"]
-      child.stderr!.on("data", (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString("utf8")).slice(-20_000)
-        if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.err`), chunk)
-      })
-      const { lines, nextLine } = readLines(child.stdout!, (line) => {
-        if (debug !== undefined) appendFileSync(join(debug, `${file}-${child.pid}.out`), line + "\n")
-      })
-      return { child, lines, nextLine, stderr: () => stderr }
-    }),
-    (proc) =>
-      Effect.async<void>((resume) => {
-        if (proc.child.exitCode !== null || proc.child.signalCode !== null) return resume(Effect.void)
-        proc.child.once("exit", () => resume(Effect.void))
-        proc.child.kill("SIGKILL")
-      })
-  )
 
 const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
 

@@ -21,6 +21,8 @@ export interface Postgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   readonly url: string
   readonly port: number
+  /** Stops the server (fast shutdown: every connection is closed) and starts it again, same port and data. */
+  readonly restart: Effect.Effect<void, Error>
 }
 
 /** Where the PostgreSQL binaries are, or a description of why none were found. */
@@ -97,8 +99,7 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
   const data = join(dir, "data")
   yield* run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], user)
   const port = yield* freePort
-  const server = yield* Effect.acquireRelease(
-    Effect.sync((): ChildProcess => {
+  const spawnServer = (): ChildProcess => {
       const args = [
         "-D",
         data,
@@ -119,23 +120,31 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
       ]
       const ids = user === undefined ? {} : { uid: user.uid, gid: user.gid }
       return spawn(join(bin, "postgres"), args, { stdio: "ignore", cwd: dir, ...ids })
-    }),
-    (child) =>
-      Effect.async<void>((resume) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-        child.once("exit", () => resume(Effect.void))
-        // SIGINT: PostgreSQL's fast shutdown.
-        child.kill("SIGINT")
-        const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-        timer.unref()
-      })
-  )
+  }
+  const stop = (child: ChildProcess) =>
+    Effect.async<void>((resume) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+      child.once("exit", () => resume(Effect.void))
+      // SIGINT: PostgreSQL's fast shutdown.
+      child.kill("SIGINT")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      timer.unref()
+    })
+  let server = spawnServer()
+  yield* Effect.addFinalizer(() => Effect.suspend(() => stop(server)))
   // Ready when it accepts a connection and answers.
-  yield* run(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-t", "1"]).pipe(
+  const ready = run(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-t", "1"]).pipe(
     Effect.filterOrFail(() => server.exitCode === null, () => new Error("postgres exited")),
     Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(150))))
   )
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port }
+  yield* ready
+  const restart = Effect.suspend(() => stop(server)).pipe(
+    Effect.zipRight(Effect.sync(() => {
+      server = spawnServer()
+    })),
+    Effect.zipRight(ready)
+  )
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, restart }
 })
 
 /** A server shared by the tests of a suite: {@link layer}. */

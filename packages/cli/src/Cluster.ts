@@ -278,6 +278,15 @@ export const submit = Command.make(
         const id = session.session_id
         if (flags.detach) return yield* println(id)
         yield* println(`session ${printable(id)} runs on the cluster; follow it from anywhere with: effect-agent-session watch ${shellQuote(id)}`)
+        // Which runner holds it (the one to stop, to see a failover), once its entity runs it.
+        const holder = yield* sessions.status(id).pipe(
+          Effect.map((status) => status.runner),
+          Effect.filterOrFail(Option.isSome, () => "not yet"),
+          Effect.retry(Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(Duration.seconds(5)))),
+          Effect.option,
+          Effect.map(Option.flatten)
+        )
+        if (Option.isSome(holder)) yield* println(`held by runner ${printable(holder.value)}`)
         yield* follow(id, 1, (logged) =>
           logged.event._tag === "ExternalResourceRequested"
             ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
