@@ -304,7 +304,7 @@ const program = Effect.gen(function*() {
   const curveSessions = Math.max(...CURVE)
   const scaleRun = ONLY === "failover"
     ? undefined
-    : yield* runOnce({ sessions: curveSessions, frameMs: CURVE_FRAME_MS, actions: 40, milestones: CURVE.filter((n) => n < curveSessions) })
+    : yield* runOnce({ sessions: curveSessions, frameMs: CURVE_FRAME_MS, actions: 60, milestones: CURVE.filter((n) => n < curveSessions) })
   const loadAfter = Os.loadavg()
   const cpus = Os.cpus()
   const detection = NodeClusterSessions.defaultDetection

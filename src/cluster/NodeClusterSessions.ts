@@ -140,25 +140,25 @@ export interface Detection {
 }
 
 /**
- * The detection this module starts from: a ping times out after 1 s and is tried 3 times, 250 ms
- * apart. A killed runner refuses the ping at once (declared dead about 0.5 s after the health
- * check that notices it); a frozen one in about 3.5 s. A live runner that cannot answer a ping
- * for that long (a pause of the event loop) is declared dead too: a false positive, which moves
- * its shards (they come back at the next rebalancing). `@effect/cluster`'s own default is a
- * 10 s time-out and 5 retries 500 ms apart.
+ * The detection this module starts from: a ping times out after 500 ms and is tried 3 times,
+ * 100 ms apart: a runner that answers none of them (killed, frozen, its machine gone) is declared
+ * dead about 1.7 s after the health check that pings it. A live runner that cannot answer a ping
+ * for that long (a pause of its event loop) is declared dead too: a false positive, which moves
+ * its shards away (its PostgreSQL locks keep its sessions from running elsewhere until it lets
+ * go). `@effect/cluster`'s own default is a 10 s time-out and 5 retries 500 ms apart.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const defaultDetection: Detection = {
-  pingTimeout: Duration.seconds(1),
+  pingTimeout: Duration.millis(500),
   pingRetries: 2,
-  pingSpacing: Duration.millis(250)
+  pingSpacing: Duration.millis(100)
 }
 
 /**
  * The sharding settings this module starts from: health checks every 1 s, assignments refreshed
- * every 500 ms and unprocessed messages polled every 1 s, so a session comes back on another
+ * and unprocessed messages polled every 500 ms, so a session comes back on another
  * runner within seconds of its runner's death (see docs/scale-out.md for the measured figure
  * and its cost). Everything else is `@effect/cluster`'s default.
  *
@@ -168,7 +168,7 @@ export const defaultDetection: Detection = {
 export const defaultShardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
   runnerHealthCheckInterval: Duration.seconds(1),
   refreshAssignmentsInterval: Duration.millis(500),
-  entityMessagePollInterval: Duration.seconds(1),
+  entityMessagePollInterval: Duration.millis(500),
   shardLockRefreshInterval: Duration.seconds(5),
   shardLockExpiration: Duration.seconds(15)
 }
