@@ -24,7 +24,7 @@
  * bench/RESULTS.md (appended when missing) and prints it.
  */
 import { type ChildProcess, fork, spawn } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -55,7 +55,7 @@ const ONLY = flag("only", "")
 
 interface Proc {
   readonly child: ChildProcess
-  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
+  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string, Error>
 }
 
 const fixture = (file: string, env: NodeJS.ProcessEnv) =>
@@ -64,9 +64,25 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
       const child = spawn(process.execPath, ["--max-old-space-size=8192", "--import", "tsx", join("test", "cluster", "fixtures", file)], {
         cwd: root,
         env: { ...process.env, ...env },
-        stdio: ["pipe", "pipe", "inherit"]
+        stdio: ["pipe", "pipe", "pipe"]
       })
-      const { nextLine } = readLines(child.stdout!)
+      // Each child's standard error, kept in a file named here (a child that dies says why there).
+      const log = join(Os.tmpdir(), `eas-cluster-bench-${file}-${child.pid}.err`)
+      child.stderr!.on("data", (chunk: Buffer) => appendFileSync(log, chunk))
+      child.once("exit", (code, signal) => {
+        if (code !== 0 && signal !== "SIGKILL") process.stderr.write(`${file} (${child.pid}) exited: ${code ?? signal}; see ${log}\n`)
+      })
+      // Its logs go to standard output too (Effect's default logger): kept with its errors.
+      const lines = readLines(child.stdout!, (line) => {
+        if (!line.startsWith("{") && !line.startsWith("count ") && line !== "ready") appendFileSync(log, line + "\n")
+      })
+      const exited = Effect.async<never, Error>((resume) => {
+        const fail = () => resume(Effect.fail(new Error(`${file} (${child.pid}) exited; see ${log}`)))
+        if (child.exitCode !== null || child.signalCode !== null) return fail()
+        child.once("exit", fail)
+      })
+      // A line that never comes from a child that died: fail, do not wait for ever.
+      const nextLine = (predicate: (line: string) => boolean) => Effect.raceFirst(lines.nextLine(predicate), exited)
       return { child, nextLine }
     }),
     (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))

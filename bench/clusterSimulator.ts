@@ -16,7 +16,12 @@ const ask = process.argv[4] === "permission" ? "permission" as const : "none" as
 const encode = Schema.encodeSync(Schema.Array(SessionEvent.SessionEvent))
 
 const program = Effect.gen(function*() {
-  const simulator = yield* Simulator.make({ port: 0, scenario: { actions, ask, frameDelay: `${frameMs} millis` } })
+  const simulator = yield* Simulator.make({
+    port: 0,
+    scenario: { actions, ask, frameDelay: `${frameMs} millis` },
+    // The benchmark holds up to tens of thousands of sessions of one key.
+    limits: { maxSessionsPerKey: 50_000, maxSessions: 50_000 }
+  })
   process.on("message", (message: { readonly type?: string; readonly id?: string }) => {
     if (message.type === "script" && typeof message.id === "string") {
       const id = message.id
