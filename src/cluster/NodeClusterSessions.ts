@@ -14,8 +14,8 @@
  * import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
  * import * as Layer from "effect/Layer"
  *
+ * // The database URL from CLUSTER_DATABASE_URL (or `databaseUrl`).
  * const RunnerLive = NodeClusterSessions.layerRunner({
- *   databaseUrl: "postgres://app@db.internal/sessions",
  *   host: "10.0.0.12",
  *   port: 34431
  * }).pipe(Layer.provide(NodeAgentSessions.layerConfig()))
