@@ -161,7 +161,8 @@ export interface Options {
   readonly retry?: Schedule.Schedule<unknown, unknown> | undefined
   /**
    * How long `events` and `outcome` wait for a session the cluster has no record of (a `Start`
-   * sent a moment ago may not have reached its entity yet) before `SessionNotFound`. Default 5 s.
+   * sent a moment ago may not have reached its entity yet: seconds on a loaded runner) before
+   * `SessionNotFound`. Default 30 s.
    */
   readonly notFoundAfter?: Duration.DurationInput | undefined
   /**
@@ -192,7 +193,7 @@ export const defaultRetry: Schedule.Schedule<unknown, unknown> = Schedule.spaced
 export const make: (options?: Options) => Effect.Effect<Service, never, Sharding.Sharding | AgentApi> = (options = {}) =>
   internal.make({
     retry: options.retry ?? defaultRetry,
-    notFoundAfter: options.notFoundAfter ?? Duration.seconds(5),
+    notFoundAfter: options.notFoundAfter ?? Duration.seconds(30),
     attemptTimeout: options.attemptTimeout ?? Duration.seconds(10)
   })
 

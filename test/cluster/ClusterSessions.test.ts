@@ -37,7 +37,7 @@ const SdkLive = Layer.unwrapEffect(
     }))
 )
 
-const ClusterLive = ClusterSessions.layerEmbedded().pipe(
+const ClusterLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds" }).pipe(
   Layer.provideMerge(SdkLive),
   Layer.provideMerge(SimulatorLive),
   Layer.provide(Logger.minimumLogLevel(LogLevel.Error))

@@ -44,6 +44,9 @@ const clusterPatience = Duration.seconds(15)
 
 const attemptTimeout = Duration.seconds(5)
 
+/** How long a command waits for a session the cluster has no record of (a typed not-found after). */
+const notFoundAfter = Duration.seconds(5)
+
 const commandRetry = Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(clusterPatience))
 
 /**
@@ -114,7 +117,7 @@ const resolveDatabaseUrl = (flag: Option.Option<Redacted.Redacted<string>>) =>
  * HTTP API (only `start` would), so the service's configuration is not needed.
  */
 const clientLayer = (url: Redacted.Redacted<string>) =>
-  NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout: attemptTimeout }).pipe(
+  NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
     Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1", wsUrl: "ws://127.0.0.1" }))
   )
 
@@ -269,7 +272,7 @@ export const submit = Command.make(
     Effect.gen(function*() {
       const url = yield* resolveDatabaseUrl(flags.databaseUrl)
       const connection = yield* CliConfig.resolve(flags)
-      const ClientLive = NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout: attemptTimeout }).pipe(
+      const ClientLive = NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
         Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
       )
       yield* Effect.gen(function*() {
