@@ -41,6 +41,9 @@ const isCaller = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "RequestNotPending" || error._tag === "AnswerBufferFull")
 
+/** How long a subscriber waits for an event or a keep-alive before it resumes elsewhere. */
+const silence = Duration.seconds(3)
+
 const unusable = (sessionId: string) =>
   new SessionNotFound({
     sessionId,
@@ -161,8 +164,13 @@ export const make = (options: {
       Stream.suspend(() => {
         let next = Math.max(1, Math.floor(fromSeq))
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
-          // A runner that died mid-stream, or an event at or before one already delivered
-          // (never expected): resume from the next sequence number.
+          // The runner sends a keep-alive (seq 0) every second: silence means it is gone (killed,
+          // frozen, its machine lost) before the cluster says so: resume on the next owner.
+          Stream.timeoutFail(
+            () => new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" }),
+            silence
+          ),
+          // A keep-alive, or an event at or before one already delivered (never expected): dropped.
           Stream.filter((logged) => {
             if (logged.seq !== next) return false
             next = logged.seq + 1

@@ -28,6 +28,10 @@ import { type AnswerEncoded, requestKey, toAnswer } from "./eventLog.js"
 const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
   event._tag === "Heartbeat" || event._tag === "Connected"
 
+/** How often `Events` sends a keep-alive, and the element it sends (`seq` 0: never a logged event). */
+export const keepAliveEvery = "1 second"
+const keepAlive: EventLog.LoggedEvent = { seq: 0, event: { _tag: "Heartbeat" } }
+
 /** The page size of log reads. */
 const page = 500
 
@@ -337,7 +341,7 @@ export const make = (options: SessionEntity.Options) =>
       const ticks = Stream.fromSchedule(Schedule.spaced("1 second")).pipe(
         Stream.filter(() => run === undefined)
       )
-      return Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
+      const fromLog = Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
         Stream.mapEffect(() => Effect.as(load, ended())),
         Stream.flatMap((wasEnded) => Stream.concat(drain, wasEnded ? Stream.make(true) : Stream.empty), {
           concurrency: 1
@@ -345,6 +349,11 @@ export const make = (options: SessionEntity.Options) =>
         Stream.takeWhile((x): x is EventLog.LoggedEvent => x !== true),
         Stream.filter((x): x is EventLog.LoggedEvent => typeof x === "object")
       )
+      // A keep-alive (seq 0) every second while the stream lasts: a subscriber whose runner died
+      // notices the silence within seconds and resumes on the next owner.
+      return Stream.merge(fromLog, Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(keepAlive)), {
+        haltStrategy: "left"
+      })
     }
 
     const respond = (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
