@@ -16,12 +16,13 @@
  *   current bench/ANALYSIS.md, without measuring.
  *
  * The report keeps the cluster section (`<!-- cluster:begin -->` ... `<!-- cluster:end -->`)
- * that bench/cluster.ts wrote into the file it replaces.
+ * that bench/cluster.ts wrote into the file it replaces, and the command line's start-up section
+ * (`<!-- startup:begin -->` ... `<!-- startup:end -->`) of bench/startup.ts.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { type Config, fullConfig, type Part, parts, type Results, root, runBench } from "./harness.js"
-import { clusterSection, markdown, summary } from "./report.js"
+import { clusterSection, keptSection, markdown, startupMarkers, summary } from "./report.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -80,9 +81,11 @@ if (write) {
   if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
   const analysisFile = Path.join(root, "bench", "ANALYSIS.md")
   const analysis = Fs.existsSync(analysisFile) ? Fs.readFileSync(analysisFile, "utf8") : ""
-  // The cluster section is bench/cluster.ts's: kept from the report this one replaces.
-  const cluster = clusterSection(Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : "")
-  Fs.writeFileSync(out, markdown(results, analysis, cluster))
+  // The cluster and start-up sections are bench/cluster.ts's and bench/startup.ts's: kept from
+  // the report this one replaces.
+  const existing = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : ""
+  const kept = [clusterSection(existing), keptSection(existing, startupMarkers)].filter((s) => s.length > 0).join("\n\n")
+  Fs.writeFileSync(out, markdown(results, analysis, kept))
 }
 console.log("")
 console.log(summary(results))

@@ -23,7 +23,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { AgentSessions, Answer, type Errors, NodeAgentSessions } from "../src/index.js"
+import { AgentSessions, Answer, type Errors, type EventStream, NodeAgentSessions } from "../src/index.js"
 
 /** HTTP: up to 4 retries, exponential from 200 ms (200, 400, 800, 1600 ms), jittered. */
 const httpRetry = Schedule.exponential("200 millis", 2).pipe(
@@ -40,7 +40,7 @@ const reconnect = Schedule.spaced("100 millis").pipe(
   Schedule.intersect(Schedule.recurs(5)),
   Schedule.andThen(Schedule.spaced("2 seconds")),
   Schedule.upTo("1 minute"),
-  Schedule.tapInput((cause: Errors.EventStreamError | string) =>
+  Schedule.tapInput((cause: EventStream.AttemptError) =>
     Console.log(`reconnecting after: ${typeof cause === "string" ? cause : cause._tag}`)
   )
 )
@@ -48,7 +48,7 @@ const reconnect = Schedule.spaced("100 millis").pipe(
 /** A stricter reconnect policy for one run: 3 attempts, exponential from 50 ms. */
 const patientButBrief = Schedule.exponential("50 millis").pipe(
   Schedule.intersect(Schedule.recurs(3)),
-  Schedule.tapInput((cause: Errors.EventStreamError | string) =>
+  Schedule.tapInput((cause: EventStream.AttemptError) =>
     Console.log(`(this run) reconnecting after: ${typeof cause === "string" ? cause : cause._tag}`)
   )
 )

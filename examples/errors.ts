@@ -1,9 +1,10 @@
 /**
  * Every failure is a typed error: branch on it with `Effect.catchTags`.
  *
- * The error channel of `AgentSessions.run` is `AgentSessionError`, a union of tagged classes
- * (see docs/errors.md for the whole catalogue). This program provokes five of them and shows
- * that each arrives as itself, with its own fields:
+ * Each operation's error channel is the exact union of the tagged classes it can fail with: for
+ * `AgentSessions.run`, `Errors.RunError` (docs/errors.md has the table, and a program that handles
+ * every one of them). This program provokes five of them and shows that each arrives as itself,
+ * with its own fields:
  *
  * - `InvalidRequest`: `max_actions: 0` fails validation; nothing is sent.
  * - `Unauthorized`: the service refuses a wrong key (HTTP 401); never retried.

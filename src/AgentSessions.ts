@@ -29,15 +29,17 @@ import * as Answer from "./Answer.js"
 import * as Credentials from "./Credentials.js"
 import {
   ActionBudgetExceeded,
-  type AgentApiError,
-  type AgentSessionError,
   type EventStreamError,
   type InsecureTransport,
-  isAgentSessionError,
+  type OnboardError,
   type RespondError,
-  SessionEndedWithoutComplete
+  type RunError,
+  type RunningSessionError,
+  SessionEndedWithoutComplete,
+  type StartError
 } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
+import { MAX_REQUESTS as MAX_PENDING } from "./internal/channel/ledger.js"
 import { validate } from "./internal/schema.js"
 import * as Session from "./Session.js"
 import * as SessionEvent from "./SessionEvent.js"
@@ -139,9 +141,9 @@ export interface RunningSession {
   /**
    * The events with the budget guard applied. Fails with `ActionBudgetExceeded` (in `"fail"`
    * mode), with `SessionEndedWithoutComplete` when the channel ends before `complete` (U17),
-   * or with the channel's own error.
+   * or with the channel's own error (`EventStreamError`).
    */
-  readonly events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError>
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
   readonly respond: (
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
@@ -151,10 +153,16 @@ export interface RunningSession {
    * The agent's requests waiting for an answer, in arrival order: one is added when it arrives
    * on `events`, and removed once `respond` accepted its answer (or when the events end). The
    * agent waits meanwhile; one waiting longer than `pendingWarningAfter` (default 30 s) is also
-   * reported with a warning log.
+   * reported with a warning log. At most 1,024 are listed: past that the oldest go, as the
+   * connection forgets them (answering one fails with `RequestNotPending`).
    */
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  readonly outcome: Effect.Effect<Outcome, AgentSessionError>
+  /**
+   * The outcome, once `complete` arrived; else the error the events failed with, or
+   * `SessionEndedWithoutComplete` (also when the consumer of `events` stopped before `complete`,
+   * whatever its own error: that one stays the consumer's).
+   */
+  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
   /** Closes the connection (code 1000); the session's events end. */
   readonly close: Effect.Effect<void>
 }
@@ -181,23 +189,30 @@ export interface RunOptions<E, R> extends StartOptions {
  */
 export interface Service {
   /** Onboards an agent (account key); its key is remembered by `Credentials`. */
-  readonly onboard: (request: AgentModule.OnboardInput) => Effect.Effect<AgentModule.Agent, AgentApiError>
-  /** Creates a session; then connects, subscribe-then-connect. Scoped: the connection closes with the scope. */
+  readonly onboard: (request: AgentModule.OnboardInput) => Effect.Effect<AgentModule.Agent, OnboardError>
+  /**
+   * Creates a session; then connects, subscribe-then-connect. Scoped: the connection closes with
+   * the scope. Nothing is read before `events` (or `outcome`) is consumed, so it fails only with
+   * the create's errors and `InsecureTransport`.
+   */
   readonly start: (
     request: Session.CreateSessionInput,
     options?: StartOptions
-  ) => Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope>
+  ) => Effect.Effect<RunningSession, StartError, Scope.Scope>
   /** Watches a session that already exists (created elsewhere), with the same guards. */
   readonly attach: (
     session: Session.SessionInfo,
     maxActions: number,
     options?: StartOptions
   ) => Effect.Effect<RunningSession, InsecureTransport, Scope.Scope>
-  /** A whole session in one Effect: create, watch, answer with `onRequest`, and the outcome. */
+  /**
+   * A whole session in one Effect: create, watch, answer with `onRequest`, and the outcome. Fails
+   * with a {@link RunError}, or with the error of `onRequest` / `onEvent` (`E`) as it is.
+   */
   readonly run: <E = never, R = never>(
     request: Session.CreateSessionInput,
     options?: RunOptions<E, R>
-  ) => Effect.Effect<Outcome, AgentSessionError | E, R>
+  ) => Effect.Effect<Outcome, RunError | E, R>
 }
 
 /**
@@ -326,7 +341,9 @@ const pendingWarnings = (
           for (const request of requests) {
             next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
           }
-          return next
+          // Bounded as the connection's answer ledger is (issue 20 item 3): the oldest go first,
+          // as the ledger forgets them (answering one fails with RequestNotPending).
+          return next.length > MAX_PENDING ? next.slice(next.length - MAX_PENDING) : next
         }),
         startTimer
       ))
@@ -354,7 +371,7 @@ const guard = (
       overrun: Option.none(),
       events: []
     }
-    const outcome = yield* Deferred.make<Outcome, AgentSessionError>()
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
     const scope = yield* Effect.scope
     const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>([])
     const { answered, arrived, cleared } = pendingWarnings(
@@ -378,10 +395,14 @@ const guard = (
     const endedWithoutComplete = () =>
       new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })
 
+    // The error the events themselves failed with: the connection's, the overrun, or the end
+    // without `complete`. It is what `outcome` fails with.
+    let failedWith: RunningSessionError | undefined
+
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
     // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
-    // failure (not an AgentSessionError) or interruption is not passed on to whoever awaits the
+    // failure (whatever its type) or interruption is not passed on to whoever awaits the
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const withoutComplete = Effect.suspend(() =>
@@ -393,14 +414,10 @@ const guard = (
       return Deferred.complete(
         outcome,
         Exit.matchEffect(exit, {
-          onFailure: (cause): Effect.Effect<Outcome, AgentSessionError> =>
+          onFailure: (cause): Effect.Effect<Outcome, RunningSessionError> =>
             Option.match(Cause.dieOption(cause), {
               onSome: Effect.die,
-              onNone: () =>
-                Option.match(Option.filter(Cause.failureOption(cause), isAgentSessionError), {
-                  onNone: () => withoutComplete,
-                  onSome: Effect.fail
-                })
+              onNone: () => failedWith === undefined ? withoutComplete : Effect.fail(failedWith)
             }),
           onSuccess: () => withoutComplete
         })
@@ -464,13 +481,21 @@ const guard = (
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
       return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
     }
-    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => Channel.failCause(cause)
+    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
+      failedWith = Option.getOrUndefined(Cause.failureOption(cause))
+      return Channel.failCause(cause)
+    }
     const onDone = (): Guard => Channel.void
     const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
     const again = (): Guard => guard
-    const ending = Channel.suspend((): Channel.Channel<never, unknown, AgentSessionError, unknown, void, unknown> => {
-      if (overrun !== undefined) return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
-      return Option.isNone(tally.complete) ? Channel.fail(endedWithoutComplete()) : Channel.void
+    const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
+      if (overrun !== undefined) {
+        failedWith = overrun
+        return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
+      }
+      if (Option.isSome(tally.complete)) return Channel.void
+      failedWith = endedWithoutComplete()
+      return Channel.fail(failedWith)
     })
 
     // The span "AgentSessions.events", made once per stream. It is the parent of what the
@@ -528,7 +553,7 @@ const guard = (
     // The span lives as long as the stream and ends with its exit; the outcome is settled (and
     // `pending` emptied) after the connection's events are closed. No operator here forks a
     // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
-    const guarded: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.fromChannel(
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.fromChannel(
       Channel.acquireUseRelease(
         Effect.flatMap(Scope.make(), (scope) =>
           Effect.map(
@@ -544,13 +569,13 @@ const guard = (
     )
 
     let consumed = false
-    const events: Stream.Stream<SessionEvent.SessionEvent, AgentSessionError> = Stream.suspend(() => {
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
       if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
       consumed = true
       return guarded
     })
 
-    const awaitOutcome: Effect.Effect<Outcome, AgentSessionError> = Effect.suspend(() => {
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
       if (consumed) return Deferred.await(outcome)
       consumed = true
       return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
@@ -615,13 +640,13 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
                 : onRequest(asked),
               (given) => running.respond(asked, given)
             )
-          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, AgentSessionError | E, R> => {
+          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, RespondError | E, R> => {
             const observe = onEvent === undefined ? Effect.void : onEvent(event)
             return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
           }
           // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
           // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
-          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, AgentSessionError | E, never, void, unknown, R>
+          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, RespondError | E, never, void, unknown, R>
           const consume: Consume = Channel.readWith({
             onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
               onEvent === undefined && !Chunk.some(chunk, isRequest)
@@ -685,7 +710,7 @@ export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.Eve
 export const run = <E = never, R = never>(
   request: Session.CreateSessionInput,
   options?: RunOptions<E, R>
-): Effect.Effect<Outcome, AgentSessionError | E, R | AgentSessions> =>
+): Effect.Effect<Outcome, RunError | E, R | AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.run(request, options))
 
 /**
@@ -723,7 +748,7 @@ export const run = <E = never, R = never>(
 export const start = (
   request: Session.CreateSessionInput,
   options?: StartOptions
-): Effect.Effect<RunningSession, AgentApiError | InsecureTransport, Scope.Scope | AgentSessions> =>
+): Effect.Effect<RunningSession, StartError, Scope.Scope | AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.start(request, options))
 
 /**
@@ -750,5 +775,5 @@ export const attach = (
  */
 export const onboard = (
   request: AgentModule.OnboardInput
-): Effect.Effect<AgentModule.Agent, AgentApiError, AgentSessions> =>
+): Effect.Effect<AgentModule.Agent, OnboardError, AgentSessions> =>
   Effect.flatMap(AgentSessions, (sessions) => sessions.onboard(request))

@@ -69,6 +69,16 @@ export interface Dialect {
   readonly heartbeats: boolean
   /** Whether `complete` carries `cost_summary` (observed) rather than only `total_cost`. */
   readonly costSummary: boolean
+  /**
+   * Whether the service is known to send again, on a reopened connection, the last events it had
+   * sent before (a replay). When true, a proven replay is dropped: the longest run of the
+   * reopened connection's first events that equals, in order, the last events delivered
+   * (docs/unspecified.md, "Replays"). When false (both built-in dialects: neither the document
+   * nor the observed client says the service replays, and the simulator resumes at its cursor),
+   * every event received is delivered, repeats included. The `replaysOnReconnect` option of
+   * `EventStream` overrides it.
+   */
+  readonly replaysOnReconnect: boolean
   /** The Server-Sent Events transport's paths (observed dialect's second transport). */
   readonly sse: {
     readonly connectPath: Path
@@ -97,6 +107,7 @@ export const documented: Dialect = {
   answerKey: "event",
   heartbeats: false,
   costSummary: false,
+  replaysOnReconnect: false,
   sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
 }
 
@@ -122,6 +133,7 @@ export const observed: Dialect = {
   answerKey: "type",
   heartbeats: true,
   costSummary: true,
+  replaysOnReconnect: false,
   sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
 }
 

@@ -1,6 +1,11 @@
 /**
- * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes, gathered in one
- * union, {@link AgentSessionError}, with one guard, {@link isAgentSessionError}.
+ * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes. Each operation's
+ * error channel is the exact union of what it can fail with, built from the named unions here
+ * ({@link OnboardError}, {@link CreateSessionError}, {@link EventStreamError}, {@link RespondError},
+ * {@link RunError}, ...; docs/errors.md has the table). {@link AgentSessionError} is the union of
+ * all of them, with one guard, {@link isAgentSessionError}, and a `Schema` that encodes any of
+ * them to JSON and back. The constructors need only the fields that matter: the rest (no body,
+ * no request id, the status of the class) are filled in.
  *
  * No error carries an API key: messages and bodies pass through {@link redactSecrets} where a
  * secret could appear, and no error keeps a request object or headers.
@@ -58,26 +63,93 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): str
   return out
 }
 
-const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
+/**
+ * The `Duration` of a count of nanoseconds, as it was made. A zero count comes only from
+ * `Duration.millis` of less than half a nanosecond, which Effect keeps as zero nanoseconds, a
+ * value that hashes apart from `Duration.zero`: it is made again the same way.
+ */
+const fromNanos = (nanos: bigint): Duration.Duration =>
+  nanos === BigInt(0) ? Duration.millis(Number.MIN_VALUE) : Duration.nanos(nanos)
 
 /**
- * A `Duration` whose encoded form is JSON: `{ nanos: "<integer>" }`, or `"Infinity"`. Every
- * error survives `JSON.stringify` of its encoded form and decodes back.
+ * A `Duration` whose encoded form is JSON and keeps the way it was made (Effect keeps whole
+ * milliseconds as such, and anything else in nanoseconds), so that it decodes to a `Duration`
+ * equal to the original (`Equal.equals`, whose hash tells the two apart):
+ * `{ millis: <number> }`, `{ nanos: "<integer>" }` or `"Infinity"`.
  */
 const JsonDuration = Schema.transform(
-  Schema.Union(Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,400}$/)) }), Schema.Literal("Infinity")),
-  Schema.DurationFromSelf,
+  Schema.Union(
+    Schema.Struct({ millis: Schema.JsonNumber.pipe(Schema.nonNegative()) }),
+    Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,400}$/)) }),
+    Schema.Literal("Infinity")
+  ),
+  // Generated durations include fractional milliseconds, as a jittered wait or a time-out can be.
+  Schema.DurationFromSelf.annotations({
+    arbitrary: () => (fc) =>
+      fc.oneof(
+        fc.constant(Duration.infinity),
+        fc.bigInt({ min: BigInt(0) }).map(Duration.nanos),
+        fc.double({ min: 0, max: 1e15, noNaN: true }).map(Duration.millis)
+      )
+  }),
   {
     strict: true,
-    decode: (encoded) => encoded === "Infinity" ? Duration.infinity : Duration.nanos(BigInt(encoded.nanos)),
-    encode: (duration) =>
-      Option.match(Duration.toNanos(duration), {
-        onNone: () => "Infinity" as const,
-        onSome: (nanos) => ({ nanos: String(nanos < BigInt(0) ? BigInt(0) : nanos) })
-      })
+    decode: (encoded) =>
+      encoded === "Infinity"
+        ? Duration.infinity
+        : "millis" in encoded
+        ? Duration.millis(encoded.millis)
+        : fromNanos(BigInt(encoded.nanos)),
+    encode: (duration) => {
+      const value = duration.value
+      switch (value._tag) {
+        case "Infinity":
+          return "Infinity" as const
+        case "Millis":
+          return { millis: value.millis }
+        case "Nanos":
+          return { nanos: String(value.nanos) }
+      }
+    }
   }
 )
 
+/**
+ * A field the constructor fills in when it is not given (decoding still requires it): errors are
+ * built in tests from the fields that matter, and the SDK's own errors keep every field.
+ */
+const defaulted = <A, I>(schema: Schema.Schema<A, I>, value: () => A) =>
+  Schema.propertySignature(schema).pipe(Schema.withConstructorDefault(value))
+
+/**
+ * An optional field that an error always holds as an own property, `undefined` when absent:
+ * given as `undefined` or not given, the error is the same, and equal to itself decoded from
+ * JSON (which drops `undefined`).
+ */
+const optionalField = <A, I>(schema: Schema.Schema<A, I>) =>
+  Schema.optional(schema).pipe(Schema.withConstructorDefault((): A | undefined => undefined))
+
+const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
+
+/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
+const httpDetailFields = {
+  body: defaulted(Schema.String, () => ""),
+  requestId: RequestId.pipe(Schema.withConstructorDefault(() => Option.none<string>())),
+  operation: Schema.String
+}
+
+/** The fields of an HTTP status error, with the status and message of its class by default. */
+const httpStatusFields = (status: number, message: string) => ({
+  status: defaulted(Schema.JsonNumber, () => status),
+  message: defaulted(Schema.String, () => message),
+  ...httpDetailFields
+})
+
+/** `retryAfter` of a 429 or 5xx: none unless given. */
+const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
+  Schema.propertySignature,
+  Schema.withConstructorDefault(() => Option.none<Duration.Duration>())
+)
 
 /**
  * The fields every HTTP status error carries (U07, U18).
@@ -107,9 +179,9 @@ export const HttpErrorFields = {
  */
 export const SessionContext = {
   /** The session the error happened to, when one had been created. */
-  sessionId: Schema.optional(Schema.String),
+  sessionId: optionalField(Schema.String),
   /** Whether the session may still be running at the service (reattach with its id). */
-  mayStillBeRunning: Schema.optional(Schema.Boolean)
+  mayStillBeRunning: optionalField(Schema.Boolean)
 }
 
 /**
@@ -122,9 +194,19 @@ export const orphanNotice = (error: unknown): string | undefined => {
   if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
   const { mayStillBeRunning, sessionId } = error
   return typeof sessionId === "string" && mayStillBeRunning === true
-    ? `session ${sessionId} may still be running at the service; reattach with: effect-agent-session attach ${sessionId}`
+    ? `session ${printable(sessionId)} may still be running at the service; reattach with: effect-agent-session attach ${
+      shellQuoted(sessionId)
+    }`
     : undefined
 }
+
+/** The id as one word of a POSIX shell: bare when made of safe characters, else single-quoted. */
+const shellQuoted = (id: string): string =>
+  /^[A-Za-z0-9_.:@%+=,/-]+$/.test(id) ? id : `'${printable(id).replace(/'/g, "'\\''")}'`
+
+/** Control characters (C0, DEL, C1, bidi controls) escaped as `\u{..}`: never raw to a terminal. */
+const printable = (text: string): string =>
+  text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
 
 // ---------------------------------------------------------------------------
 // Caller input and credentials
@@ -160,8 +242,8 @@ export class MissingCredentials
     ...SessionContext,
     /** The operation that needed a key. */
     operation: Schema.String,
-    /** The environment variable that would provide it. */
-    variable: Schema.String
+    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
+    variable: defaulted(Schema.String, () => "AGENT_SESSION_API_KEY")
   })
 {
   /** @since 0.1.0 */
@@ -202,7 +284,7 @@ export class MissingAgentKey
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
   "BadRequest",
-  HttpErrorFields
+  httpStatusFields(400, "the service refused the request")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -211,12 +293,20 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
 /**
  * 401: the key is missing or invalid. Not retried (U12).
  *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session"
+ *
+ * // As a test builds it: the fields that matter; status 401, an empty body, no request id.
+ * const refused = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
   "Unauthorized",
-  HttpErrorFields
+  httpStatusFields(401, "the key is missing or invalid")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -230,7 +320,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
  */
 export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
   "Forbidden",
-  HttpErrorFields
+  httpStatusFields(403, "the key may not do this")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -244,7 +334,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-sessi
  */
 export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
   "NotFound",
-  HttpErrorFields
+  httpStatusFields(404, "not found")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -258,7 +348,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session
  */
 export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
   "Conflict",
-  HttpErrorFields
+  httpStatusFields(409, "conflict")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -272,7 +362,7 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
   "PayloadTooLarge",
-  HttpErrorFields
+  httpStatusFields(413, "the request body is too large")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -287,9 +377,9 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
   "RateLimited",
   {
-    ...HttpErrorFields,
+    ...httpStatusFields(429, "rate limited"),
     /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: Schema.OptionFromNullOr(JsonDuration)
+    retryAfter: RetryAfter
   }
 ) {
   /** @since 0.1.0 */
@@ -305,9 +395,9 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
 export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
   "ServerError",
   {
-    ...HttpErrorFields,
+    ...httpStatusFields(500, "the service failed"),
     /** From `Retry-After` on a 503, when present. */
-    retryAfter: Schema.OptionFromNullOr(JsonDuration)
+    retryAfter: RetryAfter
   }
 ) {
   /** @since 0.1.0 */
@@ -322,7 +412,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
  */
 export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
   "UnexpectedStatus",
-  HttpErrorFields
+  { status: Schema.JsonNumber, message: defaulted(Schema.String, () => "unexpected status"), ...httpDetailFields }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -356,7 +446,8 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
   "RequestTimeout",
   {
     operation: Schema.String,
-    timeout: JsonDuration
+    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(30))
   }
 ) {
   /** @since 0.1.0 */
@@ -375,10 +466,11 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
 export class ResponseDecodeError
   extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
     operation: Schema.String,
-    status: Schema.JsonNumber,
+    /** The 2xx status (default 200). */
+    status: defaulted(Schema.JsonNumber, () => 200),
     message: Schema.String,
-    /** The first 4 KiB of the raw body. */
-    body: Schema.String
+    /** The first 4 KiB of the raw body (default empty). */
+    body: defaulted(Schema.String, () => "")
   })
 {
   /** @since 0.1.0 */
@@ -401,12 +493,12 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
     operation: Schema.String,
     /** The `Idempotency-Key` header every attempt of the call carried. */
     idempotencyKey: Schema.String,
-    /** How many attempts were sent. */
-    attempts: Schema.JsonNumber,
+    /** How many attempts were sent (default 1). */
+    attempts: defaulted(Schema.JsonNumber, () => 1),
     /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
     reason: Schema.String,
-    /** The last attempt's error message, keys removed. */
-    detail: Schema.String
+    /** The last attempt's error message, keys removed (default empty). */
+    detail: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.2.0 */
@@ -427,8 +519,8 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
 export class ResponseTooLarge
   extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
     operation: Schema.String,
-    /** The HTTP status of the response. */
-    status: Schema.JsonNumber,
+    /** The HTTP status of the response (default 200). */
+    status: defaulted(Schema.JsonNumber, () => 200),
     /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
     size: Schema.JsonNumber,
     /** The limit in bytes. */
@@ -456,8 +548,8 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
   "MalformedFrame",
   {
     ...SessionContext,
-    /** The first 4 KiB of the frame. */
-    raw: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
     message: Schema.String
   }
 ) {
@@ -477,8 +569,8 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
     ...SessionContext,
     /** The wire event name. */
     event: Schema.String,
-    /** The first 4 KiB of the frame. */
-    raw: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
     message: Schema.String
   }
 ) {
@@ -522,7 +614,8 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
   {
     ...SessionContext,
     event: Schema.String,
-    raw: Schema.String
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.1.0 */
@@ -545,13 +638,41 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
     ...SessionContext,
     /** The HTTP status or WebSocket close code. */
     code: Schema.JsonNumber,
-    reason: Schema.String
+    /** The status text or close reason, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `Handshake rejected (${this.code})${this.reason.length > 0 ? `: ${this.reason}` : ""}`
+  }
+}
+
+/**
+ * The service closed the connection because a newer connection to the same session superseded it
+ * (close code 4000, "superseded": another watcher, such as an `attach` while a `run` still
+ * watches, or another process, opened the session's event channel). Not retried: reconnecting
+ * would take the session back from the newer watcher, which would be superseded in turn (issue
+ * 20 item 2). The session goes on at the service, watched by the newer connection.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
+  "Superseded",
+  {
+    ...SessionContext,
+    /** The close reason the service gave, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Another connection to the session took over its event channel (close 4000)${
+      this.reason.length > 0 ? `: ${this.reason}` : ""
+    }`
   }
 }
 
@@ -565,7 +686,8 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
   "ConnectTimeout",
   {
     ...SessionContext,
-    timeout: JsonDuration
+    /** The connect time-out (default 10 s). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(10))
   }
 ) {
   /** @since 0.1.0 */
@@ -686,7 +808,8 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
   "AnswerBufferFull",
   {
-    limit: Schema.JsonNumber
+    /** The `answerBufferSize` (default 64). */
+    limit: defaulted(Schema.JsonNumber, () => 64)
   }
 ) {
   /** @since 0.1.0 */
@@ -752,8 +875,11 @@ export class SessionEndedWithoutComplete
     {
       mayStillBeRunning: SessionContext.mayStillBeRunning,
       sessionId: Schema.String,
-      /** The message of the last `error` event received, if any. */
-      lastError: Schema.OptionFromNullOr(Schema.String)
+      /** The message of the last `error` event received, if any (default none). */
+      lastError: Schema.OptionFromNullOr(Schema.String).pipe(
+        Schema.propertySignature,
+        Schema.withConstructorDefault(() => Option.none<string>())
+      )
     }
   )
 {
@@ -767,11 +893,103 @@ export class SessionEndedWithoutComplete
 }
 
 // ---------------------------------------------------------------------------
+// Recorded sessions (issue 23): `Recording`, `AgentSessionsTest.replay`, `Replay` (simulator)
+// ---------------------------------------------------------------------------
+
+/**
+ * A recording could not be written: its file could not be opened or written, or the writer fell
+ * more than `bufferSize` bytes behind the session. The session itself went on: the recording
+ * stops, and `Recorder.flush` (and the layer, when the file cannot be opened) fails with this.
+ * @since 0.2.0
+ * @category errors
+ */
+export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect-agent-session/RecordingFailed")(
+  "RecordingFailed",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** What failed, keys removed. */
+    message: Schema.String,
+    /** The records written to the file before it failed. */
+    written: Schema.JsonNumber
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A recording that cannot be replayed: not a recording of this SDK (no header, another format, a
+ * newer version), or a line that is not valid (not JSON, a field of the wrong type, longer than
+ * the largest line read, the file ends before the session did). `line` names it (1-based).
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
+  "InvalidRecording",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
+    line: Schema.JsonNumber,
+    /** What is wrong with it. */
+    reason: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.path}${this.line > 0 ? `:${this.line}` : ""}: ${this.reason}`
+  }
+}
+
+/**
+ * A replay diverged from its recording: the application answered a request differently (or did
+ * not answer it in time), created the session with another request, or opened a connection the
+ * recording does not have. The events recorded after that point no longer follow, so the replay
+ * stops here, with the difference.
+ * @since 0.2.0
+ * @category errors
+ */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
+  "ReplayMismatch",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) of the recorded step the application did not follow. */
+    line: Schema.JsonNumber,
+    /** What differed: `answer`, `create` or `connection`. */
+    subject: Schema.Literal("answer", "create", "connection"),
+    /** What the recording has there (JSON, or a description). */
+    expected: Schema.String,
+    /** What the application did (JSON, or a description). */
+    actual: Schema.String,
+    /** The differences, one per line (`field: expected X, got Y`). */
+    difference: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The ${this.subject} differs from the recording (${this.path}:${this.line}): ${this.difference}`
+  }
+}
+
+/**
+ * The errors of a replay: the recording is not valid, or the application diverged from it. Only
+ * the replay layers raise them (`AgentSessionsTest.replay`, the simulator's `Replay`); they are
+ * part of {@link EventStreamError} because a replayed event stream ends with them.
+ * @since 0.2.0
+ * @category errors
+ */
+export type ReplayError = InvalidRecording | ReplayMismatch
+
+// ---------------------------------------------------------------------------
 // Unions
 // ---------------------------------------------------------------------------
 
 /**
- * The errors of an HTTP status.
+ * The errors of an HTTP status: every HTTP call of `AgentApi` can fail with each of them.
  *
  * @since 0.1.0
  * @category errors
@@ -788,21 +1006,65 @@ export type HttpStatusError =
   | UnexpectedStatus
 
 /**
- * Every error `AgentApi` can fail with.
+ * The errors of `Credentials.keyFor`: no key for the operation. The account key's operations
+ * (`onboard`) fail only with `MissingCredentials`.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export type AgentApiError =
+export type CredentialsError = MissingCredentials | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.onboard` (and `AgentSessions.onboard`): the account key only, so no
+ * `MissingAgentKey`; and, as for every creating call, no `RequestTimeout`: an attempt that timed
+ * out may have created the agent, so the call fails with `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type OnboardError =
   | InvalidRequest
   | MissingCredentials
-  | MissingAgentKey
+  | HttpStatusError
+  | TransportError
+  | ResponseDecodeError
+  | ResponseTooLarge
+  | OutcomeUnknown
+
+/**
+ * The errors of `AgentApi.createSession`: those of {@link OnboardError}, and `MissingAgentKey`
+ * (it may use an agent's key).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type CreateSessionError = OnboardError | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.getSession`: not a creating call, so a time-out is `RequestTimeout`
+ * (retried) and never `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type GetSessionError =
+  | InvalidRequest
+  | CredentialsError
   | HttpStatusError
   | TransportError
   | RequestTimeout
   | ResponseDecodeError
-  | OutcomeUnknown
   | ResponseTooLarge
+
+/**
+ * Every error an operation of `AgentApi` can fail with: {@link OnboardError},
+ * {@link CreateSessionError} and {@link GetSessionError} together. The input of the `retry`
+ * schedule is one of these (the error of the failed attempt).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentApiError = OnboardError | CreateSessionError | GetSessionError
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -813,23 +1075,24 @@ export type AgentApiError =
 export type FrameError = MalformedFrame | EventDecodeError | FrameTooLarge | UnknownEvent
 
 /**
- * Every error the event stream can fail with.
+ * Every error the events of a connection (`Connection.events`) can fail with. The service's
+ * `events(sessionId)` (connect and read) also fails with `InsecureTransport`. A `ConnectTimeout`
+ * never ends the events: it is retried (then `ConnectionLost`), or, before the channel was ever
+ * open, `NeverConnected`.
  *
  * @since 0.1.0
  * @category errors
  */
 export type EventStreamError =
   | FrameError
-  | MissingCredentials
-  | MissingAgentKey
+  | CredentialsError
   | HandshakeRejected
-  | ConnectTimeout
+  | Superseded
   | ConnectionLost
   | NeverConnected
-  | InsecureTransport
 
 /**
- * The errors of `respond`.
+ * The errors of `respond` (`Connection.respond`, `RunningSession.respond`).
  *
  * @since 0.1.0
  * @category errors
@@ -837,67 +1100,49 @@ export type EventStreamError =
 export type RespondError = RequestNotPending | AnswerBufferFull
 
 /**
- * The cluster (`effect-agent-session/cluster`) could not carry a call: no runner owns the
- * session's shard yet, a runner went away mid-call, or its storage failed, after the retries of
- * `ClusterSessions.Options.retry`. Only the cluster entry point raises it.
+ * The errors of a running session's `events` and `outcome` (`AgentSessions`): the connection's
+ * own ({@link EventStreamError}), and the session's: `ActionBudgetExceeded` (in `"fail"` mode) and
+ * `SessionEndedWithoutComplete` (U17, U20).
  *
  * @since 0.2.0
  * @category errors
  */
-export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
-  "effect-agent-session/ClusterUnavailable"
-)("ClusterUnavailable", {
-  /** The `ClusterSessions` operation, such as `events`. */
-  operation: Schema.String,
-  /** The session it was for. */
-  sessionId: Schema.String,
-  message: Schema.String
-}) {
-  /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export type RunningSessionError = EventStreamError | ActionBudgetExceeded | SessionEndedWithoutComplete
 
 /**
- * The event log's store (`effect-agent-session/cluster`: PostgreSQL, or memory) failed: the
- * database is unreachable, or a statement failed.
+ * The errors of `AgentSessions.start`: creating the session ({@link CreateSessionError}) and
+ * connecting to it (`InsecureTransport`). `attach` fails only with `InsecureTransport`.
  *
  * @since 0.2.0
  * @category errors
  */
-export class EventLogError extends Schema.TaggedError<EventLogError>("effect-agent-session/EventLogError")(
-  "EventLogError",
-  {
-    /** The log operation, such as `append`. */
-    operation: Schema.String,
-    message: Schema.String
-  }
-) {
-  /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export type StartError = CreateSessionError | InsecureTransport
 
 /**
- * The errors of the cluster entry point (`effect-agent-session/cluster`).
+ * The errors of `AgentSessions.run`, besides those of the caller's own `onRequest` and `onEvent`
+ * (passed through unchanged): starting ({@link StartError}), the running session
+ * ({@link RunningSessionError}), and answering the agent's requests ({@link RespondError}).
  *
  * @since 0.2.0
  * @category errors
  */
-export type ClusterError = ClusterUnavailable | EventLogError
+export type RunError = StartError | RunningSessionError | RespondError
 
 /**
- * Every failure a caller of this SDK can meet (U19).
+ * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
+ * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
+ * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
  *
  * @since 0.1.0
  * @category errors
  */
 export type AgentSessionError =
   | AgentApiError
-  | EventStreamError
-  | RespondError
+  | RunError
+  | ConnectTimeout
   | ResponseParseError
-  | ActionBudgetExceeded
-  | SessionEndedWithoutComplete
-  | ClusterError
+  | RecordingFailed
+  | ReplayError
 
 /**
  * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
@@ -928,6 +1173,7 @@ export const AgentSessionError = Schema.Union(
   FrameTooLarge,
   UnknownEvent,
   HandshakeRejected,
+  Superseded,
   ConnectTimeout,
   ConnectionLost,
   NeverConnected,
@@ -937,8 +1183,9 @@ export const AgentSessionError = Schema.Union(
   ResponseParseError,
   ActionBudgetExceeded,
   SessionEndedWithoutComplete,
-  ClusterUnavailable,
-  EventLogError
+  RecordingFailed,
+  InvalidRecording,
+  ReplayMismatch
 )
 
 /**

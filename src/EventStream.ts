@@ -54,7 +54,7 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Answer from "./Answer.js"
 import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
-import type { EventStreamError, InsecureTransport, RespondError } from "./Errors.js"
+import type { ConnectTimeout, EventStreamError, InsecureTransport, RespondError } from "./Errors.js"
 import * as internal from "./internal/eventStream.js"
 import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
@@ -118,8 +118,19 @@ export type CloseReason =
   | "connection-lost"
   /** The service refused the credentials (U08, U12). */
   | "handshake-rejected"
+  /** A newer connection to the same session took it over: close code 4000 (`Superseded`). */
+  | "superseded"
   /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
   | "failed"
+
+/**
+ * What ended a connection attempt that will be retried, as the `reconnect` and `firstConnect`
+ * schedules see it: a `ConnectTimeout`, or a description such as `closed with code 1006`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type AttemptError = ConnectTimeout | string
 
 /**
  * Options of one connection. Every time-out and bound is a typed error or behaviour (U22).
@@ -131,15 +142,15 @@ export interface ConnectOptions {
   /** Whose key to connect with (U11): an agent (or its id); default per `Credentials`. */
   readonly agent?: Credentials.AgentKeyRef | string | undefined
   /**
-   * The reconnect schedule. Its input is the error that ended the last attempt (a typed error
-   * such as `ConnectTimeout`, or a description such as `closed with code 1006`). Default
+   * The reconnect schedule. Its input is what ended the last attempt ({@link AttemptError}: a
+   * `ConnectTimeout`, or a description such as `closed with code 1006`). Default
    * {@link defaultReconnectSchedule}: exponential from 250 ms, factor 2, jittered, capped at
    * 10 s, at most 10 attempts. It restarts after an attempt that received an event (keep-alives
    * aside). It governs a channel that has been open: when it ends, `events` fails with
    * `ConnectionLost { attempts, lastError }` (a channel never open fails with `NeverConnected`,
    * see `firstConnect`).
    */
-  readonly reconnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
+  readonly reconnect?: Schedule.Schedule<unknown, AttemptError> | undefined
   /**
    * The retry of a channel that has never been open (issue 13): a first connection refused,
    * unresolvable or refused at the upgrade is tried again on this schedule, then `events` fails
@@ -148,13 +159,16 @@ export interface ConnectOptions {
    * wrong address fails in about a second (at most one connect time-out plus that). The
    * `reconnect` schedule governs a channel that has been open.
    */
-  readonly firstConnect?: Schedule.Schedule<unknown, EventStreamError | string> | undefined
+  readonly firstConnect?: Schedule.Schedule<unknown, AttemptError> | undefined
   /**
    * No frame for this long is an idle time-out: the connection is dropped and reopened on the
    * schedule. Not counted while reading is paused for a slow consumer. Default 60 s.
    */
   readonly idleTimeout?: Duration.DurationInput | undefined
-  /** An attempt that does not open within this fails with `ConnectTimeout` (retried). Default 10 s. */
+  /**
+   * An attempt that does not open within this ends with `ConnectTimeout`, fed to the `reconnect`
+   * schedule (never the failure of `events`). Default 10 s.
+   */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /**
    * Server-Sent Events: an answer `POST` with no response within this is abandoned (the
@@ -177,6 +191,23 @@ export interface ConnectOptions {
   readonly endOnError?: boolean | undefined
   /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
   readonly failOnFrameError?: boolean | undefined
+  /**
+   * Whether the service sends again, on a reopened connection, the last events it had sent before
+   * (default: the dialect's `replaysOnReconnect`, false for both built-in dialects). When true, the
+   * frames a reopened connection starts with are held while they repeat, in order, the last events
+   * delivered, and a proven replay is dropped: the longest run of those first frames equal to
+   * the tail of what was delivered, decided by the first frame that breaks it, a keep-alive, a frame
+   * error, the attempt's end or `replayHold`. When false, every event received is delivered,
+   * repeats included (an `action_run` repeated is two actions). Either way the `action_run` events
+   * delivered are never fewer than those the newest connection sent (docs/unspecified.md, "Replays").
+   */
+  readonly replaysOnReconnect?: boolean | undefined
+  /**
+   * With `replaysOnReconnect`: how long after a reconnect frames that may be a replay are held
+   * at most; then they are judged with what has arrived (the replay is the part proven so far).
+   * Default 1 s.
+   */
+  readonly replayHold?: Duration.DurationInput | undefined
   /**
    * Requests this session received on an earlier connection (another process's, such as a
    * cluster runner that died) and that are still unanswered: `respond` accepts them as if this
@@ -228,16 +259,20 @@ export interface Connection {
  * @category models
  */
 export interface Service {
-  /** Opens a connection for a session, closed when the scope closes. */
+  /**
+   * Opens a connection for a session, closed when the scope closes. Nothing is sent before its
+   * `events` are consumed: it fails only with `InsecureTransport` (a plain address to a host
+   * that is not loopback).
+   */
   readonly connect: (
     sessionId: string,
     options?: ConnectOptions
   ) => Effect.Effect<Connection, InsecureTransport, Scope.Scope>
-  /** The events of a session as a plain stream (connect, run, close). */
+  /** The events of a session as a plain stream (connect, run, close): the errors of both. */
   readonly events: (
     sessionId: string,
     options?: ConnectOptions
-  ) => Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
+  ) => Stream.Stream<SessionEvent.SessionEvent, EventStreamError | InsecureTransport>
 }
 
 /**
@@ -309,16 +344,22 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   schedule, fed the error, decides the delay before the next one. The schedule restarts after
  *   an attempt that received at least one frame. When it gives up, `events` fails with
  *   `ConnectionLost { attempts, lastError }`, where `attempts` counts the attempts since the
- *   channel was last alive, the dropped one included; except that when the schedule allows no
- *   retry at all and the only attempt failed with a typed error (`ConnectTimeout`), that error.
+ *   channel was last alive, the dropped one included; a channel that was never open fails with
+ *   `NeverConnected` instead (see `firstConnect`).
  * - **Refused handshake.** HTTP 400, 401, 403, 404 or 410 at the upgrade (the key, or no such
  *   session), or close codes 1008, 4001, 4003, 4401, 4403: `HandshakeRejected { code, reason }`
  *   at once, never retried (U12). Another status at the upgrade is an open failure (retried). A missing key:
  *   `MissingCredentials` / `MissingAgentKey`, not retried.
+ * - **Superseded.** Close code 4000 (a newer connection to the same session took it over):
+ *   `Superseded { reason }` at once, never reopened (issue 20).
+ * - **Replays.** Every event received is delivered, repeats included, unless the service is
+ *   declared to replay (`replaysOnReconnect`): then a proven replay (the longest run of a reopened
+ *   connection's first events equal, in order, to the last events delivered) is held and dropped.
  * - **Frames.** Decoded synchronously by one decoder per connection. A frame error
  *   (`MalformedFrame`, `EventDecodeError`, `FrameTooLarge`, `UnknownEvent` in strict mode) fails
  *   the stream, after the events before it; with `failOnFrameError: false` it is logged as a
- *   warning (raw frame cut to 4 KiB, never a key) and skipped.
+ *   warning (raw frame cut to 4 KiB, never a key) and skipped, except an `action_run` that does
+ *   not decode (chargeable: skipping it would hide it from the budget).
  * - **Back-pressure.** At most `bufferSize` frames wait for the consumer; then the socket stops
  *   reading (frames the socket had already read when it paused still arrive) until the consumer
  *   has taken half. The idle timer does not run while reading is paused. Pausing needs a socket

@@ -374,7 +374,8 @@ const makeApi = (dialect: Dialect.Dialect) => {
  */
 export type ServiceApi = ReturnType<typeof makeApi>
 
-const cache = new Map<Dialect.Dialect, ServiceApi>()
+// Weak: a dialect made per call (`Dialect.make` in a loop) is not kept for the process's life.
+const cache = new WeakMap<Dialect.Dialect, ServiceApi>()
 
 /**
  * The contract of a dialect (built once per dialect value).

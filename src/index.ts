@@ -112,3 +112,11 @@ export * as Wire from "./Wire.js"
  * @since 0.1.0
  */
 export * as Metrics from "./Metrics.js"
+
+/**
+ * Recorded sessions: record one real session to a file (JSON Lines, no key in it), then replay
+ * it in tests, in memory with the test kit or over sockets with the simulator.
+ *
+ * @since 0.2.0
+ */
+export * as Recording from "./Recording.js"

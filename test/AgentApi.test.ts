@@ -216,6 +216,52 @@ describe("AgentApi", () => {
       }))
   })
 
+  describe("Idempotency-Key (issue 20: retries reuse it)", () => {
+    const keysOf = (requests: ReadonlyArray<{ readonly headers: Readonly<Record<string, string>> }>) =>
+      requests.map((request) => request.headers["idempotency-key"])
+
+    it.effect("createSession: every retry sends the same Idempotency-Key; the next call a new one", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt === 2 || attempt === 3 ? json(503, { error: "busy" }) : json(200, sessionBody())
+        )
+        const fiber = yield* Effect.fork(Effect.zip(api.createSession(validSession), api.createSession(validSession)))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        const keys = keysOf(yield* stub.requests)
+        assert.strictEqual(keys.length, 4, "one call, then a second one retried twice")
+        const [first, ...retried] = keys
+        assert.match(first ?? "", /^[0-9a-f-]{36}$/, "a random key")
+        assert.deepStrictEqual(retried, [retried[0], retried[0], retried[0]], "the three attempts of one call: one key")
+        assert.notStrictEqual(retried[0], first, "another call: another key")
+      }))
+
+    it.effect("createSession: the caller's key is sent on every attempt", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt <= 2 ? json(503, { error: "busy" }) : json(200, sessionBody())
+        )
+        const fiber = yield* Effect.fork(api.createSession(validSession, { idempotencyKey: "caller-key-1" }))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        assert.deepStrictEqual(keysOf(yield* stub.requests), ["caller-key-1", "caller-key-1", "caller-key-1"])
+      }))
+
+    it.effect("onboard: every retry sends the same Idempotency-Key", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt <= 2 ? json(503, { error: "busy" }) : json(200, agentBody())
+        )
+        const fiber = yield* Effect.fork(api.onboard(validAgent))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        const keys = keysOf(yield* stub.requests)
+        assert.strictEqual(keys.length, 3)
+        assert.isString(keys[0])
+        assert.deepStrictEqual(keys, [keys[0], keys[0], keys[0]])
+      }))
+  })
+
   describe("metrics", () => {
     it.effect("records HTTP attempts and retries by operation and status", () =>
       Effect.gen(function*() {
@@ -434,6 +480,17 @@ describe("AgentApi", () => {
           assert.include(error.detail, "30s")
           assert.strictEqual(error.operation, "AgentApi.createSession")
         }
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+
+    it.effect("U22 getSession, which creates nothing, fails with RequestTimeout itself (issue 21)", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => Effect.never, { retry: Schedule.stop, dialect: Dialect.observed })
+        const fiber = yield* Effect.fork(Effect.flip(api.getSession("sess-1")))
+        yield* advance("31 seconds")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "RequestTimeout")
+        assert.isTrue(error._tag === "RequestTimeout" && error.operation === "AgentApi.getSession")
         assert.strictEqual(yield* stub.count, 1)
       }))
 

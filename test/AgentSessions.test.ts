@@ -149,7 +149,7 @@ describe("AgentSessions over the test kit", () => {
     new Errors.ConnectionLost({ attempts: 11, lastError: "socket closed with 1006" }),
     new Errors.HandshakeRejected({ code: 1008, reason: "bad key" }),
     new Errors.MalformedFrame({ raw: "nope", message: "not JSON" }),
-    new Errors.ConnectTimeout({ timeout: Duration.seconds(10) })
+    new Errors.NeverConnected({ sessionId: "test-session", attempts: 3, lastError: "refused" })
   ]
   for (const error of injected) {
     it.effect(`an injected ${error._tag} surfaces as itself`, () =>
@@ -159,16 +159,10 @@ describe("AgentSessions over the test kit", () => {
       }).pipe(withKit({ script: [Step.emit(action(1)), Step.fail(error), Step.emit(complete)] })))
   }
 
-  const createErrors: ReadonlyArray<Errors.AgentApiError> = [
-    new Errors.Unauthorized({ status: 401, message: "no", body: "", requestId: Option.none(), operation: "x" }),
-    new Errors.RateLimited({
-      status: 429,
-      message: "slow",
-      body: "",
-      requestId: Option.none(),
-      operation: "x",
-      retryAfter: Option.some(Duration.seconds(2))
-    })
+  // Built from the fields that matter: the rest (status, body, request id) are the defaults.
+  const createErrors: ReadonlyArray<Errors.CreateSessionError> = [
+    new Errors.Unauthorized({ message: "no", operation: "x" }),
+    new Errors.RateLimited({ message: "slow", operation: "x", retryAfter: Option.some(Duration.seconds(2)) })
   ]
   for (const error of createErrors) {
     it.effect(`an injected ${error._tag} on create surfaces as itself and nothing connects`, () =>
@@ -249,6 +243,32 @@ describe("AgentSessions over the test kit", () => {
         assert.isTrue(Option.isSome(error) && Errors.isAgentSessionError(error.value))
         assert.strictEqual(Option.isSome(error) ? error.value._tag : undefined, "SessionEndedWithoutComplete")
       }
+    }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
+
+  it.scoped("U17 a consumer that fails with an SDK error of its own (a refused answer) leaves outcome SessionEndedWithoutComplete", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const asked: SessionEvent.ExternalResourceRequested = {
+        _tag: "ExternalResourceRequested",
+        resource_type: "admin_permission_request",
+        reason: "May I?",
+        action_session_id: actionSessionId,
+        field_name: Option.none()
+      }
+      // The consumer answers a request the session never asked: `respond` fails, and so does it.
+      const consumed = yield* Effect.exit(
+        running.events.pipe(
+          Stream.runForEach((event) =>
+            event._tag === "ActionRun"
+              ? running.respond(asked, Answer.deny())
+              : Effect.void
+          )
+        )
+      )
+      assertFailsWith(consumed, new Errors.RequestNotPending({ resourceType: "admin_permission_request", actionSessionId, reason: "never-received" }))
+      // That failure is the consumer's: `outcome` is typed with the events' own errors only.
+      const error = yield* Effect.flip(running.outcome)
+      assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)] })))
 
   it.scoped("U17 an interrupted consumer leaves outcome a typed failure, not an interruption", () =>
@@ -406,6 +426,10 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(
         yield* reasonAfter([Step.fail(new Errors.MalformedFrame({ raw: "x", message: "not JSON" }))]),
         "failed"
+      )
+      assert.strictEqual(
+        yield* reasonAfter([Step.fail(new Errors.Superseded({ reason: "superseded" }))]),
+        "superseded"
       )
       assert.strictEqual(
         yield* reasonAfter([Step.emit({ _tag: "AgentError", error: "boom" }), Step.emit(complete)], { endOnError: true }),

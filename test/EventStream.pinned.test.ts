@@ -91,7 +91,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
       }))
 
     // Guards: the key no longer scrubbed from the WebSocket close reason (socketOutcome).
-    it.scoped("U22 1011 then 4000 closes whose reason echoes the key: state, ConnectionLost.lastError and logs say <redacted>", () =>
+    it.scoped("U22 1011 then 4999 closes whose reason echoes the key: state, ConnectionLost.lastError and logs say <redacted>", () =>
       Effect.gen(function*() {
         const lines: Array<string> = []
         const { error, states } = yield* withLogs(
@@ -112,7 +112,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
             const second = yield* awaitSocket(server, 2)
             second.open()
             yield* settle()
-            second.serverClose(4000, `going away (${KEY})`)
+            second.serverClose(4999, `going away (${KEY})`)
             const error = failureOf(yield* Fiber.join(fiber))
             yield* settle()
             return { error, states: [reconnecting, ...seen] }
@@ -128,7 +128,7 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
         assert.strictEqual(error._tag, "ConnectionLost")
         if (error._tag === "ConnectionLost") {
           assert.strictEqual(error.attempts, 2)
-          assert.strictEqual(error.lastError, "closed with code 4000: going away (<redacted>)")
+          assert.strictEqual(error.lastError, "closed with code 4999: going away (<redacted>)")
         }
         for (const state of states) assert.notInclude(JSON.stringify(state), KEY)
         assert.notInclude(JSON.stringify(error), KEY)
@@ -276,6 +276,52 @@ describe("EventStream (pinned behaviours, issue 16)", () => {
         assert.deepStrictEqual(second.sent, [])
         second.message(complete)
         yield* Fiber.join(fiber)
+      }))
+  })
+
+  describe("keep-alives reset the idle clock (issue 20)", () => {
+    // Guards: only events that are not keep-alives reset the idle clock, so a connection that
+    // receives only heartbeats is dropped and reopened every idle time-out.
+    it.scoped("U22 a connection that receives only heartbeat frames (every 30 s) stays on one socket past the idle time-out", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(connected, started)
+        yield* settle()
+        // Five minutes of heartbeats, 30 s apart: five idle time-outs' worth.
+        for (let n = 0; n < 10; n++) {
+          yield* TestClock.adjust("30 seconds")
+          socket.message(heartbeat)
+          yield* settle()
+        }
+        assert.strictEqual(server.sockets.length, 1, "one socket all along")
+        assert.isUndefined(socket.closedByClientWith, "never dropped as idle")
+        assert.strictEqual((yield* SubscriptionRef.get(connection.state))._tag, "Open")
+        socket.message(complete)
+        const results = yield* Fiber.join(fiber)
+        assert.strictEqual(tags(results).filter((tag) => tag === "Heartbeat").length, 10)
+      }))
+
+    it.scoped("U22 the idle time-out still counts from the last keep-alive: 60 s of silence after it reconnects", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ dialect: Dialect.observed })
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(connected)
+        yield* TestClock.adjust("30 seconds")
+        socket.message(heartbeat)
+        yield* settle()
+        yield* TestClock.adjust("59 seconds")
+        yield* settle()
+        assert.isUndefined(socket.closedByClientWith)
+        yield* TestClock.adjust("1 second")
+        yield* settle()
+        assert.isDefined(socket.closedByClientWith, "idle: dropped 60 s after the heartbeat")
       }))
   })
 

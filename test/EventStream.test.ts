@@ -21,7 +21,6 @@ import * as TestClock from "effect/TestClock"
 import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
-import * as Errors from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
 import * as internal from "../src/internal/eventStream.js"
@@ -606,120 +605,7 @@ describe("EventStream", () => {
         }))
     }
 
-    for (const code of [1001, 1006, 1011, 1013, 4000, 4999]) {
-      it.scoped(`issue 12 defect 10: the same event then close ${code} on every connection: bounded, delivered once`, () =>
-        Effect.gen(function*() {
-          const { server, service } = yield* setup({ reconnect: fast(2) })
-          const connection = yield* service.connect(SESSION)
-          const fiber = yield* collect(connection)
-          for (let n = 1; n <= 3; n++) {
-            const socket = yield* awaitSocket(server, n)
-            socket.open()
-            socket.message(started, errorEvent)
-            yield* settle()
-            socket.serverClose(code)
-            yield* settle()
-            yield* TestClock.adjust("10 seconds")
-          }
-          const results = yield* Fiber.join(fiber)
-          assert.deepStrictEqual(tags(results), ["Started", "AgentError", "!ConnectionLost"])
-          yield* TestClock.adjust("1 minute")
-          yield* settle()
-          assert.strictEqual(server.sockets.length, 3)
-        }))
-    }
-
-    it.scoped("issue 12 defect 10: every connection sends the same event then drops: bounded, delivered once", () =>
-      Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(3) })
-        const connection = yield* service.connect(SESSION)
-        const fiber = yield* collect(connection)
-        for (let n = 1; n <= 4; n++) {
-          const socket = yield* awaitSocket(server, n)
-          socket.open()
-          socket.message(errorEvent)
-          yield* settle()
-          socket.serverClose(1011)
-          yield* settle()
-          yield* TestClock.adjust("10 seconds")
-        }
-        const results = yield* Fiber.join(fiber)
-        assert.deepStrictEqual(tags(results), ["AgentError", "!ConnectionLost"])
-        const error = failureOf(results)
-        if (error._tag === "ConnectionLost") assert.strictEqual(error.attempts, 4)
-        // Issue 13 item 2: the session's id, and that it may still be running, on the error.
-        assert.isTrue("sessionId" in error && error.sessionId === SESSION)
-        assert.isTrue("mayStillBeRunning" in error && error.mayStillBeRunning === true)
-        assert.strictEqual(
-          Errors.orphanNotice(error),
-          `session ${SESSION} may still be running at the service; reattach with: effect-agent-session attach ${SESSION}`
-        )
-        yield* TestClock.adjust("1 minute")
-        yield* settle()
-        assert.strictEqual(server.sockets.length, 4)
-      }))
-
-    it.scoped("issue 12 defect 10: a reopened connection that replays, then goes on, delivers only the new events", () =>
-      Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1) })
-        const connection = yield* service.connect(SESSION)
-        const fiber = yield* collect(connection)
-        const first = yield* awaitSocket(server, 1)
-        first.open()
-        first.message(started, action(1))
-        yield* settle()
-        first.serverClose(1006)
-        yield* settle()
-        yield* TestClock.adjust("250 millis")
-        // A service that replays from the start, then resumes; a repeat after new events is kept.
-        const second = yield* awaitSocket(server, 2)
-        second.open()
-        second.message(started, action(1), action(2), action(2))
-        yield* settle()
-        second.serverClose(1006)
-        yield* settle()
-        yield* TestClock.adjust("250 millis")
-        // A service that resumes where it stopped (the simulator): all new.
-        const third = yield* awaitSocket(server, 3)
-        third.open()
-        third.message(action(3), complete)
-        const results = yield* Fiber.join(fiber)
-        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
-      }))
-    // Guards: a replayed request already answered ending the replay, so the replayed events
-    // after it were delivered twice.
-    it.scoped("issue 12 defect 10: a replayed request already answered is delivered again, and the replay goes on", () =>
-      Effect.gen(function*() {
-        const { server, service } = yield* setup({ reconnect: fast(1) })
-        const connection = yield* service.connect(SESSION)
-        const fiber = yield* collect(connection)
-        const first = yield* awaitSocket(server, 1)
-        first.open()
-        first.message(started, request("as-1"))
-        yield* settle()
-        yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
-        yield* settle()
-        // A progress frame confirms the answer; then the connection drops.
-        first.message(action(1))
-        yield* settle()
-        first.serverClose(1006)
-        yield* settle()
-        yield* TestClock.adjust("250 millis")
-        // A service that replays from the start: the answered request is pending again (asked
-        // again), the rest of the replay is dropped, and only the new events follow.
-        const second = yield* awaitSocket(server, 2)
-        second.open()
-        second.message(started, request("as-1"), action(1), action(2), complete)
-        const results = yield* Fiber.join(fiber)
-        assert.deepStrictEqual(tags(results), [
-          "Started",
-          "ExternalResourceRequested",
-          "ActionRun",
-          "ExternalResourceRequested",
-          "ActionRun",
-          "Complete"
-        ])
-      }))
+    // Replays and the same event on every connection (issue 12 defect 10, issue 20): EventStream.replay.test.ts.
   })
 
   describe("refused handshake (U12)", () => {

@@ -180,6 +180,32 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
       }))
   })
 
+  describe("comments keep the stream alive (issue 20)", () => {
+    // Guards: an SSE comment (`: ping`) not counted as a sign of life, so a stream of comments
+    // only is dropped and reopened every idle time-out.
+    it.scoped("U22 an SSE stream of only comments (`: ping` every 30 s) is alive: no idle time-out, no second GET", () =>
+      Effect.gen(function*() {
+        const first = sseBody()
+        const stub = yield* makeStub((_, attempt) => (attempt === 1 ? first.response : sseBody().response))
+        const service = yield* EventStream.makeSse({ url: HTTP_BASE, reconnect: fast(3) }).pipe(
+          Effect.provide(layerOf(stub.layer))
+        )
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* until(Effect.map(stateTag(connection), (tag) => tag === "Open"))
+        for (let n = 0; n < 10; n++) {
+          yield* TestClock.adjust("30 seconds")
+          first.raw(": ping\n\n")
+          yield* settle(20)
+        }
+        assert.strictEqual(yield* stub.count, 1, "one GET all along")
+        assert.strictEqual(yield* stateTag(connection), "Open")
+        sendComplete(first)
+        assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["Complete"], "comments are no events")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+  })
+
   describe("answers are confirmed by the POST, not by frames", () => {
     // Guards: a 202 (any 2xx) taken as a refusal of the answer (send: status === 200 only).
     it.scoped("U16 an answer POST answered 202 is confirmed: the request is answered, not pending again", () =>

@@ -30,6 +30,9 @@ import * as Simulator from "../src/simulator/Simulator.js"
 import { runsItself, writeBlocks, type Written } from "./helpers/DocBlocks.js"
 import { root } from "./helpers/JsDoc.js"
 
+/** `it`'s Effect methods as @effect/vitest made them, before `layer(...)` below replaces them. */
+const pristine = { ...it }
+
 /** The bound of one program: a program that has not ended by then never will. */
 const bound = 60_000
 
@@ -152,9 +155,13 @@ describe("the programs of the docs", () => {
   })
 })
 
-// The test blocks: their tests run here, as a reader runs them with vitest.
+// The test blocks: their tests run here, as a reader runs them with vitest. `layer(...)` above
+// replaced `it.effect` (and the rest) of @effect/vitest's `it` with its own, without the test
+// services (@effect/vitest assigns them onto the shared `it`): the blocks get the originals back,
+// so that `it.effect` runs them under the `TestClock` as in a reader's file.
 for (const entry of written.filter(({ block }) => block.kind === "test")) {
   describe(`${where(entry)} (a test block)`, async () => {
+    Object.assign(it, pristine)
     await import(pathToFileURL(entry.path).href)
   })
 }

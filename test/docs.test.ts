@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import * as ClusterErrors from "../src/cluster/ClusterErrors.js"
 import * as Errors from "../src/Errors.js"
 
 const root = join(import.meta.dirname, "..")
@@ -25,7 +26,7 @@ describe("docs", () => {
     const shared = Object.keys(Errors.HttpErrorFields)
     const common = doc.slice(doc.indexOf("Every status error has the same fields"), doc.indexOf("#### `TransportError`"))
     for (const shape of shared) assert.include(common, `| \`${shape}\` |`, `HttpErrorFields.${shape}`)
-    for (const member of Errors.AgentSessionError.members) {
+    for (const member of [...Errors.AgentSessionError.members, ...ClusterErrors.ClusterError.members]) {
       const tag = member._tag
       const heading = headingSection(doc, tag)
       const row = tableRow(doc, tag)
@@ -38,7 +39,8 @@ describe("docs", () => {
       }
       if (heading !== undefined) assert.include(heading, "**When**", tag)
     }
-    for (const union of ["HttpStatusError", "AgentApiError", "FrameError", "EventStreamError", "RespondError", "AgentSessionError"]) {
+    // The unions themselves: test/Errors.channels.test.ts checks their members against the types.
+    for (const union of ["HttpStatusError", "AgentApiError", "FrameError", "EventStreamError", "RespondError", "RunError", "AgentSessionError", "ClusterError"]) {
       assert.isDefined(tableRow(doc, union), union)
     }
   })

@@ -8,6 +8,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -17,6 +19,9 @@ import * as Dialect from "../src/Dialect.js"
 import * as Simulator from "../src/simulator/Simulator.js"
 
 const root = join(import.meta.dirname, "..")
+
+/** Where `record-a-session.ts` writes its recording. */
+const recordingPath = join(mkdtempSync(join(tmpdir(), "eas-examples-")), "book-a-table.jsonl")
 
 /** What a child process did. */
 interface Run {
@@ -76,7 +81,8 @@ const names = [
   "app",
   "start",
   "startObserved",
-  "cluster"
+  "cluster",
+  "record"
 ] as const
 type Name = (typeof names)[number]
 
@@ -120,7 +126,8 @@ const ExampleRunsLive = Layer.scoped(
       app: example("testing-your-app.ts", input),
       start: npmStart("documented"),
       startObserved: npmStart("observed"),
-      cluster: example("cluster.ts", permission)
+      cluster: example("cluster.ts", permission),
+      record: example("record-a-session.ts", input, { RECORDING_PATH: recordingPath })
     }
     // All at once, on a 2-core machine: at most 4 children load modules at the same time.
     const semaphore = yield* Effect.makeSemaphore(4)
@@ -276,6 +283,21 @@ describe("examples", () => {
       Effect.gen(function*() {
         const { stdout } = yield* succeeded("app")
         assert.match(stdout, /Booked: .*\(3 actions, cost 0\.03\)/)
+      }))
+
+    it.effect("record-a-session.ts records bookTable's session, answer included, with no key in the file", () =>
+      Effect.gen(function*() {
+        const { sims } = yield* ExampleRuns
+        const { stdout } = yield* succeeded("record")
+        assert.match(stdout, /^Booked: /m)
+        assert.include(stdout, `Recorded ${recordingPath}`)
+        const text = readFileSync(recordingPath, "utf8")
+        assert.notInclude(text, sims.input.accountKey)
+        const types = text.trim().split("\n").map((line) => (JSON.parse(line) as { type: string }).type)
+        assert.strictEqual(types[0], "header")
+        assert.deepStrictEqual(types.slice(1, 3), ["create", "created"])
+        assert.include(types, "answer")
+        assert.strictEqual(types.at(-1), "end")
       }))
 
     it.effect("npm start shows a whole session, its outcome and its cost, in both dialects", () =>

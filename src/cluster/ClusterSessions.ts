@@ -43,8 +43,8 @@ import type * as Stream from "effect/Stream"
 import { type AgentApi } from "../AgentApi.js"
 import type * as AgentSessions from "../AgentSessions.js"
 import type * as Answer from "../Answer.js"
-import * as Errors from "../Errors.js"
-import type { AgentApiError, RespondError, SessionEndedWithoutComplete } from "../Errors.js"
+import type { CreateSessionError, RequestNotPending, SessionEndedWithoutComplete } from "../Errors.js"
+import * as ClusterErrors from "./ClusterErrors.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
 import * as EventLog from "./EventLog.js"
@@ -53,13 +53,13 @@ import * as SessionEntity from "./SessionEntity.js"
 
 /**
  * The cluster could not carry a message (no runner for the shard yet, the runner's mailbox is
- * full, its storage failed), after the retries of {@link Options.retry}; or the log failed. One of
- * the `AgentSessionError` union (`Errors.ClusterUnavailable`).
+ * full, its storage failed), after the retries of {@link Options.retry}; or the log failed
+ * (`ClusterErrors.ClusterUnavailable`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const ClusterUnavailable = Errors.ClusterUnavailable
+export const ClusterUnavailable = ClusterErrors.ClusterUnavailable
 
 /**
  * The type of {@link ClusterUnavailable}.
@@ -67,22 +67,23 @@ export const ClusterUnavailable = Errors.ClusterUnavailable
  * @since 0.1.0
  * @category errors
  */
-export type ClusterUnavailable = Errors.ClusterUnavailable
+export type ClusterUnavailable = ClusterErrors.ClusterUnavailable
 
 /**
- * No session has this id in the cluster: its log has no record of it (no `Start` or `Attach`
- * reached it) within {@link Options.notFoundAfter}, or the id is one no session can have (empty,
- * or with surrounding spaces).
+ * No session has this id in the cluster (`ClusterErrors.SessionNotFound`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category errors
  */
-export class SessionNotFound extends Schema.TaggedError<SessionNotFound>(
-  "effect-agent-session/cluster/SessionNotFound"
-)("SessionNotFound", {
-  sessionId: Schema.String,
-  message: Schema.String
-}) {}
+export const SessionNotFound = ClusterErrors.SessionNotFound
+
+/**
+ * The type of {@link SessionNotFound}.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export type SessionNotFound = ClusterErrors.SessionNotFound
 
 /**
  * A session's run ended without `complete` (`ended` with its reason, or `closed`).
@@ -103,7 +104,7 @@ export interface Service {
   readonly start: (
     request: Session.CreateSessionInput,
     options?: { readonly agent?: string | undefined }
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError | ClusterUnavailable>
+  ) => Effect.Effect<Session.SessionInfo, CreateSessionError | ClusterUnavailable>
   /** Hands a session created elsewhere to the cluster (persisted `Attach`). */
   readonly attach: (
     session: Session.SessionInfo,
@@ -119,12 +120,15 @@ export interface Service {
     sessionId: string,
     fromSeq?: number
   ) => Stream.Stream<EventLog.LoggedEvent, SessionNotFound | ClusterUnavailable>
-  /** Answers a pending request of the session, wherever it runs. */
+  /**
+   * Answers a pending request of the session, wherever it runs: `RequestNotPending` when the
+   * session has no such request waiting (never received, or answered already with another answer).
+   */
   readonly respond: (
     sessionId: string,
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
-  ) => Effect.Effect<void, RespondError | SessionNotFound | ClusterUnavailable>
+  ) => Effect.Effect<void, RequestNotPending | SessionNotFound | ClusterUnavailable>
   /** The session's status (`run: "unknown"` when the cluster has no record of it). */
   readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, SessionNotFound | ClusterUnavailable>
   /** Waits for the run to end: the outcome when it completed, else `SessionEndedWithoutComplete`. */

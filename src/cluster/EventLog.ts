@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Errors from "../Errors.js"
+import * as ClusterErrors from "./ClusterErrors.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as internal from "./internal/eventLog.js"
@@ -81,13 +81,13 @@ export interface RecordedAnswer {
 }
 
 /**
- * The log's store failed (the database is unreachable, a statement failed). One of the
- * `AgentSessionError` union (`Errors.EventLogError`).
+ * The log's store failed (the database is unreachable, a statement failed):
+ * `ClusterErrors.EventLogError`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const EventLogError = Errors.EventLogError
+export const EventLogError = ClusterErrors.EventLogError
 
 /**
  * The type of {@link EventLogError}.
@@ -95,7 +95,7 @@ export const EventLogError = Errors.EventLogError
  * @since 0.1.0
  * @category errors
  */
-export type EventLogError = Errors.EventLogError
+export type EventLogError = ClusterErrors.EventLogError
 
 /**
  * The operations of the log.

@@ -8,6 +8,14 @@
  */
 
 /**
+ * The cluster edition's own errors (`ClusterUnavailable`, `EventLogError`), their union, `Schema`
+ * and guard.
+ *
+ * @since 0.2.0
+ */
+export * as ClusterErrors from "./ClusterErrors.js"
+
+/**
  * The cluster's session façade (`start`, `attach`, `events`, `respond`, `status`, `outcome`), and
  * the embedded single-runner layer.
  *

@@ -49,6 +49,8 @@ import * as Dialect from "../Dialect.js"
 import * as Metrics from "../Metrics.js"
 import {
   type AgentApiError,
+  type CredentialsError,
+  type HttpStatusError,
   type InsecureTransport,
   InvalidRequest,
   isAgentSessionError,
@@ -56,6 +58,7 @@ import {
   NotFound,
   OutcomeUnknown,
   RequestTimeout,
+  type ResponseDecodeError,
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
@@ -71,6 +74,18 @@ import { userAgent } from "./version.js"
 // ---------------------------------------------------------------------------
 // The service shape and options are declared once, publicly, in AgentApi.ts.
 // ---------------------------------------------------------------------------
+
+/**
+ * What one attempt of a call can fail with, besides a missing key: the contract refused the
+ * payload (`InvalidRequest`), a status, the transport, the time-out, the body.
+ */
+type AttemptError =
+  | InvalidRequest
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
 
 /** The default request time-out (U22). */
 export const defaultTimeout: Duration.Duration = Duration.seconds(30)
@@ -267,12 +282,12 @@ const handleResponse = (
   response: HttpClientResponse.HttpClientResponse,
   call: CallInfo,
   maxResponseSize: number
-): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> => {
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { status } = response
   const headers = response.headers
   // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
   return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
-    onFailure: (error): Effect.Effect<never, AgentApiError> =>
+    onFailure: (error): Effect.Effect<never, AttemptError> =>
       error._tag === "OverLimit"
         ? Effect.fail(
           new ResponseTooLarge({
@@ -348,7 +363,7 @@ const API_ERROR_STATUS: Record<string, number> = {
 }
 
 /**
- * Everything the derived client can fail with, as an `AgentApiError`: ours pass through; a
+ * Everything the derived client can fail with, as an {@link AttemptError}: ours pass through; a
  * `ParseError` before any response is a payload the contract refused (`InvalidRequest`), after
  * a 2xx a `ResponseDecodeError`; platform errors become `TransportError` or
  * `ResponseDecodeError`; a decoded contract error (never reached: statuses are mapped first)
@@ -358,9 +373,10 @@ const toAgentApiError = (
   error: unknown,
   received: Option.Option<DecodedResponse>,
   call: CallInfo
-): Effect.Effect<never, AgentApiError> => {
+): Effect.Effect<never, AttemptError> => {
   if (isAgentSessionError(error)) {
-    return Effect.fail(error as AgentApiError)
+    // Only the client below fails with ours: a status, the transport or the body (handleResponse).
+    return Effect.fail(error as AttemptError)
   }
   if (ParseResult.isParseError(error)) {
     return Option.isNone(received)
@@ -496,14 +512,14 @@ export const make = (
 
     /**
      * One operation: per attempt, the key read afresh, the request, every failure mapped, the
-     * time-out; the attempts on the retry schedule.
+     * time-out; the attempts on the retry schedule. `attempts` counts the attempts sent.
      */
-    const send = <A, E>(
+    const attemptsOf = <A, E, K extends CredentialsError>(
       operation: keyof typeof retries,
-      key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>,
-      idempotencyKey: Option.Option<string> = Option.none()
-    ): Effect.Effect<A, AgentApiError> => {
+      idempotencyKey: Option.Option<string>
+    ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
       const name = `AgentApi.${operation}`
       let attempts = 0
       const attempt = Effect.gen(function*() {
@@ -548,26 +564,49 @@ export const make = (
         })
         return Effect.retry(again, retries[operation])
       })
-      if (Option.isNone(idempotencyKey)) return retried
-      // A creating call whose last attempt may have acted: say so, with the key to send again.
-      return Effect.catchIf(retried, mayHaveActed, (error) =>
-        Effect.fail(
-          new OutcomeUnknown({
-            operation: name,
-            idempotencyKey: idempotencyKey.value,
-            attempts,
-            reason: error._tag,
-            detail: error.message
-          })
-        ))
+      return { retried, attempts: () => attempts }
+    }
+
+    /** A call that creates nothing (`getSession`): every attempt's error as it is. */
+    const send = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retries,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>
+    ): Effect.Effect<A, AttemptError | K> => attemptsOf(operation, key, run, Option.none()).retried
+
+    /**
+     * A creating call (`onboard`, `createSession`): when its last attempt may have acted (a
+     * time-out, always; a reset, a 500, 502, 504), it fails with `OutcomeUnknown`, with the key to
+     * send it again; so it never fails with `RequestTimeout`.
+     */
+    const sendCreating = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retries,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>,
+      idempotencyKey: string
+    ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
+      const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
+      return Effect.catchAll(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+        // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
+        error._tag === "RequestTimeout" || mayHaveActed(error)
+          ? Effect.fail(
+            new OutcomeUnknown({
+              operation: `AgentApi.${operation}`,
+              idempotencyKey,
+              attempts: attempts(),
+              reason: error._tag,
+              detail: error.message
+            })
+          )
+          : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
-    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<Option.Option<string>, InvalidRequest> =>
+    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
       given === undefined
-        ? Effect.sync(() => Option.some(globalThis.crypto.randomUUID()))
+        ? Effect.sync(() => globalThis.crypto.randomUUID())
         : /^[\x21-\x7e]{1,255}$/.test(given)
-        ? Effect.succeed(Option.some(given))
+        ? Effect.succeed(given)
         : Effect.fail(
           new InvalidRequest({
             subject: "idempotencyKey",
@@ -589,7 +628,7 @@ export const make = (
       Effect.gen(function*() {
         const request = yield* validateOnboard(input)
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const agent = yield* send(
+        const agent = yield* sendCreating(
           "onboard",
           credentials.keyFor("onboard"),
           client.agents.onboard({ payload: request }),
@@ -610,7 +649,7 @@ export const make = (
           Effect.gen(function*() {
             const request = yield* validateCreateSession(input)
             const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-            const session = yield* send(
+            const session = yield* sendCreating(
               "createSession",
               credentials.keyFor("createSession", options?.agent),
               client.sessions.create({ payload: request }),

@@ -19,6 +19,7 @@ import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
 import { webSocketTransport } from "./channel/socket.js"
+import { tapTransport } from "./channel/tap.js"
 import { checkSecureUrl, printableUrl } from "./url.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
@@ -55,14 +56,17 @@ export const connectEngine = (
     const base = yield* checkAddress(options.url, options.allowInsecure)
     const constructor = yield* Socket.WebSocketConstructor
     const dialect = options.dialect ?? Dialect.documented
-    const settings = resolveSettings(options, connectOptions)
+    const settings = resolveSettings(options, connectOptions, dialect)
     return yield* makeEngine({
       sessionId,
       settings,
       dialect,
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath)),
-      transport: webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+      transport: yield* tapTransport(
+        webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+        { sessionId, dialect, transport: "websocket" }
+      ),
       deadlines
     })
   })

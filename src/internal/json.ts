@@ -79,3 +79,14 @@ const scanExceeds = (text: string, maxDepth: number): boolean => {
  */
 export const exceedsDepth = (text: string, maxDepth: number = defaultMaxDepth): boolean =>
   text.length > maxDepth && openersExceed(text, maxDepth) && scanExceeds(text, maxDepth)
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** Decodes strict UTF-8 (a malformed sequence is `undefined`, never U+FFFD). */
+export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}

@@ -30,13 +30,11 @@ export const inSession = (error: Errors.EventStreamError, sessionId: string): Er
       return new Errors.UnknownEvent({ event: error.event, raw: error.raw, ...context })
     case "HandshakeRejected":
       return new Errors.HandshakeRejected({ code: error.code, reason: error.reason, ...context })
-    case "ConnectTimeout":
-      return new Errors.ConnectTimeout({ timeout: error.timeout, ...context })
+    case "Superseded":
+      return new Errors.Superseded({ reason: error.reason, ...context })
     case "ConnectionLost":
       return new Errors.ConnectionLost({ attempts: error.attempts, lastError: error.lastError, ...context })
     case "NeverConnected":
       return new Errors.NeverConnected({ sessionId: error.sessionId, attempts: error.attempts, lastError: error.lastError, mayStillBeRunning: true })
-    case "InsecureTransport":
-      return error
   }
 }

@@ -24,6 +24,7 @@ import * as Wire from "../Wire.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
+import { tapTransport } from "./channel/tap.js"
 import {
   type AttemptOutcome,
   describeCause,
@@ -316,7 +317,7 @@ export const connectEngine = (
     const base = yield* checkAddress(options.url, options.allowInsecure)
     const client = yield* HttpClient.HttpClient
     const dialect = options.dialect ?? Dialect.observed
-    const settings = resolveSettings(options, connectOptions)
+    const settings = resolveSettings(options, connectOptions, dialect)
     return yield* makeEngine({
       sessionId,
       settings,
@@ -324,7 +325,11 @@ export const connectEngine = (
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
       framing: "event-data",
-      transport: sseTransport({ base, dialect, sessionId, settings, client }),
+      transport: yield* tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), {
+        sessionId,
+        dialect,
+        transport: "sse"
+      }),
       deadlines
     })
   })

@@ -9,8 +9,9 @@
  *   `agk_...` key per agent.
  * - `POST {sessionsPath}` (account key or an agent key; the session then belongs to that agent):
  *   status `started`, an ISO `start_time`. `GET {sessionsPath}/:id` in the observed dialect only.
- * - Bad bodies are 400, bodies over `maxBodyBytes` 413, unknown paths 404, missing, empty or
- *   unknown keys 401; every error body is `{ _tag, error }`.
+ * - Bad bodies are 400, bodies over `maxBodyBytes` 413, unknown paths and methods no route serves
+ *   (`PUT`, `TRACE`, `CONNECT`, ...) 404, missing, empty or unknown keys 401; every error body is
+ *   `{ _tag, error }`.
  * - The event channel: the handshake of the dialect (first message, query or both); an unknown
  *   session, another agent's session or a bad key is refused before the upgrade (404/403/401) with
  *   the query handshake, or with close 1008 after the message handshake. A session belongs to the
@@ -40,7 +41,7 @@ import * as Http from "node:http"
 import type * as Stream from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -53,6 +54,7 @@ import type * as SessionEvent from "../SessionEvent.js"
 import * as Wire from "../Wire.js"
 import * as Api from "./internal/api.js"
 import * as Body from "./internal/body.js"
+import * as Listen from "./internal/listen.js"
 import { Store } from "./internal/store.js"
 import * as Transport from "./internal/transport.js"
 import type * as Script from "./Script.js"
@@ -126,6 +128,11 @@ export interface WsFaults {
   readonly exceedMaxActions?: number | undefined
   /** Close with 1011 where `complete` would be sent; `complete` is never sent (nor in the script). */
   readonly closeBeforeComplete?: boolean | undefined
+  /**
+   * Replay: a reopened connection starts with the last N events already flushed, then goes on
+   * (a service that replays on reconnect; by default the simulator resumes at its cursor).
+   */
+  readonly replayOnReconnect?: number | undefined
 }
 
 /**
@@ -209,7 +216,13 @@ export interface Options {
   readonly port?: number | undefined
   /** The address to listen on. Default `127.0.0.1`. */
   readonly host?: string | undefined
-  /** The account key. Default `sim-account-key`. */
+  /**
+   * The account key. Default, on loopback: {@link defaultAccountKey} (`sim-account-key`, printed
+   * in the README). Listening beyond loopback ({@link isLoopback}: `0.0.0.0`, `::`, an interface's
+   * address, a host name), the default is a random key (`sim_` and 32 base64url characters, read
+   * it from `Service.accountKey`): with the well-known key, whoever reaches the port would be the
+   * account.
+   */
   readonly accountKey?: string | undefined
   /** The dialect the simulator speaks. Default `Dialect.documented`. */
   readonly dialect?: Dialect.Dialect | undefined
@@ -267,7 +280,34 @@ export interface Service {
  */
 export class Simulator extends Context.Tag("effect-agent-session/Simulator")<Simulator, Service>() {}
 
+/** Methods a web `Request` refuses (the Fetch standard's forbidden methods), which no route serves. */
+const unroutableMethods: ReadonlySet<string> = new Set(["CONNECT", "TRACE", "TRACK"])
+
+const noSuchRoute = new ServiceApi.ApiNotFound({ error: "no such route" })
+
 const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` : host)
+
+/**
+ * The account key of a simulator on loopback when none is given.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const defaultAccountKey = "sim-account-key"
+
+/**
+ * Whether listening on `host` reaches only this machine: `localhost`, `127.0.0.0/8`, `::1` (also
+ * in brackets, or IPv4-mapped). `0.0.0.0`, `::`, an interface's address and any other host name
+ * are not loopback.
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isLoopback = (host: string): boolean => {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "")
+  return h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1" ||
+    /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+}
 
 /**
  * Starts a simulator in the current scope (closed with the scope).
@@ -278,8 +318,8 @@ const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` :
 export const make = (options: Options = {}): Effect.Effect<Service, HttpServerError.ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const dialect = options.dialect ?? Dialect.documented
-    const accountKey = options.accountKey ?? "sim-account-key"
     const host = options.host ?? "127.0.0.1"
+    const accountKey = Listen.accountKeyFor(host, options.accountKey, isLoopback, defaultAccountKey)
     const limits: Limits = {
       ...defaultLimits,
       ...options.limits,
@@ -291,21 +331,13 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
 
     // The Node server: HTTP requests go to the fault gate, then to the SSE routes or the contract;
     // upgrades go to the WebSocket channel.
-    const server = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const server = Http.createServer()
-        // Node's own bounds on slow requests (its refusals carry no body; ours come first).
-        server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
-        server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
-        return server
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          if (!server.listening) return resume(Effect.void)
-          server.close(() => resume(Effect.void))
-        })
-    )
+    const server = yield* Listen.scoped(() => {
+      const server = Http.createServer()
+      // Node's own bounds on slow requests (its refusals carry no body; ours come first).
+      server.headersTimeout = Math.max(bodyTimeoutMillis, 10_000)
+      server.requestTimeout = Math.max(bodyTimeoutMillis * 3, 30_000)
+      return server
+    })
     const timers = new Set<NodeJS.Timeout>()
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -313,16 +345,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
         timers.clear()
       })
     )
-    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
-      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
-      server.once("error", onError)
-      server.listen({ port: options.port ?? 0, host }, () => {
-        server.off("error", onError)
-        resume(Effect.void)
-      })
-    })
-    const address = server.address()
-    const port = address !== null && typeof address === "object" ? address.port : (options.port ?? 0)
+    const port = yield* Listen.listen(server, options.port ?? 0, host)
 
     const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
     const transport = Transport.make({
@@ -373,6 +396,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
     }
     const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
       if (request.destroyed) return
+      // The contract reads requests through a web `Request`, which refuses these methods: no route
+      // serves them, so they are answered as any method no route serves is.
+      if (unroutableMethods.has(request.method ?? "")) return sendError(response, noSuchRoute)
       if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") {
         return serve(request, response, undefined)
       }
@@ -430,6 +456,17 @@ export const make = (options: Options = {}): Effect.Effect<Service, HttpServerEr
       }
     })
     server.on("upgrade", transport.onUpgrade)
+    // CONNECT (a tunnel): no route serves it. Without this listener Node closes the connection
+    // without a word; with it, the same answer as any method no route serves, then the close.
+    server.on("connect", (_request: Http.IncomingMessage, socket: Stream.Duplex) => {
+      const { body, status } = Api.errorResponse(noSuchRoute)
+      socket.on("error", () => socket.destroy())
+      socket.end(
+        `HTTP/1.1 ${status} Not Found\r\nContent-Type: application/json\r\nContent-Length: ${
+          Buffer.byteLength(body)
+        }\r\nConnection: close\r\n\r\n${body}`
+      )
+    })
     // A request Node's parser refuses (a bad request line or header, headers over 16 KiB, a request
     // too slow to arrive): answered with a body too, then the connection is closed.
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Stream.Duplex) => {

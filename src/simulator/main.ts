@@ -3,7 +3,8 @@
  * [--dialect documented|observed] [--account-key K]`. The environment gives the defaults:
  * `SIMULATOR_PORT` (else `PORT`, else 4010), `SIMULATOR_HOST`, `AGENT_SESSION_DIALECT`,
  * `SIMULATOR_ACCOUNT_KEY`. It logs the addresses and the account key (a test key of the
- * simulator's own).
+ * simulator's own: `sim-account-key` on loopback; listening beyond loopback without a key given,
+ * a random one).
  *
  * @since 0.1.0
  */
@@ -41,9 +42,10 @@ const options = Effect.gen(function*() {
     onNone: () => Config.literal("documented", "observed")("AGENT_SESSION_DIALECT").pipe(Config.withDefault("documented" as const)),
     onSome: (text) => Config.succeed(text === "observed" ? "observed" as const : "documented" as const)
   })
+  // Unset: the simulator's default (the well-known key on loopback, a random one beyond).
   const accountKey = yield* Option.match(flag("account-key"), {
-    onNone: () => Config.string("SIMULATOR_ACCOUNT_KEY").pipe(Config.withDefault("sim-account-key")),
-    onSome: Config.succeed
+    onNone: () => Config.option(Config.string("SIMULATOR_ACCOUNT_KEY")).pipe(Config.map(Option.getOrUndefined)),
+    onSome: (key) => Config.succeed<string | undefined>(key)
   })
   if (!Number.isInteger(portValue) || portValue < 0 || portValue > 65535) {
     return yield* Effect.dieMessage(`not a port: ${portValue}`)

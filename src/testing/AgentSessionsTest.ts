@@ -39,14 +39,20 @@ import * as AgentSessions from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
 import {
-  type AgentApiError,
+  type CreateSessionError,
   type EventStreamError,
+  InvalidRecording,
   NotFound,
+  type OnboardError,
+  type ReplayError,
+  ReplayMismatch,
   RequestNotPending,
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
+import type * as Recording from "../Recording.js"
 import { requestKey } from "../internal/channel/ledger.js"
+import * as ReplayInternal from "../internal/recording/replay.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -162,10 +168,10 @@ export interface Control {
   readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
   /** The connections opened, by session id. */
   readonly connections: Effect.Effect<ReadonlyArray<string>>
-  /** Makes the next create-session call fail with this error. */
-  readonly failNextCreate: (error: AgentApiError) => Effect.Effect<void>
-  /** Makes the next onboard call fail with this error. */
-  readonly failNextOnboard: (error: AgentApiError) => Effect.Effect<void>
+  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
+  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
+  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
+  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
   /** Replaces the script of the sessions created from now on. */
   readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
 }
@@ -206,11 +212,11 @@ const makeServices = (options: Options) =>
     const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
     const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
     const connections = yield* Ref.make<ReadonlyArray<string>>([])
-    const nextCreateError = yield* Ref.make(Option.none<AgentApiError>())
-    const nextOnboardError = yield* Ref.make(Option.none<AgentApiError>())
+    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
+    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
     const sessionCounter = yield* Ref.make(0)
 
-    const takeError = (ref: Ref.Ref<Option.Option<AgentApiError>>) =>
+    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
       Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
 
     const api = AgentApi.of({
@@ -354,6 +360,8 @@ const makeServices = (options: Options) =>
                           ? "connection-lost"
                           : error._tag === "HandshakeRejected"
                           ? "handshake-rejected"
+                          : error._tag === "Superseded"
+                          ? "superseded"
                           : "failed"
                     }),
                   onSuccess: () => ending ?? "closed-by-caller"
@@ -373,6 +381,14 @@ const makeServices = (options: Options) =>
         Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
     })
 
+    // What a replay reports as the application goes (`replay`).
+    const observer: ReplayInternal.Observer = {
+      beforeCreate: takeError(nextCreateError),
+      created: (request) => Ref.update(created, (all) => [...all, request]),
+      connected: (sessionId) => Ref.update(connections, (all) => [...all, sessionId]),
+      answered: (sessionId, request, answer) => Ref.update(answers, (all) => [...all, { sessionId, request, answer }])
+    }
+
     const control: Control = {
       answers: Ref.get(answers),
       sessionsCreated: Ref.get(created),
@@ -382,7 +398,7 @@ const makeServices = (options: Options) =>
       failNextOnboard: (error) => Ref.set(nextOnboardError, Option.some(error)),
       setScript: (steps) => Ref.set(script, steps)
     }
-    return { api, eventStream, control }
+    return { api, eventStream, control, observer }
   })
 
 /**
@@ -434,7 +450,7 @@ export const sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>,
  * @since 0.1.0
  * @category combinators
  */
-export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextCreate = (error: CreateSessionError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextCreate(error))
 
 /**
@@ -472,5 +488,130 @@ export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessi
  * @since 0.1.0
  * @category combinators
  */
-export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
+
+/**
+ * Whether a value is an error of a replay (`InvalidRecording` or `ReplayMismatch`).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isReplayError = (u: unknown): u is ReplayError => u instanceof InvalidRecording || u instanceof ReplayMismatch
+
+/**
+ * Runs an effect against a {@link replay} and turns the defect a replay stops with (a
+ * `ReplayMismatch`, or an `InvalidRecording` met mid-way) into a typed failure, for a test that
+ * asserts on the difference. Other defects stay defects.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, Answer } from "effect-agent-session"
+ * import { AgentSessionsTest } from "effect-agent-session/testing"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = AgentSessions.run(
+ *   { start_url: "https://example.com", max_actions: 5, goal: "Read the title" },
+ *   { onRequest: () => Effect.succeed(Answer.deny()) }
+ * )
+ * // Fails with `ReplayMismatch` (typed) when the recorded answer was a grant.
+ * const checked = AgentSessionsTest.withReplayErrors(program)
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ReplayError, R> =>
+  Effect.catchSomeDefect(self, (defect) => isReplayError(defect) ? Option.some(Effect.fail(defect)) : Option.none())
+
+/**
+ * Options of {@link replay}.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReplayOptions {
+  /**
+   * How long (virtual time) a recorded answer waits for the application's before the replay
+   * fails with `ReplayMismatch`. Default 30 s.
+   */
+  readonly answerTimeout?: Duration.DurationInput | undefined
+  /**
+   * The `redact` the recording was made with: applied to the application's answers before
+   * they are compared with the recorded ones.
+   */
+  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
+  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
+  readonly maxLineLength?: number | undefined
+}
+
+/**
+ * Replays a recorded session (`Recording.layer`, `effect-agent-session run --record`) through the
+ * real `AgentSessions` façade, without sockets: `createSession` answers what was recorded, and
+ * every connection of the session is the SDK's real event channel engine fed the recorded frames
+ * of that connection, each after its recorded delay on the `Clock` (virtual time under the
+ * `TestClock`: fork the program, `TestClock.adjust` past the recording's length, join it), and
+ * ended as the recorded one ended (a drop, a close code, `complete`), so the application's
+ * reconnects, decoding and answers run as they did.
+ *
+ * - **Answers are checked.** Where the recording has an answer, the application's (after
+ *   `redact`) must be the same, in the same order, within `answerTimeout`; else the replay stops
+ *   with `ReplayMismatch` naming the line and the difference. A create request that differs
+ *   from the recorded one stops it the same way (`subject: "create"`).
+ * - **Streamed.** The file is read line by line as the replay goes, never whole.
+ * - **Checked.** A file that is not a recording, of a newer format version, or with a header that
+ *   is not valid fails the layer with `InvalidRecording`; a line that is not valid, met later,
+ *   stops the replay with it, naming the line.
+ * - **How a replay stops.** No production channel can meet a `ReplayMismatch` (or an
+ *   `InvalidRecording` met mid-way), so no public error channel names them: the replay ends the
+ *   events with a defect carrying the error, as a stub layer dies on a call it does not implement,
+ *   and the test fails with the error's message. {@link withReplayErrors} turns that defect back
+ *   into a typed failure where a test asserts on it.
+ * - `AgentSessionsTest.answers`, `sessionsCreated` and `connections` report what the
+ *   application did, as with {@link layer}; `setScript` has no effect on a replay.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions } from "effect-agent-session"
+ * import { AgentSessionsTest } from "effect-agent-session/testing"
+ * import * as Effect from "effect/Effect"
+ * import * as Fiber from "effect/Fiber"
+ * import * as TestClock from "effect/TestClock"
+ *
+ * const test = Effect.gen(function*() {
+ *   const fiber = yield* Effect.fork(
+ *     AgentSessions.run({ start_url: "https://example.com", max_actions: 5, goal: "Read the title" })
+ *   )
+ *   yield* TestClock.adjust("10 minutes")
+ *   return yield* Fiber.join(fiber)
+ * }).pipe(Effect.provide(AgentSessionsTest.replay("test/recordings/read-the-title.jsonl")))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const replay = (
+  path: string,
+  options: ReplayOptions = {}
+): Layer.Layer<
+  AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl,
+  InvalidRecording
+> => {
+  const services = Layer.scopedContext(
+    Effect.gen(function*() {
+      const { api, control, observer } = yield* makeServices({})
+      const replayed = yield* ReplayInternal.make({ ...options, path }, observer)
+      const replayApi = AgentApi.of({
+        ...api,
+        createSession: (input) => Effect.flatMap(validateCreate(input), replayed.createSession),
+        getSession: (sessionId) => replayed.getSession(sessionId)
+      })
+      return Context.make(AgentApi, replayApi).pipe(
+        Context.add(EventStream.EventStream, replayed.eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      )
+    })
+  )
+  const base = Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  return Layer.provideMerge(AgentSessions.layer, base)
+}

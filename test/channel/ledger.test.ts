@@ -346,3 +346,87 @@ describe("answer ledger", () => {
     assert.strictEqual(Ledger.status(pending, key), "pending")
   })
 })
+
+describe("answer ledger bounds (issue 20 item 3)", () => {
+  const answerTo = (key: string, n: number): Ledger.QueuedAnswer => ({
+    key,
+    frame: `answer-${n}`,
+    data: { granted: true, resource_type: "browser_use", action_session_id: `as_${n}` }
+  })
+  const keyChars = (ledger: Ledger.Ledger): number => {
+    let chars = 0
+    for (const key of HashMap.keys(ledger.requests)) chars += key.length
+    return chars
+  }
+
+  it("a key is at most MAX_KEY_LENGTH characters: a long one is a fingerprint, equal for equal ids, never a short key's", () => {
+    const long = "x".repeat(256 * 1024)
+    const key = Ledger.requestKey(long, "request_user_input")
+    assert.isAtMost(key.length, Ledger.MAX_KEY_LENGTH)
+    assert.strictEqual(Ledger.requestKey(`${"x".repeat(256 * 1024)}`, "request_user_input"), key)
+    assert.notStrictEqual(Ledger.requestKey(`${long.slice(1)}y`, "request_user_input"), key, "differs at the end only")
+    assert.notStrictEqual(Ledger.requestKey(long, "admin_permission_request"), key)
+    assert.notStrictEqual(Ledger.requestKey(`${long}x`, "request_user_input"), key, "one character longer")
+    const short = Ledger.requestKey("as_1", "browser_use")
+    assert.strictEqual(short, "as_1\u0000browser_use", "a short key is kept whole")
+    assert.isTrue(key.startsWith("\u0001"))
+  })
+
+  it.prop(
+    "U16 a long key still answers its own request and no other",
+    [FastCheck.string({ minLength: 300, maxLength: 2000 }), FastCheck.string({ minLength: 1, maxLength: 4 })],
+    ([id, suffix]) => {
+      const key = Ledger.requestKey(id, "request_user_input")
+      const other = Ledger.requestKey(id + suffix, "request_user_input")
+      assert.notStrictEqual(key, other)
+      const ledger = Ledger.received(Ledger.empty, key)
+      assert.deepStrictEqual(Ledger.queue(ledger, answerTo(other, 0), 8), Either.left("never-received"))
+      assert.isTrue(Either.isRight(Ledger.queue(ledger, answerTo(key, 1), 8)))
+    },
+    { fastCheck: { numRuns: 200 } }
+  )
+
+  it("issue 20: 5,000 requests with 64 KiB action session ids: at most 2 x MAX_REQUESTS remembered, keys bounded, the newest pending", () => {
+    const big = "s".repeat(64 * 1024)
+    let ledger = Ledger.empty
+    let peak = 0
+    for (let i = 0; i < 5000; i++) {
+      ledger = Ledger.received(ledger, Ledger.requestKey(`${big}${i}`, "request_user_input"))
+      peak = Math.max(peak, HashMap.size(ledger.requests))
+    }
+    assert.isAtMost(peak, 2 * Ledger.MAX_REQUESTS)
+    assert.isAtMost(keyChars(ledger), 2 * Ledger.MAX_REQUESTS * Ledger.MAX_KEY_LENGTH)
+    assert.isAtMost(HashMap.size(ledger.since), HashMap.size(ledger.requests))
+    // The newest MAX_REQUESTS are all still answerable; the oldest were forgotten, and counted.
+    for (let i = 5000 - Ledger.MAX_REQUESTS; i < 5000; i++) {
+      assert.strictEqual(Ledger.status(ledger, Ledger.requestKey(`${big}${i}`, "request_user_input")), "pending")
+    }
+    assert.isUndefined(Ledger.status(ledger, Ledger.requestKey(`${big}0`, "request_user_input")))
+    assert.strictEqual(ledger.forgotten, 5000 - HashMap.size(ledger.requests))
+  })
+
+  it("issue 20: settled requests are forgotten first; an answer on its way never is", () => {
+    let ledger = Ledger.empty
+    const keyOf = (i: number) => Ledger.requestKey(`as_${i}`, "browser_use")
+    // MAX_REQUESTS answered and confirmed (settled).
+    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) {
+      ledger = Ledger.written(Either.getOrThrow(Ledger.queue(Ledger.received(ledger, keyOf(i)), answerTo(keyOf(i), i), 8)), "confirmed")
+    }
+    // One answer written and not confirmed, one queued: on their way.
+    ledger = Ledger.received(Ledger.received(ledger, keyOf(-1)), keyOf(-2))
+    ledger = Ledger.written(Either.getOrThrow(Ledger.queue(ledger, answerTo(keyOf(-2), -2), 8)), "written")
+    ledger = Either.getOrThrow(Ledger.queue(ledger, answerTo(keyOf(-1), -1), 8))
+    // Then more than MAX_REQUESTS pending.
+    for (let i = Ledger.MAX_REQUESTS; i < 2 * Ledger.MAX_REQUESTS + 10; i++) ledger = Ledger.received(ledger, keyOf(i))
+    assert.isAtMost(HashMap.size(ledger.requests), 2 * Ledger.MAX_REQUESTS)
+    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) assert.isUndefined(Ledger.status(ledger, keyOf(i)), `settled ${i} forgotten`)
+    // At 2 x MAX_REQUESTS + 1 (1,024 settled, 2 on their way, 1,023 pending) it forgot down to
+    // MAX_REQUESTS: the 1,024 settled, then the one oldest pending.
+    assert.strictEqual(ledger.forgotten, 1)
+    assert.isUndefined(Ledger.status(ledger, keyOf(Ledger.MAX_REQUESTS)), "the oldest pending")
+    assert.strictEqual(Ledger.status(ledger, keyOf(Ledger.MAX_REQUESTS + 1)), "pending")
+    assert.strictEqual(Ledger.status(ledger, keyOf(-1)), "queued")
+    assert.strictEqual(Ledger.status(ledger, keyOf(-2)), "unconfirmed")
+    assert.strictEqual(Ledger.status(ledger, keyOf(2 * Ledger.MAX_REQUESTS + 9)), "pending")
+  })
+})

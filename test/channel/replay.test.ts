@@ -1,166 +1,209 @@
 /**
- * Replay detection (src/internal/channel/replay.ts, issue 12 defect 10): after a reconnect, the
- * events the service sends again are dropped until the first new one, and then everything is
- * delivered; an event asked again (`pendingAgain`) is delivered without ending the replay; the
- * window remembers at most REPLAY_WINDOW events and REPLAY_WINDOW_CHARS characters; binary
- * frames are known by a fingerprint.
+ * The replay rule (src/internal/channel/replay.ts; issue 12 defect 10, issue 20 item 1): on a
+ * reopened connection the replay is the longest run of its first events equal, in order, to the
+ * last events delivered; nothing else. Checked against a brute-force transcription of the rule
+ * (property tests), and the window's bounds (REPLAY_WINDOW events, REPLAY_WINDOW_CHARS characters).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import { frameKey, Replay, REPLAY_WINDOW, REPLAY_WINDOW_CHARS } from "../../src/internal/channel/replay.js"
+import { frameKey, HOLD, NEW, Replay, REPLAY_WINDOW, REPLAY_WINDOW_CHARS } from "../../src/internal/channel/replay.js"
 
-const never = (): boolean => false
-const always = (): boolean => true
+/** Delivers `prints` outside a phase (a first connection). */
+const deliverAll = (replay: Replay, prints: ReadonlyArray<string>): void => {
+  for (const print of prints) {
+    assert.strictEqual(replay.next(print), NEW)
+    replay.delivered(print)
+  }
+}
 
-/** Admits each print (none asked again); what was delivered. */
-const admitAll = (replay: Replay, prints: ReadonlyArray<string>): Array<string> =>
-  prints.filter((print) => replay.admit(print, never))
+/**
+ * Feeds a reopened connection's frames until the phase is decided (or settles it at the end):
+ * how many of its first frames are the replay, and how many frames the phase took.
+ */
+const judge = (replay: Replay, frames: ReadonlyArray<string>): { replayed: number; phase: number } => {
+  for (let i = 0; i < frames.length; i++) {
+    const verdict = replay.next(frames[i])
+    if (verdict === NEW) return { replayed: 0, phase: i }
+    if (verdict !== HOLD) return { replayed: verdict, phase: i + 1 }
+  }
+  return { replayed: replay.settle(), phase: frames.length }
+}
 
-describe("Replay", () => {
-  it("the first connection delivers everything, repeats included", () => {
+/** The rule, by brute force: the longest m with conn[0..m) == delivered[L-m..L). */
+const longestReplay = (delivered: ReadonlyArray<string>, conn: ReadonlyArray<string>): number => {
+  for (let m = Math.min(delivered.length, conn.length); m > 0; m--) {
+    let equal = true
+    for (let i = 0; i < m && equal; i++) equal = conn[i] === delivered[delivered.length - m + i]
+    if (equal) return m
+  }
+  return 0
+}
+
+const reopenedAfter = (delivered: ReadonlyArray<string>): Replay => {
+  const replay = new Replay()
+  deliverAll(replay, delivered)
+  replay.reopened()
+  return replay
+}
+
+describe("Replay (the rule)", () => {
+  it("the first connection has no replay phase: everything is new, repeats included", () => {
     const replay = new Replay()
     replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, ["a", "b", "a", "b", "b"]), ["a", "b", "a", "b", "b"])
-    assert.strictEqual(replay.takeDropped(), 0)
-  })
-
-  it("after a reconnect, events already delivered are dropped until the first new one; then repeats are delivered", () => {
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["a", "b", "c"])
-    replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, ["a", "b", "c", "d", "a", "b"]), ["d", "a", "b"])
-    assert.strictEqual(replay.takeDropped(), 3)
-  })
-
-  it("a replay may start anywhere in what was delivered, and skip some of it", () => {
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["a", "b", "c", "d"])
-    replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, ["c", "a", "e", "c"]), ["e", "c"])
-  })
-
-  it("every reconnect starts a replay again, and knows what the last connection delivered", () => {
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["a"])
-    replay.reopened()
-    admitAll(replay, ["a", "b"])
-    replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, ["a", "b", "c"]), ["c"])
-    assert.strictEqual(replay.takeDropped(), 3)
+    assert.isFalse(replay.active)
+    deliverAll(replay, ["a", "b", "a", "b", "b"])
   })
 
   it("a reconnect before anything was delivered is no replay", () => {
     const replay = new Replay()
     replay.reopened()
     replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, ["a", "a"]), ["a", "a"])
+    assert.isFalse(replay.active)
+    assert.strictEqual(replay.next("a"), NEW)
   })
 
-  it("pendingAgain: a replayed event asked again is delivered, and the replay goes on", () => {
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["req", "x", "y"])
-    replay.reopened()
-    const asked: Array<string> = []
-    const admit = (print: string, again: boolean) =>
-      replay.admit(print, () => {
-        asked.push(print)
-        return again
-      })
-    assert.isFalse(admit("x", false))
-    assert.isTrue(admit("req", true), "asked again: new to the caller")
-    assert.isFalse(admit("y", false), "still a replay")
-    assert.isTrue(admit("z", false), "new")
-    assert.isTrue(admit("x", false), "after the first new event, repeats are delivered")
-    assert.deepStrictEqual(asked, ["x", "req", "y"], "asked only about replayed events, before the replay ended")
-    assert.strictEqual(replay.takeDropped(), 2)
+  it("a reopened connection that starts with the whole delivered tail: that is the replay, decided as soon as it is complete", () => {
+    const replay = reopenedAfter(["a", "b", "c"])
+    assert.strictEqual(replay.next("a"), HOLD)
+    assert.strictEqual(replay.next("b"), HOLD)
+    assert.strictEqual(replay.next("c"), 3, "all three are the replay; nothing can continue it")
+    assert.isFalse(replay.active)
+    assert.strictEqual(replay.next("a"), NEW, "after the phase, repeats are new")
   })
 
-  it("pendingAgain is never asked on the first connection", () => {
-    const replay = new Replay()
-    replay.reopened()
-    assert.isTrue(replay.admit("a", always))
-    assert.isTrue(replay.admit("a", () => assert.fail("asked")))
+  it("a replay of the last events only (the service replays its last N)", () => {
+    const replay = reopenedAfter(["a", "b", "c", "d"])
+    assert.deepStrictEqual(judge(replay, ["c", "d", "e"]), { replayed: 2, phase: 2 })
   })
 
-  it("an event without a print ends the replay (it cannot be recognised)", () => {
-    const replay = new Replay()
+  it("issue 20: events equal to delivered ones that do not end where the delivered ones end are new", () => {
+    // The old rule dropped `c` and `a` (each among the last delivered) until `e`.
+    const replay = reopenedAfter(["a", "b", "c", "d"])
+    assert.deepStrictEqual(judge(replay, ["c", "a", "e", "c"]), { replayed: 0, phase: 2 })
+  })
+
+  it("issue 20: of the same action repeated around a reconnect, only the run equal to the delivered tail is a replay", () => {
+    // [x, A] delivered, then [A, A, y]: the longest run equal to a tail is [A] (one), not two.
+    const replay = reopenedAfter(["x", "A"])
+    assert.deepStrictEqual(judge(replay, ["A", "A", "y"]), { replayed: 1, phase: 1 })
+    // [A, A] delivered, then [A, A, A, A]: two, not four.
+    const twice = reopenedAfter(["A", "A"])
+    assert.deepStrictEqual(judge(twice, ["A", "A", "A", "A"]), { replayed: 2, phase: 2 })
+  })
+
+  it("the longest run is the replay: a shorter tail match does not end the phase early", () => {
+    // [a] alone equals the tail [a]; [a, b, a] equals the tail [a, b, a] too: three.
+    const replay = reopenedAfter(["a", "b", "a"])
+    assert.strictEqual(replay.next("a"), HOLD)
+    assert.strictEqual(replay.next("b"), HOLD)
+    assert.strictEqual(replay.next("a"), 3)
+  })
+
+  it("a run broken part-way: only the prefix that matched a whole tail is the replay", () => {
+    const replay = reopenedAfter(["a", "b", "a"])
+    assert.deepStrictEqual(judge(replay, ["a", "b", "z"]), { replayed: 1, phase: 3 })
+  })
+
+  it("settle decides with what has arrived (the attempt ended, the hold time is over)", () => {
+    const replay = reopenedAfter(["a", "b", "c"])
+    assert.strictEqual(replay.next("a"), HOLD)
+    assert.strictEqual(replay.settle(), 0, "[a] is no tail of [a, b, c]")
+    assert.isFalse(replay.active)
+    const other = reopenedAfter(["a", "b", "a", "b"])
+    assert.strictEqual(other.next("a"), HOLD)
+    assert.strictEqual(other.next("b"), HOLD)
+    assert.strictEqual(other.settle(), 2, "[a, b] is the tail")
+  })
+
+  it("an event without a print ends the phase (it cannot be recognised)", () => {
+    const replay = reopenedAfter(["a", "b"])
+    assert.strictEqual(replay.next("a"), HOLD)
+    assert.strictEqual(replay.next(undefined), 0)
+  })
+
+  it("every reconnect judges against what was delivered up to it", () => {
+    const replay = reopenedAfter(["a"])
+    assert.deepStrictEqual(judge(replay, ["a"]), { replayed: 1, phase: 1 })
+    replay.delivered("b")
     replay.reopened()
-    admitAll(replay, ["a", "b"])
-    replay.reopened()
-    assert.isFalse(replay.admit("a", never))
-    assert.isTrue(replay.admit(undefined, never))
-    assert.isTrue(replay.admit("b", never))
+    assert.deepStrictEqual(judge(replay, ["a", "b", "c"]), { replayed: 2, phase: 2 })
   })
 
   it("takeDropped counts the drops since it was last asked", () => {
     const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["a", "b"])
-    replay.reopened()
-    admitAll(replay, ["a"])
-    assert.strictEqual(replay.takeDropped(), 1)
+    replay.drop()
+    replay.drop()
+    assert.strictEqual(replay.takeDropped(), 2)
     assert.strictEqual(replay.takeDropped(), 0)
-    admitAll(replay, ["b", "a"])
-    assert.strictEqual(replay.takeDropped(), 2)
-    replay.reopened()
-    admitAll(replay, ["a", "b", "new"])
-    assert.strictEqual(replay.takeDropped(), 2)
   })
 
-  it(`remembers the last REPLAY_WINDOW (${REPLAY_WINDOW}) events: the oldest beyond it are forgotten`, () => {
+  // Few letters, so that events repeat and alignments collide.
+  const letters = FastCheck.array(FastCheck.constantFrom("a", "b", "c"), { maxLength: 12 })
+
+  it.prop(
+    "the replay is exactly the longest prefix of the new connection equal to a tail of what was delivered",
+    [letters, letters],
+    ([delivered, conn]) => {
+      const replay = reopenedAfter(delivered)
+      const { phase, replayed } = judge(replay, conn)
+      assert.strictEqual(replayed, longestReplay(delivered, conn))
+      assert.isAtMost(replayed, phase)
+      assert.isAtMost(phase, Math.max(delivered.length, 1) + 1, "a phase is never longer than the tail (plus the frame that ends it)")
+    },
+    { fastCheck: { numRuns: 2000 } }
+  )
+
+  it.prop(
+    "a service that replays its last r events then goes on: at least r are dropped, and what is kept plus what was delivered is never fewer than the new connection sent",
+    [letters, FastCheck.nat(12), letters],
+    ([delivered, r, fresh]) => {
+      const replayedByService = Math.min(r, delivered.length)
+      const conn = [...delivered.slice(delivered.length - replayedByService), ...fresh]
+      const replay = reopenedAfter(delivered)
+      const { replayed } = judge(replay, conn)
+      assert.isAtLeast(replayed, replayedByService)
+      // What the caller has of this session: delivered before, plus the new connection's rest.
+      const have = delivered.length + conn.length - replayed
+      assert.isAtLeast(have, conn.length)
+      // The frames dropped are a copy of the last ones delivered (counted once, never hidden).
+      assert.deepStrictEqual(conn.slice(0, replayed), delivered.slice(delivered.length - replayed))
+    },
+    { fastCheck: { numRuns: 2000 } }
+  )
+})
+
+describe("Replay (the window)", () => {
+  it(`remembers the last REPLAY_WINDOW (${REPLAY_WINDOW}) events: a replay of them is recognised, a longer one is not`, () => {
     const prints = Array.from({ length: REPLAY_WINDOW + 2 }, (_, i) => `e${i}`)
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, prints)
-    replay.reopened()
-    assert.isFalse(replay.admit("e2", never), "the oldest remembered")
-    assert.isFalse(replay.admit(`e${REPLAY_WINDOW}`, never))
-    assert.isFalse(replay.admit(`e${REPLAY_WINDOW + 1}`, never), "the newest")
-    assert.isTrue(replay.admit("e1", never), "forgotten: taken as new")
-    assert.strictEqual(replay.takeDropped(), 3)
-  })
-
-  it("remembers exactly REPLAY_WINDOW events", () => {
-    const prints = Array.from({ length: REPLAY_WINDOW }, (_, i) => `e${i}`)
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, prints)
-    replay.reopened()
-    assert.deepStrictEqual(admitAll(replay, prints), [])
-    assert.strictEqual(replay.takeDropped(), REPLAY_WINDOW)
+    const replay = reopenedAfter(prints)
+    assert.deepStrictEqual(judge(replay, prints.slice(2)), { replayed: REPLAY_WINDOW, phase: REPLAY_WINDOW })
+    const longer = reopenedAfter(prints)
+    assert.deepStrictEqual(judge(longer, prints.slice(1)), { replayed: 0, phase: 1 }, "e1 was forgotten: new")
   })
 
   it(`remembers at most REPLAY_WINDOW_CHARS (${REPLAY_WINDOW_CHARS}) characters: the oldest beyond them are forgotten`, () => {
     const quarter = REPLAY_WINDOW_CHARS / 4
     const big = (i: number) => `${i}`.padEnd(quarter, ".")
-    const full = new Replay()
-    full.reopened()
-    admitAll(full, [big(0), big(1), big(2), big(3)])
-    full.reopened()
-    assert.isFalse(full.admit(big(0), never), "four quarters fit exactly")
-
-    const over = new Replay()
-    over.reopened()
-    admitAll(over, [big(0), big(1), big(2), big(3), "x"])
-    over.reopened()
-    assert.isFalse(over.admit(big(1), never))
-    assert.isFalse(over.admit("x", never))
-    assert.isTrue(over.admit(big(0), never), "one more character: the oldest was forgotten")
+    const full = reopenedAfter([big(0), big(1), big(2), big(3)])
+    assert.deepStrictEqual(judge(full, [big(0), big(1), big(2), big(3)]), { replayed: 4, phase: 4 }, "four quarters fit exactly")
+    const over = reopenedAfter([big(0), big(1), big(2), big(3), "x"])
+    assert.deepStrictEqual(judge(over, [big(0), big(1)]), { replayed: 0, phase: 1 }, "big(0) went to make room")
+    const kept = reopenedAfter([big(0), big(1), big(2), big(3), "x"])
+    assert.deepStrictEqual(judge(kept, [big(1), big(2), big(3), "x"]), { replayed: 4, phase: 4 })
   })
 
-  it("a window of characters forgets as many old events as a large one needs", () => {
-    const replay = new Replay()
-    replay.reopened()
-    admitAll(replay, ["a", "b", "c", "d"])
-    admitAll(replay, ["".padEnd(REPLAY_WINDOW_CHARS - 2, "z")])
-    replay.reopened()
-    assert.isFalse(replay.admit("d", never))
-    assert.isFalse(replay.admit("c", never))
-    assert.isTrue(replay.admit("b", never), "b went to make room")
+  it("an event too large to remember ends the tail: nothing before it can be a replay", () => {
+    const huge = "".padEnd(REPLAY_WINDOW_CHARS + 1, "z")
+    const replay = reopenedAfter(["a", "b", huge])
+    assert.isFalse(replay.active)
+    const after = reopenedAfter(["a", huge, "b"])
+    assert.deepStrictEqual(judge(after, ["a", "b"]), { replayed: 0, phase: 1 })
+  })
+
+  it("a phase costs at most one pass over the window per frame: 1,024 identical events replayed", () => {
+    const same = Array.from({ length: REPLAY_WINDOW }, () => "same")
+    const replay = reopenedAfter(same)
+    assert.deepStrictEqual(judge(replay, [...same, "other"]), { replayed: REPLAY_WINDOW, phase: REPLAY_WINDOW })
   })
 })
 
@@ -196,11 +239,9 @@ describe("frameKey", () => {
   )
 
   it("a binary frame replayed after a reconnect is recognised by its fingerprint", () => {
-    const replay = new Replay()
-    replay.reopened()
-    assert.isTrue(replay.admit(frameKey(new Uint8Array([9, 9, 9])), never))
-    replay.reopened()
-    assert.isFalse(replay.admit(frameKey(new Uint8Array([9, 9, 9])), never))
-    assert.isTrue(replay.admit(frameKey(new Uint8Array([9, 9, 8])), never))
+    const replay = reopenedAfter([frameKey(new Uint8Array([9, 9, 9]))])
+    assert.strictEqual(replay.next(frameKey(new Uint8Array([9, 9, 9]))), 1)
+    const other = reopenedAfter([frameKey(new Uint8Array([9, 9, 9]))])
+    assert.strictEqual(other.next(frameKey(new Uint8Array([9, 9, 8]))), 0)
   })
 })

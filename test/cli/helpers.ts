@@ -122,6 +122,30 @@ export const spawn = (
       })
   )
 
+/** Runs any command to its end (pipes, standard input closed): what it printed and how it exited. */
+export const execute = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  cwd?: string
+): Effect.Effect<Finished> =>
+  Effect.async<Finished>((resume) => {
+    const child = ChildProcess.spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"], ...(cwd === undefined ? {} : { cwd }) })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("close", (code, signal) => resume(Effect.succeed({ code, signal, stdout, stderr })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/** A fresh temporary directory, removed with the scope. */
+export const tempDir = (prefix: string): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))),
+    (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
 /** Runs the launcher to its end (pipes), failing the test after `timeoutMs`. */
 export const run = (
   args: ReadonlyArray<string>,

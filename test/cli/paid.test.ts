@@ -10,7 +10,7 @@ import * as Net from "node:net"
 import { Simulator } from "../../src/simulator/index.js"
 import { envFor, run, runArgs, runUntilServiceGoes } from "./helpers.js"
 
-const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/m
+const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1 --max-actions \d+$/m
 
 /** A port nothing listens on: bound, then closed. */
 const freePort = Effect.async<number>((resume) => {
@@ -90,5 +90,32 @@ describe("issue 13: attach", () => {
       expect(result.stdout).toContain("Actions: 3/3")
       const answers = yield* sim.answers(created.session_id)
       expect(answers.map((a) => a.granted)).toEqual([true])
+    })))
+
+  it.live("issue 22: attach without --max-actions counts actions without a maximum (never 2147483647)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sim = yield* Simulator.make({ scenario: { actions: 3, ask: "none", frameDelay: Duration.millis(2) } })
+      const create = () =>
+        Effect.promise(() =>
+          fetch(`${sim.baseUrl}/api/v1sessions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${sim.accountKey}` },
+            body: JSON.stringify({ start_url: "https://example.com", goal: "Find the pricing page", max_actions: 3 })
+          }).then((r) => r.json() as Promise<{ session_id: string }>)
+        )
+      const [plainSession, jsonSession] = yield* Effect.all([create(), create()])
+      const [plain, json] = yield* Effect.all([
+        run(["attach", plainSession.session_id], envFor(sim)),
+        run(["attach", jsonSession.session_id, "--json"], envFor(sim))
+      ], { concurrency: "unbounded" })
+      expect(plain.code, plain.stderr).toBe(0)
+      expect(plain.stdout).toContain(`session ${plainSession.session_id} created\n`)
+      expect(plain.stdout).toMatch(/^action 3: /m)
+      expect(plain.stdout).toMatch(/^Actions: 3$/m)
+      expect(json.code, json.stderr).toBe(0)
+      const objects = json.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(objects[0]).toMatchObject({ kind: "session", maxActions: null })
+      expect(objects.at(-1)).toMatchObject({ kind: "outcome", actions: 3, maxActions: null })
+      for (const text of [plain.stdout, json.stdout]) expect(text).not.toContain("2147483647")
     })))
 })

@@ -78,9 +78,9 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
         [runArgs(0), env, /^error: --max-actions must be a whole number of at least 1, not 0/],
         [["run", "--goal", " ", "--start-url", "https://example.com", "--max-actions", "1"], env, /^error: --goal must not be empty/],
         [runArgs(2, "--base-url", "http://example.com"), env, /--allow-insecure/],
-        [["run", "--goal", "g"], env, /^error: .*--start-url.*\(see 'effect-agent-session run --help'\)/],
+        [["run", "--goal", "g", "--max-actions", "2"], env, /^error: missing --start-url <url> \(see 'effect-agent-session run --help'\)/],
         [runArgs(2, "--log-level", "loud"), env, /^error: --log-level must be one of .*not "loud"/],
-        [["frobnicate"], env, /^error: .*'run'.*\(see 'effect-agent-session --help'\)/]
+        [["frobnicate"], env, /^error: unknown command "frobnicate" \(see 'effect-agent-session --help'\)$/m]
       ]
       const results = yield* Effect.forEach(cases, ([args, caseEnv]) => run(args, caseEnv), { concurrency: 4 })
       for (const [i, [args, , expected]] of cases.entries()) {
@@ -127,22 +127,85 @@ layer(Simulator.layer({ scenario: { actions: 2, ask: "none", frameDelay: Duratio
     }))
 })
 
+describe("issue 22: argument errors", () => {
+  it.effect("every invalid flag value is a usage error (exit 2) naming the flag, the rule and the value", () =>
+    Effect.gen(function*() {
+      const cases: Array<[ReadonlyArray<string>, string]> = [
+        [["simulate", "--port", "99999"], "--port must be a whole number from 0 to 65535, not 99999"],
+        [["simulate", "--port", "-1"], "--port must be a whole number from 0 to 65535, not -1"],
+        [["simulate", "--actions", "x"], `--actions must be a whole number from 0 to 100000, not "x"`],
+        [["simulate", "--frame-delay", "-5"], "--frame-delay must be a whole number from 0 to 3600000, not -5"],
+        [["simulate", "--ask", "maybe"], `--ask must be one of none, input, permission, not "maybe"`],
+        [["simulate", "--fault", "drop-after=x"], `--fault drop-after needs a whole number, not "x"`],
+        [runArgs(2).map((a) => a === "2" ? "zero" : a), `--max-actions must be a whole number of at least 1, not "zero"`],
+        [runArgs(2, "--max-reconnects", "-1"), "--max-reconnects must be a whole number of at least 0, not -1"],
+        [runArgs(2, "--dialect", "observd"), `--dialect must be documented or observed, not "observd"; did you mean observed?`],
+        [runArgs(2, "--transport", "ws"), `--transport must be websocket or sse, not "ws"`],
+        [["attach", "ses_1", "--max-actions", "0"], "--max-actions must be a whole number of at least 1, not 0"],
+        [
+          ["onboard", "--name", "n", "--website", "https://example.com", "--domain", "sale"],
+          `--domain must be one of sales, marketing, research, automation, podcasting, not "sale"; did you mean sales?`
+        ]
+      ]
+      const results = yield* Effect.forEach(cases, ([args]) => run(args, cleanEnv()), { concurrency: 4 })
+      for (const [i, [args, message]] of cases.entries()) {
+        const result = results[i]!
+        expect(result.code, args.join(" ")).toBe(2)
+        oneErrorLine(result.stderr)
+        expect(result.stderr, args.join(" ")).toContain(`error: ${message}`)
+        expect(result.stderr).not.toMatch(/internal error|RangeError|is not a integer|Expected one of/)
+      }
+    }))
+
+  it.effect("one error per line, each naming its flag; did you mean for commands and flags", () =>
+    Effect.gen(function*() {
+      const [missing, several, command, flag, unknown] = yield* Effect.all([
+        run(["run", "--goal", "g"], cleanEnv()),
+        run(["run", "--goal", " ", "--start-url", "nope", "--max-actions", "0"], cleanEnv()),
+        run(["rn", "--goal", "g"], cleanEnv()),
+        run(["run", "--gaol", "g", "--start-url", "https://example.com", "--max-actions", "2"], cleanEnv()),
+        run([...runArgs(2), "--verbose"], cleanEnv())
+      ], { concurrency: "unbounded" })
+      expect(missing?.code).toBe(2)
+      expect(missing?.stderr).toBe(
+        "error: missing --start-url <url>\nerror: missing --max-actions <n> (see 'effect-agent-session run --help')\n"
+      )
+      expect(several?.code).toBe(2)
+      expect(several?.stderr.trimEnd().split("\n")).toEqual([
+        "error: --goal must not be empty",
+        `error: --start-url must be an absolute http:// or https:// URL, not "nope"`,
+        "error: --max-actions must be a whole number of at least 1, not 0 (see 'effect-agent-session run --help')"
+      ])
+      expect(command?.code).toBe(2)
+      expect(command?.stderr).toBe(`error: unknown command "rn"; did you mean run? (see 'effect-agent-session --help')\n`)
+      expect(flag?.code).toBe(2)
+      expect(flag?.stderr).toBe("error: unknown flag --gaol; did you mean --goal? (see 'effect-agent-session run --help')\n")
+      expect(unknown?.code).toBe(2)
+      expect(unknown?.stderr).toBe("error: unknown flag --verbose (see 'effect-agent-session run --help')\n")
+    }))
+})
+
 describe("effect-agent-session simulate --host 0.0.0.0", () => {
-  it.live("prints loopback URLs that run accepts; SIGTERM stops it with 143", () =>
+  it.live("prints loopback URLs that run accepts, and a random account key (issue 20 item 9); SIGTERM stops it with 143", () =>
     Effect.scoped(Effect.gen(function*() {
       const simulator = yield* spawn(
         ["simulate", "--host", "0.0.0.0", "--port", "0", "--frame-delay", "1", "--actions", "2", "--ask", "none"],
         cleanEnv()
       )
       const [, baseUrl = ""] = yield* simulator.waitFor(/export AGENT_SESSION_BASE_URL=(\S+)/, 60_000)
+      const [, accountKey = ""] = yield* simulator.waitFor(/export AGENT_SESSION_API_KEY=(\S+)/, 60_000)
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
       expect(simulator.stdout()).not.toContain("0.0.0.0:")
-      const result = yield* run(
-        runArgs(2),
-        cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: "sim-account-key" })
-      )
+      // Beyond loopback the well-known key is not the account: a random one is, and it is printed.
+      expect(accountKey).toMatch(/^sim_[A-Za-z0-9_-]{32}$/)
+      expect(simulator.stdout()).toContain(`account key: ${accountKey} (generated`)
+      const [result, wellKnown] = yield* Effect.all([
+        run(runArgs(2), cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: accountKey })),
+        run(runArgs(2), cleanEnv({ AGENT_SESSION_BASE_URL: baseUrl, AGENT_SESSION_API_KEY: "sim-account-key" }))
+      ], { concurrency: "unbounded" })
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toContain("Actions: 2/2")
+      expect(wellKnown.code).toBe(3)
       simulator.process.kill("SIGTERM")
       const stopped = yield* simulator.finished
       expect(stopped.code).toBe(143)

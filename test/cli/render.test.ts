@@ -14,6 +14,7 @@ import { decide } from "../../packages/cli/src/Run.js"
 import * as ExitCode from "../../packages/cli/src/ExitCode.js"
 import * as Render from "../../packages/cli/src/Render.js"
 import * as Errors from "../../src/Errors.js"
+import * as ClusterErrors from "../../src/cluster/ClusterErrors.js"
 import { ConnectionState } from "../../src/EventStream.js"
 import { ActionSessionId, SessionId } from "../../src/Session.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
@@ -21,7 +22,7 @@ import type * as SessionEvent from "../../src/SessionEvent.js"
 const capture = (columns = 80) => {
   const out: Array<string> = []
   const err: Array<string> = []
-  const sink: Render.Sink = { out: (t) => void out.push(t), err: (t) => void err.push(t), columns: () => columns }
+  const sink = Render.sinkOf({ out: (t) => void out.push(t), err: (t) => void err.push(t), columns: () => columns })
   return { sink, out: () => out.join(""), err: () => err.join("") }
 }
 
@@ -173,6 +174,15 @@ describe("cli rendering", () => {
     expect(code(new Errors.MalformedFrame({ raw: "", message: "" }))).toBe(8)
     expect(ExitCode.classify(new ExitCode.UsageError({ message: "m" }))).toEqual({ code: 2, message: "m" })
     expect(ExitCode.classify({ _tag: "QuitException" }).code).toBe(130)
+    // A superseded watcher says who took the session, and that it stopped rather than take it back.
+    const superseded = ExitCode.classify(new Errors.Superseded({ sessionId: "s", reason: "superseded by a newer connection" }))
+    expect(superseded.code).toBe(8)
+    expect(superseded.message).toContain("another watcher took the session")
+    expect(superseded.message).toContain("superseded by a newer connection")
+    // The cluster's errors are outside the core union, still an error of the service's side.
+    expect(ExitCode.classify(new ClusterErrors.ClusterUnavailable({ operation: "events", sessionId: "s", message: "no runner" })))
+      .toEqual({ code: 8, message: "ClusterUnavailable: no runner" })
+    expect(ExitCode.classify(new ClusterErrors.EventLogError({ operation: "append", message: "down" })).code).toBe(8)
     expect(ExitCode.describe(new Errors.MissingCredentials({ operation: "x", variable: "AGENT_SESSION_API_KEY" })))
       .toContain("AGENT_SESSION_API_KEY")
   })

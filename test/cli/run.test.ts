@@ -113,9 +113,13 @@ layer(Simulator.layer({ scenario: { actions: 4, ask: "permission", frameDelay: D
     Effect.gen(function*() {
       const sim = yield* Simulator.Simulator
       const before = yield* sim.httpRequests
+      // Every bad value at once, one per line, each naming its flag.
       const invalid = yield* run(["run", "--goal", "g", "--start-url", "not a url", "--max-actions", "0"], envFor(sim))
       expect(invalid.code).toBe(2)
-      expect(invalid.stderr).toBe(`error: --start-url must be an absolute http:// or https:// URL, not "not a url"\n`)
+      expect(invalid.stderr).toBe(
+        `error: --start-url must be an absolute http:// or https:// URL, not "not a url"\n` +
+          `error: --max-actions must be a whole number of at least 1, not 0 (see 'effect-agent-session run --help')\n`
+      )
       const both = yield* run(runArgs(2, "--approve", "--deny"), envFor(sim))
       expect(both.code).toBe(2)
       expect(both.stderr).toContain("--approve and --deny cannot be used together")
@@ -221,7 +225,7 @@ describe("effect-agent-session run: interruption", () => {
     Effect.scoped(Effect.gen(function*() {
       const result = yield* interruptedBy("SIGINT", 130)
       expect(result.stderr).toContain(
-        "session ses_hold may still be running at the service; reattach with: effect-agent-session attach ses_hold"
+        "session ses_hold may still be running at the service; reattach with: effect-agent-session attach ses_hold --max-actions 3"
       )
     })))
 
@@ -239,6 +243,8 @@ describe("effect-agent-session run: connection lost", () => {
       expect(lines.length).toBe(2)
       expect(lines[0]).toMatch(/^error: ConnectionLost: Connection lost after \d+ attempts/)
       // Issue 13: the session may still be running: its id, and how to reattach.
-      expect(lines[1]).toMatch(/^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1$/)
+      expect(lines[1]).toMatch(
+        /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1 --max-actions 8$/
+      )
     }))
 })

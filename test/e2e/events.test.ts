@@ -27,15 +27,12 @@ import * as Sse from "../../src/internal/sse.js"
 import * as WebSocket from "../../src/internal/webSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 
 /** Quick reconnects: every 30 ms, at most 8 retries. */
 const quick = Schedule.spaced("30 millis").pipe(Schedule.intersect(Schedule.recurs(8)))
 
 const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
-
-/** The events a script holds (the observed dialect's keep-alives are not in it). */
-const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
 
 type Result = Either.Either<SessionEvent.SessionEvent, EventStreamError>
 
@@ -45,17 +42,9 @@ const failureOf = (results: ReadonlyArray<Result>) => {
   return last !== undefined && Either.isLeft(last) ? last.left : undefined
 }
 
-/** Runs with faults and a scenario on the simulator (for sessions created inside), restoring both. */
-const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
-  Effect.flatMap(Simulator.Simulator, (simulator) =>
-    Effect.acquireUseRelease(
-      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
-      () => self,
-      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario(baseScenario))
-    ))
-
 const baseScenario: Partial<Simulator.Scenario> = { actions: 5, ask: "input", frameDelay: "2 millis" }
+const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
+  withFaultsAnd(faults, scenario, baseScenario)
 
 const createSession = (input: typeof request = request) =>
   Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(input)).pipe(

@@ -3,45 +3,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { AgentSessions, Answer, Dialect, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import { AgentSessions, Answer } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+import { meaningful, sdkFor, variants, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 
-const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
-
-const sdkFor = (options: { readonly apiKey?: string; readonly transport: "websocket" | "sse" }) =>
-  Layer.unwrapEffect(
-    Effect.map(Simulator.Simulator, (simulator) =>
-      NodeAgentSessions.layer({
-        apiKey: options.apiKey ?? simulator.accountKey,
-        baseUrl: simulator.baseUrl,
-        wsUrl: simulator.wsUrl,
-        dialect: simulator.dialect,
-        transport: options.transport,
-        events: { reconnect: fastReconnect }
-      }))
-  )
-
-/** The events a client must receive exactly once: the simulator's script (keep-alives aside). */
-const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
-
-/** Runs with faults (and a scenario change) on the simulator, restoring both afterwards. */
 const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Simulator.Simulator> =>
-  Effect.flatMap(Simulator.Simulator, (simulator) =>
-    Effect.acquireUseRelease(
-      Effect.zipRight(simulator.setFaults(faults), simulator.setScenario(scenario)),
-      () => self,
-      () => Effect.zipRight(simulator.setFaults({}), simulator.setScenario({ ask: "input" }))
-    ))
+  withFaultsAnd(faults, scenario, { ask: "input" })
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
-
-const variants = [
-  { dialect: Dialect.documented, transport: "websocket" },
-  { dialect: Dialect.observed, transport: "websocket" },
-  { dialect: Dialect.observed, transport: "sse" }
-] as const
 
 for (const { dialect, transport } of variants) {
   describe(`AgentSessions end to end (${dialect.name} dialect, ${transport})`, () => {

@@ -127,6 +127,8 @@ export const sseBody = () => {
     response: new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } }),
     send: (name: string, data: unknown) =>
       controller?.enqueue(encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)),
+    /** Raw text on the stream (a comment `: ping\n\n`, a piece of an event). */
+    raw: (text: string) => controller?.enqueue(encoder.encode(text)),
     end: () => controller?.close()
   }
 }

@@ -174,7 +174,8 @@ describe("hostile server: WebSocket event channel", () => {
 
   describe("every close code", () => {
     const rejections = [1008, 4001, 4003, 4401, 4403]
-    const others = [1001, 1002, 1003, 1007, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4002, 4500, 4999]
+    // 4000 (superseded) is neither: see below.
+    const others = [1001, 1002, 1003, 1007, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4002, 4500, 4999]
     it.scopedLive("U17 1000 before complete ends the stream without an error", () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({ ws: (ws) => ws.close(1000, `bye ${KEY}`) })
@@ -195,6 +196,16 @@ describe("hostile server: WebSocket event channel", () => {
           assert.strictEqual(server.upgrades(), 1, `${code} is not retried`)
           assertKeyAbsent(seen)
         }
+      }))
+
+    it.scopedLive("issue 20: 4000 (superseded) is Superseded at once, never retried, the reason scrubbed", () =>
+      Effect.gen(function*() {
+        const server = yield* hostileServer({ ws: (ws) => ws.close(4000, `superseded ${KEY}`) })
+        const seen = yield* observe(allEvents(server))
+        const error = expectError(seen.exit, "Superseded")
+        assert.include(error.reason, "<redacted>")
+        assert.strictEqual(server.upgrades(), 1, "4000 is not retried")
+        assertKeyAbsent(seen)
       }))
 
     it.scopedLive("U08 every other code (and 1005, 1006, invalid codes) is retried, then ConnectionLost or NeverConnected", () =>

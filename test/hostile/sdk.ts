@@ -36,7 +36,7 @@ export const sessionInfo = (sessionId = "hostile-session"): SessionInfo => attac
 export const sessionRequest = { start_url: "https://example.com/", goal: "find the price", max_actions: 5 }
 
 /** Quick reconnects: every 20 ms, at most `n` retries. */
-export const quick = (n = 3): Schedule.Schedule<unknown, Errors.EventStreamError | string> =>
+export const quick = (n = 3): Schedule.Schedule<unknown, EventStream.AttemptError> =>
   Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(n)))
 
 /** The whole SDK (`NodeAgentSessions.layer`) pointed at a hostile server. */

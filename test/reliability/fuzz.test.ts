@@ -477,6 +477,8 @@ describe("fuzzing", () => {
         const frame = g.pick(pool)
         const result = decode(frame.data)
         if (Either.isRight(result) && result.right._tag === "Complete") continue
+        // An action_run that does not decode ends the stream even here (issue 20): left out.
+        if (Either.isLeft(result) && result.left._tag === "EventDecodeError" && result.left.event === "action_run") continue
         live.push(frame.data)
       }
       // A few over the 1 MiB limit.

@@ -24,7 +24,7 @@ import * as AgentApi from "../../src/AgentApi.js"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
 import * as Credentials from "../../src/Credentials.js"
-import type { AgentSessionError, EventStreamError, RespondError } from "../../src/Errors.js"
+import type { AgentSessionError, RespondError } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as WebSocketCtor from "../../src/internal/webSocket.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
@@ -44,7 +44,7 @@ export const request = (maxActions = 10, goal = "find the pricing page"): Sessio
 })
 
 /** A quick reconnect schedule for tests: every 20 ms, at most 6 retries. */
-export const quickReconnect: Schedule.Schedule<unknown, EventStreamError | string> = Schedule.spaced("20 millis").pipe(
+export const quickReconnect: Schedule.Schedule<unknown, EventStream.AttemptError> = Schedule.spaced("20 millis").pipe(
   Schedule.intersect(Schedule.recurs(6))
 )
 

@@ -9,10 +9,8 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
 import * as CliConfig from "./Config.js"
+import * as Flags from "./Flags.js"
 import * as Run from "./Run.js"
-
-/** The budget guard of a session whose `max_actions` the caller did not give: none. */
-const UNKNOWN_MAX_ACTIONS = 2_147_483_647
 
 /**
  * The flags of `attach`: those of `run` that apply to a session that exists.
@@ -21,7 +19,7 @@ const UNKNOWN_MAX_ACTIONS = 2_147_483_647
  * @category models
  */
 export const attachOptions = {
-  maxActions: Options.integer("max-actions").pipe(
+  maxActions: Flags.integer("max-actions", { min: 1 }).pipe(
     Options.withDescription("The session's max_actions, for the budget guard and the bar (default: not checked)"),
     Options.optional
   ),
@@ -32,6 +30,7 @@ export const attachOptions = {
   json: Run.runOptions.json,
   metrics: Run.runOptions.metrics,
   maxReconnects: Run.runOptions.maxReconnects,
+  record: Run.runOptions.record,
   sessionId: Args.text({ name: "session-id" }).pipe(Args.withDescription("The id of the session to watch")),
   ...CliConfig.connectionOptions
 }
@@ -48,7 +47,8 @@ export const command = Command.make("attach", attachOptions, ({ maxActions, sess
       ...flags,
       goal: "",
       startUrl: "",
-      maxActions: Option.getOrElse(maxActions, () => UNKNOWN_MAX_ACTIONS)
+      maxActions,
+      idempotencyKey: Option.none()
     },
     Run.processEnvironment(),
     Option.some(sessionId)

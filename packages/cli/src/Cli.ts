@@ -18,36 +18,89 @@ import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Predicate from "effect/Predicate"
 import * as Help from "./Help.js"
 import { version } from "./version.js"
-import { classify, ExitCode } from "./ExitCode.js"
+import { classify, CliExit, ExitCode, UsageError } from "./ExitCode.js"
 import * as Attach from "./Attach.js"
-import * as Cluster from "./Cluster.js"
+import type * as ClusterCommands from "./Cluster.js"
 import * as Onboard from "./Onboard.js"
+import * as Quick from "./Quick.js"
+import * as Render from "./Render.js"
 import * as Run from "./Run.js"
+import * as Sanitize from "./Sanitize.js"
 import * as Simulate from "./Simulate.js"
+import { didYouMean } from "./Suggest.js"
+
+const root = Command.make("effect-agent-session").pipe(
+  Command.withDescription("Run agent sessions from the terminal, against the service or its simulator")
+)
 
 /**
- * The root command.
+ * The root command with the commands that load with the command line. The other commands of the
+ * help (the cluster commands: `runner`, `submit`, `watch`, `answer`) are in `Cluster.ts`, loaded only when
+ * one of them runs ({@link withCluster}): they need `@effect/cluster` and the SQL packages,
+ * optional peers of this package.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const command = Command.make("effect-agent-session").pipe(
-  Command.withDescription("Run agent sessions from the terminal, against the service or its simulator"),
-  Command.withSubcommands([
-    Run.command,
-    Attach.command,
-    Simulate.command,
-    Onboard.command,
-    Cluster.runner,
-    Cluster.submit,
-    Cluster.watch,
-    Cluster.answer
-  ])
-)
+export const command = root.pipe(Command.withSubcommands([Run.command, Attach.command, Simulate.command, Onboard.command]))
 
-const cli = Command.run(command, { name: "effect-agent-session", version })
+const coreNames: ReadonlyArray<string> = ["run", "attach", "simulate", "onboard"]
+
+/**
+ * The root command with the cluster commands too, once `Cluster.ts` is loaded.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const withCluster = (cluster: typeof ClusterCommands) =>
+  root.pipe(
+    Command.withSubcommands([
+      Run.command,
+      Attach.command,
+      Simulate.command,
+      Onboard.command,
+      cluster.runner,
+      cluster.submit,
+      cluster.watch,
+      cluster.answer
+    ])
+  )
+
+/**
+ * The packages the cluster commands need, with their ranges: the optional peers of this package
+ * (a test keeps them equal to `package.json`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const clusterPackages: Readonly<Record<string, string>> = {
+  "@effect/cluster": "^0.60.2",
+  "@effect/rpc": "^0.76.2",
+  "@effect/sql": "^0.52.1",
+  "@effect/sql-pg": "^0.53.0"
+}
+
+/**
+ * Loads the cluster commands. A package they need that is not installed is a one-line usage
+ * error naming what to install.
+ */
+const loadClusterCommands = Effect.tryPromise({
+  try: () => import("./Cluster.js"),
+  catch: (error) => error
+}).pipe(
+  Effect.mapError((error) => {
+    const text = error instanceof Error ? error.message : String(error)
+    const names = Object.keys(clusterPackages)
+    const missing = names.find((name) => text.includes(`'${name}'`) || text.includes(`"${name}"`))
+    return Predicate.hasProperty(error, "code") && error.code === "ERR_MODULE_NOT_FOUND" && missing !== undefined
+      ? `the cluster commands need ${names.join(", ")} (${missing} is not installed): ` +
+        `npm install ${Object.entries(clusterPackages).map(([name, range]) => `${name}@${range}`).join(" ")}`
+      : `the cluster commands could not be loaded: ${text}`
+  })
+)
 
 /** A console that prints nothing: @effect/cli's own printing of usage errors is replaced by ours. */
 const silentConsole: Console.Console = {
@@ -131,15 +184,78 @@ const levelNames = "all, trace, debug, info, warning, error, fatal, none"
 const findLevel = (name: string): LogLevel.LogLevel | undefined =>
   levels.find(([label]) => label === name.trim().toLowerCase())?.[1]
 
-const oneLine = (text: string): string =>
-  text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\s+/g, " ").trim()
+/** The flags a command's help lists (the help names every flag), and the ones accepted everywhere. */
+const flagsOf = (commandName: string): ReadonlyArray<string> => [
+  ...new Set([...(Help.texts[commandName] ?? "").matchAll(/^\s+(?:-\w, )?(--[a-z][a-z-]*)/gm)].map((m) => m[1] ?? "")),
+  "--help",
+  "--log-level"
+]
+
+/** `--start-url <url>`: a flag with the value its help shows, else the flag. */
+const flagWithValue = (flag: string, commandName: string): string =>
+  (Help.texts[commandName] ?? "").match(new RegExp(`^\\s+(${flag} <[^>]+>)`, "m"))?.[1] ?? flag
+
+/** The flag given just before (or with `=`) a value on the command line. */
+const flagOfValue = (value: string, args: ReadonlyArray<string>): string | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? ""
+    if (arg.startsWith("--") && arg.endsWith(`=${value}`)) return arg.slice(0, arg.indexOf("="))
+    if (args[i + 1] === value && arg.startsWith("--")) return arg
+  }
+  return undefined
+}
+
+/**
+ * The usage errors of a failed parse, one per line, in the command line's words: each names the
+ * flag (or the command), says what was expected, and suggests a close name where one exists.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const usageLines = (
+  error: ValidationError.ValidationError,
+  args: ReadonlyArray<string>,
+  commandName: string
+): ReadonlyArray<string> => {
+  if (!("error" in error)) return ["invalid arguments"]
+  const text = HelpDoc.isEmpty(error.error) ? "invalid arguments" : HelpDoc.toAnsiText(error.error)
+  const lines = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").split("\n").map((l) => l.trim()).filter((l) => l.length > 0)
+  // @effect/cli puts several problems in one paragraph: one per line.
+  const problems = lines.flatMap((l) => l.split(/(?<=\S) (?=Expected to find option:)/))
+  return problems.map((problem): string => {
+    let m: RegExpMatchArray | null
+    if ((m = problem.match(/^Expected to find option: '(--[\w-]+)'/)) !== null) {
+      return `missing ${flagWithValue(m[1] ?? "", commandName)}`
+    }
+    if ((m = problem.match(/^The flag '(.+)' is not recognized\. Did you mean '(.+)'\?$/)) !== null) {
+      return `unknown flag ${m[1]}; did you mean ${m[2]}?`
+    }
+    if ((m = problem.match(/^Received unknown argument: '(.*)'$/)) !== null) {
+      const arg = m[1] ?? ""
+      return arg.startsWith("-")
+        ? `unknown flag ${arg.split("=")[0]}${didYouMean(arg.split("=")[0] ?? "", flagsOf(commandName))}`
+        : `unexpected argument ${JSON.stringify(arg)}`
+    }
+    if ((m = problem.match(/^Invalid subcommand for /)) !== null) {
+      const name = args.find((arg) => !arg.startsWith("-")) ?? ""
+      return `unknown command ${JSON.stringify(name)}${didYouMean(name, Quick.commandNames)}`
+    }
+    if ((m = problem.match(/^Missing argument (<[^>]+>)/)) !== null) return `missing ${m[1]}`
+    if ((m = problem.match(/^'(.*)' is not a (\w+)$/)) !== null) {
+      const value = m[1] ?? ""
+      const what = m[2] === "integer" ? "a whole number" : m[2] === "float" ? "a number" : `a ${m[2]}`
+      return `${flagOfValue(value, args) ?? "a flag"} must be ${what}, not ${JSON.stringify(value)}`
+    }
+    return problem
+  })
+}
 
 /**
  * Runs the command line on the given arguments (`process.argv`) and gives the exit code.
  *
  * - no arguments: the help on standard error, exit 2;
  * - `--help` / `-h` (anywhere): the help of the command, exit 0; `--version`: the version;
- * - a usage error: one line, `error: ...`, naming the flag, exit 2.
+ * - usage errors: one per line, `error: ...`, each naming the flag, exit 2.
  *
  * @since 0.1.0
  * @category constructors
@@ -147,62 +263,62 @@ const oneLine = (text: string): string =>
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, NodeContext.NodeContext> =>
   Effect.suspend(() => {
     const extracted = extractLogLevel(argv.slice(2))
-    if (Either.isLeft(extracted)) return usage(extracted.left, "")
+    if (Either.isLeft(extracted)) return usage([extracted.left], "")
     const { args, level } = extracted.right
-    const first = args[0]
-    if (first === undefined) {
+    const quick = Quick.answer(args)
+    if (quick !== undefined) {
       return Effect.sync(() => {
-        process.stderr.write(Help.texts[""] ?? "")
-        return ExitCode.usage as number
+        Render.processSink.out(quick.stdout)
+        Render.processSink.err(quick.stderr)
+        return quick.code
       })
     }
-    const beforeDashes = args.indexOf("--") < 0 ? args : args.slice(0, args.indexOf("--"))
-    if (beforeDashes.includes("--help") || beforeDashes.includes("-h")) {
-      const text = Help.forCommand(first.startsWith("-") ? "" : first)
-      if (text !== undefined) {
-        return Effect.sync(() => {
-          process.stdout.write(text)
-          return ExitCode.ok as number
-        })
-      }
-    }
-    if (args.length === 1 && (first === "--version" || first === "-v")) {
-      return Effect.sync(() => {
-        process.stdout.write(`effect-agent-session ${version}\n`)
-        return ExitCode.ok as number
-      })
-    }
-    const commandName = first.startsWith("-") ? "" : first
-    return cli([argv[0] ?? "node", argv[1] ?? "effect-agent-session", ...args]).pipe(
+    const commandName = args[0] !== undefined && !args[0].startsWith("-") ? args[0] : ""
+    const cliArgs = [argv[0] ?? "node", argv[1] ?? "effect-agent-session", ...args]
+    const options = { name: "effect-agent-session", version }
+    const program: Effect.Effect<void, unknown, NodeContext.NodeContext> = commandName === "" || coreNames.includes(commandName)
+      ? Command.run(command, options)(cliArgs)
+      : Effect.flatMap(
+        Effect.catchAll(loadClusterCommands, (message) => Effect.fail(new UsageError({ message }))),
+        (cluster) => Command.run(withCluster(cluster), options)(cliArgs)
+      )
+    return program.pipe(
       Effect.withConsole(silentConsole),
       Effect.as(ExitCode.ok as number),
       Effect.catchAll((error): Effect.Effect<number> => {
         if (ValidationError.isValidationError(error)) {
-          const text = HelpDoc.isEmpty(error.error) ? "invalid arguments" : HelpDoc.toAnsiText(error.error)
-          return usage(text, Help.forCommand(commandName) === undefined ? "" : commandName)
+          return usage(usageLines(error, args, commandName), Help.forCommand(commandName) === undefined ? "" : commandName)
         }
-        if (error._tag === "CliExit") return Effect.succeed(error.code)
+        if (error instanceof CliExit) return Effect.succeed(error.code)
         const { code, message } = classify(error)
         return Effect.sync(() => {
-          process.stderr.write(`error: ${message}\n`)
+          Render.processSink.err(`error: ${Sanitize.line(message)}\n`)
           return code
         })
       }),
       Effect.catchAllDefect((defect) =>
         Effect.sync(() => {
-          process.stderr.write(`internal error: ${Cause.pretty(Cause.die(defect)).split("\n")[0] ?? ""}\n`)
+          Render.processSink.err(`internal error: ${Sanitize.line(Cause.pretty(Cause.die(defect)).split("\n")[0] ?? "")}\n`)
           return ExitCode.internal as number
         })
       ),
-      // Library logs go to standard error, warnings and above unless --log-level or EFFECT_LOG_LEVEL says otherwise.
-      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
+      // Library logs go to standard error (made safe for a terminal), warnings and above unless
+      // --log-level or EFFECT_LOG_LEVEL says otherwise.
+      Effect.provide(
+        Logger.replace(
+          Logger.defaultLogger,
+          Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Sanitize.block))
+        )
+      ),
       Logger.withMinimumLogLevel(level)
     )
   })
 
-const usage = (message: string, commandName: string): Effect.Effect<number> =>
+/** Usage errors, one per line; the last names the help to read. */
+const usage = (messages: ReadonlyArray<string>, commandName: string): Effect.Effect<number> =>
   Effect.sync(() => {
     const help = commandName === "" ? "effect-agent-session --help" : `effect-agent-session ${commandName} --help`
-    process.stderr.write(`error: ${oneLine(message)} (see '${help}')\n`)
+    const lines = messages.map((message) => `error: ${Sanitize.line(message)}`)
+    Render.processSink.err(lines.map((line, i) => i === lines.length - 1 ? `${line} (see '${help}')` : line).join("\n") + "\n")
     return ExitCode.usage as number
   })

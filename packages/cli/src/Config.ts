@@ -7,11 +7,13 @@
 import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Dialect from "effect-agent-session/Dialect"
 import type * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import { UsageError } from "./ExitCode.js"
+import * as Flags from "./Flags.js"
 
 /**
  * The environment variables the command line reads.
@@ -45,7 +47,7 @@ export const connectionOptions = {
     ),
     Options.optional
   ),
-  transport: Options.choice("transport", ["websocket", "sse"]).pipe(
+  transport: Flags.choice("transport", ["websocket", "sse"]).pipe(
     Options.withDescription(
       `The event channel: websocket, or sse (the observed client's Server-Sent Events at the base URL) (default: $${Env.transport}, else websocket)`
     ),
@@ -55,7 +57,7 @@ export const connectionOptions = {
     Options.withDescription(`The account API key (default: $${Env.apiKey}; prefer the variable: flags show in ps)`),
     Options.optional
   ),
-  dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
+  dialect: Flags.choice("dialect", ["documented", "observed"]).pipe(
     Options.withDescription(`The wire dialect (default: $${Env.dialect}, else documented)`),
     Options.optional
   ),
@@ -142,16 +144,11 @@ export const checkUrl = (
   value: string,
   source: string,
   schemes: ReadonlyArray<string>
-): Effect.Effect<string, UsageError> => {
-  const ok = URL.canParse(value) && schemes.includes(new URL(value).protocol)
-  return ok
-    ? Effect.succeed(value)
-    : Effect.fail(
-      new UsageError({
-        message: `${source} must be an absolute ${schemes.map((s) => `${s}//`).join(" or ")} URL, not "${value}"`
-      })
-    )
-}
+): Effect.Effect<string, UsageError> =>
+  Either.match(Flags.parseUrl(source, value, schemes), {
+    onLeft: (message) => Effect.fail(new UsageError({ message })),
+    onRight: Effect.succeed
+  })
 
 /**
  * Resolves the connection from flags and the environment. The base URL is required (the

@@ -7,8 +7,11 @@
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+// The cluster's errors alone: this module loads none of the cluster's (optional) packages.
+import * as ClusterErrors from "effect-agent-session/cluster/ClusterErrors"
 import type { AgentSessionError } from "effect-agent-session/Errors"
 import { isAgentSessionError } from "effect-agent-session/Errors"
+import { shellWord } from "./Sanitize.js"
 
 /**
  * The exit codes, documented in `docs/cli.md`.
@@ -33,8 +36,10 @@ export const ExitCode = {
   budgetExceeded: 6,
   /** The session ended without `complete`: `SessionEndedWithoutComplete`. */
   endedWithoutComplete: 7,
-  /** Any other error of the service or the event channel. */
+  /** Any other error of the service or the event channel, and the cluster's (`ClusterUnavailable`, `EventLogError`). */
   serviceError: 8,
+  /** `onboard --save-key`: the agent was registered, its key could not be written (it was printed instead). */
+  keyNotSaved: 9,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
   /** Terminated (SIGTERM), after closing cleanly. */
@@ -122,8 +127,15 @@ export const describe = (error: AgentSessionError): string => {
       return `refusing to send the key in clear to ${error.url}: use https:// (wss://), or pass --allow-insecure`
     case "NeverConnected":
       return `the event channel never connected: ${oneLine(error.lastError)} (${error.attempts} attempts); check AGENT_SESSION_WS_URL or --ws-url`
+    case "Superseded":
+      return `another watcher took the session (the service closed this connection with 4000: ${
+        oneLine(error.reason)
+      }); it goes on there: this command stopped watching rather than take it back`
     case "OutcomeUnknown":
-      return `${oneLine(error.message)}; check the service before running again`
+      return error.operation.endsWith("createSession")
+        ? `${oneLine(error.message)}; to get that session rather than a second one from a service that honours the key, ` +
+          `run the same command with --idempotency-key ${shellWord(error.idempotencyKey)}`
+        : `${oneLine(error.message)}; check the service before running again`
     default:
       return `${error._tag}: ${oneLine(error.message)}`
   }
@@ -137,6 +149,10 @@ export const describe = (error: AgentSessionError): string => {
  */
 export const classify = (error: unknown): { readonly code: ExitCode; readonly message: string } => {
   if (isAgentSessionError(error)) return { code: forError(error), message: describe(error) }
+  // The cluster commands' own errors (`ClusterUnavailable`, `EventLogError`): the service's side.
+  if (ClusterErrors.isClusterError(error)) {
+    return { code: ExitCode.serviceError, message: `${error._tag}: ${oneLine(error.message)}` }
+  }
   if (error instanceof UsageError) return { code: ExitCode.usage, message: error.message }
   if (Predicate.isTagged(error, "QuitException")) return { code: ExitCode.interrupted, message: "interrupted" }
   const message = error instanceof Error ? error.message : String(error)

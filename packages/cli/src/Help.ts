@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
-import { ExitCode } from "./ExitCode.js"
-
+// No import of ExitCode.ts (it loads the SDK's errors): the help is answered before anything
+// loads (Quick.ts). A test keeps this table equal to ExitCode.
 const exitCodes = `Exit codes:
   0    the session completed (or the command succeeded)
   1    an unexpected failure (a bug: please report it)
@@ -17,8 +17,9 @@ const exitCodes = `Exit codes:
   6    the agent ran more actions than --max-actions
   7    the session ended without complete
   8    any other error of the service or the event channel
-  ${ExitCode.interrupted}  interrupted (Ctrl-C)
-  ${ExitCode.terminated}  terminated (SIGTERM)`
+  9    onboard: the agent was registered but --save-key could not write its key (printed instead)
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)`
 
 const connection = `Connection (each flag, else its environment variable):
   --base-url <url>        The service's HTTP base URL ($AGENT_SESSION_BASE_URL; required).
@@ -91,6 +92,9 @@ Session:
                           counts against it, and the run stops past it (exit 6).
   --agent-key <key>       Run as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY);
                           else the account key is used.
+  --idempotency-key <key> The Idempotency-Key of the create request (default: a fresh one). Give
+                          the key that a notice printed ("a session may have been created") to
+                          get that session back from a service that honours the key.
 
 Answers to the agent's requests (else a prompt on a terminal, else deny):
   --approve               Grant every request without asking (input requests get --input).
@@ -102,6 +106,8 @@ Output:
   --metrics               Print a summary of the SDK's metrics at the end.
   --max-reconnects <n>    Reconnect at most n times in a row, 50 ms apart doubling up to 1 s
                           (default: 10 times, from 250 ms up to 10 s).
+  --record <file>         Record the session to this file (JSON Lines, no key in it), to replay
+                          it in tests or with simulate --replay (docs/testing.md).
 
 ${connection}
 
@@ -127,8 +133,8 @@ Session:
                           not checked).
   --agent-key <key>       Watch as an onboarded agent, with its key ($AGENT_SESSION_AGENT_KEY).
 
-Answers and output: --approve, --deny, --input <text>, --json, --metrics and
---max-reconnects <n>, as for run.
+Answers and output: --approve, --deny, --input <text>, --json, --metrics,
+--max-reconnects <n> and --record <file>, as for run.
 
 ${connection}
 
@@ -238,12 +244,19 @@ Flags:
   --ask <what>            What the agent asks in the middle of its run: none, input or
                           permission (default).
   --frame-delay <ms>      Milliseconds before each event (default 300, slow enough to watch).
-  --account-key <key>     The account key the simulator accepts (default sim-account-key).
+  --account-key <key>     The account key the simulator accepts (default sim-account-key on
+                          loopback; listening beyond loopback, such as on 0.0.0.0, a random key,
+                          printed: whoever reaches the port with the well-known key would be the
+                          account).
   --fault <fault>         A fault to inject; repeatable: drop-after=N[,M...], malformed-at=N,
                           unknown-event-at=N, stall-after=N:MS, exceed-max-actions=N,
                           close-before-complete, reject-handshake, fail-503=N,
                           rate-limit=N[:SECONDS], http-delay=MS.
   --json                  Print the address as one JSON object (for scripts).
+  --replay <file>         Serve this recorded session (run --record) instead of the scripted
+                          agent, in its recorded dialect, over WebSocket and SSE; each client's
+                          answers are checked against the recorded ones (docs/testing.md).
+  --speed <n>             With --replay: the recorded delays divided by n (default 1).
 
 ${common}
 
@@ -251,12 +264,13 @@ Examples:
   effect-agent-session simulate
   effect-agent-session simulate --port 0 --json
   effect-agent-session simulate --dialect observed --ask input --fault drop-after=3
+  effect-agent-session simulate --replay session.jsonl --speed 10
 
 ${exitCodes}
 `,
   onboard: `effect-agent-session onboard: register an agent with the service (with the account key)
-and print it. The service returns the agent's key only once; it is printed only with
---show-key.
+and print it. The service returns the agent's key only once: --save-key <file> or --show-key
+is required, so that it is never lost.
 
 Usage:
   effect-agent-session onboard --name <name> --website <url> --domain <domain> [flags]
@@ -266,7 +280,10 @@ Agent:
   --website <url>         The agent's website: an absolute http:// or https:// URL.
   --domain <domain>       sales, marketing, research, automation or podcasting.
   --show-key              Print the agent's key.
-  --save-key <file>       Write the agent's key to a new file with mode 0600 (never overwrites).
+  --save-key <file>       Write the agent's key to a new file with mode 0600, created before the
+                          agent is registered (never overwrites; a file that cannot be created
+                          stops the command before anything is sent). Should writing still fail,
+                          the key is printed instead (exit 9).
   --json                  Print the agent as one JSON object.
 
 ${connection}

@@ -14,9 +14,13 @@ import type * as Answer from "effect-agent-session/Answer"
 import * as Metrics from "effect-agent-session/Metrics"
 import type { ConnectionState } from "effect-agent-session/EventStream"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
+import * as Sanitize from "./Sanitize.js"
 
 /**
- * Where output goes.
+ * Where output goes. `out` and `err` are the render boundary: what they are given (text of the
+ * service included) is written with every control character escaped (`Sanitize.block`), so they
+ * never carry an escape code. `draw` is the live view's own channel: its cursor and colour codes,
+ * around service text it made safe itself (`Sanitize.line`).
  *
  * @since 0.1.0
  * @category models
@@ -24,6 +28,8 @@ import * as SessionEvent from "effect-agent-session/SessionEvent"
 export interface Sink {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
+  /** Written as it is, to standard output: only the live view's own codes and sanitised text. */
+  readonly draw: (text: string) => void
   /** The terminal width, when standard output is a terminal. */
   readonly columns: () => number
   /**
@@ -75,12 +81,34 @@ export const unmuteProcessInput = (): void => {
 }
 
 /**
+ * A {@link Sink} over raw writers: `out` and `err` escape every control character
+ * (`Sanitize.block`) before writing; `draw` writes to `out` as it is.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const sinkOf = (raw: {
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+  readonly columns: () => number
+  readonly muteInput?: (() => void) | undefined
+  readonly unmuteInput?: (() => void) | undefined
+}): Sink => ({
+  out: (text) => raw.out(Sanitize.block(text)),
+  err: (text) => raw.err(Sanitize.block(text)),
+  draw: raw.out,
+  columns: raw.columns,
+  muteInput: raw.muteInput,
+  unmuteInput: raw.unmuteInput
+})
+
+/**
  * Standard output and standard error of the process.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const processSink: Sink = {
+export const processSink: Sink = sinkOf({
   out: (text) => {
     process.stdout.write(text)
   },
@@ -91,7 +119,7 @@ export const processSink: Sink = {
   columns: () => (process.stdout.columns ?? 0) > 0 ? process.stdout.columns : 80,
   muteInput: muteProcessInput,
   unmuteInput: unmuteProcessInput
-}
+})
 
 /**
  * What has happened so far in a session.
@@ -101,7 +129,8 @@ export const processSink: Sink = {
  */
 export interface Progress {
   sessionId: Option.Option<string>
-  maxActions: number
+  /** The session's `max_actions`, when known (`attach` without `--max-actions`: not known). */
+  maxActions: Option.Option<number>
   actions: number
   events: number
   reconnects: number
@@ -110,6 +139,13 @@ export interface Progress {
   lastError: Option.Option<string>
   answers: number
   connection: string
+  /** Whether the event channel was open at least once. */
+  opened: boolean
+  /**
+   * While the create request waits for its answer: its `Idempotency-Key`. A session may exist at
+   * the service from the moment the request was sent.
+   */
+  creating: Option.Option<string>
 }
 
 /**
@@ -118,9 +154,9 @@ export interface Progress {
  * @since 0.1.0
  * @category constructors
  */
-export const makeProgress = (maxActions: number): Progress => ({
+export const makeProgress = (maxActions: number | undefined): Progress => ({
   sessionId: Option.none(),
-  maxActions,
+  maxActions: Option.fromNullable(maxActions),
   actions: 0,
   events: 0,
   reconnects: 0,
@@ -128,7 +164,9 @@ export const makeProgress = (maxActions: number): Progress => ({
   lastThought: Option.none(),
   lastError: Option.none(),
   answers: 0,
-  connection: "connecting"
+  connection: "connecting",
+  opened: false,
+  creating: Option.none()
 })
 
 /**
@@ -170,6 +208,8 @@ export type AnswerSource = "flag" | "prompt" | "no-terminal"
  * @category models
  */
 export interface Reporter {
+  /** Says what the command is waiting for (`creating session at <url>...`), as it starts waiting. */
+  readonly status: (text: string, progress: Progress) => Effect.Effect<void>
   readonly created: (sessionId: string, progress: Progress) => Effect.Effect<void>
   readonly event: (event: SessionEvent.SessionEvent, progress: Progress) => Effect.Effect<void>
   readonly state: (state: ConnectionState, progress: Progress) => Effect.Effect<void>
@@ -193,7 +233,8 @@ export interface Reporter {
 // Text helpers
 // ---------------------------------------------------------------------------
 
-const singleLine = (text: string): string => text.replace(/\s+/g, " ").trim()
+/** Service text on one line, safe for a terminal. */
+const clean = Sanitize.line
 
 /**
  * Cuts a line to a width, with an ellipsis.
@@ -219,9 +260,17 @@ export const bar = (done: number, total: number, width = 24, fill = "█", empty
   return `[${fill.repeat(filled)}${empty.repeat(width - filled)}] ${done}/${total}`
 }
 
+/** `3/8`, or `3` when the session's `max_actions` is not known. */
+const actionCount = (done: number, progress: Progress): string =>
+  Option.match(progress.maxActions, { onNone: () => String(done), onSome: (max) => `${done}/${max}` })
+
+/** ` (max 8 actions)`, or nothing when it is not known. */
+const maxText = (progress: Progress): string =>
+  Option.match(progress.maxActions, { onNone: () => "", onSome: (max) => ` (max ${max} actions)` })
+
 /**
  * The response of an outcome rendered per its type: JSON pretty-printed (raw when it does not
- * parse), Markdown and strings as they are.
+ * parse), Markdown and strings as they are. Not yet made safe for a terminal (`Sanitize.block`).
  *
  * @since 0.1.0
  * @category accessors
@@ -244,10 +293,45 @@ export const renderResponse = (outcome: Pick<Outcome, "response" | "type" | "com
 export const formatCost = (cost: Option.Option<number>): string =>
   Option.match(cost, { onNone: () => "not reported", onSome: (n) => String(n) })
 
+/**
+ * The command that reattaches to a session, one line for a POSIX shell: the id quoted
+ * (`Sanitize.shellWord`), and `--max-actions` when the session's budget is known.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const reattachCommand = (sessionId: string, maxActions: Option.Option<number>): string =>
+  `effect-agent-session attach ${Sanitize.shellWord(sessionId)}${
+    Option.match(maxActions, { onNone: () => "", onSome: (max) => ` --max-actions ${max}` })
+  }`
+
+/**
+ * The notice of a session that may still be running (and paid for) at the service, with the
+ * command that reattaches to it.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const orphanNotice = (sessionId: string, maxActions: Option.Option<number>): string =>
+  `session ${clean(sessionId)} may still be running at the service; reattach with: ${reattachCommand(sessionId, maxActions)}`
+
+/**
+ * The notice of a create request that was sent and not answered (interrupted, or its answer
+ * lost): a session may exist, and the `Idempotency-Key` that asks a service honouring it for that
+ * session rather than a new one.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const createNotice = (idempotencyKey: string): string =>
+  `the create request was sent and not answered: a session may have been created (and be paid for); ` +
+  `run the same command with --idempotency-key ${Sanitize.shellWord(idempotencyKey)} to get that session ` +
+  `from a service that honours Idempotency-Key, rather than a second one`
+
 const describeRequest = (request: SessionEvent.ExternalResourceRequested): string => {
-  const kind = SessionEvent.resourceTypeRaw(request.resource_type)
-  const field = Option.match(request.field_name, { onNone: () => "", onSome: (f) => ` [field ${f}]` })
-  return `${kind}${field}: ${singleLine(request.reason)}`
+  const kind = clean(SessionEvent.resourceTypeRaw(request.resource_type))
+  const field = Option.match(request.field_name, { onNone: () => "", onSome: (f) => ` [field ${clean(f)}]` })
+  return `${kind}${field}: ${clean(request.reason)}`
 }
 
 const describeAnswer = (answer: Answer.Answer, source: AnswerSource): string => {
@@ -255,14 +339,14 @@ const describeAnswer = (answer: Answer.Answer, source: AnswerSource): string => 
   if (answer._tag === "Deny") return `denied${how}`
   return Option.match(answer.input, {
     onNone: () => `granted${how}`,
-    onSome: (input) => `granted with input "${singleLine(input)}"${how}`
+    onSome: (input) => `granted with input "${clean(input)}"${how}`
   })
 }
 
 const describeState = (state: ConnectionState): Option.Option<string> => {
   switch (state._tag) {
     case "Reconnecting":
-      return Option.some(`connection lost, reconnecting (attempt ${state.attempt}): ${singleLine(state.lastError)}`)
+      return Option.some(`connection lost, reconnecting (attempt ${state.attempt}): ${clean(state.lastError)}`)
     case "Open":
       return state.reconnects > 0
         ? Option.some(`reconnected (${state.reconnects} so far${
@@ -283,7 +367,7 @@ const stateLabel = (state: ConnectionState): string => {
     case "Reconnecting":
       return `reconnecting (attempt ${state.attempt})`
     case "Closed":
-      return `closed (${state.reason})`
+      return `closed (${clean(state.reason)})`
   }
 }
 
@@ -295,6 +379,7 @@ const stateLabel = (state: ConnectionState): string => {
  */
 export const trackState = (progress: Progress, state: ConnectionState): boolean => {
   const label = stateLabel(state)
+  if (state._tag === "Open") progress.opened = true
   if (label === progress.connection) return false
   progress.connection = label
   if (state._tag === "Open") progress.reconnects = state.reconnects
@@ -304,15 +389,15 @@ export const trackState = (progress: Progress, state: ConnectionState): boolean 
 const eventLine = (event: SessionEvent.SessionEvent, progress: Progress): Option.Option<string> => {
   switch (event._tag) {
     case "Started":
-      return Option.some(`started on ${event.start_url}`)
+      return Option.some(`started on ${clean(event.start_url)}`)
     case "BrowserStarted":
-      return Option.some(`browser started at ${event.url}`)
+      return Option.some(`browser started at ${clean(event.url)}`)
     case "ActionRun":
-      return Option.some(`action ${progress.actions}/${progress.maxActions}: ${event.name}: ${singleLine(event.content)}`)
+      return Option.some(`action ${actionCount(progress.actions, progress)}: ${clean(event.name)}: ${clean(event.content)}`)
     case "ThoughtsAndMemories":
-      return Option.some(`thought: ${singleLine(event.thought)}`)
+      return Option.some(`thought: ${clean(event.thought)}`)
     case "AgentError":
-      return Option.some(`agent error: ${singleLine(event.error)}`)
+      return Option.some(`agent error: ${clean(event.error)}`)
     case "ExternalResourceRequested":
       return Option.some(`the agent asks (${describeRequest(event)})`)
     case "ExternalResourceGranted":
@@ -324,61 +409,75 @@ const eventLine = (event: SessionEvent.SessionEvent, progress: Progress): Option
     case "Heartbeat":
       return Option.none()
     case "Unrecognized":
-      return Option.some(`unrecognized event "${event.event}"`)
+      return Option.some(`unrecognized event "${clean(event.event)}"`)
   }
 }
 
-const outcomeLines = (outcome: Outcome): Array<string> => [
-  `Outcome (${SessionEvent.responseTypeRaw(outcome.type)}):`,
-  renderResponse(outcome),
+/** The outcome: a heading, the response (several lines, made safe), the cost and the actions. */
+const outcomeLines = (outcome: Outcome, progress: Progress): Array<string> => [
+  `Outcome (${clean(SessionEvent.responseTypeRaw(outcome.type))}):`,
+  Sanitize.block(renderResponse(outcome)),
   "",
   `Total cost: ${formatCost(outcome.totalCost)}`,
-  `Actions: ${outcome.actions}/${outcome.maxActions}`,
-  ...Option.match(outcome.budgetExceeded, { onNone: () => [], onSome: (e) => [`Warning: ${e.message}`] })
+  `Actions: ${actionCount(outcome.actions, progress)}`,
+  ...Option.match(outcome.budgetExceeded, { onNone: () => [], onSome: (e) => [`Warning: ${clean(e.message)}`] })
 ]
 
-const soFarLines = (progress: Progress): Array<string> => [
-  `Interrupted: the connection was closed (1000).`,
-  `Session: ${Option.getOrElse(progress.sessionId, () => "(not created)")}`,
-  `Done so far: ${progress.actions}/${progress.maxActions} actions, ${progress.events} events, ${progress.reconnects} reconnects`,
-  ...Option.match(progress.lastAction, {
-    onNone: () => [],
-    onSome: (a) => [`Last action: ${a.name}: ${singleLine(a.content)}`]
-  }),
-  ...Option.match(progress.lastThought, { onNone: () => [], onSome: (t) => [`Last thought: ${singleLine(t)}`] })
-]
+const soFarLines = (progress: Progress): Array<string> => {
+  if (Option.isSome(progress.creating)) {
+    return [
+      "Interrupted while creating the session: the create request was sent and not answered.",
+      `Idempotency-Key: ${clean(progress.creating.value)}`
+    ]
+  }
+  if (Option.isNone(progress.sessionId)) return ["Interrupted before a session was created."]
+  return [
+    progress.opened
+      ? "Interrupted: the connection was closed (1000)."
+      : "Interrupted: the session was created; its event channel had not opened yet.",
+    `Session: ${clean(progress.sessionId.value)}`,
+    `Done so far: ${actionCount(progress.actions, progress)} actions, ${progress.events} events, ${progress.reconnects} reconnects`,
+    ...Option.match(progress.lastAction, {
+      onNone: () => [],
+      onSome: (a) => [`Last action: ${clean(a.name)}: ${clean(a.content)}`]
+    }),
+    ...Option.match(progress.lastThought, { onNone: () => [], onSome: (t) => [`Last thought: ${clean(t)}`] })
+  ]
+}
 
 // ---------------------------------------------------------------------------
 // Plain lines (not a terminal)
 // ---------------------------------------------------------------------------
 
 /**
- * One line per event; no bar, no colours.
+ * One line per event; no bar, no colours. `statusNotes`: whether {@link Reporter.status} notes
+ * are written (on standard error; the command line writes them when standard error is a terminal).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const plain = (sink: Sink): Reporter => {
+export const plain = (sink: Sink, options: { readonly statusNotes?: boolean } = {}): Reporter => {
   const line = (text: string) => Effect.sync(() => sink.out(text + "\n"))
   return {
-    created: (sessionId, progress) => line(`session ${sessionId} created (max ${progress.maxActions} actions)`),
+    status: (text) => options.statusNotes === true ? Effect.sync(() => sink.err(text + "\n")) : Effect.void,
+    created: (sessionId, progress) => line(`session ${clean(sessionId)} created${maxText(progress)}`),
     event: (event, progress) =>
       Option.match(eventLine(event, progress), { onNone: () => Effect.void, onSome: line }),
     state: (state) => Option.match(describeState(state), { onNone: () => Effect.void, onSome: line }),
     answered: (request, answer, source) =>
-      line(`answered ${SessionEvent.resourceTypeRaw(request.resource_type)}: ${describeAnswer(answer, source)}`),
-    note: (text) => line(text),
+      line(`answered ${clean(SessionEvent.resourceTypeRaw(request.resource_type))}: ${describeAnswer(answer, source)}`),
+    note: (text) => line(clean(text)),
     suspend: (effect) => effect,
-    outcome: (outcome) => line("\n" + outcomeLines(outcome).join("\n")),
+    outcome: (outcome, progress) => line("\n" + outcomeLines(outcome, progress).join("\n")),
     failure: (message, _tag, _code, progress) =>
       Effect.sync(() => {
-        sink.err(`error: ${message}\n`)
+        sink.err(`error: ${clean(message)}\n`)
         if (progress.events > 0) {
-          sink.out(`Done so far: ${progress.actions}/${progress.maxActions} actions, ${progress.events} events\n`)
+          sink.out(`Done so far: ${actionCount(progress.actions, progress)} actions, ${progress.events} events\n`)
         }
       }),
     interrupted: (progress) => line("\n" + soFarLines(progress).join("\n")),
-    metrics: (readings) => line("\n" + ["Metrics", ...Metrics.format(readings).map((l) => "  " + l)].join("\n"))
+    metrics: (readings) => line("\n" + ["Metrics", ...Metrics.format(readings).map((l) => "  " + clean(l))].join("\n"))
   }
 }
 
@@ -388,7 +487,7 @@ export const plain = (sink: Sink): Reporter => {
 
 /**
  * An event as plain JSON: the wire name and payload (`{event, data}`) plus the SDK tag, the
- * time it was received, and the action count for `action_run`.
+ * time it was received, and the action count for `action_run` (`maxActions` null when not known).
  *
  * @since 0.1.0
  * @category constructors
@@ -400,21 +499,24 @@ export const eventJson = (event: SessionEvent.SessionEvent, progress: Progress):
     event: wire.event,
     tag: event._tag,
     data: wire.payload,
-    ...(event._tag === "ActionRun" ? { action: progress.actions, maxActions: progress.maxActions } : {}),
+    ...(event._tag === "ActionRun" ? { action: progress.actions, maxActions: Option.getOrNull(progress.maxActions) } : {}),
     at: new Date().toISOString()
   }
 }
 
 /**
- * One JSON object per line on standard output; errors also go to standard error as one line.
+ * One JSON object per line on standard output (`Sanitize.json`: no control character, every
+ * string as the service sent it once parsed); errors also go to standard error as one line.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const json = (sink: Sink): Reporter => {
-  const emit = (value: Record<string, unknown>) => Effect.sync(() => sink.out(JSON.stringify(value) + "\n"))
+export const json = (sink: Sink, options: { readonly statusNotes?: boolean } = {}): Reporter => {
+  const emit = (value: Record<string, unknown>) => Effect.sync(() => sink.out(Sanitize.json(value) + "\n"))
   return {
-    created: (sessionId, progress) => emit({ kind: "session", sessionId, maxActions: progress.maxActions }),
+    status: (text) => options.statusNotes === true ? Effect.sync(() => sink.err(text + "\n")) : Effect.void,
+    created: (sessionId, progress) =>
+      emit({ kind: "session", sessionId, maxActions: Option.getOrNull(progress.maxActions) }),
     event: (event, progress) => emit(eventJson(event, progress)),
     state: (state) =>
       emit({
@@ -440,7 +542,7 @@ export const json = (sink: Sink): Reporter => {
       }),
     note: (text) => emit({ kind: "note", message: text }),
     suspend: (effect) => effect,
-    outcome: (outcome) => {
+    outcome: (outcome, progress) => {
       const parsed = SessionEvent.responseTypeRaw(outcome.type) === "JSON"
         ? SessionEvent.parseJsonResponse(outcome.complete)
         : undefined
@@ -452,20 +554,21 @@ export const json = (sink: Sink): Reporter => {
         ...(parsed !== undefined && parsed._tag === "Right" ? { responseJson: parsed.right } : {}),
         totalCost: Option.getOrNull(outcome.totalCost),
         actions: outcome.actions,
-        maxActions: outcome.maxActions
+        maxActions: Option.getOrNull(progress.maxActions)
       })
     },
     failure: (message, tag, code, progress) =>
       Effect.zipRight(
         emit({ kind: "error", tag, message, exitCode: code, actions: progress.actions, events: progress.events }),
-        Effect.sync(() => sink.err(`error: ${message}\n`))
+        Effect.sync(() => sink.err(`error: ${clean(message)}\n`))
       ),
     interrupted: (progress) =>
       emit({
         kind: "interrupted",
         sessionId: Option.getOrNull(progress.sessionId),
+        ...(Option.isSome(progress.creating) ? { sessionMayExist: true, idempotencyKey: progress.creating.value } : {}),
         actions: progress.actions,
-        maxActions: progress.maxActions,
+        maxActions: Option.getOrNull(progress.maxActions),
         events: progress.events,
         lastAction: Option.getOrNull(Option.map(progress.lastAction, (a) => ({ name: a.name, content: a.content }))),
         lastThought: Option.getOrNull(progress.lastThought)
@@ -504,7 +607,8 @@ const plainStyle: typeof ansi = {
 /**
  * The live view: finished lines scroll above a block of three lines redrawn in place (the bar
  * of actions used against `max_actions` with the connection state, the current action, the
- * latest thought).
+ * latest thought). Everything it shows of the service is made safe (`Sanitize.line`,
+ * `Sanitize.block`) before it is put between the view's own escape codes and drawn.
  *
  * @since 0.1.0
  * @category constructors
@@ -515,7 +619,7 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
   let active = false
 
   const clear = () => {
-    if (drawn > 0) sink.out(style.up(drawn) + style.clearBelow)
+    if (drawn > 0) sink.draw(style.up(drawn) + style.clearBelow)
     drawn = 0
   }
 
@@ -526,12 +630,16 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
       : style.dim(progress.connection)
     const actionText = Option.match(progress.lastAction, {
       onNone: () => style.dim("waiting for the first action"),
-      onSome: (a) => `${style.bold(a.name)} ${singleLine(a.content)}`
+      onSome: (a) => `${style.bold(clean(a.name))} ${clean(a.content)}`
     })
-    const thought = Option.match(progress.lastThought, { onNone: () => "", onSome: singleLine })
+    const thought = Option.match(progress.lastThought, { onNone: () => "", onSome: clean })
+    const count = Option.match(progress.maxActions, {
+      onNone: () => String(progress.actions),
+      onSome: (max) => bar(progress.actions, max)
+    })
     // Lines are cut to the width so the block never wraps (wrapping breaks the redraw).
     return [
-      truncateVisible(`${style.cyan(bar(progress.actions, progress.maxActions))} actions  ${connection}`, width),
+      truncateVisible(`${style.cyan(count)} actions  ${connection}`, width),
       `  ${style.dim("action")}  ${truncateVisible(actionText, width - 10)}`,
       `  ${style.dim("thought")} ${truncate(thought, width - 10)}`
     ]
@@ -541,45 +649,48 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
     if (!active) return
     clear()
     const lines = block(progress)
-    sink.out(lines.join("\n") + "\n")
+    sink.draw(lines.join("\n") + "\n")
     drawn = lines.length
   }
 
+  /** Prints a finished line (already safe) above the block. */
   const print = (text: string, progress: Progress) =>
     Effect.sync(() => {
       clear()
-      sink.out(text + "\n")
+      sink.draw(text + "\n")
       draw(progress)
     })
 
   const stop = () => {
     clear()
-    if (active) sink.out(style.showCursor)
+    if (active) sink.draw(style.showCursor)
     active = false
     sink.unmuteInput?.()
   }
 
   return {
+    // Before the session exists the block is not drawn: a line of its own. After, above the block.
+    status: (text, progress) => print(style.dim(clean(text)), progress),
     created: (sessionId, progress) =>
       Effect.sync(() => {
         active = true
         sink.muteInput?.()
-        sink.out(style.hideCursor)
-        sink.out(`${style.bold("session")} ${sessionId} ${style.dim(`(max ${progress.maxActions} actions)`)}\n`)
+        sink.draw(style.hideCursor)
+        sink.draw(`${style.bold("session")} ${clean(sessionId)}${style.dim(maxText(progress))}\n`)
         draw(progress)
       }),
     event: (event, progress) => {
       switch (event._tag) {
         case "ActionRun":
           return print(
-            style.dim(`  ${progress.actions}. ${event.name}: ${truncate(singleLine(event.content), sink.columns() - 12)}`),
+            style.dim(`  ${progress.actions}. ${clean(event.name)}: ${truncate(clean(event.content), sink.columns() - 12)}`),
             progress
           )
         case "ThoughtsAndMemories":
         case "Heartbeat":
           return Effect.sync(() => draw(progress))
         case "AgentError":
-          return print(style.red(`agent error: ${singleLine(event.error)}`), progress)
+          return print(style.red(`agent error: ${clean(event.error)}`), progress)
         case "ExternalResourceRequested":
           return print(style.bold(`the agent asks (${describeRequest(event)})`), progress)
         case "Complete":
@@ -599,17 +710,17 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
     answered: (request, answer, source, progress) =>
       print(
         `${answer._tag === "Grant" ? style.green("✔") : style.yellow("✘")} ${
-          SessionEvent.resourceTypeRaw(request.resource_type)
+          clean(SessionEvent.resourceTypeRaw(request.resource_type))
         }: ${describeAnswer(answer, source)}`,
         progress
       ),
-    note: (text, progress) => print(text, progress),
+    note: (text, progress) => print(clean(text), progress),
     suspend: (effect) =>
       Effect.acquireUseRelease(
         Effect.sync(() => {
           const was = active
           clear()
-          if (was) sink.out(style.showCursor)
+          if (was) sink.draw(style.showCursor)
           active = false
           // The prompt reads the keys itself.
           sink.unmuteInput?.()
@@ -621,7 +732,7 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
             if (was) {
               active = true
               sink.muteInput?.()
-              sink.out(style.hideCursor)
+              sink.draw(style.hideCursor)
             }
           })
       ),
@@ -630,20 +741,20 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
         draw(progress)
         // Leave the final bar on screen, then the outcome below it.
         drawn = 0
-        if (active) sink.out(style.showCursor)
+        if (active) sink.draw(style.showCursor)
         active = false
         sink.unmuteInput?.()
-        const [head, ...rest] = outcomeLines(outcome)
-        sink.out("\n" + style.bold(style.green(head ?? "")) + "\n" + rest.join("\n") + "\n")
+        const [head, ...rest] = outcomeLines(outcome, progress)
+        sink.draw("\n" + style.bold(style.green(head ?? "")) + "\n" + rest.join("\n") + "\n")
       }),
     failure: (message, _tag, _code, progress) =>
       Effect.sync(() => {
         const had = active
         stop()
         if (had) {
-          for (const l of block(progress)) sink.out(l + "\n")
+          for (const l of block(progress)) sink.draw(l + "\n")
         }
-        sink.err(style.red(`error: ${message}`) + "\n")
+        sink.err(`error: ${clean(message)}\n`)
       }),
     interrupted: (progress) =>
       Effect.sync(() => {
@@ -653,19 +764,18 @@ export const live = (sink: Sink, options: { readonly color?: boolean } = {}): Re
     metrics: (readings) =>
       Effect.sync(() => {
         stop()
-        sink.out("\n" + style.bold("Metrics") + "\n" + Metrics.format(readings).map((l) => "  " + l).join("\n") + "\n")
+        sink.draw("\n" + style.bold("Metrics") + "\n" + Metrics.format(readings).map((l) => "  " + clean(l)).join("\n") + "\n")
       })
   }
 }
 
-// Truncates text that may hold ANSI codes, counting only visible characters.
+// Truncates text that may hold the view's own ANSI codes (service text in it is already safe, so
+// every ESC is one of ours), counting only visible characters.
 const truncateVisible = (text: string, width: number): string => {
   let visible = 0
   let out = ""
-   
   const parts = text.split(/(\x1b\[[0-9;?]*[A-Za-z])/)
   for (const part of parts) {
-     
     if (/^\x1b\[/.test(part)) {
       out += part
       continue

@@ -10,21 +10,25 @@ import * as Prompt from "@effect/cli/Prompt"
 import type * as Terminal from "@effect/platform/Terminal"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { AgentSessions, type StartOptions } from "effect-agent-session/AgentSessions"
 import * as Answer from "effect-agent-session/Answer"
 import type * as Credentials from "effect-agent-session/Credentials"
-import { orphanNotice } from "effect-agent-session/Errors"
 import * as Metrics from "effect-agent-session/Metrics"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import { SessionId, SessionInfo } from "effect-agent-session/Session"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
+import * as Flags from "./Flags.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "./ExitCode.js"
+import * as Record from "./Record.js"
 import * as Render from "./Render.js"
+import * as Sanitize from "./Sanitize.js"
 
 /**
  * The flags of `run`.
@@ -33,9 +37,11 @@ import * as Render from "./Render.js"
  * @category models
  */
 export const runOptions = {
-  goal: Options.text("goal").pipe(Options.withDescription("What the agent should achieve")),
-  startUrl: Options.text("start-url").pipe(Options.withDescription("The absolute http(s) URL where the agent starts")),
-  maxActions: Options.integer("max-actions").pipe(
+  goal: Flags.nonEmpty("goal").pipe(Options.withDescription("What the agent should achieve")),
+  startUrl: Flags.url("start-url", ["http:", "https:"]).pipe(
+    Options.withDescription("The absolute http(s) URL where the agent starts")
+  ),
+  maxActions: Flags.integer("max-actions", { min: 1 }).pipe(
     Options.withDescription("The most actions the agent may run (chargeable); the bar counts against it")
   ),
   agentKey: Options.redacted("agent-key").pipe(
@@ -54,12 +60,19 @@ export const runOptions = {
   ),
   json: Options.boolean("json").pipe(Options.withDescription("One JSON object per line (NDJSON) on standard output")),
   metrics: Options.boolean("metrics").pipe(Options.withDescription("Print a summary of the SDK's metrics at the end")),
-  maxReconnects: Options.integer("max-reconnects").pipe(
+  maxReconnects: Flags.integer("max-reconnects", { min: 0 }).pipe(
     Options.withDescription(
       "Advanced: reconnect at most this many times in a row, 50 ms apart doubling up to 1 s (default: 10, from 250 ms up to 10 s)"
     ),
     Options.optional
   ),
+  idempotencyKey: Options.text("idempotency-key").pipe(
+    Options.withDescription(
+      "The Idempotency-Key of the create request (default: a fresh one); the key a notice printed gets that session back from a service that honours it"
+    ),
+    Options.optional
+  ),
+  record: Record.recordOption,
   ...CliConfig.connectionOptions
 }
 
@@ -72,7 +85,8 @@ export const runOptions = {
 export interface RunFlags extends CliConfig.ConnectionFlags {
   readonly goal: string
   readonly startUrl: string
-  readonly maxActions: number
+  /** The session's `max_actions`; `attach` may not know it (no budget guard, no bar). */
+  readonly maxActions: Option.Option<number>
   readonly agentKey: Option.Option<Redacted.Redacted<string>>
   readonly approve: boolean
   readonly deny: boolean
@@ -80,6 +94,10 @@ export interface RunFlags extends CliConfig.ConnectionFlags {
   readonly json: boolean
   readonly metrics: boolean
   readonly maxReconnects: Option.Option<number>
+  /** `run`: the create request's `Idempotency-Key` (default: a fresh random one). */
+  readonly idempotencyKey: Option.Option<string>
+  /** `--record FILE`: the session recorded to this file. */
+  readonly record: Option.Option<string>
 }
 
 /**
@@ -123,7 +141,8 @@ export const decide = (
     if (Option.isSome(policy.input)) return flag(Answer.grant(policy.input.value))
     if (policy.approve) return flag(Answer.grant())
     if (policy.interactive) {
-      const field = Option.getOrElse(request.field_name, () => "input")
+      // The prompt writes to the terminal itself: the service's text in it is made safe first.
+      const field = Sanitize.line(Option.getOrElse(request.field_name, () => "input"))
       return Effect.map(
         Prompt.run(Prompt.text({ message: `${field} (empty to deny)` })),
         (text) => ({ answer: text.length === 0 ? Answer.deny() : Answer.grant(text), source: "prompt" as const })
@@ -134,7 +153,12 @@ export const decide = (
   if (policy.approve) return flag(Option.isSome(policy.input) ? Answer.grant(policy.input.value) : Answer.grant())
   if (policy.interactive) {
     return Effect.map(
-      Prompt.run(Prompt.confirm({ message: `Allow ${kind === "admin_permission_request" ? "this" : kind} request?`, initial: false })),
+      Prompt.run(
+        Prompt.confirm({
+          message: `Allow ${kind === "admin_permission_request" ? "this" : Sanitize.line(kind)} request?`,
+          initial: false
+        })
+      ),
       (yes) => ({ answer: yes ? Answer.grant() : Answer.deny(), source: "prompt" as const })
     )
   }
@@ -165,6 +189,8 @@ export interface Environment {
   readonly sink: Render.Sink
   readonly stdoutIsTTY: boolean
   readonly stdinIsTTY: boolean
+  /** Whether a person watches standard error: the notes of what the command waits for go there. */
+  readonly stderrIsTTY: boolean
   readonly color: boolean
 }
 
@@ -178,12 +204,25 @@ export const processEnvironment = (): Environment => ({
   sink: Render.processSink,
   stdoutIsTTY: process.stdout.isTTY === true,
   stdinIsTTY: process.stdin.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
   color: process.env["NO_COLOR"] === undefined || process.env["NO_COLOR"] === ""
 })
 
+/** The budget guard given to the SDK for a session whose `max_actions` is not known: none. */
+const UNKNOWN_MAX_ACTIONS = 2_147_483_647
+
+/** The session of an error that says it may still be running at the service (issue 13). */
+const orphanOf = (error: unknown): Option.Option<string> =>
+  Predicate.hasProperty(error, "sessionId") && Predicate.hasProperty(error, "mayStillBeRunning") &&
+    typeof error.sessionId === "string" && error.mayStillBeRunning === true
+    ? Option.some(error.sessionId)
+    : Option.none()
+
 /**
  * Runs a session for the flags; fails with {@link CliExit} carrying the exit code after
- * reporting. Interruption (Ctrl-C) closes the connection and prints what was done so far.
+ * reporting. Interruption (Ctrl-C) closes the connection and prints what was done so far; while
+ * the create request waits for its answer, it says that a session may exist and prints the
+ * `Idempotency-Key` that gets it back.
  *
  * @since 0.1.0
  * @category constructors
@@ -196,25 +235,26 @@ export const runSession = (
 ): Effect.Effect<void, CliExit, Prompt.Prompt.Environment> =>
   Effect.gen(function*() {
     const reporter = flags.json
-      ? Render.json(env.sink)
+      ? Render.json(env.sink, { statusNotes: env.stderrIsTTY })
       : env.stdoutIsTTY
       ? Render.live(env.sink, { color: env.color })
-      : Render.plain(env.sink)
-    const progress = Render.makeProgress(flags.maxActions)
+      : Render.plain(env.sink, { statusNotes: env.stderrIsTTY })
+    const progress = Render.makeProgress(Option.getOrUndefined(flags.maxActions))
 
     // The dialect in use, once resolved: a NotFound or Unauthorized before the session exists
     // hints at --dialect.
     let dialect: Option.Option<"documented" | "observed"> = Option.none()
 
-    // Issue 13: a session that may still be running (and paid for) is named, with how to reattach.
-    const orphan = (notice: string | undefined) =>
-      notice === undefined ? Effect.void : Effect.sync(() => env.sink.err(`${notice}\n`))
+    // Issue 13: a session that may still be running (and paid for) is named, with how to reattach;
+    // a create request without its answer may have made one (issue 20).
+    const notice = (text: string) => Effect.sync(() => env.sink.err(`${text}\n`))
     const orphanOfProgress = Effect.suspend(() =>
-      Option.match(progress.sessionId, {
-        onNone: () => Effect.void,
-        onSome: (id) =>
-          orphan(`session ${id} may still be running at the service; reattach with: effect-agent-session attach ${id}`)
-      })
+      Option.isSome(progress.creating)
+        ? notice(Render.createNotice(progress.creating.value))
+        : Option.match(progress.sessionId, {
+          onNone: () => Effect.void,
+          onSome: (id) => notice(Render.orphanNotice(id, progress.maxActions))
+        })
     )
 
     const report = (error: unknown) =>
@@ -230,10 +270,13 @@ export const runSession = (
           yield* orphanOfProgress
         } else {
           yield* reporter.failure(message, tag, code, progress)
-          const notice = orphanNotice(error)
-          const ended = typeof error === "object" && error !== null && "mayStillBeRunning" in error &&
-            error.mayStillBeRunning === false
-          yield* notice !== undefined ? orphan(notice) : ended ? Effect.void : orphanOfProgress
+          const orphan = orphanOf(error)
+          const ended = Predicate.hasProperty(error, "mayStillBeRunning") && error.mayStillBeRunning === false
+          yield* Option.isSome(orphan)
+            ? notice(Render.orphanNotice(orphan.value, progress.maxActions))
+            : ended
+            ? Effect.void
+            : orphanOfProgress
         }
         yield* printMetrics
         return yield* Effect.fail(new CliExit({ code }))
@@ -247,19 +290,6 @@ export const runSession = (
       if (flags.approve && flags.deny) {
         return yield* new UsageError({ message: "--approve and --deny cannot be used together" })
       }
-      // `attach` watches a session that exists: no goal or start page to check.
-      if (Option.isNone(existing)) {
-        if (flags.goal.trim().length === 0) return yield* new UsageError({ message: "--goal must not be empty" })
-        yield* CliConfig.checkUrl(flags.startUrl, "--start-url", ["http:", "https:"])
-      }
-      if (!Number.isInteger(flags.maxActions) || flags.maxActions < 1) {
-        return yield* new UsageError({ message: `--max-actions must be a whole number of at least 1, not ${flags.maxActions}` })
-      }
-      if (Option.isSome(flags.maxReconnects) && flags.maxReconnects.value < 0) {
-        return yield* new UsageError({
-          message: `--max-reconnects must be a whole number of at least 0, not ${flags.maxReconnects.value}`
-        })
-      }
       const agentKey = yield* CliConfig.secretOrEnv(flags.agentKey, CliConfig.Env.agentKey)
       const apiKey = yield* CliConfig.secretOrEnv(flags.apiKey, CliConfig.Env.apiKey)
       if (Option.isNone(agentKey) && Option.isNone(apiKey)) {
@@ -267,6 +297,7 @@ export const runSession = (
           message: `no API key: set ${CliConfig.Env.apiKey} (or ${CliConfig.Env.agentKey}), or pass --api-key / --agent-key`
         })
       }
+      yield* Record.check(flags.record)
       const connection = yield* CliConfig.resolve({ ...flags, apiKey: apiKey })
       dialect = Option.some(connection.dialect)
       const agent: Option.Option<Credentials.AgentKeyRef> = Option.map(
@@ -281,9 +312,13 @@ export const runSession = (
         interactive: !flags.json && env.stdinIsTTY && env.stdoutIsTTY
       }
 
+      // The create request's key, known before it is sent: an interruption while it waits for
+      // its answer can then name the key that gets the session back.
+      const idempotencyKey = Option.getOrElse(flags.idempotencyKey, () => globalThis.crypto.randomUUID())
       const options: StartOptions = {
         ...(Option.isSome(agent) ? { agent: agent.value } : {}),
-        ...(Option.isSome(flags.maxReconnects) ? { reconnect: reconnectSchedule(flags.maxReconnects.value) } : {})
+        ...(Option.isSome(flags.maxReconnects) ? { reconnect: reconnectSchedule(flags.maxReconnects.value) } : {}),
+        idempotencyKey
       }
 
       const session = Effect.scoped(
@@ -291,7 +326,30 @@ export const runSession = (
           const sessions = yield* AgentSessions
           const running = yield* Option.match(existing, {
             onNone: () =>
-              sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions }, options),
+              Effect.zipRight(
+                Effect.zipRight(
+                  reporter.status(`creating session at ${connection.baseUrl}...`, progress),
+                  Effect.sync(() => {
+                    progress.creating = Option.some(idempotencyKey)
+                  })
+                ),
+                sessions.start(
+                  {
+                    goal: flags.goal,
+                    start_url: flags.startUrl,
+                    max_actions: Option.getOrElse(flags.maxActions, () => UNKNOWN_MAX_ACTIONS)
+                  },
+                  options
+                ).pipe(
+                  // Answered (a session or an error): nothing waits any more. Interrupted: the
+                  // request stays unanswered, and its key is kept for the notice.
+                  Effect.onExit((exit) =>
+                    Effect.sync(() => {
+                      if (!Exit.isInterrupted(exit)) progress.creating = Option.none()
+                    })
+                  )
+                )
+              ),
             onSome: (id) =>
               sessions.attach(
                 new SessionInfo({
@@ -301,12 +359,13 @@ export const runSession = (
                   end_time: Option.none(),
                   error: Option.none()
                 }),
-                flags.maxActions,
+                Option.getOrElse(flags.maxActions, () => UNKNOWN_MAX_ACTIONS),
                 options
               )
           })
           progress.sessionId = Option.some(running.session.session_id)
           yield* reporter.created(running.session.session_id, progress)
+          yield* reporter.status("connecting to the event channel...", progress)
           yield* running.state.changes.pipe(
             Stream.runForEach((state) =>
               Render.trackState(progress, state) ? reporter.state(state, progress) : Effect.void
@@ -333,11 +392,13 @@ export const runSession = (
       )
 
       const outcome = yield* session.pipe(
-        Effect.provide(
+        Effect.ensuring(Record.finish(env.sink)),
+        Effect.provide(Record.layer(
           NodeAgentSessions.layer(
             CliConfig.layerOptions(connection, Option.isSome(agent) ? { agents: [agent.value] } : {})
-          )
-        )
+          ),
+          flags.record
+        ))
       )
       yield* reporter.outcome(outcome, progress)
       yield* printMetrics
@@ -355,6 +416,7 @@ export const runSession = (
  * @since 0.1.0
  * @category constructors
  */
-export const command = Command.make("run", runOptions, (flags) => runSession(flags)).pipe(
+export const command = Command.make("run", runOptions, (flags) =>
+  runSession({ ...flags, maxActions: Option.some(flags.maxActions) })).pipe(
   Command.withDescription("Run a session against the service and watch it live")
 )

@@ -9,11 +9,14 @@ import * as Options from "@effect/cli/Options"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Dialect from "effect-agent-session/Dialect"
 import { Simulator } from "effect-agent-session/simulator"
 import * as CliConfig from "./Config.js"
+import * as Flags from "./Flags.js"
 import { CliExit, ExitCode } from "./ExitCode.js"
 import * as Render from "./Render.js"
+import * as ServeReplay from "./ServeReplay.js"
 
 /**
  * The flags of `simulate`.
@@ -22,30 +25,32 @@ import * as Render from "./Render.js"
  * @category models
  */
 export const simulateOptions = {
-  port: Options.integer("port").pipe(
+  port: Flags.integer("port", { min: 0, max: 65535 }).pipe(
     Options.withDescription("The port to listen on; 0 picks a free one (printed)"),
     Options.withDefault(8787)
   ),
   host: Options.text("host").pipe(Options.withDescription("The address to listen on"), Options.withDefault("127.0.0.1")),
-  dialect: Options.choice("dialect", ["documented", "observed"]).pipe(
+  dialect: Flags.choice("dialect", ["documented", "observed"]).pipe(
     Options.withDescription("The wire dialect the simulator speaks"),
     Options.withDefault("documented" as const)
   ),
-  actions: Options.integer("actions").pipe(
+  actions: Flags.integer("actions", { min: 0, max: 100_000 }).pipe(
     Options.withDescription("The actions the scripted agent wants to run (it runs at most max_actions)"),
     Options.withDefault(5)
   ),
-  ask: Options.choice("ask", ["none", "input", "permission"]).pipe(
+  ask: Flags.choice("ask", ["none", "input", "permission"]).pipe(
     Options.withDescription("What the agent asks in the middle of its run"),
     Options.withDefault("permission" as const)
   ),
-  frameDelay: Options.integer("frame-delay").pipe(
+  frameDelay: Flags.integer("frame-delay", { min: 0, max: 3_600_000 }).pipe(
     Options.withDescription("Milliseconds before each event frame (slow it down to watch the live view)"),
     Options.withDefault(300)
   ),
   accountKey: Options.text("account-key").pipe(
-    Options.withDescription("The account key the simulator accepts"),
-    Options.withDefault("sim-account-key")
+    Options.withDescription(
+      "The account key the simulator accepts (default: sim-account-key on loopback; beyond loopback a random key, printed)"
+    ),
+    Options.optional
   ),
   fault: Options.text("fault").pipe(
     Options.withDescription(
@@ -54,12 +59,22 @@ export const simulateOptions = {
     ),
     Options.repeated
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object"))
+  json: Options.boolean("json").pipe(Options.withDescription("Print the addresses as one JSON object")),
+  replay: Options.text("replay").pipe(
+    Options.withDescription(
+      "Serve this recorded session (run --record) instead of the scripted agent, in its recorded dialect, over WebSocket and SSE"
+    ),
+    Options.optional
+  ),
+  speed: Options.float("speed").pipe(
+    Options.withDescription("With --replay: the recorded delays divided by this (10: ten times faster)"),
+    Options.withDefault(1)
+  )
 }
 
 const positive = (name: string, text: string): Either.Either<number, string> => {
   const n = Number(text)
-  return Number.isInteger(n) && n >= 0 ? Either.right(n) : Either.left(`${name} needs a whole number, not "${text}"`)
+  return Number.isInteger(n) && n >= 0 ? Either.right(n) : Either.left(`--fault ${name} needs a whole number, not ${JSON.stringify(text)}`)
 }
 
 /**
@@ -120,7 +135,7 @@ export const parseFaults = (specs: ReadonlyArray<string>): Either.Either<Simulat
         result = Either.map(number(value), (n) => void (http.delay = Duration.millis(n)))
         break
       default:
-        result = Either.left(`unknown fault "${spec}"`)
+        result = Either.left(`--fault: unknown fault ${JSON.stringify(spec)}`)
     }
     if (Either.isLeft(result)) return Either.left(result.left)
   }
@@ -165,11 +180,16 @@ export const simulate = (flags: {
   readonly actions: number
   readonly ask: "none" | "input" | "permission"
   readonly frameDelay: number
-  readonly accountKey: string
+  readonly accountKey: Option.Option<string>
   readonly fault: ReadonlyArray<string>
   readonly json: boolean
+  readonly replay?: Option.Option<string> | undefined
+  readonly speed?: number | undefined
 }, sink: Render.Sink = Render.processSink): Effect.Effect<void, CliExit> =>
   Effect.gen(function*() {
+    if (flags.replay !== undefined && Option.isSome(flags.replay)) {
+      return yield* ServeReplay.serve({ ...flags, path: flags.replay.value, speed: flags.speed ?? 1 }, sink)
+    }
     const faults = parseFaults(flags.fault)
     if (Either.isLeft(faults)) {
       sink.err(`error: ${faults.left}\n`)
@@ -179,7 +199,7 @@ export const simulate = (flags: {
       port: flags.port,
       host: flags.host,
       dialect: Dialect.fromName(flags.dialect),
-      accountKey: flags.accountKey,
+      ...(Option.isSome(flags.accountKey) ? { accountKey: flags.accountKey.value } : {}),
       scenario: { actions: flags.actions, ask: flags.ask, frameDelay: Duration.millis(flags.frameDelay) },
       faults: faults.right
     }).pipe(
@@ -193,6 +213,8 @@ export const simulate = (flags: {
     // Listening on every interface (0.0.0.0, ::): print loopback addresses, which the SDK accepts
     // over plain http:// (it refuses 0.0.0.0, which is not loopback) and which work on this machine.
     const everywhere = isUnspecified(flags.host)
+    // Reachable from other machines: a random account key unless one was given (Simulator.make).
+    const generated = Option.isNone(flags.accountKey) && !Simulator.isLoopback(flags.host)
     const baseUrl = everywhere ? loopbackUrl(simulator.baseUrl, "http:", simulator.port, flags.host) : simulator.baseUrl
     const wsUrl = everywhere ? loopbackUrl(simulator.wsUrl, "ws:", simulator.port, flags.host) : simulator.wsUrl
     if (flags.json) {
@@ -210,7 +232,9 @@ export const simulate = (flags: {
         `  base URL:    ${baseUrl}`,
         `  WS URL:      ${wsUrl}`,
         ...(everywhere ? [`  listening:   on every interface (${flags.host}); from another machine use this machine's address`] : []),
-        `  account key: ${simulator.accountKey}`,
+        `  account key: ${simulator.accountKey}${
+          generated ? " (generated: beyond loopback the well-known key is refused; --account-key sets one)" : ""
+        }`,
         `  scenario:    ${flags.actions} actions, asks ${flags.ask}, ${flags.frameDelay} ms between frames`,
         `  faults:      ${faultText}`,
         "",

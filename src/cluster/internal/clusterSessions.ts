@@ -6,11 +6,12 @@ import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { AgentApi } from "../../AgentApi.js"
-import { type RespondError, ResponseDecodeError, SessionEndedWithoutComplete } from "../../Errors.js"
+import { type RequestNotPending, ResponseDecodeError, SessionEndedWithoutComplete } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as ClusterSessions from "../ClusterSessions.js"
 import { ClusterUnavailable, SessionNotFound } from "../ClusterSessions.js"
@@ -36,10 +37,6 @@ const describe = (cause: Cause.Cause<unknown>): string =>
 
 /** An id the cluster can key an entity by (`@effect/cluster`'s `EntityId`: not empty, no surrounding spaces). */
 const isUsableId = Schema.is(EntityId.EntityId)
-
-const isCaller = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "_tag" in error &&
-  (error._tag === "RequestNotPending" || error._tag === "AnswerBufferFull")
 
 /** How long a subscriber waits for an event or a keep-alive before it resumes elsewhere. */
 const silence = Duration.seconds(3)
@@ -67,7 +64,7 @@ export const make = (options: {
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
-    ): Effect.Effect<A, Extract<E, RespondError> | ClusterUnavailable> =>
+    ): Effect.Effect<A, Extract<E, RequestNotPending> | ClusterUnavailable> =>
       effect.pipe(
         // An attempt can wait inside the engine (no runner owns the shard yet): bounded here,
         // then retried on the schedule like any other failure of the cluster.
@@ -80,12 +77,13 @@ export const make = (options: {
               message: `no runner took the call within ${Duration.format(options.attemptTimeout)}`
             })
         }),
-        Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RespondError> | ClusterUnavailable> => {
+        Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RequestNotPending> | ClusterUnavailable> => {
           // An interruption caught here came from the runner (the caller's own is not caught).
+          // The caller's own failure (only `Respond` has one, `RequestNotPending`) is passed on.
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure) && failure.value instanceof ClusterUnavailable) return Effect.fail(failure.value)
-          if (Option.isSome(failure) && isCaller(failure.value)) {
-            return Effect.fail(failure.value as Extract<E, RespondError>)
+          if (Option.isSome(failure) && Predicate.isTagged(failure.value, "RequestNotPending")) {
+            return Effect.fail(failure.value as Extract<E, RequestNotPending>)
           }
           return Effect.fail(new ClusterUnavailable({ operation, sessionId, message: describe(cause) }))
         }),
@@ -97,7 +95,7 @@ export const make = (options: {
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
-    ): Effect.Effect<A, Extract<E, RespondError> | SessionNotFound | ClusterUnavailable> =>
+    ): Effect.Effect<A, Extract<E, RequestNotPending> | SessionNotFound | ClusterUnavailable> =>
       isUsableId(sessionId) ? send(operation, sessionId, effect) : Effect.fail(unusable(sessionId))
 
     const attach: ClusterSessions.Service["attach"] = (session, maxActions, opts = {}) =>

@@ -44,6 +44,12 @@ const idleCheck = (attempt: Attempt) => (now: number): number | undefined => {
   return undefined
 }
 
+/** The end of the replay hold: what is still held is decided with what has arrived. */
+const replayCheck = (attempt: Attempt) => (): undefined => {
+  if (!attempt.ended && attempt.core.current === attempt) attempt.core.settleReplay(attempt)
+  return undefined
+}
+
 /**
  * Starts attempt number `number` and runs it until it has opened (or ended): the part written as
  * a generator, which is over before the long wait.
@@ -69,6 +75,8 @@ const startAttempt = (options: AttemptOptions, number: number): Effect.Effect<At
     core.replay.reopened()
     yield* Scope.addFinalizerExit(scope, (exit) =>
       Effect.sync(() => {
+        // Frames held as a possible replay are decided (delivered or dropped), not lost.
+        if (!attempt.ended && core.current === attempt) core.settleReplay(attempt)
         attempt.ended = true
         for (const entry of attempt.entries) entry.cancel()
         Spans.end(span, core.clock, exit)
@@ -83,6 +91,11 @@ const startAttempt = (options: AttemptOptions, number: number): Effect.Effect<At
       attempt.pauseIfFull()
       const idle = Duration.toMillis(core.settings.idleTimeout)
       attempt.entries.push(yield* core.deadlines.schedule(attempt.lastFrameAt + idle, idleCheck(attempt)))
+      // A service known to replay: frames that may be a replay are held at most `replayHold`.
+      if (core.settings.dropReplays && core.replay.active) {
+        const hold = Duration.toMillis(core.settings.replayHold)
+        attempt.entries.push(yield* core.deadlines.schedule(attempt.lastFrameAt + hold, replayCheck(attempt)))
+      }
       yield* startWriter(core, attempt)
     }
     return attempt

@@ -22,7 +22,7 @@ import type * as Wire from "../../Wire.js"
 import type * as Deadlines from "./deadlines.js"
 import { Flow } from "./flow.js"
 import * as Ledger from "./ledger.js"
-import { frameKey, Replay } from "./replay.js"
+import { frameKey, HOLD, Replay } from "./replay.js"
 import { scrubFrameError } from "./scrub.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, End, Fatal, type Hooks, type Io } from "./transport.js"
@@ -33,6 +33,10 @@ export const keyOf = (request: SessionEvent.ExternalResourceRequested): string =
 
 const isKeepAlive = (event: SessionEvent.SessionEvent): boolean =>
   event._tag === "Heartbeat" || event._tag === "Connected"
+
+/** A frame error of an event known to be chargeable: an `action_run` whose payload does not decode. */
+const isChargeableFrame = (error: FrameError): boolean =>
+  error._tag === "EventDecodeError" && error.event === SessionEvent.wireNames.ActionRun
 
 /** One connection's state, across its attempts. */
 export class Core {
@@ -46,6 +50,12 @@ export class Core {
   skipped = 0
   /** The running attempt's runtime (logger, annotations), for a skipped frame's warning. */
   runtime: Runtime.Runtime<never> | undefined = undefined
+  /**
+   * Frames of a possible replay held back (only when the service is known to replay), in arrival
+   * order, keep-alives among them; their prints beside them. At most `REPLAY_WINDOW` events.
+   */
+  private held: Array<SessionEvent.SessionEvent> = []
+  private heldPrints: Array<string | undefined> = []
 
   constructor(
     readonly sessionId: string,
@@ -74,21 +84,112 @@ export class Core {
     if (attempt === undefined || attempt.ended) return
     attempt.lastFrameAt = this.clock.unsafeCurrentTimeMillis()
     if (Either.isLeft(result)) {
+      // A frame error ends a replay phase (a replay is a run of events): what was held goes first.
+      if (this.replay.active) this.settleReplay(attempt)
       const error = scrubFrameError(result.left, attempt.key)
-      if (this.settings.failOnFrameError) return attempt.end(Fatal(error, "failed"))
+      // An `action_run` that does not decode is never skipped: it is chargeable, and a skipped
+      // one would be hidden from the budget (issue 20, a sibling of item 1).
+      if (this.settings.failOnFrameError || isChargeableFrame(error)) return attempt.end(Fatal(error, "failed"))
       return this.skip(error)
     }
     const event = result.right
-    // Progress is a new event (issue 12 defect 10); keep-alives prove the socket, not progress.
-    if (!isKeepAlive(event)) {
-      // (No closure per frame: `admit`, spelled out.)
-      if (this.replay.replayed(print) && !this.askedAgain(event)) return this.replay.drop()
-      this.replay.delivered(print)
-      attempt.gotFrame = true
-      // The service went on talking after the answers were written: they got through.
-      if (Ledger.hasUnconfirmed(this.ledger)) this.ledger = Ledger.confirm(this.ledger)
+    // Keep-alives prove the socket, not progress (issue 12 defect 10): never part of a replay.
+    if (isKeepAlive(event)) {
+      // A keep-alive ends a replay burst: what was held is decided first (arrival order is kept).
+      if (this.held.length > 0) this.settleReplay(attempt)
+      return this.deliver(attempt, event)
     }
-    if (event._tag === "ExternalResourceRequested") this.ledger = Ledger.received(this.ledger, keyOf(event))
+    if (!this.replay.active) return this.progress(attempt, event, print)
+    const seen = this.replay.seen + 1
+    const verdict = this.replay.next(print)
+    if (!this.settings.dropReplays) {
+      // The service is not known to replay: everything is delivered, as it comes. The phase only
+      // says whether the attempt made progress: a frame beyond the repeat of the delivered tail.
+      if (verdict >= 0 && seen > verdict) this.progressed(attempt)
+      this.replay.delivered(print)
+      return this.deliver(attempt, event)
+    }
+    if (verdict === HOLD) {
+      this.held.push(event)
+      this.heldPrints.push(print)
+      return
+    }
+    this.release(attempt, verdict, event, print)
+  }
+
+  /**
+   * The replay phase ends without a frame that decides it (a keep-alive or a frame error came,
+   * the hold time is over, or the attempt ended): the replay is what matched a whole tail so far.
+   */
+  settleReplay(attempt: Attempt): void {
+    if (!this.replay.active) return
+    const seen = this.replay.seen
+    const replayed = this.replay.settle()
+    if (!this.settings.dropReplays) {
+      if (seen > replayed) this.progressed(attempt)
+      return
+    }
+    this.release(attempt, replayed, undefined, undefined)
+  }
+
+  /**
+   * The phase was decided: of the held events (and `last`, the one that decided it), the first
+   * `replayed` that are not keep-alives are the replay (dropped, unless asked again), the rest are
+   * delivered, in arrival order.
+   */
+  private release(
+    attempt: Attempt,
+    replayed: number,
+    last: SessionEvent.SessionEvent | undefined,
+    lastPrint: string | undefined
+  ): void {
+    const held = this.held
+    const prints = this.heldPrints
+    this.held = []
+    this.heldPrints = []
+    if (last !== undefined) {
+      held.push(last)
+      prints.push(lastPrint)
+    }
+    let index = 0
+    for (let i = 0; i < held.length; i++) {
+      const event = held[i]!
+      if (isKeepAlive(event)) {
+        this.deliver(attempt, event)
+      } else if (index++ < replayed) {
+        // A request asked again after its answer went through is new to the caller (pending
+        // again); it is already in the delivered window at its place.
+        if (this.askedAgain(event)) {
+          attempt.gotFrame = true
+          this.deliver(attempt, event)
+        } else {
+          this.replay.drop()
+        }
+      } else {
+        this.progress(attempt, event, prints[i])
+      }
+      // Delivering `complete` (or an `error` with `endOnError`) ended the attempt.
+      if (attempt.ended) return
+    }
+  }
+
+  /** A new event: remembered for replay detection, progress, and delivered. */
+  private progress(attempt: Attempt, event: SessionEvent.SessionEvent, print: string | undefined): void {
+    this.replay.delivered(print)
+    this.progressed(attempt)
+    this.deliver(attempt, event)
+  }
+
+  /** The attempt delivered a new event: the reconnect bout restarts; answers written got through. */
+  private progressed(attempt: Attempt): void {
+    attempt.gotFrame = true
+    // The service went on talking after the answers were written: they got through.
+    if (Ledger.hasUnconfirmed(this.ledger)) this.ledger = Ledger.confirm(this.ledger)
+  }
+
+  /** Hands an event to the consumer (and ends the attempt on `complete`, or an `error` with `endOnError`). */
+  private deliver(attempt: Attempt, event: SessionEvent.SessionEvent): void {
+    if (event._tag === "ExternalResourceRequested") this.request(event)
     this.mailbox.unsafeOffer(event)
     if (this.flow.received()) attempt.io?.pause()
     if (event._tag === "Complete") return attempt.end(End("complete"))
@@ -98,6 +199,18 @@ export class Core {
   /** A request asked again after its answer went through: new to the caller, even in a replay. */
   private askedAgain(event: SessionEvent.SessionEvent): boolean {
     return event._tag === "ExternalResourceRequested" && Ledger.isAnswered(this.ledger, keyOf(event))
+  }
+
+  /** A request arrived: pending in the ledger (which forgets the oldest past its bound, with a warning). */
+  private request(event: SessionEvent.ExternalResourceRequested): void {
+    const forgotten = this.ledger.forgotten
+    this.ledger = Ledger.received(this.ledger, keyOf(event))
+    if (this.ledger.forgotten === forgotten || this.runtime === undefined) return
+    Runtime.runFork(this.runtime)(
+      Effect.logWarning(
+        `${this.ledger.forgotten - forgotten} unanswered request(s) forgotten: more than ${Ledger.MAX_REQUESTS} wait for an answer (respond to them fails with RequestNotPending)`
+      ).pipe(Effect.annotateLogs({ forgotten: this.ledger.forgotten }))
+    )
   }
 
   private skip(error: FrameError): void {
@@ -196,6 +309,9 @@ export class Attempt implements Hooks {
     if (!this.ended) this.lastFrameAt = this.core.clock.unsafeCurrentTimeMillis()
   }
   end(outcome: AttemptOutcome | Exit.Exit<AttemptOutcome>): void {
+    if (this.ended) return
+    // Frames held as a possible replay are decided before the end (delivering `complete` ends it).
+    if (this.current) this.core.settleReplay(this)
     if (this.ended) return
     this.ended = true
     this.outcome = outcome

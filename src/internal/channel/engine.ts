@@ -74,6 +74,8 @@ export interface Engine {
   readonly peakBuffered: () => number
   /** Frames skipped with a warning (`failOnFrameError: false`). */
   readonly skipped: () => number
+  /** The answer ledger's size: requests remembered and the characters of their keys (issue 20 item 3). */
+  readonly ledger: () => { readonly requests: number; readonly keyChars: number; readonly forgotten: number }
 }
 
 const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
@@ -140,7 +142,7 @@ export const makeEngine = (
         core.current = undefined
         // A clean end: what was written before it was read (the close comes after it on the wire).
         const clean = final.reason !== "connection-lost" && final.reason !== "failed" &&
-          final.reason !== "handshake-rejected"
+          final.reason !== "handshake-rejected" && final.reason !== "superseded"
         const unsent = Ledger.unsent(core.ledger, clean)
         core.ledger = Ledger.empty
         return Effect.all([
@@ -226,6 +228,11 @@ export const makeEngine = (
       connection,
       buffered: () => core.flow.held,
       peakBuffered: () => core.flow.peak,
-      skipped: () => core.skipped
+      skipped: () => core.skipped,
+      ledger: () => {
+        let keyChars = 0
+        for (const key of HashMap.keys(core.ledger.requests)) keyChars += key.length
+        return { requests: HashMap.size(core.ledger.requests), keyChars, forgotten: core.ledger.forgotten }
+      }
     }
   })

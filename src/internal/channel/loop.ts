@@ -60,7 +60,7 @@ export interface Loop {
   readonly opened: Effect.Effect<void>
 }
 
-const describeError = (error: EventStreamError | string): string => typeof error === "string" ? error : error.message
+const describeError = (error: EventStream.AttemptError): string => typeof error === "string" ? error : error.message
 
 export const makeLoop = (options: LoopOptions): Loop => {
   const { clock, setState, settings } = options
@@ -105,8 +105,8 @@ export const makeLoop = (options: LoopOptions): Loop => {
 
   const run: Effect.Effect<Final> = Effect.gen(function*() {
     // The drivers are made on the first failure: a connection that never drops never pays for them.
-    let driver: Schedule.ScheduleDriver<unknown, EventStreamError | string, never> | undefined
-    let firstDriver: Schedule.ScheduleDriver<unknown, EventStreamError | string, never> | undefined
+    let driver: Schedule.ScheduleDriver<unknown, EventStream.AttemptError, never> | undefined
+    let firstDriver: Schedule.ScheduleDriver<unknown, EventStream.AttemptError, never> | undefined
     // Attempts in this bout: since the connection last delivered a new event.
     let attempts = 0
     while (true) {

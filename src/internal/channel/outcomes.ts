@@ -6,7 +6,7 @@
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
-import { FrameTooLarge, HandshakeRejected, MalformedFrame } from "../../Errors.js"
+import { FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../Errors.js"
 import type { Settings } from "./settings.js"
 import {
   type AttemptOutcome,
@@ -16,7 +16,8 @@ import {
   rejectionCloseCodes,
   rejectionStatuses,
   Retry,
-  scrub
+  scrub,
+  SUPERSEDED_CLOSE_CODE
 } from "./transport.js"
 import { maxPayloadOf, rejectionFromError, rejectionOf } from "./upgrade.js"
 
@@ -70,6 +71,9 @@ export const closeOutcome = (code: number, closeReason: string, key: Redacted.Re
   if (rejectionCloseCodes.has(code)) {
     return Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected")
   }
+  // A newer connection to the session took it over (issue 20 item 2): reconnecting would take
+  // it back, and the two watchers would supersede each other in turn.
+  if (code === SUPERSEDED_CLOSE_CODE) return Fatal(new Superseded({ reason }), "superseded")
   return Retry(`closed with code ${code}${reason.length > 0 ? `: ${reason}` : ""}`)
 }
 

@@ -3,7 +3,6 @@
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
-import type { EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
@@ -32,8 +31,8 @@ export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = 
 
 /** Every option of a connection, with its default applied. */
 export interface Settings {
-  readonly reconnect: Schedule.Schedule<unknown, EventStreamError | string>
-  readonly firstConnect: Schedule.Schedule<unknown, EventStreamError | string>
+  readonly reconnect: Schedule.Schedule<unknown, EventStream.AttemptError>
+  readonly firstConnect: Schedule.Schedule<unknown, EventStream.AttemptError>
   readonly idleTimeout: Duration.Duration
   readonly connectTimeout: Duration.Duration
   readonly answerTimeout: Duration.Duration
@@ -43,6 +42,10 @@ export interface Settings {
   readonly strict: boolean
   readonly endOnError: boolean
   readonly failOnFrameError: boolean
+  /** The service is known to replay on a reconnect: a proven replay is dropped (`replay.ts`). */
+  readonly dropReplays: boolean
+  /** How long after an open frames that may be a replay are held at most. */
+  readonly replayHold: Duration.Duration
   readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
 }
 
@@ -53,7 +56,8 @@ export const positiveInt = (value: number | undefined, fallback: number): number
 /** The settings of one connection: its own options over the layer's, over the defaults. */
 export const resolveSettings = (
   layer: Omit<EventStream.ConnectOptions, "agent">,
-  own: EventStream.ConnectOptions
+  own: EventStream.ConnectOptions,
+  dialect?: { readonly replaysOnReconnect?: boolean | undefined }
 ): Settings => ({
   reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
   firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
@@ -66,5 +70,7 @@ export const resolveSettings = (
   pendingRequests: own.pendingRequests ?? [],
   strict: own.strict ?? layer.strict ?? false,
   endOnError: own.endOnError ?? layer.endOnError ?? false,
-  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true
+  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
+  dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
+  replayHold: Duration.decode(own.replayHold ?? layer.replayHold ?? Duration.seconds(1))
 })

@@ -23,7 +23,7 @@ export type AttemptOutcome =
   /** The connection ended for good with an error that retrying cannot fix. */
   | { readonly _tag: "Fatal"; readonly error: EventStreamError; readonly reason: EventStream.CloseReason }
   /** The attempt failed or dropped: the schedule decides whether to try again. */
-  | { readonly _tag: "Retry"; readonly error: EventStreamError | string }
+  | { readonly _tag: "Retry"; readonly error: EventStream.AttemptError }
 
 /** @internal */
 export const End = (reason: EventStream.CloseReason): AttemptOutcome => ({ _tag: "End", reason })
@@ -34,7 +34,7 @@ export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason):
   reason
 })
 /** @internal */
-export const Retry = (error: EventStreamError | string): AttemptOutcome => ({ _tag: "Retry", error })
+export const Retry = (error: EventStream.AttemptError): AttemptOutcome => ({ _tag: "Retry", error })
 
 /** Why an answer was not delivered. */
 export interface SendFailure {
@@ -92,6 +92,12 @@ export interface Hooks {
  * the connection.
  */
 export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
+
+/**
+ * The close code of a connection superseded by a newer one to the same session (the simulator's,
+ * and the observed service's `4000 superseded`): `Superseded`, never retried (issue 20 item 2).
+ */
+export const SUPERSEDED_CLOSE_CODE = 4000
 
 /** The close codes that mean "your credentials were refused" (U08, U12): never retried. */
 export const rejectionCloseCodes: ReadonlySet<number> = new Set([1008, 4001, 4003, 4401, 4403])

@@ -9,7 +9,7 @@
  * caller answers with a `{ _tag, error }` body.
  */
 import type * as Http from "node:http"
-import { exceedsDepth } from "../../internal/json.js"
+import { decodeUtf8, exceedsDepth } from "../../internal/json.js"
 
 /** The bounds of a body. */
 export interface BodyLimits {
@@ -34,16 +34,6 @@ export type BodyResult =
   /** The client went away: nothing to answer. */
   | { readonly _tag: "Aborted" }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
-
-/** Decodes strict UTF-8 (a malformed sequence is `undefined`, never U+FFFD). */
-const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
-  try {
-    return utf8.decode(bytes)
-  } catch {
-    return undefined
-  }
-}
 
 /** Reads a request's body under `limits` and calls `done` once with the result. */
 export const readBody = (request: Http.IncomingMessage, limits: BodyLimits, done: (result: BodyResult) => void): void => {

@@ -363,7 +363,9 @@ export const pump = (session: SessionState, connection: Connection, options: Pum
       )
     }
     const faults = session.faults
-    let next = session.cursor
+    // A reopened connection resumes at the cursor, or N events before it with `replayOnReconnect`.
+    const replay = session.connections > 1 ? Math.max(0, Math.floor(faults.replayOnReconnect ?? 0)) : 0
+    let next = Math.max(0, session.cursor - replay)
     while (live()) {
       if (next >= session.length) {
         if (!session.done) {

@@ -214,7 +214,8 @@ export class Store {
       oversize: ws.oversize,
       stall: ws.stall,
       exceedMaxActions: ws.exceedMaxActions,
-      closeBeforeComplete: ws.closeBeforeComplete
+      closeBeforeComplete: ws.closeBeforeComplete,
+      replayOnReconnect: ws.replayOnReconnect
     }
     const scenario = this.scenario
     const session = new SessionState(

@@ -1,0 +1,551 @@
+/**
+ * The recording format (issue 23), with no Effect in it: what a line is, how one is parsed and
+ * validated, how secrets are kept out of it, how two answers differ, and how a recorded
+ * connection's end is served again. The Effect shells (`Recording.ts`, the test kit's replay, the
+ * simulator's `Replay`) do the I/O; this file could move as it is into the Effect-free core.
+ *
+ * A recording is JSON Lines: one header line, then one line per thing that happened, in the order
+ * it happened. docs/testing.md documents every line; {@link Line} is the same in types.
+ */
+import type * as Dialect from "../../Dialect.js"
+
+/** The `format` of the header line. */
+export const FORMAT = "effect-agent-session/recording"
+
+/** The version this SDK writes, and the newest it reads. */
+export const VERSION = 1
+
+/** The event channel's transport a session was recorded over. */
+export type Transport = "websocket" | "sse"
+
+/** An error as `Errors.AgentSessionError` encodes it (decoded by the shells). */
+export interface EncodedError {
+  readonly _tag: string
+  readonly [field: string]: unknown
+}
+
+/** A JSON object (a create request, a session as the SDK encodes it). */
+export type JsonObject = { readonly [field: string]: unknown }
+
+/** The first line. */
+export interface Header {
+  readonly type: "header"
+  readonly format: typeof FORMAT
+  readonly version: number
+  /** The SDK version that wrote it. */
+  readonly sdk: string
+  /** Every choice of the dialect the session spoke. */
+  readonly dialect: Dialect.Dialect
+  readonly transport: Transport
+  /** The recorded session. */
+  readonly sessionId: string
+  /** When the recording started (ISO 8601). */
+  readonly recordedAt: string
+}
+
+/** How one connection (attempt) ended, as the SDK's engine saw it. */
+export type Outcome =
+  /** It ended for good, normally (`complete`, `closed-by-service`, `error-event`). */
+  | { readonly _tag: "End"; readonly reason: string }
+  /** It ended for good with an error (a refused handshake, a frame error). */
+  | { readonly _tag: "Fatal"; readonly reason: string; readonly error: EncodedError }
+  /** It dropped: `cause` describes how (`closed with code 1006`), or `error` is a typed error (`ConnectTimeout`). */
+  | { readonly _tag: "Retry"; readonly cause?: string; readonly error?: EncodedError }
+  /** The application closed it (`close`, or the connection's scope closed). */
+  | { readonly _tag: "Interrupted" }
+  /** The transport died (a bug). */
+  | { readonly _tag: "Defect"; readonly message: string }
+
+/** An answer as it went on the wire (`Wire.AnswerData`). */
+export interface AnswerData {
+  readonly granted: boolean
+  readonly resource_type: string
+  readonly action_session_id?: string | undefined
+  readonly field_name?: string | undefined
+  readonly input?: string | undefined
+}
+
+/** What became of an answer written. */
+export type AnswerResult = "written" | "confirmed" | { readonly failed: string; readonly retry: boolean }
+
+/** Every line but the header. `t` is milliseconds since the recording started; `conn` counts connections from 1. */
+export type Entry =
+  | { readonly type: "create"; readonly t: number; readonly request: JsonObject }
+  | { readonly type: "created"; readonly t: number; readonly session: JsonObject }
+  | { readonly type: "create-failed"; readonly t: number; readonly error: EncodedError }
+  | { readonly type: "connect"; readonly t: number; readonly conn: number }
+  | { readonly type: "open"; readonly t: number; readonly conn: number }
+  | FrameEntry
+  | { readonly type: "too-large"; readonly t: number; readonly conn: number; readonly size: number }
+  | { readonly type: "alive"; readonly t: number; readonly conn: number }
+  | AnswerEntry
+  | CloseEntry
+  | EndEntry
+
+/** A frame received: WebSocket text, WebSocket binary (base64), or a Server-Sent Event. */
+export type FrameEntry =
+  | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly text: string }
+  | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly base64: string }
+  | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly event: string; readonly data: string }
+
+/** An answer written. */
+export interface AnswerEntry {
+  readonly type: "answer"
+  readonly t: number
+  readonly conn: number
+  readonly data: AnswerData
+  readonly result: AnswerResult
+}
+
+/** A connection ended. */
+export interface CloseEntry {
+  readonly type: "close"
+  readonly t: number
+  readonly conn: number
+  /** Whether it had opened. */
+  readonly opened: boolean
+  readonly outcome: Outcome
+}
+
+/** The event channel closed for good: the session's end, as `EventStream.ConnectionState.Closed` said. */
+export interface EndEntry {
+  readonly type: "end"
+  readonly t: number
+  readonly reason: string
+  /** The error the events failed with, if any. */
+  readonly error?: EncodedError
+  /** Answers accepted but not delivered when it closed. */
+  readonly unsent?: ReadonlyArray<{ readonly resourceType: string; readonly actionSessionId: string }>
+}
+
+/** Any line. */
+export type Line = Header | Entry
+
+/** A parse: the value, or why not. */
+export type Parsed<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly reason: string }
+
+const ok = <A>(value: A): Parsed<A> => ({ ok: true, value })
+const no = (reason: string): Parsed<never> => ({ ok: false, reason })
+
+// ---------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------
+
+type Obj = { readonly [field: string]: unknown }
+
+const isObject = (u: unknown): u is Obj => typeof u === "object" && u !== null && !Array.isArray(u)
+const isString = (u: unknown): u is string => typeof u === "string"
+const isTime = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u) && u >= 0
+const isCount = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u >= 1
+const isPath = (u: unknown): u is Dialect.Path => isString(u) && u.startsWith("/")
+const oneOf = <const L extends ReadonlyArray<string>>(u: unknown, literals: L): u is L[number] =>
+  isString(u) && literals.includes(u)
+
+/** The first field of `fields` that does not hold, as a reason. */
+const check = (value: Obj, fields: Record<string, (u: unknown) => boolean>): string | undefined => {
+  for (const [name, holds] of Object.entries(fields)) {
+    if (!holds(value[name])) return `"${name}" is missing or not valid`
+  }
+  return undefined
+}
+
+const parseDialect = (u: unknown): Parsed<Dialect.Dialect> => {
+  if (!isObject(u)) return no(`"dialect" is not an object`)
+  const sse = u["sse"]
+  const wrong = check(u, {
+    name: isString,
+    auth: (v) => oneOf(v, ["bearer", "x-api-key"]),
+    onboardPath: isPath,
+    sessionsPath: isPath,
+    createSessionBody: (v) => oneOf(v, ["documented", "observed"]),
+    sessionResponse: (v) => oneOf(v, ["flat", "data-envelope"]),
+    retrieve: (v) => typeof v === "boolean",
+    connectPath: isPath,
+    handshake: (v) => oneOf(v, ["message", "query", "both"]),
+    framing: (v) => oneOf(v, ["event-data", "type-data", "flat"]),
+    answerKey: (v) => oneOf(v, ["event", "type"]),
+    heartbeats: (v) => typeof v === "boolean",
+    costSummary: (v) => typeof v === "boolean",
+    // A choice added after version 1 was written: absent means the built-in dialects' value.
+    replaysOnReconnect: (v) => v === undefined || typeof v === "boolean",
+    sse: (v) => isObject(v) && isPath(v["connectPath"]) && isString(v["egressPath"])
+  })
+  if (wrong !== undefined || !isObject(sse)) return no(`dialect: ${wrong ?? "sse"}`)
+  const d = u as unknown as Dialect.Dialect
+  // A fresh value of exactly the known choices.
+  return ok({
+    name: d.name,
+    auth: d.auth,
+    onboardPath: d.onboardPath,
+    sessionsPath: d.sessionsPath,
+    createSessionBody: d.createSessionBody,
+    sessionResponse: d.sessionResponse,
+    retrieve: d.retrieve,
+    connectPath: d.connectPath,
+    handshake: d.handshake,
+    framing: d.framing,
+    answerKey: d.answerKey,
+    heartbeats: d.heartbeats,
+    costSummary: d.costSummary,
+    replaysOnReconnect: d.replaysOnReconnect ?? false,
+    sse: { connectPath: d.sse.connectPath, egressPath: d.sse.egressPath }
+  })
+}
+
+/** Parses the header line: a foreign file or a newer version is refused here. */
+export const parseHeader = (text: string): Parsed<Header> => {
+  const json = parseJson(text)
+  if (!json.ok) return json
+  const u = json.value
+  if (!isObject(u) || u["type"] !== "header" || u["format"] !== FORMAT) {
+    return no(`not a recording of effect-agent-session: the first line is not its header ({"type":"header","format":"${FORMAT}",...})`)
+  }
+  const version = u["version"]
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) return no(`"version" is not valid`)
+  if (version > VERSION) {
+    return no(`written in format version ${version}, newer than this SDK reads (${VERSION}): upgrade effect-agent-session`)
+  }
+  const wrong = check(u, {
+    sdk: isString,
+    transport: (v) => oneOf(v, ["websocket", "sse"]),
+    sessionId: isString,
+    recordedAt: isString
+  })
+  if (wrong !== undefined) return no(`header: ${wrong}`)
+  const dialect = parseDialect(u["dialect"])
+  if (!dialect.ok) return no(`header: ${dialect.reason}`)
+  return ok({
+    type: "header",
+    format: FORMAT,
+    version,
+    sdk: u["sdk"] as string,
+    dialect: dialect.value,
+    transport: u["transport"] as Transport,
+    sessionId: u["sessionId"] as string,
+    recordedAt: u["recordedAt"] as string
+  })
+}
+
+const isEncodedError = (u: unknown): u is EncodedError => isObject(u) && isString(u["_tag"])
+
+const isAnswerData = (u: unknown): u is AnswerData =>
+  isObject(u) && typeof u["granted"] === "boolean" && isString(u["resource_type"]) &&
+  ["action_session_id", "field_name", "input"].every((field) => u[field] === undefined || isString(u[field]))
+
+const isAnswerResult = (u: unknown): u is AnswerResult =>
+  u === "written" || u === "confirmed" || (isObject(u) && isString(u["failed"]) && typeof u["retry"] === "boolean")
+
+const isOutcome = (u: unknown): u is Outcome => {
+  if (!isObject(u)) return false
+  switch (u["_tag"]) {
+    case "End":
+      return isString(u["reason"])
+    case "Fatal":
+      return isString(u["reason"]) && isEncodedError(u["error"])
+    case "Retry":
+      return isString(u["cause"]) !== isEncodedError(u["error"])
+    case "Interrupted":
+      return true
+    case "Defect":
+      return isString(u["message"])
+    default:
+      return false
+  }
+}
+
+const isUnsent = (u: unknown): boolean =>
+  Array.isArray(u) && u.every((item) => isObject(item) && isString(item["resourceType"]) && isString(item["actionSessionId"]))
+
+const entryFields: Record<Entry["type"], Record<string, (u: unknown) => boolean>> = {
+  create: { t: isTime, request: isObject },
+  created: { t: isTime, session: isObject },
+  "create-failed": { t: isTime, error: isEncodedError },
+  connect: { t: isTime, conn: isCount },
+  open: { t: isTime, conn: isCount },
+  frame: { t: isTime, conn: isCount },
+  "too-large": { t: isTime, conn: isCount, size: isTime },
+  alive: { t: isTime, conn: isCount },
+  answer: { t: isTime, conn: isCount, data: isAnswerData, result: isAnswerResult },
+  close: { t: isTime, conn: isCount, opened: (v) => typeof v === "boolean", outcome: isOutcome },
+  end: {
+    t: isTime,
+    reason: isString,
+    error: (v) => v === undefined || isEncodedError(v),
+    unsent: (v) => v === undefined || isUnsent(v)
+  }
+}
+
+const frameForm = (u: Obj): string | undefined => {
+  const forms = [
+    isString(u["text"]) ? "text" : undefined,
+    isString(u["base64"]) ? "base64" : undefined,
+    isString(u["event"]) && isString(u["data"]) ? "event" : undefined
+  ].filter((form) => form !== undefined)
+  return forms.length === 1 ? undefined : `a frame has exactly one of "text", "base64" or "event" with "data"`
+}
+
+const parseJson = (text: string): Parsed<unknown> => {
+  try {
+    return ok(JSON.parse(text))
+  } catch {
+    return no("not JSON")
+  }
+}
+
+/** Parses a line after the header. Unknown `type`s are refused: the file is not of this version. */
+export const parseEntry = (text: string): Parsed<Entry> => {
+  const json = parseJson(text)
+  if (!json.ok) return json
+  const u = json.value
+  if (!isObject(u)) return no("not a JSON object")
+  const type = u["type"]
+  if (type === "header") return no("a second header")
+  if (!isString(type) || !(type in entryFields)) return no(`unknown line type ${JSON.stringify(type) ?? "(none)"}`)
+  const wrong = check(u, entryFields[type as Entry["type"]]) ?? (type === "frame" ? frameForm(u) : undefined)
+  if (wrong !== undefined) return no(`${type}: ${wrong}`)
+  return ok(u as unknown as Entry)
+}
+
+/** The line of a value (no newline). */
+export const encodeLine = (line: Line): string => JSON.stringify(line)
+
+// ---------------------------------------------------------------------------
+// Lines
+// ---------------------------------------------------------------------------
+
+/**
+ * Cuts text into lines (`\n` or `\r\n`) as it arrives, holding at most one unfinished line of
+ * at most `maxLineLength` characters: a longer line is refused, never held.
+ */
+export class LineSplitter {
+  private partial = ""
+  /** The most characters held at once. */
+  peak = 0
+
+  constructor(readonly maxLineLength: number) {}
+
+  /**
+   * The complete lines in `text` (with what was held); `tooLong` when a line is over the limit:
+   * the lines before it are given, nothing after it is kept.
+   */
+  push(text: string): { readonly lines: Array<string>; readonly tooLong: boolean } {
+    const lines: Array<string> = []
+    let start = 0
+    let input = text
+    let at = input.indexOf("\n")
+    if (at >= 0 && this.partial.length > 0) {
+      input = this.partial + input
+      at += this.partial.length
+      this.partial = ""
+    }
+    while (at >= 0) {
+      const end = at > start && input.charCodeAt(at - 1) === 13 ? at - 1 : at
+      if (end - start > this.maxLineLength) return this.refuse(lines)
+      lines.push(input.slice(start, end))
+      start = at + 1
+      at = input.indexOf("\n", start)
+    }
+    this.partial += input.slice(start)
+    this.peak = Math.max(this.peak, this.partial.length)
+    if (this.partial.length > this.maxLineLength + 1) return this.refuse(lines)
+    return { lines, tooLong: false }
+  }
+
+  private refuse(lines: Array<string>): { readonly lines: Array<string>; readonly tooLong: boolean } {
+    this.partial = ""
+    return { lines, tooLong: true }
+  }
+
+  /** The last line, when the text did not end with a newline. */
+  end(): string | undefined {
+    const rest = this.partial.endsWith("\r") ? this.partial.slice(0, -1) : this.partial
+    this.partial = ""
+    return rest.length > 0 ? rest : undefined
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Secrets
+// ---------------------------------------------------------------------------
+
+/** A JSON member whose name says it holds a key (`apiKey`, `api_key`, `x-api-key`, `Authorization`), with its value. */
+const secretMember =
+  /("(?:x[-_]?)?api[-_]?key"|"(?:proxy-)?authorization")(\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[^,}\]\s]*|true|false|null)/gi
+
+/** Whether text may hold a key-named member. */
+const mentionsKey = /api[-_]?key|authorization/i
+
+/** A key-bearing query parameter of an address. */
+const secretParameter = /([?&](?:apiKey|api_key|apikey|key|token|access_token)=)[^&#"\s]*/gi
+
+/** A bearer credential in text. */
+const bearer = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/g
+
+/** What replaces a secret. */
+export const REDACTED = "<redacted>"
+
+/**
+ * Text with every known secret, every key-named JSON member's value, every key-bearing query
+ * parameter and every bearer credential replaced by `<redacted>`. Text without any of them is
+ * returned as it is (a frame stays byte for byte what the service sent).
+ */
+export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  for (const secret of secrets) {
+    if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join(REDACTED)
+  }
+  // Each replacement only where its cheap sign is present (most frames have none).
+  if (mentionsKey.test(out)) out = out.replace(secretMember, `$1$2"${REDACTED}"`)
+  if (out.includes("=")) out = out.replace(secretParameter, `$1${REDACTED}`)
+  if (out.includes("Bearer")) out = out.replace(bearer, `$1${REDACTED}`)
+  return out
+}
+
+/** A value with every string scrubbed ({@link scrub}) and every key-named member redacted. */
+export const scrubValue = (value: unknown, secrets: ReadonlyArray<string>, depth = 0): unknown => {
+  if (typeof value === "string") return scrub(value, secrets)
+  if (depth > 64 || typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [name, member] of Object.entries(value)) {
+    out[name] = /^(?:x[-_]?)?api[-_]?key$|^(?:proxy-)?authorization$/i.test(name)
+      ? REDACTED
+      : scrubValue(member, secrets, depth + 1)
+  }
+  return out
+}
+
+/** A line with no secret in it: the text of frames scrubbed as text, every other value member by member. */
+export const scrubEntry = (entry: Entry, secrets: ReadonlyArray<string>): Entry => {
+  if (entry.type === "frame") {
+    if ("text" in entry) return { ...entry, text: scrub(entry.text, secrets) }
+    if ("event" in entry) return { ...entry, event: scrub(entry.event, secrets), data: scrub(entry.data, secrets) }
+    return entry
+  }
+  return scrubValue(entry, secrets) as Entry
+}
+
+// ---------------------------------------------------------------------------
+// Differences
+// ---------------------------------------------------------------------------
+
+const show = (value: unknown): string => value === undefined ? "(absent)" : JSON.stringify(value)
+
+/**
+ * The differences between two JSON values, one per line (`field: expected X, got Y`), or the
+ * empty string when they are equal. Objects are compared member by member (in name order).
+ */
+export const difference = (expected: unknown, actual: unknown, path = "", depth = 0): string => {
+  if (isObject(expected) && isObject(actual) && depth < 16) {
+    const names = [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort()
+    return names
+      .map((name) => difference(expected[name], actual[name], path.length === 0 ? name : `${path}.${name}`, depth + 1))
+      .filter((line) => line.length > 0)
+      .join("\n")
+  }
+  if (JSON.stringify(expected) === JSON.stringify(actual)) return ""
+  return `${path.length === 0 ? "" : `${path}: `}expected ${show(expected)}, got ${show(actual)}`
+}
+
+// ---------------------------------------------------------------------------
+// Frames across transports
+// ---------------------------------------------------------------------------
+
+/** The event name and payload text of a WebSocket frame in a framing, if it has them. */
+export const frameToEvent = (framing: Dialect.Framing, text: string): { readonly event: string; readonly data: string } | undefined => {
+  const json = parseJson(text)
+  if (!json.ok || !isObject(json.value)) return undefined
+  const frame = json.value
+  const name = framing === "type-data" ? frame["type"] : frame["event"]
+  if (!isString(name)) return undefined
+  if (framing === "flat") {
+    const { event: _, ...payload } = frame
+    return { event: name, data: JSON.stringify(payload) }
+  }
+  return { event: name, data: JSON.stringify(frame["data"] ?? {}) }
+}
+
+/** The WebSocket frame of a Server-Sent Event in a framing (the payload text spliced in as it is). */
+export const eventToFrame = (framing: Dialect.Framing, event: string, data: string): string => {
+  const payload = data.length === 0 ? "{}" : data
+  if (framing === "flat") {
+    const json = parseJson(payload)
+    if (json.ok && isObject(json.value)) return JSON.stringify({ ...json.value, event })
+  }
+  return `{${JSON.stringify(framing === "type-data" ? "type" : "event")}:${JSON.stringify(event)},"data":${payload}}`
+}
+
+// ---------------------------------------------------------------------------
+// Serving a recorded end again
+// ---------------------------------------------------------------------------
+
+/** What a server does to end a connection as the recorded one ended. */
+export type ServerEnd =
+  /** Refuse the connection with this HTTP status (before it opened). */
+  | { readonly _tag: "Refuse"; readonly status: number; readonly reason: string }
+  /** Destroy the socket before it opens (an open failure). */
+  | { readonly _tag: "Reset" }
+  /** Never answer the connection (a connect time-out): the client gives up. */
+  | { readonly _tag: "Hang" }
+  /** Close a WebSocket with this code (on SSE: end the response). */
+  | { readonly _tag: "Close"; readonly code: number; readonly reason: string }
+  /** Drop the connection abruptly (1006, a read failure). */
+  | { readonly _tag: "Drop" }
+  /** Server-Sent Events: end the response. */
+  | { readonly _tag: "EndStream" }
+  /** The client ended it (complete, an idle time-out, a frame error, its own close): wait for it. */
+  | { readonly _tag: "AwaitClient" }
+  /** Send a frame larger than the client accepts (it then refuses it). */
+  | { readonly _tag: "TooLarge"; readonly size: number }
+
+const statusIn = (cause: string): number | undefined => {
+  const match = /refused with HTTP (\d{3})\b/.exec(cause)
+  return match === null ? undefined : Number(match[1])
+}
+
+/**
+ * How a server ends a connection so that a client sees what the recorded one saw. The causes
+ * are the SDK's own descriptions (`internal/channel/outcomes.ts`, `socket.ts`, `../sse.ts`).
+ */
+export const serverEndOf = (close: CloseEntry): ServerEnd => {
+  const outcome = close.outcome
+  switch (outcome._tag) {
+    case "Interrupted":
+      return { _tag: "AwaitClient" }
+    case "Defect":
+      return { _tag: "Drop" }
+    case "End":
+      return outcome.reason === "complete"
+        ? { _tag: "Close", code: 1000, reason: "complete" }
+        : outcome.reason === "closed-by-service"
+        ? { _tag: "Close", code: 1000, reason: "" }
+        : { _tag: "AwaitClient" }
+    case "Fatal": {
+      const error = outcome.error
+      if (error._tag === "HandshakeRejected" && typeof error["code"] === "number") {
+        const reason = isString(error["reason"]) ? error["reason"] : ""
+        return close.opened || error["code"] >= 1000
+          ? { _tag: "Close", code: error["code"], reason }
+          : { _tag: "Refuse", status: error["code"], reason }
+      }
+      if (error._tag === "FrameTooLarge" && typeof error["size"] === "number") return { _tag: "TooLarge", size: error["size"] }
+      if (error._tag === "Superseded") return { _tag: "Close", code: 4000, reason: isString(error["reason"]) ? error["reason"] : "superseded" }
+      return { _tag: "AwaitClient" }
+    }
+    case "Retry": {
+      if (outcome.error !== undefined) return outcome.error._tag === "ConnectTimeout" ? { _tag: "Hang" } : { _tag: "Drop" }
+      const cause = outcome.cause ?? ""
+      const closed = /^closed with code (\d+)(?:: ([\s\S]*))?$/.exec(cause)
+      if (closed !== null) {
+        const code = Number(closed[1])
+        return code === 1006 || code === 1015 ? { _tag: "Drop" } : { _tag: "Close", code, reason: closed[2] ?? "" }
+      }
+      const status = statusIn(cause)
+      if (status !== undefined) return { _tag: "Refuse", status, reason: cause }
+      if (cause.startsWith("open failed")) return { _tag: "Reset" }
+      if (cause.startsWith("read failed")) return { _tag: "Drop" }
+      if (cause === "the event stream ended") return { _tag: "EndStream" }
+      return close.opened ? { _tag: "AwaitClient" } : { _tag: "Reset" }
+    }
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * The recording format's plain functions (issue 23): lines cut as they arrive with a bound,
+ * every line parsed back to itself, secrets scrubbed, differences shown, frames carried across
+ * transports, recorded ends served again; and a large file read with bounded memory.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { writeFileSync } from "node:fs"
+import * as FastCheck from "effect/FastCheck"
+import * as Dialect from "../../src/Dialect.js"
+import * as Format from "../../src/internal/recording/format.js"
+import { Reader } from "../../src/internal/recording/reader.js"
+import { header, tempPath } from "./helpers.js"
+
+/** Text cut at the given points. */
+const cut = (text: string, points: ReadonlyArray<number>): Array<string> => {
+  const at = [...new Set(points.map((p) => p % (text.length + 1)))].sort((a, b) => a - b)
+  const chunks: Array<string> = []
+  let start = 0
+  for (const point of at) {
+    chunks.push(text.slice(start, point))
+    start = point
+  }
+  chunks.push(text.slice(start))
+  return chunks
+}
+
+const lineArb = FastCheck.string({ unit: "grapheme", maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, " "))
+
+const time = FastCheck.nat(10_000_000)
+const conn = FastCheck.integer({ min: 1, max: 50 })
+const answerData = FastCheck.record({
+  granted: FastCheck.boolean(),
+  resource_type: FastCheck.string(),
+  action_session_id: FastCheck.string(),
+  input: FastCheck.string()
+}, { requiredKeys: ["granted", "resource_type"] })
+const encodedError = FastCheck.record({ _tag: FastCheck.constantFrom("ConnectTimeout", "HandshakeRejected"), reason: FastCheck.string() })
+const outcome: FastCheck.Arbitrary<Format.Outcome> = FastCheck.oneof(
+  FastCheck.record({ _tag: FastCheck.constant("End" as const), reason: FastCheck.constantFrom("complete", "closed-by-service") }),
+  FastCheck.record({ _tag: FastCheck.constant("Fatal" as const), reason: FastCheck.constant("failed"), error: encodedError }),
+  FastCheck.record({ _tag: FastCheck.constant("Retry" as const), cause: FastCheck.string() }),
+  FastCheck.record({ _tag: FastCheck.constant("Retry" as const), error: encodedError }),
+  FastCheck.constant({ _tag: "Interrupted" as const }),
+  FastCheck.record({ _tag: FastCheck.constant("Defect" as const), message: FastCheck.string() })
+)
+const entryArb: FastCheck.Arbitrary<Format.Entry> = FastCheck.oneof(
+  FastCheck.record({ type: FastCheck.constant("create" as const), t: time, request: FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue()) }),
+  FastCheck.record({ type: FastCheck.constant("created" as const), t: time, session: FastCheck.record({ session_id: FastCheck.string() }) }),
+  FastCheck.record({ type: FastCheck.constant("connect" as const), t: time, conn }),
+  FastCheck.record({ type: FastCheck.constant("open" as const), t: time, conn }),
+  FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, text: FastCheck.string({ unit: "binary" }) }),
+  FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, base64: FastCheck.base64String() }),
+  FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, event: FastCheck.string(), data: FastCheck.string() }),
+  FastCheck.record({ type: FastCheck.constant("too-large" as const), t: time, conn, size: FastCheck.nat() }),
+  FastCheck.record({ type: FastCheck.constant("alive" as const), t: time, conn }),
+  FastCheck.record({
+    type: FastCheck.constant("answer" as const),
+    t: time,
+    conn,
+    data: answerData,
+    result: FastCheck.oneof(
+      FastCheck.constantFrom("written" as const, "confirmed" as const),
+      FastCheck.record({ failed: FastCheck.string(), retry: FastCheck.boolean() })
+    )
+  }),
+  FastCheck.record({ type: FastCheck.constant("close" as const), t: time, conn, opened: FastCheck.boolean(), outcome }),
+  FastCheck.record({ type: FastCheck.constant("end" as const), t: time, reason: FastCheck.constantFrom("complete", "failed") })
+)
+
+describe("recording format", () => {
+  it.prop("LineSplitter gives the same lines whatever the chunks (\\n or \\r\\n)", [
+    FastCheck.array(lineArb, { maxLength: 30 }),
+    FastCheck.array(FastCheck.nat(2000), { maxLength: 12 }),
+    FastCheck.boolean()
+  ], ([lines, points, crlf]) => {
+    const text = lines.map((line) => line + (crlf ? "\r\n" : "\n")).join("")
+    const splitter = new Format.LineSplitter(64)
+    const out: Array<string> = []
+    for (const chunk of cut(text, points)) {
+      const pushed = splitter.push(chunk)
+      assert.isFalse(pushed.tooLong)
+      out.push(...pushed.lines)
+    }
+    assert.isUndefined(splitter.end())
+    assert.deepStrictEqual(out, lines)
+  }, { fastCheck: { numRuns: 300, seed: 23 } })
+
+  it("LineSplitter refuses a line over the limit without holding it, after the lines before it", () => {
+    const splitter = new Format.LineSplitter(10)
+    assert.deepStrictEqual(splitter.push("short\n0123456789ab\nnext\n"), { lines: ["short"], tooLong: true })
+    const endless = new Format.LineSplitter(10)
+    assert.deepStrictEqual(endless.push("x".repeat(6)), { lines: [], tooLong: false })
+    assert.deepStrictEqual(endless.push("x".repeat(6)), { lines: [], tooLong: true })
+    // Never more than the limit and one chunk held; nothing after the refusal.
+    assert.isAtMost(endless.peak, 10 + 6)
+    assert.deepStrictEqual(endless.push("\n"), { lines: [""], tooLong: false })
+  })
+
+  it.prop("every line parses back to itself", [entryArb], ([entry]) => {
+    const parsed = Format.parseEntry(Format.encodeLine(entry))
+    assert.isTrue(parsed.ok, parsed.ok ? "" : parsed.reason)
+    if (parsed.ok) assert.deepStrictEqual(parsed.value, JSON.parse(JSON.stringify(entry)))
+  }, { fastCheck: { numRuns: 500, seed: 7 } })
+
+  it.prop("arbitrary text never throws: a line or a reason", [FastCheck.string({ unit: "binary", maxLength: 300 })], ([text]) => {
+    const parsed = Format.parseEntry(text)
+    assert.isTrue(parsed.ok || parsed.reason.length > 0)
+    const head = Format.parseHeader(text)
+    assert.isTrue(head.ok || head.reason.length > 0)
+  }, { fastCheck: { numRuns: 300, seed: 8 } })
+
+  it("refuses unknown types, a second header, frames of two forms", () => {
+    const reason = (text: string) => {
+      const parsed = Format.parseEntry(text)
+      return parsed.ok ? "ok" : parsed.reason
+    }
+    assert.strictEqual(reason("{\"type\":\"teleport\",\"t\":1}"), "unknown line type \"teleport\"")
+    assert.strictEqual(reason(JSON.stringify(header())), "a second header")
+    assert.strictEqual(
+      reason("{\"type\":\"frame\",\"t\":1,\"conn\":1,\"text\":\"{}\",\"event\":\"x\",\"data\":\"{}\"}"),
+      "frame: a frame has exactly one of \"text\", \"base64\" or \"event\" with \"data\""
+    )
+    assert.strictEqual(reason("{\"type\":\"connect\",\"t\":-1,\"conn\":1}"), "connect: \"t\" is missing or not valid")
+    assert.strictEqual(reason("[1,2]"), "not a JSON object")
+  })
+
+  it("the header: the format, a version not newer than this SDK's, every choice of the dialect", () => {
+    const parsed = Format.parseHeader(JSON.stringify(header({ dialect: Dialect.observed, transport: "sse" })))
+    assert.isTrue(parsed.ok)
+    if (parsed.ok) assert.deepStrictEqual(parsed.value.dialect, Dialect.observed)
+    const refused = (overrides: Record<string, unknown>) => {
+      const result = Format.parseHeader(JSON.stringify(header(overrides)))
+      return result.ok ? "ok" : result.reason
+    }
+    assert.include(refused({ format: "har" }), "not a recording of effect-agent-session")
+    assert.include(refused({ version: 9 }), "format version 9, newer than this SDK reads (1)")
+    assert.include(refused({ transport: "carrier-pigeon" }), "\"transport\" is missing or not valid")
+    assert.include(refused({ dialect: { ...Dialect.documented, framing: "xml" } }), "dialect: \"framing\"")
+  })
+
+  it("scrub: known secrets, key-named members, key-bearing parameters and bearer credentials", () => {
+    const secret = "sk-123-secret"
+    assert.strictEqual(Format.scrub(`a ${secret} b`, [secret]), "a <redacted> b")
+    assert.strictEqual(
+      Format.scrub("{\"apiKey\":\"k1\",\"API_KEY\" : \"k2\",\"x-api-key\":\"k3\",\"authorization\":\"Bearer k4\",\"apikey\":42}", []),
+      "{\"apiKey\":\"<redacted>\",\"API_KEY\" : \"<redacted>\",\"x-api-key\":\"<redacted>\",\"authorization\":\"<redacted>\",\"apikey\":\"<redacted>\"}"
+    )
+    assert.strictEqual(Format.scrub("{\"apiKey\":\"a\\\"b\",\"n\":1}", []), "{\"apiKey\":\"<redacted>\",\"n\":1}")
+    assert.strictEqual(Format.scrub("wss://h/v1/connect?sessionId=s&apiKey=k9&x=1", []), "wss://h/v1/connect?sessionId=s&apiKey=<redacted>&x=1")
+    assert.strictEqual(Format.scrub("auth: Bearer abc.def-ghi", []), "auth: Bearer <redacted>")
+    // Text with none of them stays byte for byte.
+    const plain = "{\"event\":\"action_run\",\"data\":{\"name\":\"click\" ,\"content\":\"keys are fine\"}}"
+    assert.strictEqual(Format.scrub(plain, [secret]), plain)
+    assert.deepStrictEqual(Format.scrubValue({ headers: { Authorization: "x", ok: `has ${secret}` } }, [secret]), {
+      headers: { Authorization: "<redacted>", ok: "has <redacted>" }
+    })
+  })
+
+  it("difference: one line per differing member, in name order", () => {
+    assert.strictEqual(Format.difference({ a: 1, b: "x" }, { a: 1, b: "x" }), "")
+    assert.strictEqual(
+      Format.difference({ granted: true, input: "jane" }, { granted: false, field: "email" }),
+      "field: expected (absent), got \"email\"\ngranted: expected true, got false\ninput: expected \"jane\", got (absent)"
+    )
+    assert.strictEqual(Format.difference({ a: { b: 1 } }, { a: { b: 2 } }), "a.b: expected 1, got 2")
+    assert.strictEqual(Format.difference(1, "1"), "expected 1, got \"1\"")
+  })
+
+  it("frames cross transports in each framing", () => {
+    for (const framing of ["event-data", "type-data", "flat"] as const) {
+      const frame = Format.eventToFrame(framing, "action_run", "{\"name\":\"click\"}")
+      assert.deepStrictEqual(Format.frameToEvent(framing, frame), { event: "action_run", data: "{\"name\":\"click\"}" })
+    }
+    assert.strictEqual(Format.eventToFrame("event-data", "started", ""), "{\"event\":\"started\",\"data\":{}}")
+    assert.isUndefined(Format.frameToEvent("event-data", "not json"))
+  })
+
+  it("serverEndOf: each recorded end as a server serves it again", () => {
+    const close = (outcome: Format.Outcome, opened = true): Format.CloseEntry => ({ type: "close", t: 0, conn: 1, opened, outcome })
+    const retry = (cause: string, opened = true) => Format.serverEndOf(close({ _tag: "Retry", cause }, opened))
+    assert.deepStrictEqual(retry("closed with code 1006"), { _tag: "Drop" })
+    assert.deepStrictEqual(retry("closed with code 1011: server restart"), { _tag: "Close", code: 1011, reason: "server restart" })
+    assert.deepStrictEqual(retry("upgrade refused with HTTP 503", false), { _tag: "Refuse", status: 503, reason: "upgrade refused with HTTP 503" })
+    assert.deepStrictEqual(retry("event stream refused with HTTP 502", false), { _tag: "Refuse", status: 502, reason: "event stream refused with HTTP 502" })
+    assert.deepStrictEqual(retry("open failed: ECONNREFUSED", false), { _tag: "Reset" })
+    assert.deepStrictEqual(retry("read failed: socket hang up"), { _tag: "Drop" })
+    assert.deepStrictEqual(retry("the event stream ended"), { _tag: "EndStream" })
+    assert.deepStrictEqual(retry("no frame for 1m (idle time-out)"), { _tag: "AwaitClient" })
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Retry", error: { _tag: "ConnectTimeout" } }, false)),
+      { _tag: "Hang" }
+    )
+    assert.deepStrictEqual(Format.serverEndOf(close({ _tag: "End", reason: "complete" })), { _tag: "Close", code: 1000, reason: "complete" })
+    assert.deepStrictEqual(Format.serverEndOf(close({ _tag: "End", reason: "error-event" })), { _tag: "AwaitClient" })
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Fatal", reason: "handshake-rejected", error: { _tag: "HandshakeRejected", code: 401, reason: "no" } }, false)),
+      { _tag: "Refuse", status: 401, reason: "no" }
+    )
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Fatal", reason: "handshake-rejected", error: { _tag: "HandshakeRejected", code: 1008, reason: "key" } })),
+      { _tag: "Close", code: 1008, reason: "key" }
+    )
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Fatal", reason: "failed", error: { _tag: "FrameTooLarge", size: 2_000_000, limit: 1 } })),
+      { _tag: "TooLarge", size: 2_000_000 }
+    )
+    assert.deepStrictEqual(Format.serverEndOf(close({ _tag: "Interrupted" })), { _tag: "AwaitClient" })
+    assert.deepStrictEqual(
+      Format.serverEndOf(close({ _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded", reason: "superseded" } })),
+      { _tag: "Close", code: 4000, reason: "superseded" }
+    )
+  })
+
+  it("a large recording is read line by line: memory held stays at one block and one line", () => {
+    const path = tempPath("large.jsonl")
+    const frames = 60_000
+    const frame = JSON.stringify({ event: "thoughts_and_memories", data: { thought: "t".repeat(300), memory: "m" } })
+    const lines = [JSON.stringify(header())]
+    for (let i = 0; i < frames; i++) lines.push(JSON.stringify({ type: "frame", t: i, conn: 1, text: frame }))
+    writeFileSync(path, lines.join("\n") + "\n")
+    const opened = Reader.open(path)
+    assert.isTrue("reader" in opened)
+    if (!("reader" in opened)) return
+    let count = 0
+    while (true) {
+      const next = opened.reader.take()
+      if (next._tag !== "Entry") {
+        assert.strictEqual(next._tag, "Done")
+        break
+      }
+      count += 1
+    }
+    assert.strictEqual(count, frames)
+    // The file is about 25 MB; what is held at once is under one 64 KiB block plus one line.
+    assert.isAtMost(opened.reader.peakHeld, 64 * 1024 + 1024)
+  })
+})
