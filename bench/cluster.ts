@@ -36,10 +36,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import { NodeClusterSessions } from "../src/cluster/index.js"
-import { SessionEvent } from "../src/index.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
+import { type ClientDone, decodeEvents, fixtureEnv } from "../test/cluster/fixtures/process.js"
 import * as Postgres from "../test/helpers/Postgres.js"
 
 const root = join(import.meta.dirname, "..")
@@ -146,19 +145,6 @@ const median = (xs: ReadonlyArray<number>): number => {
   return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!
 }
 
-const decodeEvents = Schema.decodeUnknownSync(Schema.Array(SessionEvent.SessionEvent))
-
-interface Done {
-  readonly sessions: ReadonlyArray<{
-    readonly id: string
-    readonly seqs: ReadonlyArray<number>
-    readonly events: ReadonlyArray<unknown>
-    readonly times: ReadonlyArray<number>
-    readonly run: string
-    readonly runnerBefore: string | null
-  }>
-}
-
 let countTag = 0
 /** The entities active on each runner (its sessions held). */
 const heldBy = (runners: ReadonlyArray<Proc>) =>
@@ -196,12 +182,7 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
     const startedAt = Date.now()
     const simulator = yield* simulatorProcess(options.actions, options.frameMs)
     const pg = yield* Postgres.start
-    const env = {
-      AGENT_SESSION_API_KEY: simulator.accountKey,
-      AGENT_SESSION_BASE_URL: simulator.baseUrl,
-      AGENT_SESSION_WS_URL: simulator.wsUrl,
-      CLUSTER_DATABASE_URL: pg.url
-    }
+    const env = fixtureEnv(simulator, pg.url)
     const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
     const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
     yield* Effect.forEach(runners, (r) => r.nextLine((l) => l === "ready"), { concurrency: "unbounded" })
@@ -252,7 +233,7 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
     killed.address = victimAddress
     victim.child.kill("SIGKILL")
     client.child.stdin!.write("answer\n")
-    const done = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"done"`))) as Done
+    const done = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"done"`))) as ClientDone
     yield* Fiber.interrupt(watcher)
 
     const failover: Array<number> = []

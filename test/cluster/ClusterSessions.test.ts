@@ -270,16 +270,8 @@ describe("the resumer", () => {
   })
 })
 
-const ObservedLive = Layer.unwrapEffect(
-  Effect.map(Simulator.Simulator, (simulator) =>
-    NodeAgentSessions.layer({
-      apiKey: simulator.accountKey,
-      baseUrl: simulator.baseUrl,
-      wsUrl: simulator.wsUrl,
-      dialect: simulator.dialect,
-      events: { reconnect: fastReconnect }
-    }))
-).pipe(
+/** The SDK over a simulator that speaks the observed dialect (it has retrieve: `getSession`). */
+const ObservedLive = SdkLive.pipe(
   Layer.provideMerge(Simulator.layer({ port: 0, dialect: Dialect.observed, scenario: { actions: 2, ask: "none", frameDelay: "1 millis" } }))
 )
 

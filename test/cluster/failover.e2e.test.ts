@@ -16,30 +16,13 @@ import { assert, describe, layer } from "@effect/vitest"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { fixture } from "./fixtures/process.js"
+import { type ClientDone, decodeEvents, fixture, fixtureEnv } from "./fixtures/process.js"
 
 const SESSIONS = 200
 
 const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
-
-const decodeEvents = Schema.decodeUnknownSync(Schema.Array(SessionEvent.SessionEvent))
-
-interface Done {
-  readonly answerErrors: ReadonlyArray<string>
-  readonly sessions: ReadonlyArray<{
-    readonly id: string
-    readonly seqs: ReadonlyArray<number>
-    readonly events: ReadonlyArray<unknown>
-    readonly streamExit: string
-    readonly run: string
-    readonly lastSeq: number
-    readonly runnerBefore: string | null
-  }>
-}
 
 describe("cluster end to end", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
@@ -47,12 +30,7 @@ describe("cluster end to end", () => {
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
         const pg = yield* Postgres.start
-        const sdkEnv = {
-          AGENT_SESSION_API_KEY: simulator.accountKey,
-          AGENT_SESSION_BASE_URL: simulator.baseUrl,
-          AGENT_SESSION_WS_URL: simulator.wsUrl,
-          CLUSTER_DATABASE_URL: pg.url
-        }
+        const sdkEnv = fixtureEnv(simulator, pg.url)
         const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
         const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
         yield* Effect.forEach(runners, (runner) => runner.nextLine((line) => line === "ready"), { concurrency: "unbounded" })
@@ -83,7 +61,7 @@ describe("cluster end to end", () => {
           yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
             Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
           )
-        ) as Done
+        ) as ClientDone
 
         assert.deepStrictEqual(done.answerErrors, [])
         assert.strictEqual(done.sessions.length, SESSIONS)

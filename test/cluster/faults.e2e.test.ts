@@ -14,27 +14,11 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { fixture, type Proc } from "./fixtures/process.js"
+import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
 
 const SESSIONS = 30
-
-const decodeEvents = Schema.decodeUnknownSync(Schema.Array(SessionEvent.SessionEvent))
-
-interface Done {
-  readonly answerErrors: ReadonlyArray<string>
-  readonly sessions: ReadonlyArray<{
-    readonly id: string
-    readonly seqs: ReadonlyArray<number>
-    readonly events: ReadonlyArray<unknown>
-    readonly streamExit: string
-    readonly run: string
-    readonly runnerBefore: string | null
-  }>
-}
 
 const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.Effect<A, E>) =>
   Effect.timeoutFail(effect, { duration: `${seconds} seconds`, onTimeout: () => new Error(`${what}: ${proc.stderr()}`) })
@@ -43,12 +27,7 @@ const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.
 const cluster = Effect.gen(function*() {
   const simulator = yield* Simulator.Simulator
   const pg = yield* Postgres.start
-  const env = {
-    AGENT_SESSION_API_KEY: simulator.accountKey,
-    AGENT_SESSION_BASE_URL: simulator.baseUrl,
-    AGENT_SESSION_WS_URL: simulator.wsUrl,
-    CLUSTER_DATABASE_URL: pg.url
-  }
+  const env = fixtureEnv(simulator, pg.url)
   const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
   const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
   yield* Effect.forEach(runners, (runner) => within("runner did not start", 240, runner, runner.nextLine((l) => l === "ready")), {
@@ -66,7 +45,7 @@ const cluster = Effect.gen(function*() {
 })
 
 /** Every session's delivered log against the simulator's script: events lost per session, nothing twice. */
-const check = (done: Done, simulator: Simulator.Service) =>
+const check = (done: ClientDone, simulator: Simulator.Service) =>
   Effect.gen(function*() {
     assert.deepStrictEqual(done.answerErrors, [])
     assert.strictEqual(done.sessions.length, SESSIONS)
@@ -96,7 +75,7 @@ describe("cluster faults", () => {
         client.child.stdin!.write("answer\n")
         yield* Effect.sleep("30 millis")
         victim.child.kill("SIGKILL")
-        const done = JSON.parse(yield* within("client not done", 240, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as Done
+        const done = JSON.parse(yield* within("client not done", 240, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
         const lost = yield* check(done, simulator)
         for (const session of done.sessions) {
           // Loss only where the killed runner held the session (the kill window).
@@ -110,7 +89,7 @@ describe("cluster faults", () => {
         const { client, pg, runners, simulator } = yield* cluster
         client.child.stdin!.write("answer\n")
         yield* pg.restart
-        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as Done
+        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
         const lost = yield* check(done, simulator)
         assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
         for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
@@ -125,7 +104,7 @@ describe("cluster faults", () => {
         victim.child.kill("SIGCONT")
         yield* Effect.sleep("3 seconds")
         client.child.stdin!.write("answer\n")
-        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as Done
+        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
         const lost = yield* check(done, simulator)
         assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
         for (const session of done.sessions) {
