@@ -1,59 +1,133 @@
 /**
- * The cluster benchmark: sessions held per runner, and failover time (SIGKILL of a runner to
- * the next event delivered, to a subscriber in another process, for each session it held), with
- * the loss window counted.
+ * The cluster benchmark: sessions held per runner (RSS per held session at several sizes), and
+ * failover time (SIGKILL of a runner to the next event delivered, to a subscriber in another
+ * process, for each session it held), with the loss window counted.
  *
  * Real parts, as in test/cluster/failover.e2e.test.ts: PostgreSQL (test/helpers/Postgres.ts),
- * the simulator (in this process), three runner processes and a client process (the fixtures
- * of that test, the client in `MODE=stream`). Sessions stream without pause (no request; one
- * event every `FRAME_MS`), so the kill lands mid-stream: events the service had flushed to the
- * dead runner and that it had not yet persisted are lost (the service numbers nothing and
- * resumes after what it flushed); the benchmark counts them against the simulator's script.
+ * the simulator in its own process (bench/clusterSimulator.ts), three runner processes and a
+ * client process (the fixtures of that test, the client in `MODE=stream`). Sessions stream
+ * without pause (no request; one event every `frame-ms`), so the kill lands mid-stream: events
+ * the service had flushed to the dead runner and that it had not yet persisted are lost (the
+ * service numbers nothing and resumes after what it flushed); the benchmark counts them against
+ * the simulator's script. Two runs:
  *
- *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000]
+ * - failover: `--sessions` (200) sessions, one event every `--frame-ms` (1000) ms; the runner
+ *   holding the most is killed; the detection's cost is watched (runners marked unhealthy while
+ *   alive: false positives, from `cluster_runners`, polled every 250 ms).
+ * - scale: sessions started in steps (`--curve 1000,5000,10000`), one event every
+ *   `--curve-frame-ms` (10000) ms; at each step the RSS and the sessions held of each runner;
+ *   then the runner holding the most is killed and the loss counted as above.
+ *
+ *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--only failover|scale]
  *
  * Writes the section between `<!-- cluster:begin -->` and `<!-- cluster:end -->` of
  * bench/RESULTS.md (appended when missing) and prints it.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
+import { type ChildProcess, fork, spawn } from "node:child_process"
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { SessionEvent } from "../src/index.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import { NodeClusterSessions } from "../src/cluster/index.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
+import { type ClientDone, decodeEvents, fixtureEnv } from "../test/cluster/fixtures/process.js"
 import * as Postgres from "../test/helpers/Postgres.js"
 
 const root = join(import.meta.dirname, "..")
-const flag = (name: string, fallback: number): number => {
+const flag = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback
+  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
 }
-const SESSIONS = flag("sessions", 200)
-const FRAME_MS = flag("frame-ms", 1000)
-const ACTIONS = 60
+const SESSIONS = Number(flag("sessions", "200"))
+const FRAME_MS = Number(flag("frame-ms", "1000"))
+const CURVE = flag("curve", "1000,5000,10000").split(",").map(Number)
+const CURVE_FRAME_MS = Number(flag("curve-frame-ms", "10000"))
+const ONLY = flag("only", "")
 
 interface Proc {
   readonly child: ChildProcess
-  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
+  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string, Error>
 }
 
 const fixture = (file: string, env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--import", "tsx", join("test", "cluster", "fixtures", file)], {
+      const child = spawn(process.execPath, ["--max-old-space-size=8192", "--import", "tsx", join("test", "cluster", "fixtures", file)], {
         cwd: root,
         env: { ...process.env, ...env },
-        stdio: ["pipe", "pipe", "inherit"]
+        stdio: ["pipe", "pipe", "pipe"]
       })
-      const { nextLine } = readLines(child.stdout!)
+      // Each child's standard error, kept in a file named here (a child that dies says why there).
+      const log = join(Os.tmpdir(), `eas-cluster-bench-${file}-${child.pid}.err`)
+      child.stderr!.on("data", (chunk: Buffer) => appendFileSync(log, chunk))
+      child.once("exit", (code, signal) => {
+        if (code !== 0 && signal !== "SIGKILL") process.stderr.write(`${file} (${child.pid}) exited: ${code ?? signal}; see ${log}\n`)
+      })
+      // Its logs go to standard output too (Effect's default logger): kept with its errors.
+      const lines = readLines(child.stdout!, (line) => {
+        if (!line.startsWith("{") && !line.startsWith("count ") && line !== "ready") appendFileSync(log, line + "\n")
+      })
+      const exited = Effect.async<never, Error>((resume) => {
+        const fail = () => resume(Effect.fail(new Error(`${file} (${child.pid}) exited; see ${log}`)))
+        if (child.exitCode !== null || child.signalCode !== null) return fail()
+        child.once("exit", fail)
+      })
+      // A line that never comes from a child that died: fail, do not wait for ever.
+      const nextLine = (predicate: (line: string) => boolean) => Effect.raceFirst(lines.nextLine(predicate), exited)
       return { child, nextLine }
     }),
     (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))
   )
+
+interface SimulatorProc {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly script: (id: string) => Effect.Effect<{ readonly events: ReadonlyArray<unknown>; readonly answers: number }>
+}
+
+/** The simulator in its own process. */
+const simulatorProcess = (actions: number, frameMs: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly child: ChildProcess; readonly ready: { baseUrl: string; wsUrl: string; accountKey: string } }>((resume) => {
+      const child = fork(join(root, "bench", "clusterSimulator.ts"), [String(actions), String(frameMs)], {
+        execArgv: ["--import", "tsx"],
+        stdio: ["ignore", "inherit", "inherit", "ipc"]
+      })
+      const onMessage = (message: { type?: string; baseUrl?: string; wsUrl?: string; accountKey?: string }) => {
+        if (message.type === "ready") {
+          child.off("message", onMessage)
+          resume(Effect.succeed({ child, ready: message as { baseUrl: string; wsUrl: string; accountKey: string } }))
+        }
+      }
+      child.on("message", onMessage)
+    }),
+    ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+  ).pipe(Effect.map(({ child, ready }): SimulatorProc => {
+    const waiting = new Map<string, (value: { events: ReadonlyArray<unknown>; answers: number }) => void>()
+    child.on("message", (message: { type?: string; id?: string; events?: ReadonlyArray<unknown>; answers?: number }) => {
+      if (message.type === "script" && message.id !== undefined) {
+        waiting.get(message.id)?.({ events: message.events ?? [], answers: message.answers ?? 0 })
+        waiting.delete(message.id)
+      }
+    })
+    return {
+      ...ready,
+      script: (id) =>
+        Effect.async((resume) => {
+          waiting.set(id, (value) => resume(Effect.succeed(value)))
+          child.send({ type: "script", id })
+        })
+    }
+  }))
 
 /** Resident memory of a process, from /proc (Linux), in MiB. */
 const rssMiB = (pid: number | undefined): number => {
@@ -71,123 +145,225 @@ const median = (xs: ReadonlyArray<number>): number => {
   return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!
 }
 
-const decodeEvents = Schema.decodeUnknownSync(Schema.Array(SessionEvent.SessionEvent))
+let countTag = 0
+/** The entities active on each runner (its sessions held). */
+const heldBy = (runners: ReadonlyArray<Proc>) =>
+  Effect.forEach(runners, (runner) => {
+    const tag = String(++countTag)
+    runner.child.stdin!.write(`count ${tag}\n`)
+    return runner.nextLine((line) => line.startsWith(`count ${tag} `)).pipe(
+      Effect.map((line) => Number(line.split(" ")[2])),
+      Effect.timeout("60 seconds"),
+      Effect.orElseSucceed(() => Number.NaN)
+    )
+  }, { concurrency: "unbounded" })
 
-interface Done {
-  readonly sessions: ReadonlyArray<{
-    readonly id: string
-    readonly seqs: ReadonlyArray<number>
-    readonly events: ReadonlyArray<unknown>
-    readonly times: ReadonlyArray<number>
-    readonly run: string
-    readonly runnerBefore: string | null
-  }>
+interface RunResult {
+  readonly sessions: number
+  readonly frameMs: number
+  readonly actions: number
+  readonly seconds: number
+  readonly ports: ReadonlyArray<number>
+  readonly victim: number
+  readonly idleRss: ReadonlyArray<number>
+  readonly steps: ReadonlyArray<{ readonly sessions: number; readonly held: ReadonlyArray<number>; readonly rss: ReadonlyArray<number> }>
+  readonly failover: ReadonlyArray<number>
+  readonly complete: number
+  readonly contiguous: number
+  readonly lost: number
+  readonly lostMoved: number
+  readonly repeated: number
+  readonly falsePositives: number
+  readonly healthPolls: number
 }
 
-const program = Effect.gen(function*() {
-  const startedAt = Date.now()
-  const simulator = yield* Simulator.make({
-    port: 0,
-    scenario: { actions: ACTIONS, ask: "none", frameDelay: `${FRAME_MS} millis` }
-  })
-  const pg = yield* Postgres.start
-  const env = {
-    AGENT_SESSION_API_KEY: simulator.accountKey,
-    AGENT_SESSION_BASE_URL: simulator.baseUrl,
-    AGENT_SESSION_WS_URL: simulator.wsUrl,
-    CLUSTER_DATABASE_URL: pg.url
-  }
-  const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
-  const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
-  yield* Effect.forEach(runners, (r) => r.nextLine((l) => l === "ready"), { concurrency: "unbounded" })
-  const idleRss = runners.map((r) => rssMiB(r.child.pid))
+const runOnce = (options: { readonly sessions: number; readonly frameMs: number; readonly actions: number; readonly milestones: ReadonlyArray<number> }) =>
+  Effect.scoped(Effect.gen(function*() {
+    const startedAt = Date.now()
+    const simulator = yield* simulatorProcess(options.actions, options.frameMs)
+    const pg = yield* Postgres.start
+    const env = fixtureEnv(simulator, pg.url)
+    const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+    const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
+    yield* Effect.forEach(runners, (r) => r.nextLine((l) => l === "ready"), { concurrency: "unbounded" })
+    const idleRss = runners.map((r) => rssMiB(r.child.pid))
 
-  const client = yield* fixture("client.ts", { ...env, SESSIONS: String(SESSIONS), MODE: "stream" })
-  const ready = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"ready"`))) as {
-    readonly runners: ReadonlyArray<string | null>
-  }
-  const held = new Map<string, number>()
-  for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
-  const loadedRss = runners.map((r) => rssMiB(r.child.pid))
+    // The detection's false positives: a live runner seen unhealthy in the runners' table.
+    const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 1 }))
+    const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+    const killed: { address?: string } = {}
+    let falsePositives = 0
+    let healthPolls = 0
+    const watcher = yield* sql<{ readonly address: string; readonly healthy: boolean }>`SELECT address, healthy FROM cluster_runners`.pipe(
+      Effect.tap((rows) =>
+        Effect.sync(() => {
+          healthPolls += 1
+          for (const row of rows) if (!row.healthy && row.address !== killed.address) falsePositives += 1
+        })
+      ),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced("250 millis")),
+      Effect.forkScoped
+    )
 
-  // (A session that already completed reports no runner: "null".)
-  const [victimAddress] = [...held.entries()].filter(([address]) => address !== "null").sort((a, b) => b[1] - a[1])[0]!
-  const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
-  const killedAt = Date.now()
-  victim.child.kill("SIGKILL")
-  client.child.stdin!.write("answer\n")
-  const done = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"done"`))) as Done
-
-  const failover: Array<number> = []
-  let lost = 0
-  let lostMoved = 0
-  let repeated = 0
-  let complete = 0
-  let contiguous = 0
-  for (const session of done.sessions) {
-    if (session.run === "complete") complete += 1
-    if (session.seqs.every((seq, i) => seq === i + 1)) contiguous += 1
-    const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-    const delivered = decodeEvents(session.events)
-    const key = (e: unknown) => JSON.stringify(e)
-    const seen = new Set(delivered.map(key))
-    repeated += delivered.length - seen.size
-    const missing = script.filter((e) => !seen.has(key(e))).length
-    lost += missing
-    if (session.runnerBefore === victimAddress) {
-      lostMoved += missing
-      const next = session.times.find((t) => t > killedAt)
-      if (next !== undefined) failover.push(next - killedAt)
+    const client = yield* fixture("client.ts", {
+      ...env,
+      SESSIONS: String(options.sessions),
+      MODE: "stream",
+      MILESTONES: options.milestones.join(",")
+    })
+    const steps: Array<RunResult["steps"][number]> = []
+    for (const step of options.milestones.filter((m) => m < options.sessions)) {
+      yield* client.nextLine((l) => l.includes(`"type":"milestone","sessions":${step},`))
+      steps.push({ sessions: step, held: yield* heldBy(runners), rss: runners.map((r) => rssMiB(r.child.pid)) })
+      client.child.stdin!.write("go\n")
     }
-  }
+    const ready = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"ready"`))) as {
+      readonly runners: ReadonlyArray<string | null>
+    }
+    steps.push({ sessions: options.sessions, held: yield* heldBy(runners), rss: runners.map((r) => rssMiB(r.child.pid)) })
+    const held = new Map<string, number>()
+    for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
+
+    // (A session that already completed reports no runner: "null".)
+    const [victimAddress] = [...held.entries()].filter(([address]) => address !== "null").sort((a, b) => b[1] - a[1])[0]!
+    const victimIndex = ports.findIndex((port) => victimAddress.endsWith(`:${port}`))
+    const victim = runners[victimIndex]!
+    const killedAt = Date.now()
+    killed.address = victimAddress
+    victim.child.kill("SIGKILL")
+    client.child.stdin!.write("answer\n")
+    const done = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"done"`))) as ClientDone
+    yield* Fiber.interrupt(watcher)
+
+    const failover: Array<number> = []
+    let lost = 0
+    let lostMoved = 0
+    let repeated = 0
+    let complete = 0
+    let contiguous = 0
+    for (const session of done.sessions) {
+      if (session.run === "complete") complete += 1
+      if (session.seqs.every((seq, i) => seq === i + 1)) contiguous += 1
+      const script = decodeEvents((yield* simulator.script(session.id)).events)
+      const delivered = decodeEvents(session.events)
+      const key = (e: unknown) => JSON.stringify(e)
+      const seen = new Set(delivered.map(key))
+      repeated += delivered.length - seen.size
+      const missing = script.filter((e) => !seen.has(key(e))).length
+      lost += missing
+      if (session.runnerBefore === victimAddress) {
+        lostMoved += missing
+        const next = session.times.find((t) => t > killedAt)
+        if (next !== undefined) failover.push(next - killedAt)
+      }
+    }
+    return {
+      sessions: options.sessions,
+      frameMs: options.frameMs,
+      actions: options.actions,
+      seconds: (Date.now() - startedAt) / 1000,
+      ports,
+      victim: victimIndex,
+      idleRss,
+      steps,
+      failover,
+      complete,
+      contiguous,
+      lost,
+      lostMoved,
+      repeated,
+      falsePositives,
+      healthPolls
+    } satisfies RunResult
+  }))
+
+const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`
+
+const failoverRows = (r: RunResult) => [
+  row(["sessions moved (held by the killed runner)", r.failover.length]),
+  row([
+    "failover: kill to the next event delivered to the client (another process)",
+    `median ${median(r.failover).toFixed(0)} ms, min ${Math.min(...r.failover).toFixed(0)} ms, max ${Math.max(...r.failover).toFixed(0)} ms`
+  ]),
+  row(["sessions that reached `complete`", `${r.complete}/${r.sessions}`]),
+  row(["logs with contiguous sequence numbers", `${r.contiguous}/${r.sessions}`]),
+  row(["events lost (flushed by the service, never persisted): all sessions", r.lost]),
+  row(["... of them, sessions of the killed runner (the kill window)", r.lostMoved]),
+  row(["... of them, sessions whose shard moved between live runners (rebalancing)", r.lost - r.lostMoved]),
+  row(["events delivered twice", r.repeated]),
+  row(["runners seen unhealthy while alive (false positives of the detection), polls every 250 ms", `${r.falsePositives} in ${r.healthPolls} polls`])
+]
+
+const program = Effect.gen(function*() {
+  const loadBefore = Os.loadavg()
+  const failoverRun = ONLY === "scale" ? undefined : yield* runOnce({ sessions: SESSIONS, frameMs: FRAME_MS, actions: 60, milestones: [] })
+  const curveSessions = Math.max(...CURVE)
+  const scaleRun = ONLY === "failover"
+    ? undefined
+    : yield* runOnce({ sessions: curveSessions, frameMs: CURVE_FRAME_MS, actions: 60, milestones: CURVE.filter((n) => n < curveSessions) })
+  const loadAfter = Os.loadavg()
   const cpus = Os.cpus()
-  const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`
-  const heldRows = ports.map((port, i) =>
-    row([
-      `127.0.0.1:${port}${`127.0.0.1:${port}` === victimAddress ? " (killed)" : ""}`,
-      held.get(`127.0.0.1:${port}`) ?? 0,
-      idleRss[i]!.toFixed(0),
-      loadedRss[i]!.toFixed(0),
-      (held.get(`127.0.0.1:${port}`) ?? 0) === 0
-        ? "-"
-        : (((loadedRss[i]! - idleRss[i]!) * 1024) / (held.get(`127.0.0.1:${port}`) ?? 1)).toFixed(0)
-    ])
-  )
+  const detection = NodeClusterSessions.defaultDetection
+  const config = NodeClusterSessions.defaultShardingConfig
+  const ms = (d: Duration.DurationInput | undefined) => d === undefined ? "?" : Duration.format(Duration.decode(d))
   const section = [
     "<!-- cluster:begin -->",
     "## Cluster: sessions per runner and failover (bench/cluster.ts)",
     "",
-    `Run on ${new Date().toISOString()} in ${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${
-      cpus[0]?.model ?? "?"
-    }, ${cpus.length} cores (load average ${Os.loadavg()[0]!.toFixed(1)} at the end: the machine is shared), Node ${process.version}. PostgreSQL ${pg.url.replace(/\/\/.*@/, "//…@")}` +
-    ` (local, fsync off), the simulator, 3 runner processes and 1 client process on this one machine;`,
-    `${SESSIONS} sessions of ${ACTIONS} actions, one event every ${FRAME_MS} ms, no pause; the runner holding the most`,
-    "sessions is killed with SIGKILL mid-stream.",
+    `Run on ${new Date().toISOString()}: ${cpus[0]?.model ?? "?"}, ${cpus.length} cores, shared with other work (load average ${
+      loadBefore[0]!.toFixed(1)
+    } before, ${loadAfter[0]!.toFixed(1)} after), Node ${process.version}. PostgreSQL (local, fsync off), the simulator (its own`,
+    "process), 3 runner processes and 1 client process on this one machine; sessions stream without pause (no request); the",
+    "runner holding the most sessions is killed with SIGKILL mid-stream.",
     "",
-    "| runner | sessions held | RSS idle (MiB) | RSS holding them (MiB) | KiB per session (RSS growth / sessions) |",
-    "| --- | --- | --- | --- | --- |",
-    ...heldRows,
-    "",
-    "| figure | result |",
-    "| --- | --- |",
-    row(["sessions moved (held by the killed runner)", failover.length]),
-    row([
-      "failover: kill to the next event delivered to the client (another process)",
-      `median ${median(failover).toFixed(0)} ms, min ${Math.min(...failover).toFixed(0)} ms, max ${
-        Math.max(...failover).toFixed(0)
-      } ms`
+    `Detection: health checks every ${ms(config.runnerHealthCheckInterval)}, a ping times out after ${ms(detection.pingTimeout)} and is tried ${
+      detection.pingRetries + 1
+    } times ${ms(detection.pingSpacing)} apart; assignments refreshed every ${ms(config.refreshAssignmentsInterval)}, unprocessed messages polled every ${
+      ms(config.entityMessagePollInterval)
+    }. Cost: each runner pings each other runner once per health check (3 runners: 6 pings a second), and reads its`,
+    "unprocessed messages and the assignments from PostgreSQL at those intervals.",
+    ...(failoverRun === undefined ? [] : [
+      "",
+      `### Failover: ${failoverRun.sessions} sessions of ${failoverRun.actions} actions, one event every ${failoverRun.frameMs} ms (${failoverRun.seconds.toFixed(0)} s)`,
+      "",
+      "| runner | sessions held | RSS idle (MiB) | RSS holding them (MiB) | KiB per session (RSS growth / sessions) |",
+      "| --- | --- | --- | --- | --- |",
+      ...failoverRun.ports.map((port, i) => {
+        const last = failoverRun.steps[failoverRun.steps.length - 1]!
+        const held = last.held[i]!
+        return row([
+          `127.0.0.1:${port}${i === failoverRun.victim ? " (killed)" : ""}`,
+          held,
+          failoverRun.idleRss[i]!.toFixed(0),
+          last.rss[i]!.toFixed(0),
+          held > 0 ? (((last.rss[i]! - failoverRun.idleRss[i]!) * 1024) / held).toFixed(0) : "-"
+        ])
+      }),
+      "",
+      "| figure | result |",
+      "| --- | --- |",
+      ...failoverRows(failoverRun)
     ]),
-    row(["sessions that reached `complete`", `${complete}/${SESSIONS}`]),
-    row(["logs with contiguous sequence numbers", `${contiguous}/${SESSIONS}`]),
-    row(["events lost (flushed by the service, never persisted): all sessions", lost]),
-    row(["... of them, sessions of the killed runner", lostMoved]),
-    row(["... of them, sessions whose shard moved between live runners (rebalancing)", lost - lostMoved]),
-    row(["events delivered twice", repeated]),
-    "",
-    "The failover time is mostly the engine's detection: a runner is declared dead after its pings",
-    "fail (5 retries 500 ms apart) at the next health check (every 2 s), assignments are refreshed",
-    "every 1 s, and the new owner reads the unprocessed `Start` messages of the shards it takes",
-    "(polled every 2 s); then the session reattaches (`attach`) and its log continues.",
+    ...(scaleRun === undefined ? [] : [
+      "",
+      `### Scale: sessions held, ${CURVE.join(" / ")}; one event every ${scaleRun.frameMs} ms per session (${scaleRun.seconds.toFixed(0)} s)`,
+      "",
+      "| sessions | held per runner | RSS per runner (MiB; idle " + scaleRun.idleRss.map((r) => r.toFixed(0)).join(", ") +
+      ") | MiB of RSS per held session (growth / held, all runners) |",
+      "| --- | --- | --- | --- |",
+      ...scaleRun.steps.map((step) => {
+        const held = step.held.reduce((a, b) => a + b, 0)
+        const growth = step.rss.reduce((a, b, i) => a + b - scaleRun.idleRss[i]!, 0)
+        return row([step.sessions, step.held.join(", "), step.rss.map((r) => r.toFixed(0)).join(", "), (growth / held).toFixed(3)])
+      }),
+      "",
+      `At ${scaleRun.sessions} sessions, the runner holding the most (127.0.0.1:${scaleRun.ports[scaleRun.victim]}) killed:`,
+      "",
+      "| figure | result |",
+      "| --- | --- |",
+      ...failoverRows(scaleRun)
+    ]),
     "<!-- cluster:end -->",
     ""
   ].join("\n")
@@ -202,4 +378,4 @@ const program = Effect.gen(function*() {
   process.stdout.write(section)
 })
 
-program.pipe(Effect.scoped, NodeRuntime.runMain)
+program.pipe(NodeRuntime.runMain)

@@ -182,7 +182,7 @@ const unions = {
   RunError: ["StartError", "RunningSessionError", "RespondError"],
   ReplayError: ["InvalidRecording", "ReplayMismatch"],
   AgentSessionError: ["AgentApiError", "RunError", "ConnectTimeout", "ResponseParseError", "RecordingFailed", "ReplayError"],
-  ClusterError: ["ClusterUnavailable", "EventLogError"]
+  ClusterError: ["ClusterUnavailable", "SessionNotFound", "EventLogError"]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 type UnionName = keyof typeof unions
@@ -231,12 +231,12 @@ const operations = {
   "Replay.make": ["InvalidRecording", "ServeError"],
   "Replay.result": ["ReplayError"],
   "ClusterSessions.start": ["CreateSessionError", "ClusterUnavailable"],
-  "ClusterSessions.attach": ["ClusterUnavailable"],
-  "ClusterSessions.events": ["ClusterUnavailable"],
-  "ClusterSessions.respond": ["RequestNotPending", "ClusterUnavailable"],
-  "ClusterSessions.status": ["ClusterUnavailable"],
-  "ClusterSessions.outcome": ["SessionEndedWithoutComplete", "ClusterUnavailable"],
-  "ClusterSessions.close": ["ClusterUnavailable"],
+  "ClusterSessions.attach": ["SessionNotFound", "ClusterUnavailable"],
+  "ClusterSessions.events": ["SessionNotFound", "ClusterUnavailable"],
+  "ClusterSessions.respond": ["RequestNotPending", "SessionNotFound", "ClusterUnavailable"],
+  "ClusterSessions.status": ["SessionNotFound", "ClusterUnavailable"],
+  "ClusterSessions.outcome": ["SessionEndedWithoutComplete", "SessionNotFound", "ClusterUnavailable"],
+  "ClusterSessions.close": ["SessionNotFound", "ClusterUnavailable"],
   "ClusterSessions.layerEmbedded": [],
   "EventLog.Service": ["EventLogError"],
   "EventLog.layerSql": ["EventLogError"],

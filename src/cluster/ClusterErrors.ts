@@ -74,12 +74,38 @@ export class EventLogError extends Schema.TaggedError<EventLogError>("effect-age
 }
 
 /**
+ * No session has this id in the cluster: its log has no record of it (no `Start` or `Attach`
+ * reached it) within `ClusterSessions.Options.notFoundAfter`, or the id is one no session can
+ * have (empty, or with surrounding spaces).
+ *
+ * @example
+ * ```ts
+ * import { ClusterErrors } from "effect-agent-session/cluster"
+ *
+ * new ClusterErrors.SessionNotFound({ sessionId: "ses_1", message: "no session \"ses_1\" in the cluster" })
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect-agent-session/cluster/SessionNotFound")(
+  "SessionNotFound",
+  {
+    sessionId: Schema.String,
+    message: Schema.String
+  }
+) {
+  /** @since 0.3.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * The errors of the cluster edition.
  *
  * @since 0.2.0
  * @category errors
  */
-export type ClusterError = ClusterUnavailable | EventLogError
+export type ClusterError = ClusterUnavailable | SessionNotFound | EventLogError
 
 /**
  * The `Schema` of {@link ClusterError}: encodes either to JSON and back.
@@ -87,7 +113,7 @@ export type ClusterError = ClusterUnavailable | EventLogError
  * @since 0.2.0
  * @category errors
  */
-export const ClusterError = Schema.Union(ClusterUnavailable, EventLogError)
+export const ClusterError = Schema.Union(ClusterUnavailable, SessionNotFound, EventLogError)
 
 /**
  * Every error a cluster application can meet: the core's and the cluster's.

@@ -69,12 +69,28 @@ export const ClusterUnavailable = ClusterErrors.ClusterUnavailable
 export type ClusterUnavailable = ClusterErrors.ClusterUnavailable
 
 /**
+ * No session has this id in the cluster (`ClusterErrors.SessionNotFound`).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const SessionNotFound = ClusterErrors.SessionNotFound
+
+/**
+ * The type of {@link SessionNotFound}.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export type SessionNotFound = ClusterErrors.SessionNotFound
+
+/**
  * A session's run ended without `complete` (`ended` with its reason, or `closed`).
  *
  * @since 0.1.0
  * @category errors
  */
-export type OutcomeError = SessionEndedWithoutComplete | ClusterUnavailable
+export type OutcomeError = SessionEndedWithoutComplete | SessionNotFound | ClusterUnavailable
 
 /**
  * The operations of the cluster façade.
@@ -93,12 +109,16 @@ export interface Service {
     session: Session.SessionInfo,
     maxActions: number,
     options?: { readonly agent?: string | undefined }
-  ) => Effect.Effect<void, ClusterUnavailable>
-  /** The session's log from `fromSeq` (default 1), then live, until its run ends; resumes across runner failures. */
+  ) => Effect.Effect<void, SessionNotFound | ClusterUnavailable>
+  /**
+   * The session's log from `fromSeq` (default 1), then live, until its run ends; resumes across
+   * runner failures. A session the cluster does not know within `notFoundAfter` fails with
+   * `SessionNotFound`.
+   */
   readonly events: (
     sessionId: string,
     fromSeq?: number
-  ) => Stream.Stream<EventLog.LoggedEvent, ClusterUnavailable>
+  ) => Stream.Stream<EventLog.LoggedEvent, SessionNotFound | ClusterUnavailable>
   /**
    * Answers a pending request of the session, wherever it runs: `RequestNotPending` when the
    * session has no such request waiting (never received, or answered already with another answer).
@@ -107,13 +127,16 @@ export interface Service {
     sessionId: string,
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer
-  ) => Effect.Effect<void, RequestNotPending | ClusterUnavailable>
-  /** The session's status. */
-  readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, ClusterUnavailable>
+  ) => Effect.Effect<void, RequestNotPending | SessionNotFound | ClusterUnavailable>
+  /** The session's status (`run: "unknown"` when the cluster has no record of it). */
+  readonly status: (sessionId: string) => Effect.Effect<SessionEntity.Status, SessionNotFound | ClusterUnavailable>
   /** Waits for the run to end: the outcome when it completed, else `SessionEndedWithoutComplete`. */
   readonly outcome: (sessionId: string) => Effect.Effect<SessionEntity.OutcomeSummary, OutcomeError>
-  /** Closes the session's channel and ends its run. */
-  readonly close: (sessionId: string) => Effect.Effect<SessionEntity.Status, ClusterUnavailable>
+  /**
+   * Closes the session's channel and ends its run. A session the cluster does not know yet is
+   * recorded as closed: a `Start` that reaches it afterwards does not run it.
+   */
+  readonly close: (sessionId: string) => Effect.Effect<SessionEntity.Status, SessionNotFound | ClusterUnavailable>
 }
 
 /**
@@ -139,6 +162,18 @@ export interface Options {
    * shards have not moved yet). Default: every 200 ms, for up to 2 minutes.
    */
   readonly retry?: Schedule.Schedule<unknown, unknown> | undefined
+  /**
+   * How long `events` and `outcome` wait for a session the cluster has no record of (a `Start`
+   * sent a moment ago may not have reached its entity yet: seconds on a loaded runner) before
+   * `SessionNotFound`. Default 30 s.
+   */
+  readonly notFoundAfter?: Duration.DurationInput | undefined
+  /**
+   * How long one attempt of a call (`start`'s hand-over, `status`, `respond`, `close`) may wait
+   * inside the engine (for a runner to own the session's shard) before it counts as failed and
+   * is retried on {@link Options.retry}. Default 10 s.
+   */
+  readonly attemptTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -159,7 +194,11 @@ export const defaultRetry: Schedule.Schedule<unknown, unknown> = Schedule.spaced
  * @category constructors
  */
 export const make: (options?: Options) => Effect.Effect<Service, never, Sharding.Sharding | AgentApi> = (options = {}) =>
-  internal.make({ retry: options.retry ?? defaultRetry })
+  internal.make({
+    retry: options.retry ?? defaultRetry,
+    notFoundAfter: options.notFoundAfter ?? Duration.seconds(30),
+    attemptTimeout: options.attemptTimeout ?? Duration.seconds(10)
+  })
 
 /**
  * The façade as a layer.
@@ -213,9 +252,9 @@ export const layerEmbedded = (
         Layer.provideMerge(Runners.layerNoop),
         Layer.provideMerge(MessageStorage.layerMemory),
         Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
-        Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1), ...options.shardingConfig }))
       )
-    )
+    ),
+    Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1), ...options.shardingConfig }))
   )
 
 /**

@@ -109,6 +109,8 @@ export interface Service {
     readonly info: Session.SessionInfo
     readonly maxActions: number
     readonly agent: Option.Option<string>
+    /** The session's shard (its number in the entity's shard group), for {@link Service.unendedIn}. */
+    readonly shard?: number | undefined
   }) => Effect.Effect<SessionRecord, EventLogError>
   /** The record of a session. */
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<SessionRecord>, EventLogError>
@@ -123,7 +125,10 @@ export interface Service {
     fromSeq: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<LoggedEvent>, EventLogError>
-  /** Marks the end of the session's run. */
+  /**
+   * Marks the end of the session's run (the first end wins). A session the log does not know is
+   * recorded as ended, with no run (`maxActions` 0): a later `register` keeps that record.
+   */
   readonly end: (
     sessionId: string,
     status: EndStatus,
@@ -139,6 +144,15 @@ export interface Service {
   readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<RecordedAnswer>, EventLogError>
   /** The ids of sessions whose run has not ended (at most `limit`, oldest first). */
   readonly unended: (limit: number) => Effect.Effect<ReadonlyArray<string>, EventLogError>
+  /**
+   * The ids of sessions whose run has not ended, in the given shards (and, with `unsharded`,
+   * those registered without a shard), after `after` in id order, at most `limit`: the work of
+   * a runner that takes shards over, proportional to the sessions of those shards.
+   */
+  readonly unendedIn: (
+    shards: ReadonlyArray<number>,
+    options: { readonly unsharded: boolean; readonly after: string; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<string>, EventLogError>
   /** Deletes sessions (record, events, answers) that ended before `before`; returns how many. */
   readonly purge: (before: Date) => Effect.Effect<number, EventLogError>
 }

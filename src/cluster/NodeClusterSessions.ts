@@ -14,8 +14,8 @@
  * import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
  * import * as Layer from "effect/Layer"
  *
+ * // The database URL from CLUSTER_DATABASE_URL (or `databaseUrl`).
  * const RunnerLive = NodeClusterSessions.layerRunner({
- *   databaseUrl: "postgres://app@db.internal/sessions",
  *   host: "10.0.0.12",
  *   port: 34431
  * }).pipe(Layer.provide(NodeAgentSessions.layerConfig()))
@@ -27,24 +27,53 @@
  */
 import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import type * as Runners from "@effect/cluster/Runners"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import type * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import type * as Sharding from "@effect/cluster/Sharding"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as SocketServer from "@effect/platform/SocketServer"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
 import * as SessionEntity from "./SessionEntity.js"
+
+/**
+ * The environment variable the database URL is read from when `databaseUrl` is not given:
+ * `CLUSTER_DATABASE_URL` (the command line reads the same one).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const DATABASE_URL_VARIABLE = "CLUSTER_DATABASE_URL"
+
+/**
+ * The database URL as a `Config`: `CLUSTER_DATABASE_URL`, redacted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const databaseUrlConfig: Config.Config<Redacted.Redacted<string>> = Config.redacted(DATABASE_URL_VARIABLE)
 
 /**
  * Where the cluster's storage is.
@@ -53,8 +82,11 @@ import * as SessionEntity from "./SessionEntity.js"
  * @category models
  */
 export interface DatabaseOptions {
-  /** The PostgreSQL URL (`postgres://user:password@host:port/database`); kept `Redacted`. */
-  readonly databaseUrl: Redacted.Redacted<string> | string
+  /**
+   * The PostgreSQL URL (`postgres://user:password@host:port/database`); kept `Redacted`.
+   * Default: the environment variable `CLUSTER_DATABASE_URL` ({@link databaseUrlConfig}).
+   */
+  readonly databaseUrl?: Redacted.Redacted<string> | string | undefined
   /** Connections of this process's pool. Default 10. */
   readonly maxConnections?: number | undefined
 }
@@ -77,6 +109,8 @@ export interface RunnerOptions extends DatabaseOptions, ClusterSessions.Options 
   readonly log?: EventLog.Options | undefined
   /** `@effect/cluster`'s sharding settings, over {@link defaultShardingConfig}. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  /** How a runner decides that another one is dead, over {@link defaultDetection}. */
+  readonly detection?: Partial<Detection> | undefined
 }
 
 /**
@@ -91,27 +125,184 @@ export interface ClientOptions extends DatabaseOptions, ClusterSessions.Options 
 }
 
 /**
- * The sharding settings this module starts from: a dead runner is noticed within a few seconds
- * (health checks every 2 s, assignments refreshed every 1 s) and unprocessed messages are polled
- * every 2 s, so a session comes back on another runner within seconds (see docs/scale-out.md
- * for the measured figure). Everything else is `@effect/cluster`'s default.
+ * How a runner decides that another runner is dead: at every health check
+ * (`runnerHealthCheckInterval` of the sharding settings) each runner pings the others; a runner
+ * that does not answer a ping within `pingTimeout`, `pingRetries` more times `pingSpacing` apart,
+ * is declared dead and its shards move.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Detection {
+  readonly pingTimeout: Duration.DurationInput
+  readonly pingRetries: number
+  readonly pingSpacing: Duration.DurationInput
+}
+
+/**
+ * The detection this module starts from: a ping times out after 500 ms and is tried 3 times,
+ * 100 ms apart: a runner that answers none of them (killed, frozen, its machine gone) is declared
+ * dead about 1.7 s after the health check that pings it. A live runner that cannot answer a ping
+ * for that long (a pause of its event loop) is declared dead too: a false positive, which moves
+ * its shards away (its PostgreSQL locks keep its sessions from running elsewhere until it lets
+ * go). `@effect/cluster`'s own default is a 10 s time-out and 5 retries 500 ms apart.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultDetection: Detection = {
+  pingTimeout: Duration.millis(500),
+  pingRetries: 2,
+  pingSpacing: Duration.millis(100)
+}
+
+/**
+ * The sharding settings this module starts from: health checks every 1 s, assignments refreshed
+ * and unprocessed messages polled every 500 ms, so a session comes back on another
+ * runner within seconds of its runner's death (see docs/scale-out.md for the measured figure
+ * and its cost). Everything else is `@effect/cluster`'s default.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const defaultShardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
-  runnerHealthCheckInterval: Duration.seconds(2),
-  refreshAssignmentsInterval: Duration.seconds(1),
-  entityMessagePollInterval: Duration.seconds(2),
+  runnerHealthCheckInterval: Duration.seconds(1),
+  refreshAssignmentsInterval: Duration.millis(500),
+  entityMessagePollInterval: Duration.millis(500),
   shardLockRefreshInterval: Duration.seconds(5),
   shardLockExpiration: Duration.seconds(15)
 }
 
-const pg = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
-  PgClient.layer({
-    url: typeof options.databaseUrl === "string" ? Redacted.make(options.databaseUrl) : options.databaseUrl,
-    maxConnections: options.maxConnections ?? 10
-  })
+const databaseUrl = (options: DatabaseOptions): Effect.Effect<Redacted.Redacted<string>, ConfigError.ConfigError> =>
+  options.databaseUrl === undefined
+    ? databaseUrlConfig
+    : Effect.succeed(typeof options.databaseUrl === "string" ? Redacted.make(options.databaseUrl) : options.databaseUrl)
+
+/**
+ * The process's pool, and `layer` (the storage) built on it under the start-up lock, which is
+ * held on a connection of its own (not the pool's: the storage's first queries need those).
+ */
+const pg = <A, E, R>(
+  options: DatabaseOptions,
+  storage: Layer.Layer<A, E, R>
+): Layer.Layer<A | PgClient.PgClient | SqlClient.SqlClient, E | SqlError | ConfigError.ConfigError, Exclude<R, SqlClient.SqlClient>> =>
+  Layer.unwrapEffect(
+    Effect.map(databaseUrl(options), (url) =>
+      withStartupLock(url, storage).pipe(
+        Layer.provideMerge(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 }))
+      ))
+  )
+
+/** The key of the start-up lock (PostgreSQL's two-key advisory lock space: no clash with the shard locks). */
+const startupLockKey = [0x45415353, 1] as const
+
+/**
+ * Builds `layer` while this process holds the cluster's start-up lock (a PostgreSQL advisory
+ * lock on a connection of its own), so that processes started together create the storage's
+ * tables one at a time: two `CREATE TABLE IF NOT EXISTS` of one table at once fail in PostgreSQL.
+ * The lock is awaited for at most `timeout`; its connection is returned once the layer is built.
+ */
+const withStartupLock = <A, E, R>(
+  url: Redacted.Redacted<string>,
+  layer: Layer.Layer<A, E, R>,
+  timeout: Duration.DurationInput = Duration.minutes(2)
+): Layer.Layer<A, E | SqlError, R> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const lockClient = yield* Effect.map(Layer.build(PgClient.layer({ url, maxConnections: 1 })), Context.get(PgClient.PgClient))
+      const connection = yield* lockClient.reserve
+      const [classId, objId] = startupLockKey
+      yield* connection.executeValues(`SELECT pg_try_advisory_lock(${classId}, ${objId})`, []).pipe(
+        Effect.filterOrFail(
+          (rows) => rows[0]?.[0] === true,
+          () => new SqlError({ message: "the cluster's start-up lock is held by another process" })
+        ),
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(timeout))),
+        Effect.mapError((error) =>
+          new SqlError({
+            message: `the cluster's start-up lock was not obtained within ${Duration.format(timeout)}: ${error.message}`,
+            cause: error
+          })
+        )
+      )
+      yield* Effect.addFinalizer(() =>
+        connection.executeRaw(`SELECT pg_advisory_unlock(${classId}, ${objId})`, []).pipe(Effect.ignore)
+      )
+      return yield* Layer.buildWithScope(layer, scope)
+    }))
+  }))
+
+/**
+ * A reserved connection whose queries run one at a time, each to its end. `SqlRunnerStorage`
+ * keeps one connection for its shard locks and gives up waiting on a slow lock operation (its
+ * deadline) while the query still runs; its next operation then sent a second query on the same
+ * `pg` client while the first was executing (pg: "Calling client.query() when the client is
+ * already executing a query", seen after a failover). Here the next query waits for the first.
+ */
+const oneQueryAtATime = (connection: SqlConnection.Connection): SqlConnection.Connection => {
+  const turn = Effect.unsafeMakeSemaphore(1)
+  const serial = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    turn.withPermits(1)(Effect.uninterruptible(effect))
+  return {
+    execute: (sql, params, transformRows) => serial(connection.execute(sql, params, transformRows)),
+    executeRaw: (sql, params) => serial(connection.executeRaw(sql, params)),
+    executeValues: (sql, params) => serial(connection.executeValues(sql, params)),
+    executeUnprepared: (sql, params, transformRows) => serial(connection.executeUnprepared(sql, params, transformRows)),
+    executeStream: (sql, params, transformRows) => connection.executeStream(sql, params, transformRows)
+  }
+}
+
+/** The client with {@link oneQueryAtATime} on every reserved connection (transactions keep their own). */
+const serialReserve = (client: SqlClient.SqlClient): SqlClient.SqlClient => {
+  const wrapped: SqlClient.SqlClient = Object.assign(
+    ((...args: Parameters<SqlClient.SqlClient>) => client(...args)) as SqlClient.SqlClient,
+    client,
+    {
+      reserve: Effect.map(client.reserve, oneQueryAtATime),
+      withoutTransforms: () => serialReserve(client.withoutTransforms())
+    }
+  )
+  return Object.assign(wrapped, { safe: wrapped })
+}
+
+/**
+ * The cluster's own storage (messages, runners, shard locks), tables created under the start-up
+ * lock. `SqlMessageStorage` turns a failed migration into a defect: it is a storage failure, typed
+ * here as the `SqlError` it is.
+ */
+const clusterStorage: Layer.Layer<
+  MessageStorage.MessageStorage | RunnerStorage.RunnerStorage,
+  SqlError,
+  SqlClient.SqlClient | ShardingConfig.ShardingConfig
+> = Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
+  Layer.provide(Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, serialReserve))),
+  Layer.catchAllCause((cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Layer.failCause(cause as Cause.Cause<never>)
+      : Layer.fail(
+        Option.match(Cause.failureOption(cause), {
+          onSome: (error) => error,
+          onNone: () => new SqlError({ message: Cause.pretty(cause).split("\n")[0] ?? "storage failed", cause })
+        })
+      )
+  )
+)
+
+/** Health by ping, with the time-outs of {@link Detection}. */
+const health = (detection: Detection): Layer.Layer<RunnerHealth.RunnerHealth, never, Runners.Runners> =>
+  Layer.effect(
+    RunnerHealth.RunnerHealth,
+    Effect.map(Runners.Runners, (runners) =>
+      RunnerHealth.RunnerHealth.of({
+        isAlive: (address) =>
+          runners.ping(address).pipe(
+            Effect.timeout(detection.pingTimeout),
+            Effect.retry({ times: detection.pingRetries, schedule: Schedule.spaced(detection.pingSpacing) }),
+            Effect.isSuccess
+          )
+      }))
+  )
 
 /**
  * A runner: sessions run here; the façade is available too.
@@ -123,27 +314,34 @@ export const layerRunner = (
   options: RunnerOptions
 ): Layer.Layer<
   ClusterSessions.ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | EventLog.EventLog,
-  SqlError.SqlError | EventLog.EventLogError | SocketServer.SocketServerError | ConfigError.ConfigError,
+  SqlError | EventLog.EventLogError | SocketServer.SocketServerError | ConfigError.ConfigError,
   AgentSessions | AgentApi
-> =>
-  ClusterSessions.layer(options).pipe(
-    Layer.provideMerge(SessionEntity.layer(options.entity)),
-    Layer.provideMerge(EventLog.layerSql(options.log)),
-    Layer.provideMerge(
-      NodeClusterSocket.layer({
-        storage: "sql",
-        shardingConfig: {
-          ...defaultShardingConfig,
-          runnerAddress: Option.some(RunnerAddress.make({ host: options.host, port: options.port })),
-          runnerListenAddress: options.listenHost === undefined
-            ? Option.none()
-            : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
-          ...options.shardingConfig
-        }
-      })
-    ),
-    Layer.provide(pg(options))
+> => {
+  const config = ShardingConfig.layerFromEnv({
+    ...defaultShardingConfig,
+    runnerAddress: Option.some(RunnerAddress.make({ host: options.host, port: options.port })),
+    runnerListenAddress: options.listenHost === undefined
+      ? Option.none()
+      : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
+    ...options.shardingConfig
+  })
+  const sharding = SocketRunner.layer.pipe(
+    Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+    Layer.provide(
+      health({ ...defaultDetection, ...options.detection }).pipe(
+        Layer.provide(Runners.layerRpc),
+        Layer.provide(NodeClusterSocket.layerClientProtocol)
+      )
+    )
   )
+  return ClusterSessions.layer(options).pipe(
+    Layer.provideMerge(SessionEntity.layer(options.entity)),
+    Layer.provideMerge(sharding),
+    Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
+    Layer.provide(config),
+    Layer.provide(RpcSerialization.layerMsgPack)
+  )
+}
 
 /**
  * A client-only process: calls the cluster (start, watch, answer), runs no session.
@@ -152,19 +350,15 @@ export const layerRunner = (
  * @category layers
  */
 export const layerClient = (
-  options: ClientOptions
+  options: ClientOptions = {}
 ): Layer.Layer<
   ClusterSessions.ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
-  SqlError.SqlError | ConfigError.ConfigError,
+  SqlError | ConfigError.ConfigError,
   AgentApi
 > =>
   ClusterSessions.layer(options).pipe(
-    Layer.provideMerge(
-      NodeClusterSocket.layer({
-        clientOnly: true,
-        storage: "sql",
-        shardingConfig: { ...defaultShardingConfig, ...options.shardingConfig }
-      })
-    ),
-    Layer.provide(pg(options))
+    Layer.provideMerge(SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))),
+    Layer.provideMerge(pg(options, clusterStorage)),
+    Layer.provide(ShardingConfig.layerFromEnv({ ...defaultShardingConfig, ...options.shardingConfig })),
+    Layer.provide(RpcSerialization.layerMsgPack)
   )

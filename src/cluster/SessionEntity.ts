@@ -21,11 +21,13 @@
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import type * as Sharding from "@effect/cluster/Sharding"
-import * as Singleton from "@effect/cluster/Singleton"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
 import { RequestNotPending } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
@@ -191,30 +193,30 @@ export interface Options {
   /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /**
-   * How often the resumer (a cluster singleton) sends `Resume` to every session whose run has
-   * not ended, so that a session whose runner gave its shard away (rebalancing) runs again on
-   * the new owner. Default 5 seconds.
+   * How often each runner's resumer looks for shards it has gained since its last look, and
+   * sends `Resume` to their sessions whose run has not ended, so that a session whose runner
+   * gave its shard away (rebalancing) runs again on the new owner. Default 1 second.
    */
   readonly resumeInterval?: Duration.DurationInput | undefined
 }
 
 /**
  * Registers the entity with the runner's `Sharding`: this process runs sessions. With it comes
- * the resumer, a cluster singleton (one runner of the cluster runs it) that sends `Resume` to
- * every session whose run has not ended, every `resumeInterval`: the in-flight `Start` brings a
- * session back after its runner died, the resumer after its shard moved between live runners
- * (the engine then records the interrupted `Start` as done).
+ * the runner's resumer: every `resumeInterval` it sends `Resume` to the unended sessions of the
+ * shards this runner gained since its last look. The in-flight `Start` brings a session back
+ * after its runner died, the resumer after its shard moved between live runners (the engine then
+ * records the interrupted `Start` as done).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<never, never, Sharding.Sharding | AgentSessions | EventLog.EventLog> =>
+): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
     SessionEntity.toLayer(internal.make(options), {
       concurrency: "unbounded",
       maxIdleTime: options.maxIdleTime
     }),
-    Singleton.make("AgentSession/resumer", internal.resumer(SessionEntity, options))
+    Layer.scopedDiscard(Effect.forkScoped(internal.resumer(SessionEntity, options)))
   )

@@ -7,8 +7,16 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { ClusterSessions, EventLog } from "../../src/cluster/index.js"
-import { Answer, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as Duration from "effect/Duration"
+import * as Ref from "effect/Ref"
+import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
+import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
@@ -29,7 +37,7 @@ const SdkLive = Layer.unwrapEffect(
     }))
 )
 
-const ClusterLive = ClusterSessions.layerEmbedded().pipe(
+const ClusterLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds" }).pipe(
   Layer.provideMerge(SdkLive),
   Layer.provideMerge(SimulatorLive),
   Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
@@ -138,6 +146,37 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
       }))
 
+    it.effect("events and outcome of a session the cluster does not know: SessionNotFound within the bound", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const unknown = yield* Stream.runDrain(sessions.events("ses_no_such_session")).pipe(Effect.flip, Effect.timeout("15 seconds"))
+        assert.strictEqual(unknown._tag, "SessionNotFound")
+        const outcome = yield* sessions.outcome("ses_no_such_session").pipe(Effect.flip, Effect.timeout("15 seconds"))
+        assert.strictEqual(outcome._tag, "SessionNotFound")
+        // An id no session can have: at once.
+        const empty = yield* Stream.runDrain(sessions.events("")).pipe(Effect.flip, Effect.timeout("1 second"))
+        assert.strictEqual(empty._tag, "SessionNotFound")
+        assert.strictEqual((yield* sessions.status("ses_no_such_session")).run, "unknown")
+      }))
+
+    it.effect("Close before Start: the session is recorded closed and the Start that follows does not run it", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const api = yield* AgentApi.AgentApi
+        const session = yield* api.createSession(request)
+        const closed = yield* sessions.close(session.session_id)
+        assert.strictEqual(closed.run, "closed")
+        yield* sessions.attach(session, request.max_actions)
+        const events = yield* follow(session.session_id)
+        assert.deepStrictEqual(events, [])
+        const after = yield* sessions.status(session.session_id)
+        assert.strictEqual(after.run, "closed")
+        assert.strictEqual(yield* simulator.connections(session.session_id), 0)
+        const error = yield* Effect.flip(sessions.outcome(session.session_id))
+        assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
+      }))
+
     it.effect("the log is retained per session and purged after it ended", () =>
       Effect.gen(function*() {
         const log = yield* EventLog.EventLog
@@ -148,6 +187,116 @@ describe("ClusterSessions on the embedded single runner", () => {
         const purged = yield* log.purge(new Date(Date.now() + 1000))
         assert.isAtLeast(purged, 1)
         assert.isTrue(Option.isNone(yield* log.get(session.session_id)))
+      }))
+  })
+})
+
+/** The simulator's sessions, with the id the service answers replaced by `id` (a hostile service). */
+const withSessionId = (id: string) =>
+  Layer.unwrapEffect(Effect.map(AgentApi.AgentApi, (api) =>
+    Layer.succeed(AgentApi.AgentApi, {
+      ...api,
+      createSession: (request, options) =>
+        Effect.map(
+          api.createSession(request, options),
+          (session) => new Session.SessionInfo({ ...session, session_id: Session.SessionId.make(id) })
+        )
+    })))
+
+describe("ClusterSessions.start refuses an unusable session id at once", () => {
+  for (const id of ["", "  ", " ses_1"]) {
+    layer(
+      ClusterSessions.layerEmbedded().pipe(
+        Layer.provide(withSessionId(id)),
+        Layer.provideMerge(SdkLive),
+        Layer.provideMerge(SimulatorLive),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+      ),
+      { excludeTestServices: true, timeout: 30_000 }
+    )((it) => {
+      it.effect(`session_id ${JSON.stringify(id)}: a typed error within seconds, not two minutes of retries`, () =>
+        Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const error = yield* sessions.start(request).pipe(Effect.flip, Effect.timeout("5 seconds"))
+          assert.strictEqual(error._tag, "ResponseDecodeError")
+          assert.include(error.message, "session_id")
+        }))
+    })
+  }
+})
+
+/** The embedded runner's pieces, with a log that counts the resumer's scans. */
+const scans = Ref.unsafeMake(0)
+const CountingLog = Layer.effect(
+  EventLog.EventLog,
+  Effect.map(EventLog.EventLog, (log) => ({
+    ...log,
+    unended: (limit: number) => Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unended(limit)),
+    unendedIn: (shards: ReadonlyArray<number>, options: Parameters<EventLog.Service["unendedIn"]>[1]) =>
+      Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unendedIn(shards, options))
+  }))
+).pipe(Layer.provide(EventLog.layerMemory()))
+
+const CountedLive = ClusterSessions.layer().pipe(
+  Layer.provideMerge(SessionEntity.layer({ resumeInterval: "100 millis" })),
+  Layer.provideMerge(CountingLog),
+  Layer.provideMerge(
+    Sharding.layer.pipe(
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(MessageStorage.layerMemory),
+      Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop])
+    )
+  ),
+  Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: Duration.seconds(1) })),
+  Layer.provideMerge(SdkLive),
+  Layer.provideMerge(SimulatorLive),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+)
+
+describe("the resumer", () => {
+  layer(CountedLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("scans the log for the shards a runner gained, not every session at every interval", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        // Running sessions (each waits for its answer).
+        yield* Effect.forEach([1, 2, 3, 4, 5], () => sessions.start(request), { concurrency: 5 })
+        yield* Effect.sleep("1 second")
+        const before = yield* Ref.get(scans)
+        // Thirty intervals with nothing changed: no scan.
+        yield* Effect.sleep("3 seconds")
+        assert.strictEqual(yield* Ref.get(scans), before)
+        assert.isAtMost(before, 2)
+      }))
+  })
+})
+
+/** The SDK over a simulator that speaks the observed dialect (it has retrieve: `getSession`). */
+const ObservedLive = SdkLive.pipe(
+  Layer.provideMerge(Simulator.layer({ port: 0, dialect: Dialect.observed, scenario: { actions: 2, ask: "none", frameDelay: "1 millis" } }))
+)
+
+describe("reattach learns the session's state from the service (observed dialect: getSession)", () => {
+  layer(
+    ClusterSessions.layerEmbedded().pipe(Layer.provideMerge(ObservedLive), Layer.provide(Logger.minimumLogLevel(LogLevel.Error))),
+    { excludeTestServices: true, timeout: 30_000 }
+  )((it) => {
+    it.effect("a session that completed while no runner held it ends complete, without a connection", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const plain = yield* AgentSessions.AgentSessions
+        const simulator = yield* Simulator.Simulator
+        const sessions = yield* ClusterSessions.ClusterSessions
+        // The session runs to its end outside the cluster.
+        const session = yield* api.createSession(request)
+        yield* Effect.scoped(Effect.flatMap(plain.attach(session, request.max_actions), (running) => Stream.runDrain(running.events)))
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
+        // Handed to the cluster afterwards: the service says it is complete; nothing to attach to.
+        yield* sessions.attach(session, request.max_actions)
+        yield* Stream.runDrain(sessions.events(session.session_id))
+        const status = yield* sessions.status(session.session_id)
+        assert.strictEqual(status.run, "complete")
+        assert.include(Option.getOrElse(status.endReason, () => ""), "the service reports the session complete")
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
       }))
   })
 })

@@ -76,5 +76,33 @@ describe("EventLog on PostgreSQL", () => {
         assert.isTrue(Option.isNone(yield* log.get("s2")))
         assert.deepStrictEqual(yield* log.answers("s2"), [])
       }))
+
+    it.effect("unendedIn: the unended sessions of the given shards, in id order, by pages", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        for (const [id, shard] of [["u1", 7], ["u2", 7], ["u3", 8], ["u4", 9]] as const) {
+          yield* log.register({ info: info(id), maxActions: 5, agent: Option.none(), shard })
+        }
+        yield* log.register({ info: info("u5"), maxActions: 5, agent: Option.none() })
+        yield* log.end("u2", "complete", Option.none())
+        assert.deepStrictEqual(yield* log.unendedIn([7, 8], { unsharded: false, after: "", limit: 10 }), ["u1", "u3"])
+        assert.deepStrictEqual(yield* log.unendedIn([7, 8], { unsharded: false, after: "u1", limit: 10 }), ["u3"])
+        assert.deepStrictEqual(yield* log.unendedIn([9], { unsharded: false, after: "", limit: 1 }), ["u4"])
+        assert.deepStrictEqual(yield* log.unendedIn([], { unsharded: true, after: "u", limit: 10 }), ["u5"])
+        assert.deepStrictEqual(yield* log.unendedIn([], { unsharded: false, after: "", limit: 10 }), [])
+      }))
+
+    it.effect("end of a session the log does not know records it ended; register then keeps that record", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        yield* log.end("s3", "closed", Option.some("closed by a caller"))
+        const registered = yield* log.register({ info: info("s3"), maxActions: 5, agent: Option.none() })
+        assert.deepStrictEqual(Option.map(registered.ended, (e) => e.status), Option.some("closed"))
+        assert.strictEqual(registered.maxActions, 0)
+        // The first end wins.
+        yield* log.end("s3", "complete", Option.none())
+        const record = yield* log.get("s3")
+        assert.deepStrictEqual(Option.map(Option.flatMap(record, (r) => r.ended), (e) => e.status), Option.some("closed"))
+      }))
   })
 })

@@ -11,7 +11,9 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 
@@ -19,6 +21,8 @@ export interface Postgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   readonly url: string
   readonly port: number
+  /** Stops the server (fast shutdown: every connection is closed) and starts it again, same port and data. */
+  readonly restart: Effect.Effect<void, Error>
 }
 
 /** Where the PostgreSQL binaries are, or a description of why none were found. */
@@ -95,8 +99,7 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
   const data = join(dir, "data")
   yield* run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], user)
   const port = yield* freePort
-  const server = yield* Effect.acquireRelease(
-    Effect.sync((): ChildProcess => {
+  const spawnServer = (): ChildProcess => {
       const args = [
         "-D",
         data,
@@ -117,21 +120,35 @@ export const start: Effect.Effect<Postgres, Error, Scope.Scope> = Effect.gen(fun
       ]
       const ids = user === undefined ? {} : { uid: user.uid, gid: user.gid }
       return spawn(join(bin, "postgres"), args, { stdio: "ignore", cwd: dir, ...ids })
-    }),
-    (child) =>
-      Effect.async<void>((resume) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-        child.once("exit", () => resume(Effect.void))
-        // SIGINT: PostgreSQL's fast shutdown.
-        child.kill("SIGINT")
-        const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-        timer.unref()
-      })
-  )
+  }
+  const stop = (child: ChildProcess) =>
+    Effect.async<void>((resume) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+      child.once("exit", () => resume(Effect.void))
+      // SIGINT: PostgreSQL's fast shutdown.
+      child.kill("SIGINT")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      timer.unref()
+    })
+  let server = spawnServer()
+  yield* Effect.addFinalizer(() => Effect.suspend(() => stop(server)))
   // Ready when it accepts a connection and answers.
-  yield* run(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-t", "1"]).pipe(
+  const ready = run(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-t", "1"]).pipe(
     Effect.filterOrFail(() => server.exitCode === null, () => new Error("postgres exited")),
     Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(150))))
   )
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port }
+  yield* ready
+  const restart = Effect.suspend(() => stop(server)).pipe(
+    Effect.zipRight(Effect.sync(() => {
+      server = spawnServer()
+    })),
+    Effect.zipRight(ready)
+  )
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, restart }
 })
+
+/** A server shared by the tests of a suite: {@link layer}. */
+export class Server extends Context.Tag("test/Postgres/Server")<Server, Postgres>() {}
+
+/** {@link start} as a layer. */
+export const layer: Layer.Layer<Server, Error> = Layer.scoped(Server, start)

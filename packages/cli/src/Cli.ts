@@ -38,7 +38,7 @@ const root = Command.make("effect-agent-session").pipe(
 
 /**
  * The root command with the commands that load with the command line. The other commands of the
- * help (the cluster commands: `runner`, `watch`, `answer`) are in `Cluster.ts`, loaded only when
+ * help (the cluster commands: `runner`, `submit`, `watch`, `answer`) are in `Cluster.ts`, loaded only when
  * one of them runs ({@link withCluster}): they need `@effect/cluster` and the SQL packages,
  * optional peers of this package.
  *
@@ -63,6 +63,7 @@ export const withCluster = (cluster: typeof ClusterCommands) =>
       Simulate.command,
       Onboard.command,
       cluster.runner,
+      cluster.submit,
       cluster.watch,
       cluster.answer
     ])

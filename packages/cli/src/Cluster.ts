@@ -1,29 +1,96 @@
 /**
- * The cluster commands: `runner` (join a cluster and run sessions), `watch <sessionId>` (follow a
- * session's log from any machine of the cluster) and `answer <sessionId>` (answer its pending
- * request from any machine). See docs/scale-out.md.
+ * The cluster commands: `runner` (join a cluster and run sessions), `submit` (create a session
+ * and hand it to the cluster, then follow it to its end), `watch <sessionId>` (follow a session's
+ * log from any machine of the cluster) and `answer <sessionId>` (answer its pending request from
+ * any machine). See docs/scale-out.md.
  *
- * The database URL comes from `--database-url` or `CLUSTER_DATABASE_URL`.
+ * The database URL comes from `--database-url` or `CLUSTER_DATABASE_URL` (the variable the
+ * library's `NodeClusterSessions` reads too). Every known failure is one line and an exit code:
+ * an unreachable database or no runner answering is 5, an unknown session 2.
  *
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { ClusterSessions, NodeClusterSessions } from "effect-agent-session/cluster"
+import { ClusterSessions, type EventLog, NodeClusterSessions } from "effect-agent-session/cluster"
 import * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import * as CliConfig from "./Config.js"
-import { CliExit, ExitCode, UsageError } from "./ExitCode.js"
+import { CliExit, classify, ExitCode, UsageError } from "./ExitCode.js"
 import * as Render from "./Render.js"
 
 /** One line on standard output (the command line's sink: its `Console` is silenced for @effect/cli). */
 const println = (line: string) => Effect.sync(() => Render.processSink.out(`${line}\n`))
+
+/** Text from the service or the log, with control characters shown escaped (never sent raw to a terminal). */
+const printable = (text: string): string =>
+   
+  text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/** A word quoted for a POSIX shell when it is not plainly safe. */
+const shellQuote = (word: string): string => /^[A-Za-z0-9_.:@%+=,/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+
+/** How long a command waits for the cluster to carry a call (no runner yet, a runner dying) before exit 5. */
+const clusterPatience = Duration.seconds(15)
+
+const attemptTimeout = Duration.seconds(5)
+
+/** How long a command waits for a session the cluster has no record of (a typed not-found after). */
+const notFoundAfter = Duration.seconds(5)
+
+const commandRetry = Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(clusterPatience))
+
+/**
+ * Ends a cluster command on a known failure: one line on standard error, the documented exit
+ * code (an unreachable database or no runner answering: 5; an unknown session: 2; a taken port:
+ * 2); the SDK's own errors as every command reports them.
+ */
+const reportFailure = (error: unknown): Effect.Effect<never, CliExit> =>
+  Effect.zipRight(
+    Effect.sync(() => {
+      const { code, message } = describeFailure(error)
+      process.stderr.write(`error: ${message}\n`)
+      return code
+    }),
+    Effect.suspend(() => Effect.fail(new CliExit({ code: describeFailure(error).code })))
+  )
+
+const describeFailure = (error: unknown): { readonly code: ExitCode; readonly message: string } => {
+  const text = (e: unknown) => Predicate.hasProperty(e, "message") ? printable(String(e.message)) : printable(String(e))
+  if (Predicate.isTagged(error, "SqlError")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `cannot use the cluster's database: ${text(error)}${
+        Predicate.hasProperty(error, "cause") && error.cause instanceof Error ? ` (${printable(error.cause.message)})` : ""
+      }; check ${ENV_DATABASE_URL} or --database-url`
+    }
+  }
+  if (Predicate.isTagged(error, "ClusterUnavailable")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `no runner of the cluster answered within ${
+        Duration.format(Duration.sum(clusterPatience, attemptTimeout))
+      } (${text(error)}); is a runner started (effect-agent-session runner)?`
+    }
+  }
+  if (Predicate.isTagged(error, "EventLogError")) {
+    return { code: ExitCode.connectionLost, message: `the cluster's event log failed: ${text(error)}` }
+  }
+  if (Predicate.isTagged(error, "SessionNotFound")) return { code: ExitCode.usage, message: text(error) }
+  if (Predicate.isTagged(error, "SocketServerError")) {
+    return { code: ExitCode.usage, message: `cannot listen for the other runners: ${text(error)}; check --port and --listen-host` }
+  }
+  return classify(error)
+}
 
 /**
  * The environment variable of the cluster's PostgreSQL URL.
@@ -31,7 +98,7 @@ const println = (line: string) => Effect.sync(() => Render.processSink.out(`${li
  * @since 0.1.0
  * @category models
  */
-export const ENV_DATABASE_URL = "CLUSTER_DATABASE_URL"
+export const ENV_DATABASE_URL = NodeClusterSessions.DATABASE_URL_VARIABLE
 
 const databaseUrl = Options.redacted("database-url").pipe(
   Options.withDescription(`The cluster's PostgreSQL URL (default: $${ENV_DATABASE_URL}; prefer the variable: flags show in ps)`),
@@ -50,9 +117,24 @@ const resolveDatabaseUrl = (flag: Option.Option<Redacted.Redacted<string>>) =>
  * HTTP API (only `start` would), so the service's configuration is not needed.
  */
 const clientLayer = (url: Redacted.Redacted<string>) =>
-  NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2 }).pipe(
+  NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
     Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1", wsUrl: "ws://127.0.0.1" }))
   )
+
+/** Prints a session's log from `fromSeq`, then live, until its run ends; then its end, with exit 7 when not complete. */
+const follow = (sessionId: string, fromSeq: number, onEvent: (logged: EventLog.LoggedEvent) => Effect.Effect<void> = () => Effect.void) =>
+  Effect.gen(function*() {
+    const sessions = yield* ClusterSessions.ClusterSessions
+    yield* sessions.events(sessionId, fromSeq).pipe(
+      Stream.runForEach((logged) => {
+        const wire = SessionEvent.toWire(logged.event)
+        return Effect.zipRight(println(`#${logged.seq} ${printable(wire.event)} ${JSON.stringify(wire.payload)}`), onEvent(logged))
+      })
+    )
+    const status = yield* sessions.status(sessionId)
+    yield* println(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${printable(r)})` })}`)
+    if (status.run !== "complete") return yield* new CliExit({ code: ExitCode.endedWithoutComplete })
+  })
 
 /**
  * `runner`: joins the cluster and runs sessions until interrupted.
@@ -86,7 +168,7 @@ export const runner = Command.make(
         listenHost: Option.getOrUndefined(flags.listenHost)
       }).pipe(Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection))))
       yield* Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(RunnerLive)
+        yield* Layer.build(RunnerLive).pipe(Effect.catchAll(reportFailure))
         yield* println(`runner ${flags.host}:${flags.port} joined the cluster`)
         return yield* Effect.never
       }))
@@ -110,18 +192,10 @@ export const watch = Command.make(
   (flags) =>
     Effect.gen(function*() {
       const url = yield* resolveDatabaseUrl(flags.databaseUrl)
-      yield* Effect.gen(function*() {
-        const sessions = yield* ClusterSessions.ClusterSessions
-        yield* sessions.events(flags.sessionId, flags.fromSeq).pipe(
-          Stream.runForEach((logged) => {
-            const wire = SessionEvent.toWire(logged.event)
-            return println(`#${logged.seq} ${wire.event} ${JSON.stringify(wire.payload)}`)
-          })
-        )
-        const status = yield* sessions.status(flags.sessionId)
-        yield* println(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${r})` })}`)
-        if (status.run !== "complete") return yield* new CliExit({ code: ExitCode.endedWithoutComplete })
-      }).pipe(Effect.provide(clientLayer(url)))
+      yield* follow(flags.sessionId, flags.fromSeq).pipe(
+        Effect.provide(clientLayer(url)),
+        Effect.catchIf((error) => !Predicate.isTagged(error, "CliExit"), reportFailure)
+      )
     })
 ).pipe(Command.withDescription("Follow a session's log from any machine of the cluster"))
 
@@ -161,10 +235,68 @@ export const answer = Command.make(
           : { _tag: "Grant" as const, input: flags.input }
         yield* sessions.respond(flags.sessionId, pending, given)
         yield* println(
-          `answered ${SessionEvent.resourceTypeRaw(pending.resource_type)} (${pending.action_session_id}): ${
+          `answered ${printable(SessionEvent.resourceTypeRaw(pending.resource_type))} (${printable(pending.action_session_id)}): ${
             flags.deny ? "deny" : "grant"
           }`
         )
-      }).pipe(Effect.provide(clientLayer(url)))
+      }).pipe(
+        Effect.provide(clientLayer(url)),
+        Effect.catchIf((error) => !Predicate.isTagged(error, "UsageError"), reportFailure)
+      )
     })
 ).pipe(Command.withDescription("Answer a session's pending request from any machine of the cluster"))
+
+/**
+ * `submit`: creates a session at the service (one `POST`, from this process), hands it to the
+ * cluster (a runner holds its channel from then on, and another one takes it over if that runner
+ * dies), then prints its log as `watch` does until the run ends: exit 0 when it completed, 7 when
+ * it ended without `complete`. A request for input or approval is answered with `answer` (from
+ * here or any machine of the cluster). With `--detach`, prints the session id and returns.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const submit = Command.make(
+  "submit",
+  {
+    ...CliConfig.connectionOptions,
+    databaseUrl,
+    goal: Options.text("goal").pipe(Options.withDescription("What the agent should achieve")),
+    startUrl: Options.text("start-url").pipe(Options.withDescription("The absolute http(s) URL where the agent starts")),
+    maxActions: Options.integer("max-actions").pipe(Options.withDescription("The most actions the agent may run (chargeable)")),
+    detach: Options.boolean("detach").pipe(
+      Options.withDescription("Print the session id once the cluster holds the session, and return")
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const url = yield* resolveDatabaseUrl(flags.databaseUrl)
+      const connection = yield* CliConfig.resolve(flags)
+      const ClientLive = NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
+        Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
+      )
+      yield* Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions })
+        const id = session.session_id
+        if (flags.detach) return yield* println(id)
+        yield* println(`session ${printable(id)} runs on the cluster; follow it from anywhere with: effect-agent-session watch ${shellQuote(id)}`)
+        // Which runner holds it (the one to stop, to see a failover), once its entity runs it.
+        const holder = yield* sessions.status(id).pipe(
+          Effect.map((status) => status.runner),
+          Effect.filterOrFail(Option.isSome, () => "not yet"),
+          Effect.retry(Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(Duration.seconds(5)))),
+          Effect.option,
+          Effect.map(Option.flatten)
+        )
+        if (Option.isSome(holder)) yield* println(`held by runner ${printable(holder.value)}`)
+        yield* follow(id, 1, (logged) =>
+          logged.event._tag === "ExternalResourceRequested"
+            ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
+            : Effect.void)
+      }).pipe(
+        Effect.provide(ClientLive),
+        Effect.catchIf((error) => !Predicate.isTagged(error, "CliExit"), reportFailure)
+      )
+    })
+).pipe(Command.withDescription("Create a session, hand it to the cluster, and follow it to its end"))

@@ -64,6 +64,7 @@ Commands:
               address and account key.
   onboard     Register an agent with the service and print it (its key only when asked).
   runner      Join a cluster of runners (PostgreSQL) and run sessions until interrupted.
+  submit      Create a session, hand it to a cluster, and follow it to its end.
   watch       Follow a session's log from any machine of a cluster.
   answer      Answer a session's pending request from any machine of a cluster.
 
@@ -167,9 +168,33 @@ Examples:
 
 ${exitCodes}
 `,
+  submit: `effect-agent-session submit: create a session at the service, hand it to a cluster of
+runners (one of them holds its channel; another takes it over if that one dies), then print its
+log (#seq event payload) until its run ends. Exit 0 when it completed, 7 when it ended without
+complete; 5 when the database or no runner can be reached. Answer its requests with answer.
+
+Usage:
+  effect-agent-session submit --goal <text> --start-url <url> --max-actions <n> [--detach] [flags]
+
+  --goal <text>           What the agent should achieve.
+  --start-url <url>       The absolute http(s) URL where the agent starts.
+  --max-actions <n>       The most actions the agent may run (chargeable).
+  --detach                Print the session id once the cluster holds the session, and return.
+  --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+
+${connection}
+
+${common}
+
+Examples:
+  effect-agent-session submit --goal "Find the pricing page" --start-url https://example.com --max-actions 5
+
+${exitCodes}
+`,
   watch: `effect-agent-session watch: print a session's log (#seq event payload) from any machine of a
 cluster, from --from-seq, then live, until its run ends. Exit 0 when it completed, 7 when it ended
-without complete.
+without complete, 2 when the cluster has no such session, 5 when the database or no runner can be
+reached.
 
 Usage:
   effect-agent-session watch <sessionId> [--from-seq <n>] [--database-url <url>]

@@ -1,17 +1,20 @@
 /**
  * The cluster façade: entity clients with retries, and the resuming event stream.
  */
+import * as EntityId from "@effect/cluster/EntityId"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { AgentApi } from "../../AgentApi.js"
-import { type RequestNotPending, SessionEndedWithoutComplete } from "../../Errors.js"
+import { type RequestNotPending, ResponseDecodeError, SessionEndedWithoutComplete } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as ClusterSessions from "../ClusterSessions.js"
-import { ClusterUnavailable } from "../ClusterSessions.js"
+import { ClusterUnavailable, SessionNotFound } from "../ClusterSessions.js"
 import type * as EventLog from "../EventLog.js"
 import { SessionEntity } from "../SessionEntity.js"
 
@@ -32,8 +35,23 @@ const describe = (cause: Cause.Cause<unknown>): string =>
         : String(error)
   })
 
+/** An id the cluster can key an entity by (`@effect/cluster`'s `EntityId`: not empty, no surrounding spaces). */
+const isUsableId = Schema.is(EntityId.EntityId)
 
-export const make = (options: { readonly retry: Schedule.Schedule<unknown, unknown> }) =>
+/** How long a subscriber waits for an event or a keep-alive before it resumes elsewhere. */
+const silence = Duration.seconds(3)
+
+const unusable = (sessionId: string) =>
+  new SessionNotFound({
+    sessionId,
+    message: `no session can have the id ${JSON.stringify(sessionId.slice(0, 64))} (empty, or with surrounding spaces)`
+  })
+
+export const make = (options: {
+  readonly retry: Schedule.Schedule<unknown, unknown>
+  readonly notFoundAfter: Duration.DurationInput
+  readonly attemptTimeout: Duration.DurationInput
+}) =>
   Effect.gen(function*() {
     const makeClient = yield* SessionEntity.client
     const api = yield* AgentApi
@@ -42,16 +60,28 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
      * A call to the cluster: failures that are not the caller's (no runner yet, mailbox full,
      * storage, a runner gone mid-call) are retried on the schedule, then `ClusterUnavailable`.
      */
-    const call = <A, E>(
+    const send = <A, E>(
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
     ): Effect.Effect<A, Extract<E, RequestNotPending> | ClusterUnavailable> =>
       effect.pipe(
+        // An attempt can wait inside the engine (no runner owns the shard yet): bounded here,
+        // then retried on the schedule like any other failure of the cluster.
+        Effect.timeoutFail({
+          duration: options.attemptTimeout,
+          onTimeout: () =>
+            new ClusterUnavailable({
+              operation,
+              sessionId,
+              message: `no runner took the call within ${Duration.format(options.attemptTimeout)}`
+            })
+        }),
         Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RequestNotPending> | ClusterUnavailable> => {
           // An interruption caught here came from the runner (the caller's own is not caught).
           // The caller's own failure (only `Respond` has one, `RequestNotPending`) is passed on.
           const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure) && failure.value instanceof ClusterUnavailable) return Effect.fail(failure.value)
           if (Option.isSome(failure) && Predicate.isTagged(failure.value, "RequestNotPending")) {
             return Effect.fail(failure.value as Extract<E, RequestNotPending>)
           }
@@ -59,6 +89,14 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         }),
         Effect.retry(Schedule.whileInput(options.retry, (error: unknown) => error instanceof ClusterUnavailable))
       )
+
+    /** {@link send}, for an id the caller gave: one no session can have is `SessionNotFound` at once. */
+    const call = <A, E>(
+      operation: string,
+      sessionId: string,
+      effect: Effect.Effect<A, E>
+    ): Effect.Effect<A, Extract<E, RequestNotPending> | SessionNotFound | ClusterUnavailable> =>
+      isUsableId(sessionId) ? send(operation, sessionId, effect) : Effect.fail(unusable(sessionId))
 
     const attach: ClusterSessions.Service["attach"] = (session, maxActions, opts = {}) =>
       call(
@@ -73,7 +111,18 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
     const start: ClusterSessions.Service["start"] = (request, opts = {}) =>
       Effect.gen(function*() {
         const session = yield* api.createSession(request, { agent: opts.agent })
-        yield* call(
+        // The cluster refuses such an id on every attempt: say so now rather than retry for minutes.
+        if (!isUsableId(session.session_id)) {
+          return yield* new ResponseDecodeError({
+            operation: "ClusterSessions.start",
+            status: 200,
+            message: `the service created a session with an unusable session_id (${
+              JSON.stringify(session.session_id.slice(0, 64))
+            }: empty or with surrounding spaces); the cluster cannot run it, and the session may exist at the service`,
+            body: ""
+          })
+        }
+        yield* send(
           "start",
           session.session_id,
           makeClient(session.session_id).Start(
@@ -84,12 +133,42 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         return session
       }).pipe(Effect.withSpan("ClusterSessions.start"))
 
+    const status: ClusterSessions.Service["status"] = (sessionId) =>
+      call("status", sessionId, makeClient(sessionId).Status())
+
+    /** The status once the cluster knows the session, or `SessionNotFound` after `notFoundAfter`. */
+    const known = (sessionId: string) =>
+      status(sessionId).pipe(
+        Effect.filterOrFail(
+          (s) => s.run !== "unknown",
+          () =>
+            new SessionNotFound({
+              sessionId,
+              message: `no session ${JSON.stringify(sessionId.slice(0, 64))} in the cluster (no record of it after ${
+                Duration.format(options.notFoundAfter)
+              })`
+            })
+        ),
+        Effect.retry({
+          schedule: Schedule.spaced(Duration.millis(250)).pipe(Schedule.upTo(options.notFoundAfter)),
+          while: (error) => error._tag === "SessionNotFound" && isUsableId(sessionId)
+        })
+      )
+
     const events: ClusterSessions.Service["events"] = (sessionId, fromSeq = 1) =>
+      Stream.unwrap(Effect.as(known(sessionId), followLog(sessionId, fromSeq)))
+
+    const followLog = (sessionId: string, fromSeq: number) =>
       Stream.suspend(() => {
         let next = Math.max(1, Math.floor(fromSeq))
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
-          // A runner that died mid-stream, or an event at or before one already delivered
-          // (never expected): resume from the next sequence number.
+          // The runner sends a keep-alive (seq 0) every second: silence means it is gone (killed,
+          // frozen, its machine lost) before the cluster says so: resume on the next owner.
+          Stream.timeoutFail(
+            () => new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" }),
+            silence
+          ),
+          // A keep-alive, or an event at or before one already delivered (never expected): dropped.
           Stream.filter((logged) => {
             if (logged.seq !== next) return false
             next = logged.seq + 1
@@ -109,17 +188,12 @@ export const make = (options: { readonly retry: Schedule.Schedule<unknown, unkno
         Effect.withSpan("ClusterSessions.respond", { attributes: { sessionId } })
       )
 
-    const status: ClusterSessions.Service["status"] = (sessionId) =>
-      call("status", sessionId, makeClient(sessionId).Status())
-
     const close: ClusterSessions.Service["close"] = (sessionId) => call("close", sessionId, makeClient(sessionId).Close())
 
     const outcome: ClusterSessions.Service["outcome"] = (sessionId) =>
       Effect.gen(function*() {
-        const before = yield* status(sessionId)
-        if (before.run === "running" || before.run === "unknown") {
-          yield* Stream.runDrain(events(sessionId, before.lastSeq + 1))
-        }
+        const before = yield* known(sessionId)
+        if (before.run === "running") yield* Stream.runDrain(followLog(sessionId, before.lastSeq + 1))
         const after = yield* status(sessionId)
         return yield* Option.match(after.outcome, {
           onSome: Effect.succeed,

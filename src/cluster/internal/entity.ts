@@ -2,6 +2,9 @@
  * The session entity's behaviour: one instance per session id on the runner that holds its shard.
  */
 import * as Entity from "@effect/cluster/Entity"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardId from "@effect/cluster/ShardId"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -13,6 +16,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { AgentApi } from "../../AgentApi.js"
 import { AgentSessions, type RunningSession } from "../../AgentSessions.js"
 import { RequestNotPending } from "../../Errors.js"
 import * as SessionEvent from "../../SessionEvent.js"
@@ -23,6 +27,10 @@ import { type AnswerEncoded, requestKey, toAnswer } from "./eventLog.js"
 /** Events that describe the channel, not the session: not logged. */
 const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
   event._tag === "Heartbeat" || event._tag === "Connected"
+
+/** How often `Events` sends a keep-alive, and the element it sends (`seq` 0: never a logged event). */
+export const keepAliveEvery = "1 second"
+const keepAlive: EventLog.LoggedEvent = { seq: 0, event: { _tag: "Heartbeat" } }
 
 /** The page size of log reads. */
 const page = 500
@@ -74,6 +82,7 @@ export const make = (options: SessionEntity.Options) =>
     const scope = yield* Scope.Scope
     const log = yield* EventLog.EventLog
     const sessions = yield* AgentSessions
+    const api = yield* AgentApi
     const sessionId = address.entityId as string
     const runnerName = `${runner.host}:${runner.port}`
 
@@ -130,7 +139,9 @@ export const make = (options: SessionEntity.Options) =>
       const maxActions = Option.match(record, { onNone: () => 0, onSome: (r) => r.maxActions })
       return {
         sessionId,
-        run: Option.isSome(ended) ? ended.value.status : run !== undefined ? "running" : "unknown",
+        // A session the log knows and whose run has not ended is running, here or (during a
+        // hand-over, or before its next owner picked it up) elsewhere.
+        run: Option.isSome(ended) ? ended.value.status : Option.isSome(record) ? "running" : "unknown",
         connection,
         runner: run !== undefined ? Option.some(runnerName) : Option.none(),
         pending: tally.open.filter((r) => !tally.answered.has(requestKey(r))),
@@ -184,8 +195,27 @@ export const make = (options: SessionEntity.Options) =>
             : String(error)
       })
 
-    const runSession = (r: EventLog.SessionRecord) =>
+    /**
+     * Whether the service says the session is complete, where its dialect can say (`getSession`:
+     * the observed dialect's retrieve; the documented one has none and answers `NotFound` without
+     * sending anything). Any failure counts as "not known to be complete".
+     */
+    const completeAtService = (r: EventLog.SessionRecord) =>
+      api.getSession(r.sessionId, { agent: Option.getOrUndefined(r.agent) }).pipe(
+        Effect.map((info) => Option.exists(info.status, (s) => s === "complete")),
+        Effect.timeout("15 seconds"),
+        Effect.orElseSucceed(() => false)
+      )
+
+    const completedUnheld = Option.some(
+      "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
+    )
+
+    const runSession = (r: EventLog.SessionRecord, learn: boolean) =>
       Effect.scoped(Effect.gen(function*() {
+        // Taking a session over (or attaching one created elsewhere): it may have completed
+        // while no runner held it; then there is nothing to attach to.
+        if (learn && (yield* completeAtService(r))) return yield* endRun("complete", completedUnheld)
         // Requests answered in the log but not yet settled are answered again on this channel.
         const resend = tally.open.filter((request) => tally.answered.has(requestKey(request)))
         const session = yield* sessions.attach(r.info, r.maxActions, {
@@ -208,6 +238,7 @@ export const make = (options: SessionEntity.Options) =>
         // persisted above); the run goes on elsewhere.
         if (handingOver && Option.isNone(tally.complete)) return
         if (Option.isSome(tally.complete)) return yield* endRun("complete", Option.none())
+        if (yield* completeAtService(r)) return yield* endRun("complete", completedUnheld)
         yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
       })).pipe(
         Effect.catchAll((error) => endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
@@ -218,14 +249,19 @@ export const make = (options: SessionEntity.Options) =>
       readonly session: EventLog.SessionRecord["info"]
       readonly maxActions: number
       readonly agent: Option.Option<string>
-    }) =>
+    }, learn: boolean) =>
       Effect.gen(function*() {
         yield* load
-        const r = yield* log.register({ info: payload.session, maxActions: payload.maxActions, agent: payload.agent })
+        const r = yield* log.register({
+          info: payload.session,
+          maxActions: payload.maxActions,
+          agent: payload.agent,
+          shard: address.shardId.id
+        })
         record = Option.some(r)
         if (Option.isSome(r.ended) || run !== undefined) return
         const done = yield* Deferred.make<void>()
-        const fiber = yield* runSession(r).pipe(
+        const fiber = yield* runSession(r, learn || tally.lastSeq > 0).pipe(
           Effect.onExit(() =>
             Effect.zipRight(
               Effect.sync(() => {
@@ -267,14 +303,16 @@ export const make = (options: SessionEntity.Options) =>
       const r = record
       if (Option.isNone(r) || Option.isSome(r.value.ended)) return yield* status
       if (run !== undefined) return yield* status
-      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent })
+      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent }, true)
       yield* awaitRun
       return yield* status
     })
 
-    const startLike = (
+    /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
+    const startLike = (learn: boolean) =>
+    (
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
-    ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload), awaitRun), status)
+    ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload, learn), awaitRun), status)
 
     /** The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. */
     const events = (fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
@@ -303,7 +341,7 @@ export const make = (options: SessionEntity.Options) =>
       const ticks = Stream.fromSchedule(Schedule.spaced("1 second")).pipe(
         Stream.filter(() => run === undefined)
       )
-      return Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
+      const fromLog = Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
         Stream.mapEffect(() => Effect.as(load, ended())),
         Stream.flatMap((wasEnded) => Stream.concat(drain, wasEnded ? Stream.make(true) : Stream.empty), {
           concurrency: 1
@@ -311,6 +349,11 @@ export const make = (options: SessionEntity.Options) =>
         Stream.takeWhile((x): x is EventLog.LoggedEvent => x !== true),
         Stream.filter((x): x is EventLog.LoggedEvent => typeof x === "object")
       )
+      // A keep-alive (seq 0) every second while the stream lasts: a subscriber whose runner died
+      // notices the silence within seconds and resumes on the next owner.
+      return Stream.merge(fromLog, Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(keepAlive)), {
+        haltStrategy: "left"
+      })
     }
 
     const respond = (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
@@ -349,15 +392,18 @@ export const make = (options: SessionEntity.Options) =>
         yield* Fiber.interrupt(run.fiber)
         running = undefined
       }
-      if (Option.isSome(record) && Option.isNone(record.value.ended)) {
+      // A session the log does not know yet is recorded as closed: the `Start` that may follow
+      // (it was sent before this `Close` but reached the entity after it) does not run it.
+      if (Option.isNone(record) || Option.isNone(record.value.ended)) {
         yield* endRun("closed", Option.some("closed by a caller"))
+        record = yield* log.get(sessionId)
       }
       return yield* status
     }).pipe(lifecycle.withPermits(1))
 
     return {
-      Start: startLike,
-      Attach: startLike,
+      Start: startLike(false),
+      Attach: startLike(true),
       Events: (envelope: Entity.Request<typeof SessionEntity.Events>) => events(envelope.payload.fromSeq),
       Respond: respond,
       Status: () => status,
@@ -366,23 +412,58 @@ export const make = (options: SessionEntity.Options) =>
     }
   })
 
-/** The resumer: every interval, `Resume` to each session whose run has not ended. */
+/** How many sessions one query of the resumer reads. */
+const resumePage = 1_000
+
+/**
+ * The resumer, on every runner: every interval it looks at which shards this runner owns; for
+ * the shards it gained since the last look (all of them at the first look), it sends `Resume` to
+ * their sessions whose run has not ended, so that a session whose shard moved between live
+ * runners (the engine then records its interrupted `Start` as done) runs again here. Its work
+ * grows with the shards taken over and their sessions, not with the sessions of the cluster; a
+ * session that ended costs nothing. A look that fails is tried again at the next one.
+ */
 export const resumer = (
   entity: typeof SessionEntity.SessionEntity,
   options: SessionEntity.Options
 ) =>
   Effect.gen(function*() {
+    const sharding = yield* Sharding.Sharding
+    const config = yield* ShardingConfig.ShardingConfig
     const log = yield* EventLog.EventLog
     const makeClient = yield* entity.client
-    const every = options.resumeInterval ?? "5 seconds"
-    yield* log.unended(10_000).pipe(
-      Effect.flatMap((ids) =>
-        Effect.forEach(
-          ids,
-          (id) => Effect.ignore(makeClient(id).Resume(undefined, { discard: true })),
-          { concurrency: 50, discard: true }
-        )
-      ),
+    const every = options.resumeInterval ?? "1 second"
+    const group = "default"
+    let owned = new Set<number>()
+    let first = true
+
+    const resumeAll = (shards: ReadonlyArray<number>, unsharded: boolean) =>
+      Effect.gen(function*() {
+        let after = ""
+        while (true) {
+          const ids = yield* log.unendedIn(shards, { unsharded, after, limit: resumePage })
+          yield* Effect.forEach(
+            ids,
+            (id) => Effect.ignore(makeClient(id).Resume(undefined, { discard: true })),
+            { concurrency: 50, discard: true }
+          )
+          if (ids.length < resumePage) return
+          after = ids[ids.length - 1]!
+        }
+      })
+
+    const look = Effect.gen(function*() {
+      const now = new Set<number>()
+      for (let id = 1; id <= config.shardsPerGroup; id++) {
+        if (sharding.hasShardId(ShardId.make(group, id))) now.add(id)
+      }
+      const gained = [...now].filter((id) => !owned.has(id))
+      if (gained.length > 0 || first) yield* resumeAll(gained, first)
+      owned = now
+      first = false
+    })
+
+    yield* look.pipe(
       Effect.catchAll((error) => Effect.logWarning(`Resumer: ${error.message}`)),
       Effect.delay(every),
       Effect.forever

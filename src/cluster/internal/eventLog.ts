@@ -43,12 +43,28 @@ const decodeInfo = Schema.decodeUnknownSync(infoJson)
 const fail = (operation: string) => (cause: unknown) =>
   new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
 
+/** The record of a session ended before the log heard of it (a `Close` before its `Start`). */
+const unknownRecord = (sessionId: string): EventLog.SessionRecord => ({
+  sessionId: Session.SessionId.make(sessionId),
+  info: Session.SessionInfo.make({
+    session_id: Session.SessionId.make(sessionId),
+    status: Option.none(),
+    start_time: Option.none(),
+    end_time: Option.none(),
+    error: Option.none()
+  }),
+  maxActions: 0,
+  agent: Option.none(),
+  ended: Option.none()
+})
+
 // ---------------------------------------------------------------------------
 // Memory
 // ---------------------------------------------------------------------------
 
 interface MemorySession {
   record: EventLog.SessionRecord
+  shard: number | undefined
   endedAt: number | undefined
   readonly events: Array<EventLog.LoggedEvent>
   readonly answers: Map<string, EventLog.RecordedAnswer>
@@ -57,7 +73,7 @@ interface MemorySession {
 export const makeMemory = (): EventLog.Service => {
   const sessions = new Map<string, MemorySession>()
   return {
-    register: ({ agent, info, maxActions }) =>
+    register: ({ agent, info, maxActions, shard }) =>
       Effect.sync(() => {
         const existing = sessions.get(info.session_id)
         if (existing !== undefined) return existing.record
@@ -68,7 +84,7 @@ export const makeMemory = (): EventLog.Service => {
           agent,
           ended: Option.none()
         }
-        sessions.set(info.session_id, { record, endedAt: undefined, events: [], answers: new Map() })
+        sessions.set(info.session_id, { record, shard, endedAt: undefined, events: [], answers: new Map() })
         return record
       }),
     get: (sessionId) => Effect.sync(() => Option.map(Option.fromNullable(sessions.get(sessionId)), (s) => s.record)),
@@ -93,7 +109,15 @@ export const makeMemory = (): EventLog.Service => {
     end: (sessionId, status, reason) =>
       Effect.sync(() => {
         const session = sessions.get(sessionId)
-        if (session === undefined || Option.isSome(session.record.ended)) return
+        if (session === undefined) {
+          const record: EventLog.SessionRecord = {
+            ...unknownRecord(sessionId),
+            ended: Option.some({ status, reason })
+          }
+          sessions.set(sessionId, { record, shard: undefined, endedAt: Date.now(), events: [], answers: new Map() })
+          return
+        }
+        if (Option.isSome(session.record.ended)) return
         session.record = { ...session.record, ended: Option.some({ status, reason }) }
         session.endedAt = Date.now()
       }),
@@ -111,6 +135,18 @@ export const makeMemory = (): EventLog.Service => {
       Effect.sync(() =>
         [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
       ),
+    unendedIn: (shards, { after, limit, unsharded }) =>
+      Effect.sync(() => {
+        const wanted = new Set(shards)
+        return [...sessions.values()]
+          .filter((s) =>
+            Option.isNone(s.record.ended) && s.record.sessionId > after &&
+            (s.shard === undefined ? unsharded : wanted.has(s.shard))
+          )
+          .map((s) => s.record.sessionId as string)
+          .sort()
+          .slice(0, limit)
+      }),
     purge: (before) =>
       Effect.sync(() => {
         let n = 0
@@ -161,9 +197,17 @@ const migration0001 = Effect.gen(function*() {
     WHERE end_status IS NULL`
 })
 
+/** Each session's shard, so that a runner taking shards over finds their sessions without scanning all. */
+const migration0002 = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE agent_session_sessions ADD COLUMN IF NOT EXISTS shard integer`
+  yield* sql`CREATE INDEX IF NOT EXISTS agent_session_sessions_unended_shard ON agent_session_sessions (shard, session_id)
+    WHERE end_status IS NULL`
+})
+
 /** Runs the migrations; retried while another process holds the migration lock. */
 export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_create_event_log": migration0001 }),
+  loader: Migrator.fromRecord({ "0001_create_event_log": migration0001, "0002_session_shard": migration0002 }),
   table: "agent_session_migrations"
 }).pipe(
   Effect.retry({
@@ -206,9 +250,9 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     )
 
   const service: EventLog.Service = {
-    register: ({ agent, info, maxActions }) =>
-      sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, agent)
-        VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)})
+    register: ({ agent, info, maxActions, shard }) =>
+      sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, agent, shard)
+        VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)}, ${shard ?? null})
         ON CONFLICT (session_id) DO NOTHING`.pipe(
         Effect.mapError(fail("register")),
         Effect.zipRight(get(info.session_id)),
@@ -243,8 +287,10 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         )
       ),
     end: (sessionId, status, reason) =>
-      sql`UPDATE agent_session_sessions SET end_status = ${status}, end_reason = ${Option.getOrNull(reason)},
-        ended_at = now() WHERE session_id = ${sessionId} AND end_status IS NULL`.pipe(
+      sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, end_status, end_reason, ended_at)
+        VALUES (${sessionId}, ${encodeInfo(unknownRecord(sessionId).info)}, 0, ${status}, ${Option.getOrNull(reason)}, now())
+        ON CONFLICT (session_id) DO UPDATE SET end_status = EXCLUDED.end_status, end_reason = EXCLUDED.end_reason,
+        ended_at = EXCLUDED.ended_at WHERE agent_session_sessions.end_status IS NULL`.pipe(
         Effect.asVoid,
         Effect.mapError(fail("end"))
       ),
@@ -271,6 +317,17 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         WHERE end_status IS NULL ORDER BY created_at LIMIT ${limit}`.pipe(
         Effect.map((rows) => rows.map((row) => row.session_id)),
         Effect.mapError(fail("unended"))
+      ),
+    unendedIn: (shards, { after, limit, unsharded }) =>
+      (shards.length === 0 && !unsharded
+        ? Effect.succeed<ReadonlyArray<{ readonly session_id: string }>>([])
+        : sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
+        WHERE end_status IS NULL AND session_id > ${after} AND (${
+          shards.length === 0 ? sql`false` : sql.in("shard", shards)
+        }${unsharded ? sql` OR shard IS NULL` : sql``})
+        ORDER BY session_id LIMIT ${limit}`).pipe(
+        Effect.map((rows) => rows.map((row) => row.session_id)),
+        Effect.mapError(fail("unendedIn"))
       ),
     purge: (before) =>
       sql.withTransaction(Effect.gen(function*() {

@@ -1,0 +1,116 @@
+/**
+ * Faults of the cluster, with real processes (PostgreSQL, the simulator in this process, three
+ * runner processes and a client process: the fixtures of this folder). Each starts 30 sessions
+ * that stop half-way for an approval, then:
+ *
+ * - a runner is killed (SIGKILL) while the client answers: every session completes on the
+ *   survivors; its log as delivered is the simulator's script, less only events of the killed
+ *   runner's sessions (the kill window, counted), nothing twice;
+ * - PostgreSQL is restarted while the client answers (every connection of every process cut):
+ *   the runners survive, every session completes, nothing is lost or repeated;
+ * - a runner is frozen (SIGSTOP) past the detection time, then resumed (SIGCONT): no session runs
+ *   on two runners: every log is the script exactly (no entry twice) and every request is
+ *   answered once at the service.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Postgres from "../helpers/Postgres.js"
+import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
+
+const SESSIONS = 30
+
+const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.Effect<A, E>) =>
+  Effect.timeoutFail(effect, { duration: `${seconds} seconds`, onTimeout: () => new Error(`${what}: ${proc.stderr()}`) })
+
+/** Three runners and a client whose sessions all wait for their answer; the runner holding the most. */
+const cluster = Effect.gen(function*() {
+  const simulator = yield* Simulator.Simulator
+  const pg = yield* Postgres.start
+  const env = fixtureEnv(simulator, pg.url)
+  const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+  const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
+  yield* Effect.forEach(runners, (runner) => within("runner did not start", 240, runner, runner.nextLine((l) => l === "ready")), {
+    concurrency: "unbounded"
+  })
+  const client = yield* fixture("client.ts", { ...env, SESSIONS: String(SESSIONS) })
+  const ready = JSON.parse(yield* within("client not ready", 240, client, client.nextLine((l) => l.includes(`"type":"ready"`)))) as {
+    readonly runners: ReadonlyArray<string | null>
+  }
+  const held = new Map<string, number>()
+  for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
+  const [victimAddress] = [...held.entries()].filter(([a]) => a !== "null").sort((a, b) => b[1] - a[1])[0]!
+  const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
+  return { simulator, pg, runners, client, victim, victimAddress }
+})
+
+/** Every session's delivered log against the simulator's script: events lost per session, nothing twice. */
+const check = (done: ClientDone, simulator: Simulator.Service) =>
+  Effect.gen(function*() {
+    assert.deepStrictEqual(done.answerErrors, [])
+    assert.strictEqual(done.sessions.length, SESSIONS)
+    const lost = new Map<string, number>()
+    for (const session of done.sessions) {
+      assert.strictEqual(session.run, "complete", session.id)
+      assert.strictEqual(session.streamExit, "Success", session.id)
+      assert.deepStrictEqual(session.seqs, session.seqs.map((_, i) => i + 1), session.id)
+      const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
+      const delivered = decodeEvents(session.events)
+      const keys = delivered.map((e) => JSON.stringify(e))
+      assert.strictEqual(new Set(keys).size, keys.length, `${session.id}: an event delivered twice`)
+      const scriptKeys = new Set(script.map((e) => JSON.stringify(e)))
+      for (const key of keys) assert.isTrue(scriptKeys.has(key), `${session.id}: an event not in the script`)
+      lost.set(session.id, script.length - delivered.length)
+    }
+    return lost
+  })
+
+const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
+
+describe("cluster faults", () => {
+  layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
+    it.scoped("a runner killed (SIGKILL) while the client answers: every session completes; loss only in the kill window, counted", () =>
+      Effect.gen(function*() {
+        const { client, simulator, victim, victimAddress } = yield* cluster
+        client.child.stdin!.write("answer\n")
+        yield* Effect.sleep("30 millis")
+        victim.child.kill("SIGKILL")
+        const done = JSON.parse(yield* within("client not done", 240, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const lost = yield* check(done, simulator)
+        for (const session of done.sessions) {
+          // Loss only where the killed runner held the session (the kill window).
+          if (session.runnerBefore !== victimAddress) assert.strictEqual(lost.get(session.id), 0, session.id)
+          assert.isAtLeast((yield* simulator.answers(session.id)).length, 1, session.id)
+        }
+      }), 420_000)
+
+    it.scoped("PostgreSQL restarted while the client answers: the runners survive and every session completes, nothing lost", () =>
+      Effect.gen(function*() {
+        const { client, pg, runners, simulator } = yield* cluster
+        client.child.stdin!.write("answer\n")
+        yield* pg.restart
+        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const lost = yield* check(done, simulator)
+        assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
+        for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
+      }), 420_000)
+
+    it.scoped("a runner frozen (SIGSTOP) past the detection time, then resumed: no session runs twice", () =>
+      Effect.gen(function*() {
+        const { client, runners, simulator, victim } = yield* cluster
+        victim.child.kill("SIGSTOP")
+        // The detection declares a frozen runner dead within about 4.5 s.
+        yield* Effect.sleep("8 seconds")
+        victim.child.kill("SIGCONT")
+        yield* Effect.sleep("3 seconds")
+        client.child.stdin!.write("answer\n")
+        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const lost = yield* check(done, simulator)
+        assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
+        for (const session of done.sessions) {
+          assert.strictEqual((yield* simulator.answers(session.id)).length, 1, `${session.id}: answered twice at the service`)
+        }
+        for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
+      }), 420_000)
+  })
+})
