@@ -92,7 +92,13 @@ export const exceedsDepth = (text: string, maxDepth: number = defaultMaxDepth): 
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
-/** Decodes strict UTF-8 (a malformed sequence is `undefined`, never U+FFFD). */
+/**
+ * Decodes strict UTF-8: a malformed sequence makes the whole answer `undefined`, never U+FFFD, so a
+ * frame that is not text is refused rather than altered.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
 export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
   try {
     return strictUtf8.decode(bytes)
