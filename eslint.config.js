@@ -19,6 +19,30 @@ export default tseslint.config(
     }
   },
   {
+    // The protocol core is framework-free (its tests too) and its sources are runtime-neutral.
+    files: ["packages/core/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "effect", message: "packages/core is Effect-free: the editions are shells over it." }],
+        patterns: [
+          { group: ["effect/*", "@effect/*"], message: "packages/core is Effect-free: the editions are shells over it." }
+        ]
+      }]
+    }
+  },
+  {
+    files: ["packages/core/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "effect", message: "packages/core is Effect-free: the editions are shells over it." }],
+        patterns: [
+          { group: ["effect/*", "@effect/*"], message: "packages/core is Effect-free: the editions are shells over it." },
+          { group: ["node:*"], message: "packages/core's sources are runtime-neutral: no Node modules." }
+        ]
+      }]
+    }
+  },
+  {
     files: ["packages/cli/src/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" }
   }

@@ -12,13 +12,16 @@ import { defineConfig } from "vitest/config"
  */
 const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
 
-const src = Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "src")
+const root = Path.dirname(Url.fileURLToPath(import.meta.url))
+const src = Path.join(root, "src")
 
 export default defineConfig({
   resolve: {
     // The command line (packages/cli) imports the library by its package name: in the tests it is
     // the library's sources, the same modules the tests import by relative path.
     alias: [
+      // The protocol core (packages/core): its sources, as the root's tsconfig `paths` say.
+      { find: /^effect-agent-session-core$/, replacement: Path.join(root, "packages/core/src/index.ts") },
       { find: /^effect-agent-session$/, replacement: Path.join(src, "index.ts") },
       // Entry points that are folders (testing, simulator, ...): their index.
       ...Fs.readdirSync(src, { withFileTypes: true })
@@ -31,7 +34,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { createRequest, fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
 import type { FiberCount, FirstEventResult, ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
 import type { Floor } from "./floors.js"
+import type { SseResult } from "./sse.js"
 import type * as Raw from "./raw.js"
 
 /** The side of a comparison. */
@@ -76,6 +77,12 @@ export type Task =
     readonly rounds: number
     readonly warmup: number
   }
+  | {
+    readonly kind: "sse"
+    readonly size: number
+    readonly piece: number
+    readonly rounds: number
+  }
 
 /** Memory per open connection. */
 export interface MemoryResult {
@@ -101,6 +108,7 @@ export type TaskResult =
   | CreateSessionResult
   | FiberCount
   | FirstEventResult
+  | SseResult
 
 /** What both sides implement. */
 export interface Client {
@@ -253,6 +261,10 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
     case "createSession": {
       const createSession = await import("./createSession.js")
       return profiled("createSession", () => createSession.run(task))
+    }
+    case "sse": {
+      const sse = await import("./sse.js")
+      return profiled("sse", async () => sse.run(task))
     }
   }
 }

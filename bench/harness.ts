@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { CreateSessionResult, MemoryResult, Task, TaskResult, Variant } from "./child.js"
 import type { Floor } from "./floors.js"
+import type { SseResult } from "./sse.js"
 import {
   type FiberCount,
   type FirstEventResult,
@@ -69,6 +70,8 @@ export interface Config {
   readonly reconnectRounds: number
   /** Create-session request pairs per round (fetch and SDK alternating request by request), rounds, warm-up pairs. */
   readonly createSession: { readonly requests: number; readonly rounds: number; readonly warmup: number }
+  /** The SSE parser: one event of `size` characters, parsed whole and in `piece`-character pieces, `rounds` times. */
+  readonly sse: { readonly size: number; readonly piece: number; readonly rounds: number }
   /**
    * Run the SDK side from another copy of the repository (its `bench/child.ts`, hence its
    * `src/`): to measure a proposed change against the raw floor with everything else equal.
@@ -96,7 +99,8 @@ export const parts = [
   "firstEvent",
   "createSession",
   "reconnect",
-  "slow"
+  "slow",
+  "sse"
 ] as const
 
 /** A part of a run. */
@@ -122,6 +126,7 @@ export const fullConfig: Config = {
   reconnectDrops: 4,
   reconnectRounds: 2,
   createSession: { requests: 100, rounds: 5, warmup: 100 },
+  sse: { size: 1024 * 1024, piece: 256, rounds: 5 },
   log: (line) => console.log(line)
 }
 
@@ -221,6 +226,15 @@ export interface Results {
   readonly createSession: Comparison | Skipped
   readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
   readonly slow: ReadonlyArray<SlowFigure> | Skipped
+  /** The SSE parser on one long event (absent from runs made before it was measured). */
+  readonly sse?: SseFigure | Skipped | undefined
+}
+
+/** The SSE parser's CPU on one long event, whole and in pieces. */
+export interface SseFigure {
+  readonly whole: Stats
+  readonly pieces: Stats
+  readonly scannedPerChar: number
 }
 
 /** A throughput comparison. */
@@ -282,7 +296,13 @@ const spawnTs = (
       Path.join(from, "bench", file),
       ...args
     ],
-    { cwd: root, env, stdio: ["ignore", "pipe", "pipe", "ipc"] }
+    {
+      cwd: root,
+      // From `dist/`, the library's import of the protocol core resolves to the core's `dist/` too:
+      // the build's tsconfig has no `paths` to the core's sources (which tsx would otherwise follow).
+      env: fromSource() ? env : { ...env, TSX_TSCONFIG_PATH: Path.join(root, "tsconfig.build.json") },
+      stdio: ["ignore", "pipe", "pipe", "ipc"]
+    }
   )
 }
 
@@ -602,6 +622,16 @@ const reconnectFigure = async (config: Config, url: string) => {
   return { raw: stats(raw.flat()), sdk: stats(sdk.flat()) }
 }
 
+const sseFigure = async (config: Config): Promise<SseFigure> => {
+  const r = await runChild<SseResult>({ kind: "sse", ...config.sse }, config.cpuProfileDir, config.sdkRoot)
+  config.log(
+    `  SSE parser: whole ${r.wholeMs.map((m) => m.toFixed(2)).join(", ")} ms; in pieces ${
+      r.piecesMs.map((m) => m.toFixed(2)).join(", ")
+    } ms; ${r.scannedPerChar.toFixed(2)} characters scanned per character`
+  )
+  return { whole: stats(r.wholeMs), pieces: stats(r.piecesMs), scannedPerChar: r.scannedPerChar }
+}
+
 const createSessionFigure = async (config: Config) => {
   const simulator = await startServer("simulatorServer.ts")
   try {
@@ -646,7 +676,7 @@ export const runBench = async (config: Config): Promise<Results> => {
   const selected = (part: Part) => config.only === undefined || config.only.includes(part)
   // The load generator serves every part but the two against the simulator.
   const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
-  const loadgen: Server = parts.some((p) => p !== "firstEvent" && p !== "createSession" && selected(p))
+  const loadgen: Server = parts.some((p) => p !== "firstEvent" && p !== "createSession" && p !== "sse" && selected(p))
     ? await startServer("loadgen.ts", ["0", prebuilt])
     : { url: "ws://127.0.0.1:0", stop: () => Promise.resolve() }
   try {
@@ -679,9 +709,10 @@ export const runBench = async (config: Config): Promise<Results> => {
       firstEvent: () => run("firstEvent", "create to first event", () => firstEventFigure(config)),
       createSession: () => run("createSession", "create-session overhead", () => createSessionFigure(config)),
       reconnect: () => run("reconnect", "reconnect", () => reconnectFigure(config, loadgen.url)),
-      slow: () => run("slow", "slow consumer", () => slowFigures(config, loadgen.url))
+      slow: () => run("slow", "slow consumer", () => slowFigures(config, loadgen.url)),
+      sse: () => run("sse", "SSE parser", () => sseFigure(config))
     }
-    const [throughputBoth, memory, floors, fibers, firstEvent, createSession, reconnect, slow] = config.parallel === true
+    const [throughputBoth, memory, floors, fibers, firstEvent, createSession, reconnect, slow, sse] = config.parallel === true
       ? await Promise.all([
         tasks.throughput(),
         tasks.memory(),
@@ -690,7 +721,8 @@ export const runBench = async (config: Config): Promise<Results> => {
         tasks.firstEvent(),
         tasks.createSession(),
         tasks.reconnect(),
-        tasks.slow()
+        tasks.slow(),
+        tasks.sse()
       ])
       : [
         await tasks.throughput(),
@@ -700,7 +732,8 @@ export const runBench = async (config: Config): Promise<Results> => {
         await tasks.firstEvent(),
         await tasks.createSession(),
         await tasks.reconnect(),
-        await tasks.slow()
+        await tasks.slow(),
+        await tasks.sse()
       ]
     return {
       machine: info,
@@ -717,7 +750,8 @@ export const runBench = async (config: Config): Promise<Results> => {
       firstEvent,
       createSession,
       reconnect,
-      slow
+      slow,
+      sse
     }
   } finally {
     await loadgen.stop()

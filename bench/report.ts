@@ -497,6 +497,23 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
     )
   }
 
+  push("## 7. SSE parser (reported, no target)", "")
+  const sse = r.sse ?? notInRun
+  if (isSkipped(sse)) push(skippedText(sse), "")
+  else {
+    push(
+      `One legal event of ${int(r.config.sse.size)} characters (\`event: thoughts_and_memories\`, one \`data:\` line) parsed by the protocol core's \`Sse.SseParser\` in one piece and in ${int(r.config.sse.piece)}-character pieces, ${r.config.sse.rounds} rounds alternating, in one process (process CPU time). The parser is linear in the text received (issue 20, item 4: the parser it replaced rescanned the unfinished line on every piece, about 4 s of CPU for this event in 256-byte pieces): the pieces cost about what one piece does.`,
+      "",
+      "| parse | min / **median** / max |",
+      "| --- | --- |",
+      `| whole event, one piece | ${mmm(sse.whole, ms)} |`,
+      `| ${int(r.config.sse.piece)}-character pieces | ${mmm(sse.pieces, ms)} |`,
+      `| pieces / whole (medians) | **${fixed(sse.pieces.median / sse.whole.median)}** |`,
+      `| characters scanned per character received | ${fixed(sse.scannedPerChar)} |`,
+      ""
+    )
+  }
+
   if (analysis.trim().length > 0) push(analysis.trim(), "")
   if (cluster.trim().length > 0) push(cluster.trim(), "")
   return lines.join("\n")

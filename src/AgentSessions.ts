@@ -5,44 +5,33 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
-import * as Sink from "effect/Sink"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Tracer from "effect/Tracer"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import { Session as CoreSession } from "effect-agent-session-core"
 import type * as AgentModule from "./Agent.js"
-import { AgentApi } from "./AgentApi.js"
-import * as Answer from "./Answer.js"
-import * as Credentials from "./Credentials.js"
-import {
+import type { AgentApi } from "./AgentApi.js"
+import type * as Answer from "./Answer.js"
+import type * as Credentials from "./Credentials.js"
+import type {
   ActionBudgetExceeded,
-  type EventStreamError,
-  type InsecureTransport,
-  type OnboardError,
-  type RespondError,
-  type RunError,
-  type RunningSessionError,
-  SessionEndedWithoutComplete,
-  type StartError
+  InsecureTransport,
+  OnboardError,
+  RespondError,
+  RunError,
+  RunningSessionError,
+  StartError
 } from "./Errors.js"
-import * as EventStream from "./EventStream.js"
-import { MAX_REQUESTS as MAX_PENDING } from "./internal/channel/ledger.js"
-import { validate } from "./internal/schema.js"
-import * as Session from "./Session.js"
-import * as SessionEvent from "./SessionEvent.js"
+import type * as EventStream from "./EventStream.js"
+import * as internal from "./internal/agentSessions.js"
+import * as SessionGuard from "./internal/sessionGuard.js"
+import type * as Session from "./Session.js"
+import type * as SessionEvent from "./SessionEvent.js"
 
 /**
  * How a finished session ended.
@@ -123,7 +112,7 @@ export interface PendingRequest {
  * @since 0.2.0
  * @category constructors
  */
-export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+export const defaultPendingWarningAfter: Duration.Duration = SessionGuard.defaultPendingWarningAfter
 
 /**
  * A session that is running: its events, the way to answer, its state and its outcome.
@@ -223,366 +212,13 @@ export interface Service {
  */
 export class AgentSessions extends Context.Tag("effect-agent-session/AgentSessions")<AgentSessions, Service>() {}
 
-const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
-
-const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
-
 /**
  * How many events `Outcome.events` keeps by default: the last 100.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const defaultKeepEvents = 100
-
-const keptEvents = (option: boolean | number | undefined): number =>
-  option === undefined
-    ? defaultKeepEvents
-    : option === true
-    ? Number.POSITIVE_INFINITY
-    : option === false
-    ? 0
-    : Number.isFinite(option)
-    ? Math.max(0, Math.floor(option))
-    : option > 0
-    ? Number.POSITIVE_INFINITY
-    : 0
-
-interface Tally {
-  actions: number
-  complete: Option.Option<SessionEvent.Complete>
-  lastError: Option.Option<string>
-  overrun: Option.Option<ActionBudgetExceeded>
-  readonly events: Array<SessionEvent.SessionEvent>
-}
-
-/**
- * The agent's requests waiting for an answer (issue 13 item 4), and the warning for one that
- * waits past `warnAfter`. One timer fiber per session, and only while a request waits for its
- * warning: it sleeps until the earliest warning is due, and ends (or is interrupted) once no
- * request is left to warn about. An idle session has none.
- */
-const pendingWarnings = (
-  pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>,
-  sessionId: Session.SessionId,
-  warnAfter: Duration.Duration,
-  scope: Scope.Scope
-) => {
-  const warnAfterMillis = Duration.toMillis(warnAfter)
-  // `pending`'s value, kept in step by `update`, so that the timer decides in one synchronous step.
-  let waiting: ReadonlyArray<PendingRequest> = []
-  const warned = new WeakSet<PendingRequest>()
-  interface Timer {
-    fiber: Fiber.RuntimeFiber<void> | undefined
-  }
-  let timer: Timer | undefined
-
-  const update = (f: (all: ReadonlyArray<PendingRequest>) => ReadonlyArray<PendingRequest>) =>
-    SubscriptionRef.update(pending, (all) => {
-      waiting = f(all)
-      return waiting
-    })
-  const sameRequest = (a: SessionEvent.ExternalResourceRequested, b: SessionEvent.ExternalResourceRequested) =>
-    a.action_session_id === b.action_session_id &&
-    SessionEvent.resourceTypeRaw(a.resource_type) === SessionEvent.resourceTypeRaw(b.resource_type)
-
-  const warn = (entry: PendingRequest, now: number) => {
-    const resourceType = SessionEvent.resourceTypeRaw(entry.request.resource_type)
-    return Effect.logWarning(
-      `The agent has waited ${
-        Duration.format(Duration.millis(now - entry.since))
-      } for an answer to its ${resourceType} request: answer it with respond (RunningSession.pending lists it)`
-    ).pipe(Effect.annotateLogs({ sessionId, resourceType, waitedMs: now - entry.since }))
-  }
-  // Sleeps until the earliest warning not given yet is due, gives it if its request still
-  // waits, and so on; ends when none is left (or when another timer replaced this one).
-  const watch = (self: Timer): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (timer !== self) return Effect.void
-      let next: PendingRequest | undefined
-      for (const entry of waiting) {
-        if (!warned.has(entry) && (next === undefined || entry.since < next.since)) next = entry
-      }
-      if (next === undefined) {
-        timer = undefined
-        return Effect.void
-      }
-      const entry = next
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const due = entry.since + warnAfterMillis - now
-        if (due > 0) return Effect.zipRight(Effect.sleep(Duration.millis(due)), watch(self))
-        warned.add(entry)
-        return Effect.zipRight(warn(entry, now), watch(self))
-      })
-    })
-  const startTimer = Effect.suspend(() => {
-    if (timer !== undefined || !Number.isFinite(warnAfterMillis)) return Effect.void
-    const self: Timer = { fiber: undefined }
-    timer = self
-    return Effect.map(Effect.forkIn(watch(self), scope), (fiber) => {
-      self.fiber = fiber
-    })
-  })
-  // No request left to warn about: the timer is not needed any more.
-  const stopTimer = (always: boolean) =>
-    Effect.suspend(() => {
-      const current = timer
-      if (current === undefined || (!always && waiting.some((entry) => !warned.has(entry)))) return Effect.void
-      timer = undefined
-      return current.fiber === undefined ? Effect.void : Fiber.interrupt(current.fiber)
-    })
-
-  /** Requests that arrived (in one chunk, in order): each replaces an earlier one of the same key. */
-  const arrived = (requests: ReadonlyArray<SessionEvent.ExternalResourceRequested>) =>
-    Effect.flatMap(Clock.currentTimeMillis, (since) =>
-      Effect.zipRight(
-        update((all) => {
-          let next = all
-          for (const request of requests) {
-            next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
-          }
-          // Bounded as the connection's answer ledger is (issue 20 item 3): the oldest go first,
-          // as the ledger forgets them (answering one fails with RequestNotPending).
-          return next.length > MAX_PENDING ? next.slice(next.length - MAX_PENDING) : next
-        }),
-        startTimer
-      ))
-  /** A request answered (its answer accepted by `respond`). */
-  const answered = (request: SessionEvent.ExternalResourceRequested) =>
-    Effect.zipRight(update((all) => all.filter((p) => !sameRequest(p.request, request))), stopTimer(false))
-  /** The events ended: nothing waits any more. */
-  const cleared = Effect.zipRight(update(() => []), stopTimer(true))
-  return { arrived, answered, cleared }
-}
-
-const guard = (
-  connection: EventStream.Connection,
-  sessionId: Session.SessionId,
-  maxActions: number,
-  options: StartOptions
-) =>
-  Effect.gen(function*() {
-    const mode = options.onBudgetExceeded ?? "fail"
-    const keep = keptEvents(options.keepEvents)
-    const tally: Tally = {
-      actions: 0,
-      complete: Option.none(),
-      lastError: Option.none(),
-      overrun: Option.none(),
-      events: []
-    }
-    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const scope = yield* Effect.scope
-    const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>([])
-    const { answered, arrived, cleared } = pendingWarnings(
-      pending,
-      sessionId,
-      Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter),
-      scope
-    )
-
-    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
-      sessionId,
-      response: complete.response,
-      type: complete.type,
-      totalCost: SessionEvent.totalCost(complete),
-      actions: tally.actions,
-      maxActions,
-      events: tally.events.length > keep ? tally.events.slice(-keep) : tally.events,
-      complete,
-      budgetExceeded: tally.overrun
-    })
-    const endedWithoutComplete = () =>
-      new SessionEndedWithoutComplete({ sessionId, lastError: tally.lastError, mayStillBeRunning: true })
-
-    // The error the events themselves failed with: the connection's, the overrun, or the end
-    // without `complete`. It is what `outcome` fails with.
-    let failedWith: RunningSessionError | undefined
-
-    // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
-    // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
-    // failure (whatever its type) or interruption is not passed on to whoever awaits the
-    // outcome; for them the events ended without `complete`. Defects stay defects.
-    const finish = (exit: Exit.Exit<unknown, unknown>) => {
-      const withoutComplete = Effect.suspend(() =>
-        Option.match(tally.complete, {
-          onNone: () => Effect.fail(endedWithoutComplete()),
-          onSome: (complete) => Effect.succeed(outcomeOf(complete))
-        })
-      )
-      return Deferred.complete(
-        outcome,
-        Exit.matchEffect(exit, {
-          onFailure: (cause): Effect.Effect<Outcome, RunningSessionError> =>
-            Option.match(Cause.dieOption(cause), {
-              onSome: Effect.die,
-              onNone: () => failedWith === undefined ? withoutComplete : Effect.fail(failedWith)
-            }),
-          onSuccess: () => withoutComplete
-        })
-      )
-    }
-
-    // The guard is one channel stage between the connection's events and the consumer: one
-    // synchronous pass per chunk counts, records and checks the events, and passes the chunk on
-    // as it came (no copy, no Effect), unless it carries a request (registered in `pending`
-    // before the chunk is delivered) or the overrun (the chunk is cut after it, and nothing after
-    // it is pulled). The events' own end is judged once they are closed (so the connection sees
-    // its own exit, not the guard's): the overrun closes the connection and fails; an end before
-    // `complete` is SessionEndedWithoutComplete (U17).
-    type Guard = Channel.Channel<
-      Chunk.Chunk<SessionEvent.SessionEvent>,
-      Chunk.Chunk<SessionEvent.SessionEvent>,
-      EventStreamError,
-      EventStreamError,
-      void,
-      unknown
-    >
-    let overrun: ActionBudgetExceeded | undefined
-    const onChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard => {
-      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
-      let delivered = 0
-      for (const event of chunk) {
-        delivered += 1
-        if (keep > 0) {
-          tally.events.push(event)
-          // A bounded tail: the oldest half is dropped at twice the bound (amortized O(1)).
-          if (tally.events.length >= 2 * keep) tally.events.splice(0, tally.events.length - keep)
-        }
-        if (event._tag === "ActionRun") {
-          tally.actions += 1
-          if (tally.actions > maxActions) {
-            // The connection is closed: the session may go on at the service (issue 13).
-            const exceeded = new ActionBudgetExceeded({
-              sessionId,
-              maxActions,
-              actions: tally.actions,
-              mayStillBeRunning: mode === "fail"
-            })
-            if (Option.isNone(tally.overrun)) tally.overrun = Option.some(exceeded)
-            if (mode === "fail") {
-              overrun = exceeded
-              break
-            }
-          }
-        } else if (event._tag === "ExternalResourceRequested") {
-          ;(requests ??= []).push(event)
-        } else if (event._tag === "AgentError") {
-          tally.lastError = Option.some(event.error)
-        } else if (event._tag === "Complete") {
-          tally.complete = Option.some(event)
-          Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
-        }
-      }
-      if (delivered === 0) return guard
-      const written: Guard = overrun === undefined
-        ? Channel.flatMap(Channel.write(chunk), again)
-        : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
-      return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
-    }
-    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
-      failedWith = Option.getOrUndefined(Cause.failureOption(cause))
-      return Channel.failCause(cause)
-    }
-    const onDone = (): Guard => Channel.void
-    const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
-    const again = (): Guard => guard
-    const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
-      if (overrun !== undefined) {
-        failedWith = overrun
-        return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
-      }
-      if (Option.isSome(tally.complete)) return Channel.void
-      failedWith = endedWithoutComplete()
-      return Channel.fail(failedWith)
-    })
-
-    // The span "AgentSessions.events", made once per stream. It is the parent of what the
-    // connection starts when its events are first pulled (its own span), as with
-    // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
-    // an `Effect.provide` per pulled chunk, measured at about 7 us of the 7.3 us the façade added
-    // per one-event chunk (2-core machine, under load; bench/facade.ts). So the span is made the
-    // pulling fiber's parent span for the first pull only (in `FiberRef.currentContext`, where
-    // `Effect.provide` itself puts it), and that change alone is undone before the first chunk is
-    // handled (or when the stream closes first). Measured against the other way to scope it to
-    // the first pull (`Channel.toPull` with `Effect.withParentSpan` on the first pull), this saves
-    // about 1 us per pulled chunk. When the consumer wraps the events in a provide of its own
-    // (`Stream.withSpan`, `Stream.provideService`), the first pull runs in that context and the
-    // connection's span nests under the consumer's span instead.
-    const underSpanOnFirstPull = (span: Tracer.Span): Channel.Channel<
-      Chunk.Chunk<SessionEvent.SessionEvent>,
-      unknown,
-      EventStreamError,
-      unknown,
-      void,
-      unknown
-    > =>
-      Channel.flatMap(
-        Channel.fromEffect(
-          FiberRef.modify(
-            FiberRef.currentContext,
-            (context) => [Context.getOption(context, Tracer.ParentSpan), Context.add(context, Tracer.ParentSpan, span)]
-          )
-        ),
-        (parent) => {
-          let restored = false
-          // Only its own change: the parent span back, if the span is still the fiber's parent.
-          const restore = Effect.suspend(() => {
-            if (restored) return Effect.void
-            restored = true
-            return FiberRef.update(FiberRef.currentContext, (context) =>
-              Option.getOrUndefined(Context.getOption(context, Tracer.ParentSpan)) !== span
-                ? context
-                : Option.match(parent, {
-                  onNone: () => Context.omit(Tracer.ParentSpan)(context),
-                  onSome: (previous) => Context.add(context, Tracer.ParentSpan, previous)
-                }))
-          })
-          const first: Guard = Channel.readWithCause({
-            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard =>
-              Channel.zipRight(Channel.fromEffect(restore), onChunk(chunk)),
-            onFailure: (cause: Cause.Cause<EventStreamError>): Guard =>
-              Channel.zipRight(Channel.fromEffect(restore), onFailure(cause)),
-            onDone: (): Guard => Channel.fromEffect(restore)
-          })
-          return Channel.ensuring(Channel.pipeTo(Stream.toChannel(connection.events), first), restore)
-        }
-      )
-
-    // The span lives as long as the stream and ends with its exit; the outcome is settled (and
-    // `pending` emptied) after the connection's events are closed. No operator here forks a
-    // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
-    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.fromChannel(
-      Channel.acquireUseRelease(
-        Effect.flatMap(Scope.make(), (scope) =>
-          Effect.map(
-            Scope.extend(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope),
-            (span) => ({ scope, span })
-          )),
-        ({ span }) =>
-          Channel.zipRight(underSpanOnFirstPull(span), ending).pipe(
-            Channel.ensuringWith((exit) => Effect.zipRight(cleared, finish(exit)))
-          ),
-        ({ scope }, exit) => Scope.close(scope, exit)
-      )
-    )
-
-    let consumed = false
-    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
-      if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
-      consumed = true
-      return guarded
-    })
-
-    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
-      if (consumed) return Deferred.await(outcome)
-      consumed = true
-      return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
-    })
-
-    return { events, outcome: awaitOutcome, pending, answered }
-  })
+export const defaultKeepEvents: number = CoreSession.defaultKeepEvents
 
 /**
  * Builds the façade over `AgentApi`, `EventStream` and `Credentials`.
@@ -591,83 +227,7 @@ const guard = (
  * @category constructors
  */
 export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStream | Credentials.Credentials> = Effect
-  .gen(function*() {
-    const api = yield* AgentApi
-    const eventStream = yield* EventStream.EventStream
-    // Required so that one layer wires the façade with the keys its services use.
-    yield* Credentials.Credentials
-
-    const attach: Service["attach"] = (session, maxActions, options = {}) =>
-      Effect.gen(function*() {
-        const connection = yield* eventStream.connect(session.session_id, options)
-        const { answered, events, outcome, pending } = yield* guard(connection, session.session_id, maxActions, options)
-        return {
-          session,
-          events,
-          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => answered(request)),
-          state: connection.state,
-          pending,
-          outcome,
-          close: connection.close
-        } satisfies RunningSession
-      }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
-
-    const start: Service["start"] = (request, options = {}) =>
-      Effect.gen(function*() {
-        const valid = yield* validateCreate(request)
-        const session = yield* api.createSession(request, {
-          agent: options.agent,
-          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
-        })
-        return yield* attach(session, valid.max_actions, options)
-      }).pipe(Effect.withSpan("AgentSessions.start"))
-
-    const run: Service["run"] = <E, R>(request: Session.CreateSessionInput, options: RunOptions<E, R> = {}) =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          const running = yield* start(request, options)
-          const onRequest = options.onRequest
-          const onEvent = options.onEvent
-          const answer = (asked: SessionEvent.ExternalResourceRequested) =>
-            Effect.flatMap(
-              onRequest === undefined
-                ? Effect.as(
-                  Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
-                    Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(asked.resource_type) })
-                  ),
-                  Answer.deny()
-                )
-                : onRequest(asked),
-              (given) => running.respond(asked, given)
-            )
-          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, RespondError | E, R> => {
-            const observe = onEvent === undefined ? Effect.void : onEvent(event)
-            return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
-          }
-          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
-          // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
-          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, RespondError | E, never, void, unknown, R>
-          const consume: Consume = Channel.readWith({
-            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
-              onEvent === undefined && !Chunk.some(chunk, isRequest)
-                ? consume
-                : Channel.zipRight(Channel.fromEffect(Effect.forEach(chunk, handle, { discard: true })), consume),
-            onFailure: (error: never): Consume => Channel.fail(error),
-            onDone: (): Consume => Channel.void
-          })
-          yield* Stream.run(running.events, Sink.fromChannel(consume))
-          return yield* running.outcome
-        })
-      ).pipe(Effect.withSpan("AgentSessions.run"))
-
-    return AgentSessions.of({
-      // AgentApi.onboard remembers the agent's key in Credentials (U11).
-      onboard: api.onboard,
-      start,
-      attach,
-      run
-    })
-  })
+  .map(internal.make, AgentSessions.of)
 
 /**
  * The façade as a layer, over the three services it needs.

@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { Http, Secrets } from "effect-agent-session-core"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -31,21 +32,14 @@ export const TypeId: unique symbol = Symbol.for("effect-agent-session/AgentSessi
  */
 export type TypeId = typeof TypeId
 
-/** The most raw text (a body, a frame) any error keeps. */
-const RAW_LIMIT = 4096
-
 /**
- * Cuts raw text to the first 4 KiB kept on errors (`body` of HTTP errors, `raw` of frame errors).
+ * Cuts raw text to the first 4 KiB kept on errors (`body` of HTTP errors, `raw` of frame errors),
+ * never splitting a surrogate pair.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const truncateRaw = (text: string): string => {
-  if (text.length <= RAW_LIMIT) return text
-  // Never split a surrogate pair: cut before a high surrogate that would lose its partner.
-  const last = text.charCodeAt(RAW_LIMIT - 1)
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? RAW_LIMIT - 1 : RAW_LIMIT)
-}
+export const truncateRaw: (text: string) => string = Secrets.truncateRaw
 
 /**
  * Replaces every occurrence of each secret in `text` by `<redacted>`.
@@ -53,15 +47,7 @@ export const truncateRaw = (text: string): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): string => {
-  let out = text
-  for (const secret of secrets) {
-    if (secret.length > 0 && out.includes(secret)) {
-      out = out.split(secret).join("<redacted>")
-    }
-  }
-  return out
-}
+export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
 
 /**
  * The `Duration` of a count of nanoseconds, as it was made. A zero count comes only from
@@ -1215,11 +1201,11 @@ export const isRetryable = (error: AgentSessionError): boolean => {
   switch (error._tag) {
     case "TransportError":
     case "RequestTimeout":
+      return true
     case "RateLimited":
     case "ServerError":
-      return true
     case "UnexpectedStatus":
-      return error.status === 408
+      return Http.isRetryableStatus(error.status)
     default:
       return false
   }

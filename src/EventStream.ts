@@ -58,6 +58,7 @@ import type { ConnectTimeout, EventStreamError, InsecureTransport, RespondError 
 import * as internal from "./internal/eventStream.js"
 import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
+import type { Connection, Ledger } from "effect-agent-session-core"
 
 /**
  * The state of a connection: `Connecting -> Open -> Reconnecting { attempt } -> Open ... -> Closed`.
@@ -81,15 +82,13 @@ export type ConnectionState = Data.TaggedEnum<{
 }>
 
 /**
- * An answer accepted by `respond` but not delivered when the connection closed for good.
+ * An answer accepted by `respond` but not delivered when the connection closed for good (the
+ * protocol core's `Ledger.UnsentAnswer`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface UnsentAnswer {
-  readonly resourceType: string
-  readonly actionSessionId: string
-}
+export interface UnsentAnswer extends Ledger.UnsentAnswer {}
 
 /**
  * The constructors and matchers of {@link ConnectionState}.
@@ -100,28 +99,18 @@ export interface UnsentAnswer {
 export const ConnectionState: Data.TaggedEnum.Constructor<ConnectionState> = internal.ConnectionState
 
 /**
- * Why a connection closed for good.
+ * Why a connection closed for good: `complete` (received and delivered), `closed-by-caller`
+ * (`close` was called, or the connection's scope closed), `closed-by-service` (the service closed
+ * the channel with 1000 before `complete`: the session ended, U17), `error-event` (an `error` event
+ * arrived with `endOnError` set, U17), `connection-lost` (the reconnect schedule gave up),
+ * `handshake-rejected` (the service refused the credentials, U08, U12), `failed` (a frame error
+ * with `failOnFrameError`, or a missing key, ended the stream). The protocol core's
+ * `Connection.CloseReason`.
  *
  * @since 0.1.0
  * @category models
  */
-export type CloseReason =
-  /** `complete` was received (and delivered). */
-  | "complete"
-  /** `close` was called, or the connection's scope closed. */
-  | "closed-by-caller"
-  /** The service closed the channel with 1000 before `complete`: the session ended (U17). */
-  | "closed-by-service"
-  /** An `error` event arrived with `endOnError` set (U17). */
-  | "error-event"
-  /** The reconnect schedule gave up. */
-  | "connection-lost"
-  /** The service refused the credentials (U08, U12). */
-  | "handshake-rejected"
-  /** A newer connection to the same session took it over: close code 4000 (`Superseded`). */
-  | "superseded"
-  /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
-  | "failed"
+export type CloseReason = Connection.CloseReason
 
 /**
  * What ended a connection attempt that will be retried, as the `reconnect` and `firstConnect`
@@ -152,7 +141,7 @@ export interface ConnectOptions {
    */
   readonly reconnect?: Schedule.Schedule<unknown, AttemptError> | undefined
   /**
-   * The retry of a channel that has never been open (issue 13): a first connection refused,
+   * The retry of a channel that has never been open: a first connection refused,
    * unresolvable or refused at the upgrade is tried again on this schedule, then `events` fails
    * with `NeverConnected` (the state stays `Connecting`). A first attempt that did not open within
    * `connectTimeout` is not tried again. Default: 2 more tries, 250 ms then 500 ms apart, so a

@@ -19,7 +19,8 @@ import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import * as Metrics from "../src/Metrics.js"
 import type { AgentApiError } from "../src/Errors.js"
-import { checkSecureUrl, isLoopbackHost, printableUrl } from "../src/internal/url.js"
+import { Url } from "effect-agent-session-core"
+import { checkSecureUrl, printableUrl } from "../src/internal/url.js"
 import { userAgent, version } from "../src/internal/version.js"
 import { spying } from "./helpers/sdk.js"
 import {
@@ -645,11 +646,11 @@ describe("AgentApi", () => {
 
     it("isLoopbackHost and checkSecureUrl", () => {
       for (const host of ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.255.0.9", "[::1]", "::1"]) {
-        assert.isTrue(isLoopbackHost(host), host)
+        assert.isTrue(Url.isLoopbackHost(host), host)
       }
-      assert.isTrue(isLoopbackHost(new URL("http://[::ffff:127.0.0.1]/").hostname))
+      assert.isTrue(Url.isLoopbackHost(new URL("http://[::ffff:127.0.0.1]/").hostname))
       for (const host of ["example.com", "128.0.0.1", "localhost.example.com", "10.0.0.1", "::2"]) {
-        assert.isFalse(isLoopbackHost(host), host)
+        assert.isFalse(Url.isLoopbackHost(host), host)
       }
       assert.isTrue(Either.isRight(checkSecureUrl("wss://x.example/v1/connect", false)))
       assert.isTrue(Either.isRight(checkSecureUrl("ws://127.0.0.1:1/v1/connect", false)))

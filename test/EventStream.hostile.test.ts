@@ -20,7 +20,7 @@ import * as EventStream from "../src/EventStream.js"
 import * as Layer from "effect/Layer"
 import * as Credentials from "../src/Credentials.js"
 import * as Deadlines from "../src/internal/channel/deadlines.js"
-import * as Ledger from "../src/internal/channel/ledger.js"
+import { Ledger } from "effect-agent-session-core"
 import * as internal from "../src/internal/eventStream.js"
 import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import {

@@ -26,6 +26,7 @@ const smallConfig: Config = {
   reconnectDrops: 1,
   reconnectRounds: 1,
   createSession: { requests: 5, rounds: 1, warmup: 1 },
+  sse: { size: 64 * 1024, piece: 256, rounds: 1 },
   // Every part at once: this run proves the harness works, its figures mean nothing.
   parallel: true,
   log: () => undefined
@@ -97,6 +98,12 @@ describe("bench harness (smoke run at small N)", () => {
     const reconnect = notSkipped("reconnect", r.reconnect)
     assertStats("raw reconnect", reconnect.raw)
     assertStats("SDK reconnect", reconnect.sdk)
+
+    const sse = notSkipped("SSE parser", r.sse ?? { skipped: "missing" })
+    assertStats("SSE parser, whole", sse.whole)
+    assertStats("SSE parser, in pieces", sse.pieces)
+    // Linear in the text received: every character scanned once and joined into its line once.
+    assert.isAtMost(sse.scannedPerChar, 2)
 
     const slow = notSkipped("slow consumer", r.slow)
     assert.deepStrictEqual(slow.map((f) => f.frames), [1_000, 2_000])

@@ -59,7 +59,7 @@ describe("docs", () => {
     const doc = read("docs/unspecified.md")
     let cited = 0
     for (const line of doc.split("\n")) {
-      const match = /^- `(test\/[^`]+)`(?: \([^)]*\))?: (.*)$/.exec(line)
+      const match = /^- `((?:packages\/core\/)?test\/[^`]+)`(?: \([^)]*\))?: (.*)$/.exec(line)
       if (match === null) continue
       const [, file = "", names = ""] = match
       assert.isTrue(existsSync(join(root, file)), `${file} does not exist`)

@@ -1,9 +1,10 @@
 /**
- * The two packages of the workspace say the same things: the library's run-time dependencies are
- * what it imports (`ws`; Effect as peers), the command line's are its own, and the versions and
- * ranges agree. Each package's tarball (as `npm pack` lists it) carries its README, LICENSE and
- * CHANGELOG.md, and every relative link of the Markdown it ships leads to a file of the same
- * tarball. The packed result is exercised by test/consumer/consumer.test.ts.
+ * The three packages of the workspace say the same things: the library's run-time dependencies are
+ * what it imports (the protocol core and `ws`; Effect as peers), the core has none, the command
+ * line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
+ * lists it) carries its README, LICENSE and CHANGELOG.md, and every relative link of the Markdown
+ * it ships leads to a file of the same tarball. The packed result is exercised by
+ * test/consumer/consumer.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -29,6 +30,7 @@ const root = join(import.meta.dirname, "..")
 const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, path), "utf8")) as Manifest
 const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
+const core = manifest("packages/core/package.json")
 /** The packages of the `effect-agent-session/cluster` entry point: optional peers. */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
@@ -36,9 +38,10 @@ const requiredPeers = Object.fromEntries(
 )
 
 describe("package manifests", () => {
-  it("the library depends at run time on ws only, Effect as peers; no bin, built by prepack", () => {
+  it("the library depends at run time on the core and ws only, Effect as peers; no bin, built by prepack", () => {
     assert.strictEqual(library.name, "effect-agent-session")
-    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["ws"])
+    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["effect-agent-session-core", "ws"])
+    assert.strictEqual(library.dependencies?.["effect-agent-session-core"], `^${core.version}`)
     assert.deepStrictEqual(Object.keys(requiredPeers).sort(), [
       "@effect/platform",
       "@effect/platform-node",
@@ -52,7 +55,7 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    assert.deepStrictEqual(library.workspaces, ["packages/cli"])
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -74,6 +77,17 @@ describe("package manifests", () => {
       assert.strictEqual(cli.peerDependenciesMeta?.[name]?.optional, true, name)
     }
     assert.strictEqual(cliVersion, cli.version)
+  })
+
+  it("the core is its own package: no dependency at all, compiled by prepack, its sources behind a condition", () => {
+    assert.strictEqual(core.name, "effect-agent-session-core")
+    assert.isUndefined(core.dependencies)
+    assert.isUndefined(core.peerDependencies)
+    assert.isUndefined(core.bin)
+    assert.deepStrictEqual(core.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.match(core.scripts?.["prepack"] ?? "", /build/)
+    // The library's build compiles the core first: its declarations are what the library's import.
+    assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
   it("the peer ranges are the Effect 3 line the README's install commands name", () => {

@@ -10,6 +10,7 @@
 /** Unit and layer tests: in process, stub services, `TestClock`; no socket, child process or database. */
 export const fast: ReadonlyArray<string> = [
   "examples/testing-your-app.test.ts",
+  "packages/core/test/",
   "test/Agent.test.ts",
   "test/AgentApi.pinned.test.ts",
   "test/AgentApi.test.ts",
@@ -30,14 +31,10 @@ export const fast: ReadonlyArray<string> = [
   "test/Sse.pinned.test.ts",
   "test/Wire.test.ts",
   "test/docs.test.ts",
-  "test/json.test.ts",
   "test/suites.test.ts",
   "test/channel/deadlines.test.ts",
   "test/channel/engine.test.ts",
-  "test/channel/flow.test.ts",
-  "test/channel/ledger.test.ts",
   "test/channel/loop.test.ts",
-  "test/channel/replay.test.ts",
   "test/channel/settings.test.ts",
   "test/channel/socket.test.ts",
   "test/cli/render.test.ts",

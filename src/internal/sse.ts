@@ -16,6 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { Close, Http, Sse } from "effect-agent-session-core"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
@@ -27,11 +28,9 @@ import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "./channel/tap.js"
 import {
   type AttemptOutcome,
-  describeCause,
   Fatal,
   type Hooks,
   type Io,
-  rejectionStatuses,
   Retry,
   scrub,
   type SendFailure,
@@ -46,116 +45,6 @@ import { printableUrl } from "./url.js"
  * a margin so that a key across the cut is scrubbed whole before the cut.
  */
 const REFUSAL_LIMIT = 4096 + 1024
-
-// ---------------------------------------------------------------------------
-// The SSE parser (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
-// ---------------------------------------------------------------------------
-
-/** What the parser reports. */
-export interface SseSink {
-  /** A complete event: its name (`message` when none was given) and its data lines joined by `\n`. */
-  readonly event: (name: string, data: string) => Effect.Effect<void> | void
-  /** An event whose data grew over the limit: its data was discarded while it was read. */
-  readonly tooLarge: (size: number) => Effect.Effect<void> | void
-}
-
-/**
- * An incremental, synchronous SSE parser: feed it text as it arrives. Lines end with `\n`, `\r`
- * or `\r\n`; `event:` names the event, `data:` lines accumulate (at most `maxData` characters are
- * kept), a blank line dispatches, `:` lines are comments, `id:` and `retry:` are ignored.
- * Returns the Effects the sink asked to run (rare: frame errors to log), if any.
- */
-export const makeParser = (sink: SseSink, maxData: number) => {
-  let partial = ""
-  let name = ""
-  let data: Array<string> = []
-  let dataSize = 0
-  let hasData = false
-  let pendingCr = false
-  // The rest of a line already cut for being too long: dropped up to its end.
-  let discarding = false
-
-  // The event over the limit was reported as soon as it went over (an event that never ends
-  // must not wait for its end): not again at its dispatch.
-  let reported = false
-
-  const overLimit = (effects: Array<Effect.Effect<void>>): void => {
-    if (reported || dataSize <= maxData) return
-    reported = true
-    const result = sink.tooLarge(dataSize)
-    if (result !== undefined) effects.push(result)
-  }
-
-  const dispatch = (effects: Array<Effect.Effect<void>>): void => {
-    if (hasData && dataSize <= maxData) {
-      const result = sink.event(name.length === 0 ? "message" : name, data.join("\n"))
-      if (result !== undefined) effects.push(result)
-    } else {
-      overLimit(effects)
-    }
-    name = ""
-    data = []
-    dataSize = 0
-    hasData = false
-    reported = false
-  }
-
-  const line = (text: string, effects: Array<Effect.Effect<void>>): void => {
-    if (text.length === 0) return dispatch(effects)
-    if (text.charCodeAt(0) === 58 /* : */) return
-    const colon = text.indexOf(":")
-    const field = colon === -1 ? text : text.slice(0, colon)
-    let value = colon === -1 ? "" : text.slice(colon + 1)
-    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1)
-    if (field === "event") {
-      name = value
-    } else if (field === "data") {
-      hasData = true
-      dataSize += value.length + (dataSize > 0 ? 1 : 0)
-      if (dataSize <= maxData) data.push(value)
-      else {
-        data = []
-        overLimit(effects)
-      }
-    }
-  }
-
-  /** Feeds text; returns the Effects to run (usually none). */
-  return (text: string): ReadonlyArray<Effect.Effect<void>> => {
-    const effects: Array<Effect.Effect<void>> = []
-    const input = partial + text
-    partial = ""
-    let start = 0
-    if (pendingCr && input.charCodeAt(0) === 10 /* \n */) start = 1
-    pendingCr = false
-    for (let i = start; i < input.length; i++) {
-      const code = input.charCodeAt(i)
-      if (code === 10 || code === 13) {
-        if (discarding) discarding = false
-        else line(input.slice(start, i), effects)
-        if (code === 13) {
-          if (i + 1 < input.length) {
-            if (input.charCodeAt(i + 1) === 10) i += 1
-          } else {
-            pendingCr = true
-          }
-        }
-        start = i + 1
-      }
-    }
-    partial = input.slice(start)
-    // A line that never ends must not grow without bound: count it as data over the limit.
-    if (partial.length > maxData + 64 || (discarding && partial.length > 0)) {
-      hasData = true
-      dataSize += partial.length
-      data = []
-      partial = ""
-      discarding = true
-      overLimit(effects)
-    }
-    return effects
-  }
-}
 
 // ---------------------------------------------------------------------------
 // The transport
@@ -218,11 +107,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       // whatever the service does.
       Effect.forkDaemon(Effect.interruptible(post(data))).pipe(
         Effect.flatMap(Fiber.join),
-        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(describeCause(error), hooks.key) })),
+        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(Close.describeCause(error), hooks.key) })),
         Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
-          if (response.status >= 200 && response.status < 300) return Effect.succeed("confirmed")
-          const retry = response.status >= 500 || response.status === 429 || response.status === 408
-          return Effect.fail({ retry, message: `HTTP ${response.status}` })
+          const outcome = Http.answerPostOutcome(response.status)
+          return outcome === "confirmed"
+            ? Effect.succeed("confirmed")
+            : Effect.fail({ retry: outcome === "retry", message: `HTTP ${response.status}` })
         })
       )
 
@@ -253,7 +143,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       const error = opened.left
       return error._tag === "ConnectTimeout"
         ? Retry(error)
-        : Retry(`open failed: ${scrub(describeCause(error), hooks.key)}`)
+        : Retry(`open failed: ${scrub(Close.describeCause(error), hooks.key)}`)
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
@@ -263,7 +153,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
       const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
-      if (rejectionStatuses.has(response.status)) {
+      if (Close.rejectionStatuses.has(response.status)) {
         return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
       }
       return Retry(`event stream refused with HTTP ${response.status}`)
@@ -271,7 +161,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     hooks.open()
 
     const decoder = new TextDecoder()
-    const parse = makeParser({
+    const parser = new Sse.SseParser({
       event: (name, data) => hooks.namedEvent(name, data),
       tooLarge: (size) => hooks.tooLarge(size)
     }, settings.maxFrameSize)
@@ -279,21 +169,18 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       Stream.runForEachChunk((chunk) =>
         Effect.zipRight(
           latch.await,
-          Effect.suspend(() => {
-            let effects: Array<Effect.Effect<void>> | undefined
+          Effect.sync(() => {
             for (const bytes of chunk) {
               hooks.alive()
-              const more = parse(decoder.decode(bytes, { stream: true }))
-              if (more.length > 0) (effects ??= []).push(...more)
+              parser.feed(decoder.decode(bytes, { stream: true }))
             }
-            return effects === undefined ? Effect.void : Effect.all(effects, { discard: true })
           })
         )
       )
     )
     const ended = yield* Effect.either(read)
     return Either.isLeft(ended)
-      ? Retry(`read failed: ${scrub(describeCause(ended.left), hooks.key)}`)
+      ? Retry(`read failed: ${scrub(Close.describeCause(ended.left), hooks.key)}`)
       // A stream that ends before `complete` is reopened, as an EventSource would.
       : Retry("the event stream ended")
   })

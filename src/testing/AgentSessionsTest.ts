@@ -51,7 +51,7 @@ import {
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
 import type * as Recording from "../Recording.js"
-import { requestKey } from "../internal/channel/ledger.js"
+import { keyOf } from "../internal/channel/shell.js"
 import * as ReplayInternal from "../internal/recording/replay.js"
 import { validate } from "../internal/schema.js"
 import { CreateSessionRequest, SessionInfo, type SessionStatus } from "../Session.js"
@@ -201,9 +201,6 @@ export interface Options {
 
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
-
-const keyOf = (request: SessionEvent.ExternalResourceRequested): string =>
-  requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type))
 
 const makeServices = (options: Options) =>
   Effect.gen(function*() {

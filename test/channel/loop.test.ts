@@ -1,7 +1,8 @@
 /**
- * The connection loop (src/internal/channel/loop.ts), driven directly: a scripted `attempt`
- * returns one `Attempted` after another, the state is a real `SubscriptionRef` whose every change
- * is recorded, and the schedules sleep on the `TestClock`.
+ * The connection loop (src/internal/channel/loop.ts) over the protocol core's `Connection`, driven
+ * directly: a scripted attempt begins, opens, delivers and ends on a real core (whose port does
+ * nothing), the loop runs the schedules on the `TestClock`, and the state is a real
+ * `SubscriptionRef` whose every change is recorded.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
@@ -16,12 +17,34 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
-import { ConnectionLost, ConnectTimeout, HandshakeRejected, NeverConnected } from "../../src/Errors.js"
+import { Connection } from "effect-agent-session-core"
+import { ConnectionLost, ConnectTimeout, type EventStreamError, HandshakeRejected, NeverConnected } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import { type Final, type Loop, makeLoop } from "../../src/internal/channel/loop.js"
-import { resolveSettings } from "../../src/internal/channel/settings.js"
+import { resolveSettings, type Settings } from "../../src/internal/channel/settings.js"
 import { ConnectionState } from "../../src/internal/channel/state.js"
 import { type AttemptOutcome, End, Fatal, Retry } from "../../src/internal/channel/transport.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+
+const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as SessionEvent.SessionEvent
+
+/** A core connection whose port does nothing (the loop is what is tested). */
+const makeCore = () =>
+  new Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>(
+    { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
+    { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false },
+    {
+      deliver: () => {},
+      pause: () => {},
+      resume: () => {},
+      abort: () => {},
+      write: () => {},
+      skipped: () => {},
+      forgot: () => {},
+      wake: () => {},
+      schedule: () => ({ cancel: () => {} })
+    }
+  )
 
 /** One scripted attempt. */
 interface Step {
@@ -52,6 +75,31 @@ interface Run {
   readonly calls: ReadonlyArray<string>
 }
 
+/** The loop over a core, each attempt scripted; `calls` records `attempt n`, `dropped` and `ended`. */
+const loopOver = (
+  settings: Settings,
+  onAttempt: (
+    core: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>,
+    loop: () => Loop
+  ) => Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>>
+) =>
+  Effect.gen(function*() {
+    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
+    const states: Array<EventStream.ConnectionState> = []
+    yield* Effect.fork(Stream.runForEach(state.changes, (value) => Effect.sync(() => states.push(value))))
+    yield* Effect.yieldNow()
+    const core = makeCore()
+    const loop: Loop = makeLoop({
+      sessionId: "session-1",
+      settings,
+      connection: core,
+      setState: (value) => SubscriptionRef.set(state, value),
+      clock: yield* Effect.clock,
+      attempt: Effect.suspend(() => onAttempt(core, () => loop))
+    })
+    return { loop, states }
+  })
+
 const runLoop = (
   steps: ReadonlyArray<Step>,
   options: {
@@ -60,43 +108,34 @@ const runLoop = (
   } = {}
 ): Effect.Effect<Run> =>
   Effect.gen(function*() {
-    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
-    const states: Array<EventStream.ConnectionState> = []
-    yield* Effect.fork(Stream.runForEach(state.changes, (value) => Effect.sync(() => states.push(value))))
-    yield* Effect.yieldNow()
     const attempts: Array<readonly [number, number]> = []
     const calls: Array<string> = []
     const clock = yield* Effect.clock
-    const loop: Loop = makeLoop({
-      sessionId: "session-1",
-      printableUrl: "ws://service.test/v1/connect",
-      settings: resolveSettings({}, {
-        reconnect: options.reconnect ?? threeRetries,
-        firstConnect: options.firstConnect ?? threeRetries
-      }),
-      setState: (value) => SubscriptionRef.set(state, value),
-      clock,
-      attempt: (number) =>
-        Effect.gen(function*() {
-          const step = steps[attempts.length]
-          if (step === undefined) return yield* Effect.dieMessage(`attempt ${attempts.length + 1} was not scripted`)
-          attempts.push([number, clock.unsafeCurrentTimeMillis()])
-          calls.push(`attempt ${number}`)
-          if (step.opened === true) {
-            if (step.openAfter !== undefined) yield* Effect.sleep(step.openAfter)
-            yield* loop.opened
-          }
-          if (step.lasts !== undefined) yield* Effect.sleep(step.lasts)
-          return { outcome: step.outcome, alive: step.alive ?? false, opened: step.opened ?? false }
-        }),
-      ended: () => {
-        calls.push("ended")
-      },
-      dropped: () => {
-        calls.push("dropped")
-        return 0
-      }
+    const settings = resolveSettings({}, {
+      reconnect: options.reconnect ?? threeRetries,
+      firstConnect: options.firstConnect ?? threeRetries
     })
+    const { loop, states } = yield* loopOver(settings, (core, loop) =>
+      Effect.gen(function*() {
+        const step = steps[attempts.length]
+        if (step === undefined) return yield* Effect.dieMessage(`attempt ${attempts.length + 1} was not scripted`)
+        const id = core.begin(clock.unsafeCurrentTimeMillis())
+        attempts.push([core.attemptNumber, clock.unsafeCurrentTimeMillis()])
+        calls.push(`attempt ${core.attemptNumber}`)
+        if (step.opened === true) {
+          if (step.openAfter !== undefined) yield* Effect.sleep(step.openAfter)
+          core.opened(id, clock.unsafeCurrentTimeMillis())
+          yield* loop().opened(core.lastOpen)
+        }
+        if (step.alive === true) core.frameArrived(id, clock.unsafeCurrentTimeMillis(), progress, undefined)
+        if (step.lasts !== undefined) yield* Effect.sleep(step.lasts)
+        core.closed(id, step.outcome)
+        const next = core.attemptEnded(id, clock.unsafeCurrentTimeMillis())
+        // What the core does with the answers: requeued after a drop, confirmed after an end.
+        if (next._tag === "Retry") calls.push("dropped")
+        else if (next.error === undefined && next.defect === undefined) calls.push("ended")
+        return next
+      }))
     const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
     yield* TestClock.adjust("1 hour")
     const final = yield* Fiber.join(fiber)
@@ -117,7 +156,7 @@ const reconnecting = (attempt: number, lastError = "closed with code 1006"): Eve
   ConnectionState.Reconnecting({ attempt, lastError })
 
 describe("the connection loop", () => {
-  it.effect("End: ended() is called and the Final carries the reason, with a successful exit", () =>
+  it.effect("End: the answers are confirmed and the Final carries the reason, with a successful exit", () =>
     Effect.gen(function*() {
       const run = yield* runLoop([{ outcome: End("complete"), opened: true }])
       assert.strictEqual(run.final.reason, "complete")
@@ -125,14 +164,14 @@ describe("the connection loop", () => {
       assert.deepStrictEqual(run.calls, ["attempt 1", "ended"])
     }))
 
-  it.effect("End after reconnects: ended() once, no drop after it", () =>
+  it.effect("End after reconnects: confirmed once, no drop after it", () =>
     Effect.gen(function*() {
       const run = yield* runLoop([drop(), { outcome: End("closed-by-service"), opened: true }])
       assert.strictEqual(run.final.reason, "closed-by-service")
       assert.deepStrictEqual(run.calls, ["attempt 1", "dropped", "attempt 2", "ended"])
     }))
 
-  it.effect("Fatal: the exit fails with the error, and neither ended() nor dropped() is called", () =>
+  it.effect("Fatal: the exit fails with the error, and the answers are neither confirmed nor requeued", () =>
     Effect.gen(function*() {
       const error = new HandshakeRejected({ code: 4401, reason: "bad key" })
       const run = yield* runLoop([{ outcome: Fatal(error, "handshake-rejected") }])
@@ -166,23 +205,15 @@ describe("the connection loop", () => {
 
   it.effect("never open: the default firstConnect schedule makes three tries, 250 ms then 500 ms apart", () =>
     Effect.gen(function*() {
-      const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
       const starts: Array<number> = []
       const clock = yield* Effect.clock
-      const loop = makeLoop({
-        sessionId: "session-1",
-        printableUrl: "ws://service.test/v1/connect",
-        settings: resolveSettings({}, {}),
-        setState: (value) => SubscriptionRef.set(state, value),
-        clock,
-        attempt: () =>
-          Effect.sync(() => {
-            starts.push(clock.unsafeCurrentTimeMillis())
-            return { outcome: Retry("open failed"), alive: false, opened: false }
-          }),
-        ended: () => {},
-        dropped: () => 0
-      })
+      const { loop } = yield* loopOver(resolveSettings({}, {}), (core) =>
+        Effect.sync(() => {
+          const id = core.begin(clock.unsafeCurrentTimeMillis())
+          starts.push(clock.unsafeCurrentTimeMillis())
+          core.closed(id, Retry("open failed"))
+          return core.attemptEnded(id, clock.unsafeCurrentTimeMillis())
+        }))
       const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
       yield* TestClock.adjust("1 minute")
       const final = yield* Fiber.join(fiber)
@@ -277,7 +308,7 @@ describe("the connection loop", () => {
       assert.deepStrictEqual(retries, [1, 2, 3], "the reconnect schedule starts afresh once open")
     }))
 
-  it.effect("dropped() is called after each Retry, before the next attempt", () =>
+  it.effect("the answers are requeued after each Retry, before the next attempt", () =>
     Effect.gen(function*() {
       const run = yield* runLoop([drop(), refused(), live(), { outcome: End("complete"), opened: true }])
       assert.deepStrictEqual(run.calls, [

@@ -1,8 +1,9 @@
 /**
- * The packages as a user gets them: `npm pack` both workspace packages (their `prepack` builds
+ * The packages as a user gets them: `npm pack` the three workspace packages (their `prepack` builds
  * `dist/`), install the tarballs into a fresh application with exactly the README's install
- * commands (the package names replaced by the tarballs; from the local npm cache where it has
- * them), type-check the README's first-session program and the guide's test-kit example with
+ * commands (the package names replaced by the tarballs, and the protocol core, which the library
+ * depends on, taken from its tarball by an `overrides` entry as the registry would give it; from
+ * the local npm cache where it has them), type-check the README's first-session program and the guide's test-kit example with
  * strict TypeScript and `skipLibCheck: false`, then run the program against the installed
  * command line's `simulate` (a child process) and the test-kit example with the installed vitest.
  */
@@ -81,10 +82,12 @@ describe("the packed packages in a fresh application", () => {
       Fs.mkdirSync(packs)
       Fs.mkdirSync(app)
 
-      // Pack both packages: each `prepack` compiles its own dist/ (the command line's against the
-      // library's freshly built declarations).
+      // Pack the packages: each `prepack` compiles its own dist/ (the library's against the core's
+      // freshly built declarations, the command line's against the library's).
+      const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], root, cleanEnv())
       const library = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv())
       const cli = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
+      ok(core, "npm pack -w packages/core")
       ok(library, "npm pack")
       ok(cli, "npm pack -w packages/cli")
       const listing = (ran: Ran): { filename: string; files: Array<{ path: string }> } => {
@@ -97,8 +100,12 @@ describe("the packed packages in a fresh application", () => {
         assert.isDefined(first)
         return first!
       }
+      const corePack = listing(core)
       const libraryPack = listing(library)
       const cliPack = listing(cli)
+      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Sse.js"]) {
+        assert.include(corePack.files.map((f) => f.path), file)
+      }
       const files = libraryPack.files.map((f) => f.path)
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts", "dist/simulator/index.js"]) {
         assert.include(files, file)
@@ -107,9 +114,17 @@ describe("the packed packages in a fresh application", () => {
       assert.notInclude(cliPack.files.map((f) => f.path).join(" "), ".ts ")
 
       // A fresh application, installed with exactly the README's commands.
+      // The core is not on the registry from this checkout: `overrides` gives its tarball wherever
+      // the library asks for it (the README's commands do not name it: it comes with the library).
       Fs.writeFileSync(
         Path.join(app, "package.json"),
-        JSON.stringify({ name: "consumer-app", version: "1.0.0", private: true, type: "module" }, null, 2)
+        JSON.stringify({
+          name: "consumer-app",
+          version: "1.0.0",
+          private: true,
+          type: "module",
+          overrides: { "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}` }
+        }, null, 2)
       )
       const tarballs: Record<string, string> = {
         "effect-agent-session": Path.join(packs, libraryPack.filename),
@@ -126,9 +141,25 @@ describe("the packed packages in a fresh application", () => {
       const installed = JSON.parse(Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session/package.json"), "utf8")) as {
         dependencies: Record<string, string>
       }
-      assert.deepStrictEqual(Object.keys(installed.dependencies), ["ws"])
+      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core", "ws"])
+      const installedCore = JSON.parse(
+        Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session-core/package.json"), "utf8")
+      ) as { dependencies?: Record<string, string> }
+      assert.isUndefined(installedCore.dependencies)
       // The papers and the docs the README links to are installed with the packages.
-      for (const file of ["effect-agent-session/LICENSE", "effect-agent-session/CHANGELOG.md", "effect-agent-session/docs/guide.md", "effect-agent-session-cli/LICENSE", "effect-agent-session-cli/CHANGELOG.md", "effect-agent-session-cli/README.md"]) {
+      for (
+        const file of [
+          "effect-agent-session/LICENSE",
+          "effect-agent-session/CHANGELOG.md",
+          "effect-agent-session/docs/guide.md",
+          "effect-agent-session-cli/LICENSE",
+          "effect-agent-session-cli/CHANGELOG.md",
+          "effect-agent-session-cli/README.md",
+          "effect-agent-session-core/LICENSE",
+          "effect-agent-session-core/CHANGELOG.md",
+          "effect-agent-session-core/README.md"
+        ]
+      ) {
         assert.isTrue(Fs.existsSync(Path.join(app, "node_modules", file)), file)
       }
 

@@ -34,9 +34,13 @@ export interface DocBlock {
   readonly info: string
 }
 
-/** The documents whose blocks are checked: the README and every page of `docs/` (not the generated `docs/api/`). */
+/**
+ * The documents whose blocks are checked: the README, every page of `docs/` (not the generated
+ * `docs/api/`), and the protocol core's README.
+ */
 export const documents = (): ReadonlyArray<string> => [
   "README.md",
+  "packages/core/README.md",
   ...readdirSync(join(root, "docs"))
     .filter((name) => name.endsWith(".md"))
     .sort()

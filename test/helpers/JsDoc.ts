@@ -23,9 +23,14 @@ export const categories: ReadonlySet<string> = new Set([
 
 /**
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit and the
- * simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry points).
+ * simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry points), and every
+ * module of the protocol core (`effect-agent-session-core`).
  */
 export const publicModules = (): ReadonlyArray<string> => [
+  ...readdirSync(join(root, "packages/core/src"))
+    .filter((name) => name.endsWith(".ts") && name !== "index.ts")
+    .sort()
+    .map((name) => `packages/core/src/${name}`),
   ...readdirSync(join(root, "src"))
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
@@ -41,6 +46,7 @@ export const publicModules = (): ReadonlyArray<string> => [
 
 /** The barrels, whose module comments name the entry points. */
 export const entryPoints: ReadonlyArray<string> = [
+  "packages/core/src/index.ts",
   "src/index.ts",
   "src/testing/index.ts",
   "src/simulator/index.ts",

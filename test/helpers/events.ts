@@ -19,7 +19,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Credentials from "../../src/Credentials.js"
 import type { EventStreamError } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
-import * as Sse from "../../src/internal/sse.js"
+import { Sse } from "effect-agent-session-core"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Wire from "../../src/Wire.js"
 import { type FakeServer, layerFake, makeFakeServer } from "./FakeWebSocket.js"
@@ -146,7 +146,7 @@ export const until = (done: Effect.Effect<boolean>): Effect.Effect<void> =>
 /** Runs the SSE parser over `chunks` and lists what it reported. */
 export const parseAll = (chunks: ReadonlyArray<string>, maxData = 1000): Array<string> => {
   const seen: Array<string> = []
-  const parse = Sse.makeParser({
+  const parser = new Sse.SseParser({
     event: (name, data) => {
       seen.push(`${name}=${data}`)
     },
@@ -154,7 +154,7 @@ export const parseAll = (chunks: ReadonlyArray<string>, maxData = 1000): Array<s
       seen.push(`too-large ${size}`)
     }
   }, maxData)
-  for (const chunk of chunks) parse(chunk)
+  for (const chunk of chunks) parser.feed(chunk)
   return seen
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Plants each bug of test/mutants/*.patch in src/, one at a time, runs the tests the patch names
-# and reverts it. A mutant is KILLED when its tests fail, SURVIVED when they pass (a gap in the
-# suite), SKIPPED when the patch no longer applies (src was rewritten: refresh the patch by hand).
+# Plants each bug of test/mutants/*.patch in src/ or packages/core/src/, one at a time, runs the
+# tests the patch names and reverts it. A mutant is KILLED when its tests fail, SURVIVED when they
+# pass (a gap in the suite), SKIPPED when the patch no longer applies (the code was rewritten:
+# refresh the patch by hand).
 #
 #   test/mutants/run.sh                      # every patch
 #   test/mutants/run.sh test/mutants/03-*.patch
@@ -9,11 +10,12 @@
 # Each patch starts with a header read here (git apply ignores text before the first diff):
 #   Bug: what the change does            Test: the test files to run
 #   Filter: a vitest -t pattern (optional: only the tests that should catch it)
-# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/ (it refuses otherwise).
+# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/ and packages/core/src/
+# (it refuses otherwise).
 set -u
 cd "$(git rev-parse --show-toplevel)"
-if ! git diff --quiet -- src || ! git diff --cached --quiet -- src; then
-  echo "src/ has uncommitted changes: commit or stash them first" >&2
+if ! git diff --quiet -- src packages/core/src || ! git diff --cached --quiet -- src packages/core/src; then
+  echo "src/ or packages/core/src/ has uncommitted changes: commit or stash them first" >&2
   exit 2
 fi
 if [ "$#" -eq 0 ]; then set -- test/mutants/*.patch; fi

@@ -3,7 +3,8 @@
  * and count (a flood of keys cannot grow it without limit).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { IdempotencyCache, keyOf, MAX_KEY_LENGTH } from "../../src/simulator/internal/idempotency.js"
+import { Http } from "effect-agent-session-core"
+import { IdempotencyCache, keyOf } from "../../src/simulator/internal/idempotency.js"
 
 describe("simulator Idempotency-Key", () => {
   it("the same key and body from the same caller is a hit; another body a mismatch; another caller a miss", () => {
@@ -34,7 +35,7 @@ describe("simulator Idempotency-Key", () => {
   it("a blank or oversized header is no key", () => {
     assert.strictEqual(keyOf({}), undefined)
     assert.strictEqual(keyOf({ "idempotency-key": "  " }), undefined)
-    assert.strictEqual(keyOf({ "idempotency-key": "x".repeat(MAX_KEY_LENGTH + 1) }), undefined)
+    assert.strictEqual(keyOf({ "idempotency-key": "x".repeat(Http.MAX_IDEMPOTENCY_KEY_LENGTH + 1) }), undefined)
     assert.strictEqual(keyOf({ "idempotency-key": " order-42 " }), "order-42")
   })
 })

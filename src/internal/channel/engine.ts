@@ -1,21 +1,21 @@
 /**
- * The event channel's engine: one `Connection` over a transport, made of the parts beside it:
+ * The event channel's engine: one `Connection` over a transport, an Effect shell around the
+ * protocol core's `Connection` (packages/core), which owns the connection's state and decides:
  *
  * | part | file |
  * | --- | --- |
- * | connection and attempt state, frames in | `core.ts` |
+ * | the core's port: events out, pause/resume, writer, deadlines; one attempt's hooks | `shell.ts` |
  * | one attempt | `attempt.ts` |
  * | the connection loop: attempts, schedules, state | `loop.ts` |
- * | answers out | `answers.ts`, with the answer ledger `ledger.ts` |
- * | flow control (bounded buffer, pause/resume) | `flow.ts` |
- * | replay detection after a reconnect | `replay.ts` |
+ * | answers out | `answers.ts` |
  * | the shared timer (idle and connect time-outs) | `deadlines.ts` |
  * | what a transport and the engine owe each other | `transport.ts`; WebSocket `socket.ts`, SSE `../sse.ts` |
  *
  * This file joins them: the connection's fiber (the loop), the consumer's stream, `close`, and
- * the end. One fiber per open connection (issue 15): the loop, waiting for its attempt to end;
- * frames go from the socket's callback straight into the `Mailbox` the consumer reads; time-outs
- * are entries of the shared timer; an answer writer exists only while answers are written.
+ * the end. One fiber per open connection: the loop, waiting for its attempt to end; frames go
+ * from the socket's callback through the core straight into the `Mailbox` the consumer reads;
+ * time-outs are entries of the shared timer; an answer writer exists only while answers are
+ * written (docs/engine.md says which rule lives where).
  */
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
@@ -39,12 +39,11 @@ import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
 import { inSession } from "../orphan.js"
-import { respond } from "./answers.js"
+import { respond, writer } from "./answers.js"
 import { runAttempt } from "./attempt.js"
-import { Core } from "./core.js"
 import * as Deadlines from "./deadlines.js"
-import * as Ledger from "./ledger.js"
 import { type Final, makeLoop } from "./loop.js"
+import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "./spans.js"
 import { ConnectionState, StateCell } from "./state.js"
@@ -102,49 +101,39 @@ export const makeEngine = (
       maxFrameSize: settings.maxFrameSize,
       strict: settings.strict
     })
-    const core = new Core(sessionId, settings, mailbox, decode, clock, options.deadlines ?? Deadlines.make())
+    const shell = new Shell(sessionId, settings, mailbox, decode, clock, options.deadlines ?? Deadlines.make(), writer)
+    const core = shell.connection
 
     const state = new StateCell()
     const setState = (value: EventStream.ConnectionState) => state.set(value)
 
     const loop = makeLoop({
       sessionId,
-      printableUrl: options.printableUrl,
       settings,
+      connection: core,
       setState,
       clock,
-      attempt: (number) =>
+      attempt: Effect.suspend(() =>
         runAttempt({
-          core,
+          shell,
           printableUrl: options.printableUrl,
           credentials,
           agent: options.agent,
           transport: options.transport,
           opened: loop.opened
-        }, number),
-      ended: () => {
-        core.ledger = Ledger.confirm(core.ledger)
-      },
-      dropped: () => {
-        const count = core.ledger.unconfirmed.length
-        core.ledger = Ledger.requeue(core.ledger)
-        return count
-      }
+        })
+      )
     })
 
-    // Uninterruptible: once `finished` is set, `state` must reach Closed and the mailbox must end,
-    // even when `close` interrupts the runner while it is ending by itself (else `events` hangs).
+    // Uninterruptible: once finished, `state` must reach Closed and the mailbox must end, even when
+    // `close` interrupts the runner while it is ending by itself (else `events` hangs).
     const finish = (final: Final): Effect.Effect<void> =>
       Effect.uninterruptible(Effect.suspend(() => {
-        if (core.finished) return Effect.void
-        core.finished = true
+        // The core clears its ledger and deadlines; what was accepted and not delivered comes back.
+        const unsent = core.finish(final.reason)
+        if (unsent === undefined) return Effect.void
         // Nothing of the last attempt (its key among it) is kept past the end.
-        core.current = undefined
-        // A clean end: what was written before it was read (the close comes after it on the wire).
-        const clean = final.reason !== "connection-lost" && final.reason !== "failed" &&
-          final.reason !== "handshake-rejected" && final.reason !== "superseded"
-        const unsent = Ledger.unsent(core.ledger, clean)
-        core.ledger = Ledger.empty
+        shell.current = undefined
         return Effect.all([
           setState(ConnectionState.Closed(unsent.length > 0 ? { reason: final.reason, unsent } : { reason: final.reason })),
           unsent.length > 0
@@ -160,8 +149,7 @@ export const makeEngine = (
 
     // The connection's fiber. Its log annotation and span are set on the fiber itself (it runs
     // nothing else), not wrapped around it: a wrapper stays on the stack while the connection is
-    // open (measured: `annotateLogs` and `withSpan` around the loop, 3.4 and 5.3 KiB per open
-    // connection). One frame for the ending.
+    // open (docs/engine.md, "One connection"). One frame for the ending.
     const connected: Effect.Effect<void> = Effect.flatMap(
       Spans.make("EventStream.connection", { sessionId, url: options.printableUrl }),
       (span) =>
@@ -172,21 +160,21 @@ export const makeEngine = (
           ),
           Effect.onExit(loop.run, (exit) =>
             Effect.zipRight(
-              core.current === undefined ? Effect.void : Scope.close(core.current.scope, Exit.asVoid(exit)),
+              shell.current === undefined ? Effect.void : Scope.close(shell.current.scope, Exit.asVoid(exit)),
               Effect.zipRight(finish(finalOf(exit)), Effect.sync(() => Spans.end(span, clock, exit)))
             ))
         )
     )
 
     // Closed between the fork and the fiber's start: nothing to run.
-    const run = Effect.suspend(() => (core.finished ? Effect.void : connected))
+    const run = Effect.suspend(() => (core.isFinished ? Effect.void : connected))
 
     const start = Effect.suspend(() => {
-      if (core.started) return Effect.void
-      core.started = true
-      if (core.finished) return Effect.void
+      if (shell.started) return Effect.void
+      shell.started = true
+      if (core.isFinished) return Effect.void
       return Effect.forkIn(run, scope).pipe(Effect.tap((fiber) => {
-        core.runner = fiber
+        shell.runner = fiber
       }))
     })
 
@@ -196,7 +184,7 @@ export const makeEngine = (
     const pull: Channel.Channel<Chunk.Chunk<SessionEvent.SessionEvent>, unknown, EventStreamError, unknown, void, unknown> =
       Channel.flatMap(mailbox.takeAll, ([chunk, done]) => {
         if (chunk.length === 0) return done ? Channel.void : pull
-        core.taken(chunk.length)
+        core.taken(chunk.length, clock.unsafeCurrentTimeMillis())
         // Metrics: one update per chunk and event tag, not per frame.
         const out = Channel.zipRight(Channel.fromEffect(Metrics.recordEvents(chunk)), Channel.write(chunk))
         return done ? out : Channel.zipRight(out, pull)
@@ -206,11 +194,11 @@ export const makeEngine = (
     )
 
     const close: Effect.Effect<void> = Effect.suspend(() => {
-      if (core.runner === undefined) {
-        core.started = true
+      if (shell.runner === undefined) {
+        shell.started = true
         return finish(closedByCaller)
       }
-      return Effect.asVoid(Fiber.interrupt(core.runner))
+      return Effect.asVoid(Fiber.interrupt(shell.runner))
     })
 
     yield* Effect.addFinalizer(() => close)
@@ -221,18 +209,14 @@ export const makeEngine = (
       get state() {
         return state.subscriptionRef
       },
-      respond: (request, answer) => respond(core, dialect, request, answer),
+      respond: (request, answer) => respond(shell, dialect, request, answer),
       close
     }
     return {
       connection,
-      buffered: () => core.flow.held,
-      peakBuffered: () => core.flow.peak,
+      buffered: () => core.buffered,
+      peakBuffered: () => core.peakBuffered,
       skipped: () => core.skipped,
-      ledger: () => {
-        let keyChars = 0
-        for (const key of HashMap.keys(core.ledger.requests)) keyChars += key.length
-        return { requests: HashMap.size(core.ledger.requests), keyChars, forgotten: core.ledger.forgotten }
-      }
+      ledger: () => core.ledgerSize()
     }
   })

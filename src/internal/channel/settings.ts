@@ -3,31 +3,33 @@
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
+import { Connection } from "effect-agent-session-core"
 import type * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
 
-/** @internal */
+const { firstConnect, reconnect } = Connection.defaults
+
+/** The protocol's reconnect schedule (`Connection.defaults.reconnect`) as an Effect `Schedule`. */
 export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unknown> = Schedule.exponential(
-  Duration.millis(250),
-  2
+  Duration.millis(reconnect.initialMillis),
+  reconnect.factor
 ).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((delay) => Duration.min(delay, Duration.seconds(10))),
-  Schedule.intersect(Schedule.recurs(10)),
+  Schedule.modifyDelay((delay) => Duration.min(delay, Duration.millis(reconnect.maxDelayMillis))),
+  Schedule.intersect(Schedule.recurs(reconnect.retries)),
   Schedule.map(([delay]) => delay)
 )
 
 /**
- * The default retry of a channel that has never been open (issue 13): 2 more tries, 250 ms then
- * 500 ms apart, so a wrong address fails in about a second (plus one connect time-out at most)
- * with `NeverConnected`, not after the reconnect schedule's minute.
- * @internal
+ * The default retry of a channel that has never been open (`Connection.defaults.firstConnect`): a
+ * wrong address fails in about a second (plus one connect time-out at most) with
+ * `NeverConnected`, not after the reconnect schedule's minute.
  */
 export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential(
-  Duration.millis(250),
-  2
-).pipe(Schedule.intersect(Schedule.recurs(2)))
+  Duration.millis(firstConnect.initialMillis),
+  firstConnect.factor
+).pipe(Schedule.intersect(Schedule.recurs(firstConnect.retries)))
 
 /** Every option of a connection, with its default applied. */
 export interface Settings {
@@ -42,16 +44,15 @@ export interface Settings {
   readonly strict: boolean
   readonly endOnError: boolean
   readonly failOnFrameError: boolean
-  /** The service is known to replay on a reconnect: a proven replay is dropped (`replay.ts`). */
+  /** The service is known to replay on a reconnect: a proven replay is dropped (the core's `Replay`). */
   readonly dropReplays: boolean
   /** How long after an open frames that may be a replay are held at most. */
   readonly replayHold: Duration.Duration
   readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
 }
 
-/** A count option: a finite number >= 1 (rounded down), else the default. */
-export const positiveInt = (value: number | undefined, fallback: number): number =>
-  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
+/** A count option: a finite number >= 1 (rounded down), else the default (`Connection.positiveInt`). */
+export const positiveInt = Connection.positiveInt
 
 /** The settings of one connection: its own options over the layer's, over the defaults. */
 export const resolveSettings = (
@@ -61,16 +62,20 @@ export const resolveSettings = (
 ): Settings => ({
   reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
   firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
-  idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.seconds(60)),
-  connectTimeout: Duration.decode(own.connectTimeout ?? layer.connectTimeout ?? Duration.seconds(10)),
-  answerTimeout: Duration.decode(own.answerTimeout ?? layer.answerTimeout ?? Duration.seconds(10)),
-  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, 1024),
-  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, 64),
+  idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.millis(Connection.defaults.idleTimeoutMillis)),
+  connectTimeout: Duration.decode(
+    own.connectTimeout ?? layer.connectTimeout ?? Duration.millis(Connection.defaults.connectTimeoutMillis)
+  ),
+  answerTimeout: Duration.decode(
+    own.answerTimeout ?? layer.answerTimeout ?? Duration.millis(Connection.defaults.answerTimeoutMillis)
+  ),
+  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, Connection.defaults.bufferSize),
+  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, Connection.defaults.answerBufferSize),
   maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
   pendingRequests: own.pendingRequests ?? [],
   strict: own.strict ?? layer.strict ?? false,
   endOnError: own.endOnError ?? layer.endOnError ?? false,
   failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
   dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
-  replayHold: Duration.decode(own.replayHold ?? layer.replayHold ?? Duration.seconds(1))
+  replayHold: Duration.decode(own.replayHold ?? layer.replayHold ?? Duration.millis(Connection.defaults.replayHoldMillis))
 })

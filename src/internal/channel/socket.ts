@@ -3,13 +3,12 @@
  * the `Socket.WebSocketConstructor` service (so a user's layer still swaps the constructor),
  * instead of the platform's `Socket.runRaw`.
  *
- * Why (measured, bench/RESULTS.md "floors", 1,000 connections on this machine): a connection read
- * by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and an open-time-out race,
- * about 54 KiB of heap per idle connection against 32 KiB for the same socket feeding a
- * `Mailbox` from its callback; and every frame is first wrapped by the platform. Here the
- * socket's listeners call the engine's hooks directly and synchronously: no fiber while the
- * connection is open, the connect time-out is an entry of the shared timer, and the engine
- * pauses the socket itself (`ws`'s `pause()`/`resume()`) when its buffer is full.
+ * Why: a connection read by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and
+ * an open-time-out race, and every frame is first wrapped by the platform (the heap it costs per
+ * idle connection: docs/engine.md, "One connection"). Here the socket's listeners call the
+ * engine's hooks directly and synchronously: no fiber while the connection is open, the connect
+ * time-out is an entry of the shared timer, and the engine pauses the socket itself (`ws`'s
+ * `pause()`/`resume()`) when its buffer is full.
  *
  * The semantics are the platform's, with `closeCodeIsError: (code) => code !== 1000` (1006, an
  * abrupt drop, is an error to reconnect from): an `error` event ends the attempt (an open failure
@@ -18,13 +17,14 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
+import { Close } from "effect-agent-session-core"
 import type * as Dialect from "../../Dialect.js"
 import { ConnectTimeout } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
-import { closeCodeOf, closeOutcome, errorOutcome } from "./outcomes.js"
+import { closeOutcome, errorOutcome } from "./outcomes.js"
 import type { Settings } from "./settings.js"
 import type * as Deadlines from "./deadlines.js"
-import { describeCause, type Hooks, type Io, Retry, scrub, type SendFailure, type Transport } from "./transport.js"
+import { type Hooks, type Io, Retry, scrub, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
@@ -113,7 +113,7 @@ class SocketAttempt implements Io, EventListenerObject {
         this.socket.send(frame)
         return Effect.succeed("written" as const)
       } catch (cause) {
-        return Effect.fail({ retry: true, message: describeCause(cause) })
+        return Effect.fail({ retry: true, message: Close.describeCause(cause) })
       }
     })
   }
@@ -167,7 +167,7 @@ class SocketAttempt implements Io, EventListenerObject {
     socket.removeEventListener(error ? "close" : "error", this)
     this.connectTimeout?.cancel()
     if (error) return hooks.end(errorOutcome(event, this.opened, socket, hooks.key, this.settings))
-    const { code, reason } = closeCodeOf(event)
+    const { code, reason } = Close.closeCodeOf(event)
     hooks.end(closeOutcome(code, reason, hooks.key))
   }
   /** The attempt is over: its connect time-out goes, and the socket is closed. */
@@ -201,7 +201,7 @@ export const webSocketTransport = (options: {
       const sized = sizedConstructors.get(options.constructor)
       ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
     } catch (cause) {
-      return hooks.end(Retry(`open failed: ${scrub(describeCause(cause), hooks.key)}`))
+      return hooks.end(Retry(`open failed: ${scrub(Close.describeCause(cause), hooks.key)}`))
     }
     ws.binaryType = "arraybuffer"
     const attempt = new SocketAttempt(

@@ -1,11 +1,11 @@
 /**
  * The engine's spans (`EventStream.connection`, `EventStream.attempt`), made and ended by hand:
  * a wrapper (`Effect.withSpan`) would stay on the connection fiber's stack for as long as the
- * connection is open (measured: 5 to 6 KiB per open connection).
+ * connection is open, which costs heap per open connection (docs/engine.md, "One connection").
  *
  * None is made when the tracer is Effect's built-in one (no tracer layer given): its spans reach
- * no exporter, and a span held for the connection's life costs about 0.7 KiB per open connection
- * (its attributes, and ids built character by character). Any tracer a user provides gets them.
+ * no exporter, and a span held for the connection's life is heap for nothing. Any tracer a user
+ * provides gets them.
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

@@ -1,8 +1,8 @@
 /**
  * The connection's state: its values (re-exported by `EventStream.ts`), and the cell that holds
  * it. The cell is a plain value until someone asks for `Connection.state`, then a
- * `SubscriptionRef` from that value on: a SubscriptionRef costs 2.4 KiB (measured), and most
- * connections are never watched.
+ * `SubscriptionRef` from that value on: most connections are never watched, and a
+ * `SubscriptionRef` is heap per connection (docs/engine.md, "One connection").
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -13,7 +13,7 @@ import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import type * as Dialect from "../../Dialect.js"
 import type * as Wire from "../../Wire.js"
-import { Attempt } from "./core.js"
+import { AttemptHooks } from "./shell.js"
 import type { AttemptOutcome, Hooks, Io, SendFailure, Transport } from "./transport.js"
 
 /** What a recorder is told, synchronously, from the transport's callbacks. */
@@ -45,13 +45,17 @@ export const currentTap: FiberRef.FiberRef<ChannelTap | undefined> = globalValue
 )
 
 /** Whether the engine still takes what the transport reports (a socket of an earlier attempt may still talk). */
-const live = (hooks: Hooks): boolean => !(hooks instanceof Attempt) || (!hooks.ended && hooks.core.current === hooks)
+const live = (hooks: Hooks): boolean => !(hooks instanceof AttemptHooks) || hooks.live
 
 /** The outcome of an attempt, read from how its scope closed. */
-export const outcomeOf = (exit: Exit.Exit<unknown, unknown>): AttemptOutcome | "interrupted" | "defect" => {
+export const outcomeOf = (
+  exit: Exit.Exit<unknown, unknown>
+): Exclude<AttemptOutcome, { readonly _tag: "Defect" }> | "interrupted" | "defect" => {
   if (Exit.isSuccess(exit)) {
     const value = exit.value
-    return typeof value === "object" && value !== null && "_tag" in value ? (value as AttemptOutcome) : "defect"
+    if (typeof value !== "object" || value === null || !("_tag" in value)) return "defect"
+    const outcome = value as AttemptOutcome
+    return outcome._tag === "Defect" ? "defect" : outcome
   }
   return Exit.isInterrupted(exit) ? "interrupted" : "defect"
 }

@@ -6,11 +6,11 @@
  * import the engine.
  */
 import * as Option from "effect/Option"
+import { Close } from "effect-agent-session-core"
 import type { Settings } from "./settings.js"
-import { describeCause } from "./transport.js"
 
 /** The HTTP answer to a refused upgrade. */
-export interface UpgradeRejection {
+interface UpgradeRejection {
   readonly status: number
   readonly reason: string
 }
@@ -25,19 +25,12 @@ export const recordRejection = (ws: object, rejection: UpgradeRejection): void =
 /** The refused upgrade recorded for a socket by the SDK's own constructor. */
 export const rejectionOf = (ws: object): Option.Option<UpgradeRejection> => Option.fromNullable(rejections.get(ws))
 
-const UNEXPECTED_RESPONSE = /Unexpected server response: (\d{3})/
-
-/**
- * The refused upgrade status found in an open error of any `ws`-based socket (`ws` reports
- * `Unexpected server response: 401` when no one handles `unexpected-response`).
- */
-export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> => {
-  const match = UNEXPECTED_RESPONSE.exec(describeCause(cause))
-  return match?.[1] === undefined ? Option.none() : Option.some({ status: Number(match[1]), reason: match[0] })
-}
+/** The refused upgrade status found in an open error of any `ws`-based socket (`Close.upgradeRefusal`). */
+export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> =>
+  Option.fromNullable(Close.upgradeRefusal(cause))
 
 /** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
-export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
+type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
 
 /** The bounded forms registered, by constructor. */
 export const sizedConstructors = new WeakMap<object, SizedConstructor>()
@@ -51,13 +44,6 @@ export const registerSizedConstructor = (constructor: object, sized: SizedConstr
   sizedConstructors.set(constructor, sized)
 }
 
-/** The largest frame read (to be skipped) with `failOnFrameError: false`. */
-export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
-
-/**
- * The largest message a socket reads: `maxFrameSize`. With `failOnFrameError: false` a frame
- * over it is read to be skipped, up to {@link SKIPPABLE_FRAME_SIZE} (16 MiB, or `maxFrameSize`
- * when larger); past that the stream fails with `FrameTooLarge` all the same.
- */
+/** The largest message a socket reads (`Close.maxPayload`): `maxFrameSize`, or up to 16 MiB to skip. */
 export const maxPayloadOf = (settings: Settings): number =>
-  settings.failOnFrameError ? settings.maxFrameSize : Math.max(settings.maxFrameSize, SKIPPABLE_FRAME_SIZE)
+  Close.maxPayload(settings.maxFrameSize, settings.failOnFrameError)

@@ -8,6 +8,7 @@
  * it happened. docs/testing.md documents every line; {@link Line} is the same in types.
  */
 import type * as Dialect from "../../Dialect.js"
+import type { Frame } from "effect-agent-session-core"
 
 /** The `format` of the header line. */
 export const FORMAT = "effect-agent-session/recording"
@@ -56,14 +57,8 @@ export type Outcome =
   /** The transport died (a bug). */
   | { readonly _tag: "Defect"; readonly message: string }
 
-/** An answer as it went on the wire (`Wire.AnswerData`). */
-export interface AnswerData {
-  readonly granted: boolean
-  readonly resource_type: string
-  readonly action_session_id?: string | undefined
-  readonly field_name?: string | undefined
-  readonly input?: string | undefined
-}
+/** An answer as it went on the wire (the core's `Frame.AnswerData`). */
+export type AnswerData = Frame.AnswerData
 
 /** What became of an answer written. */
 export type AnswerResult = "written" | "confirmed" | { readonly failed: string; readonly retry: boolean }

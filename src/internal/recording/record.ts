@@ -24,7 +24,7 @@ import { AgentSessionError, RecordingFailed } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
-import { decodeUtf8 } from "../json.js"
+import { Json } from "effect-agent-session-core"
 import type { SendFailure } from "../channel/transport.js"
 import { version } from "../version.js"
 import * as Format from "./format.js"
@@ -298,7 +298,7 @@ export const make = (
         frame: (local, data) => {
           // A binary frame of UTF-8 text is kept as text (the SDK decodes both alike), so that
           // it is scrubbed like any other; other bytes as base64.
-          const text = typeof data === "string" ? data : decodeUtf8(data)
+          const text = typeof data === "string" ? data : Json.decodeUtf8(data)
           push(
             text !== undefined
               ? { type: "frame", t: now(), conn: conn(local), text }

@@ -87,7 +87,7 @@ export const errorResponse = (error: ApiError): { readonly status: number; reado
   body: JSON.stringify(encodeApiError(error))
 })
 
-export const respondError = (error: ApiError, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse => {
+const respondError = (error: ApiError, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse => {
   const { body, status } = errorResponse(error)
   return HttpServerResponse.text(body, {
     status,
@@ -147,7 +147,7 @@ const hopByHop: ReadonlySet<string> = new Set([
 ])
 
 /** The settings of the contract's handlers. */
-export interface ApiLimits {
+interface ApiLimits {
   readonly maxGoalLength: number
 }
 

@@ -9,7 +9,7 @@
  * caller answers with a `{ _tag, error }` body.
  */
 import type * as Http from "node:http"
-import { decodeUtf8, exceedsDepth } from "../../internal/json.js"
+import { Json } from "effect-agent-session-core"
 
 /** The bounds of a body. */
 export interface BodyLimits {
@@ -24,7 +24,7 @@ export interface BodyLimits {
 }
 
 /** What reading a body gave. */
-export type BodyResult =
+type BodyResult =
   | { readonly _tag: "Ok"; readonly text: string }
   /** Over `maxBodyBytes`; `drained` is false when the socket must be closed (past `maxDrainBytes`). */
   | { readonly _tag: "TooLarge"; readonly drained: boolean }
@@ -66,9 +66,9 @@ export const readBody = (request: Http.IncomingMessage, limits: BodyLimits, done
   }
   const onEnd = () => {
     if (tooLarge) return finish({ _tag: "TooLarge", drained: true })
-    const text = decodeUtf8(Buffer.concat(chunks, size))
+    const text = Json.decodeUtf8(Buffer.concat(chunks, size))
     if (text === undefined) return finish({ _tag: "NotUtf8" })
-    if (exceedsDepth(text, limits.maxDepth)) return finish({ _tag: "TooDeep" })
+    if (Json.exceedsDepth(text, limits.maxDepth)) return finish({ _tag: "TooDeep" })
     finish({ _tag: "Ok", text })
   }
   const onError = () => finish({ _tag: "Aborted" })

@@ -6,9 +6,10 @@
  * declares neither 409 nor 422). Entries keep a digest of the body and are kept for a bounded
  * window and count, so a flood of keys cannot grow the simulator's memory without limit.
  */
+import { Http } from "effect-agent-session-core"
 
 /** What a lookup found. */
-export type Lookup<A> =
+type Lookup<A> =
   | { readonly _tag: "Miss" }
   | { readonly _tag: "Hit"; readonly value: A }
   | { readonly _tag: "Mismatch" }
@@ -19,8 +20,6 @@ interface Entry<A> {
   readonly at: number
 }
 
-/** The longest key accepted: a longer header is ignored as a key. */
-export const MAX_KEY_LENGTH = 255
 
 /** One cache per operation. */
 export class IdempotencyCache<A> {
@@ -60,8 +59,5 @@ export class IdempotencyCache<A> {
   }
 }
 
-/** The key of a request: the `idempotency-key` header when it is a usable key, else none. */
-export const keyOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
-  const key = headers["idempotency-key"]?.trim()
-  return key !== undefined && key.length > 0 && key.length <= MAX_KEY_LENGTH ? key : undefined
-}
+/** The key of a request: the `idempotency-key` header when it is a usable key, else none (`Http.idempotencyKeyOf`). */
+export const keyOf: (headers: Http.Headers) => string | undefined = Http.idempotencyKeyOf

@@ -54,7 +54,7 @@ export interface Connection {
 }
 
 /** The settings of a session's run. */
-export interface RunSettings {
+interface RunSettings {
   readonly actions: number
   readonly frameDelay: Duration.Duration
   readonly ask: Script.Ask
@@ -68,7 +68,7 @@ const highWaterMark = 1024 * 1024
 const burstFrames = 512
 
 /** What became of an answer. */
-export type AnswerOutcome =
+type AnswerOutcome =
   /** Recorded; `matched` when it answered the pending request (and unblocked the agent). */
   | { readonly _tag: "Recorded"; readonly matched: boolean }
   /** Refused: the session already holds `maxAnswersPerRequest` answers. */
@@ -298,7 +298,7 @@ const oversizeFrame = (bytes: number, measure: (event: SessionEvent.SessionEvent
 }
 
 /** The options of a pump. */
-export interface PumpOptions {
+interface PumpOptions {
   readonly heartbeats: boolean
   readonly heartbeatInterval: Duration.Duration
   /** The size of an event as the transport frames it (for the oversize fault). */

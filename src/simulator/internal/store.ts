@@ -9,7 +9,7 @@ import type { Faults, Scenario } from "../Simulator.js"
 import { type SessionFaults, SessionState } from "./session.js"
 
 /** An onboarded agent. The key is kept only as its SHA-256 digest. */
-export interface AgentRecord {
+interface AgentRecord {
   readonly agentId: string
   readonly name: string
   readonly website: string
@@ -27,10 +27,10 @@ export const principalOf = (identity: Identity): string =>
   identity._tag === "Account" ? accountPrincipal : identity.agent.agentId
 
 /** The principal of the account key. */
-export const accountPrincipal = "account"
+const accountPrincipal = "account"
 
 /** The bounds the store keeps (see `Simulator.Limits`). */
-export interface StoreLimits {
+interface StoreLimits {
   readonly maxSessionsPerKey: number
   readonly maxSessions: number
   readonly maxAgents: number
@@ -38,7 +38,7 @@ export interface StoreLimits {
 }
 
 /** Why a session or an agent could not be added. */
-export type AddRefused =
+type AddRefused =
   | { readonly _tag: "TooManySessions"; readonly reason: string }
   | { readonly _tag: "TooManyAgents"; readonly reason: string }
 
@@ -51,7 +51,7 @@ export type Access =
   | { readonly _tag: "Conflict"; readonly reason: string }
 
 /** What the HTTP fault gate decides for one request. */
-export type HttpGate =
+type HttpGate =
   | { readonly _tag: "Unavailable" }
   | { readonly _tag: "RateLimited"; readonly retryAfter: string }
   | { readonly _tag: "Pass"; readonly delayMillis: number }
@@ -59,11 +59,11 @@ export type HttpGate =
 const digest = (key: string): Buffer => Crypto.createHash("sha256").update(key, "utf8").digest()
 
 /** Random identifiers and keys. */
-export const randomId = (prefix: string, bytes: number): string =>
+const randomId = (prefix: string, bytes: number): string =>
   `${prefix}${Crypto.randomBytes(bytes).toString("base64url")}`
 
 /** The scenario's defaults. */
-export const defaultScenario: Scenario = { actions: 5, frameDelay: Duration.millis(5), ask: "permission" }
+const defaultScenario: Scenario = { actions: 5, frameDelay: Duration.millis(5), ask: "permission" }
 
 export class Store {
   private readonly accountDigest: Buffer

@@ -28,7 +28,7 @@ import { type Access, principalOf, type Store } from "./store.js"
 export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /** The settings of the event channels. */
-export interface TransportOptions {
+interface TransportOptions {
   readonly store: Store
   readonly dialect: Dialect.Dialect
   readonly runFork: RunFork

@@ -1,6 +1,6 @@
-import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
-import * as Json from "../src/internal/json.js"
+import { assert, describe, it } from "vitest"
+import * as FastCheck from "fast-check"
+import { Json } from "../src/index.js"
 
 /**
  * The reference: one character at a time, a backslash inside a string skips the next character, a
@@ -75,33 +75,41 @@ const anyText = FastCheck.array(
 
 const maxDepth = FastCheck.integer({ min: 0, max: 80 })
 
-describe("internal/json exceedsDepth", () => {
-  it.prop(
-    "agrees with the one-character-at-a-time reference on JSON texts (strings with quotes and brackets)",
-    [jsonText, maxDepth],
-    ([text, depth]) => Json.exceedsDepth(text, depth) === referenceExceedsDepth(text, depth),
-    { fastCheck: { numRuns: 500 } }
-  )
+describe("Json.exceedsDepth", () => {
+  it("agrees with the one-character-at-a-time reference on JSON texts (strings with quotes and brackets)", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        jsonText,
+        maxDepth,
+        (text, depth) => Json.exceedsDepth(text, depth) === referenceExceedsDepth(text, depth)
+      ),
+      { numRuns: 500 }
+    )
+  })
 
-  it.prop(
-    "agrees with the reference on any text (not JSON: unbalanced, unterminated, odd escapes)",
-    [FastCheck.oneof(brokenText, anyText), FastCheck.integer({ min: 0, max: 12 })],
-    ([text, depth]) => Json.exceedsDepth(text, depth) === referenceExceedsDepth(text, depth),
-    { fastCheck: { numRuns: 500 } }
-  )
+  it("agrees with the reference on any text (not JSON: unbalanced, unterminated, odd escapes)", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.oneof(brokenText, anyText),
+        FastCheck.integer({ min: 0, max: 12 }),
+        (text, depth) => Json.exceedsDepth(text, depth) === referenceExceedsDepth(text, depth)
+      ),
+      { numRuns: 500 }
+    )
+  })
 
-  it.prop(
-    "on JSON texts, is whether the parsed value nests deeper than the bound",
-    [jsonText, maxDepth],
-    ([text, depth]) => {
-      const nesting = (value: unknown): number =>
-        value !== null && typeof value === "object"
-          ? 1 + Math.max(0, ...Object.values(value).map(nesting))
-          : 0
-      return Json.exceedsDepth(text, depth) === nesting(JSON.parse(text)) > depth
-    },
-    { fastCheck: { numRuns: 300 } }
-  )
+  it("on JSON texts, is whether the parsed value nests deeper than the bound", () => {
+    FastCheck.assert(
+      FastCheck.property(jsonText, maxDepth, (text, depth) => {
+        const nesting = (value: unknown): number =>
+          value !== null && typeof value === "object"
+            ? 1 + Math.max(0, ...Object.values(value).map(nesting))
+            : 0
+        return Json.exceedsDepth(text, depth) === nesting(JSON.parse(text)) > depth
+      }),
+      { numRuns: 300 }
+    )
+  })
 
   it("at the bound and one over; brackets inside strings, escaped quotes and backslash runs do not count", () => {
     const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`

@@ -1,12 +1,14 @@
-import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
-import * as HashMap from "effect/HashMap"
-import * as Ledger from "../../src/internal/channel/ledger.js"
+/**
+ * The answer ledger (packages/core/src/Ledger.ts) by property tests: random runs of its
+ * transitions keep its invariants, agree with a reference transcribed from the rules, and lose no
+ * answer; then each rule alone.
+ */
+import * as FastCheck from "fast-check"
+import { assert, describe, it } from "vitest"
+import { Ledger } from "../src/index.js"
 
 // ---------------------------------------------------------------------------
-// The reference: the engine's mutable answer state before issue 15, transcribed
-// (src/internal/eventStream.ts: accept, confirmAnswers, writeHead, requeueUnconfirmed, finish, respond).
+// The reference: the engine's answer state, transcribed as plain mutable state.
 // ---------------------------------------------------------------------------
 
 class Reference {
@@ -112,33 +114,31 @@ const sorted = <A>(entries: Iterable<readonly [string, A]>) => [...entries].sort
 
 /** The invariants that hold after every step, and agreement with the reference. */
 const check = (ledger: Ledger.Ledger, reference: Reference): void => {
-  for (const answer of ledger.outbox) assert.strictEqual(Ledger.status(ledger, answer.key), "queued")
-  for (const answer of ledger.unconfirmed) assert.strictEqual(Ledger.status(ledger, answer.key), "unconfirmed")
+  for (const answer of ledger.outbox) assert.strictEqual(ledger.status(answer.key), "queued")
+  for (const answer of ledger.unconfirmed) assert.strictEqual(ledger.status(answer.key), "unconfirmed")
   const waiting = inFlight(ledger)
   assert.strictEqual(new Set(waiting.map((answer) => answer.key)).size, waiting.length, "a key twice on its way")
   // And the other way round: a queued or unconfirmed request has its answer on its way.
-  const waitingStatuses = [...HashMap.values(ledger.requests)].filter((status) => status === "queued" || status === "unconfirmed")
+  const waitingStatuses = [...ledger.requests.values()].filter((status) => status === "queued" || status === "unconfirmed")
   assert.strictEqual(waitingStatuses.length, waiting.length)
   // FIFO: the unconfirmed, then the outbox, in the order the answers were accepted.
   for (let i = 1; i < waiting.length; i++) assert.isBelow(order(waiting[i - 1]!), order(waiting[i]!))
-  assert.strictEqual(Ledger.hasUnconfirmed(ledger), ledger.unconfirmed.length > 0)
-  assert.strictEqual(Ledger.head(ledger), ledger.outbox[0])
+  assert.strictEqual(ledger.hasUnconfirmed, ledger.unconfirmed.length > 0)
+  assert.strictEqual(ledger.head(), ledger.outbox[0])
   assert.deepStrictEqual(sorted(ledger.requests), sorted(reference.requests))
   assert.deepStrictEqual(ledger.outbox, reference.outbox)
   assert.deepStrictEqual(ledger.unconfirmed, reference.unconfirmed)
 }
 
 describe("answer ledger", () => {
-  it.prop(
-    "random operations keep the invariants, agree with the engine's rules, and lose no answer",
-    [
+  it("random operations keep the invariants, agree with the engine's rules, and lose no answer", () => {
+    FastCheck.assert(FastCheck.property(
       FastCheck.subarray(keys, { maxLength: 2 }),
       FastCheck.integer({ min: 1, max: 4 }),
       opsArb,
-      FastCheck.boolean()
-    ],
-    ([pending, limit, ops, clean]) => {
-      let ledger = Ledger.fromPending(pending)
+      FastCheck.boolean(),
+      (pending, limit, ops, clean) => {
+      const ledger = new Ledger.Ledger(pending)
       const reference = new Reference(pending)
       /** What became of each accepted answer (by frame): exactly one fate each. */
       const fates = new Map<string, "sent" | "pending again" | "unsent">()
@@ -153,36 +153,35 @@ describe("answer ledger", () => {
       const requeued = new Set<string>()
       check(ledger, reference)
       for (const op of ops) {
-        const before = inFlight(ledger)
+        const before = [...inFlight(ledger)]
         let arrived: ReadonlyArray<Ledger.QueuedAnswer> = []
         let fate: "sent" | "pending again" | undefined
         switch (op._tag) {
           case "Request":
           case "Event": {
             const key = op._tag === "Request" ? op.key : undefined
-            if (op._tag === "Request") assert.strictEqual(Ledger.isAnswered(ledger, op.key), reference.requests.get(op.key) === "sent")
-            ledger = Ledger.event(ledger, key)
+            if (op._tag === "Request") assert.strictEqual(ledger.isAnswered(op.key), reference.requests.get(op.key) === "sent")
+            ledger.event(key)
             reference.event(key)
             fate = "sent"
             break
           }
           case "Respond": {
             const answer = answerFor(op.key, accepted)
-            const result = Ledger.queue(ledger, answer, limit)
+            const refusal = ledger.queue(answer, limit)
             const expected = reference.respond(answer, limit)
-            if (Either.isLeft(result)) {
-              assert.strictEqual(result.left, expected)
+            if (refusal !== undefined) {
+              assert.strictEqual(refusal, expected)
             } else {
               assert.isUndefined(expected)
-              assert.isAtMost(result.right.outbox.length, limit)
-              ledger = result.right
+              assert.isAtMost(ledger.outbox.length, limit)
               arrived = [answer]
               accepted += 1
             }
             break
           }
           case "Written":
-            ledger = Ledger.written(ledger, op.how)
+            ledger.wrote(op.how)
             reference.written(op.how)
             fate = "sent"
             break
@@ -190,14 +189,14 @@ describe("answer ledger", () => {
             // A write to be retried: no transition, the answer stays at the head.
             break
           case "Refused":
-            ledger = Ledger.refused(ledger)
+            ledger.refused()
             reference.refused()
             fate = "pending again"
             break
           case "Drop": {
             const count = ledger.unconfirmed.length
             for (const answer of ledger.unconfirmed) requeued.add(answer.frame)
-            ledger = Ledger.requeue(ledger)
+            assert.strictEqual(ledger.requeue(), count)
             assert.strictEqual(count, reference.requeue())
             break
           }
@@ -216,37 +215,36 @@ describe("answer ledger", () => {
           if (fate !== undefined) settle(gone, fate)
         }
       }
-      const unsent = Ledger.unsent(ledger, clean)
-      assert.deepStrictEqual(unsent, reference.finish(clean))
       if (clean) settle(ledger.unconfirmed, "sent")
-      const left = clean ? ledger.outbox : inFlight(ledger)
+      const left = clean ? [...ledger.outbox] : [...inFlight(ledger)]
+      const unsent = ledger.close(clean)
+      assert.deepStrictEqual(unsent, reference.finish(clean))
       assert.deepStrictEqual(unsent, left.map((answer) => Ledger.keyParts(answer.key)))
       settle(left, "unsent")
       assert.strictEqual(fates.size, accepted, "every accepted answer ends sent, pending again or unsent")
-    },
-    { fastCheck: { numRuns: 500 } }
-  )
+      assert.deepStrictEqual([ledger.requests.size, ledger.outbox.length, ledger.unconfirmed.length], [0, 0, 0])
+      }
+    ), { numRuns: 500 })
+  })
 
   it("the generated runs reach every case: a full outbox, a drop with answers both written and queued, a requeue past the limit, a refused head, a request asked again once sent", () => {
     const reached = new Set<string>()
     for (const [limit, ops] of FastCheck.sample(FastCheck.tuple(FastCheck.integer({ min: 1, max: 4 }), opsArb), { numRuns: 500, seed: 15 })) {
-      let ledger = Ledger.empty
+      const ledger = new Ledger.Ledger()
       ops.forEach((op, n) => {
         if (op._tag === "Request") {
-          if (Ledger.isAnswered(ledger, op.key)) reached.add("asked again")
-          ledger = Ledger.event(ledger, op.key)
+          if (ledger.isAnswered(op.key)) reached.add("asked again")
+          ledger.event(op.key)
         } else if (op._tag === "Respond") {
-          const result = Ledger.queue(ledger, answerFor(op.key, n), limit)
-          if (Either.isRight(result)) ledger = result.right
-          else if (result.left === "full") reached.add("full")
+          if (ledger.queue(answerFor(op.key, n), limit) === "full") reached.add("full")
         } else if (op._tag === "Written") {
-          ledger = Ledger.written(ledger, op.how)
+          ledger.wrote(op.how)
         } else if (op._tag === "Refused") {
           if (ledger.outbox.length > 0) reached.add("refused")
-          ledger = Ledger.refused(ledger)
+          ledger.refused()
         } else if (op._tag === "Drop") {
           if (ledger.unconfirmed.length > 0 && ledger.outbox.length > 0) reached.add("mixed drop")
-          ledger = Ledger.requeue(ledger)
+          ledger.requeue()
           if (ledger.outbox.length > limit) reached.add("past the limit")
         }
       })
@@ -256,98 +254,115 @@ describe("answer ledger", () => {
 
   const key = Ledger.requestKey("as_1", "browser_use")
   const other = Ledger.requestKey("as_2", "browser_use")
-  const queued = (ledger: Ledger.Ledger, answer: Ledger.QueuedAnswer, limit = 8): Ledger.Ledger => {
-    const result = Ledger.queue(ledger, answer, limit)
-    if (Either.isLeft(result)) return assert.fail(`refused: ${result.left}`)
-    return result.right
+  /** A ledger that received `keys`. */
+  const received = (...keys: ReadonlyArray<string>): Ledger.Ledger => {
+    const ledger = new Ledger.Ledger()
+    for (const k of keys) ledger.received(k)
+    return ledger
   }
+  const queued = (ledger: Ledger.Ledger, answer: Ledger.QueuedAnswer, limit = 8): Ledger.Ledger => {
+    const refusal = ledger.queue(answer, limit)
+    if (refusal !== undefined) return assert.fail(`refused: ${refusal}`)
+    return ledger
+  }
+  const frames = (answers: ReadonlyArray<Ledger.QueuedAnswer>) => answers.map((answer) => answer.frame)
 
   it("U16 refuses an answer to a request never received", () => {
-    assert.deepStrictEqual(Ledger.queue(Ledger.empty, answerFor(key, 0), 8), Either.left("never-received"))
-    const other = Ledger.received(Ledger.empty, Ledger.requestKey("as_1", "form_input"))
-    assert.deepStrictEqual(Ledger.queue(other, answerFor(key, 0), 8), Either.left("never-received"))
+    assert.strictEqual(new Ledger.Ledger().queue(answerFor(key, 0), 8), "never-received")
+    assert.strictEqual(received(Ledger.requestKey("as_1", "form_input")).queue(answerFor(key, 0), 8), "never-received")
   })
 
   it("U16 refuses a second answer while the first is queued, unconfirmed or sent", () => {
-    const one = queued(Ledger.received(Ledger.empty, key), answerFor(key, 0))
-    assert.deepStrictEqual(Ledger.queue(one, answerFor(key, 1), 8), Either.left("already-answered"))
-    const written = Ledger.written(one, "written")
-    assert.deepStrictEqual(Ledger.queue(written, answerFor(key, 1), 8), Either.left("already-answered"))
-    const sent = Ledger.confirm(written)
-    assert.deepStrictEqual(Ledger.queue(sent, answerFor(key, 1), 8), Either.left("already-answered"))
+    const ledger = queued(received(key), answerFor(key, 0))
+    assert.strictEqual(ledger.queue(answerFor(key, 1), 8), "already-answered")
+    ledger.wrote("written")
+    assert.strictEqual(ledger.queue(answerFor(key, 1), 8), "already-answered")
+    ledger.confirm()
+    assert.strictEqual(ledger.queue(answerFor(key, 1), 8), "already-answered")
   })
 
   it("refuses an answer when the outbox holds the limit, and accepts it once the head is written", () => {
-    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
-    const full = queued(both, answerFor(key, 0), 1)
-    assert.deepStrictEqual(Ledger.queue(full, answerFor(other, 1), 1), Either.left("full"))
-    assert.strictEqual(queued(Ledger.written(full, "written"), answerFor(other, 1), 1).outbox.length, 1)
+    const full = queued(received(key, other), answerFor(key, 0), 1)
+    assert.strictEqual(full.queue(answerFor(other, 1), 1), "full")
+    full.wrote("written")
+    assert.strictEqual(queued(full, answerFor(other, 1), 1).outbox.length, 1)
   })
 
   it("a requeue may take the outbox past the limit: nothing written is dropped, queue refuses until below", () => {
-    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
-    const written = queued(Ledger.written(queued(both, answerFor(key, 0), 1), "written"), answerFor(other, 1), 1)
-    const requeued = Ledger.requeue(written)
-    assert.deepStrictEqual(requeued.outbox.map((answer) => answer.frame), ["answer-0", "answer-1"])
-    const third = Ledger.received(requeued, Ledger.requestKey("as_3", "browser_use"))
-    assert.deepStrictEqual(Ledger.queue(third, answerFor(Ledger.requestKey("as_3", "browser_use"), 2), 1), Either.left("full"))
+    const ledger = queued(received(key, other), answerFor(key, 0), 1)
+    ledger.wrote("written")
+    queued(ledger, answerFor(other, 1), 1)
+    assert.strictEqual(ledger.requeue(), 1)
+    assert.deepStrictEqual(frames(ledger.outbox), ["answer-0", "answer-1"])
+    const third = Ledger.requestKey("as_3", "browser_use")
+    ledger.received(third)
+    assert.strictEqual(ledger.queue(answerFor(third, 2), 1), "full")
   })
 
   it("a request asked again while its answer is queued or unconfirmed keeps it; once sent it is pending again", () => {
-    const one = queued(Ledger.received(Ledger.empty, key), answerFor(key, 0))
-    assert.strictEqual(Ledger.received(one, key), one)
-    const written = Ledger.written(one, "written")
-    assert.strictEqual(Ledger.received(written, key), written)
-    assert.isFalse(Ledger.isAnswered(written, key))
-    const sent = Ledger.written(one, "confirmed")
-    assert.isTrue(Ledger.isAnswered(sent, key))
-    const again = Ledger.received(sent, key)
-    assert.strictEqual(Ledger.status(again, key), "pending")
-    assert.strictEqual(queued(again, answerFor(key, 1)).outbox.length, 1)
+    const ledger = queued(received(key), answerFor(key, 0))
+    ledger.received(key)
+    assert.strictEqual(ledger.status(key), "queued")
+    ledger.wrote("written")
+    ledger.received(key)
+    assert.strictEqual(ledger.status(key), "unconfirmed")
+    assert.isFalse(ledger.isAnswered(key))
+    const sent = queued(received(key), answerFor(key, 0))
+    sent.wrote("confirmed")
+    assert.isTrue(sent.isAnswered(key))
+    sent.received(key)
+    assert.strictEqual(sent.status(key), "pending")
+    assert.strictEqual(queued(sent, answerFor(key, 1)).outbox.length, 1)
   })
 
   it("an event confirms the written answers before it, so the same request asked by it is pending again", () => {
-    const written = Ledger.written(queued(Ledger.received(Ledger.empty, key), answerFor(key, 0)), "written")
-    assert.strictEqual(Ledger.status(Ledger.event(written), key), "sent")
-    assert.strictEqual(Ledger.status(Ledger.event(written, key), key), "pending")
+    const confirmed = queued(received(key), answerFor(key, 0))
+    confirmed.wrote("written")
+    confirmed.event()
+    assert.strictEqual(confirmed.status(key), "sent")
+    const askedAgain = queued(received(key), answerFor(key, 0))
+    askedAgain.wrote("written")
+    askedAgain.event(key)
+    assert.strictEqual(askedAgain.status(key), "pending")
   })
 
   it("a refused answer leaves its request pending; a drop writes the unconfirmed again first", () => {
-    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
-    const two = queued(queued(both, answerFor(key, 0)), answerFor(other, 1))
-    const refused = Ledger.refused(two)
-    assert.strictEqual(Ledger.status(refused, key), "pending")
-    assert.deepStrictEqual(refused.outbox.map((answer) => answer.frame), ["answer-1"])
-    const dropped = Ledger.requeue(Ledger.written(two, "written"))
-    assert.deepStrictEqual(dropped.outbox.map((answer) => answer.frame), ["answer-0", "answer-1"])
-    assert.strictEqual(Ledger.status(dropped, key), "queued")
+    const two = queued(queued(received(key, other), answerFor(key, 0)), answerFor(other, 1))
+    two.refused()
+    assert.strictEqual(two.status(key), "pending")
+    assert.deepStrictEqual(frames(two.outbox), ["answer-1"])
+    const dropped = queued(queued(received(key, other), answerFor(key, 0)), answerFor(other, 1))
+    dropped.wrote("written")
+    dropped.requeue()
+    assert.deepStrictEqual(frames(dropped.outbox), ["answer-0", "answer-1"])
+    assert.strictEqual(dropped.status(key), "queued")
   })
 
   it("unsent lists the unconfirmed then the outbox; a clean end confirms the written first", () => {
-    const both = Ledger.received(Ledger.received(Ledger.empty, key), other)
-    const ledger = Ledger.written(queued(queued(both, answerFor(key, 0)), answerFor(other, 1)), "written")
-    assert.deepStrictEqual(Ledger.unsent(ledger, false), [
+    const ledger = queued(queued(received(key, other), answerFor(key, 0)), answerFor(other, 1))
+    ledger.wrote("written")
+    assert.deepStrictEqual(ledger.unsent(false), [
       { actionSessionId: "as_1", resourceType: "browser_use" },
       { actionSessionId: "as_2", resourceType: "browser_use" }
     ])
-    assert.deepStrictEqual(Ledger.unsent(ledger, true), [{ actionSessionId: "as_2", resourceType: "browser_use" }])
+    assert.deepStrictEqual(ledger.close(true), [{ actionSessionId: "as_2", resourceType: "browser_use" }])
+    assert.isUndefined(ledger.status(key))
   })
 
-  it("costs nothing at rest: one shared empty ledger, unchanged by keep-alive-free steps without answers", () => {
-    assert.strictEqual(Ledger.fromPending([]), Ledger.empty)
-    assert.strictEqual(Ledger.event(Ledger.empty), Ledger.empty)
-    assert.strictEqual(Ledger.confirm(Ledger.empty), Ledger.empty)
-    assert.strictEqual(Ledger.requeue(Ledger.empty), Ledger.empty)
-    assert.strictEqual(Ledger.written(Ledger.empty, "written"), Ledger.empty)
-    assert.strictEqual(Ledger.refused(Ledger.empty), Ledger.empty)
-    assert.isUndefined(Ledger.status(Ledger.empty, key))
-    const pending = Ledger.fromPending([key])
-    assert.strictEqual(Ledger.event(pending), pending)
-    assert.strictEqual(Ledger.status(pending, key), "pending")
+  it("transitions without answers change nothing; requests from an earlier connection are pending", () => {
+    const ledger = new Ledger.Ledger()
+    ledger.event()
+    ledger.confirm()
+    assert.strictEqual(ledger.requeue(), 0)
+    ledger.wrote("written")
+    ledger.refused()
+    assert.deepStrictEqual([ledger.requests.size, ledger.outbox.length, ledger.unconfirmed.length], [0, 0, 0])
+    assert.isUndefined(ledger.status(key))
+    assert.strictEqual(new Ledger.Ledger([key]).status(key), "pending")
   })
 })
 
-describe("answer ledger bounds (issue 20 item 3)", () => {
+describe("answer ledger bounds", () => {
   const answerTo = (key: string, n: number): Ledger.QueuedAnswer => ({
     key,
     frame: `answer-${n}`,
@@ -355,7 +370,7 @@ describe("answer ledger bounds (issue 20 item 3)", () => {
   })
   const keyChars = (ledger: Ledger.Ledger): number => {
     let chars = 0
-    for (const key of HashMap.keys(ledger.requests)) chars += key.length
+    for (const key of ledger.requests.keys()) chars += key.length
     return chars
   }
 
@@ -372,61 +387,79 @@ describe("answer ledger bounds (issue 20 item 3)", () => {
     assert.isTrue(key.startsWith("\u0001"))
   })
 
-  it.prop(
-    "U16 a long key still answers its own request and no other",
-    [FastCheck.string({ minLength: 300, maxLength: 2000 }), FastCheck.string({ minLength: 1, maxLength: 4 })],
-    ([id, suffix]) => {
-      const key = Ledger.requestKey(id, "request_user_input")
-      const other = Ledger.requestKey(id + suffix, "request_user_input")
-      assert.notStrictEqual(key, other)
-      const ledger = Ledger.received(Ledger.empty, key)
-      assert.deepStrictEqual(Ledger.queue(ledger, answerTo(other, 0), 8), Either.left("never-received"))
-      assert.isTrue(Either.isRight(Ledger.queue(ledger, answerTo(key, 1), 8)))
-    },
-    { fastCheck: { numRuns: 200 } }
-  )
+  it("U16 a long key still answers its own request and no other", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.string({ minLength: 300, maxLength: 2000 }),
+        FastCheck.string({ minLength: 1, maxLength: 4 }),
+        (id, suffix) => {
+          const key = Ledger.requestKey(id, "request_user_input")
+          const other = Ledger.requestKey(id + suffix, "request_user_input")
+          assert.notStrictEqual(key, other)
+          const ledger = new Ledger.Ledger([key])
+          assert.strictEqual(ledger.queue(answerTo(other, 0), 8), "never-received")
+          assert.isUndefined(ledger.queue(answerTo(key, 1), 8))
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
 
-  it("issue 20: 5,000 requests with 64 KiB action session ids: at most 2 x MAX_REQUESTS remembered, keys bounded, the newest pending", () => {
+  it("5,000 requests with 64 KiB action session ids: at most 2 x MAX_REQUESTS remembered, keys bounded, the newest pending", () => {
     const big = "s".repeat(64 * 1024)
-    let ledger = Ledger.empty
+    const ledger = new Ledger.Ledger()
     let peak = 0
     for (let i = 0; i < 5000; i++) {
-      ledger = Ledger.received(ledger, Ledger.requestKey(`${big}${i}`, "request_user_input"))
-      peak = Math.max(peak, HashMap.size(ledger.requests))
+      ledger.received(Ledger.requestKey(`${big}${i}`, "request_user_input"))
+      peak = Math.max(peak, ledger.requests.size)
     }
     assert.isAtMost(peak, 2 * Ledger.MAX_REQUESTS)
     assert.isAtMost(keyChars(ledger), 2 * Ledger.MAX_REQUESTS * Ledger.MAX_KEY_LENGTH)
-    assert.isAtMost(HashMap.size(ledger.since), HashMap.size(ledger.requests))
     // The newest MAX_REQUESTS are all still answerable; the oldest were forgotten, and counted.
     for (let i = 5000 - Ledger.MAX_REQUESTS; i < 5000; i++) {
-      assert.strictEqual(Ledger.status(ledger, Ledger.requestKey(`${big}${i}`, "request_user_input")), "pending")
+      assert.strictEqual(ledger.status(Ledger.requestKey(`${big}${i}`, "request_user_input")), "pending")
     }
-    assert.isUndefined(Ledger.status(ledger, Ledger.requestKey(`${big}0`, "request_user_input")))
-    assert.strictEqual(ledger.forgotten, 5000 - HashMap.size(ledger.requests))
+    assert.isUndefined(ledger.status(Ledger.requestKey(`${big}0`, "request_user_input")))
+    assert.strictEqual(ledger.forgotten, 5000 - ledger.requests.size)
   })
 
-  it("issue 20: settled requests are forgotten first; an answer on its way never is", () => {
-    let ledger = Ledger.empty
+  it("settled requests are forgotten first; an answer on its way never is", () => {
+    const ledger = new Ledger.Ledger()
     const keyOf = (i: number) => Ledger.requestKey(`as_${i}`, "browser_use")
+    const answered = (key: string, n: number) => {
+      assert.isUndefined(ledger.queue(answerTo(key, n), 8))
+    }
     // MAX_REQUESTS answered and confirmed (settled).
     for (let i = 0; i < Ledger.MAX_REQUESTS; i++) {
-      ledger = Ledger.written(Either.getOrThrow(Ledger.queue(Ledger.received(ledger, keyOf(i)), answerTo(keyOf(i), i), 8)), "confirmed")
+      ledger.received(keyOf(i))
+      answered(keyOf(i), i)
+      ledger.wrote("confirmed")
     }
     // One answer written and not confirmed, one queued: on their way.
-    ledger = Ledger.received(Ledger.received(ledger, keyOf(-1)), keyOf(-2))
-    ledger = Ledger.written(Either.getOrThrow(Ledger.queue(ledger, answerTo(keyOf(-2), -2), 8)), "written")
-    ledger = Either.getOrThrow(Ledger.queue(ledger, answerTo(keyOf(-1), -1), 8))
+    ledger.received(keyOf(-1))
+    ledger.received(keyOf(-2))
+    answered(keyOf(-2), -2)
+    ledger.wrote("written")
+    answered(keyOf(-1), -1)
     // Then more than MAX_REQUESTS pending.
-    for (let i = Ledger.MAX_REQUESTS; i < 2 * Ledger.MAX_REQUESTS + 10; i++) ledger = Ledger.received(ledger, keyOf(i))
-    assert.isAtMost(HashMap.size(ledger.requests), 2 * Ledger.MAX_REQUESTS)
-    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) assert.isUndefined(Ledger.status(ledger, keyOf(i)), `settled ${i} forgotten`)
+    for (let i = Ledger.MAX_REQUESTS; i < 2 * Ledger.MAX_REQUESTS + 10; i++) ledger.received(keyOf(i))
+    assert.isAtMost(ledger.requests.size, 2 * Ledger.MAX_REQUESTS)
+    for (let i = 0; i < Ledger.MAX_REQUESTS; i++) assert.isUndefined(ledger.status(keyOf(i)), `settled ${i} forgotten`)
     // At 2 x MAX_REQUESTS + 1 (1,024 settled, 2 on their way, 1,023 pending) it forgot down to
     // MAX_REQUESTS: the 1,024 settled, then the one oldest pending.
     assert.strictEqual(ledger.forgotten, 1)
-    assert.isUndefined(Ledger.status(ledger, keyOf(Ledger.MAX_REQUESTS)), "the oldest pending")
-    assert.strictEqual(Ledger.status(ledger, keyOf(Ledger.MAX_REQUESTS + 1)), "pending")
-    assert.strictEqual(Ledger.status(ledger, keyOf(-1)), "queued")
-    assert.strictEqual(Ledger.status(ledger, keyOf(-2)), "unconfirmed")
-    assert.strictEqual(Ledger.status(ledger, keyOf(2 * Ledger.MAX_REQUESTS + 9)), "pending")
+    assert.isUndefined(ledger.status(keyOf(Ledger.MAX_REQUESTS)), "the oldest pending")
+    assert.strictEqual(ledger.status(keyOf(Ledger.MAX_REQUESTS + 1)), "pending")
+    assert.strictEqual(ledger.status(keyOf(-1)), "queued")
+    assert.strictEqual(ledger.status(keyOf(-2)), "unconfirmed")
+    assert.strictEqual(ledger.status(keyOf(2 * Ledger.MAX_REQUESTS + 9)), "pending")
+  })
+
+  it("unsent names each answer by its own data (a long key is a fingerprint)", () => {
+    const long = "y".repeat(1000)
+    const key = Ledger.requestKey(long, "request_user_input")
+    const ledger = new Ledger.Ledger([key])
+    ledger.queue({ key, frame: "f", data: { granted: true, resource_type: "request_user_input", action_session_id: long } }, 8)
+    assert.deepStrictEqual(ledger.close(false), [{ actionSessionId: long, resourceType: "request_user_input" }])
   })
 })

@@ -1,12 +1,12 @@
 /**
- * The replay rule (src/internal/channel/replay.ts; issue 12 defect 10, issue 20 item 1): on a
+ * The replay rule (packages/core/src/Replay.ts): on a
  * reopened connection the replay is the longest run of its first events equal, in order, to the
  * last events delivered; nothing else. Checked against a brute-force transcription of the rule
  * (property tests), and the window's bounds (REPLAY_WINDOW events, REPLAY_WINDOW_CHARS characters).
  */
-import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
-import { frameKey, HOLD, NEW, Replay, REPLAY_WINDOW, REPLAY_WINDOW_CHARS } from "../../src/internal/channel/replay.js"
+import { assert, describe, it } from "vitest"
+import * as FastCheck from "fast-check"
+import { frameKey, HOLD, NEW, Replay, REPLAY_WINDOW, REPLAY_WINDOW_CHARS } from "../src/Replay.js"
 
 /** Delivers `prints` outside a phase (a first connection). */
 const deliverAll = (replay: Replay, prints: ReadonlyArray<string>): void => {
@@ -140,23 +140,22 @@ describe("Replay (the rule)", () => {
   // Few letters, so that events repeat and alignments collide.
   const letters = FastCheck.array(FastCheck.constantFrom("a", "b", "c"), { maxLength: 12 })
 
-  it.prop(
-    "the replay is exactly the longest prefix of the new connection equal to a tail of what was delivered",
-    [letters, letters],
-    ([delivered, conn]) => {
+  it("the replay is exactly the longest prefix of the new connection equal to a tail of what was delivered", () => {
+    FastCheck.assert(
+      FastCheck.property(letters, letters, (delivered, conn) => {
       const replay = reopenedAfter(delivered)
       const { phase, replayed } = judge(replay, conn)
       assert.strictEqual(replayed, longestReplay(delivered, conn))
       assert.isAtMost(replayed, phase)
       assert.isAtMost(phase, Math.max(delivered.length, 1) + 1, "a phase is never longer than the tail (plus the frame that ends it)")
-    },
-    { fastCheck: { numRuns: 2000 } }
-  )
+    }),
+      { numRuns: 2000 }
+    )
+  })
 
-  it.prop(
-    "a service that replays its last r events then goes on: at least r are dropped, and what is kept plus what was delivered is never fewer than the new connection sent",
-    [letters, FastCheck.nat(12), letters],
-    ([delivered, r, fresh]) => {
+  it("a service that replays its last r events then goes on: at least r are dropped, and what is kept plus what was delivered is never fewer than the new connection sent", () => {
+    FastCheck.assert(
+      FastCheck.property(letters, FastCheck.nat(12), letters, (delivered, r, fresh) => {
       const replayedByService = Math.min(r, delivered.length)
       const conn = [...delivered.slice(delivered.length - replayedByService), ...fresh]
       const replay = reopenedAfter(delivered)
@@ -167,9 +166,10 @@ describe("Replay (the rule)", () => {
       assert.isAtLeast(have, conn.length)
       // The frames dropped are a copy of the last ones delivered (counted once, never hidden).
       assert.deepStrictEqual(conn.slice(0, replayed), delivered.slice(delivered.length - replayed))
-    },
-    { fastCheck: { numRuns: 2000 } }
-  )
+    }),
+      { numRuns: 2000 }
+    )
+  })
 })
 
 describe("Replay (the window)", () => {
@@ -221,22 +221,20 @@ describe("frameKey", () => {
     assert.isTrue(frameKey(bytes).startsWith("\u0000"))
   })
 
-  it.prop(
-    "binary fingerprints: equal for equal bytes, different when one byte changes",
-    [
-      FastCheck.uint8Array({ minLength: 1, maxLength: 256 }),
+  it("binary fingerprints: equal for equal bytes, different when one byte changes", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.uint8Array({ minLength: 1, maxLength: 256 }),
       FastCheck.nat(),
-      FastCheck.integer({ min: 1, max: 255 })
-    ],
-    ([bytes, at, delta]) => {
+      FastCheck.integer({ min: 1, max: 255 }), (bytes, at, delta) => {
       const index = at % bytes.length
       const copy = Uint8Array.from(bytes)
       assert.strictEqual(frameKey(copy), frameKey(bytes))
       copy[index] = (copy[index]! + delta) % 256
       assert.notStrictEqual(frameKey(copy), frameKey(bytes))
-    },
-    { fastCheck: { numRuns: 1000 } }
-  )
+    }),
+      { numRuns: 1000 }
+    )
+  })
 
   it("a binary frame replayed after a reconnect is recognised by its fingerprint", () => {
     const replay = reopenedAfter([frameKey(new Uint8Array([9, 9, 9]))])

@@ -1,6 +1,6 @@
 /**
- * Replays (issue 12 defect 10, issue 20 item 1): what may be a replay after a reconnect, and what
- * provably is one. Plain, synchronous and free of Effect: the engine (`core.ts`) asks it per frame.
+ * Replays: what may be a replay after a reconnect, and what provably is one. Plain and
+ * synchronous: the `Connection` asks it per frame.
  *
  * The rule. On a reopened connection, the replay is the longest run of the connection's FIRST
  * events (keep-alives aside) that equals, in order, the LAST events delivered before the reconnect
@@ -9,11 +9,11 @@
  * end where the delivered ones end, is new. The run is decided by the frames themselves: the
  * phase ends at the first frame that no candidate alignment can continue (the replay is then the
  * longest prefix that matched a whole tail, possibly none), when every alignment has reached the
- * end of the tail, or when the engine settles it (a keep-alive, a frame error, the attempt's end,
- * or the hold time after the open).
+ * end of the tail, or when the connection settles it (a keep-alive, a frame error, the attempt's
+ * end, or the hold time after the open).
  *
- * What the engine does with it depends on whether the service is known to replay
- * (`Dialect.replaysOnReconnect` / the `replaysOnReconnect` option):
+ * What the connection does with it depends on whether the service is known to replay
+ * (`Dialect.replaysOnReconnect`, or the shell's option):
  * - known to replay: the frames of the phase are held (not delivered) until the phase is decided;
  *   then the replay is dropped and the rest is delivered, in arrival order;
  * - not known to replay (the default): every frame is delivered at once; the phase only decides
@@ -22,31 +22,40 @@
  *
  * Either way every `action_run` the service sent is delivered unless it is in a proven replay, a
  * copy of the last events delivered: the count delivered is never below what the newest
- * connection sent (docs/unspecified.md, "Replays").
+ * connection sent.
  *
- * Events are known by their frame text (the string `ws` made of it: keeping it costs a reference,
- * not a copy), among the last {@link REPLAY_WINDOW} delivered and {@link REPLAY_WINDOW_CHARS}
- * characters in all; a binary frame (rare) by a fingerprint. Recording costs a ring slot per
- * delivered frame; matching runs only in the phase after a reconnect, on integer ids (each frame
- * text is hashed once), at most `REPLAY_WINDOW` frames long.
+ * Events are known by their frame text (keeping it costs a reference, not a copy), among the last
+ * {@link REPLAY_WINDOW} delivered and {@link REPLAY_WINDOW_CHARS} characters in all; a binary
+ * frame by a fingerprint. Recording costs a ring slot per delivered frame; matching runs only in
+ * the phase after a reconnect, on integer ids (each frame text is hashed once), at most
+ * `REPLAY_WINDOW` frames long (why that window: docs/engine.md of `effect-agent-session`, "Replays").
+ *
+ * @since 0.1.0
  */
 
 /**
- * How many delivered events are remembered to recognise a replay after a reconnect. Measured
- * (200,000 frames of 200 bytes, one connection): remembering 4,096 frame texts costs about 15 %
- * of throughput against 1,024 or 256 (the texts outlive the young generation, so the garbage
- * collector copies and promotes them); a fingerprint instead of the text costs more (hashing a
- * 200-byte frame in JavaScript took about 1 µs, more than its `JSON.parse`). A replay longer than
- * the window is not recognised: it is delivered again (at least once, never lost).
+ * How many delivered events are remembered to recognise a replay after a reconnect. A replay
+ * longer than the window is not recognised: it is delivered again (at least once, never lost).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export const REPLAY_WINDOW = 1024
 
-/** The most frame text remembered for that (UTF-16 code units): the memory bound per connection. */
+/**
+ * The most frame text remembered for that (UTF-16 code units): the memory bound per connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const REPLAY_WINDOW_CHARS = 256 * 1024
 
 /**
  * The identity of a frame for replay detection: its text. A binary frame (rare) is fingerprinted
  * (two 32-bit FNV-1a variants and the length) instead of copied.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const frameKey = (data: string | Uint8Array): string => {
   if (typeof data === "string") return data
@@ -61,7 +70,7 @@ export const frameKey = (data: string | Uint8Array): string => {
 }
 
 /** The texts of the last events delivered, in a ring (oldest first when read). */
-export class Delivered {
+class Delivered {
   private readonly ring: Array<string | undefined> = []
   private head = 0
   private count = 0
@@ -105,15 +114,28 @@ export class Delivered {
   }
 }
 
-/** {@link Replay.next}: the frame may still be part of a replay (the phase goes on). */
+/**
+ * {@link Replay.next}: the frame may still be part of a replay (the phase goes on).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const HOLD = -2
-/** {@link Replay.next}: no replay phase: the frame is new. */
+/**
+ * {@link Replay.next}: no replay phase: the frame is new.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const NEW = -1
 
 /**
  * The replay rule of one connection (across its attempts). `next` says, per event that is not a
  * keep-alive, `NEW`, `HOLD`, or (a number >= 0) that the phase ended with this frame and how many
  * of the phase's frames (those held and this one, in arrival order) are the replay.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class Replay {
   private readonly ring = new Delivered()

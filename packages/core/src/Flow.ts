@@ -1,16 +1,22 @@
 /**
- * Flow control: the bounded buffer between the socket and the consumer. Frames are counted in
- * as they are received and out as the consumer takes them; reading pauses when `bufferSize` are
- * held and resumes once the consumer has taken them down to half. Nothing is dropped: frames
- * already on their way when reading pauses are still taken in (a socket that stops reading stops
- * within one read), so `peak` may pass `bufferSize` by what one read delivered.
+ * Flow control: the bounded buffer between the socket and the consumer. Frames are counted in as
+ * they are received and out as the consumer takes them; reading pauses when `bufferSize` are held
+ * and resumes once the consumer has taken them down to half. Nothing is dropped: frames already on
+ * their way when reading pauses are still taken in (a socket that stops reading stops within one
+ * read), so `peak` may pass `bufferSize` by what one read delivered.
  *
- * Plain counters, not a `Queue`: the events themselves sit in the engine's `Mailbox`, which is
- * unbounded; this only decides when to pause the transport, synchronously in the socket's
- * callback (an Effect per frame halves throughput: bench/RESULTS.md, "Known traps").
+ * Plain counters: the events themselves sit in the shell's queue; this only decides when to pause
+ * the transport, synchronously, per frame.
+ *
+ * @since 0.1.0
  */
 
-/** A buffer's accounting. */
+/**
+ * A buffer's accounting.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Flow {
   /** Frames received and not yet taken by the consumer. */
   held = 0
@@ -31,7 +37,7 @@ export class Flow {
     return this.shouldPause()
   }
 
-  /** Whether reading must pause now (the buffer is full and reading is on). */
+  /** Whether reading must pause now (the buffer is full and reading is on); if so it is paused. */
   shouldPause(): boolean {
     if (this.paused || this.held < this.bufferSize) return false
     this.paused = true

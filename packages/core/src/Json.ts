@@ -1,18 +1,25 @@
 /**
  * Bounds on JSON text before it is parsed: nesting depth, found without recursion.
  *
- * `JSON.parse` itself is iterative in V8, but everything that walks the parsed value afterwards
- * (`JSON.stringify`, `util.inspect`, the Schema formatters that print the actual value) recurses,
- * and overflows the stack on a few kilobytes of `[[[[...`. Refusing text nested deeper than a
- * bound before parsing keeps every later step total.
+ * `JSON.parse` itself is iterative in V8, but what walks a parsed value afterwards
+ * (`JSON.stringify`, `util.inspect`, schema formatters that print the value) recurses, and
+ * overflows the stack on a few kilobytes of `[[[[...`. Refusing text nested deeper than a bound
+ * before parsing keeps every later step total.
  *
- * The check runs on every frame, so it is built to cost little beside `JSON.parse`: a text with at
- * most `maxDepth` openers cannot be deeper and is answered by counting them with `indexOf` (most
- * frames: about a twentieth of `JSON.parse` on a 200-byte frame, bench/frameDecode.ts); only a
- * text with more openers is scanned, and the scan jumps over string contents with `indexOf`.
+ * The check runs on every frame, so it costs little beside `JSON.parse`: a text with at most
+ * `maxDepth` openers cannot be deeper and is answered by counting them with `indexOf` (most
+ * frames); only a text with more openers is scanned, jumping over string contents with `indexOf`
+ * (figures: docs/engine.md, "Frame decoding").
+ *
+ * @since 0.1.0
  */
 
-/** The deepest nesting accepted by default: far above any payload of the service (depth 3 or 4). */
+/**
+ * The deepest nesting accepted by default: far above any payload of the service (depth 3 or 4).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const defaultMaxDepth = 64
 
 const OPEN_BRACE = 123 // {
@@ -76,13 +83,22 @@ const scanExceeds = (text: string, maxDepth: number): boolean => {
  * count; a string that does not end runs to the end of the text). Linear in the text, constant
  * stack. A text with at most `maxDepth` openers cannot be deeper, and is answered by a quick count
  * (most frames).
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const exceedsDepth = (text: string, maxDepth: number = defaultMaxDepth): boolean =>
   text.length > maxDepth && openersExceed(text, maxDepth) && scanExceeds(text, maxDepth)
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
-/** Decodes strict UTF-8 (a malformed sequence is `undefined`, never U+FFFD). */
+/**
+ * Decodes strict UTF-8: a malformed sequence makes the whole answer `undefined`, never U+FFFD, so a
+ * frame that is not text is refused rather than altered.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
 export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
   try {
     return strictUtf8.decode(bytes)

@@ -1,0 +1,492 @@
+/**
+ * One connection of the event channel, as a state machine without I/O: the one owner of the
+ * connection's state and of its current attempt's. Its inputs are method calls named for what
+ * happened (an attempt began, the transport opened, a frame arrived, the consumer took events, an
+ * answer was given or written, a deadline passed, the transport ended); its outputs are what the
+ * shell must do, asked of the shell's {@link Port} as they are decided (deliver this event, pause
+ * or resume reading, drop the transport, write the queued answers, set a deadline, wake the loop)
+ * and, at the end of an attempt, the decision {@link Connection.attemptEnded} returns (end with
+ * this reason, or retry on which schedule).
+ *
+ * The shell owns the sockets, the fibers, the schedules, the decoding of frames into events, the
+ * errors, spans, logs and metrics. Events and errors are the shell's own values (`E`, `F`, `R`):
+ * the connection only asks the shell's {@link Classifier} what an event is. The rules it keeps,
+ * input by input, are listed in the package's README ("How a shell drives a connection") and in
+ * each method's documentation.
+ *
+ * @since 0.1.0
+ */
+import type { Check, Entry } from "./Deadlines.js"
+import { Flow } from "./Flow.js"
+import {
+  type Classifier,
+  CLOSING_GRACE_MILLIS,
+  type CloseReason,
+  defaults,
+  type Ending,
+  type EventKind,
+  formatMillis,
+  type Next,
+  type OpenReport,
+  type Options,
+  type Phase,
+  type Port,
+  type WriteFailure
+} from "./internal/connection.js"
+import { Attempts } from "./internal/attempts.js"
+import { Intake } from "./internal/intake.js"
+import { Ledger, type QueuedAnswer, type Refusal, type UnsentAnswer } from "./Ledger.js"
+
+export {
+  /**
+   * How long a socket found closing may take to report its close before the attempt is given up.
+   *
+   * @since 0.1.0
+   */
+  CLOSING_GRACE_MILLIS,
+  /**
+   * The defaults of a connection's options, and of the shell's.
+   *
+   * @since 0.1.0
+   */
+  defaults,
+  /**
+   * A count option: a finite number >= 1 (rounded down), else the fallback.
+   *
+   * @since 0.1.0
+   */
+  positiveInt
+} from "./internal/connection.js"
+export type {
+  Classifier,
+  CloseReason,
+  Ending,
+  EventKind,
+  Next,
+  OpenReport,
+  Options,
+  Phase,
+  Port,
+  WriteFailure
+} from "./internal/connection.js"
+
+/**
+ * One connection.
+ *
+ * @example
+ * ```ts
+ * import { Connection } from "effect-agent-session-core"
+ *
+ * type Event = { readonly type: string }
+ * const delivered: Array<Event> = []
+ * const connection = new Connection.Connection<Event, Error>(
+ *   { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
+ *   {
+ *     kind: (event) => event.type === "complete" ? "complete" : event.type === "heartbeat" ? "keep-alive" : "event",
+ *     requestKey: () => "",
+ *     message: (error) => error.message,
+ *     chargeable: () => false
+ *   },
+ *   {
+ *     deliver: (event) => delivered.push(event),
+ *     pause: () => {}, resume: () => {}, abort: () => {}, write: () => {}, skipped: () => {}, forgot: () => {},
+ *     wake: () => {},
+ *     schedule: () => ({ cancel: () => {} })
+ *   }
+ * )
+ * const attempt = connection.begin(0)   // the shell opens a socket for attempt 1
+ * connection.opened(attempt, 5)         // ... it opened
+ * connection.frameArrived(attempt, 6, { type: "complete" }, undefined)
+ * connection.attemptEnded(attempt, 7)   // { _tag: "Finish", reason: "complete", ... }
+ * connection.finish("complete")         // nothing unsent
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Connection<E, F, R = F> extends Intake<E> {
+  private readonly flow: Flow
+  private readonly ledger: Ledger
+  private finished = false
+  private skippedCount = 0
+
+  /** Across attempts: reconnects, downtime, the bout since the last progress, the last error. */
+  private readonly attempts = new Attempts()
+
+  // The current attempt.
+  private attempt = 0
+  private opened_ = false
+  private ended = false
+  private progressed = false
+  private writing = false
+  private lastFrameAt = 0
+  private ending: Ending<F, R> | undefined = undefined
+  private entries: Array<Entry> = []
+  private idleCheck: Check | undefined = undefined
+
+  constructor(
+    private readonly options: Options,
+    private readonly classifier: Classifier<E, F, R>,
+    private readonly port: Port<E, F>
+  ) {
+    super(options.replaysOnReconnect === true)
+    this.flow = new Flow(options.bufferSize)
+    this.ledger = new Ledger(options.pendingRequests ?? [])
+  }
+
+  // ---------------------------------------------------------------------------
+  // What the shell reads
+  // ---------------------------------------------------------------------------
+
+  /** Events delivered and not yet taken by the consumer. */
+  get buffered(): number {
+    return this.flow.held
+  }
+
+  /** The most events ever held for the consumer. */
+  get peakBuffered(): number {
+    return this.flow.peak
+  }
+
+  /** Frame errors skipped so far. */
+  get skipped(): number {
+    return this.skippedCount
+  }
+
+  /** The answer ledger's size: requests remembered, the characters of their keys, the pending ones forgotten. */
+  ledgerSize(): { readonly requests: number; readonly keyChars: number; readonly forgotten: number } {
+    let keyChars = 0
+    for (const key of this.ledger.requests.keys()) keyChars += key.length
+    return { requests: this.ledger.requests.size, keyChars, forgotten: this.ledger.forgotten }
+  }
+
+  /** Whether the connection is over ({@link Connection.finish}). */
+  get isFinished(): boolean {
+    return this.finished
+  }
+
+  /** The attempts of the current bout, the current one included (1 for a fresh bout). */
+  get attemptNumber(): number {
+    return this.attempts.bout
+  }
+
+  /** What the last open reported. */
+  get lastOpen(): OpenReport {
+    return this.attempts.lastOpen
+  }
+
+  /** The phase of an attempt: `stale` when it is not the current one. */
+  phase(attempt: number): Phase {
+    if (attempt !== this.attempt || this.finished) return "stale"
+    return this.ended ? "ended" : this.opened_ ? "open" : "connecting"
+  }
+
+  /** How an attempt ended, once it has. */
+  endingOf(attempt: number): Ending<F, R> | undefined {
+    return attempt === this.attempt ? this.ending : undefined
+  }
+
+  // ---------------------------------------------------------------------------
+  // Attempts
+  // ---------------------------------------------------------------------------
+
+  /**
+   * A new attempt begins (the shell then opens its transport): returns its id, which every input
+   * of the attempt names. Reading is on again; the events it starts with may be a replay.
+   */
+  begin(now: number): number {
+    this.clearDeadlines()
+    this.attempt += 1
+    this.attempts.began()
+    this.opened_ = false
+    this.ended = false
+    this.progressed = false
+    this.writing = false
+    this.lastFrameAt = now
+    this.ending = undefined
+    this.flow.reset()
+    this.reopenIntake()
+    return this.attempt
+  }
+
+  /** The attempt's transport exists (it may not be open yet): reading pauses if the buffer is full. */
+  transportCreated(attempt: number): void {
+    if (attempt !== this.attempt || this.ended) return
+    if (this.flow.shouldPause()) this.port.pause()
+  }
+
+  /**
+   * The attempt's transport opened (and sent the handshake): counted open (a reopening counts a
+   * reconnect), the idle time-out armed, the queued answers written.
+   */
+  opened(attempt: number, now: number): void {
+    if (attempt !== this.attempt || this.ended || this.opened_ || this.finished) return
+    this.opened_ = true
+    this.lastFrameAt = now
+    // A transport paused while it was connecting may not have stopped reading: pause it again.
+    if (this.flow.paused) this.port.pause()
+    else if (this.flow.shouldPause()) this.port.pause()
+    this.attempts.opened(now)
+    this.idleCheck ??= (at) => this.idle(at)
+    this.entries.push(this.port.schedule(now + this.options.idleTimeoutMillis, this.idleCheck))
+    // A service known to replay: frames that may be a replay are held at most `replayHoldMillis`.
+    if (this.options.replaysOnReconnect === true && this.replay.active) {
+      const hold = this.options.replayHoldMillis ?? defaults.replayHoldMillis
+      this.entries.push(this.port.schedule(now + hold, () => {
+        if (!this.ended) this.settleReplay()
+        return undefined
+      }))
+    }
+    this.startWriting()
+    this.port.wake()
+  }
+
+  /** The attempt's transport ended, as it says (the first ending of an attempt wins). */
+  closed(attempt: number, ending: Ending<F, R>): void {
+    if (attempt !== this.attempt) return
+    this.end(ending)
+  }
+
+  /**
+   * After the attempt ended (and the shell closed its transport): end the connection, or retry.
+   * A drop requeues the answers written and not confirmed; a normal end confirms them.
+   */
+  attemptEnded(attempt: number, now: number): Next<F, R> {
+    const ending: Ending<F, R> = attempt === this.attempt && this.ending !== undefined
+      ? this.ending
+      : { _tag: "Defect", defect: new Error("the attempt has not ended") }
+    const replayDropped = this.replay.takeDropped()
+    switch (ending._tag) {
+      case "End":
+        this.ledger.confirm()
+        return { _tag: "Finish", reason: ending.reason, replayDropped }
+      case "Fatal":
+        return { _tag: "Finish", reason: ending.reason, error: ending.error, replayDropped }
+      case "Defect":
+        return { _tag: "Finish", reason: "failed", defect: ending.defect, replayDropped }
+      case "Retry":
+        break
+    }
+    const resent = this.ledger.requeue()
+    const lastError = typeof ending.error === "string" ? ending.error : this.classifier.message(ending.error)
+    // It delivered new events: a fresh bout, a fresh schedule.
+    const reset = this.attempts.dropped(now, this.opened_, lastError, this.progressed)
+    const everOpen = this.attempts.everOpen
+    return {
+      _tag: "Retry",
+      schedule: everOpen ? "reconnect" : "first-connect",
+      reset,
+      // A connection never open that used a whole connect time-out is not tried again.
+      giveUp: !everOpen && ending.connectTimeout === true,
+      attempts: this.attempts.bout,
+      resent,
+      lastError,
+      error: ending.error,
+      replayDropped
+    }
+  }
+
+  /** The reconnect schedule decided to try again: the retry's number in this bout, and why. */
+  retrying(): { readonly attempt: number; readonly lastError: string } {
+    return this.attempts.retrying()
+  }
+
+  /** The schedule gave up: the connection is lost (never connected when it never opened). */
+  gaveUp(): { readonly neverOpen: boolean; readonly attempts: number; readonly lastError: string } {
+    return { neverOpen: !this.attempts.everOpen, attempts: this.attempts.bout, lastError: this.attempts.lastError }
+  }
+
+  /**
+   * The connection is over, for `reason`: the answers accepted and not delivered (a clean end
+   * confirms what was written first: the close came after it on the wire). Nothing of the last
+   * attempt is kept; every deadline is cleared. Once only: `undefined` afterwards.
+   */
+  finish(reason: CloseReason): ReadonlyArray<UnsentAnswer> | undefined {
+    if (this.finished) return undefined
+    // Frames held as a possible replay are decided (delivered or dropped), not lost.
+    if (!this.ended) this.settleReplay()
+    this.finished = true
+    this.clearDeadlines()
+    this.ended = true
+    const clean = reason !== "connection-lost" && reason !== "failed" && reason !== "handshake-rejected" &&
+      reason !== "superseded"
+    return this.ledger.close(clean)
+  }
+
+  // ---------------------------------------------------------------------------
+  // Frames
+  // ---------------------------------------------------------------------------
+
+  /** An event arrived on an attempt (`print`: its identity for replay detection, if it has one). */
+  frameArrived(attempt: number, now: number, event: E, print: string | undefined): void {
+    if (attempt !== this.attempt || this.ended) return
+    this.lastFrameAt = now
+    const kind = this.classifier.kind(event)
+    // Keep-alives prove the socket, not progress.
+    if (kind === "keep-alive") return this.keepAlive(event, kind)
+    this.intake(event, kind, print)
+  }
+
+  /** A frame of an attempt could not be read (malformed, undecodable, too large). */
+  frameFailed(attempt: number, now: number, error: F): void {
+    if (attempt !== this.attempt || this.ended) return
+    this.lastFrameAt = now
+    // A frame error ends a replay phase (a replay is a run of events): what was held goes first.
+    if (this.replay.active) this.settleReplay()
+    if (this.ended) return
+    // A chargeable event is never skipped: it would be hidden from the budget.
+    if (this.options.failOnFrameError || this.classifier.chargeable(error)) {
+      return this.end({ _tag: "Fatal", error, reason: "failed" })
+    }
+    this.skippedCount += 1
+    this.port.skipped(error, this.skippedCount)
+  }
+
+  /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
+  alive(attempt: number, now: number): void {
+    if (attempt === this.attempt && !this.ended) this.lastFrameAt = now
+  }
+
+  /** The consumer took `count` events: reading resumes once the buffer is down to half. */
+  taken(count: number, now: number): void {
+    if (this.flow.taken(count) && this.attempt !== 0 && !this.ended) {
+      this.lastFrameAt = now
+      this.port.resume()
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Answers
+  // ---------------------------------------------------------------------------
+
+  /**
+   * An answer was given: queued (and written at once when the attempt is open), or why not
+   * (`channel-closed` once the connection is over).
+   */
+  answer(answer: QueuedAnswer): Refusal | "channel-closed" | undefined {
+    if (this.finished) return "channel-closed"
+    const refusal = this.ledger.queue(answer, this.options.answerBufferSize)
+    if (refusal !== undefined) return refusal
+    this.startWriting()
+    return undefined
+  }
+
+  /**
+   * The answer the shell's writer writes next on the attempt, if any (none once the attempt is
+   * over): the writer stops when there is none.
+   */
+  nextAnswer(attempt: number): QueuedAnswer | undefined {
+    const head = attempt === this.attempt && this.opened_ && !this.ended ? this.ledger.head() : undefined
+    if (head === undefined && attempt === this.attempt) this.writing = false
+    return head
+  }
+
+  /** The answer given by `nextAnswer` was written: acknowledged by the service, or handed to the socket. */
+  answerWritten(attempt: number, how: "confirmed" | "written"): void {
+    if (attempt === this.attempt) this.ledger.wrote(how)
+  }
+
+  /**
+   * The answer given by `nextAnswer` was not written. `refused`: the service refused it (its
+   * request is pending again) and the writer goes on; `stop`: the answer stays queued for the
+   * next attempt and the writer stops (this attempt is over, or will be once its closing socket
+   * reports its close).
+   */
+  answerFailed(attempt: number, now: number, failure: WriteFailure): "refused" | "stop" {
+    if (attempt !== this.attempt) return "stop"
+    if (!failure.retry && failure.closing !== true) {
+      this.ledger.refused()
+      return "refused"
+    }
+    this.writing = false
+    if (this.ended) return "stop"
+    const ending: Ending<F, R> = { _tag: "Retry", error: `answer not written: ${failure.message}` }
+    if (failure.closing === true) {
+      // The socket's close (1000 ends, else a reconnect) decides; should none come within the
+      // grace period, the attempt is given up as a drop.
+      this.entries.push(this.port.schedule(now + CLOSING_GRACE_MILLIS, () => {
+        this.end(ending)
+        return undefined
+      }))
+    } else {
+      this.end(ending)
+    }
+    return "stop"
+  }
+
+  // ---------------------------------------------------------------------------
+  // Internals
+  // ---------------------------------------------------------------------------
+
+  // --- Intake: what the intake of a reconnect's events asks of the connection ---
+  protected kindOf(event: E): EventKind {
+    return this.classifier.kind(event)
+  }
+  protected isAnswered(event: E): boolean {
+    return this.ledger.isAnswered(this.classifier.requestKey(event))
+  }
+  protected deliverAskedAgain(event: E, kind: EventKind): void {
+    this.progressed = true
+    this.deliver(event, kind)
+  }
+  protected hasEnded(): boolean {
+    return this.ended
+  }
+
+  /** The attempt delivered a new event: the reconnect bout restarts; answers written got through. */
+  protected madeProgress(): void {
+    this.progressed = true
+    // The service went on talking after the answers were written: they got through.
+    if (this.ledger.hasUnconfirmed) this.ledger.confirm()
+  }
+
+  /** Hands an event to the shell (and ends the attempt on `complete`, or an `error` with `endOnError`). */
+  protected deliver(event: E, kind: EventKind): void {
+    if (kind === "request") {
+      // Pending in the ledger, which forgets the oldest past its bound.
+      const forgotten = this.ledger.forgotten
+      this.ledger.received(this.classifier.requestKey(event))
+      if (this.ledger.forgotten !== forgotten) this.port.forgot(this.ledger.forgotten - forgotten, this.ledger.forgotten)
+    }
+    this.port.deliver(event)
+    if (this.flow.received()) this.port.pause()
+    if (kind === "complete") return this.end({ _tag: "End", reason: "complete" })
+    if (kind === "error" && this.options.endOnError) return this.end({ _tag: "End", reason: "error-event" })
+  }
+
+  private startWriting(): void {
+    if (this.attempt === 0 || !this.opened_ || this.ended || this.writing || this.ledger.head() === undefined) return
+    this.writing = true
+    this.port.write()
+  }
+
+  /** The idle deadline: when to look again, or the attempt dropped. */
+  private idle(now: number): number | undefined {
+    if (this.ended) return undefined
+    const idle = this.options.idleTimeoutMillis
+    // A paused transport reads nothing: that is not the service's silence.
+    if (this.flow.paused) return now + idle
+    const left = this.lastFrameAt + idle - now
+    if (left > 0) return now + left
+    this.port.abort()
+    this.end({ _tag: "Retry", error: `no frame for ${formatMillis(idle)} (idle time-out)` })
+    return undefined
+  }
+
+  private end(ending: Ending<F, R>): void {
+    if (this.ended) return
+    // Frames held as a possible replay are decided before the end (delivering `complete` ends it).
+    this.settleReplay()
+    if (this.ended) return
+    this.ended = true
+    this.ending = ending
+    this.clearDeadlines()
+    this.port.wake()
+  }
+
+  private clearDeadlines(): void {
+    if (this.entries.length === 0) return
+    for (const entry of this.entries) entry.cancel()
+    this.entries = []
+  }
+}

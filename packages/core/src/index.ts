@@ -1,0 +1,106 @@
+/**
+ * The agent session protocol, written once, without I/O and without a framework (sans-I/O):
+ * plain TypeScript that decides, while a shell (the Effect 3 SDK `effect-agent-session`, the
+ * Effect 4 edition) owns sockets, fibers, schedules, schemas, spans and errors.
+ *
+ * @since 0.1.0
+ * @module effect-agent-session-core
+ */
+
+/**
+ * How an attempt ends: close codes, refused upgrades, socket errors.
+ *
+ * @since 0.1.0
+ */
+export * as Close from "./Close.js"
+
+/**
+ * One connection of the event channel, as a state machine without I/O.
+ *
+ * @since 0.1.0
+ */
+export * as Connection from "./Connection.js"
+
+/**
+ * Deadlines: one queue of time-outs, the shell sleeping until the earliest.
+ *
+ * @since 0.1.0
+ */
+export * as Deadlines from "./Deadlines.js"
+
+/**
+ * The wire choices the service's document leaves open, as one value.
+ *
+ * @since 0.1.0
+ */
+export * as Dialect from "./Dialect.js"
+
+/**
+ * The answer ledger: which requests may be answered, where each answer is.
+ *
+ * @since 0.1.0
+ */
+export * as Ledger from "./Ledger.js"
+
+/**
+ * Flow control: when reading pauses and resumes.
+ *
+ * @since 0.1.0
+ */
+export * as Flow from "./Flow.js"
+
+/**
+ * The codecs a dialect selects, without the schemas: frames, handshake, answers.
+ *
+ * @since 0.1.0
+ */
+export * as Frame from "./Frame.js"
+
+/**
+ * The HTTP rules: status kinds, error messages, Retry-After, retries, Idempotency-Key, bodies.
+ *
+ * @since 0.1.0
+ */
+export * as Http from "./Http.js"
+
+/**
+ * Bounds on JSON text before it is parsed (nesting depth).
+ *
+ * @since 0.1.0
+ */
+export * as Json from "./Json.js"
+
+/**
+ * Keys out of text; raw text bounded.
+ *
+ * @since 0.1.0
+ */
+export * as Secrets from "./Secrets.js"
+
+/**
+ * Replay detection after a reconnect.
+ *
+ * @since 0.1.0
+ */
+export * as Replay from "./Replay.js"
+
+/**
+ * A watched session's tally: the action budget (U20), the events kept.
+ *
+ * @since 0.1.0
+ */
+export * as Session from "./Session.js"
+
+/**
+ * The Server-Sent Events line parser.
+ *
+ * @since 0.1.0
+ */
+export * as Sse from "./Sse.js"
+
+/**
+ * Address rules: secure transport, printable addresses, paths, the handshake in the query.
+ *
+ * @since 0.1.0
+ */
+export * as Url from "./Url.js"

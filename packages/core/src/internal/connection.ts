@@ -1,0 +1,258 @@
+/**
+ * The model of a connection (`Connection`'s types, options and defaults), kept apart from the
+ * state machine that uses them. Re-exported by `Connection`.
+ */
+import type { Check, Entry } from "../Deadlines.js"
+
+/**
+ * Why a connection closed for good.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CloseReason =
+  /** `complete` was received (and delivered). */
+  | "complete"
+  /** `close` was called, or the connection's scope closed. */
+  | "closed-by-caller"
+  /** The service closed the channel with 1000 before `complete`: the session ended (U17). */
+  | "closed-by-service"
+  /** An `error` event arrived with `endOnError` set (U17). */
+  | "error-event"
+  /** The reconnect schedule gave up. */
+  | "connection-lost"
+  /** The service refused the credentials (U08, U12). */
+  | "handshake-rejected"
+  /** A newer connection to the same session took it over: close code 4000 (`Close`). */
+  | "superseded"
+  /** A frame error (with `failOnFrameError`) or a missing key ended the stream. */
+  | "failed"
+
+/**
+ * How an attempt ended, as its transport (or the connection itself) says:
+ * - `End`: the connection ends for good, normally;
+ * - `Fatal`: it ends for good with an error `F` that retrying cannot fix;
+ * - `Retry`: the attempt failed or dropped, the schedule decides whether to try again; its error
+ *   is a typed `R` (by default the same type as `F`) or a description (`connectTimeout`: it used
+ *   a whole connect time-out without opening);
+ * - `Defect`: the transport failed unexpectedly (a bug): the connection ends, `failed`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Ending<F, R = F> =
+  | { readonly _tag: "End"; readonly reason: CloseReason }
+  | { readonly _tag: "Fatal"; readonly error: F; readonly reason: CloseReason }
+  | { readonly _tag: "Retry"; readonly error: R | string; readonly connectTimeout?: boolean | undefined }
+  | { readonly _tag: "Defect"; readonly defect: unknown }
+
+/**
+ * What an event is, for the protocol.
+ * - `keep-alive`: proves the socket, not progress (`heartbeat`, `connected`);
+ * - `request`: the agent asks for a resource (answered by its key);
+ * - `complete`: the session is over;
+ * - `error`: an error event (it ends the connection with `endOnError`);
+ * - `event`: any other event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EventKind = "keep-alive" | "request" | "complete" | "error" | "event"
+
+/**
+ * What the connection asks of the shell's events and errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Classifier<E, F, R = F> {
+  /** What an event is. */
+  readonly kind: (event: E) => EventKind
+  /** The key a request is answered by (`Ledger.requestKey`); asked of `request` events only. */
+  readonly requestKey: (event: E) => string
+  /** A readable message of an error (for the last error reported while retrying). */
+  readonly message: (error: R) => string
+  /**
+   * Whether a frame error is of an event that counts against the budget (an `action_run` that
+   * does not decode): never skipped, whatever `failOnFrameError` says.
+   */
+  readonly chargeable: (error: F) => boolean
+}
+
+/**
+ * What the connection asks the shell to do, as it decides it. Every method is synchronous: the
+ * shell starts its asynchronous work (a writer fiber, a timer) and returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Port<E, F> {
+  /** Hands an event to the consumer, in arrival order. */
+  readonly deliver: (event: E) => void
+  /** Stops reading the current attempt's transport (back-pressure). */
+  readonly pause: () => void
+  /** Reads again. */
+  readonly resume: () => void
+  /** Drops the current attempt's transport at once (idle time-out). */
+  readonly abort: () => void
+  /** Starts writing the queued answers on the current attempt (see {@link Connection.nextAnswer}). */
+  readonly write: () => void
+  /** A frame error was skipped (`failOnFrameError: false`); `count` so far on this connection. */
+  readonly skipped: (error: F, count: number) => void
+  /**
+   * The answer ledger forgot `count` unanswered requests to keep its bound (`total` so far): an
+   * answer to one is refused. Worth a warning.
+   */
+  readonly forgot: (count: number, total: number) => void
+  /** The current attempt opened or ended: the shell's loop may go on. */
+  readonly wake: () => void
+  /** Sets a deadline: `check` runs once the time reaches `at` (ms), then whenever it asks again. */
+  readonly schedule: (at: number, check: Check) => Entry
+}
+
+/**
+ * The options of a connection that its rules use (the shell keeps the rest: schedules, the connect
+ * time-out, the answer time-out, the frame size bound).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Events held for a slow consumer before reading pauses (resumes at half). */
+  readonly bufferSize: number
+  /** Answers accepted and not written yet, at most. */
+  readonly answerBufferSize: number
+  /** An open attempt with no frame for this long (ms) is dropped and retried. */
+  readonly idleTimeoutMillis: number
+  /** An `error` event ends the connection. */
+  readonly endOnError: boolean
+  /** A frame error ends the connection (else it is skipped and counted). */
+  readonly failOnFrameError: boolean
+  /** Keys of requests received on an earlier connection and still unanswered: answerable. */
+  readonly pendingRequests?: Iterable<string> | undefined
+  /** The service is known to replay on a reconnect: a proven replay is dropped (`Replay`). */
+  readonly replaysOnReconnect?: boolean | undefined
+  /** How long after an open (ms) frames that may be a replay are held at most. */
+  readonly replayHoldMillis?: number | undefined
+}
+
+/**
+ * The defaults of a connection's options, and of the shell's: idle time-out 60 s, connect
+ * time-out 10 s, answer time-out 10 s, a replay held 1 s at most, a buffer of 1,024 events, 64
+ * answers; the reconnect
+ * schedule exponential from 250 ms, factor 2, jittered, each wait capped at 10 s, 10 tries; a
+ * connection never open is tried 2 more times, 250 ms then 500 ms apart.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaults = {
+  idleTimeoutMillis: 60_000,
+  connectTimeoutMillis: 10_000,
+  answerTimeoutMillis: 10_000,
+  replayHoldMillis: 1_000,
+  bufferSize: 1024,
+  answerBufferSize: 64,
+  reconnect: { initialMillis: 250, factor: 2, maxDelayMillis: 10_000, retries: 10 },
+  firstConnect: { initialMillis: 250, factor: 2, retries: 2 }
+} as const
+
+/**
+ * A count option: a finite number >= 1 (rounded down), else the fallback.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const positiveInt = (value: number | undefined, fallback: number): number =>
+  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
+
+/**
+ * How long a socket found closing may take to report its close before the attempt is given up.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CLOSING_GRACE_MILLIS = 2_000
+
+/**
+ * Why an answer was not written (the shell's transport says).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WriteFailure {
+  /** Worth writing again on a new connection (else the service refused it). */
+  readonly retry: boolean
+  readonly message: string
+  /** The socket is closing already: its close decides, within {@link CLOSING_GRACE_MILLIS}. */
+  readonly closing?: boolean | undefined
+}
+
+/**
+ * What to do after an attempt ended ({@link Connection.attemptEnded}):
+ * - `Finish`: the connection is over; `error` is the attempt's fatal error, `defect` a transport's bug;
+ * - `Retry`: try again after the schedule (`first-connect` while never open, else `reconnect`),
+ *   restarted first when `reset` (the attempt made progress); `giveUp`: do not try again (a
+ *   connection never open that used a whole connect time-out); `resent`: answers written before
+ *   the drop that will be written again; `attempts`: the attempts of this bout so far.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Next<F, R = F> =
+  | {
+    readonly _tag: "Finish"
+    readonly reason: CloseReason
+    readonly error?: F | undefined
+    readonly defect?: unknown
+    readonly replayDropped: number
+  }
+  | {
+    readonly _tag: "Retry"
+    readonly schedule: "first-connect" | "reconnect"
+    readonly reset: boolean
+    readonly giveUp: boolean
+    readonly resent: number
+    readonly attempts: number
+    readonly lastError: string
+    readonly error: R | string
+    readonly replayDropped: number
+  }
+
+/**
+ * What the connection reports when an attempt opens: the reconnects so far, how long the last gap
+ * lasted (ms; none for the first open), and whether this open is a reopening.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenReport {
+  readonly reconnects: number
+  readonly downtimeMillis: number | undefined
+  readonly reopened: boolean
+}
+
+/**
+ * An attempt's phase, as {@link Connection.phase} reports it for the shell's loop.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = "connecting" | "open" | "ended" | "stale"
+
+/**
+ * Milliseconds as Effect's `Duration.format` writes them (`1m 30s`, `250ms`).
+ */
+export const formatMillis = (millis: number): string => {
+  if (millis === Number.POSITIVE_INFINITY) return "Infinity"
+  if (millis === 0) return "0"
+  const parts: Array<string> = []
+  const units: ReadonlyArray<readonly [number, string]> = [[86_400_000, "d"], [3_600_000, "h"], [60_000, "m"], [1000, "s"], [1, "ms"]]
+  let rest = Math.floor(millis)
+  for (const [size, unit] of units) {
+    const count = Math.floor(rest / size)
+    if (count > 0) parts.push(`${count}${unit}`)
+    rest -= count * size
+  }
+  return parts.join(" ")
+}

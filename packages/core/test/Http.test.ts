@@ -1,0 +1,97 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { Http, Secrets } from "../src/index.js"
+
+describe("Http status rules (U07)", () => {
+  it("each status has one kind; 2xx is success", () => {
+    const table: ReadonlyArray<readonly [number, Http.StatusKind]> = [
+      [400, "bad-request"],
+      [422, "bad-request"],
+      [401, "unauthorized"],
+      [403, "forbidden"],
+      [404, "not-found"],
+      [409, "conflict"],
+      [413, "payload-too-large"],
+      [429, "rate-limited"],
+      [500, "server-error"],
+      [599, "server-error"],
+      [300, "unexpected-status"],
+      [408, "unexpected-status"],
+      [600, "unexpected-status"]
+    ]
+    for (const [status, kind] of table) expect(Http.statusKind(status), String(status)).toBe(kind)
+    expect([199, 200, 204, 299, 300].map(Http.isSuccess)).toEqual([false, true, true, true, false])
+  })
+
+  it("retryable: 408, 429, 5xx; did not act: 408, 429, 503; an answer POST follows the same table", () => {
+    fc.assert(fc.property(fc.integer({ min: 100, max: 999 }), (status) => {
+      const retryable = status === 408 || status === 429 || (status >= 500 && status <= 599)
+      expect(Http.isRetryableStatus(status)).toBe(retryable)
+      // Whatever did not act is retryable: sending it again cannot act twice.
+      if (Http.didNotActStatus(status)) expect(retryable).toBe(true)
+      expect(Http.answerPostOutcome(status)).toBe(
+        status >= 200 && status < 300 ? "confirmed" : retryable ? "retry" : "refused"
+      )
+    }))
+    expect([408, 429, 503, 500, 502].map(Http.didNotActStatus)).toEqual([true, true, true, false, false])
+  })
+})
+
+describe("Http error bodies (U18) and Retry-After (U21)", () => {
+  it("the message is the first non-blank known member, else the body, else the status line", () => {
+    expect(Http.errorMessage(400, "", `{"message":"m","error":" "}`)).toBe("m")
+    expect(Http.errorMessage(400, "", `{"error":{"description":"d"}}`)).toBe("d")
+    expect(Http.errorMessage(400, "", `{"error_description":" e "}`)).toBe("e")
+    expect(Http.errorMessage(502, "", "  bad gateway  ")).toBe("bad gateway")
+    expect(Http.errorMessage(503, "Service Unavailable", " ")).toBe("HTTP 503 Service Unavailable")
+    expect(Http.errorMessage(500, "", "x".repeat(5000))).toHaveLength(Secrets.RAW_LIMIT)
+  })
+
+  it("Retry-After as milliseconds, seconds or a date; nonsense is none", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z")
+    expect(Http.retryAfterMillis({ "retry-after-ms": "250", "retry-after": "9" }, now)).toBe(250)
+    expect(Http.retryAfterMillis({ "retry-after": "1.5" }, now)).toBe(1500)
+    expect(Http.retryAfterMillis({ "retry-after": "Thu, 01 Jan 2026 00:00:03 GMT" }, now)).toBe(3000)
+    expect(Http.retryAfterMillis({ "retry-after": "Wed, 31 Dec 2025 00:00:00 GMT" }, now)).toBe(0)
+    expect(Http.retryAfterMillis({ "retry-after": "soon" }, now)).toBeUndefined()
+    expect(Http.retryAfterMillis({}, now)).toBeUndefined()
+    expect(Http.requestId({ "x-request-id": " ", "request-id": "r1" })).toBe("r1")
+  })
+
+  it("the wait before a retry: at least the schedule's, the asked wait capped, whole milliseconds", () => {
+    expect(Http.retryWaitMillis(500.2, undefined, 60_000)).toBe(501)
+    expect(Http.retryWaitMillis(500, 3_000, 60_000)).toBe(3_000)
+    expect(Http.retryWaitMillis(500, 600_000, 60_000)).toBe(60_000)
+    expect(Http.retryWaitMillis(5_000, 10, 60_000)).toBe(5_000)
+  })
+})
+
+describe("Http requests that never left, Idempotency-Key, bodies", () => {
+  it("provably not sent: every code along the causes says no connection; at least one code", () => {
+    const refused = Object.assign(new Error("connect"), { code: "ECONNREFUSED" })
+    expect(Http.provablyNotSent(new Error("fetch failed", { cause: refused }))).toBe(true)
+    expect(Http.provablyNotSent({ errors: [refused, { code: "ENETUNREACH" }] })).toBe(true)
+    expect(Http.provablyNotSent({ cause: { code: "ECONNRESET" } })).toBe(false)
+    expect(Http.provablyNotSent({ errors: [refused, { code: "UND_ERR_SOCKET" }] })).toBe(false)
+    expect(Http.provablyNotSent(new Error("no code"))).toBe(false)
+    expect(Http.causeMessages(new Error("fetch failed", { cause: refused }))).toEqual(["fetch failed", "connect", "ECONNREFUSED"])
+  })
+
+  it("a caller's key is 1 to 255 printable ASCII characters; a server takes the header trimmed, up to 255", () => {
+    expect(["k", "x".repeat(255), "a-b_c.1~"].every(Http.isIdempotencyKey)).toBe(true)
+    expect(["", "x".repeat(256), "a b", "é"].some(Http.isIdempotencyKey)).toBe(false)
+    expect(Http.idempotencyKeyOf({ "idempotency-key": " k 1 " })).toBe("k 1")
+    expect(Http.idempotencyKeyOf({ "idempotency-key": "x".repeat(256) })).toBeUndefined()
+    expect(Http.idempotencyKeyOf({ "idempotency-key": "  " })).toBeUndefined()
+  })
+
+  it("a body is refused, read whole or streamed by what its headers announce", () => {
+    expect(Http.bodyPlan({ "content-length": "11" }, 10, false)).toEqual({ _tag: "refuse", size: 11 })
+    expect(Http.bodyPlan({ "content-length": "11" }, 10, true)).toEqual({ _tag: "stream" })
+    expect(Http.bodyPlan({ "content-length": " 10 " }, 10, false)).toEqual({ _tag: "whole" })
+    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "gzip" }, 10, false)).toEqual({ _tag: "stream" })
+    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "Identity" }, 10, false)).toEqual({ _tag: "whole" })
+    expect(Http.bodyPlan({ "content-length": "5e1" }, 10, false)).toEqual({ _tag: "stream" })
+    expect([Http.limitOf(0), Http.limitOf(Number.NaN, 7), Http.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
+  })
+})

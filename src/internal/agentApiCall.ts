@@ -1,0 +1,243 @@
+/**
+ * One call of `AgentApi` on the wire: the platform `HttpClient` with the auth header, the
+ * `User-Agent` and the `Idempotency-Key`; every response handled before the contract decodes it (a
+ * non-2xx becomes its typed error, a 2xx body is read within the limit and kept for a possible
+ * `ResponseDecodeError`); every failure of the derived client mapped to an {@link AttemptError}; and the
+ * header values redacted in traces. The call's context is a fiber ref set by its attempt.
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
+import type * as Dialect from "../Dialect.js"
+import {
+  type HttpStatusError,
+  InvalidRequest,
+  isAgentSessionError,
+  type RequestTimeout,
+  type ResponseDecodeError,
+  ResponseTooLarge,
+  type TransportError
+} from "../Errors.js"
+import { transportError } from "./agentApiPolicy.js"
+import { buffered, readBounded } from "./body.js"
+import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { formatIssues } from "./schema.js"
+import { userAgent } from "./version.js"
+
+/**
+ * What one attempt of a call can fail with, besides a missing key: the contract refused the
+ * payload (`InvalidRequest`), a status, the transport, the time-out, the body.
+ */
+export type AttemptError =
+  | InvalidRequest
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
+
+/** One attempt of one operation, as the `HttpClient` below reads it. */
+export interface CallInfo {
+  readonly operation: string
+  readonly key: Redacted.Redacted<string>
+  readonly secrets: ReadonlyArray<string>
+  /**
+   * The 2xx response being decoded, kept for `ResponseDecodeError`: set once by the attempt's
+   * own fiber, read by it afterwards (a plain field, not a `Ref`: nothing else sees it).
+   */
+  received: Option.Option<DecodedResponse>
+  /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
+  readonly idempotencyKey: Option.Option<string>
+}
+
+/**
+ * The call of the attempt running in this fiber, read by the `HttpClient` below. A fiber ref,
+ * not a service: each attempt runs in a fiber of its own (timeout.ts), which sets it directly.
+ */
+export const currentCall: FiberRef.FiberRef<CallInfo | undefined> = FiberRef.unsafeMake<CallInfo | undefined>(undefined)
+
+/** The call of this attempt (a request outside an attempt would be a bug of this module). */
+const Call: Effect.Effect<CallInfo> = FiberRef.getWith(
+  currentCall,
+  (call) => call === undefined ? Effect.dieMessage("AgentApi: a request outside an attempt") : Effect.succeed(call)
+)
+
+const isSuccess = Http.isSuccess
+
+const textDecoder = new TextDecoder()
+
+/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
+const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
+  let text: string | undefined
+  return {
+    status,
+    get body() {
+      return text ??= textDecoder.decode(bytes)
+    }
+  }
+}
+
+/**
+ * What happens to every response before the contract decodes it: a non-2xx becomes its typed
+ * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
+ * (any 2xx is success, U07), held in memory, with its body kept for a possible
+ * `ResponseDecodeError`.
+ */
+const handleResponse = (
+  response: HttpClientResponse.HttpClientResponse,
+  call: CallInfo,
+  maxResponseSize: number
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
+  const { status } = response
+  const headers = response.headers
+  // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
+  return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
+    onFailure: (error): Effect.Effect<never, AttemptError> =>
+      error._tag === "OverLimit"
+        ? Effect.fail(
+          new ResponseTooLarge({
+            operation: call.operation,
+            status,
+            size: error.size,
+            limit: maxResponseSize
+          })
+        )
+        : Effect.fail(
+          fromRequestError(
+            new HttpClientError.RequestError({
+              request: response.request,
+              reason: "Transport",
+              cause: error.cause,
+              description: `reading the ${status} response body failed`
+            }),
+            call
+          )
+        ),
+    onSuccess: (bytes) => {
+      if (!isSuccess(status)) {
+        return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
+          Effect.fail(fromStatus({
+            status,
+            statusText: "",
+            headers,
+            body: textDecoder.decode(bytes)
+          }, { ...call, nowMillis })))
+      }
+      call.received = Option.some(receivedOf(status, bytes))
+      return Effect.succeed(buffered(response.request, 200, headers, bytes))
+    }
+  })
+}
+
+/** The platform client with the auth header, the `User-Agent`, and the status mapping. */
+export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect, maxResponseSize: number) => {
+  return httpClient.pipe(
+    HttpClient.mapRequestEffect((request) =>
+      Effect.map(Call, (call) => {
+        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
+        // One copy of the headers, not one per header.
+        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
+        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        return HttpClientRequest.setHeaders(request, headers)
+      })
+    ),
+    HttpClient.transformResponse((effect) =>
+      Effect.flatMap(Call, (call) =>
+        Effect.matchEffect(effect, {
+          onFailure: (error) =>
+            error._tag === "RequestError"
+              ? Effect.fail(transportError(error, call))
+              // A client that filters statuses itself reports the response: map it the same way.
+              : handleResponse(error.response, call, maxResponseSize),
+          onSuccess: (response) => handleResponse(response, call, maxResponseSize)
+        }))
+    )
+  )
+}
+
+const API_ERROR_STATUS: Record<string, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  RateLimited: 429,
+  Unavailable: 503
+}
+
+/**
+ * Everything the derived client can fail with, as an {@link AttemptError}: ours pass through; a
+ * `ParseError` before any response is a payload the contract refused (`InvalidRequest`), after
+ * a 2xx a `ResponseDecodeError`; platform errors become `TransportError` or
+ * `ResponseDecodeError`; a decoded contract error (never reached: statuses are mapped first)
+ * by its status.
+ */
+export const toAgentApiError = (
+  error: unknown,
+  received: Option.Option<DecodedResponse>,
+  call: CallInfo
+): Effect.Effect<never, AttemptError> => {
+  if (isAgentSessionError(error)) {
+    // Only the client below fails with ours: a status, the transport or the body (handleResponse).
+    return Effect.fail(error as AttemptError)
+  }
+  if (ParseResult.isParseError(error)) {
+    return Option.isNone(received)
+      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssues(error), call.secrets) }))
+      : Effect.fail(fromDecodeFailure(error, received, call))
+  }
+  if (HttpClientError.isHttpClientError(error)) {
+    return error._tag === "RequestError"
+      ? Effect.fail(transportError(error, call))
+      : Effect.fail(fromDecodeFailure(error, received, call))
+  }
+  if (Predicate.hasProperty(error, "_tag")) {
+    const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined
+    if (status !== undefined) {
+      const message = Predicate.hasProperty(error, "error") && typeof error.error === "string" ? error.error : ""
+      return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
+        Effect.fail(fromStatus({
+          status,
+          statusText: "",
+          headers: Headers.empty,
+          body: JSON.stringify({ error: message })
+        }, { ...call, nowMillis })))
+    }
+  }
+  return Effect.die(error)
+}
+
+/** The headers that carry a key are redacted in traces whatever the caller configured. */
+const AUTH_HEADERS = ["authorization", "x-api-key"] as const
+
+/**
+ * Every header value in traces: a response header's value is the peer's to choose, and a
+ * service may echo the key in any of them (`x-request-id: <key>`). The names stay visible.
+ */
+const EVERY_HEADER = /^/
+
+const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
+  return [...names, ...missing, EVERY_HEADER]
+}
+
+/** The last list extended and its extension: the caller's list is the same on every call. */
+let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
+
+export const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
+  const extended = withAuthHeaders(names)
+  lastRedacted = [names, extended]
+  return extended
+}

@@ -1,0 +1,133 @@
+/**
+ * The retry and create policies of `AgentApi`: the default schedule, the schedule actually run
+ * (only while the error is retryable, U07; each wait at least the `Retry-After` asked, U21), and
+ * whether a failed creating call may have created what it asked (at most one session per call).
+ * The rules are the protocol core's (`Http`); this module applies them to the typed errors.
+ */
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import { Http } from "effect-agent-session-core"
+import { type AgentApiError, isRetryable, type TransportError } from "../Errors.js"
+import * as Metrics from "../Metrics.js"
+import { fromRequestError } from "./httpErrors.js"
+
+/** The default request time-out (U22). */
+export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
+
+/** The default cap on a wait asked by `Retry-After` (U21). */
+export const defaultMaxRetryAfter: Duration.Duration = Duration.millis(Http.defaults.maxRetryAfterMillis)
+
+/** The protocol's default retry (`Http.defaults.retry`): 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
+export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = Schedule.exponential(
+  Duration.millis(Http.defaults.retry.initialMillis),
+  Http.defaults.retry.factor
+).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(Http.defaults.retry.maxDelayMillis))),
+  Schedule.intersect(Schedule.recurs(Http.defaults.retry.retries))
+)
+
+const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
+  error._tag === "RateLimited" || error._tag === "ServerError" ? error.retryAfter : Option.none()
+
+/**
+ * The schedule actually run: the caller's schedule, only while the error is retryable (U07),
+ * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter` (U21).
+ * `onRetry` runs once per retry that will happen, with the error and the wait.
+ */
+export const effectiveRetry = (
+  schedule: Schedule.Schedule<unknown, AgentApiError>,
+  maxRetryAfter: Duration.Duration,
+  onRetry: (error: AgentApiError, wait: Duration.Duration) => Effect.Effect<void> = () => Effect.void,
+  retryable: (error: AgentApiError) => boolean = isRetryable
+): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
+  Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
+    Schedule.whileInput((error: AgentApiError) => isRetryable(error) && retryable(error)),
+    Schedule.modifyDelayEffect(([, error], delay) => {
+      const wait = Duration.millis(Http.retryWaitMillis(
+        Duration.toMillis(delay),
+        Option.getOrUndefined(Option.map(retryAfterOf(error), Duration.toMillis)),
+        Duration.toMillis(maxRetryAfter)
+      ))
+      return Effect.as(onRetry(error, wait), wait)
+    })
+  )
+
+/** The metrics `status` label of a failed attempt. */
+export const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
+  switch (error._tag) {
+    case "TransportError":
+      return "transport"
+    case "RequestTimeout":
+      return "timeout"
+    case "ResponseDecodeError":
+    case "ResponseTooLarge":
+      return "decode"
+    case "InvalidRequest":
+    case "MissingCredentials":
+    case "MissingAgentKey":
+    case "OutcomeUnknown":
+      return undefined
+    default:
+      return error.status
+  }
+}
+
+
+/** Whether a transport failure happened before anything was written (no connection at all). */
+const provablyNotSent = (error: HttpClientError.RequestError): boolean =>
+  error.reason === "InvalidUrl" || Http.provablyNotSent(error.cause)
+
+/**
+ * Marks the `TransportError`s of requests that provably never reached the service: a hidden
+ * property (not a field: it is not part of the error's data, and the runtime may hand the error
+ * on wrapped in a proxy, which a `WeakSet` would not recognise).
+ */
+const NotSent: unique symbol = Symbol.for("effect-agent-session/internal/AgentApi/NotSent")
+
+/** Maps a transport failure, remembering whether the request provably never left. */
+export const transportError = (
+  error: HttpClientError.RequestError,
+  call: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+): TransportError => {
+  const mapped = fromRequestError(error, call)
+  if (provablyNotSent(error)) Object.defineProperty(mapped, NotSent, { value: true, enumerable: false })
+  return mapped
+}
+
+/**
+ * Whether the service cannot have acted on a failed attempt: the request never left (no
+ * connection), or the service said it did not act (`Http.didNotActStatus`: 429, 503, 408).
+ * Everything else that is retryable (a time-out, a reset, 500, 502, 504) may have created what
+ * was asked.
+ */
+export const didNotAct = (error: AgentApiError): boolean => {
+  switch (error._tag) {
+    case "TransportError":
+      return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
+    case "RateLimited":
+    case "ServerError":
+    case "UnexpectedStatus":
+      return Http.didNotActStatus(error.status)
+    default:
+      return false
+  }
+}
+
+/** Whether a failed attempt of a creating call may have created something. */
+export const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
+
+export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
+  Effect.zipRight(
+    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+      Effect.annotateLogs({ error: error._tag })
+    ),
+    Option.match(Option.fromNullable(outcomeOf(error)), {
+      onNone: () => Effect.void,
+      onSome: (outcome) => Metrics.recordHttpRetry(operation, outcome)
+    })
+  )

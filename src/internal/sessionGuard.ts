@@ -1,0 +1,252 @@
+/**
+ * The guard between a session's connection and its consumer (`RunningSession.events`): the action
+ * budget (U20) and the tally of the session (the protocol core's `Session.Tally`), the requests
+ * registered as pending before they are delivered, the outcome settled when `complete` is seen or
+ * when the events end (U17), and the `AgentSessions.events` span.
+ */
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
+import { Session as CoreSession } from "effect-agent-session-core"
+import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
+import {
+  ActionBudgetExceeded,
+  type EventStreamError,
+  type RunningSessionError,
+  SessionEndedWithoutComplete
+} from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import type * as Session from "../Session.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as PendingRequests from "./pendingRequests.js"
+
+/** The default of `pendingWarningAfter`: 30 s. */
+export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+
+/** A session's guarded events and what goes with them. */
+interface Guarded {
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
+  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
+  /** A request answered: no longer pending. */
+  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+}
+
+export const guard = (
+  connection: EventStream.Connection,
+  sessionId: Session.SessionId,
+  maxActions: number,
+  options: StartOptions
+): Effect.Effect<Guarded, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const mode = options.onBudgetExceeded ?? "fail"
+    const tally = new CoreSession.Tally<SessionEvent.SessionEvent>(maxActions, CoreSession.keptEvents(options.keepEvents))
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(
+      sessionId,
+      Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter)
+    )
+    const exceeded = (actions: number) =>
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: mode === "fail" })
+
+    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
+      sessionId,
+      response: complete.response,
+      type: complete.type,
+      totalCost: SessionEvent.totalCost(complete),
+      actions: tally.actions,
+      maxActions,
+      events: tally.kept(),
+      complete,
+      budgetExceeded: tally.overrunAt === undefined ? Option.none() : Option.some(exceeded(tally.overrunAt))
+    })
+    const endedWithoutComplete = () =>
+      new SessionEndedWithoutComplete({
+        sessionId,
+        lastError: Option.fromNullable(tally.lastError),
+        mayStillBeRunning: true
+      })
+
+    // The error the events themselves failed with: the connection's, the overrun, or the end
+    // without `complete`. It is what `outcome` fails with.
+    let failedWith: RunningSessionError | undefined
+
+    // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
+    // the consumer's scope closes); otherwise when the events end, with their failure, or with
+    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
+    // failure (whatever its type) or interruption is not passed on to whoever awaits the
+    // outcome; for them the events ended without `complete`. Defects stay defects.
+    const finish = (exit: Exit.Exit<unknown, unknown>) => {
+      const withoutComplete = Effect.suspend(() => {
+        const complete = tally.complete
+        return complete?._tag === "Complete" ? Effect.succeed(outcomeOf(complete)) : Effect.fail(endedWithoutComplete())
+      })
+      return Deferred.complete(
+        outcome,
+        Exit.matchEffect(exit, {
+          onFailure: (cause): Effect.Effect<Outcome, RunningSessionError> =>
+            Option.match(Cause.dieOption(cause), {
+              onSome: Effect.die,
+              onNone: () => failedWith === undefined ? withoutComplete : Effect.fail(failedWith)
+            }),
+          onSuccess: () => withoutComplete
+        })
+      )
+    }
+
+    // The guard is one channel stage between the connection's events and the consumer: one
+    // synchronous pass per chunk counts, records and checks the events, and passes the chunk on
+    // as it came (no copy, no Effect), unless it carries a request (registered in `pending`
+    // before the chunk is delivered) or the overrun (the chunk is cut after it, and nothing after
+    // it is pulled). The events' own end is judged once they are closed (so the connection sees
+    // its own exit, not the guard's): the overrun closes the connection and fails; an end before
+    // `complete` is SessionEndedWithoutComplete (U17).
+    type Guard = Channel.Channel<
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      EventStreamError,
+      EventStreamError,
+      void,
+      unknown
+    >
+    let overrun: ActionBudgetExceeded | undefined
+    const onChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard => {
+      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
+      let delivered = 0
+      for (const event of chunk) {
+        delivered += 1
+        tally.event(event)
+        if (event._tag === "ActionRun") {
+          // Over the budget: in "fail" mode the connection is closed (the session may go on at
+          // the service), and nothing after the overrun is delivered.
+          if (tally.action() && mode === "fail") {
+            overrun = exceeded(tally.actions)
+            break
+          }
+        } else if (event._tag === "ExternalResourceRequested") {
+          ;(requests ??= []).push(event)
+        } else if (event._tag === "AgentError") {
+          tally.error(event.error)
+        } else if (event._tag === "Complete") {
+          tally.completed(event)
+          Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
+        }
+      }
+      if (delivered === 0) return guard
+      const written: Guard = overrun === undefined
+        ? Channel.flatMap(Channel.write(chunk), again)
+        : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
+      return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
+    }
+    const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
+      failedWith = Option.getOrUndefined(Cause.failureOption(cause))
+      return Channel.failCause(cause)
+    }
+    const onDone = (): Guard => Channel.void
+    const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
+    const again = (): Guard => guard
+    const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
+      if (overrun !== undefined) {
+        failedWith = overrun
+        return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
+      }
+      if (tally.complete !== undefined) return Channel.void
+      failedWith = endedWithoutComplete()
+      return Channel.fail(failedWith)
+    })
+
+    // The span "AgentSessions.events", made once per stream. It is the parent of what the
+    // connection starts when its events are first pulled (its own span), as with
+    // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
+    // an `Effect.provide` per pulled chunk, most of what the façade would add per chunk
+    // (docs/engine.md, "The façade"). So the span is made the pulling fiber's parent span for the
+    // first pull only (in `FiberRef.currentContext`, where `Effect.provide` itself puts it), and
+    // that change alone is undone before the first chunk is handled (or when the stream closes
+    // first). When the consumer wraps the events in a provide of its own (`Stream.withSpan`,
+    // `Stream.provideService`), the first pull runs in that context and the connection's span
+    // nests under the consumer's span instead.
+    const underSpanOnFirstPull = (span: Tracer.Span): Channel.Channel<
+      Chunk.Chunk<SessionEvent.SessionEvent>,
+      unknown,
+      EventStreamError,
+      unknown,
+      void,
+      unknown
+    > =>
+      Channel.flatMap(
+        Channel.fromEffect(
+          FiberRef.modify(
+            FiberRef.currentContext,
+            (context) => [Context.getOption(context, Tracer.ParentSpan), Context.add(context, Tracer.ParentSpan, span)]
+          )
+        ),
+        (parent) => {
+          let restored = false
+          // Only its own change: the parent span back, if the span is still the fiber's parent.
+          const restore = Effect.suspend(() => {
+            if (restored) return Effect.void
+            restored = true
+            return FiberRef.update(FiberRef.currentContext, (context) =>
+              Option.getOrUndefined(Context.getOption(context, Tracer.ParentSpan)) !== span
+                ? context
+                : Option.match(parent, {
+                  onNone: () => Context.omit(Tracer.ParentSpan)(context),
+                  onSome: (previous) => Context.add(context, Tracer.ParentSpan, previous)
+                }))
+          })
+          const first: Guard = Channel.readWithCause({
+            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard =>
+              Channel.zipRight(Channel.fromEffect(restore), onChunk(chunk)),
+            onFailure: (cause: Cause.Cause<EventStreamError>): Guard =>
+              Channel.zipRight(Channel.fromEffect(restore), onFailure(cause)),
+            onDone: (): Guard => Channel.fromEffect(restore)
+          })
+          return Channel.ensuring(Channel.pipeTo(Stream.toChannel(connection.events), first), restore)
+        }
+      )
+
+    // The span lives as long as the stream and ends with its exit; the outcome is settled (and
+    // `pending` emptied) after the connection's events are closed. No operator here forks a
+    // fiber or adds a queue: an idle session costs the consumer's fibers and nothing more.
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.fromChannel(
+      Channel.acquireUseRelease(
+        Effect.flatMap(Scope.make(), (scope) =>
+          Effect.map(
+            Scope.extend(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope),
+            (span) => ({ scope, span })
+          )),
+        ({ span }) =>
+          Channel.zipRight(underSpanOnFirstPull(span), ending).pipe(
+            Channel.ensuringWith((exit) => Effect.zipRight(cleared, finish(exit)))
+          ),
+        ({ scope }, exit) => Scope.close(scope, exit)
+      )
+    )
+
+    let consumed = false
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
+      if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
+      consumed = true
+      return guarded
+    })
+
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
+      if (consumed) return Deferred.await(outcome)
+      consumed = true
+      return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+    })
+
+    return { events, outcome: awaitOutcome, pending, answered }
+  })
+
