@@ -77,7 +77,11 @@ const JsonDuration = Schema.Union([
       encode: (duration): { readonly nanos: string } | "Infinity" =>
         Option.match(Duration.toNanos(duration), {
           onNone: () => "Infinity" as const,
-          onSome: (nanos) => ({ nanos: String(nanos < BigInt(0) ? BigInt(0) : nanos) })
+          onSome: (nanos) => {
+            const digits = String(nanos < BigInt(0) ? BigInt(0) : nanos)
+            // Past 400 digits of nanoseconds (the most the encoded form accepts) is forever.
+            return digits.length > 400 ? "Infinity" as const : { nanos: digits }
+          }
         })
     })
   )

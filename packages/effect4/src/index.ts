@@ -56,3 +56,5 @@ export * as Session from "./Session.js"
  * @since 0.1.0
  */
 export * as SessionEvent from "./SessionEvent.js"
+export * as ServiceApi from "./ServiceApi.js"
+export * as Metrics from "./Metrics.js"
