@@ -48,7 +48,8 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    assert.deepStrictEqual(library.workspaces, ["packages/cli"])
+    // The command line, and the Effect 4 edition (docs/editions.md): packages of their own.
+    assert.deepStrictEqual(library.workspaces, ["packages/cli", "packages/effect4"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
