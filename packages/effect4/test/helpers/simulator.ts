@@ -148,7 +148,7 @@ export const spawnSimulator = (
     }).pipe(
       Effect.timeoutOrElse({
         duration: Duration.seconds(60),
-        onTimeout: () => Effect.fail(new Error("simulate did not print its addresses within 60 s"))
+        orElse: () => Effect.fail(new Error("simulate did not print its addresses within 60 s"))
       }),
       Effect.orDie
     )
