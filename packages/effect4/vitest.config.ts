@@ -1,3 +1,5 @@
+import { createRequire } from "node:module"
+import * as Path from "node:path"
 import { defineConfig } from "vitest/config"
 
 /**
@@ -7,7 +9,16 @@ import { defineConfig } from "vitest/config"
  */
 const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
 
+/** The protocol core's sources (the workspace package `effect-agent-session-core`), as tsconfig's condition says. */
+const coreSource = Path.join(
+  Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-core/package.json")),
+  "src/index.ts"
+)
+
 export default defineConfig({
+  resolve: {
+    alias: [{ find: /^effect-agent-session-core$/, replacement: coreSource }]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

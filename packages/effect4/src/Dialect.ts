@@ -7,6 +7,7 @@
  */
 import * as Config from "effect/Config"
 import * as Schema from "effect/Schema"
+import { Dialect as Core } from "effect-agent-session-core"
 
 /**
  * How frames carry the event name and payload (U09):
@@ -17,7 +18,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category models
  */
-export type Framing = "event-data" | "type-data" | "flat"
+export type Framing = Core.Framing
 
 /**
  * How the connection payload `{ apiKey, sessionId }` is delivered (U08): as the first text
@@ -26,7 +27,7 @@ export type Framing = "event-data" | "type-data" | "flat"
  * @since 0.1.0
  * @category models
  */
-export type Handshake = "message" | "query" | "both"
+export type Handshake = Core.Handshake
 
 /**
  * A path relative to a base URL.
@@ -34,47 +35,17 @@ export type Handshake = "message" | "query" | "both"
  * @since 0.1.0
  * @category models
  */
-export type Path = `/${string}`
+export type Path = Core.Path
 
 /**
- * Every choice of a dialect.
+ * Every choice of a dialect: the auth header, the paths, the session envelope, the handshake
+ * (U08), the framing (U09), the answer frame (U16), heartbeats, the cost summary, the SSE paths
+ * (the fields are documented on the protocol core's `Dialect`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Dialect {
-  /** A name for logs and errors. */
-  readonly name: string
-  /** The HTTP header that carries the key: `Authorization: Bearer <key>` or `x-api-key: <key>`. */
-  readonly auth: "bearer" | "x-api-key"
-  /** The onboard path, relative to the base URL. */
-  readonly onboardPath: Path
-  /** The create-session path: `/api/v1sessions` (documented) or `/api/v1/sessions` (observed). */
-  readonly sessionsPath: Path
-  /** The body sent to create a session: `start_url`, `max_actions`, `goal` (documented) or `goal`, `url`, `max_actions`, `auto_trigger` (observed). */
-  readonly createSessionBody: "documented" | "observed"
-  /** The create-session response: flat `{ session_id, status, ... }` or `{ data: { sessionId, ... } }`. */
-  readonly sessionResponse: "flat" | "data-envelope"
-  /** Whether `GET {sessionsPath}/<id>` exists (observed dialect only). */
-  readonly retrieve: boolean
-  /** The event channel path, relative to the WebSocket base URL. */
-  readonly connectPath: Path
-  /** How the connection payload is delivered (U08). */
-  readonly handshake: Handshake
-  /** How server frames are wrapped (U09). */
-  readonly framing: Framing
-  /** The key that names the event on frames the client sends (answers, U16): `event` or `type`. */
-  readonly answerKey: "event" | "type"
-  /** Whether the server sends `connected` on open and `heartbeat` every few seconds. */
-  readonly heartbeats: boolean
-  /** Whether `complete` carries `cost_summary` (observed) rather than only `total_cost`. */
-  readonly costSummary: boolean
-  /** The Server-Sent Events transport's paths (observed dialect's second transport). */
-  readonly sse: {
-    readonly connectPath: Path
-    readonly egressPath: string
-  }
-}
+export interface Dialect extends Core.Dialect {}
 
 /**
  * The dialect of `service-interface.md`: Bearer auth, `/api/v1sessions`, a flat session,
@@ -83,22 +54,7 @@ export interface Dialect {
  * @since 0.1.0
  * @category constructors
  */
-export const documented: Dialect = {
-  name: "documented",
-  auth: "bearer",
-  onboardPath: "/agent/onboard",
-  sessionsPath: "/api/v1sessions",
-  createSessionBody: "documented",
-  sessionResponse: "flat",
-  retrieve: false,
-  connectPath: "/v1/connect",
-  handshake: "message",
-  framing: "event-data",
-  answerKey: "event",
-  heartbeats: false,
-  costSummary: false,
-  sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
-}
+export const documented: Dialect = Core.documented
 
 /**
  * The dialect of the service's own JavaScript client (`spec/observed-dialect.md`): `x-api-key`,
@@ -108,22 +64,7 @@ export const documented: Dialect = {
  * @since 0.1.0
  * @category constructors
  */
-export const observed: Dialect = {
-  name: "observed",
-  auth: "x-api-key",
-  onboardPath: "/agent/onboard",
-  sessionsPath: "/api/v1/sessions",
-  createSessionBody: "observed",
-  sessionResponse: "data-envelope",
-  retrieve: true,
-  connectPath: "/v1/connect",
-  handshake: "query",
-  framing: "event-data",
-  answerKey: "type",
-  heartbeats: true,
-  costSummary: true,
-  sse: { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" }
-}
+export const observed: Dialect = Core.observed
 
 /**
  * A custom dialect: the documented one with the given choices changed.
@@ -139,10 +80,7 @@ export const observed: Dialect = {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (choices: Partial<Dialect> & { readonly base?: Dialect }): Dialect => {
-  const { base = documented, ...rest } = choices
-  return { ...base, ...rest }
-}
+export const make: (choices: Partial<Dialect> & { readonly base?: Dialect }) => Dialect = Core.make
 
 /**
  * The dialects by name, for configuration (`AGENT_SESSION_DIALECT`).
@@ -164,7 +102,7 @@ export type DialectName = typeof DialectName.Type
  * @since 0.1.0
  * @category constructors
  */
-export const fromName = (name: DialectName): Dialect => name === "observed" ? observed : documented
+export const fromName: (name: DialectName) => Dialect = Core.fromName
 
 /**
  * A dialect name read from configuration (`documented` or `observed`).

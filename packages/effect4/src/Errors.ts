@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { Secrets } from "effect-agent-session-core"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -27,21 +28,14 @@ export const TypeId: unique symbol = Symbol.for("effect-agent-session/AgentSessi
  */
 export type TypeId = typeof TypeId
 
-/** The most raw text (a body, a frame) any error keeps. */
-const RAW_LIMIT = 4096
-
 /**
- * Cuts raw text to the first 4 KiB kept on errors (`body` of HTTP errors, `raw` of frame errors).
+ * Cuts raw text to the first 4 KiB kept on errors (`body` of HTTP errors, `raw` of frame errors),
+ * never splitting a surrogate pair.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const truncateRaw = (text: string): string => {
-  if (text.length <= RAW_LIMIT) return text
-  // Never split a surrogate pair: cut before a high surrogate that would lose its partner.
-  const last = text.charCodeAt(RAW_LIMIT - 1)
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? RAW_LIMIT - 1 : RAW_LIMIT)
-}
+export const truncateRaw: (text: string) => string = Secrets.truncateRaw
 
 /**
  * Replaces every occurrence of each secret in `text` by `<redacted>`.
@@ -49,15 +43,7 @@ export const truncateRaw = (text: string): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): string => {
-  let out = text
-  for (const secret of secrets) {
-    if (secret.length > 0 && out.includes(secret)) {
-      out = out.split(secret).join("<redacted>")
-    }
-  }
-  return out
-}
+export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
 
 const RequestId = Schema.OptionFromOptionalKey(Schema.String)
 

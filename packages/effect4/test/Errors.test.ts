@@ -2,9 +2,82 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { TestClock } from "effect/testing"
+import * as Dialect from "../src/Dialect.js"
 import * as Errors from "../src/Errors.js"
+import { type Span, spying } from "./helpers/spans.js"
+import {
+  ACCOUNT_KEY,
+  agentBody,
+  json,
+  makeApi,
+  type Reply,
+  text,
+  validAgent,
+  validSession
+} from "./helpers/StubHttpClient.js"
+
+const AGENT_KEY = "sk-agent-SECRET-77aa01"
+const OTHER_AGENT_KEY = "sk-other-agent-SECRET-5e5e"
+const KEYS = [ACCOUNT_KEY, AGENT_KEY, OTHER_AGENT_KEY]
+
+const assertNoKey = (label: string, text: string): void => {
+  for (const key of KEYS) assert.notInclude(text, key, `${label} leaks a key`)
+}
+
+const assertErrorClean = (error: Errors.AgentSessionError): void => {
+  assertNoKey(`${error._tag}.message`, error.message)
+  assertNoKey(`String(${error._tag})`, String(error))
+  assertNoKey(`JSON.stringify(${error._tag})`, JSON.stringify(error))
+  assertNoKey(`Cause.pretty(${error._tag})`, Cause.pretty(Cause.fail(error)))
+}
+
+/** The scenarios in which the service (or the network) might echo a key back. */
+const scenarios: ReadonlyArray<readonly [string, Reply]> = [
+  ["401 echoing the key in JSON", (r) => json(401, { error: `invalid key ${r.headers["authorization"]}` })],
+  ["403 echoing the key in text", () => text(403, `key ${ACCOUNT_KEY} may not do this`)],
+  ["400 echoing the request headers", (r) => json(400, { message: "bad", headers: r.headers })],
+  ["409 echoing another agent's key", () => json(409, { error: `taken by ${OTHER_AGENT_KEY}` })],
+  ["422 with an apiKey member", () => json(422, { error: "bad", apiKey: "sk-unknown-to-us" })],
+  ["429 echoing the key", () => json(429, { error: `slow down ${ACCOUNT_KEY}` }, { "retry-after": "1" })],
+  ["503 echoing the key", () => text(503, `down; your key was ${ACCOUNT_KEY}`)],
+  ["418 echoing the key", () => json(418, { error_description: ACCOUNT_KEY }, { "x-request-id": ACCOUNT_KEY })],
+  ["a transport failure naming the key", () => "refuse"],
+  ["a 2xx with a bad body carrying a key", () => json(200, { agentId: 1, apiKey: ACCOUNT_KEY })],
+  ["a 2xx that is not JSON, carrying the key", () => text(200, `<html>${ACCOUNT_KEY}</html>`)]
+]
+
+/** Every log line, with its annotations, as text. */
+const capture = (lines: Array<string>) =>
+  Logger.layer([Logger.make(({ message }) => void lines.push(JSON.stringify(message)))])
+
+const runScenario = (reply: Reply, dialect: Dialect.Dialect) =>
+  Effect.gen(function*() {
+    const { api } = yield* makeApi(reply, {
+      dialect,
+      credentials: {
+        apiKey: Redacted.make(ACCOUNT_KEY),
+        agents: [{ agentId: "other", apiKey: Option.some(Redacted.make(OTHER_AGENT_KEY)) }]
+      }
+    })
+    const fiber = yield* Effect.forkChild(
+      Effect.flip(api.onboard(validAgent)).pipe(
+        Effect.tap((error) => Effect.logError("onboard failed", error)),
+        Effect.tapCause((cause) => Effect.logError(cause))
+      )
+    )
+    yield* TestClock.adjust(Duration.minutes(5))
+    return yield* Fiber.join(fiber)
+  })
 
 const http = {
   message: "m",
@@ -39,6 +112,84 @@ const notRetryable: ReadonlyArray<Errors.AgentSessionError> = [
 ]
 
 describe("Errors", () => {
+  describe("no API key in any error, log line or span", () => {
+    for (const dialect of [Dialect.documented, Dialect.observed]) {
+      for (const [label, reply] of scenarios) {
+        it.effect(`U18 ${label} (${dialect.name}): error, logs and spans are clean`, () =>
+          Effect.gen(function*() {
+            const lines: Array<string> = []
+            const spans: Array<Span> = []
+            const error = yield* runScenario(reply, dialect).pipe(
+              Effect.withTracer(spying(spans)),
+              // Every header captured in spans: the SDK still redacts their values.
+              Effect.provideService(HttpClient.TracerHeaderFilter, () => true),
+              Effect.provide(capture(lines)),
+              Effect.provideService(References.MinimumLogLevel, "All")
+            )
+            assert.isTrue(Errors.isAgentSessionError(error))
+            assertErrorClean(error)
+            assert.isAbove(lines.length, 0, "something was logged")
+            for (const line of lines) assertNoKey("log line", line)
+            assert.isAbove(spans.length, 0, "spans were made")
+            for (const span of spans) assertNoKey(`span ${span.name}`, JSON.stringify([...span.attributes.entries()]))
+          }))
+      }
+    }
+
+    it.effect("the auth headers stay redacted in captured spans even when the caller clears the redacted names", () =>
+      Effect.gen(function*() {
+        const spans: Array<Span> = []
+        for (const dialect of [Dialect.documented, Dialect.observed]) {
+          const { api } = yield* makeApi(() => json(200, agentBody()), { dialect })
+          yield* api.onboard(validAgent).pipe(
+            Effect.withTracer(spying(spans)),
+            Effect.provideService(HttpClient.TracerHeaderFilter, () => true),
+            Effect.provideService(Headers.CurrentRedactedNames, [])
+          )
+        }
+        const names = spans.flatMap((span) => [...span.attributes.keys()])
+        assert.include(names, "http.request.header.authorization")
+        assert.include(names, "http.request.header.x-api-key")
+        for (const span of spans) assertNoKey(`span ${span.name}`, JSON.stringify([...span.attributes.entries()]))
+      }))
+
+    it.effect("validation, credential and time-out errors are clean too", () =>
+      Effect.gen(function*() {
+        const { api } = yield* makeApi(() => Effect.never, { retry: Schedule.recurs(0) })
+        assertErrorClean(yield* Effect.flip(api.createSession({ ...validSession, max_actions: 0 })))
+        const timeout = yield* Effect.forkChild(Effect.flip(api.createSession(validSession)))
+        yield* TestClock.adjust("31 seconds")
+        assertErrorClean(yield* Fiber.join(timeout))
+        const missing = yield* makeApi(() => json(200, agentBody()), { credentials: {} })
+        assertErrorClean(yield* Effect.flip(missing.api.onboard(validAgent)))
+        assertErrorClean(
+          yield* Effect.flip(api.createSession(validSession, { agent: { agentId: "a", apiKey: Option.none() } }))
+        )
+      }))
+
+    it("redactSecrets and truncateRaw (the protocol core's, re-exported)", () => {
+      assert.strictEqual(Errors.redactSecrets("a KEY b KEY", ["KEY"]), "a <redacted> b <redacted>")
+      assert.strictEqual(Errors.truncateRaw("y".repeat(5000)).length, 4096)
+    })
+
+    it.effect("every failure of AgentApi is an AgentSessionError (no platform error leaks)", () =>
+      Effect.gen(function*() {
+        const replies: ReadonlyArray<Reply> = [
+          () => json(500, {}),
+          () => "refuse",
+          () => text(200, "not json"),
+          () => json(200, { wrong: true }),
+          () => json(301, {}),
+          () => new Response(null, { status: 204 })
+        ]
+        for (const reply of replies) {
+          const { api } = yield* makeApi(reply, { retry: Schedule.recurs(0) })
+          const error = yield* Effect.flip(api.onboard(validAgent))
+          assert.isTrue(Errors.isAgentSessionError(error), String(error))
+        }
+      }))
+  })
+
   describe("guards", () => {
     it("U07 isRetryable: transport, time-out, 408, 429, 5xx only", () => {
       for (const error of retryable) assert.isTrue(Errors.isRetryable(error), `${error._tag} ${String(error)}`)
