@@ -14,6 +14,14 @@
 export * as Agent from "./Agent.js"
 
 /**
+ * The service's HTTP operations: onboard an agent, create a session, and (observed dialect only)
+ * retrieve a session, with typed status errors, retries on a `Schedule` and `Retry-After`.
+ *
+ * @since 0.1.0
+ */
+export * as AgentApi from "./AgentApi.js"
+
+/**
  * The caller's answer to an `external_resource_requested` event (U16): grant, with input, or deny.
  *
  * @since 0.1.0
@@ -44,6 +52,21 @@ export * as Dialect from "./Dialect.js"
 export * as Errors from "./Errors.js"
 
 /**
+ * The SDK's metrics, as `effect/Metric` values: events received by tag, actions, reconnects,
+ * answers sent, HTTP attempts and retries by status, and the create-session latency.
+ *
+ * @since 0.1.0
+ */
+export * as Metrics from "./Metrics.js"
+
+/**
+ * The service's HTTP contract, written once as an `HttpApi`: the SDK's client is derived from it.
+ *
+ * @since 0.1.0
+ */
+export * as ServiceApi from "./ServiceApi.js"
+
+/**
  * Sessions: the create-session request, the session the service returns, and its status.
  *
  * @since 0.1.0
@@ -56,6 +79,3 @@ export * as Session from "./Session.js"
  * @since 0.1.0
  */
 export * as SessionEvent from "./SessionEvent.js"
-export * as ServiceApi from "./ServiceApi.js"
-export * as Metrics from "./Metrics.js"
-export * as AgentApi from "./AgentApi.js"

@@ -5,8 +5,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Credentials from "../src/Credentials.js"
+import * as Dialect from "../src/Dialect.js"
+import { ACCOUNT_KEY, agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
 
-const ACCOUNT_KEY = "sk-account-SECRET-0f0f"
+const AGENT_KEY = "sk-agent-SECRET-77aa01"
 const agentRef: Credentials.AgentKeyRef = { agentId: "agent-9", apiKey: Option.some(Redacted.make("sk-agent-nine")) }
 
 const keyOf = (
@@ -69,6 +71,66 @@ describe("Credentials", () => {
           const error = yield* Effect.flip(service.keyFor("createSession", { agentId: "a-1", apiKey }))
           assert.isTrue(error._tag === "MissingAgentKey" && error.agentId === "a-1")
         }
+      }))
+  })
+
+  describe("over HTTP (the stub HttpClient)", () => {
+    it.effect("U11 onboard with the account key, createSession with the agent key, in both dialects", () =>
+      Effect.gen(function*() {
+        for (const dialect of [Dialect.documented, Dialect.observed]) {
+          const { api, stub } = yield* makeApi(
+            (request) =>
+              request.url.endsWith("/agent/onboard")
+                ? json(200, agentBody())
+                : json(200, dialect.sessionResponse === "flat" ? sessionBody() : { data: { sessionId: "s" } }),
+            { dialect }
+          )
+          const agent = yield* api.onboard(validAgent)
+          yield* api.createSession(validSession, { agent })
+          yield* api.createSession(validSession, { agent: agent.agentId })
+          yield* api.createSession(validSession)
+          const sent = (yield* stub.requests).map((r) =>
+            dialect.auth === "bearer" ? r.headers["authorization"] : r.headers["x-api-key"]
+          )
+          const prefix = dialect.auth === "bearer" ? "Bearer " : ""
+          assert.deepStrictEqual(sent, [
+            `${prefix}${ACCOUNT_KEY}`,
+            `${prefix}${AGENT_KEY}`,
+            `${prefix}${AGENT_KEY}`,
+            `${prefix}${ACCOUNT_KEY}`
+          ])
+        }
+      }))
+
+    it.effect("U12 onboard and createSession without a key send nothing; validation comes first", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => json(200, agentBody()), { credentials: {} })
+        assert.strictEqual((yield* Effect.flip(api.onboard(validAgent)))._tag, "MissingCredentials")
+        assert.strictEqual((yield* Effect.flip(api.createSession(validSession)))._tag, "MissingCredentials")
+        assert.strictEqual((yield* Effect.flip(api.createSession({ ...validSession, goal: "" })))._tag, "InvalidRequest")
+        assert.strictEqual(yield* stub.count, 0)
+      }))
+
+    it.effect("U06 createSession for an agent the service gave no key is MissingAgentKey, nothing sent", () =>
+      Effect.gen(function*() {
+        const { apiKey: _, ...withoutKey } = agentBody()
+        const { api, stub } = yield* makeApi((request) =>
+          request.url.endsWith("/agent/onboard") ? json(200, withoutKey) : json(200, sessionBody())
+        )
+        const agent = yield* api.onboard(validAgent)
+        assert.isTrue(Option.isNone(agent.apiKey))
+        const error = yield* Effect.flip(api.createSession(validSession, { agent }))
+        assert.isTrue(error._tag === "MissingAgentKey" && error.agentId === "agent-1")
+        const byId = yield* Effect.flip(api.createSession(validSession, { agent: "agent-1" }))
+        assert.strictEqual(byId._tag, "MissingAgentKey")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+
+    it.effect("U12 a refused key is Unauthorized and is not retried", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => json(401, { error: "invalid api key" }))
+        assert.strictEqual((yield* Effect.flip(api.onboard(validAgent)))._tag, "Unauthorized")
+        assert.strictEqual(yield* stub.count, 1)
       }))
   })
 
