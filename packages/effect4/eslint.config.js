@@ -4,7 +4,7 @@ import effectPlugin from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "toolchain/**", "coverage/**"] },
+  { ignores: ["dist/**", "node_modules/**", "toolchain/**", "coverage/**", ".tmp/**"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

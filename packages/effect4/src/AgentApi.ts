@@ -251,7 +251,7 @@ export const layer = (
  * @category models
  */
 export interface ConfigOptions extends Omit<Options, "baseUrl" | "dialect" | "allowInsecure"> {
-  /** The HTTP base URL (default: `Config.string("AGENT_SESSION_BASE_URL")`). */
+  /** The HTTP base URL (default: `Config.String("AGENT_SESSION_BASE_URL")`). */
   readonly baseUrl?: Config.Config<string> | undefined
   /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
   readonly dialect?: Config.Config<Dialect.Dialect> | undefined
@@ -280,7 +280,7 @@ export const dialectConfig: Config.Config<Dialect.Dialect> = Dialect.config(ENV_
  * import { AgentApi } from "effect-agent-session-effect4"
  * import * as Config from "effect/Config"
  *
- * const ApiLive = AgentApi.layerConfig({ baseUrl: Config.string("MY_SERVICE_URL") })
+ * const ApiLive = AgentApi.layerConfig({ baseUrl: Config.String("MY_SERVICE_URL") })
  * ```
  *
  * @since 0.1.0
