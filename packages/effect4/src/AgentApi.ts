@@ -28,7 +28,14 @@ import type * as Schedule from "effect/Schedule"
 import type * as Agent from "./Agent.js"
 import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
-import type { AgentApiError, InsecureTransport, InvalidRequest } from "./Errors.js"
+import type {
+  AgentApiError,
+  CreateSessionError,
+  GetSessionError,
+  InsecureTransport,
+  InvalidRequest,
+  OnboardError
+} from "./Errors.js"
 import * as internal from "./internal/agentApi.js"
 import type * as Session from "./Session.js"
 
@@ -68,21 +75,24 @@ export interface Service {
   /**
    * `POST /agent/onboard` with the account key. Validates first (`InvalidRequest`, nothing
    * sent). The new agent's key, when the response carries one, is remembered by `Credentials`,
-   * so later operations can name the agent by id. A name already taken is `Conflict`.
+   * so later operations can name the agent by id. A name already taken is `Conflict`. An
+   * attempt that may have created the agent and got no answer is `OutcomeUnknown`.
    */
   readonly onboard: (
     request: Agent.OnboardInput,
     options?: CreateOptions | undefined
-  ) => Effect.Effect<Agent.Agent, AgentApiError>
+  ) => Effect.Effect<Agent.Agent, OnboardError>
   /**
    * Creates a session (`POST /api/v1sessions`, or `/api/v1/sessions` in the observed dialect).
    * Validates first (`InvalidRequest`, nothing sent). Uses the agent's key when `agent` is given
-   * (`MissingAgentKey` when that agent has none, U06), else per `Credentials` (U11).
+   * (`MissingAgentKey` when that agent has none, U06), else per `Credentials` (U11). An
+   * attempt that may have created the session and got no answer (a time-out, a reset, a 500) is
+   * `OutcomeUnknown`, never `RequestTimeout`.
    */
   readonly createSession: (
     request: Session.CreateSessionInput,
     options?: (AgentOption & CreateOptions) | undefined
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+  ) => Effect.Effect<Session.SessionInfo, CreateSessionError>
   /**
    * `GET {sessionsPath}/<id>`: only in a dialect with `retrieve` (the observed one). In a dialect
    * without it (the documented one) it fails with `NotFound` (status 404) without sending
@@ -91,7 +101,7 @@ export interface Service {
   readonly getSession: (
     sessionId: string,
     options?: AgentOption | undefined
-  ) => Effect.Effect<Session.SessionInfo, AgentApiError>
+  ) => Effect.Effect<Session.SessionInfo, GetSessionError>
 }
 
 /**

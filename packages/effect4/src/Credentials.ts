@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import type { Agent } from "./Agent.js"
-import { MissingAgentKey, MissingCredentials } from "./Errors.js"
+import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Errors.js"
 
 /**
  * The operations that need a key.
@@ -66,12 +66,16 @@ export type KeySelection = "agent-or-account" | "account" | "agent"
 export interface Service {
   /**
    * The key for an operation, for an optional agent. Fails before any request is sent when no
-   * key is available (U12).
+   * key is available (U12): `onboard` always uses the account key (`MissingCredentials`); the
+   * other operations may use an agent's key (`MissingAgentKey`).
    */
-  readonly keyFor: (
-    operation: Operation,
-    agent?: AgentKeyRef | string | undefined
-  ) => Effect.Effect<Redacted.Redacted<string>, MissingCredentials | MissingAgentKey>
+  readonly keyFor: {
+    (operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
+    (
+      operation: Operation,
+      agent?: AgentKeyRef | string | undefined
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError>
+  }
   /** Remembers an onboarded agent's key, so later operations can name the agent by id. */
   readonly remember: (agent: AgentKeyRef) => Effect.Effect<void>
   /** Every secret value known, for scrubbing text (errors, logs) that might contain one. */
@@ -153,7 +157,16 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           })
       )
 
-    const keyFor: Service["keyFor"] = (operation, agent) => {
+    function keyFor(operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
+    function keyFor(
+      operation: Operation,
+      agent?: AgentKeyRef | string
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError>
+    function keyFor(
+      operation: Operation,
+      agent?: AgentKeyRef | string
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError> {
+      // `onboard` takes the first branch: the account key, `MissingCredentials` only.
       if (operation === "onboard" || selection === "account") return account(operation)
       if (agent !== undefined) return agentKey(agent)
       if (selection === "agent") return Effect.fail(new MissingAgentKey({ agentId: "(none given)" }))

@@ -1,6 +1,11 @@
 /**
- * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes, gathered in one
- * union, {@link AgentSessionError}, with one guard, {@link isAgentSessionError}.
+ * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes. Each operation's
+ * error channel is the exact union of what it can fail with, built from the named unions here
+ * ({@link OnboardError}, {@link CreateSessionError}, {@link EventStreamError}, {@link RespondError},
+ * {@link RunError}, ...; docs/errors.md has the table). {@link AgentSessionError} is the union of
+ * all of them, with one guard, {@link isAgentSessionError}, and a `Schema` that encodes any of
+ * them to JSON and back. The constructors need only the fields that matter: the rest (no body,
+ * no request id, the status of the class) are filled in.
  *
  * No error carries an API key: messages and bodies pass through {@link redactSecrets} where a
  * secret could appear, and no error keeps a request object or headers.
@@ -8,6 +13,7 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -45,34 +51,100 @@ export const truncateRaw: (text: string) => string = Secrets.truncateRaw
  */
 export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
 
-const RequestId = Schema.OptionFromOptionalKey(Schema.String)
+/**
+ * Whether a `Duration` has an encoded form: not negative (no wait or time-out of the SDK is), and
+ * under 400 digits of nanoseconds (the most the encoded form accepts) or infinite.
+ */
+const isEncodable = (duration: Duration.Duration): boolean => {
+  const value = duration.value
+  switch (value._tag) {
+    case "Infinity":
+      return true
+    case "NegativeInfinity":
+      return false
+    case "Millis":
+      return value.millis >= 0
+    case "Nanos":
+      return value.nanos >= BigInt(0) && String(value.nanos).length <= 400
+  }
+}
 
 /**
- * A `Duration` whose encoded form is JSON: `{ nanos: "<integer>" }`, or `"Infinity"`. Every
- * error survives `JSON.stringify` of its encoded form and decodes back.
+ * A `Duration` whose encoded form is JSON and keeps the way it was made (whole milliseconds as
+ * such, anything else in nanoseconds), so that it decodes to a `Duration` equal to the original:
+ * `{ millis: <number> }`, `{ nanos: "<integer>" }` or `"Infinity"`. It is never negative.
  */
 const JsonDuration = Schema.Union([
+  Schema.Struct({ millis: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)) }),
   Schema.Struct({ nanos: Schema.String.check(Schema.isPattern(/^\d{1,400}$/)) }),
   Schema.Literal("Infinity")
 ]).pipe(
   Schema.decodeTo(
-    Schema.Duration,
+    Schema.Duration.check(Schema.makeFilter(isEncodable, { expected: "a duration >= 0, under 10^400 ns or infinite" })),
     SchemaTransformation.transform({
       decode: (encoded): Duration.Duration =>
-        encoded === "Infinity" ? Duration.infinity : Duration.nanos(BigInt(encoded.nanos)),
-      encode: (duration): { readonly nanos: string } | "Infinity" =>
-        Option.match(Duration.toNanos(duration), {
-          onNone: () => "Infinity" as const,
-          onSome: (nanos) => {
-            const digits = String(nanos < BigInt(0) ? BigInt(0) : nanos)
-            // Past 400 digits of nanoseconds (the most the encoded form accepts) is forever.
-            return digits.length > 400 ? "Infinity" as const : { nanos: digits }
-          }
-        })
+        encoded === "Infinity"
+          ? Duration.infinity
+          : "millis" in encoded
+          ? Duration.millis(encoded.millis)
+          : Duration.nanos(BigInt(encoded.nanos)),
+      encode: (duration): { readonly millis: number } | { readonly nanos: string } | "Infinity" => {
+        const value = duration.value
+        switch (value._tag) {
+          case "Infinity":
+            return "Infinity"
+          case "NegativeInfinity":
+            return { millis: 0 }
+          case "Millis":
+            return { millis: value.millis }
+          case "Nanos":
+            // Effect 4 makes `Duration.nanos(0n)` a zero of milliseconds: encoded so, it decodes the same.
+            return value.nanos === BigInt(0) ? { millis: 0 } : { nanos: String(value.nanos) }
+        }
+      }
     })
   )
 )
 
+/**
+ * A field the constructor fills in when it is not given (decoding still requires it): errors are
+ * built in tests from the fields that matter, and the SDK's own errors keep every field.
+ */
+const defaulted = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, value: () => S["~type.make.in"]) =>
+  schema.pipe(Schema.withConstructorDefault(Effect.sync(value)))
+
+/**
+ * An optional field that an error always holds as an own property, `undefined` when absent:
+ * given as `undefined` or not given, built or decoded from JSON (which drops `undefined`), the
+ * error is the same. Effect 4 applies constructor defaults only when building: the decoding
+ * default puts the key back on an error decoded without it.
+ */
+const optionalField = <S extends Schema.Top>(schema: S) =>
+  Schema.UndefinedOr(schema).pipe(
+    Schema.withDecodingDefault(Effect.succeed(undefined)),
+    Schema.withConstructorDefault(Effect.succeed(undefined))
+  )
+
+const RequestId = Schema.OptionFromOptionalKey(Schema.String)
+
+/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
+const httpDetailFields = {
+  body: defaulted(Schema.String, () => ""),
+  requestId: RequestId.pipe(Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))),
+  operation: Schema.String
+}
+
+/** The fields of an HTTP status error, with the status and message of its class by default. */
+const httpStatusFields = (status: number, message: string) => ({
+  status: defaulted(Schema.Finite, () => status),
+  message: defaulted(Schema.String, () => message),
+  ...httpDetailFields
+})
+
+/** `retryAfter` of a 429 or 5xx: none unless given. */
+const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
+  Schema.withConstructorDefault(Effect.succeed(Option.none<Duration.Duration>()))
+)
 
 /**
  * The fields every HTTP status error carries (U07, U18).
@@ -102,9 +174,9 @@ export const HttpErrorFields = {
  */
 export const SessionContext = {
   /** The session the error happened to, when one had been created. */
-  sessionId: Schema.optional(Schema.String),
+  sessionId: optionalField(Schema.String),
   /** Whether the session may still be running at the service (reattach with its id). */
-  mayStillBeRunning: Schema.optional(Schema.Boolean)
+  mayStillBeRunning: optionalField(Schema.Boolean)
 }
 
 /**
@@ -155,8 +227,8 @@ export class MissingCredentials
     ...SessionContext,
     /** The operation that needed a key. */
     operation: Schema.String,
-    /** The environment variable that would provide it. */
-    variable: Schema.String
+    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
+    variable: defaulted(Schema.String, () => "AGENT_SESSION_API_KEY")
   })
 {
   /** @since 0.1.0 */
@@ -197,7 +269,7 @@ export class MissingAgentKey
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
   "BadRequest",
-  HttpErrorFields
+  httpStatusFields(400, "the service refused the request")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -206,12 +278,20 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
 /**
  * 401: the key is missing or invalid. Not retried (U12).
  *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session-effect4"
+ *
+ * // As a test builds it: the fields that matter; status 401, an empty body, no request id.
+ * const refused = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
   "Unauthorized",
-  HttpErrorFields
+  httpStatusFields(401, "the key is missing or invalid")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -225,7 +305,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
  */
 export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
   "Forbidden",
-  HttpErrorFields
+  httpStatusFields(403, "the key may not do this")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -239,7 +319,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-sessi
  */
 export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
   "NotFound",
-  HttpErrorFields
+  httpStatusFields(404, "not found")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -253,7 +333,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session
  */
 export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
   "Conflict",
-  HttpErrorFields
+  httpStatusFields(409, "conflict")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -267,7 +347,7 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
   "PayloadTooLarge",
-  HttpErrorFields
+  httpStatusFields(413, "the request body is too large")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -282,9 +362,9 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
   "RateLimited",
   {
-    ...HttpErrorFields,
+    ...httpStatusFields(429, "rate limited"),
     /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: Schema.OptionFromNullOr(JsonDuration)
+    retryAfter: RetryAfter
   }
 ) {
   /** @since 0.1.0 */
@@ -300,9 +380,9 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
 export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
   "ServerError",
   {
-    ...HttpErrorFields,
+    ...httpStatusFields(500, "the service failed"),
     /** From `Retry-After` on a 503, when present. */
-    retryAfter: Schema.OptionFromNullOr(JsonDuration)
+    retryAfter: RetryAfter
   }
 ) {
   /** @since 0.1.0 */
@@ -317,7 +397,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
  */
 export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
   "UnexpectedStatus",
-  HttpErrorFields
+  { status: Schema.Finite, message: defaulted(Schema.String, () => "unexpected status"), ...httpDetailFields }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -351,7 +431,8 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
   "RequestTimeout",
   {
     operation: Schema.String,
-    timeout: JsonDuration
+    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(30))
   }
 ) {
   /** @since 0.1.0 */
@@ -370,10 +451,11 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
 export class ResponseDecodeError
   extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
     operation: Schema.String,
-    status: Schema.Finite,
+    /** The 2xx status (default 200). */
+    status: defaulted(Schema.Finite, () => 200),
     message: Schema.String,
-    /** The first 4 KiB of the raw body. */
-    body: Schema.String
+    /** The first 4 KiB of the raw body (default empty). */
+    body: defaulted(Schema.String, () => "")
   })
 {
   /** @since 0.1.0 */
@@ -396,12 +478,12 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
     operation: Schema.String,
     /** The `Idempotency-Key` header every attempt of the call carried. */
     idempotencyKey: Schema.String,
-    /** How many attempts were sent. */
-    attempts: Schema.Finite,
+    /** How many attempts were sent (default 1). */
+    attempts: defaulted(Schema.Finite, () => 1),
     /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
     reason: Schema.String,
-    /** The last attempt's error message, keys removed. */
-    detail: Schema.String
+    /** The last attempt's error message, keys removed (default empty). */
+    detail: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.2.0 */
@@ -422,8 +504,8 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
 export class ResponseTooLarge
   extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
     operation: Schema.String,
-    /** The HTTP status of the response. */
-    status: Schema.Finite,
+    /** The HTTP status of the response (default 200). */
+    status: defaulted(Schema.Finite, () => 200),
     /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
     size: Schema.Finite,
     /** The limit in bytes. */
@@ -451,8 +533,8 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
   "MalformedFrame",
   {
     ...SessionContext,
-    /** The first 4 KiB of the frame. */
-    raw: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
     message: Schema.String
   }
 ) {
@@ -472,8 +554,8 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
     ...SessionContext,
     /** The wire event name. */
     event: Schema.String,
-    /** The first 4 KiB of the frame. */
-    raw: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
     message: Schema.String
   }
 ) {
@@ -517,7 +599,8 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
   {
     ...SessionContext,
     event: Schema.String,
-    raw: Schema.String
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.1.0 */
@@ -540,7 +623,8 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
     ...SessionContext,
     /** The HTTP status or WebSocket close code. */
     code: Schema.Finite,
-    reason: Schema.String
+    /** The status text or close reason, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
   }
 ) {
   /** @since 0.1.0 */
@@ -560,7 +644,8 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
   "ConnectTimeout",
   {
     ...SessionContext,
-    timeout: JsonDuration
+    /** The connect time-out (default 10 s). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(10))
   }
 ) {
   /** @since 0.1.0 */
@@ -681,7 +766,8 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
   "AnswerBufferFull",
   {
-    limit: Schema.Finite
+    /** The `answerBufferSize` (default 64). */
+    limit: defaulted(Schema.Finite, () => 64)
   }
 ) {
   /** @since 0.1.0 */
@@ -747,8 +833,10 @@ export class SessionEndedWithoutComplete
     {
       mayStillBeRunning: SessionContext.mayStillBeRunning,
       sessionId: Schema.String,
-      /** The message of the last `error` event received, if any. */
-      lastError: Schema.OptionFromNullOr(Schema.String)
+      /** The message of the last `error` event received, if any (default none). */
+      lastError: Schema.OptionFromNullOr(Schema.String).pipe(
+        Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))
+      )
     }
   )
 {
@@ -766,7 +854,7 @@ export class SessionEndedWithoutComplete
 // ---------------------------------------------------------------------------
 
 /**
- * The errors of an HTTP status.
+ * The errors of an HTTP status: every HTTP call of `AgentApi` can fail with each of them.
  *
  * @since 0.1.0
  * @category errors
@@ -783,21 +871,65 @@ export type HttpStatusError =
   | UnexpectedStatus
 
 /**
- * Every error `AgentApi` can fail with.
+ * The errors of `Credentials.keyFor`: no key for the operation. The account key's operations
+ * (`onboard`) fail only with `MissingCredentials`.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export type AgentApiError =
+export type CredentialsError = MissingCredentials | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.onboard` (and `AgentSessions.onboard`): the account key only, so no
+ * `MissingAgentKey`; and, as for every creating call, no `RequestTimeout`: an attempt that timed
+ * out may have created the agent, so the call fails with `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type OnboardError =
   | InvalidRequest
   | MissingCredentials
-  | MissingAgentKey
+  | HttpStatusError
+  | TransportError
+  | ResponseDecodeError
+  | ResponseTooLarge
+  | OutcomeUnknown
+
+/**
+ * The errors of `AgentApi.createSession`: those of {@link OnboardError}, and `MissingAgentKey`
+ * (it may use an agent's key).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type CreateSessionError = OnboardError | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.getSession`: not a creating call, so a time-out is `RequestTimeout`
+ * (retried) and never `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type GetSessionError =
+  | InvalidRequest
+  | CredentialsError
   | HttpStatusError
   | TransportError
   | RequestTimeout
   | ResponseDecodeError
-  | OutcomeUnknown
   | ResponseTooLarge
+
+/**
+ * Every error an operation of `AgentApi` can fail with: {@link OnboardError},
+ * {@link CreateSessionError} and {@link GetSessionError} together. The input of the `retry`
+ * schedule is one of these (the error of the failed attempt).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentApiError = OnboardError | CreateSessionError | GetSessionError
 
 /**
  * The errors of one frame: reported in the stream, never thrown, never silently dropped.
@@ -808,23 +940,23 @@ export type AgentApiError =
 export type FrameError = MalformedFrame | EventDecodeError | FrameTooLarge | UnknownEvent
 
 /**
- * Every error the event stream can fail with.
+ * Every error the events of a connection (`Connection.events`) can fail with. The service's
+ * `events(sessionId)` (connect and read) also fails with `InsecureTransport`. A `ConnectTimeout`
+ * never ends the events: it is retried (then `ConnectionLost`), or, before the channel was ever
+ * open, `NeverConnected`.
  *
  * @since 0.1.0
  * @category errors
  */
 export type EventStreamError =
   | FrameError
-  | MissingCredentials
-  | MissingAgentKey
+  | CredentialsError
   | HandshakeRejected
-  | ConnectTimeout
   | ConnectionLost
   | NeverConnected
-  | InsecureTransport
 
 /**
- * The errors of `respond`.
+ * The errors of `respond` (`Connection.respond`, `RunningSession.respond`).
  *
  * @since 0.1.0
  * @category errors
@@ -832,18 +964,47 @@ export type EventStreamError =
 export type RespondError = RequestNotPending | AnswerBufferFull
 
 /**
- * Every failure a caller of this SDK can meet (U19).
+ * The errors of a running session's `events` and `outcome` (`AgentSessions`): the connection's
+ * own ({@link EventStreamError}), and the session's: `ActionBudgetExceeded` (in `"fail"` mode) and
+ * `SessionEndedWithoutComplete` (U17, U20).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RunningSessionError = EventStreamError | ActionBudgetExceeded | SessionEndedWithoutComplete
+
+/**
+ * The errors of `AgentSessions.start`: creating the session ({@link CreateSessionError}) and
+ * connecting to it (`InsecureTransport`). `attach` fails only with `InsecureTransport`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type StartError = CreateSessionError | InsecureTransport
+
+/**
+ * The errors of `AgentSessions.run`, besides those of the caller's own `onRequest` and `onEvent`
+ * (passed through unchanged): starting ({@link StartError}), the running session
+ * ({@link RunningSessionError}), and answering the agent's requests ({@link RespondError}).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RunError = StartError | RunningSessionError | RespondError
+
+/**
+ * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
+ * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
+ * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
  *
  * @since 0.1.0
  * @category errors
  */
 export type AgentSessionError =
   | AgentApiError
-  | EventStreamError
-  | RespondError
+  | RunError
+  | ConnectTimeout
   | ResponseParseError
-  | ActionBudgetExceeded
-  | SessionEndedWithoutComplete
 
 /**
  * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
@@ -891,7 +1052,7 @@ export const AgentSessionError = Schema.Union([
  * @example
  * ```ts
  * import { Errors } from "effect-agent-session-effect4"
- * import { Duration } from "effect"
+ * import * as Duration from "effect/Duration"
  *
  * Errors.isAgentSessionError(new Errors.ConnectTimeout({ timeout: Duration.seconds(10) })) // true
  * ```

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
@@ -274,11 +275,81 @@ describe("Errors encode to JSON and back", () => {
     ]
     for (const error of samples) {
       const back = decode(JSON.parse(JSON.stringify(encode(error))))
-      assert.deepStrictEqual(encode(back), encode(error), error._tag)
+      assert.strictEqual(JSON.stringify(encode(back)), JSON.stringify(encode(error)), error._tag)
       assert.strictEqual(back.message, error.message)
     }
     const rateLimited = decode(JSON.parse(JSON.stringify(encode(samples[0]!))))
     assert.isTrue(rateLimited._tag === "RateLimited" && Option.isSome(rateLimited.retryAfter))
-    assert.deepStrictEqual(encode(samples[3]!), { _tag: "ConnectTimeout", timeout: "Infinity" } as never)
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(encode(samples[3]!))), { _tag: "ConnectTimeout", timeout: "Infinity" })
+    // Whole milliseconds stay milliseconds, anything else nanoseconds: each decodes as it was made.
+    const timeouts = [Duration.seconds(30), Duration.millis(1500.5), Duration.nanos(BigInt(7))]
+    for (const timeout of timeouts) {
+      const error = new Errors.RequestTimeout({ operation: "AgentApi.getSession", timeout })
+      const back = decode(JSON.parse(JSON.stringify(encode(error))))
+      assert.isTrue(back._tag === "RequestTimeout" && Equal.equals(back.timeout, timeout), Duration.format(timeout))
+    }
+  })
+})
+
+describe("Errors come back equal from JSON, member by member", () => {
+  const encode = Schema.encodeSync(Errors.AgentSessionError)
+  const decode = Schema.decodeUnknownSync(Errors.AgentSessionError)
+  const roundTrip = (error: Errors.AgentSessionError) => decode(JSON.parse(JSON.stringify(encode(error))))
+
+  // Each class on its own, so that every class is generated (optional fields absent, present or
+  // given as `undefined`; every kind of `Duration`).
+  for (const member of Errors.AgentSessionError.members) {
+    it.prop(
+      `U19 ${member.identifier}: JSON of its encoded form decodes to an error Equal.equals the original`,
+      [Schema.toType(member as unknown as Schema.Codec<Errors.AgentSessionError, unknown>)],
+      ([error]) => {
+        const back = roundTrip(error)
+        assert.isTrue(Equal.equals(back, error), `${JSON.stringify(encode(error))} came back different`)
+        assert.isTrue(Errors.isAgentSessionError(back))
+        assert.strictEqual(back.message, error.message)
+      },
+      { arbitrary: { runs: 100, seed: 21 } }
+    )
+  }
+
+  it("an optional field given as undefined is the same as one not given, and survives JSON", () => {
+    const given = new Errors.MalformedFrame({ raw: "x", message: "m", sessionId: undefined, mayStillBeRunning: undefined })
+    const absent = new Errors.MalformedFrame({ raw: "x", message: "m" })
+    assert.isTrue(Equal.equals(given, absent))
+    assert.isTrue(Equal.equals(roundTrip(given), given))
+    const inSession = new Errors.MalformedFrame({ raw: "x", message: "m", sessionId: "s", mayStillBeRunning: true })
+    assert.isFalse(Equal.equals(inSession, absent))
+    assert.isTrue(Equal.equals(roundTrip(inSession), inSession))
+  })
+})
+
+describe("Errors are built from the fields that matter", () => {
+  it("the HTTP status errors default their status, message, body and request id", () => {
+    const error = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+    assert.strictEqual(error.status, 401)
+    assert.strictEqual(error.body, "")
+    assert.isTrue(Option.isNone(error.requestId))
+    assert.strictEqual(error.message, "the key is missing or invalid")
+    const statuses: ReadonlyArray<readonly [Errors.AgentSessionError, number]> = [
+      [new Errors.BadRequest({ operation: "x" }), 400],
+      [new Errors.Forbidden({ operation: "x" }), 403],
+      [new Errors.NotFound({ operation: "x" }), 404],
+      [new Errors.Conflict({ operation: "x" }), 409],
+      [new Errors.PayloadTooLarge({ operation: "x" }), 413],
+      [new Errors.RateLimited({ operation: "x" }), 429],
+      [new Errors.ServerError({ operation: "x" }), 500]
+    ]
+    for (const [built, status] of statuses) assert.isTrue("status" in built && built.status === status, built._tag)
+    const limited = new Errors.RateLimited({ operation: "x" })
+    assert.isTrue(Option.isNone(limited.retryAfter))
+  })
+
+  it("the other errors default what a test rarely cares about", () => {
+    assert.strictEqual(new Errors.MissingCredentials({ operation: "onboard" }).variable, "AGENT_SESSION_API_KEY")
+    assert.isTrue(Duration.equals(new Errors.RequestTimeout({ operation: "x" }).timeout, Duration.seconds(30)))
+    assert.strictEqual(new Errors.ResponseDecodeError({ operation: "x", message: "m" }).status, 200)
+    const unknown = new Errors.OutcomeUnknown({ operation: "AgentApi.createSession", idempotencyKey: "k", reason: "RequestTimeout" })
+    assert.deepStrictEqual([unknown.attempts, unknown.detail], [1, ""])
+    assert.isTrue(Option.isNone(new Errors.SessionEndedWithoutComplete({ sessionId: "s" }).lastError))
   })
 })

@@ -29,6 +29,8 @@ import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import {
   type AgentApiError,
+  type CredentialsError,
+  type HttpStatusError,
   InsecureTransport,
   InvalidRequest,
   isAgentSessionError,
@@ -36,6 +38,7 @@ import {
   NotFound,
   OutcomeUnknown,
   RequestTimeout,
+  type ResponseDecodeError,
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
@@ -45,6 +48,18 @@ import { CreateSessionRequest, SessionId } from "../Session.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { formatIssue, NonBlankString, validate } from "./schema.js"
 import { userAgent } from "./version.js"
+
+/**
+ * What one attempt of a call can fail with, besides a missing key: the contract refused the
+ * payload (`InvalidRequest`), a status, the transport, the time-out, the body.
+ */
+type AttemptError =
+  | InvalidRequest
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
 
 /** The default request time-out (U22). */
 export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
@@ -285,11 +300,11 @@ const handleResponse = (
   response: HttpClientResponse.HttpClientResponse,
   call: CallInfo,
   maxResponseSize: number
-): Effect.Effect<HttpClientResponse.HttpClientResponse, AgentApiError> => {
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { headers, status } = response
   const success = Http.isSuccess(status)
   return Effect.matchEffect(readBounded(response, maxResponseSize, !success), {
-    onFailure: (error): Effect.Effect<never, AgentApiError> =>
+    onFailure: (error): Effect.Effect<never, AttemptError> =>
       "_tag" in error && error._tag === "OverLimit"
         ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))
         : Effect.fail(
@@ -345,14 +360,15 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
   )
 
 /**
- * Everything the derived client can fail with, as an `AgentApiError`: ours pass through; a
+ * Everything the derived client can fail with, as an {@link AttemptError}: ours pass through; a
  * `SchemaError` before any response is a payload the contract refused (`InvalidRequest`), after a
  * 2xx a `ResponseDecodeError`; an `HttpClientError` is a `TransportError` or a
  * `ResponseDecodeError`. A decoded contract error cannot come (statuses are mapped first): it is
  * a defect.
  */
-const toAgentApiError = (error: unknown, call: CallInfo): Effect.Effect<never, AgentApiError> => {
-  if (isAgentSessionError(error)) return Effect.fail(error as AgentApiError)
+const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<never, AttemptError> => {
+  // Only the client above fails with ours: a status, the transport or the body (handleResponse).
+  if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (Schema.isSchemaError(error)) {
     return Option.isNone(call.received)
       ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssue(error.issue), call.secrets) }))
@@ -449,14 +465,14 @@ export const make = (
 
     /**
      * One operation: per attempt, the key read afresh, the request, every failure mapped, the
-     * time-out; the attempts on the retry schedule.
+     * time-out; the attempts on the retry schedule. `attempts` counts the attempts sent.
      */
-    const send = <A, E>(
+    const attemptsOf = <A, E, K extends CredentialsError>(
       operation: keyof typeof retriesOf,
-      key: Effect.Effect<Redacted.Redacted<string>, AgentApiError>,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>,
-      idempotencyKey: Option.Option<string> = Option.none()
-    ): Effect.Effect<A, AgentApiError> => {
+      idempotencyKey: Option.Option<string>
+    ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
       const name = `AgentApi.${operation}`
       let attempts = 0
       const attempt = Effect.gen(function*() {
@@ -466,7 +482,7 @@ export const make = (
         attempts += 1
         const redacted = withAuthHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
         return yield* run.pipe(
-          Effect.catch((error: E) => toAgentApiError(error, call)),
+          Effect.catch((error: E) => toAttemptError(error, call)),
           Effect.provideService(CurrentCall, call),
           Effect.provideService(Headers.CurrentRedactedNames, redacted),
           Effect.timeoutOrElse({
@@ -483,27 +499,49 @@ export const make = (
           )
         )
       }).pipe(Effect.tapError(logFailure))
-      const retried = Effect.retry(attempt, retriesOf[operation])
-      if (Option.isNone(idempotencyKey)) return retried
-      // A creating call whose last attempt may have acted: say so, with the key to send again.
-      return Effect.catchIf(retried, mayHaveActed, (error) =>
-        Effect.fail(
-          new OutcomeUnknown({
-            operation: name,
-            idempotencyKey: idempotencyKey.value,
-            attempts,
-            reason: error._tag,
-            detail: error.message
-          })
-        ))
+      return { retried: Effect.retry(attempt, retriesOf[operation]), attempts: () => attempts }
+    }
+
+    /** A call that creates nothing (`getSession`): every attempt's error as it is. */
+    const send = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retriesOf,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>
+    ): Effect.Effect<A, AttemptError | K> => attemptsOf(operation, key, run, Option.none()).retried
+
+    /**
+     * A creating call (`onboard`, `createSession`): when its last attempt may have acted (a
+     * time-out, always; a reset, a 500, 502, 504), it fails with `OutcomeUnknown`, with the key to
+     * send it again; so it never fails with `RequestTimeout`.
+     */
+    const sendCreating = <A, E, K extends CredentialsError>(
+      operation: keyof typeof retriesOf,
+      key: Effect.Effect<Redacted.Redacted<string>, K>,
+      run: Effect.Effect<A, E>,
+      idempotencyKey: string
+    ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
+      const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
+      return Effect.catch(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+        // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
+        error._tag === "RequestTimeout" || mayHaveActed(error)
+          ? Effect.fail(
+            new OutcomeUnknown({
+              operation: `AgentApi.${operation}`,
+              idempotencyKey,
+              attempts: attempts(),
+              reason: error._tag,
+              detail: error.message
+            })
+          )
+          : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
-    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<Option.Option<string>, InvalidRequest> =>
+    const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
       given === undefined
-        ? Effect.sync(() => Option.some(globalThis.crypto.randomUUID()))
+        ? Effect.sync(() => globalThis.crypto.randomUUID())
         : Http.isIdempotencyKey(given)
-        ? Effect.succeed(Option.some(given))
+        ? Effect.succeed(given)
         : Effect.fail(
           new InvalidRequest({
             subject: "idempotencyKey",
@@ -525,7 +563,7 @@ export const make = (
       Effect.gen(function*() {
         const request = yield* Effect.fromResult(validateOnboard(input))
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const agent = yield* send(
+        const agent = yield* sendCreating(
           "onboard",
           credentials.keyFor("onboard"),
           client.agents.onboard({ payload: request }),
@@ -540,7 +578,7 @@ export const make = (
       Effect.gen(function*() {
         const request = yield* Effect.fromResult(validateCreateSession(input))
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const session = yield* send(
+        const session = yield* sendCreating(
           "createSession",
           credentials.keyFor("createSession", options?.agent),
           client.sessions.create({ payload: request }),

@@ -29,7 +29,7 @@ import * as Ref from "effect/Ref"
 import { Agent, AgentId, type OnboardInput, OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
 import * as Credentials from "../Credentials.js"
-import { type AgentApiError, type EventStreamError, NotFound } from "../Errors.js"
+import { type CreateSessionError, type EventStreamError, NotFound, type OnboardError } from "../Errors.js"
 import { validate } from "../internal/schema.js"
 import { ActionSessionId, CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
@@ -129,10 +129,10 @@ export interface Control {
   readonly sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>>
   /** Every onboard request the application made (validated). */
   readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
-  /** Makes the next create-session call fail with this error. */
-  readonly failNextCreate: (error: AgentApiError) => Effect.Effect<void>
-  /** Makes the next onboard call fail with this error. */
-  readonly failNextOnboard: (error: AgentApiError) => Effect.Effect<void>
+  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
+  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
+  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
+  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
   /** The script of the sessions created from now on. */
   readonly script: Effect.Effect<ReadonlyArray<Step>>
   /** Replaces the script of the sessions created from now on. */
@@ -172,11 +172,11 @@ const makeServices = (options: Options) =>
     )
     const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
     const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
-    const nextCreateError = yield* Ref.make(Option.none<AgentApiError>())
-    const nextOnboardError = yield* Ref.make(Option.none<AgentApiError>())
+    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
+    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
     const sessionCounter = yield* Ref.make(0)
 
-    const takeError = (ref: Ref.Ref<Option.Option<AgentApiError>>) =>
+    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
       Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
 
     const api = AgentApi.of({
@@ -273,7 +273,7 @@ export const agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>, never
  * @since 0.1.0
  * @category combinators
  */
-export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextCreate = (error: CreateSessionError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(Effect.service(AgentSessionsTestControl), (control) => control.failNextCreate(error))
 
 /**
@@ -282,7 +282,7 @@ export const failNextCreate = (error: AgentApiError): Effect.Effect<void, never,
  * @since 0.1.0
  * @category combinators
  */
-export const failNextOnboard = (error: AgentApiError): Effect.Effect<void, never, AgentSessionsTestControl> =>
+export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(Effect.service(AgentSessionsTestControl), (control) => control.failNextOnboard(error))
 
 /**
