@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
-import { Secrets } from "effect-agent-session-core"
+import { Http, Secrets } from "effect-agent-session-core"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -1073,11 +1073,12 @@ export const isRetryable = (error: AgentSessionError): boolean => {
   switch (error._tag) {
     case "TransportError":
     case "RequestTimeout":
+      return true
     case "RateLimited":
     case "ServerError":
-      return true
     case "UnexpectedStatus":
-      return error.status === 408
+      // The protocol's rule (`Http.isRetryableStatus`): 429, any 5xx, and 408.
+      return Http.isRetryableStatus(error.status)
     default:
       return false
   }
