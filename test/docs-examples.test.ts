@@ -1,26 +1,18 @@
 /**
  * The API reference is generated from the JSDoc (`npm run docs`): every public export must carry
  * a summary, `@since` and a `@category`, and every ```ts block of an `@example` must compile
- * against the sources (imports of `effect-agent-session` rewritten to `src/`).
+ * against the sources (imports of `effect-agent-session` rewritten to `src/`). So must every
+ * ```ts block of the README and of `docs/*.md`, each marked for what it is (a program, run by
+ * test/docs-programs.test.ts, or a fragment: helpers/DocBlocks.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { basename, join } from "node:path"
+import { basename, join, relative } from "node:path"
 import * as Effect from "effect/Effect"
-import {
-  entryPoints,
-  examples,
-  markdownExamples,
-  publicModules,
-  rewriteImports,
-  root,
-  undocumented
-} from "./helpers/JsDoc.js"
-
-/** The documents whose ```ts blocks must compile. */
-const documents = ["README.md", "docs/guide.md", "docs/dialects.md", "docs/scale-out.md"]
+import { docBlocks, documents, misMarked, writeBlocks } from "./helpers/DocBlocks.js"
+import { entryPoints, examples, publicModules, rewriteImports, root, undocumented } from "./helpers/JsDoc.js"
 
 // One directory per run: other runs of the suite may be under way in the same working tree.
 const outDir = join(root, ".tmp", `doc-examples-${process.pid}`)
@@ -58,7 +50,15 @@ describe("JSDoc", () => {
     }
   })
 
-  it.live("every @example block, and every ```ts block of the guides, compiles", () =>
+  it("every ```ts block of the README and docs/*.md is a whole program, or is marked for what it is", () => {
+    const blocks = documents().flatMap(docBlocks)
+    assert.isAtLeast(blocks.length, 25, "the documents have ts blocks")
+    assert.deepStrictEqual(blocks.map(misMarked).filter((finding) => finding !== undefined), [])
+    // Most of them are programs, run by test/docs-programs.test.ts.
+    assert.isAtLeast(blocks.filter((block) => block.kind === "program").length, 10)
+  })
+
+  it.live("every @example block, and every ```ts block of the README and docs/*.md, compiles", () =>
     Effect.gen(function*() {
       const fromJsDoc = publicModules().flatMap(examples)
       assert.isAtLeast(fromJsDoc.length, 10, "the public modules have examples")
@@ -72,14 +72,7 @@ describe("JSDoc", () => {
       for (const example of fromJsDoc) {
         write("jsdoc", `${basename(example.file, ".ts")}_L${example.line}.ts`, `${example.file}:${example.line}`, example.code)
       }
-      for (const document of documents) {
-        const blocks = markdownExamples(document)
-        assert.isAtLeast(blocks.length, 1, `${document} has ts blocks`)
-        for (const block of blocks) {
-          const dir = basename(document, ".md")
-          write(dir, block.name ?? `L${block.line}.ts`, `${block.file}:${block.line}`, block.code)
-        }
-      }
+      for (const { path } of writeBlocks(join(outDir, "docs"))) files.push(relative(outDir, path))
       writeFileSync(
         join(outDir, "tsconfig.json"),
         JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true }, include: files }, null, 2)

@@ -1,11 +1,15 @@
 /**
  * The two packages of the workspace say the same things: the library's run-time dependencies are
  * what it imports (`ws`; Effect as peers), the command line's are its own, and the versions and
- * ranges agree. The packed result is exercised by test/consumer/consumer.test.ts.
+ * ranges agree. Each package's tarball (as `npm pack` lists it) carries its README, LICENSE and
+ * CHANGELOG.md, and every relative link of the Markdown it ships leads to a file of the same
+ * tarball. The packed result is exercised by test/consumer/consumer.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
+import { dirname, join, normalize } from "node:path"
+import * as Effect from "effect/Effect"
 import { version as cliVersion } from "../packages/cli/src/version.js"
 
 interface Manifest {
@@ -59,7 +63,7 @@ describe("package manifests", () => {
     assert.strictEqual(cli.name, "effect-agent-session-cli")
     assert.deepStrictEqual(cli.bin, { "effect-agent-session": "bin/effect-agent-session.js" })
     assert.match(readFileSync(join(root, "packages/cli/bin/effect-agent-session.js"), "utf8"), /import "\.\.\/dist\/main\.js"/)
-    assert.deepStrictEqual(cli.files, ["bin", "dist"])
+    assert.deepStrictEqual(cli.files, ["bin", "dist", "LICENSE", "CHANGELOG.md"])
     assert.match(cli.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(cli.dependencies?.["effect-agent-session"], `^${library.version}`)
     assert.property(cli.dependencies ?? {}, "@effect/cli")
@@ -80,4 +84,76 @@ describe("package manifests", () => {
     }
     assert.match(peers["effect"] ?? "", /^\^3\./)
   })
+})
+
+/** A package as `npm pack --dry-run` lists it. */
+interface Packed {
+  readonly name: string
+  readonly files: ReadonlyArray<{ readonly path: string }>
+}
+
+/**
+ * What `npm pack` would put in the tarball of the library and of every workspace package, without
+ * building (`--ignore-scripts`: `dist/` is listed only if built, and no Markdown links into it).
+ */
+const packed = Effect.async<ReadonlyArray<Packed>, Error>((resume) => {
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm"
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")))
+  const child = execFile(
+    npm,
+    ["pack", "--dry-run", "--json", "--ignore-scripts", "--workspaces", "--include-workspace-root"],
+    { cwd: root, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+    (error, stdout, stderr) => {
+      if (error !== null) return resume(Effect.fail(new Error(`npm pack --dry-run: ${error.message}\n${stderr}`)))
+      resume(Effect.try({ try: () => JSON.parse(stdout) as ReadonlyArray<Packed>, catch: (e) => new Error(String(e)) }))
+    }
+  )
+  return Effect.sync(() => child.kill())
+})
+
+/** The relative link targets of a Markdown text (code blocks and code spans left out), without their `#fragment`. */
+const relativeLinks = (markdown: string): ReadonlyArray<string> =>
+  [...markdown.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((match) => match[1] ?? "")
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith("#"))
+    .map((target) => decodeURIComponent(target.replace(/#.*$/, "")))
+
+describe("the packed packages", () => {
+  it.effect("each carries its README, LICENSE and CHANGELOG.md, named in its files", () =>
+    Effect.gen(function*() {
+      const packages = yield* packed
+      const manifests = [library, ...(library.workspaces ?? []).map((dir) => manifest(`${dir}/package.json`))]
+      assert.sameMembers(packages.map((p) => p.name), manifests.map((m) => m.name))
+      for (const m of manifests) {
+        assert.includeMembers([...(m.files ?? [])], ["LICENSE", "CHANGELOG.md"], m.name)
+        const files = packages.find((p) => p.name === m.name)?.files.map((f) => f.path) ?? []
+        assert.includeMembers(files, ["package.json", "README.md", "LICENSE", "CHANGELOG.md"], m.name)
+      }
+      // The library's README links to its docs: they ship with it.
+      const libraryFiles = packages.find((p) => p.name === library.name)?.files.map((f) => f.path) ?? []
+      assert.includeMembers(libraryFiles, ["docs/guide.md", "docs/errors.md", "docs/cli.md"])
+      assert.notInclude(libraryFiles.join(" "), "docs/api/")
+    }), 90_000)
+
+  it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>
+    Effect.gen(function*() {
+      const packages = yield* packed
+      const dirs = new Map([[library.name, "."], ...(library.workspaces ?? []).map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
+      const dead: Array<string> = []
+      let checked = 0
+      for (const p of packages) {
+        const dir = dirs.get(p.name) ?? "."
+        const files = new Set(p.files.map((f) => f.path))
+        const found = (path: string) => files.has(path) || [...files].some((file) => file.startsWith(`${path}/`))
+        for (const markdown of [...files].filter((path) => path.endsWith(".md"))) {
+          for (const link of relativeLinks(readFileSync(join(root, dir, markdown), "utf8"))) {
+            checked += 1
+            const target = normalize(join(dirname(markdown), link)).replace(/\/$/, "")
+            if (target.startsWith("..") || !found(target)) dead.push(`${p.name}: ${markdown} -> ${link}`)
+          }
+        }
+      }
+      assert.isAtLeast(checked, 30, "links were checked")
+      assert.deepStrictEqual(dead, [])
+    }), 90_000)
 })

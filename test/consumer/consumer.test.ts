@@ -26,9 +26,9 @@ const blocks = (document: string, heading: string, lang: string): Array<string> 
   return [...section.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1] ?? "")
 }
 
-/** The block whose first line is `// <name>`. */
+/** The block whose first line is `// <name>` (whatever its info string: ```` ```ts test ````, ...). */
 const named = (document: string, name: string): string => {
-  const found = [...document.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
+  const found = [...document.matchAll(/```ts[^\n]*\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
     code.startsWith(`// ${name}\n`)
   )
   assert.isDefined(found, `no ts block named ${name}`)
@@ -127,6 +127,10 @@ describe("the packed packages in a fresh application", () => {
         dependencies: Record<string, string>
       }
       assert.deepStrictEqual(Object.keys(installed.dependencies), ["ws"])
+      // The papers and the docs the README links to are installed with the packages.
+      for (const file of ["effect-agent-session/LICENSE", "effect-agent-session/CHANGELOG.md", "effect-agent-session/docs/guide.md", "effect-agent-session-cli/LICENSE", "effect-agent-session-cli/CHANGELOG.md", "effect-agent-session-cli/README.md"]) {
+        assert.isTrue(Fs.existsSync(Path.join(app, "node_modules", file)), file)
+      }
 
       // The README's program and the guide's test-kit example, type-checked strictly.
       const readme = read("README.md")

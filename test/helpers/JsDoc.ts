@@ -178,27 +178,3 @@ export const rewriteImports = (code: string, fromDir: string): string => {
   // Every example is a module of its own, so top-level names never clash.
   return /^\s*(import|export)\s/m.test(rewritten) ? rewritten : `${rewritten}\nexport {}\n`
 }
-
-/**
- * The ```ts blocks of a Markdown document. A block whose first line is a comment naming a file
- * (`// app.ts`) keeps that name, so that another block can import it (`./app.js`).
- */
-export const markdownExamples = (file: string): ReadonlyArray<Example & { readonly name: string | undefined }> => {
-  const lines = readFileSync(join(root, file), "utf8").split("\n")
-  const found: Array<Example & { readonly name: string | undefined }> = []
-  let start = -1
-  let code: Array<string> = []
-  lines.forEach((line, index) => {
-    if (start < 0 && /^```(ts|typescript)\s*$/.test(line)) {
-      start = index
-      code = []
-    } else if (start >= 0 && /^```\s*$/.test(line)) {
-      const name = /^\/\/ ([\w.-]+\.ts)\s*$/.exec(code[0] ?? "")?.[1]
-      found.push({ file, line: start + 1, code: code.join("\n"), name })
-      start = -1
-    } else if (start >= 0) {
-      code.push(line)
-    }
-  })
-  return found
-}

@@ -33,7 +33,7 @@ describe("the Effect 4 edition's manifest", () => {
     assert.notStrictEqual(edition.name, root.name)
     assert.include(root.workspaces ?? [], "packages/effect4")
     assert.strictEqual(edition.engines?.["node"], ">=22.19")
-    assert.deepStrictEqual(edition.files, ["dist", "src"])
+    assert.deepStrictEqual(edition.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
     assert.match(edition.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(version, edition.version)
   })

@@ -1,0 +1,80 @@
+/**
+ * Which test files make the fast inner loop (`npm run test:fast`, vitest.fast.config.ts) and which
+ * are left to the whole suite (`npm test` runs both). Every test file the suite runs is in exactly
+ * one of the two lists (test/suites.test.ts fails otherwise), so a new file is classified when it
+ * is added: fast if it runs in process with no socket, child process, database or package build.
+ *
+ * An entry is a file, or a folder ending with `/` for every test file under it.
+ */
+
+/** Unit and layer tests: in process, stub services, `TestClock`; no socket, child process or database. */
+export const fast: ReadonlyArray<string> = [
+  "examples/testing-your-app.test.ts",
+  "test/Agent.test.ts",
+  "test/AgentApi.pinned.test.ts",
+  "test/AgentApi.test.ts",
+  "test/AgentApi.timeout.test.ts",
+  "test/AgentSessions.fibers.test.ts",
+  "test/AgentSessions.test.ts",
+  "test/Credentials.test.ts",
+  "test/Dialect.test.ts",
+  "test/Errors.test.ts",
+  "test/EventStream.pinned.test.ts",
+  "test/EventStream.test.ts",
+  "test/ServiceApi.test.ts",
+  "test/Session.test.ts",
+  "test/SessionEvent.test.ts",
+  "test/Sse.pinned.test.ts",
+  "test/Wire.test.ts",
+  "test/docs.test.ts",
+  "test/json.test.ts",
+  "test/suites.test.ts",
+  "test/channel/deadlines.test.ts",
+  "test/channel/engine.test.ts",
+  "test/channel/flow.test.ts",
+  "test/channel/ledger.test.ts",
+  "test/channel/loop.test.ts",
+  "test/channel/replay.test.ts",
+  "test/channel/settings.test.ts",
+  "test/channel/socket.test.ts",
+  "test/cli/render.test.ts",
+  "test/simulator/Idempotency.test.ts",
+  "test/simulator/Script.test.ts"
+]
+
+/** The rest, each with why it is not in the fast loop. */
+export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }> = [
+  { path: "test/Metrics.test.ts", why: "sessions against the simulator over real sockets" },
+  { path: "test/NodeAgentSessions.test.ts", why: "the Node layer against the simulator over real sockets" },
+  { path: "test/bench.test.ts", why: "runs the benchmark harness's processes" },
+  { path: "test/docs-examples.test.ts", why: "type-checks every example with tsc (a child process)" },
+  { path: "test/docs-programs.test.ts", why: "runs the docs' programs against the simulator, some as child processes" },
+  { path: "test/examples.test.ts", why: "runs examples/ as child processes against the simulator" },
+  { path: "test/package.test.ts", why: "lists the tarballs with npm pack (a child process)" },
+  { path: "test/channel/fibers.test.ts", why: "counts fibers of sessions open over real sockets" },
+  { path: "test/cli/cluster.test.ts", why: "the command line as child processes, PostgreSQL" },
+  { path: "test/cli/interactive.test.ts", why: "the command line against the simulator over real sockets" },
+  { path: "test/cli/onboard.test.ts", why: "the command line against the simulator over real sockets" },
+  { path: "test/cli/paid.test.ts", why: "the command line against the simulator over real sockets" },
+  { path: "test/cli/polish.test.ts", why: "the command line as child processes" },
+  { path: "test/cli/run.test.ts", why: "the command line as child processes against the simulator" },
+  { path: "test/cli/simulate.test.ts", why: "simulate as a child process" },
+  { path: "test/cluster/", why: "PostgreSQL, runners, child processes" },
+  { path: "test/consumer/", why: "packs the packages and installs them in a fresh application" },
+  { path: "test/e2e/", why: "the SDK against the simulator over real sockets" },
+  { path: "test/hostile/", why: "hostile servers over real sockets, the simulator as a child process" },
+  { path: "test/paid/", why: "the SDK against the simulator over real sockets" },
+  { path: "test/reliability/", why: "faults, fuzzing, load and security over real sockets" },
+  { path: "test/simulator/Http.test.ts", why: "the simulator over real sockets" },
+  { path: "test/simulator/ObservedClient.test.ts", why: "the simulator over real sockets" },
+  { path: "test/simulator/Simulator.pinned.test.ts", why: "the simulator over real sockets" },
+  { path: "test/simulator/Sse.test.ts", why: "the simulator over real sockets" },
+  { path: "test/simulator/WebSocket.test.ts", why: "the simulator over real sockets" }
+]
+
+/** Whether an entry (a file, or a folder ending with `/`) covers a file path. */
+export const covers = (entry: string, file: string): boolean =>
+  entry.endsWith("/") ? file.startsWith(entry) : file === entry
+
+/** The entry as a vitest `include` pattern. */
+export const pattern = (entry: string): string => (entry.endsWith("/") ? `${entry}**/*.test.ts` : entry)
