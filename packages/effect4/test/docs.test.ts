@@ -3,7 +3,8 @@
  * a `@category`; every entry point a module overview; and every ```ts block of an `@example` and
  * of the README compiles against the sources (imported by the package's own name, which resolves
  * to `src/` under the `effect-agent-session-source` condition of tsconfig.json). The readers of
- * JSDoc are the Effect 3 edition's (test/helpers/JsDoc.ts at the root): one reader, two editions.
+ * JSDoc and Markdown are the Effect 3 edition's (test/helpers/JsDoc.ts and DocBlocks.ts at the
+ * root): one reader, two editions.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -11,7 +12,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
-import { examples, markdownExamples, undocumented } from "../../../test/helpers/JsDoc.js"
+import { docBlocks } from "../../../test/helpers/DocBlocks.js"
+import { examples, undocumented } from "../../../test/helpers/JsDoc.js"
 
 const packageDir = join(import.meta.dirname, "..")
 /** Paths as the JsDoc reader takes them: relative to the repository's root. */
@@ -57,7 +59,7 @@ describe("JSDoc and README of the Effect 4 edition", () => {
     Effect.gen(function*() {
       const blocks = [
         ...publicModules.flatMap(examples).map((e) => ({ ...e, name: `${basename(e.file, ".ts")}_L${e.line}.ts` })),
-        ...markdownExamples(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` }))
+        ...docBlocks(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` }))
       ]
       assert.isAtLeast(blocks.length, 8, "the modules and the README have examples")
       rmSync(outDir, { recursive: true, force: true })
