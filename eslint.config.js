@@ -3,7 +3,7 @@ import effectPlugin from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["dist/**", "packages/*/dist/**", "node_modules/**", "coverage/**", "bench/RESULTS.md", ".tmp/**"] },
+  { ignores: ["dist/**", "packages/*/dist/**", "packages/effect4/**", "node_modules/**", "coverage/**", "bench/RESULTS.md", ".tmp/**"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

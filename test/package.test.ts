@@ -55,7 +55,8 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli"])
+    // The protocol core, the command line, and the Effect 4 edition (docs/editions.md): packages of their own.
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/effect4"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }

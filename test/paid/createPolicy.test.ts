@@ -14,91 +14,20 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
+import { type Failure, startActingServer } from "../helpers/actingServer.js"
 
 const KEY = "sk-paid-test-key"
 const session = { start_url: "https://example.com/", goal: "find the pricing page", max_actions: 5 }
 const agent = { name: "scout", website: "https://example.com", domain: "research" as const }
 
-type Failure = "slow" | "reset" | "502" | "503-then-ok" | "429-then-ok"
-
-interface Acting {
-  readonly url: string
-  /** What the server created (it acted on each of these). */
-  readonly created: () => number
-  /** The `Idempotency-Key` of each request received. */
-  readonly keys: () => ReadonlyArray<string | undefined>
-}
-
-/** A server that ignores idempotency keys, acts on every POST, then fails its answer as told. */
+/** The acting server (test/helpers/actingServer.ts), stopped with the test's scope. */
 const actingServer = (failure: Failure) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly acting: Acting }>((resume) => {
-      let created = 0
-      let received = 0
-      const keys: Array<string | undefined> = []
-      const sockets = new Set<Net.Socket>()
-      const server = Http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          received += 1
-          keys.push(req.headers["idempotency-key"] as string | undefined)
-          const first = received === 1
-          if (failure === "503-then-ok" && first) {
-            res.writeHead(503, { "content-type": "application/json", "retry-after": "0" })
-            return res.end(JSON.stringify({ error: "busy, nothing done" }))
-          }
-          if (failure === "429-then-ok" && first) {
-            res.writeHead(429, { "content-type": "application/json", "retry-after": "0" })
-            return res.end(JSON.stringify({ error: "slow down" }))
-          }
-          created += 1
-          const body = req.url?.includes("onboard")
-            ? { agentId: `agt_${created}`, name: "scout", website: "https://example.com", domain: "research", apiKey: "agk_x" }
-            : { session_id: `ses_${created}`, status: "running" }
-          switch (failure) {
-            case "slow":
-              setTimeout(() => {
-                if (!res.destroyed) {
-                  res.writeHead(200, { "content-type": "application/json" })
-                  res.end(JSON.stringify(body))
-                }
-              }, 1500).unref()
-              return
-            case "reset":
-              return req.socket.destroy()
-            case "502":
-              res.writeHead(502, { "content-type": "text/plain" })
-              return res.end("bad gateway")
-            default:
-              res.writeHead(200, { "content-type": "application/json" })
-              return res.end(JSON.stringify(body))
-          }
-        })
-      })
-      server.on("connection", (socket) => {
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        server.closeAllConnections = () => sockets.forEach((s) => s.destroy())
-        resume(Effect.succeed({
-          server,
-          acting: { url: `http://127.0.0.1:${port}`, created: () => created, keys: () => keys }
-        }))
-      })
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
+    Effect.promise(() => startActingServer(failure)),
+    ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ acting }) => acting))
 
 /** The service over undici, its client kept open for the test's scope. */

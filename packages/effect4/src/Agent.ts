@@ -1,0 +1,70 @@
+/**
+ * Agents: the onboard request and the agent the service returns.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { NonBlankString } from "./internal/schema.js"
+
+/**
+ * The identifier of an agent, assigned by the service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AgentId = Schema.String.pipe(Schema.brand("effect-agent-session/AgentId"))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentId = typeof AgentId.Type
+
+/**
+ * The purpose of an agent: one of the five values the document names.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AgentDomain = Schema.Literals(["sales", "marketing", "research", "automation", "podcasting"])
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentDomain = typeof AgentDomain.Type
+
+/**
+ * The body of `POST /agent/onboard`. `name` must be unique at the service (409 `Conflict`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class OnboardRequest extends Schema.Class<OnboardRequest>("effect-agent-session/OnboardRequest")({
+  name: NonBlankString,
+  website: NonBlankString,
+  domain: AgentDomain
+}) {}
+
+/**
+ * What a caller passes to `onboard`: a plain object, validated before anything is sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OnboardInput = typeof OnboardRequest.Encoded
+
+/**
+ * An agent, as the onboard response describes it. Fields the document does not name are ignored
+ * (U01). `apiKey` may be absent (U06); when present it is `Redacted`, so it never prints.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Agent extends Schema.Class<Agent>("effect-agent-session/Agent")({
+  agentId: AgentId,
+  name: Schema.String,
+  website: Schema.String,
+  domain: AgentDomain,
+  apiKey: Schema.OptionFromOptionalKey(Schema.RedactedFromValue(Schema.String))
+}) {}

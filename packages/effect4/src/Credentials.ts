@@ -1,0 +1,233 @@
+/**
+ * The keys the SDK authenticates with, and which key each operation uses (U11, U12).
+ *
+ * The account key and agent keys are held as `Redacted`: they never print. The account key is
+ * read afresh for every request and every (re)connect, so a rotated key is picked up.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import type { Agent } from "./Agent.js"
+import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Errors.js"
+
+/**
+ * The operations that need a key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Operation = "onboard" | "createSession" | "getSession" | "connect"
+
+/**
+ * The environment variable of the account key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_API_KEY = "AGENT_SESSION_API_KEY"
+
+/**
+ * An agent whose key an operation should use: an onboarded {@link Agent}, or its id and key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentKeyRef {
+  readonly agentId: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+}
+
+/**
+ * Which key an operation uses (U11):
+ * - `"agent-or-account"` (default): onboard uses the account key; create session, get session and
+ *   connect use the agent's key when an agent is given, else the account key.
+ * - `"account"`: the account key for everything.
+ * - `"agent"`: create session, get session and connect require an agent's key (`MissingAgentKey`
+ *   without one).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KeySelection = "agent-or-account" | "account" | "agent"
+
+/**
+ * The operations of the credentials service: the key for an operation, remembering an agent's
+ * key, and the secrets to scrub from text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /**
+   * The key for an operation, for an optional agent. Fails before any request is sent when no
+   * key is available (U12): `onboard` always uses the account key (`MissingCredentials`); the
+   * other operations may use an agent's key (`MissingAgentKey`).
+   */
+  readonly keyFor: {
+    (operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
+    (
+      operation: Operation,
+      agent?: AgentKeyRef | string | undefined
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError>
+  }
+  /** Remembers an onboarded agent's key, so later operations can name the agent by id. */
+  readonly remember: (agent: AgentKeyRef) => Effect.Effect<void>
+  /** Every secret value known, for scrubbing text (errors, logs) that might contain one. */
+  readonly secrets: Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * The credentials service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Credentials extends Context.Service<Credentials, Service>()("effect-agent-session/Credentials") {}
+
+/**
+ * Options of {@link make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The account key: a value, or an Effect read afresh for every request and reconnect. */
+  readonly apiKey?:
+    | Redacted.Redacted<string>
+    | string
+    | Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+    | undefined
+  /** Agents whose keys are known in advance. */
+  readonly agents?: Iterable<AgentKeyRef> | undefined
+  /** Which key each operation uses (default `"agent-or-account"`). */
+  readonly selection?: KeySelection | undefined
+}
+
+const normalizeKey = (
+  apiKey: Options["apiKey"]
+): Effect.Effect<Option.Option<Redacted.Redacted<string>>> => {
+  if (apiKey === undefined) return Effect.succeedNone
+  if (typeof apiKey === "string") return Effect.succeed(nonEmpty(Redacted.make(apiKey)))
+  if (Redacted.isRedacted(apiKey)) return Effect.succeed(nonEmpty(apiKey))
+  return Effect.map(apiKey, Option.flatMap(nonEmpty))
+}
+
+const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redacted<string>> =>
+  Redacted.value(key).trim().length > 0 ? Option.some(key) : Option.none()
+
+/**
+ * Builds the credentials service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<Service> =>
+  Effect.gen(function*() {
+    const accountKey = normalizeKey(options.apiKey)
+    const selection = options.selection ?? "agent-or-account"
+    const agents = yield* Ref.make(
+      new Map<string, Option.Option<Redacted.Redacted<string>>>(
+        Array.from(options.agents ?? [], (agent) => [agent.agentId, agent.apiKey] as const)
+      )
+    )
+
+    const account = (operation: Operation) =>
+      Effect.flatMap(accountKey, (key) =>
+        Option.match(key, {
+          onNone: () => Effect.fail(new MissingCredentials({ operation, variable: ENV_API_KEY })),
+          onSome: Effect.succeed
+        }))
+
+    const agentKey = (agent: AgentKeyRef | string) =>
+      Effect.flatMap(
+        typeof agent === "string"
+          ? Effect.map(Ref.get(agents), (known) => Option.flatten(Option.fromNullishOr(known.get(agent))))
+          : Effect.succeed(agent.apiKey),
+        (key) =>
+          Option.match(Option.flatMap(key, nonEmpty), {
+            onNone: () =>
+              Effect.fail(new MissingAgentKey({ agentId: typeof agent === "string" ? agent : agent.agentId })),
+            onSome: Effect.succeed
+          })
+      )
+
+    function keyFor(operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
+    function keyFor(
+      operation: Operation,
+      agent?: AgentKeyRef | string
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError>
+    function keyFor(
+      operation: Operation,
+      agent?: AgentKeyRef | string
+    ): Effect.Effect<Redacted.Redacted<string>, CredentialsError> {
+      // `onboard` takes the first branch: the account key, `MissingCredentials` only.
+      if (operation === "onboard" || selection === "account") return account(operation)
+      if (agent !== undefined) return agentKey(agent)
+      if (selection === "agent") return Effect.fail(new MissingAgentKey({ agentId: "(none given)" }))
+      return account(operation)
+    }
+
+    const remember: Service["remember"] = (agent) =>
+      Ref.update(agents, (known) => new Map(known).set(agent.agentId, agent.apiKey))
+
+    const secrets = Effect.gen(function*() {
+      const out: Array<string> = []
+      const key = yield* accountKey
+      if (Option.isSome(key)) out.push(Redacted.value(key.value))
+      for (const value of (yield* Ref.get(agents)).values()) {
+        if (Option.isSome(value)) out.push(Redacted.value(value.value))
+      }
+      return out
+    })
+
+    return Credentials.of({ keyFor, remember, secrets })
+  })
+
+/**
+ * Credentials from values.
+ *
+ * @example
+ * ```ts
+ * import { Credentials } from "effect-agent-session-effect4"
+ * import { Redacted } from "effect"
+ *
+ * const CredentialsLive = Credentials.layer({ apiKey: Redacted.make("sk-...") })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<Credentials> => Layer.effect(Credentials, make(options))
+
+/**
+ * Credentials from the environment: `AGENT_SESSION_API_KEY`, read with `Config.Redacted` afresh
+ * for every request and reconnect. A missing variable is `MissingCredentials` when an operation
+ * needs the key, not when the layer is built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Omit<Options, "apiKey"> & { readonly apiKey?: Config.Config<Redacted.Redacted<string>> } = {}
+): Layer.Layer<Credentials> =>
+  layer({
+    ...options,
+    apiKey: Effect.orElseSucceed(
+      Effect.map(options.apiKey ?? Config.Redacted(ENV_API_KEY), Option.some),
+      () => Option.none()
+    )
+  })
+
+/**
+ * The key of an onboarded agent, as an {@link AgentKeyRef}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromAgent = (agent: Agent): AgentKeyRef => ({ agentId: agent.agentId, apiKey: agent.apiKey })

@@ -1,0 +1,1085 @@
+/**
+ * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes. Each operation's
+ * error channel is the exact union of what it can fail with, built from the named unions here
+ * ({@link OnboardError}, {@link CreateSessionError}, {@link EventStreamError}, {@link RespondError},
+ * {@link RunError}, ...; docs/errors.md has the table). {@link AgentSessionError} is the union of
+ * all of them, with one guard, {@link isAgentSessionError}, and a `Schema` that encodes any of
+ * them to JSON and back. The constructors need only the fields that matter: the rest (no body,
+ * no request id, the status of the class) are filled in.
+ *
+ * No error carries an API key: messages and bodies pass through {@link redactSecrets} where a
+ * secret could appear, and no error keeps a request object or headers.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import { Http, Secrets } from "effect-agent-session-core"
+
+/**
+ * The `Symbol.for` key that marks every error of this SDK.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const TypeId: unique symbol = Symbol.for("effect-agent-session/AgentSessionError")
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * Cuts raw text to the first 4 KiB kept on errors (`body` of HTTP errors, `raw` of frame errors),
+ * never splitting a surrogate pair.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const truncateRaw: (text: string) => string = Secrets.truncateRaw
+
+/**
+ * Replaces every occurrence of each secret in `text` by `<redacted>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
+
+/**
+ * Whether a `Duration` has an encoded form: not negative (no wait or time-out of the SDK is), and
+ * under 400 digits of nanoseconds (the most the encoded form accepts) or infinite.
+ */
+const isEncodable = (duration: Duration.Duration): boolean => {
+  const value = duration.value
+  switch (value._tag) {
+    case "Infinity":
+      return true
+    case "NegativeInfinity":
+      return false
+    case "Millis":
+      return value.millis >= 0
+    case "Nanos":
+      return value.nanos >= BigInt(0) && String(value.nanos).length <= 400
+  }
+}
+
+/**
+ * A `Duration` whose encoded form is JSON and keeps the way it was made (whole milliseconds as
+ * such, anything else in nanoseconds), so that it decodes to a `Duration` equal to the original:
+ * `{ millis: <number> }`, `{ nanos: "<integer>" }` or `"Infinity"`. It is never negative.
+ */
+const JsonDuration = Schema.Union([
+  Schema.Struct({ millis: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)) }),
+  Schema.Struct({ nanos: Schema.String.check(Schema.isPattern(/^\d{1,400}$/)) }),
+  Schema.Literal("Infinity")
+]).pipe(
+  Schema.decodeTo(
+    Schema.Duration.check(Schema.makeFilter(isEncodable, { expected: "a duration >= 0, under 10^400 ns or infinite" })),
+    SchemaTransformation.transform({
+      decode: (encoded): Duration.Duration =>
+        encoded === "Infinity"
+          ? Duration.infinity
+          : "millis" in encoded
+          ? Duration.millis(encoded.millis)
+          : Duration.nanos(BigInt(encoded.nanos)),
+      encode: (duration): { readonly millis: number } | { readonly nanos: string } | "Infinity" => {
+        const value = duration.value
+        switch (value._tag) {
+          case "Infinity":
+            return "Infinity"
+          case "NegativeInfinity":
+            return { millis: 0 }
+          case "Millis":
+            return { millis: value.millis }
+          case "Nanos":
+            // Effect 4 makes `Duration.nanos(0n)` a zero of milliseconds: encoded so, it decodes the same.
+            return value.nanos === BigInt(0) ? { millis: 0 } : { nanos: String(value.nanos) }
+        }
+      }
+    })
+  )
+)
+
+/**
+ * A field the constructor fills in when it is not given (decoding still requires it): errors are
+ * built in tests from the fields that matter, and the SDK's own errors keep every field.
+ */
+const defaulted = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, value: () => S["~type.make.in"]) =>
+  schema.pipe(Schema.withConstructorDefault(Effect.sync(value)))
+
+/**
+ * An optional field that an error always holds as an own property, `undefined` when absent:
+ * given as `undefined` or not given, built or decoded from JSON (which drops `undefined`), the
+ * error is the same. Effect 4 applies constructor defaults only when building: the decoding
+ * default puts the key back on an error decoded without it.
+ */
+const optionalField = <S extends Schema.Top>(schema: S) =>
+  Schema.UndefinedOr(schema).pipe(
+    Schema.withDecodingDefault(Effect.succeed(undefined)),
+    Schema.withConstructorDefault(Effect.succeed(undefined))
+  )
+
+const RequestId = Schema.OptionFromOptionalKey(Schema.String)
+
+/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
+const httpDetailFields = {
+  body: defaulted(Schema.String, () => ""),
+  requestId: RequestId.pipe(Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))),
+  operation: Schema.String
+}
+
+/** The fields of an HTTP status error, with the status and message of its class by default. */
+const httpStatusFields = (status: number, message: string) => ({
+  status: defaulted(Schema.Finite, () => status),
+  message: defaulted(Schema.String, () => message),
+  ...httpDetailFields
+})
+
+/** `retryAfter` of a 429 or 5xx: none unless given. */
+const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
+  Schema.withConstructorDefault(Effect.succeed(Option.none<Duration.Duration>()))
+)
+
+/**
+ * The fields every HTTP status error carries (U07, U18).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const HttpErrorFields = {
+  /** The HTTP status code. */
+  status: Schema.Finite,
+  /** The message, from `error`, `message`, `error_message`, `error_description` or the text body (U18). */
+  message: Schema.String,
+  /** The first 4 KiB of the raw response body. */
+  body: Schema.String,
+  /** The value of the `x-request-id` (or `request-id`) response header, when present. */
+  requestId: RequestId,
+  /** The operation that failed, such as `AgentApi.createSession`. */
+  operation: Schema.String
+}
+
+/**
+ * The session an error happened to, on every error met after the session was created (issue 13):
+ * its id, and whether it may still be running (and paid for) at the service, so the caller can
+ * `attach` to it again or stop it. Absent on errors met before a session existed.
+ * @since 0.2.0
+ * @category models
+ */
+export const SessionContext = {
+  /** The session the error happened to, when one had been created. */
+  sessionId: optionalField(Schema.String),
+  /** Whether the session may still be running at the service (reattach with its id). */
+  mayStillBeRunning: optionalField(Schema.Boolean)
+}
+
+/**
+ * The orphan notice of an error, when the session it happened to may still be running:
+ * `session <id> may still be running at the service; reattach with: effect-agent-session attach <id>`.
+ * @since 0.2.0
+ * @category accessors
+ */
+export const orphanNotice = (error: unknown): string | undefined => {
+  if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
+  const { mayStillBeRunning, sessionId } = error
+  return typeof sessionId === "string" && mayStillBeRunning === true
+    ? `session ${sessionId} may still be running at the service; reattach with: effect-agent-session attach ${sessionId}`
+    : undefined
+}
+
+// ---------------------------------------------------------------------------
+// Caller input and credentials
+// ---------------------------------------------------------------------------
+
+/**
+ * The caller's input did not pass validation; nothing was sent (U20).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-agent-session/InvalidRequest")(
+  "InvalidRequest",
+  {
+    /** What was being validated, such as `CreateSessionRequest`. */
+    subject: Schema.String,
+    /** A readable list of the problems found. */
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * No API key was configured for an operation; nothing was sent (U12).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MissingCredentials
+  extends Schema.TaggedError<MissingCredentials>("effect-agent-session/MissingCredentials")("MissingCredentials", {
+    ...SessionContext,
+    /** The operation that needed a key. */
+    operation: Schema.String,
+    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
+    variable: defaulted(Schema.String, () => "AGENT_SESSION_API_KEY")
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `No API key for ${this.operation}: set ${this.variable} or provide Credentials.layer({ apiKey })`
+  }
+}
+
+/**
+ * An operation needed the agent's own key, and the onboard response carried none (U06).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MissingAgentKey
+  extends Schema.TaggedError<MissingAgentKey>("effect-agent-session/MissingAgentKey")("MissingAgentKey", {
+    ...SessionContext,
+    agentId: Schema.String
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Agent ${this.agentId} has no API key: the onboard response did not include one`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// HTTP (U07, U18, U21, U22)
+// ---------------------------------------------------------------------------
+
+/**
+ * 400 or 422: the service refused the request body. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
+  "BadRequest",
+  httpStatusFields(400, "the service refused the request")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 401: the key is missing or invalid. Not retried (U12).
+ *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session-effect4"
+ *
+ * // As a test builds it: the fields that matter; status 401, an empty body, no request id.
+ * const refused = new Errors.Unauthorized({ operation: "AgentApi.createSession" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
+  "Unauthorized",
+  httpStatusFields(401, "the key is missing or invalid")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 403: the key is valid but not allowed to do this. Not retried (U12).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
+  "Forbidden",
+  httpStatusFields(403, "the key may not do this")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 404: the path or resource does not exist (often a dialect mismatch). Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
+  "NotFound",
+  httpStatusFields(404, "not found")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 409: a conflict, such as an agent name already taken. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
+  "Conflict",
+  httpStatusFields(409, "conflict")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 413: the request body is larger than the service accepts. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
+  "PayloadTooLarge",
+  httpStatusFields(413, "the request body is too large")
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 429: rate limited. Retried by the schedule, honouring `retryAfter` (U21).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
+  "RateLimited",
+  {
+    ...httpStatusFields(429, "rate limited"),
+    /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
+    retryAfter: RetryAfter
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * 5xx: the service failed. Retried by the schedule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
+  "ServerError",
+  {
+    ...httpStatusFields(500, "the service failed"),
+    /** From `Retry-After` on a 503, when present. */
+    retryAfter: RetryAfter
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * Any other non-2xx status. Not retried, except 408 (Request Timeout).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
+  "UnexpectedStatus",
+  { status: Schema.Finite, message: defaulted(Schema.String, () => "unexpected status"), ...httpDetailFields }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The request never got a response: connection refused, reset, DNS. Retried by the schedule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TransportError extends Schema.TaggedError<TransportError>("effect-agent-session/TransportError")(
+  "TransportError",
+  {
+    operation: Schema.String,
+    /** What the transport said, with any key removed. */
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * No response within the request time-out (default 30 s, U22). Retried by the schedule.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-agent-session/RequestTimeout")(
+  "RequestTimeout",
+  {
+    operation: Schema.String,
+    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(30))
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.operation} got no response within ${Duration.format(this.timeout)}`
+  }
+}
+
+/**
+ * A 2xx response whose body does not match the expected shape. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseDecodeError
+  extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
+    operation: Schema.String,
+    /** The 2xx status (default 200). */
+    status: defaulted(Schema.Finite, () => 200),
+    message: Schema.String,
+    /** The first 4 KiB of the raw body (default empty). */
+    body: defaulted(Schema.String, () => "")
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A creating request (`createSession`, `onboard`) may have reached the service and acted, and
+ * its answer was lost: a time-out after the request was written, a connection reset, a 500, 502
+ * or 504. The SDK does not send it again under the default create policy (a second session
+ * would be paid for twice); the session (or agent) may exist. Send the same request again with
+ * this `idempotencyKey` only when the service honours `Idempotency-Key`.
+ * @since 0.2.0
+ * @category errors
+ */
+export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
+  "OutcomeUnknown",
+  {
+    /** The operation, such as `AgentApi.createSession`. */
+    operation: Schema.String,
+    /** The `Idempotency-Key` header every attempt of the call carried. */
+    idempotencyKey: Schema.String,
+    /** How many attempts were sent (default 1). */
+    attempts: defaulted(Schema.Finite, () => 1),
+    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
+    reason: Schema.String,
+    /** The last attempt's error message, keys removed (default empty). */
+    detail: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    const what = this.operation.endsWith("onboard") ? "the agent" : "the session"
+    return `${this.operation}: the request may have reached the service, so ${what} may exist (${this.reason}: ${this.detail}); not sent again (Idempotency-Key ${this.idempotencyKey})`
+  }
+}
+
+/**
+ * A response body larger than the largest accepted (`maxResponseSize`, default 4 MiB), refused
+ * while it was read: nothing past the limit was kept. Not retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseTooLarge
+  extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
+    operation: Schema.String,
+    /** The HTTP status of the response (default 200). */
+    status: defaulted(Schema.Finite, () => 200),
+    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
+    size: Schema.Finite,
+    /** The limit in bytes. */
+    limit: Schema.Finite
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.operation}: the ${this.status} response is over the limit of ${this.limit} bytes`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Event channel (U08, U09, U16, U22)
+// ---------------------------------------------------------------------------
+
+/**
+ * A frame that is not JSON, or has no event name (U09). The frame is reported, not dropped.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-agent-session/MalformedFrame")(
+  "MalformedFrame",
+  {
+    ...SessionContext,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A frame with a known event name whose payload does not match its schema (U09, U14).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effect-agent-session/EventDecodeError")(
+  "EventDecodeError",
+  {
+    ...SessionContext,
+    /** The wire event name. */
+    event: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => ""),
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A frame larger than the largest accepted (default 1 MiB, U22).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
+  "FrameTooLarge",
+  {
+    ...SessionContext,
+    /**
+     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
+     * while it was read (never read whole), the size read when it went over the limit.
+     */
+    size: Schema.Finite,
+    limit: Schema.Finite
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Frame of ${this.size} bytes is over the limit of ${this.limit}`
+  }
+}
+
+/**
+ * An event name the SDK does not know, in strict mode only; otherwise it is the `Unrecognized` event.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent-session/UnknownEvent")(
+  "UnknownEvent",
+  {
+    ...SessionContext,
+    event: Schema.String,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Unknown event "${this.event}" (strict mode)`
+  }
+}
+
+/**
+ * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
+ * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried (U08, U12).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("effect-agent-session/HandshakeRejected")(
+  "HandshakeRejected",
+  {
+    ...SessionContext,
+    /** The HTTP status or WebSocket close code. */
+    code: Schema.Finite,
+    /** The status text or close reason, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Handshake rejected (${this.code})${this.reason.length > 0 ? `: ${this.reason}` : ""}`
+  }
+}
+
+/**
+ * The connection did not open within the connect time-out (default 10 s, U22).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
+  "ConnectTimeout",
+  {
+    ...SessionContext,
+    /** The connect time-out (default 10 s). */
+    timeout: defaulted(JsonDuration, () => Duration.seconds(10))
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The event channel did not open within ${Duration.format(this.timeout)}`
+  }
+}
+
+/**
+ * The reconnect schedule was exhausted: the event stream fails with this.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
+  "ConnectionLost",
+  {
+    ...SessionContext,
+    /**
+     * How many connection attempts failed in a row at the end: since the last attempt that
+     * delivered an event (keep-alives do not count), that dropped attempt included.
+     */
+    attempts: Schema.Finite,
+    /** What ended the last attempt. */
+    lastError: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Connection lost after ${this.attempts} attempts: ${this.lastError}`
+  }
+}
+
+/**
+ * The event channel never opened: the first connection was refused, unresolvable, rejected at
+ * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
+ * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
+ * schedule only governs a channel that has been open.
+ * @since 0.2.0
+ * @category errors
+ */
+export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
+  "NeverConnected",
+  {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
+    /** The session the channel was for. */
+    sessionId: Schema.String,
+    /** How many connection attempts were made. */
+    attempts: Schema.Finite,
+    /** What ended the last attempt (an open failure, a time-out, a status). */
+    lastError: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The event channel of session ${this.sessionId} never connected (${this.attempts} attempts): ${this.lastError}`
+  }
+}
+
+/**
+ * A plain `ws://` or `http://` address to a host that is not loopback, without `allowInsecure`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("effect-agent-session/InsecureTransport")(
+  "InsecureTransport",
+  {
+    /** The address, without its query string. */
+    url: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Refusing to send a key in clear to ${this.url}: use wss/https, or set allowInsecure`
+  }
+}
+
+/**
+ * `respond` was called for a request this connection never received, or already answered, or
+ * after the connection closed (U16).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("effect-agent-session/RequestNotPending")(
+  "RequestNotPending",
+  {
+    resourceType: Schema.String,
+    actionSessionId: Schema.String,
+    /**
+     * `never-received`: no such request arrived on this connection; `already-answered`: it was
+     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
+     */
+    reason: Schema.Literals(["never-received", "already-answered", "channel-closed"])
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    if (this.reason === "channel-closed") {
+      return `Cannot answer the ${this.resourceType} request of action session ${this.actionSessionId}: the event channel is closed`
+    }
+    return `No pending ${this.resourceType} request for action session ${this.actionSessionId} (${this.reason})`
+  }
+}
+
+/**
+ * Too many answers are waiting for the connection to reopen (default bound 64, U16).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
+  "AnswerBufferFull",
+  {
+    /** The `answerBufferSize` (default 64). */
+    limit: defaulted(Schema.Finite, () => 64)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.limit} answers are already waiting for the connection to reopen`
+  }
+}
+
+/**
+ * A `complete` response of type `JSON` could not be parsed (U13).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("effect-agent-session/ResponseParseError")(
+  "ResponseParseError",
+  {
+    raw: Schema.String,
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+// ---------------------------------------------------------------------------
+// Session façade (U17, U20)
+// ---------------------------------------------------------------------------
+
+/**
+ * More `action_run` events arrived than the session's `max_actions` (U20).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ActionBudgetExceeded
+  extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
+    mayStillBeRunning: SessionContext.mayStillBeRunning,
+    sessionId: Schema.String,
+    maxActions: Schema.Finite,
+    actions: Schema.Finite
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Session ${this.sessionId} ran ${this.actions} actions, over its budget of ${this.maxActions}`
+  }
+}
+
+/**
+ * The event channel ended before `complete` without an error of its own (closed with 1000, by
+ * `close`, or after an `error` event with `endOnError`), or the consumer of `events` stopped
+ * before `complete` (U17).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionEndedWithoutComplete
+  extends Schema.TaggedError<SessionEndedWithoutComplete>("effect-agent-session/SessionEndedWithoutComplete")(
+    "SessionEndedWithoutComplete",
+    {
+      mayStillBeRunning: SessionContext.mayStillBeRunning,
+      sessionId: Schema.String,
+      /** The message of the last `error` event received, if any (default none). */
+      lastError: Schema.OptionFromNullOr(Schema.String).pipe(
+        Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))
+      )
+    }
+  )
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Session ${this.sessionId} ended without complete${
+      Option.match(this.lastError, { onNone: () => "", onSome: (e) => `: ${e}` })
+    }`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Unions
+// ---------------------------------------------------------------------------
+
+/**
+ * The errors of an HTTP status: every HTTP call of `AgentApi` can fail with each of them.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type HttpStatusError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | RateLimited
+  | ServerError
+  | UnexpectedStatus
+
+/**
+ * The errors of `Credentials.keyFor`: no key for the operation. The account key's operations
+ * (`onboard`) fail only with `MissingCredentials`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type CredentialsError = MissingCredentials | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.onboard` (and `AgentSessions.onboard`): the account key only, so no
+ * `MissingAgentKey`; and, as for every creating call, no `RequestTimeout`: an attempt that timed
+ * out may have created the agent, so the call fails with `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type OnboardError =
+  | InvalidRequest
+  | MissingCredentials
+  | HttpStatusError
+  | TransportError
+  | ResponseDecodeError
+  | ResponseTooLarge
+  | OutcomeUnknown
+
+/**
+ * The errors of `AgentApi.createSession`: those of {@link OnboardError}, and `MissingAgentKey`
+ * (it may use an agent's key).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type CreateSessionError = OnboardError | MissingAgentKey
+
+/**
+ * The errors of `AgentApi.getSession`: not a creating call, so a time-out is `RequestTimeout`
+ * (retried) and never `OutcomeUnknown`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type GetSessionError =
+  | InvalidRequest
+  | CredentialsError
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
+
+/**
+ * Every error an operation of `AgentApi` can fail with: {@link OnboardError},
+ * {@link CreateSessionError} and {@link GetSessionError} together. The input of the `retry`
+ * schedule is one of these (the error of the failed attempt).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentApiError = OnboardError | CreateSessionError | GetSessionError
+
+/**
+ * The errors of one frame: reported in the stream, never thrown, never silently dropped.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type FrameError = MalformedFrame | EventDecodeError | FrameTooLarge | UnknownEvent
+
+/**
+ * Every error the events of a connection (`Connection.events`) can fail with. The service's
+ * `events(sessionId)` (connect and read) also fails with `InsecureTransport`. A `ConnectTimeout`
+ * never ends the events: it is retried (then `ConnectionLost`), or, before the channel was ever
+ * open, `NeverConnected`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type EventStreamError =
+  | FrameError
+  | CredentialsError
+  | HandshakeRejected
+  | ConnectionLost
+  | NeverConnected
+
+/**
+ * The errors of `respond` (`Connection.respond`, `RunningSession.respond`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RespondError = RequestNotPending | AnswerBufferFull
+
+/**
+ * The errors of a running session's `events` and `outcome` (`AgentSessions`): the connection's
+ * own ({@link EventStreamError}), and the session's: `ActionBudgetExceeded` (in `"fail"` mode) and
+ * `SessionEndedWithoutComplete` (U17, U20).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RunningSessionError = EventStreamError | ActionBudgetExceeded | SessionEndedWithoutComplete
+
+/**
+ * The errors of `AgentSessions.start`: creating the session ({@link CreateSessionError}) and
+ * connecting to it (`InsecureTransport`). `attach` fails only with `InsecureTransport`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type StartError = CreateSessionError | InsecureTransport
+
+/**
+ * The errors of `AgentSessions.run`, besides those of the caller's own `onRequest` and `onEvent`
+ * (passed through unchanged): starting ({@link StartError}), the running session
+ * ({@link RunningSessionError}), and answering the agent's requests ({@link RespondError}).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RunError = StartError | RunningSessionError | RespondError
+
+/**
+ * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
+ * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
+ * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentSessionError =
+  | AgentApiError
+  | RunError
+  | ConnectTimeout
+  | ResponseParseError
+
+/**
+ * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const AgentSessionError = Schema.Union([
+  InvalidRequest,
+  MissingCredentials,
+  MissingAgentKey,
+  BadRequest,
+  Unauthorized,
+  Forbidden,
+  NotFound,
+  Conflict,
+  PayloadTooLarge,
+  RateLimited,
+  ServerError,
+  UnexpectedStatus,
+  TransportError,
+  RequestTimeout,
+  ResponseDecodeError,
+  OutcomeUnknown,
+  ResponseTooLarge,
+  MalformedFrame,
+  EventDecodeError,
+  FrameTooLarge,
+  UnknownEvent,
+  HandshakeRejected,
+  ConnectTimeout,
+  ConnectionLost,
+  NeverConnected,
+  InsecureTransport,
+  RequestNotPending,
+  AnswerBufferFull,
+  ResponseParseError,
+  ActionBudgetExceeded,
+  SessionEndedWithoutComplete
+])
+
+/**
+ * Whether a value is one of this SDK's errors.
+ *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session-effect4"
+ * import * as Duration from "effect/Duration"
+ *
+ * Errors.isAgentSessionError(new Errors.ConnectTimeout({ timeout: Duration.seconds(10) })) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAgentSessionError = (u: unknown): u is AgentSessionError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * Whether an error is worth retrying by the HTTP schedule (U07, U21, U22): transport errors,
+ * time-outs, 408, 429 and 5xx.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRetryable = (error: AgentSessionError): boolean => {
+  switch (error._tag) {
+    case "TransportError":
+    case "RequestTimeout":
+      return true
+    case "RateLimited":
+    case "ServerError":
+    case "UnexpectedStatus":
+      // The protocol's rule (`Http.isRetryableStatus`): 429, any 5xx, and 408.
+      return Http.isRetryableStatus(error.status)
+    default:
+      return false
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Sessions: the create-session request, the session the service returns, and its status.
+ *
+ * @since 0.1.0
+ */
+import type * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import { HttpUrlString, NonBlankString, openEnum, parseTimestamp } from "./internal/schema.js"
+
+/**
+ * The identifier of a session (`session_id` on the wire).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionId = Schema.String.pipe(Schema.brand("effect-agent-session/SessionId"))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionId = typeof SessionId.Type
+
+/**
+ * The identifier of an action session; the document shows no other field of it (U03).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ActionSessionId = Schema.String.pipe(Schema.brand("effect-agent-session/ActionSessionId"))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ActionSessionId = typeof ActionSessionId.Type
+
+/**
+ * A session status: the three values the document names, or `{ _tag: "Unrecognized", raw }` for
+ * any other (U05). The SDK assumes no transitions between them (U04).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionStatus = openEnum("started", "in_progress", "complete")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionStatus = typeof SessionStatus.Type
+
+/**
+ * The optional schedule of the observed dialect's create-session body (`auto_trigger`). Sent
+ * in either dialect when given (the document does not name it: a service that does not know it
+ * is expected to ignore it, U01/U23).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AutoTrigger = Schema.Struct({
+  /** Minutes between runs. */
+  interval: Schema.optional(Schema.Number),
+  /** ISO time after which no run starts. */
+  end_at: Schema.optional(Schema.String),
+  start_now: Schema.optional(Schema.Boolean),
+  web_hook_url: Schema.optional(Schema.String)
+})
+
+/**
+ * The body of create session, validated before anything is sent (U20): `start_url` an absolute
+ * http(s) URL, `max_actions` an integer >= 1, `goal` not blank.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class CreateSessionRequest
+  extends Schema.Class<CreateSessionRequest>("effect-agent-session/CreateSessionRequest")({
+    start_url: HttpUrlString,
+    max_actions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1, { message: "must be an integer >= 1" })),
+    goal: NonBlankString,
+    auto_trigger: Schema.optional(AutoTrigger)
+  })
+{}
+
+/**
+ * What a caller passes to create a session: a plain object, validated before anything is sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateSessionInput = typeof CreateSessionRequest.Encoded
+
+const optionalString = Schema.OptionFromOptionalKey(Schema.String)
+
+/** A timestamp as sent: a string, or a number (epoch seconds or milliseconds) kept as its string (U02). */
+const Timestamp = Schema.Union([
+  Schema.String,
+  Schema.Number.pipe(
+    Schema.decodeTo(
+      Schema.String,
+      SchemaTransformation.transform({ decode: (n: number) => String(n), encode: (s: string) => Number(s) })
+    )
+  )
+])
+const optionalTimestamp = Schema.OptionFromOptionalKey(Timestamp)
+
+/**
+ * A session as the create-session response describes it. The raw `start_time` and `end_time`
+ * are kept; `startedAt` and `endedAt` parse them (ISO 8601 or epoch seconds/ms) as an `Option`
+ * (U02). `status` is absent in the observed dialect's response. Extra fields are ignored (U01).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class SessionInfo extends Schema.Class<SessionInfo>("effect-agent-session/SessionInfo")({
+  session_id: SessionId,
+  status: Schema.OptionFromOptionalKey(SessionStatus),
+  start_time: optionalTimestamp,
+  end_time: optionalTimestamp,
+  error: optionalString
+}) {
+  /**
+   * `start_time` parsed, or `None` when absent or unparseable (U02).
+   *
+   * @since 0.1.0
+   */
+  get startedAt(): Option.Option<DateTime.Utc> {
+    return Option.flatMap(this.start_time, parseTimestamp)
+  }
+
+  /**
+   * `end_time` parsed, or `None` when absent or unparseable (U02).
+   *
+   * @since 0.1.0
+   */
+  get endedAt(): Option.Option<DateTime.Utc> {
+    return Option.flatMap(this.end_time, parseTimestamp)
+  }
+}

@@ -1,0 +1,554 @@
+/**
+ * The events of a session's event channel, as one tagged union decoded with `effect/Schema`.
+ *
+ * Each member's fields are named exactly as the document lists them on the wire (`started` has
+ * `sessionId`, `complete` has `session_id`); the `_tag` is the SDK's own. The simulator encodes
+ * with the same schemas, so the wire is written once.
+ *
+ * @since 0.1.0
+ */
+import * as Match from "effect/Match"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { ResponseParseError, truncateRaw } from "./Errors.js"
+import { formatIssue, openEnum } from "./internal/schema.js"
+import { ActionSessionId, SessionId } from "./Session.js"
+
+/**
+ * The kind of a `complete` response: `STRING`, `JSON`, `MARKDOWN`, or `Unrecognized` (U13).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ResponseType = openEnum("STRING", "JSON", "MARKDOWN")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ResponseType = typeof ResponseType.Type
+
+/**
+ * The kind of an external resource request: `request_user_input`, `admin_permission_request`,
+ * or `Unrecognized`; all can be answered (U15).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ResourceType = openEnum("request_user_input", "admin_permission_request")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourceType = typeof ResourceType.Type
+
+/**
+ * The wire string of a {@link ResourceType}.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const resourceTypeRaw = (type: ResourceType): string => typeof type === "string" ? type : type.raw
+
+/**
+ * A cost: a plain non-negative finite number, no unit assumed (U14).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Cost = Schema.Number.check(
+  Schema.isFinite({ message: "total_cost must be a finite number" }),
+  Schema.isGreaterThanOrEqualTo(0, { message: "total_cost must not be negative" })
+)
+
+/** JSON of any shape. */
+const JsonUnknown = Schema.Json
+
+/** An optional string: absent or `null` on the wire is `None`, and `None` is left out when encoding. */
+const optionalString = Schema.OptionFromOptionalNullOr(Schema.String, { onNoneEncoding: "omit" })
+
+/**
+ * The wire name of each known event, by tag.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const wireNames = {
+  Started: "started",
+  BrowserStarted: "browser_started",
+  ActionRun: "action_run",
+  ThoughtsAndMemories: "thoughts_and_memories",
+  Complete: "complete",
+  AgentError: "error",
+  ExternalResourceRequested: "external_resource_requested",
+  ExternalResourceGranted: "external_resource_granted",
+  Heartbeat: "heartbeat",
+  Connected: "connected"
+} as const
+
+const knownWireNames: ReadonlySet<string> = new Set(Object.values(wireNames))
+
+
+/**
+ * `started`: the session is connected with the agent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Started = Schema.TaggedStruct("Started", {
+  sessionId: SessionId,
+  start_url: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Started extends Schema.Schema.Type<typeof Started> {}
+
+/**
+ * `browser_started`: the agent is connected to a browser.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const BrowserStarted = Schema.TaggedStruct("BrowserStarted", {
+  url: Schema.String,
+  action_session_id: ActionSessionId
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface BrowserStarted extends Schema.Schema.Type<typeof BrowserStarted> {}
+
+/**
+ * `action_run`: an action is about to run. Chargeable: counted against `max_actions` (U20).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ActionRun = Schema.TaggedStruct("ActionRun", {
+  name: Schema.String,
+  action_session_id: ActionSessionId,
+  content: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ActionRun extends Schema.Schema.Type<typeof ActionRun> {}
+
+/**
+ * `thoughts_and_memories`: insight into the agent's thinking.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ThoughtsAndMemories = Schema.TaggedStruct("ThoughtsAndMemories", {
+  thought: Schema.String,
+  memory: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ThoughtsAndMemories extends Schema.Schema.Type<typeof ThoughtsAndMemories> {}
+
+const CompleteFields = Schema.TaggedStruct("Complete", {
+  response: Schema.String,
+  type: ResponseType,
+  /** The session's cost (U14). Absent only when `cost_summary` is present (observed dialect). */
+  total_cost: Schema.OptionFromOptionalKey(Cost),
+  /** The observed dialect's cost breakdown, kept as sent. */
+  cost_summary: Schema.OptionFromOptionalKey(Schema.Record(Schema.String, JsonUnknown)),
+  session_id: SessionId
+})
+
+/**
+ * `complete`: the agent finished. `total_cost` is required unless `cost_summary` is present
+ * (U14); `type` is open (U13).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Complete = Object.assign(
+  CompleteFields.check(
+    Schema.makeFilter((c) => Option.isSome(c.total_cost) || Option.isSome(c.cost_summary), {
+      message: "complete needs total_cost or cost_summary"
+    })
+  ),
+  {
+    /** Parses the response as JSON (U13): see {@link parseJsonResponse}. */
+    parseJson: (event: Complete) => parseJsonResponse(event),
+    /** The cost: see {@link totalCost}. */
+    totalCost: (event: Complete) => totalCost(event)
+  }
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Complete extends Schema.Schema.Type<typeof Complete> {}
+
+/**
+ * `error`: an error during the session. Delivered as an event; it ends the stream only with the
+ * `endOnError` option (U17).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AgentError = Schema.TaggedStruct("AgentError", {
+  error: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentError extends Schema.Schema.Type<typeof AgentError> {}
+
+/**
+ * `external_resource_requested`: the agent needs input or approval. Answer it with
+ * `respond(request, Answer.grant(input) | Answer.deny())` (U16). `field_name` applies only where a
+ * field is relevant (U15).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ExternalResourceRequested = Schema.TaggedStruct("ExternalResourceRequested", {
+  resource_type: ResourceType,
+  reason: Schema.String,
+  action_session_id: ActionSessionId,
+  field_name: optionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExternalResourceRequested extends Schema.Schema.Type<typeof ExternalResourceRequested> {}
+
+/**
+ * `external_resource_granted`: a request was granted (`granted: true`, with `input` where given)
+ * or denied.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ExternalResourceGranted = Schema.TaggedStruct("ExternalResourceGranted", {
+  granted: Schema.Boolean,
+  input: optionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExternalResourceGranted extends Schema.Schema.Type<typeof ExternalResourceGranted> {}
+
+/**
+ * `heartbeat` (observed dialect): connection health. It carries nothing the SDK reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Heartbeat = Schema.TaggedStruct("Heartbeat", {})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Heartbeat extends Schema.Schema.Type<typeof Heartbeat> {}
+
+/**
+ * `connected` (observed dialect): the connection is established.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Connected = Schema.TaggedStruct("Connected", {})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connected extends Schema.Schema.Type<typeof Connected> {}
+
+/**
+ * An event whose name the SDK does not know, kept whole: `event` is the wire name, `payload`
+ * the data as sent (U09). In strict mode it is the `UnknownEvent` error instead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Unrecognized = Schema.TaggedStruct("Unrecognized", {
+  // Not empty: a frame without an event name is a `MalformedFrame`, so no frame could carry it.
+  event: Schema.NonEmptyString.check(
+    Schema.makeFilter((name: string) => !knownWireNames.has(name), { message: "a known event" })
+  ),
+  payload: JsonUnknown
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Unrecognized extends Schema.Schema.Type<typeof Unrecognized> {}
+
+/**
+ * Every event of a session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionEvent =
+  | Started
+  | BrowserStarted
+  | ActionRun
+  | ThoughtsAndMemories
+  | Complete
+  | AgentError
+  | ExternalResourceRequested
+  | ExternalResourceGranted
+  | Heartbeat
+  | Connected
+  | Unrecognized
+
+/**
+ * The schema of the whole union (the SDK's own shape, with `_tag`): for arbitraries and for
+ * storing events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionEvent = Schema.Union([
+  Started,
+  BrowserStarted,
+  ActionRun,
+  ThoughtsAndMemories,
+  Complete,
+  AgentError,
+  ExternalResourceRequested,
+  ExternalResourceGranted,
+  Heartbeat,
+  Connected,
+  Unrecognized
+])
+
+/**
+ * The SDK tag of every event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Tag = SessionEvent["_tag"]
+
+// Every known event has a wire name.
+const _everyTagNamed: Record<Exclude<Tag, "Unrecognized">, string> = wireNames
+void _everyTagNamed
+
+/**
+ * A known wire event name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WireName = (typeof wireNames)[keyof typeof wireNames]
+
+// The schemas keyed by wire name, built lazily (Unrecognized's filter refers to them).
+let wireSchemasCache: Record<WireName, Schema.Top> | undefined
+const wireSchemas = (): Record<WireName, Schema.Top> =>
+  wireSchemasCache ??= {
+    started: Started,
+    browser_started: BrowserStarted,
+    action_run: ActionRun,
+    thoughts_and_memories: ThoughtsAndMemories,
+    complete: Complete,
+    error: AgentError,
+    external_resource_requested: ExternalResourceRequested,
+    external_resource_granted: ExternalResourceGranted,
+    heartbeat: Heartbeat,
+    connected: Connected
+  }
+
+/**
+ * Whether a wire name is one the SDK knows.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isWireName = (name: string): name is WireName => knownWireNames.has(name)
+
+/**
+ * The result of decoding one payload: the event, or the reason it did not decode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PayloadResult = Result.Result<SessionEvent, string>
+
+type PayloadDecoder = (payload: unknown) => PayloadResult
+
+const makePayloadDecoder = (tag: Tag, schema: Schema.Top): PayloadDecoder => {
+  const decode = Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>, { onExcessProperty: "ignore" })
+  return (payload) => {
+    // The payload carries no `_tag` on the wire: add the SDK's before decoding.
+    const input = Predicate.isObject(payload) ? { ...payload, _tag: tag } : payload
+    const result = decode(input)
+    return Result.isSuccess(result)
+      ? Result.succeed(result.success as SessionEvent)
+      : Result.fail(formatIssue(result.failure.issue))
+  }
+}
+
+let payloadDecoders: ReadonlyMap<string, PayloadDecoder> | undefined
+const getPayloadDecoders = (): ReadonlyMap<string, PayloadDecoder> => {
+  if (payloadDecoders === undefined) {
+    const map = new Map<string, PayloadDecoder>()
+    for (const tag of Object.keys(wireNames) as Array<keyof typeof wireNames>) {
+      const name = wireNames[tag]
+      map.set(name, makePayloadDecoder(tag, wireSchemas()[name]))
+    }
+    payloadDecoders = map
+  }
+  return payloadDecoders
+}
+
+/**
+ * Decodes the payload of a known wire event, synchronously. An unknown name gives `None`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodePayload = (name: string, payload: unknown): Option.Option<PayloadResult> => {
+  const decoder = getPayloadDecoders().get(name)
+  return decoder === undefined ? Option.none() : Option.some(decoder(payload))
+}
+
+const encoders = new Map<Tag, (event: SessionEvent) => unknown>()
+const encoderFor = (event: SessionEvent): (event: SessionEvent) => unknown => {
+  let encoder = encoders.get(event._tag)
+  if (encoder === undefined) {
+    if (event._tag === "Unrecognized") {
+      encoder = (e) => (e as Unrecognized).payload
+    } else {
+      const encode = Schema.encodeSync(wireSchemas()[wireNames[event._tag]] as Schema.Codec<unknown, unknown>)
+      encoder = (e) => {
+        const { _tag, ...payload } = encode(e) as { readonly _tag: string }
+        return payload
+      }
+    }
+    encoders.set(event._tag, encoder)
+  }
+  return encoder
+}
+
+/**
+ * Encodes an event to its wire name and payload (the simulator sends with this).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toWire = (event: SessionEvent): { readonly event: string; readonly payload: unknown } => ({
+  event: event._tag === "Unrecognized" ? event.event : wireNames[event._tag],
+  payload: encoderFor(event)(event)
+})
+
+/**
+ * Exhaustive matching on the event's tag.
+ *
+ * @example
+ * ```ts
+ * import { SessionEvent } from "effect-agent-session-effect4"
+ *
+ * const describe = SessionEvent.$match({
+ *   Started: (e) => `started at ${e.start_url}`,
+ *   BrowserStarted: (e) => `browser on ${e.url}`,
+ *   ActionRun: (e) => `action ${e.name}`,
+ *   ThoughtsAndMemories: (e) => e.thought,
+ *   Complete: (e) => e.response,
+ *   AgentError: (e) => e.error,
+ *   ExternalResourceRequested: (e) => e.reason,
+ *   ExternalResourceGranted: (e) => (e.granted ? "granted" : "denied"),
+ *   Heartbeat: () => "heartbeat",
+ *   Connected: () => "connected",
+ *   Unrecognized: (e) => e.event
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const $match = Match.typeTags<SessionEvent>()
+
+/**
+ * A guard for one tag: `events.pipe(Stream.filter(SessionEvent.$is("ActionRun")))`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const $is = <T extends Tag>(tag: T) => (event: SessionEvent): event is Extract<SessionEvent, { _tag: T }> =>
+  event._tag === tag
+
+/**
+ * Whether an event ends the session: `complete`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTerminal = (event: SessionEvent): event is Complete => event._tag === "Complete"
+
+/**
+ * Whether an event is chargeable: `action_run`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isChargeable = (event: SessionEvent): event is ActionRun => event._tag === "ActionRun"
+
+/**
+ * The wire string of a {@link ResponseType}.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const responseTypeRaw = (type: ResponseType): string => typeof type === "string" ? type : type.raw
+
+/**
+ * Parses the `response` of a `complete` event as JSON (U13); any `type` may be parsed, a
+ * response that is not JSON fails with `ResponseParseError`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const parseJsonResponse = (event: Complete): Result.Result<unknown, ResponseParseError> =>
+  Result.try({
+    try: () => JSON.parse(event.response) as unknown,
+    catch: (e) =>
+      new ResponseParseError({
+        raw: truncateRaw(event.response),
+        message: e instanceof Error ? e.message : "not JSON"
+      })
+  })
+
+/**
+ * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
+ * `total` inside the observed `cost_summary`; `None` when neither is there (U14).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const totalCost = (event: Complete): Option.Option<number> =>
+  Option.orElse(event.total_cost, () =>
+    Option.flatMap(event.cost_summary, (summary) => {
+      const value = summary["total_cost"] ?? summary["total"]
+      return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Option.some(value) : Option.none()
+    }))

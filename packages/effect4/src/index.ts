@@ -1,0 +1,81 @@
+/**
+ * effect-agent-session-effect4: the Effect 4 edition of the Effect-native SDK for the agent
+ * session service.
+ *
+ * @since 0.1.0
+ * @module effect-agent-session-effect4
+ */
+
+/**
+ * Agents: the onboard request and the agent the service returns.
+ *
+ * @since 0.1.0
+ */
+export * as Agent from "./Agent.js"
+
+/**
+ * The service's HTTP operations: onboard an agent, create a session, and (observed dialect only)
+ * retrieve a session, with typed status errors, retries on a `Schedule` and `Retry-After`.
+ *
+ * @since 0.1.0
+ */
+export * as AgentApi from "./AgentApi.js"
+
+/**
+ * The caller's answer to an `external_resource_requested` event (U16): grant, with input, or deny.
+ *
+ * @since 0.1.0
+ */
+export * as Answer from "./Answer.js"
+
+/**
+ * The keys the SDK authenticates with, and which key each operation uses (U11, U12).
+ *
+ * @since 0.1.0
+ */
+export * as Credentials from "./Credentials.js"
+
+/**
+ * Every wire choice the document leaves open, gathered in one value: `Dialect.documented` (the
+ * default), `Dialect.observed` (how the service's own JavaScript client talks), `Dialect.make`.
+ *
+ * @since 0.1.0
+ */
+export * as Dialect from "./Dialect.js"
+
+/**
+ * Every failure a caller of the SDK can meet, as `Schema.TaggedError` classes, gathered in one
+ * union, `AgentSessionError`, with one guard, `isAgentSessionError`.
+ *
+ * @since 0.1.0
+ */
+export * as Errors from "./Errors.js"
+
+/**
+ * The SDK's metrics, as `effect/Metric` values: events received by tag, actions, reconnects,
+ * answers sent, HTTP attempts and retries by status, and the create-session latency.
+ *
+ * @since 0.1.0
+ */
+export * as Metrics from "./Metrics.js"
+
+/**
+ * The service's HTTP contract, written once as an `HttpApi`: the SDK's client is derived from it.
+ *
+ * @since 0.1.0
+ */
+export * as ServiceApi from "./ServiceApi.js"
+
+/**
+ * Sessions: the create-session request, the session the service returns, and its status.
+ *
+ * @since 0.1.0
+ */
+export * as Session from "./Session.js"
+
+/**
+ * The events of a session's event channel, as one tagged union decoded with `effect/Schema`.
+ *
+ * @since 0.1.0
+ */
+export * as SessionEvent from "./SessionEvent.js"

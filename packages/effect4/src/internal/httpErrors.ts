@@ -1,0 +1,135 @@
+/**
+ * The one place where HTTP failures become the SDK's typed errors (U07, U18, U21): a non-2xx
+ * response by its status, a failure without a response, a 2xx whose body does not decode. The
+ * rules (which status is which kind, the message of a body, `Retry-After`, keys out of text) are
+ * the protocol core's (`Http`, `Secrets`); this module builds the errors.
+ */
+import * as Duration from "effect/Duration"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as Option from "effect/Option"
+import { Http, Secrets } from "effect-agent-session-core"
+import {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  type HttpStatusError,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ResponseDecodeError,
+  ServerError,
+  TransportError,
+  Unauthorized,
+  UnexpectedStatus
+} from "../Errors.js"
+
+/** Text from the service without any key (`Secrets.scrub` of the protocol core). */
+export const scrub = Secrets.scrub
+
+const { truncateRaw } = Secrets
+
+/** The wait a response asks for (`Http.retryAfterMillis`, U21), as a `Duration`. */
+export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
+  Option.map(Option.fromUndefinedOr(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
+
+/** What the mapping needs to know of a non-2xx response. */
+export interface FailedResponse {
+  readonly status: number
+  readonly statusText: string
+  readonly headers: Headers.Headers
+  /** The whole body as text. */
+  readonly body: string
+}
+
+/**
+ * Maps a non-2xx response to its typed error (U07, U18, U21). The message and the body (cut to
+ * 4 KiB) are scrubbed of `secrets` and of any JSON member named like a key.
+ */
+export const fromStatus = (
+  response: FailedResponse,
+  options: {
+    readonly operation: string
+    readonly secrets: ReadonlyArray<string>
+    readonly nowMillis: number
+  }
+): HttpStatusError => {
+  const { status } = response
+  // Scrubbed before anything is cut: a key across the cut would otherwise leave its prefix.
+  const body = scrub(response.body, options.secrets)
+  const fields = {
+    status,
+    message: scrub(Http.errorMessage(status, scrub(response.statusText, options.secrets), body), options.secrets),
+    body: truncateRaw(body),
+    // The peer chooses every header value: the key it may echo there is scrubbed too.
+    requestId: Option.map(
+      Option.fromUndefinedOr(Http.requestId(response.headers)),
+      (id) => truncateRaw(scrub(id, options.secrets))
+    ),
+    operation: options.operation
+  }
+  switch (Http.statusKind(status)) {
+    case "bad-request":
+      return new BadRequest(fields)
+    case "unauthorized":
+      return new Unauthorized(fields)
+    case "forbidden":
+      return new Forbidden(fields)
+    case "not-found":
+      return new NotFound(fields)
+    case "conflict":
+      return new Conflict(fields)
+    case "payload-too-large":
+      return new PayloadTooLarge(fields)
+    case "rate-limited":
+      return new RateLimited({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
+    case "server-error":
+      return new ServerError({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
+    case "unexpected-status":
+      return new UnexpectedStatus(fields)
+  }
+}
+
+const printablePath = (url: string): string => {
+  const cut = url.search(/[?#]/)
+  return cut === -1 ? url : url.slice(0, cut)
+}
+
+/** A failure without a response as `TransportError`, its message scrubbed. */
+export const fromRequestError = (
+  error: HttpClientError.HttpClientError,
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+): TransportError => {
+  const { reason } = error
+  const parts = [
+    reason.description ?? `${reason._tag.replace(/Error$/, "")} error`,
+    ...Http.causeMessages(reason.cause)
+  ].filter((part, i, all) => part.length > 0 && all.indexOf(part) === i)
+  const where = `${reason.request.method} ${printablePath(reason.request.url)}`
+  return new TransportError({
+    operation: options.operation,
+    message: scrub(`${parts.join(": ")} (${where})`, options.secrets)
+  })
+}
+
+/** The body and status of the 2xx response whose decoding failed, when known. */
+export interface DecodedResponse {
+  readonly status: number
+  readonly body: string
+}
+
+/** A 2xx body that does not match the contract as `ResponseDecodeError`. */
+export const fromDecodeFailure = (
+  message: string,
+  response: Option.Option<DecodedResponse>,
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+): ResponseDecodeError => {
+  const status = Option.match(response, { onNone: () => 0, onSome: (r) => r.status })
+  const body = Option.match(response, { onNone: () => "", onSome: (r) => r.body })
+  return new ResponseDecodeError({
+    operation: options.operation,
+    status,
+    message: truncateRaw(scrub(`The ${status} response does not match the contract: ${message}`, options.secrets)),
+    body: truncateRaw(scrub(body, options.secrets))
+  })
+}

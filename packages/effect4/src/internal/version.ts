@@ -1,0 +1,8 @@
+/**
+ * The package version, sent in the `User-Agent` header (U23). A test keeps it equal to the
+ * `version` of `package.json`.
+ */
+export const version = "0.1.0"
+
+/** The `User-Agent` the SDK sends: `effect-agent-session-effect4/<version>` (the package's name). */
+export const userAgent = `effect-agent-session-effect4/${version}`

@@ -1,0 +1,181 @@
+/**
+ * The Effect 4 edition as a user gets it: `npm pack` the protocol core and this package (their
+ * `prepack` builds `dist/`), install the tarballs into a fresh application with exactly the
+ * install commands of this package's README (the package name replaced by its tarball, the core's
+ * tarball beside it; from the local npm cache where it has them), type-check the README's program
+ * and every entry point with strict TypeScript and `skipLibCheck: false`, then run the program
+ * against the simulator (the root's command line, a child process).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Effect from "effect/Effect"
+import { repositoryRoot, spawnSimulator } from "../helpers/simulator.js"
+
+const packageDir = Path.resolve(import.meta.dirname, "../..")
+const readme = Fs.readFileSync(Path.join(packageDir, "README.md"), "utf8")
+
+/** The fenced blocks of a Markdown section (from its heading to the next `## ` heading). */
+const blocks = (document: string, heading: string, lang: string): Array<string> => {
+  const start = document.indexOf(`\n${heading}\n`)
+  assert.isAtLeast(start, 0, `no "${heading}"`)
+  const rest = document.slice(start + heading.length + 2)
+  const end = rest.search(/\n## /)
+  const section = end < 0 ? rest : rest.slice(0, end)
+  return [...section.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1] ?? "")
+}
+
+/** The block whose first line is `// <name>`. */
+const named = (document: string, name: string): string => {
+  const found = [...document.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
+    code.startsWith(`// ${name}\n`)
+  )
+  assert.isDefined(found, `no ts block named ${name}`)
+  return found ?? ""
+}
+
+interface Ran {
+  readonly code: number | null
+  readonly output: string
+}
+
+/** Runs a command to its end; never fails (the exit code and output are the result). */
+const exec = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) =>
+  Effect.callback<Ran>((resume) => {
+    const child = ChildProcess.execFile(
+      command,
+      args,
+      { cwd, env, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resume(Effect.succeed({ code, output: `${stdout}${stderr}` }))
+      }
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+const npm = process.platform === "win32" ? "npm.cmd" : "npm"
+
+/** The environment of the children: no AGENT_SESSION_* or npm_* of the machine running the tests. */
+const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([name]) =>
+      !name.startsWith("AGENT_SESSION_") && !name.startsWith("npm_") && name !== "NODE_OPTIONS" &&
+      name !== "VITEST" && !name.startsWith("VITEST_")
+    )
+  ),
+  NO_COLOR: "1",
+  ...extra
+})
+
+const ok = (ran: Ran, what: string) => assert.strictEqual(ran.code, 0, `${what}:\n${ran.output}`)
+
+/** What `npm pack --json` printed: the tarball's name and files. */
+const listing = (ran: Ran): { readonly filename: string; readonly files: ReadonlyArray<string> } => {
+  const json = ran.output.slice(ran.output.indexOf("["))
+  const parsed = JSON.parse(json.slice(0, json.lastIndexOf("]") + 1)) as Array<{
+    filename: string
+    files: Array<{ path: string }>
+  }>
+  const [first] = parsed
+  assert.isDefined(first)
+  return { filename: first!.filename, files: first!.files.map((file) => file.path) }
+}
+
+describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => {
+  it.live("installs with its README's commands, type-checks strictly, and creates a session against the simulator", () =>
+    Effect.gen(function*() {
+      const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-effect4-consumer-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(tmp, { recursive: true, force: true })))
+      const packs = Path.join(tmp, "packs")
+      const app = Path.join(tmp, "app")
+      Fs.mkdirSync(packs)
+      Fs.mkdirSync(app)
+
+      // Pack the core and this package: each prepack builds its own dist/.
+      const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], repositoryRoot, cleanEnv())
+      ok(core, "npm pack -w packages/core")
+      const edition = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/effect4"], repositoryRoot, cleanEnv())
+      ok(edition, "npm pack -w packages/effect4")
+      const corePack = listing(core)
+      const editionPack = listing(edition)
+      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts"]) {
+        assert.include(editionPack.files, file)
+      }
+      assert.notInclude(editionPack.files.join(" "), "toolchain/")
+      assert.notInclude(editionPack.files.join(" "), "dist/internal/../")
+
+      // A fresh application, installed with exactly the README's commands.
+      Fs.writeFileSync(
+        Path.join(app, "package.json"),
+        JSON.stringify({ name: "consumer-app", version: "1.0.0", private: true, type: "module" }, null, 2)
+      )
+      const tarball = Path.join(packs, editionPack.filename)
+      const coreTarball = Path.join(packs, corePack.filename)
+      const commands = blocks(readme, "## Install", "sh")[0]?.split("\n")
+        .map((line) => line.replace(/#.*$/, "").trim())
+        .filter((line) => line.startsWith("npm install")) ?? []
+      assert.isAtLeast(commands.length, 2, "the README's install commands")
+      for (const command of commands) {
+        const args = command.split(/\s+/).slice(1).flatMap((arg) =>
+          // The core is not on the registry yet: its tarball goes beside the edition's.
+          arg === "effect-agent-session-effect4" ? [tarball, coreTarball] : [arg]
+        )
+        ok(yield* exec(npm, [...args, "--prefer-offline", "--no-audit", "--no-fund"], app, cleanEnv()), command)
+      }
+      const installed = JSON.parse(
+        Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session-effect4/package.json"), "utf8")
+      ) as { dependencies: Record<string, string> }
+      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core"])
+      const effectVersion = (JSON.parse(Fs.readFileSync(Path.join(app, "node_modules/effect/package.json"), "utf8")) as {
+        version: string
+      }).version
+      assert.match(effectVersion, /^4\./)
+
+      // The README's program and every entry point, type-checked strictly.
+      Fs.writeFileSync(Path.join(app, "create-session.ts"), named(readme, "create-session.ts"))
+      Fs.writeFileSync(
+        Path.join(app, "entries.ts"),
+        [
+          `import * as Sdk from "effect-agent-session-effect4"`,
+          `import * as Testing from "effect-agent-session-effect4/testing"`,
+          `import * as Answer from "effect-agent-session-effect4/Answer"`,
+          `console.log(typeof Sdk.AgentApi.layer, typeof Testing.AgentSessionsTest.layer, typeof Answer.grant)`
+        ].join("\n") + "\n"
+      )
+      Fs.writeFileSync(
+        Path.join(app, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: {
+            target: "ES2022",
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            types: ["node"]
+          },
+          include: ["*.ts"]
+        })
+      )
+      const bin = (name: string) => Path.join(app, "node_modules/.bin", name)
+      ok(yield* exec(bin("tsc"), ["-p", "."], app, cleanEnv()), "tsc (strict, skipLibCheck false)")
+
+      const entries = yield* exec(process.execPath, ["--import", "tsx", "entries.ts"], app, cleanEnv())
+      ok(entries, "every entry point")
+      assert.strictEqual(entries.output.trim(), "function function function")
+
+      // The README's program against the simulator (the root's command line, a child process).
+      const sim = yield* spawnSimulator()
+      const session = yield* exec(
+        process.execPath,
+        ["--import", "tsx", "create-session.ts"],
+        app,
+        cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
+      )
+      ok(session, "the README's program")
+      assert.match(session.output, /^session: \S+$/m)
+    }), 600_000)
+})

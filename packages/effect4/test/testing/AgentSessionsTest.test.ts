@@ -1,0 +1,71 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { AgentApi } from "../../src/AgentApi.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Errors from "../../src/Errors.js"
+import { AgentSessionsTest } from "../../src/testing/index.js"
+
+const request = { start_url: "https://example.com", max_actions: 3, goal: "Find the price" }
+
+describe("AgentSessionsTest (the test kit, layer-swapped)", () => {
+  it.effect("the in-memory AgentApi records what the application asked for, and validates it the same way", () =>
+    Effect.gen(function*() {
+      const api = yield* AgentApi
+      const first = yield* api.createSession(request)
+      const second = yield* api.createSession({ ...request, goal: "Another" })
+      assert.deepStrictEqual([first.session_id, second.session_id], ["test-session", "test-session-2"])
+      const agent = yield* api.onboard({ name: "scout", website: "https://example.com", domain: "research" })
+      assert.deepStrictEqual(Option.map(agent.apiKey, Redacted.value), Option.some("test-agent-key-scout"))
+      const invalid = yield* Effect.flip(api.createSession({ ...request, max_actions: 0 }))
+      assert.strictEqual(invalid._tag, "InvalidRequest")
+      assert.deepStrictEqual((yield* AgentSessionsTest.sessionsCreated).map((r) => r.goal), ["Find the price", "Another"])
+      assert.deepStrictEqual((yield* AgentSessionsTest.agentsOnboarded).map((r) => r.name), ["scout"])
+      const key = yield* Effect.flatMap(Effect.service(Credentials.Credentials), (c) => c.keyFor("onboard"))
+      assert.strictEqual(Redacted.value(key), "test-account-key")
+    }).pipe(Effect.provide(AgentSessionsTest.layer())))
+
+  it.effect("failNextCreate and failNextOnboard fail the next call once, with the typed error given", () =>
+    Effect.gen(function*() {
+      const api = yield* AgentApi
+      yield* AgentSessionsTest.failNextCreate(new Errors.Unauthorized({
+        status: 401,
+        message: "nope",
+        body: "",
+        requestId: Option.none(),
+        operation: "AgentApi.createSession"
+      }))
+      assert.strictEqual((yield* Effect.flip(api.createSession(request)))._tag, "Unauthorized")
+      assert.strictEqual((yield* api.createSession(request)).session_id, "fixed")
+      yield* AgentSessionsTest.failNextOnboard(new Errors.TransportError({ operation: "AgentApi.onboard", message: "down" }))
+      const failed = yield* Effect.flip(api.onboard({ name: "a", website: "https://a.example", domain: "sales" }))
+      assert.strictEqual(failed._tag, "TransportError")
+      assert.strictEqual((yield* AgentSessionsTest.sessionsCreated).length, 1)
+    }).pipe(Effect.provide(AgentSessionsTest.layer({ sessionId: "fixed" }))))
+
+  it("session() scripts a run: started, browser, actions with thoughts, the request and its answer, complete", () => {
+    const steps = AgentSessionsTest.session({ actions: 2, ask: "input", sessionId: "s-1" })
+    const tags = steps.map((step) => (step._tag === "Emit" ? step.event._tag : step._tag))
+    assert.deepStrictEqual(tags, [
+      "Started",
+      "BrowserStarted",
+      "ThoughtsAndMemories",
+      "ActionRun",
+      "ExternalResourceRequested",
+      "AwaitAnswer",
+      "ThoughtsAndMemories",
+      "ActionRun",
+      "Complete"
+    ])
+    const complete = steps.at(-1)
+    assert.isTrue(complete?._tag === "Emit" && complete.event._tag === "Complete" && complete.event.session_id === "s-1")
+  })
+
+  it.effect("setScript replaces the script of the sessions created from now on", () =>
+    Effect.gen(function*() {
+      const control = yield* AgentSessionsTest.AgentSessionsTestControl
+      yield* AgentSessionsTest.setScript([AgentSessionsTest.Step.end])
+      assert.deepStrictEqual(yield* control.script, [AgentSessionsTest.Step.end])
+    }).pipe(Effect.provide(AgentSessionsTest.layer())))
+})

@@ -1,0 +1,30 @@
+import { createRequire } from "node:module"
+import * as Path from "node:path"
+import { defineConfig } from "vitest/config"
+
+/**
+ * The Effect 4 edition's suite, run under Node 22 by `scripts/node22.mjs` (`npm test` here, or the
+ * root's `npm test`). A line of Effect's default logger is dropped unless `EAS_TEST_LOGS=1`, as in
+ * the Effect 3 edition's suite.
+ */
+const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
+
+/** The protocol core's sources (the workspace package `effect-agent-session-core`), as tsconfig's condition says. */
+const coreSource = Path.join(
+  Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-core/package.json")),
+  "src/index.ts"
+)
+
+export default defineConfig({
+  resolve: {
+    alias: [{ find: /^effect-agent-session-core$/, replacement: coreSource }]
+  },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    reporters: ["default"],
+    onConsoleLog: (log) => (process.env["EAS_TEST_LOGS"] === "1" || !effectLogLine.test(log) ? undefined : false)
+  }
+})
