@@ -21,7 +21,7 @@ import * as Errors from "../src/Errors.js"
 import type * as EventStream from "../src/EventStream.js"
 import type * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
-import * as AgentSessionsTest from "../src/testing/AgentSessionsTest.js"
+import type * as AgentSessionsTest from "../src/testing/AgentSessionsTest.js"
 import type * as Wire from "../src/Wire.js"
 
 /** The error channel of an Effect, a Stream or a Layer. */
