@@ -23,7 +23,7 @@ describe("dialect mismatch end to end (the simulator as a child process)", () =>
   for (const { client, server } of pairs) {
     it.live(`a ${client.name} client against a ${server.name} server gets typed errors, HTTP and event channel`, () =>
       Effect.gen(function*() {
-        const sim = yield* spawnSimulator({ dialect: server.name })
+        const sim = yield* spawnSimulator({ dialect: server === Dialect.documented ? "documented" : "observed" })
         const layerFor = (dialect: Dialect.Dialect) =>
           NodeAgentSessions.layer({
             apiKey: sim.accountKey,

@@ -52,8 +52,18 @@ const opened = (state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionSta
   )
 
 /** How each way of watching a session is opened: its events and its state, in `scope`. */
-const watchers = {
-  "EventStream.connect": (scope: Scope.Scope) =>
+/** A watched session: its events and its connection's state. */
+interface Watched {
+  readonly events: Stream.Stream<unknown, unknown>
+  readonly state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>
+}
+
+type Watcher = (
+  scope: Scope.Scope
+) => Effect.Effect<Watched, never, AgentApi.AgentApi | EventStream.EventStream | AgentSessions.AgentSessions>
+
+const watchers: Record<"EventStream.connect" | "AgentSessions.start", Watcher> = {
+  "EventStream.connect": (scope) =>
     Effect.gen(function*() {
       const api = yield* AgentApi.AgentApi
       const channel = yield* EventStream.EventStream
@@ -61,7 +71,7 @@ const watchers = {
       const connection = yield* channel.connect(session.session_id).pipe(Scope.provide(scope), Effect.orDie)
       return { events: connection.events, state: connection.state }
     }),
-  "AgentSessions.start": (scope: Scope.Scope) =>
+  "AgentSessions.start": (scope) =>
     AgentSessions.start(request).pipe(
       Scope.provide(scope),
       Effect.orDie,
@@ -73,7 +83,7 @@ const watchers = {
  * Opens `n` sessions in a new scope, each consumed by one fiber of the caller's
  * (`Stream.runDrain`), and waits until every one is open.
  */
-const hold = (watcher: (scope: Scope.Scope) => ReturnType<(typeof watchers)["AgentSessions.start"]>, n: number) =>
+const hold = (watcher: Watcher, n: number) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     for (let i = 0; i < n; i++) {
@@ -128,10 +138,7 @@ describe("live fibers per idle open session (issue 25, target 1)", () => {
           const counter = fiberCounter()
           const counted = Effect.gen(function*() {
             const context = yield* Layer.build(sdkLayer(transport).pipe(Layer.provide(Layer.succeed(Sim, sim))))
-            const watch = (scope: Scope.Scope) =>
-              name === "AgentSessions.start"
-                ? watchers["AgentSessions.start"](scope)
-                : watchers["EventStream.connect"](scope)
+            const watch = watchers[name]
             // A first round warms what the SDK keeps across sessions (the HTTP client's pool).
             const warm = yield* hold(watch, 2).pipe(Effect.provideContext(context))
             yield* Scope.close(warm, Exit.void)
