@@ -5,12 +5,13 @@
  * simulator's own state answered there (its script, its answers, its connection count) read here
  * from what the client received: the simulator's script is deterministic (`helpers/sdk.ts`).
  */
-import { assert, describe, layer, type Vitest } from "@effect/vitest"
+import { assert, describe, it, layer, type Vitest } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as AgentApi from "../../src/AgentApi.js"
@@ -23,13 +24,13 @@ import {
   actionNumbers,
   channelLayer,
   meaningful,
-  type Sim,
+  Sim,
   simLayer,
   stepNumbers,
   type TransportName,
   upTo
 } from "../helpers/sdk.js"
-import type { SimulatorOptions } from "../helpers/simulator.js"
+import { type SimulatorOptions, spawnSimulator } from "../helpers/simulator.js"
 
 const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
 
@@ -200,3 +201,55 @@ for (const transport of ["websocket", "sse"] as const) {
     })
   }
 }
+
+describe("EventStream end to end: an answer given while disconnected (U16)", () => {
+  for (const transport of ["websocket", "sse"] as const) {
+    for (const dialect of ["documented", "observed"] as const) {
+      it.live(`${transport}, ${dialect} dialect: U16 an answer given while the channel is down reaches the simulator after the reconnect`, () =>
+        Effect.gen(function*() {
+          // Where the request falls in the script (deterministic): counted on a session without faults.
+          const plain = yield* spawnSimulator({ ...base, dialect })
+          const script = yield* session().pipe(
+            Effect.map(({ results }) => meaningful(eventsOf(results))),
+            Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, plain)))
+          )
+          const position = script.findIndex((e) => e._tag === "ExternalResourceRequested") + 1
+          assert.isAbove(position, 0)
+          // Dropped right after the request: the answer is given while the channel is down.
+          const sim = yield* spawnSimulator({ ...base, dialect, faults: [`drop-after=${position}`] })
+          const { results, states } = yield* Effect.gen(function*() {
+            const channel = yield* EventStream.EventStream
+            const connection = yield* channel.connect(yield* createSession(), {
+              reconnect: Schedule.spaced("400 millis").pipe(Schedule.upTo({ times: 3 }))
+            })
+            const states: Array<EventStream.ConnectionState> = []
+            yield* Effect.forkScoped(
+              Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
+            )
+            const results = yield* Stream.result(connection.events).pipe(
+              Stream.tap((result) =>
+                Result.isSuccess(result) && result.success._tag === "ExternalResourceRequested"
+                  ? Effect.gen(function*() {
+                    const request = result.success as SessionEvent.ExternalResourceRequested
+                    const down = yield* SubscriptionRef.changes(connection.state).pipe(
+                      Stream.filter((s) => s._tag === "Reconnecting"),
+                      Stream.runHead
+                    )
+                    assert.isTrue(Option.isSome(down))
+                    yield* connection.respond(request, Answer.grant("while-down@example.com"))
+                  }).pipe(Effect.orDie)
+                  : Effect.void
+              ),
+              Stream.runCollect
+            )
+            return { results, states }
+          }).pipe(Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, sim))))
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results))
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "while-down@example.com"]], "sent once, after the reconnect")
+          assert.deepStrictEqual(opens(states), [0, 1])
+        }), 90_000)
+    }
+  }
+})
