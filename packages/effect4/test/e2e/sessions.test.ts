@@ -6,11 +6,10 @@
  * state answered there (its script, its connection count) is read here from what the client
  * received: the simulator's script is deterministic (`helpers/sdk.ts`).
  */
-import { assert, describe, layer, type Vitest } from "@effect/vitest"
+import { assert, type Vitest } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
@@ -27,8 +26,8 @@ import {
   meaningful,
   type Sim,
   sdkLayer,
-  simLayer,
   stepNumbers,
+  suiteOn,
   type TransportName,
   upTo
 } from "../helpers/sdk.js"
@@ -68,12 +67,12 @@ const suite = (
   simulator: SimulatorOptions,
   tests: (it: Vitest.MethodsNonLive<Sim | NodeAgentSessions.Services>) => void
 ) =>
-  describe(`AgentSessions end to end (${transport}, ${dialect} dialect): ${name}`, () => {
-    layer(
-      Layer.provideMerge(sdkLayer(transport), simLayer({ ...base, ...simulator, dialect })),
-      { excludeTestServices: true, timeout: "90 seconds" }
-    )(tests)
-  })
+  suiteOn(
+    `AgentSessions end to end (${transport}, ${dialect} dialect): ${name}`,
+    sdkLayer(transport),
+    { ...base, ...simulator, dialect },
+    tests
+  )
 
 for (const transport of ["websocket", "sse"] as const) {
   for (const dialect of ["documented", "observed"] as const) {
