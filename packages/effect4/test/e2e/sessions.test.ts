@@ -98,6 +98,32 @@ for (const transport of ["websocket", "sse"] as const) {
         }))
     })
 
+    suite(transport, dialect, "agents and keys", {}, (it) => {
+      it.effect("U11 onboards an agent and runs a session with the agent's key, over both channels", () =>
+        Effect.gen(function*() {
+          const agent = yield* AgentSessions.onboard({
+            name: `e2e-${transport}-${dialect}-${Date.now()}`,
+            website: "https://example.com",
+            domain: "automation"
+          })
+          assert.isTrue(Option.isSome(agent.apiKey))
+          const outcome = yield* AgentSessions.run(request, { agent: { agentId: agent.agentId, apiKey: agent.apiKey } })
+          assertWhole(meaningful(outcome.events))
+        }))
+
+      it.effect("U12 a wrong key fails the run with Unauthorized before any event", () =>
+        Effect.gen(function*() {
+          let events = 0
+          const error = yield* Effect.flip(
+            AgentSessions.run(request, { onEvent: () => Effect.sync(() => (events += 1)) }).pipe(
+              Effect.provide(sdkLayer(transport, { apiKey: "not-the-key" }))
+            )
+          )
+          assert.strictEqual(error._tag, "Unauthorized")
+          assert.strictEqual(events, 0)
+        }))
+    })
+
     suite(transport, dialect, "over budget, never complete", {
       faults: ["exceed-max-actions=2", "close-before-complete"]
     }, (it) => {
