@@ -36,6 +36,13 @@ export * as Deadlines from "./Deadlines.js"
 export * as Dialect from "./Dialect.js"
 
 /**
+ * The events as the service names them: wire names, known values, the cost (U13, U14, U15).
+ *
+ * @since 0.1.0
+ */
+export * as Events from "./Events.js"
+
+/**
  * The answer ledger: which requests may be answered, where each answer is.
  *
  * @since 0.1.0

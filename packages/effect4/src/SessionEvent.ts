@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import { ResponseParseError, truncateRaw } from "./Errors.js"
 import { formatIssue, openEnum } from "./internal/schema.js"
 import { ActionSessionId, SessionId } from "./Session.js"
+import { Events } from "effect-agent-session-core"
 
 /**
  * The kind of a `complete` response: `STRING`, `JSON`, `MARKDOWN`, or `Unrecognized` (U13).
@@ -22,7 +23,7 @@ import { ActionSessionId, SessionId } from "./Session.js"
  * @since 0.1.0
  * @category models
  */
-export const ResponseType = openEnum("STRING", "JSON", "MARKDOWN")
+export const ResponseType = openEnum(...Events.responseTypes)
 
 /**
  * @since 0.1.0
@@ -37,7 +38,7 @@ export type ResponseType = typeof ResponseType.Type
  * @since 0.1.0
  * @category models
  */
-export const ResourceType = openEnum("request_user_input", "admin_permission_request")
+export const ResourceType = openEnum(...Events.resourceTypes)
 
 /**
  * @since 0.1.0
@@ -60,8 +61,8 @@ export const resourceTypeRaw = (type: ResourceType): string => typeof type === "
  * @category models
  */
 export const Cost = Schema.Number.check(
-  Schema.isFinite({ message: "total_cost must be a finite number" }),
-  Schema.isGreaterThanOrEqualTo(0, { message: "total_cost must not be negative" })
+  Schema.isFinite({ message: Events.costMessages.notFinite }),
+  Schema.isGreaterThanOrEqualTo(0, { message: Events.costMessages.negative })
 )
 
 /** JSON of any shape. */
@@ -76,20 +77,7 @@ const optionalString = Schema.OptionFromOptionalNullOr(Schema.String, { onNoneEn
  * @since 0.1.0
  * @category models
  */
-export const wireNames = {
-  Started: "started",
-  BrowserStarted: "browser_started",
-  ActionRun: "action_run",
-  ThoughtsAndMemories: "thoughts_and_memories",
-  Complete: "complete",
-  AgentError: "error",
-  ExternalResourceRequested: "external_resource_requested",
-  ExternalResourceGranted: "external_resource_granted",
-  Heartbeat: "heartbeat",
-  Connected: "connected"
-} as const
-
-const knownWireNames: ReadonlySet<string> = new Set(Object.values(wireNames))
+export const wireNames: typeof Events.wireNames = Events.wireNames
 
 
 /**
@@ -181,7 +169,7 @@ const CompleteFields = Schema.TaggedStruct("Complete", {
 export const Complete = Object.assign(
   CompleteFields.check(
     Schema.makeFilter((c) => Option.isSome(c.total_cost) || Option.isSome(c.cost_summary), {
-      message: "complete needs total_cost or cost_summary"
+      message: Events.missingCostMessage
     })
   ),
   {
@@ -292,7 +280,7 @@ export interface Connected extends Schema.Schema.Type<typeof Connected> {}
 export const Unrecognized = Schema.TaggedStruct("Unrecognized", {
   // Not empty: a frame without an event name is a `MalformedFrame`, so no frame could carry it.
   event: Schema.NonEmptyString.check(
-    Schema.makeFilter((name: string) => !knownWireNames.has(name), { message: "a known event" })
+    Schema.makeFilter((name: string) => !Events.isWireName(name), { message: Events.unrecognizedNameMessage })
   ),
   payload: JsonUnknown
 })
@@ -361,7 +349,7 @@ void _everyTagNamed
  * @since 0.1.0
  * @category models
  */
-export type WireName = (typeof wireNames)[keyof typeof wireNames]
+export type WireName = Events.WireName
 
 // The schemas keyed by wire name, built lazily (Unrecognized's filter refers to them).
 let wireSchemasCache: Record<WireName, Schema.Top> | undefined
@@ -385,7 +373,7 @@ const wireSchemas = (): Record<WireName, Schema.Top> =>
  * @since 0.1.0
  * @category guards
  */
-export const isWireName = (name: string): name is WireName => knownWireNames.has(name)
+export const isWireName: (name: string) => name is WireName = Events.isWireName
 
 /**
  * The result of decoding one payload: the event, or the reason it did not decode.
@@ -529,15 +517,12 @@ export const responseTypeRaw = (type: ResponseType): string => typeof type === "
  * @since 0.1.0
  * @category accessors
  */
-export const parseJsonResponse = (event: Complete): Result.Result<unknown, ResponseParseError> =>
-  Result.try({
-    try: () => JSON.parse(event.response) as unknown,
-    catch: (e) =>
-      new ResponseParseError({
-        raw: truncateRaw(event.response),
-        message: e instanceof Error ? e.message : "not JSON"
-      })
-  })
+export const parseJsonResponse = (event: Complete): Result.Result<unknown, ResponseParseError> => {
+  const parsed = Events.parseResponse(event.response)
+  return parsed._tag === "Parsed"
+    ? Result.succeed(parsed.value)
+    : Result.fail(new ResponseParseError({ raw: truncateRaw(event.response), message: parsed.message }))
+}
 
 /**
  * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
@@ -547,8 +532,4 @@ export const parseJsonResponse = (event: Complete): Result.Result<unknown, Respo
  * @category accessors
  */
 export const totalCost = (event: Complete): Option.Option<number> =>
-  Option.orElse(event.total_cost, () =>
-    Option.flatMap(event.cost_summary, (summary) => {
-      const value = summary["total_cost"] ?? summary["total"]
-      return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Option.some(value) : Option.none()
-    }))
+  Option.fromUndefinedOr(Events.totalCost(Option.getOrUndefined(event.total_cost), Option.getOrUndefined(event.cost_summary)))
