@@ -78,6 +78,14 @@ export * as Http from "./Http.js"
 export * as Json from "./Json.js"
 
 /**
+ * The data model as values: agent domains, session statuses, a request's rules (U20), timestamps
+ * (U02), the observed dialect's bodies.
+ *
+ * @since 0.1.0
+ */
+export * as Model from "./Model.js"
+
+/**
  * Keys out of text; raw text bounded.
  *
  * @since 0.1.0
