@@ -78,6 +78,13 @@ export * as Http from "./Http.js"
 export * as Json from "./Json.js"
 
 /**
+ * Which key each operation uses (U11), what a usable key is (U12).
+ *
+ * @since 0.1.0
+ */
+export * as Keys from "./Keys.js"
+
+/**
  * The data model as values: agent domains, session statuses, a request's rules (U20), timestamps
  * (U02), the observed dialect's bodies.
  *

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import { Keys } from "effect-agent-session-core"
 import type { Agent } from "./Agent.js"
 import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Errors.js"
 
@@ -22,7 +23,7 @@ import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Er
  * @since 0.1.0
  * @category models
  */
-export type Operation = "onboard" | "createSession" | "getSession" | "connect"
+export type Operation = Keys.Operation
 
 /**
  * The environment variable of the account key.
@@ -30,7 +31,7 @@ export type Operation = "onboard" | "createSession" | "getSession" | "connect"
  * @since 0.1.0
  * @category models
  */
-export const ENV_API_KEY = "AGENT_SESSION_API_KEY"
+export const ENV_API_KEY: typeof Keys.ENV_API_KEY = Keys.ENV_API_KEY
 
 /**
  * An agent whose key an operation should use: an onboarded {@link Agent}, or its id and key.
@@ -54,7 +55,7 @@ export interface AgentKeyRef {
  * @since 0.1.0
  * @category models
  */
-export type KeySelection = "agent-or-account" | "account" | "agent"
+export type KeySelection = Keys.KeySelection
 
 /**
  * The operations of the credentials service: the key for an operation, remembering an agent's
@@ -119,7 +120,7 @@ const normalizeKey = (
 }
 
 const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redacted<string>> =>
-  Redacted.value(key).trim().length > 0 ? Option.some(key) : Option.none()
+  Keys.isUsable(Redacted.value(key)) ? Option.some(key) : Option.none()
 
 /**
  * Builds the credentials service.
@@ -130,7 +131,7 @@ const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redact
 export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const accountKey = normalizeKey(options.apiKey)
-    const selection = options.selection ?? "agent-or-account"
+    const selection = options.selection ?? Keys.defaultSelection
     const agents = yield* Ref.make(
       new Map<string, Option.Option<Redacted.Redacted<string>>>(
         Array.from(options.agents ?? [], (agent) => [agent.agentId, agent.apiKey] as const)
@@ -166,11 +167,15 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       operation: Operation,
       agent?: AgentKeyRef | string
     ): Effect.Effect<Redacted.Redacted<string>, CredentialsError> {
-      // `onboard` takes the first branch: the account key, `MissingCredentials` only.
-      if (operation === "onboard" || selection === "account") return account(operation)
-      if (agent !== undefined) return agentKey(agent)
-      if (selection === "agent") return Effect.fail(new MissingAgentKey({ agentId: "(none given)" }))
-      return account(operation)
+      const choice = Keys.choose(operation, selection, agent)
+      switch (choice._tag) {
+        case "Account":
+          return account(operation)
+        case "Agent":
+          return agentKey(choice.agent)
+        case "NoAgent":
+          return Effect.fail(new MissingAgentKey({ agentId: Keys.noAgentId }))
+      }
     }
 
     const remember: Service["remember"] = (agent) =>
