@@ -46,10 +46,10 @@ import {
   defaultMaxRetryAfter,
   defaultRetry,
   defaultTimeout,
-  didNotAct,
   effectiveRetry,
   logRetry,
   mayHaveActed,
+  mayResend,
   outcomeOf
 } from "./agentApiPolicy.js"
 import { limitOf } from "./body.js"
@@ -99,8 +99,7 @@ export const make = (
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const createPolicy = options.createPolicy ?? "safe"
-    const creating = createPolicy === "idempotent" ? isRetryable : didNotAct
+    const creating = mayResend(options.createPolicy ?? "safe")
     const retries = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),

@@ -29,6 +29,13 @@ export * as Connection from "./Connection.js"
 export * as Deadlines from "./Deadlines.js"
 
 /**
+ * The errors' texts, and how a failed HTTP attempt is treated (retried, proving nothing was done).
+ *
+ * @since 0.1.0
+ */
+export * as Failures from "./Failures.js"
+
+/**
  * The wire choices the service's document leaves open, as one value.
  *
  * @since 0.1.0

@@ -23,7 +23,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Dialect as CoreDialect, Http, Url } from "effect-agent-session-core"
+import { Dialect as CoreDialect, Failures, Http, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -110,24 +110,7 @@ export const effectiveRetry = (
   )
 
 /** The metrics `status` attribute of a failed attempt. */
-const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
-  switch (error._tag) {
-    case "TransportError":
-      return "transport"
-    case "RequestTimeout":
-      return "timeout"
-    case "ResponseDecodeError":
-    case "ResponseTooLarge":
-      return "decode"
-    case "InvalidRequest":
-    case "MissingCredentials":
-    case "MissingAgentKey":
-    case "OutcomeUnknown":
-      return undefined
-    default:
-      return error.status
-  }
-}
+const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
 // ---------------------------------------------------------------------------
 // The per-call context read by the HttpClient
@@ -178,25 +161,21 @@ const transportError = (error: HttpClientError.HttpClientError, call: CallInfo):
   return mapped
 }
 
-/**
- * Whether the service cannot have acted on a failed attempt: the request never left (no
- * connection), or the service said it did not act (`Http.didNotActStatus`).
- */
-export const didNotAct = (error: AgentApiError): boolean => {
-  switch (error._tag) {
-    case "TransportError":
-      return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
-    case "RateLimited":
-    case "ServerError":
-    case "UnexpectedStatus":
-      return Http.didNotActStatus(error.status)
-    default:
-      return false
-  }
-}
+/** Whether a transport failure was marked as a request that provably never left. */
+const notSent = (error: AgentApiError): boolean => Predicate.hasProperty(error, NotSent) && error[NotSent] === true
 
-/** Whether a failed attempt of a creating call may have created something. */
-const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
+/**
+ * Whether the service cannot have acted on a failed attempt (`Failures.didNotAct`): the request
+ * never left (no connection), or the service said it did not act (429, 503, 408).
+ */
+export const didNotAct = (error: AgentApiError): boolean => Failures.didNotAct(error, notSent(error))
+
+/** Whether a failed attempt of a creating call may have created something (`Failures.mayHaveActed`). */
+const mayHaveActed = (error: AgentApiError): boolean => Failures.mayHaveActed(error, notSent(error))
+
+/** Whether a failed attempt of a creating call is sent again under the create policy (`Failures.mayResend`). */
+const mayResend = (policy: Failures.CreatePolicy) => (error: AgentApiError): boolean =>
+  Failures.mayResend(policy, error, notSent(error))
 
 // ---------------------------------------------------------------------------
 // Responses
@@ -449,7 +428,7 @@ export const make = (
     const maxRetryAfter = Duration.fromInputUnsafe(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const creating = (options.createPolicy ?? "safe") === "idempotent" ? isRetryable : didNotAct
+    const creating = mayResend(options.createPolicy ?? "safe")
     const retriesOf = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
