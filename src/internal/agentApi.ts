@@ -213,7 +213,7 @@ export const make = (
         : Effect.fail(
           new InvalidRequest({
             subject: "idempotencyKey",
-            message: "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
+            message: Http.idempotencyKeyMessage
           })
         )
 
@@ -269,7 +269,7 @@ export const make = (
         if (!dialect.retrieve) {
           return yield* new NotFound({
             status: 404,
-            message: `The ${dialect.name} dialect has no retrieve operation (U10): nothing was sent`,
+            message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
             operation: "AgentApi.getSession"

@@ -218,26 +218,16 @@ export const toAgentApiError = (
   return Effect.die(error)
 }
 
-/** The headers that carry a key are redacted in traces whatever the caller configured. */
-const AUTH_HEADERS = ["authorization", "x-api-key"] as const
-
 /**
- * Every header value in traces: a response header's value is the peer's to choose, and a
- * service may echo the key in any of them (`x-request-id: <key>`). The names stay visible.
+ * The header names redacted in traces (`Http.redactedHeaders`: the key headers and every value),
+ * for the caller's list: the last list extended and its extension are kept, as the caller's list is
+ * the same on every call.
  */
-const EVERY_HEADER = /^/
-
-const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
-  return [...names, ...missing, EVERY_HEADER]
-}
-
-/** The last list extended and its extension: the caller's list is the same on every call. */
 let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
 
 export const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
   if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
-  const extended = withAuthHeaders(names)
+  const extended = Http.redactedHeaders(names)
   lastRedacted = [names, extended]
   return extended
 }

@@ -187,17 +187,6 @@ interface OverLimit {
   readonly size: number
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0]
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
-
 /**
  * Reads a body of at most `limit` bytes, as `Http.bodyPlan` says: refused unread when announced
  * over the limit, read whole when the transport frames it, else streamed and stopped at the first
@@ -220,43 +209,23 @@ const readBounded = (
     if (plan._tag === "whole") {
       return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
         const bytes = new Uint8Array(buffer)
-        if (bytes.byteLength <= limit) return Effect.succeed(bytes)
-        return truncate ? Effect.succeed(bytes.subarray(0, limit)) : Effect.fail({ _tag: "OverLimit", size: bytes.byteLength })
+        const kept = Http.fitBody(bytes, limit, truncate)
+        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
       })
     }
-    const chunks: Array<Uint8Array> = []
-    let size = 0
+    const body = new Http.BoundedBody(limit, truncate)
     return response.stream.pipe(
       Stream.runForEachWhile((bytes) =>
         Effect.suspend((): Effect.Effect<boolean, OverLimit> => {
-          if (size + bytes.length > limit) {
-            if (truncate) {
-              chunks.push(bytes.subarray(0, limit - size))
-              size = limit
-              return Effect.succeed(false)
-            }
-            size += bytes.length
-            return Effect.fail({ _tag: "OverLimit", size })
-          }
-          chunks.push(bytes)
-          size += bytes.length
-          return Effect.succeed(size < limit || !truncate)
+          const next = body.push(bytes)
+          return next === "over" ? Effect.fail({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
         })
       ),
-      Effect.flatMap(() => Effect.sync(() => concat(chunks, size)))
+      Effect.flatMap(() => Effect.sync(() => body.bytes()))
     )
   })
 
 const textDecoder = new TextDecoder()
-
-/** The bytes as an `ArrayBuffer` of their own (the backing buffer itself when it is exactly theirs). */
-const toArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
-  const { buffer } = bytes
-  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer
-  const copy = new ArrayBuffer(bytes.byteLength)
-  new Uint8Array(copy).set(bytes)
-  return copy
-}
 
 /** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
 const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
@@ -307,7 +276,7 @@ const handleResponse = (
       return Effect.succeed(
         HttpClientResponse.fromWeb(
           response.request,
-          new Response(bytes.byteLength === 0 ? null : toArrayBuffer(bytes), { status: 200, headers })
+          new Response(bytes.byteLength === 0 ? null : Http.ownArrayBuffer(bytes), { status: 200, headers })
         )
       )
     }
@@ -382,21 +351,6 @@ const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Du
     })
   )
 
-/** The headers that carry a key are redacted in traces whatever the caller configured. */
-const AUTH_HEADERS = ["authorization", "x-api-key", "idempotency-key"] as const
-
-/**
- * Every header value in traces (when the caller captures headers at all, `TracerHeaderFilter`):
- * a response header's value is the peer's to choose, and a service may echo the key in any of
- * them. The names stay visible.
- */
-const EVERY_HEADER = /^/
-
-const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
-  return [...names, ...missing, EVERY_HEADER]
-}
-
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 const validateCreateSession = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateSessionId = validate(NonBlankString, "sessionId")
@@ -459,7 +413,7 @@ export const make = (
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
         const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
         attempts += 1
-        const redacted = withAuthHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
+        const redacted = Http.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
         return yield* run.pipe(
           Effect.catch((error: E) => toAttemptError(error, call)),
           Effect.provideService(CurrentCall, call),
@@ -524,7 +478,7 @@ export const make = (
         : Effect.fail(
           new InvalidRequest({
             subject: "idempotencyKey",
-            message: "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
+            message: Http.idempotencyKeyMessage
           })
         )
 
@@ -576,7 +530,7 @@ export const make = (
         if (!dialect.retrieve) {
           return yield* new NotFound({
             status: 404,
-            message: `The ${dialect.name} dialect has no retrieve operation (U10): nothing was sent`,
+            message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
             operation: "AgentApi.getSession"
