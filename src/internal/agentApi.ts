@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Http, Url } from "effect-agent-session-core"
+import { Http, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import type { AgentOption, Options, Service } from "../AgentApi.js"
 import * as Credentials from "../Credentials.js"
@@ -218,14 +218,12 @@ export const make = (
         )
 
     const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (extra: Record<string, unknown>) => ({
-      "agent_session.dialect": dialect.name,
-      "server.address": serverAddress,
-      ...extra
-    })
-
-    const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
-      agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
+    const spanAttributes = (agent: AgentOption["agent"]) =>
+      Telemetry.apiSpanAttributes({
+        dialect: dialect.name,
+        serverAddress,
+        agentId: agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId
+      })
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
@@ -238,16 +236,16 @@ export const make = (
           idempotencyKey
         )
         yield* credentials.remember(Credentials.fromAgent(agent))
-        yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
+      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes(undefined) }))
 
     // `Effect.withSpan` spelled out (`useSpan` + `withParentSpan`) to hold the span: the session
     // id is set on it directly rather than through `annotateCurrentSpan`'s look-up.
     const createSession: Service["createSession"] = (input, options) =>
       Effect.useSpan(
         "AgentApi.createSession",
-        { attributes: spanAttributes(agentIdOf(options?.agent)) },
+        { attributes: spanAttributes(options?.agent) },
         (span) =>
           Effect.gen(function*() {
             const request = yield* validateCreateSession(input)
@@ -258,7 +256,7 @@ export const make = (
               client.sessions.create({ payload: request }),
               idempotencyKey
             )
-            span.attribute("agent_session.session_id", session.session_id)
+            span.attribute(Telemetry.spanAttributes.sessionId, session.session_id)
             return session
           }).pipe(Metrics.trackCreateSession, Effect.withParentSpan(span))
       )
@@ -281,7 +279,7 @@ export const make = (
           client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }

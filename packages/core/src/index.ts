@@ -128,6 +128,13 @@ export * as Session from "./Session.js"
 export * as Sse from "./Sse.js"
 
 /**
+ * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
+ *
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"
+
+/**
  * Address rules: secure transport, printable addresses, paths, the handshake in the query.
  *
  * @since 0.1.0

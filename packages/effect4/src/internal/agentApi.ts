@@ -23,7 +23,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Dialect as CoreDialect, Failures, Http, Url } from "effect-agent-session-core"
+import { Dialect as CoreDialect, Failures, Http, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -483,14 +483,12 @@ export const make = (
         )
 
     const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (extra: Record<string, unknown>) => ({
-      "agent_session.dialect": dialect.name,
-      "server.address": serverAddress,
-      ...extra
-    })
-
-    const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
-      agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
+    const spanAttributes = (agent: AgentOption["agent"]) =>
+      Telemetry.apiSpanAttributes({
+        dialect: dialect.name,
+        serverAddress,
+        agentId: agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId
+      })
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
@@ -503,9 +501,9 @@ export const make = (
           idempotencyKey
         )
         yield* credentials.remember(Credentials.fromAgent(agent))
-        yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
+      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes(undefined) }))
 
     const createSession: Service["createSession"] = (input, options) =>
       Effect.gen(function*() {
@@ -517,11 +515,11 @@ export const make = (
           client.sessions.create({ payload: request }),
           idempotencyKey
         )
-        yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.sessionId, session.session_id)
         return session
       }).pipe(
         Metrics.trackCreateSession,
-        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(options?.agent) })
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
@@ -542,7 +540,7 @@ export const make = (
           client.sessions.retrieve({ params: { sessionId: SessionId.make(id) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }
