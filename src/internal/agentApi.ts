@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Http, Telemetry, Url } from "effect-agent-session-core"
+import { Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import type { AgentOption, Options, Service } from "../AgentApi.js"
 import * as Credentials from "../Credentials.js"
@@ -192,37 +192,25 @@ export const make = (
       return Effect.catchAll(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || mayHaveActed(error)
-          ? Effect.fail(
-            new OutcomeUnknown({
-              operation: `AgentApi.${operation}`,
-              idempotencyKey,
-              attempts: attempts(),
-              reason: error._tag,
-              detail: error.message
-            })
-          )
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
-      given === undefined
-        ? Effect.sync(() => globalThis.crypto.randomUUID())
-        : Http.isIdempotencyKey(given)
-        ? Effect.succeed(given)
-        : Effect.fail(
-          new InvalidRequest({
-            subject: "idempotencyKey",
-            message: Http.idempotencyKeyMessage
-          })
-        )
+      Effect.suspend(() => {
+        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        return key === undefined
+          ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
+          : Effect.succeed(key)
+      })
 
     const serverAddress = new URL(baseUrl).host
     const spanAttributes = (agent: AgentOption["agent"]) =>
       Telemetry.apiSpanAttributes({
         dialect: dialect.name,
         serverAddress,
-        agentId: agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId
+        agentId: Keys.agentIdOf(agent)
       })
 
     const onboard: Service["onboard"] = (input, options) =>

@@ -76,17 +76,6 @@ const isSuccess = Http.isSuccess
 
 const textDecoder = new TextDecoder()
 
-/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
-const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
-  let text: string | undefined
-  return {
-    status,
-    get body() {
-      return text ??= textDecoder.decode(bytes)
-    }
-  }
-}
-
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
@@ -118,7 +107,7 @@ const handleResponse = (
               request: response.request,
               reason: "Transport",
               cause: error.cause,
-              description: `reading the ${status} response body failed`
+              description: Http.bodyReadFailed(status)
             }),
             call
           )
@@ -133,7 +122,7 @@ const handleResponse = (
             body: textDecoder.decode(bytes)
           }, { ...call, nowMillis })))
       }
-      call.received = Option.some(receivedOf(status, bytes))
+      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(buffered(response.request, 200, headers, bytes))
     }
   })
@@ -144,10 +133,11 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
-        // One copy of the headers, not one per header.
-        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
-        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        const headers = Http.requestHeaders({
+          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
+          userAgent,
+          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
+        })
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),

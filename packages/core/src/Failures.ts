@@ -265,3 +265,31 @@ export const httpOutcome = (error: Failure): HttpOutcome | undefined => {
       return statusOf(error)
   }
 }
+
+/**
+ * The fields of `OutcomeUnknown` for a creating call whose last attempt may have acted: the
+ * operation, the `Idempotency-Key` to send it again with, the attempts made, and the last
+ * attempt's error (its tag and message).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const outcomeUnknown = (options: {
+  /** The operation of `AgentApi`, such as `createSession`. */
+  readonly operation: string
+  readonly idempotencyKey: string
+  readonly attempts: number
+  readonly error: { readonly _tag: string; readonly message: string }
+}): {
+  readonly operation: string
+  readonly idempotencyKey: string
+  readonly attempts: number
+  readonly reason: string
+  readonly detail: string
+} => ({
+  operation: `AgentApi.${options.operation}`,
+  idempotencyKey: options.idempotencyKey,
+  attempts: options.attempts,
+  reason: options.error._tag,
+  detail: options.error.message
+})

@@ -374,6 +374,17 @@ export const isIdempotencyKey = (key: string): boolean => IDEMPOTENCY_KEY.test(k
 export const idempotencyKeyMessage = "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
 
 /**
+ * The `Idempotency-Key` of one creating call: the caller's when it may be sent, a fresh one from
+ * `fresh` when none was given, `undefined` when the caller's is refused ({@link idempotencyKeyMessage}:
+ * the call fails before anything is sent).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const idempotencyKeyFor = (given: string | undefined, fresh: () => string): string | undefined =>
+  given === undefined ? fresh() : isIdempotencyKey(given) ? given : undefined
+
+/**
  * The `Idempotency-Key` of a request as a server reads it: the header trimmed, when it is 1 to
  * 255 characters long; else none (the request is not deduplicated).
  *
@@ -568,3 +579,64 @@ export const environment = {
   baseUrl: "AGENT_SESSION_BASE_URL",
   dialect: "AGENT_SESSION_DIALECT"
 } as const
+
+// ---------------------------------------------------------------------------
+// Requests and responses of the client
+// ---------------------------------------------------------------------------
+
+/**
+ * The headers of every request the client sends: the key in the dialect's auth header
+ * (`authorization: Bearer` or `x-api-key`), the `User-Agent` (U23), `accept: application/json`,
+ * and the `Idempotency-Key` of a creating call.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requestHeaders = (options: {
+  readonly authHeader: readonly [name: string, value: string]
+  readonly userAgent: string
+  readonly idempotencyKey?: string | undefined
+}): Record<string, string> => {
+  const [name, value] = options.authHeader
+  const headers: Record<string, string> = { [name]: value, "user-agent": options.userAgent, accept: "application/json" }
+  if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
+  return headers
+}
+
+/**
+ * The description of a transport failure met while reading a response's body.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bodyReadFailed = (status: number): string => `reading the ${status} response body failed`
+
+/**
+ * A 2xx response as kept for a possible decode failure: its status, and its body decoded as text
+ * only when read (most responses decode and are never read as text).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReceivedBody {
+  readonly status: number
+  readonly body: string
+}
+
+const textDecoder = new TextDecoder()
+
+/**
+ * The {@link ReceivedBody} of a response's status and bytes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const receivedBody = (status: number, bytes: Uint8Array): ReceivedBody => {
+  let text: string | undefined
+  return {
+    status,
+    get body() {
+      return text ??= textDecoder.decode(bytes)
+    }
+  }
+}

@@ -86,3 +86,13 @@ export const noAgentId = "(none given)"
  * @category guards
  */
 export const isUsable = (key: string): boolean => key.trim().length > 0
+
+/**
+ * The id of the agent an operation names: the id itself, or the `agentId` of a key reference;
+ * `undefined` when no agent was named.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const agentIdOf = (agent: string | { readonly agentId: string } | undefined): string | undefined =>
+  agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId

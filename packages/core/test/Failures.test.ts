@@ -154,3 +154,22 @@ describe("Failures: failed HTTP attempts (U07, U21, U22) and the create policy",
     }
   })
 })
+
+describe("Failures: an unknown outcome", () => {
+  it("names the operation, the key to send again with, the attempts and the last error", () => {
+    expect(
+      Failures.outcomeUnknown({
+        operation: "createSession",
+        idempotencyKey: "k-1",
+        attempts: 3,
+        error: { _tag: "ServerError", message: "boom" }
+      })
+    ).toStrictEqual({
+      operation: "AgentApi.createSession",
+      idempotencyKey: "k-1",
+      attempts: 3,
+      reason: "ServerError",
+      detail: "boom"
+    })
+  })
+})

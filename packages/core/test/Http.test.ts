@@ -198,3 +198,33 @@ describe("Http: what the client sends and traces", () => {
     expect(Http.environment).toEqual({ baseUrl: "AGENT_SESSION_BASE_URL", dialect: "AGENT_SESSION_DIALECT" })
   })
 })
+
+describe("Http: the client's requests", () => {
+  it("a creating call's Idempotency-Key: the caller's when it may be sent, else a fresh one; a bad one is refused", () => {
+    const fresh = () => "fresh-1"
+    expect(Http.idempotencyKeyFor(undefined, fresh)).toBe("fresh-1")
+    expect(Http.idempotencyKeyFor("mine-2", fresh)).toBe("mine-2")
+    expect(Http.idempotencyKeyFor("has space", fresh)).toBeUndefined()
+    expect(Http.idempotencyKeyFor("", fresh)).toBeUndefined()
+    expect(Http.idempotencyKeyFor("x".repeat(256), fresh)).toBeUndefined()
+  })
+
+  it("U23 every request carries the auth header, the User-Agent and accept; a creating call its Idempotency-Key", () => {
+    expect(Http.requestHeaders({ authHeader: ["x-api-key", "k"], userAgent: "ua/1" })).toStrictEqual({
+      "x-api-key": "k",
+      "user-agent": "ua/1",
+      accept: "application/json"
+    })
+    expect(
+      Http.requestHeaders({ authHeader: ["authorization", "Bearer k"], userAgent: "ua/1", idempotencyKey: "i-1" })
+    ).toStrictEqual({ authorization: "Bearer k", "user-agent": "ua/1", accept: "application/json", "idempotency-key": "i-1" })
+  })
+
+  it("a received body is its status and its text, decoded when read", () => {
+    const received = Http.receivedBody(201, new TextEncoder().encode(`{"a":"é"}`))
+    expect(received.status).toBe(201)
+    expect(received.body).toBe(`{"a":"é"}`)
+    expect(received.body).toBe(`{"a":"é"}`)
+    expect(Http.bodyReadFailed(502)).toBe("reading the 502 response body failed")
+  })
+})

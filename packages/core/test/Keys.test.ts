@@ -52,3 +52,11 @@ describe("Keys: a usable key (U12)", () => {
     expect(Keys.ENV_API_KEY).toBe("AGENT_SESSION_API_KEY")
   })
 })
+
+describe("Keys: the agent an operation names", () => {
+  it("an id, a key reference's id, or none", () => {
+    expect(Keys.agentIdOf("a1")).toBe("a1")
+    expect(Keys.agentIdOf({ agentId: "a2" })).toBe("a2")
+    expect(Keys.agentIdOf(undefined)).toBeUndefined()
+  })
+})

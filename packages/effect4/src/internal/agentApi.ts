@@ -23,7 +23,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Dialect as CoreDialect, Failures, Http, Telemetry, Url } from "effect-agent-session-core"
+import { Dialect as CoreDialect, Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -227,17 +227,6 @@ const readBounded = (
 
 const textDecoder = new TextDecoder()
 
-/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
-const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
-  let text: string | undefined
-  return {
-    status,
-    get body() {
-      return text ??= textDecoder.decode(bytes)
-    }
-  }
-}
-
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees a status it does not declare), and a 2xx is handed on
@@ -261,7 +250,7 @@ const handleResponse = (
               reason: new HttpClientError.TransportError({
                 request: response.request,
                 cause: (error as HttpClientError.HttpClientError).reason.cause,
-                description: `reading the ${status} response body failed`
+                description: Http.bodyReadFailed(status)
               })
             }),
             call
@@ -272,7 +261,7 @@ const handleResponse = (
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
           Effect.fail(fromStatus({ status, statusText: "", headers, body: textDecoder.decode(bytes) }, { ...call, nowMillis })))
       }
-      call.received = Option.some(receivedOf(status, bytes))
+      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(
         HttpClientResponse.fromWeb(
           response.request,
@@ -288,9 +277,11 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
   httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
-        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
-        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        const headers = Http.requestHeaders({
+          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
+          userAgent,
+          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
+        })
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -457,37 +448,25 @@ export const make = (
       return Effect.catch(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || mayHaveActed(error)
-          ? Effect.fail(
-            new OutcomeUnknown({
-              operation: `AgentApi.${operation}`,
-              idempotencyKey,
-              attempts: attempts(),
-              reason: error._tag,
-              detail: error.message
-            })
-          )
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
-      given === undefined
-        ? Effect.sync(() => globalThis.crypto.randomUUID())
-        : Http.isIdempotencyKey(given)
-        ? Effect.succeed(given)
-        : Effect.fail(
-          new InvalidRequest({
-            subject: "idempotencyKey",
-            message: Http.idempotencyKeyMessage
-          })
-        )
+      Effect.suspend(() => {
+        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        return key === undefined
+          ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
+          : Effect.succeed(key)
+      })
 
     const serverAddress = new URL(baseUrl).host
     const spanAttributes = (agent: AgentOption["agent"]) =>
       Telemetry.apiSpanAttributes({
         dialect: dialect.name,
         serverAddress,
-        agentId: agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId
+        agentId: Keys.agentIdOf(agent)
       })
 
     const onboard: Service["onboard"] = (input, options) =>

@@ -97,11 +97,8 @@ export const fromRequestError = (
   })
 }
 
-/** The body and status of the 2xx response whose decoding failed, when known. */
-export interface DecodedResponse {
-  readonly status: number
-  readonly body: string
-}
+/** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
+export type DecodedResponse = Http.ReceivedBody
 
 /** A 2xx body that does not match the contract as `ResponseDecodeError`. */
 export const fromDecodeFailure = (
