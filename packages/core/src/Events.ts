@@ -156,3 +156,72 @@ export const parseResponse = (response: string): ParsedResponse => {
     return { _tag: "NotJson", message: e instanceof Error ? e.message : "not JSON" }
   }
 }
+
+// ---------------------------------------------------------------------------
+// Payloads to events and back
+// ---------------------------------------------------------------------------
+
+/**
+ * An event the SDK does not know, as each edition keeps it: its wire name and its payload as sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnrecognizedEvent {
+  readonly _tag: "Unrecognized"
+  readonly event: string
+  readonly payload: unknown
+}
+
+/**
+ * The payload of a known event and its wire name, both ways, over an edition's schemas. On the wire
+ * a payload carries no `_tag`: the SDK's tag is added to an object payload before it is decoded
+ * (any other payload is decoded as it is, and refused by the schema) and taken off what is
+ * encoded. An unknown event goes out under its own name with its payload as sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Codecs<E, R> {
+  /** Decodes the payload of a known wire name; `undefined` for a name the SDK does not know. */
+  readonly decode: (name: string, payload: unknown) => R | undefined
+  /** An event's wire name and payload. */
+  readonly toWire: (event: E) => { readonly event: string; readonly payload: unknown }
+}
+
+/**
+ * The {@link Codecs} of an edition: `decoder` decodes a tagged payload of one known tag (the
+ * event, or why not, as `R`), `encoder` encodes an event of one known tag (with its `_tag`). Each
+ * is asked for once per tag, on first use, so the edition's schemas may be declared after this.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const codecs = <E extends { readonly _tag: string }, R>(make: {
+  readonly decoder: (tag: KnownTag) => (input: unknown) => R
+  readonly encoder: (tag: KnownTag) => (event: E) => unknown
+}): Codecs<E, R> => {
+  const byName = new Map<string, KnownTag>()
+  for (const tag of Object.keys(wireNames) as Array<KnownTag>) byName.set(wireNames[tag], tag)
+  const decoders = new Map<KnownTag, (input: unknown) => R>()
+  const encoders = new Map<KnownTag, (event: E) => unknown>()
+  const isUnrecognized = (event: E | UnrecognizedEvent): event is UnrecognizedEvent => event._tag === "Unrecognized"
+  return {
+    decode: (name, payload) => {
+      const tag = byName.get(name)
+      if (tag === undefined) return undefined
+      let decoder = decoders.get(tag)
+      if (decoder === undefined) decoders.set(tag, decoder = make.decoder(tag))
+      const isObject = typeof payload === "object" && payload !== null && !Array.isArray(payload)
+      return decoder(isObject ? { ...payload, _tag: tag } : payload)
+    },
+    toWire: (event) => {
+      if (isUnrecognized(event)) return { event: event.event, payload: event.payload }
+      const tag = event._tag as KnownTag
+      let encoder = encoders.get(tag)
+      if (encoder === undefined) encoders.set(tag, encoder = make.encoder(tag))
+      const { _tag, ...payload } = encoder(event) as { readonly _tag: string }
+      return { event: wireNames[tag], payload }
+    }
+  }
+}

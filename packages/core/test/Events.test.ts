@@ -62,3 +62,44 @@ describe("Events: a complete response as JSON (U13)", () => {
     }))
   })
 })
+
+describe("Events.codecs: payloads by wire name and back", () => {
+  type Event = { readonly _tag: string; readonly [k: string]: unknown }
+  const asked: Array<string> = []
+  const codecs = Events.codecs<Event, unknown>({
+    decoder: (tag) => {
+      asked.push(`decode ${tag}`)
+      return (input) => input
+    },
+    encoder: (tag) => {
+      asked.push(`encode ${tag}`)
+      return (event) => event
+    }
+  })
+
+  it("a known name's object payload is decoded with the SDK's tag; any other payload as it is", () => {
+    expect(codecs.decode("action_run", { name: "n" })).toStrictEqual({ name: "n", _tag: "ActionRun" })
+    expect(codecs.decode("action_run", { _tag: "Started" })).toStrictEqual({ _tag: "ActionRun" })
+    expect(codecs.decode("action_run", [1])).toStrictEqual([1])
+    expect(codecs.decode("action_run", null)).toBeNull()
+    expect(codecs.decode("no_such_event", {})).toBeUndefined()
+    expect(codecs.decode("ActionRun", {})).toBeUndefined()
+  })
+
+  it("an event goes out under its wire name without its tag; an unknown one as it came", () => {
+    expect(codecs.toWire({ _tag: "ExternalResourceGranted", granted: true })).toStrictEqual({
+      event: "external_resource_granted",
+      payload: { granted: true }
+    })
+    expect(codecs.toWire({ _tag: "Unrecognized", event: "x_new", payload: [1, 2] })).toStrictEqual({
+      event: "x_new",
+      payload: [1, 2]
+    })
+  })
+
+  it("each tag's decoder and encoder is asked for once, on first use", () => {
+    codecs.decode("action_run", {})
+    codecs.toWire({ _tag: "ExternalResourceGranted", granted: false })
+    expect(asked).toStrictEqual(["decode ActionRun", "encode ExternalResourceGranted"])
+  })
+})

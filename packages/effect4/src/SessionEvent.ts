@@ -9,7 +9,6 @@
  */
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { ResponseParseError, truncateRaw } from "./Errors.js"
@@ -351,21 +350,19 @@ void _everyTagNamed
  */
 export type WireName = Events.WireName
 
-// The schemas keyed by wire name, built lazily (Unrecognized's filter refers to them).
-let wireSchemasCache: Record<WireName, Schema.Top> | undefined
-const wireSchemas = (): Record<WireName, Schema.Top> =>
-  wireSchemasCache ??= {
-    started: Started,
-    browser_started: BrowserStarted,
-    action_run: ActionRun,
-    thoughts_and_memories: ThoughtsAndMemories,
-    complete: Complete,
-    error: AgentError,
-    external_resource_requested: ExternalResourceRequested,
-    external_resource_granted: ExternalResourceGranted,
-    heartbeat: Heartbeat,
-    connected: Connected
-  }
+// The schemas by tag, asked for on first use (they are declared above, the union after them).
+const schemas = (): Record<Events.KnownTag, Schema.Top> => ({
+  Started,
+  BrowserStarted,
+  ActionRun,
+  ThoughtsAndMemories,
+  Complete,
+  AgentError,
+  ExternalResourceRequested,
+  ExternalResourceGranted,
+  Heartbeat,
+  Connected
+})
 
 /**
  * Whether a wire name is one the SDK knows.
@@ -383,32 +380,19 @@ export const isWireName: (name: string) => name is WireName = Events.isWireName
  */
 export type PayloadResult = Result.Result<SessionEvent, string>
 
-type PayloadDecoder = (payload: unknown) => PayloadResult
-
-const makePayloadDecoder = (tag: Tag, schema: Schema.Top): PayloadDecoder => {
-  const decode = Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>, { onExcessProperty: "ignore" })
-  return (payload) => {
-    // The payload carries no `_tag` on the wire: add the SDK's before decoding.
-    const input = Predicate.isObject(payload) ? { ...payload, _tag: tag } : payload
-    const result = decode(input)
-    return Result.isSuccess(result)
-      ? Result.succeed(result.success as SessionEvent)
-      : Result.fail(formatIssue(result.failure.issue))
-  }
-}
-
-let payloadDecoders: ReadonlyMap<string, PayloadDecoder> | undefined
-const getPayloadDecoders = (): ReadonlyMap<string, PayloadDecoder> => {
-  if (payloadDecoders === undefined) {
-    const map = new Map<string, PayloadDecoder>()
-    for (const tag of Object.keys(wireNames) as Array<keyof typeof wireNames>) {
-      const name = wireNames[tag]
-      map.set(name, makePayloadDecoder(tag, wireSchemas()[name]))
+// Payloads by wire name and back (`Events.codecs`: the `_tag` is the SDK's, not the wire's).
+const codecs = Events.codecs<SessionEvent, PayloadResult>({
+  decoder: (tag) => {
+    const decode = Schema.decodeUnknownResult(schemas()[tag] as Schema.Decoder<unknown>, { onExcessProperty: "ignore" })
+    return (input) => {
+      const result = decode(input)
+      return Result.isSuccess(result)
+        ? Result.succeed(result.success as SessionEvent)
+        : Result.fail(formatIssue(result.failure.issue))
     }
-    payloadDecoders = map
-  }
-  return payloadDecoders
-}
+  },
+  encoder: (tag) => Schema.encodeSync(schemas()[tag] as Schema.Codec<unknown, unknown>)
+})
 
 /**
  * Decodes the payload of a known wire event, synchronously. An unknown name gives `None`.
@@ -416,28 +400,8 @@ const getPayloadDecoders = (): ReadonlyMap<string, PayloadDecoder> => {
  * @since 0.1.0
  * @category constructors
  */
-export const decodePayload = (name: string, payload: unknown): Option.Option<PayloadResult> => {
-  const decoder = getPayloadDecoders().get(name)
-  return decoder === undefined ? Option.none() : Option.some(decoder(payload))
-}
-
-const encoders = new Map<Tag, (event: SessionEvent) => unknown>()
-const encoderFor = (event: SessionEvent): (event: SessionEvent) => unknown => {
-  let encoder = encoders.get(event._tag)
-  if (encoder === undefined) {
-    if (event._tag === "Unrecognized") {
-      encoder = (e) => (e as Unrecognized).payload
-    } else {
-      const encode = Schema.encodeSync(wireSchemas()[wireNames[event._tag]] as Schema.Codec<unknown, unknown>)
-      encoder = (e) => {
-        const { _tag, ...payload } = encode(e) as { readonly _tag: string }
-        return payload
-      }
-    }
-    encoders.set(event._tag, encoder)
-  }
-  return encoder
-}
+export const decodePayload = (name: string, payload: unknown): Option.Option<PayloadResult> =>
+  Option.fromUndefinedOr(codecs.decode(name, payload))
 
 /**
  * Encodes an event to its wire name and payload (the simulator sends with this).
@@ -445,10 +409,7 @@ const encoderFor = (event: SessionEvent): (event: SessionEvent) => unknown => {
  * @since 0.1.0
  * @category constructors
  */
-export const toWire = (event: SessionEvent): { readonly event: string; readonly payload: unknown } => ({
-  event: event._tag === "Unrecognized" ? event.event : wireNames[event._tag],
-  payload: encoderFor(event)(event)
-})
+export const toWire: (event: SessionEvent) => { readonly event: string; readonly payload: unknown } = codecs.toWire
 
 /**
  * Exhaustive matching on the event's tag.
