@@ -756,7 +756,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
      * `never-received`: no such request arrived on this connection; `already-answered`: it was
      * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
      */
-    reason: Schema.Literal("never-received", "already-answered", "channel-closed")
+    reason: Schema.Literal(...Failures.notPendingReasons)
   }
 ) {
   /** @since 0.1.0 */

@@ -59,13 +59,8 @@ import { timeoutFail } from "./timeout.js"
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 
 const logFailure = (error: AgentApiError) =>
-  Effect.logDebug("AgentApi request failed").pipe(
-    Effect.annotateLogs({
-      error: error._tag,
-      message: error.message,
-      retryable: isRetryable(error),
-      ...("status" in error ? { status: error.status } : {})
-    })
+  Effect.logDebug(Telemetry.attemptFailedLog).pipe(
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
   )
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
@@ -123,7 +118,7 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: Option.Option<string>
     ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = `AgentApi.${operation}`
+      const name = Telemetry.apiOperation(operation)
       let attempts = 0
       const attempt = Effect.gen(function*() {
         const secret = yield* key
@@ -226,13 +221,13 @@ export const make = (
         yield* credentials.remember(Credentials.fromAgent(agent))
         yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes(undefined) }))
+      }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
     // `Effect.withSpan` spelled out (`useSpan` + `withParentSpan`) to hold the span: the session
     // id is set on it directly rather than through `annotateCurrentSpan`'s look-up.
     const createSession: Service["createSession"] = (input, options) =>
       Effect.useSpan(
-        "AgentApi.createSession",
+        Telemetry.apiSpans.createSession,
         { attributes: spanAttributes(options?.agent) },
         (span) =>
           Effect.gen(function*() {
@@ -258,7 +253,7 @@ export const make = (
             message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
-            operation: "AgentApi.getSession"
+            operation: Telemetry.apiSpans.getSession
           })
         }
         return yield* send(
@@ -267,7 +262,7 @@ export const make = (
           client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(options?.agent) })
+        Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
-import { Failures, Http } from "effect-agent-session-core"
+import { Failures, Http, Telemetry } from "effect-agent-session-core"
 import { type AgentApiError, isRetryable, type TransportError } from "../Errors.js"
 import * as Metrics from "../Metrics.js"
 import { fromRequestError } from "./httpErrors.js"
@@ -100,7 +100,7 @@ export const mayResend = (policy: Failures.CreatePolicy) => (error: AgentApiErro
 
 export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.zipRight(
-    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+    Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
       Effect.annotateLogs({ error: error._tag })
     ),
     Option.match(Option.fromNullable(outcomeOf(error)), {

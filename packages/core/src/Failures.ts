@@ -57,7 +57,7 @@ export const messages = {
   RequestNotPending: (e: {
     readonly resourceType: string
     readonly actionSessionId: string
-    readonly reason: "never-received" | "already-answered" | "channel-closed"
+    readonly reason: (typeof notPendingReasons)[number]
   }): string =>
     e.reason === "channel-closed"
       ? `Cannot answer the ${e.resourceType} request of action session ${e.actionSessionId}: the event channel is closed`
@@ -293,3 +293,12 @@ export const outcomeUnknown = (options: {
   reason: options.error._tag,
   detail: options.error.message
 })
+
+/**
+ * Why an answer was refused (`RequestNotPending`, U16): no such request arrived on this
+ * connection, it was answered already, or the event channel is closed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const notPendingReasons = ["never-received", "already-answered", "channel-closed"] as const

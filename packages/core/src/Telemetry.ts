@@ -131,6 +131,63 @@ export const apiSpanAttributes = (options: {
   ...(options.agentId === undefined ? {} : { [spanAttributes.agentId]: options.agentId })
 })
 
+/**
+ * The name of an `AgentApi` operation in spans, logs and errors: `AgentApi.<operation>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const apiOperation = (operation: string): string => `AgentApi.${operation}`
+
+/**
+ * The spans of the HTTP client, by operation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const apiSpans = {
+  onboard: "AgentApi.onboard",
+  createSession: "AgentApi.createSession",
+  getSession: "AgentApi.getSession"
+} as const
+
+// ---------------------------------------------------------------------------
+// Logs
+// ---------------------------------------------------------------------------
+
+/**
+ * The debug log line of a failed HTTP attempt.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const attemptFailedLog = "AgentApi request failed"
+
+/**
+ * The annotations of {@link attemptFailedLog}: the error's tag and message, whether it is
+ * retryable, and the status when the error has one. Its message is already scrubbed of keys.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const attemptFailedAnnotations = (
+  error: { readonly _tag: string; readonly message: string },
+  retryable: boolean
+): Record<string, unknown> => ({
+  error: error._tag,
+  message: error.message,
+  retryable,
+  ...("status" in error ? { status: error.status } : {})
+})
+
+/**
+ * The debug log line of a retry: the operation and the wait, formatted by the edition.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const retryLog = (operation: string, wait: string): string => `${apiOperation(operation)} retrying in ${wait}`
+
 // ---------------------------------------------------------------------------
 // Readings
 // ---------------------------------------------------------------------------

@@ -59,4 +59,22 @@ describe("Telemetry: what the SDK reports", () => {
       `agent_session_h{x="y"} count=2 sum=3.14 min=1 max=2.14`
     ])
   })
+
+  it("the HTTP client's operations, spans and log lines", () => {
+    expect(Telemetry.apiOperation("createSession")).toBe("AgentApi.createSession")
+    for (const [operation, span] of Object.entries(Telemetry.apiSpans)) expect(span).toBe(Telemetry.apiOperation(operation))
+    expect(Telemetry.retryLog("onboard", "1s 500ms")).toBe("AgentApi.onboard retrying in 1s 500ms")
+    const withStatus = { _tag: "ServerError", message: "m", status: 502 }
+    expect(Telemetry.attemptFailedAnnotations(withStatus, true)).toStrictEqual({
+      error: "ServerError",
+      message: "m",
+      retryable: true,
+      status: 502
+    })
+    expect(Telemetry.attemptFailedAnnotations({ _tag: "TransportError", message: "reset" }, true)).toStrictEqual({
+      error: "TransportError",
+      message: "reset",
+      retryable: true
+    })
+  })
 })

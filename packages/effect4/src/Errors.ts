@@ -740,7 +740,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
      * `never-received`: no such request arrived on this connection; `already-answered`: it was
      * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
      */
-    reason: Schema.Literals(["never-received", "already-answered", "channel-closed"])
+    reason: Schema.Literals(Failures.notPendingReasons)
   }
 ) {
   /** @since 0.1.0 */

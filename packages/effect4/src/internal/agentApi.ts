@@ -322,18 +322,13 @@ const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<never, At
 }
 
 const logFailure = (error: AgentApiError) =>
-  Effect.logDebug("AgentApi request failed").pipe(
-    Effect.annotateLogs({
-      error: error._tag,
-      message: error.message,
-      retryable: isRetryable(error),
-      ...("status" in error ? { status: error.status } : {})
-    })
+  Effect.logDebug(Telemetry.attemptFailedLog).pipe(
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
   )
 
 const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.andThen(
-    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+    Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
       Effect.annotateLogs({ error: error._tag })
     ),
     Option.match(Option.fromNullishOr(outcomeOf(error)), {
@@ -397,7 +392,7 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: Option.Option<string>
     ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = `AgentApi.${operation}`
+      const name = Telemetry.apiOperation(operation)
       let attempts = 0
       const attempt = Effect.gen(function*() {
         const secret = yield* key
@@ -482,7 +477,7 @@ export const make = (
         yield* credentials.remember(Credentials.fromAgent(agent))
         yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes(undefined) }))
+      }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
     const createSession: Service["createSession"] = (input, options) =>
       Effect.gen(function*() {
@@ -498,7 +493,7 @@ export const make = (
         return session
       }).pipe(
         Metrics.trackCreateSession,
-        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(options?.agent) })
+        Effect.withSpan(Telemetry.apiSpans.createSession, { attributes: spanAttributes(options?.agent) })
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
@@ -510,7 +505,7 @@ export const make = (
             message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
-            operation: "AgentApi.getSession"
+            operation: Telemetry.apiSpans.getSession
           })
         }
         return yield* send(
@@ -519,7 +514,7 @@ export const make = (
           client.sessions.retrieve({ params: { sessionId: SessionId.make(id) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(options?.agent) })
+        Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }
