@@ -96,3 +96,75 @@ export const isUsable = (key: string): boolean => key.trim().length > 0
  */
 export const agentIdOf = (agent: string | { readonly agentId: string } | undefined): string | undefined =>
   agent === undefined ? undefined : typeof agent === "string" ? agent : agent.agentId
+
+/**
+ * An agent and its key, when it has one, in the edition's secret type `K`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentKey<K> {
+  readonly agentId: string
+  readonly apiKey: K | undefined
+}
+
+/**
+ * The key an operation is to use, as a {@link Ring} selects it: the account key (which the edition
+ * reads afresh), the agent's key, or the agent whose key is missing or unusable (`MissingAgentKey`,
+ * U06, U12).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Selected<K> =
+  | { readonly _tag: "Account" }
+  | { readonly _tag: "Agent"; readonly key: K }
+  | { readonly _tag: "MissingAgentKey"; readonly agentId: string }
+
+const USE_ACCOUNT: Selected<never> = { _tag: "Account" }
+
+/**
+ * The agents' keys a credentials service knows (given in advance, or remembered from onboarding),
+ * and which key each operation uses (U11): an agent named by id uses the key remembered for it, an
+ * agent given with its key uses that key; a key that is not `usable` is no key (U12).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Ring<K> {
+  private readonly agents: Map<string, K | undefined>
+
+  constructor(agents: Iterable<AgentKey<K>>, private readonly usable: (key: K) => boolean) {
+    this.agents = new Map(Array.from(agents, (agent) => [agent.agentId, agent.apiKey] as const))
+  }
+
+  /** Remembers an agent's key (an onboarded agent), so later operations can name it by id. */
+  remember(agent: AgentKey<K>): void {
+    this.agents.set(agent.agentId, agent.apiKey)
+  }
+
+  /** The key of an operation, for the selection and the agent given (by id or with its key). */
+  select(operation: Operation, selection: KeySelection, agent: string | AgentKey<K> | undefined): Selected<K> {
+    const choice = choose(operation, selection, agent)
+    switch (choice._tag) {
+      case "Account":
+        return USE_ACCOUNT
+      case "NoAgent":
+        return { _tag: "MissingAgentKey", agentId: noAgentId }
+      case "Agent": {
+        const given = choice.agent
+        const key = typeof given === "string" ? this.agents.get(given) : given.apiKey
+        return key !== undefined && this.usable(key)
+          ? { _tag: "Agent", key }
+          : { _tag: "MissingAgentKey", agentId: typeof given === "string" ? given : given.agentId }
+      }
+    }
+  }
+
+  /** Every agent key known, for scrubbing text that might contain one. */
+  keys(): Array<K> {
+    const out: Array<K> = []
+    for (const key of this.agents.values()) if (key !== undefined) out.push(key)
+    return out
+  }
+}

@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
 import { Keys } from "effect-agent-session-core"
 import type { Agent } from "./Agent.js"
 import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Errors.js"
@@ -122,6 +121,12 @@ const normalizeKey = (
 const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redacted<string>> =>
   Keys.isUsable(Redacted.value(key)) ? Option.some(key) : Option.none()
 
+/** An agent's key as the core's key ring holds it. */
+const agentKey = (agent: AgentKeyRef): Keys.AgentKey<Redacted.Redacted<string>> => ({
+  agentId: agent.agentId,
+  apiKey: Option.getOrUndefined(agent.apiKey)
+})
+
 /**
  * Builds the credentials service.
  *
@@ -129,14 +134,10 @@ const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redact
  * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     const accountKey = normalizeKey(options.apiKey)
     const selection = options.selection ?? Keys.defaultSelection
-    const agents = yield* Ref.make(
-      new Map<string, Option.Option<Redacted.Redacted<string>>>(
-        Array.from(options.agents ?? [], (agent) => [agent.agentId, agent.apiKey] as const)
-      )
-    )
+    const ring = new Keys.Ring(Array.from(options.agents ?? [], agentKey), (key) => Keys.isUsable(Redacted.value(key)))
 
     const account = (operation: Operation) =>
       Effect.flatMap(accountKey, (key) =>
@@ -144,19 +145,6 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           onNone: () => Effect.fail(new MissingCredentials({ operation, variable: ENV_API_KEY })),
           onSome: Effect.succeed
         }))
-
-    const agentKey = (agent: AgentKeyRef | string) =>
-      Effect.flatMap(
-        typeof agent === "string"
-          ? Effect.map(Ref.get(agents), (known) => Option.flatten(Option.fromNullishOr(known.get(agent))))
-          : Effect.succeed(agent.apiKey),
-        (key) =>
-          Option.match(Option.flatMap(key, nonEmpty), {
-            onNone: () =>
-              Effect.fail(new MissingAgentKey({ agentId: typeof agent === "string" ? agent : agent.agentId })),
-            onSome: Effect.succeed
-          })
-      )
 
     function keyFor(operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
     function keyFor(
@@ -167,29 +155,22 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       operation: Operation,
       agent?: AgentKeyRef | string
     ): Effect.Effect<Redacted.Redacted<string>, CredentialsError> {
-      const choice = Keys.choose(operation, selection, agent)
-      switch (choice._tag) {
-        case "Account":
-          return account(operation)
-        case "Agent":
-          return agentKey(choice.agent)
-        case "NoAgent":
-          return Effect.fail(new MissingAgentKey({ agentId: Keys.noAgentId }))
-      }
+      return Effect.suspend((): Effect.Effect<Redacted.Redacted<string>, CredentialsError> => {
+        const selected = ring.select(operation, selection, typeof agent === "object" ? agentKey(agent) : agent)
+        switch (selected._tag) {
+          case "Account":
+            return account(operation)
+          case "Agent":
+            return Effect.succeed(selected.key)
+          case "MissingAgentKey":
+            return Effect.fail(new MissingAgentKey({ agentId: selected.agentId }))
+        }
+      })
     }
 
-    const remember: Service["remember"] = (agent) =>
-      Ref.update(agents, (known) => new Map(known).set(agent.agentId, agent.apiKey))
+    const remember: Service["remember"] = (agent) => Effect.sync(() => ring.remember(agentKey(agent)))
 
-    const secrets = Effect.gen(function*() {
-      const out: Array<string> = []
-      const key = yield* accountKey
-      if (Option.isSome(key)) out.push(Redacted.value(key.value))
-      for (const value of (yield* Ref.get(agents)).values()) {
-        if (Option.isSome(value)) out.push(Redacted.value(value.value))
-      }
-      return out
-    })
+    const secrets = Effect.map(accountKey, (key) => [...Option.toArray(key), ...ring.keys()].map(Redacted.value))
 
     return Credentials.of({ keyFor, remember, secrets })
   })
