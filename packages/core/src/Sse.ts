@@ -20,6 +20,9 @@
  *
  * @since 0.1.0
  */
+import type { AnswerData } from "./Frame.js"
+import { encodeAnswer } from "./Frame.js"
+import { redactUrl } from "./Secrets.js"
 
 /**
  * What the parser reports.
@@ -180,3 +183,56 @@ export class SseParser {
     }
   }
 }
+
+// ---------------------------------------------------------------------------
+// The SSE transport of the event channel (the observed client's second transport)
+// ---------------------------------------------------------------------------
+
+/**
+ * The headers of the stream's `GET`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const streamHeaders: { readonly accept: string; readonly "cache-control": string } = {
+  accept: "text/event-stream",
+  "cache-control": "no-cache"
+}
+
+/**
+ * The query of the stream's `GET` and of the answers' `POST`: the session and the key (the key
+ * travels as a URL parameter, kept apart from the request's URL so that no message prints it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const streamParams = (sessionId: string, apiKey: string): { readonly sessionId: string; readonly apiKey: string } => ({
+  sessionId,
+  apiKey
+})
+
+/**
+ * The stream's address as logs print it: the query named, its key `<redacted>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const printableStreamUrl = (url: string, sessionId: string): string =>
+  redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)
+
+/**
+ * The body of an answer `POST`ed to the egress path: `{ event: "external_resource_granted", data }`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerBody = (data: AnswerData): string => encodeAnswer("event", data)
+
+/**
+ * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with a
+ * margin so that a key across the cut is scrubbed whole before the cut.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const REFUSAL_READ_LIMIT = 4096 + 1024

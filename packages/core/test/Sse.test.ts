@@ -73,4 +73,16 @@ describe("Sse.SseParser", () => {
     expect(seen).toEqual(["too-large 1100"])
     expect(parser.scanned).toBeLessThanOrEqual(2 * 200_006)
   })
+
+  it("the transport's GET asks for an event stream, uncached; its printable address hides the key", () => {
+    expect(Sse.streamHeaders).toEqual({ accept: "text/event-stream", "cache-control": "no-cache" })
+    expect(Sse.streamParams("s1", "k")).toEqual({ sessionId: "s1", apiKey: "k" })
+    expect(Sse.printableStreamUrl("https://h/events", "s1")).toBe("https://h/events?sessionId=s1&apiKey=<redacted>")
+    expect(Sse.REFUSAL_READ_LIMIT).toBeGreaterThan(4096)
+  })
+
+  it("an answer is POSTed framed with `event`", () => {
+    const data = { granted: true, resource_type: "otp", action_session_id: "a1" }
+    expect(JSON.parse(Sse.answerBody(data))).toEqual({ event: "external_resource_granted", data })
+  })
 })

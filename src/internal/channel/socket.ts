@@ -17,6 +17,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
 import { Close } from "effect-agent-session-core"
 import type * as Dialect from "../../Dialect.js"
 import { ConnectTimeout } from "../../Errors.js"
@@ -24,7 +25,7 @@ import * as Wire from "../../Wire.js"
 import { closeOutcome, errorOutcome } from "./outcomes.js"
 import type { Settings } from "./settings.js"
 import type * as Deadlines from "./deadlines.js"
-import { type Hooks, type Io, Retry, scrub, type SendFailure, type Transport } from "./transport.js"
+import { type Hooks, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
 /** A socket whose reading can be paused (the `ws` package's sockets can). */
@@ -107,7 +108,7 @@ class SocketAttempt implements Io, EventListenerObject {
     return Effect.suspend(() => {
       // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
       if (this.socket.readyState !== OPEN) {
-        return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
+        return Effect.fail({ retry: true, closing: true, message: Close.SOCKET_NOT_OPEN })
       }
       try {
         this.socket.send(frame)
@@ -201,7 +202,7 @@ export const webSocketTransport = (options: {
       const sized = sizedConstructors.get(options.constructor)
       ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
     } catch (cause) {
-      return hooks.end(Retry(`open failed: ${scrub(Close.describeCause(cause), hooks.key)}`))
+      return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     ws.binaryType = "arraybuffer"
     const attempt = new SocketAttempt(
