@@ -236,3 +236,13 @@ export const answerBody = (data: AnswerData): string => encodeAnswer("event", da
  * @category models
  */
 export const REFUSAL_READ_LIMIT = 4096 + 1024
+
+/**
+ * The frame an SSE event stands for, in the `event-data` framing: `{"event":name,"data":data}`,
+ * an empty `data` read as `{}`. The editions decode it with the same decoder as a WebSocket frame.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const eventFrame = (name: string, data: string): string =>
+  `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`

@@ -470,6 +470,23 @@ describe("Connection", () => {
     expect(c.endingOf(attempt)).toEqual({ _tag: "Fatal", error: "action_run", reason: "failed" })
   })
 
+  it("an attempt's reports are taken until it ends or another begins; a wait is over when it opens, or only when it ends", () => {
+    const c = new Connection.Connection<Event, string>(
+      options(4, false, true),
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+      quietPort()
+    )
+    const first = c.begin(0)
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([true, false, false])
+    c.opened(first, 0)
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([true, true, false])
+    c.closed(first, { _tag: "Retry", error: "dropped" })
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([false, true, true])
+    c.attemptEnded(first, 0)
+    const second = c.begin(0)
+    expect([c.takes(first), c.settled(first, true), c.takes(second)]).toEqual([false, true, true])
+  })
+
   it("never open: the first-connect schedule; a whole connect time-out is not tried again", () => {
     const c = new Connection.Connection<Event, string>(
       options(4, false, true),

@@ -85,4 +85,9 @@ describe("Sse.SseParser", () => {
     const data = { granted: true, resource_type: "otp", action_session_id: "a1" }
     expect(JSON.parse(Sse.answerBody(data))).toEqual({ event: "external_resource_granted", data })
   })
+
+  it("an SSE event stands for the `event-data` frame of its name and data, empty data as {}", () => {
+    expect(JSON.parse(Sse.eventFrame("action_run", `{"name":"x"}`))).toEqual({ event: "action_run", data: { name: "x" } })
+    expect(JSON.parse(Sse.eventFrame("we\"ird", ""))).toEqual({ event: "we\"ird", data: {} })
+  })
 })
