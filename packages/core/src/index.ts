@@ -135,6 +135,13 @@ export * as Sse from "./Sse.js"
 export * as Socket from "./Socket.js"
 
 /**
+ * The agent's requests waiting for an answer (`RunningSession.pending`) and the warning for one.
+ *
+ * @since 0.1.0
+ */
+export * as Pending from "./Pending.js"
+
+/**
  * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
  *
  * @since 0.1.0
