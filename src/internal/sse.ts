@@ -90,7 +90,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutFail({
           duration: settings.answerTimeout,
-          onTimeout: () => `no response to the answer within ${Duration.format(settings.answerTimeout)}`
+          onTimeout: () => Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout))
         })
       )
 

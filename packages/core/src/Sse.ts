@@ -22,6 +22,7 @@
  */
 import type { AnswerData } from "./Frame.js"
 import { encodeAnswer } from "./Frame.js"
+import { formatMillis } from "./internal/connection.js"
 import { redactUrl } from "./Secrets.js"
 
 /**
@@ -246,3 +247,13 @@ export const REFUSAL_READ_LIMIT = 4096 + 1024
  */
 export const eventFrame = (name: string, data: string): string =>
   `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
+
+/**
+ * Why an answer `POST` failed when the service did not answer it within the answer time-out
+ * (`answerTimeoutMillis`): the answer stays queued and is sent again after the reconnect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerTimedOut = (answerTimeoutMillis: number): string =>
+  `no response to the answer within ${formatMillis(answerTimeoutMillis)}`

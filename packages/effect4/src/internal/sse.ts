@@ -93,7 +93,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutOrElse({
           duration: settings.answerTimeout,
-          orElse: () => Effect.fail(`no response to the answer within ${Duration.format(settings.answerTimeout)}`)
+          orElse: () => Effect.fail(Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout)))
         }),
         untraced
       )
