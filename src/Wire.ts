@@ -343,7 +343,7 @@ export const decodeClientFrame = (
       })
     case "Handshake":
       return Either.match(decodeHandshake(read.value), {
-        onLeft: () => Either.left(new MalformedFrame({ raw: truncateRaw(text), message: "neither a handshake nor an answer" })),
+        onLeft: () => Either.left(new MalformedFrame({ raw: truncateRaw(text), message: Frame.NEITHER_HANDSHAKE_NOR_ANSWER })),
         onRight: ({ apiKey, sessionId }) => Either.right({ _tag: "Handshake", apiKey, sessionId })
       })
   }

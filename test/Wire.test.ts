@@ -552,6 +552,8 @@ describe("Wire", () => {
         const result = Wire.decodeClientFrame(frame)
         assert.isTrue(Either.isLeft(result) && result.left._tag === "MalformedFrame", frame)
       }
+      const neither = Wire.decodeClientFrame("{}")
+      assert.isTrue(Either.isLeft(neither) && neither.left.message.includes("neither a handshake nor an answer"))
     })
   })
 

@@ -2,19 +2,15 @@
  * Issue 13 item 2: every error met after a session was created carries its id and whether it
  * may still be running at the service.
  */
+import { Failures } from "effect-agent-session-core"
 import * as Errors from "../Errors.js"
-
-/** Whether the session may still be running after this error ended the caller's watch of it. */
-const mayStillBeRunning = (error: Errors.EventStreamError): boolean =>
-  // A refusal at the upgrade that says there is no such session (400, 404, 410): nothing runs.
-  !(error._tag === "HandshakeRejected" && (error.code === 400 || error.code === 404 || error.code === 410))
 
 /**
  * The error, with the session's id and whether it may still be running, where it has room for
  * them. Fields are copied one by one: an error's `message` is not an own enumerable property.
  */
 export const inSession = (error: Errors.EventStreamError, sessionId: string): Errors.EventStreamError => {
-  const context = { sessionId, mayStillBeRunning: mayStillBeRunning(error) }
+  const context = { sessionId, mayStillBeRunning: Failures.mayStillBeRunning(error) }
   switch (error._tag) {
     case "MissingCredentials":
       return new Errors.MissingCredentials({ operation: error.operation, variable: error.variable, ...context })

@@ -40,12 +40,6 @@ import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import { readBounded } from "./body.js"
 import { printableUrl } from "./url.js"
 
-/**
- * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with
- * a margin so that a key across the cut is scrubbed whole before the cut.
- */
-const REFUSAL_LIMIT = 4096 + 1024
-
 // ---------------------------------------------------------------------------
 // The transport
 // ---------------------------------------------------------------------------
@@ -81,7 +75,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
     // `Redacted` is unwrapped only here, where the parameter is written.
-    const params = { sessionId, apiKey: Redacted.value(hooks.key) }
+    const params = Sse.streamParams(sessionId, Redacted.value(hooks.key))
     const client = options.client.pipe(HttpClient.withTracerDisabledWhen(() => true))
     const latch = yield* Effect.makeLatch(true)
 
@@ -89,14 +83,14 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       client.execute(
         HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
           HttpClientRequest.setUrlParams(params),
-          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+          HttpClientRequest.bodyText(Sse.answerBody(data), "application/json")
         )
       ).pipe(
         // The response's body is not wanted: released (not read) at once.
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutFail({
           duration: settings.answerTimeout,
-          onTimeout: () => `no response to the answer within ${Duration.format(settings.answerTimeout)}`
+          onTimeout: () => Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout))
         })
       )
 
@@ -125,12 +119,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     hooks.attach(io)
 
     const url = Wire.joinPath(options.base, dialect.sse.connectPath)
-    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)}`)
+    yield* Effect.logDebug(`Connecting to ${Sse.printableStreamUrl(url, sessionId)}`)
 
     const opened = yield* client.execute(
       HttpClientRequest.get(url).pipe(
         HttpClientRequest.setUrlParams(params),
-        HttpClientRequest.setHeaders({ accept: "text/event-stream", "cache-control": "no-cache" })
+        HttpClientRequest.setHeaders(Sse.streamHeaders)
       )
     ).pipe(
       Effect.timeoutFail({
@@ -143,20 +137,20 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       const error = opened.left
       return error._tag === "ConnectTimeout"
         ? Retry(error)
-        : Retry(`open failed: ${scrub(Close.describeCause(error), hooks.key)}`)
+        : Retry(Close.openFailed(error, Redacted.value(hooks.key)))
     }
     const response = opened.right
     if (response.status < 200 || response.status >= 300) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, REFUSAL_LIMIT, { truncate: true }).pipe(
+      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT, { truncate: true }).pipe(
         Effect.timeout(settings.connectTimeout),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
       const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
-      if (Close.rejectionStatuses.has(response.status)) {
-        return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
-      }
-      return Retry(`event stream refused with HTTP ${response.status}`)
+      const refusal = Close.classifyRefusal(response.status, "event stream")
+      return refusal._tag === "Rejected"
+        ? Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
+        : Retry(refusal.message)
     }
     hooks.open()
 
@@ -180,9 +174,9 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     )
     const ended = yield* Effect.either(read)
     return Either.isLeft(ended)
-      ? Retry(`read failed: ${scrub(Close.describeCause(ended.left), hooks.key)}`)
+      ? Retry(Close.readFailed(ended.left, Redacted.value(hooks.key)))
       // A stream that ends before `complete` is reopened, as an EventSource would.
-      : Retry("the event stream ended")
+      : Retry(Close.STREAM_ENDED)
   })
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import { scrubChannelText } from "./Secrets.js"
 
 /**
  * The close code of a connection superseded by a newer one to the same session (the simulator's,
@@ -152,3 +153,65 @@ export const SKIPPABLE_FRAME_SIZE = 16 * 1024 * 1024
  */
 export const maxPayload = (maxFrameSize: number, failOnFrameError: boolean): number =>
   failOnFrameError ? maxFrameSize : Math.max(maxFrameSize, SKIPPABLE_FRAME_SIZE)
+
+// ---------------------------------------------------------------------------
+// Why an attempt is retried: the texts of both editions (a recording reads them back)
+// ---------------------------------------------------------------------------
+
+/**
+ * An attempt that failed to open (the socket or the `GET` never answered, or failed before
+ * `open`): `open failed: ` and the cause, without the key or a key-bearing query parameter.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openFailed = (cause: unknown, key: string): string =>
+  `open failed: ${scrubChannelText(describeCause(cause), key)}`
+
+/**
+ * An attempt whose reading failed after `open`: `read failed: ` and the cause, scrubbed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const readFailed = (cause: unknown, key: string): string =>
+  `read failed: ${scrubChannelText(describeCause(cause), key)}`
+
+/**
+ * An SSE stream that ended before `complete`: it is reopened, as an EventSource would.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const STREAM_ENDED = "the event stream ended"
+
+/**
+ * A write to a socket that is closing or closed: how it ended (1000 or a drop) decides, when it
+ * arrives.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SOCKET_NOT_OPEN = "the socket is not open"
+
+/**
+ * A text frame the socket refused as not UTF-8 (`ws` closes with 1007).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const INVALID_UTF8 = "a text frame that is not valid UTF-8"
+
+/**
+ * What an HTTP status refusing to open the channel means (the WebSocket upgrade or the SSE
+ * `GET`): one of {@link rejectionStatuses} rejects the credentials or the session for good;
+ * any other is retried, with `upgrade refused with HTTP 503` (or `event stream refused ...`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const classifyRefusal = (
+  status: number,
+  what: "upgrade" | "event stream"
+): { readonly _tag: "Rejected" } | { readonly _tag: "Refused"; readonly message: string } =>
+  rejectionStatuses.has(status) ? { _tag: "Rejected" } : { _tag: "Refused", message: `${what} refused with HTTP ${status}` }

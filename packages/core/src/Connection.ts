@@ -181,6 +181,20 @@ export class Connection<E, F, R = F> extends Intake<E> {
     return this.ended ? "ended" : this.opened_ ? "open" : "connecting"
   }
 
+  /** Whether what an attempt's transport reports is still taken: it is current and has not ended. */
+  takes(attempt: number): boolean {
+    const phase = this.phase(attempt)
+    return phase !== "ended" && phase !== "stale"
+  }
+
+  /**
+   * Whether a wait on an attempt is over: it has ended (or is no longer current), or, unless
+   * `untilEnded`, it has opened.
+   */
+  settled(attempt: number, untilEnded: boolean): boolean {
+    return !this.takes(attempt) || (!untilEnded && this.phase(attempt) === "open")
+  }
+
   /** How an attempt ended, once it has. */
   endingOf(attempt: number): Ending<F, R> | undefined {
     return attempt === this.attempt ? this.ending : undefined

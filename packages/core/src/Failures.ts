@@ -158,6 +158,17 @@ export const orphanNotice = (error: unknown): string | undefined => {
     : undefined
 }
 
+/**
+ * Whether a session may still be running after an error of its event channel ended the caller's
+ * watch of it: yes, unless the upgrade (or the SSE `GET`) was refused with a status that says
+ * there is no such session (400, 404, 410).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const mayStillBeRunning = (error: { readonly _tag: string; readonly code?: number }): boolean =>
+  !(error._tag === "HandshakeRejected" && (error.code === 400 || error.code === 404 || error.code === 410))
+
 // ---------------------------------------------------------------------------
 // Failed HTTP attempts
 // ---------------------------------------------------------------------------
@@ -302,3 +313,13 @@ export const outcomeUnknown = (options: {
  * @category models
  */
 export const notPendingReasons = ["never-received", "already-answered", "channel-closed"] as const
+
+/**
+ * The error log of an answer the service refused (its `POST` answered with a status that is
+ * neither success nor retryable): the request is pending again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerRefusedLog = (message: string): string =>
+  `The service refused an answer (${message}): the request is pending again`

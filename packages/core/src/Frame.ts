@@ -391,6 +391,15 @@ export type ClientFrameText =
   | { readonly _tag: "Malformed"; readonly message: string }
 
 /**
+ * The message of a client's frame that is a JSON object but neither an answer nor a handshake
+ * (`{ apiKey, sessionId }`, both strings).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NEITHER_HANDSHAKE_NOR_ANSWER = "neither a handshake nor an answer"
+
+/**
  * Reads a frame a client sent (the simulator reads with this): over the size bound (default
  * {@link defaultMaxClientFrameSize}) it is `TooLarge`; nested deeper than the depth bound, not
  * JSON, or not an object, `Malformed` (whose message never prints the value).

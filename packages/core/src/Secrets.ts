@@ -44,6 +44,20 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string>): str
   return out
 }
 
+/**
+ * The text fields of an error (a frame's `raw`, a `message`, an event name), with `key` redacted
+ * from every one, when any holds it; `undefined` when none does (the error is kept as it is).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactFields = <T extends { readonly [field: string]: string }>(fields: T, key: string): T | undefined => {
+  if (key.length === 0 || !Object.values(fields).some((value) => value.includes(key))) return undefined
+  const out: { [field: string]: string } = {}
+  for (const [field, value] of Object.entries(fields)) out[field] = redactSecrets(value, [key])
+  return out as T
+}
+
 /** JSON members whose value is a secret, whatever the service put there. */
 const SECRET_MEMBER =
   /("(?:api[_-]?key|apikey|x-api-key|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|authorization)"\s*:\s*)"(?:[^"\\]|\\.)*("?)/gi

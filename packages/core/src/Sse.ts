@@ -20,6 +20,10 @@
  *
  * @since 0.1.0
  */
+import type { AnswerData } from "./Frame.js"
+import { encodeAnswer } from "./Frame.js"
+import { formatMillis } from "./internal/connection.js"
+import { redactUrl } from "./Secrets.js"
 
 /**
  * What the parser reports.
@@ -180,3 +184,76 @@ export class SseParser {
     }
   }
 }
+
+// ---------------------------------------------------------------------------
+// The SSE transport of the event channel (the observed client's second transport)
+// ---------------------------------------------------------------------------
+
+/**
+ * The headers of the stream's `GET`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const streamHeaders: { readonly accept: string; readonly "cache-control": string } = {
+  accept: "text/event-stream",
+  "cache-control": "no-cache"
+}
+
+/**
+ * The query of the stream's `GET` and of the answers' `POST`: the session and the key (the key
+ * travels as a URL parameter, kept apart from the request's URL so that no message prints it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const streamParams = (sessionId: string, apiKey: string): { readonly sessionId: string; readonly apiKey: string } => ({
+  sessionId,
+  apiKey
+})
+
+/**
+ * The stream's address as logs print it: the query named, its key `<redacted>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const printableStreamUrl = (url: string, sessionId: string): string =>
+  redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)
+
+/**
+ * The body of an answer `POST`ed to the egress path: `{ event: "external_resource_granted", data }`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerBody = (data: AnswerData): string => encodeAnswer("event", data)
+
+/**
+ * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with a
+ * margin so that a key across the cut is scrubbed whole before the cut.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const REFUSAL_READ_LIMIT = 4096 + 1024
+
+/**
+ * The frame an SSE event stands for, in the `event-data` framing: `{"event":name,"data":data}`,
+ * an empty `data` read as `{}`. The editions decode it with the same decoder as a WebSocket frame.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const eventFrame = (name: string, data: string): string =>
+  `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
+
+/**
+ * Why an answer `POST` failed when the service did not answer it within the answer time-out
+ * (`answerTimeoutMillis`): the answer stays queued and is sent again after the reconnect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerTimedOut = (answerTimeoutMillis: number): string =>
+  `no response to the answer within ${formatMillis(answerTimeoutMillis)}`

@@ -128,6 +128,20 @@ export * as Session from "./Session.js"
 export * as Sse from "./Sse.js"
 
 /**
+ * An attempt's WebSocket, whatever made it: pausing, `ws`'s own messages, data as frames, closing.
+ *
+ * @since 0.1.0
+ */
+export * as Socket from "./Socket.js"
+
+/**
+ * The agent's requests waiting for an answer (`RunningSession.pending`) and the warning for one.
+ *
+ * @since 0.1.0
+ */
+export * as Pending from "./Pending.js"
+
+/**
  * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
  *
  * @since 0.1.0

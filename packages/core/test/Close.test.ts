@@ -56,4 +56,24 @@ describe("Close", () => {
     expect(Close.maxPayload(1024, false)).toBe(Close.SKIPPABLE_FRAME_SIZE)
     expect(Close.maxPayload(Close.SKIPPABLE_FRAME_SIZE * 2, false)).toBe(Close.SKIPPABLE_FRAME_SIZE * 2)
   })
+
+  it("the retry texts name the cause without the key (U08)", () => {
+    const key = "sk-secret-1"
+    expect(Close.openFailed(new Error(`connect to wss://h/ws?apiKey=${key}`), key)).toBe(
+      "open failed: connect to wss://h/ws?apiKey=<redacted>"
+    )
+    expect(Close.readFailed(new Error(`reset ${key}`), key)).not.toContain(key)
+    expect(Close.readFailed("reset", key)).toBe("read failed: reset")
+  })
+
+  it("a refusing status rejects for good when it names the credentials or the session, else it is retried (U08)", () => {
+    for (const status of [400, 401, 403, 404, 410]) {
+      expect(Close.classifyRefusal(status, "upgrade")).toEqual({ _tag: "Rejected" })
+    }
+    expect(Close.classifyRefusal(503, "upgrade")).toEqual({ _tag: "Refused", message: "upgrade refused with HTTP 503" })
+    expect(Close.classifyRefusal(500, "event stream")).toEqual({
+      _tag: "Refused",
+      message: "event stream refused with HTTP 500"
+    })
+  })
 })

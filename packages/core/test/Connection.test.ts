@@ -319,6 +319,14 @@ const run = (
   }
 }
 
+/** A connection of four events' buffer, nothing chargeable, on a port that does nothing. */
+const quietConnection = () =>
+  new Connection.Connection<Event, string>(
+    options(4, false, true),
+    { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+    quietPort()
+  )
+
 describe("Connection", () => {
   it("random inputs: nothing lost across reconnects, a replay dropped only as a copy, answers settled once, paused only while full, no deadline left (property)", () => {
     fc.assert(
@@ -470,12 +478,21 @@ describe("Connection", () => {
     expect(c.endingOf(attempt)).toEqual({ _tag: "Fatal", error: "action_run", reason: "failed" })
   })
 
+  it("an attempt's reports are taken until it ends or another begins; a wait is over when it opens, or only when it ends", () => {
+    const c = quietConnection()
+    const first = c.begin(0)
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([true, false, false])
+    c.opened(first, 0)
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([true, true, false])
+    c.closed(first, { _tag: "Retry", error: "dropped" })
+    expect([c.takes(first), c.settled(first, false), c.settled(first, true)]).toEqual([false, true, true])
+    c.attemptEnded(first, 0)
+    const second = c.begin(0)
+    expect([c.takes(first), c.settled(first, true), c.takes(second)]).toEqual([false, true, true])
+  })
+
   it("never open: the first-connect schedule; a whole connect time-out is not tried again", () => {
-    const c = new Connection.Connection<Event, string>(
-      options(4, false, true),
-      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
-      quietPort()
-    )
+    const c = quietConnection()
     const first = c.begin(0)
     c.closed(first, { _tag: "Retry", error: "refused" })
     expect(c.attemptEnded(first, 0)).toMatchObject({ schedule: "first-connect", giveUp: false, attempts: 1 })

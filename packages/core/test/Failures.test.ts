@@ -172,4 +172,14 @@ describe("Failures: an unknown outcome", () => {
       detail: "boom"
     })
   })
+
+  it("a session may still run after any channel error but a refusal that says there is no such session", () => {
+    for (const code of [400, 404, 410]) expect(Failures.mayStillBeRunning({ _tag: "HandshakeRejected", code })).toBe(false)
+    expect(Failures.mayStillBeRunning({ _tag: "HandshakeRejected", code: 401 })).toBe(true)
+    expect(Failures.mayStillBeRunning({ _tag: "ConnectionLost" })).toBe(true)
+  })
+
+  it("a refused answer is logged as pending again", () => {
+    expect(Failures.answerRefusedLog("HTTP 409")).toBe("The service refused an answer (HTTP 409): the request is pending again")
+  })
 })

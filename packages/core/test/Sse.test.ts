@@ -73,4 +73,26 @@ describe("Sse.SseParser", () => {
     expect(seen).toEqual(["too-large 1100"])
     expect(parser.scanned).toBeLessThanOrEqual(2 * 200_006)
   })
+
+  it("the transport's GET asks for an event stream, uncached; its printable address hides the key", () => {
+    expect(Sse.streamHeaders).toEqual({ accept: "text/event-stream", "cache-control": "no-cache" })
+    expect(Sse.streamParams("s1", "k")).toEqual({ sessionId: "s1", apiKey: "k" })
+    expect(Sse.printableStreamUrl("https://h/events", "s1")).toBe("https://h/events?sessionId=s1&apiKey=<redacted>")
+    expect(Sse.REFUSAL_READ_LIMIT).toBeGreaterThan(4096)
+  })
+
+  it("an answer is POSTed framed with `event`", () => {
+    const data = { granted: true, resource_type: "otp", action_session_id: "a1" }
+    expect(JSON.parse(Sse.answerBody(data))).toEqual({ event: "external_resource_granted", data })
+  })
+
+  it("an SSE event stands for the `event-data` frame of its name and data, empty data as {}", () => {
+    expect(JSON.parse(Sse.eventFrame("action_run", `{"name":"x"}`))).toEqual({ event: "action_run", data: { name: "x" } })
+    expect(JSON.parse(Sse.eventFrame("we\"ird", ""))).toEqual({ event: "we\"ird", data: {} })
+  })
+
+  it("an answer POST left unanswered names the time-out as Effect's Duration.format prints it", () => {
+    expect(Sse.answerTimedOut(30_000)).toBe("no response to the answer within 30s")
+    expect(Sse.answerTimedOut(1_500)).toBe("no response to the answer within 1s 500ms")
+  })
 })

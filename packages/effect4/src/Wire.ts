@@ -362,7 +362,7 @@ export const decodeClientFrame = (
       const handshake = decodeHandshake(read.value)
       return Result.isSuccess(handshake)
         ? Result.succeed({ _tag: "Handshake", apiKey: handshake.success.apiKey, sessionId: handshake.success.sessionId })
-        : Result.fail(new MalformedFrame({ raw: truncateRaw(text), message: "neither a handshake nor an answer" }))
+        : Result.fail(new MalformedFrame({ raw: truncateRaw(text), message: Frame.NEITHER_HANDSHAKE_NOR_ANSWER }))
     }
   }
 }

@@ -17,64 +17,16 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import { Close } from "effect-agent-session-core"
+import * as Redacted from "effect/Redacted"
+import { Close, Socket as Sockets } from "effect-agent-session-core"
 import type * as Dialect from "../../Dialect.js"
 import { ConnectTimeout } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
 import { closeOutcome, errorOutcome } from "./outcomes.js"
 import type { Settings } from "./settings.js"
 import type * as Deadlines from "./deadlines.js"
-import { type Hooks, type Io, Retry, scrub, type SendFailure, type Transport } from "./transport.js"
+import { type Hooks, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
-
-/** A socket whose reading can be paused (the `ws` package's sockets can). */
-interface Pausable {
-  readonly pause: () => void
-  readonly resume: () => void
-}
-
-const isPausable = (ws: object): ws is Pausable =>
-  Predicate.hasProperty(ws, "pause") && typeof ws.pause === "function" &&
-  Predicate.hasProperty(ws, "resume") && typeof ws.resume === "function"
-
-/** A socket of the `ws` package (an EventEmitter besides the WHATWG interface). */
-interface Emitter {
-  readonly on: (event: "message", listener: (data: unknown, isBinary: boolean) => void) => unknown
-  readonly off: (event: "message", listener: (data: unknown, isBinary: boolean) => void) => unknown
-}
-
-const isEmitter = (ws: object): ws is Emitter =>
-  Predicate.hasProperty(ws, "on") && typeof ws.on === "function" &&
-  Predicate.hasProperty(ws, "off") && typeof ws.off === "function"
-
-/** Drops the connection at once when the socket can (`ws`'s `terminate()`), else closes it. */
-const terminate = (ws: globalThis.WebSocket): void => {
-  if (Predicate.hasProperty(ws, "terminate") && typeof ws.terminate === "function") {
-    ws.terminate()
-  } else {
-    ws.close()
-  }
-}
-
-const OPEN = 1
-const CLOSING = 2
-
-const noop = (): void => {}
-
-const closeQuietly = (ws: globalThis.WebSocket): void => {
-  // `ws` emits `error` when a socket still connecting is closed: keep it from being unhandled.
-  ws.addEventListener("error", noop)
-  // Closing already (after a read error, or a close the peer may never complete): nothing
-  // polite is left to do, and a hostile peer would hold the socket until `ws`'s close time-out.
-  if (ws.readyState === CLOSING) return terminate(ws)
-  if (ws.readyState <= OPEN) {
-    try {
-      ws.close(1000)
-    } catch {
-      terminate(ws)
-    }
-  }
-}
 
 /**
  * One socket of one attempt: the engine's `Io` over it, and the listener of its events (one
@@ -83,8 +35,8 @@ const closeQuietly = (ws: globalThis.WebSocket): void => {
 class SocketAttempt implements Io, EventListenerObject {
   opened = false
   connectTimeout: Deadlines.Entry | undefined = undefined
-  private readonly pausable: Pausable | undefined
-  private readonly emitter: Emitter | undefined
+  private readonly pausable: Sockets.Pausable | undefined
+  private readonly emitter: Sockets.Emitter | undefined
   /** `ws`'s own `message` event: the text without a WHATWG `MessageEvent` per message. */
   private readonly onWsMessage: ((data: unknown, isBinary: boolean) => void) | undefined
 
@@ -95,19 +47,19 @@ class SocketAttempt implements Io, EventListenerObject {
     /** The session to name in the handshake message, if the dialect sends one (made at open: the key is not kept in it). */
     readonly handshakeFor: string | undefined
   ) {
-    this.pausable = isPausable(socket) ? socket : undefined
-    this.emitter = isEmitter(socket) ? socket : undefined
+    this.pausable = Sockets.isPausable(socket) ? socket : undefined
+    this.emitter = Sockets.isEmitter(socket) ? socket : undefined
     this.onWsMessage = this.emitter === undefined
       ? undefined
-      : (data, isBinary) => (isBinary === false ? hooks.frame(String(data)) : this.data(data))
+      : (data, isBinary) => this.frame(Sockets.emitterFrameOf(data, isBinary))
   }
 
   // --- Io ---
   send(frame: string): Effect.Effect<"written", SendFailure> {
     return Effect.suspend(() => {
       // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
-      if (this.socket.readyState !== OPEN) {
-        return Effect.fail({ retry: true, closing: true, message: "the socket is not open" })
+      if (this.socket.readyState !== Sockets.OPEN) {
+        return Effect.fail({ retry: true, closing: true, message: Close.SOCKET_NOT_OPEN })
       }
       try {
         this.socket.send(frame)
@@ -124,7 +76,7 @@ class SocketAttempt implements Io, EventListenerObject {
     this.pausable?.resume()
   }
   abort(): void {
-    terminate(this.socket)
+    Sockets.terminate(this.socket)
   }
 
   // --- the socket's events ---
@@ -134,7 +86,7 @@ class SocketAttempt implements Io, EventListenerObject {
     socket.addEventListener("error", this, { once: true })
     if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.on("message", this.onWsMessage)
     else socket.addEventListener("message", this)
-    if (socket.readyState === OPEN) this.open()
+    if (socket.readyState === Sockets.OPEN) this.open()
     else socket.addEventListener("open", this, { once: true })
   }
   handleEvent(event: Event): void {
@@ -150,9 +102,10 @@ class SocketAttempt implements Io, EventListenerObject {
     }
   }
   private data(data: unknown): void {
-    if (typeof data === "string") return this.hooks.frame(data)
-    if (data instanceof ArrayBuffer) return this.hooks.frame(new Uint8Array(data))
-    if (data instanceof Uint8Array) return this.hooks.frame(data)
+    this.frame(Sockets.frameOf(data))
+  }
+  private frame(frame: string | Uint8Array | undefined): void {
+    if (frame !== undefined) this.hooks.frame(frame)
   }
   private open(): void {
     this.opened = true
@@ -173,7 +126,7 @@ class SocketAttempt implements Io, EventListenerObject {
   /** The attempt is over: its connect time-out goes, and the socket is closed. */
   close(): void {
     this.connectTimeout?.cancel()
-    closeQuietly(this.socket)
+    Sockets.closeQuietly(this.socket)
   }
 }
 
@@ -201,7 +154,7 @@ export const webSocketTransport = (options: {
       const sized = sizedConstructors.get(options.constructor)
       ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
     } catch (cause) {
-      return hooks.end(Retry(`open failed: ${scrub(Close.describeCause(cause), hooks.key)}`))
+      return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     ws.binaryType = "arraybuffer"
     const attempt = new SocketAttempt(
@@ -218,7 +171,7 @@ export const webSocketTransport = (options: {
       clock.unsafeCurrentTimeMillis() + Duration.toMillis(settings.connectTimeout),
       () => {
         if (!attempt.opened) {
-          terminate(ws)
+          Sockets.terminate(ws)
           hooks.end(Retry(new ConnectTimeout({ timeout: settings.connectTimeout })))
         }
         return undefined

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { Ledger } from "effect-agent-session-core"
+import { Pending } from "effect-agent-session-core"
 import type { PendingRequest } from "../AgentSessions.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -48,21 +48,14 @@ export const make = (
         waiting = f(all)
         return waiting
       })
-    const unwarned = (): PendingRequest | undefined => {
-      let next: PendingRequest | undefined
-      for (const entry of waiting) {
-        if (!warned.has(entry) && (next === undefined || entry.since < next.since)) next = entry
-      }
-      return next
-    }
+    const unwarned = (): PendingRequest | undefined => Pending.nextToWarn(waiting, (entry) => warned.has(entry))
 
     const warn = (entry: PendingRequest, now: number) => {
       const resourceType = SessionEvent.resourceTypeRaw(entry.request.resource_type)
-      return Effect.logWarning(
-        `The agent has waited ${
-          Duration.format(Duration.millis(now - entry.since))
-        } for an answer to its ${resourceType} request: answer it with respond (RunningSession.pending lists it)`
-      ).pipe(Effect.annotateLogs({ sessionId, resourceType, waitedMs: now - entry.since }))
+      const waitedMs = now - entry.since
+      return Effect.logWarning(Pending.warning(Duration.format(Duration.millis(waitedMs)), resourceType)).pipe(
+        Effect.annotateLogs({ sessionId, resourceType, waitedMs })
+      )
     }
     // Sleeps until the earliest warning not given yet is due, gives it if its request still
     // waits, and so on; ends when none is left.
@@ -86,19 +79,11 @@ export const make = (
       arrived: (requests) =>
         Effect.flatMap(Clock.currentTimeMillis, (since) =>
           Effect.andThen(
-            update((all) => {
-              let next = all
-              for (const request of requests) {
-                next = [...next.filter((p) => !sameRequest(p.request, request)), { request, since }]
-              }
-              // Bounded as the connection's answer ledger is: the oldest go first, as the ledger
-              // forgets them (answering one fails with RequestNotPending).
-              return next.length > Ledger.MAX_REQUESTS ? next.slice(next.length - Ledger.MAX_REQUESTS) : next
-            }),
+            update((all) => Pending.arrived(all, requests, since, sameRequest)),
             restart
           )),
       answered: (request) =>
-        Effect.andThen(update((all) => all.filter((p) => !sameRequest(p.request, request))), stopIfIdle),
+        Effect.andThen(update((all) => Pending.answered(all, request, sameRequest)), stopIfIdle),
       cleared: Effect.andThen(update(() => []), FiberHandle.clear(timer))
     }
   })

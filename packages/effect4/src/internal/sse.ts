@@ -39,12 +39,6 @@ import {
 } from "./channel/transport.js"
 import { checkAddress, printableUrl, serviceOf, type ServiceOptions } from "./eventStream.js"
 
-/**
- * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with
- * a margin so that a key across the cut is scrubbed whole before the cut.
- */
-const REFUSAL_LIMIT = 4096 + 1024
-
 // ---------------------------------------------------------------------------
 // The transport
 // ---------------------------------------------------------------------------
@@ -84,7 +78,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
     // `Redacted` is unwrapped only here, where the parameter is written.
-    const params = { sessionId, apiKey: Redacted.value(hooks.key) }
+    const params = Sse.streamParams(sessionId, Redacted.value(hooks.key))
     const client = options.client
     const latch = Latch.makeUnsafe(true)
 
@@ -92,14 +86,14 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       client.execute(
         HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
           HttpClientRequest.setUrlParams(params),
-          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+          HttpClientRequest.bodyText(Sse.answerBody(data), "application/json")
         )
       ).pipe(
         // The response's body is not wanted: released (not read) at once.
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutOrElse({
           duration: settings.answerTimeout,
-          orElse: () => Effect.fail(`no response to the answer within ${Duration.format(settings.answerTimeout)}`)
+          orElse: () => Effect.fail(Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout)))
         }),
         untraced
       )
@@ -129,12 +123,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     hooks.attach(io)
 
     const url = Wire.joinPath(options.base, dialect.sse.connectPath)
-    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)}`)
+    yield* Effect.logDebug(`Connecting to ${Sse.printableStreamUrl(url, sessionId)}`)
 
     const opened = yield* client.execute(
       HttpClientRequest.get(url).pipe(
         HttpClientRequest.setUrlParams(params),
-        HttpClientRequest.setHeaders({ accept: "text/event-stream", "cache-control": "no-cache" })
+        HttpClientRequest.setHeaders(Sse.streamHeaders)
       )
     ).pipe(
       Effect.timeoutOrElse({
@@ -148,20 +142,20 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       const error = opened.failure
       return error._tag === "ConnectTimeout"
         ? Retry(error)
-        : Retry(`open failed: ${scrub(Close.describeCause(error), hooks.key)}`)
+        : Retry(Close.openFailed(error, Redacted.value(hooks.key)))
     }
     const response = opened.success
     if (response.status < 200 || response.status >= 300) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, REFUSAL_LIMIT, true).pipe(
+      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT, true).pipe(
         Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.succeed(new Uint8Array(0)) }),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
       const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
-      if (Close.rejectionStatuses.has(response.status)) {
-        return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
-      }
-      return Retry(`event stream refused with HTTP ${response.status}`)
+      const refusal = Close.classifyRefusal(response.status, "event stream")
+      return refusal._tag === "Rejected"
+        ? Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
+        : Retry(refusal.message)
     }
     hooks.open()
 
@@ -185,9 +179,9 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     )
     const ended = yield* Effect.result(read)
     return Result.isFailure(ended)
-      ? Retry(`read failed: ${scrub(Close.describeCause(ended.failure), hooks.key)}`)
+      ? Retry(Close.readFailed(ended.failure, Redacted.value(hooks.key)))
       // A stream that ends before `complete` is reopened, as an EventSource would.
-      : Retry("the event stream ended")
+      : Retry(Close.STREAM_ENDED)
   })
 
 // ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import { Failures } from "effect-agent-session-core"
 import type * as Answer from "../../Answer.js"
 import type * as Dialect from "../../Dialect.js"
 import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../Errors.js"
@@ -29,7 +30,7 @@ const writeNext = (shell: Shell, attempt: AttemptHooks): Effect.Effect<boolean> 
       if (Result.isFailure(sent)) {
         if (connection.answerFailed(attempt.id, shell.now(), sent.failure) === "stop") return Effect.succeed(false)
         return Effect.as(
-          Effect.logError(`The service refused an answer (${sent.failure.message}): the request is pending again`),
+          Effect.logError(Failures.answerRefusedLog(sent.failure.message)),
           true
         )
       }

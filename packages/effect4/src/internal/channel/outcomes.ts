@@ -3,7 +3,7 @@
  * `open`, a read failure after) or a `close` event with its code. The verdicts are the protocol
  * core's (`Close`); this module builds the SDK's errors from them, their texts scrubbed of the key.
  */
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import { Close } from "effect-agent-session-core"
 import { FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../Errors.js"
 import type { Settings } from "./settings.js"
@@ -24,21 +24,21 @@ export const errorOutcome = (
       // unknown: it is at least one byte over what the socket accepted.
       return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
     case "invalid-utf8":
-      return Fatal(new MalformedFrame({ raw: "", message: "a text frame that is not valid UTF-8" }), "failed")
+      return Fatal(new MalformedFrame({ raw: "", message: Close.INVALID_UTF8 }), "failed")
     case "read-failed":
-      return Retry(`read failed: ${scrub(Close.describeCause(cause), key)}`)
+      return Retry(Close.readFailed(cause, Redacted.value(key)))
     case "open-failed":
       break
   }
   const rejection = rejectionOf(ws, cause)
   if (rejection !== undefined) {
     const { reason, status } = rejection
-    if (Close.rejectionStatuses.has(status)) {
-      return Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
-    }
-    return Retry(`upgrade refused with HTTP ${status}`)
+    const refusal = Close.classifyRefusal(status, "upgrade")
+    return refusal._tag === "Rejected"
+      ? Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
+      : Retry(refusal.message)
   }
-  return Retry(`open failed: ${scrub(Close.describeCause(cause), key)}`)
+  return Retry(Close.openFailed(cause, Redacted.value(key)))
 }
 
 /** How a `close` event ends the attempt. */

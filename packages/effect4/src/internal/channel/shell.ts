@@ -21,7 +21,7 @@ import * as Queue from "effect/Queue"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import { Connection, Ledger, Replay } from "effect-agent-session-core"
+import { Connection, Ledger, Replay, Sse } from "effect-agent-session-core"
 import { type ConnectTimeout, type EventStreamError, type FrameError, FrameTooLarge, truncateRaw } from "../../Errors.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
@@ -175,17 +175,13 @@ export class AttemptHooks implements Hooks {
 
   /** Whether the connection still takes what this attempt's transport reports. */
   get live(): boolean {
-    const phase = this.shell.connection.phase(this.id)
-    return this.isCurrent && phase !== "ended" && phase !== "stale"
+    return this.isCurrent && this.shell.connection.takes(this.id)
   }
 
   /** Waits until the attempt has opened or ended (`ended`: until it has ended). */
   wait(ended: boolean): Effect.Effect<void> {
     return Effect.callback<void>((resume) => {
-      const ready = () => {
-        const phase = this.shell.connection.phase(this.id)
-        return phase === "ended" || phase === "stale" || (!ended && phase === "open")
-      }
+      const ready = () => this.shell.connection.settled(this.id, ended)
       if (ready()) return resume(Effect.void)
       this.waiter = () => {
         if (!ready()) return
@@ -220,7 +216,7 @@ export class AttemptHooks implements Hooks {
    */
   namedEvent(name: string, data: string): void {
     if (!this.isCurrent) return
-    const text = `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
+    const text = Sse.eventFrame(name, data)
     this.accept(this.shell.decode(text), text)
   }
   tooLarge(size: number): void {
