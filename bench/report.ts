@@ -12,6 +12,7 @@ import {
   type ThroughputFigure
 } from "./harness.js"
 import type { Stats } from "./measure.js"
+import { effect4Section, effect4Summary } from "./effect4Report.js"
 
 /** A target and whether the run met it. */
 export interface Verdict {
@@ -206,11 +207,17 @@ export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
   return out
 }
 
-/** The lines `npm run bench` prints at the end (targets of parts not run, with `--only`, left out). */
+/**
+ * The lines `npm run bench` prints at the end: issue 15's targets, then issue 25's (targets of
+ * parts not run, with `--only`, left out).
+ */
 export const summary = (r: Results): string =>
-  verdicts(r).filter((v) => !v.value.startsWith("not measured: not run (--only")).map((v) =>
-    `${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
-  ).join("\n")
+  [
+    ...verdicts(r).filter((v) => !v.value.startsWith("not measured: not run (--only")).map((v) =>
+      `${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
+    ),
+    ...effect4Summary(r)
+  ].join("\n")
 
 /** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
 export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
@@ -513,6 +520,8 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
       ""
     )
   }
+
+  push(...effect4Section(r))
 
   if (analysis.trim().length > 0) push(analysis.trim(), "")
   if (cluster.trim().length > 0) push(cluster.trim(), "")
