@@ -35,8 +35,8 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type AttemptOutcome, End, Fatal, type Hooks, type Io, Retry, type Transport } from "../channel/transport.js"
-import * as Format from "./format.js"
-import { defaultMaxLineLength, type Numbered, Reader } from "./reader.js"
+import { Recording as Format } from "effect-agent-session-core"
+import * as Fs from "node:fs"
 
 /** Options of an in-memory replay. */
 export interface ReplayOptions {
@@ -124,7 +124,7 @@ class Pass {
   failure: ReplayError | undefined = undefined
   session: SessionInfo | undefined = undefined
   /** No reader: the file could not be opened again; every connection fails with `failure`. */
-  constructor(readonly reader: Reader | undefined) {}
+  constructor(readonly reader: Format.Reader | undefined) {}
 }
 
 const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
@@ -134,9 +134,9 @@ export const make = (options: ReplayOptions, observer: Observer) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
-    const maxLineLength = options.maxLineLength ?? defaultMaxLineLength
+    const maxLineLength = options.maxLineLength ?? Format.defaultMaxLineLength
     const answerTimeout = Duration.decode(options.answerTimeout ?? defaultAnswerTimeout)
-    const readers = new Set<Reader>()
+    const readers = new Set<Format.Reader>()
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         for (const reader of readers) reader.close()
@@ -144,8 +144,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       })
     )
 
-    const open = (): Either.Either<{ readonly reader: Reader; readonly header: Format.Header }, InvalidRecording> => {
-      const opened = Reader.open(path, maxLineLength)
+    const open = (): Either.Either<{ readonly reader: Format.Reader; readonly header: Format.Header }, InvalidRecording> => {
+      const opened = Format.Reader.open(path, Fs, maxLineLength)
       if ("reader" in opened) {
         readers.add(opened.reader)
         return Either.right(opened)
@@ -340,7 +340,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         }
         // The next recorded connection (what is left of the previous one was not played: the
         // engine ended it itself, as it did when it was recorded).
-        let connectAt: Numbered | undefined
+        let connectAt: Format.Numbered | undefined
         while (connectAt === undefined) {
           const next = reader.take()
           if (next._tag === "Invalid") return yield* fail(invalid(path, next.line, next.reason))

@@ -1,34 +1,70 @@
 /**
- * The recording format (issue 23), with no Effect in it: what a line is, how one is parsed and
- * validated, how secrets are kept out of it, how two answers differ, and how a recorded
- * connection's end is served again. The Effect shells (`Recording.ts`, the test kit's replay, the
- * simulator's `Replay`) do the I/O; this file could move as it is into the Effect-free core.
+ * The recording format (issue 23), written once for both editions: what a line of a recorded
+ * session is, how one is parsed and validated, how secrets are kept out of it, how two answers
+ * differ, how frames cross transports, how a recorded connection's end is served again, and a
+ * {@link Reader} that reads a recording line by line with bounded memory. No I/O of its own: the
+ * reader reads through the synchronous file functions it is given (`node:fs` has them). The
+ * editions' shells (`Recording`, the test kit's replay, the simulator's `Replay`) do the rest.
  *
  * A recording is JSON Lines: one header line, then one line per thing that happened, in the order
- * it happened. docs/testing.md documents every line; {@link Line} is the same in types.
+ * it happened. The `effect-agent-session` package's docs/testing.md documents every line;
+ * {@link Line} is the same in types.
+ *
+ * @since 0.1.0
  */
-import type * as Dialect from "../../Dialect.js"
-import type { Frame } from "effect-agent-session-core"
+import type * as Dialect from "./Dialect.js"
+import type * as Frame from "./Frame.js"
+import { redactSecrets } from "./Secrets.js"
 
-/** The `format` of the header line. */
+/**
+ * The `format` of the header line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const FORMAT = "effect-agent-session/recording"
 
-/** The version this SDK writes, and the newest it reads. */
+/**
+ * The version this SDK writes, and the newest it reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const VERSION = 1
 
-/** The event channel's transport a session was recorded over. */
+/**
+ * The event channel's transport a session was recorded over.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Transport = "websocket" | "sse"
 
-/** An error as `Errors.AgentSessionError` encodes it (decoded by the shells). */
+/**
+ * An error as an edition's `Errors.AgentSessionError` encodes it (decoded by the shells).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EncodedError {
   readonly _tag: string
   readonly [field: string]: unknown
 }
 
-/** A JSON object (a create request, a session as the SDK encodes it). */
+/**
+ * A JSON object (a create request, a session as the SDK encodes it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type JsonObject = { readonly [field: string]: unknown }
 
-/** The first line. */
+/**
+ * The first line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Header {
   readonly type: "header"
   readonly format: typeof FORMAT
@@ -44,7 +80,12 @@ export interface Header {
   readonly recordedAt: string
 }
 
-/** How one connection (attempt) ended, as the SDK's engine saw it. */
+/**
+ * How one connection (attempt) ended, as the SDK's engine saw it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Outcome =
   /** It ended for good, normally (`complete`, `closed-by-service`, `error-event`). */
   | { readonly _tag: "End"; readonly reason: string }
@@ -57,13 +98,28 @@ export type Outcome =
   /** The transport died (a bug). */
   | { readonly _tag: "Defect"; readonly message: string }
 
-/** An answer as it went on the wire (the core's `Frame.AnswerData`). */
+/**
+ * An answer as it went on the wire (the core's `Frame.AnswerData`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AnswerData = Frame.AnswerData
 
-/** What became of an answer written. */
+/**
+ * What became of an answer written.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AnswerResult = "written" | "confirmed" | { readonly failed: string; readonly retry: boolean }
 
-/** Every line but the header. `t` is milliseconds since the recording started; `conn` counts connections from 1. */
+/**
+ * Every line but the header. `t` is milliseconds since the recording started; `conn` counts connections from 1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Entry =
   | { readonly type: "create"; readonly t: number; readonly request: JsonObject }
   | { readonly type: "created"; readonly t: number; readonly session: JsonObject }
@@ -77,13 +133,23 @@ export type Entry =
   | CloseEntry
   | EndEntry
 
-/** A frame received: WebSocket text, WebSocket binary (base64), or a Server-Sent Event. */
+/**
+ * A frame received: WebSocket text, WebSocket binary (base64), or a Server-Sent Event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FrameEntry =
   | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly text: string }
   | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly base64: string }
   | { readonly type: "frame"; readonly t: number; readonly conn: number; readonly event: string; readonly data: string }
 
-/** An answer written. */
+/**
+ * An answer written.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface AnswerEntry {
   readonly type: "answer"
   readonly t: number
@@ -92,7 +158,12 @@ export interface AnswerEntry {
   readonly result: AnswerResult
 }
 
-/** A connection ended. */
+/**
+ * A connection ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CloseEntry {
   readonly type: "close"
   readonly t: number
@@ -102,7 +173,12 @@ export interface CloseEntry {
   readonly outcome: Outcome
 }
 
-/** The event channel closed for good: the session's end, as `EventStream.ConnectionState.Closed` said. */
+/**
+ * The event channel closed for good: the session's end, as `EventStream.ConnectionState.Closed` said.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EndEntry {
   readonly type: "end"
   readonly t: number
@@ -113,10 +189,20 @@ export interface EndEntry {
   readonly unsent?: ReadonlyArray<{ readonly resourceType: string; readonly actionSessionId: string }>
 }
 
-/** Any line. */
+/**
+ * Any line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Line = Header | Entry
 
-/** A parse: the value, or why not. */
+/**
+ * A parse: the value, or why not.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Parsed<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly reason: string }
 
 const ok = <A>(value: A): Parsed<A> => ({ ok: true, value })
@@ -187,7 +273,12 @@ const parseDialect = (u: unknown): Parsed<Dialect.Dialect> => {
   })
 }
 
-/** Parses the header line: a foreign file or a newer version is refused here. */
+/**
+ * Parses the header line: a foreign file or a newer version is refused here.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const parseHeader = (text: string): Parsed<Header> => {
   const json = parseJson(text)
   if (!json.ok) return json
@@ -198,7 +289,7 @@ export const parseHeader = (text: string): Parsed<Header> => {
   const version = u["version"]
   if (typeof version !== "number" || !Number.isInteger(version) || version < 1) return no(`"version" is not valid`)
   if (version > VERSION) {
-    return no(`written in format version ${version}, newer than this SDK reads (${VERSION}): upgrade effect-agent-session`)
+    return no(`written in format version ${version}, newer than this SDK reads (${VERSION}): upgrade the SDK`)
   }
   const wrong = check(u, {
     sdk: isString,
@@ -287,7 +378,12 @@ const parseJson = (text: string): Parsed<unknown> => {
   }
 }
 
-/** Parses a line after the header. Unknown `type`s are refused: the file is not of this version. */
+/**
+ * Parses a line after the header. Unknown `type`s are refused: the file is not of this version.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const parseEntry = (text: string): Parsed<Entry> => {
   const json = parseJson(text)
   if (!json.ok) return json
@@ -301,7 +397,12 @@ export const parseEntry = (text: string): Parsed<Entry> => {
   return ok(u as unknown as Entry)
 }
 
-/** The line of a value (no newline). */
+/**
+ * The line of a value (no newline).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const encodeLine = (line: Line): string => JSON.stringify(line)
 
 // ---------------------------------------------------------------------------
@@ -311,6 +412,9 @@ export const encodeLine = (line: Line): string => JSON.stringify(line)
 /**
  * Cuts text into lines (`\n` or `\r\n`) as it arrives, holding at most one unfinished line of
  * at most `maxLineLength` characters: a longer line is refused, never held.
+ *
+ * @since 0.1.0
+ * @category parsing
  */
 export class LineSplitter {
   private partial = ""
@@ -376,19 +480,24 @@ const secretParameter = /([?&](?:apiKey|api_key|apikey|key|token|access_token)=)
 /** A bearer credential in text. */
 const bearer = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/g
 
-/** What replaces a secret. */
+/**
+ * What replaces a secret.
+ *
+ * @since 0.1.0
+ * @category secrets
+ */
 export const REDACTED = "<redacted>"
 
 /**
  * Text with every known secret, every key-named JSON member's value, every key-bearing query
  * parameter and every bearer credential replaced by `<redacted>`. Text without any of them is
  * returned as it is (a frame stays byte for byte what the service sent).
+ *
+ * @since 0.1.0
+ * @category secrets
  */
 export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
-  let out = text
-  for (const secret of secrets) {
-    if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join(REDACTED)
-  }
+  let out = redactSecrets(text, secrets)
   // Each replacement only where its cheap sign is present (most frames have none).
   if (mentionsKey.test(out)) out = out.replace(secretMember, `$1$2"${REDACTED}"`)
   if (out.includes("=")) out = out.replace(secretParameter, `$1${REDACTED}`)
@@ -396,7 +505,12 @@ export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
   return out
 }
 
-/** A value with every string scrubbed ({@link scrub}) and every key-named member redacted. */
+/**
+ * A value with every string scrubbed ({@link scrub}) and every key-named member redacted.
+ *
+ * @since 0.1.0
+ * @category secrets
+ */
 export const scrubValue = (value: unknown, secrets: ReadonlyArray<string>, depth = 0): unknown => {
   if (typeof value === "string") return scrub(value, secrets)
   if (depth > 64 || typeof value !== "object" || value === null) return value
@@ -410,7 +524,12 @@ export const scrubValue = (value: unknown, secrets: ReadonlyArray<string>, depth
   return out
 }
 
-/** A line with no secret in it: the text of frames scrubbed as text, every other value member by member. */
+/**
+ * A line with no secret in it: the text of frames scrubbed as text, every other value member by member.
+ *
+ * @since 0.1.0
+ * @category secrets
+ */
 export const scrubEntry = (entry: Entry, secrets: ReadonlyArray<string>): Entry => {
   if (entry.type === "frame") {
     if ("text" in entry) return { ...entry, text: scrub(entry.text, secrets) }
@@ -429,6 +548,9 @@ const show = (value: unknown): string => value === undefined ? "(absent)" : JSON
 /**
  * The differences between two JSON values, one per line (`field: expected X, got Y`), or the
  * empty string when they are equal. Objects are compared member by member (in name order).
+ *
+ * @since 0.1.0
+ * @category differences
  */
 export const difference = (expected: unknown, actual: unknown, path = "", depth = 0): string => {
   if (isObject(expected) && isObject(actual) && depth < 16) {
@@ -446,7 +568,12 @@ export const difference = (expected: unknown, actual: unknown, path = "", depth 
 // Frames across transports
 // ---------------------------------------------------------------------------
 
-/** The event name and payload text of a WebSocket frame in a framing, if it has them. */
+/**
+ * The event name and payload text of a WebSocket frame in a framing, if it has them.
+ *
+ * @since 0.1.0
+ * @category transports
+ */
 export const frameToEvent = (framing: Dialect.Framing, text: string): { readonly event: string; readonly data: string } | undefined => {
   const json = parseJson(text)
   if (!json.ok || !isObject(json.value)) return undefined
@@ -460,7 +587,12 @@ export const frameToEvent = (framing: Dialect.Framing, text: string): { readonly
   return { event: name, data: JSON.stringify(frame["data"] ?? {}) }
 }
 
-/** The WebSocket frame of a Server-Sent Event in a framing (the payload text spliced in as it is). */
+/**
+ * The WebSocket frame of a Server-Sent Event in a framing (the payload text spliced in as it is).
+ *
+ * @since 0.1.0
+ * @category transports
+ */
 export const eventToFrame = (framing: Dialect.Framing, event: string, data: string): string => {
   const payload = data.length === 0 ? "{}" : data
   if (framing === "flat") {
@@ -474,7 +606,12 @@ export const eventToFrame = (framing: Dialect.Framing, event: string, data: stri
 // Serving a recorded end again
 // ---------------------------------------------------------------------------
 
-/** What a server does to end a connection as the recorded one ended. */
+/**
+ * What a server does to end a connection as the recorded one ended.
+ *
+ * @since 0.1.0
+ * @category transports
+ */
 export type ServerEnd =
   /** Refuse the connection with this HTTP status (before it opened). */
   | { readonly _tag: "Refuse"; readonly status: number; readonly reason: string }
@@ -500,7 +637,11 @@ const statusIn = (cause: string): number | undefined => {
 
 /**
  * How a server ends a connection so that a client sees what the recorded one saw. The causes
- * are the SDK's own descriptions (`internal/channel/outcomes.ts`, `socket.ts`, `../sse.ts`).
+ * are the engines' own descriptions of an attempt's end (`closed with code N`, `... refused with
+ * HTTP N`, `open failed`, `read failed`, `the event stream ended`).
+ *
+ * @since 0.1.0
+ * @category transports
  */
 export const serverEndOf = (close: CloseEntry): ServerEnd => {
   const outcome = close.outcome
@@ -541,6 +682,258 @@ export const serverEndOf = (close: CloseEntry): ServerEnd => {
       if (cause.startsWith("read failed")) return { _tag: "Drop" }
       if (cause === "the event stream ended") return { _tag: "EndStream" }
       return close.opened ? { _tag: "AwaitClient" } : { _tag: "Reset" }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading a file
+// ---------------------------------------------------------------------------
+//
+// A recording is read line by line, never whole: a block of 64 KiB at a time, at most one
+// unfinished line held (of at most `maxLineLength` characters), each line parsed and validated
+// as it is reached. The shells turn an `Invalid` into their `InvalidRecording`.
+//
+// The reads are synchronous, on purpose: a replay under a test clock must not wait for I/O
+// between two recorded steps (the clock would run ahead of a replay waiting for the disk, and the
+// steps after would be scheduled past the time the test advanced to). A 64 KiB read from a local
+// file takes microseconds; memory stays bounded whatever the size of the file.
+
+/**
+ * The longest line read by default: 16 Mi characters (a 1 MiB frame escaped is at most 6 MiB).
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const defaultMaxLineLength = 16 * 1024 * 1024
+
+const BLOCK = 64 * 1024
+
+/**
+ * The synchronous file functions a {@link Reader} reads through: pass `node:fs` (whose
+ * functions have these shapes). A function that throws is a file that cannot be read.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export interface FileSystemSync {
+  readonly openSync: (path: string, flags: "r") => number
+  readonly readSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) => number
+  readonly closeSync: (fd: number) => void
+}
+
+/**
+ * Why a recording cannot be read further, and where.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export interface Invalid {
+  readonly _tag: "Invalid"
+  /** 1-based; 0 when the file itself could not be read. */
+  readonly line: number
+  readonly reason: string
+}
+
+/**
+ * How many line ends come before the first bytes that are not UTF-8 in a block (the block starts
+ * on the line being read). A line end (0x0A) is never part of a multi-byte character, so the
+ * block is checked line by line; the bytes continuing a character begun in the block before are
+ * skipped.
+ */
+const badLineIn = (bytes: Uint8Array): number => {
+  const strict = new TextDecoder("utf-8", { fatal: true })
+  let start = 0
+  while (start < bytes.length && start < 3 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++
+  let lines = 0
+  while (start <= bytes.length) {
+    const end = bytes.indexOf(0x0a, start)
+    const stop = end < 0 ? bytes.length : end
+    try {
+      // The last piece may end inside a character the next block completes.
+      strict.decode(bytes.subarray(start, stop), { stream: end < 0 })
+    } catch {
+      return lines
+    }
+    if (end < 0) return lines
+    lines++
+    start = end + 1
+  }
+  return lines
+}
+
+/**
+ * An entry and its line.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export interface Numbered {
+  readonly _tag: "Entry"
+  readonly line: number
+  readonly entry: Entry
+}
+
+/**
+ * The end of the file.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export interface Done {
+  readonly _tag: "Done"
+  /** The last line read. */
+  readonly line: number
+}
+
+const invalid = (line: number, reason: string): Invalid => ({ _tag: "Invalid", line, reason })
+
+const describe = (cause: unknown): string =>
+  typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : String(cause)
+
+/**
+ * A recording open for reading, positioned after its header.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export class Reader {
+  private readonly splitter: LineSplitter
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true })
+  private readonly buffer = new Uint8Array(BLOCK)
+  private lines: Array<string> = []
+  private next = 0
+  private eof = false
+  private failed: Invalid | undefined
+  /** A line over the limit, reported once the lines before it are read. */
+  private tooLong = false
+  private peeked: Numbered | Done | Invalid | undefined
+  /** The last line read. */
+  line = 0
+
+  private constructor(private readonly fs: FileSystemSync, private fd: number | undefined, maxLineLength: number) {
+    this.splitter = new LineSplitter(maxLineLength)
+  }
+
+  /** The most characters of an unfinished line held at once (a bound the tests check). */
+  get peakHeld(): number {
+    return this.splitter.peak
+  }
+
+  /** Opens a recording through `fs` (`node:fs`) and reads its header. */
+  static open(
+    path: string,
+    fs: FileSystemSync,
+    maxLineLength = defaultMaxLineLength
+  ): { readonly reader: Reader; readonly header: Header } | Invalid {
+    let fd: number
+    try {
+      fd = fs.openSync(path, "r")
+    } catch (cause) {
+      return invalid(0, `cannot be read: ${describe(cause)}`)
+    }
+    const reader = new Reader(fs, fd, maxLineLength)
+    let first = reader.readLine()
+    while (typeof first === "string" && first.trim().length === 0) first = reader.readLine()
+    if (typeof first !== "string") {
+      reader.close()
+      return first._tag === "Invalid" ? first : invalid(1, "the file is empty: not a recording")
+    }
+    const header = parseHeader(first)
+    if (!header.ok) {
+      reader.close()
+      return invalid(1, header.reason)
+    }
+    return { reader, header: header.value }
+  }
+
+  /** The next line's text, the end, or why it cannot be read. */
+  private readLine(): string | Done | Invalid {
+    if (this.failed !== undefined) return this.failed
+    while (this.next >= this.lines.length) {
+      this.lines = []
+      this.next = 0
+      if (this.tooLong) {
+        return this.fail(invalid(this.line + 1, `a line is longer than ${this.splitter.maxLineLength} characters`))
+      }
+      if (this.eof) return { _tag: "Done", line: this.line }
+      const block = this.readBlock()
+      if ("_tag" in block) return this.fail(block)
+      const { lines, tooLong } = block.end ? this.finish(block.text) : this.splitter.push(block.text)
+      this.tooLong = tooLong
+      this.lines = lines
+    }
+    this.line += 1
+    const text = this.lines[this.next] ?? ""
+    this.lines[this.next] = ""
+    this.next += 1
+    return text
+  }
+
+  private finish(text: string): { readonly lines: Array<string>; readonly tooLong: boolean } {
+    this.eof = true
+    this.close()
+    const pushed = this.splitter.push(text)
+    const last = pushed.tooLong ? undefined : this.splitter.end()
+    return last === undefined ? pushed : { lines: [...pushed.lines, last], tooLong: false }
+  }
+
+  /** The next block as text, and whether the file ended. */
+  private readBlock(): { readonly text: string; readonly end: boolean } | Invalid {
+    if (this.fd === undefined) return { text: "", end: true }
+    let read: number
+    try {
+      read = this.fs.readSync(this.fd, this.buffer, 0, BLOCK, null)
+    } catch (cause) {
+      return invalid(this.line + 1, `cannot be read: ${describe(cause)}`)
+    }
+    const bytes = this.buffer.subarray(0, read)
+    try {
+      return read === 0 ? { text: this.decoder.decode(), end: true } : { text: this.decoder.decode(bytes, { stream: true }), end: false }
+    } catch {
+      return invalid(this.line + 1 + badLineIn(bytes), "not UTF-8 text")
+    }
+  }
+
+  private fail(reason: Invalid): Invalid {
+    this.failed = reason
+    this.close()
+    return reason
+  }
+
+  /** The next entry (blank lines are skipped), the end of the file, or why not. */
+  take(): Numbered | Done | Invalid {
+    const peeked = this.peeked
+    if (peeked !== undefined) {
+      this.peeked = undefined
+      return peeked
+    }
+    while (true) {
+      const text = this.readLine()
+      if (typeof text !== "string") return text
+      if (text.trim().length === 0) continue
+      const parsed = parseEntry(text)
+      if (!parsed.ok) return this.fail(invalid(this.line, parsed.reason))
+      return { _tag: "Entry", line: this.line, entry: parsed.value }
+    }
+  }
+
+  /** The next entry without taking it. */
+  peek(): Numbered | Done | Invalid {
+    this.peeked ??= this.take()
+    return this.peeked
+  }
+
+  /** Closes the file (again is harmless). */
+  close(): void {
+    const fd = this.fd
+    this.fd = undefined
+    if (fd !== undefined) {
+      try {
+        this.fs.closeSync(fd)
+      } catch {
+        // Closing a file read to its end cannot lose anything.
+      }
     }
   }
 }
