@@ -24,6 +24,7 @@ import { webSocketTransport } from "./channel/socket.js"
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
 export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
 export { ConnectionState } from "./channel/state.js"
+export { recordRejection } from "./channel/upgrade.js"
 
 /** The address without credentials, query string or fragment: safe to print. */
 export const printableUrl: (url: URL | string) => string = Url.printableUrl
