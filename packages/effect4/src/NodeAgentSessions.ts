@@ -85,8 +85,11 @@ const transports = (options: Options, credentials: Layer.Layer<Credentials.Crede
     }).pipe(
       Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
     )
+  // Fresh: Effect 4 memoizes a layer by reference across the `Effect.provide`s of one program, so
+  // the shared `AgentSessions.layer` built once (say, for the account key) would otherwise serve
+  // a second `NodeAgentSessions.layer` (another key, another service) with the first one's.
   return Layer.provideMerge(
-    AgentSessions.layer,
+    Layer.fresh(AgentSessions.layer),
     Layer.merge(api, events)
   ).pipe(Layer.provideMerge(credentials))
 }

@@ -414,7 +414,8 @@ export const layer = (
       ))
   )
   const base = Layer.merge(services, Credentials.layer({ apiKey: "test-account-key" }))
-  return Layer.provideMerge(AgentSessions.layer, base)
+  // Fresh: each test kit layer's façade over its own scripted services (as in NodeAgentSessions).
+  return Layer.provideMerge(Layer.fresh(AgentSessions.layer), base)
 }
 
 /**

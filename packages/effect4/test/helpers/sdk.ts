@@ -5,6 +5,7 @@
  * client that got every event exactly once, in order, sees `1..n` once each, in order.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { describe, layer, type Vitest } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -90,3 +91,17 @@ export const stepNumbers = (events: ReadonlyArray<SessionEvent.SessionEvent>): R
 
 /** `1..n`. */
 export const upTo = (n: number): ReadonlyArray<number> => Array.from({ length: n }, (_, i) => i + 1)
+
+/**
+ * A describe block over its own simulator child (`simulator`'s flags: its faults apply to every
+ * session of it) and `sdk` pointed at it, shared by the block's tests.
+ */
+export const suiteOn = <R>(
+  title: string,
+  sdk: Layer.Layer<R, never, Sim>,
+  simulator: SimulatorOptions,
+  tests: (it: Vitest.MethodsNonLive<Sim | R>) => void
+) =>
+  describe(title, () => {
+    layer(Layer.provideMerge(sdk, simLayer(simulator)), { excludeTestServices: true, timeout: "90 seconds" })(tests)
+  })
