@@ -185,6 +185,12 @@ const rateRows = (label: string, f: RateFigure | Skipped): Array<string> =>
     ? [`| ${label} | not measured: ${f.skipped} | |`]
     : [`| ${label} | ${mmm(f.fps, int)} | ${mmm(f.cpuUsPerFrame, (n) => fixed(n, 2))} |`]
 
+/** The load average at the end of the Effect 4 part, if the run kept it. */
+const loadOf = (r: Results): string | undefined => {
+  const entry = Object.entries(r.phaseLoad ?? {}).find(([name]) => name.startsWith("the Effect 4 edition"))
+  return entry === undefined ? undefined : entry[1].map((n) => n.toFixed(2)).join(" / ")
+}
+
 /** The Effect 4 section of RESULTS.md. */
 export const effect4Section = (r: Results): Array<string> => {
   const e4 = figureOf(r)
@@ -192,7 +198,9 @@ export const effect4Section = (r: Results): Array<string> => {
   if (isSkipped(e4)) return [...lines, `not measured: ${e4.skipped}`, ""]
   const verdicts = effect4Verdicts(r)
   lines.push(
-    `The Effect 4 edition (\`packages/effect4\`, effect 4.1) on Node ${e4.node} (the edition's own toolchain, \`packages/effect4/scripts/node22.mjs\`), against floors measured in the same run on the same Node; the Effect 3 edition beside it on Node 22 and on this run's Node (${r.machine.node}). Each measurement in a fresh process, as above (Effect 4 side: packages/effect4/bench/child.ts).`,
+    `The Effect 4 edition (\`packages/effect4\`, effect 4.1) on Node ${e4.node} (the edition's own toolchain, \`packages/effect4/scripts/node22.mjs\`), against floors measured in the same run on the same Node; the Effect 3 edition beside it on Node 22 and on this run's Node (${r.machine.node}). Each measurement in a fresh process, as above (Effect 4 side: packages/effect4/bench/child.ts).${
+      loadOf(r) === undefined ? "" : ` Load average at the end of this part: ${loadOf(r)} (1 / 5 / 15 min, ${r.machine.cores} cores shared with other work).`
+    }`,
     "",
     "| figure | result | target | met |",
     "| --- | --- | --- | --- |",

@@ -152,6 +152,8 @@ export interface Machine {
   readonly platform: string
   readonly date: string
   readonly fdLimit: number
+  /** The load average (1, 5 and 15 minutes) when the run started (absent from older runs). */
+  readonly loadAverage?: readonly [number, number, number] | undefined
 }
 
 /** The two sides of a comparison and their ratio (SDK over raw, of the medians). */
@@ -236,6 +238,11 @@ export interface Results {
   readonly firstEvent?: FirstEventFigure | Skipped | undefined
   /** Seconds each part of the run took. */
   readonly phases: Readonly<Record<string, number>>
+  /**
+   * The load average (1, 5 and 15 minutes) at the end of each part: the machine is shared, and
+   * what else ran beside a part is part of its figures (absent from older runs).
+   */
+  readonly phaseLoad?: Readonly<Record<string, readonly [number, number, number]>> | undefined
   readonly createSession: Comparison | Skipped
   readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
   readonly slow: ReadonlyArray<SlowFigure> | Skipped
@@ -283,8 +290,15 @@ export const machine = (): Machine => ({
   node: process.version,
   platform: `${Os.type()} ${Os.release()} ${Os.arch()}`,
   date: new Date().toISOString(),
-  fdLimit: fdLimit()
+  fdLimit: fdLimit(),
+  loadAverage: loadAverage()
 })
+
+/** The load average (1, 5 and 15 minutes), two decimals. */
+export const loadAverage = (): readonly [number, number, number] => {
+  const [one = 0, five = 0, fifteen = 0] = Os.loadavg().map((n) => Math.round(n * 100) / 100)
+  return [one, five, fifteen]
+}
 
 /** Whether the SDK side reads the TypeScript sources (the package's source condition), not `dist/`. */
 const fromSource = (): boolean => process.env["BENCH_SDK_FROM"] === "source"
@@ -713,11 +727,14 @@ export const runBench = async (config: Config): Promise<Results> => {
   const info = machine()
   const { log: _log, ...shown } = config
   const phases: Record<string, number> = {}
+  const phaseLoad: Record<string, readonly [number, number, number]> = {}
   const phase = async <A>(name: string, body: () => Promise<A>): Promise<A | Skipped> => {
     config.log(name)
     const start = performance.now()
     const result = await attempt(name, config.log, body)
     phases[name] = (performance.now() - start) / 1000
+    phaseLoad[name] = loadAverage()
+    config.log(`  load average ${phaseLoad[name].join(" / ")} (1 / 5 / 15 min) at the end of ${name}`)
     return result
   }
   // The load generator serves every part but the two against the simulator.
@@ -789,6 +806,7 @@ export const runBench = async (config: Config): Promise<Results> => {
       config: shown,
       seconds: (performance.now() - started) / 1000,
       phases,
+      phaseLoad,
       throughput: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.events,
       throughputAttach: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.attach,
       throughputFloor: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.floor,

@@ -284,6 +284,20 @@ const throughputSection = (t: ThroughputFigure, sdkLabel: string): Array<string>
 ]
 
 /** RESULTS.md; `cluster` is the cluster section kept from the file it replaces (see {@link clusterSection}). */
+/** The load average of the run (the machine is shared): at its start and at the end of each part. */
+const loadLines = (r: Results): Array<string> => {
+  const start = r.machine.loadAverage
+  const parts = Object.entries(r.phaseLoad ?? {})
+  if (start === undefined && parts.length === 0) return []
+  const show = (l: readonly [number, number, number]) => l.map((n) => n.toFixed(2)).join(" / ")
+  return [
+    `Load average (1 / 5 / 15 min; ${r.machine.cores} cores): ${start === undefined ? "" : `${show(start)} at the start`}${
+      parts.map(([name, l]) => `; ${show(l)} at the end of ${name}`).join("")
+    }.`,
+    ""
+  ]
+}
+
 export const markdown = (r: Results, analysis: string, cluster = ""): string => {
   const lines: Array<string> = []
   const push = (...more: Array<string>) => lines.push(...more)
@@ -304,6 +318,7 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
     "This machine is shared and noisy: absolute numbers drift between runs; the ratios, taken",
     "side by side in the same run, are the figures to read.",
     "",
+    ...loadLines(r),
     "## The targets (issue 15)",
     "",
     "| figure | result | target | met |",

@@ -186,6 +186,11 @@ describe("bench harness (smoke run at small N)", () => {
       assert.include(text, heading)
     }
     assert.include(text, "## 8. The Effect 4 edition (issue 25)")
+    // The machine is shared: the load average at the start and at the end of every part is kept.
+    assert.strictEqual(r.machine.loadAverage?.length, 3)
+    assert.deepStrictEqual(Object.keys(r.phaseLoad ?? {}), Object.keys(r.phases))
+    assert.match(text, /Load average \(1 \/ 5 \/ 15 min; \d+ cores\): [\d.]+ \/ [\d.]+ \/ [\d.]+ at the start; /)
+    assert.include(text, "Load average at the end of this part: ")
     assert.notInclude(text, "not measured")
     assert.isTrue(text.endsWith(`${cluster}\n`), "the cluster section is kept, last")
     const v4 = effect4Verdicts(r)
