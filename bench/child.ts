@@ -4,10 +4,16 @@
  * over IPC (or prints it), and exits. One process per measurement keeps the sides apart: the SDK
  * never shares a heap, a JIT or a GC with the raw client it is compared with.
  */
-import * as Fs from "node:fs"
-import * as Inspector from "node:inspector"
-import * as Path from "node:path"
-import { createRequest, fullGc, heapSampler, type HeapSample, sleep } from "./measure.js"
+import {
+  createRequest,
+  fullGc,
+  heapSampler,
+  type HeapSample,
+  memory,
+  type MemoryResult,
+  profiled,
+  runAsChild
+} from "./measure.js"
 import type { FiberCount, FirstEventResult, ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
 import type { Floor } from "./floors.js"
 import type { SseResult } from "./sse.js"
@@ -84,15 +90,6 @@ export type Task =
     readonly rounds: number
   }
 
-/** Memory per open connection. */
-export interface MemoryResult {
-  readonly opened: number
-  readonly openMs: number
-  readonly rssPerConn: number
-  readonly heapPerConn: number
-  readonly externalPerConn: number
-}
-
 /** Create-session latencies: the median of each round, per side (the sides alternate request by request). */
 export interface CreateSessionResult {
   readonly fetchMedianMs: ReadonlyArray<number>
@@ -136,56 +133,6 @@ const rawClient = async (bounded: boolean): Promise<Client> => {
 const clientFor = async (variant: Variant | "raw-unbounded"): Promise<Client> => {
   if (variant === "sdk") return (await import("./sdk.js")).client
   return rawClient(variant === "raw")
-}
-
-const memory = async (hold: Client["hold"], url: string, count: number, concurrency: number): Promise<MemoryResult> => {
-  // Warm up: load every module and compile the paths once, so the baseline includes them.
-  const warm = await hold(url, 20, 20)
-  await warm.close()
-  await sleep(100)
-  fullGc()
-  const before = process.memoryUsage()
-  const held = await hold(url, count, concurrency)
-  await sleep(300)
-  fullGc()
-  const after = process.memoryUsage()
-  // Not closed: the process exits next, which drops every socket at once (closing 10k scopes
-  // one by one would only add minutes to the run).
-  void held
-  return {
-    opened: held.opened,
-    openMs: held.openMs,
-    rssPerConn: (after.rss - before.rss) / count,
-    heapPerConn: (after.heapUsed - before.heapUsed) / count,
-    externalPerConn: (after.external - before.external) / count
-  }
-}
-
-const post = <A>(session: Inspector.Session, method: string, params?: object): Promise<A> =>
-  new Promise((resolve, reject) => {
-    session.post(method, params, (error, result) => (error === null ? resolve(result as A) : reject(error)))
-  })
-
-/**
- * Runs the measured part of a task under the CPU profiler when `BENCH_CPU_PROFILE_DIR` is set
- * (warm-up, set-up and module loading are left out), writing `<label>-<pid>.cpuprofile` there.
- */
-export const profiled = async <A>(label: string, body: () => Promise<A>): Promise<A> => {
-  const dir = process.env["BENCH_CPU_PROFILE_DIR"]
-  if (dir === undefined || dir === "") return body()
-  const session = new Inspector.Session()
-  session.connect()
-  await post(session, "Profiler.enable")
-  await post(session, "Profiler.setSamplingInterval", { interval: 100 })
-  await post(session, "Profiler.start")
-  try {
-    return await body()
-  } finally {
-    const { profile } = await post<{ profile: object }>(session, "Profiler.stop")
-    Fs.mkdirSync(dir, { recursive: true })
-    Fs.writeFileSync(Path.join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile))
-    session.disconnect()
-  }
 }
 
 /** Runs one task. */
@@ -269,28 +216,6 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
   }
 }
 
-export type { HeapSample }
+export type { HeapSample, MemoryResult }
 
-const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, "/"))
-if (isMain) {
-  const task = JSON.parse(process.argv[2] ?? "{}") as Task
-  // A task whose program waits on nothing the event loop holds (every socket gone) would end
-  // the process quietly with code 0: say so and fail instead.
-  process.once("beforeExit", () => {
-    console.error(`${task.kind} ${"variant" in task ? task.variant : ""}: the task never finished (the event loop emptied)`)
-    process.exit(1)
-  })
-  runTask(task).then(
-    (result) => {
-      if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))
-      else {
-        console.log(JSON.stringify(result))
-        process.exit(0)
-      }
-    },
-    (error: unknown) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runAsChild(import.meta.url, runTask)

@@ -8,12 +8,14 @@ import { type ChildProcess, execSync, spawn } from "node:child_process"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { CreateSessionResult, MemoryResult, Task, TaskResult, Variant } from "./child.js"
+import type { CreateSessionResult, Task, TaskResult, Variant } from "./child.js"
 import type { Floor } from "./floors.js"
+import { type Effect4Config, type Effect4Figure, effect4Figure } from "./effect4.js"
 import type { SseResult } from "./sse.js"
 import {
   type FiberCount,
   type FirstEventResult,
+  type MemoryResult,
   type ReconnectResult,
   type SlowResult,
   type Stats,
@@ -84,6 +86,8 @@ export interface Config {
    * every part runs). Default false: one measurement at a time.
    */
   readonly parallel?: boolean | undefined
+  /** The Effect 4 edition's part (bench/effect4.ts). */
+  readonly effect4: Effect4Config
   /** Run only these parts (see {@link parts}); default every part. */
   readonly only?: ReadonlyArray<Part> | undefined
   /** Progress lines. */
@@ -100,7 +104,8 @@ export const parts = [
   "createSession",
   "reconnect",
   "slow",
-  "sse"
+  "sse",
+  "effect4"
 ] as const
 
 /** A part of a run. */
@@ -127,6 +132,14 @@ export const fullConfig: Config = {
   reconnectRounds: 2,
   createSession: { requests: 100, rounds: 5, warmup: 100 },
   sse: { size: 1024 * 1024, piece: 256, rounds: 5 },
+  effect4: {
+    connections: [10_000],
+    memoryRounds: 2,
+    heapConnections: 1_000,
+    fiberSessions: 1_000,
+    firstEvent: { sessions: 200, rounds: 3, warmup: 20, events: 5 },
+    throughputRounds: 4
+  },
   log: (line) => console.log(line)
 }
 
@@ -139,6 +152,8 @@ export interface Machine {
   readonly platform: string
   readonly date: string
   readonly fdLimit: number
+  /** The load average (1, 5 and 15 minutes) when the run started (absent from older runs). */
+  readonly loadAverage?: readonly [number, number, number] | undefined
 }
 
 /** The two sides of a comparison and their ratio (SDK over raw, of the medians). */
@@ -223,11 +238,18 @@ export interface Results {
   readonly firstEvent?: FirstEventFigure | Skipped | undefined
   /** Seconds each part of the run took. */
   readonly phases: Readonly<Record<string, number>>
+  /**
+   * The load average (1, 5 and 15 minutes) at the end of each part: the machine is shared, and
+   * what else ran beside a part is part of its figures (absent from older runs).
+   */
+  readonly phaseLoad?: Readonly<Record<string, readonly [number, number, number]>> | undefined
   readonly createSession: Comparison | Skipped
   readonly reconnect: { readonly sdk: Stats; readonly raw: Stats } | Skipped
   readonly slow: ReadonlyArray<SlowFigure> | Skipped
   /** The SSE parser on one long event (absent from runs made before it was measured). */
   readonly sse?: SseFigure | Skipped | undefined
+  /** The Effect 4 edition (issue 25; absent from runs made before it was measured). */
+  readonly effect4?: Effect4Figure | Skipped | undefined
 }
 
 /** The SSE parser's CPU on one long event, whole and in pieces. */
@@ -268,11 +290,31 @@ export const machine = (): Machine => ({
   node: process.version,
   platform: `${Os.type()} ${Os.release()} ${Os.arch()}`,
   date: new Date().toISOString(),
-  fdLimit: fdLimit()
+  fdLimit: fdLimit(),
+  loadAverage: loadAverage()
 })
+
+/** The load average (1, 5 and 15 minutes), two decimals. */
+export const loadAverage = (): readonly [number, number, number] => {
+  const [one = 0, five = 0, fifteen = 0] = Os.loadavg().map((n) => Math.round(n * 100) / 100)
+  return [one, five, fifteen]
+}
 
 /** Whether the SDK side reads the TypeScript sources (the package's source condition), not `dist/`. */
 const fromSource = (): boolean => process.env["BENCH_SDK_FROM"] === "source"
+
+/**
+ * The Node that runs a child, and the TypeScript file it runs: by default this process's Node and
+ * a file of bench/; the Effect 4 edition's children run on Node 22 (bench/effect4.ts).
+ */
+export interface Runner {
+  /** The Node binary (default: this process's). */
+  readonly node?: string | undefined
+  /** The file to run, absolute (default: `bench/<file>` under `from`). */
+  readonly script?: string | undefined
+  /** Environment added to the child's. */
+  readonly env?: NodeJS.ProcessEnv | undefined
+}
 
 /** Starts a TypeScript file in a child process (with its soft fd limit raised to the hard one). */
 const spawnTs = (
@@ -280,7 +322,8 @@ const spawnTs = (
   args: ReadonlyArray<string>,
   nodeFlags: ReadonlyArray<string> = [],
   env: NodeJS.ProcessEnv = process.env,
-  from: string = root
+  from: string = root,
+  runner: Runner = {}
 ): ChildProcess => {
   const limit = fdLimit()
   return spawn(
@@ -288,19 +331,22 @@ const spawnTs = (
     [
       "-c",
       `ulimit -n ${limit} 2>/dev/null; exec "$0" "$@"`,
-      process.execPath,
+      runner.node ?? process.execPath,
       "--import",
       "tsx",
       ...(fromSource() ? ["--conditions=effect-agent-session-source"] : []),
       ...nodeFlags,
-      Path.join(from, "bench", file),
+      runner.script ?? Path.join(from, "bench", file),
       ...args
     ],
     {
       cwd: root,
       // From `dist/`, the library's import of the protocol core resolves to the core's `dist/` too:
       // the build's tsconfig has no `paths` to the core's sources (which tsx would otherwise follow).
-      env: fromSource() ? env : { ...env, TSX_TSCONFIG_PATH: Path.join(root, "tsconfig.build.json") },
+      env: {
+        ...(fromSource() ? env : { ...env, TSX_TSCONFIG_PATH: Path.join(root, "tsconfig.build.json") }),
+        ...runner.env
+      },
       stdio: ["ignore", "pipe", "pipe", "ipc"]
     }
   )
@@ -317,12 +363,12 @@ const collectOutput = (child: ChildProcess): (() => string) => {
 }
 
 /** A long-lived server child (load generator or simulator). */
-interface Server {
+export interface Server {
   readonly url: string
   readonly stop: () => Promise<void>
 }
 
-const startServer = (
+export const startServer = (
   file: string,
   args: ReadonlyArray<string> = []
 ): Promise<Server & { readonly port: number; readonly accountKey: string }> =>
@@ -349,15 +395,20 @@ const startServer = (
     })
   })
 
-/** Runs one task in a fresh client process. */
-export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: string, sdkRoot?: string): Promise<A> =>
+/** Runs one task in a fresh client process (bench/child.ts, or the runner's script). */
+export const runChild = <A = TaskResult>(
+  task: Task | { readonly kind: string },
+  cpuProfileDir?: string,
+  sdkRoot?: string,
+  runner: Runner = {}
+): Promise<A> =>
   new Promise((resolve, reject) => {
     const env = cpuProfileDir === undefined ? process.env : { ...process.env, BENCH_CPU_PROFILE_DIR: cpuProfileDir }
     // With `sdkRoot`, the SDK side runs from that copy (its bench/, hence its src/); so does the
     // create-session task, whose one process holds both sides (its fetch side is the same code).
     const sdkSide = ("variant" in task && task.variant === "sdk") || task.kind === "createSession"
     const from = sdkRoot !== undefined && sdkSide ? sdkRoot : root
-    const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env, from)
+    const child = spawnTs("child.ts", [JSON.stringify(task)], ["--expose-gc"], env, from, runner)
     const output = collectOutput(child)
     let result: A | undefined
     child.on("message", (message: { type?: string; result?: A }) => {
@@ -365,11 +416,16 @@ export const runChild = <A extends TaskResult>(task: Task, cpuProfileDir?: strin
     })
     child.on("exit", (code) => {
       if (code === 0 && result !== undefined) resolve(result)
-      else reject(new Error(`${task.kind} child exited (${code}):\n${output()}`))
+      else {
+        // The first line names what went wrong (the report keeps only that line).
+        const text = output()
+        const error = /^\s*(?:\w*Error|error)\b.*$/m.exec(text)?.[0]?.trim() ?? "see its output"
+        reject(new Error(`${task.kind} child exited (${code}): ${error}\n${text}`))
+      }
     })
   })
 
-const compare = (raw: ReadonlyArray<number>, sdk: ReadonlyArray<number>): Comparison => {
+export const compare = (raw: ReadonlyArray<number>, sdk: ReadonlyArray<number>): Comparison => {
   const r = stats(raw)
   const s = stats(sdk)
   const pairs: Array<number> = []
@@ -377,7 +433,7 @@ const compare = (raw: ReadonlyArray<number>, sdk: ReadonlyArray<number>): Compar
   return { raw: r, sdk: s, ratio: s.median / r.median, pairRatios: stats(pairs) }
 }
 
-const attempt = async <A>(label: string, log: (line: string) => void, body: () => Promise<A>): Promise<A | Skipped> => {
+export const attempt = async <A>(label: string, log: (line: string) => void, body: () => Promise<A>): Promise<A | Skipped> => {
   try {
     return await body()
   } catch (error) {
@@ -658,22 +714,29 @@ export const runBench = async (config: Config): Promise<Results> => {
   // not the TypeScript sources through tsx (whose `keepNames` gives every closure a property:
   // about 8 KiB more per open connection, measured). Built here, where the SDK side comes from.
   // `BENCH_SDK_FROM=source` (the harness's smoke test) skips the build and reads the sources.
+  const selected = (part: Part) => config.only === undefined || config.only.includes(part)
   if (!fromSource()) {
     config.log("building the library (npm run build)")
     execSync("npm run build", { cwd: config.sdkRoot ?? root, stdio: "ignore" })
+    if (selected("effect4")) {
+      config.log("building the Effect 4 edition (npm run build -w packages/effect4)")
+      execSync("npm run build -w packages/effect4", { cwd: config.sdkRoot ?? root, stdio: "ignore" })
+    }
   }
   const started = performance.now()
   const info = machine()
   const { log: _log, ...shown } = config
   const phases: Record<string, number> = {}
+  const phaseLoad: Record<string, readonly [number, number, number]> = {}
   const phase = async <A>(name: string, body: () => Promise<A>): Promise<A | Skipped> => {
     config.log(name)
     const start = performance.now()
     const result = await attempt(name, config.log, body)
     phases[name] = (performance.now() - start) / 1000
+    phaseLoad[name] = loadAverage()
+    config.log(`  load average ${phaseLoad[name].join(" / ")} (1 / 5 / 15 min) at the end of ${name}`)
     return result
   }
-  const selected = (part: Part) => config.only === undefined || config.only.includes(part)
   // The load generator serves every part but the two against the simulator.
   const prebuilt = [config.frames, config.warmupFrames, ...config.slowFrames, 1000].join(",")
   const loadgen: Server = parts.some((p) => p !== "firstEvent" && p !== "createSession" && p !== "sse" && selected(p))
@@ -710,9 +773,10 @@ export const runBench = async (config: Config): Promise<Results> => {
       createSession: () => run("createSession", "create-session overhead", () => createSessionFigure(config)),
       reconnect: () => run("reconnect", "reconnect", () => reconnectFigure(config, loadgen.url)),
       slow: () => run("slow", "slow consumer", () => slowFigures(config, loadgen.url)),
-      sse: () => run("sse", "SSE parser", () => sseFigure(config))
+      sse: () => run("sse", "SSE parser", () => sseFigure(config)),
+      effect4: () => run("effect4", "the Effect 4 edition (Node 22)", () => effect4Figure(config, loadgen.url))
     }
-    const [throughputBoth, memory, floors, fibers, firstEvent, createSession, reconnect, slow, sse] = config.parallel === true
+    const [throughputBoth, memory, floors, fibers, firstEvent, createSession, reconnect, slow, sse, effect4] = config.parallel === true
       ? await Promise.all([
         tasks.throughput(),
         tasks.memory(),
@@ -722,7 +786,8 @@ export const runBench = async (config: Config): Promise<Results> => {
         tasks.createSession(),
         tasks.reconnect(),
         tasks.slow(),
-        tasks.sse()
+        tasks.sse(),
+        tasks.effect4()
       ])
       : [
         await tasks.throughput(),
@@ -733,13 +798,15 @@ export const runBench = async (config: Config): Promise<Results> => {
         await tasks.createSession(),
         await tasks.reconnect(),
         await tasks.slow(),
-        await tasks.sse()
+        await tasks.sse(),
+        await tasks.effect4()
       ]
     return {
       machine: info,
       config: shown,
       seconds: (performance.now() - started) / 1000,
       phases,
+      phaseLoad,
       throughput: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.events,
       throughputAttach: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.attach,
       throughputFloor: isSkipped(throughputBoth) ? throughputBoth : throughputBoth.floor,
@@ -751,7 +818,8 @@ export const runBench = async (config: Config): Promise<Results> => {
       createSession,
       reconnect,
       slow,
-      sse
+      sse,
+      effect4
     }
   } finally {
     await loadgen.stop()

@@ -1,6 +1,12 @@
 /**
- * What the measured clients share: result shapes, a connection pool, a heap sampler, statistics.
+ * What the measured clients share: result shapes, a connection pool, a heap sampler, statistics,
+ * the memory measurement, the CPU profiler and a child process's main. Nothing here imports
+ * Effect: the Effect 4 edition's child process (packages/effect4/bench/child.ts) shares it too.
  */
+import * as Fs from "node:fs"
+import * as Inspector from "node:inspector"
+import * as Path from "node:path"
+import * as V8 from "node:v8"
 
 /** One throughput run. */
 export interface ThroughputResult {
@@ -198,4 +204,190 @@ export const firstEventLoop = async (
     const used = process.cpuUsage(cpu)
     return { latenciesMs: latencies, events, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
   })
+}
+
+/** Memory per open connection. */
+export interface MemoryResult {
+  readonly opened: number
+  readonly openMs: number
+  readonly rssPerConn: number
+  readonly heapPerConn: number
+  readonly externalPerConn: number
+}
+
+/**
+ * Memory per open connection of a `hold`: a warm-up of 20 connections (every module loaded and
+ * the paths compiled, so the baseline includes them), then `count` connections held, per
+ * connection = (after - before) / count, both after a full GC.
+ */
+export const memory = async (
+  hold: (url: string, count: number, concurrency: number) => Promise<HoldResult>,
+  url: string,
+  count: number,
+  concurrency: number
+): Promise<MemoryResult> => {
+  const warm = await hold(url, 20, 20)
+  await warm.close()
+  await sleep(100)
+  fullGc()
+  const before = process.memoryUsage()
+  const held = await hold(url, count, concurrency)
+  await sleep(300)
+  fullGc()
+  const after = process.memoryUsage()
+  // Not closed: the process exits next, which drops every socket at once (closing 10k scopes
+  // one by one would only add minutes to the run).
+  void held
+  return {
+    opened: held.opened,
+    openMs: held.openMs,
+    rssPerConn: (after.rss - before.rss) / count,
+    heapPerConn: (after.heapUsed - before.heapUsed) / count,
+    externalPerConn: (after.external - before.external) / count
+  }
+}
+
+/** What one kind of heap object costs per open connection (a heap snapshot summary). */
+export interface HeapKind {
+  /** The snapshot's node type and name: `object:FiberImpl`, `closure:onFrame`, `string`, ... */
+  readonly kind: string
+  /** Objects per connection. */
+  readonly count: number
+  /** Their own (shallow) size per connection, bytes. */
+  readonly bytes: number
+}
+
+/** The heap snapshot summary of a `hold`: the kinds of objects added per open connection, largest first. */
+export interface HeapSummary {
+  readonly connections: number
+  /** The total self size added per connection (about the heap per connection), bytes. */
+  readonly bytesPerConn: number
+  readonly top: ReadonlyArray<HeapKind>
+}
+
+interface RawSnapshot {
+  readonly snapshot: { readonly meta: { readonly node_fields: ReadonlyArray<string>; readonly node_types: ReadonlyArray<unknown> } }
+  readonly nodes: ReadonlyArray<number>
+  readonly strings: ReadonlyArray<string>
+}
+
+/** Self size and count per kind of object in a heap snapshot of this process (strings by type only). */
+const snapshotKinds = async (): Promise<Map<string, { count: number; bytes: number }>> => {
+  let text = ""
+  for await (const piece of V8.getHeapSnapshot()) text += String(piece)
+  const snapshot = JSON.parse(text) as RawSnapshot
+  text = ""
+  const fields = snapshot.snapshot.meta.node_fields
+  const types = (snapshot.snapshot.meta.node_types[0] ?? []) as ReadonlyArray<string>
+  const width = fields.length
+  const typeAt = fields.indexOf("type")
+  const nameAt = fields.indexOf("name")
+  const sizeAt = fields.indexOf("self_size")
+  const kinds = new Map<string, { count: number; bytes: number }>()
+  for (let i = 0; i < snapshot.nodes.length; i += width) {
+    const type = types[snapshot.nodes[i + typeAt] ?? 0] ?? "?"
+    const name = snapshot.strings[snapshot.nodes[i + nameAt] ?? 0] ?? "?"
+    // Strings and numbers by type (their "name" is their content); objects and closures by name.
+    const kind = type === "object" || type === "closure" || type === "native" ? `${type}:${name.slice(0, 60)}` : type
+    const entry = kinds.get(kind) ?? { count: 0, bytes: 0 }
+    entry.count++
+    entry.bytes += snapshot.nodes[i + sizeAt] ?? 0
+    kinds.set(kind, entry)
+  }
+  return kinds
+}
+
+/**
+ * A heap snapshot summary of a `hold` (`--expose-gc`): a snapshot after the warm-up and one with
+ * `count` connections held, the difference per connection by kind of object, the `top` largest.
+ */
+export const heapSummary = async (
+  hold: (url: string, count: number, concurrency: number) => Promise<HoldResult>,
+  url: string,
+  count: number,
+  concurrency: number,
+  top = 15
+): Promise<HeapSummary> => {
+  const warm = await hold(url, 20, 20)
+  await warm.close()
+  await sleep(100)
+  fullGc()
+  const before = await snapshotKinds()
+  const held = await hold(url, count, concurrency)
+  await sleep(300)
+  fullGc()
+  const after = await snapshotKinds()
+  void held
+  const added: Array<HeapKind> = []
+  let total = 0
+  for (const [kind, { bytes, count: n }] of after) {
+    const was = before.get(kind) ?? { count: 0, bytes: 0 }
+    total += bytes - was.bytes
+    added.push({ kind, count: (n - was.count) / count, bytes: (bytes - was.bytes) / count })
+  }
+  for (const [kind, was] of before) {
+    if (!after.has(kind)) total -= was.bytes
+  }
+  added.sort((a, b) => b.bytes - a.bytes)
+  return { connections: count, bytesPerConn: total / count, top: added.slice(0, top) }
+}
+
+const post = <A>(session: Inspector.Session, method: string, params?: object): Promise<A> =>
+  new Promise((resolve, reject) => {
+    session.post(method, params, (error, result) => (error === null ? resolve(result as A) : reject(error)))
+  })
+
+/**
+ * Runs the measured part of a task under the CPU profiler when `BENCH_CPU_PROFILE_DIR` is set
+ * (warm-up, set-up and module loading are left out), writing `<label>-<pid>.cpuprofile` there.
+ */
+export const profiled = async <A>(label: string, body: () => Promise<A>): Promise<A> => {
+  const dir = process.env["BENCH_CPU_PROFILE_DIR"]
+  if (dir === undefined || dir === "") return body()
+  const session = new Inspector.Session()
+  session.connect()
+  await post(session, "Profiler.enable")
+  await post(session, "Profiler.setSamplingInterval", { interval: 100 })
+  await post(session, "Profiler.start")
+  try {
+    return await body()
+  } finally {
+    const { profile } = await post<{ profile: object }>(session, "Profiler.stop")
+    Fs.mkdirSync(dir, { recursive: true })
+    Fs.writeFileSync(Path.join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+/**
+ * A measured child process's main, when `moduleUrl` is the script Node was started with: runs
+ * the task given as JSON in `argv[2]`, sends the result to the parent over IPC (or prints it),
+ * and exits.
+ */
+export const runAsChild = <T extends { readonly kind: string }>(
+  moduleUrl: string,
+  run: (task: T) => Promise<unknown>
+): void => {
+  const main = process.argv[1]
+  if (main === undefined || !moduleUrl.endsWith(main.replace(/\\/g, "/"))) return
+  const task = JSON.parse(process.argv[2] ?? "{}") as T
+  // A task whose program waits on nothing the event loop holds (every socket gone) would end
+  // the process quietly with code 0: say so and fail instead.
+  process.once("beforeExit", () => {
+    console.error(`${task.kind} ${"variant" in task ? String(task.variant) : ""}: the task never finished (the event loop emptied)`)
+    process.exit(1)
+  })
+  run(task).then(
+    (result) => {
+      if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))
+      else {
+        console.log(JSON.stringify(result))
+        process.exit(0)
+      }
+    },
+    (error: unknown) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
 }

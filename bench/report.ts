@@ -12,6 +12,7 @@ import {
   type ThroughputFigure
 } from "./harness.js"
 import type { Stats } from "./measure.js"
+import { effect4Section, effect4Summary } from "./effect4Report.js"
 
 /** A target and whether the run met it. */
 export interface Verdict {
@@ -206,11 +207,17 @@ export const verdicts = (r: Results): ReadonlyArray<Verdict> => {
   return out
 }
 
-/** The lines `npm run bench` prints at the end (targets of parts not run, with `--only`, left out). */
+/**
+ * The lines `npm run bench` prints at the end: issue 15's targets, then issue 25's (targets of
+ * parts not run, with `--only`, left out).
+ */
 export const summary = (r: Results): string =>
-  verdicts(r).filter((v) => !v.value.startsWith("not measured: not run (--only")).map((v) =>
-    `${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
-  ).join("\n")
+  [
+    ...verdicts(r).filter((v) => !v.value.startsWith("not measured: not run (--only")).map((v) =>
+      `${v.figure}: ${v.value}  [target ${v.target}: ${v.met === "n/a" ? "reported" : v.met ? "MET" : "MISSED"}]`
+    ),
+    ...effect4Summary(r)
+  ].join("\n")
 
 /** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
 export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
@@ -277,6 +284,20 @@ const throughputSection = (t: ThroughputFigure, sdkLabel: string): Array<string>
 ]
 
 /** RESULTS.md; `cluster` is the cluster section kept from the file it replaces (see {@link clusterSection}). */
+/** The load average of the run (the machine is shared): at its start and at the end of each part. */
+const loadLines = (r: Results): Array<string> => {
+  const start = r.machine.loadAverage
+  const parts = Object.entries(r.phaseLoad ?? {})
+  if (start === undefined && parts.length === 0) return []
+  const show = (l: readonly [number, number, number]) => l.map((n) => n.toFixed(2)).join(" / ")
+  return [
+    `Load average (1 / 5 / 15 min; ${r.machine.cores} cores): ${start === undefined ? "" : `${show(start)} at the start`}${
+      parts.map(([name, l]) => `; ${show(l)} at the end of ${name}`).join("")
+    }.`,
+    ""
+  ]
+}
+
 export const markdown = (r: Results, analysis: string, cluster = ""): string => {
   const lines: Array<string> = []
   const push = (...more: Array<string>) => lines.push(...more)
@@ -297,6 +318,7 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
     "This machine is shared and noisy: absolute numbers drift between runs; the ratios, taken",
     "side by side in the same run, are the figures to read.",
     "",
+    ...loadLines(r),
     "## The targets (issue 15)",
     "",
     "| figure | result | target | met |",
@@ -513,6 +535,8 @@ export const markdown = (r: Results, analysis: string, cluster = ""): string => 
       ""
     )
   }
+
+  push(...effect4Section(r))
 
   if (analysis.trim().length > 0) push(analysis.trim(), "")
   if (cluster.trim().length > 0) push(cluster.trim(), "")

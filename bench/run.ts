@@ -5,7 +5,7 @@
  * Options:
  * - `--quick`: small sizes, a smoke run (seconds to a minute).
  * - `--only=<part>[,<part>...]`: run only these parts (throughput, memory, floors, fibers,
- *   firstEvent, createSession, reconnect, slow, sse); the others show as "not run". Prints the
+ *   firstEvent, createSession, reconnect, slow, sse, effect4); the others show as "not run". Prints the
  *   verdicts; writes a report only with `--out` (so RESULTS.md keeps the last full run).
  * - `--profile`: a CPU profile of the measured part of every client process, both sides, in
  *   bench/profiles/.
@@ -47,7 +47,15 @@ export const quickConfig: Config = {
   reconnectDrops: 2,
   reconnectRounds: 1,
   createSession: { requests: 20, rounds: 2, warmup: 5 },
-  sse: { size: 256 * 1024, piece: 256, rounds: 2 }
+  sse: { size: 256 * 1024, piece: 256, rounds: 2 },
+  effect4: {
+    connections: [500],
+    memoryRounds: 1,
+    heapConnections: 200,
+    fiberSessions: 100,
+    firstEvent: { sessions: 20, rounds: 1, warmup: 5, events: 5 },
+    throughputRounds: 1
+  }
 }
 
 const isPart = (name: string): name is Part => (parts as ReadonlyArray<string>).includes(name)

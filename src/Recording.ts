@@ -44,6 +44,8 @@
  * @since 0.2.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
+import { Recording as Format } from "effect-agent-session-core"
+import * as Fs from "node:fs"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -55,8 +57,6 @@ import type * as Credentials from "./Credentials.js"
 import type * as Dialect from "./Dialect.js"
 import { InvalidRecording, type RecordingFailed } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
-import * as Format from "./internal/recording/format.js"
-import { defaultMaxLineLength, Reader } from "./internal/recording/reader.js"
 import * as internal from "./internal/recording/record.js"
 
 /**
@@ -265,7 +265,7 @@ export interface ReadOptions {
 export const read = (path: string, options: ReadOptions = {}): Stream.Stream<Line, InvalidRecording> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const opened = yield* Effect.acquireRelease(
-      Effect.sync(() => Reader.open(path, options.maxLineLength ?? defaultMaxLineLength)),
+      Effect.sync(() => Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)),
       (opened) => Effect.sync(() => ("reader" in opened ? opened.reader.close() : undefined))
     )
     if (!("reader" in opened)) return Stream.fail(new InvalidRecording({ path, line: opened.line, reason: opened.reason }))

@@ -1,13 +1,15 @@
 /**
  * A small-N smoke run of the benchmark harness (bench/), so it cannot rot: the load generator,
  * the simulator and every measured client process start, every figure is produced as finite,
- * positive numbers, and the report names the targets of issue 15 and keeps the cluster section.
+ * positive numbers, and the report names the targets of issues 15 and 25 (the Effect 4 edition,
+ * its side on Node 22) and keeps the cluster section.
  * No timing is asserted: speed is measured by `npm run bench`, never by a test. The time-outs
  * are hang guards for a loaded machine (every part runs at once).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type Config, fullConfig, isSkipped, type Results, runBench } from "../bench/harness.js"
 import { clusterSection, markdown, summary, verdicts } from "../bench/report.js"
+import { effect4Verdicts } from "../bench/effect4Report.js"
 import type { Stats } from "../bench/measure.js"
 
 const smallConfig: Config = {
@@ -27,6 +29,14 @@ const smallConfig: Config = {
   reconnectRounds: 1,
   createSession: { requests: 5, rounds: 1, warmup: 1 },
   sse: { size: 64 * 1024, piece: 256, rounds: 1 },
+  effect4: {
+    connections: [20],
+    memoryRounds: 1,
+    heapConnections: 10,
+    fiberSessions: 10,
+    firstEvent: { sessions: 3, rounds: 1, warmup: 1, events: 5 },
+    throughputRounds: 1
+  },
   // Every part at once: this run proves the harness works, its figures mean nothing.
   parallel: true,
   log: () => undefined
@@ -115,6 +125,33 @@ describe("bench harness (smoke run at small N)", () => {
     const floors = notSkipped("floors", r.floors)
     assert.deepStrictEqual(floors.map((f) => f.variant), ["floor-fiber", "floor-stream", "floor-socket"])
     for (const floor of floors) assert.isTrue(Number.isFinite(floor.heapPerConn) && floor.openMs > 0)
+
+    // The Effect 4 edition's part (issue 25), on Node 22: every side of every figure measured.
+    const e4 = notSkipped("effect4", r.effect4 ?? { skipped: "missing" })
+    assert.match(e4.node, /^v2[2-9]\./)
+    const [e4Memory] = notSkipped("effect4 memory", e4.memory)
+    for (const side of ["raw", "floor-stream", "floor-fiber", "floor-socket", "sdk", "e3-node22", "e3-node20"] as const) {
+      const figure = notSkipped(`effect4 memory ${side}`, e4Memory?.sides[side] ?? { skipped: "missing" })
+      assertStats(`effect4 ${side} open time`, figure.openMs)
+      assert.isTrue(Number.isFinite(figure.heapPerConn.median) && Number.isFinite(figure.rssPerConn.median))
+    }
+    for (const heap of notSkipped("effect4 heap summaries", e4.heap)) {
+      const summary = notSkipped(`effect4 heap summary ${heap.variant}`, heap.summary)
+      assert.isAbove(summary.top.length, 0)
+    }
+    const e4Fibers = notSkipped("effect4 fibers", e4.fibers)
+    assert.closeTo(e4Fibers.floors.find((f) => f.variant === "floor-stream")?.perSession ?? 0, 1, 0.25)
+    assert.isAtLeast(notSkipped("effect4 SDK fibers", e4Fibers.sdk).perSession, 1)
+    const e4FirstEvent = notSkipped("effect4 create to first event", e4.firstEvent)
+    assertStats("effect4 raw first event", e4FirstEvent.latency.raw)
+    assertStats("effect4 floor first event", e4FirstEvent.latency.floor)
+    assertStats("effect4 SDK first event", notSkipped("effect4 SDK first event", e4FirstEvent.latency.sdk))
+    const e4Throughput = notSkipped("effect4 throughput", e4.throughput)
+    for (const [side, figure] of Object.entries(e4Throughput)) {
+      const rate = notSkipped(`effect4 throughput ${side}`, figure)
+      assertStats(`effect4 ${side} frames/s`, rate.fps)
+      assert.isTrue(rate.ordered, `effect4 ${side}: every run delivered the last frame last`)
+    }
   })
 
   it("reports issue 15's targets, and keeps the cluster section", { timeout: 240_000 }, async () => {
@@ -148,8 +185,24 @@ describe("bench harness (smoke run at small N)", () => {
     ) {
       assert.include(text, heading)
     }
+    assert.include(text, "## 8. The Effect 4 edition (issue 25)")
+    // The machine is shared: the load average at the start and at the end of every part is kept.
+    assert.strictEqual(r.machine.loadAverage?.length, 3)
+    assert.deepStrictEqual(Object.keys(r.phaseLoad ?? {}), Object.keys(r.phases))
+    assert.match(text, /Load average \(1 \/ 5 \/ 15 min; \d+ cores\): [\d.]+ \/ [\d.]+ \/ [\d.]+ at the start; /)
+    assert.include(text, "Load average at the end of this part: ")
     assert.notInclude(text, "not measured")
     assert.isTrue(text.endsWith(`${cluster}\n`), "the cluster section is kept, last")
-    assert.strictEqual(summary(r).split("\n").length, v.length)
+    const v4 = effect4Verdicts(r)
+    assert.deepStrictEqual(v4.map((x) => x.figure.split(" (")[0]), [
+      "1a. Heap per open session, against the Effect 4 floor",
+      "1b. Heap per open session, against the Effect 3 edition",
+      "1c. RSS per open session, against the Effect 4 floor",
+      "1d. Live fibers per idle open session",
+      "2. Create to first event",
+      "3a. Throughput, `EventStream.events`",
+      "3b. Throughput, `AgentSessions.attach`"
+    ])
+    assert.strictEqual(summary(r).split("\n").length, v.length + v4.length)
   })
 })

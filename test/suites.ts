@@ -39,7 +39,6 @@ export const fast: ReadonlyArray<string> = [
   "test/channel/socket.test.ts",
   "test/cli/render.test.ts",
   "test/cli/sanitize.test.ts",
-  "test/recording/format.test.ts",
   "test/recording/replay.test.ts",
   "test/simulator/Idempotency.test.ts",
   "test/simulator/Script.test.ts"

@@ -43,6 +43,8 @@ import * as Exit from "effect/Exit"
  *
  * @since 0.2.0
  */
+import { Recording as Format } from "effect-agent-session-core"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as NodeStream from "node:stream"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
@@ -60,8 +62,6 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Dialect from "../Dialect.js"
 import { InvalidRecording, type ReplayError } from "../Errors.js"
-import type * as Format from "../internal/recording/format.js"
-import { defaultMaxLineLength, Reader } from "../internal/recording/reader.js"
 import * as Listen from "./internal/listen.js"
 import * as Internal from "./internal/replay.js"
 import { defaultAccountKey, defaultLimits, isLoopback, type Service as SimulatorService } from "./Simulator.js"
@@ -155,7 +155,7 @@ export const make = (
 ): Effect.Effect<Service, InvalidRecording | HttpServerError.ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const { path } = options
-    const opened = Reader.open(path, options.maxLineLength ?? defaultMaxLineLength)
+    const opened = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in opened)) {
       return yield* Effect.fail(new InvalidRecording({ path, line: opened.line, reason: opened.reason }))
     }

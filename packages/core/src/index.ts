@@ -107,6 +107,14 @@ export * as Model from "./Model.js"
 export * as Secrets from "./Secrets.js"
 
 /**
+ * Recorded sessions: the format's lines parsed, validated and scrubbed; a recording read line by
+ * line with bounded memory.
+ *
+ * @since 0.1.0
+ */
+export * as Recording from "./Recording.js"
+
+/**
  * Replay detection after a reconnect.
  *
  * @since 0.1.0

@@ -865,6 +865,78 @@ export class SessionEndedWithoutComplete
 }
 
 // ---------------------------------------------------------------------------
+// Recorded sessions
+// ---------------------------------------------------------------------------
+
+/**
+ * A recording that cannot be replayed: not a recording of this SDK (no header, another
+ * `format`), of a newer format version, damaged, or with a line that is not valid. It names the
+ * file and the line (0 when the file itself could not be read).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
+  "InvalidRecording",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
+    line: Schema.Finite,
+    /** What is wrong with it. */
+    reason: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `${this.path}${this.line > 0 ? `:${this.line}` : ""}: ${this.reason}`
+  }
+}
+
+/**
+ * A replay diverged from its recording: the application answered a request differently (or did
+ * not answer it in time), created the session with another request, or opened a connection the
+ * recording does not have. The events recorded after that point no longer follow, so the replay
+ * stops here, with the difference.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
+  "ReplayMismatch",
+  {
+    /** The recording's file. */
+    path: Schema.String,
+    /** The line (1-based) of the recorded step the application did not follow. */
+    line: Schema.Finite,
+    /** What differed: `answer`, `create` or `connection`. */
+    subject: Schema.Literals(["answer", "create", "connection"]),
+    /** What the recording has there (JSON, or a description). */
+    expected: Schema.String,
+    /** What the application did (JSON, or a description). */
+    actual: Schema.String,
+    /** The differences, one per line (`field: expected X, got Y`). */
+    difference: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `The ${this.subject} differs from the recording (${this.path}:${this.line}): ${this.difference}`
+  }
+}
+
+/**
+ * The errors of a replay (`AgentSessionsTest.replay`): the recording is not valid, or the
+ * application diverged from it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReplayError = InvalidRecording | ReplayMismatch
+
+// ---------------------------------------------------------------------------
 // Unions
 // ---------------------------------------------------------------------------
 
@@ -1010,8 +1082,9 @@ export type RunError = StartError | RunningSessionError | RespondError
 
 /**
  * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
- * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
- * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
+ * of the reconnect schedule), `ResponseParseError` (of `SessionEvent.parseJsonResponse`) and the
+ * errors of a replay ({@link ReplayError}, from the test kit only). The cluster edition's own
+ * errors are in `effect-agent-session/cluster` (`ClusterErrors`).
  *
  * @since 0.1.0
  * @category errors
@@ -1021,6 +1094,7 @@ export type AgentSessionError =
   | RunError
   | ConnectTimeout
   | ResponseParseError
+  | ReplayError
 
 /**
  * Every error class, by tag: for documentation, exhaustive tests and `Schema` encoding.
@@ -1060,7 +1134,9 @@ export const AgentSessionError = Schema.Union([
   AnswerBufferFull,
   ResponseParseError,
   ActionBudgetExceeded,
-  SessionEndedWithoutComplete
+  SessionEndedWithoutComplete,
+  InvalidRecording,
+  ReplayMismatch
 ])
 
 /**

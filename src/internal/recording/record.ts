@@ -27,7 +27,7 @@ import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
 import { Json } from "effect-agent-session-core"
 import type { SendFailure } from "../channel/transport.js"
 import { version } from "../version.js"
-import * as Format from "./format.js"
+import { Recording as Format } from "effect-agent-session-core"
 
 /** The options of a recorder. */
 export interface RecorderOptions {

@@ -35,8 +35,8 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type AttemptOutcome, End, Fatal, type Hooks, type Io, Retry, type Transport } from "../channel/transport.js"
-import * as Format from "./format.js"
-import { defaultMaxLineLength, type Numbered, Reader } from "./reader.js"
+import { Recording as Format } from "effect-agent-session-core"
+import * as Fs from "node:fs"
 
 /** Options of an in-memory replay. */
 export interface ReplayOptions {
@@ -68,75 +68,28 @@ const decodeError = Schema.decodeUnknownEither(AgentSessionError)
 const decodeSession = Schema.decodeUnknownEither(SessionInfo)
 const encodeRequest = Schema.encodeEither(CreateSessionRequest)
 
-/** The tags a create can fail with (`CreateSessionError`: a time-out of a create is `OutcomeUnknown`). */
-const createTags: ReadonlySet<string> = new Set([
-  "InvalidRequest",
-  "MissingCredentials",
-  "MissingAgentKey",
-  "BadRequest",
-  "Unauthorized",
-  "Forbidden",
-  "NotFound",
-  "Conflict",
-  "PayloadTooLarge",
-  "RateLimited",
-  "ServerError",
-  "UnexpectedStatus",
-  "TransportError",
-  "ResponseDecodeError",
-  "OutcomeUnknown",
-  "ResponseTooLarge"
-])
-
-const eventStreamTags: ReadonlySet<string> = new Set([
-  "MalformedFrame",
-  "EventDecodeError",
-  "FrameTooLarge",
-  "UnknownEvent",
-  "MissingCredentials",
-  "MissingAgentKey",
-  "HandshakeRejected",
-  "Superseded",
-  "ConnectTimeout",
-  "ConnectionLost",
-  "NeverConnected"
-])
-
-const closeReasons: ReadonlySet<string> = new Set([
-  "complete",
-  "closed-by-caller",
-  "closed-by-service",
-  "error-event",
-  "connection-lost",
-  "handshake-rejected",
-  "superseded",
-  "failed"
-])
-
-const isCreateSessionError = (error: AgentSessionError): error is CreateSessionError => createTags.has(error._tag)
-const isEventStreamError = (error: AgentSessionError): error is EventStreamError => eventStreamTags.has(error._tag)
-
-/** One pass over the file: one replayed session. */
-class Pass {
-  /** `create`: the create lines are next; `events`: the connections are. */
-  phase: "create" | "events" = "create"
-  /** What ends the first connection (a create that differed, a line not valid). */
-  failure: ReplayError | undefined = undefined
-  session: SessionInfo | undefined = undefined
-  /** No reader: the file could not be opened again; every connection fails with `failure`. */
-  constructor(readonly reader: Reader | undefined) {}
-}
-
 const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
+
+const isCreateSessionError = (error: AgentSessionError): error is CreateSessionError =>
+  Format.createErrorTags.has(error._tag)
+const isEventStreamError = (error: AgentSessionError): error is EventStreamError =>
+  Format.eventChannelErrorTags.has(error._tag)
+
+/** A problem of the pass as this edition's error. */
+const errorOf = (path: string, problem: Format.ReplayProblem): ReplayError => {
+  if (problem._tag === "Invalid") return invalid(path, problem.line, problem.reason)
+  const { _tag, ...mismatch } = problem
+  return new ReplayMismatch({ ...mismatch, path })
+}
 
 /** The in-memory replay of one recording. */
 export const make = (options: ReplayOptions, observer: Observer) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
-    const maxLineLength = options.maxLineLength ?? defaultMaxLineLength
+    const maxLineLength = options.maxLineLength ?? Format.defaultMaxLineLength
     const answerTimeout = Duration.decode(options.answerTimeout ?? defaultAnswerTimeout)
-    const readers = new Set<Reader>()
+    const readers = new Set<Format.Reader>()
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         for (const reader of readers) reader.close()
@@ -144,8 +97,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       })
     )
 
-    const open = (): Either.Either<{ readonly reader: Reader; readonly header: Format.Header }, InvalidRecording> => {
-      const opened = Reader.open(path, maxLineLength)
+    const open = (): Either.Either<{ readonly reader: Format.Reader; readonly header: Format.Header }, InvalidRecording> => {
+      const opened = Format.Reader.open(path, Fs, maxLineLength)
       if ("reader" in opened) {
         readers.add(opened.reader)
         return Either.right(opened)
@@ -168,87 +121,51 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       error: Option.none()
     })
 
-    let current: Pass | undefined
+    let current: Format.ReplayPass | undefined
 
-    const newPass = (): Pass | InvalidRecording => {
+    const newPass = (): Format.ReplayPass => {
       const opened = open()
-      return Either.isLeft(opened) ? opened.left : new Pass(opened.right.reader)
+      return Either.isLeft(opened)
+        ? new Format.ReplayPass(undefined, { _tag: "Invalid", line: opened.left.line, reason: opened.left.reason })
+        : new Format.ReplayPass(opened.right.reader)
     }
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
       Effect.suspend(() => {
         const pass = current !== undefined && current.phase === "create" ? current : newPass()
-        if (pass instanceof InvalidRecording) {
-          // The file changed since the layer was built: the events say so.
-          const broken = newPassWith(pass)
-          current = broken
-          return Effect.succeed(fallbackSession)
-        }
         current = pass
-        const reader = pass.reader
-        if (reader === undefined) return Effect.succeed(fallbackSession)
-        const next = reader.peek()
-        if (next._tag !== "Entry" || next.entry.type !== "create") {
-          // A recording without a create (of `attach`): the recorded session, as it is.
-          pass.phase = "events"
-          if (next._tag === "Invalid") pass.failure = invalid(path, next.line, next.reason)
-          return Effect.succeed(fallbackSession)
-        }
-        reader.take()
         const encoded = encodeRequest(request)
-        const actual: unknown = Either.isRight(encoded) ? encoded.right : {}
-        const difference = Format.difference(next.entry.request, actual)
-        if (difference.length > 0) {
-          pass.failure = new ReplayMismatch({
-            path,
-            line: next.line,
-            subject: "create",
-            expected: JSON.stringify(next.entry.request),
-            actual: JSON.stringify(actual),
-            difference
-          })
-        }
-        const result = reader.take()
-        if (result._tag === "Entry" && result.entry.type === "created") {
-          const session = decodeSession(result.entry.session)
-          pass.phase = "events"
-          if (Either.isLeft(session)) {
-            pass.failure ??= invalid(path, result.line, "created: the session is not valid")
+        const answer = pass.create(Either.isRight(encoded) ? encoded.right : {})
+        switch (answer._tag) {
+          case "NotRecorded":
+            return Effect.succeed(fallbackSession)
+          case "Created": {
+            const session = decodeSession(answer.session)
+            if (Either.isRight(session)) {
+              sessions.set(pass, session.right)
+              return Effect.succeed(session.right)
+            }
+            pass.fail({ _tag: "Invalid", line: answer.line, reason: "created: the session is not valid" })
             return Effect.succeed(fallbackSession)
           }
-          pass.session = session.right
-          return Effect.succeed(session.right)
-        }
-        if (result._tag === "Entry" && result.entry.type === "create-failed") {
-          const error = decodeError(result.entry.error)
-          if (Either.isRight(error) && isCreateSessionError(error.right)) {
-            // The application may create again: the next create line answers it.
-            return Effect.fail(error.right)
+          case "CreateFailed": {
+            const error = decodeError(answer.error)
+            if (Either.isRight(error) && isCreateSessionError(error.right)) return Effect.fail(error.right)
+            pass.fail({ _tag: "Invalid", line: answer.line, reason: "create-failed: the error is not one a create can fail with" })
+            pass.phase = "events"
+            return Effect.succeed(fallbackSession)
           }
-          pass.failure ??= invalid(path, result.line, "create-failed: the error is not one a create can fail with")
-        } else {
-          pass.failure ??= result._tag === "Invalid"
-            ? invalid(path, result.line, result.reason)
-            : invalid(path, result.line, "a create line without its result (created or create-failed)")
         }
-        pass.phase = "events"
-        return Effect.succeed(fallbackSession)
       })
 
-    /** A pass that only fails (the file could not be opened again). */
-    const newPassWith = (error: InvalidRecording): Pass => {
-      const pass = new Pass(undefined)
-      pass.phase = "events"
-      pass.failure = error
-      return pass
-    }
+    /** The session each pass created (for `getSession`). */
+    const sessions = new WeakMap<Format.ReplayPass, SessionInfo>()
 
     /** The pass a connection plays: the session created last, else a fresh one from the first connection. */
-    const passFor = (): Pass => {
+    const passFor = (): Format.ReplayPass => {
       if (current !== undefined && current.phase === "events") return current
       const pass = newPass()
-      if (pass instanceof InvalidRecording) return newPassWith(pass)
       pass.phase = "events"
       current = pass
       return pass
@@ -279,49 +196,35 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       })
 
     /** Plays the pass's next recorded connection for each attempt of the engine. */
-    const transport = (pass: Pass, sessionId: string): Transport => (hooks) =>
+    const transport = (pass: Format.ReplayPass, sessionId: string): Transport => (hooks) =>
       Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
 
-    const mismatch = (line: number, expected: string, actual: string) =>
-      new ReplayMismatch({ path, line, subject: "connection", expected, actual, difference: `expected ${expected}, got ${actual}` })
-
-    /** The recorded outcome as the engine's. */
-    const outcomeOf = (
-      entry: Format.CloseEntry,
-      line: number
-    ): AttemptOutcome | InvalidRecording | "await-close" | "defect" => {
-      const outcome = entry.outcome
-      const decoded = (error: Format.EncodedError) => {
-        const result = decodeError(error)
-        return Either.isRight(result) && isEventStreamError(result.right) ? result.right : undefined
-      }
-      const broken = (reason: string) => invalid(path, line, `close: ${reason}`)
-      switch (outcome._tag) {
+    /** The recorded end as the engine's attempt outcome. */
+    const outcomeOf = (recorded: Format.RecordedEnd, line: number): AttemptOutcome | InvalidRecording => {
+      switch (recorded._tag) {
         case "End":
-          return closeReasons.has(outcome.reason)
-            ? End(outcome.reason as EventStream.CloseReason)
-            : broken(`unknown reason "${outcome.reason}"`)
+          return End(recorded.reason)
         case "Fatal": {
-          const error = decoded(outcome.error)
-          return error === undefined || !closeReasons.has(outcome.reason)
-            ? broken("the error is not one of the event channel's")
-            : Fatal(error, outcome.reason as EventStream.CloseReason)
+          const error = decodeError(recorded.error)
+          return Either.isRight(error) && isEventStreamError(error.right)
+            ? Fatal(error.right, recorded.reason)
+            : invalid(path, line, "close: the error is not one of the event channel's")
         }
-        case "Retry": {
-          if (outcome.cause !== undefined) return Retry(outcome.cause)
-          const error = outcome.error === undefined ? undefined : decodeError(outcome.error)
-          return error !== undefined && Either.isRight(error) && error.right._tag === "ConnectTimeout"
+        case "Retry":
+          return Retry(recorded.cause)
+        case "RetryConnectTimeout": {
+          const error = decodeError(recorded.error)
+          return Either.isRight(error) && error.right._tag === "ConnectTimeout"
             ? Retry(error.right)
-            : broken("the error is not one an attempt is retried for")
+            : invalid(path, line, "close: the error is not one an attempt is retried for")
         }
-        case "Interrupted":
-          return "await-close"
+        case "AwaitClose":
         case "Defect":
-          return "defect"
+          return invalid(path, line, "close: not an end of the attempt")
       }
     }
 
-    const play = (pass: Pass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
+    const play = (pass: Format.ReplayPass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
       Effect.gen(function*() {
         const end = (outcome: AttemptOutcome) => Effect.sync(() => hooks.end(outcome))
         // A replay that cannot go on ends the connection with a defect carrying the
@@ -329,41 +232,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         // recording does not hold (as a stub layer dies on a call it does not implement), which
         // no production channel can meet, so no public error channel names it.
         const fail = (error: ReplayError) => Effect.sync(() => hooks.end(Exit.die(error)))
-        const reader = pass.reader
-        if (pass.failure !== undefined || reader === undefined) {
-          const failure = pass.failure ?? invalid(path, 0, "the recording cannot be read again")
-          if (reader !== undefined) pass.failure = undefined
-          return yield* fail(failure)
-        }
-        if (sessionId !== header.sessionId) {
-          return yield* fail(mismatch(1, `a connection to session ${header.sessionId}`, `one to ${sessionId}`))
-        }
-        // The next recorded connection (what is left of the previous one was not played: the
-        // engine ended it itself, as it did when it was recorded).
-        let connectAt: Numbered | undefined
-        while (connectAt === undefined) {
-          const next = reader.take()
-          if (next._tag === "Invalid") return yield* fail(invalid(path, next.line, next.reason))
-          if (next._tag === "Done" || next.entry.type === "end") {
-            return yield* fail(
-              mismatch(next.line, "no more connections (the recording ends here)", "the application connected again")
-            )
-          }
-          switch (next.entry.type) {
-            case "connect":
-              connectAt = next
-              break
-            case "frame":
-            case "answer":
-            case "too-large":
-              return yield* fail(
-                mismatch(next.line, "the recorded connection to go on here", "the application's connection ended before it")
-              )
-            default:
-              // `close`, `alive`, `open` of a connection the engine ended: nothing to play.
-              break
-          }
-        }
+        const connectAt = pass.nextConnection(sessionId, header.sessionId)
+        if (Format.isReplayProblem(connectAt)) return yield* fail(errorOf(path, connectAt))
 
         const answers: Array<Format.AnswerData> = []
         const answered = yield* Effect.makeLatch(false)
@@ -392,11 +262,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         let at = connectAt.entry.t
         const conn = connectAt.entry.type === "connect" ? connectAt.entry.conn : 0
         while (true) {
-          const next = reader.take()
-          if (next._tag === "Invalid") return yield* fail(invalid(path, next.line, next.reason))
-          if (next._tag === "Done") {
-            return yield* fail(invalid(path, next.line, "the recording ends before its connection closed"))
-          }
+          const next = pass.nextInConnection(conn)
+          if (Format.isReplayProblem(next)) return yield* fail(errorOf(path, next))
           const { entry, line } = next
           if (entry.t > at) yield* Effect.sleep(Duration.millis(entry.t - at))
           at = Math.max(at, entry.t)
@@ -419,29 +286,11 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             case "answer": {
               const given = yield* Effect.timeoutTo(nextAnswer, {
                 duration: answerTimeout,
-                onSuccess: Option.some,
-                onTimeout: Option.none
+                onSuccess: (answer): Format.AnswerData | undefined => redactAnswer(answer, entry),
+                onTimeout: () => undefined
               })
-              const expected = JSON.stringify(entry.data)
-              if (Option.isNone(given)) {
-                return yield* fail(
-                  new ReplayMismatch({
-                    path,
-                    line,
-                    subject: "answer",
-                    expected,
-                    actual: `no answer within ${Duration.format(answerTimeout)}`,
-                    difference: `expected the answer ${expected}, got no answer within ${Duration.format(answerTimeout)}`
-                  })
-                )
-              }
-              const actual = redactAnswer(given.value, entry)
-              const difference = Format.difference(entry.data, actual)
-              if (difference.length > 0) {
-                return yield* fail(
-                  new ReplayMismatch({ path, line, subject: "answer", expected, actual: JSON.stringify(actual), difference })
-                )
-              }
+              const problem = Format.checkAnswer(entry, line, given, Duration.format(answerTimeout))
+              if (problem !== undefined) return yield* fail(errorOf(path, problem))
               // A write that failed when it was recorded fails the connection again here.
               if (typeof entry.result === "object" && entry.result.retry) {
                 return yield* end(Retry(`answer not written: ${entry.result.failed}`))
@@ -449,17 +298,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
               break
             }
             case "close": {
-              const outcome = outcomeOf(entry, line)
-              if (outcome === "await-close") return yield* Effect.never
+              const recorded = Format.recordedEnd(entry, line)
+              if (Format.isReplayProblem(recorded)) return yield* fail(errorOf(path, recorded))
+              if (recorded._tag === "AwaitClose") return yield* Effect.never
+              if (recorded._tag === "Defect") return yield* Effect.sync(() => hooks.end(Exit.die(new Error("replayed defect"))))
+              const outcome = outcomeOf(recorded, line)
               if (outcome instanceof InvalidRecording) return yield* fail(outcome)
-              if (outcome === "defect") return yield* Effect.sync(() => hooks.end(Exit.die(new Error("replayed defect"))))
               return yield* end(outcome)
             }
-            case "connect":
-            case "end":
-            case "create":
-            case "created":
-            case "create-failed":
+            default:
               return yield* fail(invalid(path, line, `a ${entry.type} line before connection ${conn} closed`))
           }
         }
@@ -484,7 +331,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       createSession: (request: CreateSessionRequest) =>
         Effect.zipRight(Effect.zipRight(observer.beforeCreate, observer.created(request)), createSession(request)),
       getSession: (_sessionId: string): Effect.Effect<SessionInfo> =>
-        Effect.sync(() => current?.session ?? fallbackSession),
+        Effect.sync(() => (current === undefined ? undefined : sessions.get(current)) ?? fallbackSession),
       eventStream
     }
   })

@@ -22,8 +22,8 @@ import * as Schema from "effect/Schema"
 import { type WebSocket, WebSocketServer } from "ws"
 import type * as Dialect from "../../Dialect.js"
 import { AgentSessionError, InvalidRecording, type ReplayError, ReplayMismatch } from "../../Errors.js"
-import * as Format from "../../internal/recording/format.js"
-import { defaultMaxLineLength, type Numbered, Reader } from "../../internal/recording/reader.js"
+import { Recording as Format } from "effect-agent-session-core"
+import * as Fs from "node:fs"
 import * as ServiceApi from "../../ServiceApi.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import * as Wire from "../../Wire.js"
@@ -97,7 +97,7 @@ class Run {
   waiter: (() => void) | undefined = undefined
   playing: Fiber.RuntimeFiber<void> | undefined = undefined
   sink: Sink | undefined = undefined
-  constructor(readonly reader: Reader, readonly result: Deferred.Deferred<Report, ReplayError>) {}
+  constructor(readonly reader: Format.Reader, readonly result: Deferred.Deferred<Report, ReplayError>) {}
 }
 
 /**
@@ -171,7 +171,7 @@ export const make = (options: ReplayServerOptions) => {
   }
 
   const newRun = (): Run | InvalidRecording => {
-    const opened = Reader.open(path, options.maxLineLength ?? defaultMaxLineLength)
+    const opened = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in opened)) return invalid(opened.line, opened.reason)
     const previous = latest
     if (previous !== undefined && !previous.finished) {
@@ -318,7 +318,7 @@ export const make = (options: ReplayServerOptions) => {
   /** Plays the run's next recorded connection on a sink. */
   const play = (run: Run, sink: Sink): Effect.Effect<void> =>
     Effect.gen(function*() {
-      let connect: Numbered | undefined
+      let connect: Format.Numbered | undefined
       while (connect === undefined) {
         const next = run.reader.take()
         if (next._tag === "Invalid") {
@@ -459,7 +459,7 @@ export const make = (options: ReplayServerOptions) => {
 
   /** A run for a recording without a create (of `attach`): it starts at the first connection. */
   const attachRun = (): Run | InvalidRecording | undefined => {
-    const first = Reader.open(path, options.maxLineLength ?? defaultMaxLineLength)
+    const first = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in first)) return invalid(first.line, first.reason)
     const next = first.reader.peek()
     first.reader.close()

@@ -37,16 +37,21 @@ import { AgentApi } from "../AgentApi.js"
 import * as AgentSessions from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
+import type { Recording } from "effect-agent-session-core"
 import {
   type CreateSessionError,
   type EventStreamError,
+  InvalidRecording,
   NotFound,
   type OnboardError,
+  type ReplayError,
+  ReplayMismatch,
   RequestNotPending,
   type RespondError
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
 import { keyOf } from "../internal/channel/shell.js"
+import * as ReplayInternal from "../internal/recording/replay.js"
 import { validate } from "../internal/schema.js"
 import { ActionSessionId, CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -363,6 +368,14 @@ const makeServices = (options: Options) =>
         Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
     })
 
+    // What a replay reports as the application goes (`replay`).
+    const observer: ReplayInternal.Observer = {
+      beforeCreate: takeError(nextCreateError),
+      created: (request) => Ref.update(created, (all) => [...all, request]),
+      connected: (sessionId) => Ref.update(connections, (all) => [...all, sessionId]),
+      answered: (sessionId, request, answer) => Ref.update(answers, (all) => [...all, { sessionId, request, answer }])
+    }
+
     const control: Control = {
       answers: Ref.get(answers),
       connections: Ref.get(connections),
@@ -373,7 +386,7 @@ const makeServices = (options: Options) =>
       script: Ref.get(script),
       setScript: (steps) => Ref.set(script, steps)
     }
-    return { api, eventStream, control }
+    return { api, eventStream, control, observer }
   })
 
 /** The close reason the real channel gives for a failure of the events. */
@@ -484,3 +497,131 @@ export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never,
  */
 export const setScript = (script: ReadonlyArray<Step>): Effect.Effect<void, never, AgentSessionsTestControl> =>
   Effect.flatMap(Effect.service(AgentSessionsTestControl), (control) => control.setScript(script))
+
+/**
+ * Whether a value is an error of a replay (`InvalidRecording` or `ReplayMismatch`).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isReplayError = (u: unknown): u is ReplayError => u instanceof InvalidRecording || u instanceof ReplayMismatch
+
+/**
+ * Runs an effect against a {@link replay} and turns the defect a replay stops with (a
+ * `ReplayMismatch`, or an `InvalidRecording` met mid-way) into a typed failure, for a test that
+ * asserts on the difference. Other defects stay defects.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, Answer } from "effect-agent-session-effect4"
+ * import { AgentSessionsTest } from "effect-agent-session-effect4/testing"
+ * import * as Effect from "effect/Effect"
+ *
+ * const program = AgentSessions.run(
+ *   { start_url: "https://example.com", max_actions: 5, goal: "Read the title" },
+ *   { onRequest: () => Effect.succeed(Answer.deny()) }
+ * )
+ * // Fails with `ReplayMismatch` (typed) when the recorded answer was a grant.
+ * const checked = AgentSessionsTest.withReplayErrors(program)
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ReplayError, R> =>
+  Effect.catchDefect(self, (defect) => isReplayError(defect) ? Effect.fail(defect) : Effect.die(defect))
+
+/**
+ * Options of {@link replay}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplayOptions {
+  /**
+   * How long (virtual time) a recorded answer waits for the application's before the replay
+   * fails with `ReplayMismatch`. Default 30 s.
+   */
+  readonly answerTimeout?: Duration.Input | undefined
+  /**
+   * The `redact` the recording was made with: applied to the application's answers before
+   * they are compared with the recorded ones.
+   */
+  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
+  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
+  readonly maxLineLength?: number | undefined
+}
+
+/**
+ * Replays a recorded session (the Effect 3 edition's `Recording.layer`, or
+ * `effect-agent-session run --record`: one format for both editions) through the real
+ * `AgentSessions` façade, without sockets: `createSession` answers what was recorded, and every
+ * connection of the session is this edition's real event channel engine fed the recorded frames
+ * of that connection, each after its recorded delay on the `Clock` (virtual time under the
+ * `TestClock`: fork the program, advance the clock past the recording's length in steps, join
+ * it: Effect 4's `TestClock.adjust` lets the program run once before it wakes the sleeps due, so
+ * one call can come before the program reaches its first sleep), and
+ * ended as the recorded one ended (a drop, a close code, `complete`), so the application's
+ * reconnects, decoding and answers run as they did.
+ *
+ * - **Answers are checked.** Where the recording has an answer, the application's (after
+ *   `redact`) must be the same, in the same order, within `answerTimeout`; else the replay stops
+ *   with `ReplayMismatch` naming the line and the difference. A create request that differs
+ *   from the recorded one stops it the same way (`subject: "create"`).
+ * - **Streamed.** The file is read line by line as the replay goes, never whole.
+ * - **Checked.** A file that is not a recording, of a newer format version, or with a header that
+ *   is not valid fails the layer with `InvalidRecording`; a line that is not valid, met later,
+ *   stops the replay with it, naming the line.
+ * - **How a replay stops.** No production channel can meet a `ReplayMismatch` (or an
+ *   `InvalidRecording` met mid-way), so no public error channel names them: the replay ends the
+ *   events with a defect carrying the error, as a stub layer dies on a call it does not implement,
+ *   and the test fails with the error's message. {@link withReplayErrors} turns that defect back
+ *   into a typed failure where a test asserts on it.
+ * - {@link answers}, {@link sessionsCreated} and {@link connections} report what the
+ *   application did, as with {@link layer}; `setScript` has no effect on a replay.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions } from "effect-agent-session-effect4"
+ * import { AgentSessionsTest } from "effect-agent-session-effect4/testing"
+ * import * as Effect from "effect/Effect"
+ * import * as Fiber from "effect/Fiber"
+ * import { TestClock } from "effect/testing"
+ *
+ * const test = Effect.gen(function*() {
+ *   const fiber = yield* Effect.forkChild(
+ *     AgentSessions.run({ start_url: "https://example.com", max_actions: 5, goal: "Read the title" })
+ *   )
+ *   for (let second = 0; second < 600; second++) yield* TestClock.adjust("1 second")
+ *   return yield* Fiber.join(fiber)
+ * }).pipe(Effect.provide(AgentSessionsTest.replay("test/recordings/read-the-title.jsonl")))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const replay = (
+  path: string,
+  options: ReplayOptions = {}
+): Layer.Layer<
+  AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl,
+  InvalidRecording
+> => {
+  const services = Layer.effectContext(
+    Effect.gen(function*() {
+      const { api, control, observer } = yield* makeServices({})
+      const replayed = yield* ReplayInternal.make({ ...options, path }, observer)
+      const replayApi = AgentApi.of({
+        ...api,
+        createSession: (input) => Effect.flatMap(Effect.fromResult(validateCreate(input)), replayed.createSession),
+        getSession: (sessionId) => replayed.getSession(sessionId)
+      })
+      return Context.make(AgentApi, replayApi).pipe(
+        Context.add(EventStream.EventStream, replayed.eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      )
+    })
+  )
+  const base = Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  return Layer.provideMerge(Layer.fresh(AgentSessions.layer), base)
+}

@@ -1,15 +1,45 @@
 /**
- * The recording format's plain functions (issue 23): lines cut as they arrive with a bound,
- * every line parsed back to itself, secrets scrubbed, differences shown, frames carried across
- * transports, recorded ends served again; and a large file read with bounded memory.
+ * The recording format (issue 23), written once for both editions: lines cut as they arrive with
+ * a bound, every line parsed back to itself, secrets scrubbed, differences shown, frames carried
+ * across transports, recorded ends served again; a large file read with bounded memory, a damaged
+ * one refused naming its line.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { writeFileSync } from "node:fs"
-import * as FastCheck from "effect/FastCheck"
-import * as Dialect from "../../src/Dialect.js"
-import * as Format from "../../src/internal/recording/format.js"
-import { Reader } from "../../src/internal/recording/reader.js"
-import { header, tempPath } from "./helpers.js"
+import FastCheck from "fast-check"
+import * as Fs from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "vitest"
+import { Dialect, Recording as Format } from "../src/index.js"
+
+const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-recording-"))
+let files = 0
+
+/** A file in the tests' temporary directory. */
+const tempPath = (name: string): string => join(dir, `${++files}-${name}`)
+
+/** The header of a recording. */
+const header = (overrides: Record<string, unknown> = {}) => ({
+  type: "header",
+  format: "effect-agent-session/recording",
+  version: 1,
+  sdk: "0.1.0",
+  dialect: Dialect.documented,
+  transport: "websocket",
+  sessionId: "ses_recorded",
+  recordedAt: "2026-11-25T12:00:00.000Z",
+  ...overrides
+})
+
+/** A property, checked with fast-check (the core's tests use no Effect). */
+const prop = <Ts extends [unknown, ...Array<unknown>]>(
+  name: string,
+  arbitraries: { [K in keyof Ts]: FastCheck.Arbitrary<Ts[K]> },
+  check: (values: Ts) => void,
+  options: { readonly numRuns: number; readonly seed: number }
+) =>
+  it(name, () => {
+    FastCheck.assert(FastCheck.property(...arbitraries, (...values: Ts) => check(values)), options)
+  })
 
 /** Text cut at the given points. */
 const cut = (text: string, points: ReadonlyArray<number>): Array<string> => {
@@ -67,8 +97,8 @@ const entryArb: FastCheck.Arbitrary<Format.Entry> = FastCheck.oneof(
   FastCheck.record({ type: FastCheck.constant("end" as const), t: time, reason: FastCheck.constantFrom("complete", "failed") })
 )
 
-describe("recording format", () => {
-  it.prop("LineSplitter gives the same lines whatever the chunks (\\n or \\r\\n)", [
+describe("Recording", () => {
+  prop("LineSplitter gives the same lines whatever the chunks (\\n or \\r\\n)", [
     FastCheck.array(lineArb, { maxLength: 30 }),
     FastCheck.array(FastCheck.nat(2000), { maxLength: 12 }),
     FastCheck.boolean()
@@ -83,7 +113,7 @@ describe("recording format", () => {
     }
     assert.isUndefined(splitter.end())
     assert.deepStrictEqual(out, lines)
-  }, { fastCheck: { numRuns: 300, seed: 23 } })
+  }, { numRuns: 300, seed: 23 })
 
   it("LineSplitter refuses a line over the limit without holding it, after the lines before it", () => {
     const splitter = new Format.LineSplitter(10)
@@ -96,18 +126,18 @@ describe("recording format", () => {
     assert.deepStrictEqual(endless.push("\n"), { lines: [""], tooLong: false })
   })
 
-  it.prop("every line parses back to itself", [entryArb], ([entry]) => {
+  prop("every line parses back to itself", [entryArb], ([entry]) => {
     const parsed = Format.parseEntry(Format.encodeLine(entry))
     assert.isTrue(parsed.ok, parsed.ok ? "" : parsed.reason)
     if (parsed.ok) assert.deepStrictEqual(parsed.value, JSON.parse(JSON.stringify(entry)))
-  }, { fastCheck: { numRuns: 500, seed: 7 } })
+  }, { numRuns: 500, seed: 7 })
 
-  it.prop("arbitrary text never throws: a line or a reason", [FastCheck.string({ unit: "binary", maxLength: 300 })], ([text]) => {
+  prop("arbitrary text never throws: a line or a reason", [FastCheck.string({ unit: "binary", maxLength: 300 })], ([text]) => {
     const parsed = Format.parseEntry(text)
     assert.isTrue(parsed.ok || parsed.reason.length > 0)
     const head = Format.parseHeader(text)
     assert.isTrue(head.ok || head.reason.length > 0)
-  }, { fastCheck: { numRuns: 300, seed: 8 } })
+  }, { numRuns: 300, seed: 8 })
 
   it("refuses unknown types, a second header, frames of two forms", () => {
     const reason = (text: string) => {
@@ -217,8 +247,8 @@ describe("recording format", () => {
     const frame = JSON.stringify({ event: "thoughts_and_memories", data: { thought: "t".repeat(300), memory: "m" } })
     const lines = [JSON.stringify(header())]
     for (let i = 0; i < frames; i++) lines.push(JSON.stringify({ type: "frame", t: i, conn: 1, text: frame }))
-    writeFileSync(path, lines.join("\n") + "\n")
-    const opened = Reader.open(path)
+    Fs.writeFileSync(path, lines.join("\n") + "\n")
+    const opened = Format.Reader.open(path, Fs)
     assert.isTrue("reader" in opened)
     if (!("reader" in opened)) return
     let count = 0
@@ -233,5 +263,49 @@ describe("recording format", () => {
     assert.strictEqual(count, frames)
     // The file is about 25 MB; what is held at once is under one 64 KiB block plus one line.
     assert.isAtMost(opened.reader.peakHeld, 64 * 1024 + 1024)
+  })
+
+  it("a damaged or foreign file is refused naming its line; a missing one with line 0", () => {
+    const write = (text: string | Uint8Array) => {
+      const path = tempPath("damaged.jsonl")
+      Fs.writeFileSync(path, text)
+      return path
+    }
+    const take = (path: string) => {
+      const opened = Format.Reader.open(path, Fs)
+      if (!("reader" in opened)) return opened
+      for (;;) {
+        const next = opened.reader.take()
+        if (next._tag !== "Entry") return next
+      }
+    }
+    const frame = { type: "frame", t: 1, conn: 1, text: "{}" }
+    const good = [JSON.stringify(header()), JSON.stringify(frame)]
+    assert.deepStrictEqual(take(write([...good, "{\"type\":\"frame\",\"t\":", JSON.stringify(frame)].join("\n"))), {
+      _tag: "Invalid",
+      line: 3,
+      reason: "not JSON"
+    })
+    assert.deepStrictEqual(take(write("{\"type\":\"header\",\"format\":\"har\"}\n")), {
+      _tag: "Invalid",
+      line: 1,
+      reason: `not a recording of effect-agent-session: the first line is not its header ({"type":"header","format":"${Format.FORMAT}",...})`
+    })
+    assert.deepStrictEqual(take(write("")), { _tag: "Invalid", line: 1, reason: "the file is empty: not a recording" })
+    const notUtf8 = new Uint8Array([...new TextEncoder().encode(`${good.join("\n")}\n`), 0xff, 0xfe, 0x0a])
+    assert.deepStrictEqual(take(write(notUtf8)), { _tag: "Invalid", line: 3, reason: "not UTF-8 text" })
+    // Past the first 64 KiB block, the line is still the one holding the bad bytes.
+    const many = Array.from({ length: 2_000 }, (_, i) => JSON.stringify({ ...frame, t: i, text: "é".repeat(50) }))
+    const before = new TextEncoder().encode(`${[good[0], ...many.slice(0, 1_499)].join("\n")}\n`)
+    const after = new TextEncoder().encode(`\n${many.slice(1_500).join("\n")}\n`)
+    assert.deepStrictEqual(take(write(new Uint8Array([...before, 0xc3, 0x28, ...after]))), {
+      _tag: "Invalid",
+      line: 1_501,
+      reason: "not UTF-8 text"
+    })
+    const missing = Format.Reader.open(join(dir, "no-such-file.jsonl"), Fs)
+    assert.isTrue("_tag" in missing && missing._tag === "Invalid" && missing.line === 0 && missing.reason.startsWith("cannot be read: "))
+    // A complete file ends with Done at its last line.
+    assert.deepStrictEqual(take(write(`${good.join("\n")}\n`)), { _tag: "Done", line: 2 })
   })
 })
