@@ -214,9 +214,10 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
-    SessionEntity.toLayer(internal.make(options), {
-      concurrency: "unbounded",
-      maxIdleTime: options.maxIdleTime
-    }),
+    Layer.unwrapScoped(Effect.map(internal.makeTicker, (ticker) =>
+      SessionEntity.toLayer(internal.make(options, ticker), {
+        concurrency: "unbounded",
+        maxIdleTime: options.maxIdleTime
+      }))),
     Layer.scopedDiscard(Effect.forkScoped(internal.resumer(SessionEntity, options)))
   )
