@@ -166,7 +166,9 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
         for (const logged of events) {
           fold(tally, logged.event)
           tally.lastSeq = logged.seq
+          recent.push(logged)
         }
+        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
       }).pipe(loading.withPermits(1))
     })
 
@@ -366,15 +368,33 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
     const events = (fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
       let next = fromSeq
       let finished = false
-      const readFrom = Effect.suspend((): Effect.Effect<ReadonlyArray<EventLog.LoggedEvent>, EventLog.EventLogError> => {
-        // Running here: this activation is the log's writer, its tally is current.
-        if (run !== undefined && next > tally.lastSeq) return Effect.succeed([])
+      /** From what this activation appended or loaded (the log's events, contiguous), else from the log. */
+      const fromTally = (): Effect.Effect<ReadonlyArray<EventLog.LoggedEvent>, EventLog.EventLogError> => {
+        if (next > tally.lastSeq) return Effect.succeed([])
         const first = recent[0]
         const last = recent[recent.length - 1]
-        if (run !== undefined && first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
+        if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
           return Effect.succeed(recent.slice(next - first.seq, next - first.seq + page))
         }
-        return Effect.zipRight(load, log.read(sessionId, next, page))
+        return log.read(sessionId, next, page)
+      }
+      // Running here: this activation is the log's writer, its tally is current. Otherwise the
+      // log is read afresh first (`load` folds what is new into the tally and `recent`).
+      const readFrom = Effect.suspend(() => run !== undefined ? fromTally() : Effect.zipRight(load, Effect.suspend(fromTally)))
+      /**
+       * A subscriber reached this activation and the session's run has not ended but does not run
+       * here: this runner owns the session's shard (an activation exists only where the shard is
+       * held), so it takes the session over now, as the resumer would at its next look.
+       */
+      const takeOver = Effect.suspend(() => {
+        if (run !== undefined || handingOver) return Effect.void
+        return Option.match(record, {
+          onNone: () => Effect.void,
+          onSome: (r) =>
+            Option.isSome(r.ended)
+              ? Effect.void
+              : ensureRunning({ session: r.info, maxActions: r.maxActions, agent: r.agent }, true)
+        })
       })
       /** Resumes at the next append or end (when `version` is still `seen`), or at the next tick. */
       const wait = (seen: number) =>
@@ -420,7 +440,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
           }
         }
       )
-      return Stream.unwrap(Effect.as(load, Stream.repeatEffectChunkOption(pull)))
+      return Stream.unwrap(Effect.as(Effect.zipRight(load, takeOver), Stream.repeatEffectChunkOption(pull)))
     }
 
     const respond = (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
@@ -499,7 +519,7 @@ export const resumer = (
     const config = yield* ShardingConfig.ShardingConfig
     const log = yield* EventLog.EventLog
     const makeClient = yield* entity.client
-    const every = options.resumeInterval ?? "1 second"
+    const every = options.resumeInterval ?? "250 millis"
     const group = "default"
     let owned = new Set<number>()
     let first = true
