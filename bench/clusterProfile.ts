@@ -115,6 +115,8 @@ const program = Effect.scoped(Effect.gen(function*() {
   )
   const sessions = yield* Effect.provide(ClusterSessions.ClusterSessions, client)
   let started = 0
+  /** Starts that failed at the service (counted, not held: the run goes on without them). */
+  let failed = 0
   /** Holds `n` sessions in all, each one connected (its first event received or persisted). */
   const holdUntil = (n: number) =>
     PLAIN
@@ -126,10 +128,15 @@ const program = Effect.scoped(Effect.gen(function*() {
             Effect.flatMap(
               sessions.start({ start_url: `https://example.com/${i}`, max_actions: 100, goal: `Goal ${i}` }),
               (info) => FOLLOW ? Effect.forkDaemon(Stream.runDrain(sessions.events(info.session_id))) : Effect.void
-            ),
+            ).pipe(Effect.catchAll((error) =>
+              Effect.sync(() => {
+                failed += 1
+                process.stderr.write(`start ${i}: ${error._tag}\n`)
+              })
+            )),
           { concurrency: 50, discard: true }
         )
-        while ((yield* logged) < n) yield* Effect.sleep("250 millis")
+        while ((yield* logged) < n - failed) yield* Effect.sleep("250 millis")
       })
 
   // Warm-up: one session, so that code loaded and compiled on first use is in the baseline.
