@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { Model } from "effect-agent-session-core"
 import { NonBlankString } from "./internal/schema.js"
 
 /**
@@ -26,7 +27,7 @@ export type AgentId = typeof AgentId.Type
  * @since 0.1.0
  * @category models
  */
-export const AgentDomain = Schema.Literal("sales", "marketing", "research", "automation", "podcasting")
+export const AgentDomain = Schema.Literal(...Model.agentDomains)
 
 /**
  * @since 0.1.0

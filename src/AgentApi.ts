@@ -26,6 +26,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
+import { Http } from "effect-agent-session-core"
 import type * as Agent from "./Agent.js"
 import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
@@ -197,7 +198,7 @@ export const defaultMaxResponseSize: number = internalBody.defaultMaxResponseSiz
  * @since 0.1.0
  * @category models
  */
-export const ENV_BASE_URL = "AGENT_SESSION_BASE_URL"
+export const ENV_BASE_URL: typeof Http.environment.baseUrl = Http.environment.baseUrl
 
 /**
  * The environment variable of the dialect name (`documented` or `observed`).
@@ -205,7 +206,7 @@ export const ENV_BASE_URL = "AGENT_SESSION_BASE_URL"
  * @since 0.1.0
  * @category models
  */
-export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+export const ENV_DIALECT: typeof Http.environment.dialect = Http.environment.dialect
 
 /**
  * Builds the service. Fails with `InsecureTransport` for plain `http://` to a host that is not

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
+import { Keys } from "effect-agent-session-core"
 import type { Agent } from "./Agent.js"
 import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Errors.js"
 
@@ -22,7 +22,7 @@ import { type CredentialsError, MissingAgentKey, MissingCredentials } from "./Er
  * @since 0.1.0
  * @category models
  */
-export type Operation = "onboard" | "createSession" | "getSession" | "connect"
+export type Operation = Keys.Operation
 
 /**
  * The environment variable of the account key.
@@ -30,7 +30,7 @@ export type Operation = "onboard" | "createSession" | "getSession" | "connect"
  * @since 0.1.0
  * @category models
  */
-export const ENV_API_KEY = "AGENT_SESSION_API_KEY"
+export const ENV_API_KEY: typeof Keys.ENV_API_KEY = Keys.ENV_API_KEY
 
 /**
  * An agent whose key an operation should use: an onboarded {@link Agent}, or its id and key.
@@ -54,7 +54,7 @@ export interface AgentKeyRef {
  * @since 0.1.0
  * @category models
  */
-export type KeySelection = "agent-or-account" | "account" | "agent"
+export type KeySelection = Keys.KeySelection
 
 /**
  * The operations of the credentials service: the key for an operation, remembering an agent's
@@ -119,7 +119,13 @@ const normalizeKey = (
 }
 
 const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redacted<string>> =>
-  Redacted.value(key).trim().length > 0 ? Option.some(key) : Option.none()
+  Keys.isUsable(Redacted.value(key)) ? Option.some(key) : Option.none()
+
+/** An agent's key as the core's key ring holds it. */
+const agentKey = (agent: AgentKeyRef): Keys.AgentKey<Redacted.Redacted<string>> => ({
+  agentId: agent.agentId,
+  apiKey: Option.getOrUndefined(agent.apiKey)
+})
 
 /**
  * Builds the credentials service.
@@ -128,14 +134,10 @@ const nonEmpty = (key: Redacted.Redacted<string>): Option.Option<Redacted.Redact
  * @category constructors
  */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     const accountKey = normalizeKey(options.apiKey)
-    const selection = options.selection ?? "agent-or-account"
-    const agents = yield* Ref.make(
-      new Map<string, Option.Option<Redacted.Redacted<string>>>(
-        Array.from(options.agents ?? [], (agent) => [agent.agentId, agent.apiKey] as const)
-      )
-    )
+    const selection = options.selection ?? Keys.defaultSelection
+    const ring = new Keys.Ring(Array.from(options.agents ?? [], agentKey), (key) => Keys.isUsable(Redacted.value(key)))
 
     const account = (operation: Operation) =>
       Effect.flatMap(accountKey, (key) =>
@@ -143,19 +145,6 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           onNone: () => Effect.fail(new MissingCredentials({ operation, variable: ENV_API_KEY })),
           onSome: Effect.succeed
         }))
-
-    const agentKey = (agent: AgentKeyRef | string) =>
-      Effect.flatMap(
-        typeof agent === "string"
-          ? Effect.map(Ref.get(agents), (known) => Option.flatten(Option.fromNullable(known.get(agent))))
-          : Effect.succeed(agent.apiKey),
-        (key) =>
-          Option.match(Option.flatMap(key, nonEmpty), {
-            onNone: () =>
-              Effect.fail(new MissingAgentKey({ agentId: typeof agent === "string" ? agent : agent.agentId })),
-            onSome: Effect.succeed
-          })
-      )
 
     function keyFor(operation: "onboard"): Effect.Effect<Redacted.Redacted<string>, MissingCredentials>
     function keyFor(
@@ -166,25 +155,22 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       operation: Operation,
       agent?: AgentKeyRef | string
     ): Effect.Effect<Redacted.Redacted<string>, CredentialsError> {
-      // `onboard` takes the first branch: the account key, `MissingCredentials` only.
-      if (operation === "onboard" || selection === "account") return account(operation)
-      if (agent !== undefined) return agentKey(agent)
-      if (selection === "agent") return Effect.fail(new MissingAgentKey({ agentId: "(none given)" }))
-      return account(operation)
+      return Effect.suspend((): Effect.Effect<Redacted.Redacted<string>, CredentialsError> => {
+        const selected = ring.select(operation, selection, typeof agent === "object" ? agentKey(agent) : agent)
+        switch (selected._tag) {
+          case "Account":
+            return account(operation)
+          case "Agent":
+            return Effect.succeed(selected.key)
+          case "MissingAgentKey":
+            return Effect.fail(new MissingAgentKey({ agentId: selected.agentId }))
+        }
+      })
     }
 
-    const remember: Service["remember"] = (agent) =>
-      Ref.update(agents, (known) => new Map(known).set(agent.agentId, agent.apiKey))
+    const remember: Service["remember"] = (agent) => Effect.sync(() => ring.remember(agentKey(agent)))
 
-    const secrets = Effect.gen(function*() {
-      const out: Array<string> = []
-      const key = yield* accountKey
-      if (Option.isSome(key)) out.push(Redacted.value(key.value))
-      for (const value of (yield* Ref.get(agents)).values()) {
-        if (Option.isSome(value)) out.push(Redacted.value(value.value))
-      }
-      return out
-    })
+    const secrets = Effect.map(accountKey, (key) => [...Option.toArray(key), ...ring.keys()].map(Redacted.value))
 
     return Credentials.of({ keyFor, remember, secrets })
   })

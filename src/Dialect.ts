@@ -88,7 +88,7 @@ export const make: (choices: Partial<Dialect> & { readonly base?: Dialect }) => 
  * @since 0.1.0
  * @category models
  */
-export const DialectName = Schema.Literal("documented", "observed")
+export const DialectName = Schema.Literal(...Core.names)
 
 /**
  * @since 0.1.0
@@ -110,4 +110,4 @@ export const fromName: (name: DialectName) => Dialect = Core.fromName
  * @since 0.1.0
  * @category constructors
  */
-export const config = (name: string): Config.Config<DialectName> => Config.literal("documented", "observed")(name)
+export const config = (name: string): Config.Config<DialectName> => Config.literal(...Core.names)(name)

@@ -16,7 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { Http, Secrets } from "effect-agent-session-core"
+import { Failures, Keys, Secrets } from "effect-agent-session-core"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -124,12 +124,15 @@ const httpDetailFields = {
   operation: Schema.String
 }
 
-/** The fields of an HTTP status error, with the status and message of its class by default. */
-const httpStatusFields = (status: number, message: string) => ({
-  status: defaulted(Schema.JsonNumber, () => status),
-  message: defaulted(Schema.String, () => message),
-  ...httpDetailFields
-})
+/** The fields of an HTTP status error, with the status and message of its kind by default. */
+const httpStatusFields = (kind: keyof typeof Failures.statusDefaults) => {
+  const { message, status } = Failures.statusDefaults[kind]
+  return {
+    status: defaulted(Schema.JsonNumber, () => status),
+    message: defaulted(Schema.String, () => message),
+    ...httpDetailFields
+  }
+}
 
 /** `retryAfter` of a 429 or 5xx: none unless given. */
 const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
@@ -176,23 +179,7 @@ export const SessionContext = {
  * @since 0.2.0
  * @category accessors
  */
-export const orphanNotice = (error: unknown): string | undefined => {
-  if (!Predicate.hasProperty(error, "sessionId") || !Predicate.hasProperty(error, "mayStillBeRunning")) return undefined
-  const { mayStillBeRunning, sessionId } = error
-  return typeof sessionId === "string" && mayStillBeRunning === true
-    ? `session ${printable(sessionId)} may still be running at the service; reattach with: effect-agent-session attach ${
-      shellQuoted(sessionId)
-    }`
-    : undefined
-}
-
-/** The id as one word of a POSIX shell: bare when made of safe characters, else single-quoted. */
-const shellQuoted = (id: string): string =>
-  /^[A-Za-z0-9_.:@%+=,/-]+$/.test(id) ? id : `'${printable(id).replace(/'/g, "'\\''")}'`
-
-/** Control characters (C0, DEL, C1, bidi controls) escaped as `\u{..}`: never raw to a terminal. */
-const printable = (text: string): string =>
-  text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
+export const orphanNotice: (error: unknown) => string | undefined = Failures.orphanNotice
 
 // ---------------------------------------------------------------------------
 // Caller input and credentials
@@ -229,13 +216,13 @@ export class MissingCredentials
     /** The operation that needed a key. */
     operation: Schema.String,
     /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
-    variable: defaulted(Schema.String, () => "AGENT_SESSION_API_KEY")
+    variable: defaulted(Schema.String, () => Keys.ENV_API_KEY)
   })
 {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `No API key for ${this.operation}: set ${this.variable} or provide Credentials.layer({ apiKey })`
+    return Failures.messages.MissingCredentials(this)
   }
 }
 
@@ -254,7 +241,7 @@ export class MissingAgentKey
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Agent ${this.agentId} has no API key: the onboard response did not include one`
+    return Failures.messages.MissingAgentKey(this)
   }
 }
 
@@ -270,7 +257,7 @@ export class MissingAgentKey
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
   "BadRequest",
-  httpStatusFields(400, "the service refused the request")
+  httpStatusFields("bad-request")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -292,7 +279,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
   "Unauthorized",
-  httpStatusFields(401, "the key is missing or invalid")
+  httpStatusFields("unauthorized")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -306,7 +293,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
  */
 export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
   "Forbidden",
-  httpStatusFields(403, "the key may not do this")
+  httpStatusFields("forbidden")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -320,7 +307,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-sessi
  */
 export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
   "NotFound",
-  httpStatusFields(404, "not found")
+  httpStatusFields("not-found")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -334,7 +321,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session
  */
 export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
   "Conflict",
-  httpStatusFields(409, "conflict")
+  httpStatusFields("conflict")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -348,7 +335,7 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
   "PayloadTooLarge",
-  httpStatusFields(413, "the request body is too large")
+  httpStatusFields("payload-too-large")
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -363,7 +350,7 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
   "RateLimited",
   {
-    ...httpStatusFields(429, "rate limited"),
+    ...httpStatusFields("rate-limited"),
     /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
     retryAfter: RetryAfter
   }
@@ -381,7 +368,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
 export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
   "ServerError",
   {
-    ...httpStatusFields(500, "the service failed"),
+    ...httpStatusFields("server-error"),
     /** From `Retry-After` on a 503, when present. */
     retryAfter: RetryAfter
   }
@@ -398,7 +385,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
  */
 export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
   "UnexpectedStatus",
-  { status: Schema.JsonNumber, message: defaulted(Schema.String, () => "unexpected status"), ...httpDetailFields }
+  { status: Schema.JsonNumber, message: defaulted(Schema.String, () => Failures.unexpectedStatusMessage), ...httpDetailFields }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -439,7 +426,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `${this.operation} got no response within ${Duration.format(this.timeout)}`
+    return Failures.messages.RequestTimeout({ operation: this.operation, timeout: Duration.format(this.timeout) })
   }
 }
 
@@ -490,8 +477,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    const what = this.operation.endsWith("onboard") ? "the agent" : "the session"
-    return `${this.operation}: the request may have reached the service, so ${what} may exist (${this.reason}: ${this.detail}); not sent again (Idempotency-Key ${this.idempotencyKey})`
+    return Failures.messages.OutcomeUnknown(this)
   }
 }
 
@@ -516,7 +502,7 @@ export class ResponseTooLarge
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `${this.operation}: the ${this.status} response is over the limit of ${this.limit} bytes`
+    return Failures.messages.ResponseTooLarge(this)
   }
 }
 
@@ -585,7 +571,7 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Frame of ${this.size} bytes is over the limit of ${this.limit}`
+    return Failures.messages.FrameTooLarge(this)
   }
 }
 
@@ -607,7 +593,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Unknown event "${this.event}" (strict mode)`
+    return Failures.messages.UnknownEvent(this)
   }
 }
 
@@ -631,7 +617,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Handshake rejected (${this.code})${this.reason.length > 0 ? `: ${this.reason}` : ""}`
+    return Failures.messages.HandshakeRejected(this)
   }
 }
 
@@ -656,9 +642,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Another connection to the session took over its event channel (close 4000)${
-      this.reason.length > 0 ? `: ${this.reason}` : ""
-    }`
+    return Failures.messages.Superseded(this)
   }
 }
 
@@ -679,7 +663,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `The event channel did not open within ${Duration.format(this.timeout)}`
+    return Failures.messages.ConnectTimeout({ timeout: Duration.format(this.timeout) })
   }
 }
 
@@ -705,7 +689,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Connection lost after ${this.attempts} attempts: ${this.lastError}`
+    return Failures.messages.ConnectionLost(this)
   }
 }
 
@@ -732,7 +716,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `The event channel of session ${this.sessionId} never connected (${this.attempts} attempts): ${this.lastError}`
+    return Failures.messages.NeverConnected(this)
   }
 }
 
@@ -752,7 +736,7 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Refusing to send a key in clear to ${this.url}: use wss/https, or set allowInsecure`
+    return Failures.messages.InsecureTransport(this)
   }
 }
 
@@ -772,16 +756,13 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
      * `never-received`: no such request arrived on this connection; `already-answered`: it was
      * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
      */
-    reason: Schema.Literal("never-received", "already-answered", "channel-closed")
+    reason: Schema.Literal(...Failures.notPendingReasons)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    if (this.reason === "channel-closed") {
-      return `Cannot answer the ${this.resourceType} request of action session ${this.actionSessionId}: the event channel is closed`
-    }
-    return `No pending ${this.resourceType} request for action session ${this.actionSessionId} (${this.reason})`
+    return Failures.messages.RequestNotPending(this)
   }
 }
 
@@ -801,7 +782,7 @@ export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effe
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `${this.limit} answers are already waiting for the connection to reopen`
+    return Failures.messages.AnswerBufferFull(this)
   }
 }
 
@@ -843,7 +824,7 @@ export class ActionBudgetExceeded
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Session ${this.sessionId} ran ${this.actions} actions, over its budget of ${this.maxActions}`
+    return Failures.messages.ActionBudgetExceeded(this)
   }
 }
 
@@ -872,9 +853,7 @@ export class SessionEndedWithoutComplete
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Session ${this.sessionId} ended without complete${
-      Option.match(this.lastError, { onNone: () => "", onSome: (e) => `: ${e}` })
-    }`
+    return Failures.messages.SessionEndedWithoutComplete({ sessionId: this.sessionId, lastError: Option.getOrUndefined(this.lastError) })
   }
 }
 
@@ -925,7 +904,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `${this.path}${this.line > 0 ? `:${this.line}` : ""}: ${this.reason}`
+    return Failures.messages.InvalidRecording(this)
   }
 }
 
@@ -957,7 +936,7 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-a
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `The ${this.subject} differs from the recording (${this.path}:${this.line}): ${this.difference}`
+    return Failures.messages.ReplayMismatch(this)
   }
 }
 
@@ -1197,16 +1176,4 @@ export const isAgentSessionError = (u: unknown): u is AgentSessionError => Predi
  * @since 0.1.0
  * @category guards
  */
-export const isRetryable = (error: AgentSessionError): boolean => {
-  switch (error._tag) {
-    case "TransportError":
-    case "RequestTimeout":
-      return true
-    case "RateLimited":
-    case "ServerError":
-    case "UnexpectedStatus":
-      return Http.isRetryableStatus(error.status)
-    default:
-      return false
-  }
-}
+export const isRetryable: (error: AgentSessionError) => boolean = Failures.isRetryable

@@ -58,7 +58,7 @@ import type { ConnectTimeout, EventStreamError, InsecureTransport, RespondError 
 import * as internal from "./internal/eventStream.js"
 import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
-import type { Connection, Ledger } from "effect-agent-session-core"
+import { type Connection, Http, type Ledger } from "effect-agent-session-core"
 
 /**
  * The state of a connection: `Connecting -> Open -> Reconnecting { attempt } -> Open ... -> Closed`.
@@ -439,7 +439,7 @@ export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
  * @since 0.1.0
  * @category models
  */
-export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+export const ENV_DIALECT: typeof Http.environment.dialect = Http.environment.dialect
 
 /**
  * The WebSocket base URL of a service whose HTTP base URL is given: the same address with

@@ -34,6 +34,7 @@ import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
+import { type Failures, Telemetry } from "effect-agent-session-core"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -42,7 +43,11 @@ import type * as SessionEvent from "./SessionEvent.js"
  * @since 0.1.0
  * @category models
  */
-export const prefix = "agent_session_"
+export const prefix: typeof Telemetry.prefix = Telemetry.prefix
+
+/** A counter of the SDK's, by its name and description (`Telemetry.metrics`). */
+const counter = (metric: { readonly name: string; readonly description: string }): Metric.Metric.Counter<number> =>
+  Metric.counter(metric.name, { description: metric.description, incremental: true })
 
 /**
  * Events received on the event channel, labelled `event` with the SDK tag (`ActionRun`,
@@ -51,10 +56,7 @@ export const prefix = "agent_session_"
  * @since 0.1.0
  * @category models
  */
-export const eventsReceived: Metric.Metric.Counter<number> = Metric.counter("agent_session_events_received_total", {
-  description: "Events received on the event channel, by event tag",
-  incremental: true
-})
+export const eventsReceived: Metric.Metric.Counter<number> = counter(Telemetry.metrics.eventsReceived)
 
 /**
  * `action_run` events received: the chargeable actions (U20).
@@ -62,10 +64,7 @@ export const eventsReceived: Metric.Metric.Counter<number> = Metric.counter("age
  * @since 0.1.0
  * @category models
  */
-export const actions: Metric.Metric.Counter<number> = Metric.counter("agent_session_actions_total", {
-  description: "Chargeable action_run events received",
-  incremental: true
-})
+export const actions: Metric.Metric.Counter<number> = counter(Telemetry.metrics.actions)
 
 /**
  * Reconnections of the event channel (each reopening after a drop counts once).
@@ -73,10 +72,7 @@ export const actions: Metric.Metric.Counter<number> = Metric.counter("agent_sess
  * @since 0.1.0
  * @category models
  */
-export const reconnects: Metric.Metric.Counter<number> = Metric.counter("agent_session_reconnects_total", {
-  description: "Event channel reconnections",
-  incremental: true
-})
+export const reconnects: Metric.Metric.Counter<number> = counter(Telemetry.metrics.reconnects)
 
 /**
  * Reconnect attempts of the event channel: each try to reopen a channel that was open counts
@@ -85,10 +81,7 @@ export const reconnects: Metric.Metric.Counter<number> = Metric.counter("agent_s
  * @since 0.2.0
  * @category models
  */
-export const reconnectAttempts: Metric.Metric.Counter<number> = Metric.counter(
-  "agent_session_reconnect_attempts_total",
-  { description: "Event channel reconnect attempts (tries made)", incremental: true }
-)
+export const reconnectAttempts: Metric.Metric.Counter<number> = counter(Telemetry.metrics.reconnectAttempts)
 
 /**
  * Answers sent to the agent's requests, labelled `answer` (`grant` or `deny`).
@@ -96,10 +89,7 @@ export const reconnectAttempts: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.1.0
  * @category models
  */
-export const answersSent: Metric.Metric.Counter<number> = Metric.counter("agent_session_answers_sent_total", {
-  description: "Answers sent to external resource requests",
-  incremental: true
-})
+export const answersSent: Metric.Metric.Counter<number> = counter(Telemetry.metrics.answersSent)
 
 /**
  * HTTP requests sent, labelled `operation` and `status` (the HTTP status, or `transport` /
@@ -108,13 +98,10 @@ export const answersSent: Metric.Metric.Counter<number> = Metric.counter("agent_
  * @since 0.1.0
  * @category models
  */
-export const httpAttempts: Metric.Metric.Counter<number> = Metric.counter("agent_session_http_attempts_total", {
-  description: "HTTP requests sent, by operation and status",
-  incremental: true
-})
+export const httpAttempts: Metric.Metric.Counter<number> = counter(Telemetry.metrics.httpAttempts)
 
-const httpAttemptsKey = MetricKey.counter("agent_session_http_attempts_total", {
-  description: "HTTP requests sent, by operation and status",
+const httpAttemptsKey = MetricKey.counter(Telemetry.metrics.httpAttempts.name, {
+  description: Telemetry.metrics.httpAttempts.description,
   incremental: true
 })
 
@@ -124,13 +111,10 @@ const httpAttemptsKey = MetricKey.counter("agent_session_http_attempts_total", {
  * @since 0.1.0
  * @category models
  */
-export const httpRetries: Metric.Metric.Counter<number> = Metric.counter("agent_session_http_retries_total", {
-  description: "HTTP requests retried, by operation and the status that caused the retry",
-  incremental: true
-})
+export const httpRetries: Metric.Metric.Counter<number> = counter(Telemetry.metrics.httpRetries)
 
-const httpRetriesKey = MetricKey.counter("agent_session_http_retries_total", {
-  description: "HTTP requests retried, by operation and the status that caused the retry",
+const httpRetriesKey = MetricKey.counter(Telemetry.metrics.httpRetries.name, {
+  description: Telemetry.metrics.httpRetries.description,
   incremental: true
 })
 
@@ -140,11 +124,9 @@ const httpRetriesKey = MetricKey.counter("agent_session_http_retries_total", {
  * @since 0.1.0
  * @category models
  */
-export const latencyBoundaries: MetricBoundaries.MetricBoundaries = MetricBoundaries.exponential({
-  start: 5,
-  factor: 2,
-  count: 14
-})
+export const latencyBoundaries: MetricBoundaries.MetricBoundaries = MetricBoundaries.exponential(
+  Telemetry.latencyBoundaries
+)
 
 /**
  * How long `createSession` took, in milliseconds, retries included.
@@ -157,9 +139,9 @@ export const createSessionLatency: Metric.Metric<
   number,
   MetricState.MetricState.Histogram
 > = Metric.histogram(
-  "agent_session_create_session_latency_ms",
+  Telemetry.metrics.createSessionLatency.name,
   latencyBoundaries,
-  "Latency of createSession in milliseconds, retries included"
+  Telemetry.metrics.createSessionLatency.description
 )
 
 // Tagged counters are built once per tag, not per event.
@@ -173,12 +155,6 @@ const eventCounter = (tag: string): Metric.Metric.Counter<number> => {
   return counter
 }
 
-const tallyByTag = (events: Iterable<SessionEvent.SessionEvent>): Map<string, number> => {
-  const counts = new Map<string, number>()
-  for (const event of events) counts.set(event._tag, (counts.get(event._tag) ?? 0) + 1)
-  return counts
-}
-
 /**
  * Records a chunk of received events: one counter update per tag present, plus the actions.
  * Call it once per chunk, not per event.
@@ -190,12 +166,12 @@ export const recordEvents = (
   events: Chunk.Chunk<SessionEvent.SessionEvent> | ReadonlyArray<SessionEvent.SessionEvent>
 ): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const counts = tallyByTag(events)
+    const counts = Telemetry.tallyByTag(events)
     if (counts.size === 0) return Effect.void
     const updates: Array<Effect.Effect<void>> = []
     for (const [tag, n] of counts) {
       updates.push(Metric.incrementBy(eventCounter(tag), n))
-      if (tag === "ActionRun") updates.push(Metric.incrementBy(actions, n))
+      if (tag === Telemetry.chargeableTag) updates.push(Metric.incrementBy(actions, n))
     }
     return Effect.all(updates, { discard: true })
   })
@@ -234,9 +210,9 @@ export const recordAnswer = (answer: { readonly _tag: "Grant" | "Deny" }): Effec
  * @since 0.1.0
  * @category models
  */
-export type HttpOutcome = number | "transport" | "timeout" | "decode"
+export type HttpOutcome = Failures.HttpOutcome
 
-const statusLabel = (status: HttpOutcome): string => typeof status === "number" ? String(status) : status
+const { statusLabel } = Telemetry
 
 /**
  * Records one HTTP attempt of an operation (`onboard`, `createSession`) and its status.
@@ -311,26 +287,11 @@ export const trackCreateSession = <A, E, R>(self: Effect.Effect<A, E, R>): Effec
  * @since 0.1.0
  * @category models
  */
-export type Reading =
-  | {
-    readonly _tag: "Counter"
-    readonly name: string
-    readonly labels: Readonly<Record<string, string>>
-    readonly count: number
-  }
-  | {
-    readonly _tag: "Histogram"
-    readonly name: string
-    readonly labels: Readonly<Record<string, string>>
-    readonly count: number
-    readonly sum: number
-    readonly min: number
-    readonly max: number
-  }
+export type Reading = Telemetry.Reading
 
 const toReading = (pair: MetricPair.MetricPair.Untyped): Reading | undefined => {
   const key: MetricKey.MetricKey.Untyped = pair.metricKey
-  if (!key.name.startsWith(prefix)) return undefined
+  if (!Telemetry.isOwnMetric(key.name)) return undefined
   const labels: Record<string, string> = {}
   for (const label of key.tags) labels[label.key] = label.value
   const state: unknown = pair.metricState
@@ -364,10 +325,7 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric
     const reading = toReading(pair)
     if (reading !== undefined) out.push(reading)
   }
-  return out.sort((a, b) => {
-    const byName = a.name.localeCompare(b.name)
-    return byName !== 0 ? byName : formatLabels(a.labels).localeCompare(formatLabels(b.labels))
-  })
+  return Telemetry.sortReadings(out)
 })
 
 /**
@@ -376,10 +334,7 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric
  * @since 0.1.0
  * @category accessors
  */
-export const formatLabels = (labels: Readonly<Record<string, string>>): string => {
-  const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))
-  return entries.length === 0 ? "" : `{${entries.map(([k, v]) => `${k}="${v}"`).join(",")}}`
-}
+export const formatLabels: (labels: Readonly<Record<string, string>>) => string = Telemetry.formatLabels
 
 /**
  * The value of one counter with the given labels (0 when never updated): handy in tests.
@@ -391,16 +346,7 @@ export const counterValue = (
   name: string,
   labels: Readonly<Record<string, string>> = {}
 ): Effect.Effect<number> =>
-  Effect.map(snapshot, (readings) => {
-    const wanted = formatLabels(labels)
-    let total = 0
-    for (const reading of readings) {
-      if (reading._tag === "Counter" && reading.name === name && formatLabels(reading.labels) === wanted) {
-        total += reading.count
-      }
-    }
-    return total
-  })
+  Effect.map(snapshot, (readings) => Telemetry.counterTotal(readings, name, labels))
 
 /**
  * The readings as text lines, `name{labels} value` (histograms: count, sum, min, max), for a
@@ -409,13 +355,4 @@ export const counterValue = (
  * @since 0.1.0
  * @category accessors
  */
-export const format = (readings: ReadonlyArray<Reading>): ReadonlyArray<string> =>
-  readings.map((reading) =>
-    reading._tag === "Counter"
-      ? `${reading.name}${formatLabels(reading.labels)} ${reading.count}`
-      : `${reading.name}${formatLabels(reading.labels)} count=${reading.count} sum=${round(reading.sum)} min=${
-        round(reading.count === 0 ? 0 : reading.min)
-      } max=${round(reading.count === 0 ? 0 : reading.max)}`
-  )
-
-const round = (n: number): string => Number.isFinite(n) ? String(Math.round(n * 100) / 100) : "0"
+export const format: (readings: ReadonlyArray<Reading>) => ReadonlyArray<string> = Telemetry.format

@@ -18,6 +18,7 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as Context from "effect/Context"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { Model } from "effect-agent-session-core"
 import { Agent, OnboardRequest } from "./Agent.js"
 import * as Dialect from "./Dialect.js"
 import { HttpUrlString, NonBlankString } from "./internal/schema.js"
@@ -140,10 +141,7 @@ export class ApiUnavailable extends Schema.TaggedError<ApiUnavailable>()("Unavai
  * @since 0.1.0
  * @category models
  */
-export const observedDefaults = {
-  startUrl: "https://example.com/",
-  maxActions: 20
-} as const
+export const observedDefaults: typeof Model.observedDefaults = Model.observedDefaults
 
 /**
  * The create-session body of the observed dialect: `goal`, optional `url` (the start page),
@@ -159,25 +157,14 @@ export const observedDefaults = {
 export const ObservedCreateSessionBody = Schema.Struct({
   goal: NonBlankString,
   url: Schema.optional(Schema.NullOr(HttpUrlString)),
-  max_actions: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)))),
+  max_actions: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(Model.minMaxActions)))),
   auto_trigger: Schema.optional(Schema.NullOr(AutoTrigger))
 })
 
 const ObservedCreateSession = Schema.transform(ObservedCreateSessionBody, Schema.typeSchema(CreateSessionRequest), {
   strict: true,
-  decode: (body) =>
-    CreateSessionRequest.make({
-      goal: body.goal,
-      start_url: body.url ?? observedDefaults.startUrl,
-      max_actions: body.max_actions ?? observedDefaults.maxActions,
-      ...(body.auto_trigger === undefined || body.auto_trigger === null ? {} : { auto_trigger: body.auto_trigger })
-    }),
-  encode: (request) => ({
-    goal: request.goal,
-    url: request.start_url,
-    max_actions: request.max_actions,
-    ...(request.auto_trigger === undefined ? {} : { auto_trigger: request.auto_trigger })
-  })
+  decode: (body) => CreateSessionRequest.make(Model.fromObservedCreateBody(body)),
+  encode: (request) => Model.toObservedCreateBody(request)
 })
 
 /**
@@ -198,22 +185,8 @@ export const ObservedSessionEnvelope = Schema.Struct({
 
 const ObservedSession = Schema.transform(ObservedSessionEnvelope, SessionInfo, {
   strict: true,
-  decode: ({ data }) => ({
-    session_id: data.sessionId,
-    ...(data.status === undefined ? {} : { status: data.status }),
-    ...(data.start_time === undefined ? {} : { start_time: data.start_time }),
-    ...(data.end_time === undefined ? {} : { end_time: data.end_time }),
-    ...(data.error === undefined ? {} : { error: data.error })
-  }),
-  encode: (info) => ({
-    data: {
-      sessionId: info.session_id,
-      ...(info.status === undefined ? {} : { status: info.status }),
-      ...(info.start_time === undefined ? {} : { start_time: info.start_time }),
-      ...(info.end_time === undefined ? {} : { end_time: info.end_time }),
-      ...(info.error === undefined ? {} : { error: info.error })
-    }
-  })
+  decode: Model.fromObservedSession,
+  encode: Model.toObservedSession
 })
 
 /** The JSON object a body is on the wire, whatever its fields. */

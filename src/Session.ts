@@ -6,6 +6,7 @@
 import type * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Model } from "effect-agent-session-core"
 import { HttpUrlString, NonBlankString, openEnum, parseTimestamp } from "./internal/schema.js"
 
 /**
@@ -43,7 +44,7 @@ export type ActionSessionId = typeof ActionSessionId.Type
  * @since 0.1.0
  * @category models
  */
-export const SessionStatus = openEnum("started", "in_progress", "complete")
+export const SessionStatus = openEnum(...Model.sessionStatuses)
 
 /**
  * @since 0.1.0
@@ -78,7 +79,9 @@ export const AutoTrigger = Schema.Struct({
 export class CreateSessionRequest
   extends Schema.Class<CreateSessionRequest>("effect-agent-session/CreateSessionRequest")({
     start_url: HttpUrlString,
-    max_actions: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer >= 1" })),
+    max_actions: Schema.Int.pipe(
+      Schema.greaterThanOrEqualTo(Model.minMaxActions, { message: () => Model.maxActionsMessage })
+    ),
     goal: NonBlankString,
     auto_trigger: Schema.optional(AutoTrigger)
   })

@@ -10,11 +10,11 @@
 import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { ResponseParseError, truncateRaw } from "./Errors.js"
 import { formatIssues, openEnum } from "./internal/schema.js"
 import { ActionSessionId, SessionId } from "./Session.js"
+import { Events } from "effect-agent-session-core"
 
 /**
  * The kind of a `complete` response: `STRING`, `JSON`, `MARKDOWN`, or `Unrecognized` (U13).
@@ -22,7 +22,7 @@ import { ActionSessionId, SessionId } from "./Session.js"
  * @since 0.1.0
  * @category models
  */
-export const ResponseType = openEnum("STRING", "JSON", "MARKDOWN")
+export const ResponseType = openEnum(...Events.responseTypes)
 
 /**
  * @since 0.1.0
@@ -37,7 +37,7 @@ export type ResponseType = typeof ResponseType.Type
  * @since 0.1.0
  * @category models
  */
-export const ResourceType = openEnum("request_user_input", "admin_permission_request")
+export const ResourceType = openEnum(...Events.resourceTypes)
 
 /**
  * @since 0.1.0
@@ -60,8 +60,8 @@ export const resourceTypeRaw = (type: ResourceType): string => typeof type === "
  * @category models
  */
 export const Cost = Schema.Number.pipe(
-  Schema.finite({ message: () => "total_cost must be a finite number" }),
-  Schema.nonNegative({ message: () => "total_cost must not be negative" })
+  Schema.finite({ message: () => Events.costMessages.notFinite }),
+  Schema.nonNegative({ message: () => Events.costMessages.negative })
 )
 
 /** JSON of any shape, generated as JSON in property tests. */
@@ -79,20 +79,7 @@ const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact:
  * @since 0.1.0
  * @category models
  */
-export const wireNames = {
-  Started: "started",
-  BrowserStarted: "browser_started",
-  ActionRun: "action_run",
-  ThoughtsAndMemories: "thoughts_and_memories",
-  Complete: "complete",
-  AgentError: "error",
-  ExternalResourceRequested: "external_resource_requested",
-  ExternalResourceGranted: "external_resource_granted",
-  Heartbeat: "heartbeat",
-  Connected: "connected"
-} as const
-
-const knownWireNames: ReadonlySet<string> = new Set(Object.values(wireNames))
+export const wireNames: typeof Events.wireNames = Events.wireNames
 
 
 /**
@@ -187,7 +174,7 @@ const CompleteFields = Schema.TaggedStruct("Complete", {
 export const Complete = Object.assign(
   CompleteFields.pipe(
     Schema.filter((c) => Option.isSome(c.total_cost) || Option.isSome(c.cost_summary), {
-      message: () => "complete needs total_cost or cost_summary"
+      message: () => Events.missingCostMessage
     })
   ),
   {
@@ -298,7 +285,7 @@ export interface Connected extends Schema.Schema.Type<typeof Connected> {}
 export const Unrecognized = Schema.TaggedStruct("Unrecognized", {
   // Not empty: a frame without an event name is a `MalformedFrame`, so no frame could carry it.
   event: Schema.NonEmptyString.pipe(
-    Schema.filter((name) => !knownWireNames.has(name), { message: () => "a known event" })
+    Schema.filter((name) => !Events.isWireName(name), { message: () => Events.unrecognizedNameMessage })
   ),
   payload: JsonUnknown
 })
@@ -367,23 +354,21 @@ void _everyTagNamed
  * @since 0.1.0
  * @category models
  */
-export type WireName = (typeof wireNames)[keyof typeof wireNames]
+export type WireName = Events.WireName
 
-// The schemas keyed by wire name, built lazily (Unrecognized's filter refers to them).
-let wireSchemasCache: Record<WireName, Schema.Schema.AnyNoContext> | undefined
-const wireSchemas = (): Record<WireName, Schema.Schema.AnyNoContext> =>
-  wireSchemasCache ??= {
-    started: Started,
-    browser_started: BrowserStarted,
-    action_run: ActionRun,
-    thoughts_and_memories: ThoughtsAndMemories,
-    complete: Complete,
-    error: AgentError,
-    external_resource_requested: ExternalResourceRequested,
-    external_resource_granted: ExternalResourceGranted,
-    heartbeat: Heartbeat,
-    connected: Connected
-  }
+// The schemas by tag, asked for on first use (they are declared above, the union after them).
+const schemas = (): Record<Events.KnownTag, Schema.Schema.AnyNoContext> => ({
+  Started,
+  BrowserStarted,
+  ActionRun,
+  ThoughtsAndMemories,
+  Complete,
+  AgentError,
+  ExternalResourceRequested,
+  ExternalResourceGranted,
+  Heartbeat,
+  Connected
+})
 
 /**
  * Whether a wire name is one the SDK knows.
@@ -391,7 +376,7 @@ const wireSchemas = (): Record<WireName, Schema.Schema.AnyNoContext> =>
  * @since 0.1.0
  * @category guards
  */
-export const isWireName = (name: string): name is WireName => knownWireNames.has(name)
+export const isWireName: (name: string) => name is WireName = Events.isWireName
 
 /**
  * The result of decoding one payload: the event, or the reason it did not decode.
@@ -401,32 +386,17 @@ export const isWireName = (name: string): name is WireName => knownWireNames.has
  */
 export type PayloadResult = Either.Either<SessionEvent, string>
 
-type PayloadDecoder = (payload: unknown) => PayloadResult
-
-const makePayloadDecoder = (tag: Tag, schema: Schema.Schema.AnyNoContext): PayloadDecoder => {
-  const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })
-  return (payload) => {
-    // The payload carries no `_tag` on the wire: add the SDK's before decoding.
-    const input = Predicate.isRecord(payload) ? { ...payload, _tag: tag } : payload
-    const result = decode(input)
-    return Either.isRight(result)
-      ? Either.right(result.right as SessionEvent)
-      : Either.left(formatIssues(result.left))
-  }
-}
-
-let payloadDecoders: ReadonlyMap<string, PayloadDecoder> | undefined
-const getPayloadDecoders = (): ReadonlyMap<string, PayloadDecoder> => {
-  if (payloadDecoders === undefined) {
-    const map = new Map<string, PayloadDecoder>()
-    for (const tag of Object.keys(wireNames) as Array<keyof typeof wireNames>) {
-      const name = wireNames[tag]
-      map.set(name, makePayloadDecoder(tag, wireSchemas()[name]))
+// Payloads by wire name and back (`Events.codecs`: the `_tag` is the SDK's, not the wire's).
+const codecs = Events.codecs<SessionEvent, PayloadResult>({
+  decoder: (tag) => {
+    const decode = Schema.decodeUnknownEither(schemas()[tag], { onExcessProperty: "ignore" })
+    return (input) => {
+      const result = decode(input)
+      return Either.isRight(result) ? Either.right(result.right as SessionEvent) : Either.left(formatIssues(result.left))
     }
-    payloadDecoders = map
-  }
-  return payloadDecoders
-}
+  },
+  encoder: (tag) => Schema.encodeSync(schemas()[tag])
+})
 
 /**
  * Decodes the payload of a known wire event, synchronously. An unknown name gives `None`.
@@ -434,28 +404,8 @@ const getPayloadDecoders = (): ReadonlyMap<string, PayloadDecoder> => {
  * @since 0.1.0
  * @category constructors
  */
-export const decodePayload = (name: string, payload: unknown): Option.Option<PayloadResult> => {
-  const decoder = getPayloadDecoders().get(name)
-  return decoder === undefined ? Option.none() : Option.some(decoder(payload))
-}
-
-const encoders = new Map<Tag, (event: SessionEvent) => unknown>()
-const encoderFor = (event: SessionEvent): (event: SessionEvent) => unknown => {
-  let encoder = encoders.get(event._tag)
-  if (encoder === undefined) {
-    if (event._tag === "Unrecognized") {
-      encoder = (e) => (e as Unrecognized).payload
-    } else {
-      const encode = Schema.encodeSync(wireSchemas()[wireNames[event._tag]])
-      encoder = (e) => {
-        const { _tag, ...payload } = encode(e) as { readonly _tag: string }
-        return payload
-      }
-    }
-    encoders.set(event._tag, encoder)
-  }
-  return encoder
-}
+export const decodePayload = (name: string, payload: unknown): Option.Option<PayloadResult> =>
+  Option.fromNullable(codecs.decode(name, payload))
 
 /**
  * Encodes an event to its wire name and payload (the simulator sends with this).
@@ -463,10 +413,7 @@ const encoderFor = (event: SessionEvent): (event: SessionEvent) => unknown => {
  * @since 0.1.0
  * @category constructors
  */
-export const toWire = (event: SessionEvent): { readonly event: string; readonly payload: unknown } => ({
-  event: event._tag === "Unrecognized" ? event.event : wireNames[event._tag],
-  payload: encoderFor(event)(event)
-})
+export const toWire: (event: SessionEvent) => { readonly event: string; readonly payload: unknown } = codecs.toWire
 
 /**
  * Exhaustive matching on the event's tag.
@@ -535,15 +482,12 @@ export const responseTypeRaw = (type: ResponseType): string => typeof type === "
  * @since 0.1.0
  * @category accessors
  */
-export const parseJsonResponse = (event: Complete): Either.Either<unknown, ResponseParseError> =>
-  Either.try({
-    try: () => JSON.parse(event.response) as unknown,
-    catch: (e) =>
-      new ResponseParseError({
-        raw: truncateRaw(event.response),
-        message: e instanceof Error ? e.message : "not JSON"
-      })
-  })
+export const parseJsonResponse = (event: Complete): Either.Either<unknown, ResponseParseError> => {
+  const parsed = Events.parseResponse(event.response)
+  return parsed._tag === "Parsed"
+    ? Either.right(parsed.value)
+    : Either.left(new ResponseParseError({ raw: truncateRaw(event.response), message: parsed.message }))
+}
 
 /**
  * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
@@ -553,8 +497,4 @@ export const parseJsonResponse = (event: Complete): Either.Either<unknown, Respo
  * @category accessors
  */
 export const totalCost = (event: Complete): Option.Option<number> =>
-  Option.orElse(event.total_cost, () =>
-    Option.flatMap(event.cost_summary, (summary) => {
-      const value = summary["total_cost"] ?? summary["total"]
-      return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Option.some(value) : Option.none()
-    }))
+  Option.fromNullable(Events.totalCost(Option.getOrUndefined(event.total_cost), Option.getOrUndefined(event.cost_summary)))

@@ -103,6 +103,13 @@ describe("SessionEvent", () => {
       { fastCheck: { numRuns: 500, seed: 7 } }
     )
 
+    it("a payload is decoded by its own event's schema: a refusal names no other event", () => {
+      for (const payload of [null, [], { name: 1 }]) {
+        assert.notInclude(decodeError("action_run", payload).message, "Started", JSON.stringify(payload))
+        assert.notInclude(decodeError("heartbeat", payload === null ? 1 : [payload]).message, "ActionRun")
+      }
+    })
+
     it("Unrecognized keeps a non-empty name the SDK does not know", () => {
       const is = Schema.is(SessionEvent.Unrecognized)
       assert.isTrue(is({ _tag: "Unrecognized", event: "new_event", payload: null }))

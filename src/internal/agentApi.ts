@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Http, Url } from "effect-agent-session-core"
+import { Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import type { AgentOption, Options, Service } from "../AgentApi.js"
 import * as Credentials from "../Credentials.js"
@@ -46,10 +46,10 @@ import {
   defaultMaxRetryAfter,
   defaultRetry,
   defaultTimeout,
-  didNotAct,
   effectiveRetry,
   logRetry,
   mayHaveActed,
+  mayResend,
   outcomeOf
 } from "./agentApiPolicy.js"
 import { limitOf } from "./body.js"
@@ -59,13 +59,8 @@ import { timeoutFail } from "./timeout.js"
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 
 const logFailure = (error: AgentApiError) =>
-  Effect.logDebug("AgentApi request failed").pipe(
-    Effect.annotateLogs({
-      error: error._tag,
-      message: error.message,
-      retryable: isRetryable(error),
-      ...("status" in error ? { status: error.status } : {})
-    })
+  Effect.logDebug(Telemetry.attemptFailedLog).pipe(
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
   )
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
@@ -99,8 +94,7 @@ export const make = (
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const createPolicy = options.createPolicy ?? "safe"
-    const creating = createPolicy === "idempotent" ? isRetryable : didNotAct
+    const creating = mayResend(options.createPolicy ?? "safe")
     const retries = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
@@ -124,7 +118,7 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: Option.Option<string>
     ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = `AgentApi.${operation}`
+      const name = Telemetry.apiOperation(operation)
       let attempts = 0
       const attempt = Effect.gen(function*() {
         const secret = yield* key
@@ -193,40 +187,26 @@ export const make = (
       return Effect.catchAll(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || mayHaveActed(error)
-          ? Effect.fail(
-            new OutcomeUnknown({
-              operation: `AgentApi.${operation}`,
-              idempotencyKey,
-              attempts: attempts(),
-              reason: error._tag,
-              detail: error.message
-            })
-          )
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
-      given === undefined
-        ? Effect.sync(() => globalThis.crypto.randomUUID())
-        : Http.isIdempotencyKey(given)
-        ? Effect.succeed(given)
-        : Effect.fail(
-          new InvalidRequest({
-            subject: "idempotencyKey",
-            message: "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
-          })
-        )
+      Effect.suspend(() => {
+        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        return key === undefined
+          ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
+          : Effect.succeed(key)
+      })
 
     const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (extra: Record<string, unknown>) => ({
-      "agent_session.dialect": dialect.name,
-      "server.address": serverAddress,
-      ...extra
-    })
-
-    const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
-      agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
+    const spanAttributes = (agent: AgentOption["agent"]) =>
+      Telemetry.apiSpanAttributes({
+        dialect: dialect.name,
+        serverAddress,
+        agentId: Keys.agentIdOf(agent)
+      })
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
@@ -239,16 +219,16 @@ export const make = (
           idempotencyKey
         )
         yield* credentials.remember(Credentials.fromAgent(agent))
-        yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
+      }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
     // `Effect.withSpan` spelled out (`useSpan` + `withParentSpan`) to hold the span: the session
     // id is set on it directly rather than through `annotateCurrentSpan`'s look-up.
     const createSession: Service["createSession"] = (input, options) =>
       Effect.useSpan(
-        "AgentApi.createSession",
-        { attributes: spanAttributes(agentIdOf(options?.agent)) },
+        Telemetry.apiSpans.createSession,
+        { attributes: spanAttributes(options?.agent) },
         (span) =>
           Effect.gen(function*() {
             const request = yield* validateCreateSession(input)
@@ -259,7 +239,7 @@ export const make = (
               client.sessions.create({ payload: request }),
               idempotencyKey
             )
-            span.attribute("agent_session.session_id", session.session_id)
+            span.attribute(Telemetry.spanAttributes.sessionId, session.session_id)
             return session
           }).pipe(Metrics.trackCreateSession, Effect.withParentSpan(span))
       )
@@ -270,10 +250,10 @@ export const make = (
         if (!dialect.retrieve) {
           return yield* new NotFound({
             status: 404,
-            message: `The ${dialect.name} dialect has no retrieve operation (U10): nothing was sent`,
+            message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
-            operation: "AgentApi.getSession"
+            operation: Telemetry.apiSpans.getSession
           })
         }
         return yield* send(
@@ -282,7 +262,7 @@ export const make = (
           client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }

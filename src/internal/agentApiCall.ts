@@ -76,17 +76,6 @@ const isSuccess = Http.isSuccess
 
 const textDecoder = new TextDecoder()
 
-/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
-const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
-  let text: string | undefined
-  return {
-    status,
-    get body() {
-      return text ??= textDecoder.decode(bytes)
-    }
-  }
-}
-
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
@@ -118,7 +107,7 @@ const handleResponse = (
               request: response.request,
               reason: "Transport",
               cause: error.cause,
-              description: `reading the ${status} response body failed`
+              description: Http.bodyReadFailed(status)
             }),
             call
           )
@@ -133,7 +122,7 @@ const handleResponse = (
             body: textDecoder.decode(bytes)
           }, { ...call, nowMillis })))
       }
-      call.received = Option.some(receivedOf(status, bytes))
+      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(buffered(response.request, 200, headers, bytes))
     }
   })
@@ -144,10 +133,11 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
-        // One copy of the headers, not one per header.
-        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
-        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        const headers = Http.requestHeaders({
+          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
+          userAgent,
+          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
+        })
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -218,26 +208,16 @@ export const toAgentApiError = (
   return Effect.die(error)
 }
 
-/** The headers that carry a key are redacted in traces whatever the caller configured. */
-const AUTH_HEADERS = ["authorization", "x-api-key"] as const
-
 /**
- * Every header value in traces: a response header's value is the peer's to choose, and a
- * service may echo the key in any of them (`x-request-id: <key>`). The names stay visible.
+ * The header names redacted in traces (`Http.redactedHeaders`: the key headers and every value),
+ * for the caller's list: the last list extended and its extension are kept, as the caller's list is
+ * the same on every call.
  */
-const EVERY_HEADER = /^/
-
-const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
-  return [...names, ...missing, EVERY_HEADER]
-}
-
-/** The last list extended and its extension: the caller's list is the same on every call. */
 let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
 
 export const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
   if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
-  const extended = withAuthHeaders(names)
+  const extended = Http.redactedHeaders(names)
   lastRedacted = [names, extended]
   return extended
 }

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
-import { Http } from "effect-agent-session-core"
+import { Failures, Http, Telemetry } from "effect-agent-session-core"
 import { type AgentApiError, isRetryable, type TransportError } from "../Errors.js"
 import * as Metrics from "../Metrics.js"
 import { fromRequestError } from "./httpErrors.js"
@@ -57,25 +57,8 @@ export const effectiveRetry = (
     })
   )
 
-/** The metrics `status` label of a failed attempt. */
-export const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
-  switch (error._tag) {
-    case "TransportError":
-      return "transport"
-    case "RequestTimeout":
-      return "timeout"
-    case "ResponseDecodeError":
-    case "ResponseTooLarge":
-      return "decode"
-    case "InvalidRequest":
-    case "MissingCredentials":
-    case "MissingAgentKey":
-    case "OutcomeUnknown":
-      return undefined
-    default:
-      return error.status
-  }
-}
+/** The metrics `status` label of a failed attempt (`Failures.httpOutcome`). */
+export const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
 
 /** Whether a transport failure happened before anything was written (no connection at all). */
@@ -99,31 +82,25 @@ export const transportError = (
   return mapped
 }
 
-/**
- * Whether the service cannot have acted on a failed attempt: the request never left (no
- * connection), or the service said it did not act (`Http.didNotActStatus`: 429, 503, 408).
- * Everything else that is retryable (a time-out, a reset, 500, 502, 504) may have created what
- * was asked.
- */
-export const didNotAct = (error: AgentApiError): boolean => {
-  switch (error._tag) {
-    case "TransportError":
-      return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
-    case "RateLimited":
-    case "ServerError":
-    case "UnexpectedStatus":
-      return Http.didNotActStatus(error.status)
-    default:
-      return false
-  }
-}
+/** Whether a transport failure was marked as a request that provably never left. */
+const notSent = (error: AgentApiError): boolean => Predicate.hasProperty(error, NotSent) && error[NotSent] === true
 
-/** Whether a failed attempt of a creating call may have created something. */
-export const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
+/**
+ * Whether the service cannot have acted on a failed attempt (`Failures.didNotAct`): the request
+ * never left (no connection), or the service said it did not act (429, 503, 408).
+ */
+export const didNotAct = (error: AgentApiError): boolean => Failures.didNotAct(error, notSent(error))
+
+/** Whether a failed attempt of a creating call may have created something (`Failures.mayHaveActed`). */
+export const mayHaveActed = (error: AgentApiError): boolean => Failures.mayHaveActed(error, notSent(error))
+
+/** Whether a failed attempt of a creating call is sent again under the create policy (`Failures.mayResend`). */
+export const mayResend = (policy: Failures.CreatePolicy) => (error: AgentApiError): boolean =>
+  Failures.mayResend(policy, error, notSent(error))
 
 export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.zipRight(
-    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+    Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
       Effect.annotateLogs({ error: error._tag })
     ),
     Option.match(Option.fromNullable(outcomeOf(error)), {

@@ -40,17 +40,6 @@ export interface OverLimit {
 /** The valid limit from an option: a positive integer, else the default. */
 export const limitOf: (value: number | undefined, fallback?: number) => number = Http.limitOf
 
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0]
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
-
 /**
  * Reads a body of at most `limit` bytes. `truncate: true` keeps the first `limit` bytes and
  * stops (for error bodies, of which only a prefix is kept anyway); otherwise a body over the
@@ -75,32 +64,19 @@ export const readBounded = (
       // not frame by `content-length` to the same bound (it cannot have read more than it holds).
       return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
         const bytes = new Uint8Array(buffer)
-        if (bytes.byteLength <= limit) return Effect.succeed(bytes)
-        return options.truncate === true
-          ? Effect.succeed(bytes.subarray(0, limit))
-          : Effect.fail({ _tag: "OverLimit", size: bytes.byteLength })
+        const kept = Http.fitBody(bytes, limit, options.truncate === true)
+        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
       })
     }
-    const chunks: Array<Uint8Array> = []
-    let size = 0
+    const body = new Http.BoundedBody(limit, options.truncate === true)
     return response.stream.pipe(
       Stream.runForEachWhile((bytes) =>
         Effect.suspend(() => {
-          if (size + bytes.length > limit) {
-            if (options.truncate === true) {
-              chunks.push(bytes.subarray(0, limit - size))
-              size = limit
-              return Effect.succeed(false)
-            }
-            size += bytes.length
-            return Effect.fail<OverLimit>({ _tag: "OverLimit", size })
-          }
-          chunks.push(bytes)
-          size += bytes.length
-          return Effect.succeed(size < limit || options.truncate !== true)
+          const next = body.push(bytes)
+          return next === "over" ? Effect.fail<OverLimit>({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
         })
       ),
-      Effect.flatMap(() => Effect.sync(() => concat(chunks, size)))
+      Effect.flatMap(() => Effect.sync(() => body.bytes()))
     )
   })
 
@@ -110,16 +86,7 @@ export const readBounded = (
 
 const textDecoder = new TextDecoder()
 
-/** The bytes as an `ArrayBuffer` of their own (the backing buffer itself when it is exactly theirs). */
-const toArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
-  const { buffer } = bytes
-  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) {
-    return buffer
-  }
-  const copy = new ArrayBuffer(bytes.byteLength)
-  new Uint8Array(copy).set(bytes)
-  return copy
-}
+const toArrayBuffer = Http.ownArrayBuffer
 
 class BufferedResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
   readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId

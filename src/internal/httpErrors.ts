@@ -20,7 +20,6 @@ import {
   ResponseDecodeError,
   ServerError,
   TransportError,
-  truncateRaw,
   Unauthorized,
   UnexpectedStatus
 } from "../Errors.js"
@@ -62,22 +61,9 @@ export const fromStatus = (
     readonly nowMillis: number
   }
 ): HttpStatusError => {
-  const { status } = response
-  // Scrubbed before anything is cut: a key across the cut would otherwise leave its prefix.
-  const body = scrub(response.body, options.secrets)
-  const fields = {
-    status,
-    message: scrub(Http.errorMessage(status, scrub(response.statusText, options.secrets), body), options.secrets),
-    body: truncateRaw(body),
-    // The peer chooses every header value: the key it may echo there is scrubbed too.
-    requestId: Option.map(
-      Option.fromNullable(Http.requestId(response.headers)),
-      (id) => truncateRaw(scrub(id, options.secrets))
-    ),
-    operation: options.operation
-  }
-  const kind = Http.statusKind(status)
-  switch (kind) {
+  const kept = Http.failedResponse(response, options.secrets)
+  const fields = { ...kept, requestId: Option.fromNullable(kept.requestId), operation: options.operation }
+  switch (Http.statusKind(kept.status)) {
     case "bad-request":
       return new BadRequest(fields)
     case "unauthorized":
@@ -108,27 +94,19 @@ export const fromRequestError = (
   error: HttpClientError.RequestError,
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
 ): TransportError => {
-  const parts = [
-    error.description ?? `${error.reason} error`,
-    ...Http.causeMessages(error.cause)
-  ].filter((part, i, all) => part.length > 0 && all.indexOf(part) === i)
-  const where = `${error.request.method} ${printablePath(error.request.url)}`
+  const { cause, description, reason, request } = error
   return new TransportError({
     operation: options.operation,
-    message: scrub(`${parts.join(": ")} (${where})`, options.secrets)
+    message: Http.transportMessage(
+      { description: description ?? `${reason} error`, cause, method: request.method, url: request.url },
+      options.secrets
+    )
   })
 }
 
-const printablePath = (url: string): string => {
-  const cut = url.search(/[?#]/)
-  return cut === -1 ? url : url.slice(0, cut)
-}
 
-/** The body and status of the 2xx response whose decoding failed, when known. */
-export interface DecodedResponse {
-  readonly status: number
-  readonly body: string
-}
+/** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
+export type DecodedResponse = Http.ReceivedBody
 
 /** A 2xx body that does not match the contract as `ResponseDecodeError`. */
 export const fromDecodeFailure = (
@@ -147,7 +125,6 @@ export const fromDecodeFailure = (
   return new ResponseDecodeError({
     operation: options.operation,
     status,
-    message: truncateRaw(scrub(`The ${status} response does not match the contract: ${message}`, options.secrets)),
-    body: truncateRaw(scrub(body, options.secrets))
+    ...Http.undecodedResponse(status, message, body, options.secrets)
   })
 }

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { Model } from "effect-agent-session-core"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for (U05, U13, U15). */
@@ -32,36 +33,21 @@ export const openEnum = <const L extends readonly [string, ...Array<string>]>(..
 
 /** A string with at least one non-blank character. */
 export const NonBlankString = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty or blank" })
+  Schema.filter(Model.isNonBlank, { message: () => Model.nonBlankMessage })
 )
-
-const isHttpUrl = (s: string): boolean => {
-  if (!URL.canParse(s)) return false
-  const url = new URL(s)
-  return (url.protocol === "http:" || url.protocol === "https:") && url.host.length > 0
-}
 
 /** An absolute http(s) URL. */
 export const HttpUrlString = Schema.String.pipe(
-  Schema.filter(isHttpUrl, { message: () => "must be an absolute http(s) URL" })
+  Schema.filter(Model.isHttpUrl, { message: () => Model.httpUrlMessage })
 )
 
 /**
- * Parses a timestamp the service sent (U02): ISO 8601, or epoch seconds or milliseconds, as a
- * number or a numeric string. Anything else is `None`, never a failure.
+ * Parses a timestamp the service sent (U02) as `Model.readTimestamp` reads it: ISO 8601, or epoch
+ * seconds or milliseconds, as a number or a numeric string. Anything else is `None`, never a failure.
  */
 export const parseTimestamp = (raw: string): Option.Option<DateTime.Utc> => {
-  const trimmed = raw.trim()
-  if (trimmed.length === 0) return Option.none()
-  if (/^-?\d+(\.\d+)?$/.test(trimmed)) {
-    const n = Number(trimmed)
-    // Below 1e11 is read as seconds (up to year 5138), above as milliseconds.
-    const millis = Math.abs(n) < 1e11 ? n * 1000 : n
-    return DateTime.make(millis)
-  }
-  // Date.parse accepts many non-ISO shapes; require an ISO-looking date first.
-  if (!/^\d{4}-\d{2}-\d{2}/.test(trimmed)) return Option.none()
-  return DateTime.make(trimmed)
+  const read = Model.readTimestamp(raw)
+  return read === undefined ? Option.none() : DateTime.make(read)
 }
 
 /** Decodes the caller's input synchronously, turning a parse error into `InvalidRequest`. */

@@ -135,6 +135,23 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.isString(outcome.response)
       }))
 
+    it.effect("Respond again after the grant settled the request (a retry, a message delivered twice): the same answer is accepted, a different one is already-answered", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const session = yield* sessions.start(request)
+        const logged = yield* follow(session.session_id)
+        const request_ = logged.map((l) => l.event).find((e): e is SessionEvent.ExternalResourceRequested =>
+          e._tag === "ExternalResourceRequested"
+        )!
+        // The grant arrived and settled it: nothing is pending any more.
+        assert.isTrue(logged.some((l) => l.event._tag === "ExternalResourceGranted"))
+        assert.deepStrictEqual((yield* sessions.status(session.session_id)).pending, [])
+        yield* sessions.respond(session.session_id, request_, Answer.grant())
+        const other = yield* Effect.flip(sessions.respond(session.session_id, request_, Answer.deny()))
+        assert.strictEqual(other._tag, "RequestNotPending")
+        assert.strictEqual(other._tag === "RequestNotPending" ? other.reason : undefined, "already-answered")
+      }))
+
     it.effect("Close ends the run as closed and the events end", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions

@@ -146,12 +146,20 @@ export const make = (choices: Partial<Dialect> & { readonly base?: Dialect }): D
 }
 
 /**
+ * The names of the built-in dialects, as a configuration gives them (`AGENT_SESSION_DIALECT`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const names = ["documented", "observed"] as const
+
+/**
  * The dialects by name.
  *
  * @since 0.1.0
  * @category models
  */
-export type DialectName = "documented" | "observed"
+export type DialectName = (typeof names)[number]
 
 /**
  * The dialect of a name.

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { truncateRaw } from "./Secrets.js"
+import { scrub, truncateRaw } from "./Secrets.js"
 
 /**
  * Response headers, by lower-case name.
@@ -163,6 +163,48 @@ export const errorMessage = (status: number, statusText: string, body: string): 
 export const requestId = (headers: Headers): string | undefined =>
   nonBlank(headers["x-request-id"]) ?? nonBlank(headers["request-id"])
 
+/**
+ * What an HTTP status error keeps of a failed response (U07, U18), with every key out: the
+ * status; the message of its body (`errorMessage`); the body cut to `Secrets.RAW_LIMIT`; the
+ * request id, if any. Scrubbed (`Secrets.scrub`) before anything is cut, so that a key across the
+ * cut leaves no prefix; the request id too, as the peer chooses every header value.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const failedResponse = (
+  response: { readonly status: number; readonly statusText: string; readonly headers: Headers; readonly body: string },
+  secrets: ReadonlyArray<string>
+): { readonly status: number; readonly message: string; readonly body: string; readonly requestId: string | undefined } => {
+  const { status } = response
+  const body = scrub(response.body, secrets)
+  const id = requestId(response.headers)
+  return {
+    status,
+    message: scrub(errorMessage(status, scrub(response.statusText, secrets), body), secrets),
+    body: truncateRaw(body),
+    requestId: id === undefined ? undefined : truncateRaw(scrub(id, secrets))
+  }
+}
+
+/**
+ * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract:
+ * the message (`The <status> response does not match the contract: <problem>`) and the body, each
+ * scrubbed and cut.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const undecodedResponse = (
+  status: number,
+  problem: string,
+  body: string,
+  secrets: ReadonlyArray<string>
+): { readonly message: string; readonly body: string } => ({
+  message: truncateRaw(scrub(`The ${status} response does not match the contract: ${problem}`, secrets)),
+  body: truncateRaw(scrub(body, secrets))
+})
+
 // ---------------------------------------------------------------------------
 // Retry-After (U21)
 // ---------------------------------------------------------------------------
@@ -238,6 +280,30 @@ export const causeMessages = (cause: unknown, depth = 0): ReadonlyArray<string> 
   return [...own, ...next]
 }
 
+/** An address without its query string or fragment (which may carry a key). */
+const withoutQuery = (url: string): string => {
+  const cut = url.search(/[?#]/)
+  return cut === -1 ? url : url.slice(0, cut)
+}
+
+/**
+ * The message of a failure without a response: what the client said, then each cause's message
+ * along the chain (`causeMessages`), each once, then the method and the address without its query
+ * (`(POST https://host/path)`), every key scrubbed out.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transportMessage = (
+  failure: { readonly description: string; readonly cause: unknown; readonly method: string; readonly url: string },
+  secrets: ReadonlyArray<string>
+): string => {
+  const parts = [failure.description, ...causeMessages(failure.cause)].filter((part, i, all) =>
+    part.length > 0 && all.indexOf(part) === i
+  )
+  return scrub(`${parts.join(": ")} (${failure.method} ${withoutQuery(failure.url)})`, secrets)
+}
+
 /**
  * Error codes of a request that provably never reached the service: no connection was made
  * (refused, no route, no such host, the connect phase timed out), so nothing was written.
@@ -298,6 +364,25 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
  * @category guards
  */
 export const isIdempotencyKey = (key: string): boolean => IDEMPOTENCY_KEY.test(key)
+
+/**
+ * Why a caller's `Idempotency-Key` is refused (nothing is sent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const idempotencyKeyMessage = "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
+
+/**
+ * The `Idempotency-Key` of one creating call: the caller's when it may be sent, a fresh one from
+ * `fresh` when none was given, `undefined` when the caller's is refused ({@link idempotencyKeyMessage}:
+ * the call fails before anything is sent).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const idempotencyKeyFor = (given: string | undefined, fresh: () => string): string | undefined =>
+  given === undefined ? fresh() : isIdempotencyKey(given) ? given : undefined
 
 /**
  * The `Idempotency-Key` of a request as a server reads it: the header trimmed, when it is 1 to
@@ -364,4 +449,194 @@ export const bodyPlan = (
   if (announced !== undefined && announced > limit && !truncate) return { _tag: "refuse", size: announced }
   if (announced !== undefined && announced <= limit && unencoded(headers)) return { _tag: "whole" }
   return { _tag: "stream" }
+}
+
+// ---------------------------------------------------------------------------
+// Reading a body within its limit
+// ---------------------------------------------------------------------------
+
+/**
+ * A body read whole (the `whole` plan of {@link bodyPlan}) held to its limit: the bytes, cut to
+ * `limit` when truncating; `undefined` when longer without truncating (its size is then the
+ * bytes' length).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fitBody = (bytes: Uint8Array, limit: number, truncate: boolean): Uint8Array | undefined =>
+  bytes.byteLength <= limit ? bytes : truncate ? bytes.subarray(0, limit) : undefined
+
+/**
+ * A body read piece by piece (the `stream` plan of {@link bodyPlan}) within `limit` bytes: each
+ * piece is `push`ed as it arrives, and says whether to read on. Truncating, the first `limit`
+ * bytes are kept and reading stops there; otherwise a body past the limit is over it at the first
+ * piece that crosses it (`size` is then the bytes seen), and nothing past the limit is kept.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class BoundedBody {
+  private readonly chunks: Array<Uint8Array> = []
+  private seen = 0
+
+  constructor(readonly limit: number, readonly truncate: boolean) {}
+
+  /** The bytes seen so far (past the limit when {@link push} said `over`). */
+  get size(): number {
+    return this.seen
+  }
+
+  /** A piece arrived: `more` to read on, `done` when the kept prefix is full, `over` when past the limit. */
+  push(bytes: Uint8Array): "more" | "done" | "over" {
+    if (this.seen + bytes.length > this.limit) {
+      if (!this.truncate) {
+        this.seen += bytes.length
+        return "over"
+      }
+      this.chunks.push(bytes.subarray(0, this.limit - this.seen))
+      this.seen = this.limit
+      return "done"
+    }
+    this.chunks.push(bytes)
+    this.seen += bytes.length
+    return this.seen < this.limit || !this.truncate ? "more" : "done"
+  }
+
+  /** The bytes kept, in one array (the piece itself when there was one). */
+  bytes(): Uint8Array {
+    const [first] = this.chunks
+    if (this.chunks.length === 1 && first !== undefined) return first
+    const out = new Uint8Array(this.seen)
+    let offset = 0
+    for (const chunk of this.chunks) {
+      out.set(chunk, offset)
+      offset += chunk.length
+    }
+    return out
+  }
+}
+
+/**
+ * The bytes as an `ArrayBuffer` of their own (for a web `Response`): the backing buffer itself
+ * when it is exactly theirs, else a copy.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ownArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
+  const { buffer } = bytes
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer
+  const copy = new ArrayBuffer(bytes.byteLength)
+  new Uint8Array(copy).set(bytes)
+  return copy
+}
+
+// ---------------------------------------------------------------------------
+// What the client sends and traces
+// ---------------------------------------------------------------------------
+
+/**
+ * The request headers that carry a key (or a value the caller chose as one): redacted in traces
+ * whatever the caller configured.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const keyHeaders = ["authorization", "x-api-key", "idempotency-key"] as const
+
+/**
+ * The header names to redact in traces: the caller's, the {@link keyHeaders} they lack, and every
+ * other header's value (`/^/`): a response header's value is the peer's to choose, and a service
+ * may echo the key in any of them. The names stay visible.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactedHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => [
+  ...names,
+  ...keyHeaders.filter((name) => !names.includes(name)),
+  /^/
+]
+
+/**
+ * The error message of `getSession` in a dialect without a retrieve operation (U10): nothing is
+ * sent.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const noRetrieveMessage = (dialectName: string): string =>
+  `The ${dialectName} dialect has no retrieve operation (U10): nothing was sent`
+
+/**
+ * The environment variables of the HTTP client's configuration: the base URL and the dialect's
+ * name (`documented` or `observed`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const environment = {
+  baseUrl: "AGENT_SESSION_BASE_URL",
+  dialect: "AGENT_SESSION_DIALECT"
+} as const
+
+// ---------------------------------------------------------------------------
+// Requests and responses of the client
+// ---------------------------------------------------------------------------
+
+/**
+ * The headers of every request the client sends: the key in the dialect's auth header
+ * (`authorization: Bearer` or `x-api-key`), the `User-Agent` (U23), `accept: application/json`,
+ * and the `Idempotency-Key` of a creating call.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requestHeaders = (options: {
+  readonly authHeader: readonly [name: string, value: string]
+  readonly userAgent: string
+  readonly idempotencyKey?: string | undefined
+}): Record<string, string> => {
+  const [name, value] = options.authHeader
+  const headers: Record<string, string> = { [name]: value, "user-agent": options.userAgent, accept: "application/json" }
+  if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
+  return headers
+}
+
+/**
+ * The description of a transport failure met while reading a response's body.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bodyReadFailed = (status: number): string => `reading the ${status} response body failed`
+
+/**
+ * A 2xx response as kept for a possible decode failure: its status, and its body decoded as text
+ * only when read (most responses decode and are never read as text).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReceivedBody {
+  readonly status: number
+  readonly body: string
+}
+
+const textDecoder = new TextDecoder()
+
+/**
+ * The {@link ReceivedBody} of a response's status and bytes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const receivedBody = (status: number, bytes: Uint8Array): ReceivedBody => {
+  let text: string | undefined
+  return {
+    status,
+    get body() {
+      return text ??= textDecoder.decode(bytes)
+    }
+  }
 }

@@ -29,11 +29,25 @@ export * as Connection from "./Connection.js"
 export * as Deadlines from "./Deadlines.js"
 
 /**
+ * The errors' texts, and how a failed HTTP attempt is treated (retried, proving nothing was done).
+ *
+ * @since 0.1.0
+ */
+export * as Failures from "./Failures.js"
+
+/**
  * The wire choices the service's document leaves open, as one value.
  *
  * @since 0.1.0
  */
 export * as Dialect from "./Dialect.js"
+
+/**
+ * The events as the service names them: wire names, known values, the cost (U13, U14, U15).
+ *
+ * @since 0.1.0
+ */
+export * as Events from "./Events.js"
 
 /**
  * The answer ledger: which requests may be answered, where each answer is.
@@ -71,6 +85,21 @@ export * as Http from "./Http.js"
 export * as Json from "./Json.js"
 
 /**
+ * Which key each operation uses (U11), what a usable key is (U12).
+ *
+ * @since 0.1.0
+ */
+export * as Keys from "./Keys.js"
+
+/**
+ * The data model as values: agent domains, session statuses, a request's rules (U20), timestamps
+ * (U02), the observed dialect's bodies.
+ *
+ * @since 0.1.0
+ */
+export * as Model from "./Model.js"
+
+/**
  * Keys out of text; raw text bounded.
  *
  * @since 0.1.0
@@ -97,6 +126,13 @@ export * as Session from "./Session.js"
  * @since 0.1.0
  */
 export * as Sse from "./Sse.js"
+
+/**
+ * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
+ *
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"
 
 /**
  * Address rules: secure transport, printable addresses, paths, the handshake in the query.

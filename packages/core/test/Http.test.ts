@@ -95,3 +95,136 @@ describe("Http requests that never left, Idempotency-Key, bodies", () => {
     expect([Http.limitOf(0), Http.limitOf(Number.NaN, 7), Http.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
   })
 })
+
+describe("Http bodies read within their limit", () => {
+  const bytes = (n: number, from = 0): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (from + i) % 256)
+
+  it("a body read whole: kept within the limit, cut when truncating, else over", () => {
+    expect(Http.fitBody(bytes(10), 10, false)).toEqual(bytes(10))
+    expect(Http.fitBody(bytes(11), 10, true)).toEqual(bytes(10))
+    expect(Http.fitBody(bytes(11), 10, false)).toBeUndefined()
+  })
+
+  it("a body streamed: what is kept is the prefix of what was sent, never past the limit", () => {
+    fc.assert(fc.property(
+      fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 12 }),
+      fc.integer({ min: 1, max: 100 }),
+      fc.boolean(),
+      (sizes, limit, truncate) => {
+        const body = new Http.BoundedBody(limit, truncate)
+        let sent = 0
+        let last: "more" | "done" | "over" = "more"
+        for (const size of sizes) {
+          last = body.push(bytes(size, sent))
+          sent += size
+          if (last !== "more") break
+        }
+        if (last === "over") {
+          expect(truncate).toBe(false)
+          expect(body.size).toBe(sent)
+          expect(sent).toBeGreaterThan(limit)
+          return
+        }
+        const kept = body.bytes()
+        expect(kept.length).toBe(Math.min(sent, limit))
+        expect(kept).toEqual(bytes(kept.length))
+        if (last === "done") expect([truncate, kept.length]).toEqual([true, limit])
+        // Not truncating, a body of exactly the limit is read on: the next byte would be over it.
+        if (!truncate) expect(last).toBe("more")
+      }
+    ))
+  })
+
+  it("the bytes as an ArrayBuffer of their own: the backing buffer only when it is exactly theirs", () => {
+    const whole = bytes(4)
+    expect(Http.ownArrayBuffer(whole)).toBe(whole.buffer)
+    const part = whole.subarray(1, 3)
+    const own = Http.ownArrayBuffer(part)
+    expect(own).not.toBe(whole.buffer)
+    expect(new Uint8Array(own)).toEqual(bytes(2, 1))
+  })
+})
+
+describe("Http failures kept on errors, without a key", () => {
+  const key = "sk-SECRET-1234567890"
+
+  it("U18 a failed response: its message, its body cut, its request id, every key out (scrubbed before the cut)", () => {
+    const body = `${"x".repeat(Secrets.RAW_LIMIT - 5)}${key}`
+    const kept = Http.failedResponse(
+      { status: 429, statusText: "", headers: { "x-request-id": `r-${key}` }, body: JSON.stringify({ error: `slow down ${key}` }) },
+      [key]
+    )
+    expect(kept).toEqual({ status: 429, message: "slow down <redacted>", body: `{"error":"slow down <redacted>"}`, requestId: "r-<redacted>" })
+    const cut = Http.failedResponse({ status: 500, statusText: "", headers: {}, body }, [key])
+    expect(cut.body).not.toContain("sk-")
+    expect(cut.body.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
+    expect(cut.requestId).toBeUndefined()
+    expect(Http.failedResponse({ status: 503, statusText: "Service Unavailable", headers: {}, body: "" }, []).message).toBe(
+      "HTTP 503 Service Unavailable"
+    )
+  })
+
+  it("a 2xx body that does not decode: the status and the problem, scrubbed and cut", () => {
+    expect(Http.undecodedResponse(200, `session_id is missing (${key})`, `{"k":"${key}"}`, [key])).toEqual({
+      message: "The 200 response does not match the contract: session_id is missing (<redacted>)",
+      body: `{"k":"<redacted>"}`
+    })
+  })
+
+  it("a failure without a response: the client's words, each cause once, the method and the address without its query", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
+    expect(Http.transportMessage(
+      {
+        description: "Transport error",
+        cause: new Error("fetch failed", { cause: refused }),
+        method: "POST",
+        url: `https://h.test/agent/onboard?apiKey=${key}#x`
+      },
+      [key]
+    )).toBe("Transport error: fetch failed: connect ECONNREFUSED 127.0.0.1:9 (POST https://h.test/agent/onboard)")
+    expect(Http.transportMessage({ description: "e", cause: new Error("e"), method: "GET", url: `https://h/${key}` }, [key]))
+      .toBe("e (GET https://h/<redacted>)")
+  })
+})
+
+describe("Http: what the client sends and traces", () => {
+  it("the key headers and every value are redacted in traces; the caller's names are kept", () => {
+    const names = Http.redactedHeaders(["authorization", "cookie"])
+    expect(names.slice(0, 4)).toEqual(["authorization", "cookie", "x-api-key", "idempotency-key"])
+    const every = names[4]
+    expect(every instanceof RegExp && every.test("x-request-id")).toBe(true)
+    expect(Http.noRetrieveMessage("documented")).toBe("The documented dialect has no retrieve operation (U10): nothing was sent")
+    expect(Http.idempotencyKeyMessage).toContain("255")
+    expect(Http.environment).toEqual({ baseUrl: "AGENT_SESSION_BASE_URL", dialect: "AGENT_SESSION_DIALECT" })
+  })
+})
+
+describe("Http: the client's requests", () => {
+  it("a creating call's Idempotency-Key: the caller's when it may be sent, else a fresh one; a bad one is refused", () => {
+    const fresh = () => "fresh-1"
+    expect(Http.idempotencyKeyFor(undefined, fresh)).toBe("fresh-1")
+    expect(Http.idempotencyKeyFor("mine-2", fresh)).toBe("mine-2")
+    expect(Http.idempotencyKeyFor("has space", fresh)).toBeUndefined()
+    expect(Http.idempotencyKeyFor("", fresh)).toBeUndefined()
+    expect(Http.idempotencyKeyFor("x".repeat(256), fresh)).toBeUndefined()
+  })
+
+  it("U23 every request carries the auth header, the User-Agent and accept; a creating call its Idempotency-Key", () => {
+    expect(Http.requestHeaders({ authHeader: ["x-api-key", "k"], userAgent: "ua/1" })).toStrictEqual({
+      "x-api-key": "k",
+      "user-agent": "ua/1",
+      accept: "application/json"
+    })
+    expect(
+      Http.requestHeaders({ authHeader: ["authorization", "Bearer k"], userAgent: "ua/1", idempotencyKey: "i-1" })
+    ).toStrictEqual({ authorization: "Bearer k", "user-agent": "ua/1", accept: "application/json", "idempotency-key": "i-1" })
+  })
+
+  it("a received body is its status and its text, decoded when read", () => {
+    const received = Http.receivedBody(201, new TextEncoder().encode(`{"a":"é"}`))
+    expect(received.status).toBe(201)
+    expect(received.body).toBe(`{"a":"é"}`)
+    expect(received.body).toBe(`{"a":"é"}`)
+    expect(Http.bodyReadFailed(502)).toBe("reading the 502 response body failed")
+  })
+})

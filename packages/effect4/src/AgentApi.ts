@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
+import { Http } from "effect-agent-session-core"
 import type * as Agent from "./Agent.js"
 import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
@@ -195,7 +196,7 @@ export const defaultMaxResponseSize: number = internal.defaultMaxResponseSize
  * @since 0.1.0
  * @category models
  */
-export const ENV_BASE_URL = "AGENT_SESSION_BASE_URL"
+export const ENV_BASE_URL: typeof Http.environment.baseUrl = Http.environment.baseUrl
 
 /**
  * The environment variable of the dialect name (`documented` or `observed`).
@@ -203,7 +204,7 @@ export const ENV_BASE_URL = "AGENT_SESSION_BASE_URL"
  * @since 0.1.0
  * @category models
  */
-export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+export const ENV_DIALECT: typeof Http.environment.dialect = Http.environment.dialect
 
 /**
  * Builds the service. Fails with `InsecureTransport` for plain `http://` to a host that is not

@@ -88,7 +88,7 @@ export const make: (choices: Partial<Dialect> & { readonly base?: Dialect }) => 
  * @since 0.1.0
  * @category models
  */
-export const DialectName = Schema.Literals(["documented", "observed"])
+export const DialectName = Schema.Literals(Core.names)
 
 /**
  * @since 0.1.0

@@ -26,6 +26,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import { type Failures, Telemetry } from "effect-agent-session-core"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -34,7 +35,11 @@ import type * as SessionEvent from "./SessionEvent.js"
  * @since 0.1.0
  * @category models
  */
-export const prefix = "agent_session_"
+export const prefix: typeof Telemetry.prefix = Telemetry.prefix
+
+/** A counter of the SDK's, by its name and description (`Telemetry.metrics`). */
+const counter = (metric: { readonly name: string; readonly description: string }): Metric.Counter<number> =>
+  Metric.counter(metric.name, { description: metric.description, incremental: true })
 
 /**
  * Events received on the event channel, with the attribute `event` set to the SDK tag
@@ -43,10 +48,7 @@ export const prefix = "agent_session_"
  * @since 0.1.0
  * @category models
  */
-export const eventsReceived: Metric.Counter<number> = Metric.counter("agent_session_events_received_total", {
-  description: "Events received on the event channel, by event tag",
-  incremental: true
-})
+export const eventsReceived: Metric.Counter<number> = counter(Telemetry.metrics.eventsReceived)
 
 /**
  * `action_run` events received: the chargeable actions (U20).
@@ -54,10 +56,7 @@ export const eventsReceived: Metric.Counter<number> = Metric.counter("agent_sess
  * @since 0.1.0
  * @category models
  */
-export const actions: Metric.Counter<number> = Metric.counter("agent_session_actions_total", {
-  description: "Chargeable action_run events received",
-  incremental: true
-})
+export const actions: Metric.Counter<number> = counter(Telemetry.metrics.actions)
 
 /**
  * Reconnections of the event channel (each reopening after a drop counts once).
@@ -65,10 +64,7 @@ export const actions: Metric.Counter<number> = Metric.counter("agent_session_act
  * @since 0.1.0
  * @category models
  */
-export const reconnects: Metric.Counter<number> = Metric.counter("agent_session_reconnects_total", {
-  description: "Event channel reconnections",
-  incremental: true
-})
+export const reconnects: Metric.Counter<number> = counter(Telemetry.metrics.reconnects)
 
 /**
  * Reconnect attempts of the event channel: each try to reopen a channel that was open counts
@@ -77,10 +73,7 @@ export const reconnects: Metric.Counter<number> = Metric.counter("agent_session_
  * @since 0.2.0
  * @category models
  */
-export const reconnectAttempts: Metric.Counter<number> = Metric.counter("agent_session_reconnect_attempts_total", {
-  description: "Event channel reconnect attempts (tries made)",
-  incremental: true
-})
+export const reconnectAttempts: Metric.Counter<number> = counter(Telemetry.metrics.reconnectAttempts)
 
 /**
  * Answers sent to the agent's requests, with the attribute `answer` (`grant` or `deny`).
@@ -88,10 +81,7 @@ export const reconnectAttempts: Metric.Counter<number> = Metric.counter("agent_s
  * @since 0.1.0
  * @category models
  */
-export const answersSent: Metric.Counter<number> = Metric.counter("agent_session_answers_sent_total", {
-  description: "Answers sent to external resource requests",
-  incremental: true
-})
+export const answersSent: Metric.Counter<number> = counter(Telemetry.metrics.answersSent)
 
 /**
  * HTTP requests sent, with the attributes `operation` and `status` (the HTTP status, or
@@ -100,10 +90,7 @@ export const answersSent: Metric.Counter<number> = Metric.counter("agent_session
  * @since 0.1.0
  * @category models
  */
-export const httpAttempts: Metric.Counter<number> = Metric.counter("agent_session_http_attempts_total", {
-  description: "HTTP requests sent, by operation and status",
-  incremental: true
-})
+export const httpAttempts: Metric.Counter<number> = counter(Telemetry.metrics.httpAttempts)
 
 /**
  * HTTP retries, with the attributes `operation` and `status` (the status of the attempt that was
@@ -112,10 +99,7 @@ export const httpAttempts: Metric.Counter<number> = Metric.counter("agent_sessio
  * @since 0.1.0
  * @category models
  */
-export const httpRetries: Metric.Counter<number> = Metric.counter("agent_session_http_retries_total", {
-  description: "HTTP requests retried, by operation and the status that caused the retry",
-  incremental: true
-})
+export const httpRetries: Metric.Counter<number> = counter(Telemetry.metrics.httpRetries)
 
 /**
  * The boundaries of {@link createSessionLatency}, in milliseconds: 5 ms to about 41 s.
@@ -123,11 +107,7 @@ export const httpRetries: Metric.Counter<number> = Metric.counter("agent_session
  * @since 0.1.0
  * @category models
  */
-export const latencyBoundaries: ReadonlyArray<number> = Metric.exponentialBoundaries({
-  start: 5,
-  factor: 2,
-  count: 14
-})
+export const latencyBoundaries: ReadonlyArray<number> = Metric.exponentialBoundaries(Telemetry.latencyBoundaries)
 
 /**
  * How long `createSession` took, in milliseconds, retries included.
@@ -136,11 +116,8 @@ export const latencyBoundaries: ReadonlyArray<number> = Metric.exponentialBounda
  * @category models
  */
 export const createSessionLatency: Metric.Histogram<number> = Metric.histogram(
-  "agent_session_create_session_latency_ms",
-  {
-    description: "Latency of createSession in milliseconds, retries included",
-    boundaries: latencyBoundaries
-  }
+  Telemetry.metrics.createSessionLatency.name,
+  { description: Telemetry.metrics.createSessionLatency.description, boundaries: latencyBoundaries }
 )
 
 /**
@@ -162,12 +139,6 @@ const withAttributes = (
   return made
 }
 
-const tallyByTag = (events: Iterable<SessionEvent.SessionEvent>): Map<string, number> => {
-  const counts = new Map<string, number>()
-  for (const event of events) counts.set(event._tag, (counts.get(event._tag) ?? 0) + 1)
-  return counts
-}
-
 /**
  * Records a batch of received events: one counter update per tag present, plus the actions.
  * Call it once per batch, not per event.
@@ -177,12 +148,12 @@ const tallyByTag = (events: Iterable<SessionEvent.SessionEvent>): Map<string, nu
  */
 export const recordEvents = (events: Iterable<SessionEvent.SessionEvent>): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const counts = tallyByTag(events)
+    const counts = Telemetry.tallyByTag(events)
     if (counts.size === 0) return Effect.void
     const updates: Array<Effect.Effect<void>> = []
     for (const [tag, n] of counts) {
       updates.push(Metric.update(withAttributes(eventsReceived, { event: tag }), n))
-      if (tag === "ActionRun") updates.push(Metric.update(actions, n))
+      if (tag === Telemetry.chargeableTag) updates.push(Metric.update(actions, n))
     }
     return Effect.all(updates, { discard: true })
   })
@@ -210,7 +181,7 @@ export const recordReconnectAttempt: Effect.Effect<void> = Metric.update(reconne
  * @category combinators
  */
 export const recordAnswer = (answer: { readonly _tag: "Grant" | "Deny" }): Effect.Effect<void> =>
-  Metric.update(withAttributes(answersSent, { answer: answer._tag === "Grant" ? "grant" : "deny" }), 1)
+  Metric.update(withAttributes(answersSent, { answer: Telemetry.answerLabel(answer) }), 1)
 
 /**
  * The `status` attribute of an HTTP attempt: the status code, or what happened instead.
@@ -218,9 +189,9 @@ export const recordAnswer = (answer: { readonly _tag: "Grant" | "Deny" }): Effec
  * @since 0.1.0
  * @category models
  */
-export type HttpOutcome = number | "transport" | "timeout" | "decode"
+export type HttpOutcome = Failures.HttpOutcome
 
-const statusLabel = (status: HttpOutcome): string => typeof status === "number" ? String(status) : status
+const { statusLabel } = Telemetry
 
 /**
  * Records one HTTP attempt of an operation (`onboard`, `createSession`) and its status.
@@ -270,25 +241,10 @@ export const trackCreateSession = <A, E, R>(self: Effect.Effect<A, E, R>): Effec
  * @since 0.1.0
  * @category models
  */
-export type Reading =
-  | {
-    readonly _tag: "Counter"
-    readonly name: string
-    readonly labels: Readonly<Record<string, string>>
-    readonly count: number
-  }
-  | {
-    readonly _tag: "Histogram"
-    readonly name: string
-    readonly labels: Readonly<Record<string, string>>
-    readonly count: number
-    readonly sum: number
-    readonly min: number
-    readonly max: number
-  }
+export type Reading = Telemetry.Reading
 
 const toReading = (metric: Metric.Metric.Snapshot): Reading | undefined => {
-  if (!metric.id.startsWith(prefix)) return undefined
+  if (!Telemetry.isOwnMetric(metric.id)) return undefined
   const labels: Record<string, string> = { ...metric.attributes }
   switch (metric.type) {
     case "Counter":
@@ -321,10 +277,7 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric
     const reading = toReading(metric)
     if (reading !== undefined) out.push(reading)
   }
-  return out.sort((a, b) => {
-    const byName = a.name.localeCompare(b.name)
-    return byName !== 0 ? byName : formatLabels(a.labels).localeCompare(formatLabels(b.labels))
-  })
+  return Telemetry.sortReadings(out)
 })
 
 /**
@@ -333,10 +286,7 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric
  * @since 0.1.0
  * @category accessors
  */
-export const formatLabels = (labels: Readonly<Record<string, string>>): string => {
-  const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))
-  return entries.length === 0 ? "" : `{${entries.map(([k, v]) => `${k}="${v}"`).join(",")}}`
-}
+export const formatLabels: (labels: Readonly<Record<string, string>>) => string = Telemetry.formatLabels
 
 /**
  * The value of one counter with the given labels (0 when never updated): handy in tests.
@@ -348,16 +298,7 @@ export const counterValue = (
   name: string,
   labels: Readonly<Record<string, string>> = {}
 ): Effect.Effect<number> =>
-  Effect.map(snapshot, (readings) => {
-    const wanted = formatLabels(labels)
-    let total = 0
-    for (const reading of readings) {
-      if (reading._tag === "Counter" && reading.name === name && formatLabels(reading.labels) === wanted) {
-        total += reading.count
-      }
-    }
-    return total
-  })
+  Effect.map(snapshot, (readings) => Telemetry.counterTotal(readings, name, labels))
 
 /**
  * The readings as text lines, `name{labels} value` (histograms: count, sum, min, max), for a
@@ -366,13 +307,4 @@ export const counterValue = (
  * @since 0.1.0
  * @category accessors
  */
-export const format = (readings: ReadonlyArray<Reading>): ReadonlyArray<string> =>
-  readings.map((reading) =>
-    reading._tag === "Counter"
-      ? `${reading.name}${formatLabels(reading.labels)} ${reading.count}`
-      : `${reading.name}${formatLabels(reading.labels)} count=${reading.count} sum=${round(reading.sum)} min=${
-        round(reading.count === 0 ? 0 : reading.min)
-      } max=${round(reading.count === 0 ? 0 : reading.max)}`
-  )
-
-const round = (n: number): string => Number.isFinite(n) ? String(Math.round(n * 100) / 100) : "0"
+export const format: (readings: ReadonlyArray<Reading>) => ReadonlyArray<string> = Telemetry.format

@@ -19,6 +19,7 @@ import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { Model } from "effect-agent-session-core"
 import { Agent, OnboardRequest } from "./Agent.js"
 import * as Dialect from "./Dialect.js"
 import { HttpUrlString, NonBlankString } from "./internal/schema.js"
@@ -148,10 +149,7 @@ const serviceErrors = [ApiPayloadTooLarge, ApiRateLimited, ApiUnavailable] as co
  * @since 0.1.0
  * @category models
  */
-export const observedDefaults = {
-  startUrl: "https://example.com/",
-  maxActions: 20
-} as const
+export const observedDefaults: typeof Model.observedDefaults = Model.observedDefaults
 
 /**
  * The create-session body of the observed dialect: `goal`, optional `url` (the start page),
@@ -166,7 +164,7 @@ export const observedDefaults = {
 export const ObservedCreateSessionBody = Schema.Struct({
   goal: NonBlankString,
   url: Schema.optional(Schema.NullOr(HttpUrlString)),
-  max_actions: Schema.optional(Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))),
+  max_actions: Schema.optional(Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(Model.minMaxActions)))),
   auto_trigger: Schema.optional(Schema.NullOr(AutoTrigger))
 })
 
@@ -174,19 +172,8 @@ const ObservedCreateSession = ObservedCreateSessionBody.pipe(
   Schema.decodeTo(
     Schema.toType(CreateSessionRequest),
     SchemaTransformation.transform({
-      decode: (body): CreateSessionRequest =>
-        new CreateSessionRequest({
-          goal: body.goal,
-          start_url: body.url ?? observedDefaults.startUrl,
-          max_actions: body.max_actions ?? observedDefaults.maxActions,
-          ...(body.auto_trigger === undefined || body.auto_trigger === null ? {} : { auto_trigger: body.auto_trigger })
-        }),
-      encode: (request): typeof ObservedCreateSessionBody.Type => ({
-        goal: request.goal,
-        url: request.start_url,
-        max_actions: request.max_actions,
-        ...(request.auto_trigger === undefined ? {} : { auto_trigger: request.auto_trigger })
-      })
+      decode: (body): CreateSessionRequest => new CreateSessionRequest(Model.fromObservedCreateBody(body)),
+      encode: (request): typeof ObservedCreateSessionBody.Type => Model.toObservedCreateBody(request)
     })
   )
 )
@@ -211,22 +198,8 @@ const ObservedSession = ObservedSessionEnvelope.pipe(
   Schema.decodeTo(
     Schema.toEncoded(SessionInfo),
     SchemaTransformation.transform({
-      decode: ({ data }): typeof SessionInfo.Encoded => ({
-        session_id: data.sessionId,
-        ...(data.status === undefined ? {} : { status: data.status }),
-        ...(data.start_time === undefined ? {} : { start_time: data.start_time }),
-        ...(data.end_time === undefined ? {} : { end_time: data.end_time }),
-        ...(data.error === undefined ? {} : { error: data.error })
-      }),
-      encode: (info): typeof ObservedSessionEnvelope.Type => ({
-        data: {
-          sessionId: info.session_id,
-          ...(info.status === undefined ? {} : { status: info.status }),
-          ...(info.start_time === undefined ? {} : { start_time: info.start_time }),
-          ...(info.end_time === undefined ? {} : { end_time: info.end_time }),
-          ...(info.error === undefined ? {} : { error: info.error })
-        }
-      })
+      decode: (envelope): typeof SessionInfo.Encoded => Model.fromObservedSession(envelope),
+      encode: (info): typeof ObservedSessionEnvelope.Type => Model.toObservedSession(info)
     })
   ),
   Schema.decodeTo(SessionInfo)

@@ -7,6 +7,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { Model } from "effect-agent-session-core"
 import { HttpUrlString, NonBlankString, openEnum, parseTimestamp } from "./internal/schema.js"
 
 /**
@@ -44,7 +45,7 @@ export type ActionSessionId = typeof ActionSessionId.Type
  * @since 0.1.0
  * @category models
  */
-export const SessionStatus = openEnum("started", "in_progress", "complete")
+export const SessionStatus = openEnum(...Model.sessionStatuses)
 
 /**
  * @since 0.1.0
@@ -79,7 +80,7 @@ export const AutoTrigger = Schema.Struct({
 export class CreateSessionRequest
   extends Schema.Class<CreateSessionRequest>("effect-agent-session/CreateSessionRequest")({
     start_url: HttpUrlString,
-    max_actions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1, { message: "must be an integer >= 1" })),
+    max_actions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(Model.minMaxActions, { message: Model.maxActionsMessage })),
     goal: NonBlankString,
     auto_trigger: Schema.optional(AutoTrigger)
   })

@@ -89,6 +89,13 @@ describe("SessionEvent", () => {
       }
     })
 
+    it("a payload is decoded by its own event's schema: a refusal names no other event", () => {
+      for (const payload of [null, [], { name: 1 }]) {
+        assert.notInclude(decodeError("action_run", payload), "Started", JSON.stringify(payload))
+        assert.notInclude(decodeError("heartbeat", payload === null ? 1 : [payload]), "ActionRun")
+      }
+    })
+
     it("a payload nested 10,000 deep is refused with a reason, not a stack overflow", () => {
       let deep: unknown = 1
       for (let i = 0; i < 10_000; i++) deep = [deep]

@@ -448,24 +448,27 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
         yield* load
         const { answer, request } = envelope.payload
         const key = requestKey(request)
-        const known = tally.open.some((r) => requestKey(r) === key)
-        if (!known) {
-          return yield* new RequestNotPending({
+        const refuse = (reason: "never-received" | "already-answered") =>
+          new RequestNotPending({
             resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
             actionSessionId: request.action_session_id,
-            reason: "never-received"
+            reason
           })
-        }
+        // Looked up before the open requests: a caller retrying after losing the reply (or the
+        // cluster delivering the message again) may arrive after the grant settled the request.
         const previous = tally.answered.get(key)
-        // The same answer again (a caller retrying after losing the reply): done already.
-        if (previous !== undefined && sameAnswer(previous, answer)) return
-        const recorded = previous === undefined && (yield* log.saveAnswer(sessionId, request, answer))
+        if (previous !== undefined) {
+          // The same answer again: done already; a different one: the first answer stands.
+          if (sameAnswer(previous, answer)) return
+          return yield* refuse("already-answered")
+        }
+        if (!tally.open.some((r) => requestKey(r) === key)) return yield* refuse("never-received")
+        const recorded = yield* log.saveAnswer(sessionId, request, answer)
         if (!recorded) {
-          return yield* new RequestNotPending({
-            resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
-            actionSessionId: request.action_session_id,
-            reason: "already-answered"
-          })
+          // Another activation recorded an answer first (a hand-over): the same one is done already.
+          const stored = (yield* log.answers(sessionId)).find((a) => requestKey(a.request) === key)
+          if (stored !== undefined && sameAnswer(stored.answer, answer)) return
+          return yield* refuse("already-answered")
         }
         tally.answered.set(key, answer)
         // Handed to the channel when this runner holds it; otherwise the runner that takes the

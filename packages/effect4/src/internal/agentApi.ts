@@ -23,7 +23,7 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Dialect as CoreDialect, Http, Url } from "effect-agent-session-core"
+import { Dialect as CoreDialect, Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -110,24 +110,7 @@ export const effectiveRetry = (
   )
 
 /** The metrics `status` attribute of a failed attempt. */
-const outcomeOf = (error: AgentApiError): Metrics.HttpOutcome | undefined => {
-  switch (error._tag) {
-    case "TransportError":
-      return "transport"
-    case "RequestTimeout":
-      return "timeout"
-    case "ResponseDecodeError":
-    case "ResponseTooLarge":
-      return "decode"
-    case "InvalidRequest":
-    case "MissingCredentials":
-    case "MissingAgentKey":
-    case "OutcomeUnknown":
-      return undefined
-    default:
-      return error.status
-  }
-}
+const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
 // ---------------------------------------------------------------------------
 // The per-call context read by the HttpClient
@@ -178,25 +161,21 @@ const transportError = (error: HttpClientError.HttpClientError, call: CallInfo):
   return mapped
 }
 
-/**
- * Whether the service cannot have acted on a failed attempt: the request never left (no
- * connection), or the service said it did not act (`Http.didNotActStatus`).
- */
-export const didNotAct = (error: AgentApiError): boolean => {
-  switch (error._tag) {
-    case "TransportError":
-      return Predicate.hasProperty(error, NotSent) && error[NotSent] === true
-    case "RateLimited":
-    case "ServerError":
-    case "UnexpectedStatus":
-      return Http.didNotActStatus(error.status)
-    default:
-      return false
-  }
-}
+/** Whether a transport failure was marked as a request that provably never left. */
+const notSent = (error: AgentApiError): boolean => Predicate.hasProperty(error, NotSent) && error[NotSent] === true
 
-/** Whether a failed attempt of a creating call may have created something. */
-const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !didNotAct(error)
+/**
+ * Whether the service cannot have acted on a failed attempt (`Failures.didNotAct`): the request
+ * never left (no connection), or the service said it did not act (429, 503, 408).
+ */
+export const didNotAct = (error: AgentApiError): boolean => Failures.didNotAct(error, notSent(error))
+
+/** Whether a failed attempt of a creating call may have created something (`Failures.mayHaveActed`). */
+const mayHaveActed = (error: AgentApiError): boolean => Failures.mayHaveActed(error, notSent(error))
+
+/** Whether a failed attempt of a creating call is sent again under the create policy (`Failures.mayResend`). */
+const mayResend = (policy: Failures.CreatePolicy) => (error: AgentApiError): boolean =>
+  Failures.mayResend(policy, error, notSent(error))
 
 // ---------------------------------------------------------------------------
 // Responses
@@ -206,17 +185,6 @@ const mayHaveActed = (error: AgentApiError): boolean => isRetryable(error) && !d
 interface OverLimit {
   readonly _tag: "OverLimit"
   readonly size: number
-}
-
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0]
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
 }
 
 /**
@@ -241,54 +209,23 @@ const readBounded = (
     if (plan._tag === "whole") {
       return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
         const bytes = new Uint8Array(buffer)
-        if (bytes.byteLength <= limit) return Effect.succeed(bytes)
-        return truncate ? Effect.succeed(bytes.subarray(0, limit)) : Effect.fail({ _tag: "OverLimit", size: bytes.byteLength })
+        const kept = Http.fitBody(bytes, limit, truncate)
+        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
       })
     }
-    const chunks: Array<Uint8Array> = []
-    let size = 0
+    const body = new Http.BoundedBody(limit, truncate)
     return response.stream.pipe(
       Stream.runForEachWhile((bytes) =>
         Effect.suspend((): Effect.Effect<boolean, OverLimit> => {
-          if (size + bytes.length > limit) {
-            if (truncate) {
-              chunks.push(bytes.subarray(0, limit - size))
-              size = limit
-              return Effect.succeed(false)
-            }
-            size += bytes.length
-            return Effect.fail({ _tag: "OverLimit", size })
-          }
-          chunks.push(bytes)
-          size += bytes.length
-          return Effect.succeed(size < limit || !truncate)
+          const next = body.push(bytes)
+          return next === "over" ? Effect.fail({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
         })
       ),
-      Effect.flatMap(() => Effect.sync(() => concat(chunks, size)))
+      Effect.flatMap(() => Effect.sync(() => body.bytes()))
     )
   })
 
 const textDecoder = new TextDecoder()
-
-/** The bytes as an `ArrayBuffer` of their own (the backing buffer itself when it is exactly theirs). */
-const toArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
-  const { buffer } = bytes
-  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer
-  const copy = new ArrayBuffer(bytes.byteLength)
-  new Uint8Array(copy).set(bytes)
-  return copy
-}
-
-/** A 2xx response as kept for `ResponseDecodeError`: its text decoded only if that error happens. */
-const receivedOf = (status: number, bytes: Uint8Array): DecodedResponse => {
-  let text: string | undefined
-  return {
-    status,
-    get body() {
-      return text ??= textDecoder.decode(bytes)
-    }
-  }
-}
 
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
@@ -313,7 +250,7 @@ const handleResponse = (
               reason: new HttpClientError.TransportError({
                 request: response.request,
                 cause: (error as HttpClientError.HttpClientError).reason.cause,
-                description: `reading the ${status} response body failed`
+                description: Http.bodyReadFailed(status)
               })
             }),
             call
@@ -324,11 +261,11 @@ const handleResponse = (
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
           Effect.fail(fromStatus({ status, statusText: "", headers, body: textDecoder.decode(bytes) }, { ...call, nowMillis })))
       }
-      call.received = Option.some(receivedOf(status, bytes))
+      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(
         HttpClientResponse.fromWeb(
           response.request,
-          new Response(bytes.byteLength === 0 ? null : toArrayBuffer(bytes), { status: 200, headers })
+          new Response(bytes.byteLength === 0 ? null : Http.ownArrayBuffer(bytes), { status: 200, headers })
         )
       )
     }
@@ -340,9 +277,11 @@ const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Diale
   httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const [name, value] = CoreDialect.authHeader(dialect.auth, Redacted.value(call.key))
-        const headers: Record<string, string> = { [name]: value, "user-agent": userAgent, accept: "application/json" }
-        if (Option.isSome(call.idempotencyKey)) headers["idempotency-key"] = call.idempotencyKey.value
+        const headers = Http.requestHeaders({
+          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
+          userAgent,
+          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
+        })
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -383,18 +322,13 @@ const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<never, At
 }
 
 const logFailure = (error: AgentApiError) =>
-  Effect.logDebug("AgentApi request failed").pipe(
-    Effect.annotateLogs({
-      error: error._tag,
-      message: error.message,
-      retryable: isRetryable(error),
-      ...("status" in error ? { status: error.status } : {})
-    })
+  Effect.logDebug(Telemetry.attemptFailedLog).pipe(
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
   )
 
 const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.andThen(
-    Effect.logDebug(`AgentApi.${operation} retrying in ${Duration.format(wait)}`).pipe(
+    Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
       Effect.annotateLogs({ error: error._tag })
     ),
     Option.match(Option.fromNullishOr(outcomeOf(error)), {
@@ -402,21 +336,6 @@ const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Du
       onSome: (outcome) => Metrics.recordHttpRetry(operation, outcome)
     })
   )
-
-/** The headers that carry a key are redacted in traces whatever the caller configured. */
-const AUTH_HEADERS = ["authorization", "x-api-key", "idempotency-key"] as const
-
-/**
- * Every header value in traces (when the caller captures headers at all, `TracerHeaderFilter`):
- * a response header's value is the peer's to choose, and a service may echo the key in any of
- * them. The names stay visible.
- */
-const EVERY_HEADER = /^/
-
-const withAuthHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  const missing = AUTH_HEADERS.filter((name) => !names.includes(name))
-  return [...names, ...missing, EVERY_HEADER]
-}
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 const validateCreateSession = validate(CreateSessionRequest, "CreateSessionRequest")
@@ -449,7 +368,7 @@ export const make = (
     const maxRetryAfter = Duration.fromInputUnsafe(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const creating = (options.createPolicy ?? "safe") === "idempotent" ? isRetryable : didNotAct
+    const creating = mayResend(options.createPolicy ?? "safe")
     const retriesOf = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
@@ -473,14 +392,14 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: Option.Option<string>
     ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = `AgentApi.${operation}`
+      const name = Telemetry.apiOperation(operation)
       let attempts = 0
       const attempt = Effect.gen(function*() {
         const secret = yield* key
         const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
         const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
         attempts += 1
-        const redacted = withAuthHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
+        const redacted = Http.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
         return yield* run.pipe(
           Effect.catch((error: E) => toAttemptError(error, call)),
           Effect.provideService(CurrentCall, call),
@@ -524,40 +443,26 @@ export const make = (
       return Effect.catch(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || mayHaveActed(error)
-          ? Effect.fail(
-            new OutcomeUnknown({
-              operation: `AgentApi.${operation}`,
-              idempotencyKey,
-              attempts: attempts(),
-              reason: error._tag,
-              detail: error.message
-            })
-          )
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
-      given === undefined
-        ? Effect.sync(() => globalThis.crypto.randomUUID())
-        : Http.isIdempotencyKey(given)
-        ? Effect.succeed(given)
-        : Effect.fail(
-          new InvalidRequest({
-            subject: "idempotencyKey",
-            message: "idempotencyKey: 1 to 255 printable ASCII characters, no spaces"
-          })
-        )
+      Effect.suspend(() => {
+        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        return key === undefined
+          ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
+          : Effect.succeed(key)
+      })
 
     const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (extra: Record<string, unknown>) => ({
-      "agent_session.dialect": dialect.name,
-      "server.address": serverAddress,
-      ...extra
-    })
-
-    const agentIdOf = (agent: AgentOption["agent"]): Record<string, string> =>
-      agent === undefined ? {} : { "agent_session.agent_id": typeof agent === "string" ? agent : agent.agentId }
+    const spanAttributes = (agent: AgentOption["agent"]) =>
+      Telemetry.apiSpanAttributes({
+        dialect: dialect.name,
+        serverAddress,
+        agentId: Keys.agentIdOf(agent)
+      })
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
@@ -570,9 +475,9 @@ export const make = (
           idempotencyKey
         )
         yield* credentials.remember(Credentials.fromAgent(agent))
-        yield* Effect.annotateCurrentSpan("agent_session.agent_id", agent.agentId)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.agentId, agent.agentId)
         return agent
-      }).pipe(Effect.withSpan("AgentApi.onboard", { attributes: spanAttributes({}) }))
+      }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
     const createSession: Service["createSession"] = (input, options) =>
       Effect.gen(function*() {
@@ -584,11 +489,11 @@ export const make = (
           client.sessions.create({ payload: request }),
           idempotencyKey
         )
-        yield* Effect.annotateCurrentSpan("agent_session.session_id", session.session_id)
+        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.sessionId, session.session_id)
         return session
       }).pipe(
         Metrics.trackCreateSession,
-        Effect.withSpan("AgentApi.createSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan(Telemetry.apiSpans.createSession, { attributes: spanAttributes(options?.agent) })
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
@@ -597,10 +502,10 @@ export const make = (
         if (!dialect.retrieve) {
           return yield* new NotFound({
             status: 404,
-            message: `The ${dialect.name} dialect has no retrieve operation (U10): nothing was sent`,
+            message: Http.noRetrieveMessage(dialect.name),
             body: "",
             requestId: Option.none(),
-            operation: "AgentApi.getSession"
+            operation: Telemetry.apiSpans.getSession
           })
         }
         return yield* send(
@@ -609,7 +514,7 @@ export const make = (
           client.sessions.retrieve({ params: { sessionId: SessionId.make(id) } })
         )
       }).pipe(
-        Effect.withSpan("AgentApi.getSession", { attributes: spanAttributes(agentIdOf(options?.agent)) })
+        Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
       )
 
     return { onboard, createSession, getSession }

@@ -27,8 +27,6 @@ import {
 /** Text from the service without any key (`Secrets.scrub` of the protocol core). */
 export const scrub = Secrets.scrub
 
-const { truncateRaw } = Secrets
-
 /** The wait a response asks for (`Http.retryAfterMillis`, U21), as a `Duration`. */
 export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
   Option.map(Option.fromUndefinedOr(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
@@ -54,21 +52,9 @@ export const fromStatus = (
     readonly nowMillis: number
   }
 ): HttpStatusError => {
-  const { status } = response
-  // Scrubbed before anything is cut: a key across the cut would otherwise leave its prefix.
-  const body = scrub(response.body, options.secrets)
-  const fields = {
-    status,
-    message: scrub(Http.errorMessage(status, scrub(response.statusText, options.secrets), body), options.secrets),
-    body: truncateRaw(body),
-    // The peer chooses every header value: the key it may echo there is scrubbed too.
-    requestId: Option.map(
-      Option.fromUndefinedOr(Http.requestId(response.headers)),
-      (id) => truncateRaw(scrub(id, options.secrets))
-    ),
-    operation: options.operation
-  }
-  switch (Http.statusKind(status)) {
+  const kept = Http.failedResponse(response, options.secrets)
+  const fields = { ...kept, requestId: Option.fromUndefinedOr(kept.requestId), operation: options.operation }
+  switch (Http.statusKind(kept.status)) {
     case "bad-request":
       return new BadRequest(fields)
     case "unauthorized":
@@ -90,10 +76,6 @@ export const fromStatus = (
   }
 }
 
-const printablePath = (url: string): string => {
-  const cut = url.search(/[?#]/)
-  return cut === -1 ? url : url.slice(0, cut)
-}
 
 /** A failure without a response as `TransportError`, its message scrubbed. */
 export const fromRequestError = (
@@ -101,22 +83,22 @@ export const fromRequestError = (
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
 ): TransportError => {
   const { reason } = error
-  const parts = [
-    reason.description ?? `${reason._tag.replace(/Error$/, "")} error`,
-    ...Http.causeMessages(reason.cause)
-  ].filter((part, i, all) => part.length > 0 && all.indexOf(part) === i)
-  const where = `${reason.request.method} ${printablePath(reason.request.url)}`
   return new TransportError({
     operation: options.operation,
-    message: scrub(`${parts.join(": ")} (${where})`, options.secrets)
+    message: Http.transportMessage(
+      {
+        description: reason.description ?? `${reason._tag.replace(/Error$/, "")} error`,
+        cause: reason.cause,
+        method: reason.request.method,
+        url: reason.request.url
+      },
+      options.secrets
+    )
   })
 }
 
-/** The body and status of the 2xx response whose decoding failed, when known. */
-export interface DecodedResponse {
-  readonly status: number
-  readonly body: string
-}
+/** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
+export type DecodedResponse = Http.ReceivedBody
 
 /** A 2xx body that does not match the contract as `ResponseDecodeError`. */
 export const fromDecodeFailure = (
@@ -129,7 +111,6 @@ export const fromDecodeFailure = (
   return new ResponseDecodeError({
     operation: options.operation,
     status,
-    message: truncateRaw(scrub(`The ${status} response does not match the contract: ${message}`, options.secrets)),
-    body: truncateRaw(scrub(body, options.secrets))
+    ...Http.undecodedResponse(status, message, body, options.secrets)
   })
 }

@@ -4,6 +4,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { Model } from "effect-agent-session-core"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for (U05, U13, U15). */
@@ -37,36 +38,21 @@ export const openEnum = <const L extends readonly [string, ...Array<string>]>(..
 
 /** A string with at least one non-blank character. */
 export const NonBlankString = Schema.String.check(
-  Schema.makeFilter((s: string) => s.trim().length > 0, { message: "must not be empty or blank" })
+  Schema.makeFilter(Model.isNonBlank, { message: Model.nonBlankMessage })
 )
-
-const isHttpUrl = (s: string): boolean => {
-  if (!URL.canParse(s)) return false
-  const url = new URL(s)
-  return (url.protocol === "http:" || url.protocol === "https:") && url.host.length > 0
-}
 
 /** An absolute http(s) URL. */
 export const HttpUrlString = Schema.String.check(
-  Schema.makeFilter(isHttpUrl, { message: "must be an absolute http(s) URL" })
+  Schema.makeFilter(Model.isHttpUrl, { message: Model.httpUrlMessage })
 )
 
 /**
- * Parses a timestamp the service sent (U02): ISO 8601, or epoch seconds or milliseconds, as a
- * number or a numeric string. Anything else is `None`, never a failure.
+ * Parses a timestamp the service sent (U02) as `Model.readTimestamp` reads it: ISO 8601, or epoch
+ * seconds or milliseconds, as a number or a numeric string. Anything else is `None`, never a failure.
  */
 export const parseTimestamp = (raw: string): Option.Option<DateTime.Utc> => {
-  const trimmed = raw.trim()
-  if (trimmed.length === 0) return Option.none()
-  if (/^-?\d+(\.\d+)?$/.test(trimmed)) {
-    const n = Number(trimmed)
-    // Below 1e11 is read as seconds (up to year 5138), above as milliseconds.
-    const millis = Math.abs(n) < 1e11 ? n * 1000 : n
-    return DateTime.make(millis)
-  }
-  // Date.parse accepts many non-ISO shapes; require an ISO-looking date first.
-  if (!/^\d{4}-\d{2}-\d{2}/.test(trimmed)) return Option.none()
-  return DateTime.make(trimmed)
+  const read = Model.readTimestamp(raw)
+  return read === undefined ? Option.none() : DateTime.make(read)
 }
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()

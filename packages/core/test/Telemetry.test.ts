@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest"
+import { Telemetry } from "../src/index.js"
+
+describe("Telemetry: what the SDK reports", () => {
+  it("every metric's name has the prefix, and no two metrics share a name", () => {
+    const names = Object.values(Telemetry.metrics).map((metric) => metric.name)
+    for (const name of names) expect(Telemetry.isOwnMetric(name), name).toBe(true)
+    expect(new Set(names).size).toBe(names.length)
+    expect(Telemetry.isOwnMetric("http_requests_total")).toBe(false)
+  })
+
+  it("events are tallied by tag, once per tag present", () => {
+    const tally = Telemetry.tallyByTag([{ _tag: "ActionRun" }, { _tag: "Message" }, { _tag: "ActionRun" }])
+    expect([...tally]).toEqual([["ActionRun", 2], ["Message", 1]])
+    expect(Telemetry.tallyByTag([]).size).toBe(0)
+    expect(Telemetry.chargeableTag).toBe("ActionRun")
+  })
+
+  it("the answer and status attributes", () => {
+    expect(Telemetry.answerLabel({ _tag: "Grant" })).toBe("grant")
+    expect(Telemetry.answerLabel({ _tag: "Deny" })).toBe("deny")
+    expect(Telemetry.statusLabel(503)).toBe("503")
+    expect(Telemetry.statusLabel("timeout")).toBe("timeout")
+  })
+
+  it("a span's attributes name the agent only when there is one", () => {
+    expect(Telemetry.apiSpanAttributes({ dialect: "observed", serverAddress: "h:1" })).toEqual({
+      "agent_session.dialect": "observed",
+      "server.address": "h:1"
+    })
+    expect(Telemetry.apiSpanAttributes({ dialect: "documented", serverAddress: "h", agentId: "a1" })).toEqual({
+      "agent_session.dialect": "documented",
+      "server.address": "h",
+      "agent_session.agent_id": "a1"
+    })
+  })
+
+  it("readings are sorted by name then labels, summed by exact labels, and printed", () => {
+    const readings: Array<Telemetry.Reading> = [
+      { _tag: "Counter", name: "agent_session_b", labels: { z: "1", a: "2" }, count: 3 },
+      { _tag: "Counter", name: "agent_session_a", labels: {}, count: 1 },
+      { _tag: "Histogram", name: "agent_session_h", labels: {}, count: 0, sum: 0, min: Infinity, max: -Infinity },
+      { _tag: "Histogram", name: "agent_session_h", labels: { x: "y" }, count: 2, sum: 3.14159, min: 1, max: 2.14159 }
+    ]
+    const sorted = Telemetry.sortReadings([...readings])
+    expect(sorted.map((r) => `${r.name}${Telemetry.formatLabels(r.labels)}`)).toEqual([
+      "agent_session_a",
+      `agent_session_b{a="2",z="1"}`,
+      "agent_session_h",
+      `agent_session_h{x="y"}`
+    ])
+    expect(Telemetry.counterTotal(readings, "agent_session_b", { a: "2", z: "1" })).toBe(3)
+    expect(Telemetry.counterTotal(readings, "agent_session_b")).toBe(0)
+    expect(Telemetry.counterTotal(readings, "agent_session_h")).toBe(0)
+    expect(Telemetry.format(sorted)).toEqual([
+      "agent_session_a 1",
+      `agent_session_b{a="2",z="1"} 3`,
+      "agent_session_h count=0 sum=0 min=0 max=0",
+      `agent_session_h{x="y"} count=2 sum=3.14 min=1 max=2.14`
+    ])
+  })
+
+  it("the HTTP client's operations, spans and log lines", () => {
+    expect(Telemetry.apiOperation("createSession")).toBe("AgentApi.createSession")
+    for (const [operation, span] of Object.entries(Telemetry.apiSpans)) expect(span).toBe(Telemetry.apiOperation(operation))
+    expect(Telemetry.retryLog("onboard", "1s 500ms")).toBe("AgentApi.onboard retrying in 1s 500ms")
+    const withStatus = { _tag: "ServerError", message: "m", status: 502 }
+    expect(Telemetry.attemptFailedAnnotations(withStatus, true)).toStrictEqual({
+      error: "ServerError",
+      message: "m",
+      retryable: true,
+      status: 502
+    })
+    expect(Telemetry.attemptFailedAnnotations({ _tag: "TransportError", message: "reset" }, true)).toStrictEqual({
+      error: "TransportError",
+      message: "reset",
+      retryable: true
+    })
+  })
+})
