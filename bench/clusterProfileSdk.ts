@@ -11,8 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { createInterface } from "node:readline"
-import { getHeapStatistics, writeHeapSnapshot } from "node:v8"
+import { writeHeapSnapshot } from "node:v8"
 import { AgentSessions, NodeAgentSessions } from "../src/index.js"
+import { memLine } from "../test/cluster/fixtures/memory.js"
 
 const env = (name: string): string => process.env[name] ?? ""
 
@@ -53,13 +54,7 @@ const program = Effect.gen(function*() {
     } else if (word === "count") {
       process.stdout.write(`count ${tag} ${held}\n`)
     } else if (word === "mem") {
-      const gc = (globalThis as { gc?: () => void }).gc
-      gc?.()
-      gc?.()
-      const heap = getHeapStatistics()
-      process.stdout.write(
-        `mem ${tag} ${JSON.stringify({ ...process.memoryUsage(), heapPhysical: heap.total_physical_size, malloced: heap.malloced_memory })}\n`
-      )
+      process.stdout.write(memLine(tag))
     } else if (word === "snap" && arg !== undefined) {
       writeHeapSnapshot(arg)
       process.stdout.write(`snap ${tag}\n`)
