@@ -56,7 +56,9 @@ describe("effect-agent-session simulate", () => {
       "reject-handshake",
       "fail-503=2",
       "rate-limit=1:3",
-      "http-delay=10"
+      "http-delay=10",
+      "oversize-at=3:100000",
+      "replay-on-reconnect=3"
     ])
     assert.isTrue(Either.isRight(faults))
     const value = Either.getOrThrow(faults)
@@ -65,6 +67,8 @@ describe("effect-agent-session simulate", () => {
     expect(value.ws?.unknownEventAt).toBe(4)
     expect(value.ws?.exceedMaxActions).toBe(2)
     expect(value.ws?.closeBeforeComplete).toBe(true)
+    expect(value.ws?.oversize).toEqual({ at: 3, bytes: 100_000 })
+    expect(value.ws?.replayOnReconnect).toBe(3)
     expect(value.ws?.rejectHandshake).toBe(true)
     expect(value.http?.fail503).toBe(2)
     expect(value.http?.rateLimit).toEqual({ count: 1, retryAfter: "3" })

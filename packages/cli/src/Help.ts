@@ -249,9 +249,10 @@ Flags:
                           printed: whoever reaches the port with the well-known key would be the
                           account).
   --fault <fault>         A fault to inject; repeatable: drop-after=N[,M...], malformed-at=N,
-                          unknown-event-at=N, stall-after=N:MS, exceed-max-actions=N,
-                          close-before-complete, reject-handshake, fail-503=N,
-                          rate-limit=N[:SECONDS], http-delay=MS.
+                          unknown-event-at=N, stall-after=N:MS, oversize-at=N:BYTES,
+                          exceed-max-actions=N, close-before-complete, reject-handshake,
+                          replay-on-reconnect=N, fail-503=N, rate-limit=N[:SECONDS],
+                          http-delay=MS.
   --json                  Print the address as one JSON object (for scripts).
   --replay <file>         Serve this recorded session (run --record) instead of the scripted
                           agent, in its recorded dialect, over WebSocket and SSE; each client's

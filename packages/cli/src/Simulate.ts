@@ -55,7 +55,8 @@ export const simulateOptions = {
   fault: Options.text("fault").pipe(
     Options.withDescription(
       "A fault, repeatable: drop-after=N[,M...], malformed-at=N, unknown-event-at=N, stall-after=N:MS, " +
-        "exceed-max-actions=N, close-before-complete, reject-handshake, fail-503=N, rate-limit=N[:SECONDS], http-delay=MS"
+        "oversize-at=N:BYTES, exceed-max-actions=N, close-before-complete, reject-handshake, replay-on-reconnect=N, " +
+          "fail-503=N, rate-limit=N[:SECONDS], http-delay=MS"
     ),
     Options.repeated
   ),
@@ -112,6 +113,14 @@ export const parseFaults = (specs: ReadonlyArray<string>): Either.Either<Simulat
         )
         break
       }
+      case "oversize-at": {
+        const [at = "", bytes = ""] = value.split(":", 2)
+        result = Either.map(Either.all([number(at), number(bytes)]), ([n, b]) => void (ws.oversize = { at: n, bytes: b }))
+        break
+      }
+      case "replay-on-reconnect":
+        result = Either.map(number(value), (n) => void (ws.replayOnReconnect = n))
+        break
       case "exceed-max-actions":
         result = Either.map(number(value), (n) => void (ws.exceedMaxActions = n))
         break

@@ -631,6 +631,30 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 }
 
 /**
+ * A newer connection to the same session took its event channel over (close code 4000): never
+ * reopened, or the two watchers would take the session from each other in turn (issue 20).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
+  "Superseded",
+  {
+    ...SessionContext,
+    /** The close reason the service gave, keys scrubbed (default empty). */
+    reason: defaulted(Schema.String, () => "")
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `Another connection to the session took over its event channel (close 4000)${
+      this.reason.length > 0 ? `: ${this.reason}` : ""
+    }`
+  }
+}
+
+/**
  * The connection did not open within the connect time-out (default 10 s, U22).
  *
  * @since 0.1.0
@@ -943,6 +967,7 @@ export type EventStreamError =
   | FrameError
   | CredentialsError
   | HandshakeRejected
+  | Superseded
   | ConnectionLost
   | NeverConnected
 
@@ -1026,6 +1051,7 @@ export const AgentSessionError = Schema.Union([
   FrameTooLarge,
   UnknownEvent,
   HandshakeRejected,
+  Superseded,
   ConnectTimeout,
   ConnectionLost,
   NeverConnected,

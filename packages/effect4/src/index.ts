@@ -22,6 +22,14 @@ export * as Agent from "./Agent.js"
 export * as AgentApi from "./AgentApi.js"
 
 /**
+ * The façade most users call: create a session, watch its events, answer its requests, and get
+ * its outcome, with the action budget guard (U20).
+ *
+ * @since 0.1.0
+ */
+export * as AgentSessions from "./AgentSessions.js"
+
+/**
  * The caller's answer to an `external_resource_requested` event (U16): grant, with input, or deny.
  *
  * @since 0.1.0
@@ -52,12 +60,28 @@ export * as Dialect from "./Dialect.js"
 export * as Errors from "./Errors.js"
 
 /**
+ * The event channel: a session's events as a `Stream` that survives dropped connections, over
+ * WebSocket or Server-Sent Events, through which the caller answers the agent's requests.
+ *
+ * @since 0.1.0
+ */
+export * as EventStream from "./EventStream.js"
+
+/**
  * The SDK's metrics, as `effect/Metric` values: events received by tag, actions, reconnects,
  * answers sent, HTTP attempts and retries by status, and the create-session latency.
  *
  * @since 0.1.0
  */
 export * as Metrics from "./Metrics.js"
+
+/**
+ * One layer for Node: `AgentSessions`, `AgentApi`, `EventStream` and `Credentials` over Node's
+ * HTTP client and a `ws`-based WebSocket constructor.
+ *
+ * @since 0.1.0
+ */
+export * as NodeAgentSessions from "./NodeAgentSessions.js"
 
 /**
  * The service's HTTP contract, written once as an `HttpApi`: the SDK's client is derived from it.
@@ -79,3 +103,10 @@ export * as Session from "./Session.js"
  * @since 0.1.0
  */
 export * as SessionEvent from "./SessionEvent.js"
+
+/**
+ * The codecs a dialect selects: frames decoded (U09), the handshake (U08), answers framed (U16).
+ *
+ * @since 0.1.0
+ */
+export * as Wire from "./Wire.js"

@@ -192,7 +192,7 @@ interface OverLimit {
  * over the limit, read whole when the transport frames it, else streamed and stopped at the first
  * byte past the limit. `truncate` keeps the first `limit` bytes of a longer body instead.
  */
-const readBounded = (
+export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
   limit: number,
   truncate: boolean

@@ -1,38 +1,55 @@
 /**
- * Test your own application without a network: an in-memory `AgentApi` and `Credentials` that
- * record what the application asked for and fail on demand, and the scripts of events a session
- * follows (`Step`, `session`).
+ * Test your own application without a network: in-memory `AgentApi`, `EventStream` and
+ * `Credentials` driven by a script of events, under the real `AgentSessions` façade. No sockets;
+ * `sleep` steps follow the `TestClock`.
  *
  * @example
  * ```ts
- * import { AgentApi } from "effect-agent-session-effect4"
+ * import { AgentSessions, Answer } from "effect-agent-session-effect4"
  * import { AgentSessionsTest } from "effect-agent-session-effect4/testing"
  * import * as Effect from "effect/Effect"
  *
- * const program = Effect.gen(function*() {
- *   const api = yield* AgentApi.AgentApi
- *   return yield* api.createSession({ start_url: "https://example.com", max_actions: 3, goal: "Find the price" })
- * })
+ * const program = AgentSessions.run(
+ *   { start_url: "https://example.com", max_actions: 3, goal: "Find the price" },
+ *   { onRequest: () => Effect.succeed(Answer.deny()) }
+ * )
  *
- * // Effect.runPromise(Effect.provide(program, AgentSessionsTest.layer()))
+ * const TestLayer = AgentSessionsTest.layer({ script: AgentSessionsTest.session({ actions: 2, ask: "permission" }) })
+ * // Effect.runPromise(Effect.provide(program, TestLayer))
  * ```
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Agent, AgentId, type OnboardInput, OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
+import * as AgentSessions from "../AgentSessions.js"
+import * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
-import { type CreateSessionError, type EventStreamError, NotFound, type OnboardError } from "../Errors.js"
+import {
+  type CreateSessionError,
+  type EventStreamError,
+  NotFound,
+  type OnboardError,
+  RequestNotPending,
+  type RespondError
+} from "../Errors.js"
+import * as EventStream from "../EventStream.js"
+import { keyOf } from "../internal/channel/shell.js"
 import { validate } from "../internal/schema.js"
 import { ActionSessionId, CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../Session.js"
-import type * as SessionEvent from "../SessionEvent.js"
+import * as SessionEvent from "../SessionEvent.js"
 
 /**
  * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
@@ -119,12 +136,28 @@ export const session = (options: {
 }
 
 /**
+ * An answer the application gave, with the request it answered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordedAnswer {
+  readonly sessionId: string
+  readonly request: SessionEvent.ExternalResourceRequested
+  readonly answer: Answer.Answer
+}
+
+/**
  * What the test can inspect and steer.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Control {
+  /** Every answer the application gave, in order. */
+  readonly answers: Effect.Effect<ReadonlyArray<RecordedAnswer>>
+  /** The connections opened, by session id. */
+  readonly connections: Effect.Effect<ReadonlyArray<string>>
   /** Every create-session request the application made (validated). */
   readonly sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>>
   /** Every onboard request the application made (validated). */
@@ -170,6 +203,8 @@ const makeServices = (options: Options) =>
     const script = yield* Ref.make<ReadonlyArray<Step>>(
       options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId })
     )
+    const answers = yield* Ref.make<ReadonlyArray<RecordedAnswer>>([])
+    const connections = yield* Ref.make<ReadonlyArray<string>>([])
     const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
     const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
     const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
@@ -220,7 +255,117 @@ const makeServices = (options: Options) =>
         )
     })
 
+
+    const connect: EventStream.Service["connect"] = (sessionId, connectOptions = {}) =>
+      Effect.gen(function*() {
+        const steps = yield* Ref.get(script)
+        const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
+        // The requests not answered yet, each with the answer it waits for.
+        const pending = new Map<string, Deferred.Deferred<Answer.Answer>>()
+        const answered = new Set<string>()
+        let latest: Deferred.Deferred<Answer.Answer> | undefined
+        // How the script ended, when it ended by itself.
+        let ending: EventStream.CloseReason | undefined
+        const closed = yield* Deferred.make<void>()
+
+        const respond = (
+          request: SessionEvent.ExternalResourceRequested,
+          answer: Answer.Answer
+        ): Effect.Effect<void, RespondError> =>
+          Effect.suspend(() => {
+            const key = keyOf(request)
+            const waiting = pending.get(key)
+            if (waiting === undefined) {
+              return Effect.fail(
+                new RequestNotPending({
+                  resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+                  actionSessionId: request.action_session_id,
+                  reason: answered.has(key) ? "already-answered" : "never-received"
+                })
+              )
+            }
+            pending.delete(key)
+            answered.add(key)
+            return Effect.andThen(
+              Ref.update(answers, (all) => [...all, { sessionId, request, answer }]),
+              Deferred.succeed(waiting, answer)
+            )
+          })
+
+        const run = (step: Step): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> => {
+          switch (step._tag) {
+            case "Emit":
+              return Stream.suspend(() => {
+                if (step.event._tag === "ExternalResourceRequested") {
+                  latest = Deferred.makeUnsafe()
+                  pending.set(keyOf(step.event), latest)
+                }
+                return Stream.succeed(step.event)
+              })
+            case "Fail":
+              return Stream.fail(step.error)
+            case "Sleep":
+              return Stream.fromEffectDrain(Effect.sleep(step.duration))
+            case "AwaitAnswer":
+              return Stream.unwrap(Effect.suspend(() => {
+                const waiting = latest
+                if (waiting === undefined) return Effect.succeed(Stream.empty)
+                return Effect.map(Deferred.await(waiting), (answer) =>
+                  step.echo
+                    ? Stream.succeed<SessionEvent.SessionEvent>({
+                      _tag: "ExternalResourceGranted",
+                      granted: Answer.isGrant(answer),
+                      input: answer._tag === "Grant" ? answer.input : Option.none()
+                    })
+                    : Stream.empty)
+              }))
+            case "End":
+              return Stream.empty
+          }
+        }
+
+        const endIndex = steps.findIndex((step) => step._tag === "End")
+        const played = endIndex === -1 ? steps : steps.slice(0, endIndex)
+        const events = Stream.fromIterable(played).pipe(
+          Stream.flatMap(run),
+          // The script ran out before `complete`: the service closed the channel (as with 1000).
+          Stream.concat(Stream.fromEffectDrain(Effect.sync(() => {
+            ending = "closed-by-service"
+          }))),
+          Stream.takeUntil((event) => {
+            if (event._tag === "Complete") ending = "complete"
+            else if (connectOptions.endOnError === true && event._tag === "AgentError") ending = "error-event"
+            else return false
+            return true
+          }),
+          Stream.interruptWhen(Deferred.await(closed)),
+          Stream.onStart(Effect.andThen(
+            Ref.update(connections, (all) => [...all, sessionId]),
+            SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
+          )),
+          // The reason the real channel gives for each way of ending.
+          Stream.onExit((exit) =>
+            SubscriptionRef.update(state, (current) =>
+              current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
+                reason: Exit.isSuccess(exit) ? ending ?? "closed-by-caller" : reasonOf(exit.cause)
+              })))
+        )
+        const close = Effect.andThen(
+          Deferred.succeed(closed, undefined),
+          SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+        )
+        return { sessionId, events, state, respond, close } satisfies EventStream.Connection
+      })
+
+    const eventStream = EventStream.EventStream.of({
+      connect,
+      events: (sessionId, connectOptions) =>
+        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+    })
+
     const control: Control = {
+      answers: Ref.get(answers),
+      connections: Ref.get(connections),
       sessionsCreated: Ref.get(created),
       agentsOnboarded: Ref.get(onboarded),
       failNextCreate: (error) => Ref.set(nextCreateError, Option.some(error)),
@@ -228,26 +373,72 @@ const makeServices = (options: Options) =>
       script: Ref.get(script),
       setScript: (steps) => Ref.set(script, steps)
     }
-    return { api, control }
+    return { api, eventStream, control }
   })
 
+/** The close reason the real channel gives for a failure of the events. */
+const reasonOf = (cause: Cause.Cause<EventStreamError>): EventStream.CloseReason => {
+  const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+  switch (error?._tag) {
+    case undefined:
+      return "closed-by-caller"
+    case "ConnectionLost":
+    case "NeverConnected":
+      return "connection-lost"
+    case "HandshakeRejected":
+      return "handshake-rejected"
+    case "Superseded":
+      return "superseded"
+    default:
+      return "failed"
+  }
+}
+
 /**
- * The in-memory `AgentApi` and `Credentials` (a test key), with {@link AgentSessionsTestControl}
- * to inspect and steer them.
+ * The in-memory `AgentApi`, `EventStream` and `Credentials` (a test key), the real
+ * `AgentSessions` over them, and {@link AgentSessionsTestControl} to inspect and steer.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<AgentApi | Credentials.Credentials | AgentSessionsTestControl> =>
-  Layer.merge(
-    Layer.effectContext(
-      Effect.map(makeServices(options), ({ api, control }) =>
-        Context.make(AgentApi, api).pipe(Context.add(AgentSessionsTestControl, control)))
-    ),
-    Credentials.layer({ apiKey: "test-account-key" })
+): Layer.Layer<
+  AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl
+> => {
+  const services = Layer.effectContext(
+    Effect.map(makeServices(options), ({ api, control, eventStream }) =>
+      Context.make(AgentApi, api).pipe(
+        Context.add(EventStream.EventStream, eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      ))
   )
+  const base = Layer.merge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  // Fresh: each test kit layer's façade over its own scripted services (as in NodeAgentSessions).
+  return Layer.provideMerge(Layer.fresh(AgentSessions.layer), base)
+}
+
+/**
+ * The answers the application gave so far.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const answers: Effect.Effect<ReadonlyArray<RecordedAnswer>, never, AgentSessionsTestControl> = Effect.flatMap(
+  Effect.service(AgentSessionsTestControl),
+  (control) => control.answers
+)
+
+/**
+ * The session ids the application connected to so far, in order.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessionsTestControl> = Effect.flatMap(
+  Effect.service(AgentSessionsTestControl),
+  (control) => control.connections
+)
 
 /**
  * The create-session requests the application made so far.

@@ -3,8 +3,9 @@
  * `prepack` builds `dist/`), install the tarballs into a fresh application with exactly the
  * install commands of this package's README (the package name replaced by its tarball, the core's
  * tarball beside it; from the local npm cache where it has them), type-check the README's program
- * and every entry point with strict TypeScript and `skipLibCheck: false`, then run the program
- * against the simulator (the root's command line, a child process).
+ * and every entry point with strict TypeScript and `skipLibCheck: false`, then run the programs
+ * against the simulator (the root's command line, a child process). The first-session program is
+ * checked to be the root README's (the Effect 3 edition's) with only the package name changed.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
@@ -85,7 +86,7 @@ const listing = (ran: Ran): { readonly filename: string; readonly files: Readonl
 }
 
 describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => {
-  it.live("installs with its README's commands, type-checks strictly, and creates a session against the simulator", () =>
+  it.live("installs with its README's commands, type-checks strictly, creates a session, and runs the Effect 3 edition's first program (only the package name changed) against the simulator", () =>
     Effect.gen(function*() {
       const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), "eas-effect4-consumer-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(tmp, { recursive: true, force: true })))
@@ -134,15 +135,23 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       }).version
       assert.match(effectVersion, /^4\./)
 
-      // The README's program and every entry point, type-checked strictly.
+      // The README's programs and every entry point, type-checked strictly.
       Fs.writeFileSync(Path.join(app, "create-session.ts"), named(readme, "create-session.ts"))
+      const firstSession = named(readme, "first-session.ts")
+      const rootReadme = Fs.readFileSync(Path.join(repositoryRoot, "README.md"), "utf8")
+      assert.strictEqual(
+        firstSession,
+        named(rootReadme, "first-session.ts").replace(`from "effect-agent-session"`, `from "effect-agent-session-effect4"`),
+        "the Effect 3 edition's first session, with only the package name changed"
+      )
+      Fs.writeFileSync(Path.join(app, "first-session.ts"), firstSession)
       Fs.writeFileSync(
         Path.join(app, "entries.ts"),
         [
           `import * as Sdk from "effect-agent-session-effect4"`,
           `import * as Testing from "effect-agent-session-effect4/testing"`,
           `import * as Answer from "effect-agent-session-effect4/Answer"`,
-          `console.log(typeof Sdk.AgentApi.layer, typeof Testing.AgentSessionsTest.layer, typeof Answer.grant)`
+          `console.log(typeof Sdk.AgentSessions.run, typeof Sdk.NodeAgentSessions.layerConfig, typeof Sdk.EventStream.layerSse, typeof Testing.AgentSessionsTest.layer, typeof Answer.grant)`
         ].join("\n") + "\n"
       )
       Fs.writeFileSync(
@@ -165,10 +174,10 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
 
       const entries = yield* exec(process.execPath, ["--import", "tsx", "entries.ts"], app, cleanEnv())
       ok(entries, "every entry point")
-      assert.strictEqual(entries.output.trim(), "function function function")
+      assert.strictEqual(entries.output.trim(), "function function function function function")
 
       // The README's program against the simulator (the root's command line, a child process).
-      const sim = yield* spawnSimulator()
+      const sim = yield* spawnSimulator({ ask: "permission" })
       const session = yield* exec(
         process.execPath,
         ["--import", "tsx", "create-session.ts"],
@@ -177,5 +186,21 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       )
       ok(session, "the README's program")
       assert.match(session.output, /^session: \S+$/m)
+
+      // The first session, whole: created, watched over WebSocket, the request granted, complete.
+      const run = yield* exec(
+        process.execPath,
+        ["--import", "tsx", "first-session.ts"],
+        app,
+        cleanEnv({ AGENT_SESSION_BASE_URL: sim.baseUrl, AGENT_SESSION_API_KEY: sim.accountKey })
+      )
+      ok(run, "the README's first session")
+      const lines = run.output.trim().split("\n")
+      assert.strictEqual(lines[0], "Started")
+      assert.include(lines, "ExternalResourceRequested")
+      assert.include(lines, "ExternalResourceGranted")
+      assert.include(lines, "Complete")
+      assert.match(run.output, /^response: .+$/m)
+      assert.match(run.output, /^cost: \d+(\.\d+)?$/m)
     }), 600_000)
 })

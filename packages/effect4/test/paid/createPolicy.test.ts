@@ -15,7 +15,9 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Http from "node:http"
 import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import { spawnSimulator } from "../helpers/simulator.js"
 import { type Failure, startActingServer } from "../../../../test/helpers/actingServer.js"
 
@@ -71,6 +73,33 @@ describe("the create policy: at most one session per call", () => {
         assert.strictEqual(error._tag, "OutcomeUnknown")
         assert.strictEqual(server.created(), 1)
       }))
+  }
+
+  for (const failure of ["slow", "reset", "502"] as const) {
+    for (const transport of ["websocket", "sse"] as const) {
+      it.live(`AgentSessions.run (${transport}): a server that acts then fails the answer (${failure}) creates exactly one session and connects nothing`, () =>
+        Effect.gen(function*() {
+          const server = yield* actingServer(failure)
+          let connected = false
+          const error = yield* Effect.flip(
+            AgentSessions.run(session, {
+              onEvent: () => Effect.sync(() => (connected = true))
+            }).pipe(
+              Effect.provide(NodeAgentSessions.layer({
+                apiKey: KEY,
+                baseUrl: server.url,
+                transport,
+                http: { timeout: "500 millis", retry: quickRetry }
+              }))
+            )
+          )
+          assert.strictEqual(error._tag, "OutcomeUnknown")
+          assert.strictEqual(server.created(), 1)
+          // The acting server answers every request, so a connect would be one more request.
+          assert.strictEqual(server.keys().length, 1, "one request, no event channel")
+          assert.isFalse(connected)
+        }))
+    }
   }
 
   for (const failure of ["503-then-ok", "429-then-ok"] as const) {

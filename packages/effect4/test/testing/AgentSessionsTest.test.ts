@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { AgentApi } from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Errors from "../../src/Errors.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
@@ -43,6 +44,13 @@ describe("AgentSessionsTest (the test kit, layer-swapped)", () => {
       assert.strictEqual(failed._tag, "TransportError")
       assert.strictEqual((yield* AgentSessionsTest.sessionsCreated).length, 1)
     }).pipe(Effect.provide(AgentSessionsTest.layer({ sessionId: "fixed" }))))
+
+  it.effect("two test kit layers in one program: each façade runs over its own services, not the first one built", () =>
+    Effect.gen(function*() {
+      const outer = yield* AgentSessions.run(request)
+      const inner = yield* AgentSessions.run(request).pipe(Effect.provide(AgentSessionsTest.layer({ sessionId: "inner" })))
+      assert.deepStrictEqual([outer.sessionId, inner.sessionId], ["outer", "inner"])
+    }).pipe(Effect.provide(AgentSessionsTest.layer({ sessionId: "outer" }))))
 
   it("session() scripts a run: started, browser, actions with thoughts, the request and its answer, complete", () => {
     const steps = AgentSessionsTest.session({ actions: 2, ask: "input", sessionId: "s-1" })

@@ -1,0 +1,214 @@
+/**
+ * One layer for Node: `AgentSessions`, `AgentApi`, `EventStream` and `Credentials`, over Node's
+ * HTTP client (undici) and a `ws`-based WebSocket constructor.
+ *
+ * @since 0.1.0
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as AgentApi from "./AgentApi.js"
+import * as AgentSessions from "./AgentSessions.js"
+import * as Credentials from "./Credentials.js"
+import * as Dialect from "./Dialect.js"
+import type { InsecureTransport, InvalidRequest } from "./Errors.js"
+import * as EventStream from "./EventStream.js"
+import { userAgent } from "./internal/version.js"
+import * as WebSocket from "./internal/webSocket.js"
+
+/**
+ * Options of {@link layer}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The account key (default: none; operations then fail with `MissingCredentials`). */
+  readonly apiKey?: Redacted.Redacted<string> | string | undefined
+  /** Agents whose keys are known in advance. */
+  readonly agents?: Iterable<Credentials.AgentKeyRef> | undefined
+  /** Which key each operation uses (U11). */
+  readonly selection?: Credentials.KeySelection | undefined
+  /** The HTTP base URL (`{base_url}`). */
+  readonly baseUrl: string
+  /**
+   * The WebSocket base URL (`{ws_url}`); default: derived from `baseUrl` (`http` becomes `ws`,
+   * `https` becomes `wss`, same host and base path: `EventStream.wsUrlFromBaseUrl`). Unused with
+   * the `"sse"` transport.
+   */
+  readonly wsUrl?: string | undefined
+  /**
+   * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
+   * Server-Sent Events transport served at `baseUrl` (same events, same guarantees).
+   */
+  readonly transport?: "websocket" | "sse" | undefined
+  /** The dialect (default `Dialect.documented`). */
+  readonly dialect?: Dialect.Dialect | undefined
+  /** Allows plain `http://` / `ws://` to hosts that are not loopback. */
+  readonly allowInsecure?: boolean | undefined
+  /** Options of the HTTP client (time-out, retry schedule, Retry-After cap). */
+  readonly http?: Omit<AgentApi.Options, "baseUrl" | "dialect" | "allowInsecure"> | undefined
+  /** Defaults of every connection (reconnect schedule, time-outs, buffers). */
+  readonly events?: Omit<EventStream.Options, "url" | "dialect" | "allowInsecure"> | undefined
+}
+
+/**
+ * Everything the layer provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | AgentSessions.AgentSessions
+  | AgentApi.AgentApi
+  | EventStream.EventStream
+  | Credentials.Credentials
+
+const transports = (options: Options, credentials: Layer.Layer<Credentials.Credentials>) => {
+  const dialect = options.dialect ?? Dialect.documented
+  const allowInsecure = options.allowInsecure === true
+  const api = AgentApi.layer({ ...options.http, baseUrl: options.baseUrl, dialect, allowInsecure }).pipe(
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  const events = options.transport === "sse"
+    ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
+    : EventStream.layer({
+      ...options.events,
+      url: options.wsUrl ?? EventStream.wsUrlFromBaseUrl(options.baseUrl),
+      dialect,
+      allowInsecure
+    }).pipe(
+      Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
+    )
+  // Fresh: Effect 4 memoizes a layer by reference across the `Effect.provide`s of one program, so
+  // the shared `AgentSessions.layer` built once (say, for the account key) would otherwise serve
+  // a second `NodeAgentSessions.layer` (another key, another service) with the first one's.
+  return Layer.provideMerge(
+    Layer.fresh(AgentSessions.layer),
+    Layer.merge(api, events)
+  ).pipe(Layer.provideMerge(credentials))
+}
+
+/**
+ * The whole SDK over Node, from values.
+ *
+ * @example
+ * ```ts
+ * import { AgentSessions, NodeAgentSessions } from "effect-agent-session-effect4"
+ * import * as Effect from "effect/Effect"
+ *
+ * const SdkLive = NodeAgentSessions.layer({
+ *   apiKey: process.env.AGENT_SESSION_API_KEY,
+ *   baseUrl: "https://agents.example.com",
+ *   wsUrl: "wss://agents.example.com"
+ * })
+ *
+ * const program = AgentSessions.run({ start_url: "https://example.com", max_actions: 5, goal: "Read the title" })
+ * // Effect.runPromise(Effect.provide(program, SdkLive))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Services, InsecureTransport | InvalidRequest> =>
+  transports(
+    options,
+    Credentials.layer({ apiKey: options.apiKey, agents: options.agents, selection: options.selection })
+  )
+
+/**
+ * The environment variable choosing the event channel's transport: `websocket` (default) or `sse`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ENV_TRANSPORT = "AGENT_SESSION_TRANSPORT"
+
+/**
+ * The options of {@link layerConfig}: each value a `Config`, whose default is the documented
+ * variable; `agents`, `selection`, `http` and `events` as in {@link Options}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends
+  Omit<Options, "apiKey" | "baseUrl" | "wsUrl" | "transport" | "dialect" | "allowInsecure">
+{
+  /**
+   * The account key (default: `Config.Redacted("AGENT_SESSION_API_KEY")`), read afresh for every
+   * request and reconnect; when it is missing, an operation that needs it fails with
+   * `MissingCredentials`.
+   */
+  readonly apiKey?: Config.Config<Redacted.Redacted<string>> | undefined
+  /** The HTTP base URL (default: `Config.String("AGENT_SESSION_BASE_URL")`). */
+  readonly baseUrl?: Config.Config<string> | undefined
+  /**
+   * The WebSocket base URL (default: `AGENT_SESSION_WS_URL`; when that is not set, derived from
+   * the base URL with `EventStream.wsUrlFromBaseUrl`).
+   */
+  readonly wsUrl?: Config.Config<string> | undefined
+  /** The transport (default: `AGENT_SESSION_TRANSPORT`, `websocket` or `sse`, else `websocket`). */
+  readonly transport?: Config.Config<"websocket" | "sse"> | undefined
+  /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
+  readonly dialect?: Config.Config<Dialect.Dialect> | undefined
+  /** Allows plain `http://` / `ws://` to hosts that are not loopback (default: `false`). */
+  readonly allowInsecure?: Config.Config<boolean> | undefined
+}
+
+/**
+ * The whole SDK over Node, from configuration. Each of `apiKey`, `baseUrl`, `wsUrl`,
+ * `transport`, `dialect` and `allowInsecure` is a `Config`; by default they read
+ * `AGENT_SESSION_API_KEY` (afresh for every request and reconnect), `AGENT_SESSION_BASE_URL`,
+ * `AGENT_SESSION_WS_URL` (optional: derived from the base URL when not set),
+ * `AGENT_SESSION_TRANSPORT` (`websocket` or `sse`) and `AGENT_SESSION_DIALECT` (`documented` or
+ * `observed`).
+ *
+ * @example
+ * ```ts
+ * import { NodeAgentSessions } from "effect-agent-session-effect4"
+ * import * as Config from "effect/Config"
+ *
+ * // Your own variable names:
+ * const SdkLive = NodeAgentSessions.layerConfig({
+ *   apiKey: Config.Redacted("MY_AGENT_KEY"),
+ *   baseUrl: Config.String("MY_AGENT_URL")
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: ConfigOptions = {}
+): Layer.Layer<Services, InsecureTransport | InvalidRequest | Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const { allowInsecure, baseUrl, dialect, transport, wsUrl } = yield* Config.all({
+        baseUrl: options.baseUrl ?? Config.String(AgentApi.ENV_BASE_URL),
+        transport: options.transport ??
+          Config.Literals(["websocket", "sse"], ENV_TRANSPORT).pipe(Config.withDefault<"websocket" | "sse">("websocket")),
+        wsUrl: Config.option(options.wsUrl ?? Config.String(EventStream.ENV_WS_URL)),
+        dialect: options.dialect ?? AgentApi.dialectConfig,
+        allowInsecure: options.allowInsecure ?? Config.succeed(false)
+      })
+      const credentials = Credentials.layerConfig({
+        agents: options.agents,
+        selection: options.selection,
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey })
+      })
+      return transports({
+        ...options,
+        apiKey: undefined,
+        baseUrl,
+        wsUrl: Option.getOrUndefined(wsUrl),
+        dialect,
+        transport,
+        allowInsecure
+      }, credentials)
+    })
+  )

@@ -1,0 +1,368 @@
+/**
+ * The codecs a {@link Dialect.Dialect} selects: how server frames are decoded (U09), how the
+ * connection payload is delivered (U08), and how answers are framed (U16). Everything here is
+ * synchronous and total: a frame gives an event or a typed error (a `Result`), never a thrown
+ * exception. The frames are read by the protocol core's `Frame` reader; this module decodes their
+ * payloads with Effect 4's `Schema` and builds the SDK's errors.
+ *
+ * @since 0.1.0
+ */
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
+import { Frame, Json, Secrets, Url } from "effect-agent-session-core"
+import * as Answer from "./Answer.js"
+import type * as Dialect from "./Dialect.js"
+import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, truncateRaw, UnknownEvent } from "./Errors.js"
+import { formatIssue } from "./internal/schema.js"
+import * as SessionEvent from "./SessionEvent.js"
+
+/**
+ * The largest frame accepted by default: 1 MiB (U22).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxFrameSize: number = Frame.defaultMaxFrameSize
+
+/**
+ * The deepest nesting of objects and arrays a frame may have by default: 64. The service's
+ * payloads nest three or four levels; a deeper frame is refused (`MalformedFrame`) before
+ * anything walks its value, so nothing that does later (formatters, `JSON.stringify`) can overflow
+ * the stack, whatever a peer sends. A frame of up to 4,096 characters of a known event whose
+ * fields are all strings (`action_run`, `thoughts_and_memories`, ...) keeps only those strings:
+ * deeper properties beside them are dropped like any excess property.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxDepth: number = Json.defaultMaxDepth
+
+/**
+ * The largest frame a client may send on the event channel by default (handshakes and answers
+ * are small): 64 KiB.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const defaultMaxClientFrameSize: number = Frame.defaultMaxClientFrameSize
+
+/**
+ * Options of frame decoding.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecodeOptions {
+  /** The largest frame accepted, in bytes (default 1 MiB). */
+  readonly maxFrameSize?: number | undefined
+  /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
+  readonly strict?: boolean | undefined
+  /** The deepest nesting of objects and arrays accepted (default {@link defaultMaxDepth}). */
+  readonly maxDepth?: number | undefined
+}
+
+/**
+ * A frame decoder: one frame in, an event or a typed frame error out.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FrameDecoder = (frame: string | Uint8Array) => Result.Result<SessionEvent.SessionEvent, FrameError>
+
+type Decoded = Result.Result<SessionEvent.SessionEvent, FrameError>
+
+const isJson = Schema.is(Schema.Json)
+
+const malformed = (text: string, message: string): Decoded =>
+  Result.fail(new MalformedFrame({ raw: truncateRaw(text), message }))
+
+const tooLarge = (size: number, limit: number): Decoded => Result.fail(new FrameTooLarge({ size, limit }))
+
+/** A string field without checks nor transformation (a brand adds neither). */
+const isPlainString = (ast: AST.AST): boolean =>
+  AST.isString(ast) && ast.checks === undefined && ast.encoding === undefined && !AST.isOptional(ast)
+
+/**
+ * The events whose every field is a required plain string, by wire name, read from the union's
+ * schemas (so nothing is written twice): the core's plain decoders give them without the schema
+ * interpreter, which is a third of the per-frame cost.
+ */
+const plainEvents = (): ReadonlyArray<Frame.PlainEvent> => {
+  const events: Array<Frame.PlainEvent> = []
+  for (const member of SessionEvent.SessionEvent.members) {
+    const ast = member.ast
+    if (!AST.isObjects(ast) || ast.indexSignatures.length > 0 || ast.checks !== undefined) continue
+    let tag: string | undefined
+    const fields: Array<string> = []
+    let plain = true
+    for (const ps of ast.propertySignatures) {
+      if (ps.name === "_tag" && AST.isLiteral(ps.type) && typeof ps.type.literal === "string") {
+        tag = ps.type.literal
+      } else if (typeof ps.name === "string" && isPlainString(ps.type)) {
+        fields.push(ps.name)
+      } else {
+        plain = false
+      }
+    }
+    if (!plain || tag === undefined || !Predicate.hasProperty(SessionEvent.wireNames, tag)) continue
+    events.push({ name: SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames], tag, fields })
+  }
+  return events
+}
+
+const plainDecodersCache = new Map<Dialect.Framing, ReadonlyMap<string, (payload: unknown) => Decoded | undefined>>()
+
+/** The plain decoders of a framing, built once per framing (not per connection). */
+const plainDecodersOf = (framing: Dialect.Framing) => {
+  let decoders = plainDecodersCache.get(framing)
+  if (decoders === undefined) {
+    decoders = Frame.plainDecoders(
+      framing,
+      plainEvents(),
+      // The core copies exactly the fields of the event's schema, with its tag.
+      (event): Decoded => Result.succeed(event as unknown as SessionEvent.SessionEvent)
+    )
+    plainDecodersCache.set(framing, decoders)
+  }
+  return decoders
+}
+
+/**
+ * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
+ *
+ * @example
+ * ```ts
+ * import { Wire } from "effect-agent-session-effect4"
+ * import * as Result from "effect/Result"
+ *
+ * const decode = Wire.makeDecoder("event-data")
+ * const decoded = decode(`{"event":"action_run","data":{"name":"click","action_session_id":"a","content":"OK"}}`)
+ * Result.isSuccess(decoded) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {}): FrameDecoder => {
+  const strict = options.strict === true
+  return Frame.makeFrameReader<Decoded>(framing, options, {
+    plain: plainDecodersOf(framing),
+    tooLarge,
+    malformed,
+    event: (name, payload, text) => {
+      const decoded = SessionEvent.decodePayload(name, payload ?? {})
+      if (Option.isNone(decoded)) {
+        return strict
+          ? Result.fail(new UnknownEvent({ event: name, raw: truncateRaw(text) }))
+          // Parsed by `JSON.parse` (and within the depth bound): JSON; no payload is `null`.
+          : Result.succeed({ _tag: "Unrecognized", event: name, payload: isJson(payload) ? payload : null })
+      }
+      return Result.mapError(
+        decoded.value,
+        (message) => new EventDecodeError({ event: name, raw: truncateRaw(text), message })
+      )
+    }
+  })
+}
+
+/**
+ * Decodes one frame (builds a decoder each call: prefer {@link makeDecoder} on a hot path).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeFrame = (
+  framing: Dialect.Framing,
+  frame: string | Uint8Array,
+  options?: DecodeOptions
+): Result.Result<SessionEvent.SessionEvent, FrameError> => makeDecoder(framing, options)(frame)
+
+/**
+ * Encodes an event as a frame of the framing (the simulator sends with this).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const encodeEvent = (framing: Dialect.Framing, event: SessionEvent.SessionEvent): string => {
+  const { event: name, payload } = SessionEvent.toWire(event)
+  return Frame.encodeFrame(framing, name, payload)
+}
+
+// ---------------------------------------------------------------------------
+// Handshake (U08)
+// ---------------------------------------------------------------------------
+
+/**
+ * The connection payload the document names: `{ apiKey, sessionId }`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const HandshakeMessage = Schema.Struct({
+  apiKey: Schema.String,
+  sessionId: Schema.String
+})
+
+/**
+ * The first message of the `message` handshake. It holds the key: never log it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const handshakeMessage = (apiKey: Redacted.Redacted<string>, sessionId: string): string =>
+  Frame.handshakeMessage(Redacted.value(apiKey), sessionId)
+
+/**
+ * The address of the event channel (or the SSE stream) for a session: the base, the path, and,
+ * when the handshake goes in the query (U08), `sessionId` and `apiKey` parameters.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectUrl = (options: {
+  readonly base: string
+  readonly path: string
+  readonly handshake: Dialect.Handshake
+  readonly sessionId: string
+  readonly apiKey: Redacted.Redacted<string>
+}): string => Url.connectUrl({ ...options, apiKey: Redacted.value(options.apiKey) })
+
+/**
+ * Joins a base URL and a path without doubling or dropping the slash between them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const joinPath: (base: string, path: string) => string = Url.joinPath
+
+/**
+ * An address with the value of every key-bearing query parameter (`apiKey`, `api_key`, `key`,
+ * `token`) replaced by `<redacted>`: for logs, spans and errors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactUrl: (url: string) => string = Secrets.redactUrl
+
+// ---------------------------------------------------------------------------
+// Answers (U16)
+// ---------------------------------------------------------------------------
+
+/**
+ * The payload of an answer frame (`external_resource_granted` sent by the client).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const AnswerData = Schema.Struct({
+  granted: Schema.Boolean,
+  resource_type: Schema.String,
+  action_session_id: Schema.optional(Schema.String),
+  field_name: Schema.optional(Schema.String),
+  input: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AnswerData = typeof AnswerData.Type
+
+/**
+ * The wire name of answer frames.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const answerEventName: typeof Frame.answerEventName = Frame.answerEventName
+
+/**
+ * The payload of the answer to a request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerData = (request: SessionEvent.ExternalResourceRequested, answer: Answer.Answer): AnswerData =>
+  Frame.answerData({
+    granted: Answer.isGrant(answer),
+    resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+    actionSessionId: request.action_session_id,
+    fieldName: Option.getOrUndefined(request.field_name),
+    input: answer._tag === "Grant" ? Option.getOrUndefined(answer.input) : undefined
+  })
+
+/**
+ * The answer frame of a dialect: `{ event | type: "external_resource_granted", data }`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const encodeAnswer = (
+  answerKey: Dialect.Dialect["answerKey"],
+  request: SessionEvent.ExternalResourceRequested,
+  answer: Answer.Answer
+): string => Frame.encodeAnswer(answerKey, answerData(request, answer))
+
+/**
+ * What a client sends on the event channel, as the server reads it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientFrame =
+  | { readonly _tag: "Handshake"; readonly apiKey: string; readonly sessionId: string }
+  | { readonly _tag: "Answer"; readonly data: AnswerData }
+
+const decodeHandshake = Schema.decodeUnknownResult(HandshakeMessage, { onExcessProperty: "ignore" })
+const decodeAnswerData = Schema.decodeUnknownResult(AnswerData, { onExcessProperty: "ignore" })
+
+/**
+ * The bounds of {@link decodeClientFrame}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientFrameOptions {
+  /** The largest frame accepted, in UTF-8 bytes (default {@link defaultMaxClientFrameSize}). */
+  readonly maxFrameSize?: number | undefined
+  /** The deepest nesting accepted (default {@link defaultMaxDepth}). */
+  readonly maxDepth?: number | undefined
+}
+
+/**
+ * Decodes a frame a client sent: the handshake message, or an answer framed with `event` or
+ * `type`. Total for any input: a frame over the size bound is `FrameTooLarge`, one nested deeper
+ * than the depth bound, not JSON, or of the wrong shape is `MalformedFrame` (whose message never
+ * prints the value).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeClientFrame = (
+  text: string,
+  options: ClientFrameOptions = {}
+): Result.Result<ClientFrame, MalformedFrame | FrameTooLarge> => {
+  const read = Frame.readClientFrame(text, options)
+  switch (read._tag) {
+    case "TooLarge":
+      return Result.fail(new FrameTooLarge({ size: read.size, limit: read.limit }))
+    case "Malformed":
+      return Result.fail(new MalformedFrame({ raw: truncateRaw(text), message: read.message }))
+    case "Answer": {
+      const data = decodeAnswerData(read.data)
+      return Result.isSuccess(data)
+        ? Result.succeed({ _tag: "Answer", data: data.success })
+        : Result.fail(new MalformedFrame({ raw: truncateRaw(text), message: formatIssue(data.failure.issue) }))
+    }
+    case "Handshake": {
+      const handshake = decodeHandshake(read.value)
+      return Result.isSuccess(handshake)
+        ? Result.succeed({ _tag: "Handshake", apiKey: handshake.success.apiKey, sessionId: handshake.success.sessionId })
+        : Result.fail(new MalformedFrame({ raw: truncateRaw(text), message: "neither a handshake nor an answer" }))
+    }
+  }
+}

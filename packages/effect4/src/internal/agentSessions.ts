@@ -1,0 +1,94 @@
+/**
+ * The façade's implementation (`AgentSessions.make`): `start` creates the session and attaches;
+ * `attach` connects and guards the events (`sessionGuard.ts`); `run` consumes them, answering each
+ * request with `onRequest`, and returns the outcome.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { AgentApi } from "../AgentApi.js"
+import type { RunningSession, RunOptions, Service } from "../AgentSessions.js"
+import * as Answer from "../Answer.js"
+import * as Credentials from "../Credentials.js"
+import type { RespondError } from "../Errors.js"
+import * as EventStream from "../EventStream.js"
+import * as Session from "../Session.js"
+import * as SessionEvent from "../SessionEvent.js"
+import { validate } from "./schema.js"
+import { guard } from "./sessionGuard.js"
+
+const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
+
+const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
+
+/** Builds the façade over `AgentApi`, `EventStream` and `Credentials`. */
+export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStream | Credentials.Credentials> = Effect
+  .gen(function*() {
+    const api = yield* AgentApi
+    const eventStream = yield* EventStream.EventStream
+    // Required so that one layer wires the façade with the keys its services use.
+    yield* Credentials.Credentials
+
+    const attach: Service["attach"] = (session, maxActions, options = {}) =>
+      Effect.gen(function*() {
+        const connection = yield* eventStream.connect(session.session_id, options)
+        const { answered, events, outcome, pending } = yield* guard(connection, session.session_id, maxActions, options)
+        return {
+          session,
+          events,
+          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => answered(request)),
+          state: connection.state,
+          pending,
+          outcome,
+          close: connection.close
+        } satisfies RunningSession
+      }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
+
+    const start: Service["start"] = (request, options = {}) =>
+      Effect.gen(function*() {
+        const valid = yield* Effect.fromResult(validateCreate(request))
+        const session = yield* api.createSession(request, {
+          agent: options.agent,
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+        })
+        return yield* attach(session, valid.max_actions, options)
+      }).pipe(Effect.withSpan("AgentSessions.start"))
+
+    const run: Service["run"] = <E, R>(request: Session.CreateSessionInput, options: RunOptions<E, R> = {}) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const running = yield* start(request, options)
+          const onRequest = options.onRequest
+          const onEvent = options.onEvent
+          const answer = (asked: SessionEvent.ExternalResourceRequested) =>
+            Effect.flatMap(
+              onRequest === undefined
+                ? Effect.as(
+                  Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
+                    Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(asked.resource_type) })
+                  ),
+                  Answer.deny()
+                )
+                : onRequest(asked),
+              (given) => running.respond(asked, given)
+            )
+          const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, RespondError | E, R> => {
+            const observe = onEvent === undefined ? Effect.void : onEvent(event)
+            return event._tag === "ExternalResourceRequested" ? Effect.andThen(observe, answer(event)) : observe
+          }
+          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all.
+          yield* Stream.runForEachArray(running.events, (chunk) =>
+            onEvent === undefined && !chunk.some(isRequest)
+              ? Effect.void
+              : Effect.forEach(chunk, handle, { discard: true }))
+          return yield* running.outcome
+        })
+      ).pipe(Effect.withSpan("AgentSessions.run"))
+
+    return {
+      // AgentApi.onboard remembers the agent's key in Credentials (U11).
+      onboard: api.onboard,
+      start,
+      attach,
+      run
+    }
+  })

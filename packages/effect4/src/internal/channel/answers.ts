@@ -1,0 +1,67 @@
+/**
+ * Answers out: `respond` gives the answer to the protocol core (`Connection.answer`, which queues
+ * it in its ledger or says why not), and the writer the core asks for (`Port.write`: at most one
+ * per attempt, in the attempt's scope) writes the queued answers in order and tells the core what
+ * became of each.
+ */
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import type * as Answer from "../../Answer.js"
+import type * as Dialect from "../../Dialect.js"
+import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../Errors.js"
+import * as Metrics from "../../Metrics.js"
+import * as SessionEvent from "../../SessionEvent.js"
+import * as Wire from "../../Wire.js"
+import { type AttemptHooks, keyOf, type Shell } from "./shell.js"
+
+/**
+ * Writes the next queued answer and tells the core: false when the writer stops. Uninterruptible:
+ * an answer in flight (an SSE `POST` the service may already have processed) is never abandoned
+ * half-way, which would send it twice.
+ */
+const writeNext = (shell: Shell, attempt: AttemptHooks): Effect.Effect<boolean> =>
+  Effect.uninterruptible(Effect.suspend(() => {
+    const { connection } = shell
+    const next = connection.nextAnswer(attempt.id)
+    const io = attempt.io
+    if (next === undefined || io === undefined) return Effect.succeed(false)
+    return Effect.flatMap(Effect.result(io.send(next.frame, next.data)), (sent) => {
+      if (Result.isFailure(sent)) {
+        if (connection.answerFailed(attempt.id, shell.now(), sent.failure) === "stop") return Effect.succeed(false)
+        return Effect.as(
+          Effect.logError(`The service refused an answer (${sent.failure.message}): the request is pending again`),
+          true
+        )
+      }
+      connection.answerWritten(attempt.id, sent.success)
+      return Effect.as(Metrics.recordAnswer({ _tag: next.data.granted ? "Grant" : "Deny" }), true)
+    })
+  }))
+
+/** Writes queued answers in order while the attempt lasts (the core's `Port.write` forks it). */
+export const writer = (shell: Shell, attempt: AttemptHooks): Effect.Effect<void> =>
+  Effect.flatMap(writeNext(shell, attempt), (more) => more ? writer(shell, attempt) : Effect.void)
+
+/** `Connection.respond`: queues the answer (U16), written at once when the attempt is open. */
+export const respond = (
+  shell: Shell,
+  dialect: Dialect.Dialect,
+  request: SessionEvent.ExternalResourceRequested,
+  answer: Answer.Answer
+): Effect.Effect<void, RespondError> =>
+  Effect.suspend((): Effect.Effect<void, RespondError> => {
+    const refusal = shell.connection.answer({
+      key: keyOf(request),
+      frame: Wire.encodeAnswer(dialect.answerKey, request, answer),
+      data: Wire.answerData(request, answer)
+    })
+    if (refusal === undefined) return Effect.void
+    if (refusal === "full") return Effect.fail(new AnswerBufferFull({ limit: shell.settings.answerBufferSize }))
+    return Effect.fail(
+      new RequestNotPending({
+        resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+        actionSessionId: request.action_session_id,
+        reason: refusal
+      })
+    )
+  })

@@ -1,0 +1,102 @@
+/**
+ * One attempt of a connection, run in the connection's fiber: the core begins it, the key is read
+ * afresh, the transport starts in a scope of the attempt's own; the fiber waits for it to open
+ * (then publishes the state), waits for it to end, closes its scope, and hands the core's decision
+ * (end, or retry on which schedule) to the loop.
+ *
+ * No wrapper stays on the fiber's stack while it waits: the scope is closed and the
+ * `EventStream.attempt` span ended by hand.
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
+import type { Connection } from "effect-agent-session-core"
+import type * as Credentials from "../../Credentials.js"
+import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
+import { AttemptHooks, type Shell } from "./shell.js"
+import * as Spans from "./spans.js"
+import { Fatal, type Transport } from "./transport.js"
+
+/** What every attempt of a connection shares. */
+interface AttemptOptions {
+  readonly shell: Shell
+  readonly printableUrl: string
+  readonly credentials: Credentials.Service
+  readonly agent: Credentials.AgentKeyRef | string | undefined
+  readonly transport: Transport
+  /** Publishes an open (the state, the reconnect count). */
+  readonly opened: (report: Connection.OpenReport) => Effect.Effect<void>
+}
+
+/**
+ * Starts an attempt and runs it until it has opened (or ended): the part written as a generator,
+ * which is over before the long wait. Returns the attempt, or its id when it never started.
+ */
+const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | number> =>
+  Effect.gen(function*() {
+    const { shell } = options
+    const { connection } = shell
+    const id = connection.begin(shell.now())
+    const span = yield* Spans.make("EventStream.attempt", {
+      sessionId: shell.sessionId,
+      attempt: connection.attemptNumber,
+      url: options.printableUrl
+    })
+    const key = yield* Effect.result(options.credentials.keyFor("connect", options.agent))
+    if (Result.isFailure(key)) {
+      Spans.end(span, shell.clock, Exit.fail(key.failure))
+      connection.closed(id, Fatal(key.failure, "failed"))
+      return id
+    }
+    const scope = yield* Scope.make()
+    const attempt = new AttemptHooks(shell, id, key.success, scope)
+    shell.current = attempt
+    shell.context = yield* Effect.context<never>()
+    yield* Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => Spans.end(span, shell.clock, exit)))
+    yield* Scope.provide(options.transport(attempt), scope)
+    yield* attempt.wait(false)
+    // An attempt that opened is open for the loop even if it has ended already (opened,
+    // delivered and dropped before this fiber woke up): its state and count.
+    if (attempt.opened) yield* options.opened(connection.lastOpen)
+    return attempt
+  })
+
+/** After the attempt ended: its scope closed, what the core decides. */
+const endAttempt = (
+  shell: Shell,
+  attempt: AttemptHooks
+): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
+  Effect.andThen(
+    // Uninterruptible: a close by the caller while the scope's finalizers run (waiting for the
+    // writer or the SSE reader to stop) must not skip the rest of them (the socket's close).
+    // The scope closes with the attempt's ending (a recorder's tap reads it).
+    Effect.uninterruptible(Scope.close(attempt.scope, Exit.succeed(shell.connection.endingOf(attempt.id)))),
+    ended(shell, attempt.id)
+  )
+
+const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
+  Effect.suspend(() => {
+    const next = shell.connection.attemptEnded(id, shell.now())
+    return next.replayDropped > 0
+      ? Effect.as(
+        Effect.logDebug(`${next.replayDropped} event(s) sent again after the reconnect were dropped (a replay)`),
+        next
+      )
+      : Effect.succeed(next)
+  })
+
+/**
+ * Runs an attempt to its end: the core's decision. The long wait (the attempt open) holds one
+ * continuation on the fiber's stack, not a generator.
+ */
+export const runAttempt = (
+  options: AttemptOptions
+): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
+  Effect.flatMap(
+    startAttempt(options),
+    (started) =>
+      typeof started === "number"
+        ? ended(options.shell, started)
+        : Effect.flatMap(started.wait(true), () => endAttempt(options.shell, started))
+  )

@@ -1,0 +1,33 @@
+/**
+ * The connection's state: its values (re-exported by `EventStream.ts`), and the cell that holds
+ * it. The cell is a plain value until someone asks for `Connection.state`, then a
+ * `SubscriptionRef` from that value on: most connections are never watched, and a
+ * `SubscriptionRef` (with its `PubSub`) is heap per connection.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as EventStream from "../../EventStream.js"
+
+/** @internal */
+export const ConnectionState = Data.taggedEnum<EventStream.ConnectionState>()
+
+/** The state of one connection. */
+export class StateCell {
+  private value: EventStream.ConnectionState = ConnectionState.Connecting()
+  private ref: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> | undefined = undefined
+
+  /** Sets the state (and tells the watchers, if any). */
+  set(value: EventStream.ConnectionState): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.value = value
+      return this.ref === undefined ? Effect.void : SubscriptionRef.set(this.ref, value)
+    })
+  }
+
+  /** The state as a `SubscriptionRef`, made on first use from the state reached (a pure construction). */
+  get subscriptionRef(): SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> {
+    this.ref ??= Effect.runSync(SubscriptionRef.make(this.value))
+    return this.ref
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What a transport (WebSocket: `socket.ts`; Server-Sent Events: `../sse.ts`) and the engine owe
+ * each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
+ * starts the attempt in the attempt's scope, calls `attach` as soon as the connection exists,
+ * `open` once it is open, `frame` (or `namedEvent`) per frame, and `end` once with how it ended.
+ * The engine closes the attempt's scope when the attempt is over, whoever ended it.
+ */
+import type * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { type Connection, Secrets } from "effect-agent-session-core"
+import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
+import type * as EventStream from "../../EventStream.js"
+import type * as Wire from "../../Wire.js"
+import type { Deadlines } from "./deadlines.js"
+
+/**
+ * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
+ * `Retry`'s error is an `EventStream.AttemptError`, a `ConnectTimeout` or a description).
+ */
+export type AttemptOutcome = Connection.Ending<EventStreamError, ConnectTimeout>
+
+/** The connection ended for good, normally. */
+export const End = (reason: EventStream.CloseReason): AttemptOutcome => ({ _tag: "End", reason })
+
+/** The connection ended for good with an error that retrying cannot fix. */
+export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason): AttemptOutcome => ({
+  _tag: "Fatal",
+  error,
+  reason
+})
+
+/** The attempt failed or dropped: the schedule decides whether to try again. */
+export const Retry = (error: EventStream.AttemptError): AttemptOutcome =>
+  typeof error !== "string" && error._tag === "ConnectTimeout"
+    ? { _tag: "Retry", error, connectTimeout: true }
+    : { _tag: "Retry", error }
+
+/** Why an answer was not delivered (the core's `Connection.WriteFailure`). */
+export type SendFailure = Connection.WriteFailure
+
+/** What an open transport lets the engine do. */
+export interface Io {
+  /**
+   * Writes one answer: `"confirmed"` when the service acknowledged it (an HTTP 2xx), `"written"`
+   * when it was handed to an open socket (confirmed later by a frame, else sent again after a
+   * reconnect). A failure with `retry` keeps it queued and reopens the connection; without,
+   * the service refused it: the request is pending again.
+   */
+  readonly send: (frame: string, data: Wire.AnswerData) => Effect.Effect<"confirmed" | "written", SendFailure>
+  /** Stops reading (back-pressure); frames already received may still arrive. */
+  readonly pause: () => void
+  /** Reads again. */
+  readonly resume: () => void
+  /** Drops the connection at once (idle time-out). */
+  readonly abort: () => void
+}
+
+/** What the engine gives a transport for one attempt. */
+export interface Hooks {
+  /** The key, read afresh for this attempt. */
+  readonly key: Redacted.Redacted<string>
+  /** The shared timer, for the transport's own time-outs (the connect time-out). */
+  readonly deadlines: Deadlines
+  /** To call as soon as the connection exists (before it opens): frames may be paused from then on. */
+  readonly attach: (io: Io) => void
+  /** To call once open (and the handshake sent). */
+  readonly open: () => void
+  /** One raw frame of the dialect's framing. */
+  readonly frame: (data: string | Uint8Array) => void
+  /** One named event with its JSON payload text (Server-Sent Events). */
+  readonly namedEvent: (name: string, data: string) => void
+  /** An event larger than the limit, discarded while it was being read (Server-Sent Events). */
+  readonly tooLarge: (size: number) => void
+  /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
+  readonly alive: () => void
+  /** How the attempt ended (the first call wins); a failed `Exit` is a defect of the transport. */
+  readonly end: (outcome: AttemptOutcome | Exit.Exit<AttemptOutcome>) => void
+}
+
+/**
+ * Starts one attempt in the given scope and returns once it is started (it must not wait for
+ * the attempt to end: the engine's one fiber waits for `hooks.end`). Closing the scope closes
+ * the connection.
+ */
+export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
+
+/** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
+export const scrub = (text: string, key: Redacted.Redacted<string>): string =>
+  Secrets.scrubChannelText(text, Redacted.value(key))

@@ -1,0 +1,53 @@
+/**
+ * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
+ * transport beyond the `Socket.WebSocketLike` interface: the HTTP status of a refused upgrade (so
+ * a refused handshake is `HandshakeRejected`, never retried) and a form of the constructor that
+ * bounds the size of a message while it is read (`maxPayload`). Kept apart so that
+ * `webSocket.ts` does not import the engine.
+ */
+import type * as Socket from "effect/socket/Socket"
+import { Close } from "effect-agent-session-core"
+import type { Settings } from "./settings.js"
+
+/** The HTTP answer to a refused upgrade. */
+export interface UpgradeRejection {
+  readonly status: number
+  readonly reason: string
+}
+
+const rejections = new WeakMap<object, UpgradeRejection>()
+
+/** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
+export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
+  rejections.set(ws, rejection)
+}
+
+/**
+ * The refused upgrade of a socket: recorded by the SDK's own constructor, else found in the open
+ * error of any `ws`-based socket (`Close.upgradeRefusal`: `Unexpected server response: 401`).
+ */
+export const rejectionOf = (ws: object, cause: unknown): UpgradeRejection | undefined =>
+  rejections.get(ws) ?? Close.upgradeRefusal(cause)
+
+/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
+export type SizedConstructor = (
+  url: string,
+  maxPayload: number,
+  headers: Readonly<Record<string, string>> | undefined
+) => Socket.WebSocketLike
+
+/** The bounded forms registered, by constructor. */
+export const sizedConstructors = new WeakMap<object, SizedConstructor>()
+
+/**
+ * Registers the bounded form of a `Socket.WebSocketConstructor` (`../webSocket.ts` does for its
+ * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
+ * over it is refused while it is read instead of being read whole first.
+ */
+export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
+  sizedConstructors.set(constructor, sized)
+}
+
+/** The largest message a socket reads (`Close.maxPayload`): `maxFrameSize`, or up to 16 MiB to skip. */
+export const maxPayloadOf = (settings: Settings): number =>
+  Close.maxPayload(settings.maxFrameSize, settings.failOnFrameError)

@@ -1,0 +1,193 @@
+/**
+ * The guard between a session's connection and its consumer (`RunningSession.events`): the action
+ * budget (U20) and the tally of the session (the protocol core's `Session.Tally`), the requests
+ * registered as pending before they are delivered, the outcome settled when `complete` is seen or
+ * when the events end (U17), and the `AgentSessions.events` span.
+ */
+import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
+import { Session as CoreSession } from "effect-agent-session-core"
+import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
+import {
+  ActionBudgetExceeded,
+  type EventStreamError,
+  type RunningSessionError,
+  SessionEndedWithoutComplete
+} from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import type * as Session from "../Session.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as PendingRequests from "./pendingRequests.js"
+
+/** The default of `pendingWarningAfter`: 30 s. */
+export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+
+/** A session's guarded events and what goes with them. */
+interface Guarded {
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
+  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
+  /** A request answered: no longer pending. */
+  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+}
+
+type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
+
+export const guard = (
+  connection: EventStream.Connection,
+  sessionId: Session.SessionId,
+  maxActions: number,
+  options: StartOptions
+): Effect.Effect<Guarded, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const mode = options.onBudgetExceeded ?? "fail"
+    const tally = new CoreSession.Tally<SessionEvent.SessionEvent>(maxActions, CoreSession.keptEvents(options.keepEvents))
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(
+      sessionId,
+      options.pendingWarningAfter === undefined
+        ? defaultPendingWarningAfter
+        : Duration.fromInputUnsafe(options.pendingWarningAfter)
+    )
+    const exceeded = (actions: number) =>
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: mode === "fail" })
+
+    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
+      sessionId,
+      response: complete.response,
+      type: complete.type,
+      totalCost: SessionEvent.totalCost(complete),
+      actions: tally.actions,
+      maxActions,
+      events: tally.kept(),
+      complete,
+      budgetExceeded: tally.overrunAt === undefined ? Option.none() : Option.some(exceeded(tally.overrunAt))
+    })
+    const endedWithoutComplete = () =>
+      new SessionEndedWithoutComplete({
+        sessionId,
+        lastError: Option.fromNullishOr(tally.lastError),
+        mayStillBeRunning: true
+      })
+
+    // The error the events themselves failed with: the connection's, the overrun, or the end
+    // without `complete`. It is what `outcome` fails with.
+    let failedWith: RunningSessionError | undefined
+
+    // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
+    // the consumer's scope closes); otherwise when the events end, with their failure, or with
+    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
+    // failure (whatever its type) or interruption is not passed on to whoever awaits the
+    // outcome; for them the events ended without `complete`. Defects stay defects.
+    const finish = (exit: Exit.Exit<unknown, unknown>) => {
+      const withoutComplete = Effect.suspend(() => {
+        const complete = tally.complete
+        return complete?._tag === "Complete" ? Effect.succeed(outcomeOf(complete)) : Effect.fail(endedWithoutComplete())
+      })
+      const settled: Effect.Effect<Outcome, RunningSessionError> = Exit.isFailure(exit) && Cause.hasDies(exit.cause)
+        ? Effect.die(Cause.squash(exit.cause))
+        : Exit.isFailure(exit) && failedWith !== undefined
+        ? Effect.fail(failedWith)
+        : withoutComplete
+      return Deferred.completeWith(outcome, settled)
+    }
+
+    // One synchronous pass per chunk counts, records and checks the events, and passes the chunk
+    // on as it came (no copy, no Effect), unless it carries a request (registered in `pending`
+    // before the chunk is delivered) or the overrun (the chunk is cut after it; the next pull
+    // closes the connection and fails). The end of the connection's events is judged here: an
+    // end before `complete` is SessionEndedWithoutComplete (U17).
+    let overrun: ActionBudgetExceeded | undefined
+    const onChunk = (chunk: Chunk): Effect.Effect<Chunk> => {
+      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
+      let delivered = 0
+      for (const event of chunk) {
+        delivered += 1
+        tally.event(event)
+        if (event._tag === "ActionRun") {
+          // Over the budget: in "fail" mode the connection is closed (the session may go on at
+          // the service), and nothing after the overrun is delivered.
+          if (tally.action() && mode === "fail") {
+            overrun = exceeded(tally.actions)
+            break
+          }
+        } else if (event._tag === "ExternalResourceRequested") {
+          ;(requests ??= []).push(event)
+        } else if (event._tag === "AgentError") {
+          tally.error(event.error)
+        } else if (event._tag === "Complete") {
+          tally.completed(event)
+          Deferred.doneUnsafe(outcome, Exit.succeed(outcomeOf(event)))
+        }
+      }
+      const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
+      const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
+      return requests === undefined ? Effect.succeed(out) : Effect.as(arrived(requests), out)
+    }
+    const onFailure = (cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> => {
+      failedWith = Option.getOrUndefined(Cause.findErrorOption(cause))
+      return Effect.failCause(cause)
+    }
+    const onDone = (): Effect.Effect<never, RunningSessionError | Cause.Done> => {
+      if (tally.complete !== undefined) return Cause.done()
+      failedWith = endedWithoutComplete()
+      return Effect.fail(failedWith)
+    }
+    const afterOverrun = (error: ActionBudgetExceeded): Effect.Effect<never, ActionBudgetExceeded> => {
+      failedWith = error
+      return Effect.andThen(connection.close, Effect.fail(error))
+    }
+
+    // The span "AgentSessions.events", made once per stream (none under Effect's native tracer,
+    // whose spans reach no exporter). It is the parent of what the connection starts when its
+    // events are first pulled (its own span): provided to the first pull only, not to every
+    // pull as `Stream.withSpan` would. No operator here forks a fiber or adds a queue: an idle
+    // session costs the consumer's fibers and nothing more.
+    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.transformPull(
+      connection.events,
+      (upstream, scope) =>
+        Effect.gen(function*() {
+          yield* Scope.addFinalizerExit(scope, (exit) => Effect.andThen(cleared, finish(exit)))
+          const tracer = yield* Effect.tracer
+          const span = tracer === Tracer.nativeTracer
+            ? undefined
+            : yield* Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope)
+          const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
+            overrun !== undefined
+              ? afterOverrun(overrun)
+              : Pull.matchEffect(upstream, { onSuccess: onChunk, onFailure, onDone })
+          )
+          let first = span !== undefined
+          return Effect.suspend(() => {
+            if (!first || span === undefined) return next
+            first = false
+            return Effect.provideService(next, Tracer.ParentSpan, span)
+          })
+        })
+    )
+
+    let consumed = false
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
+      if (consumed) return Stream.die(new Error("RunningSession.events can be consumed once"))
+      consumed = true
+      return guarded
+    })
+
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
+      if (consumed) return Deferred.await(outcome)
+      consumed = true
+      return Effect.andThen(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+    })
+
+    return { events, outcome: awaitOutcome, pending, answered }
+  })

@@ -1,0 +1,234 @@
+/**
+ * The Server-Sent Events transport of the event channel (the observed client's second transport):
+ * `GET {base}{dialect.sse.connectPath}?sessionId&apiKey` read as named SSE events, answers by
+ * `POST {base}{dialect.sse.egressPath}?sessionId&apiKey`. The engine (`eventStream.ts`) gives it
+ * the same reconnect, idle time-out, bounded buffer and answer guarantees as the WebSocket.
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Latch from "effect/Latch"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { Close, Http, Sse } from "effect-agent-session-core"
+import * as Credentials from "../Credentials.js"
+import * as Dialect from "../Dialect.js"
+import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import * as Wire from "../Wire.js"
+import { readBounded } from "./agentApi.js"
+import * as Deadlines from "./channel/deadlines.js"
+import { type Engine, makeEngine } from "./channel/engine.js"
+import { resolveSettings, type Settings } from "./channel/settings.js"
+import {
+  type AttemptOutcome,
+  Fatal,
+  type Hooks,
+  type Io,
+  Retry,
+  scrub,
+  type SendFailure,
+  type Transport
+} from "./channel/transport.js"
+import { checkAddress, printableUrl, serviceOf, type ServiceOptions } from "./eventStream.js"
+
+/**
+ * The most of a refused `GET`'s body read: 4 KiB are kept (scrubbed, as the reason), read with
+ * a margin so that a key across the cut is scrubbed whole before the cut.
+ */
+const REFUSAL_LIMIT = 4096 + 1024
+
+// ---------------------------------------------------------------------------
+// The transport
+// ---------------------------------------------------------------------------
+
+interface SseOptions {
+  readonly base: string
+  readonly dialect: Dialect.Dialect
+  readonly sessionId: string
+  readonly settings: Settings
+  readonly client: HttpClient.HttpClient
+}
+
+/** The platform's HTTP span records the full URL, the key among it: off for these requests. */
+const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)
+
+/**
+ * The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. The response
+ * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`).
+ */
+export const sseTransport = (options: SseOptions): Transport => (hooks) =>
+  Effect.asVoid(Effect.forkScoped(
+    attempt(options, hooks).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.sync(() => {
+          // Interrupted: the engine closed the attempt; it knows how it ended.
+          if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) hooks.end(exit)
+        })
+      )
+    )
+  ))
+
+const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { dialect, sessionId, settings } = options
+    // The key travels as a URL parameter (kept apart from `request.url`, so error messages
+    // never print it), and the platform's span, which records the full URL, is off.
+    // `Redacted` is unwrapped only here, where the parameter is written.
+    const params = { sessionId, apiKey: Redacted.value(hooks.key) }
+    const client = options.client
+    const latch = Latch.makeUnsafe(true)
+
+    const post = (data: Wire.AnswerData) =>
+      client.execute(
+        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
+          HttpClientRequest.setUrlParams(params),
+          HttpClientRequest.bodyText(JSON.stringify({ event: Wire.answerEventName, data }), "application/json")
+        )
+      ).pipe(
+        // The response's body is not wanted: released (not read) at once.
+        Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
+        Effect.timeoutOrElse({
+          duration: settings.answerTimeout,
+          orElse: () => Effect.fail(`no response to the answer within ${Duration.format(settings.answerTimeout)}`)
+        }),
+        untraced
+      )
+
+    const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
+      // The `POST` runs in a fiber of its own, interruptible, which only its own time-out ends:
+      // the engine's write (uninterruptible, so an answer in flight is never abandoned half-way
+      // and sent twice) waits for it, and so `close` and scope exit wait at most `answerTimeout`
+      // whatever the service does.
+      Effect.forkDetach(Effect.interruptible(post(data))).pipe(
+        Effect.flatMap(Fiber.join),
+        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(Close.describeCause(error), hooks.key) })),
+        Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
+          const outcome = Http.answerPostOutcome(response.status)
+          return outcome === "confirmed"
+            ? Effect.succeed("confirmed")
+            : Effect.fail({ retry: outcome === "retry", message: `HTTP ${response.status}` })
+        })
+      )
+
+    const io: Io = {
+      send,
+      pause: () => latch.closeUnsafe(),
+      resume: () => latch.openUnsafe(),
+      abort: () => {}
+    }
+    hooks.attach(io)
+
+    const url = Wire.joinPath(options.base, dialect.sse.connectPath)
+    yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(`${url}?sessionId=${sessionId}&apiKey=<redacted>`)}`)
+
+    const opened = yield* client.execute(
+      HttpClientRequest.get(url).pipe(
+        HttpClientRequest.setUrlParams(params),
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", "cache-control": "no-cache" })
+      )
+    ).pipe(
+      Effect.timeoutOrElse({
+        duration: settings.connectTimeout,
+        orElse: () => Effect.fail(new ConnectTimeout({ timeout: settings.connectTimeout }))
+      }),
+      untraced,
+      Effect.result
+    )
+    if (Result.isFailure(opened)) {
+      const error = opened.failure
+      return error._tag === "ConnectTimeout"
+        ? Retry(error)
+        : Retry(`open failed: ${scrub(Close.describeCause(error), hooks.key)}`)
+    }
+    const response = opened.success
+    if (response.status < 200 || response.status >= 300) {
+      // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
+      const bytes = yield* readBounded(response, REFUSAL_LIMIT, true).pipe(
+        Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.succeed(new Uint8Array(0)) }),
+        Effect.orElseSucceed(() => new Uint8Array(0))
+      )
+      const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
+      if (Close.rejectionStatuses.has(response.status)) {
+        return Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
+      }
+      return Retry(`event stream refused with HTTP ${response.status}`)
+    }
+    hooks.open()
+
+    const decoder = new TextDecoder()
+    const parser = new Sse.SseParser({
+      event: (name, data) => hooks.namedEvent(name, data),
+      tooLarge: (size) => hooks.tooLarge(size)
+    }, settings.maxFrameSize)
+    const read = response.stream.pipe(
+      Stream.runForEachArray((chunk) =>
+        Effect.andThen(
+          latch.await,
+          Effect.sync(() => {
+            for (const bytes of chunk) {
+              hooks.alive()
+              parser.feed(decoder.decode(bytes, { stream: true }))
+            }
+          })
+        )
+      )
+    )
+    const ended = yield* Effect.result(read)
+    return Result.isFailure(ended)
+      ? Retry(`read failed: ${scrub(Close.describeCause(ended.failure), hooks.key)}`)
+      // A stream that ends before `complete` is reopened, as an EventSource would.
+      : Retry("the event stream ended")
+  })
+
+// ---------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------
+
+/** Opens an SSE connection's engine (the service's `connect`, with the internals tests observe). */
+export const connectEngine = (
+  options: ServiceOptions,
+  sessionId: string,
+  connectOptions: EventStream.ConnectOptions = {},
+  deadlines?: Deadlines.Deadlines
+): Effect.Effect<Engine, InsecureTransport, Scope.Scope | Credentials.Credentials | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const base = yield* checkAddress(options.url, options.allowInsecure)
+    const client = yield* HttpClient.HttpClient
+    const dialect = options.dialect ?? Dialect.observed
+    const settings = resolveSettings(options, connectOptions, dialect)
+    return yield* makeEngine({
+      sessionId,
+      settings,
+      dialect,
+      agent: connectOptions.agent,
+      printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
+      framing: "event-data",
+      transport: sseTransport({ base, dialect, sessionId, settings, client }),
+      deadlines
+    })
+  })
+
+/** The SSE service. */
+export const make = (
+  options: ServiceOptions
+): Effect.Effect<EventStream.Service, never, Credentials.Credentials | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
+      Context.add(HttpClient.HttpClient, yield* HttpClient.HttpClient)
+    )
+    const deadlines = Deadlines.make()
+    return serviceOf(
+      context,
+      (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions, deadlines)
+    )
+  })

@@ -1,0 +1,273 @@
+/**
+ * The event channel end to end over real sockets against the simulator (the root's command line
+ * as a child process, `simulate --port 0 --fault ...`; a fault applies to every session of that
+ * simulator): over WebSocket (the SDK's `ws` constructor) and over Server-Sent Events (undici),
+ * in both dialects, without faults and with the fault matrix. The Effect 3 edition's
+ * `test/e2e/events.test.ts` cases, with what the simulator's own state answered there (its
+ * script, its answers, its connection count) read here from what the client received: the
+ * simulator's script is deterministic (`helpers/sdk.ts`).
+ */
+import { assert, describe, it, type Vitest } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as Answer from "../../src/Answer.js"
+import type * as Credentials from "../../src/Credentials.js"
+import type { EventStreamError } from "../../src/Errors.js"
+import * as EventStream from "../../src/EventStream.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import {
+  actionNumbers,
+  channelLayer,
+  meaningful,
+  Sim,
+  stepNumbers,
+  suiteOn,
+  type TransportName,
+  upTo
+} from "../helpers/sdk.js"
+import { type SimulatorOptions, spawnSimulator } from "../helpers/simulator.js"
+
+const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
+
+type Received = Result.Result<SessionEvent.SessionEvent, EventStreamError>
+
+const eventsOf = (results: ReadonlyArray<Received>) => results.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+const failureOf = (results: ReadonlyArray<Received>) => {
+  const last = results.at(-1)
+  return last !== undefined && Result.isFailure(last) ? last.failure : undefined
+}
+
+const createSession = () =>
+  Effect.flatMap(Effect.service(AgentApi.AgentApi), (api) => api.createSession(request)).pipe(
+    Effect.map((session) => session.session_id),
+    Effect.orDie
+  )
+
+/** Consumes a connection's events, answering every request, until the stream ends. */
+const drain = (connection: EventStream.Connection) =>
+  Stream.result(connection.events).pipe(
+    Stream.tap((result) =>
+      Result.isSuccess(result) && result.success._tag === "ExternalResourceRequested"
+        ? Effect.orDie(connection.respond(result.success, Answer.grant("jane@example.com")))
+        : Effect.void
+    ),
+    Stream.runCollect
+  )
+
+/** Connects to a new session and drains it, recording the connection's states. */
+const session = (options?: EventStream.ConnectOptions) =>
+  Effect.gen(function*() {
+    const channel = yield* EventStream.EventStream
+    const connection = yield* channel.connect(yield* createSession(), options)
+    const states: Array<EventStream.ConnectionState> = []
+    yield* Effect.forkScoped(
+      Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
+    )
+    const results = yield* drain(connection)
+    return { results, states, connection }
+  })
+
+/** The `reconnects` of each `Open` state, in order. */
+const opens = (states: ReadonlyArray<EventStream.ConnectionState>) =>
+  states.flatMap((s) => (s._tag === "Open" ? [s.reconnects] : []))
+
+/** The one answer the simulator echoed (`ExternalResourceGranted`), as `[granted, input]`, per echo. */
+const echoes = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.flatMap((e) => e._tag === "ExternalResourceGranted" ? [[e.granted, Option.getOrUndefined(e.input)]] : [])
+
+/** A whole session received exactly once, in order: every action and step `1..5` once, ending in `Complete`. */
+const assertWhole = (events: ReadonlyArray<SessionEvent.SessionEvent>) => {
+  assert.strictEqual(events[0]?._tag, "Started")
+  assert.strictEqual(events.at(-1)?._tag, "Complete")
+  assert.deepStrictEqual(actionNumbers(events), upTo(5))
+  assert.deepStrictEqual(stepNumbers(events), upTo(5))
+}
+
+const base: SimulatorOptions = { actions: 5, ask: "input", frameDelay: 2 }
+
+const suite = (
+  transport: TransportName,
+  dialect: "documented" | "observed",
+  name: string,
+  simulator: SimulatorOptions,
+  tests: (it: Vitest.MethodsNonLive<Sim | AgentApi.AgentApi | EventStream.EventStream | Credentials.Credentials>) => void
+) =>
+  suiteOn(
+    `EventStream end to end (${transport}, ${dialect} dialect): ${name}`,
+    channelLayer(transport),
+    { ...base, ...simulator, dialect },
+    tests
+  )
+
+for (const transport of ["websocket", "sse"] as const) {
+  for (const dialect of ["documented", "observed"] as const) {
+    suite(transport, dialect, "no fault", {}, (it) => {
+      it.effect("U08 a whole session arrives in order, the answer delivered, the state Closed(complete)", () =>
+        Effect.gen(function*() {
+          const { connection, results } = yield* session()
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results))
+          assert.strictEqual(events[0]?._tag, "Started", "subscribe-then-connect: the first event arrives")
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]], "the answer reached the simulator (its echo)")
+          assert.deepStrictEqual(
+            yield* SubscriptionRef.get(connection.state),
+            EventStream.ConnectionState.Closed({ reason: "complete" })
+          )
+        }))
+    })
+
+    suite(transport, dialect, "dropped and stalled", { faults: ["drop-after=2,5,8", "stall-after=3:1500"] }, (it) => {
+      it.effect("U17 the connection dropped 3 times mid-session still gives every event exactly once, in order; the answer reaches the simulator once", () =>
+        Effect.gen(function*() {
+          const { results, states } = yield* session()
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results))
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]])
+          assert.deepStrictEqual(opens(states), [0, 1, 2, 3], "three drops, three reconnects, no more")
+        }))
+
+      it.effect("U22 a stalled connection triggers the idle time-out and a reconnect; nothing is lost", () =>
+        Effect.gen(function*() {
+          const { results, states } = yield* session({ idleTimeout: "300 millis" })
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results))
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]])
+          const idle = states.find((s) => s._tag === "Reconnecting" && s.lastError.includes("idle time-out"))
+          assert.isDefined(idle, `a reconnect for the idle time-out: ${JSON.stringify(states)}`)
+          assert.strictEqual(opens(states).length, 5, "the three drops and the stall each reopened once")
+        }))
+    })
+
+    suite(transport, dialect, "hostile frames", {
+      faults: ["oversize-at=3:100000", "unknown-event-at=5", "malformed-at=7"]
+    }, (it) => {
+      it.effect("U22 an oversize frame fails with FrameTooLarge after the events before it", () =>
+        Effect.gen(function*() {
+          const { results } = yield* session({ maxFrameSize: 64 * 1024 })
+          const error = failureOf(results)
+          assert.strictEqual(error?._tag, "FrameTooLarge")
+          if (error?._tag === "FrameTooLarge") {
+            assert.strictEqual(error.limit, 64 * 1024)
+            assert.isAbove(error.size, 64 * 1024)
+          }
+          assert.deepStrictEqual(meaningful(eventsOf(results)).map((e) => e._tag), ["Started", "BrowserStarted"])
+        }))
+
+      it.effect("U09 an unknown event fails with UnknownEvent in strict mode", () =>
+        Effect.gen(function*() {
+          const { results } = yield* session({ strict: true })
+          const error = failureOf(results)
+          assert.strictEqual(error?._tag, "UnknownEvent")
+          assert.strictEqual(error?._tag === "UnknownEvent" ? error.event : undefined, "mystery_event")
+          assert.lengthOf(meaningful(eventsOf(results)), 5, "the four events and the oversize (under 1 MiB) before it")
+        }))
+
+      it.effect("U09 an unknown event arrives as Unrecognized; a malformed frame then fails with MalformedFrame", () =>
+        Effect.gen(function*() {
+          const { results } = yield* session()
+          assert.strictEqual(failureOf(results)?._tag, "MalformedFrame")
+          const events = meaningful(eventsOf(results))
+          const unknown = events.filter((e) => e._tag === "Unrecognized")
+          assert.deepStrictEqual(unknown.map((e) => e._tag === "Unrecognized" ? e.event : ""), ["mystery_event"])
+          assert.lengthOf(events, 8, "six events, the oversize (under 1 MiB) and the unknown one before the malformed frame")
+        }))
+
+      it.effect("U09 U22 with failOnFrameError: false the oversize and malformed frames are skipped and the session completes", () =>
+        Effect.gen(function*() {
+          const { connection, results } = yield* session({ failOnFrameError: false, maxFrameSize: 64 * 1024 })
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results)).filter((e) => e._tag !== "Unrecognized")
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]])
+          assert.deepStrictEqual(
+            yield* SubscriptionRef.get(connection.state),
+            EventStream.ConnectionState.Closed({ reason: "complete" })
+          )
+        }))
+    })
+
+    suite(transport, dialect, "refused handshakes", { faults: ["reject-handshake"] }, (it) => {
+      it.effect("U12 a refused handshake is HandshakeRejected after exactly one attempt", () =>
+        Effect.gen(function*() {
+          const channel = yield* EventStream.EventStream
+          const connection = yield* channel.connect(yield* createSession())
+          const fiber = yield* Effect.forkScoped(drain(connection))
+          const states = yield* SubscriptionRef.changes(connection.state).pipe(
+            Stream.takeUntil((s) => s._tag === "Closed"),
+            Stream.runCollect
+          )
+          const results = yield* Fiber.join(fiber)
+          const error = failureOf(results)
+          assert.strictEqual(error?._tag, "HandshakeRejected")
+          if (error?._tag === "HandshakeRejected") {
+            // 401 before the upgrade (query handshake, SSE), close 1008 after a message handshake.
+            assert.include([401, 1008], error.code)
+          }
+          assert.isFalse(states.some((s) => s._tag === "Reconnecting"), "never retried")
+          assert.lengthOf(eventsOf(results), 0)
+        }))
+    })
+  }
+}
+
+describe("EventStream end to end: an answer given while disconnected (U16)", () => {
+  for (const transport of ["websocket", "sse"] as const) {
+    for (const dialect of ["documented", "observed"] as const) {
+      it.live(`${transport}, ${dialect} dialect: U16 an answer given while the channel is down reaches the simulator after the reconnect`, () =>
+        Effect.gen(function*() {
+          // Where the request falls in the script (deterministic): counted on a session without faults.
+          const plain = yield* spawnSimulator({ ...base, dialect })
+          const script = yield* session().pipe(
+            Effect.map(({ results }) => meaningful(eventsOf(results))),
+            Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, plain)))
+          )
+          const position = script.findIndex((e) => e._tag === "ExternalResourceRequested") + 1
+          assert.isAbove(position, 0)
+          // Dropped right after the request: the answer is given while the channel is down.
+          const sim = yield* spawnSimulator({ ...base, dialect, faults: [`drop-after=${position}`] })
+          const { results, states } = yield* Effect.gen(function*() {
+            const channel = yield* EventStream.EventStream
+            const connection = yield* channel.connect(yield* createSession(), {
+              reconnect: Schedule.spaced("400 millis").pipe(Schedule.upTo({ times: 3 }))
+            })
+            const states: Array<EventStream.ConnectionState> = []
+            yield* Effect.forkScoped(
+              Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
+            )
+            const results = yield* Stream.result(connection.events).pipe(
+              Stream.tap((result) =>
+                Result.isSuccess(result) && result.success._tag === "ExternalResourceRequested"
+                  ? Effect.gen(function*() {
+                    const request = result.success as SessionEvent.ExternalResourceRequested
+                    const down = yield* SubscriptionRef.changes(connection.state).pipe(
+                      Stream.filter((s) => s._tag === "Reconnecting"),
+                      Stream.runHead
+                    )
+                    assert.isTrue(Option.isSome(down))
+                    yield* connection.respond(request, Answer.grant("while-down@example.com"))
+                  }).pipe(Effect.orDie)
+                  : Effect.void
+              ),
+              Stream.runCollect
+            )
+            return { results, states }
+          }).pipe(Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, sim))))
+          assert.isUndefined(failureOf(results))
+          const events = meaningful(eventsOf(results))
+          assertWhole(events)
+          assert.deepStrictEqual(echoes(events), [[true, "while-down@example.com"]], "sent once, after the reconnect")
+          assert.deepStrictEqual(opens(states), [0, 1])
+        }), 90_000)
+    }
+  }
+})
