@@ -54,6 +54,8 @@ const ONLY = flag("only", "")
 
 interface Proc {
   readonly child: ChildProcess
+  /** The file the child's standard error and its log lines go to. */
+  readonly log: string
   readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string, Error>
 }
 
@@ -82,7 +84,7 @@ const fixture = (file: string, env: NodeJS.ProcessEnv) =>
       })
       // A line that never comes from a child that died: fail, do not wait for ever.
       const nextLine = (predicate: (line: string) => boolean) => Effect.raceFirst(lines.nextLine(predicate), exited)
-      return { child, nextLine }
+      return { child, log, nextLine }
     }),
     (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))
   )
@@ -168,6 +170,12 @@ interface RunResult {
   readonly idleRss: ReadonlyArray<number>
   readonly steps: ReadonlyArray<{ readonly sessions: number; readonly held: ReadonlyArray<number>; readonly rss: ReadonlyArray<number> }>
   readonly failover: ReadonlyArray<number>
+  /** For each session moved: kill to its run resumed on another runner (that runner's log line). */
+  readonly resumed: ReadonlyArray<number>
+  /** Kill to the killed runner marked unhealthy by a survivor (its log line). */
+  readonly marked: number
+  /** For each session moved: its run resumed to the next event delivered to the client. */
+  readonly resumeToEvent: ReadonlyArray<number>
   readonly complete: number
   readonly contiguous: number
   readonly lost: number
@@ -230,13 +238,46 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
     const victimIndex = ports.findIndex((port) => victimAddress.endsWith(`:${port}`))
     const victim = runners[victimIndex]!
     const killedAt = Date.now()
+    process.stderr.write(`killed ${victimAddress} at ${new Date(killedAt).toISOString()}\n`)
     killed.address = victimAddress
     victim.child.kill("SIGKILL")
     client.child.stdin!.write("answer\n")
     const done = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"done"`))) as ClientDone
     yield* Fiber.interrupt(watcher)
 
+    // When each session ran again after the kill, and when a survivor marked the killed runner
+    // unhealthy: the survivors' log lines (the pretty logger: `[HH:MM:SS.mmm] INFO (#fiber): message`,
+    // then the annotations indented, one a line).
+    const resumedAt = new Map<string, number>()
+    let markedAt = Number.POSITIVE_INFINITY
+    const clock = (hms: string) => {
+      const [h, m, rest] = hms.split(":")
+      const at = new Date(killedAt)
+      at.setHours(Number(h), Number(m), 0, 0)
+      return at.getTime() + Math.round(Number(rest) * 1000)
+    }
+    for (const runner of runners) {
+      if (runner === victim) continue
+      let lines: Array<string> = []
+      try {
+        lines = readFileSync(runner.log, "utf8").split("\n")
+      } catch {
+        continue
+      }
+      lines.forEach((line, i) => {
+        const m = /^\[(\d\d:\d\d:\d\d\.\d+)\] \w+ \([^)]*\): (.*)$/.exec(line)
+        if (m === null) return
+        const at = clock(m[1]!)
+        if (at < killedAt) return
+        if (m[2]!.startsWith(`Runner ${victimAddress} did not answer`)) markedAt = Math.min(markedAt, at)
+        if (!m[2]!.startsWith("Session resumed at seq ")) return
+        const id = /sessionId: (\S+)/.exec(lines[i + 1] ?? "")?.[1]
+        if (id !== undefined && !resumedAt.has(id)) resumedAt.set(id, at)
+      })
+    }
     const failover: Array<number> = []
+    const resumed: Array<number> = []
+    const resumeToEvent: Array<number> = []
     let lost = 0
     let lostMoved = 0
     let repeated = 0
@@ -256,6 +297,9 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
         lostMoved += missing
         const next = session.times.find((t) => t > killedAt)
         if (next !== undefined) failover.push(next - killedAt)
+        const again = resumedAt.get(session.id)
+        if (again !== undefined) resumed.push(again - killedAt)
+        if (again !== undefined && next !== undefined) resumeToEvent.push(next - again)
       }
     }
     return {
@@ -268,6 +312,9 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
       idleRss,
       steps,
       failover,
+      resumed,
+      marked: markedAt - killedAt,
+      resumeToEvent,
       complete,
       contiguous,
       lost,
@@ -285,6 +332,17 @@ const failoverRows = (r: RunResult) => [
   row([
     "failover: kill to the next event delivered to the client (another process)",
     `median ${median(r.failover).toFixed(0)} ms, min ${Math.min(...r.failover).toFixed(0)} ms, max ${Math.max(...r.failover).toFixed(0)} ms`
+  ]),
+  row(["... of it, kill to the killed runner marked unhealthy (a survivor's log line)", Number.isFinite(r.marked) ? `${r.marked.toFixed(0)} ms` : "-"]),
+  row([
+    "... of it, kill to the run resumed on another runner (its log line; detection, take-over, `Resume`, reconnection)",
+    r.resumed.length === 0
+      ? "-"
+      : `median ${median(r.resumed).toFixed(0)} ms, min ${Math.min(...r.resumed).toFixed(0)} ms, max ${Math.max(...r.resumed).toFixed(0)} ms (${r.resumed.length} sessions)`
+  ]),
+  row([
+    "... of it, the run resumed to the next event delivered (the service's next frame, persisted, sent to the subscriber)",
+    r.resumeToEvent.length === 0 ? "-" : `median ${median(r.resumeToEvent).toFixed(0)} ms, min ${Math.min(...r.resumeToEvent).toFixed(0)} ms, max ${Math.max(...r.resumeToEvent).toFixed(0)} ms`
   ]),
   row(["sessions that reached `complete`", `${r.complete}/${r.sessions}`]),
   row(["logs with contiguous sequence numbers", `${r.contiguous}/${r.sessions}`]),
@@ -321,8 +379,8 @@ const program = Effect.gen(function*() {
       detection.pingRetries + 1
     } times ${ms(detection.pingSpacing)} apart; assignments refreshed every ${ms(config.refreshAssignmentsInterval)}, unprocessed messages polled every ${
       ms(config.entityMessagePollInterval)
-    }. Cost: each runner pings each other runner once per health check (3 runners: 6 pings a second), and reads its`,
-    "unprocessed messages and the assignments from PostgreSQL at those intervals.",
+    }; every runner checks every other one at each health check (and \`@effect/cluster\`'s singleton check pings every runner). Cost: with 3 runners,`,
+    `${(6 + 3) * (1000 / Duration.toMillis(Duration.decode(config.runnerHealthCheckInterval ?? "1 second")))} pings a second when no ping fails; each member reads the runners' table and each runner its unprocessed messages from PostgreSQL at those intervals.`,
     ...(failoverRun === undefined ? [] : [
       "",
       `### Failover: ${failoverRun.sessions} sessions of ${failoverRun.actions} actions, one event every ${failoverRun.frameMs} ms (${failoverRun.seconds.toFixed(0)} s)`,

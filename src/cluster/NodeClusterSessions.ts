@@ -29,7 +29,7 @@ import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
-import type * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
@@ -47,6 +47,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import * as Equal from "effect/Equal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -128,7 +129,9 @@ export interface ClientOptions extends DatabaseOptions, ClusterSessions.Options 
  * How a runner decides that another runner is dead: at every health check
  * (`runnerHealthCheckInterval` of the sharding settings) each runner pings the others; a runner
  * that does not answer a ping within `pingTimeout`, `pingRetries` more times `pingSpacing` apart,
- * is declared dead and its shards move.
+ * is declared dead and its shards move. A killed runner's port refuses the connection, so its
+ * pings fail at once: it is declared dead within one health check; the time-outs matter for a
+ * runner that is frozen or whose machine is gone.
  *
  * @since 0.1.0
  * @category models
@@ -141,8 +144,9 @@ export interface Detection {
 
 /**
  * The detection this module starts from: a ping times out after 500 ms and is tried 3 times,
- * 100 ms apart: a runner that answers none of them (killed, frozen, its machine gone) is declared
- * dead about 1.7 s after the health check that pings it. A live runner that cannot answer a ping
+ * 100 ms apart: a runner that answers none of them (frozen, its machine gone) is declared dead
+ * about 1.7 s after the health check that pings it; a killed one (its port refuses) within
+ * about 0.2 s. A live runner that cannot answer a ping
  * for that long (a pause of its event loop) is declared dead too: a false positive, which moves
  * its shards away (its PostgreSQL locks keep its sessions from running elsewhere until it lets
  * go). `@effect/cluster`'s own default is a 10 s time-out and 5 retries 500 ms apart.
@@ -157,18 +161,19 @@ export const defaultDetection: Detection = {
 }
 
 /**
- * The sharding settings this module starts from: health checks every 1 s, assignments refreshed
- * and unprocessed messages polled every 500 ms, so a session comes back on another
- * runner within seconds of its runner's death (see docs/scale-out.md for the measured figure
- * and its cost). Everything else is `@effect/cluster`'s default.
+ * The sharding settings this module starts from: health checks every 500 ms (by every runner,
+ * see {@link Detection}), assignments refreshed and unprocessed messages polled every 250 ms, so
+ * a session comes back on another runner within about 3 s of its runner's death (see
+ * docs/scale-out.md for the measured figure and its cost). Everything else is
+ * `@effect/cluster`'s default.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const defaultShardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
-  runnerHealthCheckInterval: Duration.seconds(1),
-  refreshAssignmentsInterval: Duration.millis(500),
-  entityMessagePollInterval: Duration.millis(500),
+  runnerHealthCheckInterval: Duration.millis(500),
+  refreshAssignmentsInterval: Duration.millis(250),
+  entityMessagePollInterval: Duration.millis(250),
   shardLockRefreshInterval: Duration.seconds(5),
   shardLockExpiration: Duration.seconds(15)
 }
@@ -305,6 +310,44 @@ const health = (detection: Detection): Layer.Layer<RunnerHealth.RunnerHealth, ne
   )
 
 /**
+ * Every runner watches the others, not only the one holding `@effect/cluster`'s health-check
+ * singleton: at each health check (`runnerHealthCheckInterval`) it pings each other runner marked
+ * healthy and marks one that fails {@link Detection} unhealthy, so that its shards move. Without
+ * it, a runner killed while it held the singleton is seen dead only when its registration expires
+ * (`shardLockExpiration`). The last healthy runner is never marked (as the singleton does).
+ */
+const watchPeers: Layer.Layer<never, never, RunnerStorage.RunnerStorage | RunnerHealth.RunnerHealth | ShardingConfig.ShardingConfig> =
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const storage = yield* RunnerStorage.RunnerStorage
+    const runnerHealth = yield* RunnerHealth.RunnerHealth
+    const config = yield* ShardingConfig.ShardingConfig
+    const isSelf = (address: RunnerAddress) => Option.exists(config.runnerAddress, (self) => Equal.equals(self, address))
+    const check = Effect.gen(function*() {
+      const runners = yield* storage.getRunners
+      let healthy = runners.filter(([, h]) => h).length
+      yield* Effect.forEach(
+        runners.filter(([runner, h]) => h && !isSelf(runner.address)),
+        ([runner]) =>
+          Effect.flatMap(runnerHealth.isAlive(runner.address), (alive) => {
+            if (alive || healthy <= 1) return Effect.void
+            healthy -= 1
+            return Effect.zipRight(
+              Effect.logInfo(`Runner ${runner.address.host}:${runner.address.port} did not answer: marked unhealthy`),
+              storage.setRunnerHealth(runner.address, false)
+            )
+          }),
+        { concurrency: "unbounded", discard: true }
+      )
+    })
+    yield* check.pipe(
+      Effect.ignore,
+      Effect.zipRight(Effect.sleep(config.runnerHealthCheckInterval)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  }))
+
+/**
  * A runner: sessions run here; the façade is available too.
  *
  * @since 0.1.0
@@ -325,14 +368,16 @@ export const layerRunner = (
       : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
     ...options.shardingConfig
   })
-  const sharding = SocketRunner.layer.pipe(
-    Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
-    Layer.provide(
-      health({ ...defaultDetection, ...options.detection }).pipe(
-        Layer.provide(Runners.layerRpc),
-        Layer.provide(NodeClusterSocket.layerClientProtocol)
-      )
-    )
+  const runnerHealth = health({ ...defaultDetection, ...options.detection }).pipe(
+    Layer.provide(Runners.layerRpc),
+    Layer.provide(NodeClusterSocket.layerClientProtocol)
+  )
+  const sharding = Layer.merge(
+    SocketRunner.layer.pipe(
+      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+      Layer.provide(runnerHealth)
+    ),
+    watchPeers.pipe(Layer.provide(runnerHealth))
   )
   return ClusterSessions.layer(options).pipe(
     Layer.provideMerge(SessionEntity.layer(options.entity)),

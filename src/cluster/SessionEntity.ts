@@ -195,7 +195,9 @@ export interface Options {
   /**
    * How often each runner's resumer looks for shards it has gained since its last look, and
    * sends `Resume` to their sessions whose run has not ended, so that a session whose runner
-   * gave its shard away (rebalancing) runs again on the new owner. Default 1 second.
+   * gave its shard away (rebalancing) or died runs again on the new owner. A subscriber
+   * (`Events`) that reaches the new owner first takes the session over itself. Default 250 ms
+   * (a look reads nothing from the store unless shards were gained).
    */
   readonly resumeInterval?: Duration.DurationInput | undefined
 }
@@ -203,9 +205,9 @@ export interface Options {
 /**
  * Registers the entity with the runner's `Sharding`: this process runs sessions. With it comes
  * the runner's resumer: every `resumeInterval` it sends `Resume` to the unended sessions of the
- * shards this runner gained since its last look. The in-flight `Start` brings a session back
- * after its runner died, the resumer after its shard moved between live runners (the engine then
- * records the interrupted `Start` as done).
+ * shards this runner gained since its last look, so that a session whose shard moved (its
+ * runner died, or rebalancing between live runners) runs again on the new owner; a subscriber
+ * that reaches the new owner before the resumer takes the session over at once.
  *
  * @since 0.1.0
  * @category layers
@@ -214,9 +216,10 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
-    SessionEntity.toLayer(internal.make(options), {
-      concurrency: "unbounded",
-      maxIdleTime: options.maxIdleTime
-    }),
+    Layer.unwrapScoped(Effect.map(internal.makeTicker, (ticker) =>
+      SessionEntity.toLayer(internal.make(options, ticker), {
+        concurrency: "unbounded",
+        maxIdleTime: options.maxIdleTime
+      }))),
     Layer.scopedDiscard(Effect.forkScoped(internal.resumer(SessionEntity, options)))
   )

@@ -32,6 +32,42 @@ const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
 export const keepAliveEvery = "1 second"
 const keepAlive: EventLog.LoggedEvent = { seq: 0, event: { _tag: "Heartbeat" } }
 
+/** Callbacks called once, at the next call of `wake` (and then forgotten). */
+class Wakers {
+  private waiting = new Set<() => void>()
+  add(wake: () => void): void {
+    this.waiting.add(wake)
+  }
+  delete(wake: () => void): void {
+    this.waiting.delete(wake)
+  }
+  wake(): void {
+    if (this.waiting.size === 0) return
+    const woken = this.waiting
+    this.waiting = new Set()
+    for (const wake of woken) wake()
+  }
+}
+
+/**
+ * One clock for every `Events` stream of a runner: each second it wakes the streams waiting for
+ * the next event, which then send a keep-alive (or, where the session does not run on this
+ * runner, read the log). One timer for the runner, not one (or two) per stream.
+ */
+export interface Ticker {
+  readonly wakers: Wakers
+}
+
+/** The runner's {@link Ticker}, ticking for as long as the scope lasts. */
+export const makeTicker: Effect.Effect<Ticker, never, Scope.Scope> = Effect.gen(function*() {
+  const wakers = new Wakers()
+  yield* Effect.sync(() => wakers.wake()).pipe(
+    Effect.repeat(Schedule.spaced(keepAliveEvery)),
+    Effect.forkScoped
+  )
+  return { wakers }
+})
+
 /** The page size of log reads. */
 const page = 500
 
@@ -75,7 +111,7 @@ const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
   Schedule.intersect(Schedule.recurs(30))
 )
 
-export const make = (options: SessionEntity.Options) =>
+export const make = (options: SessionEntity.Options, ticker: Ticker) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
@@ -88,8 +124,12 @@ export const make = (options: SessionEntity.Options) =>
 
     const tally: Tally = { lastSeq: 0, actions: 0, complete: Option.none(), open: [], answered: new Map() }
     /** Bumped after every append and at the end of a run: what live readers wait on. */
-    const version = yield* SubscriptionRef.make(0)
-    const bump = SubscriptionRef.update(version, (n) => n + 1)
+    let version = 0
+    const readers = new Wakers()
+    const bump = Effect.sync(() => {
+      version += 1
+      readers.wake()
+    })
     /** The most recent events, so live readers rarely go to the store. */
     const recent: Array<EventLog.LoggedEvent> = []
     const recentMax = 256
@@ -126,7 +166,9 @@ export const make = (options: SessionEntity.Options) =>
         for (const logged of events) {
           fold(tally, logged.event)
           tally.lastSeq = logged.seq
+          recent.push(logged)
         }
+        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
       }).pipe(loading.withPermits(1))
     })
 
@@ -314,46 +356,91 @@ export const make = (options: SessionEntity.Options) =>
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
     ) => Effect.zipRight(Effect.zipRight(ensureRunning(envelope.payload, learn), awaitRun), status)
 
-    /** The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. */
+    /**
+     * The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. One pull at
+     * a time, no fiber of its own: each pull returns what the log has after the last event
+     * delivered, else waits for the next append (or the end of the run) or the runner's next
+     * tick, whichever comes first; a tick with nothing new sends a keep-alive, so that a
+     * subscriber whose runner died notices the silence within seconds and resumes on the next
+     * owner. Where the session does not run on this runner, the log is written elsewhere (or not
+     * yet): each tick reads it afresh.
+     */
     const events = (fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
       let next = fromSeq
-      const readFrom = Effect.suspend(() => {
+      let finished = false
+      /** From what this activation appended or loaded (the log's events, contiguous), else from the log. */
+      const fromTally = (): Effect.Effect<ReadonlyArray<EventLog.LoggedEvent>, EventLog.EventLogError> => {
+        if (next > tally.lastSeq) return Effect.succeed([])
         const first = recent[0]
         const last = recent[recent.length - 1]
         if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
           return Effect.succeed(recent.slice(next - first.seq, next - first.seq + page))
         }
         return log.read(sessionId, next, page)
+      }
+      // Running here: this activation is the log's writer, its tally is current. Otherwise the
+      // log is read afresh first (`load` folds what is new into the tally and `recent`).
+      const readFrom = Effect.suspend(() => run !== undefined ? fromTally() : Effect.zipRight(load, Effect.suspend(fromTally)))
+      /**
+       * A subscriber reached this activation and the session's run has not ended but does not run
+       * here: this runner owns the session's shard (an activation exists only where the shard is
+       * held), so it takes the session over now, as the resumer would at its next look.
+       */
+      const takeOver = Effect.suspend(() => {
+        if (run !== undefined || handingOver) return Effect.void
+        return Option.match(record, {
+          onNone: () => Effect.void,
+          onSome: (r) =>
+            Option.isSome(r.ended)
+              ? Effect.void
+              : ensureRunning({ session: r.info, maxActions: r.maxActions, agent: r.agent }, true)
+        })
       })
-      const drain: Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> = Stream.paginateChunkEffect(
-        undefined,
-        () =>
-          Effect.map(readFrom, (events) => {
-            const last = events[events.length - 1]
-            if (last !== undefined) next = last.seq + 1
-            return [Chunk.unsafeFromArray(events), events.length === page ? Option.some(undefined) : Option.none()]
+      /** Resumes at the next append or end (when `version` is still `seen`), or at the next tick. */
+      const wait = (seen: number) =>
+        Effect.async<"append" | "tick">((resume) => {
+          if (version !== seen) return resume(Effect.succeed("append"))
+          const onAppend = () => {
+            ticker.wakers.delete(onTick)
+            resume(Effect.succeed("append"))
+          }
+          const onTick = () => {
+            readers.delete(onAppend)
+            resume(Effect.succeed("tick"))
+          }
+          readers.add(onAppend)
+          ticker.wakers.add(onTick)
+          return Effect.sync(() => {
+            readers.delete(onAppend)
+            ticker.wakers.delete(onTick)
           })
-      )
+        })
       const ended = () => Option.isSome(Option.flatMap(record, (r) => r.ended))
-      // Each change of `version` (the first one is the current value) drains what is new; the
-      // end is seen after the last append, so the final drain has every event.
-      // Not running here: the log is written elsewhere (or not yet); look again every second.
-      const ticks = Stream.fromSchedule(Schedule.spaced("1 second")).pipe(
-        Stream.filter(() => run === undefined)
+      const pull: Effect.Effect<Chunk.Chunk<EventLog.LoggedEvent>, Option.Option<EventLog.EventLogError>> = Effect.gen(
+        function*() {
+          if (finished) return yield* Effect.fail(Option.none())
+          let woke: "first" | "append" | "tick" = "first"
+          while (true) {
+            // `ended` before the read: a run seen ended has appended everything, so an empty
+            // read after that is the end.
+            const seen = version
+            const wasEnded = ended()
+            const events = yield* Effect.mapError(readFrom, Option.some)
+            const last = events[events.length - 1]
+            if (last !== undefined) {
+              next = last.seq + 1
+              return Chunk.unsafeFromArray(events)
+            }
+            if (wasEnded) {
+              finished = true
+              return yield* Effect.fail(Option.none())
+            }
+            if (woke === "tick") return Chunk.of(keepAlive)
+            woke = yield* wait(seen)
+          }
+        }
       )
-      const fromLog = Stream.unwrap(Effect.as(load, Stream.merge(version.changes, ticks))).pipe(
-        Stream.mapEffect(() => Effect.as(load, ended())),
-        Stream.flatMap((wasEnded) => Stream.concat(drain, wasEnded ? Stream.make(true) : Stream.empty), {
-          concurrency: 1
-        }),
-        Stream.takeWhile((x): x is EventLog.LoggedEvent => x !== true),
-        Stream.filter((x): x is EventLog.LoggedEvent => typeof x === "object")
-      )
-      // A keep-alive (seq 0) every second while the stream lasts: a subscriber whose runner died
-      // notices the silence within seconds and resumes on the next owner.
-      return Stream.merge(fromLog, Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(keepAlive)), {
-        haltStrategy: "left"
-      })
+      return Stream.unwrap(Effect.as(Effect.zipRight(load, takeOver), Stream.repeatEffectChunkOption(pull)))
     }
 
     const respond = (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
@@ -435,7 +522,7 @@ export const resumer = (
     const config = yield* ShardingConfig.ShardingConfig
     const log = yield* EventLog.EventLog
     const makeClient = yield* entity.client
-    const every = options.resumeInterval ?? "1 second"
+    const every = options.resumeInterval ?? "250 millis"
     const group = "default"
     let owned = new Set<number>()
     let first = true
