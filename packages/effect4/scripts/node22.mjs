@@ -57,7 +57,9 @@ const node22 = () => {
   const installed = ChildProcess.spawnSync(
     npm,
     ["ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
-    { cwd: toolchain, stdio: ["ignore", "inherit", "inherit"], env: withoutNpmConfig(process.env) }
+    // npm's output goes to standard error: standard output carries the tool's own output (the
+    // binary's path, with --print-node), which the first run must not mix with npm's lines.
+    { cwd: toolchain, stdio: ["ignore", 2, "inherit"], env: withoutNpmConfig(process.env) }
   )
   if (installed.status !== 0) fail(`npm ci in ${toolchain} failed (exit ${installed.status})`)
   const version = versionOfBinary(binary)
