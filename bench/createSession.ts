@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { randomUUID } from "node:crypto"
 import { AgentApi, Credentials, Dialect } from "effect-agent-session"
-import type { CreateSessionResult, Task } from "./child.js"
+import type { CreateSessionResult, Task } from "./tasks.js"
 import { createRequest, stats } from "./measure.js"
 
 /** The request both sides send. */

@@ -14,16 +14,7 @@
 import { execFileSync } from "node:child_process"
 import * as Path from "node:path"
 import type { Effect4Floor, Effect4Task } from "./effect4Tasks.js"
-import {
-  attempt,
-  type Config,
-  isSkipped,
-  root,
-  runChild,
-  type Runner,
-  type Skipped,
-  startServer
-} from "./harness.js"
+import { attempt, isSkipped, root, runChild, type Runner, type Skipped, startServer } from "./processes.js"
 import {
   type FiberCount,
   type FirstEventResult,
@@ -48,6 +39,28 @@ export interface Effect4Config {
   readonly firstEvent: { readonly sessions: number; readonly rounds: number; readonly warmup: number; readonly events: number }
   /** Throughput rounds (raw, floor, `EventStream.events`, `AgentSessions.attach` in each); the frames are the bench's. */
   readonly throughputRounds: number
+}
+
+/**
+ * What the Effect 4 part reads of the bench's configuration: the fields of bench/harness.ts
+ * `Config` it uses (a `Config` is passed as one), named here so this part imports nothing of the
+ * harness.
+ */
+export interface Effect4Settings {
+  /** How much of the Effect 4 part to run. */
+  readonly effect4: Effect4Config
+  /** action_run frames per throughput run. */
+  readonly frames: number
+  /** Frames of the warm-up run before each measured throughput run. */
+  readonly warmupFrames: number
+  /** Connections opening at once. */
+  readonly memoryConcurrency: number
+  /** Run the SDK side from another copy of the repository (its `packages/effect4/bench/child.ts`). */
+  readonly sdkRoot?: string | undefined
+  /** Write a CPU profile of the measured part of every client process to this directory. */
+  readonly cpuProfileDir?: string | undefined
+  /** Progress lines. */
+  readonly log: (line: string) => void
 }
 
 /** The sides of the memory figure. */
@@ -109,7 +122,7 @@ const isSdk = (task: Effect4Task): boolean => task.variant === "sdk" || task.var
 const nodeVersion = (node: string): string => execFileSync(node, ["--version"], { encoding: "utf8" }).trim()
 
 /** Runs the Effect 4 part against the load generator at `url`. */
-export const effect4Figure = async (config: Config, url: string): Promise<Effect4Figure> => {
+export const effect4Figure = async (config: Effect4Settings, url: string): Promise<Effect4Figure> => {
   const e4 = config.effect4
   const node = node22()
   const e4Child = (from: string): Runner => ({ node, script: Path.join(from, "packages", "effect4", "bench", "child.ts") })

@@ -3,7 +3,8 @@
  * their verdicts, and every figure of bench/effect4.ts with min / median / max.
  */
 import type { Effect4Figure, Effect4MemoryFigure, MemorySide, MemorySideFigure, RateFigure } from "./effect4.js"
-import { isSkipped, type Results, type Skipped } from "./harness.js"
+import type { Results } from "./harness.js"
+import { isSkipped, type Skipped } from "./processes.js"
 import type { Stats } from "./measure.js"
 
 /** A target and whether the run met it. */

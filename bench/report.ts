@@ -3,14 +3,8 @@
  * method, every figure with min/median/max, the ratios, the targets, the hand-written analysis,
  * and the cluster section bench/cluster.ts wrote, kept as it was).
  */
-import {
-  type Comparison,
-  type FirstEventFigure,
-  isSkipped,
-  type Results,
-  type Skipped,
-  type ThroughputFigure
-} from "./harness.js"
+import { type Comparison, type FirstEventFigure, type Results, type ThroughputFigure } from "./harness.js"
+import { isSkipped, type Skipped } from "./processes.js"
 import type { Stats } from "./measure.js"
 import { effect4Section, effect4Summary } from "./effect4Report.js"
 

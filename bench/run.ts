@@ -21,7 +21,8 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { type Config, fullConfig, type Part, parts, type Results, root, runBench } from "./harness.js"
+import { type Config, fullConfig, type Part, parts, type Results, runBench } from "./harness.js"
+import { root } from "./processes.js"
 import { clusterSection, keptSection, markdown, startupMarkers, summary } from "./report.js"
 
 const args = process.argv.slice(2)

@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session"
-import type { Client } from "./child.js"
+import type { Client } from "./tasks.js"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
 import {
   busy,

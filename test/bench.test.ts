@@ -7,7 +7,8 @@
  * are hang guards for a loaded machine (every part runs at once).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type Config, fullConfig, isSkipped, type Results, runBench } from "../bench/harness.js"
+import { type Config, fullConfig, type Results, runBench } from "../bench/harness.js"
+import { isSkipped } from "../bench/processes.js"
 import { clusterSection, markdown, summary, verdicts } from "../bench/report.js"
 import { effect4Verdicts } from "../bench/effect4Report.js"
 import type { Stats } from "../bench/measure.js"
