@@ -278,7 +278,7 @@ const parseDialect = (u: unknown): Parsed<Dialect.Dialect> => {
  * Parses the header line: a foreign file or a newer version is refused here.
  *
  * @since 0.1.0
- * @category parsing
+ * @category combinators
  */
 export const parseHeader = (text: string): Parsed<Header> => {
   const json = parseJson(text)
@@ -383,7 +383,7 @@ const parseJson = (text: string): Parsed<unknown> => {
  * Parses a line after the header. Unknown `type`s are refused: the file is not of this version.
  *
  * @since 0.1.0
- * @category parsing
+ * @category combinators
  */
 export const parseEntry = (text: string): Parsed<Entry> => {
   const json = parseJson(text)
@@ -402,7 +402,7 @@ export const parseEntry = (text: string): Parsed<Entry> => {
  * The line of a value (no newline).
  *
  * @since 0.1.0
- * @category parsing
+ * @category combinators
  */
 export const encodeLine = (line: Line): string => JSON.stringify(line)
 
@@ -415,7 +415,7 @@ export const encodeLine = (line: Line): string => JSON.stringify(line)
  * at most `maxLineLength` characters: a longer line is refused, never held.
  *
  * @since 0.1.0
- * @category parsing
+ * @category models
  */
 export class LineSplitter {
   private partial = ""
@@ -485,7 +485,7 @@ const bearer = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/g
  * What replaces a secret.
  *
  * @since 0.1.0
- * @category secrets
+ * @category models
  */
 export const REDACTED = "<redacted>"
 
@@ -495,7 +495,7 @@ export const REDACTED = "<redacted>"
  * returned as it is (a frame stays byte for byte what the service sent).
  *
  * @since 0.1.0
- * @category secrets
+ * @category combinators
  */
 export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
   let out = redactSecrets(text, secrets)
@@ -510,7 +510,7 @@ export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
  * A value with every string scrubbed ({@link scrub}) and every key-named member redacted.
  *
  * @since 0.1.0
- * @category secrets
+ * @category combinators
  */
 export const scrubValue = (value: unknown, secrets: ReadonlyArray<string>, depth = 0): unknown => {
   if (typeof value === "string") return scrub(value, secrets)
@@ -529,7 +529,7 @@ export const scrubValue = (value: unknown, secrets: ReadonlyArray<string>, depth
  * A line with no secret in it: the text of frames scrubbed as text, every other value member by member.
  *
  * @since 0.1.0
- * @category secrets
+ * @category combinators
  */
 export const scrubEntry = (entry: Entry, secrets: ReadonlyArray<string>): Entry => {
   if (entry.type === "frame") {
@@ -551,7 +551,7 @@ const show = (value: unknown): string => value === undefined ? "(absent)" : JSON
  * empty string when they are equal. Objects are compared member by member (in name order).
  *
  * @since 0.1.0
- * @category differences
+ * @category combinators
  */
 export const difference = (expected: unknown, actual: unknown, path = "", depth = 0): string => {
   if (isObject(expected) && isObject(actual) && depth < 16) {
@@ -573,7 +573,7 @@ export const difference = (expected: unknown, actual: unknown, path = "", depth 
  * The event name and payload text of a WebSocket frame in a framing, if it has them.
  *
  * @since 0.1.0
- * @category transports
+ * @category combinators
  */
 export const frameToEvent = (framing: Dialect.Framing, text: string): { readonly event: string; readonly data: string } | undefined => {
   const json = parseJson(text)
@@ -592,7 +592,7 @@ export const frameToEvent = (framing: Dialect.Framing, text: string): { readonly
  * The WebSocket frame of a Server-Sent Event in a framing (the payload text spliced in as it is).
  *
  * @since 0.1.0
- * @category transports
+ * @category combinators
  */
 export const eventToFrame = (framing: Dialect.Framing, event: string, data: string): string => {
   const payload = data.length === 0 ? "{}" : data
@@ -611,7 +611,7 @@ export const eventToFrame = (framing: Dialect.Framing, event: string, data: stri
  * What a server does to end a connection as the recorded one ended.
  *
  * @since 0.1.0
- * @category transports
+ * @category models
  */
 export type ServerEnd =
   /** Refuse the connection with this HTTP status (before it opened). */
@@ -642,7 +642,7 @@ const statusIn = (cause: string): number | undefined => {
  * HTTP N`, `open failed`, `read failed`, `the event stream ended`).
  *
  * @since 0.1.0
- * @category transports
+ * @category combinators
  */
 export const serverEndOf = (close: CloseEntry): ServerEnd => {
   const outcome = close.outcome
@@ -704,7 +704,7 @@ export const serverEndOf = (close: CloseEntry): ServerEnd => {
  * The longest line read by default: 16 Mi characters (a 1 MiB frame escaped is at most 6 MiB).
  *
  * @since 0.1.0
- * @category reading
+ * @category constructors
  */
 export const defaultMaxLineLength = 16 * 1024 * 1024
 
@@ -715,7 +715,7 @@ const BLOCK = 64 * 1024
  * functions have these shapes). A function that throws is a file that cannot be read.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
 export interface FileSystemSync {
   readonly openSync: (path: string, flags: "r") => number
@@ -727,7 +727,7 @@ export interface FileSystemSync {
  * Why a recording cannot be read further, and where.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
 export interface Invalid {
   readonly _tag: "Invalid"
@@ -767,7 +767,7 @@ const badLineIn = (bytes: Uint8Array): number => {
  * An entry and its line.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
 export interface Numbered {
   readonly _tag: "Entry"
@@ -779,7 +779,7 @@ export interface Numbered {
  * The end of the file.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
 export interface Done {
   readonly _tag: "Done"
@@ -796,7 +796,7 @@ const describe = (cause: unknown): string =>
  * A recording open for reading, positioned after its header.
  *
  * @since 0.1.0
- * @category reading
+ * @category models
  */
 export class Reader {
   private readonly splitter: LineSplitter
@@ -949,7 +949,7 @@ export class Reader {
  * their `InvalidRecording` and `ReplayMismatch`.
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export type ReplayProblem =
   | { readonly _tag: "Invalid"; readonly line: number; readonly reason: string }
@@ -981,7 +981,7 @@ const connectionMismatch = (line: number, expected: string, actual: string): Rep
  * a time-out of a create is `OutcomeUnknown`). A `create-failed` line with another tag is not valid.
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export const createErrorTags: ReadonlySet<string> = new Set([
   "InvalidRequest",
@@ -1007,7 +1007,7 @@ export const createErrorTags: ReadonlySet<string> = new Set([
  * `ConnectTimeout`, the input of their reconnect schedule).
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export const eventChannelErrorTags: ReadonlySet<string> = new Set([
   "MalformedFrame",
@@ -1027,7 +1027,7 @@ export const eventChannelErrorTags: ReadonlySet<string> = new Set([
  * The reasons a connection ends for good (`Connection.CloseReason`).
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export const closeReasons: ReadonlySet<string> = new Set([
   "complete",
@@ -1047,7 +1047,7 @@ export const closeReasons: ReadonlySet<string> = new Set([
  * problem the first connection reports): the shell answers the header's session.
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export type CreateAnswer =
   | { readonly _tag: "Created"; readonly line: number; readonly session: JsonObject }
@@ -1061,7 +1061,7 @@ export type CreateAnswer =
  * (`AwaitClose`: wait for it), or a defect of the transport (`Defect`).
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export type RecordedEnd =
   | { readonly _tag: "End"; readonly reason: CloseReason }
@@ -1075,7 +1075,7 @@ export type RecordedEnd =
  * How a `close` line's outcome ends the replayed attempt, or why it is not valid.
  *
  * @since 0.1.0
- * @category replaying
+ * @category combinators
  */
 export const recordedEnd = (close: CloseEntry, line: number): RecordedEnd | ReplayProblem => {
   const outcome = close.outcome
@@ -1105,7 +1105,7 @@ export const recordedEnd = (close: CloseEntry, line: number): RecordedEnd | Repl
  * Whether a value is a {@link ReplayProblem} (and not a step of the replay).
  *
  * @since 0.1.0
- * @category replaying
+ * @category guards
  */
 export const isReplayProblem = (u: unknown): u is ReplayProblem =>
   typeof u === "object" && u !== null && "_tag" in u && (u._tag === "Invalid" || u._tag === "Mismatch")
@@ -1116,7 +1116,7 @@ export const isReplayProblem = (u: unknown): u is ReplayProblem =>
  * recording's `redact` applied), `undefined` when none came within `waited` (a description).
  *
  * @since 0.1.0
- * @category replaying
+ * @category combinators
  */
 export const checkAnswer = (
   recorded: AnswerEntry,
@@ -1152,7 +1152,7 @@ export const checkAnswer = (
  * {@link failure} and reported by the first connection: the create itself answers as recorded.
  *
  * @since 0.1.0
- * @category replaying
+ * @category models
  */
 export class ReplayPass {
   /** `create`: the create lines are next; `events`: the connections are. */

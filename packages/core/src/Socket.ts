@@ -51,6 +51,8 @@ const hasMethod = <K extends string>(value: object, name: K): value is { readonl
   name in value && typeof (value as Record<K, unknown>)[name] === "function"
 
 /**
+ * Whether the socket can pause its reading (`pause` and `resume` methods).
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -69,6 +71,8 @@ export interface Emitter {
 }
 
 /**
+ * Whether the socket is an EventEmitter with `on` and `off` (the `ws` package's sockets are).
+ *
  * @since 0.1.0
  * @category guards
  */
