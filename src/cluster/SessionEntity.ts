@@ -36,6 +36,8 @@ import * as SessionEvent from "../SessionEvent.js"
 import * as EventLog from "./EventLog.js"
 import * as internal from "./internal/entity.js"
 import { AnswerSchema } from "./internal/eventLog.js"
+import { resumer } from "./internal/resumer.js"
+import { makeTicker } from "./internal/ticker.js"
 
 /**
  * The outcome of a session that completed, derived from its log.
@@ -216,10 +218,10 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
-    Layer.unwrapScoped(Effect.map(internal.makeTicker, (ticker) =>
+    Layer.unwrapScoped(Effect.map(makeTicker, (ticker) =>
       SessionEntity.toLayer(internal.make(options, ticker), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
       }))),
-    Layer.scopedDiscard(Effect.forkScoped(internal.resumer(SessionEntity, options)))
+    Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options)))
   )

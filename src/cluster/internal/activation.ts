@@ -1,0 +1,132 @@
+/**
+ * The state of one activation of the session entity: what it knows of the session's log (folded
+ * event by event), the live readers waiting on it, and the run it holds.
+ */
+import type * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type { RunningSession } from "../../AgentSessions.js"
+import type * as SessionEvent from "../../SessionEvent.js"
+import type * as EventLog from "../EventLog.js"
+import { type AnswerEncoded, requestKey } from "./eventLog.js"
+import { Wakers } from "./ticker.js"
+
+/** The page size of log reads. */
+export const page = 500
+
+/** What the log says about a session, folded event by event. */
+export interface Tally {
+  lastSeq: number
+  actions: number
+  complete: Option.Option<SessionEvent.Complete>
+  /** Requests in arrival order, not yet settled by an `external_resource_granted`. */
+  readonly open: Array<SessionEvent.ExternalResourceRequested>
+  /** Keys of requests with a recorded answer. */
+  readonly answered: Map<string, AnswerEncoded>
+}
+
+export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
+  switch (event._tag) {
+    case "ActionRun":
+      tally.actions += 1
+      break
+    case "Complete":
+      tally.complete = Option.some(event)
+      break
+    case "ExternalResourceRequested":
+      if (!tally.open.some((r) => requestKey(r) === requestKey(event))) tally.open.push(event)
+      break
+    case "ExternalResourceGranted":
+      // The grant names no request: it settles the oldest open one that was answered (or the oldest).
+      {
+        const index = tally.open.findIndex((r) => tally.answered.has(requestKey(r)))
+        tally.open.splice(index < 0 ? 0 : index, 1)
+      }
+      break
+  }
+}
+
+/** How many of the most recent events an activation keeps in `recent`. */
+export const recentMax = 256
+
+/** The payload of `Start` and `Attach`: the session to run. */
+export interface RunPayload {
+  readonly session: EventLog.SessionRecord["info"]
+  readonly maxActions: number
+  readonly agent: Option.Option<string>
+}
+
+/** One activation's state, shared by its handlers (one entity instance per session id). */
+export interface Activation {
+  readonly sessionId: string
+  readonly log: EventLog.Service
+  readonly tally: Tally
+  /** Bumped after every append and at the end of a run: what live readers wait on. */
+  version: number
+  readonly readers: Wakers
+  readonly bump: Effect.Effect<void>
+  /** The most recent events, so live readers rarely go to the store. */
+  readonly recent: Array<EventLog.LoggedEvent>
+  record: Option.Option<EventLog.SessionRecord>
+  running: RunningSession | undefined
+  /** Set when this activation gives the session away (its shard moves, the runner stops). */
+  handingOver: boolean
+  run: { readonly done: Deferred.Deferred<void>; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+  /** Folds what the log has that the tally has not seen (nothing while the session runs here). */
+  readonly load: Effect.Effect<void, EventLog.EventLogError>
+}
+
+export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
+  Effect.gen(function*() {
+    const tally: Tally = { lastSeq: 0, actions: 0, complete: Option.none(), open: [], answered: new Map() }
+    const readers = new Wakers()
+    const recent: Array<EventLog.LoggedEvent> = []
+
+    // What the log knows. While this activation runs the session it is the log's only writer
+    // and its tally is current; otherwise (another runner may be writing, during a hand-over)
+    // every reader reads the log afresh.
+    const loading = yield* Effect.makeSemaphore(1)
+    const self: Activation = {
+      sessionId,
+      log,
+      tally,
+      version: 0,
+      readers,
+      bump: Effect.sync(() => {
+        self.version += 1
+        readers.wake()
+      }),
+      recent,
+      record: Option.none(),
+      running: undefined,
+      handingOver: false,
+      run: undefined,
+      load: Effect.suspend(() => {
+        if (self.run !== undefined) return Effect.void
+        return Effect.gen(function*() {
+          const fresh = yield* log.get(sessionId)
+          const answers = yield* log.answers(sessionId)
+          const from = tally.lastSeq + 1
+          const events: Array<EventLog.LoggedEvent> = []
+          let next = from
+          while (true) {
+            const batch = yield* log.read(sessionId, next, page)
+            events.push(...batch)
+            if (batch.length < page) break
+            next = batch[batch.length - 1]!.seq + 1
+          }
+          if (self.run !== undefined) return
+          self.record = fresh
+          for (const a of answers) tally.answered.set(requestKey(a.request), a.answer)
+          for (const logged of events) {
+            fold(tally, logged.event)
+            tally.lastSeq = logged.seq
+            recent.push(logged)
+          }
+          if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        }).pipe(loading.withPermits(1))
+      })
+    }
+    return self
+  })

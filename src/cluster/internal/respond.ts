@@ -1,0 +1,49 @@
+/**
+ * The session entity's `Respond`: an answer to a pending request, recorded in the log once, then
+ * handed to the channel.
+ */
+import type * as Entity from "@effect/cluster/Entity"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { RequestNotPending } from "../../Errors.js"
+import * as SessionEvent from "../../SessionEvent.js"
+import type * as SessionEntity from "../SessionEntity.js"
+import type { Activation } from "./activation.js"
+import { type AnswerEncoded, requestKey, toAnswer } from "./eventLog.js"
+
+const sameAnswer = (a: AnswerEncoded, b: AnswerEncoded): boolean =>
+  a._tag === b._tag && (a._tag === "Deny" || (b._tag === "Grant" && Option.getEquivalence((x: string, y: string) => x === y)(a.input, b.input)))
+
+export const respond = (activation: Activation) => (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
+  Effect.gen(function*() {
+    const { load, log, sessionId, tally } = activation
+    yield* load
+    const { answer, request } = envelope.payload
+    const key = requestKey(request)
+    const refuse = (reason: "never-received" | "already-answered") =>
+      new RequestNotPending({
+        resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
+        actionSessionId: request.action_session_id,
+        reason
+      })
+    // Looked up before the open requests: a caller retrying after losing the reply (or the
+    // cluster delivering the message again) may arrive after the grant settled the request.
+    const previous = tally.answered.get(key)
+    if (previous !== undefined) {
+      // The same answer again: done already; a different one: the first answer stands.
+      if (sameAnswer(previous, answer)) return
+      return yield* refuse("already-answered")
+    }
+    if (!tally.open.some((r) => requestKey(r) === key)) return yield* refuse("never-received")
+    const recorded = yield* log.saveAnswer(sessionId, request, answer)
+    if (!recorded) {
+      // Another activation recorded an answer first (a hand-over): the same one is done already.
+      const stored = (yield* log.answers(sessionId)).find((a) => requestKey(a.request) === key)
+      if (stored !== undefined && sameAnswer(stored.answer, answer)) return
+      return yield* refuse("already-answered")
+    }
+    tally.answered.set(key, answer)
+    // Handed to the channel when this runner holds it; otherwise the runner that takes the
+    // session sends it (it is in the log).
+    if (activation.running !== undefined) yield* Effect.ignore(activation.running.respond(request, toAnswer(answer)))
+  })
