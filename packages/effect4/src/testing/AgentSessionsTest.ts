@@ -20,41 +20,29 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import { Agent, AgentId, type OnboardInput, OnboardRequest } from "../Agent.js"
+import type { OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
 import * as AgentSessions from "../AgentSessions.js"
-import * as Answer from "../Answer.js"
+import type * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
 import type { Recording } from "effect-agent-session-core"
 import {
   type CreateSessionError,
   type EventStreamError,
   InvalidRecording,
-  NotFound,
   type OnboardError,
   type ReplayError,
-  ReplayMismatch,
-  RequestNotPending,
-  type RespondError
+  ReplayMismatch
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
-import { keyOf } from "../internal/channel/shell.js"
-import * as ReplayInternal from "../internal/recording/replay.js"
-import { validate } from "../internal/schema.js"
-import { ActionSessionId, CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
+import * as internal from "../internal/testing/inMemory.js"
+import { ActionSessionId, type CreateSessionRequest, SessionId } from "../Session.js"
+import type * as SessionEvent from "../SessionEvent.js"
 
 /**
  * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
@@ -200,213 +188,6 @@ export interface Options {
   readonly sessionId?: string | undefined
 }
 
-const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
-const validateOnboard = validate(OnboardRequest, "OnboardRequest")
-
-const makeServices = (options: Options) =>
-  Effect.gen(function*() {
-    const script = yield* Ref.make<ReadonlyArray<Step>>(
-      options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId })
-    )
-    const answers = yield* Ref.make<ReadonlyArray<RecordedAnswer>>([])
-    const connections = yield* Ref.make<ReadonlyArray<string>>([])
-    const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
-    const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
-    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
-    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
-    const sessionCounter = yield* Ref.make(0)
-
-    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
-      Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
-
-    const api = AgentApi.of({
-      onboard: (input: OnboardInput) =>
-        Effect.gen(function*() {
-          const request = yield* Effect.fromResult(validateOnboard(input))
-          yield* takeError(nextOnboardError)
-          yield* Ref.update(onboarded, (all) => [...all, request])
-          return new Agent({
-            agentId: AgentId.make(`test-agent-${request.name}`),
-            name: request.name,
-            website: request.website,
-            domain: request.domain,
-            apiKey: Option.some(Redacted.make(`test-agent-key-${request.name}`))
-          })
-        }),
-      createSession: (input) =>
-        Effect.gen(function*() {
-          const request = yield* Effect.fromResult(validateCreate(input))
-          yield* takeError(nextCreateError)
-          yield* Ref.update(created, (all) => [...all, request])
-          const n = yield* Ref.updateAndGet(sessionCounter, (c) => c + 1)
-          const id = options.sessionId ?? (n === 1 ? "test-session" : `test-session-${n}`)
-          return new SessionInfo({
-            session_id: SessionId.make(id),
-            status: Option.some<SessionStatus>("started"),
-            start_time: Option.some(new Date(0).toISOString()),
-            end_time: Option.none(),
-            error: Option.none()
-          })
-        }),
-      getSession: (sessionId) =>
-        Effect.fail(
-          new NotFound({
-            status: 404,
-            message: `The test layer keeps no sessions to retrieve (${sessionId})`,
-            body: "",
-            requestId: Option.none(),
-            operation: "AgentApi.getSession"
-          })
-        )
-    })
-
-
-    const connect: EventStream.Service["connect"] = (sessionId, connectOptions = {}) =>
-      Effect.gen(function*() {
-        const steps = yield* Ref.get(script)
-        const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
-        // The requests not answered yet, each with the answer it waits for.
-        const pending = new Map<string, Deferred.Deferred<Answer.Answer>>()
-        const answered = new Set<string>()
-        let latest: Deferred.Deferred<Answer.Answer> | undefined
-        // How the script ended, when it ended by itself.
-        let ending: EventStream.CloseReason | undefined
-        const closed = yield* Deferred.make<void>()
-
-        const respond = (
-          request: SessionEvent.ExternalResourceRequested,
-          answer: Answer.Answer
-        ): Effect.Effect<void, RespondError> =>
-          Effect.suspend(() => {
-            const key = keyOf(request)
-            const waiting = pending.get(key)
-            if (waiting === undefined) {
-              return Effect.fail(
-                new RequestNotPending({
-                  resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
-                  actionSessionId: request.action_session_id,
-                  reason: answered.has(key) ? "already-answered" : "never-received"
-                })
-              )
-            }
-            pending.delete(key)
-            answered.add(key)
-            return Effect.andThen(
-              Ref.update(answers, (all) => [...all, { sessionId, request, answer }]),
-              Deferred.succeed(waiting, answer)
-            )
-          })
-
-        const run = (step: Step): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> => {
-          switch (step._tag) {
-            case "Emit":
-              return Stream.suspend(() => {
-                if (step.event._tag === "ExternalResourceRequested") {
-                  latest = Deferred.makeUnsafe()
-                  pending.set(keyOf(step.event), latest)
-                }
-                return Stream.succeed(step.event)
-              })
-            case "Fail":
-              return Stream.fail(step.error)
-            case "Sleep":
-              return Stream.fromEffectDrain(Effect.sleep(step.duration))
-            case "AwaitAnswer":
-              return Stream.unwrap(Effect.suspend(() => {
-                const waiting = latest
-                if (waiting === undefined) return Effect.succeed(Stream.empty)
-                return Effect.map(Deferred.await(waiting), (answer) =>
-                  step.echo
-                    ? Stream.succeed<SessionEvent.SessionEvent>({
-                      _tag: "ExternalResourceGranted",
-                      granted: Answer.isGrant(answer),
-                      input: answer._tag === "Grant" ? answer.input : Option.none()
-                    })
-                    : Stream.empty)
-              }))
-            case "End":
-              return Stream.empty
-          }
-        }
-
-        const endIndex = steps.findIndex((step) => step._tag === "End")
-        const played = endIndex === -1 ? steps : steps.slice(0, endIndex)
-        const events = Stream.fromIterable(played).pipe(
-          Stream.flatMap(run),
-          // The script ran out before `complete`: the service closed the channel (as with 1000).
-          Stream.concat(Stream.fromEffectDrain(Effect.sync(() => {
-            ending = "closed-by-service"
-          }))),
-          Stream.takeUntil((event) => {
-            if (event._tag === "Complete") ending = "complete"
-            else if (connectOptions.endOnError === true && event._tag === "AgentError") ending = "error-event"
-            else return false
-            return true
-          }),
-          Stream.interruptWhen(Deferred.await(closed)),
-          Stream.onStart(Effect.andThen(
-            Ref.update(connections, (all) => [...all, sessionId]),
-            SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
-          )),
-          // The reason the real channel gives for each way of ending.
-          Stream.onExit((exit) =>
-            SubscriptionRef.update(state, (current) =>
-              current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
-                reason: Exit.isSuccess(exit) ? ending ?? "closed-by-caller" : reasonOf(exit.cause)
-              })))
-        )
-        const close = Effect.andThen(
-          Deferred.succeed(closed, undefined),
-          SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
-        )
-        return { sessionId, events, state, respond, close } satisfies EventStream.Connection
-      })
-
-    const eventStream = EventStream.EventStream.of({
-      connect,
-      events: (sessionId, connectOptions) =>
-        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    })
-
-    // What a replay reports as the application goes (`replay`).
-    const observer: ReplayInternal.Observer = {
-      beforeCreate: takeError(nextCreateError),
-      created: (request) => Ref.update(created, (all) => [...all, request]),
-      connected: (sessionId) => Ref.update(connections, (all) => [...all, sessionId]),
-      answered: (sessionId, request, answer) => Ref.update(answers, (all) => [...all, { sessionId, request, answer }])
-    }
-
-    const control: Control = {
-      answers: Ref.get(answers),
-      connections: Ref.get(connections),
-      sessionsCreated: Ref.get(created),
-      agentsOnboarded: Ref.get(onboarded),
-      failNextCreate: (error) => Ref.set(nextCreateError, Option.some(error)),
-      failNextOnboard: (error) => Ref.set(nextOnboardError, Option.some(error)),
-      script: Ref.get(script),
-      setScript: (steps) => Ref.set(script, steps)
-    }
-    return { api, eventStream, control, observer }
-  })
-
-/** The close reason the real channel gives for a failure of the events. */
-const reasonOf = (cause: Cause.Cause<EventStreamError>): EventStream.CloseReason => {
-  const error = Option.getOrUndefined(Cause.findErrorOption(cause))
-  switch (error?._tag) {
-    case undefined:
-      return "closed-by-caller"
-    case "ConnectionLost":
-    case "NeverConnected":
-      return "connection-lost"
-    case "HandshakeRejected":
-      return "handshake-rejected"
-    case "Superseded":
-      return "superseded"
-    default:
-      return "failed"
-  }
-}
-
 /**
  * The in-memory `AgentApi`, `EventStream` and `Credentials` (a test key), the real
  * `AgentSessions` over them, and {@link AgentSessionsTestControl} to inspect and steer.
@@ -420,7 +201,7 @@ export const layer = (
   AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl
 > => {
   const services = Layer.effectContext(
-    Effect.map(makeServices(options), ({ api, control, eventStream }) =>
+    Effect.map(internal.makeServices(options, session), ({ api, control, eventStream }) =>
       Context.make(AgentApi, api).pipe(
         Context.add(EventStream.EventStream, eventStream),
         Context.add(AgentSessionsTestControl, control)
@@ -608,19 +389,11 @@ export const replay = (
   InvalidRecording
 > => {
   const services = Layer.effectContext(
-    Effect.gen(function*() {
-      const { api, control, observer } = yield* makeServices({})
-      const replayed = yield* ReplayInternal.make({ ...options, path }, observer)
-      const replayApi = AgentApi.of({
-        ...api,
-        createSession: (input) => Effect.flatMap(Effect.fromResult(validateCreate(input)), replayed.createSession),
-        getSession: (sessionId) => replayed.getSession(sessionId)
-      })
-      return Context.make(AgentApi, replayApi).pipe(
-        Context.add(EventStream.EventStream, replayed.eventStream),
+    Effect.map(internal.makeReplay(path, options, session), ({ api, control, eventStream }) =>
+      Context.make(AgentApi, api).pipe(
+        Context.add(EventStream.EventStream, eventStream),
         Context.add(AgentSessionsTestControl, control)
-      )
-    })
+      ))
   )
   const base = Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
   return Layer.provideMerge(Layer.fresh(AgentSessions.layer), base)

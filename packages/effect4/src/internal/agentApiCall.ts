@@ -1,0 +1,173 @@
+/**
+ * One call of `AgentApi` on the wire: the `HttpClient` with the auth header, the `User-Agent` and
+ * the `Idempotency-Key`; every response handled before the contract decodes it (a non-2xx becomes
+ * its typed error, a 2xx body is read within the limit and kept for a possible
+ * `ResponseDecodeError`); and every failure of the derived client mapped to an
+ * {@link AttemptError}. The call's context is a reference set by its attempt.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
+import type * as Dialect from "../Dialect.js"
+import {
+  type HttpStatusError,
+  InvalidRequest,
+  isAgentSessionError,
+  type RequestTimeout,
+  type ResponseDecodeError,
+  ResponseTooLarge,
+  type TransportError
+} from "../Errors.js"
+import { transportError } from "./agentApiPolicy.js"
+import { readBounded } from "./body.js"
+import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { formatIssue } from "./schema.js"
+import { userAgent } from "./version.js"
+
+/**
+ * What one attempt of a call can fail with, besides a missing key: the contract refused the
+ * payload (`InvalidRequest`), a status, the transport, the time-out, the body.
+ */
+export type AttemptError =
+  | InvalidRequest
+  | HttpStatusError
+  | TransportError
+  | RequestTimeout
+  | ResponseDecodeError
+  | ResponseTooLarge
+
+// ---------------------------------------------------------------------------
+// The per-call context read by the HttpClient
+// ---------------------------------------------------------------------------
+
+/** One attempt of one operation, as the `HttpClient` below reads it. */
+export interface CallInfo {
+  readonly operation: string
+  readonly key: Redacted.Redacted<string>
+  readonly secrets: ReadonlyArray<string>
+  /**
+   * The 2xx response being decoded, kept for `ResponseDecodeError`: set once by the attempt's
+   * own fiber, read by it afterwards (a plain field: nothing else sees it).
+   */
+  received: Option.Option<DecodedResponse>
+  /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
+  readonly idempotencyKey: Option.Option<string>
+}
+
+/** The call of the attempt running in this fiber, read by the `HttpClient` below. */
+export const CurrentCall = Context.Reference<CallInfo | undefined>("effect-agent-session/internal/AgentApi/CurrentCall", {
+  defaultValue: () => undefined
+})
+
+/** The call of this attempt (a request outside an attempt would be a bug of this module). */
+const Call: Effect.Effect<CallInfo> = Effect.flatMap(
+  Effect.service(CurrentCall),
+  (call) => call === undefined ? Effect.die(new Error("AgentApi: a request outside an attempt")) : Effect.succeed(call)
+)
+
+// ---------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------
+
+const textDecoder = new TextDecoder()
+
+/**
+ * What happens to every response before the contract decodes it: a non-2xx becomes its typed
+ * error here (so the contract never sees a status it does not declare), and a 2xx is handed on
+ * as a 200 (any 2xx is success, U07), its body read within the limit and kept for a possible
+ * `ResponseDecodeError`.
+ */
+const handleResponse = (
+  response: HttpClientResponse.HttpClientResponse,
+  call: CallInfo,
+  maxResponseSize: number
+): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
+  const { headers, status } = response
+  const success = Http.isSuccess(status)
+  return Effect.matchEffect(readBounded(response, maxResponseSize, !success), {
+    onFailure: (error): Effect.Effect<never, AttemptError> =>
+      "_tag" in error && error._tag === "OverLimit"
+        ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))
+        : Effect.fail(
+          fromRequestError(
+            new HttpClientError.HttpClientError({
+              reason: new HttpClientError.TransportError({
+                request: response.request,
+                cause: (error as HttpClientError.HttpClientError).reason.cause,
+                description: Http.bodyReadFailed(status)
+              })
+            }),
+            call
+          )
+        ),
+    onSuccess: (bytes) => {
+      if (!success) {
+        return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
+          Effect.fail(fromStatus({ status, statusText: "", headers, body: textDecoder.decode(bytes) }, { ...call, nowMillis })))
+      }
+      call.received = Option.some(Http.receivedBody(status, bytes))
+      return Effect.succeed(
+        HttpClientResponse.fromWeb(
+          response.request,
+          new Response(bytes.byteLength === 0 ? null : Http.ownArrayBuffer(bytes), { status: 200, headers })
+        )
+      )
+    }
+  })
+}
+
+/** The client with the auth header, the `User-Agent`, the `Idempotency-Key`, and the status mapping. */
+export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialect.Dialect, maxResponseSize: number) =>
+  httpClient.pipe(
+    HttpClient.mapRequestEffect((request) =>
+      Effect.map(Call, (call) => {
+        const headers = Http.requestHeaders({
+          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
+          userAgent,
+          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
+        })
+        return HttpClientRequest.setHeaders(request, headers)
+      })
+    ),
+    HttpClient.transformResponse((effect) =>
+      Effect.flatMap(Call, (call) =>
+        Effect.matchEffect(effect, {
+          onFailure: (error: HttpClientError.HttpClientError) =>
+            error.response === undefined
+              ? Effect.fail(transportError(error, call))
+              // A client that filters statuses itself reports the response: map it the same way.
+              : handleResponse(error.response, call, maxResponseSize),
+          onSuccess: (response) => handleResponse(response, call, maxResponseSize)
+        }))
+    )
+  )
+
+/**
+ * Everything the derived client can fail with, as an {@link AttemptError}: ours pass through; a
+ * `SchemaError` before any response is a payload the contract refused (`InvalidRequest`), after a
+ * 2xx a `ResponseDecodeError`; an `HttpClientError` is a `TransportError` or a
+ * `ResponseDecodeError`. A decoded contract error cannot come (statuses are mapped first): it is
+ * a defect.
+ */
+export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<never, AttemptError> => {
+  // Only the client above fails with ours: a status, the transport or the body (handleResponse).
+  if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
+  if (Schema.isSchemaError(error)) {
+    return Option.isNone(call.received)
+      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssue(error.issue), call.secrets) }))
+      : Effect.fail(fromDecodeFailure(formatIssue(error.issue), call.received, call))
+  }
+  if (HttpClientError.isHttpClientError(error)) {
+    return error.response === undefined
+      ? Effect.fail(transportError(error, call))
+      : Effect.fail(fromDecodeFailure(error.message, call.received, call))
+  }
+  return Effect.die(error)
+}

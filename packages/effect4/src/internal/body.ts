@@ -1,0 +1,58 @@
+/**
+ * Reading an HTTP response body within a size limit, as the protocol core's `Http.bodyPlan`
+ * says: a body announced over the limit is refused unread, a body the transport frames is read
+ * whole, any other is streamed and stopped at the first byte past the limit; so a huge or
+ * never-ending body costs at most the limit in memory.
+ */
+import * as Effect from "effect/Effect"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Stream from "effect/Stream"
+import { Http } from "effect-agent-session-core"
+
+/** The default largest response body. */
+export const defaultMaxResponseSize: number = Http.defaults.maxResponseSize
+
+/** A body over the limit: the bytes read (or announced) when reading stopped. */
+export interface OverLimit {
+  readonly _tag: "OverLimit"
+  readonly size: number
+}
+
+/**
+ * Reads a body of at most `limit` bytes, as `Http.bodyPlan` says: refused unread when announced
+ * over the limit, read whole when the transport frames it, else streamed and stopped at the first
+ * byte past the limit. `truncate` keeps the first `limit` bytes of a longer body instead.
+ */
+export const readBounded = (
+  response: HttpClientResponse.HttpClientResponse,
+  limit: number,
+  truncate: boolean
+): Effect.Effect<Uint8Array, HttpClientError.HttpClientError | OverLimit> =>
+  Effect.suspend(() => {
+    const plan = Http.bodyPlan(response.headers, limit, truncate)
+    if (plan._tag === "refuse") {
+      // Not read at all: the stream is opened and closed at once so the request is released.
+      return Effect.andThen(
+        Stream.runDrain(Stream.take(response.stream, 0)),
+        Effect.fail<OverLimit>({ _tag: "OverLimit", size: plan.size })
+      )
+    }
+    if (plan._tag === "whole") {
+      return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
+        const bytes = new Uint8Array(buffer)
+        const kept = Http.fitBody(bytes, limit, truncate)
+        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
+      })
+    }
+    const body = new Http.BoundedBody(limit, truncate)
+    return response.stream.pipe(
+      Stream.runForEachWhile((bytes) =>
+        Effect.suspend((): Effect.Effect<boolean, OverLimit> => {
+          const next = body.push(bytes)
+          return next === "over" ? Effect.fail({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
+        })
+      ),
+      Effect.flatMap(() => Effect.sync(() => body.bytes()))
+    )
+  })
