@@ -10,7 +10,6 @@ import type * as Prompt from "@effect/cli/Prompt"
 import type * as Terminal from "@effect/platform/Terminal"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import type * as Answer from "effect-agent-session/Answer"
 import type * as SessionEvent from "effect-agent-session/SessionEvent"
@@ -19,8 +18,33 @@ import type { CliExit } from "./ExitCode.js"
 import * as Flags from "./Flags.js"
 import * as answerPolicy from "./internal/answerPolicy.js"
 import * as internal from "./internal/runSession.js"
+import type { AnswerPolicy, Environment, RunFlags } from "./internal/runTypes.js"
 import * as Record from "./Record.js"
 import * as Render from "./Render.js"
+
+export type {
+  /**
+   * The parsed flags of `run`.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  RunFlags,
+  /**
+   * How the agent's requests are answered.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  AnswerPolicy,
+  /**
+   * Where `run` writes, and whether it may draw live or prompt.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Environment
+} from "./internal/runTypes.js"
 
 /**
  * The flags of `run`.
@@ -69,44 +93,6 @@ export const runOptions = {
 }
 
 /**
- * The parsed flags of `run`.
- *
- * @since 0.1.0
- * @category models
- */
-export interface RunFlags extends CliConfig.ConnectionFlags {
-  readonly goal: string
-  readonly startUrl: string
-  /** The session's `max_actions`; `attach` may not know it (no budget guard, no bar). */
-  readonly maxActions: Option.Option<number>
-  readonly agentKey: Option.Option<Redacted.Redacted<string>>
-  readonly approve: boolean
-  readonly deny: boolean
-  readonly input: Option.Option<string>
-  readonly json: boolean
-  readonly metrics: boolean
-  readonly maxReconnects: Option.Option<number>
-  /** `run`: the create request's `Idempotency-Key` (default: a fresh random one). */
-  readonly idempotencyKey: Option.Option<string>
-  /** `--record FILE`: the session recorded to this file. */
-  readonly record: Option.Option<string>
-}
-
-/**
- * How the agent's requests are answered.
- *
- * @since 0.1.0
- * @category models
- */
-export interface AnswerPolicy {
-  readonly approve: boolean
-  readonly deny: boolean
-  readonly input: Option.Option<string>
-  /** Whether a person can be asked (standard input and output are terminals, not `--json`). */
-  readonly interactive: boolean
-}
-
-/**
  * Decides the answer to a request: flags first, then a prompt on a terminal, else deny.
  *
  * - `--deny` denies everything.
@@ -135,21 +121,6 @@ export const decide: (
  * @category constructors
  */
 export const reconnectSchedule: (attempts: number) => Schedule.Schedule<unknown, unknown> = internal.reconnectSchedule
-
-/**
- * Where `run` writes, and whether it may draw live or prompt.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Environment {
-  readonly sink: Render.Sink
-  readonly stdoutIsTTY: boolean
-  readonly stdinIsTTY: boolean
-  /** Whether a person watches standard error: the notes of what the command waits for go there. */
-  readonly stderrIsTTY: boolean
-  readonly color: boolean
-}
 
 /**
  * The process's own environment.

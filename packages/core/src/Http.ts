@@ -11,13 +11,17 @@
  * @since 0.1.0
  */
 
-/**
- * Response headers, by lower-case name.
- *
- * @since 0.1.0
- * @category models
- */
-export type Headers = { readonly [name: string]: string | undefined }
+import type { Headers } from "./internal/httpTypes.js"
+
+export type {
+  /**
+   * Response headers, by lower-case name.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Headers
+} from "./internal/httpTypes.js"
 
 /**
  * The kind of error a non-2xx status is (U07): 400 and 422 `bad-request`, 401 `unauthorized`, 403

@@ -8,8 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Answer from "effect-agent-session/Answer"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
-import type * as Render from "../Render.js"
-import type { AnswerPolicy } from "../Run.js"
+import type { AnswerSource } from "./renderTypes.js"
+import type { AnswerPolicy } from "./runTypes.js"
 import * as Sanitize from "../Sanitize.js"
 
 /** `Run.decide`: the answer to a request, and how it was decided. */
@@ -17,7 +17,7 @@ export const decide = (
   policy: AnswerPolicy,
   request: SessionEvent.ExternalResourceRequested
 ): Effect.Effect<
-  { readonly answer: Answer.Answer; readonly source: Render.AnswerSource },
+  { readonly answer: Answer.Answer; readonly source: AnswerSource },
   Terminal.QuitException,
   Prompt.Prompt.Environment
 > => {

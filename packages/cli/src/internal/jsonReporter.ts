@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
-import type { Progress, Reporter, Sink } from "../Render.js"
+import type { Progress, Reporter, Sink } from "./renderTypes.js"
 import * as Sanitize from "../Sanitize.js"
 import { clean } from "./renderText.js"
 

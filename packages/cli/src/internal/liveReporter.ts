@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "effect-agent-session/Metrics"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
-import type { Progress, Reporter, Sink } from "../Render.js"
+import type { Progress, Reporter, Sink } from "./renderTypes.js"
 import {
   bar,
   clean,

@@ -5,7 +5,7 @@
 import * as Option from "effect/Option"
 import type { ConnectionState } from "effect-agent-session/EventStream"
 import type * as SessionEvent from "effect-agent-session/SessionEvent"
-import type { Progress } from "../Render.js"
+import type { Progress } from "./renderTypes.js"
 import { clean } from "./renderText.js"
 
 /** `Render.makeProgress`: a fresh progress record. */

@@ -10,7 +10,7 @@ import type { Outcome } from "effect-agent-session/AgentSessions"
 import type * as Answer from "effect-agent-session/Answer"
 import type { ConnectionState } from "effect-agent-session/EventStream"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
-import type { AnswerSource, Progress } from "../Render.js"
+import type { AnswerSource, Progress } from "./renderTypes.js"
 import * as Sanitize from "../Sanitize.js"
 
 /** Service text on one line, safe for a terminal. */

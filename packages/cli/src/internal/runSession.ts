@@ -21,7 +21,7 @@ import * as CliConfig from "../Config.js"
 import { classify, CliExit, ExitCode, UsageError, withDialectHint } from "../ExitCode.js"
 import * as Record from "../Record.js"
 import * as Render from "../Render.js"
-import type { AnswerPolicy, Environment, RunFlags } from "../Run.js"
+import type { AnswerPolicy, Environment, RunFlags } from "./runTypes.js"
 import { decide } from "./answerPolicy.js"
 
 /** `Run.reconnectSchedule`: at most `attempts` attempts, 50 ms apart doubling up to 1 s. */

@@ -2,7 +2,7 @@
  * Reading a response body within its limit (`Http`'s body rules): how to read it, holding it to
  * its limit, and a 2xx body kept for a decode failure. Re-exported by `Http`.
  */
-import type { Headers } from "../Http.js"
+import type { Headers } from "./httpTypes.js"
 
 // ---------------------------------------------------------------------------
 // Response bodies

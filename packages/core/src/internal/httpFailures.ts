@@ -3,7 +3,7 @@
  * (U18) and its request id, and the message of a failure without a response, with whether it
  * proves the request never left. Re-exported by `Http`.
  */
-import type { Headers } from "../Http.js"
+import type { Headers } from "./httpTypes.js"
 import { scrub, truncateRaw } from "../Secrets.js"
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
  * The `Idempotency-Key` rules (`Http`'s): what a key may be, the key of a creating call, the key
  * a request carried. Re-exported by `Http`.
  */
-import type { Headers } from "../Http.js"
+import type { Headers } from "./httpTypes.js"
 
 /**
  * The longest `Idempotency-Key` accepted: 255 characters.
