@@ -28,7 +28,6 @@ import * as Option from "effect/Option"
 import type { OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
 import * as AgentSessions from "../AgentSessions.js"
-import type * as Answer from "../Answer.js"
 import * as Credentials from "../Credentials.js"
 import {
   type CreateSessionError,
@@ -40,9 +39,41 @@ import {
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
 import * as internal from "../internal/testing/inMemory.js"
-import type * as Recording from "../Recording.js"
+import type * as KitTypes from "../internal/testing/kitTypes.js"
+import type { Control, Options, RecordedAnswer, ReplayOptions } from "../internal/testing/kitTypes.js"
 import type { CreateSessionRequest } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
+
+export type {
+  /**
+   * An answer the application gave, with the request it answered.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  RecordedAnswer,
+  /**
+   * What the test can inspect and steer.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Control,
+  /**
+   * Options of the test layer.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Options,
+  /**
+   * Options of {@link replay}.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  ReplayOptions
+} from "../internal/testing/kitTypes.js"
 
 /**
  * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
@@ -51,12 +82,7 @@ import * as SessionEvent from "../SessionEvent.js"
  * @since 0.1.0
  * @category models
  */
-export type Step =
-  | { readonly _tag: "Emit"; readonly event: SessionEvent.SessionEvent }
-  | { readonly _tag: "Fail"; readonly error: EventStreamError }
-  | { readonly _tag: "Sleep"; readonly duration: Duration.Duration }
-  | { readonly _tag: "AwaitAnswer"; readonly echo: boolean }
-  | { readonly _tag: "End" }
+export type Step = KitTypes.Step
 
 /**
  * Step constructors.
@@ -129,41 +155,6 @@ export const session = (options: {
 }
 
 /**
- * An answer the application gave, with the request it answered.
- *
- * @since 0.1.0
- * @category models
- */
-export interface RecordedAnswer {
-  readonly sessionId: string
-  readonly request: SessionEvent.ExternalResourceRequested
-  readonly answer: Answer.Answer
-}
-
-/**
- * What the test can inspect and steer.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Control {
-  /** Every answer the application gave, in order. */
-  readonly answers: Effect.Effect<ReadonlyArray<RecordedAnswer>>
-  /** Every create-session request the application made (validated). */
-  readonly sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>>
-  /** Every onboard request the application made (validated). */
-  readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
-  /** The connections opened, by session id. */
-  readonly connections: Effect.Effect<ReadonlyArray<string>>
-  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
-  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
-  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
-  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
-  /** Replaces the script of the sessions created from now on. */
-  readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
-}
-
-/**
  * The control of the test layer.
  *
  * @since 0.1.0
@@ -172,19 +163,6 @@ export interface Control {
 export class AgentSessionsTestControl
   extends Context.Tag("effect-agent-session/testing/AgentSessionsTestControl")<AgentSessionsTestControl, Control>()
 {}
-
-/**
- * Options of the test layer.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Options {
-  /** The script every session follows (default {@link session}()). */
-  readonly script?: ReadonlyArray<Step> | undefined
-  /** The session id given to created sessions (default `"test-session"`). */
-  readonly sessionId?: string | undefined
-}
 
 /**
  * The in-memory `AgentApi`, `EventStream` and `Credentials` (a test key), the real
@@ -308,27 +286,6 @@ export const isReplayError = (u: unknown): u is ReplayError => u instanceof Inva
  */
 export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ReplayError, R> =>
   Effect.catchSomeDefect(self, (defect) => isReplayError(defect) ? Option.some(Effect.fail(defect)) : Option.none())
-
-/**
- * Options of {@link replay}.
- *
- * @since 0.2.0
- * @category models
- */
-export interface ReplayOptions {
-  /**
-   * How long (virtual time) a recorded answer waits for the application's before the replay
-   * fails with `ReplayMismatch`. Default 30 s.
-   */
-  readonly answerTimeout?: Duration.DurationInput | undefined
-  /**
-   * The `redact` the recording was made with: applied to the application's answers before
-   * they are compared with the recorded ones.
-   */
-  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
-  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
-  readonly maxLineLength?: number | undefined
-}
 
 /**
  * Replays a recorded session (`Recording.layer`, `effect-agent-session run --record`) through the

@@ -21,9 +21,8 @@ import type {
   Options,
   RecordedAnswer,
   ReplayOptions,
-  session as Session,
   Step
-} from "../../testing/AgentSessionsTest.js"
+} from "./kitTypes.js"
 import * as ReplayInternal from "../recording/replay.js"
 import { validate } from "../schema.js"
 import { makeConnect } from "./scriptedChannel.js"
@@ -35,11 +34,14 @@ export interface Services {
   readonly control: Control
 }
 
+/** Makes the default script of a session (`AgentSessionsTest.session`, passed in by the public module). */
+export type DefaultScript = (options: { readonly sessionId?: string }) => ReadonlyArray<Step>
+
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 
 /** The services of a scripted test layer; `session` makes the default script. */
-export const makeServices = (options: Options, session: typeof Session) =>
+export const makeServices = (options: Options, session: DefaultScript) =>
   Effect.gen(function*() {
     const script = yield* Ref.make<ReadonlyArray<Step>>(options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId }))
     const answers = yield* Ref.make<ReadonlyArray<RecordedAnswer>>([])
@@ -126,7 +128,7 @@ export const makeServices = (options: Options, session: typeof Session) =>
 export const makeReplay = (
   path: string,
   options: ReplayOptions,
-  session: typeof Session
+  session: DefaultScript
 ): Effect.Effect<Services, InvalidRecording, Scope.Scope | Credentials.Credentials> =>
   Effect.gen(function*() {
     const { api, control, observer } = yield* makeServices({}, session)

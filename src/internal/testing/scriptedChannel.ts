@@ -17,7 +17,7 @@ import * as Answer from "../../Answer.js"
 import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
 import * as EventStream from "../../EventStream.js"
 import * as SessionEvent from "../../SessionEvent.js"
-import type { RecordedAnswer, Step } from "../../testing/AgentSessionsTest.js"
+import type { RecordedAnswer, Step } from "./kitTypes.js"
 import { keyOf } from "../channel/shell.js"
 
 /** The state of the test kit a connection reads and reports to. */

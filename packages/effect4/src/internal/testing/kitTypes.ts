@@ -1,0 +1,98 @@
+/**
+ * The types of the test kit (`AgentSessionsTest`'s `Step`, `RecordedAnswer`, `Control`,
+ * `Options` and `ReplayOptions`), written below the in-memory services and the scripted channel
+ * that use them so that every import runs one way. Re-exported by `AgentSessionsTest`.
+ */
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type { Recording } from "effect-agent-session-core"
+import type { OnboardRequest } from "../../Agent.js"
+import type * as Answer from "../../Answer.js"
+import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"
+import type { CreateSessionRequest } from "../../Session.js"
+import type * as SessionEvent from "../../SessionEvent.js"
+
+/**
+ * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
+ * under `TestClock`), wait for the answer to the latest request, or end the connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Step =
+  | { readonly _tag: "Emit"; readonly event: SessionEvent.SessionEvent }
+  | { readonly _tag: "Fail"; readonly error: EventStreamError }
+  | { readonly _tag: "Sleep"; readonly duration: Duration.Duration }
+  | { readonly _tag: "AwaitAnswer"; readonly echo: boolean }
+  | { readonly _tag: "End" }
+
+/**
+ * An answer the application gave, with the request it answered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordedAnswer {
+  readonly sessionId: string
+  readonly request: SessionEvent.ExternalResourceRequested
+  readonly answer: Answer.Answer
+}
+
+/**
+ * What the test can inspect and steer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Control {
+  /** Every answer the application gave, in order. */
+  readonly answers: Effect.Effect<ReadonlyArray<RecordedAnswer>>
+  /** The connections opened, by session id. */
+  readonly connections: Effect.Effect<ReadonlyArray<string>>
+  /** Every create-session request the application made (validated). */
+  readonly sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>>
+  /** Every onboard request the application made (validated). */
+  readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
+  /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
+  readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
+  /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
+  readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
+  /** The script of the sessions created from now on. */
+  readonly script: Effect.Effect<ReadonlyArray<Step>>
+  /** Replaces the script of the sessions created from now on. */
+  readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
+}
+
+/**
+ * Options of the test layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The script every session follows (default `AgentSessionsTest.session()`). */
+  readonly script?: ReadonlyArray<Step> | undefined
+  /** The session id given to created sessions (default `"test-session"`, then `"test-session-2"`, ...). */
+  readonly sessionId?: string | undefined
+}
+
+/**
+ * Options of `AgentSessionsTest.replay`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplayOptions {
+  /**
+   * How long (virtual time) a recorded answer waits for the application's before the replay
+   * fails with `ReplayMismatch`. Default 30 s.
+   */
+  readonly answerTimeout?: Duration.Input | undefined
+  /**
+   * The `redact` the recording was made with: applied to the application's answers before
+   * they are compared with the recorded ones.
+   */
+  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
+  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
+  readonly maxLineLength?: number | undefined
+}
