@@ -21,7 +21,6 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -31,7 +30,6 @@ import * as AgentSessions from "../AgentSessions.js"
 import * as Credentials from "../Credentials.js"
 import {
   type CreateSessionError,
-  type EventStreamError,
   InvalidRecording,
   type OnboardError,
   type ReplayError,
@@ -39,7 +37,7 @@ import {
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
 import * as internal from "../internal/testing/inMemory.js"
-import type * as KitTypes from "../internal/testing/kitTypes.js"
+import { Step } from "../internal/testing/kitTypes.js"
 import type { Control, Options, RecordedAnswer, ReplayOptions } from "../internal/testing/kitTypes.js"
 import type { CreateSessionRequest } from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
@@ -75,36 +73,17 @@ export type {
   ReplayOptions
 } from "../internal/testing/kitTypes.js"
 
-/**
- * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
- * under `TestClock`), wait for the answer to the latest request, or end the connection.
- *
- * @since 0.1.0
- * @category models
- */
-export type Step = KitTypes.Step
-
-/**
- * Step constructors.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const Step = {
-  /** Emits an event. */
-  emit: (event: SessionEvent.SessionEvent): Step => ({ _tag: "Emit", event }),
-  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
-  fail: (error: EventStreamError): Step => ({ _tag: "Fail", error }),
-  /** Waits, on the `TestClock` in tests. */
-  sleep: (duration: Duration.DurationInput): Step => ({ _tag: "Sleep", duration: Duration.decode(duration) }),
+export {
   /**
-   * Waits until the application answers the latest `external_resource_requested`; with `echo`
-   * (default) then emits `external_resource_granted` as the service does.
+   * A step of a script (the type: emit an event, fail the stream with a typed error, wait, wait
+   * for the answer to the latest request, or end the connection) and its constructors (the value:
+   * `Step.emit`, `Step.fail`, `Step.sleep`, `Step.awaitAnswer`, `Step.end`).
+   *
+   * @since 0.1.0
+   * @category constructors
    */
-  awaitAnswer: (options?: { readonly echo?: boolean }): Step => ({ _tag: "AwaitAnswer", echo: options?.echo ?? true }),
-  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
-  end: { _tag: "End" } as Step
-} as const
+  Step
+} from "../internal/testing/kitTypes.js"
 
 /**
  * A typical session: started, browser, `actions` actions with thoughts, optionally a request that

@@ -3,7 +3,7 @@
  * `Options` and `ReplayOptions`), written below the in-memory services and the scripted channel
  * that use them so that every import runs one way. Re-exported by `AgentSessionsTest`.
  */
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type { Recording } from "effect-agent-session-core"
 import type { OnboardRequest } from "../../Agent.js"
@@ -25,6 +25,28 @@ export type Step =
   | { readonly _tag: "Sleep"; readonly duration: Duration.Duration }
   | { readonly _tag: "AwaitAnswer"; readonly echo: boolean }
   | { readonly _tag: "End" }
+
+/**
+ * Step constructors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Step = {
+  /** Emits an event. */
+  emit: (event: SessionEvent.SessionEvent): Step => ({ _tag: "Emit", event }),
+  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
+  fail: (error: EventStreamError): Step => ({ _tag: "Fail", error }),
+  /** Waits, on the `TestClock` in tests. */
+  sleep: (duration: Duration.Input): Step => ({ _tag: "Sleep", duration: Duration.fromInputUnsafe(duration) }),
+  /**
+   * Waits until the application answers the latest `external_resource_requested`; with `echo`
+   * (default) then emits `external_resource_granted` as the service does.
+   */
+  awaitAnswer: (options?: { readonly echo?: boolean }): Step => ({ _tag: "AwaitAnswer", echo: options?.echo ?? true }),
+  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
+  end: { _tag: "End" } as Step
+} as const
 
 /**
  * An answer the application gave, with the request it answered.
