@@ -116,7 +116,7 @@ export const serve = (
     const dispatch = (request: Http.IncomingMessage, response: Http.ServerResponse): void => {
       if (request.destroyed) return
       // The contract reads requests through a web `Request`, which refuses these methods: no route
-      // serves them, so they are answered as any method no route serves is.
+      // serves them, so they get the answer of every other method no route serves.
       if (unroutableMethods.has(request.method ?? "")) return sendError(response, noSuchRoute)
       if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") {
         return serve(request, response, undefined)
@@ -176,7 +176,7 @@ export const serve = (
     })
     server.on("upgrade", transport.onUpgrade)
     // CONNECT (a tunnel): no route serves it. Without this listener Node closes the connection
-    // without a word; with it, the same answer as any method no route serves, then the close.
+    // without a word; with it, the answer of every other method no route serves, then the close.
     server.on("connect", (_request: Http.IncomingMessage, socket: Stream.Duplex) => {
       const { body, status } = Api.errorResponse(noSuchRoute)
       socket.on("error", () => socket.destroy())
