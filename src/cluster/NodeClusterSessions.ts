@@ -27,9 +27,8 @@
  */
 import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
-import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import type * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
@@ -47,7 +46,6 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
-import * as Equal from "effect/Equal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,6 +55,7 @@ import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
+import { health, watchPeers } from "./internal/health.js"
 import * as SessionEntity from "./SessionEntity.js"
 
 /**
@@ -293,59 +292,6 @@ const clusterStorage: Layer.Layer<
       )
   )
 )
-
-/** Health by ping, with the time-outs of {@link Detection}. */
-const health = (detection: Detection): Layer.Layer<RunnerHealth.RunnerHealth, never, Runners.Runners> =>
-  Layer.effect(
-    RunnerHealth.RunnerHealth,
-    Effect.map(Runners.Runners, (runners) =>
-      RunnerHealth.RunnerHealth.of({
-        isAlive: (address) =>
-          runners.ping(address).pipe(
-            Effect.timeout(detection.pingTimeout),
-            Effect.retry({ times: detection.pingRetries, schedule: Schedule.spaced(detection.pingSpacing) }),
-            Effect.isSuccess
-          )
-      }))
-  )
-
-/**
- * Every runner watches the others, not only the one holding `@effect/cluster`'s health-check
- * singleton: at each health check (`runnerHealthCheckInterval`) it pings each other runner marked
- * healthy and marks one that fails {@link Detection} unhealthy, so that its shards move. Without
- * it, a runner killed while it held the singleton is seen dead only when its registration expires
- * (`shardLockExpiration`). The last healthy runner is never marked (as the singleton does).
- */
-const watchPeers: Layer.Layer<never, never, RunnerStorage.RunnerStorage | RunnerHealth.RunnerHealth | ShardingConfig.ShardingConfig> =
-  Layer.scopedDiscard(Effect.gen(function*() {
-    const storage = yield* RunnerStorage.RunnerStorage
-    const runnerHealth = yield* RunnerHealth.RunnerHealth
-    const config = yield* ShardingConfig.ShardingConfig
-    const isSelf = (address: RunnerAddress) => Option.exists(config.runnerAddress, (self) => Equal.equals(self, address))
-    const check = Effect.gen(function*() {
-      const runners = yield* storage.getRunners
-      let healthy = runners.filter(([, h]) => h).length
-      yield* Effect.forEach(
-        runners.filter(([runner, h]) => h && !isSelf(runner.address)),
-        ([runner]) =>
-          Effect.flatMap(runnerHealth.isAlive(runner.address), (alive) => {
-            if (alive || healthy <= 1) return Effect.void
-            healthy -= 1
-            return Effect.zipRight(
-              Effect.logInfo(`Runner ${runner.address.host}:${runner.address.port} did not answer: marked unhealthy`),
-              storage.setRunnerHealth(runner.address, false)
-            )
-          }),
-        { concurrency: "unbounded", discard: true }
-      )
-    })
-    yield* check.pipe(
-      Effect.ignore,
-      Effect.zipRight(Effect.sleep(config.runnerHealthCheckInterval)),
-      Effect.forever,
-      Effect.forkScoped
-    )
-  }))
 
 /**
  * A runner: sessions run here; the façade is available too.
