@@ -18,7 +18,7 @@
  *   `--curve-frame-ms` (10000) ms; at each step the RSS and the sessions held of each runner;
  *   then the runner holding the most is killed and the loss counted as above.
  *
- *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--only failover|scale]
+ *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--curve-actions 120] [--only failover|scale]
  *
  * Writes the section between `<!-- cluster:begin -->` and `<!-- cluster:end -->` of
  * bench/RESULTS.md (appended when missing) and prints it.
@@ -50,6 +50,8 @@ const SESSIONS = Number(flag("sessions", "200"))
 const FRAME_MS = Number(flag("frame-ms", "1000"))
 const CURVE = flag("curve", "1000,5000,10000").split(",").map(Number)
 const CURVE_FRAME_MS = Number(flag("curve-frame-ms", "10000"))
+/** Actions per session of the scale run: long enough that the first sessions still run when the last start. */
+const CURVE_ACTIONS = Number(flag("curve-actions", "120"))
 const ONLY = flag("only", "")
 
 interface Proc {
@@ -62,7 +64,7 @@ interface Proc {
 const fixture = (file: string, env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--max-old-space-size=8192", "--import", "tsx", join("test", "cluster", "fixtures", file)], {
+      const child = spawn(process.execPath, ["--max-old-space-size=8192", "--expose-gc", "--import", "tsx", join("test", "cluster", "fixtures", file)], {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "pipe"]
@@ -148,6 +150,19 @@ const median = (xs: ReadonlyArray<number>): number => {
 }
 
 let countTag = 0
+/** Each runner's RSS in MiB after a full garbage collection (its `mem` command; the runners run with `--expose-gc`). */
+const rssAfterGc = (runners: ReadonlyArray<Proc>) =>
+  Effect.forEach(runners, (runner) => {
+    const tag = `gc${++countTag}`
+    runner.child.stdin!.write(`mem ${tag}\n`)
+    return runner.nextLine((line) => line.startsWith(`mem ${tag} `)).pipe(
+      Effect.map((line) => (JSON.parse(line.slice(`mem ${tag} `.length)) as { readonly rss: number }).rss / (1024 * 1024)),
+      Effect.timeout("120 seconds"),
+      Effect.orElseSucceed(() => Number.NaN)
+    )
+    // One runner at a time: a full collection pauses the runner, and its peers must answer its pings.
+  }, { concurrency: 1 })
+
 /** The entities active on each runner (its sessions held). */
 const heldBy = (runners: ReadonlyArray<Proc>) =>
   Effect.forEach(runners, (runner) => {
@@ -168,7 +183,15 @@ interface RunResult {
   readonly ports: ReadonlyArray<number>
   readonly victim: number
   readonly idleRss: ReadonlyArray<number>
-  readonly steps: ReadonlyArray<{ readonly sessions: number; readonly held: ReadonlyArray<number>; readonly rss: ReadonlyArray<number> }>
+  readonly steps: ReadonlyArray<{
+    readonly sessions: number
+    readonly held: ReadonlyArray<number>
+    readonly rss: ReadonlyArray<number>
+    /** The same runners' RSS right after, once each has run a full garbage collection. */
+    readonly rssGc: ReadonlyArray<number>
+  }>
+  /** The runners' idle RSS after a full garbage collection. */
+  readonly idleRssGc: ReadonlyArray<number>
   readonly failover: ReadonlyArray<number>
   /** For each session moved: kill to its run resumed on another runner (that runner's log line). */
   readonly resumed: ReadonlyArray<number>
@@ -195,6 +218,7 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
     const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
     yield* Effect.forEach(runners, (r) => r.nextLine((l) => l === "ready"), { concurrency: "unbounded" })
     const idleRss = runners.map((r) => rssMiB(r.child.pid))
+    const idleRssGc = yield* rssAfterGc(runners)
 
     // The detection's false positives: a live runner seen unhealthy in the runners' table.
     const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 1 }))
@@ -223,13 +247,19 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
     const steps: Array<RunResult["steps"][number]> = []
     for (const step of options.milestones.filter((m) => m < options.sessions)) {
       yield* client.nextLine((l) => l.includes(`"type":"milestone","sessions":${step},`))
-      steps.push({ sessions: step, held: yield* heldBy(runners), rss: runners.map((r) => rssMiB(r.child.pid)) })
+      const held = yield* heldBy(runners)
+      const rss = runners.map((r) => rssMiB(r.child.pid))
+      steps.push({ sessions: step, held, rss, rssGc: yield* rssAfterGc(runners) })
       client.child.stdin!.write("go\n")
     }
     const ready = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"ready"`))) as {
       readonly runners: ReadonlyArray<string | null>
     }
-    steps.push({ sessions: options.sessions, held: yield* heldBy(runners), rss: runners.map((r) => rssMiB(r.child.pid)) })
+    {
+      const held = yield* heldBy(runners)
+      const rss = runners.map((r) => rssMiB(r.child.pid))
+      steps.push({ sessions: options.sessions, held, rss, rssGc: yield* rssAfterGc(runners) })
+    }
     const held = new Map<string, number>()
     for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
 
@@ -310,6 +340,7 @@ const runOnce = (options: { readonly sessions: number; readonly frameMs: number;
       ports,
       victim: victimIndex,
       idleRss,
+      idleRssGc,
       steps,
       failover,
       resumed,
@@ -359,7 +390,7 @@ const program = Effect.gen(function*() {
   const curveSessions = Math.max(...CURVE)
   const scaleRun = ONLY === "failover"
     ? undefined
-    : yield* runOnce({ sessions: curveSessions, frameMs: CURVE_FRAME_MS, actions: 60, milestones: CURVE.filter((n) => n < curveSessions) })
+    : yield* runOnce({ sessions: curveSessions, frameMs: CURVE_FRAME_MS, actions: CURVE_ACTIONS, milestones: CURVE.filter((n) => n < curveSessions) })
   const loadAfter = Os.loadavg()
   const cpus = Os.cpus()
   const detection = NodeClusterSessions.defaultDetection
@@ -405,15 +436,24 @@ const program = Effect.gen(function*() {
     ]),
     ...(scaleRun === undefined ? [] : [
       "",
-      `### Scale: sessions held, ${CURVE.join(" / ")}; one event every ${scaleRun.frameMs} ms per session (${scaleRun.seconds.toFixed(0)} s)`,
+      `### Scale: sessions held, ${CURVE.join(" / ")}; ${scaleRun.actions} actions per session, one event every ${scaleRun.frameMs} ms per session (${scaleRun.seconds.toFixed(0)} s)`,
       "",
       "| sessions | held per runner | RSS per runner (MiB; idle " + scaleRun.idleRss.map((r) => r.toFixed(0)).join(", ") +
-      ") | MiB of RSS per held session (growth / held, all runners) |",
-      "| --- | --- | --- | --- |",
+      ") | MiB of RSS per held session (growth / held, all runners) | RSS per runner after a full GC (MiB; idle " +
+      scaleRun.idleRssGc.map((r) => r.toFixed(0)).join(", ") + ") | MiB per held session after a full GC |",
+      "| --- | --- | --- | --- | --- | --- |",
       ...scaleRun.steps.map((step) => {
         const held = step.held.reduce((a, b) => a + b, 0)
         const growth = step.rss.reduce((a, b, i) => a + b - scaleRun.idleRss[i]!, 0)
-        return row([step.sessions, step.held.join(", "), step.rss.map((r) => r.toFixed(0)).join(", "), (growth / held).toFixed(3)])
+        const growthGc = step.rssGc.reduce((a, b, i) => a + b - scaleRun.idleRssGc[i]!, 0)
+        return row([
+          step.sessions,
+          step.held.join(", "),
+          step.rss.map((r) => r.toFixed(0)).join(", "),
+          (growth / held).toFixed(3),
+          step.rssGc.map((r) => r.toFixed(0)).join(", "),
+          (growthGc / held).toFixed(3)
+        ])
       }),
       "",
       `At ${scaleRun.sessions} sessions, the runner holding the most (127.0.0.1:${scaleRun.ports[scaleRun.victim]}) killed:`,

@@ -1,48 +1,49 @@
 /**
  * The session entity's `Events` stream: the log from a sequence number, then live, with the
  * runner's ticker for keep-alives.
+ *
+ * Served as a mailbox, not a `Stream`: a subscriber held for the whole run costs one mailbox and
+ * two callbacks on this activation, not a pipeline of running streams and fibers (measured in
+ * bench/RESULTS.md, "What a held session costs on a runner": a subscriber cost about 60 KiB of
+ * heap on the runner as a `Stream`). The RPC server takes from the mailbox and waits for the
+ * subscriber's acknowledgement of each chunk before it takes again.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
 import type * as EventLog from "../EventLog.js"
 import { type Activation, page, type RunPayload } from "./activation.js"
 import { keepAlive, type Ticker } from "./ticker.js"
 
 /**
- * The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. One pull at
- * a time, no fiber of its own: each pull returns what the log has after the last event
- * delivered, else waits for the next append (or the end of the run) or the runner's next
- * tick, whichever comes first; a tick with nothing new sends a keep-alive, so that a
- * subscriber whose runner died notices the silence within seconds and resumes on the next
- * owner. Where the session does not run on this runner, the log is written elsewhere (or not
- * yet): each tick reads it afresh.
+ * How many events may wait in a subscriber's mailbox: past it, the events stay in the log (and in
+ * `recent`) until the subscriber has taken what waits; a slow subscriber costs no more memory.
+ */
+const backlog = page
+
+/**
+ * The log from `fromSeq`, then live (read from the log too): no gap, no duplicate. Each append
+ * (and the end of the run) wakes the subscriber, which offers what the log has after the last
+ * event offered; each tick of the runner's ticker wakes it too, and a tick with nothing new
+ * offers a keep-alive, so that a subscriber whose runner died notices the silence within seconds
+ * and resumes on the next owner. Where the session runs here, what is new is in memory and is
+ * offered at once, with no fiber; otherwise (the log is written elsewhere, or the subscriber is
+ * far behind) a short-lived fiber reads the log, one at a time.
  */
 export const events = (
   activation: Activation,
   ticker: Ticker,
   ensureRunning: (payload: RunPayload, learn: boolean) => Effect.Effect<void, EventLog.EventLogError>
 ) =>
-(fromSeq: number): Stream.Stream<EventLog.LoggedEvent, EventLog.EventLogError> => {
+(fromSeq: number): Effect.Effect<
+  Mailbox.ReadonlyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>,
+  EventLog.EventLogError,
+  Scope.Scope
+> => {
   const { load, log, readers, recent, sessionId, tally } = activation
-  let next = fromSeq
-  let finished = false
-  /** From what this activation appended or loaded (the log's events, contiguous), else from the log. */
-  const fromTally = (): Effect.Effect<ReadonlyArray<EventLog.LoggedEvent>, EventLog.EventLogError> => {
-    if (next > tally.lastSeq) return Effect.succeed([])
-    const first = recent[0]
-    const last = recent[recent.length - 1]
-    if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
-      return Effect.succeed(recent.slice(next - first.seq, next - first.seq + page))
-    }
-    return log.read(sessionId, next, page)
-  }
-  // Running here: this activation is the log's writer, its tally is current. Otherwise the
-  // log is read afresh first (`load` folds what is new into the tally and `recent`).
-  const readFrom = Effect.suspend(() =>
-    activation.run !== undefined ? fromTally() : Effect.zipRight(load, Effect.suspend(fromTally))
-  )
   /**
    * A subscriber reached this activation and the session's run has not ended but does not run
    * here: this runner owns the session's shard (an activation exists only where the shard is
@@ -58,49 +59,105 @@ export const events = (
           : ensureRunning({ session: r.info, maxActions: r.maxActions, agent: r.agent }, true)
     })
   })
-  /** Resumes at the next append or end (when `version` is still `seen`), or at the next tick. */
-  const wait = (seen: number) =>
-    Effect.async<"append" | "tick">((resume) => {
-      if (activation.version !== seen) return resume(Effect.succeed("append"))
-      const onAppend = () => {
-        ticker.wakers.delete(onTick)
-        resume(Effect.succeed("append"))
+  const ended = () => Option.isSome(Option.flatMap(activation.record, (r) => r.ended))
+
+  return Effect.gen(function*() {
+    yield* load
+    yield* takeOver
+    const mailbox = yield* Mailbox.make<EventLog.LoggedEvent, EventLog.EventLogError>()
+    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+    let next = fromSeq
+    let finished = false
+    /** A read of the log in flight, and whether a wake came during it. */
+    let reading = false
+    let wokenWhileReading: "append" | "tick" | undefined = undefined
+
+    /**
+     * What this activation holds from `next` (contiguous: what it appended or loaded), or
+     * `undefined` when the log must be read. Only current while the session runs here.
+     */
+    const inMemory = (): ReadonlyArray<EventLog.LoggedEvent> | undefined => {
+      if (next > tally.lastSeq) return []
+      const first = recent[0]
+      const last = recent[recent.length - 1]
+      if (first !== undefined && last !== undefined && first.seq <= next && next <= last.seq) {
+        return recent.slice(next - first.seq, next - first.seq + page)
       }
-      const onTick = () => {
-        readers.delete(onAppend)
-        resume(Effect.succeed("tick"))
+      return undefined
+    }
+    // Where the session does not run here, the log is read afresh first (`load` folds what is
+    // new into the tally and `recent`).
+    const fromLog = Effect.zipRight(
+      Effect.suspend(() => activation.run !== undefined ? Effect.void : load),
+      Effect.suspend(() => {
+        const held = inMemory()
+        return held === undefined ? log.read(sessionId, next, page) : Effect.succeed(held)
+      })
+    )
+
+    const stop = (exit: Exit.Exit<void, EventLog.EventLogError>) => {
+      finished = true
+      readers.delete(onAppend)
+      ticker.wakers.delete(onTick)
+      mailbox.unsafeDone(exit)
+    }
+
+    /** Offers what was read; `wasEnded`: the run had ended before the read (an empty read is the end). */
+    const settle = (events: ReadonlyArray<EventLog.LoggedEvent>, wasEnded: boolean, woke: "append" | "tick") => {
+      const last = events[events.length - 1]
+      if (last !== undefined) {
+        next = last.seq + 1
+        mailbox.unsafeOfferAll(events)
+        // A full page: there may be more; read on (the backlog bounds how far).
+        if (events.length === page) wake("append")
+        return
       }
+      if (wasEnded) return stop(Exit.void)
+      if (woke === "tick" && waiting() === 0) mailbox.unsafeOffer(keepAlive)
+    }
+
+    const waiting = () => Option.getOrElse(mailbox.unsafeSize(), () => 0)
+
+    const wake = (woke: "append" | "tick"): void => {
+      if (finished) return
+      // Called again at the next append and tick (each call of the wakers forgets them).
       readers.add(onAppend)
       ticker.wakers.add(onTick)
-      return Effect.sync(() => {
+      if (reading) {
+        if (wokenWhileReading !== "append") wokenWhileReading = woke
+        return
+      }
+      // The subscriber has not taken what waits: leave the rest in the log for now.
+      if (waiting() >= backlog) return
+      const wasEnded = ended()
+      const held = activation.run !== undefined ? inMemory() : undefined
+      if (held !== undefined) return settle(held, wasEnded, woke)
+      reading = true
+      runFork(
+        Effect.matchEffect(fromLog, {
+          onFailure: (error) => Effect.sync(() => stop(Exit.fail(error))),
+          onSuccess: (events) =>
+            Effect.sync(() => {
+              reading = false
+              settle(events, wasEnded, woke)
+              const again = wokenWhileReading
+              wokenWhileReading = undefined
+              if (again !== undefined) wake(again)
+            })
+        })
+      )
+    }
+    const onAppend = () => wake("append")
+    const onTick = () => wake("tick")
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        finished = true
         readers.delete(onAppend)
         ticker.wakers.delete(onTick)
       })
-    })
-  const ended = () => Option.isSome(Option.flatMap(activation.record, (r) => r.ended))
-  const pull: Effect.Effect<Chunk.Chunk<EventLog.LoggedEvent>, Option.Option<EventLog.EventLogError>> = Effect.gen(
-    function*() {
-      if (finished) return yield* Effect.fail(Option.none())
-      let woke: "first" | "append" | "tick" = "first"
-      while (true) {
-        // `ended` before the read: a run seen ended has appended everything, so an empty
-        // read after that is the end.
-        const seen = activation.version
-        const wasEnded = ended()
-        const events = yield* Effect.mapError(readFrom, Option.some)
-        const last = events[events.length - 1]
-        if (last !== undefined) {
-          next = last.seq + 1
-          return Chunk.unsafeFromArray(events)
-        }
-        if (wasEnded) {
-          finished = true
-          return yield* Effect.fail(Option.none())
-        }
-        if (woke === "tick") return Chunk.of(keepAlive)
-        woke = yield* wait(seen)
-      }
-    }
-  )
-  return Stream.unwrap(Effect.as(Effect.zipRight(load, takeOver), Stream.repeatEffectChunkOption(pull)))
+    )
+    wake("append")
+    return mailbox
+  })
 }
