@@ -47,8 +47,15 @@ export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
   }
 }
 
-/** How many of the most recent events an activation keeps in `recent`. */
-export const recentMax = 256
+/**
+ * How many of the most recent events an activation keeps in `recent`: enough for the live
+ * readers, which keep up (each takes what came since its last offer, a chunk or two); a reader
+ * further behind reads the log. Kept small because it is held for the whole run of every
+ * session a runner holds: 256 events (the earlier bound) of a long session were about 55 KiB of
+ * heap (218 bytes a decoded event, measured on the simulator's events), a third as much again
+ * as the rest of the held session (about 170 KiB with a subscriber: docs/scale-out.md).
+ */
+export const recentMax = 32
 
 /** The payload of `Start` and `Attach`: the session to run. */
 export interface RunPayload {
