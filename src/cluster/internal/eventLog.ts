@@ -239,29 +239,44 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
     : Option.none()
 })
 
-export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
+/**
+ * The log on `@effect/sql`. At most `maxConcurrentQueries` of its operations are in flight at
+ * once; the others wait their turn here, where a caller that gives up (interrupted, timed out)
+ * simply leaves the queue. Without the bound, a burst (a runner taking thousands of sessions
+ * over, or a thousand subscribers reading the log at each tick) queued thousands of waiters in
+ * the `pg` pool, and when they had given up, the pool handed each released connection to the
+ * next of them, which `@effect/sql-pg` released at once, recursively: the runner died of
+ * `RangeError: Maximum call stack size exceeded` (seen at 10,000 sessions; docs/scale-out.md).
+ * The bound also leaves connections to `@effect/cluster`'s own queries (shard locks, messages).
+ */
+export const makeSql = (
+  maxConcurrentQueries: number
+): Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const gate = yield* Effect.makeSemaphore(Math.max(1, Math.floor(maxConcurrentQueries)))
+  const gated = gate.withPermits(1)
 
-  const get = (sessionId: string) =>
+  /** Not gated itself: called by the gated operations below. */
+  const getUngated = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       Effect.mapError(fail("get"))
     )
 
-  const service: EventLog.Service = {
+  const ungated: EventLog.Service = {
     register: ({ agent, info, maxActions, shard }) =>
       sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, agent, shard)
         VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)}, ${shard ?? null})
         ON CONFLICT (session_id) DO NOTHING`.pipe(
         Effect.mapError(fail("register")),
-        Effect.zipRight(get(info.session_id)),
+        Effect.zipRight(getUngated(info.session_id)),
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(fail("register")(`session ${info.session_id} vanished`)),
           onSome: Effect.succeed
         }))
       ),
-    get,
+    get: getUngated,
     append: (sessionId, events) =>
       events.length === 0
         ? Effect.void
@@ -341,5 +356,16 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         return ids.length
       })).pipe(Effect.mapError(fail("purge")))
   }
-  return service
+  return {
+    register: (record) => gated(ungated.register(record)),
+    get: (sessionId) => gated(ungated.get(sessionId)),
+    append: (sessionId, events) => gated(ungated.append(sessionId, events)),
+    read: (sessionId, fromSeq, limit) => gated(ungated.read(sessionId, fromSeq, limit)),
+    end: (sessionId, status, reason) => gated(ungated.end(sessionId, status, reason)),
+    saveAnswer: (sessionId, request, answer) => gated(ungated.saveAnswer(sessionId, request, answer)),
+    answers: (sessionId) => gated(ungated.answers(sessionId)),
+    unended: (limit) => gated(ungated.unended(limit)),
+    unendedIn: (shards, options) => gated(ungated.unendedIn(shards, options)),
+    purge: (before) => gated(ungated.purge(before))
+  }
 })
