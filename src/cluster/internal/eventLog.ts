@@ -242,7 +242,7 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
 /**
  * The log on `@effect/sql`. At most `maxConcurrentQueries` of its operations are in flight at
  * once; the others wait their turn here, where a caller that gives up (interrupted, timed out)
- * simply leaves the queue. Without the bound, a burst (a runner taking thousands of sessions
+ * simply leaves the queue (once past it, an operation is not interrupted: see `gated`). Without the bound, a burst (a runner taking thousands of sessions
  * over, or a thousand subscribers reading the log at each tick) queued thousands of waiters in
  * the `pg` pool, and when they had given up, the pool handed each released connection to the
  * next of them, which `@effect/sql-pg` released at once, recursively: the runner died of
@@ -254,7 +254,16 @@ export const makeSql = (
 ): Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const gate = yield* Effect.makeSemaphore(Math.max(1, Math.floor(maxConcurrentQueries)))
-  const gated = gate.withPermits(1)
+  /**
+   * Waiting for the gate can be given up; past it, the operation runs to its end (a few
+   * milliseconds). Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of
+   * its own (`pg_cancel_backend`) on a second connection of the pool, and wait up to 5 s for one:
+   * under load those cancels held the connections they were cancelling and queued behind each
+   * other, and the runners' own heartbeats starved (two runners of three stopped at 6,000
+   * sessions). Not interrupted, a log query needs one connection and frees it at once.
+   */
+  const gated = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    gate.withPermits(1)(Effect.uninterruptible(operation))
 
   /** Not gated itself: called by the gated operations below. */
   const getUngated = (sessionId: string) =>
