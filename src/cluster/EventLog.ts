@@ -177,14 +177,6 @@ export interface Options {
    * `retention / 4` (at most hourly). Default: kept forever.
    */
   readonly retention?: Duration.DurationInput | undefined
-  /**
-   * {@link layerSql}: how many of the log's operations may be in flight at once in this process;
-   * the others wait their turn in the process (a caller that gives up leaves the queue at once),
-   * not in the connection pool's queue, and the pool keeps connections free for
-   * `@effect/cluster`'s own queries. Default 8; `NodeClusterSessions` sets it to its pool's
-   * `maxConnections` less 2.
-   */
-  readonly maxConcurrentQueries?: number | undefined
 }
 
 const sweeper = (options: Options) =>
@@ -231,7 +223,7 @@ export const layerSql = (options: Options = {}): Layer.Layer<EventLog, EventLogE
   Layer.scopedContext(
     Effect.gen(function*() {
       yield* internal.migrate
-      const log = yield* internal.makeSql(options.maxConcurrentQueries ?? 8)
+      const log = yield* internal.makeSql
       const context = Context.make(EventLog, log)
       yield* sweeper(options).pipe(Effect.provide(context))
       return context

@@ -105,7 +105,7 @@ export interface RunnerOptions extends DatabaseOptions, ClusterSessions.Options 
   readonly listenHost?: string | undefined
   /** The session entity's options (channel options, idle time). */
   readonly entity?: SessionEntity.Options | undefined
-  /** The log's options (retention; queries in flight, by default `maxConnections` less 2). */
+  /** The log's options (retention). */
   readonly log?: EventLog.Options | undefined
   /** `@effect/cluster`'s sharding settings, over {@link defaultShardingConfig}. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
@@ -196,15 +196,6 @@ const pg = <A, E, R>(
         Layer.provideMerge(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 }))
       ))
   )
-
-/**
- * The log's options of a runner: its queries bounded to the pool's connections less two, which
- * are left to `@effect/cluster`'s own queries (shard locks, messages) in a burst.
- */
-const logOptions = (options: RunnerOptions): EventLog.Options => ({
-  maxConcurrentQueries: Math.max(1, (options.maxConnections ?? 10) - 2),
-  ...options.log
-})
 
 /** The key of the start-up lock (PostgreSQL's two-key advisory lock space: no clash with the shard locks). */
 const startupLockKey = [0x45415353, 1] as const
@@ -337,7 +328,7 @@ export const layerRunner = (
   return ClusterSessions.layer(options).pipe(
     Layer.provideMerge(SessionEntity.layer(options.entity)),
     Layer.provideMerge(sharding),
-    Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(logOptions(options))))),
+    Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
     Layer.provide(config),
     Layer.provide(RpcSerialization.layerMsgPack)
   )

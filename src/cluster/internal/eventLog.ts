@@ -240,52 +240,42 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
 })
 
 /**
- * The log on `@effect/sql`. At most `maxConcurrentQueries` of its operations are in flight at
- * once; the others wait their turn here, where a caller that gives up (interrupted, timed out)
- * simply leaves the queue (once past it, an operation is not interrupted: see `gated`). Without the bound, a burst (a runner taking thousands of sessions
- * over, or a thousand subscribers reading the log at each tick) queued thousands of waiters in
- * the `pg` pool, and when they had given up, the pool handed each released connection to the
- * next of them, which `@effect/sql-pg` released at once, recursively: the runner died of
- * `RangeError: Maximum call stack size exceeded` (seen at 10,000 sessions; docs/scale-out.md).
- * The bound also leaves connections to `@effect/cluster`'s own queries (shard locks, messages).
+ * The log on `@effect/sql`. Each operation, once it has asked the pool for a connection, runs to
+ * its end (a few milliseconds), even when its caller gives up (interrupted, timed out):
+ * - Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of its own
+ *   (`pg_cancel_backend`) on a second connection of the pool, waiting up to 5 s for one.
+ * - Interrupting a wait for a connection leaves an abandoned waiter in the `pg` pool's queue,
+ *   which `@effect/sql-pg` releases as soon as the pool hands it a connection; the pool then
+ *   hands the connection to the next waiter, recursively.
+ * At 10,000 sessions, thousands of log reads given up by re-subscribing subscribers made both
+ * happen: a runner died of `RangeError: Maximum call stack size exceeded` there
+ * (docs/scale-out.md). Not interruptible, a log operation takes one connection and frees it.
  */
-export const makeSql = (
-  maxConcurrentQueries: number
-): Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> => Effect.gen(function*() {
+export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const gate = yield* Effect.makeSemaphore(Math.max(1, Math.floor(maxConcurrentQueries)))
-  /**
-   * Waiting for the gate can be given up; past it, the operation runs to its end (a few
-   * milliseconds). Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of
-   * its own (`pg_cancel_backend`) on a second connection of the pool, and wait up to 5 s for one:
-   * under load those cancels held the connections they were cancelling and queued behind each
-   * other, and the runners' own heartbeats starved (two runners of three stopped at 6,000
-   * sessions). Not interrupted, a log query needs one connection and frees it at once.
-   */
-  const gated = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    gate.withPermits(1)(Effect.uninterruptible(operation))
+  /** Runs an operation to its end once started (see above). */
+  const whole = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> => Effect.uninterruptible(operation)
 
-  /** Not gated itself: called by the gated operations below. */
-  const getUngated = (sessionId: string) =>
+  const getRecord = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       Effect.mapError(fail("get"))
     )
 
-  const ungated: EventLog.Service = {
+  const operations: EventLog.Service = {
     register: ({ agent, info, maxActions, shard }) =>
       sql`INSERT INTO agent_session_sessions (session_id, info, max_actions, agent, shard)
         VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)}, ${shard ?? null})
         ON CONFLICT (session_id) DO NOTHING`.pipe(
         Effect.mapError(fail("register")),
-        Effect.zipRight(getUngated(info.session_id)),
+        Effect.zipRight(getRecord(info.session_id)),
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(fail("register")(`session ${info.session_id} vanished`)),
           onSome: Effect.succeed
         }))
       ),
-    get: getUngated,
+    get: getRecord,
     append: (sessionId, events) =>
       events.length === 0
         ? Effect.void
@@ -366,15 +356,15 @@ export const makeSql = (
       })).pipe(Effect.mapError(fail("purge")))
   }
   return {
-    register: (record) => gated(ungated.register(record)),
-    get: (sessionId) => gated(ungated.get(sessionId)),
-    append: (sessionId, events) => gated(ungated.append(sessionId, events)),
-    read: (sessionId, fromSeq, limit) => gated(ungated.read(sessionId, fromSeq, limit)),
-    end: (sessionId, status, reason) => gated(ungated.end(sessionId, status, reason)),
-    saveAnswer: (sessionId, request, answer) => gated(ungated.saveAnswer(sessionId, request, answer)),
-    answers: (sessionId) => gated(ungated.answers(sessionId)),
-    unended: (limit) => gated(ungated.unended(limit)),
-    unendedIn: (shards, options) => gated(ungated.unendedIn(shards, options)),
-    purge: (before) => gated(ungated.purge(before))
+    register: (record) => whole(operations.register(record)),
+    get: (sessionId) => whole(operations.get(sessionId)),
+    append: (sessionId, events) => whole(operations.append(sessionId, events)),
+    read: (sessionId, fromSeq, limit) => whole(operations.read(sessionId, fromSeq, limit)),
+    end: (sessionId, status, reason) => whole(operations.end(sessionId, status, reason)),
+    saveAnswer: (sessionId, request, answer) => whole(operations.saveAnswer(sessionId, request, answer)),
+    answers: (sessionId) => whole(operations.answers(sessionId)),
+    unended: (limit) => whole(operations.unended(limit)),
+    unendedIn: (shards, options) => whole(operations.unendedIn(shards, options)),
+    purge: (before) => whole(operations.purge(before))
   }
 })
