@@ -423,7 +423,7 @@ const program = Effect.gen(function*() {
     "",
     `Detection: health checks every ${ms(config.runnerHealthCheckInterval)}, a ping times out after ${ms(detection.pingTimeout)} and is tried ${
       detection.pingRetries + 1
-    } times ${ms(detection.pingSpacing)} apart; assignments refreshed every ${ms(config.refreshAssignmentsInterval)}, unprocessed messages polled every ${
+    } times ${ms(detection.pingSpacing)} apart, a runner whose pings time out suspected for ${ms(detection.suspectFor)} (declared dead at a failed check that long after its first); assignments refreshed every ${ms(config.refreshAssignmentsInterval)}, unprocessed messages polled every ${
       ms(config.entityMessagePollInterval)
     }; every runner checks every other one at each health check (and \`@effect/cluster\`'s singleton check pings every runner). Cost: with 3 runners,`,
     `${(6 + 3) * (1000 / Duration.toMillis(Duration.decode(config.runnerHealthCheckInterval ?? "1 second")))} pings a second when no ping fails; each member reads the runners' table and each runner its unprocessed messages from PostgreSQL at those intervals.`,

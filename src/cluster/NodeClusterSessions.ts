@@ -128,9 +128,12 @@ export interface ClientOptions extends DatabaseOptions, ClusterSessions.Options 
  * How a runner decides that another runner is dead: at every health check
  * (`runnerHealthCheckInterval` of the sharding settings) each runner pings the others; a runner
  * that does not answer a ping within `pingTimeout`, `pingRetries` more times `pingSpacing` apart,
- * is declared dead and its shards move. A killed runner's port refuses the connection, so its
- * pings fail at once: it is declared dead within one health check; the time-outs matter for a
- * runner that is frozen or whose machine is gone.
+ * fails the check. A killed runner's port refuses the connection, so its pings fail at once: it is
+ * declared dead at that check, and its shards move. A runner whose pings time out (frozen, its
+ * machine gone, or only slow: a live runner whose event loop lags under load) is suspected at its
+ * first failed check and declared dead only at a failed check `suspectFor` or more after that one
+ * (a check it passes clears the suspicion): a lag of one check does not move every session it
+ * holds away and back (measured at 10,000 sessions: docs/scale-out.md).
  *
  * @since 0.1.0
  * @category models
@@ -139,16 +142,20 @@ export interface Detection {
   readonly pingTimeout: Duration.DurationInput
   readonly pingRetries: number
   readonly pingSpacing: Duration.DurationInput
+  /** How long a runner whose pings time out stays suspected before a failed check declares it dead. */
+  readonly suspectFor: Duration.DurationInput
 }
 
 /**
  * The detection this module starts from: a ping times out after 500 ms and is tried 3 times,
- * 100 ms apart: a runner that answers none of them (frozen, its machine gone) is declared dead
- * about 1.7 s after the health check that pings it; a killed one (its port refuses) within
- * about 0.2 s. A live runner that cannot answer a ping
- * for that long (a pause of its event loop) is declared dead too: a false positive, which moves
- * its shards away (its PostgreSQL locks keep its sessions from running elsewhere until it lets
- * go). `@effect/cluster`'s own default is a 10 s time-out and 5 retries 500 ms apart.
+ * 100 ms apart, and a runner whose pings time out is suspected for 1 s. A killed runner (its port
+ * refuses) is declared dead within about 0.2 s of the health check that pings it. A runner that
+ * answers none of the pings (frozen, its machine gone) fails a check about 1.7 s after it starts,
+ * and the next check, 0.5 s later, declares it dead: about 3.9 s after the first. A live runner
+ * that cannot answer for that long (a long pause of its event loop) is declared dead too: a false
+ * positive, which moves its shards away (its PostgreSQL locks keep its sessions from running
+ * elsewhere until it lets go). `@effect/cluster`'s own default is a 10 s time-out and 5 retries
+ * 500 ms apart.
  *
  * @since 0.1.0
  * @category constructors
@@ -156,7 +163,8 @@ export interface Detection {
 export const defaultDetection: Detection = {
   pingTimeout: Duration.millis(500),
   pingRetries: 2,
-  pingSpacing: Duration.millis(100)
+  pingSpacing: Duration.millis(100),
+  suspectFor: Duration.seconds(1)
 }
 
 /**

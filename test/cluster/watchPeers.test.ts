@@ -49,6 +49,13 @@ const pingSpacing = Duration.toMillis(defaultDetection.pingSpacing)
 const retries = defaultDetection.pingRetries
 /** How long a check takes to give up on a runner that answers no ping: every try times out. */
 const detectionTime = pingTimeout * (retries + 1) + pingSpacing * retries
+const suspectFor = Duration.toMillis(defaultDetection.suspectFor)
+/**
+ * When a peer that answers no ping from the check starting at `first` on is marked: that check
+ * fails (it is suspected), the next starts an interval later and fails too, `suspectFor` or more
+ * after the first failure (asserted below: `suspectFor <= detectionTime + interval`).
+ */
+const silentMark = (first: number) => first + detectionTime + interval + detectionTime
 
 const peerA = RunnerAddress.make({ host: "10.0.0.12", port: 34431 })
 const peerB = RunnerAddress.make({ host: "10.0.0.13", port: 34432 })
@@ -218,13 +225,16 @@ const pingTimes = (world: World, runner: RunnerAddress) =>
 const marked = "did not answer: marked unhealthy"
 
 describe("watchPeers: every runner pings the others at each health check", () => {
-  it.effect("a peer that stops answering is marked unhealthy one interval plus the detection time after the last check it answered, not before", () => {
+  it.effect("a peer that stops answering is suspected at the first check it fails and marked at the next, not before", () => {
     const world = makeWorld([[self, true, "answers"], [peerA, true, "answers"], [peerB, true, "answers"]])
     return inWorld(
       world,
       Effect.gen(function*() {
-        // The module's documented figures: given up on about 1.7 s after the check that pings it.
+        // The module's documented figures: a check gives up after about 1.7 s; the suspicion lasts
+        // 1 s, so the next failed check (2.2 s after the first fails) declares the peer dead.
         assert.strictEqual(detectionTime, 1_700)
+        assert.strictEqual(suspectFor, 1_000)
+        assert.isAtMost(suspectFor, detectionTime + interval)
         yield* startWatching(world)
         yield* clockAt(0)
         // The first check, at once: both peers pinged (not this runner itself), both answered.
@@ -233,7 +243,10 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         assert.deepStrictEqual(pingTimes(world, self), [])
         // peerA freezes right after the check it answered.
         world.answers.set(key(peerA), "silent")
-        const bound = interval + detectionTime
+        const bound = silentMark(interval)
+        // The first failed check only suspects it.
+        yield* clockAt(interval + detectionTime)
+        assert.isTrue(world.healthy.get(key(peerA)), "suspected, not marked, at the first failed check")
         yield* clockAt(bound - 1)
         assert.isTrue(world.healthy.get(key(peerA)), "still healthy 1 ms before the bound")
         assert.deepStrictEqual(world.marks, [])
@@ -242,10 +255,11 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         assert.isFalse(world.healthy.get(key(peerA)))
         // The peers are checked together: peerB was pinged at the check's start, not after peerA's tries.
         assert.deepStrictEqual(pingTimes(world, peerB).slice(0, 2), [0, interval])
-        // The tries of that check: one every time-out plus spacing, `pingRetries + 1` in all.
+        // The tries of the two checks: one every time-out plus spacing, `pingRetries + 1` in each.
+        const tries = (start: number) => Array.from({ length: retries + 1 }, (_, i) => start + i * (pingTimeout + pingSpacing))
         assert.deepStrictEqual(
           pingTimes(world, peerA),
-          [0, ...Array.from({ length: retries + 1 }, (_, i) => interval + i * (pingTimeout + pingSpacing))]
+          [0, ...tries(interval), ...tries(interval + detectionTime + interval)]
         )
         // Marked, it is no longer pinged; peerB, still answering, is, and stays healthy.
         const pinged = world.pings.length
@@ -272,6 +286,35 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         assert.deepStrictEqual(world.marks, [])
         yield* clockAt(bound)
         assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: bound }])
+      })
+    )
+  })
+
+  it.effect("a peer that misses one check (a pause under load) and answers the next is never marked; the suspicion starts again", () => {
+    const world = makeWorld([[self, true, "answers"], [peerA, true, "answers"]])
+    return inWorld(
+      world,
+      Effect.gen(function*() {
+        yield* startWatching(world)
+        yield* clockAt(0)
+        // Silent for the check at one interval only: it fails, the peer is suspected.
+        world.answers.set(key(peerA), "silent")
+        yield* clockAt(interval + detectionTime)
+        world.answers.set(key(peerA), "answers")
+        // It answers the next check: no longer suspected, never marked.
+        yield* clockAt(interval + detectionTime + interval)
+        assert.deepStrictEqual(world.marks, [])
+        // Silent again much later: the suspicion starts afresh (one failed check does not mark it).
+        const later = interval + detectionTime + 10 * interval
+        yield* clockAt(later)
+        world.answers.set(key(peerA), "silent")
+        const nextCheck = pingTimes(world, peerA).filter((at) => at > later)[0] ?? later + interval
+        yield* clockAt(nextCheck)
+        const again = pingTimes(world, peerA).filter((at) => at >= nextCheck)[0]!
+        yield* clockAt(again + detectionTime)
+        assert.deepStrictEqual(world.marks, [], "one failed check after a passed one only suspects")
+        yield* clockAt(silentMark(again))
+        assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: silentMark(again) }])
       })
     )
   })
@@ -341,7 +384,7 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         yield* startWatching(world)
         yield* clockAt(10 * (interval + detectionTime))
         assert.strictEqual(world.marks.length, 1)
-        assert.strictEqual(world.marks[0]?.at, detectionTime)
+        assert.strictEqual(world.marks[0]?.at, silentMark(0))
         assert.strictEqual([...world.healthy.values()].filter((healthy) => healthy).length, 1)
       })
     )
@@ -358,9 +401,9 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         yield* clockAt(3 * interval + interval / 2)
         assert.deepStrictEqual(world.pings, [])
         world.storageDown = false
-        // The check at 4 intervals reads the runners again and gives up on the silent peer.
-        yield* clockAt(4 * interval + detectionTime)
-        assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: 4 * interval + detectionTime }])
+        // The check at 4 intervals reads the runners again and suspects the silent peer; the next marks it.
+        yield* clockAt(silentMark(4 * interval))
+        assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: silentMark(4 * interval) }])
       })
     )
   })
@@ -374,9 +417,9 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         yield* clockAt(0)
         assert.deepStrictEqual(pingTimes(world, peerB), [0])
         world.answers.set(key(peerB), "silent")
-        yield* clockAt(interval + detectionTime - 1)
+        yield* clockAt(silentMark(interval) - 1)
         assert.deepStrictEqual(world.logs, [])
-        yield* clockAt(interval + detectionTime + 10 * interval)
+        yield* clockAt(silentMark(interval) + 10 * interval)
         // The database URL was in the environment all along; no line carries it or its password.
         for (const line of world.logs) {
           const text = JSON.stringify(line)

@@ -9,8 +9,11 @@ import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import type * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -24,24 +27,47 @@ export interface PingDetection {
   readonly pingTimeout: Duration.DurationInput
   readonly pingRetries: number
   readonly pingSpacing: Duration.DurationInput
+  readonly suspectFor: Duration.DurationInput
 }
 
 /**
- * Health by ping, with the time-outs of `detection`: a runner is alive when one of its
- * `pingRetries + 1` pings, `pingSpacing` apart, is answered within `pingTimeout`.
+ * Health by ping, with the time-outs of `detection`: a runner passes a check when one of its
+ * `pingRetries + 1` pings, `pingSpacing` apart, is answered within `pingTimeout`. One that fails
+ * it because its port refuses (killed, gone) is dead at once. One whose last ping timed out (frozen,
+ * or only lagging under load) is suspected from that check on, and dead only at a failed check
+ * `suspectFor` or more after the first; a passed check clears the suspicion. The suspicion is kept
+ * per runner and in time, not in checks: both this runner's watch and `@effect/cluster`'s
+ * health-check singleton ask, each at its own pace.
  */
 export const health = (detection: PingDetection): Layer.Layer<RunnerHealth.RunnerHealth, never, Runners.Runners> =>
   Layer.effect(
     RunnerHealth.RunnerHealth,
-    Effect.map(Runners.Runners, (runners) =>
-      RunnerHealth.RunnerHealth.of({
+    Effect.map(Runners.Runners, (runners) => {
+      const suspectFor = Duration.toMillis(Duration.decode(detection.suspectFor))
+      /** Each suspected runner (`host:port`) and when it was first found silent. */
+      const suspects = new Map<string, number>()
+      return RunnerHealth.RunnerHealth.of({
         isAlive: (address) =>
           runners.ping(address).pipe(
             Effect.timeout(detection.pingTimeout),
             Effect.retry({ times: detection.pingRetries, schedule: Schedule.spaced(detection.pingSpacing) }),
-            Effect.isSuccess
+            Effect.either,
+            Effect.flatMap((result) => {
+              const runner = `${address.host}:${address.port}`
+              if (Either.isRight(result)) {
+                suspects.delete(runner)
+                return Effect.succeed(true)
+              }
+              if (!Cause.isTimeoutException(result.left)) return Effect.succeed(false)
+              return Effect.map(Clock.currentTimeMillis, (now) => {
+                const since = suspects.get(runner)
+                if (since === undefined) suspects.set(runner, now)
+                return since === undefined || now - since < suspectFor
+              })
+            })
           )
-      }))
+      })
+    })
   )
 
 /**
