@@ -216,6 +216,15 @@ const inWorld = <A, E>(world: World, body: Effect.Effect<A, E, Scope.Scope>) =>
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["CLUSTER_DATABASE_URL", databaseUrl]])))
   )
 
+/** A world of these runners, watched from `self` from time 0 on, and the test's body in it. */
+const watching = <A, E>(
+  runners: ReadonlyArray<readonly [RunnerAddress, boolean, Answer]>,
+  body: (world: World) => Effect.Effect<A, E, Scope.Scope>
+) => {
+  const world = makeWorld(runners)
+  return inWorld(world, Effect.zipRight(startWatching(world), body(world)))
+}
+
 /** Moves the `TestClock` to `at` ms, running every sleep and time-out due by then. */
 const clockAt = (at: number) => TestClock.setTime(at)
 
@@ -223,6 +232,13 @@ const pingTimes = (world: World, runner: RunnerAddress) =>
   world.pings.filter((ping) => ping.runner === key(runner)).map((ping) => ping.at)
 
 const marked = "did not answer: marked unhealthy"
+
+/** No runner was marked: the given peers are still healthy, and no marking was logged. */
+const neverMarked = (world: World, ...peers: ReadonlyArray<RunnerAddress>) => {
+  assert.deepStrictEqual(world.marks, [])
+  for (const peer of peers) assert.isTrue(world.healthy.get(key(peer)))
+  assert.deepStrictEqual(world.logs.filter((line) => line.message.includes(marked)), [])
+}
 
 describe("watchPeers: every runner pings the others at each health check", () => {
   it.effect("a peer that stops answering is suspected at the first check it fails and marked at the next, not before", () => {
@@ -272,12 +288,9 @@ describe("watchPeers: every runner pings the others at each health check", () =>
     )
   })
 
-  it.effect("a peer whose port refuses (killed) is marked after the spacing of its retries, not the time-outs", () => {
-    const world = makeWorld([[self, true, "answers"], [peerA, true, "answers"]])
-    return inWorld(
-      world,
+  it.effect("a peer whose port refuses (killed) is marked after the spacing of its retries, not the time-outs", () =>
+    watching([[self, true, "answers"], [peerA, true, "answers"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         yield* clockAt(0)
         assert.deepStrictEqual(pingTimes(world, peerA), [0])
         world.answers.set(key(peerA), "refuses")
@@ -286,16 +299,11 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         assert.deepStrictEqual(world.marks, [])
         yield* clockAt(bound)
         assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: bound }])
-      })
-    )
-  })
+      })))
 
-  it.effect("a peer that misses one check (a pause under load) and answers the next is never marked; the suspicion starts again", () => {
-    const world = makeWorld([[self, true, "answers"], [peerA, true, "answers"]])
-    return inWorld(
-      world,
+  it.effect("a peer that misses one check (a pause under load) and answers the next is never marked; the suspicion starts again", () =>
+    watching([[self, true, "answers"], [peerA, true, "answers"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         yield* clockAt(0)
         // Silent for the check at one interval only: it fails, the peer is suspected.
         world.answers.set(key(peerA), "silent")
@@ -315,35 +323,22 @@ describe("watchPeers: every runner pings the others at each health check", () =>
         assert.deepStrictEqual(world.marks, [], "one failed check after a passed one only suspects")
         yield* clockAt(silentMark(again))
         assert.deepStrictEqual(world.marks, [{ runner: key(peerA), healthy: false, at: silentMark(again) }])
-      })
-    )
-  })
+      })))
 
-  it.effect("a peer that answers is never marked, over many intervals", () => {
-    const world = makeWorld([[self, true, "answers"], [peerA, true, "answers"], [peerB, true, "answers"]])
-    return inWorld(
-      world,
+  it.effect("a peer that answers is never marked, over many intervals", () =>
+    watching([[self, true, "answers"], [peerA, true, "answers"], [peerB, true, "answers"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         const checks = 50
         yield* clockAt(checks * interval)
         // One ping per peer and check (the checks are really made), none failed.
         assert.deepStrictEqual(pingTimes(world, peerA), Array.from({ length: checks + 1 }, (_, i) => i * interval))
         assert.deepStrictEqual(pingTimes(world, peerB), Array.from({ length: checks + 1 }, (_, i) => i * interval))
-        assert.deepStrictEqual(world.marks, [])
-        assert.isTrue(world.healthy.get(key(peerA)))
-        assert.isTrue(world.healthy.get(key(peerB)))
-        assert.deepStrictEqual(world.logs.filter((line) => line.message.includes(marked)), [])
-      })
-    )
-  })
+        neverMarked(world, peerA, peerB)
+      })))
 
-  it.effect("a peer that answers only the last try of each check is never marked (the retries are made)", () => {
-    const world = makeWorld([[self, true, "answers"], [peerA, true, "lastTry"]])
-    return inWorld(
-      world,
+  it.effect("a peer that answers only the last try of each check is never marked (the retries are made)", () =>
+    watching([[self, true, "answers"], [peerA, true, "lastTry"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         // Each check: `pingRetries` unanswered tries, then the answered one; then the interval.
         const period = detectionTime - pingTimeout + interval
         const checks = 10
@@ -353,42 +348,28 @@ describe("watchPeers: every runner pings the others at each health check", () =>
           pingTimes(world, peerA),
           Array.from({ length: checks + 1 }, (_, check) => tries.map((at) => check * period + at)).flat()
         )
-        assert.deepStrictEqual(world.marks, [])
-        assert.isTrue(world.healthy.get(key(peerA)))
-        assert.deepStrictEqual(world.logs.filter((line) => line.message.includes(marked)), [])
-      })
-    )
-  })
+        neverMarked(world, peerA)
+      })))
 
-  it.effect("the last healthy runner is never marked: this runner already unhealthy, the one peer silent", () => {
-    const world = makeWorld([[self, false, "answers"], [peerA, true, "silent"]])
-    return inWorld(
-      world,
+  it.effect("the last healthy runner is never marked: this runner already unhealthy, the one peer silent", () =>
+    watching([[self, false, "answers"], [peerA, true, "silent"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         yield* clockAt(10 * (interval + detectionTime))
         // It fails every check and stays healthy (the cluster keeps a runner), and is still pinged.
         assert.deepStrictEqual(world.marks, [])
         assert.isTrue(world.healthy.get(key(peerA)))
         assert.isAtLeast(pingTimes(world, peerA).length, 10 * (retries + 1))
         assert.deepStrictEqual(world.logs.filter((line) => line.message.includes(marked)), [])
-      })
-    )
-  })
+      })))
 
-  it.effect("the last healthy runner is never marked: of two silent peers (this runner unhealthy), one is marked", () => {
-    const world = makeWorld([[self, false, "answers"], [peerA, true, "silent"], [peerB, true, "silent"]])
-    return inWorld(
-      world,
+  it.effect("the last healthy runner is never marked: of two silent peers (this runner unhealthy), one is marked", () =>
+    watching([[self, false, "answers"], [peerA, true, "silent"], [peerB, true, "silent"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         yield* clockAt(10 * (interval + detectionTime))
         assert.strictEqual(world.marks.length, 1)
         assert.strictEqual(world.marks[0]?.at, silentMark(0))
         assert.strictEqual([...world.healthy.values()].filter((healthy) => healthy).length, 1)
-      })
-    )
-  })
+      })))
 
   it.effect("a check that fails (the storage unreachable) is made again at the next interval", () => {
     const world = makeWorld([[self, true, "answers"], [peerA, true, "silent"]])
@@ -408,12 +389,9 @@ describe("watchPeers: every runner pings the others at each health check", () =>
     )
   })
 
-  it.effect("the marking is logged once at INFO, host and port only: no secret, no annotation, no cause", () => {
-    const world = makeWorld([[self, true, "answers"], [peerB, true, "answers"]])
-    return inWorld(
-      world,
+  it.effect("the marking is logged once at INFO, host and port only: no secret, no annotation, no cause", () =>
+    watching([[self, true, "answers"], [peerB, true, "answers"]], (world) =>
       Effect.gen(function*() {
-        yield* startWatching(world)
         yield* clockAt(0)
         assert.deepStrictEqual(pingTimes(world, peerB), [0])
         world.answers.set(key(peerB), "silent")
@@ -432,7 +410,5 @@ describe("watchPeers: every runner pings the others at each health check", () =>
           annotations: "{}",
           withCause: false
         }])
-      })
-    )
-  })
+      })))
 })
