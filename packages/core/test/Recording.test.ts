@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording as Format } from "../src/index.js"
+import { header } from "./helpers/recordings.js"
 
 const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-recording-"))
 let files = 0
@@ -17,18 +18,6 @@ let files = 0
 /** A file in the tests' temporary directory. */
 const tempPath = (name: string): string => join(dir, `${++files}-${name}`)
 
-/** The header of a recording. */
-const header = (overrides: Record<string, unknown> = {}) => ({
-  type: "header",
-  format: "effect-agent-session/recording",
-  version: 1,
-  sdk: "0.1.0",
-  dialect: Dialect.documented,
-  transport: "websocket",
-  sessionId: "ses_recorded",
-  recordedAt: "2026-11-25T12:00:00.000Z",
-  ...overrides
-})
 
 /** A property, checked with fast-check (the core's tests use no Effect). */
 const prop = <Ts extends [unknown, ...Array<unknown>]>(
