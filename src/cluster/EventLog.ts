@@ -87,6 +87,13 @@ export interface RecordedAnswer {
  * @since 0.1.0
  * @category errors
  */
+/** A session's record, answers and a page of its events, read together ({@link Service.snapshot}). */
+export interface Snapshot {
+  readonly record: Option.Option<SessionRecord>
+  readonly answers: ReadonlyArray<RecordedAnswer>
+  readonly events: ReadonlyArray<LoggedEvent>
+}
+
 export const EventLogError = ClusterErrors.EventLogError
 
 /**
@@ -142,6 +149,13 @@ export interface Service {
   ) => Effect.Effect<boolean, EventLogError>
   /** The answers recorded for a session. */
   readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<RecordedAnswer>, EventLogError>
+  /**
+   * What a runner reads to take a session over, in one read of the store: its record, its
+   * answers and its events with `seq >= fromSeq` (at most `limit`). As `get`, `answers` and
+   * `read`, in one round trip instead of three (a take-over of thousands of sessions reads this
+   * for each).
+   */
+  readonly snapshot: (sessionId: string, fromSeq: number, limit: number) => Effect.Effect<Snapshot, EventLogError>
   /** The ids of sessions whose run has not ended (at most `limit`, oldest first). */
   readonly unended: (limit: number) => Effect.Effect<ReadonlyArray<string>, EventLogError>
   /**

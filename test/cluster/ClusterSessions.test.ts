@@ -242,15 +242,21 @@ describe("ClusterSessions.start refuses an unusable session id at once", () => {
   }
 })
 
-/** The embedded runner's pieces, with a log that counts the resumer's scans. */
+/** The embedded runner's pieces, with a log that counts the resumer's scans and the reads and registrations. */
 const scans = Ref.unsafeMake(0)
+const reads = Ref.unsafeMake<Record<string, number>>({})
+const counted = (name: string) => Ref.update(reads, (counts) => ({ ...counts, [name]: (counts[name] ?? 0) + 1 }))
 const CountingLog = Layer.effect(
   EventLog.EventLog,
-  Effect.map(EventLog.EventLog, (log) => ({
+  Effect.map(EventLog.EventLog, (log): EventLog.Service => ({
     ...log,
-    unended: (limit: number) => Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unended(limit)),
-    unendedIn: (shards: ReadonlyArray<number>, options: Parameters<EventLog.Service["unendedIn"]>[1]) =>
-      Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unendedIn(shards, options))
+    unended: (limit) => Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unended(limit)),
+    unendedIn: (shards, options) => Effect.zipRight(Ref.update(scans, (n) => n + 1), log.unendedIn(shards, options)),
+    register: (record) => Effect.zipRight(counted("register"), log.register(record)),
+    get: (sessionId) => Effect.zipRight(counted("get"), log.get(sessionId)),
+    answers: (sessionId) => Effect.zipRight(counted("answers"), log.answers(sessionId)),
+    read: (sessionId, fromSeq, limit) => Effect.zipRight(counted("read"), log.read(sessionId, fromSeq, limit)),
+    snapshot: (sessionId, fromSeq, limit) => Effect.zipRight(counted("snapshot"), log.snapshot(sessionId, fromSeq, limit))
   }))
 ).pipe(Layer.provide(EventLog.layerMemory()))
 
@@ -283,6 +289,37 @@ describe("the resumer", () => {
         yield* Effect.sleep("3 seconds")
         assert.strictEqual(yield* Ref.get(scans), before)
         assert.isAtMost(before, 2)
+      }))
+
+    it.effect("a session taken over (Resume) is read from the log once, and nothing is registered again", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const log = yield* EventLog.EventLog
+        const simulator = yield* Simulator.Simulator
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const makeClient = yield* SessionEntity.SessionEntity.client
+        // A session that ran elsewhere: in the log with one event, held by no runner.
+        const session = yield* api.createSession(request)
+        const id = session.session_id
+        yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
+        yield* log.append(id, [{ seq: 1, event: { _tag: "Started", sessionId: id, start_url: request.start_url } }])
+        yield* Ref.set(reads, {})
+        yield* makeClient(id).Resume(undefined, { discard: true })
+        // Running here: its channel is open at the service.
+        yield* Effect.repeat(simulator.connections(id), { until: (n) => n === 1, schedule: Schedule.spaced("10 millis") }).pipe(
+          Effect.timeout("10 seconds")
+        )
+        // One read of the record, the answers and the events; no registration: a take-over of
+        // thousands of sessions makes one round trip to the store for each.
+        assert.deepStrictEqual(yield* Ref.get(reads), { snapshot: 1 })
+        // Its events are appended after the one it had (the log's tally was read, not rebuilt).
+        const status = yield* sessions.status(id).pipe(
+          Effect.delay("10 millis"),
+          Effect.repeat({ until: (s) => s.lastSeq >= 2 }),
+          Effect.timeout("10 seconds")
+        )
+        assert.strictEqual(status.run, "running")
+        yield* sessions.close(id)
       }))
   })
 })

@@ -31,6 +31,54 @@ const started = (n: number): SessionEvent.SessionEvent => ({
   start_url: `https://example.com/${n}`
 })
 
+/**
+ * `snapshot` gives what `get`, `answers` and `read` give, for a session with events and answers,
+ * from its start and from a later sequence number, for a page shorter than the log, for an ended
+ * session and for an unknown one.
+ */
+const snapshotAgrees = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const request: SessionEvent.ExternalResourceRequested = {
+    _tag: "ExternalResourceRequested",
+    resource_type: "request_user_input",
+    reason: "a name",
+    action_session_id: Session.ActionSessionId.make("as_snap"),
+    field_name: Option.some("name")
+  }
+  yield* log.register({ info: info("snap"), maxActions: 7, agent: Option.some("agent-1"), shard: 3 })
+  yield* log.append("snap", [1, 2, 3, 4, 5].map((seq) => ({ seq, event: started(seq) })))
+  yield* log.saveAnswer("snap", request, { _tag: "Grant", input: Option.some("Ada") })
+  const agrees = (sessionId: string, fromSeq: number, limit: number) =>
+    Effect.gen(function*() {
+      const snapshot = yield* log.snapshot(sessionId, fromSeq, limit)
+      assert.deepStrictEqual(snapshot.record, yield* log.get(sessionId))
+      assert.deepStrictEqual(snapshot.answers, yield* log.answers(sessionId))
+      assert.deepStrictEqual(snapshot.events, yield* log.read(sessionId, fromSeq, limit))
+      return snapshot
+    })
+  const whole = yield* agrees("snap", 1, 10)
+  assert.deepStrictEqual(whole.events.map((l) => l.seq), [1, 2, 3, 4, 5])
+  assert.deepStrictEqual(whole.answers.map((a) => a.answer), [{ _tag: "Grant", input: Option.some("Ada") }])
+  assert.deepStrictEqual(Option.map(whole.record, (r) => [r.maxActions, r.agent]), Option.some([7, Option.some("agent-1")]))
+  assert.deepStrictEqual((yield* agrees("snap", 3, 2)).events.map((l) => l.seq), [3, 4])
+  assert.deepStrictEqual((yield* agrees("snap", 6, 10)).events, [])
+  yield* log.end("snap", "ended", Option.some("a reason"))
+  const ended = yield* agrees("snap", 1, 1)
+  assert.deepStrictEqual(
+    Option.map(Option.flatMap(ended.record, (r) => r.ended), (e) => e.reason),
+    Option.some(Option.some("a reason"))
+  )
+  const unknown = yield* agrees("nobody", 1, 10)
+  assert.isTrue(Option.isNone(unknown.record))
+  assert.deepStrictEqual([unknown.answers, unknown.events], [[], []])
+})
+
+describe("EventLog in memory", () => {
+  layer(EventLog.layerMemory())((it) => {
+    it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
+  })
+})
+
 describe("EventLog on PostgreSQL", () => {
   layer(LogLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("register keeps the first record; append and read keep order and sequence numbers", () =>
@@ -76,6 +124,9 @@ describe("EventLog on PostgreSQL", () => {
         assert.isTrue(Option.isNone(yield* log.get("s2")))
         assert.deepStrictEqual(yield* log.answers("s2"), [])
       }))
+
+    it.effect("snapshot: the record, the answers and a page of events in one read, as get, answers and read", () =>
+      snapshotAgrees)
 
     it.effect("unendedIn: the unended sessions of the given shards, in id order, by pages", () =>
       Effect.gen(function*() {

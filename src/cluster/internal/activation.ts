@@ -112,20 +112,18 @@ export const makeActivation = (sessionId: string, log: EventLog.Service): Effect
       load: Effect.suspend(() => {
         if (self.run !== undefined) return Effect.void
         return Effect.gen(function*() {
-          const fresh = yield* log.get(sessionId)
-          const answers = yield* log.answers(sessionId)
-          const from = tally.lastSeq + 1
-          const events: Array<EventLog.LoggedEvent> = []
-          let next = from
-          while (true) {
-            const batch = yield* log.read(sessionId, next, page)
+          // One read for the record, the answers and the first page (a take-over reads this for
+          // every session it takes); a longer log is read on by pages.
+          const fresh = yield* log.snapshot(sessionId, tally.lastSeq + 1, page)
+          const events: Array<EventLog.LoggedEvent> = [...fresh.events]
+          let batch = fresh.events
+          while (batch.length === page) {
+            batch = yield* log.read(sessionId, batch[batch.length - 1]!.seq + 1, page)
             events.push(...batch)
-            if (batch.length < page) break
-            next = batch[batch.length - 1]!.seq + 1
           }
           if (self.run !== undefined) return
-          self.record = fresh
-          for (const a of answers) tally.answered.set(requestKey(a.request), a.answer)
+          self.record = fresh.record
+          for (const a of fresh.answers) tally.answered.set(requestKey(a.request), a.answer)
           for (const logged of events) {
             fold(tally, logged.event)
             tally.lastSeq = logged.seq

@@ -166,17 +166,29 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
         Effect.annotateLogs({ sessionId })
       )
 
-    const ensureRunning = (payload: RunPayload, learn: boolean) =>
+    /**
+     * Runs the session here unless it runs here already or its run has ended; returns whether it
+     * started the run. A session the log knows (a take-over, a `Start` delivered again) runs from
+     * its record, with no write; one it does not know yet is registered from the payload first
+     * (with none, as for `Resume`, there is nothing to run).
+     */
+    const ensureRunning = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
         yield* load
-        const r = yield* log.register({
-          info: payload.session,
-          maxActions: payload.maxActions,
-          agent: payload.agent,
-          shard: address.shardId.id
-        })
+        if (activation.run !== undefined) return false
+        let r: EventLog.SessionRecord
+        if (Option.isSome(activation.record)) r = activation.record.value
+        else if (payload === undefined) return false
+        else {
+          r = yield* log.register({
+            info: payload.session,
+            maxActions: payload.maxActions,
+            agent: payload.agent,
+            shard: address.shardId.id
+          })
+        }
         activation.record = Option.some(r)
-        if (Option.isSome(r.ended) || activation.run !== undefined) return
+        if (Option.isSome(r.ended)) return false
         const done = yield* Deferred.make<void>()
         const fiber = yield* runSession(r, learn || tally.lastSeq > 0).pipe(
           Effect.onExit(() =>
@@ -192,6 +204,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
           Effect.forkDaemon
         )
         activation.run = { done, fiber }
+        return true
       }).pipe(lifecycle.withPermits(1))
 
     // When the activation ends (the shard moves to another runner, the runner stops): close the
@@ -214,14 +227,12 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
 
     const awaitRun = Effect.suspend(() => activation.run === undefined ? Effect.void : Deferred.await(activation.run.done))
 
-    /** Runs the session again when its run has not ended and it does not run here. */
+    /**
+     * Runs the session again when its run has not ended and it does not run here; a run it
+     * started is held to its end (as `Start` holds it), so that the entity stays active.
+     */
     const resume = Effect.gen(function*() {
-      yield* load
-      const r = activation.record
-      if (Option.isNone(r) || Option.isSome(r.value.ended)) return yield* status
-      if (activation.run !== undefined) return yield* status
-      yield* ensureRunning({ session: r.value.info, maxActions: r.value.maxActions, agent: r.value.agent }, true)
-      yield* awaitRun
+      if (yield* ensureRunning(undefined, true)) yield* awaitRun
       return yield* status
     })
 

@@ -131,6 +131,16 @@ export const makeMemory = (): EventLog.Service => {
         return true
       }),
     answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
+    snapshot: (sessionId, fromSeq, limit) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        const start = Math.max(0, fromSeq - 1)
+        return {
+          record: Option.map(Option.fromNullable(session), (s) => s.record),
+          answers: [...(session?.answers.values() ?? [])],
+          events: (session?.events ?? []).slice(start, start + limit)
+        }
+      }),
     unended: (limit) =>
       Effect.sync(() =>
         [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
@@ -225,6 +235,13 @@ interface SessionRow {
   readonly agent: string | null
   readonly end_status: string | null
   readonly end_reason: string | null
+}
+
+/** The row of `snapshot`: JSON the driver has parsed (the record's columns, and arrays of text). */
+interface SnapshotRow {
+  readonly record: SessionRow | null
+  readonly answers: ReadonlyArray<readonly [string, string]> | null
+  readonly events: ReadonlyArray<readonly [number, string]> | null
 }
 
 const isEndStatus = (s: string): s is EventLog.EndStatus => s === "complete" || s === "ended" || s === "closed"
@@ -326,6 +343,35 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
           })
         )
       ),
+    snapshot: (sessionId, fromSeq, limit) =>
+      // One row: the record as JSON (null when unknown), the answers and the page of events as
+      // JSON arrays of [request, answer] and [seq, event] (the columns hold JSON text).
+      sql<SnapshotRow>`SELECT
+        (SELECT row_to_json(s) FROM (SELECT session_id, info, max_actions, agent, end_status, end_reason
+          FROM agent_session_sessions WHERE session_id = ${sessionId}) s) AS record,
+        (SELECT coalesce(json_agg(json_build_array(request, answer) ORDER BY answered_at), '[]'::json)
+          FROM agent_session_answers WHERE session_id = ${sessionId}) AS answers,
+        (SELECT coalesce(json_agg(json_build_array(seq, event) ORDER BY seq), '[]'::json)
+          FROM (SELECT seq, event FROM agent_session_events WHERE session_id = ${sessionId} AND seq >= ${fromSeq}
+            ORDER BY seq LIMIT ${limit}) e) AS events`.pipe(
+        Effect.mapError(fail("snapshot")),
+        Effect.flatMap((rows) =>
+          Effect.try({
+            try: (): EventLog.Snapshot => {
+              const row = rows[0]
+              return {
+                record: Option.map(Option.fromNullable(row?.record), toRecord),
+                answers: (row?.answers ?? []).map(([request, answer]) => ({
+                  request: decodeRequest(request),
+                  answer: decodeAnswer(answer)
+                })),
+                events: (row?.events ?? []).map(([seq, event]) => ({ seq: Number(seq), event: decodeEvent(event) }))
+              }
+            },
+            catch: fail("snapshot")
+          })
+        )
+      ),
     unended: (limit) =>
       sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
         WHERE end_status IS NULL ORDER BY created_at LIMIT ${limit}`.pipe(
@@ -363,6 +409,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     end: (sessionId, status, reason) => whole(operations.end(sessionId, status, reason)),
     saveAnswer: (sessionId, request, answer) => whole(operations.saveAnswer(sessionId, request, answer)),
     answers: (sessionId) => whole(operations.answers(sessionId)),
+    snapshot: (sessionId, fromSeq, limit) => whole(operations.snapshot(sessionId, fromSeq, limit)),
     unended: (limit) => whole(operations.unended(limit)),
     unendedIn: (shards, options) => whole(operations.unendedIn(shards, options)),
     purge: (before) => whole(operations.purge(before))

@@ -36,7 +36,7 @@ const backlog = page
 export const events = (
   activation: Activation,
   ticker: Ticker,
-  ensureRunning: (payload: RunPayload, learn: boolean) => Effect.Effect<void, EventLog.EventLogError>
+  ensureRunning: (payload: RunPayload | undefined, learn: boolean) => Effect.Effect<unknown, EventLog.EventLogError>
 ) =>
 (fromSeq: number): Effect.Effect<
   Mailbox.ReadonlyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>,
