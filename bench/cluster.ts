@@ -59,6 +59,12 @@ const CURVE_ACTIONS = Number(flag("curve-actions", "120"))
  */
 const CURVE_FOLLOW_EVERY = Number(flag("curve-follow-every", "10"))
 const ONLY = flag("only", "")
+/**
+ * Where to write a CPU profile of each survivor over the take-over (`--profile <dir>`: from just
+ * before the kill, for `--profile-ms` ms, 10000 by default), for reading in Chrome's DevTools.
+ */
+const PROFILE_DIR = flag("profile", "")
+const PROFILE_MS = Number(flag("profile-ms", "10000"))
 
 interface Proc {
   readonly child: ChildProcess
@@ -281,6 +287,17 @@ const runOnce = (options: {
     const [victimAddress] = [...held.entries()].filter(([address]) => address !== "null").sort((a, b) => b[1] - a[1])[0]!
     const victimIndex = ports.findIndex((port) => victimAddress.endsWith(`:${port}`))
     const victim = runners[victimIndex]!
+    const survivors = runners.filter((r) => r !== victim)
+    if (PROFILE_DIR !== "") {
+      for (const r of survivors) r.child.stdin!.write("prof-start\n")
+      yield* Effect.forEach(survivors, (r) => {
+        const file = join(PROFILE_DIR, `takeover-${options.sessions}-${r.child.pid}.cpuprofile`)
+        return Effect.zipRight(
+          Effect.sync(() => r.child.stdin!.write(`prof-stop takeover ${file}\n`)),
+          r.nextLine((l) => l === "prof takeover")
+        ).pipe(Effect.delay(Duration.millis(PROFILE_MS)))
+      }).pipe(Effect.ignore, Effect.forkScoped)
+    }
     const killedAt = Date.now()
     process.stderr.write(`killed ${victimAddress} at ${new Date(killedAt).toISOString()}\n`)
     killed.address = victimAddress
