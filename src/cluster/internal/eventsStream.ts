@@ -95,10 +95,14 @@ export const events = (
       })
     )
 
-    const stop = (exit: Exit.Exit<void, EventLog.EventLogError>) => {
+    /** No more wakes: the subscriber is gone, or its stream ended. */
+    const forget = () => {
       finished = true
       readers.delete(onAppend)
       ticker.wakers.delete(onTick)
+    }
+    const stop = (exit: Exit.Exit<void, EventLog.EventLogError>) => {
+      forget()
       mailbox.unsafeDone(exit)
     }
 
@@ -150,13 +154,7 @@ export const events = (
     const onAppend = () => wake("append")
     const onTick = () => wake("tick")
 
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        finished = true
-        readers.delete(onAppend)
-        ticker.wakers.delete(onTick)
-      })
-    )
+    yield* Effect.addFinalizer(() => Effect.sync(forget))
     wake("append")
     return mailbox
   })
