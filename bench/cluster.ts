@@ -18,7 +18,7 @@
  *   `--curve-frame-ms` (10000) ms; at each step the RSS and the sessions held of each runner;
  *   then the runner holding the most is killed and the loss counted as above.
  *
- *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--curve-actions 120] [--curve-follow-every 10] [--only failover|scale]
+ *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--curve-actions 120] [--curve-follow-every 10] [--only failover|scale] [--profile <dir> [--profile-ms 10000]]
  *
  * Writes the section between `<!-- cluster:begin -->` and `<!-- cluster:end -->` of
  * bench/RESULTS.md (appended when missing) and prints it.

@@ -81,19 +81,24 @@ export interface RecordedAnswer {
 }
 
 /**
- * The log's store failed (the database is unreachable, a statement failed):
- * `ClusterErrors.EventLogError`.
+ * A session's record, answers and a page of its events, read together ({@link Service.snapshot}).
  *
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-/** A session's record, answers and a page of its events, read together ({@link Service.snapshot}). */
 export interface Snapshot {
   readonly record: Option.Option<SessionRecord>
   readonly answers: ReadonlyArray<RecordedAnswer>
   readonly events: ReadonlyArray<LoggedEvent>
 }
 
+/**
+ * The log's store failed (the database is unreachable, a statement failed):
+ * `ClusterErrors.EventLogError`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const EventLogError = ClusterErrors.EventLogError
 
 /**
