@@ -38,8 +38,15 @@ const describe = (cause: Cause.Cause<unknown>): string =>
 /** An id the cluster can key an entity by (`@effect/cluster`'s `EntityId`: not empty, no surrounding spaces). */
 const isUsableId = Schema.is(EntityId.EntityId)
 
-/** How long a subscriber waits for an event or a keep-alive before it resumes elsewhere. */
-const silence = Duration.seconds(3)
+/**
+ * How long a subscriber waits for an event or a keep-alive (one a second) before it resumes
+ * elsewhere. Longer than the detection takes to declare a silent runner dead (about 3.9 s,
+ * `NodeClusterSessions.defaultDetection`): resuming earlier reaches the same runner again, since
+ * its shards have not moved yet. And a runner taking thousands of sessions over may answer a new
+ * subscriber only after seconds: a shorter bound has subscribers give up and subscribe again,
+ * each time one more request and read of the log for the busy runner.
+ */
+const silence = Duration.seconds(6)
 
 const unusable = (sessionId: string) =>
   new SessionNotFound({
@@ -163,7 +170,7 @@ export const make = (options: {
         let next = Math.max(1, Math.floor(fromSeq))
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
           // The runner sends a keep-alive (seq 0) every second: silence means it is gone (killed,
-          // frozen, its machine lost) before the cluster says so: resume on the next owner.
+          // frozen, its machine lost): resume on the next owner.
           Stream.timeoutFail(
             () => new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" }),
             silence
