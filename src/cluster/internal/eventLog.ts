@@ -72,7 +72,7 @@ interface MemorySession {
 
 export const makeMemory = (): EventLog.Service => {
   const sessions = new Map<string, MemorySession>()
-  return {
+  const log: EventLog.Service = {
     register: ({ agent, info, maxActions, shard }) =>
       Effect.sync(() => {
         const existing = sessions.get(info.session_id)
@@ -132,15 +132,7 @@ export const makeMemory = (): EventLog.Service => {
       }),
     answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
     snapshot: (sessionId, fromSeq, limit) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        const start = Math.max(0, fromSeq - 1)
-        return {
-          record: Option.map(Option.fromNullable(session), (s) => s.record),
-          answers: [...(session?.answers.values() ?? [])],
-          events: (session?.events ?? []).slice(start, start + limit)
-        }
-      }),
+      Effect.all({ record: log.get(sessionId), answers: log.answers(sessionId), events: log.read(sessionId, fromSeq, limit) }),
     unended: (limit) =>
       Effect.sync(() =>
         [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
@@ -169,6 +161,7 @@ export const makeMemory = (): EventLog.Service => {
         return n
       })
   }
+  return log
 }
 
 // ---------------------------------------------------------------------------
@@ -244,6 +237,15 @@ interface SnapshotRow {
   readonly events: ReadonlyArray<readonly [number, string]> | null
 }
 
+/** A logged event from its stored columns (the event as JSON text). */
+const toLogged = (seq: number | string, event: string): EventLog.LoggedEvent => ({ seq: Number(seq), event: decodeEvent(event) })
+
+/** A recorded answer from its stored columns (JSON text). */
+const toRecorded = (request: string, answer: string): EventLog.RecordedAnswer => ({
+  request: decodeRequest(request),
+  answer: decodeAnswer(answer)
+})
+
 const isEndStatus = (s: string): s is EventLog.EndStatus => s === "complete" || s === "ended" || s === "closed"
 
 const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
@@ -312,7 +314,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         Effect.mapError(fail("read")),
         Effect.flatMap((rows) =>
           Effect.try({
-            try: () => rows.map((row) => ({ seq: Number(row.seq), event: decodeEvent(row.event) })),
+            try: () => rows.map((row) => toLogged(row.seq, row.event)),
             catch: fail("read")
           })
         )
@@ -338,7 +340,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         Effect.mapError(fail("answers")),
         Effect.flatMap((rows) =>
           Effect.try({
-            try: () => rows.map((row) => ({ request: decodeRequest(row.request), answer: decodeAnswer(row.answer) })),
+            try: () => rows.map((row) => toRecorded(row.request, row.answer)),
             catch: fail("answers")
           })
         )
@@ -361,11 +363,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
               const row = rows[0]
               return {
                 record: Option.map(Option.fromNullable(row?.record), toRecord),
-                answers: (row?.answers ?? []).map(([request, answer]) => ({
-                  request: decodeRequest(request),
-                  answer: decodeAnswer(answer)
-                })),
-                events: (row?.events ?? []).map(([seq, event]) => ({ seq: Number(seq), event: decodeEvent(event) }))
+                answers: (row?.answers ?? []).map(([request, answer]) => toRecorded(request, answer)),
+                events: (row?.events ?? []).map(([seq, event]) => toLogged(seq, event))
               }
             },
             catch: fail("snapshot")

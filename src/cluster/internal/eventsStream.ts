@@ -44,22 +44,17 @@ export const events = (
   Scope.Scope
 > => {
   const { load, log, readers, recent, sessionId, tally } = activation
+  const ended = () => Option.isSome(Option.flatMap(activation.record, (r) => r.ended))
   /**
    * A subscriber reached this activation and the session's run has not ended but does not run
    * here: this runner owns the session's shard (an activation exists only where the shard is
    * held), so it takes the session over now, as the resumer would at its next look.
    */
-  const takeOver = Effect.suspend(() => {
-    if (activation.run !== undefined || activation.handingOver) return Effect.void
-    return Option.match(activation.record, {
-      onNone: () => Effect.void,
-      onSome: (r) =>
-        Option.isSome(r.ended)
-          ? Effect.void
-          : ensureRunning({ session: r.info, maxActions: r.maxActions, agent: r.agent }, true)
-    })
-  })
-  const ended = () => Option.isSome(Option.flatMap(activation.record, (r) => r.ended))
+  const takeOver = Effect.suspend(() =>
+    activation.run !== undefined || activation.handingOver || Option.isNone(activation.record) || ended()
+      ? Effect.void
+      : ensureRunning(undefined, true)
+  )
 
   return Effect.gen(function*() {
     yield* load
