@@ -36,6 +36,7 @@ import * as SessionEvent from "../SessionEvent.js"
 import * as EventLog from "./EventLog.js"
 import * as internal from "./internal/entity.js"
 import { AnswerSchema } from "./internal/eventLog.js"
+import { makeGate } from "./internal/gate.js"
 import { resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
 
@@ -218,10 +219,13 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
   Layer.merge(
-    Layer.unwrapScoped(Effect.map(makeTicker, (ticker) =>
-      SessionEntity.toLayer(internal.make(options, ticker), {
+    Layer.unwrapScoped(Effect.gen(function*() {
+      const ticker = yield* makeTicker
+      const starting = yield* makeGate(internal.startsAtOnce)
+      return SessionEntity.toLayer(internal.make(options, ticker, starting), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
-      }))),
+      })
+    })),
     Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options)))
   )

@@ -1,4 +1,5 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -127,6 +128,34 @@ describe("EventLog on PostgreSQL", () => {
 
     it.effect("snapshot: the record, the answers and a page of events in one read, as get, answers and read", () =>
       snapshotAgrees)
+
+    it.effect("appends that come together are written together; one whose sequence is taken fails alone", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const sql = yield* SqlClient.SqlClient
+        const ids = Array.from({ length: 200 }, (_, i) => `batch-${String(i).padStart(3, "0")}`)
+        yield* Effect.forEach(ids, (id) => log.register({ info: info(id), maxActions: 5, agent: Option.none() }), {
+          discard: true
+        })
+        const appendAll = (seqOf: (id: string) => number) =>
+          Effect.forEach(ids, (id) => Effect.either(log.append(id, [{ seq: seqOf(id), event: started(seqOf(id)) }])), {
+            concurrency: "unbounded"
+          })
+        // 200 appends at once: all written, in a handful of statements (rows written by one
+        // statement share its transaction's start time, `logged_at`), not 200.
+        const first = yield* appendAll(() => 1)
+        assert.isTrue(first.every((result) => result._tag === "Right"))
+        const statements = yield* sql<{ readonly n: number }>`SELECT count(DISTINCT logged_at)::int AS n
+          FROM agent_session_events WHERE session_id LIKE 'batch-%'`
+        assert.isBelow(statements[0]!.n, 20)
+        // 200 again, batch-100's with its sequence number 1 again: it fails, alone.
+        const second = yield* appendAll((id) => id === "batch-100" ? 1 : 2)
+        assert.deepStrictEqual(ids.filter((_, i) => second[i]!._tag === "Left"), ["batch-100"])
+        const taken = second[100]!
+        assert.isTrue(taken._tag === "Left" && taken.left._tag === "EventLogError")
+        const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
+        ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "batch-100" ? [1] : [1, 2], id))
+      }))
 
     it.effect("unendedIn: the unended sessions of the given shards, in id order, by pages", () =>
       Effect.gen(function*() {

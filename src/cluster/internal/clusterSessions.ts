@@ -39,7 +39,7 @@ const describe = (cause: Cause.Cause<unknown>): string =>
 const isUsableId = Schema.is(EntityId.EntityId)
 
 /**
- * How long a subscriber waits for an event or a keep-alive (one a second) before it resumes
+ * How long a subscriber waits for an event or a keep-alive (one every 2 s) before it resumes
  * elsewhere. Longer than the detection takes to declare a silent runner dead (about 3.9 s,
  * `NodeClusterSessions.defaultDetection`): resuming earlier reaches the same runner again, since
  * its shards have not moved yet. And a runner taking thousands of sessions over may answer a new
@@ -169,7 +169,7 @@ export const make = (options: {
       Stream.suspend(() => {
         let next = Math.max(1, Math.floor(fromSeq))
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
-          // The runner sends a keep-alive (seq 0) every second: silence means it is gone (killed,
+          // The runner sends a keep-alive (seq 0) every 2 seconds: silence means it is gone (killed,
           // frozen, its machine lost): resume on the next owner.
           Stream.timeoutFail(
             () => new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" }),

@@ -23,6 +23,7 @@ import type * as SessionEntity from "../SessionEntity.js"
 import { fold, makeActivation, recentMax, type RunPayload } from "./activation.js"
 import { requestKey, toAnswer } from "./eventLog.js"
 import { events } from "./eventsStream.js"
+import type { Gate } from "./gate.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
 
@@ -35,7 +36,15 @@ const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
   Schedule.intersect(Schedule.recurs(30))
 )
 
-export const make = (options: SessionEntity.Options, ticker: Ticker) =>
+/**
+ * How many sessions a runner starts at once (from the log's read to the channel attached): a
+ * runner taking thousands of sessions over starts them a few dozen at a time, in the order their
+ * messages came, rather than all of them together. Together, each progresses at the pace of all
+ * the others and every one is late; a few at a time, the first ones run again at once.
+ */
+export const startsAtOnce = 32
+
+export const make = (options: SessionEntity.Options, ticker: Ticker, starting: Gate) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
@@ -132,7 +141,8 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
       "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
     )
 
-    const runSession = (r: EventLog.SessionRecord, learn: boolean) =>
+    /** `attached`: completed once the channel is attached (or the run ended without one). */
+    const runSession = (r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>) =>
       Effect.scoped(Effect.gen(function*() {
         // Taking a session over (or attaching one created elsewhere): it may have completed
         // while no runner held it; then there is nothing to attach to.
@@ -153,6 +163,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
         if (tally.lastSeq > 0) {
           yield* Effect.logInfo(`Session resumed at seq ${tally.lastSeq} on ${runnerName}`)
         }
+        yield* Deferred.succeed(attached, undefined)
         const exit = yield* session.events.pipe(Stream.runForEachChunk(appendChunk), Effect.exit)
         activation.running = undefined
         // Handed over: the channel was closed to drain it (every event it had received is
@@ -174,6 +185,8 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
      */
     const ensureRunning = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
+        // Inside the session's lifecycle lock, one of the runner's start permits, held until
+        // the channel is attached (bounded: the service's answer to `getSession` by 15 s).
         yield* load
         if (activation.run !== undefined) return false
         let r: EventLog.SessionRecord
@@ -190,22 +203,24 @@ export const make = (options: SessionEntity.Options, ticker: Ticker) =>
         activation.record = Option.some(r)
         if (Option.isSome(r.ended)) return false
         const done = yield* Deferred.make<void>()
-        const fiber = yield* runSession(r, learn || tally.lastSeq > 0).pipe(
+        const attached = yield* Deferred.make<void>()
+        const fiber = yield* runSession(r, learn || tally.lastSeq > 0, attached).pipe(
           Effect.onExit(() =>
             Effect.zipRight(
               Effect.sync(() => {
                 activation.run = undefined
                 activation.running = undefined
               }),
-              Deferred.done(done, Exit.void)
+              Effect.zipRight(Deferred.done(attached, Exit.void), Deferred.done(done, Exit.void))
             )
           ),
           // Not in the activation's scope: when it closes, the channel is drained first (below).
           Effect.forkDaemon
         )
         activation.run = { done, fiber }
+        yield* Deferred.await(attached)
         return true
-      }).pipe(lifecycle.withPermits(1))
+      }).pipe(starting.withPlace, lifecycle.withPermits(1))
 
     // When the activation ends (the shard moves to another runner, the runner stops): close the
     // channel, let the run persist the events the channel had already received, then stop.

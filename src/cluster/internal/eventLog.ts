@@ -3,7 +3,9 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -12,6 +14,7 @@ import * as Session from "../../Session.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import type * as EventLog from "../EventLog.js"
 import { EventLogError } from "../EventLog.js"
+import { makeGate } from "./gate.js"
 
 /** The answer on the wire of the cluster and in the log. */
 export const AnswerSchema = Schema.Union(
@@ -221,6 +224,17 @@ export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = 
   Effect.mapError(fail("migrate"))
 )
 
+/** A row of `agent_session_events` as written. */
+type EventRow = {
+  readonly session_id: string
+  readonly seq: number
+  readonly event: string
+}
+
+/** How many appends are written at once, and how many rows one statement writes at most. */
+const appendWriters = 2
+const appendRows = 1_000
+
 interface SessionRow {
   readonly session_id: string
   readonly info: string
@@ -275,6 +289,53 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   /** Runs an operation to its end once started (see above). */
   const whole = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> => Effect.uninterruptible(operation)
 
+  // Appends, written together: each append joins the line, and whoever gets one of the
+  // `appendWriters` places writes everything waiting (up to `appendRows` rows) in one statement.
+  // A runner holding thousands of sessions appends hundreds of times a second; one statement per
+  // append was most of its queries, and each query's round trip costs the runner CPU (the
+  // socket write alone was a seventh of a runner's time during a take-over: bench/RESULTS.md).
+  // Idle, an append is written at once, alone; busy, the appends that came during a write share
+  // the next one.
+  interface WaitingAppend {
+    readonly rows: ReadonlyArray<EventRow>
+    readonly done: Deferred.Deferred<void, EventLogError>
+  }
+  const waiting: Array<WaitingAppend> = []
+  const writers = yield* makeGate(appendWriters)
+  const insertEvents = (rows: ReadonlyArray<EventRow>) =>
+    sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.asVoid, Effect.mapError(fail("append")))
+  const settle = (append: WaitingAppend) => (exit: Exit.Exit<void, EventLogError>) => Deferred.done(append.done, exit)
+  /**
+   * Writes a batch in one statement. The statement is all or nothing: when it fails (a sequence
+   * number taken, by another runner's write), each half is written on its own, down to the
+   * appends that fail alone, each with its own answer.
+   */
+  const writeBatch = (batch: ReadonlyArray<WaitingAppend>): Effect.Effect<void> =>
+    Effect.flatMap(Effect.exit(insertEvents(batch.length === 1 ? batch[0]!.rows : batch.flatMap((a) => a.rows))), (exit) =>
+      Exit.isSuccess(exit) || batch.length === 1
+        ? Effect.forEach(batch, (append) => settle(append)(exit), { discard: true })
+        : Effect.zipRight(
+          writeBatch(batch.slice(0, batch.length >> 1)),
+          writeBatch(batch.slice(batch.length >> 1))
+        ))
+  /** Takes what waits, from the front, up to `appendRows` rows (at least one append). */
+  const takeBatch = (): Array<WaitingAppend> => {
+    let rows = 0
+    let n = 0
+    while (n < waiting.length && (n === 0 || rows + waiting[n]!.rows.length <= appendRows)) {
+      rows += waiting[n]!.rows.length
+      n += 1
+    }
+    return waiting.splice(0, n)
+  }
+  // Every append is followed by one write of what waits: the line is empty once the last write ends.
+  const write = writers.withPlace(Effect.suspend(() => waiting.length === 0 ? Effect.void : writeBatch(takeBatch())))
+  const append = (rows: ReadonlyArray<EventRow>) =>
+    Effect.flatMap(Deferred.make<void, EventLogError>(), (done) => {
+      waiting.push({ rows, done })
+      return Effect.zipRight(write, Deferred.await(done))
+    })
+
   const getRecord = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
@@ -300,14 +361,9 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         ? Effect.void
         : Effect.try({
           try: () =>
-            events.map((logged) => ({ session_id: sessionId, seq: logged.seq, event: encodeEvent(logged.event) })),
+            events.map((logged): EventRow => ({ session_id: sessionId, seq: logged.seq, event: encodeEvent(logged.event) })),
           catch: fail("append")
-        }).pipe(
-          Effect.flatMap((rows) =>
-            sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.mapError(fail("append")))
-          ),
-          Effect.asVoid
-        ),
+        }).pipe(Effect.flatMap(append)),
     read: (sessionId, fromSeq, limit) =>
       sql<{ readonly seq: number; readonly event: string }>`SELECT seq, event FROM agent_session_events
         WHERE session_id = ${sessionId} AND seq >= ${fromSeq} ORDER BY seq LIMIT ${limit}`.pipe(

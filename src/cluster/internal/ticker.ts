@@ -7,7 +7,7 @@ import type * as Scope from "effect/Scope"
 import type * as EventLog from "../EventLog.js"
 
 /** How often `Events` sends a keep-alive, and the element it sends (`seq` 0: never a logged event). */
-export const keepAliveEvery = "1 second"
+export const keepAliveEvery = "2 seconds"
 export const keepAlive: EventLog.LoggedEvent = { seq: 0, event: { _tag: "Heartbeat" } }
 
 /** Callbacks called once, at the next call of `wake` (and then forgotten). */
@@ -28,7 +28,7 @@ export class Wakers {
 }
 
 /**
- * One clock for every `Events` stream of a runner: each second it wakes the streams waiting for
+ * One clock for every `Events` stream of a runner: every 2 s it wakes the streams waiting for
  * the next event, which then send a keep-alive (or, where the session does not run on this
  * runner, read the log). One timer for the runner, not one (or two) per stream.
  */
