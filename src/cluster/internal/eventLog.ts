@@ -299,6 +299,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   interface WaitingAppend {
     readonly rows: ReadonlyArray<EventRow>
     readonly done: Deferred.Deferred<void, EventLogError>
+    /** Taken into a write (by whichever append held a place). */
+    taken: boolean
   }
   const waiting: Array<WaitingAppend> = []
   const writers = yield* makeGate(appendWriters)
@@ -326,14 +328,18 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       rows += waiting[n]!.rows.length
       n += 1
     }
-    return waiting.splice(0, n)
+    const batch = waiting.splice(0, n)
+    for (const append of batch) append.taken = true
+    return batch
   }
-  // Every append is followed by one write of what waits: the line is empty once the last write ends.
+  // Every append still waiting is followed by one write of what waits (an append another write
+  // has taken asks for no place): the line is empty once the last write ends.
   const write = writers.withPlace(Effect.suspend(() => waiting.length === 0 ? Effect.void : writeBatch(takeBatch())))
   const append = (rows: ReadonlyArray<EventRow>) =>
     Effect.flatMap(Deferred.make<void, EventLogError>(), (done) => {
-      waiting.push({ rows, done })
-      return Effect.zipRight(write, Deferred.await(done))
+      const entry: WaitingAppend = { rows, done, taken: false }
+      waiting.push(entry)
+      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : write), Deferred.await(done))
     })
 
   const getRecord = (sessionId: string) =>
