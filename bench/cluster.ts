@@ -18,7 +18,12 @@
  *   `--curve-frame-ms` (10000) ms; at each step the RSS and the sessions held of each runner;
  *   then the runner holding the most is killed and the loss counted as above.
  *
- *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--curve-actions 120] [--curve-follow-every 10] [--only failover|scale] [--profile <dir> [--profile-ms 10000]]
+ * Each measure of RSS after a full garbage collection freezes the runner for as long as the
+ * collection takes (a second or more at 10,000 sessions), and its peers may mark it unhealthy:
+ * such marks are counted apart from the false positives, and the kill waits until every runner
+ * has been seen healthy again for a second.
+ *
+ *   npx tsx bench/cluster.ts [--sessions 200] [--frame-ms 1000] [--curve 1000,5000,10000] [--curve-frame-ms 10000] [--curve-actions 120] [--curve-follow-every 10] [--client-nice 0] [--runner-node-options "..."] [--only failover|scale] [--profile <dir> [--profile-ms 10000]]
  *
  * Writes the section between `<!-- cluster:begin -->` and `<!-- cluster:end -->` of
  * bench/RESULTS.md (appended when missing) and prints it.
@@ -65,6 +70,19 @@ const ONLY = flag("only", "")
  */
 const PROFILE_DIR = flag("profile", "")
 const PROFILE_MS = Number(flag("profile-ms", "10000"))
+/**
+ * The client process's niceness (`--client-nice`, 0 by default; `os.setPriority`). The client and
+ * its subscribers are the benchmark's, not the cluster's, yet on this machine they share its
+ * cores with the runners: a quarter of the CPU at 10,000 sessions (docs/scale-out.md). With 10,
+ * the client yields the CPU to the cluster whenever both want it, as a client on another machine
+ * would.
+ */
+const CLIENT_NICE = Number(flag("client-nice", "0"))
+/**
+ * Node options for the runner processes (`--runner-node-options "--max-semi-space-size=64"`,
+ * none by default): the settings an operator would give its runners, measured here.
+ */
+const RUNNER_NODE_OPTIONS = flag("runner-node-options", "").split(" ").filter((o) => o !== "")
 
 interface Proc {
   readonly child: ChildProcess
@@ -73,10 +91,11 @@ interface Proc {
   readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string, Error>
 }
 
-const fixture = (file: string, env: NodeJS.ProcessEnv) =>
+const fixture = (file: string, env: NodeJS.ProcessEnv, nodeOptions: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--max-old-space-size=8192", "--expose-gc", "--import", "tsx", join("test", "cluster", "fixtures", file)], {
+      const args = ["--max-old-space-size=8192", "--expose-gc", ...nodeOptions, "--import", "tsx", join("test", "cluster", "fixtures", file)]
+      const child = spawn(process.execPath, args, {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "pipe"]
@@ -219,6 +238,10 @@ interface RunResult {
   readonly repeated: number
   readonly falsePositives: number
   readonly healthPolls: number
+  /** Runners seen unhealthy while the benchmark froze them with a full collection (polls × runners). */
+  readonly frozenMarks: number
+  readonly clientNice: number
+  readonly runnerNodeOptions: ReadonlyArray<string>
 }
 
 const runOnce = (options: {
@@ -234,7 +257,7 @@ const runOnce = (options: {
     const pg = yield* Postgres.start
     const env = fixtureEnv(simulator, pg.url)
     const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
-    const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
+    const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }, RUNNER_NODE_OPTIONS))
     yield* Effect.forEach(runners, (r) => r.nextLine((l) => l === "ready"), { concurrency: "unbounded" })
     const idleRss = runners.map((r) => rssMiB(r.child.pid))
     const idleRssGc = yield* rssAfterGc(runners)
@@ -245,9 +268,18 @@ const runOnce = (options: {
     const killed: { address?: string } = {}
     let falsePositives = 0
     let healthPolls = 0
+    /** Set while a runner is frozen by a full collection the benchmark asked for (and until every runner is healthy again). */
+    let collecting = false
+    let frozenMarks = 0
+    let unhealthy = 0
     const watcher = yield* sql<{ readonly address: string; readonly healthy: boolean }>`SELECT address, healthy FROM cluster_runners`.pipe(
       Effect.tap((rows) =>
         Effect.sync(() => {
+          unhealthy = rows.filter((row) => !row.healthy).length
+          if (collecting) {
+            frozenMarks += rows.filter((row) => !row.healthy).length
+            return
+          }
           healthPolls += 1
           for (const row of rows) if (!row.healthy && row.address !== killed.address) falsePositives += 1
         })
@@ -257,6 +289,26 @@ const runOnce = (options: {
       Effect.forkScoped
     )
 
+    // A measure that freezes runners: its marks are counted apart, and it ends once every runner
+    // has been seen healthy for a second (4 polls in a row; at most 60 s).
+    const allHealthy = Effect.gen(function*() {
+      let healthyInARow = 0
+      while (healthyInARow < 4) {
+        yield* Effect.sleep("250 millis")
+        healthyInARow = unhealthy === 0 ? healthyInARow + 1 : 0
+      }
+    }).pipe(Effect.timeout("60 seconds"), Effect.ignore)
+    const collected = <A, E, R>(measure: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          collecting = true
+        }),
+        () => Effect.zipLeft(measure, allHealthy),
+        () => Effect.sync(() => {
+          collecting = false
+        })
+      )
+
     const client = yield* fixture("client.ts", {
       ...env,
       SESSIONS: String(options.sessions),
@@ -264,12 +316,13 @@ const runOnce = (options: {
       MILESTONES: options.milestones.join(","),
       FOLLOW_EVERY: String(options.followEvery)
     })
+    if (CLIENT_NICE !== 0) Os.setPriority(client.child.pid!, CLIENT_NICE)
     const steps: Array<RunResult["steps"][number]> = []
     for (const step of options.milestones.filter((m) => m < options.sessions)) {
       yield* client.nextLine((l) => l.includes(`"type":"milestone","sessions":${step},`))
       const held = yield* heldBy(runners)
       const rss = runners.map((r) => rssMiB(r.child.pid))
-      steps.push({ sessions: step, held, rss, rssGc: yield* rssAfterGc(runners) })
+      steps.push({ sessions: step, held, rss, rssGc: yield* collected(rssAfterGc(runners)) })
       client.child.stdin!.write("go\n")
     }
     const ready = JSON.parse(yield* client.nextLine((l) => l.includes(`"type":"ready"`))) as {
@@ -278,7 +331,7 @@ const runOnce = (options: {
     {
       const held = yield* heldBy(runners)
       const rss = runners.map((r) => rssMiB(r.child.pid))
-      steps.push({ sessions: options.sessions, held, rss, rssGc: yield* rssAfterGc(runners) })
+      steps.push({ sessions: options.sessions, held, rss, rssGc: yield* collected(rssAfterGc(runners)) })
     }
     const held = new Map<string, number>()
     for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
@@ -384,7 +437,10 @@ const runOnce = (options: {
       lostMoved,
       repeated,
       falsePositives,
-      healthPolls
+      healthPolls,
+      frozenMarks,
+      clientNice: CLIENT_NICE,
+      runnerNodeOptions: RUNNER_NODE_OPTIONS
     } satisfies RunResult
   }))
 
@@ -413,7 +469,12 @@ const failoverRows = (r: RunResult) => [
   row(["... of them, sessions of the killed runner (the kill window)", r.lostMoved]),
   row(["... of them, sessions whose shard moved between live runners (rebalancing)", r.lost - r.lostMoved]),
   row(["events delivered twice", r.repeated]),
-  row(["runners seen unhealthy while alive (false positives of the detection), polls every 250 ms", `${r.falsePositives} in ${r.healthPolls} polls`])
+  row(["runners seen unhealthy while alive (false positives of the detection), polls every 250 ms", `${r.falsePositives} in ${r.healthPolls} polls`]),
+  row([
+    "... not counted above: runners seen unhealthy while this benchmark froze them for a full collection (its RSS measures)",
+    `${r.frozenMarks}`
+  ]),
+  row(["the client process's niceness (`--client-nice`); the runners' Node options (`--runner-node-options`)", `${r.clientNice}; ${r.runnerNodeOptions.length === 0 ? "none" : r.runnerNodeOptions.join(" ")}`])
 ]
 
 const program = Effect.gen(function*() {
