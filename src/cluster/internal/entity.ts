@@ -183,11 +183,20 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
      * started the run. A session the log knows (a take-over, a `Start` delivered again) runs from
      * its record, with no write; one it does not know yet is registered from the payload first
      * (with none, as for `Resume`, there is nothing to run).
+     *
+     * Inside the session's lifecycle lock, where alone a run starts: a session already running
+     * answers at once; one to start waits for one of the runner's start places, held until the
+     * channel is attached (bounded: the service's answer to `getSession` by 15 s). (A `Resume`
+     * or `Start` that comes second in a take-over does not wait in the runner's line of starts,
+     * holding the lock, to learn that the session runs.)
      */
     const ensureRunning = (payload: RunPayload | undefined, learn: boolean) =>
+      Effect.suspend(() =>
+        activation.run !== undefined ? Effect.succeed(false) : starting.withPlace(start(payload, learn))
+      ).pipe(lifecycle.withPermits(1))
+
+    const start = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
-        // Inside the session's lifecycle lock, one of the runner's start permits, held until
-        // the channel is attached (bounded: the service's answer to `getSession` by 15 s).
         yield* load
         if (activation.run !== undefined) return false
         let r: EventLog.SessionRecord
@@ -221,7 +230,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         activation.run = { done, fiber }
         yield* Deferred.await(attached)
         return true
-      }).pipe(starting.withPlace, lifecycle.withPermits(1))
+      })
 
     // When the activation ends (the shard moves to another runner, the runner stops): close the
     // channel, let the run persist the events the channel had already received, then stop.
