@@ -277,7 +277,7 @@ const runOnce = (options: {
         Effect.sync(() => {
           unhealthy = rows.filter((row) => !row.healthy).length
           if (collecting) {
-            frozenMarks += rows.filter((row) => !row.healthy).length
+            frozenMarks += unhealthy
             return
           }
           healthPolls += 1
