@@ -97,6 +97,14 @@ export interface Service {
     options?: (AgentOption & CreateOptions) | undefined
   ) => Effect.Effect<Session.SessionInfo, CreateSessionError>
   /**
+   * Whether {@link getSession} asks the service: `true` in a dialect with a retrieve operation
+   * (the observed one) and in a replay; `false` in a dialect without one (the documented one) and
+   * in the scripted test layer, where it fails with `NotFound` without sending anything (U10). A
+   * caller that only wants to learn what the service knows (the cluster edition taking a session
+   * over) skips the call when it is `false`.
+   */
+  readonly canRetrieve: boolean
+  /**
    * `GET {sessionsPath}/<id>`: only in a dialect with `retrieve` (the observed one). In a dialect
    * without it (the documented one) it fails with `NotFound` (status 404) without sending
    * anything (U10).

@@ -570,7 +570,7 @@ describe("AgentApi", () => {
         assert.strictEqual(requests[1]?.headers["authorization"], "Bearer sk-agent-SECRET-77aa01")
       }))
 
-    it.effect("U10 getSession in the observed dialect: GET /api/v1/sessions/<id>", () =>
+    it.effect("U10 getSession in the observed dialect: GET /api/v1/sessions/<id> (canRetrieve is true)", () =>
       Effect.gen(function*() {
         const { api, stub } = yield* makeApi(() => json(200, { data: { sessionId: "a/b", status: "in_progress" } }), {
           dialect: Dialect.observed
@@ -580,15 +580,17 @@ describe("AgentApi", () => {
         assert.strictEqual(request?.method, "GET")
         assert.strictEqual(request?.url, "https://agents.test/api/v1/sessions/a%2Fb")
         assert.deepStrictEqual(session.status, Option.some("in_progress" as const))
+        assert.isTrue(api.canRetrieve)
       }))
 
-    it.effect("U10 getSession in the documented dialect is NotFound and sends nothing", () =>
+    it.effect("U10 getSession in the documented dialect is NotFound and sends nothing (canRetrieve is false)", () =>
       Effect.gen(function*() {
         const { api, stub } = yield* makeApi(() => json(200, sessionBody()))
         const error = yield* Effect.flip(api.getSession("sess-1"))
         assert.strictEqual(error._tag, "NotFound")
         assert.isTrue(error._tag === "NotFound" && error.status === 404 && error.message.includes("no retrieve"))
         assert.strictEqual(yield* stub.count, 0)
+        assert.isFalse(api.canRetrieve)
       }))
 
     it.effect("a blank session id is InvalidRequest and sends nothing", () =>

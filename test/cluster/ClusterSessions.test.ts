@@ -354,3 +354,47 @@ describe("reattach learns the session's state from the service (observed dialect
       }))
   })
 })
+
+/** The SDK's `AgentApi`, counting the calls of `getSession`. */
+const countingGetSession = (calls: Ref.Ref<number>) =>
+  Layer.unwrapEffect(Effect.map(AgentApi.AgentApi, (api) =>
+    Layer.succeed(AgentApi.AgentApi, {
+      ...api,
+      getSession: (sessionId, options) => Effect.zipRight(Ref.update(calls, (n) => n + 1), api.getSession(sessionId, options))
+    })))
+
+describe("reattach asks the service nothing where its dialect cannot retrieve (documented dialect)", () => {
+  const calls = Ref.unsafeMake(0)
+  layer(
+    ClusterSessions.layerEmbedded().pipe(
+      Layer.provide(countingGetSession(calls)),
+      Layer.provideMerge(SdkLive),
+      Layer.provideMerge(SimulatorLive),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    ),
+    { excludeTestServices: true, timeout: 30_000 }
+  )((it) => {
+    it.effect("U10 an attached session runs to complete with no getSession call (AgentApi.canRetrieve is false)", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const sessions = yield* ClusterSessions.ClusterSessions
+        assert.isFalse(api.canRetrieve)
+        // `attach` is a take-over's path: the entity learns from the service where it can.
+        const session = yield* api.createSession(request)
+        yield* sessions.attach(session, request.max_actions)
+        yield* follow(session.session_id)
+        const status = yield* sessions.status(session.session_id)
+        assert.strictEqual(status.run, "complete")
+        assert.strictEqual(yield* Ref.get(calls), 0)
+      }))
+  })
+})
+
+describe("AgentApi.canRetrieve follows the dialect", () => {
+  layer(ObservedLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("the observed dialect retrieves", () =>
+      Effect.gen(function*() {
+        assert.isTrue((yield* AgentApi.AgentApi).canRetrieve)
+      }))
+  })
+})

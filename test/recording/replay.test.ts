@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { AgentSessions, Answer, type Errors, type Recording, SessionEvent } from "../../src/index.js"
+import { AgentApi, AgentSessions, Answer, type Errors, type Recording, SessionEvent } from "../../src/index.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
 import { answerData, header, request, session, writeRecording } from "./helpers.js"
 
@@ -46,6 +46,8 @@ describe("AgentSessionsTest.replay", () => {
       assert.deepStrictEqual(answers.map((a) => a.answer), [Answer.grant("jane@example.com")])
       assert.deepStrictEqual(yield* AgentSessionsTest.connections, ["ses_recorded"])
       assert.deepStrictEqual((yield* AgentSessionsTest.sessionsCreated).map((r) => r.goal), [request.goal])
+      // A replay answers `getSession` with the recorded session.
+      assert.isTrue((yield* AgentApi.AgentApi).canRetrieve)
     }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording(session())))))
 
   it.effect("keeps the recorded timing on the TestClock: nothing before its time", () =>

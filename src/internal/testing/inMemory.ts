@@ -84,6 +84,8 @@ export const makeServices = (options: Options, session: DefaultScript) =>
             error: Option.none()
           })
         }),
+      // Keeps no sessions: `getSession` answers `NotFound` and sends nothing.
+      canRetrieve: false,
       getSession: (sessionId) =>
         Effect.fail(
           new NotFound({
@@ -136,6 +138,7 @@ export const makeReplay = (
     const replayApi = AgentApi.of({
       ...api,
       createSession: (input) => Effect.flatMap(validateCreate(input), replayed.createSession),
+      canRetrieve: true,
       getSession: (sessionId) => replayed.getSession(sessionId)
     })
     return { api: replayApi, eventStream: replayed.eventStream, control }

@@ -235,5 +235,5 @@ export const make = (
         Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
       )
 
-    return { onboard, createSession, getSession }
+    return { onboard, createSession, getSession, canRetrieve: dialect.retrieve }
   })

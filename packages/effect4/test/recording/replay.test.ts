@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import type { Recording } from "effect-agent-session-core"
-import { AgentSessions, Answer, type Errors, SessionEvent } from "../../src/index.js"
+import { AgentApi, AgentSessions, Answer, type Errors, SessionEvent } from "../../src/index.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
 import { fileURLToPath } from "node:url"
 import { answerData, header, request, session, writeRecording } from "./helpers.js"
@@ -63,6 +63,8 @@ describe("AgentSessionsTest.replay", () => {
       assert.deepStrictEqual(answers.map((a) => a.answer), [Answer.grant("jane@example.com")])
       assert.deepStrictEqual(yield* AgentSessionsTest.connections, ["ses_recorded"])
       assert.deepStrictEqual((yield* AgentSessionsTest.sessionsCreated).map((r) => r.goal), [request.goal])
+      // A replay answers `getSession` with the recorded session.
+      assert.isTrue((yield* AgentApi.AgentApi).canRetrieve)
     }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording(session())))))
 
   it.effect("keeps the recorded timing on the TestClock: nothing before its time", () =>

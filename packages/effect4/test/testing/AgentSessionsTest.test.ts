@@ -25,6 +25,8 @@ describe("AgentSessionsTest (the test kit, layer-swapped)", () => {
       assert.deepStrictEqual((yield* AgentSessionsTest.agentsOnboarded).map((r) => r.name), ["scout"])
       const key = yield* Effect.flatMap(Effect.service(Credentials.Credentials), (c) => c.keyFor("onboard"))
       assert.strictEqual(Redacted.value(key), "test-account-key")
+      // It keeps no sessions to retrieve: `getSession` is NotFound, and says so beforehand.
+      assert.isFalse(api.canRetrieve)
     }).pipe(Effect.provide(AgentSessionsTest.layer())))
 
   it.effect("failNextCreate and failNextOnboard fail the next call once, with the typed error given", () =>

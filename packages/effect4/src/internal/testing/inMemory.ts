@@ -86,6 +86,8 @@ export const makeServices = (options: Options, session: DefaultScript) =>
             error: Option.none()
           })
         }),
+      // Keeps no sessions: `getSession` answers `NotFound` and sends nothing.
+      canRetrieve: false,
       getSession: (sessionId) =>
         Effect.fail(
           new NotFound({
@@ -139,6 +141,7 @@ export const makeReplay = (
     const replayApi = AgentApi.of({
       ...api,
       createSession: (input) => Effect.flatMap(Effect.fromResult(validateCreate(input)), replayed.createSession),
+      canRetrieve: true,
       getSession: (sessionId) => replayed.getSession(sessionId)
     })
     return { api: replayApi, eventStream: replayed.eventStream, control }
