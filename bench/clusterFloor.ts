@@ -22,7 +22,6 @@
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import * as Runners from "@effect/cluster/Runners"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
@@ -45,7 +44,7 @@ import * as Os from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { defaultDetection, defaultShardingConfig } from "../src/cluster/NodeClusterSessions.js"
-import { health, watchPeers } from "../src/cluster/internal/health.js"
+import { socketSharding } from "../src/cluster/internal/socketSharding.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
 import * as Postgres from "../test/helpers/Postgres.js"
 
@@ -98,19 +97,8 @@ const runner = Effect.gen(function*() {
         Effect.never
       )
   })
-  const runnerHealth = health(defaultDetection).pipe(
-    Layer.provide(Runners.layerRpc),
-    Layer.provide(NodeClusterSocket.layerClientProtocol)
-  )
-  const sharding = Layer.merge(
-    SocketRunner.layer.pipe(
-      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
-      Layer.provide(runnerHealth)
-    ),
-    watchPeers.pipe(Layer.provide(runnerHealth))
-  )
   const live = FloorLive.pipe(
-    Layer.provideMerge(sharding),
+    Layer.provideMerge(socketSharding(defaultDetection)),
     Layer.provide(storage(process.env["CLUSTER_DATABASE_URL"] ?? "")),
     Layer.provide(ShardingConfig.layerFromEnv({
       ...defaultShardingConfig,

@@ -27,7 +27,7 @@
  */
 import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import * as Runners from "@effect/cluster/Runners"
+import type * as Runners from "@effect/cluster/Runners"
 import type * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
@@ -55,7 +55,7 @@ import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
-import { health, watchPeers } from "./internal/health.js"
+import { socketSharding } from "./internal/socketSharding.js"
 import * as SessionEntity from "./SessionEntity.js"
 
 /**
@@ -322,17 +322,7 @@ export const layerRunner = (
       : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
     ...options.shardingConfig
   })
-  const runnerHealth = health({ ...defaultDetection, ...options.detection }).pipe(
-    Layer.provide(Runners.layerRpc),
-    Layer.provide(NodeClusterSocket.layerClientProtocol)
-  )
-  const sharding = Layer.merge(
-    SocketRunner.layer.pipe(
-      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
-      Layer.provide(runnerHealth)
-    ),
-    watchPeers.pipe(Layer.provide(runnerHealth))
-  )
+  const sharding = socketSharding({ ...defaultDetection, ...options.detection })
   return ClusterSessions.layer(options).pipe(
     Layer.provideMerge(SessionEntity.layer(options.entity)),
     Layer.provideMerge(sharding),

@@ -220,15 +220,19 @@ const withSessionId = (id: string) =>
         )
     })))
 
+/** The embedded runner over the simulator, its `AgentApi` changed by `api` (built over the SDK's). */
+const embeddedOver = (api: Layer.Layer<AgentApi.AgentApi, never, AgentApi.AgentApi>) =>
+  ClusterSessions.layerEmbedded().pipe(
+    Layer.provide(api),
+    Layer.provideMerge(SdkLive),
+    Layer.provideMerge(SimulatorLive),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+
 describe("ClusterSessions.start refuses an unusable session id at once", () => {
   for (const id of ["", "  ", " ses_1"]) {
     layer(
-      ClusterSessions.layerEmbedded().pipe(
-        Layer.provide(withSessionId(id)),
-        Layer.provideMerge(SdkLive),
-        Layer.provideMerge(SimulatorLive),
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
-      ),
+      embeddedOver(withSessionId(id)),
       { excludeTestServices: true, timeout: 30_000 }
     )((it) => {
       it.effect(`session_id ${JSON.stringify(id)}: a typed error within seconds, not two minutes of retries`, () =>
@@ -365,14 +369,7 @@ const countingGetSession = (calls: Ref.Ref<number>) =>
 
 describe("reattach asks the service nothing where its dialect cannot retrieve (documented dialect)", () => {
   const calls = Ref.unsafeMake(0)
-  layer(
-    ClusterSessions.layerEmbedded().pipe(
-      Layer.provide(countingGetSession(calls)),
-      Layer.provideMerge(SdkLive),
-      Layer.provideMerge(SimulatorLive),
-      Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
-    ),
-    { excludeTestServices: true, timeout: 30_000 }
+  layer(embeddedOver(countingGetSession(calls)), { excludeTestServices: true, timeout: 30_000 }
   )((it) => {
     it.effect("U10 an attached session runs to complete with no getSession call (AgentApi.canRetrieve is false)", () =>
       Effect.gen(function*() {
