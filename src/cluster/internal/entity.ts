@@ -129,9 +129,9 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
     /**
      * Whether the service says the session is complete, where its dialect can say (`getSession`:
      * the observed dialect's retrieve). Where it cannot (`AgentApi.canRetrieve` false: the
-     * documented dialect), nothing is asked: the answer would be a `NotFound` made and failed for
-     * each session taken over (measured: about 0.5 ms of a runner's CPU each, docs/scale-out.md),
-     * and a failed span each. Any failure counts as "not known to be complete".
+     * documented dialect), nothing is asked: the answer would be a `NotFound` made and failed, and
+     * a failed span, for each session taken over (its cost: docs/scale-out.md). Any failure counts
+     * as "not known to be complete".
      */
     const completeAtService = (r: EventLog.SessionRecord) =>
       api.canRetrieve
@@ -201,8 +201,8 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
 
     const start = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
+        // Only under the lifecycle lock, with no run (ensureRunning): none can start meanwhile.
         yield* load
-        if (activation.run !== undefined) return false
         let r: EventLog.SessionRecord
         if (Option.isSome(activation.record)) r = activation.record.value
         else if (payload === undefined) return false
