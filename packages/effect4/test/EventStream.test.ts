@@ -783,6 +783,33 @@ describe("EventStream", () => {
         if (error._tag === "FrameTooLarge") assert.strictEqual(error.limit, 200)
       }))
 
+    it.effect("issue 36 item 5: over SSE, a stream of empty data lines fails FrameTooLarge after about maxFrameSize lines", () =>
+      Effect.gen(function*() {
+        const maxFrameSize = 500
+        const cap = 20 * maxFrameSize
+        let pulled = 0
+        const line = new TextEncoder().encode("data:\n")
+        // One line a pull, and no more than `cap`: without the bound the stream would end there.
+        const endless = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              pull: (controller) => {
+                if (pulled === 0) controller.enqueue(new TextEncoder().encode("event: action_run\n"))
+                if (pulled++ < cap) controller.enqueue(line)
+                else controller.close()
+              }
+            }, { highWaterMark: 0 }),
+            { status: 200, headers: { "content-type": "text/event-stream" } }
+          )
+        const { service } = yield* sseSetup(endless, { reconnect: fast(0) })
+        const connection = yield* service.connect(SESSION, { maxFrameSize })
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.strictEqual(error._tag, "FrameTooLarge")
+        // maxFrameSize + 1 empty lines join into maxFrameSize newlines; one more is refused.
+        assert.isAtLeast(pulled, maxFrameSize + 2)
+        assert.isAtMost(pulled, maxFrameSize + 64)
+      }))
+
     it.effect("U09 with failOnFrameError: false, bad frames are logged, counted and skipped", () =>
       Effect.gen(function*() {
         const lines: Array<string> = []
