@@ -31,7 +31,8 @@
  * end `unsent` lists what was not delivered (a clean end confirms the written first).
  *
  * Bounded: a key longer than {@link MAX_KEY_LENGTH} characters is kept as a fingerprint of that
- * length at most, and the ledger remembers at most `2 * MAX_REQUESTS` requests: when a request
+ * length at most, every key as a copy of its own (never a view that holds the frame it was cut
+ * from), and the ledger remembers at most `2 * MAX_REQUESTS` requests: when a request
  * arrives past that, it forgets down to {@link MAX_REQUESTS}, the settled ones (`sent`) first,
  * then the oldest pending (`queued` and `unconfirmed` answers are on their way and never
  * forgotten). `forgotten` counts the pending ones forgotten, for a warning; an answer to one is
