@@ -326,5 +326,34 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
       ])
       assert.deepStrictEqual(parseAll([`data: ${"a".repeat(10)}\ndata: ${"b".repeat(10)}\n\n`], 20), ["too-large 21"])
     })
+
+    // Guards: an empty data line counted as 0 characters (issue 36 item 5: ten million of them
+    // grew the heap by 100 MiB before the connection failed, or never failed at all).
+    it.scoped("issue 36 item 5: a stream of empty data lines fails FrameTooLarge after about maxFrameSize lines", () =>
+      Effect.gen(function*() {
+        const maxFrameSize = 500
+        const cap = 20 * maxFrameSize
+        let pulled = 0
+        const line = new TextEncoder().encode("data:\n")
+        // One line a pull, and no more than `cap`: without the bound the stream would end there.
+        const endless = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              pull: (controller) => {
+                if (pulled === 0) controller.enqueue(new TextEncoder().encode("event: action_run\n"))
+                if (pulled++ < cap) controller.enqueue(line)
+                else controller.close()
+              }
+            }, { highWaterMark: 0 }),
+            { status: 200, headers: { "content-type": "text/event-stream" } }
+          )
+        const { service } = yield* sseSetup(endless, { reconnect: fast(0) })
+        const connection = yield* service.connect(SESSION, { maxFrameSize })
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.strictEqual(error._tag, "FrameTooLarge")
+        // maxFrameSize + 1 empty lines join into maxFrameSize newlines; one more is refused.
+        assert.isAtLeast(pulled, maxFrameSize + 2)
+        assert.isAtMost(pulled, maxFrameSize + 64)
+      }))
   })
 })

@@ -74,6 +74,91 @@ describe("Sse.SseParser", () => {
     expect(parser.scanned).toBeLessThanOrEqual(2 * 200_006)
   })
 
+  describe("issue 36 item 5: every data line counts toward the bound, an empty one too", () => {
+    it("a stream of empty data lines is refused once their joined newlines pass maxData", () => {
+      const maxData = 1000
+      const seen: Array<string> = []
+      const parser = new Sse.SseParser({
+        event: (name, data) => seen.push(`${name}=${data.length}`),
+        tooLarge: (size) => seen.push(`too-large ${size}`)
+      }, maxData)
+      // Fed line by line, as a hostile service would send them: ten times the bound.
+      let consumed = 0
+      let most = 0
+      for (; consumed < 10 * maxData && seen.length === 0; consumed++) {
+        parser.feed("data:\n")
+        most = Math.max(most, parser.retained)
+      }
+      // N empty lines join into N - 1 newlines: the line that makes 1001 of them is refused.
+      expect(seen).toEqual([`too-large ${maxData + 1}`])
+      expect(consumed).toBe(maxData + 2)
+      expect(most).toBeLessThanOrEqual(maxData)
+      // The rest of the event is read without keeping anything, and the next event is read.
+      for (let i = 0; i < 10 * maxData; i++) parser.feed("data:\n")
+      expect(parser.retained).toBe(0)
+      parser.feed("\ndata: ok\n\n")
+      expect(seen).toEqual([`too-large ${maxData + 1}`, "message=2"])
+    })
+
+    it("an event of exactly maxData newlines (maxData + 1 empty lines) is delivered whole", () => {
+      const maxData = 50
+      expect(parse(["data:\n".repeat(maxData + 1) + "\n"], maxData).seen).toEqual([`message=${"\n".repeat(maxData)}`])
+      expect(parse(["data:\n".repeat(maxData + 2) + "\n"], maxData).seen).toEqual([`too-large ${maxData + 1}`])
+      // Empty lines among text keep their place.
+      expect(parse(["data\ndata: a\ndata\ndata\ndata: b\ndata\n\n"]).seen).toEqual(["message=\na\n\n\nb\n"])
+    })
+
+    it("a frame of exactly maxData characters is delivered, cut in any pieces", () => {
+      const text = `data: ${"x".repeat(30)}\ndata\ndata: ${"y".repeat(28)}\n\n`
+      for (const size of [1, 2, 7, text.length]) {
+        expect(parse(cut(text, size), 60).seen).toEqual([`message=${"x".repeat(30)}\n\n${"y".repeat(28)}`])
+        expect(parse(cut(text, size), 59).seen).toEqual(["too-large 60"])
+      }
+    })
+
+    it("what the parser retains never passes the bound (data) plus one unfinished line (property)", () => {
+      const maxData = 40
+      const line = fc.oneof(
+        fc.constantFrom("", "data", "data:", "data: ", ": c", "event: a", "event", "id"),
+        fc.string({ maxLength: 30 }).map((s) => `data: ${s.replace(/[\r\n]/g, "")}`),
+        fc.integer({ min: 0, max: 200 }).map((n) => `data: ${"z".repeat(n)}`),
+        // A run of empty data lines, with and without the colon.
+        fc.tuple(fc.integer({ min: 1, max: 100 }), fc.constantFrom("data", "data:")).map(([n, l]) =>
+          Array.from({ length: n }, () => l).join("\n")
+        )
+      )
+      const ending = fc.constantFrom("\n", "\r", "\r\n")
+      const document = fc.array(fc.tuple(line, ending), { maxLength: 200 }).map((lines) =>
+        lines.map(([l, e]) => l + e).join("")
+      )
+      fc.assert(fc.property(document, fc.integer({ min: 1, max: 300 }), (text, size) => {
+        const parser = new Sse.SseParser({ event: () => {}, tooLarge: () => {} }, maxData)
+        for (const piece of cut(text, size)) {
+          parser.feed(piece)
+          // At most maxData of data, and an unfinished line of at most maxData + 64.
+          expect(parser.retained).toBeLessThanOrEqual(maxData + maxData + 64)
+        }
+      }))
+    })
+  })
+
+  describe("a field line without a colon is that field with an empty value (WHATWG)", () => {
+    it("`data` alone is an empty data line", () => {
+      expect(parse(["data\n\n"]).seen).toEqual(["message="])
+      expect(parse(["data: a\ndata\n\n"]).seen).toEqual(["message=a\n"])
+      expect(parse(["data\r\ndata: b\r\n\r\n"]).seen).toEqual(["message=\nb"])
+    })
+
+    it("`event` alone names the event with nothing: it is a `message`", () => {
+      expect(parse(["event: a\nevent\ndata: x\n\n"]).seen).toEqual(["message=x"])
+      expect(parse(["event\nevent: b\ndata: x\n\n"]).seen).toEqual(["b=x"])
+    })
+
+    it("an unknown field alone is ignored; `datax` is no data line", () => {
+      expect(parse(["id\nretry\nfoo\ndatax\ndata: y\n\n"]).seen).toEqual(["message=y"])
+    })
+  })
+
   it("the transport's GET asks for an event stream, uncached; its printable address hides the key", () => {
     expect(Sse.streamHeaders).toEqual({ accept: "text/event-stream", "cache-control": "no-cache" })
     expect(Sse.streamParams("s1", "k")).toEqual({ sessionId: "s1", apiKey: "k" })

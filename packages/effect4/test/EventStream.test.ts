@@ -5,6 +5,8 @@
  * by `TestClock.adjust`. The same cases as the Effect 3 edition's `test/EventStream.test.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import V8 from "node:v8"
+import Vm from "node:vm"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
@@ -29,6 +31,7 @@ import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
 import * as internal from "../src/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
+import { Ledger } from "effect-agent-session-core"
 import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import {
   action,
@@ -783,6 +786,33 @@ describe("EventStream", () => {
         if (error._tag === "FrameTooLarge") assert.strictEqual(error.limit, 200)
       }))
 
+    it.effect("issue 36 item 5: over SSE, a stream of empty data lines fails FrameTooLarge after about maxFrameSize lines", () =>
+      Effect.gen(function*() {
+        const maxFrameSize = 500
+        const cap = 20 * maxFrameSize
+        let pulled = 0
+        const line = new TextEncoder().encode("data:\n")
+        // One line a pull, and no more than `cap`: without the bound the stream would end there.
+        const endless = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              pull: (controller) => {
+                if (pulled === 0) controller.enqueue(new TextEncoder().encode("event: action_run\n"))
+                if (pulled++ < cap) controller.enqueue(line)
+                else controller.close()
+              }
+            }, { highWaterMark: 0 }),
+            { status: 200, headers: { "content-type": "text/event-stream" } }
+          )
+        const { service } = yield* sseSetup(endless, { reconnect: fast(0) })
+        const connection = yield* service.connect(SESSION, { maxFrameSize })
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.strictEqual(error._tag, "FrameTooLarge")
+        // maxFrameSize + 1 empty lines join into maxFrameSize newlines; one more is refused.
+        assert.isAtLeast(pulled, maxFrameSize + 2)
+        assert.isAtMost(pulled, maxFrameSize + 64)
+      }))
+
     it.effect("U09 with failOnFrameError: false, bad frames are logged, counted and skipped", () =>
       Effect.gen(function*() {
         const lines: Array<string> = []
@@ -1071,6 +1101,51 @@ describe("EventStream", () => {
         assert.isAbove(socket.pauses, 10)
         // Holding all 100k frames (over 1 KiB each) would take well over 100 MB.
         assert.isBelow(peakHeap - before, (gc === undefined ? 96 : 24) * 1024 * 1024)
+      }))
+  })
+
+  describe("the answer ledger keeps no frame alive (issue 36 item 6)", () => {
+    /** The live heap after full collections (MiB); `gc` reached without `--expose-gc`. */
+    const liveHeap = (): number => {
+      V8.setFlagsFromString("--expose-gc")
+      const gc: unknown = Vm.runInNewContext("gc")
+      if (typeof gc === "function") {
+        gc()
+        gc()
+      }
+      return process.memoryUsage().heapUsed / (1024 * 1024)
+    }
+
+    // Requests consumed and left unanswered: the ledger remembers each (pending) for the
+    // connection's life, by a key that must not hold the 256 KiB id it was cut from.
+    it.effect("issue 36: 300 requests with 256 KiB action session ids, not answered: the live heap grows < 20 MiB, not 75", () =>
+      Effect.gen(function*() {
+        const count = 300
+        const server = makeFakeServer()
+        const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION).pipe(
+          Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+        )
+        const drained = yield* Effect.forkChild(Stream.runCount(engine.connection.events))
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started)
+        // A few first: what the first requests cost once (code, caches) is not measured.
+        const warmUp = 20
+        const send = (i: number) => socket.message(request(`${"a".repeat(256 * 1024)}-${i}`))
+        for (let i = 0; i < warmUp; i++) send(-1 - i)
+        yield* settle()
+        const before = liveHeap()
+        for (let i = 0; i < count; i++) {
+          send(i)
+          if (i % 50 === 49) yield* settle(5)
+        }
+        yield* settle()
+        assert.strictEqual(engine.ledger().requests, warmUp + count)
+        assert.isAtMost(engine.ledger().keyChars, (warmUp + count) * Ledger.MAX_KEY_LENGTH)
+        const grown = liveHeap() - before
+        assert.isBelow(grown, 20, `the live heap grew by ${grown.toFixed(1)} MiB`)
+        socket.message(complete)
+        assert.strictEqual(yield* Fiber.join(drained), warmUp + count + 2)
       }))
   })
 
