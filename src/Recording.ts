@@ -13,9 +13,13 @@
  *   session created (or, without a create, connected to) is recorded; another is not (a warning
  *   says so). Frames are recorded as the transport received them, before decoding: unknown
  *   events, odd fields, malformed frames included.
- * - **No key in the file.** Every key `Credentials` knows, every `apiKey` / `api_key` /
- *   `x-api-key` / `Authorization` member and its value, every key-bearing query parameter and
- *   every bearer credential is replaced by `<redacted>` before anything is written. `redact`
+ * - **No key in the file.** Every key `Credentials` knows (as it is, percent-encoded,
+ *   JSON-escaped; in a binary frame's bytes, overwritten at the same length), every `apiKey` /
+ *   `api_key` / `x-api-key` / `Authorization` member's value, the dialect's `apiKey` query
+ *   parameter and every bearer credential is replaced by `<redacted>` before anything is written;
+ *   JSON stays valid JSON, and a parameter only named like a key (`?key=pizza`) is kept. A line
+ *   that would still hold a key in a form that cannot be redacted stops the recording with
+ *   `RecordingFailed` instead of being written. `redact`
  *   changes more (answers' input, say): it is applied to every line but the header, and the
  *   replay applies it to the application's answers before comparing them.
  * - **Never in the way.** Frames are noted from the socket's callback into a queue; one fiber

@@ -52,6 +52,27 @@ const echoingService = Effect.acquireRelease(
   (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
 )
 
+/** A service that sends the frames `frames` makes of the key it was given (text or bytes), then closes normally. */
+const rawService = (frames: (apiKey: string) => ReadonlyArray<string | Buffer>) =>
+  Effect.acquireRelease(
+    Effect.async<WebSocketServer>((resume) => {
+      const server: WebSocketServer = new WebSocketServer({ port: 0, host: "127.0.0.1" }, () => resume(Effect.succeed(server)))
+      server.on("connection", (ws: WebSocket) => {
+        ws.once("message", (handshake: WebSocket.RawData) => {
+          const { apiKey } = JSON.parse(String(handshake)) as { apiKey: string }
+          for (const frame of frames(apiKey)) ws.send(frame)
+          ws.close(1000)
+        })
+      })
+    }),
+    (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+  )
+
+const completeFrame = JSON.stringify({ event: "complete", data: { response: "done", type: "STRING", total_cost: 0, session_id: "ses_echo" } })
+
+/** The base64 runs any base64 of bytes holding the key holds, whatever the key's offset. */
+const base64OfKey = [0, 1, 2].map((shift) => Buffer.from(key.slice(shift, shift + 18)).toString("base64"))
+
 const attach = AgentSessions.attach(
   Session.SessionInfo.make({
     session_id: Session.SessionId.make("ses_echo"),
@@ -118,6 +139,80 @@ describe("Recording", () => {
       )
       assert.strictEqual(replayed.response, live.response)
       assert.deepStrictEqual(replayed.events.map((e) => e._tag), live.events.map((e) => e._tag))
+    })))
+
+  it.live("a binary frame that is not UTF-8 is written with the key's bytes overwritten: neither the key nor its base64 in the file", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sent: Array<Buffer> = []
+      const server = yield* rawService((apiKey) => {
+        // A frame the SDK reads (a stray byte in a string decodes as U+FFFD) but that is not UTF-8.
+        const bytes = Buffer.concat([
+          Buffer.from(`{"event":"thoughts_and_memories","data":{"thought":"key ${apiKey} `),
+          Buffer.from([0xff, 0xfe]),
+          Buffer.from("\",\"memory\":\"m\"}}")
+        ])
+        sent.push(bytes)
+        return [bytes, completeFrame]
+      })
+      const { port } = server.address() as { port: number }
+      const path = tempPath("binary.jsonl")
+      const live = yield* attach.pipe(
+        Effect.tap(() => Recording.flush),
+        Effect.provide(
+          NodeAgentSessions.layer({ apiKey: key, baseUrl: `http://127.0.0.1:${port}` }).pipe(
+            Recording.record({ path }),
+            Layer.provide(NodeFileSystem.layer)
+          )
+        )
+      )
+      assert.strictEqual(live.response, "done")
+      const text = readFileSync(path, "utf8")
+      assert.notInclude(text, key)
+      for (const run of base64OfKey) assert.notInclude(text, run)
+      const frames = text.split("\n").filter((line) => line.includes("\"base64\""))
+      assert.strictEqual(frames.length, 1)
+      const written = Buffer.from((JSON.parse(frames[0] ?? "{}") as { base64: string }).base64, "base64")
+      // The same bytes but the key's, overwritten by a placeholder of its length.
+      const original = sent[0] ?? Buffer.alloc(0)
+      assert.strictEqual(written.length, original.length)
+      assert.include(written.toString("latin1"), `key <redacted${"*".repeat(key.length - 10)}> \xff\xfe`)
+      assert.notInclude(written.toString("latin1"), key)
+
+      // It replays: the same events, the bytes as written.
+      const replayed = yield* onTestClock(
+        Effect.gen(function*() {
+          const fiber = yield* Effect.fork(attach)
+          yield* TestClock.adjust("1 minute")
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(AgentSessionsTest.replay(path)))
+      )
+      assert.deepStrictEqual(replayed.events.map((e) => e._tag), live.events.map((e) => e._tag))
+    })))
+
+  it.live("a key the recorder cannot redact (base64 of it in a frame) stops the recording with RecordingFailed before that line", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* rawService((apiKey) => [
+        JSON.stringify({ event: "thoughts_and_memories", data: { thought: `Basic ${Buffer.from(`me:${apiKey}`).toString("base64")}`, memory: "m" } }),
+        completeFrame
+      ])
+      const { port } = server.address() as { port: number }
+      const path = tempPath("refused.jsonl")
+      const [outcome, flushed] = yield* Effect.zip(attach, Effect.flip(Recording.flush)).pipe(
+        Effect.provide(
+          NodeAgentSessions.layer({ apiKey: key, baseUrl: `http://127.0.0.1:${port}` }).pipe(
+            Recording.record({ path }),
+            Layer.provide(NodeFileSystem.layer)
+          )
+        )
+      )
+      // The session goes on; the recording stopped, and says why without the key.
+      assert.strictEqual(outcome.response, "done")
+      assert.strictEqual(flushed._tag, "RecordingFailed")
+      assert.include(flushed.message, "a frame line holds a known key in base64 that cannot be redacted")
+      assert.notInclude(flushed.message, key)
+      const text = readFileSync(path, "utf8")
+      assert.notInclude(text, key)
+      assert.notInclude(text, Buffer.from(`me:${key}`).toString("base64").slice(4, 24))
     })))
 
   it.live("redact changes what is written: the answer's input is kept out", () =>

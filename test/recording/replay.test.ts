@@ -104,6 +104,29 @@ describe("AgentSessionsTest.replay", () => {
       assert.strictEqual(error.difference, "goal: expected \"Find the opening hours\", got \"Find the prices\"")
     }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording(session())))))
 
+  it.effect("the create is compared as the recorder wrote it: key=pizza kept, the apiKey parameter and the application's key scrubbed alike (issue 36)", () =>
+    Effect.gen(function*() {
+      // The test kit's key is test-account-key: the recorder wrote the recording app's key as <redacted>.
+      const create = {
+        ...request,
+        start_url: "https://example.com/search?key=pizza&apiKey=own-value",
+        goal: "Find the opening hours for test-account-key"
+      }
+      const outcome = yield* onVirtualTime(runApp(Answer.grant("jane@example.com"), create))
+      assert.strictEqual(outcome.response, "Mon-Fri 9-17")
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording(session().map((line) =>
+      typeof line === "object" && line !== null && "type" in line && line.type === "create"
+        ? {
+          ...line,
+          request: {
+            ...request,
+            start_url: "https://example.com/search?key=pizza&apiKey=<redacted>",
+            goal: "Find the opening hours for <redacted>"
+          }
+        }
+        : line
+    ))))))
+
   it.effect("the recording's redact is applied to the application's answers before comparing", () =>
     Effect.gen(function*() {
       const outcome = yield* onVirtualTime(runApp(Answer.grant("someone.else@example.com")))

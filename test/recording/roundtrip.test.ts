@@ -24,9 +24,9 @@ const request = { start_url: "https://example.com", max_actions: 4, goal: "Find 
 const dir = mkdtempSync(join(tmpdir(), "eas-recording-"))
 
 /** The application under test: it watches every event and answers with an email. */
-const runApp = () => {
+const runApp = (create: typeof request = request) => {
   const events: Array<SessionEvent.SessionEvent> = []
-  return AgentSessions.run(request, {
+  return AgentSessions.run(create, {
     onEvent: (event) => Effect.sync(() => void events.push(event)),
     onRequest: () => Effect.succeed(Answer.grant("jane@example.com"))
   }).pipe(Effect.map((outcome) => ({ outcome, events })))
@@ -94,4 +94,32 @@ describe("recording round trip (issue 23)", () => {
         assert.isAtLeast(report.connections, 2)
       })))
   }
+  it.live("a start_url parameter named key or token that holds no secret is kept: the recording replays its create without a mismatch (issue 36)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sim = yield* Simulator.make({ accountKey: key, scenario: { actions: 2, ask: "input", frameDelay: "1 millis" } })
+      const path = join(dir, "key-pizza.jsonl")
+      const create = { start_url: "https://example.com/search?key=pizza&token=t0k", max_actions: 4, goal: "Search with key=pizza" }
+      const sdk = (baseUrl: string, apiKey: string) => NodeAgentSessions.layer({ apiKey, baseUrl, events: fastReconnect })
+      const live = yield* runApp(create).pipe(
+        Effect.tap(() => Recording.flush),
+        Effect.provide(sdk(sim.baseUrl, key).pipe(Recording.record({ path }), Layer.provide(NodeFileSystem.layer)))
+      )
+      const text = readFileSync(path, "utf8")
+      assert.notInclude(text, key)
+      assert.include(text, "?key=pizza&token=t0k")
+
+      const inMemory = yield* Effect.gen(function*() {
+        const fiber = yield* Effect.fork(runApp(create))
+        yield* TestClock.adjust("10 minutes")
+        return yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(AgentSessionsTest.replay(path)), onTestClock)
+      assert.deepStrictEqual(inMemory.events, live.events)
+      assert.deepStrictEqual(inMemory.outcome, live.outcome)
+
+      const replay = yield* Replay.make({ path, speed: 4 })
+      const overSockets = yield* runApp(create).pipe(Effect.provide(sdk(replay.baseUrl, replay.accountKey)))
+      assert.deepStrictEqual(overSockets.events, live.events)
+      const report = yield* replay.result
+      assert.strictEqual(report.answers, 1)
+    })))
 })

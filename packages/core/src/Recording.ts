@@ -182,13 +182,29 @@ export {
    */
   scrubValue,
   /**
-   * A line with no secret in it: the text of frames scrubbed as text, every other value member by
-   * member.
+   * A line with no secret in it: the text of frames scrubbed as text, the bytes of binary frames as
+   * bytes, every other value member by member.
    *
    * @since 0.1.0
    * @category combinators
    */
-  scrubEntry
+  scrubEntry,
+  /**
+   * Bytes with every form of every secret overwritten by a placeholder of the same length, or
+   * `undefined` when none holds one.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  scrubBytes,
+  /**
+   * Whether an encoded line still holds a known secret (in base64, or a form that should have been
+   * redacted): how, or `undefined`. A recorder refuses such a line rather than write it.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  leak
 } from "./internal/recording/scrub.js"
 
 export {

@@ -175,6 +175,151 @@ describe("Recording", () => {
     })
   })
 
+  it("scrub: a parameter only named like a key (key=pizza, token=) is kept; the dialect's apiKey and a known key's value are not", () => {
+    const secret = "sk-123-secret"
+    const start = "https://example.com/search?key=pizza&token=abc&access_token=x&api_key=y"
+    assert.strictEqual(Format.scrub(start, [secret]), start)
+    assert.deepStrictEqual(Format.scrubValue({ start_url: start, goal: "look up key=pizza" }, [secret]), {
+      start_url: start,
+      goal: "look up key=pizza"
+    })
+    assert.strictEqual(Format.scrub(`https://h/?key=${secret}&apiKey=k9`, [secret]), "https://h/?key=<redacted>&apiKey=<redacted>")
+    // A key percent-encoded is found too.
+    assert.strictEqual(Format.scrub(`https://h/?key=${encodeURIComponent("sk/1 +2=")}`, ["sk/1 +2="]), "https://h/?key=<redacted>")
+  })
+
+  it("scrub: JSON stays JSON, a key next to \\\" and \\\\ and written with \\u escapes redacted on its decoded value", () => {
+    const secret = "sk-123-secret"
+    const cases = [
+      String.raw`{"u":"https://h/?apiKey=k9\"x","v":"a\\"}`,
+      String.raw`{"note":"\"sk-123-secret\"","b":"\\sk-123-secret\\"}`,
+      String.raw`{"note":"\u0073k-123-secret and \u0022"}`,
+      String.raw`{"apiKey":{"nested":["a\"]"]},"after":"x"}`,
+      String.raw`{"t":"Bearer abc\"def"}`,
+      String.raw`{"n":123456789012,"m":"k"}`
+    ]
+    for (const text of cases) {
+      const out = Format.scrub(text, [secret, "123456789012"])
+      assert.doesNotThrow(() => JSON.parse(out), undefined, undefined, `${text} -> ${out}`)
+      assert.notInclude(JSON.stringify(JSON.parse(out)), secret)
+      assert.notInclude(out, "123456789012")
+    }
+    assert.strictEqual(Format.scrub(cases[0] ?? "", []), String.raw`{"u":"https://h/?apiKey=<redacted>\"x","v":"a\\"}`)
+    assert.strictEqual(Format.scrub(cases[2] ?? "", [secret]), String.raw`{"note":"<redacted> and \""}`)
+    assert.strictEqual(Format.scrub(cases[3] ?? "", []), String.raw`{"apiKey":"<redacted>","after":"x"}`)
+    // JSON inside a JSON string is scrubbed as JSON.
+    assert.strictEqual(
+      Format.scrub(JSON.stringify({ raw: JSON.stringify({ apiKey: "k\"1", ok: 1 }) }), []),
+      JSON.stringify({ raw: JSON.stringify({ apiKey: "<redacted>", ok: 1 }) })
+    )
+    // Text that is not JSON stops the credential parameter before an escape.
+    assert.strictEqual(Format.scrub(String.raw`{"u":"h/?apiKey=k\"x"`, []), String.raw`{"u":"h/?apiKey=<redacted>\"x"`)
+  })
+
+  /** A secret as keys look, and JSON whose strings hold it among quotes, backslashes and escapes. */
+  const secretArb = FastCheck.stringMatching(/^sk-[A-Za-z0-9]{8,16}$/)
+  const jsonHolding = (secret: string) => {
+    const piece = FastCheck.constantFrom(secret, "\"", "\\", "\\\"", "\u00e9", "\ud83d\ude00", "apiKey=", "Bearer ", "key=pizza", "x", "/")
+    const text = FastCheck.array(piece, { maxLength: 8 }).map((parts) => parts.join(""))
+    const value = FastCheck.letrec<{ value: unknown }>((tie) => ({
+      value: FastCheck.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        text,
+        FastCheck.integer(),
+        FastCheck.constant(null),
+        FastCheck.array(tie("value"), { maxLength: 4 }),
+        FastCheck.dictionary(FastCheck.oneof(text, FastCheck.constantFrom("apiKey", "Authorization", "data")), tie("value"), { maxKeys: 4 })
+      )
+    })).value
+    // Encoded with some characters as \u escapes, some with spaces between tokens.
+    return FastCheck.tuple(value, FastCheck.array(FastCheck.boolean(), { minLength: 1, maxLength: 7 }), FastCheck.boolean()).map(
+      ([v, escapes, spaced]) => {
+        const json = JSON.stringify(v, null, spaced ? 1 : undefined) ?? "null"
+        let n = 0
+        return json.replace(/[a-z]/g, (c) => (escapes[n++ % escapes.length] === true ? `\\u00${c.charCodeAt(0).toString(16)}` : c))
+      }
+    ).filter((json) => {
+      try {
+        JSON.parse(json)
+        return true
+      } catch {
+        return false
+      }
+    })
+  }
+
+  prop(
+    "scrub: valid JSON always stays valid JSON and never holds the key, decoded or not",
+    [secretArb.chain((secret) => FastCheck.tuple(FastCheck.constant(secret), jsonHolding(secret)))],
+    ([[secret, json]]) => {
+      const out = Format.scrub(json, [secret])
+      const parsed: unknown = JSON.parse(out)
+      assert.notInclude(out, secret)
+      assert.notInclude(JSON.stringify(parsed), secret)
+      // Without a secret or a sign of one, the text is kept byte for byte.
+      if (!JSON.stringify(JSON.parse(json)).includes(secret) && !/apiKey|Authorization|Bearer|\\/i.test(json)) {
+        assert.strictEqual(out, json)
+      }
+    },
+    { numRuns: 300, seed: 36 }
+  )
+
+  it("scrubEntry: the event name and the data of a Server-Sent Event are both scrubbed", () => {
+    const secret = "sk-123-secret"
+    const entry: Format.Entry = {
+      type: "frame",
+      t: 1,
+      conn: 1,
+      event: `thoughts_${secret}`,
+      data: JSON.stringify({ thought: `key ${secret}`, apiKey: "other", url: `https://h/?apiKey=${secret}` })
+    }
+    const out = Format.scrubEntry(entry, [secret])
+    assert.deepStrictEqual(out, {
+      type: "frame",
+      t: 1,
+      conn: 1,
+      event: "thoughts_<redacted>",
+      data: JSON.stringify({ thought: "key <redacted>", apiKey: "<redacted>", url: "https://h/?apiKey=<redacted>" })
+    })
+    assert.notInclude(Format.encodeLine(out), secret)
+  })
+
+  it("scrubEntry: a binary frame that is not UTF-8 has the key's bytes overwritten, same length, the rest kept", () => {
+    const secret = "sk-123-secret"
+    const utf8 = new TextEncoder().encode(secret)
+    const utf16 = new Uint8Array([...secret].flatMap((c) => [c.charCodeAt(0), 0]))
+    const bytes = new Uint8Array([0xff, 0xfe, 0x00, ...utf8, 0x80, 0x81, ...utf16, 0xc3])
+    const base64 = Buffer.from(bytes).toString("base64")
+    const out = Format.scrubEntry({ type: "frame", t: 2, conn: 1, base64 }, [secret])
+    assert.isTrue("base64" in out)
+    const line = Format.encodeLine(out)
+    const written = Buffer.from("base64" in out ? out.base64 : "", "base64")
+    assert.strictEqual(written.length, bytes.length)
+    assert.deepStrictEqual([...written.subarray(0, 3)], [0xff, 0xfe, 0x00])
+    assert.strictEqual(written.subarray(3, 3 + utf8.length).toString("latin1"), "<redacted***>")
+    assert.notInclude(written.toString("latin1"), secret)
+    assert.notInclude(written.toString("utf16le"), secret)
+    assert.isUndefined(Format.leak(line, [secret]))
+    assert.notInclude(line, Buffer.from(secret).toString("base64").slice(0, 12))
+    // Bytes without a key are kept as they are.
+    const clean = { type: "frame", t: 2, conn: 1, base64: Buffer.from([0xff, 1, 2]).toString("base64") } as const
+    assert.strictEqual(Format.scrubEntry(clean, [secret]), clean)
+  })
+
+  it("leak: a key left in a line in base64 (any offset, either alphabet) or as text is found; a clean line is not", () => {
+    const secret = "sk-live-0123456789abcdef"
+    for (const prefix of ["", "a", "ab"]) {
+      const encoded = Buffer.from(`${prefix}${secret}!`).toString("base64")
+      assert.strictEqual(Format.leak(JSON.stringify({ text: `x ${encoded} y` }), [secret]), "a known key in base64")
+      const url = Buffer.from(`${prefix}${secret}!`).toString("base64url")
+      assert.strictEqual(Format.leak(JSON.stringify({ text: url }), [secret]), "a known key in base64")
+    }
+    assert.strictEqual(Format.leak(`{"text":"${secret}"}`, [secret]), "a known key")
+    assert.isUndefined(Format.leak("{\"text\":\"<redacted>\"}", [secret]))
+    // A secret too short to look for by chance is not looked for.
+    assert.isUndefined(Format.leak("{\"text\":\"k1\"}", ["k1"]))
+  })
+
   it("difference: one line per differing member, in name order", () => {
     assert.strictEqual(Format.difference({ a: 1, b: "x" }, { a: 1, b: "x" }), "")
     assert.strictEqual(

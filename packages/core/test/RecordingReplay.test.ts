@@ -92,6 +92,27 @@ describe("Recording.ReplayPass", () => {
     assert.strictEqual((pass.nextConnection("ses_recorded", "ses_recorded") as Format.Numbered).line, 4)
   })
 
+  it("the application's create is compared as the recorder wrote it: a parameter named key kept, the credential parameter and its keys scrubbed alike", () => {
+    const start = "https://example.com/search?key=pizza&token=t-1&apiKey=<redacted>"
+    const pass = passOver([
+      { type: "create", t: 0, request: { ...request, start_url: start, goal: "use <redacted>" } },
+      { type: "created", t: 5, session: { session_id: "ses_recorded" } },
+      ...connection(1, 10)
+    ])
+    const secret = "sk-replaying-app-key-0123"
+    const answer = pass.create(
+      { ...request, start_url: "https://example.com/search?key=pizza&token=t-1&apiKey=anything", goal: `use ${secret}` },
+      [secret]
+    )
+    assert.strictEqual(answer._tag, "Created")
+    assert.strictEqual(pass.failure, undefined)
+    // What differs is shown scrubbed: the application's key never reaches a mismatch.
+    const other = passOver([{ type: "create", t: 0, request }, { type: "created", t: 5, session: { session_id: "ses_recorded" } }])
+    other.create({ ...request, task: `other ${secret}` }, [secret])
+    assert.notInclude(JSON.stringify(other.failure), secret)
+    assert.include(JSON.stringify(other.failure), "other <redacted>")
+  })
+
   it("a failed create answers its error; the next create line answers the next create", () => {
     const pass = passOver([
       { type: "create", t: 0, request },

@@ -186,11 +186,18 @@ export const make = (
         const lines: Array<string> = []
         if (!headerWritten && header !== undefined) lines.push(Format.encodeLine(header))
         for (const entry of batch) {
+          let line: string
           try {
-            lines.push(Format.encodeLine(Format.scrubEntry(redact(Format.scrubEntry(entry, secrets)), secrets)))
+            line = Format.encodeLine(Format.scrubEntry(redact(Format.scrubEntry(entry, secrets)), secrets))
           } catch (cause) {
             return fail(`the redact function failed: ${Format.scrub(describe(cause), secrets)}`)
           }
+          // A key in a form that cannot be redacted (its bytes in base64): refused, never written.
+          const leaked = Format.leak(line, secrets)
+          if (leaked !== undefined) {
+            return fail(`a ${entry.type} line holds ${leaked} that cannot be redacted: the recording stopped before it`)
+          }
+          lines.push(line)
         }
         if (lines.length === 0) return
         const result = yield* Effect.either(file.writeAll(encoder.encode(lines.join("\n") + "\n")))
@@ -297,7 +304,8 @@ export const make = (
         open: (local) => push({ type: "open", t: now(), conn: conn(local) }),
         frame: (local, data) => {
           // A binary frame of UTF-8 text is kept as text (the SDK decodes both alike), so that
-          // it is scrubbed like any other; other bytes as base64.
+          // it is scrubbed like any other; other bytes as base64, scrubbed as bytes
+          // (`Recording.scrubEntry`).
           const text = typeof data === "string" ? data : Json.decodeUtf8(data)
           push(
             text !== undefined

@@ -132,11 +132,12 @@ export const make = (options: ReplayOptions, observer: Observer) =>
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
-      Effect.suspend(() => {
+      Effect.flatMap(credentials.secrets, (secrets) => {
         const pass = current !== undefined && current.phase === "create" ? current : newPass()
         current = pass
         const encoded = encodeRequest(request)
-        const answer = pass.create(Either.isRight(encoded) ? encoded.right : {})
+        // Compared as the recorder would have written it, with this application's keys scrubbed.
+        const answer = pass.create(Either.isRight(encoded) ? encoded.right : {}, secrets)
         switch (answer._tag) {
           case "NotRecorded":
             return Effect.succeed(fallbackSession)

@@ -7,6 +7,7 @@ import type { CloseReason } from "../connection.js"
 import { difference } from "./difference.js"
 import type { AnswerData, AnswerEntry, CloseEntry, EncodedError, JsonObject } from "./model.js"
 import type { Numbered, Reader } from "./reader.js"
+import { scrubValue } from "./scrub.js"
 
 // ---------------------------------------------------------------------------
 // Replaying a recording in memory
@@ -244,9 +245,11 @@ export class ReplayPass {
 
   /**
    * Answers the application's create: `actual` is its request as the recording encodes it (the
-   * edition's schema encoded). A different request is kept as a `Mismatch` of `create`.
+   * edition's schema encoded). It is compared scrubbed as the recorder scrubbed the recorded one
+   * (`secrets`: the keys the replaying application holds, if known), like with like. A different
+   * request is kept as a `Mismatch` of `create`.
    */
-  create(actual: unknown): CreateAnswer {
+  create(actual: unknown, secrets: ReadonlyArray<string> = []): CreateAnswer {
     const reader = this.reader
     if (reader === undefined) return { _tag: "NotRecorded" }
     const next = reader.peek()
@@ -257,14 +260,16 @@ export class ReplayPass {
       return { _tag: "NotRecorded" }
     }
     reader.take()
-    const diff = difference(next.entry.request, actual)
+    // Like with like: the application's request as the recorder would have written it.
+    const scrubbed = scrubValue(actual, secrets)
+    const diff = difference(next.entry.request, scrubbed)
     if (diff.length > 0) {
       this.failure = {
         _tag: "Mismatch",
         line: next.line,
         subject: "create",
         expected: JSON.stringify(next.entry.request),
-        actual: JSON.stringify(actual),
+        actual: JSON.stringify(scrubbed),
         difference: diff
       }
     }
