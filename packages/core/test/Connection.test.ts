@@ -569,6 +569,59 @@ describe("Connection", () => {
     expect(retryAfter(true, 3)).toEqual({ reset: true, attempt: 1, lastError: "drop 3" })
   })
 
+  // Guards: `opened` acted on for an attempt already over (a late open after its connect time-out
+  // would arm deadlines on a dead attempt, count a reconnect, and turn NeverConnected into a reconnect).
+  it("an attempt that opens after it ended (its connect time-out) is ignored: no deadline, no write, no reconnect counted, still never connected", () => {
+    const scheduled: Array<number> = []
+    let writes = 0
+    let wakes = 0
+    const c = new Connection.Connection<Event, string>(
+      // A request pending from an earlier connection, so that an answer can wait for the open.
+      { ...options(4, false, true), pendingRequests: ["k"] },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+      {
+        ...quietPort(),
+        schedule: (at) => {
+          scheduled.push(at)
+          return { cancel: () => {} }
+        },
+        write: () => {
+          writes += 1
+        },
+        wake: () => {
+          wakes += 1
+        }
+      }
+    )
+    expect(c.answer({ key: "k", frame: "answer k", data: { granted: true, resource_type: "t" } })).toBeUndefined()
+    const first = c.begin(0)
+    c.closed(first, { _tag: "Retry", error: "connect timed out", connectTimeout: true })
+    const wakesAtEnd = wakes
+    // The socket opens at last, after its attempt was given up.
+    c.opened(first, 30_000)
+    expect([scheduled, writes, wakes - wakesAtEnd, c.phase(first)]).toEqual([[], 0, 0, "ended"])
+    expect(c.lastOpen).toEqual({ reconnects: 0, downtimeMillis: undefined, reopened: false })
+    expect(c.nextAnswer(first)).toBeUndefined()
+    expect(c.attemptEnded(first, 30_000)).toMatchObject({ _tag: "Retry", schedule: "first-connect", giveUp: true })
+    expect(c.gaveUp()).toEqual({ neverOpen: true, attempts: 1, lastError: "connect timed out" })
+  })
+
+  it("a reconnect's attempt that opens after its connect time-out counts no reconnect", () => {
+    const c = quietConnection()
+    const first = c.begin(0)
+    c.opened(first, 0)
+    c.closed(first, { _tag: "Retry", error: "dropped" })
+    c.attemptEnded(first, 100)
+    const second = c.begin(100)
+    c.closed(second, { _tag: "Retry", error: "connect timed out", connectTimeout: true })
+    c.opened(second, 10_000)
+    expect([c.phase(second), c.lastOpen]).toEqual(["ended", { reconnects: 0, downtimeMillis: undefined, reopened: false }])
+    expect(c.attemptEnded(second, 10_000)).toMatchObject({ _tag: "Retry", schedule: "reconnect", reset: false, attempts: 2 })
+    const third = c.begin(10_000)
+    c.opened(third, 10_500)
+    expect(c.lastOpen).toEqual({ reconnects: 1, downtimeMillis: 10_400, reopened: true })
+  })
+
   it("an open attempt silent for the idle time-out is dropped, not while reading is paused", () => {
     const queue = new Deadlines.DeadlineQueue()
     let aborted = 0
