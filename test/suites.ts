@@ -37,6 +37,7 @@ export const fast: ReadonlyArray<string> = [
   "test/channel/loop.test.ts",
   "test/channel/settings.test.ts",
   "test/channel/socket.test.ts",
+  "test/cli/exitCodes.test.ts",
   "test/cli/render.test.ts",
   "test/cli/sanitize.test.ts",
   "test/cluster/eventsStream.test.ts",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Plants each bug of test/mutants/*.patch in src/ or packages/core/src/, one at a time, runs the
-# tests the patch names and reverts it. A mutant is KILLED when its tests fail, SURVIVED when they
-# pass (a gap in the suite), SKIPPED when the patch no longer applies (the code was rewritten:
+# Plants each bug of test/mutants/*.patch in src/, packages/core/src/ or packages/effect4/src/, one
+# at a time, runs the tests the patch names and reverts it. A mutant is KILLED when its tests fail,
+# SURVIVED when they pass (a gap in the suite), SKIPPED when the patch no longer applies (the code was rewritten:
 # refresh the patch by hand).
 #
 #   test/mutants/run.sh                      # every patch
@@ -10,12 +10,17 @@
 # Each patch starts with a header read here (git apply ignores text before the first diff):
 #   Bug: what the change does            Test: the test files to run
 #   Filter: a vitest -t pattern (optional: only the tests that should catch it)
-# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/ and packages/core/src/
-# (it refuses otherwise).
+# Test files are named from the repository's root. When they are under packages/effect4/ (the
+# Effect 4 edition's own suite, on Node 22), vitest runs in that package as its `npm test` does:
+# `node scripts/node22.mjs vitest run <files relative to it>`; otherwise `npx vitest run` at the root.
+# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/, packages/core/src/
+# and packages/effect4/src/ (it refuses otherwise).
 set -u
 cd "$(git rev-parse --show-toplevel)"
-if ! git diff --quiet -- src packages/core/src || ! git diff --cached --quiet -- src packages/core/src; then
-  echo "src/ or packages/core/src/ has uncommitted changes: commit or stash them first" >&2
+sources="src packages/core/src packages/effect4/src"
+# shellcheck disable=SC2086 # several paths
+if ! git diff --quiet -- $sources || ! git diff --cached --quiet -- $sources; then
+  echo "src/, packages/core/src/ or packages/effect4/src/ has uncommitted changes: commit or stash them first" >&2
   exit 2
 fi
 if [ "$#" -eq 0 ]; then set -- test/mutants/*.patch; fi
@@ -35,8 +40,14 @@ for patch in "$@"; do
     continue
   fi
   git apply "$patch" && applied="$patch"
-  # shellcheck disable=SC2086 # several test files
-  if npx vitest run $tests ${filter:+-t "$filter"} >"$logs/$name.log" 2>&1; then
+  if [ "${tests#packages/effect4/}" != "$tests" ]; then
+    # shellcheck disable=SC2086 # several test files
+    run() { (cd packages/effect4 && node scripts/node22.mjs vitest run ${tests//packages\/effect4\//} ${filter:+-t "$filter"}); }
+  else
+    # shellcheck disable=SC2086 # several test files
+    run() { npx vitest run $tests ${filter:+-t "$filter"}; }
+  fi
+  if run >"$logs/$name.log" 2>&1; then
     echo "SURVIVED $name: $tests passed with the bug planted (log: $logs/$name.log)"
     survived=$((survived + 1))
   else

@@ -30,7 +30,7 @@ export const ExitCode = {
   authentication: 3,
   /** Rate limit exhausted: `RateLimited` after the retries. */
   rateLimited: 4,
-  /** Connection lost: `ConnectionLost`, `ConnectTimeout`, `TransportError`, `RequestTimeout`. */
+  /** Connection lost: `ConnectionLost`, `NeverConnected`, `ConnectTimeout`, `TransportError`, `RequestTimeout`. */
   connectionLost: 5,
   /** The agent ran more actions than `--max-actions`: `ActionBudgetExceeded`. */
   budgetExceeded: 6,
@@ -61,38 +61,60 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 /**
- * The exit code of an SDK error.
+ * The exit code of each error family of the SDK, by tag: every `_tag` of `AgentSessionError` (the
+ * type asks for each, so a new family is placed here when it is added; a test holds
+ * `docs/cli.md`'s table to the same codes).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const forTag: { readonly [Tag in AgentSessionError["_tag"]]: ExitCode } = {
+  InvalidRequest: ExitCode.usage,
+  MissingCredentials: ExitCode.usage,
+  InsecureTransport: ExitCode.usage,
+  Unauthorized: ExitCode.authentication,
+  Forbidden: ExitCode.authentication,
+  HandshakeRejected: ExitCode.authentication,
+  MissingAgentKey: ExitCode.authentication,
+  RateLimited: ExitCode.rateLimited,
+  ConnectionLost: ExitCode.connectionLost,
+  ConnectTimeout: ExitCode.connectionLost,
+  NeverConnected: ExitCode.connectionLost,
+  TransportError: ExitCode.connectionLost,
+  RequestTimeout: ExitCode.connectionLost,
+  ActionBudgetExceeded: ExitCode.budgetExceeded,
+  SessionEndedWithoutComplete: ExitCode.endedWithoutComplete,
+  BadRequest: ExitCode.serviceError,
+  NotFound: ExitCode.serviceError,
+  Conflict: ExitCode.serviceError,
+  PayloadTooLarge: ExitCode.serviceError,
+  ServerError: ExitCode.serviceError,
+  UnexpectedStatus: ExitCode.serviceError,
+  ResponseDecodeError: ExitCode.serviceError,
+  ResponseTooLarge: ExitCode.serviceError,
+  OutcomeUnknown: ExitCode.serviceError,
+  MalformedFrame: ExitCode.serviceError,
+  EventDecodeError: ExitCode.serviceError,
+  FrameTooLarge: ExitCode.serviceError,
+  UnknownEvent: ExitCode.serviceError,
+  Superseded: ExitCode.serviceError,
+  RequestNotPending: ExitCode.serviceError,
+  AnswerBufferFull: ExitCode.serviceError,
+  ResponseParseError: ExitCode.serviceError,
+  RecordingFailed: ExitCode.serviceError,
+  InvalidRecording: ExitCode.serviceError,
+  ReplayMismatch: ExitCode.serviceError
+}
+
+/**
+ * The exit code of an SDK error (its family's, {@link forTag}).
  *
  * @since 0.1.0
  * @category accessors
  */
-export const forError = (error: AgentSessionError): ExitCode => {
-  switch (error._tag) {
-    case "InvalidRequest":
-    case "MissingCredentials":
-    case "InsecureTransport":
-      return ExitCode.usage
-    case "Unauthorized":
-    case "Forbidden":
-    case "HandshakeRejected":
-    case "MissingAgentKey":
-      return ExitCode.authentication
-    case "RateLimited":
-      return ExitCode.rateLimited
-    case "ConnectionLost":
-    case "ConnectTimeout":
-    case "NeverConnected":
-    case "TransportError":
-    case "RequestTimeout":
-      return ExitCode.connectionLost
-    case "ActionBudgetExceeded":
-      return ExitCode.budgetExceeded
-    case "SessionEndedWithoutComplete":
-      return ExitCode.endedWithoutComplete
-    default:
-      return ExitCode.serviceError
-  }
-}
+export const forError = (error: AgentSessionError): ExitCode =>
+  // An error of a newer SDK than this table (a tag it does not know) is the service's side.
+  Object.hasOwn(forTag, error._tag) ? forTag[error._tag] : ExitCode.serviceError
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 

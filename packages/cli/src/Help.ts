@@ -13,7 +13,8 @@ const exitCodes = `Exit codes:
   2    usage: a bad or missing flag, a missing key or URL, invalid input
   3    authentication: the key was refused
   4    rate limited, still after the retries
-  5    connection lost: the service could not be reached, or the reconnects ran out
+  5    connection lost: the service could not be reached, the event channel never opened,
+       or the reconnects ran out
   6    the agent ran more actions than --max-actions
   7    the session ended without complete
   8    any other error of the service or the event channel

@@ -502,6 +502,126 @@ describe("Connection", () => {
     expect(c.gaveUp()).toEqual({ neverOpen: true, attempts: 2, lastError: "timed out" })
   })
 
+  // Guards: the retry count kept across a reconnect that delivered (a fresh bout would start its
+  // schedule's log at the old count), and the bout's attempts likewise.
+  it("the reconnect bout: the retries and attempts count from the last attempt that delivered a new event, against a model (property)", () => {
+    type Fate = "refused" | "opened" | "keep-alive" | "delivered"
+    const fate = fc.constantFrom<Fate>("refused", "opened", "keep-alive", "delivered")
+    fc.assert(fc.property(fc.array(fate, { minLength: 1, maxLength: 30 }), fc.boolean(), (fates, replays) => {
+      const c = new Connection.Connection<Event, string>(
+        options(100, false, true, replays),
+        { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+        quietPort()
+      )
+      // The model: attempts since (and with) the last one that delivered; retries decided since it.
+      let attempts = 0
+      let retries = 0
+      let opens = 0
+      let id = 0
+      let now = 0
+      for (const f of fates) {
+        const attempt = c.begin(now)
+        attempts += 1
+        expect(c.attemptNumber).toBe(attempts)
+        if (f !== "refused") {
+          c.opened(attempt, now)
+          opens += 1
+          expect(c.lastOpen.reconnects).toBe(opens - 1)
+        }
+        if (f === "keep-alive") c.frameArrived(attempt, now, { kind: "keep-alive", id: -1 }, undefined)
+        // A new event each time (never a repeat of what was delivered): progress.
+        if (f === "delivered") c.frameArrived(attempt, now, { kind: "event", id: ++id }, `f${id}`)
+        c.closed(attempt, { _tag: "Retry", error: `drop ${now}` })
+        now += 1000
+        const next = c.attemptEnded(attempt, now)
+        const reset = f === "delivered"
+        if (reset) {
+          attempts = 1
+          retries = 0
+        }
+        expect(next).toMatchObject({
+          _tag: "Retry",
+          schedule: opens > 0 ? "reconnect" : "first-connect",
+          reset,
+          attempts,
+          lastError: `drop ${now - 1000}`
+        })
+        // The shell's schedule decides to retry: the retry's number in this bout.
+        retries += 1
+        expect(c.retrying()).toEqual({ attempt: retries, lastError: `drop ${now - 1000}` })
+      }
+      expect(c.gaveUp()).toMatchObject({ neverOpen: opens === 0, attempts })
+    }), { numRuns: 500 })
+  })
+
+  it("a reconnect that delivered starts the retries afresh: 1, 2, then 1 again", () => {
+    const c = quietConnection()
+    const retryAfter = (deliver: boolean, id: number) => {
+      const attempt = c.begin(0)
+      c.opened(attempt, 0)
+      if (deliver) c.frameArrived(attempt, 0, { kind: "event", id }, `f${id}`)
+      c.closed(attempt, { _tag: "Retry", error: `drop ${id}` })
+      const next = c.attemptEnded(attempt, 0)
+      return { reset: next._tag === "Retry" && next.reset, ...c.retrying() }
+    }
+    expect(retryAfter(true, 1)).toEqual({ reset: true, attempt: 1, lastError: "drop 1" })
+    expect(retryAfter(false, 2)).toEqual({ reset: false, attempt: 2, lastError: "drop 2" })
+    expect(retryAfter(true, 3)).toEqual({ reset: true, attempt: 1, lastError: "drop 3" })
+  })
+
+  // Guards: `opened` acted on for an attempt already over (a late open after its connect time-out
+  // would arm deadlines on a dead attempt, count a reconnect, and turn NeverConnected into a reconnect).
+  it("an attempt that opens after it ended (its connect time-out) is ignored: no deadline, no write, no reconnect counted, still never connected", () => {
+    const scheduled: Array<number> = []
+    let writes = 0
+    let wakes = 0
+    const c = new Connection.Connection<Event, string>(
+      // A request pending from an earlier connection, so that an answer can wait for the open.
+      { ...options(4, false, true), pendingRequests: ["k"] },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+      {
+        ...quietPort(),
+        schedule: (at) => {
+          scheduled.push(at)
+          return { cancel: () => {} }
+        },
+        write: () => {
+          writes += 1
+        },
+        wake: () => {
+          wakes += 1
+        }
+      }
+    )
+    expect(c.answer({ key: "k", frame: "answer k", data: { granted: true, resource_type: "t" } })).toBeUndefined()
+    const first = c.begin(0)
+    c.closed(first, { _tag: "Retry", error: "connect timed out", connectTimeout: true })
+    const wakesAtEnd = wakes
+    // The socket opens at last, after its attempt was given up.
+    c.opened(first, 30_000)
+    expect([scheduled, writes, wakes - wakesAtEnd, c.phase(first)]).toEqual([[], 0, 0, "ended"])
+    expect(c.lastOpen).toEqual({ reconnects: 0, downtimeMillis: undefined, reopened: false })
+    expect(c.nextAnswer(first)).toBeUndefined()
+    expect(c.attemptEnded(first, 30_000)).toMatchObject({ _tag: "Retry", schedule: "first-connect", giveUp: true })
+    expect(c.gaveUp()).toEqual({ neverOpen: true, attempts: 1, lastError: "connect timed out" })
+  })
+
+  it("a reconnect's attempt that opens after its connect time-out counts no reconnect", () => {
+    const c = quietConnection()
+    const first = c.begin(0)
+    c.opened(first, 0)
+    c.closed(first, { _tag: "Retry", error: "dropped" })
+    c.attemptEnded(first, 100)
+    const second = c.begin(100)
+    c.closed(second, { _tag: "Retry", error: "connect timed out", connectTimeout: true })
+    c.opened(second, 10_000)
+    expect([c.phase(second), c.lastOpen]).toEqual(["ended", { reconnects: 0, downtimeMillis: undefined, reopened: false }])
+    expect(c.attemptEnded(second, 10_000)).toMatchObject({ _tag: "Retry", schedule: "reconnect", reset: false, attempts: 2 })
+    const third = c.begin(10_000)
+    c.opened(third, 10_500)
+    expect(c.lastOpen).toEqual({ reconnects: 1, downtimeMillis: 10_400, reopened: true })
+  })
+
   it("an open attempt silent for the idle time-out is dropped, not while reading is paused", () => {
     const queue = new Deadlines.DeadlineQueue()
     let aborted = 0

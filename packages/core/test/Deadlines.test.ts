@@ -1,7 +1,9 @@
 /**
  * The deadline queue without a clock: driven by random schedules, cancels and times, every check
  * is called at or after its time and never before, in due order, a cancelled or finished entry is
- * never called again, and the queue is empty once every entry is done.
+ * never called again, and the queue is empty once every entry is done; and against a sorted-array
+ * model of the live entries: `nextDue` never passes over the earliest, and each `runDue` fires
+ * exactly the entries due, earliest first (a heap that sinks toward the wrong child breaks both).
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -126,6 +128,91 @@ describe("Deadlines.DeadlineQueue", () => {
       expect(entries.every((m) => m.cancelled || m.done)).toBe(true)
       expect(queue.size).toBe(0)
       expect(queue.nextDue()).toBeUndefined()
+    }))
+  })
+
+  // Guards: the heap's pop sinking toward the later child (the top is then not the earliest entry:
+  // an entry fires late, after later ones, or the shell is told to sleep past it).
+  it("against a sorted-array model: nextDue is the earliest entry, each runDue fires exactly the entries due, earliest first (property)", () => {
+    type ModelOp =
+      | { readonly _tag: "schedule"; readonly at: number; readonly again: ReadonlyArray<number> }
+      | { readonly _tag: "cancel"; readonly which: number }
+      | { readonly _tag: "run"; readonly by: number; readonly late: boolean }
+    const modelOp: fc.Arbitrary<ModelOp> = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          _tag: fc.constant("schedule" as const),
+          at: fc.nat(100),
+          again: fc.array(fc.integer({ min: 1, max: 100 }), { maxLength: 2 })
+        })
+      },
+      { weight: 1, arbitrary: fc.record({ _tag: fc.constant("cancel" as const), which: fc.nat() }) },
+      { weight: 2, arbitrary: fc.record({ _tag: fc.constant("run" as const), by: fc.nat(60), late: fc.boolean() }) }
+    )
+    interface Model {
+      readonly id: number
+      due: number
+      readonly again: Array<number>
+      done: boolean
+      entry: Deadlines.Entry | undefined
+    }
+    fc.assert(fc.property(fc.array(modelOp, { maxLength: 120 }), (ops) => {
+      const queue = new Deadlines.DeadlineQueue()
+      const all: Array<Model> = []
+      // The model: the live entries as a sorted array (by due time).
+      const live = () => all.filter((m) => !m.done).sort((a, b) => a.due - b.due)
+      const fired: Array<{ readonly id: number; readonly due: number; readonly at: number }> = []
+      let now = 0
+      const runAt = (time: number) => {
+        now = time
+        const expected = live().filter((m) => m.due <= now).map((m) => m.id)
+        fired.length = 0
+        queue.runDue(now, (defect) => {
+          throw defect
+        })
+        // Exactly the entries due, each once, in due order (ties in any order).
+        expect(fired.map((f) => f.id).sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b))
+        for (let i = 1; i < fired.length; i++) expect(fired[i]!.due).toBeGreaterThanOrEqual(fired[i - 1]!.due)
+      }
+      for (const o of ops) {
+        if (o._tag === "schedule") {
+          const model: Model = { id: all.length, due: now + o.at, again: [...o.again], done: false, entry: undefined }
+          model.entry = queue.schedule(model.due, (at) => {
+            fired.push({ id: model.id, due: model.due, at })
+            const gap = model.again.shift()
+            if (gap === undefined) {
+              model.done = true
+              return undefined
+            }
+            model.due = at + gap
+            return model.due
+          })
+          all.push(model)
+        } else if (o._tag === "cancel") {
+          if (all.length === 0) continue
+          const model = all[o.which % all.length]!
+          model.entry?.cancel()
+          model.done = true
+        } else if (o.late) {
+          // A shell woken late (a blocked event loop): one run for everything due by then.
+          runAt(now + o.by)
+        } else {
+          // A shell on time: it wakes at each time nextDue names; every check then runs at its due time.
+          const until = now + o.by
+          for (let next = queue.nextDue(); next !== undefined && next <= until; next = queue.nextDue()) {
+            expect(next).toBeGreaterThanOrEqual(now)
+            runAt(next)
+            for (const f of fired) expect(f.at, `entry ${f.id} fired late`).toBe(f.due)
+          }
+          now = until
+        }
+        const earliest = live()[0]
+        expect(queue.size).toBe(live().length)
+        // A cancelled entry may sit at the top (a wake-up for nothing); a live one is never passed over.
+        if (earliest !== undefined) expect(queue.nextDue()).toBeLessThanOrEqual(earliest.due)
+        else expect(queue.nextDue()).toBeUndefined()
+      }
     }))
   })
 })

@@ -52,6 +52,29 @@ describe("Frame.makeFrameReader", () => {
     expect(read(new Uint8Array(31))).toEqual({ kind: "too-large", size: 31, limit: 30 })
   })
 
+  // Guards: the bound off by one (a frame of exactly maxFrameSize refused), in each of its three
+  // measures: UTF-16 units, UTF-8 bytes of a text, bytes of a binary frame.
+  it("a frame of exactly maxFrameSize bytes is read, one byte more is too large: ASCII, multi-byte and binary (U22)", () => {
+    const framed = (data: string) => `{"event":"x","data":"${data}"}`
+    const limit = framed("").length + 12
+    const read = reader("event-data", { maxFrameSize: limit })
+    const ascii = framed("a".repeat(12))
+    expect(ascii.length).toBe(limit)
+    expect(read(ascii)).toEqual({ kind: "event", name: "x", payload: "a".repeat(12) })
+    expect(read(framed("a".repeat(13)))).toEqual({ kind: "too-large", size: limit + 1, limit })
+    // 12 bytes of UTF-8 in 5 UTF-16 units (é is 2 bytes, € 3).
+    const multi = framed("ééé€€")
+    expect(Frame.utf8Size(multi)).toBe(limit)
+    expect(read(multi)).toEqual({ kind: "event", name: "x", payload: "ééé€€" })
+    expect(read(framed("ééé€€a"))).toEqual({ kind: "too-large", size: limit + 1, limit })
+    const bytes = new TextEncoder().encode(ascii)
+    expect(read(bytes)).toEqual({ kind: "event", name: "x", payload: "a".repeat(12) })
+    expect(read(new TextEncoder().encode(framed("a".repeat(13))))).toEqual({ kind: "too-large", size: limit + 1, limit })
+    expect(Frame.sizeOver(ascii, limit)).toBeUndefined()
+    expect(Frame.sizeOver(multi, limit)).toBeUndefined()
+    expect(Frame.sizeOver(`${ascii} `, limit)).toBe(limit + 1)
+  })
+
   it("malformed frames: not JSON, not an object, no name, too deep (short and long)", () => {
     const read = reader("event-data", { maxDepth: 3 })
     expect(read("{")).toEqual({ kind: "malformed", message: "not JSON" })
@@ -102,6 +125,8 @@ describe("Frame answers and client frames (U08, U16)", () => {
       data: { granted: true }
     })
     expect(Frame.readClientFrame("x".repeat(11), { maxFrameSize: 10 })).toEqual({ _tag: "TooLarge", size: 11, limit: 10 })
+    // Exactly at the bound: read.
+    expect(Frame.readClientFrame(`{"a":"${"x".repeat(2)}"}`, { maxFrameSize: 10 })).toEqual({ _tag: "Handshake", value: { a: "xx" } })
     expect(Frame.readClientFrame("[[[]]]", { maxDepth: 2 })).toEqual({ _tag: "Malformed", message: "nested deeper than 2 levels" })
     expect(Frame.readClientFrame("nope")).toEqual({ _tag: "Malformed", message: "not JSON" })
     expect(Frame.readClientFrame("1")).toEqual({ _tag: "Malformed", message: "not a JSON object" })

@@ -2,7 +2,7 @@
  * The replay rule (packages/core/src/Replay.ts): on a
  * reopened connection the replay is the longest run of its first events equal, in order, to the
  * last events delivered; nothing else. Checked against a brute-force transcription of the rule
- * (property tests), and the window's bounds (REPLAY_WINDOW events, REPLAY_WINDOW_CHARS characters).
+ * (property tests, over one reconnect and over many in a row), and the window's bounds (REPLAY_WINDOW events, REPLAY_WINDOW_CHARS characters).
  */
 import { assert, describe, it } from "vitest"
 import * as FastCheck from "fast-check"
@@ -127,6 +127,64 @@ describe("Replay (the rule)", () => {
     replay.delivered("b")
     replay.reopened()
     assert.deepStrictEqual(judge(replay, ["a", "b", "c"]), { replayed: 2, phase: 2 })
+  })
+
+  // Guards: the longest match of one phase kept into the next (a reconnect whose first frames
+  // match nothing would drop as many new events as the previous replay had).
+  it("each reconnect's phase starts afresh: a replay found at one reconnect is not counted at the next", () => {
+    const replay = reopenedAfter(["a", "b"])
+    assert.deepStrictEqual(judge(replay, ["a", "b"]), { replayed: 2, phase: 2 })
+    replay.delivered("c")
+    replay.reopened()
+    assert.deepStrictEqual(judge(replay, ["z"]), { replayed: 0, phase: 1 }, "z matches nothing: new")
+    replay.delivered("z")
+    replay.reopened()
+    assert.strictEqual(replay.next("b"), HOLD)
+    assert.strictEqual(replay.settle(), 0, "[b] is no tail of [a, b, c, z]")
+  })
+
+  /**
+   * A connection as the core's intake runs it where the service is known to replay: its frames
+   * are judged until the phase is decided (settled at the end when it is not), the replay is
+   * dropped, and every frame after it is delivered (remembered). Returns how many were dropped.
+   */
+  const connect = (replay: Replay, frames: ReadonlyArray<string>): number => {
+    replay.reopened()
+    let replayed = 0
+    let decidedAt = frames.length
+    for (let i = 0; i < frames.length; i++) {
+      const verdict = replay.next(frames[i])
+      if (verdict === HOLD) continue
+      replayed = verdict === NEW ? 0 : verdict
+      decidedAt = verdict === NEW ? i : i + 1
+      break
+    }
+    if (decidedAt === frames.length && replay.active) replayed = replay.settle()
+    for (let i = replayed; i < decidedAt; i++) replay.delivered(frames[i])
+    for (let i = decidedAt; i < frames.length; i++) {
+      assert.strictEqual(replay.next(frames[i]), NEW)
+      replay.delivered(frames[i])
+    }
+    return replayed
+  }
+
+  it("over many reconnects, each phase's replay is the longest prefix equal to a tail of everything delivered before it (property)", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.array(FastCheck.constantFrom("a", "b", "c"), { maxLength: 6 }), { minLength: 2, maxLength: 8 }),
+        (connections) => {
+          const replay = new Replay()
+          const delivered: Array<string> = []
+          for (const frames of connections) {
+            const replayed = connect(replay, frames)
+            const expected = longestReplay(delivered, frames)
+            assert.strictEqual(replayed, expected, `after ${JSON.stringify(delivered)}, ${JSON.stringify(frames)}`)
+            delivered.push(...frames.slice(expected))
+          }
+        }
+      ),
+      { numRuns: 2000 }
+    )
   })
 
   it("takeDropped counts the drops since it was last asked", () => {
