@@ -1,6 +1,6 @@
 /**
  * A time-out that runs the effect in one fiber of its own: the outcome of `Effect.timeoutFail`,
- * for the per-attempt time-out of `AgentApi` (U22), at the cost of one fiber instead of two.
+ * for the per-attempt time-out of `AgentApi`, at the cost of one fiber instead of two.
  *
  * `Effect.timeoutFail` races the effect against a sleep: it forks both into fibers of their own,
  * interrupts the loser and merges the winner's fiber refs back into the caller. Here the effect

@@ -52,7 +52,7 @@ const coreNames: ReadonlyArray<string> = ["run", "attach", "simulate", "onboard"
 /**
  * The root command with the cluster commands too, once `Cluster.ts` is loaded.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const withCluster = (cluster: typeof ClusterCommands) =>
@@ -73,7 +73,7 @@ export const withCluster = (cluster: typeof ClusterCommands) =>
  * The packages the cluster commands need, with their ranges: the optional peers of this package
  * (a test keeps them equal to `package.json`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export const clusterPackages: Readonly<Record<string, string>> = {
@@ -209,7 +209,7 @@ const flagOfValue = (value: string, args: ReadonlyArray<string>): string | undef
  * The usage errors of a failed parse, one per line, in the command line's words: each names the
  * flag (or the command), says what was expected, and suggests a close name where one exists.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const usageLines = (

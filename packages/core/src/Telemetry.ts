@@ -19,7 +19,7 @@ export const prefix = "agent_session_"
 
 /**
  * The metrics of the SDK, each a name and a description: counters of events received (attribute
- * `event`, the SDK tag), chargeable actions (U20), reconnections and reconnect attempts, answers
+ * `event`, the SDK tag), chargeable actions, reconnections and reconnect attempts, answers
  * sent (attribute `answer`, `grant` or `deny`), HTTP attempts and retries (attributes `operation`
  * and `status`), and the histogram of the create-session latency in milliseconds.
  *

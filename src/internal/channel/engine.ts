@@ -73,7 +73,7 @@ export interface Engine {
   readonly peakBuffered: () => number
   /** Frames skipped with a warning (`failOnFrameError: false`). */
   readonly skipped: () => number
-  /** The answer ledger's size: requests remembered and the characters of their keys (issue 20 item 3). */
+  /** The answer ledger's size: requests remembered and the characters of their keys. */
   readonly ledger: () => { readonly requests: number; readonly keyChars: number; readonly forgotten: number }
 }
 
