@@ -4,7 +4,7 @@
  *
  * They live in Effect's global metric registry, so any exporter that reads it (the
  * OpenTelemetry layer of `@effect/opentelemetry`, a Prometheus bridge, `Metric.snapshot`) sees
- * them without extra wiring; see `docs/observability.md`. Every name starts with
+ * them without extra wiring; see `docs/sessions.md#logs-spans-and-metrics`. Every name starts with
  * `agent_session_`.
  *
  * The `record*` helpers are what the SDK calls; they are cheap enough for the event path

@@ -45,8 +45,8 @@ describe("docs", () => {
     }
   })
 
-  it("docs/unspecified.md has U01..U23 in order, each with a decision and its proof", () => {
-    const doc = read("docs/unspecified.md")
+  it("docs/reliability.md has U01..U23 in order, each with a decision and its proof", () => {
+    const doc = read("docs/reliability.md")
     const ids = [...doc.matchAll(/^## (U\d{2}) /gm)].map((match) => match[1])
     assert.deepStrictEqual(ids, Array.from({ length: 23 }, (_, i) => `U${String(i + 1).padStart(2, "0")}`))
     for (const section of doc.split(/^## /m).filter((s) => /^U\d{2} /.test(s))) {
@@ -55,8 +55,8 @@ describe("docs", () => {
     }
   })
 
-  it("every test docs/unspecified.md cites exists, named with its id", () => {
-    const doc = read("docs/unspecified.md")
+  it("every test docs/reliability.md cites exists, named with its id", () => {
+    const doc = read("docs/reliability.md")
     let cited = 0
     for (const line of doc.split("\n")) {
       const match = /^- `((?:packages\/core\/)?test\/[^`]+)`(?: \([^)]*\))?: (.*)$/.exec(line)

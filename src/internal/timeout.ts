@@ -6,7 +6,7 @@
  * interrupts the loser and merges the winner's fiber refs back into the caller. Here the effect
  * is forked (it must run in a fiber of its own to be abandoned when the time is up) and, on the
  * live clock, a timer of the clock's own kind (`setTimeout`, what the live clock's `sleep` uses)
- * ends the wait: no second fiber, less CPU per call (docs/engine.md, "HTTP calls").
+ * ends the wait: no second fiber, less CPU per call (src/internal/README.md, "HTTP calls").
  *
  * The effect's fiber is its own: what it sets fiber-locally (`FiberRef.set`, a service added to
  * its context) stays there and is not merged back into the caller. So an effect run here may set

@@ -199,7 +199,7 @@ const newEvent = (tag: string): Record<string, unknown> => ({ _tag: tag })
  * The decoder of an event whose fields are all required strings: `{ _tag, ...those fields }`
  * given to `wrap`, or `undefined` when a field is missing or not a string (the edition's schema
  * then decodes it, for its error message). Unrolled up to three fields: one property access site
- * per field position keeps a decoder that sees one event monomorphic (docs/engine.md, "Frame
+ * per field position keeps a decoder that sees one event monomorphic (src/internal/README.md, "Frame
  * decoding").
  */
 const plainDecoder = <R>(

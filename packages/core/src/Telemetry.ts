@@ -3,7 +3,7 @@
  * histogram's boundaries, the attributes of the HTTP client's spans, and how the SDK's metrics read
  * back from a registry are sorted, summed and printed. Each edition makes its `Metric`s and spans
  * with its own Effect API from these names, so a dashboard reads both alike
- * (`docs/observability.md`).
+ * (`docs/sessions.md#logs-spans-and-metrics`).
  *
  * @since 0.1.0
  */

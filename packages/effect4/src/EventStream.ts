@@ -188,7 +188,7 @@ export interface ConnectOptions {
    * the tail of what was delivered, decided by the first frame that breaks it, a keep-alive, a frame
    * error, the attempt's end or `replayHold`. When false, every event received is delivered,
    * repeats included (an `action_run` repeated is two actions). Either way the `action_run` events
-   * delivered are never fewer than those the newest connection sent (docs/unspecified.md, "Replays").
+   * delivered are never fewer than those the newest connection sent (docs/reliability.md#replays).
    */
   readonly replaysOnReconnect?: boolean | undefined
   /**

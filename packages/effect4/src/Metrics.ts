@@ -3,7 +3,7 @@
  * answers sent, HTTP attempts and retries by status, and the create-session latency.
  *
  * They live in Effect's metric registry (`Metric.MetricRegistry`), so any exporter that reads it
- * (the OTLP layers of `effect/observability`, `Metric.snapshot`) sees them without extra wiring; see `docs/observability.md`. Every name starts with
+ * (the OTLP layers of `effect/observability`, `Metric.snapshot`) sees them without extra wiring; see `docs/sessions.md#logs-spans-and-metrics`. Every name starts with
  * `agent_session_`.
  *
  * The `record*` helpers are what the SDK calls; they are cheap enough for the event path
