@@ -71,7 +71,9 @@ export const withCluster = (cluster: typeof ClusterCommands) =>
 
 /**
  * The packages the cluster commands need, with their ranges: the optional peers of this package
- * (a test keeps them equal to `package.json`).
+ * (a test keeps them equal to `package.json`). `@effect/workflow` and `@effect/experimental` are
+ * peers of `@effect/cluster` and `@effect/sql` that npm does not install by itself: the six are
+ * the set the docs install.
  *
  * @since 0.1.0
  * @category models
@@ -80,7 +82,9 @@ export const clusterPackages: Readonly<Record<string, string>> = {
   "@effect/cluster": "^0.60.2",
   "@effect/rpc": "^0.76.2",
   "@effect/sql": "^0.52.1",
-  "@effect/sql-pg": "^0.53.0"
+  "@effect/sql-pg": "^0.53.0",
+  "@effect/workflow": "^0.19.1",
+  "@effect/experimental": "^0.61.1"
 }
 
 /**
