@@ -16,9 +16,11 @@ const headingSection = (doc: string, tag: string): string | undefined => {
   return end < 0 ? rest : rest.slice(0, end)
 }
 
-/** The row of a `| \`Tag\` |` table line. */
-const tableRow = (doc: string, tag: string): string | undefined =>
-  doc.split("\n").find((line) => line.startsWith(`| \`${tag}\` |`))
+/** The rows of `| \`Tag\` |` table lines, joined (the catalogue's row and any other table's). */
+const tableRow = (doc: string, tag: string): string | undefined => {
+  const rows = doc.split("\n").filter((line) => line.startsWith(`| \`${tag}\` |`))
+  return rows.length === 0 ? undefined : rows.join("\n")
+}
 
 describe("docs", () => {
   it("U19 docs/errors.md describes every error class and its fields", () => {
