@@ -72,8 +72,15 @@ describe("package manifests", () => {
     assert.property(cli.dependencies ?? {}, "@effect/cli")
     // The command line's cluster commands (runner, watch, answer) load the cluster's packages only
     // when one of them runs: optional peers, as for the library's cluster entry point.
-    assert.deepStrictEqual(cli.peerDependencies, { ...requiredPeers, ...Object.fromEntries(clusterPeers.map((name) => [name, library.peerDependencies?.[name]])) })
-    for (const name of clusterPeers) {
+    // Two more: peers of @effect/cluster and @effect/sql that npm does not install by itself, named
+    // so that the command's "need ... packages" line names the six the docs install.
+    const cliClusterPeers = { "@effect/workflow": "^0.19.1", "@effect/experimental": "^0.61.1" }
+    assert.deepStrictEqual(cli.peerDependencies, {
+      ...requiredPeers,
+      ...Object.fromEntries(clusterPeers.map((name) => [name, library.peerDependencies?.[name]])),
+      ...cliClusterPeers
+    })
+    for (const name of [...clusterPeers, ...Object.keys(cliClusterPeers)]) {
       assert.notProperty(cli.dependencies ?? {}, name)
       assert.strictEqual(cli.peerDependenciesMeta?.[name]?.optional, true, name)
     }
