@@ -35,7 +35,6 @@ const int = (n: number): string => Number.isFinite(n) ? Math.round(n).toLocaleSt
 const fixed = (n: number, digits = 2): string => Number.isFinite(n) ? n.toFixed(digits) : "n/a"
 const kib = (bytes: number): string => `${fixed(bytes / 1024, 1)} KiB`
 const ms = (n: number): string => `${fixed(n, n < 10 ? 3 : 1)} ms`
-const mmm = (s: Stats, unit: (n: number) => string): string => `${unit(s.min)} / **${unit(s.median)}** / ${unit(s.max)}`
 
 /** The labels of the memory sides. */
 export const sideLabels: Record<MemorySide, string> = {
@@ -181,134 +180,22 @@ export const effect4Verdicts = (r: Results): ReadonlyArray<Effect4Verdict> => {
   return out
 }
 
-const rateRows = (label: string, f: RateFigure | Skipped): Array<string> =>
-  isSkipped(f)
-    ? [`| ${label} | not measured: ${f.skipped} | |`]
-    : [`| ${label} | ${mmm(f.fps, int)} | ${mmm(f.cpuUsPerFrame, (n) => fixed(n, 2))} |`]
-
-/** The load average at the end of the Effect 4 part, if the run kept it. */
-const loadOf = (r: Results): string | undefined => {
-  const entry = Object.entries(r.phaseLoad ?? {}).find(([name]) => name.startsWith("the Effect 4 edition"))
-  return entry === undefined ? undefined : entry[1].map((n) => n.toFixed(2)).join(" / ")
-}
-
-/** The Effect 4 section of RESULTS.md. */
+/** The Effect 4 section of RESULTS.md: one row per measure, with its ratio and target. */
 export const effect4Section = (r: Results): Array<string> => {
   const e4 = figureOf(r)
-  const lines: Array<string> = ["## 8. The Effect 4 edition (issue 25)", ""]
+  const lines: Array<string> = ["## Effect 4 edition", ""]
   if (isSkipped(e4)) return [...lines, `not measured: ${e4.skipped}`, ""]
-  const verdicts = effect4Verdicts(r)
-  lines.push(
-    `The Effect 4 edition (\`packages/effect4\`, effect 4.1) on Node ${e4.node} (the edition's own toolchain, \`packages/effect4/scripts/node22.mjs\`), against floors measured in the same run on the same Node; the Effect 3 edition beside it on Node 22 and on this run's Node (${r.machine.node}). Each measurement in a fresh process, as above (Effect 4 side: packages/effect4/bench/child.ts).${
-      loadOf(r) === undefined ? "" : ` Load average at the end of this part: ${loadOf(r)} (1 / 5 / 15 min, ${r.machine.cores} cores shared with other work).`
-    }`,
+  return [
+    ...lines,
+    `\`packages/effect4\` (effect 4.1) on Node ${e4.node}, against floors measured in the same run on the same Node (child processes: packages/effect4/bench/child.ts).`,
     "",
-    "| figure | result | target | met |",
+    "| measure | result (medians) | target | met |",
     "| --- | --- | --- | --- |",
-    ...verdicts.map((v) => `| ${v.figure} | ${v.value} | ${v.target} | ${v.met ? "yes" : "**no**"} |`),
-    `| 4. Every target met, or what stands in the way | ${
-      verdicts.every((v) => v.met) ? "every target met" : `${verdicts.filter((v) => !v.met).length} of ${verdicts.length} missed: see "The Effect 4 edition" in the analysis below`
-    } | a profile and a floor of the same run for each target missed | ${verdicts.every((v) => v.met) ? "yes" : "see the analysis"} |`,
+    ...effect4Verdicts(r).map((v) => `| ${v.figure} | ${v.value} | ${v.target} | ${v.met ? "yes" : "**no**"} |`),
     ""
-  )
-
-  lines.push("### Memory per open session", "")
-  if (isSkipped(e4.memory)) lines.push(`not measured: ${e4.memory.skipped}`, "")
-  else {
-    lines.push(
-      `Held as in section 1 (${r.config.memoryConcurrency} opening at a time, each until its first event; per connection = (after - before) / count after a full GC); ${r.config.effect4.memoryRounds} rounds, every side in each round, in this order: ${
-        ["raw", "floor-stream", "sdk", "e3-node22", "e3-node20"].join(", ")
-      } (the other two floors once).`,
-      "",
-      "| open | side | heap per connection min / **median** / max | RSS per connection | time to open all |",
-      "| --- | --- | --- | --- | --- |"
-    )
-    for (const m of e4.memory) {
-      for (const [side, label] of Object.entries(sideLabels) as Array<[MemorySide, string]>) {
-        const f = m.sides[side]
-        if (f === undefined) continue
-        lines.push(
-          isSkipped(f)
-            ? `| ${int(m.count)} | ${label} | not measured: ${f.skipped} | | |`
-            : `| ${int(m.count)} | ${label} | ${mmm(f.heapPerConn, kib)} | ${mmm(f.rssPerConn, kib)} | ${ms(f.openMs.median)} |`
-        )
-      }
-    }
-    lines.push("")
-  }
-  if (!isSkipped(e4.heap) && e4.heap.length > 0) {
-    lines.push(
-      "Heap snapshot summaries (`v8.getHeapSnapshot()` after a full GC, with the connections held against after the warm-up, in a separate process): the objects added per open connection, by kind (node type and constructor or function name; `closure:` with no name is an anonymous function), largest first.",
-      ""
-    )
-    for (const { summary, variant } of e4.heap) {
-      const label = sideLabels[variant as MemorySide] ?? variant
-      if (isSkipped(summary)) {
-        lines.push(`- ${label}: not measured: ${summary.skipped}`, "")
-        continue
-      }
-      lines.push(
-        `${label}, ${int(summary.connections)} open: ${kib(summary.bytesPerConn)} per connection in all.`,
-        "",
-        "| kind | objects per connection | bytes per connection |",
-        "| --- | --- | --- |",
-        ...summary.top.map((k) => `| \`${k.kind.replace(/\|/g, "\\|") || "(empty)"}\` | ${fixed(k.count, 1)} | ${int(k.bytes)} |`),
-        ""
-      )
-    }
-  }
-  lines.push("### Live fibers per idle open session", "")
-  if (isSkipped(e4.fibers)) lines.push(`not measured: ${e4.fibers.skipped}`, "")
-  else {
-    lines.push(
-      "Effect 4 has no `Supervisor`: every fiber reports its start and end to the `Metric.FiberRuntimeMetrics` reference, provided to the whole program (the SDK's layer included, so its daemons count); the fibers alive once every session is open and idle, less those alive before, per session. The consumer's fiber is one of them.",
-      "",
-      "| variant | live fibers per open session |",
-      "| --- | --- |",
-      ...e4.fibers.floors.map((f) => `| ${sideLabels[f.variant as MemorySide] ?? f.variant} | ${fixed(f.perSession)} |`),
-      `| ${sideLabels.sdk} | ${isSkipped(e4.fibers.sdk) ? `not measured: ${e4.fibers.sdk.skipped}` : `**${fixed(e4.fibers.sdk.perSession)}**`} |`,
-      ""
-    )
-  }
-  lines.push("### Create to first event", "")
-  if (isSkipped(e4.firstEvent)) lines.push(`not measured: ${e4.firstEvent.skipped}`, "")
-  else {
-    const fe = e4.firstEvent
-    const row = (label: string, latency: Stats | Skipped, cpu: Stats | Skipped) =>
-      isSkipped(latency) || isSkipped(cpu)
-        ? `| ${label} | not measured: ${isSkipped(latency) ? latency.skipped : ""} | |`
-        : `| ${label} | ${mmm(latency, ms)} | ${mmm(cpu, ms)} |`
-    lines.push(
-      `As section 2 (the simulator's short script, ${int(fe.sessions)} sequential sessions per round after a warm-up, ${r.config.effect4.firstEvent.rounds} rounds per side, sides alternating), everything on Node ${e4.node}. SDK: \`AgentSessions.start(request)\` over \`NodeAgentSessions.layer\`, its \`events\` taken to the script's end; the scope's close ends each session.`,
-      "",
-      "| side | per-round median latency min / **median** / max | CPU per short session |",
-      "| --- | --- | --- |",
-      row("raw fetch + ws (Node 22)", fe.latency.raw, fe.cpuPerSession.raw),
-      row("Effect 4 floor: HttpClient + ws -> Queue -> Stream", fe.latency.floor, fe.cpuPerSession.floor),
-      row("Effect 4 edition", fe.latency.sdk, fe.cpuPerSession.sdk),
-      ""
-    )
-  }
-  lines.push("### Throughput", "")
-  if (isSkipped(e4.throughput)) lines.push(`not measured: ${e4.throughput.skipped}`, "")
-  else {
-    const tp = e4.throughput
-    lines.push(
-      `As section 3 (${int(r.config.frames)} frames per run after a ${int(r.config.warmupFrames)}-frame warm-up, the same load generator), ${r.config.effect4.throughputRounds} rounds of raw, floor, \`EventStream.events\`, \`AgentSessions.attach\`, each in its own process, all on Node ${e4.node}; the SDK's consumers use \`Stream.runForEachArray\`.`,
-      "",
-      "| side | frames/s min / **median** / max | client CPU per frame (us) |",
-      "| --- | --- | --- |",
-      ...rateRows("raw ws + JSON.parse (Node 22)", tp.raw),
-      ...rateRows("Effect 4 floor: ws + JSON.parse -> Queue -> Stream.runForEachArray", tp.floor),
-      ...rateRows("Effect 4 edition: `EventStream.events(sessionId)`", tp.events),
-      ...rateRows("Effect 4 edition: `AgentSessions.attach(session, maxActions)`, default options", tp.attach),
-      ""
-    )
-  }
-  return lines
+  ]
 }
 
-/** The Effect 4 lines of the printed summary (none when the part was not run). */
 export const effect4Summary = (r: Results): ReadonlyArray<string> =>
   r.effect4 === undefined || (isSkipped(r.effect4) && r.effect4.skipped.startsWith("not run (--only"))
     ? []

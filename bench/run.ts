@@ -12,8 +12,8 @@
  * - `--out=<file>`: write the report (and `<file>.json`) somewhere else.
  * - `--sdk-root=<dir>`: run the SDK side (and the create-session process) from another copy of
  *   the repository, such as one with a local change applied, to measure it against the same floor.
- * - `--render`: rewrite the report from the results kept beside it (RESULTS.json), with the
- *   current bench/ANALYSIS.md, without measuring.
+ * - `--render`: rewrite the report from the results kept beside it (RESULTS.json), without
+ *   measuring (after a change of bench/report.ts).
  *
  * The report keeps the cluster section (`<!-- cluster:begin -->` ... `<!-- cluster:end -->`)
  * that bench/cluster.ts wrote into the file it replaces, and the command line's start-up section
@@ -81,21 +81,19 @@ const outFlag = flag("out")
 const out = outFlag ?? Path.join(root, "bench", "RESULTS.md")
 const write = only === undefined || outFlag !== undefined
 
-// The results are kept as JSON beside the report, so `--render` can rewrite the report (after an
-// edit of bench/ANALYSIS.md) without measuring again.
+// The results are kept as JSON beside the report, so `--render` can rewrite the report without
+// measuring again.
 const json = out.replace(/\.md$/, "") + ".json"
 const results: Results = flag("render") !== undefined
   ? (JSON.parse(Fs.readFileSync(json, "utf8")) as Results)
   : await runBench(config)
 if (write) {
   if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
-  const analysisFile = Path.join(root, "bench", "ANALYSIS.md")
-  const analysis = Fs.existsSync(analysisFile) ? Fs.readFileSync(analysisFile, "utf8") : ""
   // The cluster and start-up sections are bench/cluster.ts's and bench/startup.ts's: kept from
   // the report this one replaces.
   const existing = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : ""
   const kept = [clusterSection(existing), keptSection(existing, startupMarkers)].filter((s) => s.length > 0).join("\n\n")
-  Fs.writeFileSync(out, markdown(results, analysis, kept))
+  Fs.writeFileSync(out, markdown(results, kept))
 }
 console.log("")
 console.log(summary(results))

@@ -1,7 +1,7 @@
 /**
  * The façade most users call: create a session, watch its events, answer its requests, and get
- * its outcome, with the action budget guard (U20) and an explicit end for a session that stops
- * before `complete` (U17).
+ * its outcome, with the action budget guard and an explicit end for a session that stops
+ * before `complete`.
  *
  * @since 0.1.0
  */
@@ -43,9 +43,9 @@ export interface Outcome {
   readonly sessionId: Session.SessionId
   /** `complete.response`. */
   readonly response: string
-  /** `complete.type` (U13). */
+  /** `complete.type`. */
   readonly type: SessionEvent.ResponseType
-  /** The cost, from `total_cost` or the observed `cost_summary` (U14). */
+  /** The cost, from `total_cost` or the observed `cost_summary`. */
   readonly totalCost: Option.Option<number>
   /** The `action_run` events seen (chargeable). */
   readonly actions: number
@@ -58,7 +58,7 @@ export interface Outcome {
   readonly events: ReadonlyArray<SessionEvent.SessionEvent>
   /** The `complete` event itself. */
   readonly complete: SessionEvent.Complete
-  /** With `onBudgetExceeded: "report"`, the overrun that was seen (U20). */
+  /** With `onBudgetExceeded: "report"`, the overrun that was seen. */
   readonly budgetExceeded: Option.Option<ActionBudgetExceeded>
 }
 
@@ -72,7 +72,7 @@ export interface StartOptions extends EventStream.ConnectOptions {
   /**
    * Past `max_actions` `action_run` events: `"fail"` (default) fails the run with
    * `ActionBudgetExceeded` and closes the connection; `"report"` keeps going and records the
-   * overrun in the outcome (U20).
+   * overrun in the outcome.
    */
   readonly onBudgetExceeded?: "fail" | "report" | undefined
   /**
@@ -98,7 +98,7 @@ export interface StartOptions extends EventStream.ConnectOptions {
 
 /**
  * A request of the agent waiting for an answer (`RunningSession.pending`).
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface PendingRequest {
@@ -109,7 +109,7 @@ export interface PendingRequest {
 
 /**
  * The default of `pendingWarningAfter`: 30 s.
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const defaultPendingWarningAfter: Duration.Duration = SessionGuard.defaultPendingWarningAfter
@@ -129,7 +129,7 @@ export interface RunningSession {
   readonly session: Session.SessionInfo
   /**
    * The events with the budget guard applied. Fails with `ActionBudgetExceeded` (in `"fail"`
-   * mode), with `SessionEndedWithoutComplete` when the channel ends before `complete` (U17),
+   * mode), with `SessionEndedWithoutComplete` when the channel ends before `complete`,
    * or with the channel's own error (`EventStreamError`).
    */
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
@@ -164,7 +164,7 @@ export interface RunningSession {
  * @category models
  */
 export interface RunOptions<E, R> extends StartOptions {
-  /** Answers each `external_resource_requested` (U15, U16). Without it, requests are denied (each with a warning log). */
+  /** Answers each `external_resource_requested`. Without it, requests are denied (each with a warning log). */
   readonly onRequest?: ((request: SessionEvent.ExternalResourceRequested) => Effect.Effect<Answer.Answer, E, R>) | undefined
   /** Called with every event as it arrives, before requests are answered. */
   readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void, E, R>) | undefined
@@ -241,9 +241,9 @@ export const layer: Layer.Layer<AgentSessions, never, AgentApi | EventStream.Eve
 /**
  * Runs a whole session in one Effect: creates it, connects (subscribe-then-connect), calls
  * `onEvent` with every event, answers each `external_resource_requested` with `onRequest`
- * (without it, requests are denied, with a warning log), guards the action budget (U20), and succeeds with the
+ * (without it, requests are denied, with a warning log), guards the action budget, and succeeds with the
  * {@link Outcome} once `complete` arrives. A channel that ends before `complete` fails with
- * `SessionEndedWithoutComplete` (U17).
+ * `SessionEndedWithoutComplete`.
  *
  * @example
  * ```ts
@@ -328,7 +328,7 @@ export const attach = (
 /**
  * Onboards an agent with the account key (`POST /agent/onboard`). The agent's own key, when the
  * response carries one, is remembered by `Credentials`: pass the agent (or its id) as `agent` to
- * `run` / `start` to act with it (U11).
+ * `run` / `start` to act with it.
  *
  * @since 0.1.0
  * @category accessors

@@ -1,5 +1,5 @@
 /**
- * The caller's answer to an `external_resource_requested` event (U16).
+ * The caller's answer to an `external_resource_requested` event.
  *
  * @since 0.1.0
  */

@@ -141,7 +141,7 @@ const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
 )
 
 /**
- * The fields every HTTP status error carries (U07, U18).
+ * The fields every HTTP status error carries.
  *
  * @since 0.1.0
  * @category models
@@ -149,7 +149,7 @@ const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
 export const HttpErrorFields = {
   /** The HTTP status code. */
   status: Schema.JsonNumber,
-  /** The message, from `error`, `message`, `error_message`, `error_description` or the text body (U18). */
+  /** The message, from `error`, `message`, `error_message`, `error_description` or the text body. */
   message: Schema.String,
   /** The first 4 KiB of the raw response body. */
   body: Schema.String,
@@ -160,10 +160,10 @@ export const HttpErrorFields = {
 }
 
 /**
- * The session an error happened to, on every error met after the session was created (issue 13):
+ * The session an error happened to, on every error met after the session was created:
  * its id, and whether it may still be running (and paid for) at the service, so the caller can
  * `attach` to it again or stop it. Absent on errors met before a session existed.
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const SessionContext = {
@@ -176,7 +176,7 @@ export const SessionContext = {
 /**
  * The orphan notice of an error, when the session it happened to may still be running:
  * `session <id> may still be running at the service; reattach with: effect-agent-session attach <id>`.
- * @since 0.2.0
+ * @since 0.1.0
  * @category accessors
  */
 export const orphanNotice: (error: unknown) => string | undefined = Failures.orphanNotice
@@ -186,7 +186,7 @@ export const orphanNotice: (error: unknown) => string | undefined = Failures.orp
 // ---------------------------------------------------------------------------
 
 /**
- * The caller's input did not pass validation; nothing was sent (U20).
+ * The caller's input did not pass validation; nothing was sent.
  *
  * @since 0.1.0
  * @category errors
@@ -205,7 +205,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
 }
 
 /**
- * No API key was configured for an operation; nothing was sent (U12).
+ * No API key was configured for an operation; nothing was sent.
  *
  * @since 0.1.0
  * @category errors
@@ -227,7 +227,7 @@ export class MissingCredentials
 }
 
 /**
- * An operation needed the agent's own key, and the onboard response carried none (U06).
+ * An operation needed the agent's own key, and the onboard response carried none.
  *
  * @since 0.1.0
  * @category errors
@@ -246,7 +246,7 @@ export class MissingAgentKey
 }
 
 // ---------------------------------------------------------------------------
-// HTTP (U07, U18, U21, U22)
+// HTTP
 // ---------------------------------------------------------------------------
 
 /**
@@ -264,7 +264,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
 }
 
 /**
- * 401: the key is missing or invalid. Not retried (U12).
+ * 401: the key is missing or invalid. Not retried.
  *
  * @example
  * ```ts
@@ -286,7 +286,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
 }
 
 /**
- * 403: the key is valid but not allowed to do this. Not retried (U12).
+ * 403: the key is valid but not allowed to do this. Not retried.
  *
  * @since 0.1.0
  * @category errors
@@ -342,7 +342,7 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 }
 
 /**
- * 429: rate limited. Retried by the schedule, honouring `retryAfter` (U21).
+ * 429: rate limited. Retried by the schedule, honouring `retryAfter`.
  *
  * @since 0.1.0
  * @category errors
@@ -410,7 +410,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-a
 }
 
 /**
- * No response within the request time-out (default 30 s, U22). Retried by the schedule.
+ * No response within the request time-out (default 30 s). Retried by the schedule.
  *
  * @since 0.1.0
  * @category errors
@@ -456,7 +456,7 @@ export class ResponseDecodeError
  * or 504. The SDK does not send it again under the default create policy (a second session
  * would be paid for twice); the session (or agent) may exist. Send the same request again with
  * this `idempotencyKey` only when the service honours `Idempotency-Key`.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
@@ -474,7 +474,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
     detail: defaulted(Schema.String, () => "")
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.OutcomeUnknown(this)
@@ -507,11 +507,11 @@ export class ResponseTooLarge
 }
 
 // ---------------------------------------------------------------------------
-// Event channel (U08, U09, U16, U22)
+// Event channel
 // ---------------------------------------------------------------------------
 
 /**
- * A frame that is not JSON, or has no event name (U09). The frame is reported, not dropped.
+ * A frame that is not JSON, or has no event name. The frame is reported, not dropped.
  *
  * @since 0.1.0
  * @category errors
@@ -530,7 +530,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
 }
 
 /**
- * A frame with a known event name whose payload does not match its schema (U09, U14).
+ * A frame with a known event name whose payload does not match its schema.
  *
  * @since 0.1.0
  * @category errors
@@ -551,7 +551,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
 }
 
 /**
- * A frame larger than the largest accepted (default 1 MiB, U22).
+ * A frame larger than the largest accepted (default 1 MiB).
  *
  * @since 0.1.0
  * @category errors
@@ -599,7 +599,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
 
 /**
  * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
- * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried (U08, U12).
+ * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried.
  *
  * @since 0.1.0
  * @category errors
@@ -625,10 +625,9 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
  * The service closed the connection because a newer connection to the same session superseded it
  * (close code 4000, "superseded": another watcher, such as an `attach` while a `run` still
  * watches, or another process, opened the session's event channel). Not retried: reconnecting
- * would take the session back from the newer watcher, which would be superseded in turn (issue
- * 20 item 2). The session goes on at the service, watched by the newer connection.
+ * would take the session back from the newer watcher, which would be superseded in turn. The session goes on at the service, watched by the newer connection.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
@@ -639,7 +638,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
     reason: defaulted(Schema.String, () => "")
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.Superseded(this)
@@ -647,7 +646,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
 }
 
 /**
- * The connection did not open within the connect time-out (default 10 s, U22).
+ * The connection did not open within the connect time-out (default 10 s).
  *
  * @since 0.1.0
  * @category errors
@@ -698,7 +697,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
  * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
  * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
  * schedule only governs a channel that has been open.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
@@ -713,7 +712,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
     lastError: Schema.String
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.NeverConnected(this)
@@ -742,7 +741,7 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
 
 /**
  * `respond` was called for a request this connection never received, or already answered, or
- * after the connection closed (U16).
+ * after the connection closed.
  *
  * @since 0.1.0
  * @category errors
@@ -767,7 +766,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 }
 
 /**
- * Too many answers are waiting for the connection to reopen (default bound 64, U16).
+ * Too many answers are waiting for the connection to reopen (default bound 64).
  *
  * @since 0.1.0
  * @category errors
@@ -787,7 +786,7 @@ export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effe
 }
 
 /**
- * A `complete` response of type `JSON` could not be parsed (U13).
+ * A `complete` response of type `JSON` could not be parsed.
  *
  * @since 0.1.0
  * @category errors
@@ -804,11 +803,11 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
 }
 
 // ---------------------------------------------------------------------------
-// Session façade (U17, U20)
+// Session façade
 // ---------------------------------------------------------------------------
 
 /**
- * More `action_run` events arrived than the session's `max_actions` (U20).
+ * More `action_run` events arrived than the session's `max_actions`.
  *
  * @since 0.1.0
  * @category errors
@@ -831,7 +830,7 @@ export class ActionBudgetExceeded
 /**
  * The event channel ended before `complete` without an error of its own (closed with 1000, by
  * `close`, or after an `error` event with `endOnError`), or the consumer of `events` stopped
- * before `complete` (U17).
+ * before `complete`.
  *
  * @since 0.1.0
  * @category errors
@@ -858,14 +857,14 @@ export class SessionEndedWithoutComplete
 }
 
 // ---------------------------------------------------------------------------
-// Recorded sessions (issue 23): `Recording`, `AgentSessionsTest.replay`, `Replay` (simulator)
+// Recorded sessions: `Recording`, `AgentSessionsTest.replay`, `Replay` (simulator)
 // ---------------------------------------------------------------------------
 
 /**
  * A recording could not be written: its file could not be opened or written, or the writer fell
  * more than `bufferSize` bytes behind the session. The session itself went on: the recording
  * stops, and `Recorder.flush` (and the layer, when the file cannot be opened) fails with this.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect-agent-session/RecordingFailed")(
@@ -879,7 +878,7 @@ export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect
     written: Schema.JsonNumber
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
 }
 
@@ -887,7 +886,7 @@ export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect
  * A recording that cannot be replayed: not a recording of this SDK (no header, another format, a
  * newer version), or a line that is not valid (not JSON, a field of the wrong type, longer than
  * the largest line read, the file ends before the session did). `line` names it (1-based).
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
@@ -901,7 +900,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
     reason: Schema.String
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.InvalidRecording(this)
@@ -913,7 +912,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
  * not answer it in time), created the session with another request, or opened a connection the
  * recording does not have. The events recorded after that point no longer follow, so the replay
  * stops here, with the difference.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
@@ -933,7 +932,7 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-a
     difference: Schema.String
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.ReplayMismatch(this)
@@ -944,7 +943,7 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-a
  * The errors of a replay: the recording is not valid, or the application diverged from it. Only
  * the replay layers raise them (`AgentSessionsTest.replay`, the simulator's `Replay`); they are
  * part of {@link EventStreamError} because a replayed event stream ends with them.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type ReplayError = InvalidRecording | ReplayMismatch
@@ -974,7 +973,7 @@ export type HttpStatusError =
  * The errors of `Credentials.keyFor`: no key for the operation. The account key's operations
  * (`onboard`) fail only with `MissingCredentials`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type CredentialsError = MissingCredentials | MissingAgentKey
@@ -984,7 +983,7 @@ export type CredentialsError = MissingCredentials | MissingAgentKey
  * `MissingAgentKey`; and, as for every creating call, no `RequestTimeout`: an attempt that timed
  * out may have created the agent, so the call fails with `OutcomeUnknown`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type OnboardError =
@@ -1000,7 +999,7 @@ export type OnboardError =
  * The errors of `AgentApi.createSession`: those of {@link OnboardError}, and `MissingAgentKey`
  * (it may use an agent's key).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type CreateSessionError = OnboardError | MissingAgentKey
@@ -1009,7 +1008,7 @@ export type CreateSessionError = OnboardError | MissingAgentKey
  * The errors of `AgentApi.getSession`: not a creating call, so a time-out is `RequestTimeout`
  * (retried) and never `OutcomeUnknown`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type GetSessionError =
@@ -1067,9 +1066,9 @@ export type RespondError = RequestNotPending | AnswerBufferFull
 /**
  * The errors of a running session's `events` and `outcome` (`AgentSessions`): the connection's
  * own ({@link EventStreamError}), and the session's: `ActionBudgetExceeded` (in `"fail"` mode) and
- * `SessionEndedWithoutComplete` (U17, U20).
+ * `SessionEndedWithoutComplete`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type RunningSessionError = EventStreamError | ActionBudgetExceeded | SessionEndedWithoutComplete
@@ -1078,7 +1077,7 @@ export type RunningSessionError = EventStreamError | ActionBudgetExceeded | Sess
  * The errors of `AgentSessions.start`: creating the session ({@link CreateSessionError}) and
  * connecting to it (`InsecureTransport`). `attach` fails only with `InsecureTransport`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type StartError = CreateSessionError | InsecureTransport
@@ -1088,13 +1087,13 @@ export type StartError = CreateSessionError | InsecureTransport
  * (passed through unchanged): starting ({@link StartError}), the running session
  * ({@link RunningSessionError}), and answering the agent's requests ({@link RespondError}).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type RunError = StartError | RunningSessionError | RespondError
 
 /**
- * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
+ * Every error class of this SDK: the errors of every operation, `ConnectTimeout` (the input
  * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
  * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
  *
@@ -1170,7 +1169,7 @@ export const AgentSessionError = Schema.Union(
 export const isAgentSessionError = (u: unknown): u is AgentSessionError => Predicate.hasProperty(u, TypeId)
 
 /**
- * Whether an error is worth retrying by the HTTP schedule (U07, U21, U22): transport errors,
+ * Whether an error is worth retrying by the HTTP schedule: transport errors,
  * time-outs, 408, 429 and 5xx.
  *
  * @since 0.1.0

@@ -4,7 +4,7 @@
  *
  * They live in Effect's global metric registry, so any exporter that reads it (the
  * OpenTelemetry layer of `@effect/opentelemetry`, a Prometheus bridge, `Metric.snapshot`) sees
- * them without extra wiring; see `docs/observability.md`. Every name starts with
+ * them without extra wiring; see `docs/sessions.md#logs-spans-and-metrics`. Every name starts with
  * `agent_session_`.
  *
  * The `record*` helpers are what the SDK calls; they are cheap enough for the event path
@@ -59,7 +59,7 @@ const counter = (metric: { readonly name: string; readonly description: string }
 export const eventsReceived: Metric.Metric.Counter<number> = counter(Telemetry.metrics.eventsReceived)
 
 /**
- * `action_run` events received: the chargeable actions (U20).
+ * `action_run` events received: the chargeable actions.
  *
  * @since 0.1.0
  * @category models
@@ -78,7 +78,7 @@ export const reconnects: Metric.Metric.Counter<number> = counter(Telemetry.metri
  * Reconnect attempts of the event channel: each try to reopen a channel that was open counts
  * once, whether or not it succeeds (`reconnects` counts the ones that did).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const reconnectAttempts: Metric.Metric.Counter<number> = counter(Telemetry.metrics.reconnectAttempts)
@@ -187,7 +187,7 @@ export const recordReconnect: Effect.Effect<void> = Metric.increment(reconnects)
 /**
  * Records one reconnect attempt of the event channel (a try about to be made).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const recordReconnectAttempt: Effect.Effect<void> = Metric.increment(reconnectAttempts)

@@ -1,5 +1,5 @@
 /**
- * Recorded sessions (issue 23): record one real session to a file, then replay it in tests for
+ * Recorded sessions: record one real session to a file, then replay it in tests for
  * ever, in memory (`AgentSessionsTest.replay` from `effect-agent-session/testing`) or over
  * sockets to any client (the simulator's `Replay`, `effect-agent-session simulate --replay`).
  *
@@ -45,7 +45,7 @@
  * // Effect.runPromise(Effect.provide(program, Recorded))
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { Recording as Format } from "effect-agent-session-core"
@@ -67,7 +67,7 @@ import * as internal from "./internal/recording/record.js"
  * The header line: the format, its version, the SDK version, the dialect (every choice), the
  * transport and the session.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Header = Format.Header
@@ -77,7 +77,7 @@ export type Header = Format.Header
  * `create-failed`, `connect`, `open`, `frame`, `too-large`, `alive`, `answer`, `close`, `end`.
  * `t` is the time in milliseconds since the recording started, `conn` the connection (1, 2, ...).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Entry = Format.Entry
@@ -85,7 +85,7 @@ export type Entry = Format.Entry
 /**
  * Any line of a recording.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Line = Format.Line
@@ -93,7 +93,7 @@ export type Line = Format.Line
 /**
  * How a recorded connection ended (the `outcome` of a `close` line).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Outcome = Format.Outcome
@@ -101,7 +101,7 @@ export type Outcome = Format.Outcome
 /**
  * The `format` of a recording's header: `effect-agent-session/recording`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const formatName: string = Format.FORMAT
@@ -109,7 +109,7 @@ export const formatName: string = Format.FORMAT
 /**
  * The format version this SDK writes, and the newest it reads.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const formatVersion: number = Format.VERSION
@@ -117,7 +117,7 @@ export const formatVersion: number = Format.VERSION
 /**
  * What replaces a secret in a recording: `<redacted>`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const redacted: string = Format.REDACTED
@@ -125,7 +125,7 @@ export const redacted: string = Format.REDACTED
 /**
  * Options of {@link layer} and {@link record}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Options {
@@ -155,7 +155,7 @@ export interface Options {
 /**
  * The recorder of a layer.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Service {
@@ -173,7 +173,7 @@ export interface Service {
 /**
  * The recorder service.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category tags
  */
 export class Recorder extends Context.Tag("effect-agent-session/Recording/Recorder")<Recorder, Service>() {}
@@ -184,7 +184,7 @@ export class Recorder extends Context.Tag("effect-agent-session/Recording/Record
  * `RecordingFailed` when the file cannot be opened. Build the façade on top (or use
  * {@link record}, which does).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (
@@ -209,7 +209,7 @@ export const layer = (
  * services, the façade rebuilt over the recording `AgentApi` and `EventStream`, and the
  * {@link Recorder}. Needs a `FileSystem` (`NodeFileSystem.layer`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const record = (options: Options) =>
@@ -227,7 +227,7 @@ export const record = (options: Options) =>
 /**
  * Waits until every record so far is in the file: see {@link Service.flush}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category accessors
  */
 export const flush: Effect.Effect<void, RecordingFailed, Recorder> = Effect.flatMap(Recorder, (recorder) => recorder.flush)
@@ -235,7 +235,7 @@ export const flush: Effect.Effect<void, RecordingFailed, Recorder> = Effect.flat
 /**
  * Options of {@link read}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReadOptions {
@@ -263,7 +263,7 @@ export interface ReadOptions {
  * // Effect.runPromise(frames)
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const read = (path: string, options: ReadOptions = {}): Stream.Stream<Line, InvalidRecording> =>

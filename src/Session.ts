@@ -24,7 +24,7 @@ export const SessionId = Schema.String.pipe(Schema.brand("effect-agent-session/S
 export type SessionId = typeof SessionId.Type
 
 /**
- * The identifier of an action session; the document shows no other field of it (U03).
+ * The identifier of an action session; the document shows no other field of it.
  *
  * @since 0.1.0
  * @category models
@@ -39,7 +39,7 @@ export type ActionSessionId = typeof ActionSessionId.Type
 
 /**
  * A session status: the three values the document names, or `{ _tag: "Unrecognized", raw }` for
- * any other (U05). The SDK assumes no transitions between them (U04).
+ * any other. The SDK assumes no transitions between them.
  *
  * @since 0.1.0
  * @category models
@@ -55,7 +55,7 @@ export type SessionStatus = typeof SessionStatus.Type
 /**
  * The optional schedule of the observed dialect's create-session body (`auto_trigger`). Sent
  * in either dialect when given (the document does not name it: a service that does not know it
- * is expected to ignore it, U01/U23).
+ * is expected to ignore it).
  *
  * @since 0.1.0
  * @category models
@@ -70,7 +70,7 @@ export const AutoTrigger = Schema.Struct({
 })
 
 /**
- * The body of create session, validated before anything is sent (U20): `start_url` an absolute
+ * The body of create session, validated before anything is sent: `start_url` an absolute
  * http(s) URL, `max_actions` an integer >= 1, `goal` not blank.
  *
  * @since 0.1.0
@@ -97,7 +97,7 @@ export type CreateSessionInput = typeof CreateSessionRequest.Encoded
 
 const optionalString = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
 
-/** A timestamp as sent: a string, or a number (epoch seconds or milliseconds) kept as its string (U02). */
+/** A timestamp as sent: a string, or a number (epoch seconds or milliseconds) kept as its string. */
 const Timestamp = Schema.Union(
   Schema.String,
   Schema.transform(Schema.Number, Schema.String, {
@@ -110,8 +110,8 @@ const optionalTimestamp = Schema.optionalWith(Timestamp, { as: "Option", exact: 
 
 /**
  * A session as the create-session response describes it. The raw `start_time` and `end_time`
- * are kept; `startedAt` and `endedAt` parse them (ISO 8601 or epoch seconds/ms) as an `Option`
- * (U02). `status` is absent in the observed dialect's response. Extra fields are ignored (U01).
+ * are kept; `startedAt` and `endedAt` parse them (ISO 8601 or epoch seconds/ms) as an `Option`.
+ * `status` is absent in the observed dialect's response. Extra fields are ignored.
  *
  * @since 0.1.0
  * @category models
@@ -124,7 +124,7 @@ export class SessionInfo extends Schema.Class<SessionInfo>("effect-agent-session
   error: optionalString
 }) {
   /**
-   * `start_time` parsed, or `None` when absent or unparseable (U02).
+   * `start_time` parsed, or `None` when absent or unparseable.
    *
    * @since 0.1.0
    */
@@ -133,7 +133,7 @@ export class SessionInfo extends Schema.Class<SessionInfo>("effect-agent-session
   }
 
   /**
-   * `end_time` parsed, or `None` when absent or unparseable (U02).
+   * `end_time` parsed, or `None` when absent or unparseable.
    *
    * @since 0.1.0
    */

@@ -17,7 +17,7 @@ import { ActionSessionId, SessionId } from "./Session.js"
 import { Events } from "effect-agent-session-core"
 
 /**
- * The kind of a `complete` response: `STRING`, `JSON`, `MARKDOWN`, or `Unrecognized` (U13).
+ * The kind of a `complete` response: `STRING`, `JSON`, `MARKDOWN`, or `Unrecognized`.
  *
  * @since 0.1.0
  * @category models
@@ -32,7 +32,7 @@ export type ResponseType = typeof ResponseType.Type
 
 /**
  * The kind of an external resource request: `request_user_input`, `admin_permission_request`,
- * or `Unrecognized`; all can be answered (U15).
+ * or `Unrecognized`; all can be answered.
  *
  * @since 0.1.0
  * @category models
@@ -54,7 +54,7 @@ export type ResourceType = typeof ResourceType.Type
 export const resourceTypeRaw = (type: ResourceType): string => typeof type === "string" ? type : type.raw
 
 /**
- * A cost: a plain non-negative finite number, no unit assumed (U14).
+ * A cost: a plain non-negative finite number, no unit assumed.
  *
  * @since 0.1.0
  * @category models
@@ -117,7 +117,7 @@ export const BrowserStarted = Schema.TaggedStruct("BrowserStarted", {
 export interface BrowserStarted extends Schema.Schema.Type<typeof BrowserStarted> {}
 
 /**
- * `action_run`: an action is about to run. Chargeable: counted against `max_actions` (U20).
+ * `action_run`: an action is about to run. Chargeable: counted against `max_actions`.
  *
  * @since 0.1.0
  * @category models
@@ -154,7 +154,7 @@ export interface ThoughtsAndMemories extends Schema.Schema.Type<typeof ThoughtsA
 const CompleteFields = Schema.TaggedStruct("Complete", {
   response: Schema.String,
   type: ResponseType,
-  /** The session's cost (U14). Absent only when `cost_summary` is present (observed dialect). */
+  /** The session's cost. Absent only when `cost_summary` is present (observed dialect). */
   total_cost: Schema.optionalWith(Cost, { as: "Option", exact: true }),
   /** The observed dialect's cost breakdown, kept as sent. */
   cost_summary: Schema.optionalWith(Schema.Record({ key: Schema.String, value: JsonUnknown }), {
@@ -165,8 +165,8 @@ const CompleteFields = Schema.TaggedStruct("Complete", {
 })
 
 /**
- * `complete`: the agent finished. `total_cost` is required unless `cost_summary` is present
- * (U14); `type` is open (U13).
+ * `complete`: the agent finished. `total_cost` is required unless `cost_summary` is present;
+ * `type` is open.
  *
  * @since 0.1.0
  * @category models
@@ -178,7 +178,7 @@ export const Complete = Object.assign(
     })
   ),
   {
-    /** Parses the response as JSON (U13): see {@link parseJsonResponse}. */
+    /** Parses the response as JSON: see {@link parseJsonResponse}. */
     parseJson: (event: Complete) => parseJsonResponse(event),
     /** The cost: see {@link totalCost}. */
     totalCost: (event: Complete) => totalCost(event)
@@ -193,7 +193,7 @@ export interface Complete extends Schema.Schema.Type<typeof Complete> {}
 
 /**
  * `error`: an error during the session. Delivered as an event; it ends the stream only with the
- * `endOnError` option (U17).
+ * `endOnError` option.
  *
  * @since 0.1.0
  * @category models
@@ -210,8 +210,8 @@ export interface AgentError extends Schema.Schema.Type<typeof AgentError> {}
 
 /**
  * `external_resource_requested`: the agent needs input or approval. Answer it with
- * `respond(request, Answer.grant(input) | Answer.deny())` (U16). `field_name` applies only where a
- * field is relevant (U15).
+ * `respond(request, Answer.grant(input) | Answer.deny())`. `field_name` applies only where a
+ * field is relevant.
  *
  * @since 0.1.0
  * @category models
@@ -277,7 +277,7 @@ export interface Connected extends Schema.Schema.Type<typeof Connected> {}
 
 /**
  * An event whose name the SDK does not know, kept whole: `event` is the wire name, `payload`
- * the data as sent (U09). In strict mode it is the `UnknownEvent` error instead.
+ * the data as sent. In strict mode it is the `UnknownEvent` error instead.
  *
  * @since 0.1.0
  * @category models
@@ -476,7 +476,7 @@ export const isChargeable = (event: SessionEvent): event is ActionRun => event._
 export const responseTypeRaw = (type: ResponseType): string => typeof type === "string" ? type : type.raw
 
 /**
- * Parses the `response` of a `complete` event as JSON (U13); any `type` may be parsed, a
+ * Parses the `response` of a `complete` event as JSON; any `type` may be parsed, a
  * response that is not JSON fails with `ResponseParseError`.
  *
  * @since 0.1.0
@@ -491,7 +491,7 @@ export const parseJsonResponse = (event: Complete): Either.Either<unknown, Respo
 
 /**
  * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
- * `total` inside the observed `cost_summary`; `None` when neither is there (U14).
+ * `total` inside the observed `cost_summary`; `None` when neither is there.
  *
  * @since 0.1.0
  * @category accessors

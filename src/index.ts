@@ -22,22 +22,22 @@ export * as AgentApi from "./AgentApi.js"
 
 /**
  * The façade most users call: create a session, watch its events, answer its requests, and get
- * its outcome, with the action budget guard (U20) and an explicit end for a session that stops
- * before `complete` (U17).
+ * its outcome, with the action budget guard and an explicit end for a session that stops
+ * before `complete`.
  *
  * @since 0.1.0
  */
 export * as AgentSessions from "./AgentSessions.js"
 
 /**
- * The caller's answer to an `external_resource_requested` event (U16): grant, with input, or deny.
+ * The caller's answer to an `external_resource_requested` event: grant, with input, or deny.
  *
  * @since 0.1.0
  */
 export * as Answer from "./Answer.js"
 
 /**
- * The keys the SDK authenticates with, and which key each operation uses (U11, U12).
+ * The keys the SDK authenticates with, and which key each operation uses.
  *
  * @since 0.1.0
  */
@@ -98,8 +98,8 @@ export * as Session from "./Session.js"
 export * as SessionEvent from "./SessionEvent.js"
 
 /**
- * The codecs a dialect selects: how server frames are decoded (U09), how the connection payload
- * is delivered (U08), and how answers are framed (U16).
+ * The codecs a dialect selects: how server frames are decoded, how the connection payload
+ * is delivered, and how answers are framed.
  *
  * @since 0.1.0
  */
@@ -117,6 +117,6 @@ export * as Metrics from "./Metrics.js"
  * Recorded sessions: record one real session to a file (JSON Lines, no key in it), then replay
  * it in tests, in memory with the test kit or over sockets with the simulator.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Recording from "./Recording.js"

@@ -91,7 +91,7 @@ describe("AgentSessions over the real event channel (issue 20)", () => {
       assert.deepStrictEqual(chunks, [["ActionRun", "ActionRun", "ActionRun", "Complete"]])
     }))
 
-  it.scoped("issue 20: max_actions 3 and 4 identical action_run around a reconnect (a service not known to replay): ActionBudgetExceeded", () =>
+  it.scoped("max_actions 3 and 4 identical action_run around a reconnect (a service not known to replay): ActionBudgetExceeded", () =>
     Effect.gen(function*() {
       const { server, sessions } = yield* facade()
       const running = yield* sessions.start(input(3))

@@ -131,7 +131,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
       }))
   }
 
-  it.scoped("issue 20: a service known to replay sends its last two again: they are dropped, the two new ones delivered (4 in all)", () =>
+  it.scoped("a service known to replay sends its last two again: they are dropped, the two new ones delivered (4 in all)", () =>
     Effect.gen(function*() {
       const results = yield* acrossReconnect(replaying, [started, scroll, scroll], [scroll, scroll, scroll, scroll, complete])
       assert.deepStrictEqual(results, ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
@@ -204,7 +204,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
       assert.deepStrictEqual(results, ["Started", "ActionRun", "ActionRun", "ActionRun", "ActionRun", "Complete"])
     }))
 
-  it.scoped("issue 20: events equal to delivered ones but not a replay of the tail are delivered (known to replay)", () =>
+  it.scoped("events equal to delivered ones but not a replay of the tail are delivered (known to replay)", () =>
     Effect.gen(function*() {
       // action(1) was delivered, but not last: [action(1), action(3)] is no tail. Both are new.
       const results = yield* acrossReconnect(replaying, [started, action(1), action(2)], [action(1), action(3), complete])
@@ -300,7 +300,7 @@ describe("EventStream replays (issue 20 item 1)", () => {
 })
 
 describe("an action_run is never skipped (issue 20, a sibling of item 1)", () => {
-  it.scoped("issue 20: with failOnFrameError false, an action_run that does not decode ends the stream (EventDecodeError); other bad frames are skipped", () =>
+  it.scoped("with failOnFrameError false, an action_run that does not decode ends the stream (EventDecodeError); other bad frames are skipped", () =>
     Effect.gen(function*() {
       const { server, service } = yield* setup({ failOnFrameError: false })
       const conn = yield* service.connect(SESSION)
@@ -315,7 +315,7 @@ describe("an action_run is never skipped (issue 20, a sibling of item 1)", () =>
 })
 
 describe("EventStream superseded (issue 20 item 2)", () => {
-  it.scoped("issue 20: close 4000 (superseded) ends the stream with Superseded: never reconnects, the session's id on it", () =>
+  it.scoped("close 4000 (superseded) ends the stream with Superseded: never reconnects, the session's id on it", () =>
     Effect.gen(function*() {
       const { server, service } = yield* setup({ reconnect: fast(5) })
       const conn = yield* service.connect(SESSION)
@@ -339,7 +339,7 @@ describe("EventStream superseded (issue 20 item 2)", () => {
       assert.deepStrictEqual(yield* SubscriptionRef.get(conn.state), EventStream.ConnectionState.Closed({ reason: "superseded" }))
     }))
 
-  it.scoped("issue 20: superseded after a reconnect, with an answer written and not confirmed: ends at once, the answer reported unsent", () =>
+  it.scoped("superseded after a reconnect, with an answer written and not confirmed: ends at once, the answer reported unsent", () =>
     Effect.gen(function*() {
       const { server, service } = yield* setup({ reconnect: fast(5) })
       const conn = yield* service.connect(SESSION)

@@ -125,7 +125,7 @@ describe("the programs of the docs", () => {
     const programs = written.filter(({ block }) => block.kind === "program")
     assert.isAtLeast(programs.length, 10)
     assert.isAtLeast(programs.filter(({ block }) => runsItself(block)).length, 3)
-    assert.includeMembers([...new Set(programs.map(({ block }) => block.file))], ["README.md", "docs/guide.md"])
+    assert.includeMembers([...new Set(programs.map(({ block }) => block.file))], ["README.md", "docs/sessions.md", "docs/testing.md"])
   })
 
   layer(Simulator.layer(), { excludeTestServices: true, timeout: 60_000 })((it) => {

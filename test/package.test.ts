@@ -55,7 +55,7 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    // The protocol core, the command line, and the Effect 4 edition (docs/editions.md): packages of their own.
+    // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own.
     assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/effect4"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
@@ -72,8 +72,15 @@ describe("package manifests", () => {
     assert.property(cli.dependencies ?? {}, "@effect/cli")
     // The command line's cluster commands (runner, watch, answer) load the cluster's packages only
     // when one of them runs: optional peers, as for the library's cluster entry point.
-    assert.deepStrictEqual(cli.peerDependencies, { ...requiredPeers, ...Object.fromEntries(clusterPeers.map((name) => [name, library.peerDependencies?.[name]])) })
-    for (const name of clusterPeers) {
+    // Two more: peers of @effect/cluster and @effect/sql that npm does not install by itself, named
+    // so that the command's "need ... packages" line names the six the docs install.
+    const cliClusterPeers = { "@effect/workflow": "^0.19.1", "@effect/experimental": "^0.61.1" }
+    assert.deepStrictEqual(cli.peerDependencies, {
+      ...requiredPeers,
+      ...Object.fromEntries(clusterPeers.map((name) => [name, library.peerDependencies?.[name]])),
+      ...cliClusterPeers
+    })
+    for (const name of [...clusterPeers, ...Object.keys(cliClusterPeers)]) {
       assert.notProperty(cli.dependencies ?? {}, name)
       assert.strictEqual(cli.peerDependenciesMeta?.[name]?.optional, true, name)
     }
@@ -149,8 +156,9 @@ describe("the packed packages", () => {
       }
       // The library's README links to its docs: they ship with it.
       const libraryFiles = packages.find((p) => p.name === library.name)?.files.map((f) => f.path) ?? []
-      assert.includeMembers(libraryFiles, ["docs/guide.md", "docs/errors.md", "docs/cli.md"])
+      assert.includeMembers(libraryFiles, ["docs/sessions.md", "docs/errors.md", "docs/cli.md"])
       assert.notInclude(libraryFiles.join(" "), "docs/api/")
+      assert.notInclude(libraryFiles, "bench/RESULTS.md")
     }), 90_000)
 
   it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>

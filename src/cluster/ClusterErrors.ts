@@ -7,7 +7,7 @@
  * packages: it can be imported on its own (`effect-agent-session/cluster/ClusterErrors`), as the
  * command line does to tell these errors apart without them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -16,13 +16,13 @@ import type { AgentSessionError } from "../Errors.js"
 /**
  * The `Symbol.for` key that marks the cluster edition's errors.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category guards
  */
 export const TypeId: unique symbol = Symbol.for("effect-agent-session/cluster/ClusterError")
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  * @category guards
  */
 export type TypeId = typeof TypeId
@@ -38,7 +38,7 @@ export type TypeId = typeof TypeId
  * new ClusterErrors.ClusterUnavailable({ operation: "events", sessionId: "ses_1", message: "no runner" })
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
@@ -50,7 +50,7 @@ export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
   sessionId: Schema.String,
   message: Schema.String
 }) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
 }
 
@@ -58,7 +58,7 @@ export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
  * The event log's store (PostgreSQL, or memory) failed: the database is unreachable, or a
  * statement failed.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class EventLogError extends Schema.TaggedError<EventLogError>("effect-agent-session/EventLogError")(
@@ -69,7 +69,7 @@ export class EventLogError extends Schema.TaggedError<EventLogError>("effect-age
     message: Schema.String
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
 }
 
@@ -85,7 +85,7 @@ export class EventLogError extends Schema.TaggedError<EventLogError>("effect-age
  * new ClusterErrors.SessionNotFound({ sessionId: "ses_1", message: "no session \"ses_1\" in the cluster" })
  * ```
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category errors
  */
 export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect-agent-session/cluster/SessionNotFound")(
@@ -95,14 +95,14 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect
     message: Schema.String
   }
 ) {
-  /** @since 0.3.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
 }
 
 /**
  * The errors of the cluster edition.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type ClusterError = ClusterUnavailable | SessionNotFound | EventLogError
@@ -110,7 +110,7 @@ export type ClusterError = ClusterUnavailable | SessionNotFound | EventLogError
 /**
  * The `Schema` of {@link ClusterError}: encodes either to JSON and back.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export const ClusterError = Schema.Union(ClusterUnavailable, SessionNotFound, EventLogError)
@@ -118,7 +118,7 @@ export const ClusterError = Schema.Union(ClusterUnavailable, SessionNotFound, Ev
 /**
  * Every error a cluster application can meet: the core's and the cluster's.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type ClusterSessionsError = AgentSessionError | ClusterError
@@ -126,7 +126,7 @@ export type ClusterSessionsError = AgentSessionError | ClusterError
 /**
  * Whether a value is one of the cluster edition's errors.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category guards
  */
 export const isClusterError = (u: unknown): u is ClusterError => Predicate.hasProperty(u, TypeId)

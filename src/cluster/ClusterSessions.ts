@@ -71,7 +71,7 @@ export type ClusterUnavailable = ClusterErrors.ClusterUnavailable
 /**
  * No session has this id in the cluster (`ClusterErrors.SessionNotFound`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category errors
  */
 export const SessionNotFound = ClusterErrors.SessionNotFound
@@ -79,7 +79,7 @@ export const SessionNotFound = ClusterErrors.SessionNotFound
 /**
  * The type of {@link SessionNotFound}.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category errors
  */
 export type SessionNotFound = ClusterErrors.SessionNotFound

@@ -11,7 +11,7 @@
  * The cluster edition's own errors (`ClusterUnavailable`, `EventLogError`), their union, `Schema`
  * and guard.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as ClusterErrors from "./ClusterErrors.js"
 

@@ -3,7 +3,7 @@
  * platform `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, every
  * failure mapped to the SDK's typed errors in one place), each attempt under its time-out
  * (`timeout.ts`), the attempts on the retry schedule and the create policy (`agentApiPolicy.ts`).
- * Why the success path is shaped as it is, with its measurements: docs/engine.md, "HTTP calls".
+ * Why the success path is shaped as it is, with its measurements: src/internal/README.md, "HTTP calls".
  */
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"

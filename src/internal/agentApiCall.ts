@@ -79,7 +79,7 @@ const textDecoder = new TextDecoder()
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees an undeclared status), and a 2xx is handed on as a 200
- * (any 2xx is success, U07), held in memory, with its body kept for a possible
+ * (any 2xx is success), held in memory, with its body kept for a possible
  * `ResponseDecodeError`.
  */
 const handleResponse = (

@@ -1,6 +1,6 @@
 /**
  * The retry and create policies of `AgentApi`: the default schedule, the schedule actually run
- * (only while the error is retryable, U07; each wait at least the `Retry-After` asked, U21), and
+ * (only while the error is retryable; each wait at least the `Retry-After` asked), and
  * whether a failed creating call may have created what it asked (at most one session per call).
  * The rules are the protocol core's (`Http`); this module applies them to the typed errors.
  */
@@ -15,10 +15,10 @@ import { type AgentApiError, isRetryable, type TransportError } from "../Errors.
 import * as Metrics from "../Metrics.js"
 import { fromRequestError } from "./httpErrors.js"
 
-/** The default request time-out (U22). */
+/** The default request time-out. */
 export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
 
-/** The default cap on a wait asked by `Retry-After` (U21). */
+/** The default cap on a wait asked by `Retry-After`. */
 export const defaultMaxRetryAfter: Duration.Duration = Duration.millis(Http.defaults.maxRetryAfterMillis)
 
 /** The protocol's default retry (`Http.defaults.retry`): 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
@@ -35,8 +35,8 @@ const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
   error._tag === "RateLimited" || error._tag === "ServerError" ? error.retryAfter : Option.none()
 
 /**
- * The schedule actually run: the caller's schedule, only while the error is retryable (U07),
- * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter` (U21).
+ * The schedule actually run: the caller's schedule, only while the error is retryable,
+ * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter`.
  * `onRetry` runs once per retry that will happen, with the error and the wait.
  */
 export const effectiveRetry = (

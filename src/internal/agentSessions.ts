@@ -95,7 +95,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
       ).pipe(Effect.withSpan("AgentSessions.run"))
 
     return {
-      // AgentApi.onboard remembers the agent's key in Credentials (U11).
+      // AgentApi.onboard remembers the agent's key in Credentials.
       onboard: api.onboard,
       start,
       attach,

@@ -8,7 +8,7 @@
  * frames itself (a `content-length` within the limit, no `content-encoding`) is read whole in one
  * call (`arrayBuffer`) instead of as a stream: HTTP/1.1 ends such a body at the announced length,
  * so it cannot exceed the limit, and the length is checked again after reading; it costs less CPU
- * than a stream over the Node `Readable` and its abort (docs/engine.md, "HTTP calls"). An encoded
+ * than a stream over the Node `Readable` and its abort (src/internal/README.md, "HTTP calls"). An encoded
  * body (`gzip`, ...) may be decoded by the client to any size, so it is streamed.
  *
  * {@link buffered} hands a body read here on as an `HttpClientResponse` held in memory, so a

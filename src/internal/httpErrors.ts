@@ -1,5 +1,5 @@
 /**
- * The one place where HTTP failures become the SDK's typed errors (U07, U18, U21): a non-2xx
+ * The one place where HTTP failures become the SDK's typed errors: a non-2xx
  * response by its status, a transport failure, a 2xx whose body does not decode. The rules (which
  * status is which kind, the message of a body, `Retry-After`, scrubbing) are the protocol core's
  * (`Http`, `Secrets`); this module builds the errors.
@@ -30,14 +30,14 @@ import { Http, Secrets } from "effect-agent-session-core"
 export const scrub = Secrets.scrub
 
 /**
- * The wait a response asks for (`Http.retryAfterMillis`, U21): `retry-after-ms`, else
+ * The wait a response asks for (`Http.retryAfterMillis`): `retry-after-ms`, else
  * `Retry-After` as seconds or an HTTP date; nonsense is `None`.
  */
 export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
   Option.map(Option.fromNullable(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
 
 // ---------------------------------------------------------------------------
-// Status -> error (U07)
+// Status -> error
 // ---------------------------------------------------------------------------
 
 /** What the mapping needs to know of a non-2xx response. */
@@ -50,7 +50,7 @@ interface FailedResponse {
 }
 
 /**
- * Maps a non-2xx response to its typed error (U07, U18, U21). The message and the body (cut to
+ * Maps a non-2xx response to its typed error. The message and the body (cut to
  * 4 KiB) are scrubbed of `secrets` and of any JSON member named like a key.
  */
 export const fromStatus = (

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import { Model } from "effect-agent-session-core"
 import { InvalidRequest } from "../Errors.js"
 
-/** A value the service sent that the SDK has no name for (U05, U13, U15). */
+/** A value the service sent that the SDK has no name for. */
 export interface Unrecognized {
   readonly _tag: "Unrecognized"
   readonly raw: string
@@ -42,7 +42,7 @@ export const HttpUrlString = Schema.String.pipe(
 )
 
 /**
- * Parses a timestamp the service sent (U02) as `Model.readTimestamp` reads it: ISO 8601, or epoch
+ * Parses a timestamp the service sent as `Model.readTimestamp` reads it: ISO 8601, or epoch
  * seconds or milliseconds, as a number or a numeric string. Anything else is `None`, never a failure.
  */
 export const parseTimestamp = (raw: string): Option.Option<DateTime.Utc> => {

@@ -1,8 +1,8 @@
 /**
  * The guard between a session's connection and its consumer (`RunningSession.events`): the action
- * budget (U20) and the tally of the session (the protocol core's `Session.Tally`), the requests
+ * budget and the tally of the session (the protocol core's `Session.Tally`), the requests
  * registered as pending before they are delivered, the outcome settled when `complete` is seen or
- * when the events end (U17), and the `AgentSessions.events` span.
+ * when the events end, and the `AgentSessions.events` span.
  */
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
@@ -84,7 +84,7 @@ export const guard = (
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
+    // SessionEndedWithoutComplete. The exit seen here is also the consumer's: its own
     // failure (whatever its type) or interruption is not passed on to whoever awaits the
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
@@ -111,7 +111,7 @@ export const guard = (
     // before the chunk is delivered) or the overrun (the chunk is cut after it, and nothing after
     // it is pulled). The events' own end is judged once they are closed (so the connection sees
     // its own exit, not the guard's): the overrun closes the connection and fails; an end before
-    // `complete` is SessionEndedWithoutComplete (U17).
+    // `complete` is SessionEndedWithoutComplete.
     type Guard = Channel.Channel<
       Chunk.Chunk<SessionEvent.SessionEvent>,
       Chunk.Chunk<SessionEvent.SessionEvent>,
@@ -170,7 +170,7 @@ export const guard = (
     // connection starts when its events are first pulled (its own span), as with
     // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
     // an `Effect.provide` per pulled chunk, most of what the façade would add per chunk
-    // (docs/engine.md, "The façade"). So the span is made the pulling fiber's parent span for the
+    // (src/internal/README.md, "The façade"). So the span is made the pulling fiber's parent span for the
     // first pull only (in `FiberRef.currentContext`, where `Effect.provide` itself puts it), and
     // that change alone is undone before the first chunk is handled (or when the stream closes
     // first). When the consumer wraps the events in a provide of its own (`Stream.withSpan`,

@@ -1,12 +1,12 @@
 /**
  * A time-out that runs the effect in one fiber of its own: the outcome of `Effect.timeoutFail`,
- * for the per-attempt time-out of `AgentApi` (U22), at the cost of one fiber instead of two.
+ * for the per-attempt time-out of `AgentApi`, at the cost of one fiber instead of two.
  *
  * `Effect.timeoutFail` races the effect against a sleep: it forks both into fibers of their own,
  * interrupts the loser and merges the winner's fiber refs back into the caller. Here the effect
  * is forked (it must run in a fiber of its own to be abandoned when the time is up) and, on the
  * live clock, a timer of the clock's own kind (`setTimeout`, what the live clock's `sleep` uses)
- * ends the wait: no second fiber, less CPU per call (docs/engine.md, "HTTP calls").
+ * ends the wait: no second fiber, less CPU per call (src/internal/README.md, "HTTP calls").
  *
  * The effect's fiber is its own: what it sets fiber-locally (`FiberRef.set`, a service added to
  * its context) stays there and is not merged back into the caller. So an effect run here may set

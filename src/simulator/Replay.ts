@@ -1,5 +1,5 @@
 /**
- * The simulator's replay of a recorded session (issue 23): a real server on loopback that
+ * The simulator's replay of a recorded session: a real server on loopback that
  * serves a recording (`Recording.layer`, `effect-agent-session run --record`) to any client,
  * over WebSocket and Server-Sent Events, in the recorded dialect, with the recorded timing (or
  * `speed` times faster), reconnects included.
@@ -41,7 +41,7 @@ import * as Exit from "effect/Exit"
  * }).pipe(Effect.scoped)
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Recording as Format } from "effect-agent-session-core"
 import * as Fs from "node:fs"
@@ -69,7 +69,7 @@ import { defaultAccountKey, defaultLimits, isLoopback, type Service as Simulator
 /**
  * Options of {@link make}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Options {
@@ -97,7 +97,7 @@ export interface Options {
 /**
  * What a run served.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Report {
@@ -113,7 +113,7 @@ export interface Report {
 /**
  * A running replay.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Service extends Pick<SimulatorService, "baseUrl" | "wsUrl" | "port" | "accountKey"> {
@@ -135,7 +135,7 @@ export interface Service extends Pick<SimulatorService, "baseUrl" | "wsUrl" | "p
 /**
  * The replay as a service.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category tags
  */
 export class Replay extends Context.Tag("effect-agent-session/simulator/Replay")<Replay, Service>() {}
@@ -147,7 +147,7 @@ const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` :
  * when the file is not a recording (its header is read first), or `ServeError` when the port
  * cannot be bound.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const make = (
@@ -216,7 +216,7 @@ export const make = (
 /**
  * A replay server for the lifetime of the layer.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Replay, InvalidRecording | HttpServerError.ServeError> =>

@@ -274,7 +274,7 @@ export class Simulator extends Context.Tag("effect-agent-session/Simulator")<Sim
 /**
  * The account key of a simulator on loopback when none is given.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const defaultAccountKey = "sim-account-key"
@@ -284,7 +284,7 @@ export const defaultAccountKey = "sim-account-key"
  * in brackets, or IPv4-mapped). `0.0.0.0`, `::`, an interface's address and any other host name
  * are not loopback.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category guards
  */
 export const isLoopback = (host: string): boolean => {

@@ -25,6 +25,6 @@ export * as Simulator from "./Simulator.js"
  * The replay of a recorded session over real sockets: serves a recording to any client, over
  * WebSocket and Server-Sent Events, in the recorded dialect, and checks the client's answers.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Replay from "./Replay.js"

@@ -67,7 +67,7 @@ export type {
   /**
    * Options of {@link replay}.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    * @category models
    */
   ReplayOptions
@@ -236,7 +236,7 @@ export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never,
 /**
  * Whether a value is an error of a replay (`InvalidRecording` or `ReplayMismatch`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category guards
  */
 export const isReplayError = (u: unknown): u is ReplayError => u instanceof InvalidRecording || u instanceof ReplayMismatch
@@ -260,7 +260,7 @@ export const isReplayError = (u: unknown): u is ReplayError => u instanceof Inva
  * const checked = AgentSessionsTest.withReplayErrors(program)
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ReplayError, R> =>
@@ -308,7 +308,7 @@ export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.
  * }).pipe(Effect.provide(AgentSessionsTest.replay("test/recordings/read-the-title.jsonl")))
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const replay = (

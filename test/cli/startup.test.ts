@@ -39,8 +39,9 @@ describe("issue 22: the cluster's packages are optional peers of the command lin
       for (const result of [watch, runner]) {
         expect(result.code).toBe(2)
         expect(result.stderr).toBe(
-          "error: the cluster commands need @effect/cluster, @effect/rpc, @effect/sql, @effect/sql-pg (@effect/cluster is not installed): " +
-            "npm install @effect/cluster@^0.60.2 @effect/rpc@^0.76.2 @effect/sql@^0.52.1 @effect/sql-pg@^0.53.0\n"
+          "error: the cluster commands need @effect/cluster, @effect/rpc, @effect/sql, @effect/sql-pg, @effect/workflow, @effect/experimental " +
+            "(@effect/cluster is not installed): npm install @effect/cluster@^0.60.2 @effect/rpc@^0.76.2 @effect/sql@^0.52.1 " +
+            "@effect/sql-pg@^0.53.0 @effect/workflow@^0.19.1 @effect/experimental@^0.61.1\n"
         )
       }
     })))
@@ -50,6 +51,13 @@ describe("issue 22: the cluster's packages are optional peers of the command lin
       readonly peerDependencies: Record<string, string>
     }
     for (const [name, range] of Object.entries(clusterPackages)) expect(manifest.peerDependencies[name], name).toBe(range)
+  })
+
+  it("the error names the packages the docs install for the cluster", () => {
+    const install = Fs.readFileSync(Path.join(root, "docs/scale-out.md"), "utf8").split("\n").find((line) => line.startsWith("npm install @effect/cluster"))
+    const named = (install ?? "").split(/\s+/).slice(2).map((spec) => spec.replace(/^(@?[^@]+)@.*$/, "$1")).sort()
+    expect(Object.keys(clusterPackages).sort()).toEqual(named)
+    expect(named).toHaveLength(6)
   })
 })
 

@@ -151,7 +151,7 @@ describe("the packed packages in a fresh application", () => {
         const file of [
           "effect-agent-session/LICENSE",
           "effect-agent-session/CHANGELOG.md",
-          "effect-agent-session/docs/guide.md",
+          "effect-agent-session/docs/sessions.md",
           "effect-agent-session-cli/LICENSE",
           "effect-agent-session-cli/CHANGELOG.md",
           "effect-agent-session-cli/README.md",
@@ -165,7 +165,7 @@ describe("the packed packages in a fresh application", () => {
 
       // The README's program and the guide's test-kit example, type-checked strictly.
       const readme = read("README.md")
-      const guide = read("docs/guide.md")
+      const guide = read("docs/testing.md")
       Fs.writeFileSync(Path.join(app, "first-session.ts"), named(readme, "first-session.ts"))
       Fs.writeFileSync(Path.join(app, "app.ts"), named(guide, "app.ts"))
       Fs.writeFileSync(Path.join(app, "app.test.ts"), named(guide, "app.test.ts"))

@@ -41,7 +41,7 @@ for (const { dialect, transport } of variants) {
     const SimulatorLive = Simulator.layer({ port: 0, dialect, scenario: baseScenario })
 
     layer(Layer.provideMerge(sdkFor({ transport }), SimulatorLive), { excludeTestServices: true })((it) => {
-      it.scoped("issue 20: a service that replays its last 3 events on each reconnect, declared: every event exactly once", () =>
+      it.scoped("a service that replays its last 3 events on each reconnect, declared: every event exactly once", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
           const { events, failure, sessionId } = yield* Effect.gen(function*() {
@@ -53,7 +53,7 @@ for (const { dialect, transport } of variants) {
           assert.strictEqual(yield* simulator.connections(sessionId), 3)
         }))
 
-      it.scoped("issue 20: the same service, not declared to replay: the replayed events are delivered again, none lost", () =>
+      it.scoped("the same service, not declared to replay: the replayed events are delivered again, none lost", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
           const { events, failure, outcome, sessionId } = yield* Effect.gen(function*() {
@@ -73,7 +73,7 @@ for (const { dialect, transport } of variants) {
           assert.isAbove(actions, script.filter((event) => event._tag === "ActionRun").length)
         }))
 
-      it.scoped("issue 20: declared to replay against the simulator that resumes at its cursor: every event exactly once", () =>
+      it.scoped("declared to replay against the simulator that resumes at its cursor: every event exactly once", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
           const { events, failure, sessionId } = yield* Effect.gen(function*() {
@@ -86,7 +86,7 @@ for (const { dialect, transport } of variants) {
 
       // Over SSE the simulator ends a superseded stream without saying why (docs/reliability.md).
       if (transport !== "sse") {
-      it.scoped("issue 20: two watchers of one session (start, then attach): the first ends with Superseded and never takes it back", () =>
+      it.scoped("two watchers of one session (start, then attach): the first ends with Superseded and never takes it back", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator
           const { first, second, sessionId } = yield* Effect.gen(function*() {
@@ -132,7 +132,7 @@ describe("the budget over real sockets (issue 20 item 1)", () => {
   ]
 
   for (const replays of [false, true]) {
-    it.live(`issue 20: max_actions 3 and 4 identical action_run around a reconnect${replays ? " (replaying service declared: the 2 replayed are dropped)" : ""}: ActionBudgetExceeded`, () =>
+    it.live(`max_actions 3 and 4 identical action_run around a reconnect${replays ? " (replaying service declared: the 2 replayed are dropped)" : ""}: ActionBudgetExceeded`, () =>
       Effect.gen(function*() {
         const server = yield* hostileServer({
           ws: (socket, _request, index) => {

@@ -2,7 +2,7 @@
  * `effect-agent-session attach <session-id>`: reconnect to a session that already exists (one an
  * error or an interruption said may still be running) and show it like `run`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -15,7 +15,7 @@ import * as Run from "./Run.js"
 /**
  * The flags of `attach`: those of `run` that apply to a session that exists.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const attachOptions = {
@@ -38,7 +38,7 @@ export const attachOptions = {
 /**
  * The `attach` command.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const command = Command.make("attach", attachOptions, ({ maxActions, sessionId, ...flags }) =>

@@ -52,7 +52,7 @@ const coreNames: ReadonlyArray<string> = ["run", "attach", "simulate", "onboard"
 /**
  * The root command with the cluster commands too, once `Cluster.ts` is loaded.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const withCluster = (cluster: typeof ClusterCommands) =>
@@ -71,16 +71,20 @@ export const withCluster = (cluster: typeof ClusterCommands) =>
 
 /**
  * The packages the cluster commands need, with their ranges: the optional peers of this package
- * (a test keeps them equal to `package.json`).
+ * (a test keeps them equal to `package.json`). `@effect/workflow` and `@effect/experimental` are
+ * peers of `@effect/cluster` and `@effect/sql` that npm does not install by itself: the six are
+ * the set the docs install.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export const clusterPackages: Readonly<Record<string, string>> = {
   "@effect/cluster": "^0.60.2",
   "@effect/rpc": "^0.76.2",
   "@effect/sql": "^0.52.1",
-  "@effect/sql-pg": "^0.53.0"
+  "@effect/sql-pg": "^0.53.0",
+  "@effect/workflow": "^0.19.1",
+  "@effect/experimental": "^0.61.1"
 }
 
 /**
@@ -209,7 +213,7 @@ const flagOfValue = (value: string, args: ReadonlyArray<string>): string | undef
  * The usage errors of a failed parse, one per line, in the command line's words: each names the
  * flag (or the command), says what was expected, and suggests a close name where one exists.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const usageLines = (

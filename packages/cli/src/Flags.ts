@@ -5,7 +5,7 @@
  * observd`: `did you mean observed?`). Never an `internal error` from a value the program
  * cannot use (`simulate --port 99999`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
@@ -17,7 +17,7 @@ import { didYouMean } from "./Suggest.js"
 /**
  * The bounds of an integer flag (inclusive).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Bounds {
@@ -32,7 +32,7 @@ const shown = (text: string): string => /^[+-]?\d+(\.\d+)?$/.test(text) ? text :
  * Reads the value of an integer flag: the number, or the message of a usage error naming the
  * flag (`--port must be a whole number from 0 to 65535, not 99999`).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const parseInteger = (flag: string, text: string, bounds: Bounds): Either.Either<number, string> => {
@@ -49,7 +49,7 @@ export const parseInteger = (flag: string, text: string, bounds: Bounds): Either
  * Reads the value of a choice flag: the choice, or the message of a usage error naming the flag
  * and the choices, with a suggestion when one is close.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const parseChoice = <const A extends string>(
@@ -67,7 +67,7 @@ export const parseChoice = <const A extends string>(
  * Reads a URL: absolute, with one of the schemes; else the message of a usage error naming where
  * it came from (a flag or an environment variable).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const parseUrl = (source: string, text: string, schemes: ReadonlyArray<string>): Either.Either<string, string> =>
@@ -78,7 +78,7 @@ export const parseUrl = (source: string, text: string, schemes: ReadonlyArray<st
 /**
  * Reads a text that must not be empty (nor only spaces).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const parseNonEmpty = (flag: string, text: string): Either.Either<string, string> =>
@@ -93,7 +93,7 @@ const checked = <A>(parse: (text: string) => Either.Either<A, string>) => (text:
 /**
  * An integer flag within bounds (see {@link parseInteger}).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const integer = (name: string, bounds: Bounds): Options.Options<number> =>
@@ -102,7 +102,7 @@ export const integer = (name: string, bounds: Bounds): Options.Options<number> =
 /**
  * A flag whose value is one of the choices (see {@link parseChoice}).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const choice = <const A extends string>(name: string, choices: ReadonlyArray<A>): Options.Options<A> =>
@@ -111,7 +111,7 @@ export const choice = <const A extends string>(name: string, choices: ReadonlyAr
 /**
  * A flag whose value is an absolute URL with one of the schemes (see {@link parseUrl}).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const url = (name: string, schemes: ReadonlyArray<string>): Options.Options<string> =>
@@ -120,7 +120,7 @@ export const url = (name: string, schemes: ReadonlyArray<string>): Options.Optio
 /**
  * A text flag that must not be empty (see {@link parseNonEmpty}).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const nonEmpty = (name: string): Options.Options<string> =>

@@ -3,7 +3,7 @@
  * (`--help`, `-h`, no arguments), `--version`, and an unknown command (with a suggestion when one
  * is close). These answer in about the time Node takes to start (bench/startup.ts).
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import * as Help from "./Help.js"
 import { didYouMean } from "./Suggest.js"
@@ -12,7 +12,7 @@ import { version } from "./version.js"
 /**
  * An answer: what to print on standard output and standard error, and the exit code.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Answer {
@@ -24,7 +24,7 @@ export interface Answer {
 /**
  * The names of the commands (those of the help).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category accessors
  */
 export const commandNames: ReadonlyArray<string> = Object.keys(Help.texts).filter((name) => name.length > 0)
@@ -33,7 +33,7 @@ export const commandNames: ReadonlyArray<string> = Object.keys(Help.texts).filte
  * The answer to the arguments (without `node` and the script), or `undefined` when a command
  * must run (or `--log-level` is given, which the full parser checks).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const answer = (args: ReadonlyArray<string>): Answer | undefined => {

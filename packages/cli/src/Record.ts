@@ -2,7 +2,7 @@
  * `--record FILE` of `run` and `attach`: the session recorded to a file, to replay it in tests
  * (`docs/testing.md`): JSON Lines, no key in it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -19,7 +19,7 @@ import type * as Render from "./Render.js"
 /**
  * The `--record FILE` flag.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const recordOption = Options.text("record").pipe(
@@ -35,7 +35,7 @@ const safe = (text: string): string => text.replace(/[\u0000-\u0009\u000b-\u001f
 /**
  * Checks that the file can be written, before anything is sent.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const check = (record: Option.Option<string>): Effect.Effect<void, UsageError> =>
@@ -54,7 +54,7 @@ export const check = (record: Option.Option<string>): Effect.Effect<void, UsageE
 /**
  * The SDK layer, recording the session when `--record` is given.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = <E, R>(
@@ -70,7 +70,7 @@ export const layer = <E, R>(
  * After the session, whatever its end: everything recorded written, and one line on standard
  * error saying where the recording is, or why it is incomplete.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const finish = (sink: Render.Sink): Effect.Effect<void> =>

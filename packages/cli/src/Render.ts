@@ -75,7 +75,7 @@ export const unmuteProcessInput: () => void = terminalInput.unmute
  * A {@link Sink} over raw writers: `out` and `err` escape every control character
  * (`Sanitize.block`) before writing; `draw` writes to `out` as it is.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const sinkOf = (raw: {
@@ -154,7 +154,7 @@ export const bar: (done: number, total: number, width?: number, fill?: string, e
 export const renderResponse: (outcome: Pick<Outcome, "response" | "type" | "complete">) => string = renderText.renderResponse
 
 /**
- * The cost line of an outcome (no unit is assumed, U14).
+ * The cost line of an outcome (no unit is assumed).
  *
  * @since 0.1.0
  * @category accessors
@@ -165,7 +165,7 @@ export const formatCost: (cost: Option.Option<number>) => string = renderText.fo
  * The command that reattaches to a session, one line for a POSIX shell: the id quoted
  * (`Sanitize.shellWord`), and `--max-actions` when the session's budget is known.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const reattachCommand: (sessionId: string, maxActions: Option.Option<number>) => string = renderText.reattachCommand
@@ -174,7 +174,7 @@ export const reattachCommand: (sessionId: string, maxActions: Option.Option<numb
  * The notice of a session that may still be running (and paid for) at the service, with the
  * command that reattaches to it.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const orphanNotice: (sessionId: string, maxActions: Option.Option<number>) => string = renderText.orphanNotice
@@ -184,7 +184,7 @@ export const orphanNotice: (sessionId: string, maxActions: Option.Option<number>
  * lost): a session may exist, and the `Idempotency-Key` that asks a service honouring it for that
  * session rather than a new one.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const createNotice: (idempotencyKey: string) => string = renderText.createNotice

@@ -3,7 +3,7 @@
  * program of `Cli.main` on `process.argv` under `NodeRuntime.runMain`, the exit code, the
  * terminal restored on every way out.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

@@ -16,7 +16,7 @@
  * service string with {@link line} before drawing it between its own escape codes, `--json`
  * output is written with {@link json}, and the SDK's logs pass through {@link block}.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 
 /** The control characters of the module overview, as one character class (`u` flag). */
@@ -35,7 +35,7 @@ const escapeOne = (char: string): string => {
 /**
  * Whether a string holds a control character (of the module overview; a newline counts).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category guards
  */
 export const hasControl = (text: string): boolean => anyControl.test(text)
@@ -45,7 +45,7 @@ export const hasControl = (text: string): boolean => anyControl.test(text)
  * included) become one space, the ends are trimmed, and every other control character is
  * escaped visibly: `"a\r\nb\x1b]52;c;aGk=\x07"` becomes `a b\x1b]52;c;aGk=\x07` (the escapes as text).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const line = (text: string): string => text.replace(/\s+/g, " ").trim().replace(everyControl, escapeOne)
@@ -55,7 +55,7 @@ export const line = (text: string): string => text.replace(/\s+/g, " ").trim().r
  * spaces, and every other control character (a lone carriage return included) is escaped
  * visibly. Applying it twice changes nothing more.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const block = (text: string): string =>
@@ -66,7 +66,7 @@ export const block = (text: string): string =>
  * the bidirectional formatting characters and `U+2028`/`U+2029` are written as `\uXXXX` escapes
  * too. The text parses back to the same value.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const json = (value: unknown): string =>
@@ -83,7 +83,7 @@ export const json = (value: unknown): string =>
  * caller can tell with {@link hasControl}. `ses_1` stays `ses_1`; `ses_1;curl x|sh` becomes
  * `'ses_1;curl x|sh'`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const shellWord = (word: string): string => {

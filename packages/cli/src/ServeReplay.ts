@@ -2,7 +2,7 @@
  * `effect-agent-session simulate --replay FILE`: serve a recorded session over real sockets
  * (`docs/testing.md`), print how to run against it, and a line as each replay ends.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,7 +17,7 @@ import type * as Render from "./Render.js"
 /**
  * The flags of a replay.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReplayFlags {
@@ -57,7 +57,7 @@ const commandFor = (path: string, sessionId: string): Effect.Effect<string> =>
 /**
  * Serves the recording until interrupted.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const serve = (flags: ReplayFlags, sink: Render.Sink): Effect.Effect<void, CliExit> =>

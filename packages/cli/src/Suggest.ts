@@ -3,7 +3,7 @@
  * distance (at most 2 edits, as `gh` and the Stripe CLI suggest), or one the word begins.
  * Imports nothing, so the command line's quick answers (`--help`, an unknown command) stay quick.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 
 /** The Levenshtein distance of two strings (insertions, deletions, substitutions). */
@@ -24,7 +24,7 @@ const distance = (a: string, b: string): number => {
  * The candidate closest to `word`: within 2 edits (and fewer edits than the word has
  * characters), or the only candidate that starts with it; `undefined` when none is close.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const closest = (word: string, candidates: ReadonlyArray<string>): string | undefined => {
@@ -42,7 +42,7 @@ export const closest = (word: string, candidates: ReadonlyArray<string>): string
 /**
  * `; did you mean <candidate>?` for the closest candidate, else `""`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const didYouMean = (word: string, candidates: ReadonlyArray<string>): string => {

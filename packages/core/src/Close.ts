@@ -1,7 +1,7 @@
 /**
  * How an attempt of the event channel ends, read from what the transport reports: a WebSocket
  * close code, a refused upgrade's HTTP status, a socket error; which of them end the connection
- * for good (a clean close, refused credentials) and which are retried (U08, U12). The editions
+ * for good (a clean close, refused credentials) and which are retried. The editions
  * build their typed errors from the verdicts.
  *
  * The semantics are those of a platform socket with `closeCodeIsError: (code) => code !== 1000`:
@@ -22,7 +22,7 @@ import { scrubChannelText } from "./Secrets.js"
 export const SUPERSEDED_CLOSE_CODE = 4000
 
 /**
- * The close codes that mean "your credentials were refused" (U08, U12): never retried.
+ * The close codes that mean "your credentials were refused": never retried.
  *
  * @since 0.1.0
  * @category models

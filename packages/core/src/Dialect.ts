@@ -1,14 +1,14 @@
 /**
  * Every wire choice the service's document leaves open, gathered in one value: how the key is
- * sent, the paths, the session envelope, the handshake (U08), the framing (U09), the answer frame
- * (U16). `documented` follows `service-interface.md`; `observed` is how the service's own
+ * sent, the paths, the session envelope, the handshake, the framing, the answer frame.
+ * `documented` follows `service-interface.md`; `observed` is how the service's own
  * JavaScript client talks to the live service. Plain data: each edition re-exports it.
  *
  * @since 0.1.0
  */
 
 /**
- * How frames carry the event name and payload (U09):
+ * How frames carry the event name and payload:
  * - `"event-data"`: `{ "event": name, "data": payload }`
  * - `"type-data"`: `{ "type": name, "data": payload }`
  * - `"flat"`: `{ "event": name, ...payload }`
@@ -19,7 +19,7 @@
 export type Framing = "event-data" | "type-data" | "flat"
 
 /**
- * How the connection payload `{ apiKey, sessionId }` is delivered (U08): as the first text
+ * How the connection payload `{ apiKey, sessionId }` is delivered: as the first text
  * message, as query parameters of the address, or both.
  *
  * @since 0.1.0
@@ -58,11 +58,11 @@ export interface Dialect {
   readonly retrieve: boolean
   /** The event channel path, relative to the WebSocket base URL. */
   readonly connectPath: Path
-  /** How the connection payload is delivered (U08). */
+  /** How the connection payload is delivered. */
   readonly handshake: Handshake
-  /** How server frames are wrapped (U09). */
+  /** How server frames are wrapped. */
   readonly framing: Framing
-  /** The key that names the event on frames the client sends (answers, U16): `event` or `type`. */
+  /** The key that names the event on frames the client sends (answers): `event` or `type`. */
   readonly answerKey: "event" | "type"
   /** Whether the server sends `connected` on open and `heartbeat` every few seconds. */
   readonly heartbeats: boolean

@@ -1,8 +1,8 @@
 /**
  * The events of a session's event channel as the service names them: the wire name of each event
  * the SDK knows, by the SDK's tag; the known values of the open enumerations (`complete`'s `type`,
- * U13; a request's `resource_type`, U15); what a cost is and where a `complete` event carries it
- * (U14); how a `complete` response is read as JSON (U13). Each edition declares its `Schema`s over
+ * a request's `resource_type`); what a cost is and where a `complete` event carries it;
+ * how a `complete` response is read as JSON. Each edition declares its `Schema`s over
  * these values and texts, so both decode and report alike.
  *
  * @since 0.1.0
@@ -62,7 +62,7 @@ export const isWireName = (name: string): name is WireName => known.has(name)
 export const unrecognizedNameMessage = "a known event"
 
 /**
- * The kinds of a `complete` response the document names (U13); any other is kept as
+ * The kinds of a `complete` response the document names; any other is kept as
  * `Unrecognized`.
  *
  * @since 0.1.0
@@ -71,7 +71,7 @@ export const unrecognizedNameMessage = "a known event"
 export const responseTypes = ["STRING", "JSON", "MARKDOWN"] as const
 
 /**
- * The kinds of an external resource request the document names (U15); any other is kept as
+ * The kinds of an external resource request the document names; any other is kept as
  * `Unrecognized`, and can be answered all the same.
  *
  * @since 0.1.0
@@ -80,7 +80,7 @@ export const responseTypes = ["STRING", "JSON", "MARKDOWN"] as const
 export const resourceTypes = ["request_user_input", "admin_permission_request"] as const
 
 // ---------------------------------------------------------------------------
-// Cost (U14)
+// Cost
 // ---------------------------------------------------------------------------
 
 /**
@@ -95,7 +95,7 @@ export const costMessages = {
 } as const
 
 /**
- * Whether a number is a cost: finite and not negative (U14).
+ * Whether a number is a cost: finite and not negative.
  *
  * @since 0.1.0
  * @category guards
@@ -104,7 +104,7 @@ export const isCost = (value: number): boolean => Number.isFinite(value) && valu
 
 /**
  * Why a `complete` event is refused when it carries no cost: the observed dialect's
- * `cost_summary` may stand in for `total_cost`, nothing else may (U14).
+ * `cost_summary` may stand in for `total_cost`, nothing else may.
  *
  * @since 0.1.0
  * @category models
@@ -112,7 +112,7 @@ export const isCost = (value: number): boolean => Number.isFinite(value) && valu
 export const missingCostMessage = "complete needs total_cost or cost_summary"
 
 /**
- * The session's cost from a `complete` event (U14): its `total_cost`, else a numeric `total_cost`
+ * The session's cost from a `complete` event: its `total_cost`, else a numeric `total_cost`
  * or `total` inside the observed dialect's `cost_summary` that is a cost; `undefined` when neither.
  *
  * @since 0.1.0
@@ -129,7 +129,7 @@ export const totalCost = (
 }
 
 // ---------------------------------------------------------------------------
-// The response of `complete` (U13)
+// The response of `complete`
 // ---------------------------------------------------------------------------
 
 /**
@@ -143,7 +143,7 @@ export type ParsedResponse =
   | { readonly _tag: "NotJson"; readonly message: string }
 
 /**
- * Reads a `complete` response as JSON, whatever its `type` says (U13): the value, or the parser's
+ * Reads a `complete` response as JSON, whatever its `type` says: the value, or the parser's
  * message (`"not JSON"` when it gives none). Never throws.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The SDK's failures as both editions' error classes carry them (the same tags, U19): the text of
+ * The SDK's failures as both editions' error classes carry them (the same tags): the text of
  * each one's `message`, the status and message an HTTP status error has when none is given, the
  * notice of a session that may still be running, and how a failed HTTP attempt is treated (retried,
  * proving the service did not act, counted under which outcome). Each edition declares its error
@@ -111,7 +111,7 @@ export const statusDefaults: {
 export const unexpectedStatusMessage = "unexpected status"
 
 // ---------------------------------------------------------------------------
-// A session that may still be running (issue 13)
+// A session that may still be running
 // ---------------------------------------------------------------------------
 
 /** Control characters (C0, DEL, C1, bidi controls), escaped as `\u{..}`: never raw to a terminal. */
@@ -190,7 +190,7 @@ const statusOf = (error: Failure): number | undefined =>
 const STATUS_DECIDES: ReadonlySet<string> = new Set(["RateLimited", "ServerError", "UnexpectedStatus"])
 
 /**
- * Whether a failed attempt is worth sending again (U07, U21, U22): a transport failure, a
+ * Whether a failed attempt is worth sending again: a transport failure, a
  * time-out, and a 408, 429 or 5xx status (`Http.isRetryableStatus`).
  *
  * @since 0.1.0
@@ -306,7 +306,7 @@ export const outcomeUnknown = (options: {
 })
 
 /**
- * Why an answer was refused (`RequestNotPending`, U16): no such request arrived on this
+ * Why an answer was refused (`RequestNotPending`): no such request arrived on this
  * connection, it was answered already, or the event channel is closed.
  *
  * @since 0.1.0

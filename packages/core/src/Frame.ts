@@ -1,7 +1,7 @@
 /**
  * The codecs a dialect selects, without the schemas: how a server frame is read into an event
- * name and its JSON payload (U09), within the size and depth bounds (U22); how an event is framed;
- * the handshake message (U08); the answer frame (U16); how a frame a client sent is read.
+ * name and its JSON payload, within the size and depth bounds; how an event is framed;
+ * the handshake message; the answer frame; how a frame a client sent is read.
  * Everything here is synchronous and total: any input gives a result, never a thrown exception.
  *
  * Decoding a payload into a typed event stays with each edition's schemas: the reader hands the
@@ -14,7 +14,7 @@ import type { Dialect, Framing } from "./Dialect.js"
 import { defaultMaxDepth, exceedsDepth } from "./Json.js"
 
 /**
- * The largest frame accepted by default: 1 MiB (U22).
+ * The largest frame accepted by default: 1 MiB.
  *
  * @since 0.1.0
  * @category models
@@ -199,7 +199,7 @@ const newEvent = (tag: string): Record<string, unknown> => ({ _tag: tag })
  * The decoder of an event whose fields are all required strings: `{ _tag, ...those fields }`
  * given to `wrap`, or `undefined` when a field is missing or not a string (the edition's schema
  * then decodes it, for its error message). Unrolled up to three fields: one property access site
- * per field position keeps a decoder that sees one event monomorphic (docs/engine.md, "Frame
+ * per field position keeps a decoder that sees one event monomorphic (src/internal/README.md, "Frame
  * decoding").
  */
 const plainDecoder = <R>(
@@ -299,7 +299,7 @@ export const encodeFrame = (framing: Framing, name: string, payload: unknown): s
 }
 
 // ---------------------------------------------------------------------------
-// Handshake (U08)
+// Handshake
 // ---------------------------------------------------------------------------
 
 /**
@@ -312,7 +312,7 @@ export const encodeFrame = (framing: Framing, name: string, payload: unknown): s
 export const handshakeMessage = (apiKey: string, sessionId: string): string => JSON.stringify({ apiKey, sessionId })
 
 // ---------------------------------------------------------------------------
-// Answers (U16)
+// Answers
 // ---------------------------------------------------------------------------
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The HTTP rules of the service's API: which status is which kind of error (U07), what an error
- * body's message is (U18), the wait `Retry-After` asks for (U21), which failures are retried and
+ * The HTTP rules of the service's API: which status is which kind of error, what an error
+ * body's message is, the wait `Retry-After` asks for, which failures are retried and
  * which prove the service did not act (the create policy), the `Idempotency-Key` rules, how a
  * response body is read within its limit, and the defaults of the HTTP client. Each edition
  * builds its own error values from the kinds said here.
@@ -24,7 +24,7 @@ export type {
 } from "./internal/httpTypes.js"
 
 /**
- * The kind of error a non-2xx status is (U07): 400 and 422 `bad-request`, 401 `unauthorized`, 403
+ * The kind of error a non-2xx status is: 400 and 422 `bad-request`, 401 `unauthorized`, 403
  * `forbidden`, 404 `not-found`, 409 `conflict`, 413 `payload-too-large`, 429 `rate-limited`, 5xx
  * `server-error`, any other `unexpected-status`.
  *
@@ -43,7 +43,7 @@ export type StatusKind =
   | "unexpected-status"
 
 /**
- * The kind of error of a non-2xx status (U07).
+ * The kind of error of a non-2xx status.
  *
  * @since 0.1.0
  * @category constructors
@@ -71,7 +71,7 @@ export const statusKind = (status: number): StatusKind => {
 }
 
 /**
- * Whether a status is success: any 2xx (U07).
+ * Whether a status is success: any 2xx.
  *
  * @since 0.1.0
  * @category guards
@@ -112,12 +112,12 @@ export const answerPostOutcome = (status: number): "confirmed" | "retry" | "refu
   isSuccess(status) ? "confirmed" : isRetryableStatus(status) ? "retry" : "refused"
 
 // ---------------------------------------------------------------------------
-// Error bodies (U18) and failures without a response
+// Error bodies and failures without a response
 // ---------------------------------------------------------------------------
 
 export {
   /**
-   * The message of an error body (U18), else the text body, else the status line.
+   * The message of an error body, else the text body, else the status line.
    *
    * @since 0.1.0
    * @category constructors
@@ -132,7 +132,7 @@ export {
    */
   requestId,
   /**
-   * What an HTTP status error keeps of a failed response (U07, U18), with every key out.
+   * What an HTTP status error keeps of a failed response, with every key out.
    *
    * @since 0.1.0
    * @category constructors
@@ -169,7 +169,7 @@ export {
 } from "./internal/httpFailures.js"
 
 // ---------------------------------------------------------------------------
-// Retry-After (U21)
+// Retry-After
 // ---------------------------------------------------------------------------
 
 const SECONDS = /^\d+(\.\d+)?$/
@@ -193,7 +193,7 @@ export const retryAfterMillis = (headers: Headers, nowMillis: number): number | 
 }
 
 /**
- * The wait before a retry (U21): the schedule's delay, or longer when the service asked for a
+ * The wait before a retry: the schedule's delay, or longer when the service asked for a
  * longer wait (capped at `maxRetryAfterMillis`), in whole milliseconds.
  *
  * @since 0.1.0
@@ -206,8 +206,8 @@ export const retryWaitMillis = (
 ): number => Math.ceil(retryAfter === undefined ? delayMillis : Math.max(delayMillis, Math.min(retryAfter, maxRetryAfterMillis)))
 
 /**
- * The defaults of the HTTP client: a 30 s time-out per attempt (U22); 2 retries, exponential from
- * 500 ms, factor 2, jittered, each wait capped at 8 s; a `Retry-After` honoured up to 60 s (U21);
+ * The defaults of the HTTP client: a 30 s time-out per attempt; 2 retries, exponential from
+ * 500 ms, factor 2, jittered, each wait capped at 8 s; a `Retry-After` honoured up to 60 s;
  * response bodies up to 4 MiB.
  *
  * @since 0.1.0
@@ -365,14 +365,14 @@ export const redactedHeaders = (names: ReadonlyArray<string | RegExp>): Readonly
 ]
 
 /**
- * The error message of `getSession` in a dialect without a retrieve operation (U10): nothing is
+ * The error message of `getSession` in a dialect without a retrieve operation: nothing is
  * sent.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const noRetrieveMessage = (dialectName: string): string =>
-  `The ${dialectName} dialect has no retrieve operation (U10): nothing was sent`
+  `The ${dialectName} dialect has no retrieve operation: nothing was sent`
 
 /**
  * The environment variables of the HTTP client's configuration: the base URL and the dialect's
@@ -392,7 +392,7 @@ export const environment = {
 
 /**
  * The headers of every request the client sends: the key in the dialect's auth header
- * (`authorization: Bearer` or `x-api-key`), the `User-Agent` (U23), `accept: application/json`,
+ * (`authorization: Bearer` or `x-api-key`), the `User-Agent`, `accept: application/json`,
  * and the `Idempotency-Key` of a creating call.
  *
  * @since 0.1.0

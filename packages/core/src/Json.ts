@@ -9,7 +9,7 @@
  * The check runs on every frame, so it costs little beside `JSON.parse`: a text with at most
  * `maxDepth` openers cannot be deeper and is answered by counting them with `indexOf` (most
  * frames); only a text with more openers is scanned, jumping over string contents with `indexOf`
- * (figures: docs/engine.md, "Frame decoding").
+ * (figures: src/internal/README.md, "Frame decoding").
  *
  * @since 0.1.0
  */

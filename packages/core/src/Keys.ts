@@ -1,5 +1,5 @@
 /**
- * Which key each operation authenticates with (U11), what a usable key is (U12), and where the
+ * Which key each operation authenticates with, what a usable key is, and where the
  * account key is read from. Each edition holds the keys in its own secret type and fails with its
  * own errors (`MissingCredentials`, `MissingAgentKey`) where this module says a key is missing.
  *
@@ -23,7 +23,7 @@ export type Operation = "onboard" | "createSession" | "getSession" | "connect"
 export const ENV_API_KEY = "AGENT_SESSION_API_KEY"
 
 /**
- * Which key an operation uses (U11):
+ * Which key an operation uses:
  * - `"agent-or-account"` (default): onboard uses the account key; create session, get session and
  *   connect use the agent's key when an agent is given, else the account key.
  * - `"account"`: the account key for everything.
@@ -58,7 +58,7 @@ const ACCOUNT: Choice<never> = { _tag: "Account" }
 const NO_AGENT: Choice<never> = { _tag: "NoAgent" }
 
 /**
- * Which key an operation uses, for the selection and the agent given (U11). `onboard` always uses
+ * Which key an operation uses, for the selection and the agent given. `onboard` always uses
  * the account key: it is the account that onboards agents.
  *
  * @since 0.1.0
@@ -79,7 +79,7 @@ export const choose = <A>(operation: Operation, selection: KeySelection, agent: 
 export const noAgentId = "(none given)"
 
 /**
- * Whether a key may be sent: not empty and not only white space (U12). An unusable key is a
+ * Whether a key may be sent: not empty and not only white space. An unusable key is a
  * missing one: the operation fails before anything is sent.
  *
  * @since 0.1.0
@@ -110,8 +110,7 @@ export interface AgentKey<K> {
 
 /**
  * The key an operation is to use, as a {@link Ring} selects it: the account key (which the edition
- * reads afresh), the agent's key, or the agent whose key is missing or unusable (`MissingAgentKey`,
- * U06, U12).
+ * reads afresh), the agent's key, or the agent whose key is missing or unusable (`MissingAgentKey`).
  *
  * @since 0.1.0
  * @category models
@@ -125,8 +124,8 @@ const USE_ACCOUNT: Selected<never> = { _tag: "Account" }
 
 /**
  * The agents' keys a credentials service knows (given in advance, or remembered from onboarding),
- * and which key each operation uses (U11): an agent named by id uses the key remembered for it, an
- * agent given with its key uses that key; a key that is not `usable` is no key (U12).
+ * and which key each operation uses: an agent named by id uses the key remembered for it, an
+ * agent given with its key uses that key; a key that is not `usable` is no key.
  *
  * @since 0.1.0
  * @category models

@@ -3,7 +3,7 @@
  * answer is on its way to the service. Owned by the `Connection`, which changes it only through the
  * transitions below; proven alone by property tests against a transcription of the rules.
  *
- * A request's status, by its key (action session and raw resource type, U16):
+ * A request's status, by its key (action session and raw resource type):
  *
  * ```text
  *                                             ┌─────── requeue (a drop) ───────┐
@@ -117,7 +117,7 @@ const fingerprint = (text: string): string => {
 }
 
 /**
- * The key a request is answered by: its action session and raw resource type (U16). At most
+ * The key a request is answered by: its action session and raw resource type. At most
  * {@link MAX_KEY_LENGTH} characters: a longer one is its first 128 characters, two 32-bit FNV-1a
  * variants of the whole and its length, marked by a leading U+0001 (so it never equals a key kept
  * whole).

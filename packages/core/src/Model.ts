@@ -1,8 +1,8 @@
 /**
  * The service's data model as plain values and rules: the agent domains and session statuses the
- * document names, what a caller's request must be before anything is sent (U20: an absolute
+ * document names, what a caller's request must be before anything is sent (an absolute
  * http(s) `start_url`, `max_actions` an integer >= 1, text that is not blank), how a timestamp the
- * service sent is read (U02), and the observed dialect's bodies (its create-session body and its
+ * service sent is read, and the observed dialect's bodies (its create-session body and its
  * `{ data: { sessionId } }` envelope) against the documented ones. Each edition declares its
  * `Schema`s over these values, checks and texts.
  *
@@ -18,7 +18,7 @@
 export const agentDomains = ["sales", "marketing", "research", "automation", "podcasting"] as const
 
 /**
- * The session statuses the document names (U05: any other is kept as `Unrecognized`; U04: no
+ * The session statuses the document names (any other is kept as `Unrecognized`; no
  * transitions between them are assumed).
  *
  * @since 0.1.0
@@ -27,7 +27,7 @@ export const agentDomains = ["sales", "marketing", "research", "automation", "po
 export const sessionStatuses = ["started", "in_progress", "complete"] as const
 
 // ---------------------------------------------------------------------------
-// A caller's request (U20)
+// A caller's request
 // ---------------------------------------------------------------------------
 
 /**
@@ -84,7 +84,7 @@ export const minMaxActions = 1
 export const maxActionsMessage = "must be an integer >= 1"
 
 // ---------------------------------------------------------------------------
-// Timestamps (U02)
+// Timestamps
 // ---------------------------------------------------------------------------
 
 const NUMERIC = /^-?\d+(\.\d+)?$/
@@ -99,7 +99,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
 export const secondsBelow = 1e11
 
 /**
- * How to read a timestamp the service sent (U02), as a number or a numeric string kept as text: a
+ * How to read a timestamp the service sent, as a number or a numeric string kept as text: a
  * number (epoch seconds or milliseconds, by {@link secondsBelow}) as epoch milliseconds; an
  * ISO-8601-looking date (`YYYY-MM-DD...`) as its trimmed text, for the edition's date parser;
  * anything else `undefined` (never a failure: the raw value stays on the session).

@@ -1,5 +1,5 @@
 /**
- * The recording format (issue 23), written once for both editions: what a line of a recorded
+ * The recording format, written once for both editions: what a line of a recorded
  * session is, how one is parsed and validated, how secrets are kept out of it, how two answers
  * differ, how frames cross transports, how a recorded connection's end is served again, and a
  * {@link Reader} that reads a recording line by line with bounded memory. No I/O of its own: the

@@ -28,7 +28,7 @@
  * {@link REPLAY_WINDOW} delivered and {@link REPLAY_WINDOW_CHARS} characters in all; a binary
  * frame by a fingerprint. Recording costs a ring slot per delivered frame; matching runs only in
  * the phase after a reconnect, on integer ids (each frame text is hashed once), at most
- * `REPLAY_WINDOW` frames long (why that window: docs/engine.md of `effect-agent-session`, "Replays").
+ * `REPLAY_WINDOW` frames long (why that window: src/internal/README.md of `effect-agent-session`, "Replays").
  *
  * @since 0.1.0
  */

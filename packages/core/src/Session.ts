@@ -1,6 +1,6 @@
 /**
  * What a watched session adds up to: the `action_run` events counted against `max_actions` (the
- * action budget, U20), the last error event's text, the `complete` event, and a bounded tail of
+ * action budget), the last error event's text, the `complete` event, and a bounded tail of
  * the events kept for the outcome. The edition says what each event is; the tally applies the
  * rules.
  *
@@ -63,7 +63,7 @@ export class Tally<E> {
     if (this.tail.length >= 2 * this.keep) this.tail.splice(0, this.tail.length - this.keep)
   }
 
-  /** An `action_run`: counted. True when the count is now over the budget (U20). */
+  /** An `action_run`: counted. True when the count is now over the budget. */
   action(): boolean {
     this.actions += 1
     if (this.actions <= this.maxActions) return false

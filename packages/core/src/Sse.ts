@@ -16,7 +16,7 @@
  * its end.
  *
  * Linear in the text received: each character is scanned once, and the unfinished line is kept
- * as the pieces it arrived in, joined once when it ends (docs/engine.md of `effect-agent-session`,
+ * as the pieces it arrived in, joined once when it ends (src/internal/README.md of `effect-agent-session`,
  * "The SSE parser"). {@link SseParser.scanned} counts the characters scanned and joined, so tests
  * can hold that bound.
  *

@@ -3,7 +3,7 @@
  * histogram's boundaries, the attributes of the HTTP client's spans, and how the SDK's metrics read
  * back from a registry are sorted, summed and printed. Each edition makes its `Metric`s and spans
  * with its own Effect API from these names, so a dashboard reads both alike
- * (`docs/observability.md`).
+ * (`docs/sessions.md#logs-spans-and-metrics`).
  *
  * @since 0.1.0
  */
@@ -19,7 +19,7 @@ export const prefix = "agent_session_"
 
 /**
  * The metrics of the SDK, each a name and a description: counters of events received (attribute
- * `event`, the SDK tag), chargeable actions (U20), reconnections and reconnect attempts, answers
+ * `event`, the SDK tag), chargeable actions, reconnections and reconnect attempts, answers
  * sent (attribute `answer`, `grant` or `deny`), HTTP attempts and retries (attributes `operation`
  * and `status`), and the histogram of the create-session latency in milliseconds.
  *

@@ -1,7 +1,7 @@
 /**
  * Address rules shared by the HTTP client and the event channel: a key is never sent in clear to
  * a host that is not loopback unless the caller allows it; what is printed of an address carries
- * no credentials; how a base URL and a path are joined, and where the handshake goes (U08).
+ * no credentials; how a base URL and a path are joined, and where the handshake goes.
  *
  * @since 0.1.0
  */
@@ -120,7 +120,7 @@ export const joinPath = (base: string, path: string): string =>
 
 /**
  * The address of the event channel (or the SSE stream) for a session: the base, the path, and,
- * when the handshake goes in the query (U08), `sessionId` and `apiKey` parameters. It holds the
+ * when the handshake goes in the query, `sessionId` and `apiKey` parameters. It holds the
  * key when the handshake is in the query: print it only through `Secrets.redactUrl`.
  *
  * @since 0.1.0

@@ -43,7 +43,7 @@ export * as Failures from "./Failures.js"
 export * as Dialect from "./Dialect.js"
 
 /**
- * The events as the service names them: wire names, known values, the cost (U13, U14, U15).
+ * The events as the service names them: wire names, known values, the cost.
  *
  * @since 0.1.0
  */
@@ -85,15 +85,15 @@ export * as Http from "./Http.js"
 export * as Json from "./Json.js"
 
 /**
- * Which key each operation uses (U11), what a usable key is (U12).
+ * Which key each operation uses, what a usable key is.
  *
  * @since 0.1.0
  */
 export * as Keys from "./Keys.js"
 
 /**
- * The data model as values: agent domains, session statuses, a request's rules (U20), timestamps
- * (U02), the observed dialect's bodies.
+ * The data model as values: agent domains, session statuses, a request's rules, timestamps,
+ * the observed dialect's bodies.
  *
  * @since 0.1.0
  */
@@ -122,7 +122,7 @@ export * as Recording from "./Recording.js"
 export * as Replay from "./Replay.js"
 
 /**
- * A watched session's tally: the action budget (U20), the events kept.
+ * A watched session's tally: the action budget, the events kept.
  *
  * @since 0.1.0
  */

@@ -76,7 +76,7 @@ describe("Replay (the rule)", () => {
     assert.deepStrictEqual(judge(replay, ["c", "d", "e"]), { replayed: 2, phase: 2 })
   })
 
-  it("issue 20: events equal to delivered ones that do not end where the delivered ones end are new", () => {
+  it("events equal to delivered ones that do not end where the delivered ones end are new", () => {
     // The old rule dropped `c` and `a` (each among the last delivered) until `e`.
     const replay = reopenedAfter(["a", "b", "c", "d"])
     assert.deepStrictEqual(judge(replay, ["c", "a", "e", "c"]), { replayed: 0, phase: 2 })

@@ -56,8 +56,8 @@ export class OnboardRequest extends Schema.Class<OnboardRequest>("effect-agent-s
 export type OnboardInput = typeof OnboardRequest.Encoded
 
 /**
- * An agent, as the onboard response describes it. Fields the document does not name are ignored
- * (U01). `apiKey` may be absent (U06); when present it is `Redacted`, so it never prints.
+ * An agent, as the onboard response describes it. Fields the document does not name are ignored.
+ * `apiKey` may be absent; when present it is `Redacted`, so it never prints.
  *
  * @since 0.1.0
  * @category models

@@ -3,15 +3,15 @@
  * retrieve a session. The client is derived from the contract in `ServiceApi` with
  * `HttpApiClient`, over the platform `HttpClient`.
  *
- * - Input is validated before anything is sent (`InvalidRequest`, U20); a missing key fails
- *   with `MissingCredentials` before any request (U12).
- * - Every non-2xx status is mapped to its typed error in one place (U07, U18); transport
+ * - Input is validated before anything is sent (`InvalidRequest`); a missing key fails
+ *   with `MissingCredentials` before any request.
+ * - Every non-2xx status is mapped to its typed error in one place; transport
  *   failures are `TransportError`, a 2xx that does not match the contract `ResponseDecodeError`,
- *   and no response within the time-out (default 30 s) `RequestTimeout` (U22).
+ *   and no response within the time-out (default 30 s) `RequestTimeout`.
  * - Transport errors, time-outs, 408, 429 and 5xx are retried on a `Schedule` (default 2 retries,
  *   exponential from 500 ms, factor 2, jittered, capped at 8 s), each wait at least what
- *   `Retry-After` / `retry-after-ms` asks, capped by `maxRetryAfter` (default 60 s, U21).
- * - Every request carries `User-Agent: effect-agent-session/<version>` (U23) and the dialect's
+ *   `Retry-After` / `retry-after-ms` asks, capped by `maxRetryAfter` (default 60 s).
+ * - Every request carries `User-Agent: effect-agent-session/<version>` and the dialect's
  *   auth header; the key is unwrapped from `Redacted` only where the header is written.
  * - A response body is read within `maxResponseSize` (default 4 MiB), enforced while reading:
  *   a 2xx over it is `ResponseTooLarge` (not retried); redirects are not followed.
@@ -41,7 +41,7 @@ import * as internal from "./internal/agentApi.js"
 import type * as Session from "./Session.js"
 
 /**
- * Whose key a session operation uses (U11): an onboarded agent (or its `AgentKeyRef`), or the id
+ * Whose key a session operation uses: an onboarded agent (or its `AgentKeyRef`), or the id
  * of an agent onboarded earlier through this service or given to `Credentials`. Without it the
  * `Credentials` selection decides (by default the account key).
  *
@@ -54,7 +54,7 @@ export interface AgentOption {
 
 /**
  * Options of the creating operations (`createSession`, `onboard`).
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface CreateOptions {
@@ -86,7 +86,7 @@ export interface Service {
   /**
    * Creates a session (`POST /api/v1sessions`, or `/api/v1/sessions` in the observed dialect).
    * Validates first (`InvalidRequest`, nothing sent). Uses the agent's key when `agent` is given
-   * (`MissingAgentKey` when that agent has none, U06), else per `Credentials` (U11). An
+   * (`MissingAgentKey` when that agent has none), else per `Credentials`. An
    * attempt that may have created the session and got no answer (a time-out, a reset, a 500) is
    * `OutcomeUnknown`, never `RequestTimeout`.
    */
@@ -97,7 +97,7 @@ export interface Service {
   /**
    * Whether {@link getSession} asks the service: `true` in a dialect with a retrieve operation
    * (the observed one) and in a replay; `false` in a dialect without one (the documented one) and
-   * in the scripted test layer, where it fails with `NotFound` without sending anything (U10). A
+   * in the scripted test layer, where it fails with `NotFound` without sending anything. A
    * caller that only wants to learn what the service knows (the cluster edition taking a session
    * over) skips the call when it is `false`.
    */
@@ -105,7 +105,7 @@ export interface Service {
   /**
    * `GET {sessionsPath}/<id>`: only in a dialect with `retrieve` (the observed one). In a dialect
    * without it (the documented one) it fails with `NotFound` (status 404) without sending
-   * anything (U10).
+   * anything.
    */
   readonly getSession: (
     sessionId: string,
@@ -135,13 +135,13 @@ export interface Options {
   readonly baseUrl: string | URL
   /** The wire dialect (default `Dialect.documented`). */
   readonly dialect?: Dialect.Dialect | undefined
-  /** The time-out of one request attempt (default 30 s): `RequestTimeout` past it (U22). */
+  /** The time-out of one request attempt (default 30 s): `RequestTimeout` past it. */
   readonly timeout?: Duration.Input | undefined
   /**
    * The retry schedule; its input is the error of the failed attempt (default
    * {@link defaultRetry}). Whatever the schedule, only retryable errors are retried
    * (`Errors.isRetryable`: transport, time-out, 408, 429, 5xx) and each wait is at least the
-   * service's `Retry-After`, capped at `maxRetryAfter` (U21). `Schedule.recurs(0)` disables retries.
+   * service's `Retry-After`, capped at `maxRetryAfter`. `Schedule.recurs(0)` disables retries.
    */
   readonly retry?: Schedule.Schedule<unknown, AgentApiError> | undefined
   /**
@@ -154,7 +154,7 @@ export interface Options {
    * the service honours the key (the simulator does).
    */
   readonly createPolicy?: "safe" | "idempotent" | undefined
-  /** The longest wait a `Retry-After` may impose (default 60 s); a longer one waits this (U21). */
+  /** The longest wait a `Retry-After` may impose (default 60 s); a longer one waits this. */
   readonly maxRetryAfter?: Duration.Input | undefined
   /** Allows plain `http://` to a host that is not loopback (default `false`). */
   readonly allowInsecure?: boolean | undefined
@@ -176,7 +176,7 @@ export interface Options {
 export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = internal.defaultRetry
 
 /**
- * The default request time-out: 30 s (U22).
+ * The default request time-out: 30 s.
  *
  * @since 0.1.0
  * @category constructors
@@ -184,7 +184,7 @@ export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = internal.
 export const defaultTimeout: Duration.Duration = internal.defaultTimeout
 
 /**
- * The default cap on a `Retry-After` wait: 60 s (U21).
+ * The default cap on a `Retry-After` wait: 60 s.
  *
  * @since 0.1.0
  * @category constructors

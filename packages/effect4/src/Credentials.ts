@@ -1,5 +1,5 @@
 /**
- * The keys the SDK authenticates with, and which key each operation uses (U11, U12).
+ * The keys the SDK authenticates with, and which key each operation uses.
  *
  * The account key and agent keys are held as `Redacted`: they never print. The account key is
  * read afresh for every request and every (re)connect, so a rotated key is picked up.
@@ -44,7 +44,7 @@ export interface AgentKeyRef {
 }
 
 /**
- * Which key an operation uses (U11):
+ * Which key an operation uses:
  * - `"agent-or-account"` (default): onboard uses the account key; create session, get session and
  *   connect use the agent's key when an agent is given, else the account key.
  * - `"account"`: the account key for everything.
@@ -66,7 +66,7 @@ export type KeySelection = Keys.KeySelection
 export interface Service {
   /**
    * The key for an operation, for an optional agent. Fails before any request is sent when no
-   * key is available (U12): `onboard` always uses the account key (`MissingCredentials`); the
+   * key is available: `onboard` always uses the account key (`MissingCredentials`); the
    * other operations may use an agent's key (`MissingAgentKey`).
    */
   readonly keyFor: {

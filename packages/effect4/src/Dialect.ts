@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import { Dialect as Core } from "effect-agent-session-core"
 
 /**
- * How frames carry the event name and payload (U09):
+ * How frames carry the event name and payload:
  * - `"event-data"`: `{ "event": name, "data": payload }`
  * - `"type-data"`: `{ "type": name, "data": payload }`
  * - `"flat"`: `{ "event": name, ...payload }`
@@ -21,7 +21,7 @@ import { Dialect as Core } from "effect-agent-session-core"
 export type Framing = Core.Framing
 
 /**
- * How the connection payload `{ apiKey, sessionId }` is delivered (U08): as the first text
+ * How the connection payload `{ apiKey, sessionId }` is delivered: as the first text
  * message, as query parameters of the address, or both.
  *
  * @since 0.1.0
@@ -38,8 +38,8 @@ export type Handshake = Core.Handshake
 export type Path = Core.Path
 
 /**
- * Every choice of a dialect: the auth header, the paths, the session envelope, the handshake
- * (U08), the framing (U09), the answer frame (U16), heartbeats, the cost summary, the SSE paths
+ * Every choice of a dialect: the auth header, the paths, the session envelope, the handshake,
+ * the framing, the answer frame, heartbeats, the cost summary, the SSE paths
  * (the fields are documented on the protocol core's `Dialect`).
  *
  * @since 0.1.0

@@ -150,7 +150,7 @@ const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
 )
 
 /**
- * The fields every HTTP status error carries (U07, U18).
+ * The fields every HTTP status error carries.
  *
  * @since 0.1.0
  * @category models
@@ -158,7 +158,7 @@ const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
 export const HttpErrorFields = {
   /** The HTTP status code. */
   status: Schema.Finite,
-  /** The message, from `error`, `message`, `error_message`, `error_description` or the text body (U18). */
+  /** The message, from `error`, `message`, `error_message`, `error_description` or the text body. */
   message: Schema.String,
   /** The first 4 KiB of the raw response body. */
   body: Schema.String,
@@ -169,10 +169,10 @@ export const HttpErrorFields = {
 }
 
 /**
- * The session an error happened to, on every error met after the session was created (issue 13):
+ * The session an error happened to, on every error met after the session was created:
  * its id, and whether it may still be running (and paid for) at the service, so the caller can
  * `attach` to it again or stop it. Absent on errors met before a session existed.
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const SessionContext = {
@@ -185,7 +185,7 @@ export const SessionContext = {
 /**
  * The orphan notice of an error, when the session it happened to may still be running:
  * `session <id> may still be running at the service; reattach with: effect-agent-session attach <id>`.
- * @since 0.2.0
+ * @since 0.1.0
  * @category accessors
  */
 export const orphanNotice: (error: unknown) => string | undefined = Failures.orphanNotice
@@ -195,7 +195,7 @@ export const orphanNotice: (error: unknown) => string | undefined = Failures.orp
 // ---------------------------------------------------------------------------
 
 /**
- * The caller's input did not pass validation; nothing was sent (U20).
+ * The caller's input did not pass validation; nothing was sent.
  *
  * @since 0.1.0
  * @category errors
@@ -214,7 +214,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
 }
 
 /**
- * No API key was configured for an operation; nothing was sent (U12).
+ * No API key was configured for an operation; nothing was sent.
  *
  * @since 0.1.0
  * @category errors
@@ -236,7 +236,7 @@ export class MissingCredentials
 }
 
 /**
- * An operation needed the agent's own key, and the onboard response carried none (U06).
+ * An operation needed the agent's own key, and the onboard response carried none.
  *
  * @since 0.1.0
  * @category errors
@@ -255,7 +255,7 @@ export class MissingAgentKey
 }
 
 // ---------------------------------------------------------------------------
-// HTTP (U07, U18, U21, U22)
+// HTTP
 // ---------------------------------------------------------------------------
 
 /**
@@ -273,7 +273,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
 }
 
 /**
- * 401: the key is missing or invalid. Not retried (U12).
+ * 401: the key is missing or invalid. Not retried.
  *
  * @example
  * ```ts
@@ -295,7 +295,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
 }
 
 /**
- * 403: the key is valid but not allowed to do this. Not retried (U12).
+ * 403: the key is valid but not allowed to do this. Not retried.
  *
  * @since 0.1.0
  * @category errors
@@ -351,7 +351,7 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 }
 
 /**
- * 429: rate limited. Retried by the schedule, honouring `retryAfter` (U21).
+ * 429: rate limited. Retried by the schedule, honouring `retryAfter`.
  *
  * @since 0.1.0
  * @category errors
@@ -419,7 +419,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-a
 }
 
 /**
- * No response within the request time-out (default 30 s, U22). Retried by the schedule.
+ * No response within the request time-out (default 30 s). Retried by the schedule.
  *
  * @since 0.1.0
  * @category errors
@@ -465,7 +465,7 @@ export class ResponseDecodeError
  * or 504. The SDK does not send it again under the default create policy (a second session
  * would be paid for twice); the session (or agent) may exist. Send the same request again with
  * this `idempotencyKey` only when the service honours `Idempotency-Key`.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
@@ -483,7 +483,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
     detail: defaulted(Schema.String, () => "")
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.OutcomeUnknown(this)
@@ -516,11 +516,11 @@ export class ResponseTooLarge
 }
 
 // ---------------------------------------------------------------------------
-// Event channel (U08, U09, U16, U22)
+// Event channel
 // ---------------------------------------------------------------------------
 
 /**
- * A frame that is not JSON, or has no event name (U09). The frame is reported, not dropped.
+ * A frame that is not JSON, or has no event name. The frame is reported, not dropped.
  *
  * @since 0.1.0
  * @category errors
@@ -539,7 +539,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
 }
 
 /**
- * A frame with a known event name whose payload does not match its schema (U09, U14).
+ * A frame with a known event name whose payload does not match its schema.
  *
  * @since 0.1.0
  * @category errors
@@ -560,7 +560,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
 }
 
 /**
- * A frame larger than the largest accepted (default 1 MiB, U22).
+ * A frame larger than the largest accepted (default 1 MiB).
  *
  * @since 0.1.0
  * @category errors
@@ -608,7 +608,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
 
 /**
  * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
- * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried (U08, U12).
+ * on the SSE `GET`), or a close code 1008, 4001, 4003, 4401 or 4403. Not retried.
  *
  * @since 0.1.0
  * @category errors
@@ -632,9 +632,9 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
 
 /**
  * A newer connection to the same session took its event channel over (close code 4000): never
- * reopened, or the two watchers would take the session from each other in turn (issue 20).
+ * reopened, or the two watchers would take the session from each other in turn.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
@@ -645,7 +645,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
     reason: defaulted(Schema.String, () => "")
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `Another connection to the session took over its event channel (close 4000)${
@@ -655,7 +655,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
 }
 
 /**
- * The connection did not open within the connect time-out (default 10 s, U22).
+ * The connection did not open within the connect time-out (default 10 s).
  *
  * @since 0.1.0
  * @category errors
@@ -706,7 +706,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
  * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
  * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
  * schedule only governs a channel that has been open.
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
@@ -721,7 +721,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
     lastError: Schema.String
   }
 ) {
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return Failures.messages.NeverConnected(this)
@@ -750,7 +750,7 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
 
 /**
  * `respond` was called for a request this connection never received, or already answered, or
- * after the connection closed (U16).
+ * after the connection closed.
  *
  * @since 0.1.0
  * @category errors
@@ -775,7 +775,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
 }
 
 /**
- * Too many answers are waiting for the connection to reopen (default bound 64, U16).
+ * Too many answers are waiting for the connection to reopen (default bound 64).
  *
  * @since 0.1.0
  * @category errors
@@ -795,7 +795,7 @@ export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effe
 }
 
 /**
- * A `complete` response of type `JSON` could not be parsed (U13).
+ * A `complete` response of type `JSON` could not be parsed.
  *
  * @since 0.1.0
  * @category errors
@@ -812,11 +812,11 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
 }
 
 // ---------------------------------------------------------------------------
-// Session façade (U17, U20)
+// Session façade
 // ---------------------------------------------------------------------------
 
 /**
- * More `action_run` events arrived than the session's `max_actions` (U20).
+ * More `action_run` events arrived than the session's `max_actions`.
  *
  * @since 0.1.0
  * @category errors
@@ -839,7 +839,7 @@ export class ActionBudgetExceeded
 /**
  * The event channel ended before `complete` without an error of its own (closed with 1000, by
  * `close`, or after an `error` event with `endOnError`), or the consumer of `events` stopped
- * before `complete` (U17).
+ * before `complete`.
  *
  * @since 0.1.0
  * @category errors
@@ -961,7 +961,7 @@ export type HttpStatusError =
  * The errors of `Credentials.keyFor`: no key for the operation. The account key's operations
  * (`onboard`) fail only with `MissingCredentials`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type CredentialsError = MissingCredentials | MissingAgentKey
@@ -971,7 +971,7 @@ export type CredentialsError = MissingCredentials | MissingAgentKey
  * `MissingAgentKey`; and, as for every creating call, no `RequestTimeout`: an attempt that timed
  * out may have created the agent, so the call fails with `OutcomeUnknown`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type OnboardError =
@@ -987,7 +987,7 @@ export type OnboardError =
  * The errors of `AgentApi.createSession`: those of {@link OnboardError}, and `MissingAgentKey`
  * (it may use an agent's key).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type CreateSessionError = OnboardError | MissingAgentKey
@@ -996,7 +996,7 @@ export type CreateSessionError = OnboardError | MissingAgentKey
  * The errors of `AgentApi.getSession`: not a creating call, so a time-out is `RequestTimeout`
  * (retried) and never `OutcomeUnknown`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type GetSessionError =
@@ -1054,9 +1054,9 @@ export type RespondError = RequestNotPending | AnswerBufferFull
 /**
  * The errors of a running session's `events` and `outcome` (`AgentSessions`): the connection's
  * own ({@link EventStreamError}), and the session's: `ActionBudgetExceeded` (in `"fail"` mode) and
- * `SessionEndedWithoutComplete` (U17, U20).
+ * `SessionEndedWithoutComplete`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type RunningSessionError = EventStreamError | ActionBudgetExceeded | SessionEndedWithoutComplete
@@ -1065,7 +1065,7 @@ export type RunningSessionError = EventStreamError | ActionBudgetExceeded | Sess
  * The errors of `AgentSessions.start`: creating the session ({@link CreateSessionError}) and
  * connecting to it (`InsecureTransport`). `attach` fails only with `InsecureTransport`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type StartError = CreateSessionError | InsecureTransport
@@ -1075,13 +1075,13 @@ export type StartError = CreateSessionError | InsecureTransport
  * (passed through unchanged): starting ({@link StartError}), the running session
  * ({@link RunningSessionError}), and answering the agent's requests ({@link RespondError}).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export type RunError = StartError | RunningSessionError | RespondError
 
 /**
- * Every error class of this SDK (U19): the errors of every operation, `ConnectTimeout` (the input
+ * Every error class of this SDK: the errors of every operation, `ConnectTimeout` (the input
  * of the reconnect schedule), `ResponseParseError` (of `SessionEvent.parseJsonResponse`) and the
  * errors of a replay ({@link ReplayError}, from the test kit only). The cluster edition's own
  * errors are in `effect-agent-session/cluster` (`ClusterErrors`).
@@ -1156,7 +1156,7 @@ export const AgentSessionError = Schema.Union([
 export const isAgentSessionError = (u: unknown): u is AgentSessionError => Predicate.hasProperty(u, TypeId)
 
 /**
- * Whether an error is worth retrying by the HTTP schedule (U07, U21, U22): transport errors,
+ * Whether an error is worth retrying by the HTTP schedule: transport errors,
  * time-outs, 408, 429 and 5xx.
  *
  * @since 0.1.0

@@ -8,10 +8,10 @@
  *   idle time-out), re-sending the handshake with a freshly read key; never after `complete`,
  *   after `close`, or after the service closed the channel with 1000.
  * - A refused handshake (HTTP 400, 401, 403, 404 or 410 at the upgrade, close codes 1008, 4001,
- *   4003, 4401, 4403) fails at once with `HandshakeRejected`: never retried (U08, U12).
+ *   4003, 4401, 4403) fails at once with `HandshakeRejected`: never retried.
  * - Bounded: frames wait in a buffer of `bufferSize`; when it is full the socket stops reading
  *   until the consumer has taken half of them. Nothing is dropped.
- * - Answers sent while reconnecting are queued (bounded) and sent in order once open (U16).
+ * - Answers sent while reconnecting are queued (bounded) and sent in order once open.
  *
  * @example
  * ```ts
@@ -101,9 +101,9 @@ export const ConnectionState: Data.TaggedEnum.Constructor<ConnectionState> = int
 /**
  * Why a connection closed for good: `complete` (received and delivered), `closed-by-caller`
  * (`close` was called, or the connection's scope closed), `closed-by-service` (the service closed
- * the channel with 1000 before `complete`: the session ended, U17), `error-event` (an `error` event
- * arrived with `endOnError` set, U17), `connection-lost` (the reconnect schedule gave up),
- * `handshake-rejected` (the service refused the credentials, U08, U12), `failed` (a frame error
+ * the channel with 1000 before `complete`: the session ended), `error-event` (an `error` event
+ * arrived with `endOnError` set), `connection-lost` (the reconnect schedule gave up),
+ * `handshake-rejected` (the service refused the credentials), `failed` (a frame error
  * with `failOnFrameError`, or a missing key, ended the stream). The protocol core's
  * `Connection.CloseReason`.
  *
@@ -116,19 +116,19 @@ export type CloseReason = CoreConnection.CloseReason
  * What ended a connection attempt that will be retried, as the `reconnect` and `firstConnect`
  * schedules see it: a `ConnectTimeout`, or a description such as `closed with code 1006`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type AttemptError = ConnectTimeout | string
 
 /**
- * Options of one connection. Every time-out and bound is a typed error or behaviour (U22).
+ * Options of one connection. Every time-out and bound is a typed error or behaviour.
  *
  * @since 0.1.0
  * @category models
  */
 export interface ConnectOptions {
-  /** Whose key to connect with (U11): an agent (or its id); default per `Credentials`. */
+  /** Whose key to connect with: an agent (or its id); default per `Credentials`. */
   readonly agent?: Credentials.AgentKeyRef | string | undefined
   /**
    * The reconnect schedule. Its input is what ended the last attempt ({@link AttemptError}: a
@@ -176,7 +176,7 @@ export interface ConnectOptions {
   readonly maxFrameSize?: number | undefined
   /** Unknown events fail with `UnknownEvent` instead of arriving as `Unrecognized`. Default false. */
   readonly strict?: boolean | undefined
-  /** An `error` event ends the stream after it is delivered (U17). Default false. */
+  /** An `error` event ends the stream after it is delivered. Default false. */
   readonly endOnError?: boolean | undefined
   /** Frame errors (malformed, undecodable, too large) fail the stream instead of being skipped with a warning log. Default true: they fail. */
   readonly failOnFrameError?: boolean | undefined
@@ -188,7 +188,7 @@ export interface ConnectOptions {
    * the tail of what was delivered, decided by the first frame that breaks it, a keep-alive, a frame
    * error, the attempt's end or `replayHold`. When false, every event received is delivered,
    * repeats included (an `action_run` repeated is two actions). Either way the `action_run` events
-   * delivered are never fewer than those the newest connection sent (docs/unspecified.md, "Replays").
+   * delivered are never fewer than those the newest connection sent (docs/reliability.md#replays).
    */
   readonly replaysOnReconnect?: boolean | undefined
   /**
@@ -223,7 +223,7 @@ export interface Connection {
   /** The connection's state, observable with `SubscriptionRef.changes(state)`. */
   readonly state: SubscriptionRef.SubscriptionRef<ConnectionState>
   /**
-   * Answers a request this connection received and has not answered (U16), else
+   * Answers a request this connection received and has not answered, else
    * `RequestNotPending`. It returns once the answer is queued: it is written at once when open,
    * or in order right after the next handshake (`AnswerBufferFull` past `answerBufferSize`).
    * An answer written just before an abrupt drop, with no frame after it, is written again
@@ -319,13 +319,13 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  * Semantics of every connection it opens:
  * - **Address.** `{url}{dialect.connectPath}`; with the `query` or `both` handshake the address
  *   carries `sessionId` and `apiKey`; with `message` or `both` the first frame sent once open is
- *   `{ apiKey, sessionId }` (U08). The key is `Credentials.keyFor("connect", agent)`, read afresh
+ *   `{ apiKey, sessionId }`. The key is `Credentials.keyFor("connect", agent)`, read afresh
  *   for every attempt. Addresses are logged and traced only through `Wire.redactUrl`.
  * - **Insecure transport.** `connect` fails with `InsecureTransport` for `ws://` to a host that is
  *   not loopback, unless `allowInsecure` is set.
  * - **Subscribe-then-connect.** The socket opens when `events` starts being consumed.
  * - **End.** `events` ends after delivering `complete` (the socket is closed with 1000), after
- *   delivering an `error` event with `endOnError` (U17), after `close`, or when the service closes
+ *   delivering an `error` event with `endOnError`, after `close`, or when the service closes
  *   the channel with code 1000 before `complete` (the session ended: `AgentSessions` reports
  *   `SessionEndedWithoutComplete`). None of these reconnects.
  * - **Reconnect.** An abnormal close (any code but 1000, 1006 included), an open failure, a
@@ -337,10 +337,10 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   `NeverConnected` instead (see `firstConnect`).
  * - **Refused handshake.** HTTP 400, 401, 403, 404 or 410 at the upgrade (the key, or no such
  *   session), or close codes 1008, 4001, 4003, 4401, 4403: `HandshakeRejected { code, reason }`
- *   at once, never retried (U12). Another status at the upgrade is an open failure (retried). A missing key:
+ *   at once, never retried. Another status at the upgrade is an open failure (retried). A missing key:
  *   `MissingCredentials` / `MissingAgentKey`, not retried.
  * - **Superseded.** Close code 4000 (a newer connection to the same session took it over):
- *   `Superseded { reason }` at once, never reopened (issue 20).
+ *   `Superseded { reason }` at once, never reopened.
  * - **Replays.** Every event received is delivered, repeats included, unless the service is
  *   declared to replay (`replaysOnReconnect`): then a proven replay (the longest run of a reopened
  *   connection's first events equal, in order, to the last events delivered) is held and dropped.
@@ -353,7 +353,7 @@ export type LayerType = Layer.Layer<EventStream, never, Requirements>
  *   reading (frames the socket had already read when it paused still arrive) until the consumer
  *   has taken half. The idle timer does not run while reading is paused. Pausing needs a socket
  *   with `pause()`/`resume()`, as the `ws` package's sockets have.
- * - **Answers (U16).** `respond` accepts an answer for a request received on this connection
+ * - **Answers.** `respond` accepts an answer for a request received on this connection
  *   and not yet answered (keyed by `action_session_id` and raw `resource_type`), else
  *   `RequestNotPending`. Accepted answers queue (at most `answerBufferSize`, then
  *   `AnswerBufferFull`) and are written in order while open, or right after the next handshake.

@@ -3,7 +3,7 @@
  * answers sent, HTTP attempts and retries by status, and the create-session latency.
  *
  * They live in Effect's metric registry (`Metric.MetricRegistry`), so any exporter that reads it
- * (the OTLP layers of `effect/observability`, `Metric.snapshot`) sees them without extra wiring; see `docs/observability.md`. Every name starts with
+ * (the OTLP layers of `effect/observability`, `Metric.snapshot`) sees them without extra wiring; see `docs/sessions.md#logs-spans-and-metrics`. Every name starts with
  * `agent_session_`.
  *
  * The `record*` helpers are what the SDK calls; they are cheap enough for the event path
@@ -51,7 +51,7 @@ const counter = (metric: { readonly name: string; readonly description: string }
 export const eventsReceived: Metric.Counter<number> = counter(Telemetry.metrics.eventsReceived)
 
 /**
- * `action_run` events received: the chargeable actions (U20).
+ * `action_run` events received: the chargeable actions.
  *
  * @since 0.1.0
  * @category models
@@ -70,7 +70,7 @@ export const reconnects: Metric.Counter<number> = counter(Telemetry.metrics.reco
  * Reconnect attempts of the event channel: each try to reopen a channel that was open counts
  * once, whether or not it succeeds (`reconnects` counts the ones that did).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export const reconnectAttempts: Metric.Counter<number> = counter(Telemetry.metrics.reconnectAttempts)
@@ -169,7 +169,7 @@ export const recordReconnect: Effect.Effect<void> = Metric.update(reconnects, 1)
 /**
  * Records one reconnect attempt of the event channel (a try about to be made).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const recordReconnectAttempt: Effect.Effect<void> = Metric.update(reconnectAttempts, 1)

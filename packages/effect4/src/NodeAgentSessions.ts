@@ -30,7 +30,7 @@ export interface Options {
   readonly apiKey?: Redacted.Redacted<string> | string | undefined
   /** Agents whose keys are known in advance. */
   readonly agents?: Iterable<Credentials.AgentKeyRef> | undefined
-  /** Which key each operation uses (U11). */
+  /** Which key each operation uses. */
   readonly selection?: Credentials.KeySelection | undefined
   /** The HTTP base URL (`{base_url}`). */
   readonly baseUrl: string

@@ -26,7 +26,7 @@ import { HttpUrlString, NonBlankString } from "./internal/schema.js"
 import { AutoTrigger, CreateSessionRequest, SessionId, SessionInfo, SessionStatus } from "./Session.js"
 
 // ---------------------------------------------------------------------------
-// Error bodies (what the service answers on failure; the client reads them per U18)
+// Error bodies (what the service answers on failure; the client reads them)
 // ---------------------------------------------------------------------------
 
 const errorFields = { error: Schema.String }

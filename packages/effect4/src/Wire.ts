@@ -1,6 +1,6 @@
 /**
- * The codecs a {@link Dialect.Dialect} selects: how server frames are decoded (U09), how the
- * connection payload is delivered (U08), and how answers are framed (U16). Everything here is
+ * The codecs a {@link Dialect.Dialect} selects: how server frames are decoded, how the
+ * connection payload is delivered, and how answers are framed. Everything here is
  * synchronous and total: a frame gives an event or a typed error (a `Result`), never a thrown
  * exception. The frames are read by the protocol core's `Frame` reader; this module decodes their
  * payloads with Effect 4's `Schema` and builds the SDK's errors.
@@ -21,7 +21,7 @@ import { formatIssue } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 
 /**
- * The largest frame accepted by default: 1 MiB (U22).
+ * The largest frame accepted by default: 1 MiB.
  *
  * @since 0.1.0
  * @category models
@@ -193,7 +193,7 @@ export const encodeEvent = (framing: Dialect.Framing, event: SessionEvent.Sessio
 }
 
 // ---------------------------------------------------------------------------
-// Handshake (U08)
+// Handshake
 // ---------------------------------------------------------------------------
 
 /**
@@ -218,7 +218,7 @@ export const handshakeMessage = (apiKey: Redacted.Redacted<string>, sessionId: s
 
 /**
  * The address of the event channel (or the SSE stream) for a session: the base, the path, and,
- * when the handshake goes in the query (U08), `sessionId` and `apiKey` parameters.
+ * when the handshake goes in the query, `sessionId` and `apiKey` parameters.
  *
  * @since 0.1.0
  * @category constructors
@@ -249,7 +249,7 @@ export const joinPath: (base: string, path: string) => string = Url.joinPath
 export const redactUrl: (url: string) => string = Secrets.redactUrl
 
 // ---------------------------------------------------------------------------
-// Answers (U16)
+// Answers
 // ---------------------------------------------------------------------------
 
 /**

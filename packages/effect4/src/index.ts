@@ -23,21 +23,21 @@ export * as AgentApi from "./AgentApi.js"
 
 /**
  * The façade most users call: create a session, watch its events, answer its requests, and get
- * its outcome, with the action budget guard (U20).
+ * its outcome, with the action budget guard.
  *
  * @since 0.1.0
  */
 export * as AgentSessions from "./AgentSessions.js"
 
 /**
- * The caller's answer to an `external_resource_requested` event (U16): grant, with input, or deny.
+ * The caller's answer to an `external_resource_requested` event: grant, with input, or deny.
  *
  * @since 0.1.0
  */
 export * as Answer from "./Answer.js"
 
 /**
- * The keys the SDK authenticates with, and which key each operation uses (U11, U12).
+ * The keys the SDK authenticates with, and which key each operation uses.
  *
  * @since 0.1.0
  */
@@ -105,7 +105,7 @@ export * as Session from "./Session.js"
 export * as SessionEvent from "./SessionEvent.js"
 
 /**
- * The codecs a dialect selects: frames decoded (U09), the handshake (U08), answers framed (U16).
+ * The codecs a dialect selects: frames decoded, the handshake, answers framed.
  *
  * @since 0.1.0
  */

@@ -26,7 +26,7 @@ export type AnswerEncoded = typeof AnswerSchema.Type
 export const toAnswer = (answer: AnswerEncoded): Answer.Answer =>
   answer._tag === "Grant" ? Answer.grant(Option.getOrUndefined(answer.input)) : Answer.deny()
 
-/** The key a request is answered by: its action session and raw resource type (U16). */
+/** The key a request is answered by: its action session and raw resource type. */
 export const requestKey = (request: SessionEvent.ExternalResourceRequested): string =>
   `${request.action_session_id}/${SessionEvent.resourceTypeRaw(request.resource_type)}`
 

@@ -43,7 +43,7 @@ const writeNext = (shell: Shell, attempt: AttemptHooks): Effect.Effect<boolean> 
 export const writer = (shell: Shell, attempt: AttemptHooks): Effect.Effect<void> =>
   Effect.flatMap(writeNext(shell, attempt), (more) => more ? writer(shell, attempt) : Effect.void)
 
-/** `Connection.respond`: queues the answer (U16), written at once when the attempt is open. */
+/** `Connection.respond`: queues the answer, written at once when the attempt is open. */
 export const respond = (
   shell: Shell,
   dialect: Dialect.Dialect,

@@ -5,7 +5,7 @@
  * (end, or retry on which schedule) to the loop.
  *
  * No wrapper stays on the fiber's stack while it waits: the scope is closed and the
- * `EventStream.attempt` span ended by hand (docs/engine.md, "One connection").
+ * `EventStream.attempt` span ended by hand (src/internal/README.md, "One connection").
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -3,7 +3,7 @@
  * (idle time-outs, connect time-outs, the grace given to a closing socket) is an entry of the
  * protocol core's `Deadlines.DeadlineQueue`, and ONE fiber, started on the first entry and gone
  * when none is left, sleeps until the earliest. Not a fiber per connection: the SDK keeps at most
- * one fiber per idle open session, the connection's loop (docs/engine.md, "Deadlines").
+ * one fiber per idle open session, the connection's loop (src/internal/README.md, "Deadlines").
  *
  * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests. While it
  * sleeps the timer is three fibers (itself and the two sides of the race that lets an earlier

@@ -15,7 +15,7 @@
  * the end. One fiber per open connection: the loop, waiting for its attempt to end; frames go
  * from the socket's callback through the core straight into the `Mailbox` the consumer reads;
  * time-outs are entries of the shared timer; an answer writer exists only while answers are
- * written (docs/engine.md says which rule lives where).
+ * written (src/internal/README.md says which rule lives where).
  */
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
@@ -73,7 +73,7 @@ export interface Engine {
   readonly peakBuffered: () => number
   /** Frames skipped with a warning (`failOnFrameError: false`). */
   readonly skipped: () => number
-  /** The answer ledger's size: requests remembered and the characters of their keys (issue 20 item 3). */
+  /** The answer ledger's size: requests remembered and the characters of their keys. */
   readonly ledger: () => { readonly requests: number; readonly keyChars: number; readonly forgotten: number }
 }
 
@@ -149,7 +149,7 @@ export const makeEngine = (
 
     // The connection's fiber. Its log annotation and span are set on the fiber itself (it runs
     // nothing else), not wrapped around it: a wrapper stays on the stack while the connection is
-    // open (docs/engine.md, "One connection"). One frame for the ending.
+    // open (src/internal/README.md, "One connection"). One frame for the ending.
     const connected: Effect.Effect<void> = Effect.flatMap(
       Spans.make("EventStream.connection", { sessionId, url: options.printableUrl }),
       (span) =>

@@ -8,7 +8,7 @@
  * attempt to open and to end.
  *
  * Synchronous per frame, classes rather than closures: a frame goes from the socket's callback
- * through the decoder and the core into the `Mailbox` without an Effect (docs/engine.md, "One
+ * through the decoder and the core into the `Mailbox` without an Effect (src/internal/README.md, "One
  * connection").
  */
 import type * as Clock from "effect/Clock"

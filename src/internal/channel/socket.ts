@@ -5,7 +5,7 @@
  *
  * Why: a connection read by `Socket.runRaw` costs a fiber of its own, its `FiberSet`, a latch and
  * an open-time-out race, and every frame is first wrapped by the platform (the heap it costs per
- * idle connection: docs/engine.md, "One connection"). Here the socket's listeners call the
+ * idle connection: src/internal/README.md, "One connection"). Here the socket's listeners call the
  * engine's hooks directly and synchronously: no fiber while the connection is open, the connect
  * time-out is an entry of the shared timer, and the engine pauses the socket itself (`ws`'s
  * `pause()`/`resume()`) when its buffer is full.

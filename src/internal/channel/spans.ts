@@ -1,7 +1,7 @@
 /**
  * The engine's spans (`EventStream.connection`, `EventStream.attempt`), made and ended by hand:
  * a wrapper (`Effect.withSpan`) would stay on the connection fiber's stack for as long as the
- * connection is open, which costs heap per open connection (docs/engine.md, "One connection").
+ * connection is open, which costs heap per open connection (src/internal/README.md, "One connection").
  *
  * None is made when the tracer is Effect's built-in one (no tracer layer given): its spans reach
  * no exporter, and a span held for the connection's life is heap for nothing. Any tracer a user

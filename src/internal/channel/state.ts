@@ -2,7 +2,7 @@
  * The connection's state: its values (re-exported by `EventStream.ts`), and the cell that holds
  * it. The cell is a plain value until someone asks for `Connection.state`, then a
  * `SubscriptionRef` from that value on: most connections are never watched, and a
- * `SubscriptionRef` is heap per connection (docs/engine.md, "One connection").
+ * `SubscriptionRef` is heap per connection (src/internal/README.md, "One connection").
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

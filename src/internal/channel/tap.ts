@@ -1,5 +1,5 @@
 /**
- * The event channel's tap (issue 23): what a recorder sees of one connection, at the boundary
+ * The event channel's tap: what a recorder sees of one connection, at the boundary
  * between a transport and the engine (`transport.ts`), so that it records what the service sent,
  * byte for byte, before anything decodes it.
  *

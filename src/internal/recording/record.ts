@@ -1,5 +1,5 @@
 /**
- * Recording a session (issue 23): the wrappers of `AgentApi` and `EventStream` that note what
+ * Recording a session: the wrappers of `AgentApi` and `EventStream` that note what
  * happens, and the writer that puts it in the file.
  *
  * The event path only appends to an in-memory queue (one object per frame, from the socket's

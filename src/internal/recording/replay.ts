@@ -1,5 +1,5 @@
 /**
- * Replaying a recording in memory (issue 23): an `AgentApi` whose `createSession` answers what
+ * Replaying a recording in memory: an `AgentApi` whose `createSession` answers what
  * was recorded, and an `EventStream` whose connections are the SDK's real engine over a
  * transport that plays the recorded connections, frame by frame, each after its recorded delay
  * (`Effect.sleep`: virtual time under the `TestClock`). The engine decodes, buffers, answers,

@@ -100,7 +100,7 @@ export interface Options {
 /**
  * Options of `AgentSessionsTest.replay`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReplayOptions {

@@ -162,7 +162,7 @@ export const layer = (
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
   const { Authentication, api } = ServiceApi.make(dialect)
 
-  // --- Idempotency-Key (issue 13): one agent / one session per key and body, per caller ---
+  // --- Idempotency-Key: one agent / one session per key and body, per caller ---
   const onboards = new IdempotencyCache<Agent>()
   const creates = new IdempotencyCache<string>()
   const principalOf = (identity: Identity): string => identity._tag === "Account" ? "account" : identity.agent.agentId

@@ -1,5 +1,5 @@
 /**
- * The simulator's replay of a recording over real sockets (issue 23): a server that answers the
+ * The simulator's replay of a recording over real sockets: a server that answers the
  * recorded create request with the recorded response and serves each connection a client opens
  * as the next recorded connection, over WebSocket or Server-Sent Events, in the recorded
  * dialect: its frames with their recorded delays (divided by `speed`), then its end (a close

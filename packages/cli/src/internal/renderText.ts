@@ -48,7 +48,7 @@ export const renderResponse = (outcome: Pick<Outcome, "response" | "type" | "com
   return outcome.response
 }
 
-/** `Render.formatCost`: the cost line of an outcome (no unit is assumed, U14). */
+/** `Render.formatCost`: the cost line of an outcome (no unit is assumed). */
 export const formatCost = (cost: Option.Option<number>): string =>
   Option.match(cost, { onNone: () => "not reported", onSome: (n) => String(n) })
 

@@ -35,7 +35,7 @@ export const reconnectSchedule = (attempts: number): Schedule.Schedule<unknown, 
 /** The budget guard given to the SDK for a session whose `max_actions` is not known: none. */
 const UNKNOWN_MAX_ACTIONS = 2_147_483_647
 
-/** The session of an error that says it may still be running at the service (issue 13). */
+/** The session of an error that says it may still be running at the service. */
 const orphanOf = (error: unknown): Option.Option<string> =>
   Predicate.hasProperty(error, "sessionId") && Predicate.hasProperty(error, "mayStillBeRunning") &&
     typeof error.sessionId === "string" && error.mayStillBeRunning === true
@@ -61,7 +61,7 @@ export const runSession = (
     let dialect: Option.Option<"documented" | "observed"> = Option.none()
 
     // Issue 13: a session that may still be running (and paid for) is named, with how to reattach;
-    // a create request without its answer may have made one (issue 20).
+    // a create request without its answer may have made one.
     const notice = (text: string) => Effect.sync(() => env.sink.err(`${text}\n`))
     const orphanOfProgress = Effect.suspend(() =>
       Option.isSome(progress.creating)

@@ -15,13 +15,13 @@ export type CloseReason =
   | "complete"
   /** `close` was called, or the connection's scope closed. */
   | "closed-by-caller"
-  /** The service closed the channel with 1000 before `complete`: the session ended (U17). */
+  /** The service closed the channel with 1000 before `complete`: the session ended. */
   | "closed-by-service"
-  /** An `error` event arrived with `endOnError` set (U17). */
+  /** An `error` event arrived with `endOnError` set. */
   | "error-event"
   /** The reconnect schedule gave up. */
   | "connection-lost"
-  /** The service refused the credentials (U08, U12). */
+  /** The service refused the credentials. */
   | "handshake-rejected"
   /** A newer connection to the same session took it over: close code 4000 (`Close`). */
   | "superseded"

@@ -1,13 +1,13 @@
 /**
  * What a failed request says (`Http`'s error messages): the message of an error response's body
- * (U18) and its request id, and the message of a failure without a response, with whether it
+ * and its request id, and the message of a failure without a response, with whether it
  * proves the request never left. Re-exported by `Http`.
  */
 import type { Headers } from "./httpTypes.js"
 import { scrub, truncateRaw } from "../Secrets.js"
 
 // ---------------------------------------------------------------------------
-// Error bodies (U18)
+// Error bodies
 // ---------------------------------------------------------------------------
 
 const MESSAGE_FIELDS = ["error", "message", "error_message", "error_description"] as const
@@ -34,7 +34,7 @@ const parseJson = (text: string): { readonly value: unknown } | undefined => {
 }
 
 /**
- * The message of an error body (U18): the first non-blank of `error`, `message`, `error_message`,
+ * The message of an error body: the first non-blank of `error`, `message`, `error_message`,
  * `error_description` (a string, or an object's `message`, `error` or `description`); else the
  * text body; else the status line. Cut by `Secrets.truncateRaw`; not scrubbed: the caller does that.
  *
@@ -65,7 +65,7 @@ export const requestId = (headers: Headers): string | undefined =>
   nonBlank(headers["x-request-id"]) ?? nonBlank(headers["request-id"])
 
 /**
- * What an HTTP status error keeps of a failed response (U07, U18), with every key out: the
+ * What an HTTP status error keeps of a failed response, with every key out: the
  * status; the message of its body (`errorMessage`); the body cut to `Secrets.RAW_LIMIT`; the
  * request id, if any. Scrubbed (`Secrets.scrub`) before anything is cut, so that a key across the
  * cut leaves no prefix; the request id too, as the peer chooses every header value.

@@ -81,7 +81,7 @@ const textDecoder = new TextDecoder()
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees a status it does not declare), and a 2xx is handed on
- * as a 200 (any 2xx is success, U07), its body read within the limit and kept for a possible
+ * as a 200 (any 2xx is success), its body read within the limit and kept for a possible
  * `ResponseDecodeError`.
  */
 const handleResponse = (

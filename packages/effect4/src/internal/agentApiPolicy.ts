@@ -1,6 +1,6 @@
 /**
  * The retry and create policies of `AgentApi`: the default schedule, the schedule actually run
- * (only while the error is retryable, U07; each wait at least the `Retry-After` asked, U21), and
+ * (only while the error is retryable; each wait at least the `Retry-After` asked), and
  * whether a failed creating call may have created what it asked (at most one session per call).
  * The rules are the protocol core's (`Http`, `Failures`); this module applies them to the typed
  * errors.
@@ -16,10 +16,10 @@ import { type AgentApiError, isRetryable, type TransportError } from "../Errors.
 import * as Metrics from "../Metrics.js"
 import { fromRequestError } from "./httpErrors.js"
 
-/** The default request time-out (U22). */
+/** The default request time-out. */
 export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
 
-/** The default cap on a wait asked by `Retry-After` (U21). */
+/** The default cap on a wait asked by `Retry-After`. */
 export const defaultMaxRetryAfter: Duration.Duration = Duration.millis(Http.defaults.maxRetryAfterMillis)
 
 const { factor, initialMillis, maxDelayMillis, retries } = Http.defaults.retry
@@ -41,8 +41,8 @@ const retryAfterOf = (error: AgentApiError): number | undefined =>
     : undefined
 
 /**
- * The schedule actually run: the caller's schedule, only while the error is retryable (U07),
- * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter` (U21).
+ * The schedule actually run: the caller's schedule, only while the error is retryable,
+ * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter`.
  * `onRetry` runs once per retry that will happen, with the error and the wait.
  */
 export const effectiveRetry = (

@@ -1,5 +1,5 @@
 /**
- * The one place where HTTP failures become the SDK's typed errors (U07, U18, U21): a non-2xx
+ * The one place where HTTP failures become the SDK's typed errors: a non-2xx
  * response by its status, a failure without a response, a 2xx whose body does not decode. The
  * rules (which status is which kind, the message of a body, `Retry-After`, keys out of text) are
  * the protocol core's (`Http`, `Secrets`); this module builds the errors.
@@ -27,7 +27,7 @@ import {
 /** Text from the service without any key (`Secrets.scrub` of the protocol core). */
 export const scrub = Secrets.scrub
 
-/** The wait a response asks for (`Http.retryAfterMillis`, U21), as a `Duration`. */
+/** The wait a response asks for (`Http.retryAfterMillis`), as a `Duration`. */
 export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
   Option.map(Option.fromUndefinedOr(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
 
@@ -41,7 +41,7 @@ export interface FailedResponse {
 }
 
 /**
- * Maps a non-2xx response to its typed error (U07, U18, U21). The message and the body (cut to
+ * Maps a non-2xx response to its typed error. The message and the body (cut to
  * 4 KiB) are scrubbed of `secrets` and of any JSON member named like a key.
  */
 export const fromStatus = (

@@ -1,8 +1,8 @@
 /**
  * The guard between a session's connection and its consumer (`RunningSession.events`): the action
- * budget (U20) and the tally of the session (the protocol core's `Session.Tally`), the requests
+ * budget and the tally of the session (the protocol core's `Session.Tally`), the requests
  * registered as pending before they are delivered, the outcome settled when `complete` is seen or
- * when the events end (U17), and the `AgentSessions.events` span.
+ * when the events end, and the `AgentSessions.events` span.
  */
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -86,7 +86,7 @@ export const guard = (
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete (U17). The exit seen here is also the consumer's: its own
+    // SessionEndedWithoutComplete. The exit seen here is also the consumer's: its own
     // failure (whatever its type) or interruption is not passed on to whoever awaits the
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
@@ -106,7 +106,7 @@ export const guard = (
     // on as it came (no copy, no Effect), unless it carries a request (registered in `pending`
     // before the chunk is delivered) or the overrun (the chunk is cut after it; the next pull
     // closes the connection and fails). The end of the connection's events is judged here: an
-    // end before `complete` is SessionEndedWithoutComplete (U17).
+    // end before `complete` is SessionEndedWithoutComplete.
     let overrun: ActionBudgetExceeded | undefined
     const onChunk = (chunk: Chunk): Effect.Effect<Chunk> => {
       let requests: Array<SessionEvent.ExternalResourceRequested> | undefined

@@ -1,5 +1,5 @@
 /**
- * The package version, sent in the `User-Agent` header (U23). A test keeps it equal to the
+ * The package version, sent in the `User-Agent` header. A test keeps it equal to the
  * `version` of `package.json`.
  */
 export const version = "0.1.0"

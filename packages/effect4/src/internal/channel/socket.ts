@@ -7,7 +7,7 @@
  * scope of its own, and its back-pressure counts bytes; here the socket's listeners hand each
  * frame to the engine's hooks synchronously, the connect time-out is an entry of the shared timer,
  * and the engine pauses the socket itself (`ws`'s `pause()`/`resume()`) when its buffer of events
- * is full (docs/editions.md, "The event channel of the Effect 4 edition", has the measurement).
+ * is full.
  *
  * The semantics are those of a socket whose every close fails, 1000 included (as Effect 4's
  * `Socket` reports them): the core's `Close` classifies the code; an `error` event ends the

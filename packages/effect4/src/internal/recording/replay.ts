@@ -1,5 +1,5 @@
 /**
- * Replaying a recording in memory (issue 23), in the Effect 4 edition: an `AgentApi` whose
+ * Replaying a recording in memory, in the Effect 4 edition: an `AgentApi` whose
  * `createSession` answers what was recorded, and an `EventStream` whose connections are the
  * edition's real engine over a transport that plays the recorded connections, frame by frame,
  * each after its recorded delay (`Effect.sleep`: virtual time under the `TestClock`). The engine
