@@ -41,6 +41,7 @@ export const fast: ReadonlyArray<string> = [
   "test/cli/sanitize.test.ts",
   "test/cluster/eventsStream.test.ts",
   "test/cluster/gate.test.ts",
+  "test/cluster/membership.test.ts",
   "test/cluster/watchPeers.test.ts",
   "test/recording/replay.test.ts",
   "test/simulator/Idempotency.test.ts",
