@@ -71,6 +71,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/cli/run.test.ts", why: "the command line as child processes against the simulator" },
   { path: "test/cli/simulate.test.ts", why: "simulate as a child process" },
   { path: "test/cli/startup.test.ts", why: "the command line and the start-up bench as child processes" },
+  { path: "test/cluster/authSocket.test.ts", why: "the runner transport's handshake over real sockets" },
   { path: "test/cluster/auth.test.ts", why: "a runner on PostgreSQL, members and outsiders over real sockets" },
   { path: "test/cluster/ClusterSessions.test.ts", why: "the embedded cluster against the simulator over real sockets" },
   { path: "test/cluster/EventLogSql.test.ts", why: "the event log on PostgreSQL" },
