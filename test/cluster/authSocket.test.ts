@@ -3,7 +3,8 @@
  * over real loopback sockets, no database: a raw TCP outsider (garbage, a partial handshake, a
  * slow one) never reaches the handler and is cut off; a dialer with a wrong secret is refused;
  * a dialer refuses a runner that does not prove the secret; the server survives all of it and
- * still serves members, bytes sent right after the handshake included.
+ * still serves members, bytes sent right after the handshake included. Over TLS (certificates made
+ * with openssl), a certificate of another CA or none is refused.
  */
 import * as Socket from "@effect/platform/Socket"
 import { assert, describe, it } from "@effect/vitest"
@@ -12,7 +13,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import * as Net from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as AuthSocket from "../../src/cluster/internal/authSocket.js"
 import * as Handshake from "../../src/cluster/internal/handshake.js"
 
@@ -156,4 +161,39 @@ describe("the runner transport with membership", () => {
         assert.notInclude(line, "wrong-secret")
       }
     }), 30_000)
+})
+
+/** A CA, a certificate for 127.0.0.1 signed by it (runner and members alike) and one signed by another CA. */
+const certificates = () => {
+  const dir = mkdtempSync(join(tmpdir(), "cluster-tls-"))
+  const ssl = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
+  for (const name of ["ca", "other-ca"]) {
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.crt`, "-days", "1", "-subj", `/CN=${name}`)
+  }
+  writeFileSync(join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\n")
+  for (const [name, ca] of [["member", "ca"], ["stranger", "other-ca"]] as const) {
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`)
+    ssl("x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", "san.ext")
+  }
+  const read = (file: string) => readFileSync(join(dir, file), "utf8")
+  return {
+    member: { key: read("member.key"), cert: read("member.crt"), ca: read("ca.crt") },
+    stranger: { key: read("stranger.key"), cert: read("stranger.crt"), ca: read("ca.crt") }
+  }
+}
+
+describe("the runner transport over TLS", () => {
+  it.scoped("mutual TLS with the secret inside: a member gets through; a certificate of another CA, or none, is refused before the handshake", () =>
+    Effect.gen(function*() {
+      const certs = certificates()
+      const { handled, port } = yield* echoServer({ ...auth(SECRET), tls: certs.member })
+      assert.strictEqual(yield* echo({ ...auth(SECRET), tls: certs.member }, port, "over tls"), "over tls")
+      const stranger = yield* Effect.flip(echo({ ...auth(SECRET), tls: certs.stranger }, port, "x"))
+      assert.strictEqual(stranger.reason, "Open")
+      const noCert = yield* Effect.flip(echo({ ...auth(SECRET), tls: { ca: certs.member.ca } }, port, "x"))
+      assert.strictEqual(noCert.reason, "Open")
+      // Plain TCP to a TLS runner: nothing reaches the handler.
+      yield* raw(port, Handshake.client([Buffer.from(SECRET)]).initial!)
+      assert.strictEqual(handled.count, 1)
+    }), 60_000)
 })
