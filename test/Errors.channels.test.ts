@@ -240,8 +240,8 @@ const operations = {
   "ClusterSessions.layerEmbedded": [],
   "EventLog.Service": ["EventLogError"],
   "EventLog.layerSql": ["EventLogError"],
-  "NodeClusterSessions.layerRunner": ["SqlError", "EventLogError", "SocketServerError", "ConfigError"],
-  "NodeClusterSessions.layerClient": ["SqlError", "ConfigError"]
+  "NodeClusterSessions.layerRunner": ["SqlError", "EventLogError", "SocketServerError", "ConfigError", "ClusterSecretError"],
+  "NodeClusterSessions.layerClient": ["SqlError", "ConfigError", "ClusterSecretError"]
 } as const satisfies { readonly [K in keyof Channels]: ReadonlyArray<string> }
 
 // ---------------------------------------------------------------------------
@@ -297,7 +297,11 @@ expectTypeOf<Channels["AgentApi.layerConfig"]>().toEqualTypeOf<
   Errors.InvalidRequest | Errors.InsecureTransport | ConfigError.ConfigError
 >()
 expectTypeOf<Channels["NodeClusterSessions.layerRunner"]>().toEqualTypeOf<
-  SqlError.SqlError | EventLog.EventLogError | SocketServer.SocketServerError | ConfigError.ConfigError
+  | SqlError.SqlError
+  | EventLog.EventLogError
+  | SocketServer.SocketServerError
+  | ConfigError.ConfigError
+  | ClusterErrors.ClusterSecretError
 >()
 
 // A user's handler errors pass through `run` unchanged, beside the run's own.

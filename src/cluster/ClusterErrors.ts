@@ -100,6 +100,30 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect
 }
 
 /**
+ * A process of the cluster cannot start with the cluster secret it was given: a runner would
+ * listen beyond loopback with none (`Missing`), a secret is shorter than 16 characters
+ * (`TooShort`), or more than 8 are given at once (`TooMany`). The message names the setting,
+ * never a secret. Raised when `NodeClusterSessions.layerRunner` or `layerClient` is built; not a
+ * {@link ClusterError} (no call can fail with it).
+ *
+ * @example
+ * ```ts
+ * import { ClusterErrors } from "effect-agent-session/cluster"
+ *
+ * new ClusterErrors.ClusterSecretError({ reason: "Missing", message: "set CLUSTER_SECRET" })
+ * ```
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ClusterSecretError extends Schema.TaggedError<ClusterSecretError>(
+  "effect-agent-session/cluster/ClusterSecretError"
+)("ClusterSecretError", {
+  reason: Schema.Literal("Missing", "TooShort", "TooMany"),
+  message: Schema.String
+}) {}
+
+/**
  * The errors of the cluster edition.
  *
  * @since 0.1.0

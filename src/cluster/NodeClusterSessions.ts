@@ -53,8 +53,12 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
+import { ClusterSecretError } from "./ClusterErrors.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
+import type { Auth } from "./internal/authSocket.js"
+import * as AuthSocket from "./internal/authSocket.js"
+import { MAX_SECRETS } from "./internal/handshake.js"
 import { socketSharding } from "./internal/socketSharding.js"
 import * as SessionEntity from "./SessionEntity.js"
 
@@ -92,16 +96,129 @@ export interface DatabaseOptions {
 }
 
 /**
+ * The environment variable the cluster secret is read from when `secret` is not given:
+ * `CLUSTER_SECRET` (the command line reads the same one).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const SECRET_VARIABLE = "CLUSTER_SECRET"
+
+/**
+ * The environment variable previous cluster secrets are read from when `secret` is not given,
+ * comma-separated: `CLUSTER_SECRETS_PREVIOUS` (during a rotation, see docs/scale-out.md).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const PREVIOUS_SECRETS_VARIABLE = "CLUSTER_SECRETS_PREVIOUS"
+
+/**
+ * The cluster secrets as a `Config`: `CLUSTER_SECRET` then each of `CLUSTER_SECRETS_PREVIOUS`,
+ * redacted; empty when neither is set.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.all([
+  Config.option(Config.redacted(SECRET_VARIABLE)),
+  Config.option(Config.redacted(PREVIOUS_SECRETS_VARIABLE))
+]).pipe(Config.map(([current, previous]) => [
+  ...Option.toArray(current),
+  ...Option.match(previous, {
+    onNone: () => [],
+    onSome: (list) => Redacted.value(list).split(",").map((s) => s.trim()).filter((s) => s !== "").map(Redacted.make)
+  })
+]))
+
+/**
+ * TLS of the runner protocol, over the membership handshake (which proves membership but neither
+ * hides nor protects the messages that follow it): for networks that are not private. PEM strings
+ * or buffers, as `node:tls` takes them. A runner serves with `key` and `cert` and, unless
+ * `requireClientCertificate` is false, asks every connection for a certificate signed by `ca`
+ * (mutual TLS); every process dialing a runner checks its certificate against `ca` and shows its
+ * own `key` and `cert`. A runner's certificate names the `host` it registers (an IP address in
+ * `subjectAltName`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TlsOptions {
+  readonly key?: string | Buffer | undefined
+  readonly cert?: string | Buffer | undefined
+  readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> | undefined
+  readonly requireClientCertificate?: boolean | undefined
+}
+
+/**
+ * Who may talk to a runner: every connection between the cluster's processes proves, before one
+ * message is read, that both ends know a cluster secret (an HMAC-SHA256 challenge-response: the
+ * secret never travels). A runner listening beyond loopback needs one.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface MembershipOptions {
+  /**
+   * The cluster secret (16 characters or more; `openssl rand -base64 32` makes one); kept
+   * `Redacted`. Default: the environment variables `CLUSTER_SECRET` and
+   * `CLUSTER_SECRETS_PREVIOUS` ({@link secretsConfig}). None: the transport is open to every
+   * process that reaches the port, so a runner then listens on loopback only.
+   */
+  readonly secret?: Redacted.Redacted<string> | string | undefined
+  /**
+   * Secrets still accepted during a rotation (with `secret`, at most 8 in all). Two processes
+   * talk while their lists share one secret.
+   */
+  readonly previousSecrets?: ReadonlyArray<Redacted.Redacted<string> | string> | undefined
+  /** TLS of the runner protocol: none by default. */
+  readonly tls?: TlsOptions | undefined
+  /** How long a connection may take to prove membership before it is closed. Default 3 s. */
+  readonly handshakeTimeout?: Duration.DurationInput | undefined
+}
+
+const redact = (secret: Redacted.Redacted<string> | string) => typeof secret === "string" ? Redacted.make(secret) : secret
+
+/** The secrets and TLS of `options`, checked (the secrets from the environment when not given). */
+const membership = (options: MembershipOptions): Effect.Effect<Auth, ClusterSecretError | ConfigError.ConfigError> =>
+  Effect.gen(function*() {
+    const secrets = options.secret === undefined
+      ? options.previousSecrets === undefined
+        ? yield* secretsConfig
+        : yield* new ClusterSecretError({ reason: "Missing", message: "previousSecrets are given without a secret" })
+      : [options.secret, ...(options.previousSecrets ?? [])].map(redact)
+    if (secrets.length > MAX_SECRETS) {
+      return yield* new ClusterSecretError({ reason: "TooMany", message: `at most ${MAX_SECRETS} cluster secrets are accepted at once, ${secrets.length} were given` })
+    }
+    const short = secrets.findIndex((secret) => Redacted.value(secret).length < 16)
+    if (short !== -1) {
+      return yield* new ClusterSecretError({
+        reason: "TooShort",
+        message: `the cluster secret ${short === 0 ? "" : `(previous no. ${short}) `}is shorter than 16 characters`
+      })
+    }
+    return { secrets, tls: options.tls, handshakeTimeout: Duration.decode(options.handshakeTimeout ?? Duration.seconds(3)) }
+  })
+
+/** Whether `host` is a loopback address: only processes of this machine reach it. */
+const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host) ||
+  /^::ffff:127\./i.test(host)
+
+/**
  * Options of a runner.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RunnerOptions extends DatabaseOptions, ClusterSessions.Options {
+export interface RunnerOptions extends DatabaseOptions, ClusterSessions.Options, MembershipOptions {
   /** The address other processes reach this runner at. */
   readonly host: string
   readonly port: number
-  /** The address to listen on, when it differs (such as `0.0.0.0`). Default: `host`:`port`. */
+  /**
+   * The address to listen on, when it differs (such as `0.0.0.0`). Default: `host`:`port`.
+   * Beyond loopback, a runner needs a cluster secret ({@link MembershipOptions}).
+   */
   readonly listenHost?: string | undefined
   /** The session entity's options (channel options, idle time). */
   readonly entity?: SessionEntity.Options | undefined
@@ -119,7 +236,7 @@ export interface RunnerOptions extends DatabaseOptions, ClusterSessions.Options 
  * @since 0.1.0
  * @category models
  */
-export interface ClientOptions extends DatabaseOptions, ClusterSessions.Options {
+export interface ClientOptions extends DatabaseOptions, ClusterSessions.Options, MembershipOptions {
   /** `@effect/cluster`'s sharding settings, over {@link defaultShardingConfig}. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
 }
@@ -311,26 +428,35 @@ export const layerRunner = (
   options: RunnerOptions
 ): Layer.Layer<
   ClusterSessions.ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | EventLog.EventLog,
-  SqlError | EventLog.EventLogError | SocketServer.SocketServerError | ConfigError.ConfigError,
+  SqlError | EventLog.EventLogError | SocketServer.SocketServerError | ConfigError.ConfigError | ClusterSecretError,
   AgentSessions | AgentApi
-> => {
-  const config = ShardingConfig.layerFromEnv({
-    ...defaultShardingConfig,
-    runnerAddress: Option.some(RunnerAddress.make({ host: options.host, port: options.port })),
-    runnerListenAddress: options.listenHost === undefined
-      ? Option.none()
-      : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
-    ...options.shardingConfig
-  })
-  const sharding = socketSharding({ ...defaultDetection, ...options.detection })
-  return ClusterSessions.layer(options).pipe(
-    Layer.provideMerge(SessionEntity.layer(options.entity)),
-    Layer.provideMerge(sharding),
-    Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
-    Layer.provide(config),
-    Layer.provide(RpcSerialization.layerMsgPack)
-  )
-}
+> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const auth = yield* membership(options)
+    const listenHost = options.listenHost ?? options.host
+    if (auth.secrets.length === 0 && !isLoopback(listenHost)) {
+      return yield* new ClusterSecretError({
+        reason: "Missing",
+        message: `a runner listening on ${listenHost} (beyond loopback) needs a cluster secret: set ${SECRET_VARIABLE} or the option secret`
+      })
+    }
+    const config = ShardingConfig.layerFromEnv({
+      ...defaultShardingConfig,
+      runnerAddress: Option.some(RunnerAddress.make({ host: options.host, port: options.port })),
+      runnerListenAddress: options.listenHost === undefined
+        ? Option.none()
+        : Option.some(RunnerAddress.make({ host: options.listenHost, port: options.port })),
+      ...options.shardingConfig
+    })
+    const sharding = socketSharding({ ...defaultDetection, ...options.detection }, auth)
+    return ClusterSessions.layer(options).pipe(
+      Layer.provideMerge(SessionEntity.layer(options.entity)),
+      Layer.provideMerge(sharding),
+      Layer.provideMerge(pg(options, Layer.merge(clusterStorage, EventLog.layerSql(options.log)))),
+      Layer.provide(config),
+      Layer.provide(RpcSerialization.layerMsgPack)
+    )
+  }))
 
 /**
  * A client-only process: calls the cluster (start, watch, answer), runs no session.
@@ -342,12 +468,19 @@ export const layerClient = (
   options: ClientOptions = {}
 ): Layer.Layer<
   ClusterSessions.ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
-  SqlError | ConfigError.ConfigError,
+  SqlError | ConfigError.ConfigError | ClusterSecretError,
   AgentApi
 > =>
-  ClusterSessions.layer(options).pipe(
-    Layer.provideMerge(SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))),
-    Layer.provideMerge(pg(options, clusterStorage)),
-    Layer.provide(ShardingConfig.layerFromEnv({ ...defaultShardingConfig, ...options.shardingConfig })),
-    Layer.provide(RpcSerialization.layerMsgPack)
-  )
+  Layer.unwrapEffect(Effect.map(membership(options), (auth) =>
+    ClusterSessions.layer(options).pipe(
+      Layer.provideMerge(SocketRunner.layerClientOnly.pipe(Layer.provide(clientProtocol(auth)))),
+      Layer.provideMerge(pg(options, clusterStorage)),
+      Layer.provide(ShardingConfig.layerFromEnv({ ...defaultShardingConfig, ...options.shardingConfig })),
+      Layer.provide(RpcSerialization.layerMsgPack)
+    )))
+
+/** The dialing side: `NodeClusterSocket`'s when there is neither a secret nor TLS. */
+const clientProtocol = (auth: Auth) =>
+  auth.secrets.length === 0 && auth.tls === undefined
+    ? NodeClusterSocket.layerClientProtocol
+    : AuthSocket.layerClientProtocol(auth)

@@ -19,6 +19,8 @@ import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
 import { cleanEnv, run, spawn } from "./helpers.js"
 
+const SECRET = "cli-cluster-secret-0123456789"
+
 describe("cluster commands", () => {
   layer(Simulator.layer({ port: 0, scenario: { actions: 2, ask: "input", frameDelay: "5 millis" } }), {
     excludeTestServices: true,
@@ -33,12 +35,13 @@ describe("cluster commands", () => {
           AGENT_SESSION_API_KEY: simulator.accountKey,
           AGENT_SESSION_BASE_URL: simulator.baseUrl,
           AGENT_SESSION_WS_URL: simulator.wsUrl,
-          CLUSTER_DATABASE_URL: pg.url
+          CLUSTER_DATABASE_URL: pg.url,
+          CLUSTER_SECRET: SECRET
         })
         const runner = yield* spawn(["runner", "--port", String(port)], env)
         yield* runner.waitFor(/joined the cluster/, 90_000)
 
-        const client = NodeClusterSessions.layerClient({ databaseUrl: pg.url, maxConnections: 2 }).pipe(
+        const client = NodeClusterSessions.layerClient({ databaseUrl: pg.url, maxConnections: 2, secret: SECRET }).pipe(
           Layer.provide(NodeAgentSessions.layer({
             apiKey: simulator.accountKey,
             baseUrl: simulator.baseUrl,
@@ -141,6 +144,13 @@ describe("cluster commands", () => {
           assert.match(result.stderr, /^error: cannot use the cluster's database: .*CLUSTER_DATABASE_URL/m)
           assert.notInclude(result.stderr, "internal error")
         }
+        // A runner listening beyond loopback with no cluster secret stops first, naming the variable.
+        const open = yield* run(["runner", "--port", String(runnerPort), "--listen-host", "0.0.0.0"], env, 60_000)
+        assert.strictEqual(open.code, 2, open.stderr)
+        assert.match(open.stderr, /^error: the cluster secret: .*CLUSTER_SECRET/m)
+        const short = yield* run(["runner", "--port", String(runnerPort)], { ...env, CLUSTER_SECRET: "tiny-secret" }, 60_000)
+        assert.strictEqual(short.code, 2, short.stderr)
+        assert.notInclude(short.stderr, "tiny-secret")
       }), 120_000)
   })
 })

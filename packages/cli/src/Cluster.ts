@@ -86,6 +86,9 @@ const describeFailure = (error: unknown): { readonly code: ExitCode; readonly me
     return { code: ExitCode.connectionLost, message: `the cluster's event log failed: ${text(error)}` }
   }
   if (Predicate.isTagged(error, "SessionNotFound")) return { code: ExitCode.usage, message: text(error) }
+  if (Predicate.isTagged(error, "ClusterSecretError")) {
+    return { code: ExitCode.usage, message: `the cluster secret: ${text(error)}` }
+  }
   if (Predicate.isTagged(error, "SocketServerError")) {
     return { code: ExitCode.usage, message: `cannot listen for the other runners: ${text(error)}; check --port and --listen-host` }
   }
@@ -153,7 +156,7 @@ export const runner = Command.make(
     ),
     port: Options.integer("port").pipe(Options.withDescription("The runner's port"), Options.withDefault(34431)),
     listenHost: Options.text("listen-host").pipe(
-      Options.withDescription("The address to listen on, when it differs from --host (such as 0.0.0.0)"),
+      Options.withDescription(`The address to listen on, when it differs from --host (such as 0.0.0.0); beyond loopback, needs $${NodeClusterSessions.SECRET_VARIABLE}`),
       Options.optional
     )
   },

@@ -159,13 +159,17 @@ Cluster:
   --host <address>        The address the other members reach this runner at (default 127.0.0.1).
   --port <n>              The runner's port (default 34431).
   --listen-host <addr>    The address to listen on, when it differs from --host (such as 0.0.0.0).
+                          Beyond loopback, a runner needs the cluster secret.
+
+  Every member (runner, submit, watch, answer) proves the cluster secret of $CLUSTER_SECRET
+  (previous ones still accepted during a rotation: $CLUSTER_SECRETS_PREVIOUS, comma-separated).
 
 ${connection}
 
 ${common}
 
 Examples:
-  CLUSTER_DATABASE_URL=postgres://app@db/sessions effect-agent-session runner --host 10.0.0.5 --port 34431
+  CLUSTER_SECRET=... CLUSTER_DATABASE_URL=postgres://app@db/sessions effect-agent-session runner --host 10.0.0.5 --port 34431
 
 ${exitCodes}
 `,
@@ -182,6 +186,7 @@ Usage:
   --max-actions <n>       The most actions the agent may run (chargeable).
   --detach                Print the session id once the cluster holds the session, and return.
   --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+                          The cluster secret: $CLUSTER_SECRET (as the runners have it).
 
 ${connection}
 
@@ -202,6 +207,7 @@ Usage:
 
   --from-seq <n>          The first sequence number to print (default 1).
   --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+                          The cluster secret: $CLUSTER_SECRET (as the runners have it).
 
 ${common}
 
@@ -220,6 +226,7 @@ Usage:
   --input <text>          The input to grant with.
   --deny                  Deny the request instead of granting it.
   --database-url <url>    The cluster's PostgreSQL URL (default: $CLUSTER_DATABASE_URL).
+                          The cluster secret: $CLUSTER_SECRET (as the runners have it).
 
 ${common}
 

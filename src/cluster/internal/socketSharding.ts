@@ -7,17 +7,29 @@
 import * as Runners from "@effect/cluster/Runners"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import * as AuthSocket from "./authSocket.js"
 import { health, type PingDetection, watchPeers } from "./health.js"
 
-export const socketSharding = (detection: PingDetection) => {
+/**
+ * With neither a cluster secret nor TLS in `auth` (a runner on loopback), `NodeClusterSocket`'s
+ * own server and client; else theirs with the membership handshake (authSocket.ts).
+ */
+export const socketSharding = (
+  detection: PingDetection,
+  auth: AuthSocket.Auth = { secrets: [], handshakeTimeout: Duration.seconds(3) }
+) => {
+  const plain = auth.secrets.length === 0 && auth.tls === undefined
+  const clientProtocol = plain ? NodeClusterSocket.layerClientProtocol : AuthSocket.layerClientProtocol(auth)
+  const socketServer = plain ? NodeClusterSocket.layerSocketServer : AuthSocket.layerSocketServer(auth)
   const runnerHealth = health(detection).pipe(
     Layer.provide(Runners.layerRpc),
-    Layer.provide(NodeClusterSocket.layerClientProtocol)
+    Layer.provide(clientProtocol)
   )
   return Layer.merge(
     SocketRunner.layer.pipe(
-      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+      Layer.provide([socketServer, clientProtocol]),
       Layer.provide(runnerHealth)
     ),
     watchPeers.pipe(Layer.provide(runnerHealth))

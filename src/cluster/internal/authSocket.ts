@@ -1,0 +1,305 @@
+/**
+ * The runner protocol's transport with membership (`handshake.ts`) and, optionally, TLS: the
+ * server side as a `SocketServer` (the shape of `NodeSocketServer.make`) and the dialing side as
+ * `Runners.RpcClientProtocol` (the shape of `NodeClusterSocket.layerClientProtocol`).
+ *
+ * Where: at the raw `net.Socket` / `tls.TLSSocket`, before it is wrapped as an Effect `Socket`.
+ * `@effect/cluster` reads a connection as soon as its handler has it, so the handshake runs
+ * first, on the bare stream, bounded in time (`handshakeTimeout`) and in bytes (the machine's
+ * fixed lengths): a connection that fails it is destroyed without one byte reaching the RPC
+ * server, and only a member's connection is handed over, with any bytes read past the handshake
+ * put back (`unshift`). At most {@link MAX_PENDING} handshakes wait at once; more are refused at
+ * once, so a flood of idle connections holds a bounded amount of memory.
+ */
+import * as Runners from "@effect/cluster/Runners"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as Socket from "@effect/platform/Socket"
+import * as SocketServer from "@effect/platform/SocketServer"
+import * as RpcClient from "@effect/rpc/RpcClient"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Net from "node:net"
+import type { Duplex } from "node:stream"
+import * as Tls from "node:tls"
+import * as Handshake from "./handshake.js"
+
+/** TLS of the runner protocol (PEM strings or buffers, as `node:tls` takes them). */
+export interface TlsOptions {
+  readonly key?: string | Buffer | undefined
+  readonly cert?: string | Buffer | undefined
+  readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> | undefined
+  /** A runner asks every connection for a certificate signed by `ca` (mutual TLS). Default true. */
+  readonly requireClientCertificate?: boolean | undefined
+}
+
+/** How the transport proves membership; `secrets` empty: no handshake (loopback only). */
+export interface Auth {
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+  readonly tls?: TlsOptions | undefined
+  readonly handshakeTimeout: Duration.Duration
+}
+
+/** The most handshakes a runner lets wait at once. */
+export const MAX_PENDING = 256
+
+/** A failed handshake: `reason` is one of fixed words, never anything of a secret. */
+export class HandshakeError extends Error {
+  constructor(readonly reason: Handshake.FailureReason | "timed out" | "closed" | "too many pending") {
+    super(`cluster handshake failed: ${reason}`)
+    this.name = "HandshakeError"
+  }
+}
+
+const keys = (auth: Auth): ReadonlyArray<Uint8Array> =>
+  auth.secrets.map((secret) => Buffer.from(Redacted.value(secret), "utf8"))
+
+/**
+ * Runs `machine` on `conn` until it is done (the stream paused, the bytes read past the
+ * handshake put back, the stream resumed when its next reader attaches) or fails (the
+ * connection destroyed). Bounded by `timeout`.
+ */
+export const handshake = (conn: Duplex, machine: Handshake.Machine, timeout: Duration.Duration): Effect.Effect<void, HandshakeError> =>
+  Effect.async<void, HandshakeError>((resume) => {
+    let over = false
+    const finish = (error: HandshakeError | undefined) => {
+      if (over) return
+      over = true
+      clearTimeout(timer)
+      conn.off("data", onData)
+      conn.off("error", onError)
+      conn.off("close", onClose)
+      conn.off("end", onClose)
+      if (error !== undefined) {
+        conn.destroy()
+        resume(Effect.fail(error))
+      } else {
+        resume(Effect.void)
+      }
+    }
+    const onData = (chunk: Uint8Array) => {
+      if (over) return
+      const step = machine.receive(chunk)
+      if (step._tag === "Fail") return finish(new HandshakeError(step.reason))
+      if (step.send !== undefined) conn.write(step.send)
+      if (step._tag === "Done") {
+        conn.pause()
+        if (step.leftover.length > 0) conn.unshift(step.leftover)
+        // `NodeSocket.fromDuplex` attaches its reader later; a paused stream does not resume by
+        // itself when it does.
+        const resumeOnReader = (event: string | symbol) => {
+          if (event !== "data") return
+          conn.off("newListener", resumeOnReader)
+          process.nextTick(() => conn.resume())
+        }
+        conn.on("newListener", resumeOnReader)
+        finish(undefined)
+      }
+    }
+    const onError = () => finish(new HandshakeError("closed"))
+    const onClose = () => finish(new HandshakeError("closed"))
+    const timer = setTimeout(() => finish(new HandshakeError("timed out")), Duration.toMillis(timeout))
+    conn.on("data", onData)
+    conn.on("error", onError)
+    conn.on("close", onClose)
+    conn.on("end", onClose)
+    if (machine.initial !== undefined) conn.write(machine.initial)
+    return Effect.sync(() => finish(new HandshakeError("closed")))
+  })
+
+/**
+ * A runner's server: `NodeSocketServer.make` with the handshake (when `auth.secrets` is not
+ * empty) and TLS (when `auth.tls` is given) before a connection reaches the handler.
+ */
+export const makeServer = Effect.fnUntraced(function*(listen: Net.ListenOptions, auth: Auth) {
+  const errorDeferred = yield* Deferred.make<never, Error>()
+  const secrets = keys(auth)
+  const pending: Array<Duplex> = []
+  let onConnection = (socket: Duplex) => {
+    pending.push(socket)
+  }
+  let waiting = 0
+  let refused = 0
+
+  const server: Net.Server = auth.tls === undefined
+    ? Net.createServer((conn) => onConnection(conn))
+    : Tls.createServer({
+      key: auth.tls.key,
+      cert: auth.tls.cert,
+      ca: auth.tls.ca as Tls.TlsOptions["ca"],
+      requestCert: auth.tls.requireClientCertificate ?? true,
+      rejectUnauthorized: auth.tls.requireClientCertificate ?? true,
+      handshakeTimeout: Duration.toMillis(auth.handshakeTimeout)
+    }, (conn) => onConnection(conn))
+  server.on("error", (cause) => Deferred.unsafeDone(errorDeferred, Exit.fail(cause)))
+  // A TLS connection that fails its own handshake never reaches `onConnection`.
+  server.on("tlsClientError", (_error, socket) => socket.destroy())
+  yield* Effect.addFinalizer(() => Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+  }))
+
+  yield* Effect.async<void>((resume) => {
+    server.listen(listen, () => resume(Effect.void))
+  }).pipe(
+    Effect.raceFirst(Effect.mapError(Deferred.await(errorDeferred), (cause) => new SocketServer.SocketServerError({ reason: "Open", cause })))
+  )
+
+  const run = Effect.fnUntraced(function*<R, E, _>(handler: (socket: Socket.Socket) => Effect.Effect<_, E, R>) {
+    const scope = yield* Scope.make()
+    const fiberSet = yield* FiberSet.make().pipe(Scope.extend(scope))
+    const runFork = yield* FiberSet.runtime(fiberSet)<R>()
+    const serve = (conn: Duplex) =>
+      NodeSocket.fromDuplex(
+        Effect.acquireRelease(
+          Effect.suspend((): Effect.Effect<Duplex, Socket.SocketError> =>
+            conn.closed
+              ? Effect.fail(new Socket.SocketCloseError({ reason: "Close", code: 1000 }))
+              : Effect.succeed(conn)
+          ),
+          (conn) =>
+            Effect.sync(() => {
+              if (conn.closed === false) (conn as Net.Socket).destroySoon()
+            })
+        )
+      ).pipe(
+        Effect.flatMap(handler),
+        Effect.provideService(NodeSocket.NetSocket, conn as Net.Socket)
+      )
+    const onConnection_ = (conn: Duplex) => {
+      conn.on("error", () => {})
+      if (secrets.length === 0) {
+        runFork(Effect.catchAllCause(serve(conn), () => Effect.void))
+        return
+      }
+      if (waiting >= MAX_PENDING) {
+        refused += 1
+        conn.destroy()
+        if (refused === 1 || refused % 1000 === 0) {
+          runFork(Effect.logWarning(`cluster: refused ${refused} connection(s): ${MAX_PENDING} handshakes already waiting`))
+        }
+        return
+      }
+      waiting += 1
+      const remote = `${(conn as Net.Socket).remoteAddress ?? "?"}:${(conn as Net.Socket).remotePort ?? "?"}`
+      runFork(
+        handshake(conn, Handshake.server(secrets), auth.handshakeTimeout).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            waiting -= 1
+          })),
+          Effect.matchCauseEffect({
+            onFailure: (cause) =>
+              Effect.logWarning(`cluster: a connection from ${remote} was refused (not a member of the cluster)`).pipe(
+                Effect.annotateLogs("reason", Option.match(
+                  Option.flatMap(Option.some(cause), (c) => Option.fromNullable(c._tag === "Fail" ? c.error.reason : undefined)),
+                  { onNone: () => "interrupted", onSome: (reason) => reason }
+                ))
+              ),
+            onSuccess: () => Effect.catchAllCause(serve(conn), () => Effect.void)
+          })
+        )
+      )
+    }
+    return yield* Effect.async<never>(() => {
+      const prev = onConnection
+      onConnection = onConnection_
+      pending.forEach(onConnection)
+      pending.length = 0
+      return Effect.suspend(() => {
+        onConnection = prev
+        return Scope.close(scope, Exit.void)
+      })
+    }).pipe(
+      Effect.raceFirst(Effect.mapError(Deferred.await(errorDeferred), (cause) => new SocketServer.SocketServerError({ reason: "Unknown", cause })))
+    )
+  })
+
+  const address = server.address()!
+  return SocketServer.SocketServer.of({
+    address: typeof address === "string"
+      ? { _tag: "UnixAddress", path: address }
+      : { _tag: "TcpAddress", hostname: address.address, port: address.port },
+    run
+  })
+})
+
+/** The runner's server on its listen address (`ShardingConfig`), as `NodeClusterSocket.layerSocketServer`. */
+export const layerSocketServer = (auth: Auth): Layer.Layer<SocketServer.SocketServer, SocketServer.SocketServerError, ShardingConfig.ShardingConfig> =>
+  Layer.scoped(
+    SocketServer.SocketServer,
+    Effect.gen(function*() {
+      const config = yield* ShardingConfig.ShardingConfig
+      const listenAddress = Option.orElse(config.runnerListenAddress, () => config.runnerAddress)
+      if (listenAddress._tag === "None") {
+        return yield* Effect.die("layerSocketServer: ShardingConfig.runnerListenAddress is None")
+      }
+      return yield* makeServer({ host: listenAddress.value.host, port: listenAddress.value.port }, auth)
+    })
+  )
+
+/**
+ * Connects to `host:port` (over TLS when `auth.tls` is given), then proves membership and checks
+ * the runner's proof; the connection is destroyed when the scope closes.
+ */
+export const connect = (auth: Auth, host: string, port: number): Effect.Effect<Duplex, Socket.SocketError, Scope.Scope> => {
+  const secrets = keys(auth)
+  return Effect.gen(function*() {
+    let conn: Duplex | undefined
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (conn !== undefined && conn.closed === false) (conn as Net.Socket).destroySoon()
+      })
+    )
+    const opened = yield* Effect.async<Duplex, Socket.SocketError>((resume) => {
+      const socket = auth.tls === undefined
+        ? Net.createConnection({ host, port })
+        : Tls.connect({
+          host,
+          port,
+          key: auth.tls.key,
+          cert: auth.tls.cert,
+          ca: auth.tls.ca as Tls.ConnectionOptions["ca"],
+          // A runner's address is often an IP address: its certificate names it in subjectAltName.
+          servername: Net.isIP(host) === 0 ? host : undefined
+        })
+      conn = socket
+      socket.once(auth.tls === undefined ? "connect" : "secureConnect", () => resume(Effect.succeed(socket)))
+      socket.on("error", (cause) => resume(Effect.fail(new Socket.SocketGenericError({ reason: "Open", cause }))))
+    }).pipe(
+      Effect.timeoutFail({
+        duration: "1 second",
+        onTimeout: () => new Socket.SocketGenericError({ reason: "Open", cause: new Error("Connection timed out") })
+      })
+    )
+    if (secrets.length > 0) {
+      yield* handshake(opened, Handshake.client(secrets), auth.handshakeTimeout).pipe(
+        Effect.mapError((cause) => new Socket.SocketGenericError({ reason: "Open", cause }))
+      )
+    }
+    return opened
+  })
+}
+
+/** The dialing side, as `NodeClusterSocket.layerClientProtocol`. */
+export const layerClientProtocol = (auth: Auth): Layer.Layer<Runners.RpcClientProtocol, never, RpcSerialization.RpcSerialization> =>
+  Layer.effect(Runners.RpcClientProtocol)(
+    Effect.gen(function*() {
+      const serialization = yield* RpcSerialization.RpcSerialization
+      return Effect.fnUntraced(function*(address) {
+        const socket = yield* NodeSocket.fromDuplex(connect(auth, address.host, address.port), {
+          openTimeout: Duration.sum(Duration.seconds(1), auth.handshakeTimeout)
+        })
+        return yield* RpcClient.makeProtocolSocket().pipe(
+          Effect.provideService(Socket.Socket, socket),
+          Effect.provideService(RpcSerialization.RpcSerialization, serialization)
+        )
+      }, Effect.orDie)
+    })
+  )
