@@ -58,8 +58,8 @@ export const commandsOf = (doc: string, markdown: string): ReadonlyArray<Command
 /** Commands a test cannot run, each with why. */
 const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
   { pattern: /^npm install /, why: "an install: test/docs.links.test.ts checks its packages and ranges" },
-  { pattern: /^(?:CLUSTER_DATABASE_URL=\S+ )?npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (test/cli/cluster.test.ts runs them against one)" },
-  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=)/, why: "the scale-out walk-through's own project and PostgreSQL: test/cli/cluster.test.ts starts one (test/helpers/Postgres.ts) for the cluster commands" },
+  { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (test/cli/cluster.test.ts runs them against one)" },
+  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=)/, why: "the scale-out walk-through's own project, PostgreSQL and cluster secret: test/cli/cluster.test.ts starts one (test/helpers/Postgres.ts) for the cluster commands" },
   { pattern: /^(?:\S+=\S+ )*npx tsx (?:first-session|create-session)\.ts$/, why: "the program shown above it: test/docs-programs.test.ts runs it against the simulator" },
   { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },
