@@ -28,7 +28,6 @@ import {
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
-import { transportError } from "./agentApiPolicy.js"
 import { buffered, readBounded } from "./body.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { formatIssues } from "./schema.js"
@@ -101,17 +100,7 @@ const handleResponse = (
             limit: maxResponseSize
           })
         )
-        : Effect.fail(
-          fromRequestError(
-            new HttpClientError.RequestError({
-              request: response.request,
-              reason: "Transport",
-              cause: error.cause,
-              description: Http.bodyReadFailed(status)
-            }),
-            call
-          )
-        ),
+        : Effect.fail(fromRequestError(error, call, status)),
     onSuccess: (bytes) => {
       if (!isSuccess(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
@@ -146,7 +135,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
         Effect.matchEffect(effect, {
           onFailure: (error) =>
             error._tag === "RequestError"
-              ? Effect.fail(transportError(error, call))
+              ? Effect.fail(fromRequestError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
               : handleResponse(error.response, call, maxResponseSize),
           onSuccess: (response) => handleResponse(response, call, maxResponseSize)
@@ -189,7 +178,7 @@ export const toAgentApiError = (
   }
   if (HttpClientError.isHttpClientError(error)) {
     return error._tag === "RequestError"
-      ? Effect.fail(transportError(error, call))
+      ? Effect.fail(fromRequestError(error, call))
       : Effect.fail(fromDecodeFailure(error, received, call))
   }
   if (Predicate.hasProperty(error, "_tag")) {

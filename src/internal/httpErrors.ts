@@ -24,21 +24,10 @@ import {
   UnexpectedStatus
 } from "../Errors.js"
 import { formatIssues } from "./schema.js"
-import { Http, Secrets } from "effect-agent-session-core"
+import { Failures, Http, Secrets } from "effect-agent-session-core"
 
 /** Text from the service without any key (`Secrets.scrub` of the protocol core). */
 export const scrub = Secrets.scrub
-
-/**
- * The wait a response asks for (`Http.retryAfterMillis`, U21): `retry-after-ms`, else
- * `Retry-After` as seconds or an HTTP date; nonsense is `None`.
- */
-export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
-  Option.map(Option.fromNullable(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
-
-// ---------------------------------------------------------------------------
-// Status -> error (U07)
-// ---------------------------------------------------------------------------
 
 /** What the mapping needs to know of a non-2xx response. */
 interface FailedResponse {
@@ -49,61 +38,46 @@ interface FailedResponse {
   readonly body: string
 }
 
-/**
- * Maps a non-2xx response to its typed error (U07, U18, U21). The message and the body (cut to
- * 4 KiB) are scrubbed of `secrets` and of any JSON member named like a key.
- */
+/** The error class of each kind of status but the two that carry a `Retry-After`. */
+const STATUS_ERRORS = {
+  "bad-request": BadRequest,
+  "unauthorized": Unauthorized,
+  "forbidden": Forbidden,
+  "not-found": NotFound,
+  "conflict": Conflict,
+  "payload-too-large": PayloadTooLarge,
+  "unexpected-status": UnexpectedStatus
+} as const
+
+/** Maps a non-2xx response to its typed error (`Http.statusFailure`: U07, U18, U21, every key out). */
 export const fromStatus = (
   response: FailedResponse,
-  options: {
-    readonly operation: string
-    readonly secrets: ReadonlyArray<string>
-    readonly nowMillis: number
-  }
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
 ): HttpStatusError => {
-  const kept = Http.failedResponse(response, options.secrets)
-  const fields = { ...kept, requestId: Option.fromNullable(kept.requestId), operation: options.operation }
-  switch (Http.statusKind(kept.status)) {
-    case "bad-request":
-      return new BadRequest(fields)
-    case "unauthorized":
-      return new Unauthorized(fields)
-    case "forbidden":
-      return new Forbidden(fields)
-    case "not-found":
-      return new NotFound(fields)
-    case "conflict":
-      return new Conflict(fields)
-    case "payload-too-large":
-      return new PayloadTooLarge(fields)
-    case "rate-limited":
-      return new RateLimited({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
-    case "server-error":
-      return new ServerError({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
-    case "unexpected-status":
-      return new UnexpectedStatus(fields)
-  }
+  const { kind, requestId, retryAfterMillis, ...kept } = Http.statusFailure(response, options)
+  const fields = { ...kept, requestId: Option.fromNullable(requestId), operation: options.operation }
+  if (kind !== "rate-limited" && kind !== "server-error") return new STATUS_ERRORS[kind](fields)
+  const retryAfter = Option.map(Option.fromNullable(retryAfterMillis), Duration.millis)
+  return kind === "rate-limited" ? new RateLimited({ ...fields, retryAfter }) : new ServerError({ ...fields, retryAfter })
 }
 
-// ---------------------------------------------------------------------------
-// Transport and decoding
-// ---------------------------------------------------------------------------
-
-/** A transport failure (no response) as `TransportError`, its message scrubbed. */
+/**
+ * A failure without a response as `TransportError` (`Http.transportFailure`: its message
+ * scrubbed), marked when the request provably never left (`Failures.withNotSent`, the create
+ * policy). `readingStatus`: the failure came while reading the body of a response with that status.
+ */
 export const fromRequestError = (
-  error: HttpClientError.RequestError,
-  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+  error: HttpClientError.RequestError | HttpClientError.ResponseError,
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> },
+  readingStatus?: number
 ): TransportError => {
   const { cause, description, reason, request } = error
-  return new TransportError({
-    operation: options.operation,
-    message: Http.transportMessage(
-      { description: description ?? `${reason} error`, cause, method: request.method, url: request.url },
-      options.secrets
-    )
-  })
+  const { message, notSent } = Http.transportFailure(
+    { reason, description, cause, method: request.method, url: request.url, readingStatus },
+    options.secrets
+  )
+  return Failures.withNotSent(new TransportError({ operation: options.operation, message }), notSent)
 }
-
 
 /** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
 export type DecodedResponse = Http.ReceivedBody

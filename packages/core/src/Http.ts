@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 
+import { failedResponse } from "./internal/httpFailures.js"
 import type { Headers } from "./internal/httpTypes.js"
 
 export type {
@@ -132,13 +133,6 @@ export {
    */
   requestId,
   /**
-   * What an HTTP status error keeps of a failed response (U07, U18), with every key out.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  failedResponse,
-  /**
    * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract.
    *
    * @since 0.1.0
@@ -153,19 +147,13 @@ export {
    */
   causeMessages,
   /**
-   * The message of a failure without a response, every key scrubbed out.
+   * What a `TransportError` holds of a failure without a response (its message, every key
+   * scrubbed out), and whether it proves the request never left (the create policy).
    *
    * @since 0.1.0
    * @category constructors
    */
-  transportMessage,
-  /**
-   * Whether a transport failure's cause proves the request never left.
-   *
-   * @since 0.1.0
-   * @category guards
-   */
-  provablyNotSent
+  transportFailure
 } from "./internal/httpFailures.js"
 
 // ---------------------------------------------------------------------------
@@ -204,6 +192,37 @@ export const retryWaitMillis = (
   retryAfter: number | undefined,
   maxRetryAfterMillis: number
 ): number => Math.ceil(retryAfter === undefined ? delayMillis : Math.max(delayMillis, Math.min(retryAfter, maxRetryAfterMillis)))
+
+/**
+ * What the error of a non-2xx response holds (U07, U18, U21): the `kind` of its status
+ * ({@link statusKind}); its status, the message of its body ({@link errorMessage}), the body cut
+ * to `Secrets.RAW_LIMIT`, its request id, all scrubbed of `secrets` before anything is cut (a key
+ * across the cut leaves no prefix; the peer chooses every header value); and, for `rate-limited`
+ * and `server-error` only, the wait it asks for ({@link retryAfterMillis} at `nowMillis`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const statusFailure = (
+  response: { readonly status: number; readonly statusText: string; readonly headers: Headers; readonly body: string },
+  options: { readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
+): {
+  readonly kind: StatusKind
+  readonly status: number
+  readonly message: string
+  readonly body: string
+  readonly requestId: string | undefined
+  readonly retryAfterMillis: number | undefined
+} => {
+  const kind = statusKind(response.status)
+  return {
+    kind,
+    ...failedResponse(response, options.secrets),
+    retryAfterMillis: kind === "rate-limited" || kind === "server-error"
+      ? retryAfterMillis(response.headers, options.nowMillis)
+      : undefined
+  }
+}
 
 /**
  * The defaults of the HTTP client: a 30 s time-out per attempt (U22); 2 retries, exponential from
@@ -321,13 +340,6 @@ export {
    * @category constructors
    */
   ownArrayBuffer,
-  /**
-   * The description of a transport failure met while reading a response's body.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  bodyReadFailed,
   /**
    * The {@link ReceivedBody} of a response's status and bytes.
    *

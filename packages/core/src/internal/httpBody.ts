@@ -134,14 +134,6 @@ export const ownArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
 // ---------------------------------------------------------------------------
 
 /**
- * The description of a transport failure met while reading a response's body.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const bodyReadFailed = (status: number): string => `reading the ${status} response body failed`
-
-/**
  * A 2xx response as kept for a possible decode failure: its status, and its body decoded as text
  * only when read (most responses decode and are never read as text).
  *

@@ -191,3 +191,34 @@ export const provablyNotSent = (cause: unknown): boolean => {
   return codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code))
 }
 
+/**
+ * What a `TransportError` holds of a failure without a response, and whether it proves the
+ * request never left. `reason` is the client's word for the failure (`Transport`, `Encode`,
+ * `InvalidUrl`); the description, when the client gave none, is `<reason> error`. A request whose
+ * address is invalid, or whose every error code says no connection was made
+ * ({@link provablyNotSent}), never left. `readingStatus`: the failure came while reading the body
+ * of a response with that status (`reading the <status> response body failed`): it was sent.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transportFailure = (
+  failure: {
+    readonly reason: string
+    readonly description?: string | undefined
+    readonly cause: unknown
+    readonly method: string
+    readonly url: string
+    readonly readingStatus?: number | undefined
+  },
+  secrets: ReadonlyArray<string>
+): { readonly message: string; readonly notSent: boolean } => {
+  const { readingStatus, reason } = failure
+  const description = readingStatus !== undefined
+    ? `reading the ${readingStatus} response body failed`
+    : failure.description ?? `${reason} error`
+  return {
+    message: transportMessage({ ...failure, description }, secrets),
+    notSent: readingStatus === undefined && (reason === "InvalidUrl" || provablyNotSent(failure.cause))
+  }
+}

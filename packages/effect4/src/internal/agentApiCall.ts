@@ -25,7 +25,6 @@ import {
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
-import { transportError } from "./agentApiPolicy.js"
 import { readBounded } from "./body.js"
 import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
 import { formatIssue } from "./schema.js"
@@ -95,18 +94,7 @@ const handleResponse = (
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       "_tag" in error && error._tag === "OverLimit"
         ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))
-        : Effect.fail(
-          fromRequestError(
-            new HttpClientError.HttpClientError({
-              reason: new HttpClientError.TransportError({
-                request: response.request,
-                cause: (error as HttpClientError.HttpClientError).reason.cause,
-                description: Http.bodyReadFailed(status)
-              })
-            }),
-            call
-          )
-        ),
+        : Effect.fail(fromRequestError(error as HttpClientError.HttpClientError, call, status)),
     onSuccess: (bytes) => {
       if (!success) {
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
@@ -141,7 +129,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
         Effect.matchEffect(effect, {
           onFailure: (error: HttpClientError.HttpClientError) =>
             error.response === undefined
-              ? Effect.fail(transportError(error, call))
+              ? Effect.fail(fromRequestError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
               : handleResponse(error.response, call, maxResponseSize),
           onSuccess: (response) => handleResponse(response, call, maxResponseSize)
@@ -166,7 +154,7 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   }
   if (HttpClientError.isHttpClientError(error)) {
     return error.response === undefined
-      ? Effect.fail(transportError(error, call))
+      ? Effect.fail(fromRequestError(error, call))
       : Effect.fail(fromDecodeFailure(error.message, call.received, call))
   }
   return Effect.die(error)
