@@ -50,7 +50,6 @@ import {
   logRetry,
   outcomeOf
 } from "./agentApiPolicy.js"
-import { limitOf } from "./body.js"
 import { NonBlankString, validate } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
 
@@ -103,7 +102,7 @@ export const make = (
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
     const client = yield* HttpApiClient.makeWith(contract.api, {
-      httpClient: serviceClient(httpClient, dialect, limitOf(options.maxResponseSize)),
+      httpClient: serviceClient(httpClient, dialect, Http.limitOf(options.maxResponseSize)),
       baseUrl
     })
 
@@ -247,13 +246,8 @@ export const make = (
       Effect.gen(function*() {
         const id = yield* validateSessionId(sessionId)
         if (!dialect.retrieve) {
-          return yield* new NotFound({
-            status: 404,
-            message: Http.noRetrieveMessage(dialect.name),
-            body: "",
-            requestId: Option.none(),
-            operation: Telemetry.apiSpans.getSession
-          })
+          const operation = Telemetry.apiSpans.getSession
+          return yield* new NotFound({ ...Http.noRetrieve(dialect.name), requestId: Option.none(), operation })
         }
         return yield* send(
           "getSession",

@@ -37,9 +37,6 @@ export interface OverLimit {
   readonly size: number
 }
 
-/** The valid limit from an option: a positive integer, else the default. */
-export const limitOf: (value: number | undefined, fallback?: number) => number = Http.limitOf
-
 /**
  * Reads a body of at most `limit` bytes. `truncate: true` keeps the first `limit` bytes and
  * stops (for error bodies, of which only a prefix is kept anyway); otherwise a body over the

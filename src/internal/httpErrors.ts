@@ -1,8 +1,9 @@
 /**
  * The one place where HTTP failures become the SDK's typed errors (U07, U18, U21): a non-2xx
- * response by its status, a transport failure, a 2xx whose body does not decode. The rules (which
- * status is which kind, the message of a body, `Retry-After`, scrubbing) are the protocol core's
- * (`Http`, `Secrets`); this module builds the errors.
+ * response by its status, a failure without a response, a 2xx whose body does not decode. What
+ * each holds (its kind, message, body, request id, `Retry-After`, whether the request never left,
+ * every key out) is the protocol core's (`Http.statusFailure`, `Http.transportFailure`,
+ * `Http.undecodedResponse`); this module only builds the error classes.
  */
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as Headers from "@effect/platform/Headers"

@@ -377,14 +377,17 @@ export const redactedHeaders = (names: ReadonlyArray<string | RegExp>): Readonly
 ]
 
 /**
- * The error message of `getSession` in a dialect without a retrieve operation (U10): nothing is
- * sent.
+ * What the error of `getSession` holds in a dialect without a retrieve operation (U10): a 404
+ * (`not-found`) with no body, nothing sent.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const noRetrieveMessage = (dialectName: string): string =>
-  `The ${dialectName} dialect has no retrieve operation (U10): nothing was sent`
+export const noRetrieve = (dialectName: string): {
+  readonly status: 404
+  readonly message: string
+  readonly body: ""
+} => ({ status: 404, message: `The ${dialectName} dialect has no retrieve operation (U10): nothing was sent`, body: "" })
 
 /**
  * The environment variables of the HTTP client's configuration: the base URL and the dialect's

@@ -220,7 +220,11 @@ describe("Http: what the client sends and traces", () => {
     expect(names.slice(0, 4)).toEqual(["authorization", "cookie", "x-api-key", "idempotency-key"])
     const every = names[4]
     expect(every instanceof RegExp && every.test("x-request-id")).toBe(true)
-    expect(Http.noRetrieveMessage("documented")).toBe("The documented dialect has no retrieve operation (U10): nothing was sent")
+    expect(Http.noRetrieve("documented")).toStrictEqual({
+      status: 404,
+      message: "The documented dialect has no retrieve operation (U10): nothing was sent",
+      body: ""
+    })
     expect(Http.idempotencyKeyMessage).toContain("255")
     expect(Http.environment).toEqual({ baseUrl: "AGENT_SESSION_BASE_URL", dialect: "AGENT_SESSION_DIALECT" })
   })

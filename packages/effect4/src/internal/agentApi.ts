@@ -217,13 +217,8 @@ export const make = (
       Effect.gen(function*() {
         const id = yield* Effect.fromResult(validateSessionId(sessionId))
         if (!dialect.retrieve) {
-          return yield* new NotFound({
-            status: 404,
-            message: Http.noRetrieveMessage(dialect.name),
-            body: "",
-            requestId: Option.none(),
-            operation: Telemetry.apiSpans.getSession
-          })
+          const operation = Telemetry.apiSpans.getSession
+          return yield* new NotFound({ ...Http.noRetrieve(dialect.name), requestId: Option.none(), operation })
         }
         return yield* send(
           "getSession",
