@@ -21,7 +21,7 @@ import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
-  InvalidRequest,
+  type InvalidRequest,
   isAgentSessionError,
   type RequestTimeout,
   type ResponseDecodeError,
@@ -29,7 +29,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { buffered, readBounded } from "./body.js"
-import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssues } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -172,14 +172,12 @@ export const toAgentApiError = (
     return Effect.fail(error as AttemptError)
   }
   if (ParseResult.isParseError(error)) {
-    return Option.isNone(received)
-      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssues(error), call.secrets) }))
-      : Effect.fail(fromDecodeFailure(error, received, call))
+    return Effect.fail(fromContractFailure(formatIssues(error), Option.getOrUndefined(received), call))
   }
   if (HttpClientError.isHttpClientError(error)) {
-    return error._tag === "RequestError"
-      ? Effect.fail(fromRequestError(error, call))
-      : Effect.fail(fromDecodeFailure(error, received, call))
+    if (error._tag === "RequestError") return Effect.fail(fromRequestError(error, call))
+    const problem = error.description ?? `${error.reason} error reading the response`
+    return Effect.fail(fromContractFailure(problem, Option.getOrElse(received, () => ({ status: error.response.status })), call))
   }
   if (Predicate.hasProperty(error, "_tag")) {
     const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined

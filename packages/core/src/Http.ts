@@ -133,12 +133,14 @@ export {
    */
   requestId,
   /**
-   * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract.
+   * What a failure of the contract's schema holds: the caller's payload refused before any
+   * response (`invalid-request`), else the response that does not match (`undecoded-response`),
+   * every key out.
    *
    * @since 0.1.0
    * @category constructors
    */
-  undecodedResponse,
+  contractFailure,
   /**
    * The messages along a chain of causes (`fetch failed: connect ECONNREFUSED ...`).
    *

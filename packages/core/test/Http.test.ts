@@ -190,11 +190,21 @@ describe("Http failures kept on errors, without a key", () => {
     }
   })
 
-  it("a 2xx body that does not decode: the status and the problem, scrubbed and cut", () => {
-    expect(Http.undecodedResponse(200, `session_id is missing (${key})`, `{"k":"${key}"}`, [key])).toEqual({
+  it("a failure of the contract: the payload before any response, else the response (its status, the problem, its body), scrubbed and cut", () => {
+    expect(Http.contractFailure(`session_id is missing (${key})`, { status: 200, body: `{"k":"${key}"}` }, [key])).toStrictEqual({
+      kind: "undecoded-response",
+      status: 200,
       message: "The 200 response does not match the contract: session_id is missing (<redacted>)",
       body: `{"k":"<redacted>"}`
     })
+    expect(Http.contractFailure("bad", { status: 201 }, [])).toMatchObject({ status: 201, body: "" })
+    expect(Http.contractFailure(`name: expected a string (${key})`, undefined, [key])).toStrictEqual({
+      kind: "invalid-request",
+      message: "name: expected a string (<redacted>)"
+    })
+    const long = Http.contractFailure("x".repeat(Secrets.RAW_LIMIT * 2), { status: 200, body: "y".repeat(Secrets.RAW_LIMIT * 2) }, [])
+    expect(long.message.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
+    expect(long.kind === "undecoded-response" && long.body.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
   })
 
   it("a failure without a response: the client's words, each cause once, the method and the address without its query", () => {

@@ -89,22 +89,30 @@ export const failedResponse = (
 }
 
 /**
- * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract:
- * the message (`The <status> response does not match the contract: <problem>`) and the body, each
+ * What a failure of the contract's schema holds. Before any response (`received` undefined) the
+ * caller's payload did not match: `invalid-request`, the problem scrubbed. After one, the
+ * response did not: `undecoded-response`, its status, the message
+ * `The <status> response does not match the contract: <problem>` and its body (if kept), each
  * scrubbed and cut.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const undecodedResponse = (
-  status: number,
+export const contractFailure = (
   problem: string,
-  body: string,
+  received: { readonly status: number; readonly body?: string | undefined } | undefined,
   secrets: ReadonlyArray<string>
-): { readonly message: string; readonly body: string } => ({
-  message: truncateRaw(scrub(`The ${status} response does not match the contract: ${problem}`, secrets)),
-  body: truncateRaw(scrub(body, secrets))
-})
+):
+  | { readonly kind: "invalid-request"; readonly message: string }
+  | { readonly kind: "undecoded-response"; readonly status: number; readonly message: string; readonly body: string } =>
+  received === undefined
+    ? { kind: "invalid-request", message: scrub(problem, secrets) }
+    : {
+      kind: "undecoded-response",
+      status: received.status,
+      message: truncateRaw(scrub(`The ${received.status} response does not match the contract: ${problem}`, secrets)),
+      body: truncateRaw(scrub(received.body ?? "", secrets))
+    }
 
 // ---------------------------------------------------------------------------
 // Failures without a response

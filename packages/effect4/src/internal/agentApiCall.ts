@@ -18,7 +18,7 @@ import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
-  InvalidRequest,
+  type InvalidRequest,
   isAgentSessionError,
   type RequestTimeout,
   type ResponseDecodeError,
@@ -26,7 +26,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { readBounded } from "./body.js"
-import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssue } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -148,14 +148,12 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   // Only the client above fails with ours: a status, the transport or the body (handleResponse).
   if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (Schema.isSchemaError(error)) {
-    return Option.isNone(call.received)
-      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssue(error.issue), call.secrets) }))
-      : Effect.fail(fromDecodeFailure(formatIssue(error.issue), call.received, call))
+    return Effect.fail(fromContractFailure(formatIssue(error.issue), Option.getOrUndefined(call.received), call))
   }
   if (HttpClientError.isHttpClientError(error)) {
-    return error.response === undefined
-      ? Effect.fail(fromRequestError(error, call))
-      : Effect.fail(fromDecodeFailure(error.message, call.received, call))
+    const { response } = error
+    if (response === undefined) return Effect.fail(fromRequestError(error, call))
+    return Effect.fail(fromContractFailure(error.message, Option.getOrElse(call.received, () => ({ status: response.status })), call))
   }
   return Effect.die(error)
 }

@@ -3,7 +3,7 @@
  * response by its status, a failure without a response, a 2xx whose body does not decode. What
  * each holds (its kind, message, body, request id, `Retry-After`, whether the request never left,
  * every key out) is the protocol core's (`Http.statusFailure`, `Http.transportFailure`,
- * `Http.undecodedResponse`); this module only builds the error classes.
+ * `Http.contractFailure`); this module only builds the error classes.
  */
 import * as Duration from "effect/Duration"
 import type * as Headers from "effect/http/Headers"
@@ -15,6 +15,7 @@ import {
   Conflict,
   Forbidden,
   type HttpStatusError,
+  InvalidRequest,
   NotFound,
   PayloadTooLarge,
   RateLimited,
@@ -81,17 +82,17 @@ export const fromRequestError = (
 /** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
 export type DecodedResponse = Http.ReceivedBody
 
-/** A 2xx body that does not match the contract as `ResponseDecodeError`. */
-export const fromDecodeFailure = (
-  message: string,
-  response: Option.Option<DecodedResponse>,
+/**
+ * A failure of the contract's schema (`Http.contractFailure`): before any response, the payload
+ * refused (`InvalidRequest`); after one, a `ResponseDecodeError` (its body, when kept).
+ */
+export const fromContractFailure = (
+  problem: string,
+  received: { readonly status: number; readonly body?: string } | undefined,
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
-): ResponseDecodeError => {
-  const status = Option.match(response, { onNone: () => 0, onSome: (r) => r.status })
-  const body = Option.match(response, { onNone: () => "", onSome: (r) => r.body })
-  return new ResponseDecodeError({
-    operation: options.operation,
-    status,
-    ...Http.undecodedResponse(status, message, body, options.secrets)
-  })
+): InvalidRequest | ResponseDecodeError => {
+  const failure = Http.contractFailure(problem, received, options.secrets)
+  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: options.operation, message: failure.message })
+  const { body, message, status } = failure
+  return new ResponseDecodeError({ operation: options.operation, status, message, body })
 }
