@@ -24,10 +24,7 @@ import {
   Unauthorized,
   UnexpectedStatus
 } from "../Errors.js"
-import { Failures, Http, Secrets } from "effect-agent-session-core"
-
-/** Text from the service without any key (`Secrets.scrub` of the protocol core). */
-export const scrub = Secrets.scrub
+import { Failures, Http } from "effect-agent-session-core"
 
 /** What the mapping needs to know of a non-2xx response. */
 interface FailedResponse {

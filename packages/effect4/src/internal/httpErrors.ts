@@ -9,7 +9,7 @@ import * as Duration from "effect/Duration"
 import type * as Headers from "effect/http/Headers"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as Option from "effect/Option"
-import { Failures, Http, Secrets } from "effect-agent-session-core"
+import { Failures, Http } from "effect-agent-session-core"
 import {
   BadRequest,
   Conflict,
@@ -25,9 +25,6 @@ import {
   Unauthorized,
   UnexpectedStatus
 } from "../Errors.js"
-
-/** Text from the service without any key (`Secrets.scrub` of the protocol core). */
-export const scrub = Secrets.scrub
 
 /** What the mapping needs to know of a non-2xx response. */
 export interface FailedResponse {
