@@ -86,10 +86,9 @@ const handleResponse = (
   call: CallInfo,
   maxResponseSize: number
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
-  const { status } = response
-  const headers = response.headers
+  const { headers, status } = response
   // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
-  return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
+  return Effect.matchEffect(readBounded(response, maxResponseSize, headers), {
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       error._tag === "OverLimit"
         ? Effect.fail(

@@ -142,7 +142,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const response = opened.right
     if (!Http.isSuccess(response.status)) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT, { truncate: true }).pipe(
+      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT).pipe(
         Effect.timeout(settings.connectTimeout),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )

@@ -12,7 +12,7 @@
  */
 
 import { failedResponse } from "./internal/httpFailures.js"
-import type { Headers } from "./internal/httpTypes.js"
+import { type Headers, isSuccess } from "./internal/httpTypes.js"
 
 export type {
   /**
@@ -71,13 +71,15 @@ export const statusKind = (status: number): StatusKind => {
   }
 }
 
-/**
- * Whether a status is success: any 2xx (U07).
- *
- * @since 0.1.0
- * @category guards
- */
-export const isSuccess = (status: number): boolean => status >= 200 && status < 300
+export {
+  /**
+   * Whether a status is success: any 2xx (U07).
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isSuccess
+} from "./internal/httpTypes.js"
 
 /**
  * Whether a failed request with this status is worth sending again: 429, any 5xx, and 408
@@ -315,7 +317,8 @@ export {
    */
   announcedLength,
   /**
-   * How to read a response body within `limit` bytes: refuse it, read it whole, or stream it.
+   * How to read a response body within `limit` bytes: refuse it, read it whole, or stream it; a
+   * success must fit, of any other only a prefix is kept.
    *
    * @since 0.1.0
    * @category constructors

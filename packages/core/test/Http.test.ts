@@ -89,13 +89,16 @@ describe("Http requests that never left, Idempotency-Key, bodies", () => {
     expect(Http.idempotencyKeyOf({ "idempotency-key": "  " })).toBeUndefined()
   })
 
-  it("a body is refused, read whole or streamed by what its headers announce", () => {
-    expect(Http.bodyPlan({ "content-length": "11" }, 10, false)).toEqual({ _tag: "refuse", size: 11 })
-    expect(Http.bodyPlan({ "content-length": "11" }, 10, true)).toEqual({ _tag: "stream" })
-    expect(Http.bodyPlan({ "content-length": " 10 " }, 10, false)).toEqual({ _tag: "whole" })
-    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "gzip" }, 10, false)).toEqual({ _tag: "stream" })
-    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "Identity" }, 10, false)).toEqual({ _tag: "whole" })
-    expect(Http.bodyPlan({ "content-length": "5e1" }, 10, false)).toEqual({ _tag: "stream" })
+  it("a body is refused, read whole or streamed by what its headers announce; a success must fit, of any other a prefix is kept", () => {
+    expect(Http.bodyPlan(200, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(Http.bodyPlan(299, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(Http.bodyPlan(500, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(Http.bodyPlan(300, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(Http.bodyPlan(201, { "content-length": " 10 " }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(Http.bodyPlan(401, { "content-length": "10" }, 10)).toEqual({ _tag: "whole", truncate: true })
+    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "gzip" }, 10)).toEqual({ _tag: "stream", truncate: false })
+    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "Identity" }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(Http.bodyPlan(200, { "content-length": "5e1" }, 10)).toEqual({ _tag: "stream", truncate: false })
     expect([Http.limitOf(0), Http.limitOf(Number.NaN, 7), Http.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
   })
 })

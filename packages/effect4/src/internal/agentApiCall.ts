@@ -90,7 +90,7 @@ const handleResponse = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { headers, status } = response
   const success = Http.isSuccess(status)
-  return Effect.matchEffect(readBounded(response, maxResponseSize, !success), {
+  return Effect.matchEffect(readBounded(response, maxResponseSize), {
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       "_tag" in error && error._tag === "OverLimit"
         ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))

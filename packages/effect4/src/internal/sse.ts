@@ -147,7 +147,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const response = opened.success
     if (!Http.isSuccess(response.status)) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT, true).pipe(
+      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT).pipe(
         Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.succeed(new Uint8Array(0)) }),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
