@@ -61,6 +61,7 @@ export const effectiveRetry = (
 /** The metrics `status` attribute of a failed attempt. */
 export const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
+/** A retry about to happen: logged at debug level and counted by the outcome of the failed attempt. */
 export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.andThen(
     Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
