@@ -21,16 +21,15 @@ import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
-  InvalidRequest,
+  type InvalidRequest,
   isAgentSessionError,
   type RequestTimeout,
   type ResponseDecodeError,
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
-import { transportError } from "./agentApiPolicy.js"
 import { buffered, readBounded } from "./body.js"
-import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssues } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -87,10 +86,9 @@ const handleResponse = (
   call: CallInfo,
   maxResponseSize: number
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
-  const { status } = response
-  const headers = response.headers
+  const { headers, status } = response
   // The body is read within the limit (defect: unbounded bodies); an error body is cut at it.
-  return Effect.matchEffect(readBounded(response, maxResponseSize, { truncate: !isSuccess(status), headers }), {
+  return Effect.matchEffect(readBounded(response, maxResponseSize, headers), {
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       error._tag === "OverLimit"
         ? Effect.fail(
@@ -101,17 +99,7 @@ const handleResponse = (
             limit: maxResponseSize
           })
         )
-        : Effect.fail(
-          fromRequestError(
-            new HttpClientError.RequestError({
-              request: response.request,
-              reason: "Transport",
-              cause: error.cause,
-              description: Http.bodyReadFailed(status)
-            }),
-            call
-          )
-        ),
+        : Effect.fail(fromRequestError(error, call, status)),
     onSuccess: (bytes) => {
       if (!isSuccess(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
@@ -146,7 +134,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
         Effect.matchEffect(effect, {
           onFailure: (error) =>
             error._tag === "RequestError"
-              ? Effect.fail(transportError(error, call))
+              ? Effect.fail(fromRequestError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
               : handleResponse(error.response, call, maxResponseSize),
           onSuccess: (response) => handleResponse(response, call, maxResponseSize)
@@ -183,14 +171,12 @@ export const toAgentApiError = (
     return Effect.fail(error as AttemptError)
   }
   if (ParseResult.isParseError(error)) {
-    return Option.isNone(received)
-      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssues(error), call.secrets) }))
-      : Effect.fail(fromDecodeFailure(error, received, call))
+    return Effect.fail(fromContractFailure(formatIssues(error), Option.getOrUndefined(received), call))
   }
   if (HttpClientError.isHttpClientError(error)) {
-    return error._tag === "RequestError"
-      ? Effect.fail(transportError(error, call))
-      : Effect.fail(fromDecodeFailure(error, received, call))
+    if (error._tag === "RequestError") return Effect.fail(fromRequestError(error, call))
+    const problem = error.description ?? `${error.reason} error reading the response`
+    return Effect.fail(fromContractFailure(problem, Option.getOrElse(received, () => ({ status: error.response.status })), call))
   }
   if (Predicate.hasProperty(error, "_tag")) {
     const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined

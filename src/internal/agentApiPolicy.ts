@@ -1,19 +1,17 @@
 /**
- * The retry and create policies of `AgentApi`: the default schedule, the schedule actually run
- * (only while the error is retryable; each wait at least the `Retry-After` asked), and
- * whether a failed creating call may have created what it asked (at most one session per call).
- * The rules are the protocol core's (`Http`); this module applies them to the typed errors.
+ * The retry policy of `AgentApi`: the default schedule, and the schedule actually run (only while
+ * the error is retryable; each wait at least the `Retry-After` asked), logged and
+ * counted per retry. The rules, the create policy among them (which failed creating call may be
+ * sent again: `Failures.mayResend`), are the protocol core's (`Http`, `Failures`); this module
+ * binds them to `Schedule`.
  */
-import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import { Failures, Http, Telemetry } from "effect-agent-session-core"
-import { type AgentApiError, isRetryable, type TransportError } from "../Errors.js"
+import { type AgentApiError, isRetryable } from "../Errors.js"
 import * as Metrics from "../Metrics.js"
-import { fromRequestError } from "./httpErrors.js"
 
 /** The default request time-out. */
 export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
@@ -60,44 +58,7 @@ export const effectiveRetry = (
 /** The metrics `status` label of a failed attempt (`Failures.httpOutcome`). */
 export const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
-
-/** Whether a transport failure happened before anything was written (no connection at all). */
-const provablyNotSent = (error: HttpClientError.RequestError): boolean =>
-  error.reason === "InvalidUrl" || Http.provablyNotSent(error.cause)
-
-/**
- * Marks the `TransportError`s of requests that provably never reached the service: a hidden
- * property (not a field: it is not part of the error's data, and the runtime may hand the error
- * on wrapped in a proxy, which a `WeakSet` would not recognise).
- */
-const NotSent: unique symbol = Symbol.for("effect-agent-session/internal/AgentApi/NotSent")
-
-/** Maps a transport failure, remembering whether the request provably never left. */
-export const transportError = (
-  error: HttpClientError.RequestError,
-  call: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
-): TransportError => {
-  const mapped = fromRequestError(error, call)
-  if (provablyNotSent(error)) Object.defineProperty(mapped, NotSent, { value: true, enumerable: false })
-  return mapped
-}
-
-/** Whether a transport failure was marked as a request that provably never left. */
-const notSent = (error: AgentApiError): boolean => Predicate.hasProperty(error, NotSent) && error[NotSent] === true
-
-/**
- * Whether the service cannot have acted on a failed attempt (`Failures.didNotAct`): the request
- * never left (no connection), or the service said it did not act (429, 503, 408).
- */
-export const didNotAct = (error: AgentApiError): boolean => Failures.didNotAct(error, notSent(error))
-
-/** Whether a failed attempt of a creating call may have created something (`Failures.mayHaveActed`). */
-export const mayHaveActed = (error: AgentApiError): boolean => Failures.mayHaveActed(error, notSent(error))
-
-/** Whether a failed attempt of a creating call is sent again under the create policy (`Failures.mayResend`). */
-export const mayResend = (policy: Failures.CreatePolicy) => (error: AgentApiError): boolean =>
-  Failures.mayResend(policy, error, notSent(error))
-
+/** A retry about to happen: logged at debug level and counted by the outcome of the failed attempt. */
 export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
   Effect.zipRight(
     Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(

@@ -37,21 +37,19 @@ export interface OverLimit {
   readonly size: number
 }
 
-/** The valid limit from an option: a positive integer, else the default. */
-export const limitOf: (value: number | undefined, fallback?: number) => number = Http.limitOf
-
 /**
- * Reads a body of at most `limit` bytes. `truncate: true` keeps the first `limit` bytes and
- * stops (for error bodies, of which only a prefix is kept anyway); otherwise a body over the
- * limit fails with `OverLimit`. `headers` are the response's, when the caller has them already.
+ * Reads a body of at most `limit` bytes (`Http.bodyPlan`): a success over the limit fails with
+ * `OverLimit`; of any other status (an error body, of which only a prefix is kept anyway) the
+ * first `limit` bytes are kept and reading stops there. `headers` are the response's, when the
+ * caller has them already (the platform's getter builds them afresh on each read).
  */
 export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
   limit: number,
-  options: { readonly truncate?: boolean; readonly headers?: Headers.Headers } = {}
+  headers?: Headers.Headers
 ): Effect.Effect<Uint8Array, HttpClientError.ResponseError | OverLimit> =>
   Effect.suspend(() => {
-    const plan = Http.bodyPlan(options.headers ?? response.headers, limit, options.truncate === true)
+    const plan = Http.bodyPlan(response.status, headers ?? response.headers, limit)
     if (plan._tag === "refuse") {
       // Not read at all: the stream is opened and closed at once so the request is released.
       return Effect.zipRight(
@@ -64,11 +62,11 @@ export const readBounded = (
       // not frame by `content-length` to the same bound (it cannot have read more than it holds).
       return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
         const bytes = new Uint8Array(buffer)
-        const kept = Http.fitBody(bytes, limit, options.truncate === true)
+        const kept = Http.fitBody(bytes, limit, plan.truncate)
         return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
       })
     }
-    const body = new Http.BoundedBody(limit, options.truncate === true)
+    const body = new Http.BoundedBody(limit, plan.truncate)
     return response.stream.pipe(
       Stream.runForEachWhile((bytes) =>
         Effect.suspend(() => {

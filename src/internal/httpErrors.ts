@@ -1,19 +1,20 @@
 /**
  * The one place where HTTP failures become the SDK's typed errors: a non-2xx
- * response by its status, a transport failure, a 2xx whose body does not decode. The rules (which
- * status is which kind, the message of a body, `Retry-After`, scrubbing) are the protocol core's
- * (`Http`, `Secrets`); this module builds the errors.
+ * response by its status, a failure without a response, a 2xx whose body does not decode. What
+ * each holds (its kind, message, body, request id, `Retry-After`, whether the request never left,
+ * every key out) is the protocol core's (`Http.statusFailure`, `Http.transportFailure`,
+ * `Http.contractFailure`); this module only builds the error classes.
  */
-import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as Headers from "@effect/platform/Headers"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import {
   BadRequest,
   Conflict,
   Forbidden,
   type HttpStatusError,
+  InvalidRequest,
   NotFound,
   PayloadTooLarge,
   RateLimited,
@@ -23,22 +24,7 @@ import {
   Unauthorized,
   UnexpectedStatus
 } from "../Errors.js"
-import { formatIssues } from "./schema.js"
-import { Http, Secrets } from "effect-agent-session-core"
-
-/** Text from the service without any key (`Secrets.scrub` of the protocol core). */
-export const scrub = Secrets.scrub
-
-/**
- * The wait a response asks for (`Http.retryAfterMillis`): `retry-after-ms`, else
- * `Retry-After` as seconds or an HTTP date; nonsense is `None`.
- */
-export const retryAfter = (headers: Headers.Headers, nowMillis: number): Option.Option<Duration.Duration> =>
-  Option.map(Option.fromNullable(Http.retryAfterMillis(headers, nowMillis)), Duration.millis)
-
-// ---------------------------------------------------------------------------
-// Status -> error
-// ---------------------------------------------------------------------------
+import { Failures, Http } from "effect-agent-session-core"
 
 /** What the mapping needs to know of a non-2xx response. */
 interface FailedResponse {
@@ -49,82 +35,61 @@ interface FailedResponse {
   readonly body: string
 }
 
-/**
- * Maps a non-2xx response to its typed error. The message and the body (cut to
- * 4 KiB) are scrubbed of `secrets` and of any JSON member named like a key.
- */
+/** The error class of each kind of status but the two that carry a `Retry-After`. */
+const STATUS_ERRORS = {
+  "bad-request": BadRequest,
+  "unauthorized": Unauthorized,
+  "forbidden": Forbidden,
+  "not-found": NotFound,
+  "conflict": Conflict,
+  "payload-too-large": PayloadTooLarge,
+  "unexpected-status": UnexpectedStatus
+} as const
+
+/** Maps a non-2xx response to its typed error (`Http.statusFailure`, every key out). */
 export const fromStatus = (
   response: FailedResponse,
-  options: {
-    readonly operation: string
-    readonly secrets: ReadonlyArray<string>
-    readonly nowMillis: number
-  }
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
 ): HttpStatusError => {
-  const kept = Http.failedResponse(response, options.secrets)
-  const fields = { ...kept, requestId: Option.fromNullable(kept.requestId), operation: options.operation }
-  switch (Http.statusKind(kept.status)) {
-    case "bad-request":
-      return new BadRequest(fields)
-    case "unauthorized":
-      return new Unauthorized(fields)
-    case "forbidden":
-      return new Forbidden(fields)
-    case "not-found":
-      return new NotFound(fields)
-    case "conflict":
-      return new Conflict(fields)
-    case "payload-too-large":
-      return new PayloadTooLarge(fields)
-    case "rate-limited":
-      return new RateLimited({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
-    case "server-error":
-      return new ServerError({ ...fields, retryAfter: retryAfter(response.headers, options.nowMillis) })
-    case "unexpected-status":
-      return new UnexpectedStatus(fields)
-  }
+  const { kind, requestId, retryAfterMillis, ...kept } = Http.statusFailure(response, options)
+  const fields = { ...kept, requestId: Option.fromNullable(requestId), operation: options.operation }
+  if (kind !== "rate-limited" && kind !== "server-error") return new STATUS_ERRORS[kind](fields)
+  const retryAfter = Option.map(Option.fromNullable(retryAfterMillis), Duration.millis)
+  return kind === "rate-limited" ? new RateLimited({ ...fields, retryAfter }) : new ServerError({ ...fields, retryAfter })
 }
 
-// ---------------------------------------------------------------------------
-// Transport and decoding
-// ---------------------------------------------------------------------------
-
-/** A transport failure (no response) as `TransportError`, its message scrubbed. */
+/**
+ * A failure without a response as `TransportError` (`Http.transportFailure`: its message
+ * scrubbed), marked when the request provably never left (`Failures.withNotSent`, the create
+ * policy). `readingStatus`: the failure came while reading the body of a response with that status.
+ */
 export const fromRequestError = (
-  error: HttpClientError.RequestError,
-  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+  error: HttpClientError.RequestError | HttpClientError.ResponseError,
+  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> },
+  readingStatus?: number
 ): TransportError => {
   const { cause, description, reason, request } = error
-  return new TransportError({
-    operation: options.operation,
-    message: Http.transportMessage(
-      { description: description ?? `${reason} error`, cause, method: request.method, url: request.url },
-      options.secrets
-    )
-  })
+  const { message, notSent } = Http.transportFailure(
+    { reason, description, cause, method: request.method, url: request.url, readingStatus },
+    options.secrets
+  )
+  return Failures.withNotSent(new TransportError({ operation: options.operation, message }), notSent)
 }
-
 
 /** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
 export type DecodedResponse = Http.ReceivedBody
 
-/** A 2xx body that does not match the contract as `ResponseDecodeError`. */
-export const fromDecodeFailure = (
-  error: ParseResult.ParseError | HttpClientError.ResponseError,
-  response: Option.Option<DecodedResponse>,
+/**
+ * A failure of the contract's schema (`Http.contractFailure`): before any response, the payload
+ * refused (`InvalidRequest`); after one, a `ResponseDecodeError` (its body, when kept).
+ */
+export const fromContractFailure = (
+  problem: string,
+  received: { readonly status: number; readonly body?: string } | undefined,
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
-): ResponseDecodeError => {
-  const message = ParseResult.isParseError(error)
-    ? formatIssues(error)
-    : error.description ?? `${error.reason} error reading the response`
-  const status = Option.match(response, {
-    onNone: () => HttpClientError.isHttpClientError(error) && error._tag === "ResponseError" ? error.response.status : 0,
-    onSome: (r) => r.status
-  })
-  const body = Option.match(response, { onNone: () => "", onSome: (r) => r.body })
-  return new ResponseDecodeError({
-    operation: options.operation,
-    status,
-    ...Http.undecodedResponse(status, message, body, options.secrets)
-  })
+): InvalidRequest | ResponseDecodeError => {
+  const failure = Http.contractFailure(problem, received, options.secrets)
+  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: options.operation, message: failure.message })
+  const { body, message, status } = failure
+  return new ResponseDecodeError({ operation: options.operation, status, message, body })
 }

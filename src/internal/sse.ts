@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import { Close, Http, Sse } from "effect-agent-session-core"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
-import { ConnectTimeout, HandshakeRejected, type InsecureTransport, truncateRaw } from "../Errors.js"
+import { ConnectTimeout, HandshakeRejected, type InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import * as Wire from "../Wire.js"
 import * as Deadlines from "./channel/deadlines.js"
@@ -140,16 +140,15 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         : Retry(Close.openFailed(error, Redacted.value(hooks.key)))
     }
     const response = opened.right
-    if (response.status < 200 || response.status >= 300) {
+    if (!Http.isSuccess(response.status)) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT, { truncate: true }).pipe(
+      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT).pipe(
         Effect.timeout(settings.connectTimeout),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
-      const reason = truncateRaw(scrub(new TextDecoder().decode(bytes), hooks.key))
-      const refusal = Close.classifyRefusal(response.status, "event stream")
+      const refusal = Sse.streamRefusal(response.status, bytes, Redacted.value(hooks.key))
       return refusal._tag === "Rejected"
-        ? Fatal(new HandshakeRejected({ code: response.status, reason }), "handshake-rejected")
+        ? Fatal(new HandshakeRejected({ code: refusal.code, reason: refusal.reason }), "handshake-rejected")
         : Retry(refusal.message)
     }
     hooks.open()

@@ -203,15 +203,38 @@ export const isRetryable = (error: Failure): boolean => {
 }
 
 /**
+ * Marks the hidden property of a request that provably never left; a `Symbol.for` key, so both
+ * editions (and copies of the core) read the same mark.
+ */
+const NotSent: unique symbol = Symbol.for("effect-agent-session/internal/AgentApi/NotSent")
+
+/**
+ * Marks a `TransportError` as a request that provably never left when `notSent` (the `notSent` of
+ * `Http.transportFailure`), for {@link didNotAct} and the rules below to read when not told. A
+ * hidden property, not a field: it is not part of the error's data, and the runtime may hand the
+ * error on wrapped in a proxy, which a `WeakSet` would not recognise. Returns the error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withNotSent = <E extends object>(error: E, notSent: boolean): E => {
+  if (notSent) Object.defineProperty(error, NotSent, { value: true, enumerable: false })
+  return error
+}
+
+/** Whether an error was marked by {@link withNotSent}. */
+const markedNotSent = (error: Failure): boolean => NotSent in error && (error as { [NotSent]?: unknown })[NotSent] === true
+
+/**
  * Whether the service cannot have acted on a failed attempt: a transport failure of a request
- * that provably never left (`notSent`, which the edition finds with `Http.provablyNotSent`), or a
+ * that provably never left (`notSent`; when not given, the mark of {@link withNotSent}), or a
  * status that says it did not act (`Http.didNotActStatus`: 429, 503, 408). Everything else that is
  * retryable (a time-out, a reset, 500, 502, 504) may have created what was asked.
  *
  * @since 0.1.0
  * @category guards
  */
-export const didNotAct = (error: Failure, notSent: boolean): boolean => {
+export const didNotAct = (error: Failure, notSent: boolean = markedNotSent(error)): boolean => {
   if (error._tag === "TransportError") return notSent
   const status = statusOf(error)
   return STATUS_DECIDES.has(error._tag) && status !== undefined && didNotActStatus(status)
@@ -219,12 +242,12 @@ export const didNotAct = (error: Failure, notSent: boolean): boolean => {
 
 /**
  * Whether a failed attempt of a creating call (`onboard`, `createSession`) may have created
- * something: it is retryable, and the service may have acted on it.
+ * something: it is retryable, and the service may have acted on it ({@link didNotAct}).
  *
  * @since 0.1.0
  * @category guards
  */
-export const mayHaveActed = (error: Failure, notSent: boolean): boolean =>
+export const mayHaveActed = (error: Failure, notSent: boolean = markedNotSent(error)): boolean =>
   isRetryable(error) && !didNotAct(error, notSent)
 
 /**
@@ -243,7 +266,7 @@ export type CreatePolicy = "safe" | "idempotent"
  * @since 0.1.0
  * @category guards
  */
-export const mayResend = (policy: CreatePolicy, error: Failure, notSent: boolean): boolean =>
+export const mayResend = (policy: CreatePolicy, error: Failure, notSent: boolean = markedNotSent(error)): boolean =>
   policy === "idempotent" ? isRetryable(error) : didNotAct(error, notSent)
 
 /**

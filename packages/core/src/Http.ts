@@ -11,7 +11,8 @@
  * @since 0.1.0
  */
 
-import type { Headers } from "./internal/httpTypes.js"
+import { failedResponse } from "./internal/httpFailures.js"
+import { type Headers, isSuccess } from "./internal/httpTypes.js"
 
 export type {
   /**
@@ -70,13 +71,15 @@ export const statusKind = (status: number): StatusKind => {
   }
 }
 
-/**
- * Whether a status is success: any 2xx.
- *
- * @since 0.1.0
- * @category guards
- */
-export const isSuccess = (status: number): boolean => status >= 200 && status < 300
+export {
+  /**
+   * Whether a status is success: any 2xx.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isSuccess
+} from "./internal/httpTypes.js"
 
 /**
  * Whether a failed request with this status is worth sending again: 429, any 5xx, and 408
@@ -132,19 +135,14 @@ export {
    */
   requestId,
   /**
-   * What an HTTP status error keeps of a failed response, with every key out.
+   * What a failure of the contract's schema holds: the caller's payload refused before any
+   * response (`invalid-request`), else the response that does not match (`undecoded-response`),
+   * every key out.
    *
    * @since 0.1.0
    * @category constructors
    */
-  failedResponse,
-  /**
-   * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  undecodedResponse,
+  contractFailure,
   /**
    * The messages along a chain of causes (`fetch failed: connect ECONNREFUSED ...`).
    *
@@ -153,19 +151,13 @@ export {
    */
   causeMessages,
   /**
-   * The message of a failure without a response, every key scrubbed out.
+   * What a `TransportError` holds of a failure without a response (its message, every key
+   * scrubbed out), and whether it proves the request never left (the create policy).
    *
    * @since 0.1.0
    * @category constructors
    */
-  transportMessage,
-  /**
-   * Whether a transport failure's cause proves the request never left.
-   *
-   * @since 0.1.0
-   * @category guards
-   */
-  provablyNotSent
+  transportFailure
 } from "./internal/httpFailures.js"
 
 // ---------------------------------------------------------------------------
@@ -204,6 +196,37 @@ export const retryWaitMillis = (
   retryAfter: number | undefined,
   maxRetryAfterMillis: number
 ): number => Math.ceil(retryAfter === undefined ? delayMillis : Math.max(delayMillis, Math.min(retryAfter, maxRetryAfterMillis)))
+
+/**
+ * What the error of a non-2xx response holds: the `kind` of its status
+ * ({@link statusKind}); its status, the message of its body ({@link errorMessage}), the body cut
+ * to `Secrets.RAW_LIMIT`, its request id, all scrubbed of `secrets` before anything is cut (a key
+ * across the cut leaves no prefix; the peer chooses every header value); and, for `rate-limited`
+ * and `server-error` only, the wait it asks for ({@link retryAfterMillis} at `nowMillis`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const statusFailure = (
+  response: { readonly status: number; readonly statusText: string; readonly headers: Headers; readonly body: string },
+  options: { readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
+): {
+  readonly kind: StatusKind
+  readonly status: number
+  readonly message: string
+  readonly body: string
+  readonly requestId: string | undefined
+  readonly retryAfterMillis: number | undefined
+} => {
+  const kind = statusKind(response.status)
+  return {
+    kind,
+    ...failedResponse(response, options.secrets),
+    retryAfterMillis: kind === "rate-limited" || kind === "server-error"
+      ? retryAfterMillis(response.headers, options.nowMillis)
+      : undefined
+  }
+}
 
 /**
  * The defaults of the HTTP client: a 30 s time-out per attempt; 2 retries, exponential from
@@ -294,7 +317,8 @@ export {
    */
   announcedLength,
   /**
-   * How to read a response body within `limit` bytes: refuse it, read it whole, or stream it.
+   * How to read a response body within `limit` bytes: refuse it, read it whole, or stream it; a
+   * success must fit, of any other only a prefix is kept.
    *
    * @since 0.1.0
    * @category constructors
@@ -321,13 +345,6 @@ export {
    * @category constructors
    */
   ownArrayBuffer,
-  /**
-   * The description of a transport failure met while reading a response's body.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  bodyReadFailed,
   /**
    * The {@link ReceivedBody} of a response's status and bytes.
    *
@@ -365,14 +382,17 @@ export const redactedHeaders = (names: ReadonlyArray<string | RegExp>): Readonly
 ]
 
 /**
- * The error message of `getSession` in a dialect without a retrieve operation: nothing is
- * sent.
+ * What the error of `getSession` holds in a dialect without a retrieve operation: a 404
+ * (`not-found`) with no body, nothing sent.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const noRetrieveMessage = (dialectName: string): string =>
-  `The ${dialectName} dialect has no retrieve operation: nothing was sent`
+export const noRetrieve = (dialectName: string): {
+  readonly status: 404
+  readonly message: string
+  readonly body: ""
+} => ({ status: 404, message: `The ${dialectName} dialect has no retrieve operation: nothing was sent`, body: "" })
 
 /**
  * The environment variables of the HTTP client's configuration: the base URL and the dialect's

@@ -142,7 +142,7 @@ export const keyParts = (key: string): UnsentAnswer => {
 }
 
 /**
- * A copy of `key` that shares no memory with the text it was cut from (issue 36 item 6). V8 keeps
+ * A copy of `key` that shares no memory with the text it was cut from. V8 keeps
  * a slice of a string, and a concatenation, as a view of its parts: a key of 256 characters cut
  * from a 256 KiB action session id kept the whole id alive for the connection's life (600 such
  * requests held 150 MiB). Built from its code units, the copy is a string of its own. Chosen over

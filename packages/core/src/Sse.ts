@@ -25,7 +25,8 @@
 import type { AnswerData } from "./Frame.js"
 import { encodeAnswer } from "./Frame.js"
 import { formatMillis } from "./internal/connection.js"
-import { redactUrl } from "./Secrets.js"
+import { classifyRefusal } from "./Close.js"
+import { redactUrl, scrubChannelText, truncateRaw } from "./Secrets.js"
 
 /**
  * What the parser reports.
@@ -193,8 +194,8 @@ export class SseParser {
     if (field === "event") {
       this.name = value
     } else if (field === "data") {
-      // Every data line counts, an empty one too: the joined data holds its newline (issue 36
-      // item 5: empty lines once counted 0, and ten million of them grew the heap by 100 MiB).
+      // Every data line counts, an empty one too: the joined data holds its newline, so a stream
+      // of empty data lines reaches the bound like the same bytes on one line.
       this.dataSize += value.length + (this.hasData ? 1 : 0)
       if (this.hasData) this.newlines += 1
       this.hasData = true
@@ -264,6 +265,31 @@ export const answerBody = (data: AnswerData): string => encodeAnswer("event", da
  * @category models
  */
 export const REFUSAL_READ_LIMIT = 4096 + 1024
+
+const refusalDecoder = new TextDecoder()
+
+/**
+ * What a refusal of the stream's `GET` (a status that is not 2xx) means, from its status and the
+ * first bytes of its body (at most {@link REFUSAL_READ_LIMIT} read): a status that rejects the
+ * credentials or the session for good (`Close.classifyRefusal`) is `Rejected`, the body its
+ * reason (the key out as from any channel text, `Secrets.scrubChannelText`, then cut to
+ * `Secrets.RAW_LIMIT`); any other is `Refused`, retried with its message.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const streamRefusal = (
+  status: number,
+  body: Uint8Array,
+  apiKey: string
+):
+  | { readonly _tag: "Rejected"; readonly code: number; readonly reason: string }
+  | { readonly _tag: "Refused"; readonly message: string } => {
+  const refusal = classifyRefusal(status, "event stream")
+  return refusal._tag === "Refused"
+    ? refusal
+    : { _tag: "Rejected", code: status, reason: truncateRaw(scrubChannelText(refusalDecoder.decode(body), apiKey)) }
+}
 
 /**
  * The frame an SSE event stands for, in the `event-data` framing: `{"event":name,"data":data}`,

@@ -143,6 +143,18 @@ describe("Failures: failed HTTP attempts (U07, U21, U22) and the create policy",
       .toEqual([true, true, false, false])
   })
 
+  it("a transport error marked as never sent did not act, unless told otherwise; the mark is not a field", () => {
+    const refused = Failures.withNotSent({ _tag: "TransportError", message: "refused" }, true)
+    const reset = Failures.withNotSent({ _tag: "TransportError", message: "reset" }, false)
+    expect([Failures.didNotAct(refused), Failures.mayHaveActed(refused), Failures.mayResend("safe", refused)])
+      .toEqual([true, false, true])
+    expect([Failures.didNotAct(reset), Failures.mayHaveActed(reset), Failures.mayResend("safe", reset)])
+      .toEqual([false, true, false])
+    expect(Failures.didNotAct(refused, false)).toBe(false)
+    expect(Object.keys(refused)).toEqual(["_tag", "message"])
+    expect(JSON.stringify(refused)).toBe(JSON.stringify(reset).replace("reset", "refused"))
+  })
+
   it("the metrics outcome of a failed attempt", () => {
     expect(Failures.httpOutcome({ _tag: "TransportError" })).toBe("transport")
     expect(Failures.httpOutcome({ _tag: "RequestTimeout" })).toBe("timeout")

@@ -67,13 +67,17 @@ describe("Http error bodies (U18) and Retry-After (U21)", () => {
 })
 
 describe("Http requests that never left, Idempotency-Key, bodies", () => {
-  it("provably not sent: every code along the causes says no connection; at least one code", () => {
+  it("provably not sent: every code along the causes says no connection (at least one), or the address is invalid; never after a response", () => {
     const refused = Object.assign(new Error("connect"), { code: "ECONNREFUSED" })
-    expect(Http.provablyNotSent(new Error("fetch failed", { cause: refused }))).toBe(true)
-    expect(Http.provablyNotSent({ errors: [refused, { code: "ENETUNREACH" }] })).toBe(true)
-    expect(Http.provablyNotSent({ cause: { code: "ECONNRESET" } })).toBe(false)
-    expect(Http.provablyNotSent({ errors: [refused, { code: "UND_ERR_SOCKET" }] })).toBe(false)
-    expect(Http.provablyNotSent(new Error("no code"))).toBe(false)
+    const notSent = (cause: unknown, reason = "Transport", readingStatus?: number) =>
+      Http.transportFailure({ reason, cause, method: "GET", url: "https://h.test/", readingStatus }, []).notSent
+    expect(notSent(new Error("fetch failed", { cause: refused }))).toBe(true)
+    expect(notSent({ errors: [refused, { code: "ENETUNREACH" }] })).toBe(true)
+    expect(notSent({ cause: { code: "ECONNRESET" } })).toBe(false)
+    expect(notSent({ errors: [refused, { code: "UND_ERR_SOCKET" }] })).toBe(false)
+    expect(notSent(new Error("no code"))).toBe(false)
+    expect(notSent(new Error("no code"), "InvalidUrl")).toBe(true)
+    expect(notSent(new Error("fetch failed", { cause: refused }), "Transport", 200)).toBe(false)
     expect(Http.causeMessages(new Error("fetch failed", { cause: refused }))).toEqual(["fetch failed", "connect", "ECONNREFUSED"])
   })
 
@@ -85,13 +89,16 @@ describe("Http requests that never left, Idempotency-Key, bodies", () => {
     expect(Http.idempotencyKeyOf({ "idempotency-key": "  " })).toBeUndefined()
   })
 
-  it("a body is refused, read whole or streamed by what its headers announce", () => {
-    expect(Http.bodyPlan({ "content-length": "11" }, 10, false)).toEqual({ _tag: "refuse", size: 11 })
-    expect(Http.bodyPlan({ "content-length": "11" }, 10, true)).toEqual({ _tag: "stream" })
-    expect(Http.bodyPlan({ "content-length": " 10 " }, 10, false)).toEqual({ _tag: "whole" })
-    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "gzip" }, 10, false)).toEqual({ _tag: "stream" })
-    expect(Http.bodyPlan({ "content-length": "5", "content-encoding": "Identity" }, 10, false)).toEqual({ _tag: "whole" })
-    expect(Http.bodyPlan({ "content-length": "5e1" }, 10, false)).toEqual({ _tag: "stream" })
+  it("a body is refused, read whole or streamed by what its headers announce; a success must fit, of any other a prefix is kept", () => {
+    expect(Http.bodyPlan(200, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(Http.bodyPlan(299, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(Http.bodyPlan(500, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(Http.bodyPlan(300, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(Http.bodyPlan(201, { "content-length": " 10 " }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(Http.bodyPlan(401, { "content-length": "10" }, 10)).toEqual({ _tag: "whole", truncate: true })
+    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "gzip" }, 10)).toEqual({ _tag: "stream", truncate: false })
+    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "Identity" }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(Http.bodyPlan(200, { "content-length": "5e1" }, 10)).toEqual({ _tag: "stream", truncate: false })
     expect([Http.limitOf(0), Http.limitOf(Number.NaN, 7), Http.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
   })
 })
@@ -148,42 +155,75 @@ describe("Http bodies read within their limit", () => {
 describe("Http failures kept on errors, without a key", () => {
   const key = "sk-SECRET-1234567890"
 
-  it("U18 a failed response: its message, its body cut, its request id, every key out (scrubbed before the cut)", () => {
+  it("U07 U18 U21 a failed response: its kind, its message, its body cut, its request id, every key out (scrubbed before the cut), the wait of a 429 or 5xx", () => {
     const body = `${"x".repeat(Secrets.RAW_LIMIT - 5)}${key}`
-    const kept = Http.failedResponse(
-      { status: 429, statusText: "", headers: { "x-request-id": `r-${key}` }, body: JSON.stringify({ error: `slow down ${key}` }) },
-      [key]
+    const options = { secrets: [key], nowMillis: 0 }
+    const kept = Http.statusFailure(
+      {
+        status: 429,
+        statusText: "",
+        headers: { "x-request-id": `r-${key}`, "retry-after": "2" },
+        body: JSON.stringify({ error: `slow down ${key}` })
+      },
+      options
     )
-    expect(kept).toEqual({ status: 429, message: "slow down <redacted>", body: `{"error":"slow down <redacted>"}`, requestId: "r-<redacted>" })
-    const cut = Http.failedResponse({ status: 500, statusText: "", headers: {}, body }, [key])
+    expect(kept).toStrictEqual({
+      kind: "rate-limited",
+      status: 429,
+      message: "slow down <redacted>",
+      body: `{"error":"slow down <redacted>"}`,
+      requestId: "r-<redacted>",
+      retryAfterMillis: 2_000
+    })
+    const cut = Http.statusFailure({ status: 500, statusText: "", headers: {}, body }, options)
+    expect(cut.kind).toBe("server-error")
     expect(cut.body).not.toContain("sk-")
     expect(cut.body.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
     expect(cut.requestId).toBeUndefined()
-    expect(Http.failedResponse({ status: 503, statusText: "Service Unavailable", headers: {}, body: "" }, []).message).toBe(
-      "HTTP 503 Service Unavailable"
+    expect(cut.retryAfterMillis).toBeUndefined()
+    const unavailable = Http.statusFailure(
+      { status: 503, statusText: "Service Unavailable", headers: { "retry-after-ms": "150" }, body: "" },
+      options
     )
+    expect([unavailable.message, unavailable.retryAfterMillis]).toEqual(["HTTP 503 Service Unavailable", 150])
+    // Only a 429 or a 5xx carries a wait: others ignore the header.
+    for (const status of [400, 404, 408, 409]) {
+      expect(Http.statusFailure({ status, statusText: "", headers: { "retry-after": "2" }, body: "" }, options).retryAfterMillis)
+        .toBeUndefined()
+    }
   })
 
-  it("a 2xx body that does not decode: the status and the problem, scrubbed and cut", () => {
-    expect(Http.undecodedResponse(200, `session_id is missing (${key})`, `{"k":"${key}"}`, [key])).toEqual({
+  it("a failure of the contract: the payload before any response, else the response (its status, the problem, its body), scrubbed and cut", () => {
+    expect(Http.contractFailure(`session_id is missing (${key})`, { status: 200, body: `{"k":"${key}"}` }, [key])).toStrictEqual({
+      kind: "undecoded-response",
+      status: 200,
       message: "The 200 response does not match the contract: session_id is missing (<redacted>)",
       body: `{"k":"<redacted>"}`
     })
+    expect(Http.contractFailure("bad", { status: 201 }, [])).toMatchObject({ status: 201, body: "" })
+    expect(Http.contractFailure(`name: expected a string (${key})`, undefined, [key])).toStrictEqual({
+      kind: "invalid-request",
+      message: "name: expected a string (<redacted>)"
+    })
+    const long = Http.contractFailure("x".repeat(Secrets.RAW_LIMIT * 2), { status: 200, body: "y".repeat(Secrets.RAW_LIMIT * 2) }, [])
+    expect(long.message.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
+    expect(long.kind === "undecoded-response" && long.body.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
   })
 
   it("a failure without a response: the client's words, each cause once, the method and the address without its query", () => {
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
-    expect(Http.transportMessage(
-      {
-        description: "Transport error",
-        cause: new Error("fetch failed", { cause: refused }),
-        method: "POST",
-        url: `https://h.test/agent/onboard?apiKey=${key}#x`
-      },
-      [key]
+    const message = (failure: Omit<Parameters<typeof Http.transportFailure>[0], "method" | "url">, url = "https://h.test/x") =>
+      Http.transportFailure({ ...failure, method: "POST", url }, [key]).message
+    expect(message(
+      { reason: "Transport", description: "Transport error", cause: new Error("fetch failed", { cause: refused }) },
+      `https://h.test/agent/onboard?apiKey=${key}#x`
     )).toBe("Transport error: fetch failed: connect ECONNREFUSED 127.0.0.1:9 (POST https://h.test/agent/onboard)")
-    expect(Http.transportMessage({ description: "e", cause: new Error("e"), method: "GET", url: `https://h/${key}` }, [key]))
-      .toBe("e (GET https://h/<redacted>)")
+    expect(message({ reason: "Transport", description: "e", cause: new Error("e") }, `https://h/${key}`))
+      .toBe("e (POST https://h/<redacted>)")
+    // Without the client's words: `<reason> error`; reading a response's body: what was read.
+    expect(message({ reason: "Encode", cause: undefined })).toBe("Encode error (POST https://h.test/x)")
+    expect(message({ reason: "Transport", description: "x", cause: new Error("reset"), readingStatus: 502 }))
+      .toBe("reading the 502 response body failed: reset (POST https://h.test/x)")
   })
 })
 
@@ -193,7 +233,11 @@ describe("Http: what the client sends and traces", () => {
     expect(names.slice(0, 4)).toEqual(["authorization", "cookie", "x-api-key", "idempotency-key"])
     const every = names[4]
     expect(every instanceof RegExp && every.test("x-request-id")).toBe(true)
-    expect(Http.noRetrieveMessage("documented")).toBe("The documented dialect has no retrieve operation: nothing was sent")
+    expect(Http.noRetrieve("documented")).toStrictEqual({
+      status: 404,
+      message: "The documented dialect has no retrieve operation: nothing was sent",
+      body: ""
+    })
     expect(Http.idempotencyKeyMessage).toContain("255")
     expect(Http.environment).toEqual({ baseUrl: "AGENT_SESSION_BASE_URL", dialect: "AGENT_SESSION_DIALECT" })
   })
@@ -225,6 +269,5 @@ describe("Http: the client's requests", () => {
     expect(received.status).toBe(201)
     expect(received.body).toBe(`{"a":"é"}`)
     expect(received.body).toBe(`{"a":"é"}`)
-    expect(Http.bodyReadFailed(502)).toBe("reading the 502 response body failed")
   })
 })

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Sse } from "../src/index.js"
+import { Secrets, Sse } from "../src/index.js"
 
 /** Runs the parser over `pieces` and lists what it reported. */
 const parse = (pieces: ReadonlyArray<string>, maxData = 1000): { seen: Array<string>; parser: Sse.SseParser } => {
@@ -179,5 +179,24 @@ describe("Sse.SseParser", () => {
   it("an answer POST left unanswered names the time-out as Effect's Duration.format prints it", () => {
     expect(Sse.answerTimedOut(30_000)).toBe("no response to the answer within 30s")
     expect(Sse.answerTimedOut(1_500)).toBe("no response to the answer within 1s 500ms")
+  })
+})
+
+describe("Sse.streamRefusal", () => {
+  const key = "sk-SECRET-1234567890"
+  const bytes = (text: string) => new TextEncoder().encode(text)
+
+  it("a status that rejects for good is Rejected, its body the reason without the key, cut; any other is retried", () => {
+    expect(Sse.streamRefusal(401, bytes(`bad key ${key} in ?apiKey=${key}`), key)).toStrictEqual({
+      _tag: "Rejected",
+      code: 401,
+      reason: "bad key <redacted> in ?apiKey=<redacted>"
+    })
+    const long = Sse.streamRefusal(404, bytes("x".repeat(Secrets.RAW_LIMIT + 500)), key)
+    expect(long._tag === "Rejected" && long.reason.length).toBeLessThanOrEqual(Secrets.RAW_LIMIT)
+    expect(Sse.streamRefusal(503, bytes(key), key)).toStrictEqual({
+      _tag: "Refused",
+      message: "event stream refused with HTTP 503"
+    })
   })
 })

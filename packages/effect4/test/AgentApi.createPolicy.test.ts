@@ -1,5 +1,5 @@
 /**
- * The create policy of the Effect 4 edition at unit level (`internal/agentApiPolicy.ts`, applied
+ * The create policy of the Effect 4 edition at unit level (the core's `Failures.mayResend`, applied
  * by `internal/agentApi.ts` over `internal/agentApiCall.ts`), with the stub HTTP client and the
  * `TestClock`: what `test/paid/createPolicy.test.ts` checks over real sockets. Under the default
  * policy (`"safe"`) a creating call (`createSession`, `onboard`) is sent again only when the
@@ -18,7 +18,8 @@ import { TestClock } from "effect/testing"
 import type * as AgentApi from "../src/AgentApi.js"
 import * as Dialect from "../src/Dialect.js"
 import { RequestTimeout, ServerError } from "../src/Errors.js"
-import { didNotAct, mayHaveActed, mayResend, transportError } from "../src/internal/agentApiPolicy.js"
+import { Failures } from "effect-agent-session-core"
+import { fromRequestError } from "../src/internal/httpErrors.js"
 import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
 
 /** Advances virtual time in small steps, letting the forked request run between steps. */
@@ -137,11 +138,11 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
     }))
 })
 
-describe("agentApiPolicy: whether an attempt may have acted", () => {
+describe("the create policy over this edition's errors: whether an attempt may have acted", () => {
   const request = HttpClientRequest.post("https://agents.test/api/v1sessions")
   const call = { operation: "AgentApi.createSession", secrets: [] }
   const failed = (cause: Error) =>
-    transportError(
+    fromRequestError(
       new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) }),
       call
     )
@@ -151,8 +152,8 @@ describe("agentApiPolicy: whether an attempt may have acted", () => {
   const status = (code: number) => new ServerError({ operation: call.operation, status: code, message: `status ${code}` })
 
   it("a reset may have acted; a refused connection did not (it is marked, not as data)", () => {
-    assert.deepStrictEqual([mayHaveActed(reset), didNotAct(reset)], [true, false])
-    assert.deepStrictEqual([mayHaveActed(refused), didNotAct(refused)], [false, true])
+    assert.deepStrictEqual([Failures.mayHaveActed(reset), Failures.didNotAct(reset)], [true, false])
+    assert.deepStrictEqual([Failures.mayHaveActed(refused), Failures.didNotAct(refused)], [false, true])
     assert.strictEqual(reset._tag, "TransportError")
     assert.deepStrictEqual(Object.keys(refused).sort(), Object.keys(reset).sort(), "the mark is not a field")
   })
@@ -167,8 +168,8 @@ describe("agentApiPolicy: whether an attempt may have acted", () => {
       [status(503), true, true]
     ] as const
     for (const [error, safe, idempotent] of cases) {
-      assert.strictEqual(mayResend("safe")(error), safe, `${error._tag} ${error.message}`)
-      assert.strictEqual(mayResend("idempotent")(error), idempotent, `${error._tag} ${error.message}`)
+      assert.strictEqual(Failures.mayResend("safe", error), safe, `${error._tag} ${error.message}`)
+      assert.strictEqual(Failures.mayResend("idempotent", error), idempotent, `${error._tag} ${error.message}`)
     }
   })
 })

@@ -2,7 +2,7 @@
  * Reading a response body within its limit (`Http`'s body rules): how to read it, holding it to
  * its limit, and a 2xx body kept for a decode failure. Re-exported by `Http`.
  */
-import type { Headers } from "./httpTypes.js"
+import { type Headers, isSuccess } from "./httpTypes.js"
 
 // ---------------------------------------------------------------------------
 // Response bodies
@@ -27,26 +27,30 @@ const unencoded = (headers: Headers): boolean => {
 }
 
 /**
- * How to read a response body within `limit` bytes. `truncate` keeps the first `limit` bytes of a
- * longer body (error bodies, of which only a prefix is kept); otherwise a longer body is refused.
- * - `refuse`: the announced length is over the limit: not read at all (`size` is that length).
+ * How to read the body of a response with `status` within `limit` bytes. A success must fit: a
+ * longer one is refused (a `ResponseTooLarge`). Of any other (an error body, a refused stream)
+ * only a prefix is kept: `truncate`, the first `limit` bytes of a longer body are kept.
+ * - `refuse`: a success announced over the limit: not read at all (`size` is that length).
  * - `whole`: framed by the transport within the limit (a `content-length`, no `content-encoding`):
- *   read in one call, checked again after reading.
- * - `stream`: read piece by piece, stopping at the first byte past the limit (an encoded body may
- *   be decoded to any size).
+ *   read in one call, held to the limit after reading ({@link fitBody}).
+ * - `stream`: read piece by piece ({@link BoundedBody}), stopping at the first byte past the limit
+ *   (an encoded body may be decoded to any size).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const bodyPlan = (
+  status: number,
   headers: Headers,
-  limit: number,
-  truncate: boolean
-): { readonly _tag: "refuse"; readonly size: number } | { readonly _tag: "whole" } | { readonly _tag: "stream" } => {
+  limit: number
+):
+  | { readonly _tag: "refuse"; readonly size: number }
+  | { readonly _tag: "whole" | "stream"; readonly truncate: boolean } => {
+  const truncate = !isSuccess(status)
   const announced = announcedLength(headers)
   if (announced !== undefined && announced > limit && !truncate) return { _tag: "refuse", size: announced }
-  if (announced !== undefined && announced <= limit && unencoded(headers)) return { _tag: "whole" }
-  return { _tag: "stream" }
+  if (announced !== undefined && announced <= limit && unencoded(headers)) return { _tag: "whole", truncate }
+  return { _tag: "stream", truncate }
 }
 
 // ---------------------------------------------------------------------------
@@ -132,14 +136,6 @@ export const ownArrayBuffer = (bytes: Uint8Array): ArrayBuffer => {
 // ---------------------------------------------------------------------------
 // Responses of the client
 // ---------------------------------------------------------------------------
-
-/**
- * The description of a transport failure met while reading a response's body.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const bodyReadFailed = (status: number): string => `reading the ${status} response body failed`
 
 /**
  * A 2xx response as kept for a possible decode failure: its status, and its body decoded as text

@@ -89,22 +89,30 @@ export const failedResponse = (
 }
 
 /**
- * What a `ResponseDecodeError` keeps of a 2xx response whose body does not match the contract:
- * the message (`The <status> response does not match the contract: <problem>`) and the body, each
+ * What a failure of the contract's schema holds. Before any response (`received` undefined) the
+ * caller's payload did not match: `invalid-request`, the problem scrubbed. After one, the
+ * response did not: `undecoded-response`, its status, the message
+ * `The <status> response does not match the contract: <problem>` and its body (if kept), each
  * scrubbed and cut.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const undecodedResponse = (
-  status: number,
+export const contractFailure = (
   problem: string,
-  body: string,
+  received: { readonly status: number; readonly body?: string | undefined } | undefined,
   secrets: ReadonlyArray<string>
-): { readonly message: string; readonly body: string } => ({
-  message: truncateRaw(scrub(`The ${status} response does not match the contract: ${problem}`, secrets)),
-  body: truncateRaw(scrub(body, secrets))
-})
+):
+  | { readonly kind: "invalid-request"; readonly message: string }
+  | { readonly kind: "undecoded-response"; readonly status: number; readonly message: string; readonly body: string } =>
+  received === undefined
+    ? { kind: "invalid-request", message: scrub(problem, secrets) }
+    : {
+      kind: "undecoded-response",
+      status: received.status,
+      message: truncateRaw(scrub(`The ${received.status} response does not match the contract: ${problem}`, secrets)),
+      body: truncateRaw(scrub(received.body ?? "", secrets))
+    }
 
 // ---------------------------------------------------------------------------
 // Failures without a response
@@ -191,3 +199,34 @@ export const provablyNotSent = (cause: unknown): boolean => {
   return codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code))
 }
 
+/**
+ * What a `TransportError` holds of a failure without a response, and whether it proves the
+ * request never left. `reason` is the client's word for the failure (`Transport`, `Encode`,
+ * `InvalidUrl`); the description, when the client gave none, is `<reason> error`. A request whose
+ * address is invalid, or whose every error code says no connection was made
+ * ({@link provablyNotSent}), never left. `readingStatus`: the failure came while reading the body
+ * of a response with that status (`reading the <status> response body failed`): it was sent.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transportFailure = (
+  failure: {
+    readonly reason: string
+    readonly description?: string | undefined
+    readonly cause: unknown
+    readonly method: string
+    readonly url: string
+    readonly readingStatus?: number | undefined
+  },
+  secrets: ReadonlyArray<string>
+): { readonly message: string; readonly notSent: boolean } => {
+  const { readingStatus, reason } = failure
+  const description = readingStatus !== undefined
+    ? `reading the ${readingStatus} response body failed`
+    : failure.description ?? `${reason} error`
+  return {
+    message: transportMessage({ ...failure, description }, secrets),
+    notSent: readingStatus === undefined && (reason === "InvalidUrl" || provablyNotSent(failure.cause))
+  }
+}

@@ -41,8 +41,6 @@ import {
   defaultTimeout,
   effectiveRetry,
   logRetry,
-  mayHaveActed,
-  mayResend,
   outcomeOf
 } from "./agentApiPolicy.js"
 import { NonBlankString, validate } from "./schema.js"
@@ -86,7 +84,8 @@ export const make = (
     const maxRetryAfter = Duration.fromInputUnsafe(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const creating = mayResend(options.createPolicy ?? "safe")
+    const createPolicy = options.createPolicy ?? "safe"
+    const creating = (error: AgentApiError) => Failures.mayResend(createPolicy, error)
     const retriesOf = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
@@ -160,7 +159,7 @@ export const make = (
       const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
       return Effect.catch(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
-        error._tag === "RequestTimeout" || mayHaveActed(error)
+        error._tag === "RequestTimeout" || Failures.mayHaveActed(error)
           ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
           : Effect.fail(error))
     }
@@ -218,13 +217,8 @@ export const make = (
       Effect.gen(function*() {
         const id = yield* Effect.fromResult(validateSessionId(sessionId))
         if (!dialect.retrieve) {
-          return yield* new NotFound({
-            status: 404,
-            message: Http.noRetrieveMessage(dialect.name),
-            body: "",
-            requestId: Option.none(),
-            operation: Telemetry.apiSpans.getSession
-          })
+          const operation = Telemetry.apiSpans.getSession
+          return yield* new NotFound({ ...Http.noRetrieve(dialect.name), requestId: Option.none(), operation })
         }
         return yield* send(
           "getSession",

@@ -18,16 +18,15 @@ import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
-  InvalidRequest,
+  type InvalidRequest,
   isAgentSessionError,
   type RequestTimeout,
   type ResponseDecodeError,
   ResponseTooLarge,
   type TransportError
 } from "../Errors.js"
-import { transportError } from "./agentApiPolicy.js"
 import { readBounded } from "./body.js"
-import { type DecodedResponse, fromDecodeFailure, fromRequestError, fromStatus, scrub } from "./httpErrors.js"
+import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssue } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -91,22 +90,11 @@ const handleResponse = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { headers, status } = response
   const success = Http.isSuccess(status)
-  return Effect.matchEffect(readBounded(response, maxResponseSize, !success), {
+  return Effect.matchEffect(readBounded(response, maxResponseSize), {
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       "_tag" in error && error._tag === "OverLimit"
         ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))
-        : Effect.fail(
-          fromRequestError(
-            new HttpClientError.HttpClientError({
-              reason: new HttpClientError.TransportError({
-                request: response.request,
-                cause: (error as HttpClientError.HttpClientError).reason.cause,
-                description: Http.bodyReadFailed(status)
-              })
-            }),
-            call
-          )
-        ),
+        : Effect.fail(fromRequestError(error as HttpClientError.HttpClientError, call, status)),
     onSuccess: (bytes) => {
       if (!success) {
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
@@ -141,7 +129,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
         Effect.matchEffect(effect, {
           onFailure: (error: HttpClientError.HttpClientError) =>
             error.response === undefined
-              ? Effect.fail(transportError(error, call))
+              ? Effect.fail(fromRequestError(error, call))
               // A client that filters statuses itself reports the response: map it the same way.
               : handleResponse(error.response, call, maxResponseSize),
           onSuccess: (response) => handleResponse(response, call, maxResponseSize)
@@ -160,14 +148,12 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   // Only the client above fails with ours: a status, the transport or the body (handleResponse).
   if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (Schema.isSchemaError(error)) {
-    return Option.isNone(call.received)
-      ? Effect.fail(new InvalidRequest({ subject: call.operation, message: scrub(formatIssue(error.issue), call.secrets) }))
-      : Effect.fail(fromDecodeFailure(formatIssue(error.issue), call.received, call))
+    return Effect.fail(fromContractFailure(formatIssue(error.issue), Option.getOrUndefined(call.received), call))
   }
   if (HttpClientError.isHttpClientError(error)) {
-    return error.response === undefined
-      ? Effect.fail(transportError(error, call))
-      : Effect.fail(fromDecodeFailure(error.message, call.received, call))
+    const { response } = error
+    if (response === undefined) return Effect.fail(fromRequestError(error, call))
+    return Effect.fail(fromContractFailure(error.message, Option.getOrElse(call.received, () => ({ status: response.status })), call))
   }
   return Effect.die(error)
 }

@@ -1,6 +1,6 @@
 /**
  * Reading an HTTP response body within a size limit, as the protocol core's `Http.bodyPlan`
- * says: a body announced over the limit is refused unread, a body the transport frames is read
+ * says: a success announced over the limit is refused unread, a body the transport frames is read
  * whole, any other is streamed and stopped at the first byte past the limit; so a huge or
  * never-ending body costs at most the limit in memory.
  */
@@ -20,17 +20,16 @@ export interface OverLimit {
 }
 
 /**
- * Reads a body of at most `limit` bytes, as `Http.bodyPlan` says: refused unread when announced
- * over the limit, read whole when the transport frames it, else streamed and stopped at the first
- * byte past the limit. `truncate` keeps the first `limit` bytes of a longer body instead.
+ * Reads a body of at most `limit` bytes, as `Http.bodyPlan` says: a success refused unread when
+ * announced over the limit, read whole when the transport frames it, else streamed and stopped at
+ * the first byte past the limit; of any other status only the first `limit` bytes are kept.
  */
 export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
-  limit: number,
-  truncate: boolean
+  limit: number
 ): Effect.Effect<Uint8Array, HttpClientError.HttpClientError | OverLimit> =>
   Effect.suspend(() => {
-    const plan = Http.bodyPlan(response.headers, limit, truncate)
+    const plan = Http.bodyPlan(response.status, response.headers, limit)
     if (plan._tag === "refuse") {
       // Not read at all: the stream is opened and closed at once so the request is released.
       return Effect.andThen(
@@ -41,11 +40,11 @@ export const readBounded = (
     if (plan._tag === "whole") {
       return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
         const bytes = new Uint8Array(buffer)
-        const kept = Http.fitBody(bytes, limit, truncate)
+        const kept = Http.fitBody(bytes, limit, plan.truncate)
         return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
       })
     }
-    const body = new Http.BoundedBody(limit, truncate)
+    const body = new Http.BoundedBody(limit, plan.truncate)
     return response.stream.pipe(
       Stream.runForEachWhile((bytes) =>
         Effect.suspend((): Effect.Effect<boolean, OverLimit> => {
