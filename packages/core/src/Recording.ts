@@ -232,7 +232,30 @@ export {
    * @since 0.1.0
    * @category combinators
    */
-  serverEndOf
+  serverEndOf,
+  /**
+   * Why a server cannot end a connection this way (a status it cannot write, a close code it may
+   * not send, a frame over {@link MAX_TOO_LARGE_SIZE}), if it cannot: such a line is not valid.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  serverEndProblem,
+  /**
+   * The largest frame a recording may say was too large: 16 MiB (`Close.SKIPPABLE_FRAME_SIZE`),
+   * as a replay server rebuilds it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MAX_TOO_LARGE_SIZE,
+  /**
+   * Whether a recorded HTTP status can be served again: an integer from 200 to 599.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isFinalStatus
 } from "./internal/recording/serve.js"
 
 export type {
