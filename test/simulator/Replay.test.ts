@@ -189,4 +189,60 @@ describe("simulator Replay", () => {
       assert.strictEqual(error._tag, "InvalidRecording")
       if (error._tag === "InvalidRecording") assert.strictEqual(error.line, 1)
     }).pipe(Effect.scoped))
+
+  describe("a recording is input: a hostile line fails its run with InvalidRecording; the server stays up (issue 36)", () => {
+    /** The server still answers: a request to a route it does not serve gets its 404. */
+    const stillUp = (replay: Replay.Service) =>
+      Effect.promise(() => fetch(`${replay.baseUrl}/nothing-here`).then((response) => response.status))
+
+    const expectInvalid = (replay: Replay.Service, line: number, reason: string) =>
+      Effect.gen(function*() {
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "InvalidRecording")
+        if (failure._tag !== "InvalidRecording") return
+        assert.strictEqual(failure.line, line)
+        assert.include(failure.reason, reason)
+        assert.strictEqual(yield* stillUp(replay), 404)
+      })
+
+    it.live("a recorded create status Node cannot write (1000)", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            { type: "create", t: 0, request },
+            { type: "create-failed", t: 1, error: { _tag: "UnexpectedStatus", status: 1000, body: "{}" } }
+          ]),
+          speed: Infinity
+        })
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("10 seconds")))
+        // A 500 (retried, then unknown): no status the client cannot read.
+        assert.include(["ServerError", "OutcomeUnknown"], error._tag)
+        yield* expectInvalid(replay, 3, "\"status\" of the error is not a final HTTP status")
+      }).pipe(Effect.scoped))
+
+    it.live("a recorded close code that cannot be sent (999): the connection is closed, not left hanging", () =>
+      Effect.gen(function*() {
+        const lines = session({ drop: false }).map((line, i) =>
+          i === 6 ? { type: "close", t: 80, conn: 1, opened: true, outcome: { _tag: "Retry", cause: "closed with code 999" } } : line
+        )
+        const replay = yield* Replay.make({ path: writeRecording(lines), speed: Infinity })
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("5 seconds")))
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        yield* expectInvalid(replay, 7, "close code 999 cannot be sent")
+      }).pipe(Effect.scoped))
+
+    it.live("53 bytes claiming a frame of 400,000,000 bytes: refused, nothing of that size built", () =>
+      Effect.gen(function*() {
+        const claim = "{\"type\":\"too-large\",\"t\":80,\"conn\":1,\"size\":400000000}"
+        assert.strictEqual(claim.length, 53)
+        const lines = session({ drop: false }).map((line, i) => (i === 6 ? claim : line))
+        const replay = yield* Replay.make({ path: writeRecording(lines), speed: Infinity })
+        const before = process.memoryUsage().rss
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("5 seconds")))
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        assert.isBelow(process.memoryUsage().rss - before, 200 * 1024 * 1024)
+        yield* expectInvalid(replay, 7, "too-large: \"size\"")
+      }).pipe(Effect.scoped))
+  })
 })
