@@ -388,5 +388,33 @@ export {
    * @since 0.1.0
    * @category models
    */
-  ReplayPass
+  ReplayPass,
+  /**
+   * The `Mismatch` of a create where the recording holds none (a recording of `attach`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  unrecordedCreate,
+  /**
+   * The `Mismatch` of an answer the application gave that the recording does not hold.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  unrecordedAnswer,
+  /**
+   * The application's answers on a replayed connection, compared with the recorded ones oldest first.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  GivenAnswers,
+  /**
+   * Whether an answer given is one the recording never holds, about to play a line of a connection.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  checkUnrecorded
 } from "./internal/recording/replay.js"
