@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { WebSocket } from "ws"
 import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
@@ -243,6 +244,105 @@ describe("simulator Replay", () => {
         assert.strictEqual(error._tag, "HandshakeRejected")
         assert.isBelow(process.memoryUsage().rss - before, 200 * 1024 * 1024)
         yield* expectInvalid(replay, 7, "too-large: \"size\"")
+      }).pipe(Effect.scoped))
+  })
+
+  describe("what the recording does not hold (issue 36)", () => {
+    const requested = (t: number, actionSessionId: string, fieldName: string) => ({
+      type: "frame",
+      t,
+      conn: 1,
+      text: JSON.stringify({
+        event: "external_resource_requested",
+        data: { resource_type: "request_user_input", reason: "needed", action_session_id: actionSessionId, field_name: fieldName }
+      })
+    })
+    const frameOf = (t: number, event: string, data: unknown) => ({ type: "frame", t, conn: 1, text: JSON.stringify({ event, data }) })
+    const complete = (t: number) => frameOf(t, "complete", { response: "done", type: "STRING", total_cost: 0.01, session_id: sessionId })
+    const ending = (t: number) => [
+      { type: "close", t, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } },
+      { type: "end", t: t + 1, reason: "complete" }
+    ]
+    const connection = [
+      { type: "connect", t: 50, conn: 1 },
+      { type: "open", t: 60, conn: 1 },
+      frameOf(70, "started", { sessionId, start_url: request.start_url })
+    ]
+    const opening = [
+      { type: "create", t: 0, request },
+      { type: "created", t: 40, session: { session_id: sessionId } },
+      ...connection
+    ]
+
+    it.live("an answer to a request the recording never answered: the run fails with ReplayMismatch", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            ...opening,
+            requested(100, "as_payment", "email"),
+            frameOf(3_000, "action_run", { name: "wait", action_session_id: "as_payment", content: "" }),
+            complete(3_100),
+            ...ending(3_110)
+          ]),
+          speed: 10
+        })
+        yield* Effect.exit(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("10 seconds")))
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "ReplayMismatch")
+        if (failure._tag !== "ReplayMismatch") return
+        assert.strictEqual(failure.subject, "answer")
+        assert.strictEqual(failure.line, 10)
+        assert.include(failure.difference, "the recording never answered that request")
+      }).pipe(Effect.scoped))
+
+    it.live("two requests pending at once: the answers are compared with the recorded ones in order", () =>
+      Effect.gen(function*() {
+        const answerTo = (actionSessionId: string, fieldName: string, input: string) => ({
+          granted: true,
+          resource_type: "request_user_input",
+          action_session_id: actionSessionId,
+          field_name: fieldName,
+          input
+        })
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            ...opening,
+            requested(100, "as_1", "email"),
+            requested(110, "as_2", "phone"),
+            { type: "answer", t: 1_000, conn: 1, data: answerTo("as_1", "email", "jane@example.com"), result: "written" },
+            { type: "answer", t: 1_010, conn: 1, data: answerTo("as_2", "phone", "+1 555 0100"), result: "written" },
+            complete(1_100),
+            ...ending(1_110)
+          ]),
+          speed: 10
+        })
+        const outcome = yield* AgentSessions.run(request, {
+          onRequest: (event) => Effect.succeed(Answer.grant(Option.getOrUndefined(event.field_name) === "phone" ? "+1 555 0100" : "jane@example.com"))
+        }).pipe(Effect.provide(sdk(replay)))
+        assert.strictEqual(outcome.response, "done")
+        assert.deepStrictEqual(yield* replay.result, { sessionId, connections: 1, frames: 4, answers: 2 })
+      }).pipe(Effect.scoped))
+
+    it.live("a create against a recording of attach (no create): refused, the run fails with the in-memory replay's ReplayMismatch", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([header(), ...connection, complete(100), ...ending(110)]),
+          speed: Infinity
+        })
+        const error = yield* Effect.flip(runApp(Answer.grant(), { ...request, goal: "Anything at all" }).pipe(Effect.provide(sdk(replay))))
+        assert.strictEqual(error._tag, "NotFound")
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "ReplayMismatch")
+        if (failure._tag !== "ReplayMismatch") return
+        assert.deepInclude(failure, {
+          subject: "create",
+          line: 2,
+          expected: "an attach (the recording has no create)",
+          actual: "a create request",
+          difference: "expected an attach (the recording has no create), got a create request"
+        })
       }).pipe(Effect.scoped))
   })
 })
