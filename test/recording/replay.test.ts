@@ -339,4 +339,19 @@ describe("AgentSessionsTest.replay: what the recording does not hold (issue 36)"
       complete(100),
       ...ending(110)
     ])))))
+  it.effect("an answer given while the application is to close the connection, where the recording has none, fails with ReplayMismatch", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(runApp())
+      assert.strictEqual(error._tag, "ReplayMismatch")
+      if (error._tag !== "ReplayMismatch") return
+      assert.strictEqual(error.subject, "answer")
+      assert.strictEqual(error.line, 8)
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording([
+      header(),
+      ...opening,
+      requested(100, "as_payment", "email"),
+      // Recorded: the application closed the connection without answering.
+      { type: "close", t: 100, conn: 1, opened: true, outcome: { _tag: "Interrupted" } },
+      { type: "end", t: 101, reason: "closed-by-caller" }
+    ])))))
 })
