@@ -18,8 +18,14 @@
  *   playing (closed with 4000). With the message handshake, the first message is checked before
  *   a recorded connection is used; a refusal recorded at the upgrade is then a close (1008, 1011).
  * - **Answers.** Where the recording has an answer, the client's (WebSocket frame or SSE
- *   `POST {sse.egressPath}`) must be the same, within `answerTimeout`; else the connection is
- *   closed with 1008 and a reason that says so, and the run fails with `ReplayMismatch`.
+ *   `POST {sse.egressPath}`) must be the same, within `answerTimeout`, compared in the order
+ *   given; an answer the recorded connection ends without is a mismatch too (seen when it arrives
+ *   before the connection's last line, or while it is held for the client: at `speed: Infinity`
+ *   one still in flight when the connection ends can be missed). Else the connection is closed
+ *   with 1008 and a reason that says so, and the run fails with `ReplayMismatch`.
+ * - **Checked.** Each line is checked as it is read: a status the server cannot write, a close
+ *   code it may not send, a frame too large over `Recording.MAX_TOO_LARGE_SIZE` (16 MiB) fail the
+ *   run with `InvalidRecording` naming the line; the server stays up.
  * - **The result.** `result` waits for the current run to end: its report, or the
  *   `ReplayMismatch` / `InvalidRecording` that ended it. Each create starts a new run (a
  *   recording without a create starts one at the first connection).

@@ -6,11 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentApi, AgentSessions, Answer, type Errors, type Recording, SessionEvent } from "../../src/index.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
-import { answerData, header, request, session, writeRecording } from "./helpers.js"
+import { answerData, header, request, session, sessionId, writeRecording } from "./helpers.js"
 
 /** The application: grants input requests with an email (or what `answer` says). */
 const runApp = (answer: Answer.Answer = Answer.grant("jane@example.com"), create = request) =>
@@ -260,5 +261,120 @@ describe("AgentSessionsTest.replay", () => {
       },
       { type: "close", t: 6, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } },
       { type: "end", t: 7, reason: "complete" }
+    ])))))
+})
+
+describe("AgentSessionsTest.replay: what the recording does not hold (issue 36)", () => {
+  const requested = (t: number, actionSessionId: string, fieldName: string) => ({
+    type: "frame",
+    t,
+    conn: 1,
+    text: JSON.stringify({
+      event: "external_resource_requested",
+      data: { resource_type: "request_user_input", reason: "needed", action_session_id: actionSessionId, field_name: fieldName }
+    })
+  })
+  const started = { type: "frame", t: 70, conn: 1, text: JSON.stringify({ event: "started", data: { sessionId, start_url: request.start_url } }) }
+  const complete = (t: number) => ({
+    type: "frame",
+    t,
+    conn: 1,
+    text: JSON.stringify({ event: "complete", data: { response: "done", type: "STRING", total_cost: 0.01, session_id: sessionId } })
+  })
+  const ending = (t: number) => [
+    { type: "close", t, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } },
+    { type: "end", t: t + 1, reason: "complete" }
+  ]
+  const opening = [
+    { type: "create", t: 0, request },
+    { type: "created", t: 40, session: { session_id: sessionId } },
+    { type: "connect", t: 50, conn: 1 },
+    { type: "open", t: 60, conn: 1 },
+    started
+  ]
+  /** Answers each request by its field: an email, a phone number. */
+  const byField = AgentSessions.run(request, {
+    onRequest: (event) => Effect.succeed(Answer.grant(Option.getOrUndefined(event.field_name) === "phone" ? "+1 555 0100" : "jane@example.com"))
+  })
+  const answerTo = (actionSessionId: string, fieldName: string, input: string) => ({
+    granted: true,
+    resource_type: "request_user_input",
+    action_session_id: actionSessionId,
+    field_name: fieldName,
+    input
+  })
+
+  it.effect("an answer to a request the recording never answered fails with ReplayMismatch (an approval now given)", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(runApp())
+      assert.strictEqual(error._tag, "ReplayMismatch")
+      if (error._tag !== "ReplayMismatch") return
+      assert.strictEqual(error.subject, "answer")
+      // Named at the close the recorded connection reaches without an answer.
+      assert.strictEqual(error.line, 10)
+      assert.include(error.expected, "no answer")
+      assert.include(error.actual, "\"granted\":true")
+      assert.include(error.difference, "the recording never answered that request")
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording([
+      header(),
+      ...opening,
+      requested(100, "as_payment", "email"),
+      // Recorded: the application did not answer; the session went on and completed.
+      { type: "frame", t: 5_000, conn: 1, text: JSON.stringify({ event: "action_run", data: { name: "wait", action_session_id: "as_payment", content: "" } }) },
+      complete(5_100),
+      ...ending(5_110)
+    ])))))
+
+  it.effect("two requests pending at once: each answer is compared with the recorded one, in order", () =>
+    Effect.gen(function*() {
+      const outcome = yield* onVirtualTime(byField)
+      assert.strictEqual(outcome.response, "done")
+      const answers = yield* AgentSessionsTest.answers
+      assert.deepStrictEqual(answers.map((a) => a.answer), [Answer.grant("jane@example.com"), Answer.grant("+1 555 0100")])
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording([
+      header(),
+      ...opening,
+      requested(100, "as_1", "email"),
+      requested(110, "as_2", "phone"),
+      // Both answered after both were pending: compared oldest first.
+      { type: "answer", t: 300, conn: 1, data: answerTo("as_1", "email", "jane@example.com"), result: "written" },
+      { type: "answer", t: 310, conn: 1, data: answerTo("as_2", "phone", "+1 555 0100"), result: "written" },
+      complete(400),
+      ...ending(410)
+    ])))))
+
+  it.effect("a create against a recording of attach (no create) fails with ReplayMismatch (create), whatever the request", () =>
+    Effect.gen(function*() {
+      for (const create of [request, { ...request, goal: "Something else entirely", max_actions: 99 }]) {
+        const error = yield* failure(runApp(Answer.grant("jane@example.com"), create))
+        assert.strictEqual(error._tag, "ReplayMismatch")
+        if (error._tag !== "ReplayMismatch") return
+        assert.strictEqual(error.subject, "create")
+        assert.strictEqual(error.line, 2)
+        assert.strictEqual(error.expected, "an attach (the recording has no create)")
+        assert.strictEqual(error.actual, "a create request")
+      }
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording([
+      header(),
+      { type: "connect", t: 50, conn: 1 },
+      { type: "open", t: 60, conn: 1 },
+      started,
+      complete(100),
+      ...ending(110)
+    ])))))
+  it.effect("an answer given while the application is to close the connection, where the recording has none, fails with ReplayMismatch", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(runApp())
+      assert.strictEqual(error._tag, "ReplayMismatch")
+      if (error._tag !== "ReplayMismatch") return
+      assert.strictEqual(error.subject, "answer")
+      assert.strictEqual(error.line, 8)
+    }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording([
+      header(),
+      ...opening,
+      requested(100, "as_payment", "email"),
+      // Recorded: the application closed the connection without answering.
+      { type: "close", t: 100, conn: 1, opened: true, outcome: { _tag: "Interrupted" } },
+      { type: "end", t: 101, reason: "closed-by-caller" }
     ])))))
 })

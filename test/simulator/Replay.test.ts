@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { WebSocket } from "ws"
 import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
@@ -189,4 +190,159 @@ describe("simulator Replay", () => {
       assert.strictEqual(error._tag, "InvalidRecording")
       if (error._tag === "InvalidRecording") assert.strictEqual(error.line, 1)
     }).pipe(Effect.scoped))
+
+  describe("a recording is input: a hostile line fails its run with InvalidRecording; the server stays up (issue 36)", () => {
+    /** The server still answers: a request to a route it does not serve gets its 404. */
+    const stillUp = (replay: Replay.Service) =>
+      Effect.promise(() => fetch(`${replay.baseUrl}/nothing-here`).then((response) => response.status))
+
+    const expectInvalid = (replay: Replay.Service, line: number, reason: string) =>
+      Effect.gen(function*() {
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "InvalidRecording")
+        if (failure._tag !== "InvalidRecording") return
+        assert.strictEqual(failure.line, line)
+        assert.include(failure.reason, reason)
+        assert.strictEqual(yield* stillUp(replay), 404)
+      })
+
+    it.live("a recorded create status Node cannot write (1000)", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            { type: "create", t: 0, request },
+            { type: "create-failed", t: 1, error: { _tag: "UnexpectedStatus", status: 1000, body: "{}" } }
+          ]),
+          speed: Infinity
+        })
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("10 seconds")))
+        // A 500 (retried, then unknown): no status the client cannot read.
+        assert.include(["ServerError", "OutcomeUnknown"], error._tag)
+        yield* expectInvalid(replay, 3, "\"status\" of the error is not a final HTTP status")
+      }).pipe(Effect.scoped))
+
+    it.live("a recorded close code that cannot be sent (999): the connection is closed, not left hanging", () =>
+      Effect.gen(function*() {
+        const lines = session({ drop: false }).map((line, i) =>
+          i === 6 ? { type: "close", t: 80, conn: 1, opened: true, outcome: { _tag: "Retry", cause: "closed with code 999" } } : line
+        )
+        const replay = yield* Replay.make({ path: writeRecording(lines), speed: Infinity })
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("5 seconds")))
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        yield* expectInvalid(replay, 7, "close code 999 cannot be sent")
+      }).pipe(Effect.scoped))
+
+    it.live("53 bytes claiming a frame of 400,000,000 bytes: refused, nothing of that size built", () =>
+      Effect.gen(function*() {
+        const claim = "{\"type\":\"too-large\",\"t\":80,\"conn\":1,\"size\":400000000}"
+        assert.strictEqual(claim.length, 53)
+        const lines = session({ drop: false }).map((line, i) => (i === 6 ? claim : line))
+        const replay = yield* Replay.make({ path: writeRecording(lines), speed: Infinity })
+        const before = process.memoryUsage().rss
+        const error = yield* Effect.flip(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("5 seconds")))
+        assert.strictEqual(error._tag, "HandshakeRejected")
+        assert.isBelow(process.memoryUsage().rss - before, 200 * 1024 * 1024)
+        yield* expectInvalid(replay, 7, "too-large: \"size\"")
+      }).pipe(Effect.scoped))
+  })
+
+  describe("what the recording does not hold (issue 36)", () => {
+    const requested = (t: number, actionSessionId: string, fieldName: string) => ({
+      type: "frame",
+      t,
+      conn: 1,
+      text: JSON.stringify({
+        event: "external_resource_requested",
+        data: { resource_type: "request_user_input", reason: "needed", action_session_id: actionSessionId, field_name: fieldName }
+      })
+    })
+    const frameOf = (t: number, event: string, data: unknown) => ({ type: "frame", t, conn: 1, text: JSON.stringify({ event, data }) })
+    const complete = (t: number) => frameOf(t, "complete", { response: "done", type: "STRING", total_cost: 0.01, session_id: sessionId })
+    const ending = (t: number) => [
+      { type: "close", t, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } },
+      { type: "end", t: t + 1, reason: "complete" }
+    ]
+    const connection = [
+      { type: "connect", t: 50, conn: 1 },
+      { type: "open", t: 60, conn: 1 },
+      frameOf(70, "started", { sessionId, start_url: request.start_url })
+    ]
+    const opening = [
+      { type: "create", t: 0, request },
+      { type: "created", t: 40, session: { session_id: sessionId } },
+      ...connection
+    ]
+
+    it.live("an answer to a request the recording never answered: the run fails with ReplayMismatch", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            ...opening,
+            requested(100, "as_payment", "email"),
+            frameOf(3_000, "action_run", { name: "wait", action_session_id: "as_payment", content: "" }),
+            complete(3_100),
+            ...ending(3_110)
+          ]),
+          speed: 10
+        })
+        yield* Effect.exit(runApp().pipe(Effect.provide(sdk(replay)), Effect.timeout("10 seconds")))
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "ReplayMismatch")
+        if (failure._tag !== "ReplayMismatch") return
+        assert.strictEqual(failure.subject, "answer")
+        assert.strictEqual(failure.line, 10)
+        assert.include(failure.difference, "the recording never answered that request")
+      }).pipe(Effect.scoped))
+
+    it.live("two requests pending at once: the answers are compared with the recorded ones in order", () =>
+      Effect.gen(function*() {
+        const answerTo = (actionSessionId: string, fieldName: string, input: string) => ({
+          granted: true,
+          resource_type: "request_user_input",
+          action_session_id: actionSessionId,
+          field_name: fieldName,
+          input
+        })
+        const replay = yield* Replay.make({
+          path: writeRecording([
+            header(),
+            ...opening,
+            requested(100, "as_1", "email"),
+            requested(110, "as_2", "phone"),
+            { type: "answer", t: 1_000, conn: 1, data: answerTo("as_1", "email", "jane@example.com"), result: "written" },
+            { type: "answer", t: 1_010, conn: 1, data: answerTo("as_2", "phone", "+1 555 0100"), result: "written" },
+            complete(1_100),
+            ...ending(1_110)
+          ]),
+          speed: 10
+        })
+        const outcome = yield* AgentSessions.run(request, {
+          onRequest: (event) => Effect.succeed(Answer.grant(Option.getOrUndefined(event.field_name) === "phone" ? "+1 555 0100" : "jane@example.com"))
+        }).pipe(Effect.provide(sdk(replay)))
+        assert.strictEqual(outcome.response, "done")
+        assert.deepStrictEqual(yield* replay.result, { sessionId, connections: 1, frames: 4, answers: 2 })
+      }).pipe(Effect.scoped))
+
+    it.live("a create against a recording of attach (no create): refused, the run fails with the in-memory replay's ReplayMismatch", () =>
+      Effect.gen(function*() {
+        const replay = yield* Replay.make({
+          path: writeRecording([header(), ...connection, complete(100), ...ending(110)]),
+          speed: Infinity
+        })
+        const error = yield* Effect.flip(runApp(Answer.grant(), { ...request, goal: "Anything at all" }).pipe(Effect.provide(sdk(replay))))
+        assert.strictEqual(error._tag, "NotFound")
+        const failure = yield* Effect.flip(replay.result)
+        assert.strictEqual(failure._tag, "ReplayMismatch")
+        if (failure._tag !== "ReplayMismatch") return
+        assert.deepInclude(failure, {
+          subject: "create",
+          line: 2,
+          expected: "an attach (the recording has no create)",
+          actual: "a create request",
+          difference: "expected an attach (the recording has no create), got a create request"
+        })
+      }).pipe(Effect.scoped))
+  })
 })

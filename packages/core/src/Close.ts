@@ -215,3 +215,15 @@ export const classifyRefusal = (
   what: "upgrade" | "event stream"
 ): { readonly _tag: "Rejected" } | { readonly _tag: "Refused"; readonly message: string } =>
   rejectionStatuses.has(status) ? { _tag: "Rejected" } : { _tag: "Refused", message: `${what} refused with HTTP ${status}` }
+
+/**
+ * Whether a server may send this close code (RFC 6455, 7.4: 1000 to 1003, 1007 to 1014, and 3000
+ * to 4999). 1004 is reserved; 1005, 1006 and 1015 are only ever reported, never sent (`ws` throws
+ * on them, as on any other).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const canSendCloseCode = (code: number): boolean =>
+  Number.isInteger(code) &&
+  ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999))

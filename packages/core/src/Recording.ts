@@ -248,7 +248,30 @@ export {
    * @since 0.1.0
    * @category combinators
    */
-  serverEndOf
+  serverEndOf,
+  /**
+   * Why a server cannot end a connection this way (a status it cannot write, a close code it may
+   * not send, a frame over {@link MAX_TOO_LARGE_SIZE}), if it cannot: such a line is not valid.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  serverEndProblem,
+  /**
+   * The largest frame a recording may say was too large: 16 MiB (`Close.SKIPPABLE_FRAME_SIZE`),
+   * as a replay server rebuilds it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MAX_TOO_LARGE_SIZE,
+  /**
+   * Whether a recorded HTTP status can be served again: an integer from 200 to 599.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isFinalStatus
 } from "./internal/recording/serve.js"
 
 export type {
@@ -381,5 +404,33 @@ export {
    * @since 0.1.0
    * @category models
    */
-  ReplayPass
+  ReplayPass,
+  /**
+   * The `Mismatch` of a create where the recording holds none (a recording of `attach`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  unrecordedCreate,
+  /**
+   * The `Mismatch` of an answer the application gave that the recording does not hold.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  unrecordedAnswer,
+  /**
+   * The application's answers on a replayed connection, compared with the recorded ones oldest first.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  GivenAnswers,
+  /**
+   * Whether an answer given is one the recording never holds, about to play a line of a connection.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  checkUnrecorded
 } from "./internal/recording/replay.js"

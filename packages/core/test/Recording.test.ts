@@ -70,7 +70,7 @@ const entryArb: FastCheck.Arbitrary<Format.Entry> = FastCheck.oneof(
   FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, text: FastCheck.string({ unit: "binary" }) }),
   FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, base64: FastCheck.base64String() }),
   FastCheck.record({ type: FastCheck.constant("frame" as const), t: time, conn, event: FastCheck.string(), data: FastCheck.string() }),
-  FastCheck.record({ type: FastCheck.constant("too-large" as const), t: time, conn, size: FastCheck.nat() }),
+  FastCheck.record({ type: FastCheck.constant("too-large" as const), t: time, conn, size: FastCheck.integer({ min: 1, max: Format.MAX_TOO_LARGE_SIZE }) }),
   FastCheck.record({ type: FastCheck.constant("alive" as const), t: time, conn }),
   FastCheck.record({
     type: FastCheck.constant("answer" as const),
@@ -441,5 +441,87 @@ describe("Recording", () => {
     assert.isTrue("_tag" in missing && missing._tag === "Invalid" && missing.line === 0 && missing.reason.startsWith("cannot be read: "))
     // A complete file ends with Done at its last line.
     assert.deepStrictEqual(take(write(`${good.join("\n")}\n`)), { _tag: "Done", line: 2 })
+  })
+})
+
+describe("Recording: a recording is input (issue 36)", () => {
+  /** The first line a reader refuses in a file of the header and these lines, or its end. */
+  const firstRefused = (lines: ReadonlyArray<string>) => {
+    const path = tempPath("hostile.jsonl")
+    Fs.writeFileSync(path, [JSON.stringify(header()), ...lines].join("\n") + "\n")
+    const opened = Format.Reader.open(path, Fs)
+    if (!("reader" in opened)) return opened
+    for (;;) {
+      const next = opened.reader.take()
+      if (next._tag !== "Entry") return next
+    }
+  }
+  const frame = JSON.stringify({ type: "frame", t: 1, conn: 1, text: "{}" })
+  const close = (outcome: unknown, opened = true) => JSON.stringify({ type: "close", t: 2, conn: 1, opened, outcome })
+  const fatal = (error: unknown) => ({ _tag: "Fatal", reason: "failed", error })
+  const createFailed = (status: unknown) =>
+    JSON.stringify({ type: "create-failed", t: 1, error: { _tag: "UnexpectedStatus", status, body: "{}" } })
+
+  for (
+    const [name, line, reason] of [
+      // 52 bytes that would make a server build a 400 MB frame.
+      ["a too-large frame over the bound", `{"type":"too-large","t":0,"conn":1,"size":400000000}`, "too-large: \"size\""],
+      ["a too-large frame of no size", `{"type":"too-large","t":0,"conn":1,"size":0}`, "too-large: \"size\""],
+      ["a too-large frame of a fractional size", `{"type":"too-large","t":0,"conn":1,"size":1.5}`, "too-large: \"size\""],
+      ["a negative time", `{"type":"open","t":-1,"conn":1}`, "open: \"t\""],
+      ["a time past the safe integers", `{"type":"open","t":1e300,"conn":1}`, "open: \"t\""],
+      ["a connection number past the safe integers", `{"type":"open","t":0,"conn":1e300}`, "open: \"conn\""],
+      ["a time of the wrong type", `{"type":"open","t":"0","conn":1}`, "open: \"t\""],
+      ["a time that is null (NaN written by JSON.stringify)", `{"type":"open","t":null,"conn":1}`, "open: \"t\""],
+      ["base64 that is not base64", JSON.stringify({ type: "frame", t: 0, conn: 1, base64: "no*base64!" }), "frame: \"base64\""],
+      ["a create failure with a status Node cannot write", createFailed(1000), "create-failed: \"status\""],
+      ["a create failure with an informational status", createFailed(101), "create-failed: \"status\""],
+      ["a create failure with a status of the wrong type", createFailed("500"), "create-failed: \"status\""],
+      ["a recorded close code that cannot be sent", close({ _tag: "Retry", cause: "closed with code 999" }), "close code 999"],
+      ["a reserved close code", close({ _tag: "Retry", cause: "closed with code 1004" }), "close code 1004"],
+      ["a close code past 4999", close({ _tag: "Retry", cause: "closed with code 5000: x" }), "close code 5000"],
+      [
+        "a rejection close code that cannot be sent",
+        close(fatal({ _tag: "HandshakeRejected", code: 1006, reason: "" })),
+        "close code 1006"
+      ],
+      ["a refusal status Node cannot write", close({ _tag: "Retry", cause: "upgrade refused with HTTP 999" }, false), "status 999"],
+      [
+        "a refusal status below 200",
+        close(fatal({ _tag: "HandshakeRejected", code: 42, reason: "" }), false),
+        "status 42"
+      ],
+      [
+        "a too-large frame over the bound in a close",
+        close(fatal({ _tag: "FrameTooLarge", size: 400_000_000, limit: 1 })),
+        "400000000"
+      ]
+    ] as const
+  ) {
+    it(`${name} is refused naming its line`, () => {
+      const refused = firstRefused([frame, line, frame])
+      assert.strictEqual(refused._tag, "Invalid")
+      if (refused._tag !== "Invalid") return
+      assert.strictEqual(refused.line, 3)
+      assert.include(refused.reason, reason)
+    })
+  }
+
+  it("the bounds hold what a session records", () => {
+    const refused = firstRefused([
+      frame,
+      JSON.stringify({ type: "too-large", t: 1, conn: 1, size: Format.MAX_TOO_LARGE_SIZE }),
+      JSON.stringify({ type: "frame", t: 1, conn: 1, base64: "AAEC/w==" }),
+      createFailed(503),
+      close({ _tag: "Retry", cause: "closed with code 1011: restart" }),
+      close({ _tag: "Retry", cause: "closed with code 1005" }),
+      close({ _tag: "Retry", cause: "closed with code 1006" }),
+      close({ _tag: "Retry", cause: "closed with code 4999" }),
+      close(fatal({ _tag: "HandshakeRejected", code: 4401, reason: "" })),
+      close(fatal({ _tag: "HandshakeRejected", code: 401, reason: "" }), false),
+      close({ _tag: "Retry", cause: "upgrade refused with HTTP 503" }, false),
+      close(fatal({ _tag: "FrameTooLarge", size: 2_000_000, limit: 1 }))
+    ])
+    assert.deepStrictEqual(refused, { _tag: "Done", line: 13 })
   })
 })

@@ -142,11 +142,90 @@ describe("Recording.ReplayPass", () => {
     })
   })
 
-  it("a recording of attach has no create: the header's session answers", () => {
-    const pass = passOver(connection(1, 0))
-    assert.deepStrictEqual(pass.create(request), { _tag: "NotRecorded" })
-    assert.strictEqual(pass.phase, "events")
-    assert.deepInclude(pass.nextConnection("ses_other", "ses_recorded"), { _tag: "Mismatch", line: 1, subject: "connection" })
+  it("a create against a recording of attach (no create) is a Mismatch, whatever the request (issue 36)", () => {
+    const problem: Format.ReplayProblem = {
+      _tag: "Mismatch",
+      line: 2,
+      subject: "create",
+      expected: "an attach (the recording has no create)",
+      actual: "a create request",
+      difference: "expected an attach (the recording has no create), got a create request"
+    }
+    for (const create of [request, { ...request, task: "anything else", max_actions: 99 }]) {
+      const pass = passOver(connection(1, 0))
+      assert.deepStrictEqual(pass.create(create), { _tag: "Unrecorded", problem })
+      assert.strictEqual(pass.phase, "events")
+      // The first connection reports it too.
+      assert.deepStrictEqual(pass.nextConnection("ses_recorded", "ses_recorded"), problem)
+    }
+    // A create after the recorded ones.
+    const twice = passOver([
+      { type: "create", t: 0, request },
+      { type: "create-failed", t: 1, error: { _tag: "RateLimited", retryAfter: 1 } },
+      { type: "end", t: 2, reason: "failed" }
+    ])
+    assert.strictEqual(twice.create(request)._tag, "CreateFailed")
+    assert.deepStrictEqual(twice.create(request), {
+      _tag: "Unrecorded",
+      problem: Format.unrecordedCreate(4, 1)
+    })
+    assert.deepInclude(Format.unrecordedCreate(4, 1), {
+      expected: "no create after the 1 recorded",
+      difference: "expected no create after the 1 recorded, got a create request"
+    })
+  })
+
+  it("the application's answers are compared oldest first: two pending at once, answered in order (issue 36)", () => {
+    const given = new Format.GivenAnswers()
+    const first: Format.AnswerData = { granted: true, resource_type: "request_user_input", action_session_id: "as_1", input: "a" }
+    const second: Format.AnswerData = { ...first, action_session_id: "as_2", input: "b" }
+    given.give(first)
+    given.give(second)
+    assert.strictEqual(given.size, 2)
+    assert.deepStrictEqual(given.take(), first)
+    assert.deepStrictEqual(given.take(), second)
+    assert.strictEqual(given.take(), undefined)
+    const bounded = new Format.GivenAnswers(1)
+    assert.isTrue(bounded.give(first))
+    assert.isFalse(bounded.give(second))
+    assert.strictEqual(bounded.size, 1)
+  })
+
+  it("an answer the recording never holds is a Mismatch before the connection's last line and at its close (issue 36)", () => {
+    const data: Format.AnswerData = { granted: true, resource_type: "payment", action_session_id: "as_pay" }
+    const pass = passOver([
+      { type: "connect", t: 0, conn: 1 },
+      { type: "open", t: 1, conn: 1 },
+      { type: "frame", t: 2, conn: 1, text: "{\"event\":\"external_resource_requested\",\"data\":{}}" },
+      { type: "frame", t: 3, conn: 1, text: "{\"event\":\"action_run\",\"data\":{}}" },
+      { type: "frame", t: 4, conn: 1, text: "{\"event\":\"complete\",\"data\":{}}" },
+      { type: "close", t: 5, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } }
+    ])
+    pass.phase = "events"
+    pass.nextConnection("ses_recorded", "ses_recorded")
+    const given = new Format.GivenAnswers()
+    const play = () => {
+      const next = pass.nextInConnection(1) as Format.Numbered
+      return pass.unrecorded(next.entry, next.line, 1, given)
+    }
+    assert.strictEqual(play(), undefined) // open
+    assert.strictEqual(play(), undefined) // the request
+    given.give(data)
+    // Not yet: an answer line may still come before the close.
+    assert.strictEqual(play(), undefined) // action_run
+    // The last frame before the close (the engine may end on `complete`): the answer was never recorded.
+    const problem = play()
+    assert.deepStrictEqual(problem, Format.unrecordedAnswer(7, 1, data))
+    assert.deepInclude(problem, { _tag: "Mismatch", line: 7, subject: "answer", actual: JSON.stringify(data) })
+    assert.include((problem as { difference: string }).difference, "the recording never answered that request")
+    // At the close itself.
+    const close: Format.Entry = { type: "close", t: 5, conn: 1, opened: true, outcome: { _tag: "Interrupted" } }
+    assert.deepStrictEqual(Format.checkUnrecorded(close, 9, 1, { _tag: "Done", line: 9 }, given), Format.unrecordedAnswer(9, 1, data))
+    // An answer line consumes it; nothing waiting, nothing to report.
+    const answer: Format.Entry = { type: "answer", t: 5, conn: 1, data, result: "written" }
+    assert.strictEqual(Format.checkUnrecorded(answer, 8, 1, { _tag: "Done", line: 9 }, given), undefined)
+    given.take()
+    assert.strictEqual(Format.checkUnrecorded(close, 9, 1, { _tag: "Done", line: 9 }, given), undefined)
   })
 
   it("a connection that stops before the recorded one goes on is a mismatch; a line out of place is not valid", () => {

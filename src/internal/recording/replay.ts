@@ -141,6 +141,9 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         switch (answer._tag) {
           case "NotRecorded":
             return Effect.succeed(fallbackSession)
+          case "Unrecorded":
+            // No create recorded here (a recording of `attach`): nothing to answer it with.
+            return Effect.die(errorOf(path, answer.problem))
           case "Created": {
             const session = decodeSession(answer.session)
             if (Either.isRight(session)) {
@@ -236,14 +239,14 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         const connectAt = pass.nextConnection(sessionId, header.sessionId)
         if (Format.isReplayProblem(connectAt)) return yield* fail(errorOf(path, connectAt))
 
-        const answers: Array<Format.AnswerData> = []
+        const given = new Format.GivenAnswers()
         const answered = yield* Effect.makeLatch(false)
         const flowing = yield* Effect.makeLatch(true)
         const written = header.transport === "sse" ? "confirmed" as const : "written" as const
         const io: Io = {
           send: (_frame, data) =>
             Effect.sync(() => {
-              answers.push(data)
+              given.give(data)
               answered.unsafeOpen()
               return written
             }),
@@ -254,7 +257,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         hooks.attach(io)
 
         const nextAnswer: Effect.Effect<Format.AnswerData> = Effect.suspend(() => {
-          const answer = answers.shift()
+          const answer = given.take()
           if (answer !== undefined) return Effect.succeed(answer)
           answered.unsafeClose()
           return Effect.zipRight(answered.await, nextAnswer)
@@ -268,6 +271,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
           const { entry, line } = next
           if (entry.t > at) yield* Effect.sleep(Duration.millis(entry.t - at))
           at = Math.max(at, entry.t)
+          const unrecorded = pass.unrecorded(entry, line, conn, given)
+          if (unrecorded !== undefined) return yield* fail(errorOf(path, unrecorded))
           switch (entry.type) {
             case "open":
               hooks.open()
@@ -301,7 +306,11 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             case "close": {
               const recorded = Format.recordedEnd(entry, line)
               if (Format.isReplayProblem(recorded)) return yield* fail(errorOf(path, recorded))
-              if (recorded._tag === "AwaitClose") return yield* Effect.never
+              if (recorded._tag === "AwaitClose") {
+                // The application closes it: an answer it gives until then was never recorded.
+                const late = yield* nextAnswer
+                return yield* fail(errorOf(path, Format.unrecordedAnswer(line, conn, late)))
+              }
               if (recorded._tag === "Defect") return yield* Effect.sync(() => hooks.end(Exit.die(new Error("replayed defect"))))
               const outcome = outcomeOf(recorded, line)
               if (outcome instanceof InvalidRecording) return yield* fail(outcome)

@@ -33,7 +33,7 @@ export const sendError = (response: Http.ServerResponse, error: Parameters<typeo
 /** The account key's check and the create route of a replay. */
 export const makeHttp = (options: ReplayServerOptions, runs: Runs) => {
   const dialect = options.header.dialect
-  const { finish, invalid, mismatch, newRun } = runs
+  const { errorOf, finish, invalid, mismatch, newRun } = runs
 
   const authorized = (request: Http.IncomingMessage): boolean => {
     if (dialect.auth === "x-api-key") return request.headers["x-api-key"] === options.accountKey
@@ -66,10 +66,11 @@ export const makeHttp = (options: ReplayServerOptions, runs: Runs) => {
       if (first._tag !== "Entry" || first.entry.type !== "create") {
         const failure = first._tag === "Invalid"
           ? invalid(first.line, first.reason)
-          : mismatch("create", first.line, "an attach (the recording has no create)", "a create request")
+          : errorOf(Format.unrecordedCreate(first.line, run.creates))
         finish(run, Exit.fail(failure))
         return sendError(response, new ServiceApi.ApiNotFound({ error: `replay: ${failure.message}` }))
       }
+      run.creates += 1
       // Like with like: the request as the recorder would have written it.
       const actual = Format.scrubValue(Either.getOrElse(encodeRequest(decoded.right), () => ({})), [options.accountKey])
       const difference = Format.difference(first.entry.request, actual)

@@ -14,7 +14,7 @@ import type { ReplayServerOptions, Run, Runs, Sink } from "./replayRuns.js"
 
 /** The playback of the runs of a replay. */
 export const makePlayback = (options: ReplayServerOptions, runs: Runs) => {
-  const { attachRun, finish, invalid, mismatch, nextAnswer } = runs
+  const { attachRun, errorOf, finish, invalid, mismatch, nextAnswer } = runs
 
   const delay = (ms: number): Effect.Effect<void> =>
     ms <= 0 || !Number.isFinite(options.speed) ? Effect.void : Effect.sleep(Duration.millis(ms / options.speed))
@@ -36,6 +36,7 @@ export const makePlayback = (options: ReplayServerOptions, runs: Runs) => {
         if (next.entry.type === "connect") connect = next
       }
       run.connections += 1
+      const conn = connect.entry.type === "connect" ? connect.entry.conn : 0
       let at = connect.entry.t
       let opened = false
       while (true) {
@@ -51,6 +52,13 @@ export const makePlayback = (options: ReplayServerOptions, runs: Runs) => {
         const { entry, line } = next
         yield* delay(entry.t - at)
         at = Math.max(at, entry.t)
+        // An answer the recorded connection never holds (checked before its last line too).
+        const unrecorded = Format.checkUnrecorded(entry, line, conn, run.reader.peek(), run.pending)
+        if (unrecorded !== undefined) {
+          const failure = errorOf(unrecorded)
+          finish(run, Exit.fail(failure))
+          return sink.close(1008, `replay: ${failure.message}`)
+        }
         switch (entry.type) {
           case "open":
             if (!(yield* sink.accept())) return
@@ -94,21 +102,31 @@ export const makePlayback = (options: ReplayServerOptions, runs: Runs) => {
             break
           }
           case "close":
-            return yield* end(run, sink, entry)
+            return yield* end(run, sink, entry, line)
           default:
-            finish(run, Exit.fail(invalid(line, `a ${entry.type} line before connection ${connect.entry.type === "connect" ? connect.entry.conn : 0} closed`)))
+            finish(run, Exit.fail(invalid(line, `a ${entry.type} line before connection ${conn} closed`)))
             return sink.drop()
         }
       }
     })
 
   /** Ends a connection as the recorded one ended; the run ends after the last one. */
-  const end = (run: Run, sink: Sink, close: Format.CloseEntry): Effect.Effect<void> =>
+  const end = (run: Run, sink: Sink, close: Format.CloseEntry, line: number): Effect.Effect<void> =>
     Effect.gen(function*() {
       const last = run.reader.peek()
-      if (last._tag === "Done" || (last._tag === "Entry" && last.entry.type === "end")) finish(run, Exit.void)
       const how = Format.serverEndOf(close)
-      const hold = Effect.timeout(sink.gone, options.holdTimeout).pipe(Effect.ignore)
+      const holds = how._tag === "Hang" || how._tag === "TooLarge" || how._tag === "AwaitClient"
+      // Held for the client to end it: an answer it sends meanwhile was never recorded.
+      const unrecorded = holds
+        ? Effect.flatMap(nextAnswer(run), (data) =>
+          Effect.sync(() => {
+            const failure = errorOf(Format.unrecordedAnswer(line, close.conn, data))
+            finish(run, Exit.fail(failure))
+            sink.close(1008, `replay: ${failure.message}`)
+          }))
+        : Effect.never
+      if (!holds && (last._tag === "Done" || (last._tag === "Entry" && last.entry.type === "end"))) finish(run, Exit.void)
+      const hold = Effect.timeout(Effect.raceFirst(sink.gone, unrecorded), options.holdTimeout).pipe(Effect.ignore)
       switch (how._tag) {
         case "Refuse":
           return sink.refuse(how.status, how.reason)
@@ -131,7 +149,11 @@ export const makePlayback = (options: ReplayServerOptions, runs: Runs) => {
           yield* hold
           return sink.drop()
       }
-    })
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      // The last recorded connection held: the run ends once the client went (if nothing failed it).
+      const last = run.reader.peek()
+      if (last._tag === "Done" || (last._tag === "Entry" && last.entry.type === "end")) finish(run, Exit.void)
+    })))
 
   /** Starts the playback of a new connection, superseding one still playing. */
   const serve = (sink: Sink) => {

@@ -67,7 +67,10 @@ export class Run {
   answers = 0
   failure: ReplayError | undefined = undefined
   finished = false
-  readonly pending: Array<Format.AnswerData> = []
+  /** The client's answers not compared yet, oldest first (64 at most). */
+  readonly pending = new Format.GivenAnswers(64)
+  /** The create lines answered so far. */
+  creates = 0
   waiter: (() => void) | undefined = undefined
   playing: Fiber.RuntimeFiber<void> | undefined = undefined
   sink: Sink | undefined = undefined
@@ -128,6 +131,12 @@ export const makeRuns = (options: ReplayServerOptions) => {
       difference: difference ?? `expected ${expected}, got ${actual}`
     })
 
+  /** A problem of the core's replay rules as this edition's error. */
+  const errorOf = (problem: Format.ReplayProblem): ReplayError =>
+    problem._tag === "Invalid"
+      ? invalid(problem.line, problem.reason)
+      : mismatch(problem.subject, problem.line, problem.expected, problem.actual, problem.difference)
+
   /** A run for a recording without a create (of `attach`): it starts at the first connection. */
   const attachRun = (): Run | InvalidRecording | undefined => {
     const first = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
@@ -146,15 +155,14 @@ export const makeRuns = (options: ReplayServerOptions) => {
   const answered = (data: Format.AnswerData) => {
     const run = latest
     if (run === undefined || run.finished) return
-    if (run.pending.length >= 64) return
-    run.pending.push(data)
+    if (!run.pending.give(data)) return
     run.waiter?.()
   }
 
   const nextAnswer = (run: Run): Effect.Effect<Format.AnswerData> =>
     Effect.async<Format.AnswerData>((resume) => {
       const take = () => {
-        const data = run.pending.shift()
+        const data = run.pending.take()
         if (data === undefined) return false
         run.waiter = undefined
         resume(Effect.succeed(data))
@@ -191,6 +199,7 @@ export const makeRuns = (options: ReplayServerOptions) => {
     started: (): number => started,
     invalid,
     mismatch,
+    errorOf,
     finish,
     newRun,
     attachRun,

@@ -280,8 +280,11 @@ export const withReplayErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.
  *
  * - **Answers are checked.** Where the recording has an answer, the application's (after
  *   `redact`) must be the same, in the same order, within `answerTimeout`; else the replay stops
- *   with `ReplayMismatch` naming the line and the difference. A create request that differs
- *   from the recorded one stops it the same way (`subject: "create"`).
+ *   with `ReplayMismatch` naming the line and the difference. Two requests pending at once are
+ *   compared in the order answered. An answer the recording never holds (the recorded
+ *   connection ends without one) stops it too. A create request that differs from the recorded
+ *   one, or a create against a recording without one (of `attach`), stops it the same way
+ *   (`subject: "create"`).
  * - **Streamed.** The file is read line by line as the replay goes, never whole.
  * - **Checked.** A file that is not a recording, of a newer format version, or with a header that
  *   is not valid fails the layer with `InvalidRecording`; a line that is not valid, met later,

@@ -2,7 +2,7 @@
  * How two JSON values differ (`Recording.difference`): the text of a replay's mismatch.
  * Re-exported by `Recording`.
  */
-import { isObject } from "./parse.js"
+import { isObject } from "./json.js"
 
 const show = (value: unknown): string => value === undefined ? "(absent)" : JSON.stringify(value)
 

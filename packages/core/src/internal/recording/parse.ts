@@ -4,8 +4,10 @@
  * `Recording`.
  */
 import type * as Dialect from "../../Dialect.js"
+import { isObject, isString, parseJson } from "./json.js"
 import {
   type AnswerData,
+  type CloseEntry,
   type AnswerResult,
   type EncodedError,
   type Entry,
@@ -17,6 +19,7 @@ import {
   type Transport,
   VERSION
 } from "./model.js"
+import { isFinalStatus, MAX_TOO_LARGE_SIZE, serverEndOf, serverEndProblem } from "./serve.js"
 
 const ok = <A>(value: A): Parsed<A> => ({ ok: true, value })
 const no = (reason: string): Parsed<never> => ({ ok: false, reason })
@@ -27,10 +30,17 @@ const no = (reason: string): Parsed<never> => ({ ok: false, reason })
 
 type Obj = { readonly [field: string]: unknown }
 
-export const isObject = (u: unknown): u is Obj => typeof u === "object" && u !== null && !Array.isArray(u)
-export const isString = (u: unknown): u is string => typeof u === "string"
-const isTime = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u) && u >= 0
-const isCount = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u >= 1
+export { isObject, isString, parseJson }
+
+/** Milliseconds since the recording started: not negative, and exact (a safe integer at most). */
+const isTime = (u: unknown): u is number => typeof u === "number" && u >= 0 && u <= Number.MAX_SAFE_INTEGER
+/** A connection's number: an integer from 1, exact. */
+const isCount = (u: unknown): u is number => Number.isSafeInteger(u) && (u as number) >= 1
+/** The size of a frame too large: an integer from 1 to {@link MAX_TOO_LARGE_SIZE} (a server rebuilds it). */
+const isTooLargeSize = (u: unknown): u is number =>
+  Number.isSafeInteger(u) && (u as number) >= 1 && (u as number) <= MAX_TOO_LARGE_SIZE
+/** Base64 as `Buffer.from(text, "base64")` reads it back whole (it skips what is not base64, silently). */
+const isBase64 = (u: unknown): u is string => isString(u) && u.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(u)
 const isPath = (u: unknown): u is Dialect.Path => isString(u) && u.startsWith("/")
 const oneOf = <const L extends ReadonlyArray<string>>(u: unknown, literals: L): u is L[number] =>
   isString(u) && literals.includes(u)
@@ -162,7 +172,7 @@ const entryFields: Record<Entry["type"], Record<string, (u: unknown) => boolean>
   connect: { t: isTime, conn: isCount },
   open: { t: isTime, conn: isCount },
   frame: { t: isTime, conn: isCount },
-  "too-large": { t: isTime, conn: isCount, size: isTime },
+  "too-large": { t: isTime, conn: isCount, size: isTooLargeSize },
   alive: { t: isTime, conn: isCount },
   answer: { t: isTime, conn: isCount, data: isAnswerData, result: isAnswerResult },
   close: { t: isTime, conn: isCount, opened: (v) => typeof v === "boolean", outcome: isOutcome },
@@ -175,6 +185,7 @@ const entryFields: Record<Entry["type"], Record<string, (u: unknown) => boolean>
 }
 
 const frameForm = (u: Obj): string | undefined => {
+  if (u["base64"] !== undefined && !isBase64(u["base64"])) return `"base64" is not valid base64`
   const forms = [
     isString(u["text"]) ? "text" : undefined,
     isString(u["base64"]) ? "base64" : undefined,
@@ -183,11 +194,24 @@ const frameForm = (u: Obj): string | undefined => {
   return forms.length === 1 ? undefined : `a frame has exactly one of "text", "base64" or "event" with "data"`
 }
 
-export const parseJson = (text: string): Parsed<unknown> => {
-  try {
-    return ok(JSON.parse(text))
-  } catch {
-    return no("not JSON")
+/**
+ * What a server would make of a line it serves again, when it cannot: a frame's form or base64, a
+ * create's error status (the response's), a close's code, status or size (see `serverEndOf`).
+ */
+const servedAgain = (u: Obj): string | undefined => {
+  switch (u["type"]) {
+    case "frame":
+      return frameForm(u)
+    case "create-failed": {
+      const status = isObject(u["error"]) ? u["error"]["status"] : undefined
+      return status === undefined || isFinalStatus(status)
+        ? undefined
+        : `"status" of the error is not a final HTTP status (an integer from 200 to 599): ${JSON.stringify(status)}`
+    }
+    case "close":
+      return serverEndProblem(serverEndOf(u as unknown as CloseEntry))
+    default:
+      return undefined
   }
 }
 
@@ -205,7 +229,7 @@ export const parseEntry = (text: string): Parsed<Entry> => {
   const type = u["type"]
   if (type === "header") return no("a second header")
   if (!isString(type) || !(type in entryFields)) return no(`unknown line type ${JSON.stringify(type) ?? "(none)"}`)
-  const wrong = check(u, entryFields[type as Entry["type"]]) ?? (type === "frame" ? frameForm(u) : undefined)
+  const wrong = check(u, entryFields[type as Entry["type"]]) ?? servedAgain(u)
   if (wrong !== undefined) return no(`${type}: ${wrong}`)
   return ok(u as unknown as Entry)
 }

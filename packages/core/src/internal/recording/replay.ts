@@ -5,8 +5,8 @@
  */
 import type { CloseReason } from "../connection.js"
 import { difference } from "./difference.js"
-import type { AnswerData, AnswerEntry, CloseEntry, EncodedError, JsonObject } from "./model.js"
-import type { Numbered, Reader } from "./reader.js"
+import type { AnswerData, AnswerEntry, CloseEntry, EncodedError, Entry, JsonObject } from "./model.js"
+import type { Done, Invalid, Numbered, Reader } from "./reader.js"
 import { scrubValue } from "./scrub.js"
 
 // ---------------------------------------------------------------------------
@@ -112,9 +112,11 @@ export const closeReasons: ReadonlySet<string> = new Set([
 
 /**
  * What a recorded create answers: the session (`Created`, JSON as recorded), the error it got
- * (`CreateFailed`: the application may create again, the next create line answers it), or nothing
- * recorded (`NotRecorded`: a recording of `attach`, or a create the pass could not read, whose
- * problem the first connection reports): the shell answers the header's session.
+ * (`CreateFailed`: the application may create again, the next create line answers it), nothing
+ * recorded (`NotRecorded`: a create the pass could not read, whose problem the first connection
+ * reports: the shell answers the header's session), or no create where the recording goes on
+ * with something else (`Unrecorded`: a recording of `attach`, or a create after the recorded
+ * ones): the shell stops the replay with the `Mismatch` (the first connection reports it too).
  *
  * @since 0.1.0
  * @category models
@@ -123,6 +125,97 @@ export type CreateAnswer =
   | { readonly _tag: "Created"; readonly line: number; readonly session: JsonObject }
   | { readonly _tag: "CreateFailed"; readonly line: number; readonly error: EncodedError }
   | { readonly _tag: "NotRecorded" }
+  | { readonly _tag: "Unrecorded"; readonly problem: ReplayProblem }
+
+/**
+ * The `Mismatch` of a create where the recording holds none at `line`: a recording of `attach`
+ * (`creates` 0), or a create after the `creates` the recording answered. Both replays (in memory,
+ * over sockets) report it alike.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unrecordedCreate = (line: number, creates: number): ReplayProblem => {
+  const expected = creates === 0
+    ? "an attach (the recording has no create)"
+    : `no create after the ${creates} recorded`
+  return { _tag: "Mismatch", line, subject: "create", expected, actual: "a create request", difference: `expected ${expected}, got a create request` }
+}
+
+/**
+ * The `Mismatch` of an answer the application gave that the recording does not hold: the recorded
+ * connection `conn` ends at `line` without one (the recording never answered that request).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unrecordedAnswer = (line: number, conn: number, given: AnswerData): ReplayProblem => {
+  const actual = JSON.stringify(given)
+  const expected = `no answer: connection ${conn} ends here without one`
+  return {
+    _tag: "Mismatch",
+    line,
+    subject: "answer",
+    expected,
+    actual,
+    difference: `expected ${expected}, got the answer ${actual} (the recording never answered that request)`
+  }
+}
+
+/**
+ * The application's answers on a replayed connection, in the order given, waiting to be compared
+ * with the recorded ones: each recorded answer is compared with the OLDEST answer not compared
+ * yet (two requests pending at once are answered, and compared, in order). At most `max` are kept;
+ * {@link give} refuses more.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class GivenAnswers {
+  private readonly queue: Array<AnswerData> = []
+  constructor(readonly max: number = Number.POSITIVE_INFINITY) {}
+  /** How many wait. */
+  get size(): number {
+    return this.queue.length
+  }
+  /** Keeps an answer given; false when `max` are kept already. */
+  give(data: AnswerData): boolean {
+    if (this.queue.length >= this.max) return false
+    this.queue.push(data)
+    return true
+  }
+  /** The oldest answer not compared yet, taken. */
+  take(): AnswerData | undefined {
+    return this.queue.shift()
+  }
+  /** The oldest answer not compared yet, left in place. */
+  peek(): AnswerData | undefined {
+    return this.queue[0]
+  }
+}
+
+/**
+ * Whether an answer given is one the recording never holds, about to play `entry` (at `line`) of
+ * connection `conn`, `next` the line after it: an answer waits, and the recorded connection ends
+ * without another answer line (`entry` is its close, or `next` is). Checked before the last line
+ * ahead of a close too, as the application's engine may end the attempt on it (`complete`).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const checkUnrecorded = (
+  entry: Entry,
+  line: number,
+  conn: number,
+  next: Numbered | Done | Invalid,
+  given: GivenAnswers
+): ReplayProblem | undefined => {
+  const first = given.peek()
+  if (first === undefined || entry.type === "answer") return undefined
+  if (entry.type === "close") return unrecordedAnswer(line, conn, first)
+  if (next._tag === "Entry" && next.entry.type === "close") return unrecordedAnswer(next.line, conn, first)
+  return undefined
+}
 
 /**
  * How a recorded connection ended, for the shell to end its attempt alike: for good (`End`,
@@ -229,6 +322,8 @@ export class ReplayPass {
   phase: "create" | "events" = "create"
   /** What ends the next connection (a create that differed, a line not valid). */
   failure: ReplayProblem | undefined = undefined
+  /** The create lines answered so far. */
+  creates = 0
 
   /** A pass over an open reader; without one, every connection fails with `failure`. */
   constructor(readonly reader: Reader | undefined, failure?: ReplayProblem) {
@@ -253,13 +348,20 @@ export class ReplayPass {
     const reader = this.reader
     if (reader === undefined) return { _tag: "NotRecorded" }
     const next = reader.peek()
-    if (next._tag !== "Entry" || next.entry.type !== "create") {
-      // A recording without a create (of `attach`): the recorded session, as it is.
+    if (next._tag === "Invalid") {
       this.phase = "events"
-      if (next._tag === "Invalid") this.failure = invalidAt(next.line, next.reason)
+      this.failure = invalidAt(next.line, next.reason)
       return { _tag: "NotRecorded" }
     }
+    if (next._tag !== "Entry" || next.entry.type !== "create") {
+      // No create here (a recording of `attach`, or after the recorded ones): nothing to answer.
+      const problem = unrecordedCreate(next.line, this.creates)
+      this.phase = "events"
+      this.failure = problem
+      return { _tag: "Unrecorded", problem }
+    }
     reader.take()
+    this.creates += 1
     // Like with like: the application's request as the recorder would have written it.
     const scrubbed = scrubValue(actual, secrets)
     const diff = difference(next.entry.request, scrubbed)
@@ -331,6 +433,15 @@ export class ReplayPass {
           break
       }
     }
+  }
+
+  /**
+   * Whether an answer given is one the recording never holds, about to play `entry` (at `line`) of
+   * connection `conn`: {@link checkUnrecorded} with the line after it.
+   */
+  unrecorded(entry: Entry, line: number, conn: number, given: GivenAnswers): ReplayProblem | undefined {
+    if (given.size === 0 || this.reader === undefined) return undefined
+    return checkUnrecorded(entry, line, conn, this.reader.peek(), given)
   }
 
   /**

@@ -4,8 +4,9 @@
  * Re-exported by `Recording`.
  */
 import type * as Dialect from "../../Dialect.js"
+import { canSendCloseCode, SKIPPABLE_FRAME_SIZE } from "../../Close.js"
 import type { CloseEntry } from "./model.js"
-import { isObject, isString, parseJson } from "./parse.js"
+import { isObject, isString, parseJson } from "./json.js"
 
 // ---------------------------------------------------------------------------
 // Frames across transports
@@ -72,6 +73,54 @@ export type ServerEnd =
   | { readonly _tag: "AwaitClient" }
   /** Send a frame larger than the client accepts (it then refuses it). */
   | { readonly _tag: "TooLarge"; readonly size: number }
+
+/**
+ * The largest frame a recording may say was too large (a `too-large` line's `size`, a
+ * `FrameTooLarge` close's): 16 MiB, the largest a client reads even to skip it
+ * (`Close.SKIPPABLE_FRAME_SIZE`). A replay server rebuilds such a frame (padding of that size) so
+ * that the client refuses it as it did; a recording claiming more is not valid, rather than a
+ * server building what a line of 52 bytes asks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_TOO_LARGE_SIZE = SKIPPABLE_FRAME_SIZE
+
+/**
+ * Whether a recorded HTTP status can be served again: a final status (an integer from 200 to
+ * 599). Node's `writeHead` throws outside 100..999, and a client never ends on an informational
+ * status (1xx): it would wait for the next.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isFinalStatus = (u: unknown): u is number => Number.isInteger(u) && (u as number) >= 200 && (u as number) <= 599
+
+/**
+ * Why a server cannot end a connection this way, if it cannot: a status it cannot write, a close
+ * code it may not send, a frame larger than {@link MAX_TOO_LARGE_SIZE}. A recording is refused at
+ * such a line when it is read.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const serverEndProblem = (end: ServerEnd): string | undefined => {
+  switch (end._tag) {
+    case "Refuse":
+      return isFinalStatus(end.status) ? undefined : `a refusal with status ${end.status}, not a final HTTP status (200 to 599)`
+    case "Close":
+      // 1005 (no code) is served as a close without one.
+      return end.code === 1005 || canSendCloseCode(end.code)
+        ? undefined
+        : `close code ${end.code} cannot be sent (RFC 6455: 1000 to 1003, 1007 to 1014, 3000 to 4999)`
+    case "TooLarge":
+      return Number.isSafeInteger(end.size) && end.size >= 1 && end.size <= MAX_TOO_LARGE_SIZE
+        ? undefined
+        : `a frame too large of ${end.size} bytes, over the most a recording holds (${MAX_TOO_LARGE_SIZE})`
+    default:
+      return undefined
+  }
+}
 
 const statusIn = (cause: string): number | undefined => {
   const match = /refused with HTTP (\d{3})\b/.exec(cause)
