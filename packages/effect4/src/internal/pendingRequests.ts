@@ -16,6 +16,7 @@ import { Session as CoreSession } from "effect-agent-session-core"
 import type { PendingRequest } from "../AgentSessions.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
+import { wireNameOf } from "./channel/shell.js"
 
 /** A watched session over this edition's events. */
 export type Watched = CoreSession.Watched<
@@ -30,7 +31,7 @@ export const classifier: CoreSession.Classifier<
   SessionEvent.ExternalResourceRequested,
   SessionEvent.Complete
 > = {
-  wireName: (event) => event._tag === "Unrecognized" ? event.event : SessionEvent.wireNames[event._tag],
+  wireName: wireNameOf,
   actionSessionId: (request) => request.action_session_id,
   resourceType: (request) => SessionEvent.resourceTypeRaw(request.resource_type),
   errorText: (event) => event._tag === "AgentError" ? event.error : "",
