@@ -242,8 +242,12 @@ export class Watched<E, Q extends E = E, C extends E = E> {
   pending: ReadonlyArray<Waiting<Q>> = none
 
   readonly maxActions: number
+  /**
+   * Whether the budget stops the session at its overrun (`"fail"` mode): the shell stops watching
+   * it (closes its connection), so the session may still be running at the service.
+   */
+  readonly stopsOnOverrun: boolean
   private readonly keep: number
-  private readonly stopOnOverrun: boolean
   private readonly warnAfter: number
   private tail: Array<E> = []
   private arriving: Array<Q> = []
@@ -253,7 +257,7 @@ export class Watched<E, Q extends E = E, C extends E = E> {
   constructor(options: Options, private readonly classifier: Classifier<E, Q, C>) {
     this.maxActions = options.maxActions
     this.keep = keptEvents(options.keepEvents)
-    this.stopOnOverrun = (options.onBudgetExceeded ?? "fail") === "fail"
+    this.stopsOnOverrun = (options.onBudgetExceeded ?? "fail") === "fail"
     this.warnAfter = options.warnAfterMillis ?? defaultWarnAfterMillis
   }
 
@@ -279,7 +283,7 @@ export class Watched<E, Q extends E = E, C extends E = E> {
           this.actions += 1
           if (this.actions > this.maxActions) {
             this.overrunAt ??= this.actions
-            if (this.stopOnOverrun) {
+            if (this.stopsOnOverrun) {
               this.stoppedAt = this.actions
               return { delivered, requests, completed, overrun: this.actions }
             }

@@ -31,7 +31,7 @@ import type * as SessionEvent from "../SessionEvent.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
-export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
 /** A session's guarded events and what goes with them. */
 interface Guarded {
@@ -51,11 +51,10 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const mode = options.onBudgetExceeded ?? "fail"
     const watched: PendingRequests.Watched = new CoreSession.Watched({
       maxActions,
       keepEvents: options.keepEvents,
-      onBudgetExceeded: mode,
+      onBudgetExceeded: options.onBudgetExceeded,
       warnAfterMillis: Duration.toMillis(
         options.pendingWarningAfter === undefined
           ? defaultPendingWarningAfter
@@ -65,7 +64,7 @@ export const guard = (
     const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
     const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, watched)
     const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: mode === "fail" })
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: watched.stopsOnOverrun })
 
     const outcomeOf = (
       { actions, complete, cost, events, overrunAt }: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>
