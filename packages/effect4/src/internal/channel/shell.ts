@@ -44,7 +44,7 @@ const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamEr
   requestKey: (event) => event._tag === "ExternalResourceRequested" ? keyOf(event) : "",
   message: (error) => error.message,
   // An `action_run` that does not decode: chargeable, never skipped.
-  chargeable: (error) => error._tag === "EventDecodeError" && error.event === SessionEvent.wireNames.ActionRun
+  chargeable: (error) => error._tag === "EventDecodeError" && Session.kindOf(error.event) === "chargeable"
 }
 
 /** The queue the consumer reads: the events, then the end (`Cause.Done`) or the failure. */
