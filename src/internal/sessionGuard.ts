@@ -1,8 +1,9 @@
 /**
- * The guard between a session's connection and its consumer (`RunningSession.events`): the action
- * budget and the tally of the session (the protocol core's `Session.Tally`), the requests
- * registered as pending before they are delivered, the outcome settled when `complete` is seen or
- * when the events end, and the `AgentSessions.events` span.
+ * The guard between a session's connection and its consumer (`RunningSession.events`): the
+ * protocol core's `Session.Watched` decides (the action budget; the requests pending; the
+ * outcome, on `complete` or when the events end); here its decisions are acted on (the chunk
+ * cut, the connection closed, the outcome settled, the requests registered before they are
+ * delivered), and the `AgentSessions.events` span is made.
  */
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
@@ -28,11 +29,11 @@ import {
 } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
+import type * as SessionEvent from "../SessionEvent.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
-export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
 /** A session's guarded events and what goes with them. */
 interface Guarded {
@@ -50,33 +51,32 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const mode = options.onBudgetExceeded ?? "fail"
-    const tally = new CoreSession.Tally<SessionEvent.SessionEvent>(maxActions, CoreSession.keptEvents(options.keepEvents))
+    const watched: PendingRequests.Watched = new CoreSession.Watched({
+      maxActions,
+      keepEvents: options.keepEvents,
+      onBudgetExceeded: options.onBudgetExceeded,
+      warnAfterMillis: Duration.toMillis(Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter))
+    }, PendingRequests.classifier)
     const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(
-      sessionId,
-      Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter)
-    )
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, watched)
     const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: mode === "fail" })
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: watched.stopsOnOverrun })
 
-    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
+    const outcomeOf = (
+      { actions, complete, cost, events, overrunAt }: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>
+    ): Outcome => ({
       sessionId,
       response: complete.response,
       type: complete.type,
-      totalCost: SessionEvent.totalCost(complete),
-      actions: tally.actions,
+      totalCost: Option.fromNullable(cost),
+      actions,
       maxActions,
-      events: tally.kept(),
+      events,
       complete,
-      budgetExceeded: tally.overrunAt === undefined ? Option.none() : Option.some(exceeded(tally.overrunAt))
+      budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
     })
-    const endedWithoutComplete = () =>
-      new SessionEndedWithoutComplete({
-        sessionId,
-        lastError: Option.fromNullable(tally.lastError),
-        mayStillBeRunning: true
-      })
+    const endedWithoutComplete = (lastError: string | undefined) =>
+      new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromNullable(lastError), mayStillBeRunning: true })
 
     // The error the events themselves failed with: the connection's, the overrun, or the end
     // without `complete`. It is what `outcome` fails with.
@@ -89,8 +89,10 @@ export const guard = (
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const withoutComplete = Effect.suspend(() => {
-        const complete = tally.complete
-        return complete?._tag === "Complete" ? Effect.succeed(outcomeOf(complete)) : Effect.fail(endedWithoutComplete())
+        const settled = watched.settled()
+        return settled._tag === "Completed"
+          ? Effect.succeed(outcomeOf(settled))
+          : Effect.fail(endedWithoutComplete(settled.lastError))
       })
       return Deferred.complete(
         outcome,
@@ -105,13 +107,13 @@ export const guard = (
       )
     }
 
-    // The guard is one channel stage between the connection's events and the consumer: one
-    // synchronous pass per chunk counts, records and checks the events, and passes the chunk on
-    // as it came (no copy, no Effect), unless it carries a request (registered in `pending`
-    // before the chunk is delivered) or the overrun (the chunk is cut after it, and nothing after
-    // it is pulled). The events' own end is judged once they are closed (so the connection sees
-    // its own exit, not the guard's): the overrun closes the connection and fails; an end before
-    // `complete` is SessionEndedWithoutComplete.
+    // The guard is one channel stage between the connection's events and the consumer: the core
+    // reads each chunk in one synchronous pass, and the chunk is passed on as it came (no copy,
+    // no Effect), unless it carries a request (registered in `pending` before the chunk is
+    // delivered) or the overrun (the chunk is cut after it, and nothing after it is pulled). The
+    // events' own end is judged once they are closed (so the connection sees its own exit, not
+    // the guard's): the overrun closes the connection and fails; an end before `complete` is
+    // SessionEndedWithoutComplete.
     type Guard = Channel.Channel<
       Chunk.Chunk<SessionEvent.SessionEvent>,
       Chunk.Chunk<SessionEvent.SessionEvent>,
@@ -120,34 +122,14 @@ export const guard = (
       void,
       unknown
     >
-    let overrun: ActionBudgetExceeded | undefined
     const onChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard => {
-      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
-      let delivered = 0
-      for (const event of chunk) {
-        delivered += 1
-        tally.event(event)
-        if (event._tag === "ActionRun") {
-          // Over the budget: in "fail" mode the connection is closed (the session may go on at
-          // the service), and nothing after the overrun is delivered.
-          if (tally.action() && mode === "fail") {
-            overrun = exceeded(tally.actions)
-            break
-          }
-        } else if (event._tag === "ExternalResourceRequested") {
-          ;(requests ??= []).push(event)
-        } else if (event._tag === "AgentError") {
-          tally.error(event.error)
-        } else if (event._tag === "Complete") {
-          tally.completed(event)
-          Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(event)))
-        }
-      }
+      const { completed, delivered, overrun, requests } = watched.received(chunk)
       if (delivered === 0) return guard
+      if (completed) Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(watched.completed!)))
       const written: Guard = overrun === undefined
         ? Channel.flatMap(Channel.write(chunk), again)
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
-      return requests === undefined ? written : Channel.zipRight(Channel.fromEffect(arrived(requests)), written)
+      return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(arrived), written)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
       failedWith = Option.getOrUndefined(Cause.failureOption(cause))
@@ -157,12 +139,14 @@ export const guard = (
     const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
     const again = (): Guard => guard
     const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
-      if (overrun !== undefined) {
-        failedWith = overrun
+      const ended = watched.ended()
+      if (ended._tag === "Completed") return Channel.void
+      if (ended._tag === "Overrun") {
+        // In "fail" mode the connection is closed (the session may go on at the service).
+        const overrun = failedWith = exceeded(ended.actions)
         return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
       }
-      if (tally.complete !== undefined) return Channel.void
-      failedWith = endedWithoutComplete()
+      failedWith = endedWithoutComplete(ended.lastError)
       return Channel.fail(failedWith)
     })
 
@@ -170,7 +154,7 @@ export const guard = (
     // connection starts when its events are first pulled (its own span), as with
     // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
     // an `Effect.provide` per pulled chunk, most of what the façade would add per chunk
-    // (src/internal/README.md, "The façade"). So the span is made the pulling fiber's parent span for the
+    // (docs/engine.md, "The façade"). So the span is made the pulling fiber's parent span for the
     // first pull only (in `FiberRef.currentContext`, where `Effect.provide` itself puts it), and
     // that change alone is undone before the first chunk is handled (or when the stream closes
     // first). When the consumer wraps the events in a provide of its own (`Stream.withSpan`,

@@ -53,6 +53,8 @@ export interface Input {
   readonly costSummary?: boolean | undefined
   /** Whether the script ends with `complete` (false for the `closeBeforeComplete` fault). Default true. */
   readonly complete?: boolean | undefined
+  /** The `action_session_id` of the events. Default {@link actionSessionIdOf} the session id. */
+  readonly actionSessionId?: string | undefined
 }
 
 /**
@@ -141,7 +143,9 @@ export const actionSessionIdOf = (sessionId: string): ActionSessionId =>
  */
 export const plan = (input: Input): Plan => {
   const sessionId = SessionId.make(input.sessionId)
-  const actionSessionId = actionSessionIdOf(input.sessionId)
+  const actionSessionId = input.actionSessionId === undefined
+    ? actionSessionIdOf(input.sessionId)
+    : ActionSessionId.make(input.actionSessionId)
   const seed = hash(input.goal)
   const host = hostOf(input.startUrl)
   const withComplete = input.complete !== false

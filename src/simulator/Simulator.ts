@@ -73,6 +73,11 @@ export interface Scenario {
    * Not capped by `max_actions`: create the session with `max_actions` at least this large.
    */
   readonly bulkActions?: number | undefined
+  /**
+   * The `action_session_id` of every session's events (a long one tests the bounds of a request's
+   * key). Default derived from the session id (`as_<id>`).
+   */
+  readonly actionSessionId?: string | undefined
 }
 
 /**

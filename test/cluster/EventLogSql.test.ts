@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { EventLog } from "../../src/cluster/index.js"
 import { type SessionEvent, Session } from "../../src/index.js"
+import { migration0003 } from "../../src/cluster/internal/eventLog.js"
 import * as Postgres from "../helpers/Postgres.js"
 
 const PgLive = Layer.unwrapScoped(
@@ -170,6 +171,31 @@ describe("EventLog on PostgreSQL", () => {
         assert.deepStrictEqual(yield* log.unendedIn([9], { unsharded: false, after: "", limit: 1 }), ["u4"])
         assert.deepStrictEqual(yield* log.unendedIn([], { unsharded: true, after: "u", limit: 10 }), ["u5"])
         assert.deepStrictEqual(yield* log.unendedIn([], { unsharded: false, after: "", limit: 10 }), [])
+      }))
+
+    it.effect("migration 0003: an answer stored under the earlier key (id/type) is keyed anew; a second answer is refused", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const sql = yield* SqlClient.SqlClient
+        yield* log.register({ info: info("m1"), maxActions: 5, agent: Option.none() })
+        const request: SessionEvent.ExternalResourceRequested = {
+          _tag: "ExternalResourceRequested",
+          resource_type: "request_user_input",
+          reason: "a name",
+          action_session_id: Session.ActionSessionId.make("as_m1"),
+          field_name: Option.none()
+        }
+        const encoded = JSON.stringify({ ...request, field_name: null, _tag: "ExternalResourceRequested" })
+        yield* sql`INSERT INTO agent_session_answers (session_id, request_key, request, answer)
+          VALUES ('m1', 'as_m1/request_user_input', ${encoded}, ${JSON.stringify({ _tag: "Deny" })})`
+        // Keyed anew, the answer recorded under the earlier key keeps a second one out.
+        yield* migration0003
+        assert.isFalse(yield* log.saveAnswer("m1", request, { _tag: "Grant", input: Option.none() }))
+        const answers = yield* log.answers("m1")
+        assert.deepStrictEqual(answers.map((a) => [a.request.action_session_id, a.answer._tag]), [["as_m1", "Deny"]])
+        const keys = yield* sql<{ readonly request_key: string }>`SELECT request_key FROM agent_session_answers
+          WHERE session_id = 'm1'`
+        assert.deepStrictEqual(keys.map((k) => k.request_key), ["as_m1\u00010request_user_input"])
       }))
 
     it.effect("end of a session the log does not know records it ended; register then keeps that record", () =>

@@ -131,6 +131,42 @@ export const requestKey = (actionSessionId: string, resourceType: string): strin
 }
 
 /**
+ * A request key as text any store accepts, one to one: PostgreSQL `text` holds no U+0000 (the
+ * key's own separator, and possible inside an id: JSON may carry `\u0000`) and, being UTF-8, no
+ * lone surrogate (which a JSON string may also carry). Each U+0000 is written `U+0001 0`, each
+ * U+0001 `U+0001 1`, each lone surrogate `U+0001 s` and its four hex digits; every other
+ * character is kept. At most `6 * MAX_KEY_LENGTH` characters, all ASCII where it grows: at most
+ * 1,536 bytes of UTF-8, under PostgreSQL's 2,704-byte limit on an index entry (the cluster's
+ * answers are keyed by it).
+ *
+ * Chosen over another separator in {@link requestKey}: no separator is one the wire cannot hold,
+ * so a key kept in memory stays as it is (U+0000, the cheapest to write) and only a stored one is
+ * escaped, by this one function.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const storageKey = (key: string): string => {
+  let out = ""
+  let from = 0
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    let escaped: string | undefined
+    if (c === 0) escaped = "\u00010"
+    else if (c === 1) escaped = "\u00011"
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = i + 1 < key.length ? key.charCodeAt(i + 1) : 0
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1
+      else escaped = `\u0001s${c.toString(16)}`
+    } else if (c >= 0xdc00 && c <= 0xdfff) escaped = `\u0001s${c.toString(16)}`
+    if (escaped === undefined) continue
+    out += key.slice(from, i) + escaped
+    from = i + 1
+  }
+  return from === 0 ? key : out + key.slice(from)
+}
+
+/**
  * The action session and resource type of a key kept whole (not of a fingerprint).
  *
  * @since 0.1.0

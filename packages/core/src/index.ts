@@ -92,8 +92,8 @@ export * as Json from "./Json.js"
 export * as Keys from "./Keys.js"
 
 /**
- * The data model as values: agent domains, session statuses, a request's rules, timestamps,
- * the observed dialect's bodies.
+ * The data model as values: agent domains, session statuses, a request's rules, timestamps
+ *, the observed dialect's bodies.
  *
  * @since 0.1.0
  */
@@ -122,7 +122,8 @@ export * as Recording from "./Recording.js"
 export * as Replay from "./Replay.js"
 
 /**
- * A watched session's tally: the action budget, the events kept.
+ * A watched session: event kinds, the action budget, the outcome, the requests waiting for
+ * an answer and their warnings.
  *
  * @since 0.1.0
  */
@@ -141,13 +142,6 @@ export * as Sse from "./Sse.js"
  * @since 0.1.0
  */
 export * as Socket from "./Socket.js"
-
-/**
- * The agent's requests waiting for an answer (`RunningSession.pending`) and the warning for one.
- *
- * @since 0.1.0
- */
-export * as Pending from "./Pending.js"
 
 /**
  * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.

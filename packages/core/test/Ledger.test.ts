@@ -463,3 +463,42 @@ describe("answer ledger bounds", () => {
     assert.deepStrictEqual(ledger.close(false), [{ actionSessionId: long, resourceType: "request_user_input" }])
   })
 })
+
+describe("storageKey", () => {
+  // Decodes a stored key, the inverse the escaping must have for it to be one to one.
+  const unescape = (stored: string): string =>
+    stored.replace(/\u0001(0|1|s([0-9a-f]{4}))/g, (_, kind: string, hex: string | undefined) =>
+      kind === "0" ? "\u0000" : kind === "1" ? "\u0001" : String.fromCharCode(parseInt(hex!, 16)))
+  const wellFormed = (text: string): boolean => {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c >= 0xd800 && c <= 0xdbff) {
+        const next = text.charCodeAt(i + 1)
+        if (!(next >= 0xdc00 && next <= 0xdfff)) return false
+        i += 1
+      } else if (c >= 0xdc00 && c <= 0xdfff) return false
+    }
+    return true
+  }
+
+  it("holds no U+0000 and no lone surrogate, is one to one, and is bounded (property)", () => {
+    const unit = FastCheck.oneof(
+      FastCheck.constantFrom("\u0000", "\u0001", "\ud800", "\udfff", "\ud83d\ude00", "/", "a", "é"),
+      FastCheck.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
+    )
+    const text = FastCheck.array(unit, { maxLength: 300 }).map((units) => units.join(""))
+    FastCheck.assert(FastCheck.property(text, text, (id, type) => {
+      const key = Ledger.requestKey(id, type)
+      const stored = Ledger.storageKey(key)
+      assert.ok(!stored.includes("\u0000"))
+      assert.ok(wellFormed(stored))
+      assert.strictEqual(unescape(stored), key)
+      assert.ok(new TextEncoder().encode(stored).length <= 1_536)
+    }))
+  })
+
+  it("a plain key is kept as it is; the key's separator is escaped", () => {
+    assert.strictEqual(Ledger.storageKey("as_1"), "as_1")
+    assert.strictEqual(Ledger.storageKey(Ledger.requestKey("as_1", "otp")), "as_1\u00010otp")
+  })
+})

@@ -6,7 +6,9 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import { Session as CoreSession } from "effect-agent-session-core"
 import type { RunningSession } from "../../AgentSessions.js"
+import { classifier, type Watched } from "../../internal/pendingRequests.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as EventLog from "../EventLog.js"
 import { type AnswerEncoded, requestKey } from "./eventLog.js"
@@ -15,35 +17,46 @@ import { Wakers } from "./ticker.js"
 /** The page size of log reads. */
 export const page = 500
 
-/** What the log says about a session, folded event by event. */
+/**
+ * What the log says about a session, folded event by event by the protocol core's rules, as a
+ * running session folds them (`Session.Watched`): the actions counted, the first `complete` and
+ * its cost, and the requests open, in arrival order, by the core's request key (a request
+ * replaces an open one of the same key; at most `Ledger.MAX_REQUESTS`). A request stays open
+ * until an `external_resource_granted` settles it. The budget is the running session's to
+ * enforce, and the warnings its to give: the log keeps no arrival time.
+ */
 export interface Tally {
   lastSeq: number
-  actions: number
-  complete: Option.Option<SessionEvent.Complete>
-  /** Requests in arrival order, not yet settled by an `external_resource_granted`. */
-  readonly open: Array<SessionEvent.ExternalResourceRequested>
+  readonly session: Watched
   /** Keys of requests with a recorded answer. */
   readonly answered: Map<string, AnswerEncoded>
 }
 
+/** An empty tally. */
+export const makeTally = (): Tally => ({
+  lastSeq: 0,
+  session: new CoreSession.Watched({
+    maxActions: Number.POSITIVE_INFINITY,
+    keepEvents: false,
+    onBudgetExceeded: "report",
+    warnAfterMillis: Number.POSITIVE_INFINITY
+  }, classifier),
+  answered: new Map()
+})
+
+/** The requests open (not settled by a grant), oldest first. */
+export const open = (tally: Tally): Array<SessionEvent.ExternalResourceRequested> =>
+  tally.session.pending.map((waiting) => waiting.request)
+
 export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
-  switch (event._tag) {
-    case "ActionRun":
-      tally.actions += 1
-      break
-    case "Complete":
-      tally.complete = Option.some(event)
-      break
-    case "ExternalResourceRequested":
-      if (!tally.open.some((r) => requestKey(r) === requestKey(event))) tally.open.push(event)
-      break
-    case "ExternalResourceGranted":
-      // The grant names no request: it settles the oldest open one that was answered (or the oldest).
-      {
-        const index = tally.open.findIndex((r) => tally.answered.has(requestKey(r)))
-        tally.open.splice(index < 0 ? 0 : index, 1)
-      }
-      break
+  const { session } = tally
+  if (session.received([event]).requests > 0) {
+    session.arrivedAt(0)
+  } else if (event._tag === "ExternalResourceGranted") {
+    // The grant names no request: it settles the oldest open one that was answered (or the oldest).
+    const waiting = session.pending
+    const settled = waiting.find((w) => tally.answered.has(requestKey(w.request))) ?? waiting[0]
+    if (settled !== undefined) session.answered(settled.request)
   }
 }
 
@@ -86,7 +99,7 @@ export interface Activation {
 
 export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
   Effect.gen(function*() {
-    const tally: Tally = { lastSeq: 0, actions: 0, complete: Option.none(), open: [], answered: new Map() }
+    const tally = makeTally()
     const readers = new Wakers()
     const recent: Array<EventLog.LoggedEvent> = []
 

@@ -17,10 +17,10 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { AgentApi } from "../../AgentApi.js"
 import { AgentSessions } from "../../AgentSessions.js"
-import * as SessionEvent from "../../SessionEvent.js"
+import type * as SessionEvent from "../../SessionEvent.js"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
-import { fold, makeActivation, recentMax, type RunPayload } from "./activation.js"
+import { fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
 import { requestKey, toAnswer } from "./eventLog.js"
 import { events } from "./eventsStream.js"
 import type { Gate } from "./gate.js"
@@ -75,15 +75,15 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         run: Option.isSome(ended) ? ended.value.status : Option.isSome(activation.record) ? "running" : "unknown",
         connection,
         runner: activation.run !== undefined ? Option.some(runnerName) : Option.none(),
-        pending: tally.open.filter((r) => !tally.answered.has(requestKey(r))),
-        actions: tally.actions,
+        pending: open(tally).filter((r) => !tally.answered.has(requestKey(r))),
+        actions: tally.session.actions,
         maxActions,
         lastSeq: tally.lastSeq,
-        outcome: Option.map(tally.complete, (complete) => ({
+        outcome: Option.map(Option.fromNullable(tally.session.completed), ({ complete, cost }) => ({
           response: complete.response,
           type: complete.type,
-          totalCost: SessionEvent.totalCost(complete),
-          actions: tally.actions,
+          totalCost: Option.fromNullable(cost),
+          actions: tally.session.actions,
           maxActions
         })),
         endReason: Option.flatMap(ended, (e) => e.reason)
@@ -153,12 +153,13 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         // while no runner held it; then there is nothing to attach to.
         if (learn && (yield* completeAtService(r))) return yield* endRun("complete", completedUnheld)
         // Requests answered in the log but not yet settled are answered again on this channel.
-        const resend = tally.open.filter((request) => tally.answered.has(requestKey(request)))
+        const requests = open(tally)
+        const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
         const session = yield* sessions.attach(r.info, r.maxActions, {
           ...options.connect,
           agent: Option.getOrUndefined(r.agent),
           keepEvents: false,
-          pendingRequests: tally.open
+          pendingRequests: requests
         })
         activation.running = session
         for (const request of resend) {
@@ -173,8 +174,8 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         activation.running = undefined
         // Handed over: the channel was closed to drain it (every event it had received is
         // persisted above); the run goes on elsewhere.
-        if (activation.handingOver && Option.isNone(tally.complete)) return
-        if (Option.isSome(tally.complete)) return yield* endRun("complete", Option.none())
+        if (activation.handingOver && tally.session.completed === undefined) return
+        if (tally.session.completed !== undefined) return yield* endRun("complete", Option.none())
         if (yield* completeAtService(r)) return yield* endRun("complete", completedUnheld)
         yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
       })).pipe(

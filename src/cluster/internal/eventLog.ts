@@ -9,9 +9,11 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { Ledger } from "effect-agent-session-core"
 import * as Answer from "../../Answer.js"
 import * as Session from "../../Session.js"
 import * as SessionEvent from "../../SessionEvent.js"
+import { keyOf } from "../../internal/channel/shell.js"
 import type * as EventLog from "../EventLog.js"
 import { EventLogError } from "../EventLog.js"
 import { makeGate } from "./gate.js"
@@ -26,9 +28,12 @@ export type AnswerEncoded = typeof AnswerSchema.Type
 export const toAnswer = (answer: AnswerEncoded): Answer.Answer =>
   answer._tag === "Grant" ? Answer.grant(Option.getOrUndefined(answer.input)) : Answer.deny()
 
-/** The key a request is answered by: its action session and raw resource type. */
-export const requestKey = (request: SessionEvent.ExternalResourceRequested): string =>
-  `${request.action_session_id}/${SessionEvent.resourceTypeRaw(request.resource_type)}`
+/**
+ * The key a request is answered by: the protocol core's (`Ledger.requestKey`: its action session
+ * and raw resource type; bounded), the same as the connection's and the session's. Stored
+ * as `Ledger.storageKey` of it (PostgreSQL text holds no U+0000, the key's separator).
+ */
+export const requestKey: (request: SessionEvent.ExternalResourceRequested) => string = keyOf
 
 const eventJson = Schema.parseJson(SessionEvent.SessionEvent)
 const encodeEvent = Schema.encodeSync(eventJson)
@@ -36,6 +41,7 @@ const decodeEvent = Schema.decodeUnknownSync(eventJson)
 const requestJson = Schema.parseJson(SessionEvent.ExternalResourceRequested)
 const encodeRequest = Schema.encodeSync(requestJson)
 const decodeRequest = Schema.decodeUnknownSync(requestJson)
+const decodeRequestOption = Schema.decodeUnknownOption(requestJson)
 const answerJson = Schema.parseJson(AnswerSchema)
 const encodeAnswer = Schema.encodeSync(answerJson)
 const decodeAnswer = Schema.decodeUnknownSync(answerJson)
@@ -211,9 +217,43 @@ const migration0002 = Effect.gen(function*() {
     WHERE end_status IS NULL`
 })
 
+/**
+ * Answers keyed by the core's request key, stored as `Ledger.storageKey`: the rows
+ * written under the earlier key (`action_session_id/resource_type`: unbounded, so a long id could
+ * not be indexed, and the same for two requests when either part held a `/`) are keyed anew; of
+ * two rows of a session that now share a key, the first answered stays (as `saveAnswer` would
+ * have kept it). A new key holds U+0001 (a separator escaped) and an earlier one held none unless
+ * an id or a type did, so no row is moved onto a key another row still holds.
+ */
+export const migration0003 = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ readonly session_id: string; readonly request_key: string; readonly request: string }>`
+    SELECT session_id, request_key, request FROM agent_session_answers ORDER BY answered_at, session_id, request_key`
+  const kept = new Set<string>()
+  for (const row of rows) {
+    // A row whose request does not decode (none is written so) is left as it is.
+    const request = Option.getOrUndefined(decodeRequestOption(row.request))
+    if (request === undefined) continue
+    const key = Ledger.storageKey(requestKey(request))
+    const id = JSON.stringify([row.session_id, key])
+    if (kept.has(id)) {
+      yield* sql`DELETE FROM agent_session_answers WHERE session_id = ${row.session_id} AND request_key = ${row.request_key}`
+      continue
+    }
+    kept.add(id)
+    if (key === row.request_key) continue
+    yield* sql`UPDATE agent_session_answers SET request_key = ${key}
+      WHERE session_id = ${row.session_id} AND request_key = ${row.request_key}`
+  }
+})
+
 /** Runs the migrations; retried while another process holds the migration lock. */
 export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_create_event_log": migration0001, "0002_session_shard": migration0002 }),
+  loader: Migrator.fromRecord({
+    "0001_create_event_log": migration0001,
+    "0002_session_shard": migration0002,
+    "0003_core_request_key": migration0003
+  }),
   table: "agent_session_migrations"
 }).pipe(
   Effect.retry({
@@ -391,7 +431,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       ),
     saveAnswer: (sessionId, request, answer) =>
       sql<{ readonly request_key: string }>`INSERT INTO agent_session_answers (session_id, request_key, request, answer)
-        VALUES (${sessionId}, ${requestKey(request)}, ${encodeRequest(request)}, ${encodeAnswer(answer)})
+        VALUES (${sessionId}, ${Ledger.storageKey(requestKey(request))}, ${encodeRequest(request)}, ${encodeAnswer(answer)})
         ON CONFLICT (session_id, request_key) DO NOTHING RETURNING request_key`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.mapError(fail("saveAnswer"))

@@ -34,7 +34,7 @@ export const respond = (activation: Activation) => (envelope: Entity.Request<typ
       if (sameAnswer(previous, answer)) return
       return yield* refuse("already-answered")
     }
-    if (!tally.open.some((r) => requestKey(r) === key)) return yield* refuse("never-received")
+    if (!tally.session.pending.some((w) => requestKey(w.request) === key)) return yield* refuse("never-received")
     const recorded = yield* log.saveAnswer(sessionId, request, answer)
     if (!recorded) {
       // Another activation recorded an answer first (a hand-over): the same one is done already.

@@ -21,7 +21,7 @@ import type * as Mailbox from "effect/Mailbox"
 import type * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import { Connection, Ledger, Replay, Sse } from "effect-agent-session-core"
+import { Connection, Ledger, Replay, Session, Sse } from "effect-agent-session-core"
 import { type ConnectTimeout, type EventStreamError, type FrameError, FrameTooLarge, truncateRaw } from "../../Errors.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
@@ -34,27 +34,17 @@ import type { AttemptOutcome, Hooks, Io } from "./transport.js"
 export const keyOf = (request: SessionEvent.ExternalResourceRequested): string =>
   Ledger.requestKey(request.action_session_id, SessionEvent.resourceTypeRaw(request.resource_type))
 
+/** An event's wire name (an unknown event's own): what the core tells its kind by. */
+export const wireNameOf = (event: SessionEvent.SessionEvent): string =>
+  event._tag === "Unrecognized" ? event.event : SessionEvent.wireNames[event._tag]
+
 /** What each event is, for the protocol core. */
 const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout> = {
-  kind: (event) => {
-    switch (event._tag) {
-      case "Heartbeat":
-      case "Connected":
-        return "keep-alive"
-      case "ExternalResourceRequested":
-        return "request"
-      case "Complete":
-        return "complete"
-      case "AgentError":
-        return "error"
-      default:
-        return "event"
-    }
-  },
+  kind: (event) => Session.kindOf(wireNameOf(event)),
   requestKey: (event) => event._tag === "ExternalResourceRequested" ? keyOf(event) : "",
   message: (error) => error.message,
   // An `action_run` that does not decode: chargeable, never skipped.
-  chargeable: (error) => error._tag === "EventDecodeError" && error.event === SessionEvent.wireNames.ActionRun
+  chargeable: (error) => error._tag === "EventDecodeError" && Session.kindOf(error.event) === "chargeable"
 }
 
 /** One connection's shell: the core's `Port`. */

@@ -59,6 +59,7 @@ interface RunSettings {
   readonly frameDelay: Duration.Duration
   readonly ask: Script.Ask
   readonly bulkActions: number | undefined
+  readonly actionSessionId?: string | undefined
 }
 
 /** The high-water mark of a burst: past this many buffered bytes the pump waits for a flush. */
@@ -118,6 +119,7 @@ export class SessionState {
       ask: settings.ask,
       extraActions: faults.exceedMaxActions,
       bulkActions: settings.bulkActions,
+      actionSessionId: settings.actionSessionId,
       costSummary: dialect.costSummary,
       complete: faults.closeBeforeComplete !== true
     })

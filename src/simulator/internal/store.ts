@@ -228,7 +228,8 @@ export class Store {
         actions: scenario.actions,
         frameDelay: Duration.decode(scenario.frameDelay),
         ask: scenario.ask,
-        bulkActions: scenario.bulkActions
+        bulkActions: scenario.bulkActions,
+        actionSessionId: scenario.actionSessionId
       },
       faults,
       this.dialect,

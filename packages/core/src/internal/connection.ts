@@ -3,6 +3,7 @@
  * state machine that uses them. Re-exported by `Connection`.
  */
 import type { Check, Entry } from "../Deadlines.js"
+import type { Kind } from "../Session.js"
 
 /**
  * Why a connection closed for good.
@@ -52,12 +53,16 @@ export type Ending<F, R = F> =
  * - `request`: the agent asks for a resource (answered by its key);
  * - `complete`: the session is over;
  * - `error`: an error event (it ends the connection with `endOnError`);
+ * - `chargeable`: an event counted against the action budget (`action_run`): to the connection,
+ *   any other event;
  * - `event`: any other event.
+ *
+ * The session's own kinds (`Session.Kind`, by wire name: `Session.kindOf`).
  *
  * @since 0.1.0
  * @category models
  */
-export type EventKind = "keep-alive" | "request" | "complete" | "error" | "event"
+export type EventKind = Kind
 
 /**
  * What the connection asks of the shell's events and errors.

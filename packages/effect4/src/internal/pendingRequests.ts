@@ -1,89 +1,96 @@
 /**
- * The agent's requests waiting for an answer (`RunningSession.pending`), and the warning for one
- * that waits past `warnAfter`. The warning's timer is one fiber per session, in a `FiberHandle`,
- * and only while a request waits for its warning: it sleeps until the earliest warning is due, and
- * ends once no request is left to warn about. An idle session has none.
+ * A session's watched rules bound to Effect: the protocol core's `Session.Watched` decides (the
+ * budget, the outcome, which requests wait, which warning is due and when); here its pending list
+ * is published (`RunningSession.pending`, a `SubscriptionRef`) and its warnings are logged by a
+ * timer: one fiber per session, in a `FiberHandle`, only while a request waits for its warning.
+ * An idle session has none.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { Pending } from "effect-agent-session-core"
+import { Session as CoreSession } from "effect-agent-session-core"
 import type { PendingRequest } from "../AgentSessions.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
+import { wireNameOf } from "./channel/shell.js"
+
+/** A watched session over this edition's events. */
+export type Watched = CoreSession.Watched<
+  SessionEvent.SessionEvent,
+  SessionEvent.ExternalResourceRequested,
+  SessionEvent.Complete
+>
+
+/** What the core asks of this edition's events. */
+export const classifier: CoreSession.Classifier<
+  SessionEvent.SessionEvent,
+  SessionEvent.ExternalResourceRequested,
+  SessionEvent.Complete
+> = {
+  wireName: wireNameOf,
+  actionSessionId: (request) => request.action_session_id,
+  resourceType: (request) => SessionEvent.resourceTypeRaw(request.resource_type),
+  errorText: (event) => event._tag === "AgentError" ? event.error : "",
+  cost: (complete) => Option.getOrUndefined(SessionEvent.totalCost(complete))
+}
 
 /** What the session's event guard and `respond` tell the pending list. */
 export interface PendingRequests {
   readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  /** Requests that arrived (in one chunk, in order): each replaces an earlier one of the same key. */
-  readonly arrived: (requests: ReadonlyArray<SessionEvent.ExternalResourceRequested>) => Effect.Effect<void>
+  /** The requests of the chunk just received arrived now. */
+  readonly arrived: Effect.Effect<void>
   /** A request answered (its answer accepted by `respond`). */
   readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
   /** The events ended: nothing waits any more. */
   readonly cleared: Effect.Effect<void>
 }
 
-const sameRequest = (a: SessionEvent.ExternalResourceRequested, b: SessionEvent.ExternalResourceRequested) =>
-  a.action_session_id === b.action_session_id &&
-  SessionEvent.resourceTypeRaw(a.resource_type) === SessionEvent.resourceTypeRaw(b.resource_type)
-
-/** The pending list of one session; its timer lives in the current scope. */
+/** The pending list of one watched session; its timer lives in the current scope. */
 export const make = (
   sessionId: Session.SessionId,
-  warnAfter: Duration.Duration
+  watched: Watched
 ): Effect.Effect<PendingRequests, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>([])
+    const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>(watched.pending)
     const timer = yield* FiberHandle.make<void, never>()
-    const warnAfterMillis = Duration.toMillis(warnAfter)
-    // `pending`'s value, kept in step by `update`, so that the timer decides in one synchronous step.
-    let waiting: ReadonlyArray<PendingRequest> = []
-    const warned = new WeakSet<PendingRequest>()
+    // Read inside the ref's update, so concurrent publishers never leave an older list behind.
+    const publish = SubscriptionRef.update(pending, () => watched.pending)
 
-    const update = (f: (all: ReadonlyArray<PendingRequest>) => ReadonlyArray<PendingRequest>) =>
-      SubscriptionRef.update(pending, (all) => {
-        waiting = f(all)
-        return waiting
-      })
-    const unwarned = (): PendingRequest | undefined => Pending.nextToWarn(waiting, (entry) => warned.has(entry))
-
-    const warn = (entry: PendingRequest, now: number) => {
-      const resourceType = SessionEvent.resourceTypeRaw(entry.request.resource_type)
-      const waitedMs = now - entry.since
-      return Effect.logWarning(Pending.warning(Duration.format(Duration.millis(waitedMs)), resourceType)).pipe(
-        Effect.annotateLogs({ sessionId, resourceType, waitedMs })
+    const warn = ({ resourceType, waitedMillis }: CoreSession.Warning<SessionEvent.ExternalResourceRequested>) =>
+      Effect.logWarning(CoreSession.warningText(Duration.format(Duration.millis(waitedMillis)), resourceType)).pipe(
+        Effect.annotateLogs({ sessionId, resourceType, waitedMs: waitedMillis })
       )
-    }
-    // Sleeps until the earliest warning not given yet is due, gives it if its request still
-    // waits, and so on; ends when none is left.
+    // Sleeps until the next warning is due, gives the warnings due, and so on; ends when none is left.
     const watch: Effect.Effect<void> = Effect.suspend(() => {
-      const entry = unwarned()
-      if (entry === undefined) return Effect.void
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const due = entry.since + warnAfterMillis - now
-        if (due > 0) return Effect.andThen(Effect.sleep(Duration.millis(due)), watch)
-        warned.add(entry)
-        return Effect.andThen(warn(entry, now), watch)
-      })
+      const due = watched.nextWarningAt()
+      if (due === undefined) return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        due > now
+          ? Effect.andThen(Effect.sleep(Duration.millis(due - now)), watch)
+          : Effect.andThen(Effect.forEach(watched.warningsDue(now), warn, { discard: true }), watch))
     })
     // Restarted on every arrival (requests are rare): the new timer sleeps until the earliest
     // warning due, and no arrival can miss a timer that is just ending.
-    const restart = Number.isFinite(warnAfterMillis) ? Effect.asVoid(FiberHandle.run(timer, watch)) : Effect.void
-    const stopIfIdle = Effect.suspend(() => unwarned() === undefined ? FiberHandle.clear(timer) : Effect.void)
+    const restart = Effect.suspend(() =>
+      watched.nextWarningAt() === undefined ? Effect.void : Effect.asVoid(FiberHandle.run(timer, watch))
+    )
+    const stopIfIdle = Effect.suspend(() => watched.nextWarningAt() === undefined ? FiberHandle.clear(timer) : Effect.void)
 
     return {
       pending,
-      arrived: (requests) =>
-        Effect.flatMap(Clock.currentTimeMillis, (since) =>
-          Effect.andThen(
-            update((all) => Pending.arrived(all, requests, since, sameRequest)),
-            restart
-          )),
+      arrived: Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        watched.arrivedAt(now)
+        return Effect.andThen(publish, restart)
+      }),
       answered: (request) =>
-        Effect.andThen(update((all) => Pending.answered(all, request, sameRequest)), stopIfIdle),
-      cleared: Effect.andThen(update(() => []), FiberHandle.clear(timer))
+        Effect.suspend(() => watched.answered(request) ? Effect.andThen(publish, stopIfIdle) : Effect.void),
+      cleared: Effect.suspend(() => {
+        watched.closed()
+        return Effect.andThen(publish, FiberHandle.clear(timer))
+      })
     }
   })

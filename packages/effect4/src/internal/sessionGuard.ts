@@ -1,8 +1,9 @@
 /**
- * The guard between a session's connection and its consumer (`RunningSession.events`): the action
- * budget and the tally of the session (the protocol core's `Session.Tally`), the requests
- * registered as pending before they are delivered, the outcome settled when `complete` is seen or
- * when the events end, and the `AgentSessions.events` span.
+ * The guard between a session's connection and its consumer (`RunningSession.events`): the
+ * protocol core's `Session.Watched` decides (the action budget; the requests pending; the
+ * outcome, on `complete` or when the events end); here its decisions are acted on (the chunk
+ * cut, the connection closed, the outcome settled, the requests registered before they are
+ * delivered), and the `AgentSessions.events` span is made.
  */
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -26,11 +27,11 @@ import {
 } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
+import type * as SessionEvent from "../SessionEvent.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
-export const defaultPendingWarningAfter: Duration.Duration = Duration.seconds(30)
+export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
 /** A session's guarded events and what goes with them. */
 interface Guarded {
@@ -50,35 +51,36 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const mode = options.onBudgetExceeded ?? "fail"
-    const tally = new CoreSession.Tally<SessionEvent.SessionEvent>(maxActions, CoreSession.keptEvents(options.keepEvents))
+    const watched: PendingRequests.Watched = new CoreSession.Watched({
+      maxActions,
+      keepEvents: options.keepEvents,
+      onBudgetExceeded: options.onBudgetExceeded,
+      warnAfterMillis: Duration.toMillis(
+        options.pendingWarningAfter === undefined
+          ? defaultPendingWarningAfter
+          : Duration.fromInputUnsafe(options.pendingWarningAfter)
+      )
+    }, PendingRequests.classifier)
     const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(
-      sessionId,
-      options.pendingWarningAfter === undefined
-        ? defaultPendingWarningAfter
-        : Duration.fromInputUnsafe(options.pendingWarningAfter)
-    )
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, watched)
     const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: mode === "fail" })
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: watched.stopsOnOverrun })
 
-    const outcomeOf = (complete: SessionEvent.Complete): Outcome => ({
+    const outcomeOf = (
+      { actions, complete, cost, events, overrunAt }: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>
+    ): Outcome => ({
       sessionId,
       response: complete.response,
       type: complete.type,
-      totalCost: SessionEvent.totalCost(complete),
-      actions: tally.actions,
+      totalCost: Option.fromUndefinedOr(cost),
+      actions,
       maxActions,
-      events: tally.kept(),
+      events,
       complete,
-      budgetExceeded: tally.overrunAt === undefined ? Option.none() : Option.some(exceeded(tally.overrunAt))
+      budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
     })
-    const endedWithoutComplete = () =>
-      new SessionEndedWithoutComplete({
-        sessionId,
-        lastError: Option.fromNullishOr(tally.lastError),
-        mayStillBeRunning: true
-      })
+    const endedWithoutComplete = (lastError: string | undefined) =>
+      new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromUndefinedOr(lastError), mayStillBeRunning: true })
 
     // The error the events themselves failed with: the connection's, the overrun, or the end
     // without `complete`. It is what `outcome` fails with.
@@ -91,8 +93,10 @@ export const guard = (
     // outcome; for them the events ended without `complete`. Defects stay defects.
     const finish = (exit: Exit.Exit<unknown, unknown>) => {
       const withoutComplete = Effect.suspend(() => {
-        const complete = tally.complete
-        return complete?._tag === "Complete" ? Effect.succeed(outcomeOf(complete)) : Effect.fail(endedWithoutComplete())
+        const settled = watched.settled()
+        return settled._tag === "Completed"
+          ? Effect.succeed(outcomeOf(settled))
+          : Effect.fail(endedWithoutComplete(settled.lastError))
       })
       const settled: Effect.Effect<Outcome, RunningSessionError> = Exit.isFailure(exit) && Cause.hasDies(exit.cause)
         ? Effect.die(Cause.squash(exit.cause))
@@ -102,49 +106,31 @@ export const guard = (
       return Deferred.completeWith(outcome, settled)
     }
 
-    // One synchronous pass per chunk counts, records and checks the events, and passes the chunk
-    // on as it came (no copy, no Effect), unless it carries a request (registered in `pending`
-    // before the chunk is delivered) or the overrun (the chunk is cut after it; the next pull
-    // closes the connection and fails). The end of the connection's events is judged here: an
-    // end before `complete` is SessionEndedWithoutComplete.
-    let overrun: ActionBudgetExceeded | undefined
+    // The core reads each chunk in one synchronous pass, and the chunk is passed on as it came
+    // (no copy, no Effect), unless it carries a request (registered in `pending` before the
+    // chunk is delivered) or the overrun (the chunk is cut after it; the next pull closes the
+    // connection and fails). The end of the connection's events is judged here: an end before
+    // `complete` is SessionEndedWithoutComplete.
     const onChunk = (chunk: Chunk): Effect.Effect<Chunk> => {
-      let requests: Array<SessionEvent.ExternalResourceRequested> | undefined
-      let delivered = 0
-      for (const event of chunk) {
-        delivered += 1
-        tally.event(event)
-        if (event._tag === "ActionRun") {
-          // Over the budget: in "fail" mode the connection is closed (the session may go on at
-          // the service), and nothing after the overrun is delivered.
-          if (tally.action() && mode === "fail") {
-            overrun = exceeded(tally.actions)
-            break
-          }
-        } else if (event._tag === "ExternalResourceRequested") {
-          ;(requests ??= []).push(event)
-        } else if (event._tag === "AgentError") {
-          tally.error(event.error)
-        } else if (event._tag === "Complete") {
-          tally.completed(event)
-          Deferred.doneUnsafe(outcome, Exit.succeed(outcomeOf(event)))
-        }
-      }
+      const { completed, delivered, requests } = watched.received(chunk)
+      if (completed) Deferred.doneUnsafe(outcome, Exit.succeed(outcomeOf(watched.completed!)))
       const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
       const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
-      return requests === undefined ? Effect.succeed(out) : Effect.as(arrived(requests), out)
+      return requests === 0 ? Effect.succeed(out) : Effect.as(arrived, out)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> => {
       failedWith = Option.getOrUndefined(Cause.findErrorOption(cause))
       return Effect.failCause(cause)
     }
     const onDone = (): Effect.Effect<never, RunningSessionError | Cause.Done> => {
-      if (tally.complete !== undefined) return Cause.done()
-      failedWith = endedWithoutComplete()
+      const ended = watched.ended()
+      if (ended._tag === "Completed") return Cause.done()
+      failedWith = ended._tag === "Overrun" ? exceeded(ended.actions) : endedWithoutComplete(ended.lastError)
       return Effect.fail(failedWith)
     }
-    const afterOverrun = (error: ActionBudgetExceeded): Effect.Effect<never, ActionBudgetExceeded> => {
-      failedWith = error
+    // In "fail" mode the connection is closed (the session may go on at the service).
+    const afterOverrun = (actions: number): Effect.Effect<never, ActionBudgetExceeded> => {
+      const error = failedWith = exceeded(actions)
       return Effect.andThen(connection.close, Effect.fail(error))
     }
 
@@ -163,8 +149,8 @@ export const guard = (
             ? undefined
             : yield* Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope)
           const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
-            overrun !== undefined
-              ? afterOverrun(overrun)
+            watched.stoppedAt !== undefined
+              ? afterOverrun(watched.stoppedAt)
               : Pull.matchEffect(upstream, { onSuccess: onChunk, onFailure, onDone })
           )
           let first = span !== undefined
