@@ -5,7 +5,7 @@
  * outcome (the frames delivered) and to the recording flushed, and the file's size.
  *
  * The writer shares the event loop with the session: on a busy session what it costs shows as
- * the session's own time. Prints the figures; docs/testing.md keeps the last ones.
+ * the session's own time. Prints the figures; bench/ANALYSIS.md keeps the last ones.
  *
  *   npx tsx bench/recording.ts [--frames 50000] [--rounds 7]
  */

@@ -154,7 +154,7 @@ export const guard = (
     // connection starts when its events are first pulled (its own span), as with
     // `Stream.withSpan`. But `Stream.withSpan` provides the span to every effect the events run:
     // an `Effect.provide` per pulled chunk, most of what the façade would add per chunk
-    // (docs/engine.md, "The façade"). So the span is made the pulling fiber's parent span for the
+    // (src/internal/README.md, "The façade"). So the span is made the pulling fiber's parent span for the
     // first pull only (in `FiberRef.currentContext`, where `Effect.provide` itself puts it), and
     // that change alone is undone before the first chunk is handled (or when the stream closes
     // first). When the consumer wraps the events in a provide of its own (`Stream.withSpan`,
