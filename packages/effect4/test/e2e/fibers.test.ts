@@ -127,7 +127,7 @@ describe("live fibers per idle open session (issue 25, target 1)", () => {
   for (const transport of ["websocket", "sse"] as const satisfies ReadonlyArray<TransportName>) {
     for (const name of ["AgentSessions.start", "EventStream.connect"] as const) {
       // Over Server-Sent Events the response body is an `effect/http` `Stream`, read by a fiber of
-      // its own beside the connection's loop: two of the SDK's (docs/engine.md).
+      // its own beside the connection's loop: two of the SDK's (src/internal/README.md).
       const sdkFibers = transport === "sse" ? 2 : 1
       const title = transport === "sse"
         ? "at most two fibers of the SDK's per idle open session besides the consumer's (the loop and the body's reader)"
