@@ -5,7 +5,7 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type { Recording } from "effect-agent-session-core"
+import type { Recording, Script } from "effect-agent-session-core"
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"
@@ -19,12 +19,7 @@ import type * as SessionEvent from "../../SessionEvent.js"
  * @since 0.1.0
  * @category models
  */
-export type Step =
-  | { readonly _tag: "Emit"; readonly event: SessionEvent.SessionEvent }
-  | { readonly _tag: "Fail"; readonly error: EventStreamError }
-  | { readonly _tag: "Sleep"; readonly duration: Duration.Duration }
-  | { readonly _tag: "AwaitAnswer"; readonly echo: boolean }
-  | { readonly _tag: "End" }
+export type Step = Script.Step<SessionEvent.SessionEvent, EventStreamError, Duration.Duration>
 
 /**
  * Step constructors.
@@ -118,3 +113,13 @@ export interface ReplayOptions {
   /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
   readonly maxLineLength?: number | undefined
 }
+
+/** The scripted world of a test layer (the core's `Script.World`): its script, requests, errors and answers. */
+export type World = Script.World<{
+  readonly step: Step
+  readonly onboard: OnboardRequest
+  readonly create: CreateSessionRequest
+  readonly onboardError: OnboardError
+  readonly createError: CreateSessionError
+  readonly answer: RecordedAnswer
+}>
