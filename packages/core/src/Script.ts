@@ -327,3 +327,110 @@ export class World<T extends WorldTypes> {
     this.answers = [...this.answers, answer]
   }
 }
+
+/**
+ * Options of {@link typical}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TypicalOptions {
+  /** The session's id (default `"test-session"`). */
+  readonly sessionId?: string
+  /** The address the agent starts at (default `https://example.com`). */
+  readonly startUrl?: string
+  /** How many actions it runs (default 3). */
+  readonly actions?: number
+  /** The request it makes halfway, and waits for the answer to (default none). */
+  readonly ask?: "none" | "input" | "permission"
+  /** The response of `complete` (default `"Done"`). */
+  readonly response?: string
+  /** The response's type (default `"STRING"`). */
+  readonly type?: "STRING" | "JSON" | "MARKDOWN"
+}
+
+/**
+ * An event of a {@link typical} session, shaped as the editions' events are (their tags and
+ * field names) with plain values: ids as strings, an absent `field_name` as `undefined`, the
+ * `total_cost` always given (and no `cost_summary`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TypicalEvent =
+  | { readonly _tag: "Started"; readonly sessionId: string; readonly start_url: string }
+  | { readonly _tag: "BrowserStarted"; readonly url: string; readonly action_session_id: string }
+  | { readonly _tag: "ThoughtsAndMemories"; readonly thought: string; readonly memory: string }
+  | {
+    readonly _tag: "ActionRun"
+    readonly name: string
+    readonly action_session_id: string
+    readonly content: string
+  }
+  | {
+    readonly _tag: "ExternalResourceRequested"
+    readonly resource_type: "request_user_input" | "admin_permission_request"
+    readonly reason: string
+    readonly action_session_id: string
+    readonly field_name: string | undefined
+  }
+  | {
+    readonly _tag: "Complete"
+    readonly response: string
+    readonly type: "STRING" | "JSON" | "MARKDOWN"
+    readonly total_cost: number
+    readonly session_id: string
+  }
+
+/**
+ * A typical session's script (the test kit's default): started, browser, `actions` actions each
+ * after its thoughts, optionally (after action `ceil(actions / 2)`) a request that waits for the
+ * answer, and `complete` with a `total_cost` of one cent per action.
+ *
+ * @example
+ * ```ts
+ * import { Script } from "effect-agent-session-core"
+ *
+ * const steps = Script.typical({ actions: 1, ask: "permission" })
+ * console.log(steps.map((step) => (step._tag === "Emit" ? step.event._tag : step._tag)))
+ * // ["Started", "BrowserStarted", "ThoughtsAndMemories", "ActionRun",
+ * //  "ExternalResourceRequested", "AwaitAnswer", "Complete"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const typical = (options: TypicalOptions = {}): ReadonlyArray<Step<TypicalEvent, never, never>> => {
+  const sessionId = options.sessionId ?? "test-session"
+  const actionSessionId = "test-action-session"
+  const startUrl = options.startUrl ?? "https://example.com"
+  const actions = options.actions ?? 3
+  const emit = (event: TypicalEvent): Step<TypicalEvent, never, never> => ({ _tag: "Emit", event })
+  const steps: Array<Step<TypicalEvent, never, never>> = [
+    emit({ _tag: "Started", sessionId, start_url: startUrl }),
+    emit({ _tag: "BrowserStarted", url: startUrl, action_session_id: actionSessionId })
+  ]
+  for (let i = 1; i <= actions; i++) {
+    steps.push(emit({ _tag: "ThoughtsAndMemories", thought: `Step ${i}`, memory: `Did ${i - 1} steps` }))
+    steps.push(emit({ _tag: "ActionRun", name: `action-${i}`, action_session_id: actionSessionId, content: `Doing step ${i}` }))
+    if (i === Math.ceil(actions / 2) && options.ask !== undefined && options.ask !== "none") {
+      const input = options.ask === "input"
+      steps.push(emit({
+        _tag: "ExternalResourceRequested",
+        resource_type: input ? "request_user_input" : "admin_permission_request",
+        reason: input ? "Need an email address" : "May I submit the form?",
+        action_session_id: actionSessionId,
+        field_name: input ? "email" : undefined
+      }))
+      steps.push({ _tag: "AwaitAnswer", echo: true })
+    }
+  }
+  steps.push(emit({
+    _tag: "Complete",
+    response: options.response ?? "Done",
+    type: options.type ?? "STRING",
+    total_cost: Math.round(actions) / 100,
+    session_id: sessionId
+  }))
+  return steps
+}

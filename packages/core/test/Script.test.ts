@@ -171,3 +171,56 @@ describe("Script.World: the scripted service", () => {
     expect(world.script).toEqual(["b"])
   })
 })
+
+describe("Script.typical: the test kit's default session", () => {
+  const tags = (steps: ReadonlyArray<Script.Step<Script.TypicalEvent, never, never>>) =>
+    steps.map((step) => (step._tag === "Emit" ? step.event._tag : step._tag))
+
+  it("started, browser, thoughts and an action per action, complete at one cent an action", () => {
+    const steps = Script.typical()
+    expect(tags(steps)).toEqual([
+      "Started",
+      "BrowserStarted",
+      ...Array.from({ length: 3 }, () => ["ThoughtsAndMemories", "ActionRun"]).flat(),
+      "Complete"
+    ])
+    expect(steps[0]).toEqual({ _tag: "Emit", event: { _tag: "Started", sessionId: "test-session", start_url: "https://example.com" } })
+    expect(steps[3]).toEqual({
+      _tag: "Emit",
+      event: { _tag: "ActionRun", name: "action-1", action_session_id: "test-action-session", content: "Doing step 1" }
+    })
+    expect(steps.at(-1)).toEqual({
+      _tag: "Emit",
+      event: { _tag: "Complete", response: "Done", type: "STRING", total_cost: 0.03, session_id: "test-session" }
+    })
+  })
+
+  it("a request halfway (after action ceil(n/2)), then the wait for its answer", () => {
+    const steps = Script.typical({ actions: 3, ask: "input", sessionId: "s", response: "ok", type: "JSON" })
+    expect(tags(steps).slice(4, 10)).toEqual([
+      "ThoughtsAndMemories",
+      "ActionRun",
+      "ExternalResourceRequested",
+      "AwaitAnswer",
+      "ThoughtsAndMemories",
+      "ActionRun"
+    ])
+    expect(steps[6]).toEqual({
+      _tag: "Emit",
+      event: {
+        _tag: "ExternalResourceRequested",
+        resource_type: "request_user_input",
+        reason: "Need an email address",
+        action_session_id: "test-action-session",
+        field_name: "email"
+      }
+    })
+    expect(steps[7]).toEqual({ _tag: "AwaitAnswer", echo: true })
+    const permission = Script.typical({ actions: 1, ask: "permission" })
+    expect(permission[4]).toMatchObject({
+      event: { resource_type: "admin_permission_request", reason: "May I submit the form?", field_name: undefined }
+    })
+    expect(tags(Script.typical({ ask: "none" }))).not.toContain("ExternalResourceRequested")
+    expect(steps.at(-1)).toMatchObject({ event: { response: "ok", type: "JSON", session_id: "s" } })
+  })
+})
