@@ -26,6 +26,38 @@ export type Step<E, F, D> =
   | { readonly _tag: "End" }
 
 /**
+ * The constructors of a script's steps for an edition's events `E`, errors `F` and durations `D`,
+ * all but `sleep` (the edition decodes its own durations).
+ *
+ * @example
+ * ```ts
+ * import { Script } from "effect-agent-session-core"
+ *
+ * const Step = Script.steps<string, Error, number>()
+ * console.log(Step.awaitAnswer()) // { _tag: "AwaitAnswer", echo: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const steps = <E, F, D>() => ({
+  /** Emits an event. */
+  emit: (event: E): Step<E, F, D> => ({ _tag: "Emit", event }),
+  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
+  fail: (error: F): Step<E, F, D> => ({ _tag: "Fail", error }),
+  /**
+   * Waits until the application answers the latest `external_resource_requested`; with `echo`
+   * (default) then emits `external_resource_granted` as the service does.
+   */
+  awaitAnswer: (options?: { readonly echo?: boolean }): Step<E, F, D> => ({
+    _tag: "AwaitAnswer",
+    echo: options?.echo ?? true
+  }),
+  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
+  end: { _tag: "End" } as Step<E, F, D>
+})
+
+/**
  * The steps a connection plays: those before the first `End`.
  *
  * @example

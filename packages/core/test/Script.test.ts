@@ -29,6 +29,18 @@ describe("Script.played", () => {
   })
 })
 
+describe("Script.steps", () => {
+  it("builds each step; awaitAnswer echoes by default", () => {
+    const Step = Script.steps<Event, { readonly _tag: string }, number>()
+    expect(Step.emit("complete")).toEqual({ _tag: "Emit", event: "complete" })
+    expect(Step.fail({ _tag: "ConnectionLost" })).toEqual({ _tag: "Fail", error: { _tag: "ConnectionLost" } })
+    expect(Step.awaitAnswer()).toEqual({ _tag: "AwaitAnswer", echo: true })
+    expect(Step.awaitAnswer({})).toEqual({ _tag: "AwaitAnswer", echo: true })
+    expect(Step.awaitAnswer({ echo: false })).toEqual({ _tag: "AwaitAnswer", echo: false })
+    expect(Step.end).toEqual({ _tag: "End" })
+  })
+})
+
 describe("Script.Play: answers against the requests emitted", () => {
   it("an answer to a request never emitted is never-received; a second answer already-answered", () => {
     const p = play()

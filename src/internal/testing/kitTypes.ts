@@ -5,7 +5,7 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type { Script } from "effect-agent-session-core"
+import { Script } from "effect-agent-session-core"
 
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
@@ -30,19 +30,10 @@ export type Step = Script.Step<SessionEvent.SessionEvent, EventStreamError, Dura
  * @category constructors
  */
 export const Step = {
-  /** Emits an event. */
-  emit: (event: SessionEvent.SessionEvent): Step => ({ _tag: "Emit", event }),
-  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
-  fail: (error: EventStreamError): Step => ({ _tag: "Fail", error }),
+  // `emit`, `fail`, `awaitAnswer` and `end`: the core's.
+  ...Script.steps<SessionEvent.SessionEvent, EventStreamError, Duration.Duration>(),
   /** Waits, on the `TestClock` in tests. */
-  sleep: (duration: Duration.DurationInput): Step => ({ _tag: "Sleep", duration: Duration.decode(duration) }),
-  /**
-   * Waits until the application answers the latest `external_resource_requested`; with `echo`
-   * (default) then emits `external_resource_granted` as the service does.
-   */
-  awaitAnswer: (options?: { readonly echo?: boolean }): Step => ({ _tag: "AwaitAnswer", echo: options?.echo ?? true }),
-  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
-  end: { _tag: "End" } as Step
+  sleep: (duration: Duration.DurationInput): Step => ({ _tag: "Sleep", duration: Duration.decode(duration) })
 } as const
 
 /**
