@@ -29,6 +29,26 @@ export type Step<E, F, D> =
  * The constructors of a script's steps for an edition's events `E`, errors `F` and durations `D`,
  * all but `sleep` (the edition decodes its own durations).
  *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Steps<E, F, D> {
+  /** Emits an event. */
+  readonly emit: (event: E) => Step<E, F, D>
+  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
+  readonly fail: (error: F) => Step<E, F, D>
+  /**
+   * Waits until the application answers the latest `external_resource_requested`; with `echo`
+   * (default) then emits `external_resource_granted` as the service does.
+   */
+  readonly awaitAnswer: (options?: { readonly echo?: boolean }) => Step<E, F, D>
+  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
+  readonly end: Step<E, F, D>
+}
+
+/**
+ * The {@link Steps} of an edition's events, errors and durations.
+ *
  * @example
  * ```ts
  * import { Script } from "effect-agent-session-core"
@@ -40,21 +60,11 @@ export type Step<E, F, D> =
  * @since 0.1.0
  * @category constructors
  */
-export const steps = <E, F, D>() => ({
-  /** Emits an event. */
-  emit: (event: E): Step<E, F, D> => ({ _tag: "Emit", event }),
-  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
-  fail: (error: F): Step<E, F, D> => ({ _tag: "Fail", error }),
-  /**
-   * Waits until the application answers the latest `external_resource_requested`; with `echo`
-   * (default) then emits `external_resource_granted` as the service does.
-   */
-  awaitAnswer: (options?: { readonly echo?: boolean }): Step<E, F, D> => ({
-    _tag: "AwaitAnswer",
-    echo: options?.echo ?? true
-  }),
-  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
-  end: { _tag: "End" } as Step<E, F, D>
+export const steps = <E, F, D>(): Steps<E, F, D> => ({
+  emit: (event) => ({ _tag: "Emit", event }),
+  fail: (error) => ({ _tag: "Fail", error }),
+  awaitAnswer: (options) => ({ _tag: "AwaitAnswer", echo: options?.echo ?? true }),
+  end: { _tag: "End" }
 })
 
 /**

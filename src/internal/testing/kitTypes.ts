@@ -29,12 +29,13 @@ export type Step = Script.Step<SessionEvent.SessionEvent, EventStreamError, Dura
  * @since 0.1.0
  * @category constructors
  */
-export const Step = {
-  // `emit`, `fail`, `awaitAnswer` and `end`: the core's.
-  ...Script.steps<SessionEvent.SessionEvent, EventStreamError, Duration.Duration>(),
+export const Step: Script.Steps<SessionEvent.SessionEvent, EventStreamError, Duration.Duration> & {
   /** Waits, on the `TestClock` in tests. */
-  sleep: (duration: Duration.DurationInput): Step => ({ _tag: "Sleep", duration: Duration.decode(duration) })
-} as const
+  readonly sleep: (duration: Duration.DurationInput) => Step
+} = {
+  ...Script.steps(),
+  sleep: (duration) => ({ _tag: "Sleep", duration: Duration.decode(duration) })
+}
 
 /**
  * An answer the application gave, with the request it answered.
