@@ -67,37 +67,14 @@ export const steps = <E, F, D>(): Steps<E, F, D> => ({
   end: { _tag: "End" }
 })
 
-/**
- * The steps a connection plays: those before the first `End`.
- *
- * @example
- * ```ts
- * import { Script } from "effect-agent-session-core"
- *
- * const steps: ReadonlyArray<Script.Step<string, never, number>> = [
- *   { _tag: "Emit", event: "a" },
- *   { _tag: "End" },
- *   { _tag: "Emit", event: "b" }
- * ]
- * console.log(Script.played(steps).length) // 1
- * ```
- *
- * @since 0.1.0
- * @category combinators
- */
-export const played = <S extends { readonly _tag: string }>(steps: ReadonlyArray<S>): ReadonlyArray<S> => {
+/** The steps a connection plays: those before the first `End`. */
+const played = <S extends { readonly _tag: string }>(steps: ReadonlyArray<S>): ReadonlyArray<S> => {
   const end = steps.findIndex((step) => step._tag === "End")
   return end === -1 ? steps : steps.slice(0, end)
 }
 
-/**
- * The reason the real channel gives when the events fail with an error of this tag (`undefined`:
- * interrupted, the caller closed).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const failedReason = (errorTag: string | undefined): CloseReason => {
+/** The reason the real channel gives when the events fail with an error of this tag (`undefined`: interrupted). */
+const failedReason = (errorTag: string | undefined): CloseReason => {
   switch (errorTag) {
     case undefined:
       return "closed-by-caller"

@@ -13,7 +13,7 @@ type Step = Script.Step<Event, { readonly _tag: string }, number>
 const play = (steps: ReadonlyArray<Step> = [], endOnError?: boolean) =>
   new Script.Play<Event, { readonly _tag: string }, number, string>(steps, classifier, { endOnError })
 
-describe("Script.played", () => {
+describe("Script.Play: the steps played", () => {
   it("keeps the steps before the first End", () => {
     const steps: ReadonlyArray<Step> = [
       { _tag: "Emit", event: "action_run" },
@@ -22,10 +22,9 @@ describe("Script.played", () => {
       { _tag: "Emit", event: "complete" },
       { _tag: "End" }
     ]
-    expect(Script.played(steps)).toEqual(steps.slice(0, 2))
     expect(play(steps).steps).toEqual(steps.slice(0, 2))
-    expect(Script.played(steps.slice(0, 2))).toEqual(steps.slice(0, 2))
-    expect(Script.played([{ _tag: "End" }])).toEqual([])
+    expect(play(steps.slice(0, 2)).steps).toEqual(steps.slice(0, 2))
+    expect(play([{ _tag: "End" }]).steps).toEqual([])
   })
 })
 
@@ -112,7 +111,7 @@ describe("Script.Play: the end and its reason", () => {
     expect(p.closed({ error: { _tag: "HandshakeRejected" } })).toBe("handshake-rejected")
     expect(p.closed({ error: { _tag: "Superseded" } })).toBe("superseded")
     expect(p.closed({ error: { _tag: "FrameError" } })).toBe("failed")
-    expect(Script.failedReason("CredentialsError")).toBe("failed")
+    expect(p.closed({ error: { _tag: "CredentialsError" } })).toBe("failed")
   })
 })
 
