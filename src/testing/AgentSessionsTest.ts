@@ -24,6 +24,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { Script } from "effect-agent-session-core"
 import type { OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
 import * as AgentSessions from "../AgentSessions.js"
@@ -39,8 +40,8 @@ import * as EventStream from "../EventStream.js"
 import * as internal from "../internal/testing/inMemory.js"
 import { Step } from "../internal/testing/kitTypes.js"
 import type { Control, Options, RecordedAnswer, ReplayOptions } from "../internal/testing/kitTypes.js"
-import type { CreateSessionRequest } from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
+import { ActionSessionId, type CreateSessionRequest, SessionId } from "../Session.js"
+import type * as SessionEvent from "../SessionEvent.js"
 
 export type {
   /**
@@ -99,38 +100,33 @@ export const session = (options: {
   readonly ask?: "none" | "input" | "permission"
   readonly response?: string
   readonly type?: "STRING" | "JSON" | "MARKDOWN"
-} = {}): ReadonlyArray<Step> => {
-  const sessionId = SessionEvent.Started.fields.sessionId.make(options.sessionId ?? "test-session")
-  const actionSessionId = SessionEvent.ActionRun.fields.action_session_id.make("test-action-session")
-  const startUrl = options.startUrl ?? "https://example.com"
-  const actions = options.actions ?? 3
-  const steps: Array<Step> = [
-    Step.emit({ _tag: "Started", sessionId, start_url: startUrl }),
-    Step.emit({ _tag: "BrowserStarted", url: startUrl, action_session_id: actionSessionId })
-  ]
-  for (let i = 1; i <= actions; i++) {
-    steps.push(Step.emit({ _tag: "ThoughtsAndMemories", thought: `Step ${i}`, memory: `Did ${i - 1} steps` }))
-    steps.push(Step.emit({ _tag: "ActionRun", name: `action-${i}`, action_session_id: actionSessionId, content: `Doing step ${i}` }))
-    if (i === Math.ceil(actions / 2) && options.ask !== undefined && options.ask !== "none") {
-      steps.push(Step.emit({
-        _tag: "ExternalResourceRequested",
-        resource_type: options.ask === "input" ? "request_user_input" : "admin_permission_request",
-        reason: options.ask === "input" ? "Need an email address" : "May I submit the form?",
-        action_session_id: actionSessionId,
-        field_name: options.ask === "input" ? Option.some("email") : Option.none()
-      }))
-      steps.push(Step.awaitAnswer())
-    }
+} = {}): ReadonlyArray<Step> =>
+  Script.typical(options).map((step) => step._tag === "Emit" ? Step.emit(eventOf(step.event)) : step)
+
+/** An event of the core's typical session, as this edition's. */
+const eventOf = (event: Script.TypicalEvent): SessionEvent.SessionEvent => {
+  switch (event._tag) {
+    case "Started":
+      return { ...event, sessionId: SessionId.make(event.sessionId) }
+    case "BrowserStarted":
+    case "ActionRun":
+      return { ...event, action_session_id: ActionSessionId.make(event.action_session_id) }
+    case "ThoughtsAndMemories":
+      return event
+    case "ExternalResourceRequested":
+      return {
+        ...event,
+        action_session_id: ActionSessionId.make(event.action_session_id),
+        field_name: Option.fromNullable(event.field_name)
+      }
+    case "Complete":
+      return {
+        ...event,
+        total_cost: Option.some(event.total_cost),
+        cost_summary: Option.none(),
+        session_id: SessionId.make(event.session_id)
+      }
   }
-  steps.push(Step.emit({
-    _tag: "Complete",
-    response: options.response ?? "Done",
-    type: options.type ?? "STRING",
-    total_cost: Option.some(Math.round(actions) / 100),
-    cost_summary: Option.none(),
-    session_id: sessionId
-  }))
-  return steps
 }
 
 /**

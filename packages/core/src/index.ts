@@ -107,6 +107,13 @@ export * as Model from "./Model.js"
 export * as Secrets from "./Secrets.js"
 
 /**
+ * The test kit's scripted world: a script's steps, a connection playing one, the scripted service.
+ *
+ * @since 0.1.0
+ */
+export * as Script from "./Script.js"
+
+/**
  * Recorded sessions: the format's lines parsed, validated and scrubbed; a recording read line by
  * line with bounded memory.
  *

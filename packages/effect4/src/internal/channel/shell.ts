@@ -38,8 +38,8 @@ export const keyOf = (request: SessionEvent.ExternalResourceRequested): string =
 export const wireNameOf = (event: SessionEvent.SessionEvent): string =>
   event._tag === "Unrecognized" ? event.event : SessionEvent.wireNames[event._tag]
 
-/** What each event is, for the protocol core. */
-const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout> = {
+/** What each event is, for the protocol core (and the test kit's scripted channel). */
+export const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout> = {
   kind: (event) => Session.kindOf(wireNameOf(event)),
   requestKey: (event) => event._tag === "ExternalResourceRequested" ? keyOf(event) : "",
   message: (error) => error.message,

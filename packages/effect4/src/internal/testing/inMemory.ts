@@ -7,21 +7,21 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { Script } from "effect-agent-session-core"
 import { Agent, AgentId, type OnboardInput, OnboardRequest } from "../../Agent.js"
 import { AgentApi, type Service as AgentApiService } from "../../AgentApi.js"
 import type * as Credentials from "../../Credentials.js"
-import { type CreateSessionError, type InvalidRecording, NotFound, type OnboardError } from "../../Errors.js"
+import { type InvalidRecording, NotFound } from "../../Errors.js"
 import * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../../Session.js"
 import type {
   Control,
   Options,
-  RecordedAnswer,
   ReplayOptions,
-  Step
+  Step,
+  World
 } from "./kitTypes.js"
 import * as ReplayInternal from "../recording/replay.js"
 import { validate } from "../schema.js"
@@ -42,49 +42,42 @@ const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 
 /** The services of a scripted test layer; `session` makes the default script. */
 export const makeServices = (options: Options, session: DefaultScript) =>
-  Effect.gen(function*() {
-    const script = yield* Ref.make<ReadonlyArray<Step>>(
-      options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId })
-    )
-    const answers = yield* Ref.make<ReadonlyArray<RecordedAnswer>>([])
-    const connections = yield* Ref.make<ReadonlyArray<string>>([])
-    const created = yield* Ref.make<ReadonlyArray<CreateSessionRequest>>([])
-    const onboarded = yield* Ref.make<ReadonlyArray<OnboardRequest>>([])
-    const nextCreateError = yield* Ref.make(Option.none<CreateSessionError>())
-    const nextOnboardError = yield* Ref.make(Option.none<OnboardError>())
-    const sessionCounter = yield* Ref.make(0)
-
-    const takeError = <E>(ref: Ref.Ref<Option.Option<E>>) =>
-      Effect.flatMap(Ref.getAndSet(ref, Option.none()), Option.match({ onNone: () => Effect.void, onSome: Effect.fail }))
+  Effect.sync(() => {
+    const world: World = new Script.World({
+      script: options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      sessionId: options.sessionId
+    })
+    const failed = <E>(failure: { readonly error: E } | undefined): Effect.Effect<void, E> =>
+      failure === undefined ? Effect.void : Effect.fail(failure.error)
 
     const api = AgentApi.of({
       onboard: (input: OnboardInput) =>
-        Effect.gen(function*() {
-          const request = yield* Effect.fromResult(validateOnboard(input))
-          yield* takeError(nextOnboardError)
-          yield* Ref.update(onboarded, (all) => [...all, request])
-          return new Agent({
-            agentId: AgentId.make(`test-agent-${request.name}`),
-            name: request.name,
-            website: request.website,
-            domain: request.domain,
-            apiKey: Option.some(Redacted.make(`test-agent-key-${request.name}`))
-          })
+        Effect.flatMap(Effect.fromResult(validateOnboard(input)), (request) => {
+          const onboarded = world.onboard(request)
+          if (onboarded._tag === "Failed") return Effect.fail(onboarded.error)
+          return Effect.succeed(
+            new Agent({
+              agentId: AgentId.make(onboarded.value.agentId),
+              name: request.name,
+              website: request.website,
+              domain: request.domain,
+              apiKey: Option.some(Redacted.make(onboarded.value.apiKey))
+            })
+          )
         }),
       createSession: (input) =>
-        Effect.gen(function*() {
-          const request = yield* Effect.fromResult(validateCreate(input))
-          yield* takeError(nextCreateError)
-          yield* Ref.update(created, (all) => [...all, request])
-          const n = yield* Ref.updateAndGet(sessionCounter, (c) => c + 1)
-          const id = options.sessionId ?? (n === 1 ? "test-session" : `test-session-${n}`)
-          return new SessionInfo({
-            session_id: SessionId.make(id),
-            status: Option.some<SessionStatus>("started"),
-            start_time: Option.some(new Date(0).toISOString()),
-            end_time: Option.none(),
-            error: Option.none()
-          })
+        Effect.flatMap(Effect.fromResult(validateCreate(input)), (request) => {
+          const created = world.create(request)
+          if (created._tag === "Failed") return Effect.fail(created.error)
+          return Effect.succeed(
+            new SessionInfo({
+              session_id: SessionId.make(created.value.sessionId),
+              status: Option.some<SessionStatus>(created.value.status),
+              start_time: Option.some(created.value.startTime),
+              end_time: Option.none(),
+              error: Option.none()
+            })
+          )
         }),
       // Keeps no sessions: `getSession` answers `NotFound` and sends nothing.
       canRetrieve: false,
@@ -92,7 +85,7 @@ export const makeServices = (options: Options, session: DefaultScript) =>
         Effect.fail(
           new NotFound({
             status: 404,
-            message: `The test layer keeps no sessions to retrieve (${sessionId})`,
+            message: world.getSession(sessionId).message,
             body: "",
             requestId: Option.none(),
             operation: "AgentApi.getSession"
@@ -100,7 +93,7 @@ export const makeServices = (options: Options, session: DefaultScript) =>
         )
     })
 
-    const connect = makeConnect({ script, answers, connections })
+    const connect = makeConnect(world)
 
     const eventStream = EventStream.EventStream.of({
       connect,
@@ -110,21 +103,21 @@ export const makeServices = (options: Options, session: DefaultScript) =>
 
     // What a replay reports as the application goes (`replay`).
     const observer: ReplayInternal.Observer = {
-      beforeCreate: takeError(nextCreateError),
-      created: (request) => Ref.update(created, (all) => [...all, request]),
-      connected: (sessionId) => Ref.update(connections, (all) => [...all, sessionId]),
-      answered: (sessionId, request, answer) => Ref.update(answers, (all) => [...all, { sessionId, request, answer }])
+      beforeCreate: Effect.suspend(() => failed(world.beforeCreate())),
+      created: (request) => Effect.sync(() => world.created(request)),
+      connected: (sessionId) => Effect.sync(() => world.connected(sessionId)),
+      answered: (sessionId, request, answer) => Effect.sync(() => world.answered({ sessionId, request, answer }))
     }
 
     const control: Control = {
-      answers: Ref.get(answers),
-      connections: Ref.get(connections),
-      sessionsCreated: Ref.get(created),
-      agentsOnboarded: Ref.get(onboarded),
-      failNextCreate: (error) => Ref.set(nextCreateError, Option.some(error)),
-      failNextOnboard: (error) => Ref.set(nextOnboardError, Option.some(error)),
-      script: Ref.get(script),
-      setScript: (steps) => Ref.set(script, steps)
+      answers: Effect.sync(() => world.answers),
+      sessionsCreated: Effect.sync(() => world.sessionsCreated),
+      agentsOnboarded: Effect.sync(() => world.agentsOnboarded),
+      connections: Effect.sync(() => world.connections),
+      failNextCreate: (error) => Effect.sync(() => world.failNextCreate(error)),
+      failNextOnboard: (error) => Effect.sync(() => world.failNextOnboard(error)),
+      script: Effect.sync(() => world.script),
+      setScript: (steps) => Effect.sync(() => world.setScript(steps))
     }
     return { api, eventStream, control, observer }
   })

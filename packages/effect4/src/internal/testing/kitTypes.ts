@@ -5,7 +5,7 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type { Recording } from "effect-agent-session-core"
+import { type Recording, Script } from "effect-agent-session-core"
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"
@@ -19,12 +19,7 @@ import type * as SessionEvent from "../../SessionEvent.js"
  * @since 0.1.0
  * @category models
  */
-export type Step =
-  | { readonly _tag: "Emit"; readonly event: SessionEvent.SessionEvent }
-  | { readonly _tag: "Fail"; readonly error: EventStreamError }
-  | { readonly _tag: "Sleep"; readonly duration: Duration.Duration }
-  | { readonly _tag: "AwaitAnswer"; readonly echo: boolean }
-  | { readonly _tag: "End" }
+export type Step = Script.Step<SessionEvent.SessionEvent, EventStreamError, Duration.Duration>
 
 /**
  * Step constructors.
@@ -32,21 +27,13 @@ export type Step =
  * @since 0.1.0
  * @category constructors
  */
-export const Step = {
-  /** Emits an event. */
-  emit: (event: SessionEvent.SessionEvent): Step => ({ _tag: "Emit", event }),
-  /** Fails the event stream with a typed error (as the real channel would, e.g. `ConnectionLost`). */
-  fail: (error: EventStreamError): Step => ({ _tag: "Fail", error }),
+export const Step: Script.Steps<SessionEvent.SessionEvent, EventStreamError, Duration.Duration> & {
   /** Waits, on the `TestClock` in tests. */
-  sleep: (duration: Duration.Input): Step => ({ _tag: "Sleep", duration: Duration.fromInputUnsafe(duration) }),
-  /**
-   * Waits until the application answers the latest `external_resource_requested`; with `echo`
-   * (default) then emits `external_resource_granted` as the service does.
-   */
-  awaitAnswer: (options?: { readonly echo?: boolean }): Step => ({ _tag: "AwaitAnswer", echo: options?.echo ?? true }),
-  /** Ends the connection here (before `complete`, the façade reports `SessionEndedWithoutComplete`). */
-  end: { _tag: "End" } as Step
-} as const
+  readonly sleep: (duration: Duration.Input) => Step
+} = {
+  ...Script.steps(),
+  sleep: (duration) => ({ _tag: "Sleep", duration: Duration.fromInputUnsafe(duration) })
+}
 
 /**
  * An answer the application gave, with the request it answered.
@@ -118,3 +105,13 @@ export interface ReplayOptions {
   /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
   readonly maxLineLength?: number | undefined
 }
+
+/** The scripted world of a test layer (the core's `Script.World`): its script, requests, errors and answers. */
+export type World = Script.World<{
+  readonly step: Step
+  readonly onboard: OnboardRequest
+  readonly create: CreateSessionRequest
+  readonly onboardError: OnboardError
+  readonly createError: CreateSessionError
+  readonly answer: RecordedAnswer
+}>
