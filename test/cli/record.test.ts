@@ -47,9 +47,16 @@ describe("effect-agent-session --record / simulate --replay", () => {
 
       // The same session answered otherwise: the replay refuses it and says why.
       const denied = yield* run(runArgs(3, "--json", "--deny"), env)
-      assert.strictEqual(denied.code, 3, denied.stdout)
+      assert.strictEqual(denied.code, 8, denied.stdout)
       assert.include(denied.stdout, "The answer differs from the recording")
       yield* replay.waitFor(/"kind":"replay-failed","error":"ReplayMismatch".*granted: expected true, got false/)
+      // On the terminal: a replay mismatch with the difference, not a key problem; no logfmt line.
+      const plain = yield* run(runArgs(3, "--deny"), env)
+      assert.strictEqual(plain.code, 8, plain.stderr)
+      // (the close reason is cut at the WebSocket's 123 bytes: the simulator prints it whole)
+      assert.match(plain.stderr, /error: replay mismatch: .*The answer differs from the recording .*: granted: expected true/)
+      assert.notInclude(plain.stderr, "AGENT_SESSION_API_KEY")
+      assert.notMatch(plain.stderr, /level=|timestamp=/)
     })))
 
   it.live("attach --record records a session created elsewhere, from its first connection", () =>
