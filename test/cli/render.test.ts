@@ -135,6 +135,27 @@ describe("cli rendering", () => {
       expect(parsed["action"]).toBe(1)
     }))
 
+  it.effect("the outcome of attach counts the actions this watch saw, and says so beside the session's cost", () =>
+    Effect.gen(function*() {
+      const outcome = { ...outcomeOf(complete("STRING", "done")), actions: 4, maxActions: 5 }
+      const attached = capture()
+      const progress = Render.makeProgress(5, { attached: true })
+      yield* Render.plain(attached.sink).outcome(outcome, progress)
+      expect(attached.out()).toContain("Total cost: 0.5\nActions seen: 4 of max 5 (this watch only; the cost is the whole session's)\n")
+      const unknownMax = capture()
+      yield* Render.plain(unknownMax.sink).outcome(outcome, Render.makeProgress(undefined, { attached: true }))
+      expect(unknownMax.out()).toContain("Actions seen: 4 (this watch only; the cost is the whole session's)\n")
+      // A session this command created and watched from its start: every action was seen.
+      const created = capture()
+      yield* Render.plain(created.sink).outcome(outcome, Render.makeProgress(5))
+      expect(created.out()).toContain("Total cost: 0.5\nActions: 4/5\n")
+      Render.track(progress, action(1))
+      progress.sessionId = Option.some("s-1")
+      const stopped = capture()
+      yield* Render.plain(stopped.sink).interrupted(progress)
+      expect(stopped.out()).toContain("Done so far: 1 of max 5 actions seen by this watch, 1 events, 0 reconnects\n")
+    }))
+
   it.effect("the answer policy: flags first, deny without a terminal", () =>
     Effect.gen(function*() {
       const none = { approve: false, deny: false, input: Option.none<string>(), interactive: false }
