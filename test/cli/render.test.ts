@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import type { Outcome } from "../../src/AgentSessions.js"
 import { extractLogLevel } from "../../packages/cli/src/Cli.js"
 import { decide } from "../../packages/cli/src/Run.js"
+import { createdNotice } from "../../packages/cli/src/Cluster.js"
 import * as ExitCode from "../../packages/cli/src/ExitCode.js"
 import * as Render from "../../packages/cli/src/Render.js"
 import * as Errors from "../../src/Errors.js"
@@ -155,6 +156,12 @@ describe("cli rendering", () => {
       yield* Render.plain(stopped.sink).interrupted(progress)
       expect(stopped.out()).toContain("Done so far: 1 of max 5 actions seen by this watch, 1 events, 0 reconnects\n")
     }))
+
+  it("submit names a session it created and stopped following, with the watch that follows it", () => {
+    expect(createdNotice("ses_1 x")).toBe(
+      "session ses_1 x was created at the service and may still be running on the cluster; follow it with: effect-agent-session watch 'ses_1 x'"
+    )
+  })
 
   it.effect("the answer policy: flags first, deny without a terminal", () =>
     Effect.gen(function*() {

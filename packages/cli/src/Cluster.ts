@@ -13,6 +13,9 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Runners from "@effect/cluster/Runners"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -80,6 +83,20 @@ const describeFailure = (error: unknown): { readonly code: ExitCode; readonly me
       message: `no runner of the cluster answered within ${
         Duration.format(Duration.sum(clusterPatience, attemptTimeout))
       } (${text(error)}); is a runner started (effect-agent-session runner)?`
+    }
+  }
+  if (Predicate.isTagged(error, "NoRunner")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `no runner of the cluster is up (none in the cluster's database answered a ping within ${
+        Duration.format(runnerPingTimeout)
+      }): start one (effect-agent-session runner), then submit again; no session was created`
+    }
+  }
+  if (Predicate.isTagged(error, "RunnerCheckFailed")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `cannot read the cluster's runners: ${text(error)}; check ${ENV_DATABASE_URL} or --database-url; no session was created`
     }
   }
   if (Predicate.isTagged(error, "EventLogError")) {
@@ -249,6 +266,50 @@ export const answer = Command.make(
     })
 ).pipe(Command.withDescription("Answer a session's pending request from any machine of the cluster"))
 
+/** How long a runner has to answer the ping of `submit`'s check, before the session is created. */
+const runnerPingTimeout = Duration.seconds(3)
+
+/**
+ * Whether a runner of the cluster is up, checked before `submit` creates a (paid) session: the
+ * runners the cluster's storage holds as healthy with a recent heartbeat, one of them answering a
+ * ping within {@link runnerPingTimeout} (a killed runner's row outlives it by the lock expiry).
+ * Without a runner the create would succeed and the hand-off fail a minute later.
+ * `NodeClusterSessions.layerClient` holds the runners' storage (its type names the services of
+ * the façade only): without it, the check is skipped.
+ */
+const runnerIsUp: Effect.Effect<boolean, RunnerCheckFailed, Runners.Runners> = Effect.gen(function*() {
+  const storage = yield* Effect.serviceOption(RunnerStorage.RunnerStorage)
+  if (Option.isNone(storage)) return true
+  const listed = yield* storage.value.getRunners.pipe(
+    Effect.mapError((error) => new RunnerCheckFailed({ message: error.message }))
+  )
+  const healthy = listed.filter(([, isHealthy]) => isHealthy).map(([runner]) => runner.address)
+  if (healthy.length === 0) return false
+  const runners = yield* Runners.Runners
+  return yield* Effect.raceAll(healthy.map((address) => runners.ping(address).pipe(Effect.timeout(runnerPingTimeout)))).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+})
+
+/** The runners could not be read from the cluster's database. */
+class RunnerCheckFailed extends Data.TaggedError("RunnerCheckFailed")<{ readonly message: string }> {}
+
+/** No runner is up: `submit` creates nothing. */
+class NoRunner extends Data.TaggedError("NoRunner") {}
+
+/**
+ * The notice of a session that `submit` created and then stopped following (a failure, Ctrl-C):
+ * it exists at the service (paid for) and may run on the cluster; `watch` follows it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const createdNotice = (sessionId: string): string =>
+  `session ${printable(sessionId)} was created at the service and may still be running on the cluster; follow it with: effect-agent-session watch ${
+    shellQuote(sessionId)
+  }`
+
 /**
  * `submit`: creates a session at the service (one `POST`, from this process), hands it to the
  * cluster (a runner holds its channel from then on, and another one takes it over if that runner
@@ -278,10 +339,29 @@ export const submit = Command.make(
       const ClientLive = NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
         Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
       )
+      // The session once created (or named by a failed hand-off): named again if the command fails.
+      let created: Option.Option<string> = Option.none()
+      const noticeCreated = Effect.suspend(() =>
+        Option.match(created, {
+          onNone: () => Effect.void,
+          onSome: (id) => Effect.sync(() => Render.processSink.err(`${createdNotice(id)}\n`))
+        })
+      )
       yield* Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions
-        const session = yield* sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions })
+        if (!(yield* runnerIsUp)) {
+          return yield* new NoRunner()
+        }
+        const session = yield* sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions }).pipe(
+          Effect.tapError((error) =>
+            Effect.sync(() => {
+              // A failed hand-off: the session exists at the service.
+              if (Predicate.isTagged(error, "ClusterUnavailable")) created = Option.some(error.sessionId)
+            })
+          )
+        )
         const id = session.session_id
+        created = Option.some(id)
         if (flags.detach) return yield* println(id)
         yield* println(`session ${printable(id)} runs on the cluster; follow it from anywhere with: effect-agent-session watch ${shellQuote(id)}`)
         // Which runner holds it (the one to stop, to see a failover), once its entity runs it.
@@ -299,7 +379,11 @@ export const submit = Command.make(
             : Effect.void)
       }).pipe(
         Effect.provide(ClientLive),
-        Effect.catchIf((error) => !Predicate.isTagged(error, "CliExit"), reportFailure)
+        Effect.catchIf(
+          (error) => !Predicate.isTagged(error, "CliExit"),
+          (error) => reportFailure(error).pipe(Effect.tapError(() => noticeCreated))
+        ),
+        Effect.onInterrupt(() => noticeCreated)
       )
     })
 ).pipe(Command.withDescription("Create a session, hand it to the cluster, and follow it to its end"))
