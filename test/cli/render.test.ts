@@ -2,16 +2,17 @@
  * The renderers of `run`, in process: the bar, the live block redrawn in place, the outcome per
  * response type, NDJSON, and the answer policy.
  */
-import { assert, describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it, vi } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type { Outcome } from "../../src/AgentSessions.js"
-import { extractLogLevel } from "../../packages/cli/src/Cli.js"
+import { extractLogLevel, noticeLogger } from "../../packages/cli/src/Cli.js"
 import { decide } from "../../packages/cli/src/Run.js"
-import { createdNotice } from "../../packages/cli/src/Cluster.js"
+import { createdNotice, takeoverNotice } from "../../packages/cli/src/Cluster.js"
 import * as ExitCode from "../../packages/cli/src/ExitCode.js"
 import * as Render from "../../packages/cli/src/Render.js"
 import * as Errors from "../../src/Errors.js"
@@ -162,6 +163,39 @@ describe("cli rendering", () => {
       "session ses_1 x was created at the service and may still be running on the cluster; follow it with: effect-agent-session watch 'ses_1 x'"
     )
   })
+
+  it("a take-over is shown when the runner holding the session changes, not when it is first learnt", () => {
+    expect(takeoverNotice(Option.none(), Option.some("127.0.0.1:1"))).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.none())).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.some("127.0.0.1:1"))).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.some("127.0.0.1:2"))).toEqual(
+      Option.some("runner 127.0.0.1:2 took the session over (it was on 127.0.0.1:1)")
+    )
+  })
+
+  it.effect("by default the log shows warnings and notices (a runner's take-over) as lines, not logfmt", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const write = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+        written.push(String(chunk))
+        return true
+      })
+      yield* Effect.gen(function*() {
+        yield* Effect.logInfo("Event channel not open yet")
+        yield* Effect.logInfo("Took session ses_1 over at seq 4 (runner 127.0.0.1:2)").pipe(
+          Effect.annotateLogs("notice", "takeover")
+        )
+        yield* Effect.logWarning("1 answer(s) not sent").pipe(Effect.annotateLogs("sessionId", "ses_1"))
+      }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, noticeLogger)),
+        Logger.withMinimumLogLevel(LogLevel.Info),
+        Effect.ensuring(Effect.sync(() => write.mockRestore()))
+      )
+      expect(written.join("")).toBe(
+        "info: Took session ses_1 over at seq 4 (runner 127.0.0.1:2)\n" +
+          "warning: 1 answer(s) not sent (sessionId=ses_1)\n"
+      )
+    }))
 
   it.effect("the answer policy: flags first, deny without a terminal", () =>
     Effect.gen(function*() {

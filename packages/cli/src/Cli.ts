@@ -320,10 +320,11 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, 
           Logger.defaultLogger,
           explicit
             ? Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Sanitize.block))
-            : Logger.withConsoleError(Logger.map(plainLogger, Sanitize.line))
+            : noticeLogger
         )
       ),
-      Logger.withMinimumLogLevel(level)
+      // By default, info logs reach the logger too: it shows the notices among them.
+      Logger.withMinimumLogLevel(explicit ? level : LogLevel.Info)
     )
   })
 
@@ -338,9 +339,22 @@ export const plainLogger: Logger.Logger<unknown, string> = Logger.make(({ annota
   const text = (Array.isArray(message) ? message : [message])
     .map((part) => typeof part === "string" ? part : Inspectable.toStringUnknown(part))
     .join(" ")
-  const notes = Array.from(HashMap.toEntries(annotations), ([key, value]) =>
+  const notes = Array.from(HashMap.toEntries(HashMap.remove(annotations, "notice")), ([key, value]) =>
     `${key}=${typeof value === "string" ? value : Inspectable.toStringUnknown(value)}`)
   return `${logLevel._tag.toLowerCase()}: ${text}${notes.length > 0 ? ` (${notes.join(", ")})` : ""}`
+})
+
+/**
+ * The logger when no level was asked for: warnings and above, and the library's notices (info
+ * logs annotated `notice`, such as a runner taking a session over), as {@link plainLogger} lines
+ * on standard error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const noticeLogger: Logger.Logger<unknown, void> = Logger.make((options) => {
+  if (LogLevel.lessThan(options.logLevel, LogLevel.Warning) && !HashMap.has(options.annotations, "notice")) return
+  Render.processSink.err(`${Sanitize.line(plainLogger.log(options))}\n`)
 })
 
 /** Usage errors, one per line; the last names the help to read. */

@@ -141,10 +141,47 @@ const clientLayer = (url: Redacted.Redacted<string>) =>
     Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1", wsUrl: "ws://127.0.0.1" }))
   )
 
-/** Prints a session's log from `fromSeq`, then live, until its run ends; then its end, with exit 7 when not complete. */
-const follow = (sessionId: string, fromSeq: number, onEvent: (logged: EventLog.LoggedEvent) => Effect.Effect<void> = () => Effect.void) =>
+/**
+ * The line that says another runner took the session over (a failover, a shard moved), when the
+ * runner holding it changes from `previous` to `next`; nothing while the first holder is learnt
+ * or while no runner holds it (between the death of one and the take-over by the next).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const takeoverNotice = (previous: Option.Option<string>, next: Option.Option<string>): Option.Option<string> =>
+  Option.isSome(previous) && Option.isSome(next) && previous.value !== next.value
+    ? Option.some(`runner ${printable(next.value)} took the session over (it was on ${printable(previous.value)})`)
+    : Option.none()
+
+/** How often `watch` and `submit` ask which runner holds the session, to show a take-over. */
+const holderPollInterval = Duration.seconds(1)
+
+/**
+ * Prints a session's log from `fromSeq`, then live, until its run ends; then its end, with exit 7
+ * when not complete. Meanwhile, a line when another runner takes the session over ({@link takeoverNotice}).
+ */
+const follow = (
+  sessionId: string,
+  fromSeq: number,
+  onEvent: (logged: EventLog.LoggedEvent) => Effect.Effect<void> = () => Effect.void,
+  holder: Option.Option<string> = Option.none()
+) =>
   Effect.gen(function*() {
     const sessions = yield* ClusterSessions.ClusterSessions
+    let held = holder
+    yield* sessions.status(sessionId).pipe(
+      Effect.flatMap((status) =>
+        Effect.suspend(() => {
+          const notice = takeoverNotice(held, status.runner)
+          if (Option.isSome(status.runner)) held = status.runner
+          return Option.match(notice, { onNone: () => Effect.void, onSome: println })
+        })
+      ),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced(holderPollInterval)),
+      Effect.forkScoped
+    )
     yield* sessions.events(sessionId, fromSeq).pipe(
       Stream.runForEach((logged) => {
         const wire = SessionEvent.toWire(logged.event)
@@ -154,7 +191,7 @@ const follow = (sessionId: string, fromSeq: number, onEvent: (logged: EventLog.L
     const status = yield* sessions.status(sessionId)
     yield* println(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${printable(r)})` })}`)
     if (status.run !== "complete") return yield* new CliExit({ code: ExitCode.endedWithoutComplete })
-  })
+  }).pipe(Effect.scoped)
 
 /**
  * `runner`: joins the cluster and runs sessions until interrupted.
@@ -373,10 +410,15 @@ export const submit = Command.make(
           Effect.map(Option.flatten)
         )
         if (Option.isSome(holder)) yield* println(`held by runner ${printable(holder.value)}`)
-        yield* follow(id, 1, (logged) =>
-          logged.event._tag === "ExternalResourceRequested"
-            ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
-            : Effect.void)
+        yield* follow(
+          id,
+          1,
+          (logged) =>
+            logged.event._tag === "ExternalResourceRequested"
+              ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
+              : Effect.void,
+          holder
+        )
       }).pipe(
         Effect.provide(ClientLive),
         Effect.catchIf(
