@@ -121,6 +121,18 @@ describe("cluster commands", () => {
         assert.strictEqual(noRunner.code, 5, noRunner.stderr)
         assert.match(noRunner.stderr, /^error: no runner of the cluster answered/m)
         assert.notInclude(noRunner.stderr, "internal error")
+        // submit with no runner: refused before the (paid) create, at once, exit 5.
+        const requestsBefore = yield* simulator.httpRequests
+        const submitAt = Date.now()
+        const noRunnerSubmit = yield* run(
+          ["submit", "--goal", "g", "--start-url", "https://example.com", "--max-actions", "2"],
+          { ...env, CLUSTER_DATABASE_URL: pg.url.replace(/\/postgres$/, "/norunner") },
+          90_000
+        )
+        assert.strictEqual(noRunnerSubmit.code, 5, noRunnerSubmit.stderr)
+        assert.match(noRunnerSubmit.stderr, /^error: no runner of the cluster is up .*no session was created$/m)
+        assert.strictEqual(yield* simulator.httpRequests, requestsBefore)
+        assert.isBelow(Date.now() - submitAt, 30_000)
       }), 400_000)
 
     it.scoped("an unreachable database: runner, watch, answer and submit exit 5 with one line, no internal error", () =>

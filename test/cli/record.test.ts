@@ -47,9 +47,16 @@ describe("effect-agent-session --record / simulate --replay", () => {
 
       // The same session answered otherwise: the replay refuses it and says why.
       const denied = yield* run(runArgs(3, "--json", "--deny"), env)
-      assert.strictEqual(denied.code, 3, denied.stdout)
+      assert.strictEqual(denied.code, 8, denied.stdout)
       assert.include(denied.stdout, "The answer differs from the recording")
       yield* replay.waitFor(/"kind":"replay-failed","error":"ReplayMismatch".*granted: expected true, got false/)
+      // On the terminal: a replay mismatch with the difference, not a key problem; no logfmt line.
+      const plain = yield* run(runArgs(3, "--deny"), env)
+      assert.strictEqual(plain.code, 8, plain.stderr)
+      // (the close reason is cut at the WebSocket's 123 bytes: the simulator prints it whole)
+      assert.match(plain.stderr, /error: replay mismatch: .*The answer differs from the recording .*: granted: expected true/)
+      assert.notInclude(plain.stderr, "AGENT_SESSION_API_KEY")
+      assert.notMatch(plain.stderr, /level=|timestamp=/)
     })))
 
   it.live("attach --record records a session created elsewhere, from its first connection", () =>
@@ -67,13 +74,21 @@ describe("effect-agent-session --record / simulate --replay", () => {
       assert.deepStrictEqual(typesOf(path).slice(1, 3), ["connect", "open"])
     })))
 
-  it.live("a file that cannot be written is a usage error before anything is sent", () =>
+  it.live("a missing folder is created; a file that cannot be written is a usage error before anything is sent", () =>
     Effect.scoped(Effect.gen(function*() {
-      const sim = yield* Simulator.make({ accountKey: key })
-      const result = yield* run(runArgs(3, "--record", join(dir, "no-such-dir", "x.jsonl")), envFor(sim))
+      const sim = yield* Simulator.make({ accountKey: key, scenario: { actions: 1, ask: "none", frameDelay: "2 millis" } })
+      const nested = join(dir, "new-dir", "deeper", "x.jsonl")
+      const made = yield* run(runArgs(1, "--json", "--record", nested), envFor(sim))
+      assert.strictEqual(made.code, 0, made.stderr)
+      assert.strictEqual(typesOf(nested).at(-1), "end")
+      const before = yield* sim.httpRequests
+      // A folder that cannot be made (a file is in its way): refused before the create.
+      const blocker = join(dir, "a-file")
+      writeFileSync(blocker, "")
+      const result = yield* run(runArgs(1, "--record", join(blocker, "sub", "x.jsonl")), envFor(sim))
       assert.strictEqual(result.code, 2)
       assert.include(result.stderr, "--record: cannot write")
-      assert.strictEqual(yield* sim.httpRequests, 0)
+      assert.strictEqual(yield* sim.httpRequests, before)
     })))
 
   it.live("simulate --replay of a file that is not a recording names the line, exit 2", () =>

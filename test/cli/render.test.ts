@@ -2,15 +2,17 @@
  * The renderers of `run`, in process: the bar, the live block redrawn in place, the outcome per
  * response type, NDJSON, and the answer policy.
  */
-import { assert, describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it, vi } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type { Outcome } from "../../src/AgentSessions.js"
-import { extractLogLevel } from "../../packages/cli/src/Cli.js"
+import { extractLogLevel, noticeLogger } from "../../packages/cli/src/Cli.js"
 import { decide } from "../../packages/cli/src/Run.js"
+import { createdNotice, takeoverNotice } from "../../packages/cli/src/Cluster.js"
 import * as ExitCode from "../../packages/cli/src/ExitCode.js"
 import * as Render from "../../packages/cli/src/Render.js"
 import * as Errors from "../../src/Errors.js"
@@ -133,6 +135,66 @@ describe("cli rendering", () => {
       expect(parsed["tag"]).toBe("ActionRun")
       expect(parsed["data"]).toEqual({ name: "step1", action_session_id: "as-1", content: event.content })
       expect(parsed["action"]).toBe(1)
+    }))
+
+  it.effect("the outcome of attach counts the actions this watch saw, and says so beside the session's cost", () =>
+    Effect.gen(function*() {
+      const outcome = { ...outcomeOf(complete("STRING", "done")), actions: 4, maxActions: 5 }
+      const attached = capture()
+      const progress = Render.makeProgress(5, { attached: true })
+      yield* Render.plain(attached.sink).outcome(outcome, progress)
+      expect(attached.out()).toContain("Total cost: 0.5\nActions seen: 4 of max 5 (this watch only; the cost is the whole session's)\n")
+      const unknownMax = capture()
+      yield* Render.plain(unknownMax.sink).outcome(outcome, Render.makeProgress(undefined, { attached: true }))
+      expect(unknownMax.out()).toContain("Actions seen: 4 (this watch only; the cost is the whole session's)\n")
+      // A session this command created and watched from its start: every action was seen.
+      const created = capture()
+      yield* Render.plain(created.sink).outcome(outcome, Render.makeProgress(5))
+      expect(created.out()).toContain("Total cost: 0.5\nActions: 4/5\n")
+      Render.track(progress, action(1))
+      progress.sessionId = Option.some("s-1")
+      const stopped = capture()
+      yield* Render.plain(stopped.sink).interrupted(progress)
+      expect(stopped.out()).toContain("Done so far: 1 of max 5 actions seen by this watch, 1 events, 0 reconnects\n")
+    }))
+
+  it("submit names a session it created and stopped following, with the watch that follows it", () => {
+    expect(createdNotice("ses_1 x")).toBe(
+      "session ses_1 x was created at the service and may still be running on the cluster; follow it with: effect-agent-session watch 'ses_1 x'"
+    )
+  })
+
+  it("a take-over is shown when the runner holding the session changes, not when it is first learnt", () => {
+    expect(takeoverNotice(Option.none(), Option.some("127.0.0.1:1"))).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.none())).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.some("127.0.0.1:1"))).toEqual(Option.none())
+    expect(takeoverNotice(Option.some("127.0.0.1:1"), Option.some("127.0.0.1:2"))).toEqual(
+      Option.some("runner 127.0.0.1:2 took the session over (it was on 127.0.0.1:1)")
+    )
+  })
+
+  it.effect("by default the log shows warnings and notices (a runner's take-over) as lines, not logfmt", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const write = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+        written.push(String(chunk))
+        return true
+      })
+      yield* Effect.gen(function*() {
+        yield* Effect.logInfo("Event channel not open yet")
+        yield* Effect.logInfo("Took session ses_1 over at seq 4 (runner 127.0.0.1:2)").pipe(
+          Effect.annotateLogs("notice", "takeover")
+        )
+        yield* Effect.logWarning("1 answer(s) not sent").pipe(Effect.annotateLogs("sessionId", "ses_1"))
+      }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, noticeLogger)),
+        Logger.withMinimumLogLevel(LogLevel.Info),
+        Effect.ensuring(Effect.sync(() => write.mockRestore()))
+      )
+      expect(written.join("")).toBe(
+        "info: Took session ses_1 over at seq 4 (runner 127.0.0.1:2)\n" +
+          "warning: 1 answer(s) not sent (sessionId=ses_1)\n"
+      )
     }))
 
   it.effect("the answer policy: flags first, deny without a terminal", () =>

@@ -16,6 +16,8 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Predicate from "effect/Predicate"
@@ -140,7 +142,10 @@ const silentConsole: Console.Console = {
 export const extractLogLevel = (
   args: ReadonlyArray<string>,
   env: string | undefined = process.env["EFFECT_LOG_LEVEL"]
-): Either.Either<{ readonly args: ReadonlyArray<string>; readonly level: LogLevel.LogLevel }, string> => {
+): Either.Either<
+  { readonly args: ReadonlyArray<string>; readonly level: LogLevel.LogLevel; readonly explicit: boolean },
+  string
+> => {
   const rest: Array<string> = []
   let wanted: string | undefined
   for (let i = 0; i < args.length; i++) {
@@ -161,12 +166,13 @@ export const extractLogLevel = (
     }
   }
   if (wanted === undefined) {
-    return Either.right({ args: rest, level: findLevel(env ?? "") ?? LogLevel.Warning })
+    const fromEnv = findLevel(env ?? "")
+    return Either.right({ args: rest, level: fromEnv ?? LogLevel.Warning, explicit: fromEnv !== undefined })
   }
   const level = findLevel(wanted)
   return level === undefined
     ? Either.left(`--log-level must be one of ${levelNames}, not "${wanted}"`)
-    : Either.right({ args: rest, level })
+    : Either.right({ args: rest, level, explicit: true })
 }
 
 /** The level names `--log-level` accepts (Effect's labels too: `warn`, `off`). */
@@ -268,7 +274,7 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, 
   Effect.suspend(() => {
     const extracted = extractLogLevel(argv.slice(2))
     if (Either.isLeft(extracted)) return usage([extracted.left], "")
-    const { args, level } = extracted.right
+    const { args, explicit, level } = extracted.right
     const quick = Quick.answer(args)
     if (quick !== undefined) {
       return Effect.sync(() => {
@@ -307,16 +313,49 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, 
         })
       ),
       // Library logs go to standard error (made safe for a terminal), warnings and above unless
-      // --log-level or EFFECT_LOG_LEVEL says otherwise.
+      // --log-level or EFFECT_LOG_LEVEL says otherwise: logfmt when asked for, else as a
+      // `warning: ...` line like the command's own (a raw logfmt line reads as a crash).
       Effect.provide(
         Logger.replace(
           Logger.defaultLogger,
-          Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Sanitize.block))
+          explicit
+            ? Logger.withConsoleError(Logger.map(Logger.logfmtLogger, Sanitize.block))
+            : noticeLogger
         )
       ),
-      Logger.withMinimumLogLevel(level)
+      // By default, info logs reach the logger too: it shows the notices among them.
+      Logger.withMinimumLogLevel(explicit ? level : LogLevel.Info)
     )
   })
+
+/**
+ * A log line for a person: `warning: <message> (sessionId=...)`, the level in words, the
+ * annotations after.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plainLogger: Logger.Logger<unknown, string> = Logger.make(({ annotations, logLevel, message }) => {
+  const text = (Array.isArray(message) ? message : [message])
+    .map((part) => typeof part === "string" ? part : Inspectable.toStringUnknown(part))
+    .join(" ")
+  const notes = Array.from(HashMap.toEntries(HashMap.remove(annotations, "notice")), ([key, value]) =>
+    `${key}=${typeof value === "string" ? value : Inspectable.toStringUnknown(value)}`)
+  return `${logLevel._tag.toLowerCase()}: ${text}${notes.length > 0 ? ` (${notes.join(", ")})` : ""}`
+})
+
+/**
+ * The logger when no level was asked for: warnings and above, and the library's notices (info
+ * logs annotated `notice`, such as a runner taking a session over), as {@link plainLogger} lines
+ * on standard error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const noticeLogger: Logger.Logger<unknown, void> = Logger.make((options) => {
+  if (LogLevel.lessThan(options.logLevel, LogLevel.Warning) && !HashMap.has(options.annotations, "notice")) return
+  Render.processSink.err(`${Sanitize.line(plainLogger.log(options))}\n`)
+})
 
 /** Usage errors, one per line; the last names the help to read. */
 const usage = (messages: ReadonlyArray<string>, commandName: string): Effect.Effect<number> =>

@@ -13,6 +13,9 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Runners from "@effect/cluster/Runners"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -82,6 +85,20 @@ const describeFailure = (error: unknown): { readonly code: ExitCode; readonly me
       } (${text(error)}); is a runner started (effect-agent-session runner)?`
     }
   }
+  if (Predicate.isTagged(error, "NoRunner")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `no runner of the cluster is up (none in the cluster's database answered a ping within ${
+        Duration.format(runnerPingTimeout)
+      }): start one (effect-agent-session runner), then submit again; no session was created`
+    }
+  }
+  if (Predicate.isTagged(error, "RunnerCheckFailed")) {
+    return {
+      code: ExitCode.connectionLost,
+      message: `cannot read the cluster's runners: ${text(error)}; check ${ENV_DATABASE_URL} or --database-url; no session was created`
+    }
+  }
   if (Predicate.isTagged(error, "EventLogError")) {
     return { code: ExitCode.connectionLost, message: `the cluster's event log failed: ${text(error)}` }
   }
@@ -124,10 +141,47 @@ const clientLayer = (url: Redacted.Redacted<string>) =>
     Layer.provide(NodeAgentSessions.layer({ baseUrl: "http://127.0.0.1", wsUrl: "ws://127.0.0.1" }))
   )
 
-/** Prints a session's log from `fromSeq`, then live, until its run ends; then its end, with exit 7 when not complete. */
-const follow = (sessionId: string, fromSeq: number, onEvent: (logged: EventLog.LoggedEvent) => Effect.Effect<void> = () => Effect.void) =>
+/**
+ * The line that says another runner took the session over (a failover, a shard moved), when the
+ * runner holding it changes from `previous` to `next`; nothing while the first holder is learnt
+ * or while no runner holds it (between the death of one and the take-over by the next).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const takeoverNotice = (previous: Option.Option<string>, next: Option.Option<string>): Option.Option<string> =>
+  Option.isSome(previous) && Option.isSome(next) && previous.value !== next.value
+    ? Option.some(`runner ${printable(next.value)} took the session over (it was on ${printable(previous.value)})`)
+    : Option.none()
+
+/** How often `watch` and `submit` ask which runner holds the session, to show a take-over. */
+const holderPollInterval = Duration.seconds(1)
+
+/**
+ * Prints a session's log from `fromSeq`, then live, until its run ends; then its end, with exit 7
+ * when not complete. Meanwhile, a line when another runner takes the session over ({@link takeoverNotice}).
+ */
+const follow = (
+  sessionId: string,
+  fromSeq: number,
+  onEvent: (logged: EventLog.LoggedEvent) => Effect.Effect<void> = () => Effect.void,
+  holder: Option.Option<string> = Option.none()
+) =>
   Effect.gen(function*() {
     const sessions = yield* ClusterSessions.ClusterSessions
+    let held = holder
+    yield* sessions.status(sessionId).pipe(
+      Effect.flatMap((status) =>
+        Effect.suspend(() => {
+          const notice = takeoverNotice(held, status.runner)
+          if (Option.isSome(status.runner)) held = status.runner
+          return Option.match(notice, { onNone: () => Effect.void, onSome: println })
+        })
+      ),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced(holderPollInterval)),
+      Effect.forkScoped
+    )
     yield* sessions.events(sessionId, fromSeq).pipe(
       Stream.runForEach((logged) => {
         const wire = SessionEvent.toWire(logged.event)
@@ -137,7 +191,7 @@ const follow = (sessionId: string, fromSeq: number, onEvent: (logged: EventLog.L
     const status = yield* sessions.status(sessionId)
     yield* println(`run: ${status.run}${Option.match(status.endReason, { onNone: () => "", onSome: (r) => ` (${printable(r)})` })}`)
     if (status.run !== "complete") return yield* new CliExit({ code: ExitCode.endedWithoutComplete })
-  })
+  }).pipe(Effect.scoped)
 
 /**
  * `runner`: joins the cluster and runs sessions until interrupted.
@@ -249,6 +303,50 @@ export const answer = Command.make(
     })
 ).pipe(Command.withDescription("Answer a session's pending request from any machine of the cluster"))
 
+/** How long a runner has to answer the ping of `submit`'s check, before the session is created. */
+const runnerPingTimeout = Duration.seconds(3)
+
+/**
+ * Whether a runner of the cluster is up, checked before `submit` creates a (paid) session: the
+ * runners the cluster's storage holds as healthy with a recent heartbeat, one of them answering a
+ * ping within {@link runnerPingTimeout} (a killed runner's row outlives it by the lock expiry).
+ * Without a runner the create would succeed and the hand-off fail a minute later.
+ * `NodeClusterSessions.layerClient` holds the runners' storage (its type names the services of
+ * the façade only): without it, the check is skipped.
+ */
+const runnerIsUp: Effect.Effect<boolean, RunnerCheckFailed, Runners.Runners> = Effect.gen(function*() {
+  const storage = yield* Effect.serviceOption(RunnerStorage.RunnerStorage)
+  if (Option.isNone(storage)) return true
+  const listed = yield* storage.value.getRunners.pipe(
+    Effect.mapError((error) => new RunnerCheckFailed({ message: error.message }))
+  )
+  const healthy = listed.filter(([, isHealthy]) => isHealthy).map(([runner]) => runner.address)
+  if (healthy.length === 0) return false
+  const runners = yield* Runners.Runners
+  return yield* Effect.raceAll(healthy.map((address) => runners.ping(address).pipe(Effect.timeout(runnerPingTimeout)))).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+})
+
+/** The runners could not be read from the cluster's database. */
+class RunnerCheckFailed extends Data.TaggedError("RunnerCheckFailed")<{ readonly message: string }> {}
+
+/** No runner is up: `submit` creates nothing. */
+class NoRunner extends Data.TaggedError("NoRunner") {}
+
+/**
+ * The notice of a session that `submit` created and then stopped following (a failure, Ctrl-C):
+ * it exists at the service (paid for) and may run on the cluster; `watch` follows it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const createdNotice = (sessionId: string): string =>
+  `session ${printable(sessionId)} was created at the service and may still be running on the cluster; follow it with: effect-agent-session watch ${
+    shellQuote(sessionId)
+  }`
+
 /**
  * `submit`: creates a session at the service (one `POST`, from this process), hands it to the
  * cluster (a runner holds its channel from then on, and another one takes it over if that runner
@@ -278,10 +376,29 @@ export const submit = Command.make(
       const ClientLive = NodeClusterSessions.layerClient({ databaseUrl: url, maxConnections: 2, retry: commandRetry, attemptTimeout, notFoundAfter }).pipe(
         Layer.provide(NodeAgentSessions.layer(CliConfig.layerOptions(connection)))
       )
+      // The session once created (or named by a failed hand-off): named again if the command fails.
+      let created: Option.Option<string> = Option.none()
+      const noticeCreated = Effect.suspend(() =>
+        Option.match(created, {
+          onNone: () => Effect.void,
+          onSome: (id) => Effect.sync(() => Render.processSink.err(`${createdNotice(id)}\n`))
+        })
+      )
       yield* Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions
-        const session = yield* sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions })
+        if (!(yield* runnerIsUp)) {
+          return yield* new NoRunner()
+        }
+        const session = yield* sessions.start({ goal: flags.goal, start_url: flags.startUrl, max_actions: flags.maxActions }).pipe(
+          Effect.tapError((error) =>
+            Effect.sync(() => {
+              // A failed hand-off: the session exists at the service.
+              if (Predicate.isTagged(error, "ClusterUnavailable")) created = Option.some(error.sessionId)
+            })
+          )
+        )
         const id = session.session_id
+        created = Option.some(id)
         if (flags.detach) return yield* println(id)
         yield* println(`session ${printable(id)} runs on the cluster; follow it from anywhere with: effect-agent-session watch ${shellQuote(id)}`)
         // Which runner holds it (the one to stop, to see a failover), once its entity runs it.
@@ -293,13 +410,22 @@ export const submit = Command.make(
           Effect.map(Option.flatten)
         )
         if (Option.isSome(holder)) yield* println(`held by runner ${printable(holder.value)}`)
-        yield* follow(id, 1, (logged) =>
-          logged.event._tag === "ExternalResourceRequested"
-            ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
-            : Effect.void)
+        yield* follow(
+          id,
+          1,
+          (logged) =>
+            logged.event._tag === "ExternalResourceRequested"
+              ? println(`  waiting for an answer: effect-agent-session answer ${shellQuote(id)} [--input <text> | --deny]`)
+              : Effect.void,
+          holder
+        )
       }).pipe(
         Effect.provide(ClientLive),
-        Effect.catchIf((error) => !Predicate.isTagged(error, "CliExit"), reportFailure)
+        Effect.catchIf(
+          (error) => !Predicate.isTagged(error, "CliExit"),
+          (error) => reportFailure(error).pipe(Effect.tapError(() => noticeCreated))
+        ),
+        Effect.onInterrupt(() => noticeCreated)
       )
     })
 ).pipe(Command.withDescription("Create a session, hand it to the cluster, and follow it to its end"))

@@ -113,8 +113,22 @@ export const forTag: { readonly [Tag in AgentSessionError["_tag"]]: ExitCode } =
  * @category accessors
  */
 export const forError = (error: AgentSessionError): ExitCode =>
-  // An error of a newer SDK than this table (a tag it does not know) is the service's side.
-  Object.hasOwn(forTag, error._tag) ? forTag[error._tag] : ExitCode.serviceError
+  replayRefusal(error) !== undefined
+    ? ExitCode.serviceError
+    : // An error of a newer SDK than this table (a tag it does not know) is the service's side.
+    Object.hasOwn(forTag, error._tag)
+    ? forTag[error._tag]
+    : ExitCode.serviceError
+
+/**
+ * What `simulate --replay` said when it closed the event channel (1008, its reason `replay: ...`:
+ * an answer or a request that differs from the recording): not a refused key, so neither its
+ * message nor its exit code (8, as `ReplayMismatch`) say so.
+ */
+const replayRefusal = (error: AgentSessionError): string | undefined =>
+  error._tag === "HandshakeRejected" && typeof error.reason === "string" && error.reason.startsWith("replay: ")
+    ? error.reason.slice("replay: ".length)
+    : undefined
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 
@@ -135,8 +149,16 @@ export const describe = (error: AgentSessionError): string => {
       return `the service refused the key (${error.status} ${error._tag}): ${
         oneLine(error.message)
       }; check AGENT_SESSION_API_KEY, --api-key or --agent-key`
-    case "HandshakeRejected":
+    case "HandshakeRejected": {
+      const replay = replayRefusal(error)
+      if (replay !== undefined) {
+        // A close reason holds 123 bytes: the replay cuts a longer one, and prints it whole.
+        return `replay mismatch: simulate --replay closed the event channel (${error.code}): ${oneLine(replay)}${
+          replay.endsWith("...") ? " (the simulator's output has the whole difference)" : ""
+        }`
+      }
       return `the event channel refused the key: ${oneLine(error.message)}; check AGENT_SESSION_API_KEY, --api-key or --agent-key`
+    }
     case "RateLimited":
       return `rate limited (429) and out of retries: ${oneLine(error.message)}${
         Option.match(error.retryAfter, { onNone: () => "", onSome: () => " (the service asked to wait longer)" })

@@ -176,7 +176,8 @@ ${exitCodes}
   submit: `effect-agent-session submit: create a session at the service, hand it to a cluster of
 runners (one of them holds its channel; another takes it over if that one dies), then print its
 log (#seq event payload) until its run ends. Exit 0 when it completed, 7 when it ended without
-complete; 5 when the database or no runner can be reached. Answer its requests with answer.
+complete; 5 when the database or no runner can be reached (no runner up: checked before the
+session is created, so nothing is created). Answer its requests with answer.
 
 Usage:
   effect-agent-session submit --goal <text> --start-url <url> --max-actions <n> [--detach] [flags]

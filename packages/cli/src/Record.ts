@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Fs from "node:fs"
+import * as Path from "node:path"
 import type { RecordingFailed } from "effect-agent-session/Errors"
 import type * as NodeAgentSessions from "effect-agent-session/NodeAgentSessions"
 import * as Recording from "effect-agent-session/Recording"
@@ -33,7 +34,8 @@ export const recordOption = Options.text("record").pipe(
 const safe = (text: string): string => text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, "?")
 
 /**
- * Checks that the file can be written, before anything is sent.
+ * Checks that the file can be written, before anything is sent: its folder is created when
+ * missing (as `mkdir -p`), and a folder or file that cannot be made or written is a usage error.
  *
  * @since 0.1.0
  * @category constructors
@@ -43,7 +45,10 @@ export const check = (record: Option.Option<string>): Effect.Effect<void, UsageE
     onNone: () => Effect.void,
     onSome: (path) =>
       Effect.try({
-        try: () => Fs.closeSync(Fs.openSync(path, "a")),
+        try: () => {
+          Fs.mkdirSync(Path.dirname(path), { recursive: true })
+          Fs.closeSync(Fs.openSync(path, "a"))
+        },
         catch: (cause) =>
           new UsageError({
             message: `--record: cannot write ${safe(path)}: ${safe(cause instanceof Error ? cause.message : String(cause))}`

@@ -118,7 +118,8 @@ export const processSink: Sink = sinkOf({
  * @since 0.1.0
  * @category constructors
  */
-export const makeProgress: (maxActions: number | undefined) => Progress = progressRecord.makeProgress
+export const makeProgress: (maxActions: number | undefined, options?: { readonly attached?: boolean }) => Progress =
+  progressRecord.makeProgress
 
 /**
  * Updates the progress with one event.

@@ -167,7 +167,10 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
           if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))
         }
         if (tally.lastSeq > 0) {
-          yield* Effect.logInfo(`Session resumed at seq ${tally.lastSeq} on ${runnerName}`)
+          // A notice (a command line shows it at its default level): the take-over is news to an operator.
+          yield* Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${runnerName})`).pipe(
+            Effect.annotateLogs("notice", "takeover")
+          )
         }
         yield* Deferred.succeed(attached, undefined)
         const exit = yield* session.events.pipe(Stream.runForEachChunk(appendChunk), Effect.exit)

@@ -8,7 +8,7 @@ import * as Metrics from "effect-agent-session/Metrics"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import type { Reporter, Sink } from "./renderTypes.js"
 import {
-  actionCount,
+  actionsSoFar,
   clean,
   describeAnswer,
   describeState,
@@ -36,7 +36,7 @@ export const plain = (sink: Sink, options: { readonly statusNotes?: boolean } = 
       Effect.sync(() => {
         sink.err(`error: ${clean(message)}\n`)
         if (progress.events > 0) {
-          sink.out(`Done so far: ${actionCount(progress.actions, progress)} actions, ${progress.events} events\n`)
+          sink.out(`Done so far: ${actionsSoFar(progress)}, ${progress.events} events\n`)
         }
       }),
     interrupted: (progress) => line("\n" + soFarLines(progress).join("\n")),

@@ -9,7 +9,7 @@ import type { Progress } from "./renderTypes.js"
 import { clean } from "./renderText.js"
 
 /** `Render.makeProgress`: a fresh progress record. */
-export const makeProgress = (maxActions: number | undefined): Progress => ({
+export const makeProgress = (maxActions: number | undefined, options?: { readonly attached?: boolean }): Progress => ({
   sessionId: Option.none(),
   maxActions: Option.fromNullable(maxActions),
   actions: 0,
@@ -21,7 +21,8 @@ export const makeProgress = (maxActions: number | undefined): Progress => ({
   answers: 0,
   connection: "connecting",
   opened: false,
-  creating: Option.none()
+  creating: Option.none(),
+  attached: options?.attached ?? false
 })
 
 /** `Render.track`: updates the progress with one event. */

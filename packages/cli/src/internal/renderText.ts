@@ -34,6 +34,28 @@ export const bar = (done: number, total: number, width = 24, fill = "█", empty
 export const actionCount = (done: number, progress: Progress): string =>
   Option.match(progress.maxActions, { onNone: () => String(done), onSome: (max) => `${done}/${max}` })
 
+/**
+ * The actions line beside the cost. The service sends no count of actions, only the cost, and
+ * `attach` sees the events from when it connects: a session interrupted and attached to again
+ * ran actions this watch never saw. So `attach` says what it counts (`Actions seen: 4 of max 5
+ * (this watch only; ...)`) rather than show `4/5` beside the cost of five; a session this command
+ * created was watched from its start (no event lost over reconnects), so its count is the session's.
+ */
+export const actionsLine = (done: number, progress: Progress): string =>
+  progress.attached
+    ? `Actions seen: ${done}${
+      Option.match(progress.maxActions, { onNone: () => "", onSome: (max) => ` of max ${max}` })
+    } (this watch only; the cost is the whole session's)`
+    : `Actions: ${actionCount(done, progress)}`
+
+/** `3/8 actions`, or `3 of max 8 actions seen by this watch` after `attach` (see {@link actionsLine}). */
+export const actionsSoFar = (progress: Progress): string =>
+  progress.attached
+    ? `${progress.actions}${
+      Option.match(progress.maxActions, { onNone: () => "", onSome: (max) => ` of max ${max}` })
+    } actions seen by this watch`
+    : `${actionCount(progress.actions, progress)} actions`
+
 /** ` (max 8 actions)`, or nothing when it is not known. */
 export const maxText = (progress: Progress): string =>
   Option.match(progress.maxActions, { onNone: () => "", onSome: (max) => ` (max ${max} actions)` })
@@ -131,7 +153,7 @@ export const outcomeLines = (outcome: Outcome, progress: Progress): Array<string
   Sanitize.block(renderResponse(outcome)),
   "",
   `Total cost: ${formatCost(outcome.totalCost)}`,
-  `Actions: ${actionCount(outcome.actions, progress)}`,
+  actionsLine(outcome.actions, progress),
   ...Option.match(outcome.budgetExceeded, { onNone: () => [], onSome: (e) => [`Warning: ${clean(e.message)}`] })
 ]
 
@@ -148,7 +170,7 @@ export const soFarLines = (progress: Progress): Array<string> => {
       ? "Interrupted: the connection was closed (1000)."
       : "Interrupted: the session was created; its event channel had not opened yet.",
     `Session: ${clean(progress.sessionId.value)}`,
-    `Done so far: ${actionCount(progress.actions, progress)} actions, ${progress.events} events, ${progress.reconnects} reconnects`,
+    `Done so far: ${actionsSoFar(progress)}, ${progress.events} events, ${progress.reconnects} reconnects`,
     ...Option.match(progress.lastAction, {
       onNone: () => [],
       onSome: (a) => [`Last action: ${clean(a.name)}: ${clean(a.content)}`]

@@ -62,6 +62,11 @@ export interface Progress {
    * the service from the moment the request was sent.
    */
   creating: Option.Option<string>
+  /**
+   * `attach`: the session was not watched from its start, so `actions` counts the `action_run`
+   * events this watch saw, not the session's (the service sends no count of its own).
+   */
+  attached: boolean
 }
 
 /**

@@ -54,7 +54,7 @@ export const runSession = (
       : env.stdoutIsTTY
       ? Render.live(env.sink, { color: env.color })
       : Render.plain(env.sink, { statusNotes: env.stderrIsTTY })
-    const progress = Render.makeProgress(Option.getOrUndefined(flags.maxActions))
+    const progress = Render.makeProgress(Option.getOrUndefined(flags.maxActions), { attached: Option.isSome(existing) })
 
     // The dialect in use, once resolved: a NotFound or Unauthorized before the session exists
     // hints at --dialect.
