@@ -578,6 +578,13 @@ describe("Recording.MemoryReplay", () => {
     assert.deepStrictEqual(played.last, { _tag: "End", end: { _tag: "End", reason: "complete" } })
   })
 
+  it("frames of a recording over SSE are events with their data, and its answers are confirmed", () => {
+    const overSse = replayOf([Recordings.header({ transport: "sse" })])
+    assert.deepStrictEqual([overSse.framing, overSse.written], ["event-data", "confirmed"])
+    const overSocket = replayOf([Recordings.header()])
+    assert.deepStrictEqual([overSocket.framing, overSocket.written], [Recordings.header().dialect.framing, "written"])
+  })
+
   it("a file that is not a recording is not opened", () => {
     const opened = Format.MemoryReplay.open({ path: Recordings.writeRecording(["not json"]), fs: Fs })
     assert.isFalse(opened instanceof Format.MemoryReplay)

@@ -145,7 +145,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
           dialect: header.dialect,
           agent: connectOptions.agent,
           printableUrl: `replay:${path}`,
-          framing: header.transport === "sse" ? "event-data" : header.dialect.framing,
+          framing: replay.framing,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
@@ -191,13 +191,12 @@ export const make = (options: ReplayOptions, observer: Observer) =>
 
         const answered = yield* Effect.makeLatch(false)
         const flowing = yield* Effect.makeLatch(true)
-        const written = header.transport === "sse" ? "confirmed" as const : "written" as const
         const io: Io = {
           send: (_frame, data) =>
             Effect.sync(() => {
               attempt.answered(data)
               answered.unsafeOpen()
-              return written
+              return replay.written
             }),
           pause: () => flowing.unsafeClose(),
           resume: () => flowing.unsafeOpen(),

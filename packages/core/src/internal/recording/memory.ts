@@ -6,6 +6,7 @@
  * `noAnswer(waited)`, `notDecoded()`) and maps the values to its streams, sleeps and errors.
  * Re-exported by `Recording`.
  */
+import type * as Dialect from "../../Dialect.js"
 import type { AnswerData, Entry, Header, JsonObject } from "./model.js"
 import type { FileSystemSync, Invalid, Numbered } from "./reader.js"
 import { defaultMaxLineLength, Reader } from "./reader.js"
@@ -230,6 +231,16 @@ export class MemoryReplay {
   private readonly sessions = new WeakMap<ReplayPass, JsonObject>()
 
   private constructor(readonly options: MemoryReplayOptions, readonly header: Header) {}
+
+  /** The framing of the frames replayed (a Server-Sent Event's data holds the event and its data). */
+  get framing(): Dialect.Framing {
+    return this.header.transport === "sse" ? "event-data" : this.header.dialect.framing
+  }
+
+  /** What became of an answer the application writes: confirmed over SSE (a POST), else written. */
+  get written(): "confirmed" | "written" {
+    return this.header.transport === "sse" ? "confirmed" : "written"
+  }
 
   /** Opens a recording: its header read and checked, or why it is not valid. */
   static open(options: MemoryReplayOptions): MemoryReplay | Invalid {

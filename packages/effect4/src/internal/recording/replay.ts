@@ -148,7 +148,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
           dialect: header.dialect,
           agent: connectOptions.agent,
           printableUrl: `replay:${path}`,
-          framing: header.transport === "sse" ? "event-data" : header.dialect.framing,
+          framing: replay.framing,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
@@ -194,13 +194,12 @@ export const make = (options: ReplayOptions, observer: Observer) =>
 
         const answered = yield* Latch.make(false)
         const flowing = yield* Latch.make(true)
-        const written = header.transport === "sse" ? "confirmed" as const : "written" as const
         const io: Io = {
           send: (_frame, data) =>
             Effect.sync(() => {
               attempt.answered(data)
               answered.openUnsafe()
-              return written
+              return replay.written
             }),
           pause: () => {
             flowing.closeUnsafe()
