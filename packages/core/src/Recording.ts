@@ -434,3 +434,39 @@ export {
    */
   checkUnrecorded
 } from "./internal/recording/replay.js"
+
+export type {
+  /**
+   * What a replayed attempt does next: sleep, hand the engine a line, wait for an answer, end as
+   * recorded, or fail the replay.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayStep,
+  /**
+   * Options of an in-memory replay (the file, how it is read, the answers' `redact`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MemoryReplayOptions
+} from "./internal/recording/memory.js"
+
+export {
+  /**
+   * The in-memory replay of one recording as a step iterator: creates answered, connections and
+   * attempts played, for an edition's shell to bind to its engine.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MemoryReplay,
+  /**
+   * One replayed attempt of an engine, polled step by step.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayAttempt
+} from "./internal/recording/memory.js"

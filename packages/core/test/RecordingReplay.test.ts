@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording as Format } from "../src/index.js"
+import * as Recordings from "./helpers/recordings.js"
 
 const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-replay-pass-"))
 let files = 0
@@ -294,5 +295,299 @@ describe("Recording.ReplayPass", () => {
       _tag: "Mismatch",
       actual: "no answer within 30s"
     })
+  })
+})
+
+// ---------------------------------------------------------------------------
+// The in-memory replay as a step iterator (Recording.MemoryReplay), over the recordings the
+// editions' replay tests write (test/helpers/recordings.ts)
+// ---------------------------------------------------------------------------
+
+/** A replay of the lines written to a file. */
+const replayOf = (lines: ReadonlyArray<unknown>, redact?: (entry: Format.Entry) => Format.Entry): Format.MemoryReplay => {
+  const replay = Format.MemoryReplay.open({ path: Recordings.writeRecording(lines), fs: Fs, redact })
+  if (!(replay instanceof Format.MemoryReplay)) throw new Error(replay.reason)
+  return replay
+}
+
+/**
+ * Drives an attempt to its last step as a shell would: sleeps at once (the time summed), gives the
+ * answers of `answers` when one is awaited (`"none"`: none comes within the timeout), and traces
+ * each step in brief.
+ */
+const drive = (
+  attempt: Format.ReplayAttempt | Format.ReplayProblem,
+  answers: Array<Format.AnswerData | "none"> = [],
+  decodes = true
+): { readonly trace: ReadonlyArray<string>; readonly last: Format.ReplayStep | Format.ReplayProblem } => {
+  if (Format.isReplayProblem(attempt)) return { trace: [], last: attempt }
+  const trace: Array<string> = []
+  let slept = 0
+  for (let i = 0; i < 100; i++) {
+    const step = attempt.poll()
+    switch (step._tag) {
+      case "Sleep":
+        slept += step.millis
+        attempt.slept()
+        continue
+      case "AwaitAnswer": {
+        const answer = answers.shift()
+        if (answer === undefined) return { trace, last: step }
+        trace.push(`${slept} await`)
+        if (answer === "none") attempt.noAnswer("5s")
+        else attempt.answered(answer)
+        continue
+      }
+      case "End":
+        if (!decodes && (step.end._tag === "Fatal" || step.end._tag === "RetryConnectTimeout")) {
+          attempt.notDecoded()
+          continue
+        }
+        return { trace, last: step }
+      case "Fail":
+        return { trace, last: step }
+      case "Text":
+        trace.push(`${slept} ${(JSON.parse(step.text) as { event: string }).event}`)
+        continue
+      case "Binary":
+        trace.push(`${slept} bytes ${Array.from(step.bytes).join(",")}`)
+        continue
+      case "NamedEvent":
+        trace.push(`${slept} ${step.event} ${step.data}`)
+        continue
+      default:
+        trace.push(`${slept} ${step._tag}`)
+    }
+  }
+  throw new Error("the attempt does not end")
+}
+
+const lineOf = (lines: ReadonlyArray<unknown>, match: (line: Record<string, unknown>) => boolean): number =>
+  lines.findIndex((line) => match(line as Record<string, unknown>)) + 1
+
+const opening = [
+  Recordings.header(),
+  { type: "create", t: 0, request: Recordings.request },
+  { type: "created", t: 40, session: { session_id: Recordings.sessionId } },
+  { type: "connect", t: 50, conn: 1 },
+  { type: "open", t: 60, conn: 1 }
+]
+
+const requested = (t: number, id: string) => ({
+  type: "frame",
+  t,
+  conn: 1,
+  text: JSON.stringify({
+    event: "external_resource_requested",
+    data: { resource_type: "request_user_input", reason: "input", action_session_id: id, field_name: "email" }
+  })
+})
+
+describe("Recording.MemoryReplay", () => {
+  it("plays the recorded session step by step: the create, each attempt's lines after their delays, the answer awaited, the recorded ends", () => {
+    const lines = Recordings.session()
+    const replay = replayOf(lines)
+    assert.strictEqual(replay.header.sessionId, Recordings.sessionId)
+    const created = replay.create(Recordings.request)
+    assert.strictEqual(created._tag, "Created")
+    assert.deepStrictEqual(replay.session(), (lines[2] as { session: unknown }).session)
+    const pass = replay.connection()
+    const first = drive(replay.attempt(pass, Recordings.sessionId))
+    assert.deepStrictEqual(first.trace, ["10 Open", "20 started", "1020 action_run"])
+    assert.deepStrictEqual(first.last, { _tag: "End", end: { _tag: "Retry", cause: "closed with code 1006" } })
+    const second = drive(replay.attempt(pass, Recordings.sessionId), [Recordings.answerData])
+    assert.deepStrictEqual(second.trace, [
+      "10 Open",
+      "100 external_resource_requested",
+      "120 await",
+      "130 external_resource_granted",
+      "30130 action_run",
+      "30200 complete"
+    ])
+    assert.deepStrictEqual(second.last, { _tag: "End", end: { _tag: "End", reason: "complete" } })
+    const third = drive(replay.attempt(pass, Recordings.sessionId))
+    assert.strictEqual((third.last as Format.ReplayProblem)._tag, "Mismatch")
+    assert.strictEqual((third.last as { subject: string }).subject, "connection")
+    replay.close()
+  })
+
+  it("an answer that differs, or none within the wait, fails the attempt with the Mismatch at the answer line", () => {
+    const lines = Recordings.session({ drop: false })
+    const at = lineOf(lines, (line) => line["type"] === "answer")
+    const differs = replayOf(lines)
+    differs.create(Recordings.request)
+    const given = { ...Recordings.answerData, input: "john@example.com" }
+    const differed = drive(differs.attempt(differs.connection(), Recordings.sessionId), [given]).last
+    assert.strictEqual(differed._tag, "Fail")
+    const problem = (differed as { problem: Format.ReplayProblem }).problem
+    assert.deepStrictEqual({ ...problem, difference: "" }, {
+      _tag: "Mismatch",
+      line: at,
+      subject: "answer",
+      expected: JSON.stringify(Recordings.answerData),
+      actual: JSON.stringify(given),
+      difference: ""
+    })
+    const silent = replayOf(lines)
+    silent.create(Recordings.request)
+    const missed = drive(silent.attempt(silent.connection(), Recordings.sessionId), ["none"]).last
+    assert.deepStrictEqual(missed, {
+      _tag: "Fail",
+      problem: Format.checkAnswer(lines[at - 1] as Format.AnswerEntry, at, undefined, "5s") as Format.ReplayProblem
+    })
+  })
+
+  it("the application's answer is compared after the recording's redact", () => {
+    const replay = replayOf(
+      Recordings.session({ drop: false, answer: { ...Recordings.answerData, input: "<email>" } }),
+      (entry) => (entry.type === "answer" ? { ...entry, data: { ...entry.data, input: "<email>" } } : entry)
+    )
+    replay.create(Recordings.request)
+    const played = drive(replay.attempt(replay.connection(), Recordings.sessionId), [Recordings.answerData])
+    assert.deepStrictEqual(played.last, { _tag: "End", end: { _tag: "End", reason: "complete" } })
+  })
+
+  it("two pending at once, answered in order, are compared oldest first (issue 36)", () => {
+    const first = { ...Recordings.answerData, action_session_id: "as_1", input: "a" }
+    const second = { ...Recordings.answerData, action_session_id: "as_2", input: "b" }
+    const replay = replayOf([
+      ...opening,
+      requested(70, "as_1"),
+      requested(80, "as_2"),
+      { type: "answer", t: 90, conn: 1, data: first, result: "written" },
+      { type: "answer", t: 95, conn: 1, data: second, result: "written" },
+      { type: "close", t: 100, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } }
+    ])
+    replay.create(Recordings.request)
+    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as Format.ReplayAttempt
+    // Both answers are given before the first recorded answer plays.
+    assert.deepStrictEqual([attempt.poll(), attempt.poll()], [{ _tag: "Sleep", millis: 10 }, { _tag: "Sleep", millis: 10 }])
+    attempt.slept()
+    assert.deepStrictEqual(attempt.poll(), { _tag: "Open" })
+    attempt.answered(first)
+    attempt.answered(second)
+    const played = drive(attempt)
+    assert.deepStrictEqual(played.last, { _tag: "End", end: { _tag: "End", reason: "complete" } })
+  })
+
+  it("an answer the recording never answered fails before the connection's last line, not after it (issue 36)", () => {
+    const lines = [
+      ...opening,
+      requested(70, Recordings.actionSessionId),
+      { type: "frame", t: 80, conn: 1, text: JSON.stringify({ event: "complete", data: {} }) },
+      { type: "close", t: 90, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } }
+    ]
+    const replay = replayOf(lines)
+    replay.create(Recordings.request)
+    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as Format.ReplayAttempt
+    const steps: Array<Format.ReplayStep> = []
+    for (let step = attempt.poll(); steps.length < 10; step = attempt.poll()) {
+      steps.push(step)
+      if (step._tag === "Sleep") attempt.slept()
+      if (step._tag === "Text" && step.text.includes("external_resource_requested")) attempt.answered(Recordings.answerData)
+      if (step._tag === "End" || step._tag === "Fail") break
+    }
+    // The engine ends the attempt on `complete`: the answer is reported before it is delivered.
+    assert.isFalse(steps.some((step) => step._tag === "Text" && step.text.includes("complete")))
+    assert.deepStrictEqual(steps.at(-1), {
+      _tag: "Fail",
+      problem: Format.unrecordedAnswer(lines.length, 1, Recordings.answerData)
+    })
+  })
+
+  it("a close the application ends awaits its answers: one given is never recorded", () => {
+    const lines = [
+      ...opening,
+      { type: "close", t: 70, conn: 1, opened: true, outcome: { _tag: "Interrupted" } }
+    ]
+    const replay = replayOf(lines)
+    replay.create(Recordings.request)
+    const attempt = replay.attempt(replay.connection(), Recordings.sessionId)
+    const waiting = drive(attempt)
+    assert.deepStrictEqual(waiting.last, { _tag: "AwaitAnswer", timeout: false })
+    const late = drive(attempt, [Recordings.answerData])
+    assert.deepStrictEqual(late.last, { _tag: "Fail", problem: Format.unrecordedAnswer(lines.length, 1, Recordings.answerData) })
+  })
+
+  it("binary and Server-Sent Event frames, too-large and alive lines, a failed answer write and a defect are handed on as recorded", () => {
+    const replay = replayOf([
+      ...opening,
+      { type: "frame", t: 60, conn: 1, base64: "AQID" },
+      { type: "frame", t: 61, conn: 1, event: "started", data: "{}" },
+      { type: "too-large", t: 62, conn: 1, size: 2_000_000 },
+      { type: "alive", t: 63, conn: 1 },
+      requested(64, Recordings.actionSessionId),
+      { type: "answer", t: 65, conn: 1, data: Recordings.answerData, result: { failed: "closed", retry: true } },
+      { type: "close", t: 66, conn: 1, opened: true, outcome: { _tag: "Retry", cause: "closed with code 1006" } },
+      { type: "connect", t: 70, conn: 2 },
+      { type: "close", t: 71, conn: 2, opened: false, outcome: { _tag: "Defect", message: "bug" } }
+    ])
+    replay.create(Recordings.request)
+    const pass = replay.connection()
+    const first = drive(replay.attempt(pass, Recordings.sessionId), [Recordings.answerData])
+    assert.deepStrictEqual(first.trace, [
+      "10 Open",
+      "10 bytes 1,2,3",
+      "11 started {}",
+      "12 TooLarge",
+      "13 Alive",
+      "14 external_resource_requested",
+      "15 await"
+    ])
+    assert.deepStrictEqual(first.last, { _tag: "End", end: { _tag: "Retry", cause: "answer not written: closed" } })
+    assert.deepStrictEqual(drive(replay.attempt(pass, Recordings.sessionId)).last, { _tag: "End", end: { _tag: "Defect" } })
+  })
+
+  it("a recorded error the shell cannot decode fails the attempt as not valid", () => {
+    const lines = [
+      ...opening,
+      { type: "close", t: 70, conn: 1, opened: true, outcome: { _tag: "Fatal", reason: "failed", error: { _tag: "Superseded" } } }
+    ]
+    const replay = replayOf(lines)
+    replay.create(Recordings.request)
+    assert.deepStrictEqual(drive(replay.attempt(replay.connection(), Recordings.sessionId), [], false).last, {
+      _tag: "Fail",
+      problem: { _tag: "Invalid", line: lines.length, reason: "close: the error is not one of the event channel's" }
+    })
+  })
+
+  it("a created session the shell cannot decode is forgotten and fails the first connection", () => {
+    const replay = replayOf(Recordings.session())
+    const created = replay.create(Recordings.request)
+    assert.strictEqual(created._tag, "Created")
+    replay.notDecoded(created as Extract<Format.CreateAnswer, { _tag: "Created" }>)
+    assert.strictEqual(replay.session(), undefined)
+    assert.deepStrictEqual(drive(replay.attempt(replay.connection(), Recordings.sessionId)).last, {
+      _tag: "Invalid",
+      line: 3,
+      reason: "created: the session is not valid"
+    })
+  })
+
+  it("a recording of attach plays from its first connection; a connection to another session is a Mismatch", () => {
+    const lines = Recordings.session({ drop: false }).filter((line) => {
+      const type = (line as { type: string }).type
+      return type !== "create" && type !== "created"
+    })
+    const replay = replayOf(lines)
+    assert.strictEqual(replay.session(), undefined)
+    const other = drive(replay.attempt(replay.connection(), "ses_other")).last
+    assert.strictEqual((other as { subject: string }).subject, "connection")
+    const again = replayOf(lines)
+    const played = drive(again.attempt(again.connection(), Recordings.sessionId), [Recordings.answerData])
+    assert.deepStrictEqual(played.last, { _tag: "End", end: { _tag: "End", reason: "complete" } })
+  })
+
+  it("frames of a recording over SSE are events with their data, and its answers are confirmed", () => {
+    const overSse = replayOf([Recordings.header({ transport: "sse" })])
+    assert.deepStrictEqual([overSse.framing, overSse.written], ["event-data", "confirmed"])
+    const overSocket = replayOf([Recordings.header()])
+    assert.deepStrictEqual([overSocket.framing, overSocket.written], [Recordings.header().dialect.framing, "written"])
+  })
+
+  it("a file that is not a recording is not opened", () => {
+    const opened = Format.MemoryReplay.open({ path: Recordings.writeRecording(["not json"]), fs: Fs })
+    assert.isFalse(opened instanceof Format.MemoryReplay)
+    assert.strictEqual((opened as { line: number }).line, 1)
   })
 })

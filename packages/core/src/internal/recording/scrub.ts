@@ -318,7 +318,7 @@ const toBinaryString = (bytes: Uint8Array): string => {
 const encodeBase64 = (bytes: Uint8Array): string => btoa(toBinaryString(bytes))
 
 /** Base64 decoded, or `undefined` when it is not base64. */
-const decodeBase64 = (text: string): Uint8Array | undefined => {
+export const decodeBase64 = (text: string): Uint8Array | undefined => {
   try {
     const binary = atob(text)
     const bytes = new Uint8Array(binary.length)

@@ -1,0 +1,311 @@
+/**
+ * The in-memory replay of a recording as a step iterator (`Recording.MemoryReplay`,
+ * `Recording.ReplayAttempt`), written once for both editions. The shell asks what is next
+ * (`poll()`) and gets a plain value (sleep, open, deliver a frame, wait for an answer, end the
+ * attempt, fail the replay); it tells the iterator what happened (`slept()`, `answered(data)`,
+ * `noAnswer(waited)`, `notDecoded()`) and maps the values to its streams, sleeps and errors.
+ * Re-exported by `Recording`.
+ */
+import type * as Dialect from "../../Dialect.js"
+import type { AnswerData, Entry, Header, JsonObject } from "./model.js"
+import type { FileSystemSync, Invalid, Numbered } from "./reader.js"
+import { defaultMaxLineLength, Reader } from "./reader.js"
+import {
+  checkAnswer,
+  type CreateAnswer,
+  GivenAnswers,
+  isReplayProblem,
+  type RecordedEnd,
+  recordedEnd,
+  ReplayPass,
+  type ReplayProblem,
+  unrecordedAnswer
+} from "./replay.js"
+import { decodeBase64 } from "./scrub.js"
+
+/**
+ * What a replayed attempt does next, for the shell to act on:
+ * - `Sleep`: wait `millis` (the recorded delay before the next line), then call `slept()`;
+ * - `Open`, `Text`, `Binary`, `NamedEvent`, `TooLarge`, `Alive`: hand it to the engine (a frame
+ *   only while the engine's flow is not paused);
+ * - `AwaitAnswer`: wait until the application answers (`answered`), at most the answer timeout
+ *   when `timeout` (then call `noAnswer`), else for as long as it takes;
+ * - `End`: end the attempt as recorded (the shell decodes the error of `Fatal` and
+ *   `RetryConnectTimeout`; one it cannot decode is reported with `notDecoded()`);
+ * - `Fail`: the replay cannot go on (the shell ends the attempt with its error as a defect).
+ * `End` and `Fail` are the last steps.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReplayStep =
+  | { readonly _tag: "Sleep"; readonly millis: number }
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Binary"; readonly bytes: Uint8Array }
+  | { readonly _tag: "NamedEvent"; readonly event: string; readonly data: string }
+  | { readonly _tag: "TooLarge"; readonly size: number }
+  | { readonly _tag: "Alive" }
+  | { readonly _tag: "AwaitAnswer"; readonly timeout: boolean }
+  | { readonly _tag: "End"; readonly end: Exclude<RecordedEnd, { readonly _tag: "AwaitClose" }> }
+  | { readonly _tag: "Fail"; readonly problem: ReplayProblem }
+
+/**
+ * Options of an in-memory replay.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryReplayOptions {
+  readonly path: string
+  readonly fs: FileSystemSync
+  /** The longest line read. Default {@link defaultMaxLineLength}. */
+  readonly maxLineLength?: number | undefined
+  /** Applied to the application's answers before they are compared (the recording's `redact`). */
+  readonly redact?: ((entry: Entry) => Entry) | undefined
+}
+
+/**
+ * One replayed attempt of the application's engine: the next recorded connection of its pass,
+ * line by line. Made by {@link MemoryReplay.attempt}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ReplayAttempt {
+  private readonly given = new GivenAnswers()
+  /** The line being played, not yet done with. */
+  private current: Numbered | undefined = undefined
+  /** The recorded time reached. */
+  private at: number
+  /** Whether the delay before `current` was slept. */
+  private sleptFor = false
+  /** Whether `current` was checked for answers the recording never holds. */
+  private checked = false
+  /** The answer wait of `current` timed out (its description), or `undefined`. */
+  private timedOut: string | undefined = undefined
+  /** The end the shell could not decode. */
+  private rejected = false
+  private last: ReplayStep | undefined = undefined
+
+  /** The recorded connection number played. */
+  readonly conn: number
+
+  constructor(
+    private readonly pass: ReplayPass,
+    connect: Numbered,
+    private readonly redact: ((entry: Entry) => Entry) | undefined
+  ) {
+    this.at = connect.entry.t
+    this.conn = connect.entry.type === "connect" ? connect.entry.conn : 0
+  }
+
+  /** The application answered (an answer written on the replayed connection). */
+  answered(data: AnswerData): void {
+    this.given.give(data)
+  }
+
+  /** The delay of the last `Sleep` passed. */
+  slept(): void {
+    this.sleptFor = true
+  }
+
+  /** No answer came within the timeout of the last `AwaitAnswer` (`waited`: its description). */
+  noAnswer(waited: string): void {
+    this.timedOut = waited
+  }
+
+  /** The shell could not decode the recorded error of the last `End`: the next step fails. */
+  notDecoded(): void {
+    this.rejected = true
+  }
+
+  /** What to do next. */
+  poll(): ReplayStep {
+    if (this.last !== undefined) {
+      if (!this.rejected || this.last._tag !== "End") return this.last
+      return this.finish(this.rejectedEnd(this.last.end))
+    }
+    if (this.current === undefined) {
+      const next = this.pass.nextInConnection(this.conn)
+      if (isReplayProblem(next)) return this.finish({ _tag: "Fail", problem: next })
+      this.current = next
+      this.sleptFor = false
+      this.checked = false
+    }
+    const { entry, line } = this.current
+    if (!this.checked) {
+      if (!this.sleptFor && entry.t > this.at) return { _tag: "Sleep", millis: entry.t - this.at }
+      this.at = Math.max(this.at, entry.t)
+      this.checked = true
+      // An answer given by now (the delay slept) that the recording never holds.
+      const unrecorded = this.pass.unrecorded(entry, line, this.conn, this.given)
+      if (unrecorded !== undefined) return this.finish({ _tag: "Fail", problem: unrecorded })
+    }
+    switch (entry.type) {
+      case "open":
+        return this.done({ _tag: "Open" })
+      case "frame":
+        if ("text" in entry) return this.done({ _tag: "Text", text: entry.text })
+        if ("base64" in entry) return this.done({ _tag: "Binary", bytes: decodeBase64(entry.base64) ?? new Uint8Array() })
+        return this.done({ _tag: "NamedEvent", event: entry.event, data: entry.data })
+      case "too-large":
+        return this.done({ _tag: "TooLarge", size: entry.size })
+      case "alive":
+        return this.done({ _tag: "Alive" })
+      case "answer": {
+        const answer = this.given.take()
+        if (answer === undefined && this.timedOut === undefined) return { _tag: "AwaitAnswer", timeout: true }
+        const waited = this.timedOut ?? ""
+        this.timedOut = undefined
+        const problem = checkAnswer(entry, line, answer === undefined ? undefined : this.redacted(answer, entry), waited)
+        if (problem !== undefined) return this.finish({ _tag: "Fail", problem })
+        // A write that failed when it was recorded fails the connection again here.
+        if (typeof entry.result === "object" && entry.result.retry) {
+          return this.finish({ _tag: "End", end: { _tag: "Retry", cause: `answer not written: ${entry.result.failed}` } })
+        }
+        this.current = undefined
+        return this.poll()
+      }
+      case "close": {
+        const recorded = recordedEnd(entry, line)
+        if (isReplayProblem(recorded)) return this.finish({ _tag: "Fail", problem: recorded })
+        if (recorded._tag === "AwaitClose") {
+          // The application closes it: an answer it gives until then was never recorded.
+          const late = this.given.take()
+          if (late === undefined) return { _tag: "AwaitAnswer", timeout: false }
+          return this.finish({ _tag: "Fail", problem: unrecordedAnswer(line, this.conn, late) })
+        }
+        return this.finish({ _tag: "End", end: recorded })
+      }
+      default:
+        return this.finish({
+          _tag: "Fail",
+          problem: { _tag: "Invalid", line, reason: `a ${entry.type} line before connection ${this.conn} closed` }
+        })
+    }
+  }
+
+  /** A step that plays the current line: the next poll reads on. */
+  private done(step: ReplayStep): ReplayStep {
+    this.current = undefined
+    return step
+  }
+
+  /** A last step. */
+  private finish(step: ReplayStep): ReplayStep {
+    this.last = step
+    return step
+  }
+
+  private rejectedEnd(end: RecordedEnd): ReplayStep {
+    const line = this.current?.line ?? 0
+    const reason = end._tag === "RetryConnectTimeout"
+      ? "close: the error is not one an attempt is retried for"
+      : "close: the error is not one of the event channel's"
+    return { _tag: "Fail", problem: { _tag: "Invalid", line, reason } }
+  }
+
+  /** The application's answer as the recording would keep it (its `redact` applied). */
+  private redacted(data: AnswerData, recorded: Extract<Entry, { readonly type: "answer" }>): AnswerData {
+    if (this.redact === undefined) return data
+    const redacted = this.redact({ ...recorded, data })
+    return redacted.type === "answer" ? redacted.data : data
+  }
+}
+
+/**
+ * The in-memory replay of one recording: passes over the file, one per session replayed. The
+ * application's create is answered by the create lines ({@link create}); each connection of the
+ * application plays on the pass of the session created last, else on a fresh pass from the first
+ * connection ({@link connection}); each attempt of its engine plays the pass's next recorded
+ * connection ({@link attempt}). Readers stay open until {@link close}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class MemoryReplay {
+  private readonly readers = new Set<Reader>()
+  private current: ReplayPass | undefined = undefined
+  /** The session each pass created (for `getSession`). */
+  private readonly sessions = new WeakMap<ReplayPass, JsonObject>()
+
+  private constructor(readonly options: MemoryReplayOptions, readonly header: Header) {}
+
+  /** The framing of the frames replayed (a Server-Sent Event's data holds the event and its data). */
+  get framing(): Dialect.Framing {
+    return this.header.transport === "sse" ? "event-data" : this.header.dialect.framing
+  }
+
+  /** What became of an answer the application writes: confirmed over SSE (a POST), else written. */
+  get written(): "confirmed" | "written" {
+    return this.header.transport === "sse" ? "confirmed" : "written"
+  }
+
+  /** Opens a recording: its header read and checked, or why it is not valid. */
+  static open(options: MemoryReplayOptions): MemoryReplay | Invalid {
+    const opened = Reader.open(options.path, options.fs, options.maxLineLength ?? defaultMaxLineLength)
+    if (!("reader" in opened)) return opened
+    opened.reader.close()
+    return new MemoryReplay(options, opened.header)
+  }
+
+  private newPass(): ReplayPass {
+    const opened = Reader.open(this.options.path, this.options.fs, this.options.maxLineLength ?? defaultMaxLineLength)
+    if (!("reader" in opened)) return new ReplayPass(undefined, { _tag: "Invalid", line: opened.line, reason: opened.reason })
+    this.readers.add(opened.reader)
+    return new ReplayPass(opened.reader)
+  }
+
+  /**
+   * The recorded answer to the application's create (`actual`: its request encoded; `secrets`:
+   * the keys it holds): see `ReplayPass.create`. A session or error the shell cannot decode is
+   * reported with {@link notDecoded}.
+   */
+  create(actual: unknown, secrets: ReadonlyArray<string> = []): CreateAnswer {
+    const pass = this.current !== undefined && this.current.phase === "create" ? this.current : this.newPass()
+    this.current = pass
+    const answer = pass.create(actual, secrets)
+    if (answer._tag === "Created") this.sessions.set(pass, answer.session)
+    return answer
+  }
+
+  /** The shell could not decode the session or error `answer` holds: the next connection fails. */
+  notDecoded(answer: Extract<CreateAnswer, { readonly _tag: "Created" | "CreateFailed" }>): void {
+    const pass = this.current
+    if (pass === undefined) return
+    if (answer._tag === "Created") {
+      this.sessions.delete(pass)
+      pass.fail({ _tag: "Invalid", line: answer.line, reason: "created: the session is not valid" })
+    } else {
+      pass.fail({ _tag: "Invalid", line: answer.line, reason: "create-failed: the error is not one a create can fail with" })
+      pass.phase = "events"
+    }
+  }
+
+  /** The session the current pass created, as recorded (`undefined`: the header's session). */
+  session(): JsonObject | undefined {
+    return this.current === undefined ? undefined : this.sessions.get(this.current)
+  }
+
+  /** The pass a connection of the application plays: the session created last, else a fresh one. */
+  connection(): ReplayPass {
+    if (this.current !== undefined && this.current.phase === "events") return this.current
+    const pass = this.newPass()
+    pass.phase = "events"
+    this.current = pass
+    return pass
+  }
+
+  /** An attempt of the engine on `pass` (to `sessionId`): the next recorded connection, or why none plays. */
+  attempt(pass: ReplayPass, sessionId: string): ReplayAttempt | ReplayProblem {
+    const connect = pass.nextConnection(sessionId, this.header.sessionId)
+    return isReplayProblem(connect) ? connect : new ReplayAttempt(pass, connect, this.options.redact)
+  }
+
+  /** Closes every reader opened. */
+  close(): void {
+    for (const reader of this.readers) reader.close()
+    this.readers.clear()
+  }
+}
