@@ -93,14 +93,7 @@ export {
  * @since 0.1.0
  * @category constructors
  */
-export const session = (options: {
-  readonly sessionId?: string
-  readonly startUrl?: string
-  readonly actions?: number
-  readonly ask?: "none" | "input" | "permission"
-  readonly response?: string
-  readonly type?: "STRING" | "JSON" | "MARKDOWN"
-} = {}): ReadonlyArray<Step> =>
+export const session = (options: Script.TypicalOptions = {}): ReadonlyArray<Step> =>
   Script.typical(options).map((step) => step._tag === "Emit" ? Step.emit(eventOf(step.event)) : step)
 
 /** An event of the core's typical session, as this edition's. */
