@@ -170,3 +170,13 @@ describe("the cluster secret's configuration", () => {
       assert.notInclude(previousShort.message, "tiny")
     }))
 })
+
+describe("a handshake side given no usable secrets", () => {
+  it("fails as a handshake failure at its first input, never with an exception", () => {
+    const nine = Array.from({ length: Handshake.MAX_SECRETS + 1 }, (_, i) => new TextEncoder().encode(`secret-number-${i}-long-enough`))
+    for (const side of [Handshake.server([]), Handshake.server(nine), Handshake.client([]), Handshake.client(nine)]) {
+      assert.isUndefined(side.initial)
+      assert.deepStrictEqual(side.receive(new Uint8Array(8)), { _tag: "Fail", reason: "bad proof count" })
+    }
+  })
+})

@@ -112,11 +112,15 @@ const buffer = () => {
   }
 }
 
-const checkSecrets = (secrets: ReadonlyArray<Uint8Array>) => {
-  if (secrets.length === 0 || secrets.length > MAX_SECRETS) {
-    throw new Error(`a handshake needs 1 to ${MAX_SECRETS} secrets`)
-  }
-}
+/**
+ * A side given no secret or more than {@link MAX_SECRETS} (the configuration refuses both with
+ * `ClusterSecretError` first): it proves nothing and fails at its first input, as a handshake
+ * failure, never an exception.
+ */
+const unusable = (secrets: ReadonlyArray<Uint8Array>): Machine | undefined =>
+  secrets.length === 0 || secrets.length > MAX_SECRETS
+    ? { initial: undefined, receive: () => ({ _tag: "Fail", reason: "bad proof count" }) }
+    : undefined
 
 /**
  * The runner's side. `random` gives the nonce (tests pass a fixed one).
@@ -125,7 +129,8 @@ export const server = (
   secrets: ReadonlyArray<Uint8Array>,
   random: (n: number) => Uint8Array = randomBytes
 ): Machine => {
-  checkSecrets(secrets)
+  const refused = unusable(secrets)
+  if (refused !== undefined) return refused
   const received = buffer()
   let state: "hello" | "proof" | "over" = "hello"
   let nc: Uint8Array | undefined
@@ -185,7 +190,8 @@ export const client = (
   secrets: ReadonlyArray<Uint8Array>,
   random: (n: number) => Uint8Array = randomBytes
 ): Machine => {
-  checkSecrets(secrets)
+  const refused = unusable(secrets)
+  if (refused !== undefined) return refused
   const received = buffer()
   const nc = random(NONCE_BYTES)
   let state: "challenge" | "proof" | "over" = "challenge"
