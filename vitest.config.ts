@@ -22,6 +22,7 @@ export default defineConfig({
     alias: [
       // The protocol core (packages/core): its sources, as the root's tsconfig `paths` say.
       { find: /^effect-agent-session-core$/, replacement: Path.join(root, "packages/core/src/index.ts") },
+      { find: /^effect-agent-session-core\/shell$/, replacement: Path.join(root, "packages/core/src/shell/index.ts") },
       { find: /^effect-agent-session$/, replacement: Path.join(src, "index.ts") },
       // Entry points that are folders (testing, simulator, ...): their index.
       ...Fs.readdirSync(src, { withFileTypes: true })

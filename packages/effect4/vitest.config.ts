@@ -10,14 +10,16 @@ import { defineConfig } from "vitest/config"
 const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
 
 /** The protocol core's sources (the workspace package `effect-agent-session-core`), as tsconfig's condition says. */
-const coreSource = Path.join(
-  Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-core/package.json")),
-  "src/index.ts"
-)
+const coreRoot = Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-core/package.json"))
+const coreSource = Path.join(coreRoot, "src/index.ts")
+const coreShellSource = Path.join(coreRoot, "src/shell/index.ts")
 
 export default defineConfig({
   resolve: {
-    alias: [{ find: /^effect-agent-session-core$/, replacement: coreSource }]
+    alias: [
+      { find: /^effect-agent-session-core$/, replacement: coreSource },
+      { find: /^effect-agent-session-core\/shell$/, replacement: coreShellSource }
+    ]
   },
   test: {
     include: ["test/**/*.test.ts"],
