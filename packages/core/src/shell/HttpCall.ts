@@ -1,0 +1,192 @@
+/**
+ * One call of the service's HTTP API (`onboard`, `createSession`, `getSession`) as both editions
+ * run it: the call and the attempts it sends, each attempt's context as the edition's HTTP client
+ * reads it (the key, the secrets to scrub, the headers to send, the 2xx body kept for a decode
+ * failure), what a response read within its limit becomes, and what the call's span and traces
+ * carry. The rules are the protocol's (`Http`, `Failures`, `Dialect`, `Telemetry`); an edition
+ * binds this to its `HttpClient`, its retry schedule and its error classes.
+ *
+ * @since 0.1.0
+ */
+import * as Dialect from "../Dialect.js"
+import * as Http from "../Http.js"
+import * as Keys from "../Keys.js"
+import * as Telemetry from "../Telemetry.js"
+
+/**
+ * The operations of the HTTP API.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Operation = "onboard" | "createSession" | "getSession"
+
+/**
+ * A non-2xx response as the status mapping reads it (`Http.statusFailure`): its status, status
+ * text, headers and whole body as text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FailedResponse {
+  readonly status: number
+  readonly statusText: string
+  readonly headers: Http.Headers
+  readonly body: string
+}
+
+/**
+ * What a response whose body was read within its limit becomes ({@link Attempt.receive}): a 2xx
+ * is a success (its body kept on the attempt for a decode failure); any other status is a failure
+ * for the status mapping.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Received =
+  | { readonly _tag: "Success" }
+  | { readonly _tag: "Failure"; readonly response: FailedResponse }
+
+const success: Received = { _tag: "Success" }
+
+const textDecoder = new TextDecoder()
+
+/**
+ * One attempt of a call, as the HTTP client that sends it reads it: the operation's name, the key
+ * (`K`: the edition's redacted form, unwrapped only where the header is written), every secret to
+ * scrub from what the peer sends back, the call's `Idempotency-Key`, and the 2xx body being
+ * decoded, kept for a decode failure. Built by {@link Call.attempt}; used by the attempt alone.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Attempt<K> {
+  /**
+   * The 2xx response being decoded, kept for a decode failure: set by {@link receive}, read by
+   * the same attempt afterwards.
+   */
+  received: Http.ReceivedBody | undefined = undefined
+
+  constructor(
+    /** The operation's name in errors and traces (`AgentApi.createSession`). */
+    readonly operation: string,
+    readonly key: K,
+    readonly secrets: ReadonlyArray<string>,
+    /** The `Idempotency-Key` of a creating call: the same on each of its attempts. */
+    readonly idempotencyKey: string | undefined
+  ) {}
+
+  /**
+   * The headers of the attempt's request (`Http.requestHeaders`): `key`, the value of the
+   * attempt's key, in the dialect's auth header; the `User-Agent`; the call's `Idempotency-Key`.
+   */
+  requestHeaders(auth: Dialect.Dialect["auth"], key: string, userAgent: string): Record<string, string> {
+    return Http.requestHeaders({
+      authHeader: Dialect.authHeader(auth, key),
+      userAgent,
+      idempotencyKey: this.idempotencyKey
+    })
+  }
+
+  /**
+   * What a response whose body was read (within its limit) becomes: a 2xx is a success, its body
+   * kept for a decode failure (decoded to text only if asked); any other status is a failure,
+   * its body decoded for the status mapping.
+   */
+  receive(status: number, headers: Http.Headers, bytes: Uint8Array): Received {
+    if (Http.isSuccess(status)) {
+      this.received = Http.receivedBody(status, bytes)
+      return success
+    }
+    return { _tag: "Failure", response: { status, statusText: "", headers, body: textDecoder.decode(bytes) } }
+  }
+
+  /** The status a successful attempt is counted under: the 2xx received (200 when none was read). */
+  get status(): number {
+    return this.received?.status ?? 200
+  }
+
+  /**
+   * A failure of the contract's schema (`Http.contractFailure`): before any response, the payload
+   * refused; after a 2xx, that response (its body, when kept); `status`, the status of a response
+   * whose body was not kept.
+   */
+  contractFailure(problem: string, status?: number): ReturnType<typeof Http.contractFailure> {
+    const received = this.received ?? (status === undefined ? undefined : { status })
+    return Http.contractFailure(problem, received, this.secrets)
+  }
+}
+
+/**
+ * One call of an operation: its name, its `Idempotency-Key` (a creating call's), and the attempts
+ * it has sent (for `OutcomeUnknown`). Each attempt is built by {@link attempt}, which counts it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Call {
+  /** The operation's name in errors and traces (`AgentApi.createSession`). */
+  readonly name: string
+  private sent = 0
+
+  constructor(
+    readonly operation: Operation,
+    readonly idempotencyKey: string | undefined
+  ) {
+    this.name = Telemetry.apiOperation(operation)
+  }
+
+  /** The attempts sent so far. */
+  get attempts(): number {
+    return this.sent
+  }
+
+  /** The next attempt, with the key read for it and every secret known: counted as sent. */
+  attempt<K>(key: K, secrets: ReadonlyArray<string>): Attempt<K> {
+    this.sent += 1
+    return new Attempt(this.name, key, secrets, this.idempotencyKey)
+  }
+}
+
+/**
+ * The `Idempotency-Key` of a creating call (`Http.idempotencyKeyFor`): the caller's when it may be
+ * sent, a fresh random UUID when none is given, `undefined` when the caller's is refused.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const idempotencyKey = (given: string | undefined): string | undefined =>
+  Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+
+/**
+ * The attributes of the spans of a client (`Telemetry.apiSpanAttributes`), by the agent whose key
+ * a call uses: the dialect's name, the host of `baseUrl`, the agent's id when one is named.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const spanAttributes = (
+  dialectName: string,
+  baseUrl: string
+): (agent: string | { readonly agentId: string } | undefined) => Record<string, string> => {
+  const serverAddress = new URL(baseUrl).host
+  return (agent) => Telemetry.apiSpanAttributes({ dialect: dialectName, serverAddress, agentId: Keys.agentIdOf(agent) })
+}
+
+/** The caller's last list of redacted names, and its extension. */
+let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
+
+/**
+ * The header names to redact in traces for the caller's list (`Http.redactedHeaders`). The last
+ * list extended and its extension are kept: the caller's list is the same on every call, so an
+ * attempt builds nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const redactedHeaders = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+  if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
+  const extended = Http.redactedHeaders(names)
+  lastRedacted = [names, extended]
+  return extended
+}

@@ -1,0 +1,135 @@
+/**
+ * `HttpCall`: one call of the HTTP API as both editions run it (the attempts counted, each one's
+ * headers, what a response becomes, the 2xx body kept for a decode failure, the span attributes,
+ * the redacted header names), without either edition.
+ */
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { Http } from "../../src/index.js"
+import { HttpCall } from "../../src/shell/index.js"
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
+
+describe("HttpCall.Call", () => {
+  it("counts the attempts it builds; each carries the call's name and Idempotency-Key", () => {
+    const call = new HttpCall.Call("createSession", "key-1")
+    expect(call.name).toBe("AgentApi.createSession")
+    expect(call.attempts).toBe(0)
+    const first = call.attempt("secret-a", ["secret-a"])
+    const second = call.attempt("secret-b", ["secret-b", "other"])
+    expect(call.attempts).toBe(2)
+    expect([first.operation, first.key, first.idempotencyKey]).toEqual(["AgentApi.createSession", "secret-a", "key-1"])
+    expect([second.key, second.secrets, second.idempotencyKey]).toEqual(["secret-b", ["secret-b", "other"], "key-1"])
+    // Each attempt holds its own received body.
+    second.receive(201, {}, bytes("{}"))
+    expect(first.received).toBeUndefined()
+  })
+})
+
+describe("HttpCall.Attempt.requestHeaders", () => {
+  it("the key in the dialect's auth header, the User-Agent, and the same Idempotency-Key on every attempt", () => {
+    const call = new HttpCall.Call("onboard", "idem-42")
+    const attempts = [call.attempt("k", ["k"]), call.attempt("k", ["k"])]
+    for (const attempt of attempts) {
+      expect(attempt.requestHeaders("bearer", "sk-1", "sdk/1")).toEqual({
+        authorization: "Bearer sk-1",
+        "user-agent": "sdk/1",
+        accept: "application/json",
+        "idempotency-key": "idem-42"
+      })
+      expect(attempt.requestHeaders("x-api-key", "sk-1", "sdk/1")["x-api-key"]).toBe("sk-1")
+    }
+  })
+
+  it("no Idempotency-Key on a call that creates nothing", () => {
+    const headers = new HttpCall.Call("getSession", undefined).attempt("k", ["k"]).requestHeaders("bearer", "k", "ua")
+    expect(Object.keys(headers)).not.toContain("idempotency-key")
+  })
+})
+
+describe("HttpCall.Attempt.receive", () => {
+  it("a 2xx is a success, its body kept for a decode failure; the attempt counts its status", () => {
+    const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+    expect(attempt.status).toBe(200)
+    expect(attempt.receive(201, { "content-type": "application/json" }, bytes("{\"a\":1}"))).toEqual({ _tag: "Success" })
+    expect(attempt.received?.status).toBe(201)
+    expect(attempt.received?.body).toBe("{\"a\":1}")
+    expect(attempt.status).toBe(201)
+  })
+
+  it("any other status is a failure with the whole body as text, and nothing is kept", () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 100, max: 999 }).filter((status) => !Http.isSuccess(status)),
+      fc.string(),
+      (status, body) => {
+        const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+        const headers = { "retry-after": "1" }
+        expect(attempt.receive(status, headers, bytes(body))).toEqual({
+          _tag: "Failure",
+          response: { status, statusText: "", headers, body: new TextDecoder().decode(bytes(body)) }
+        })
+        expect(attempt.received).toBeUndefined()
+        expect(attempt.status).toBe(200)
+      }
+    ))
+  })
+})
+
+describe("HttpCall.Attempt.contractFailure", () => {
+  it("before any response: the payload refused, the attempt's keys scrubbed", () => {
+    const attempt = new HttpCall.Call("createSession", "i").attempt("sk-secret", ["sk-secret"])
+    expect(attempt.contractFailure("goal: sk-secret is not allowed")).toEqual({
+      kind: "invalid-request",
+      message: "goal: <redacted> is not allowed"
+    })
+  })
+
+  it("after a 2xx: that response and its body, scrubbed", () => {
+    const attempt = new HttpCall.Call("createSession", "i").attempt("sk-secret", ["sk-secret"])
+    attempt.receive(200, {}, bytes("{\"token\":\"sk-secret\"}"))
+    const failure = attempt.contractFailure("session_id is missing", 500)
+    expect(failure.kind).toBe("undecoded-response")
+    if (failure.kind !== "undecoded-response") return
+    expect(failure.status).toBe(200)
+    expect(failure.body).toBe("{\"token\":\"<redacted>\"}")
+    expect(failure.message).toContain("The 200 response does not match the contract: session_id is missing")
+  })
+
+  it("a response whose body was not kept: its status, no body", () => {
+    const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+    expect(attempt.contractFailure("bad json", 200)).toMatchObject({ kind: "undecoded-response", status: 200, body: "" })
+  })
+})
+
+describe("HttpCall.idempotencyKey", () => {
+  it("the caller's key when it may be sent, refused when not, else a fresh one per call", () => {
+    expect(HttpCall.idempotencyKey("my-key")).toBe("my-key")
+    expect(HttpCall.idempotencyKey("")).toBeUndefined()
+    expect(HttpCall.idempotencyKey("x".repeat(256))).toBeUndefined()
+    const a = HttpCall.idempotencyKey(undefined)
+    const b = HttpCall.idempotencyKey(undefined)
+    expect(a).toMatch(/^[0-9a-f-]{36}$/)
+    expect(a).not.toBe(b)
+  })
+})
+
+describe("HttpCall.spanAttributes", () => {
+  it("the dialect, the server's host, and the agent's id when one is named", () => {
+    const of = HttpCall.spanAttributes("observed", "https://agents.example.com:8443/base/")
+    expect(of(undefined)).toEqual({ "agent_session.dialect": "observed", "server.address": "agents.example.com:8443" })
+    expect(of("agent-1")["agent_session.agent_id"]).toBe("agent-1")
+    expect(of({ agentId: "agent-2" })["agent_session.agent_id"]).toBe("agent-2")
+  })
+})
+
+describe("HttpCall.redactedHeaders", () => {
+  it("extends the caller's list as Http.redactedHeaders does, and builds it once per list", () => {
+    const names = ["cookie"]
+    const first = HttpCall.redactedHeaders(names)
+    expect(first).toEqual(Http.redactedHeaders(names))
+    expect(HttpCall.redactedHeaders(names)).toBe(first)
+    const other = ["authorization"]
+    expect(HttpCall.redactedHeaders(other)).toEqual(Http.redactedHeaders(other))
+    expect(HttpCall.redactedHeaders(names)).toEqual(first)
+  })
+})
