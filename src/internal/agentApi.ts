@@ -16,9 +16,10 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
+import { Failures, Http, Telemetry, Url } from "effect-agent-session-core"
+import { HttpCall } from "effect-agent-session-core/shell"
 import { OnboardRequest } from "../Agent.js"
-import type { AgentOption, Options, Service } from "../AgentApi.js"
+import type { Options, Service } from "../AgentApi.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import {
@@ -34,14 +35,7 @@ import {
 import * as Metrics from "../Metrics.js"
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
-import {
-  type AttemptError,
-  type CallInfo,
-  currentCall,
-  ensureRedacted,
-  serviceClient,
-  toAgentApiError
-} from "./agentApiCall.js"
+import { type AttemptError, currentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
 import {
   defaultMaxRetryAfter,
   defaultRetry,
@@ -107,31 +101,27 @@ export const make = (
     })
 
     /**
-     * One operation: per attempt, the key read afresh, the request, every failure mapped, the
-     * time-out; the attempts on the retry schedule. `attempts` counts the attempts sent.
+     * One call: per attempt, the key read afresh, the request, every failure mapped, the
+     * time-out; the attempts on the retry schedule, counted by `call`.
      */
     const attemptsOf = <A, E, K extends CredentialsError>(
-      operation: keyof typeof retries,
+      call: HttpCall.Call,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
-      run: Effect.Effect<A, E>,
-      idempotencyKey: Option.Option<string>
-    ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = Telemetry.apiOperation(operation)
-      let attempts = 0
+      run: Effect.Effect<A, E>
+    ): Effect.Effect<A, AttemptError | K> => {
+      const { name, operation } = call
       const attempt = Effect.gen(function*() {
         const secret = yield* key
-        const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
-        const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
-        attempts += 1
+        const current = call.attempt(secret, [Redacted.value(secret), ...(yield* credentials.secrets)])
         // The attempt runs in a fiber of its own (timeout.ts): the call and the redacted header
         // names are set there directly, with nothing to restore (Effect.provideService and
         // Effect.locallyWith would save and restore them around the attempt).
         const inFiber = Effect.zipRight(
-          FiberRef.set(currentCall, call),
-          FiberRef.update(Headers.currentRedactedNames, ensureRedacted)
+          FiberRef.set(currentCall, current),
+          FiberRef.update(Headers.currentRedactedNames, HttpCall.redactedHeaders)
         )
         return yield* Effect.zipRight(inFiber, run).pipe(
-          Effect.catchAll((error) => toAgentApiError(error, call.received, call)),
+          Effect.catchAll((error) => toAttemptError(error, current)),
           (self) => timeoutFail(self, timeout, () => new RequestTimeout({ operation: name, timeout })),
           Effect.onExit((exit) =>
             Exit.match(exit, {
@@ -140,18 +130,14 @@ export const make = (
                   onNone: () => Effect.void,
                   onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
                 }),
-              onSuccess: () =>
-                Metrics.recordHttpAttempt(
-                  operation,
-                  Option.match(call.received, { onNone: () => 200, onSome: (_) => _.status })
-                )
+              onSuccess: () => Metrics.recordHttpAttempt(operation, current.status)
             })
           )
         )
       }).pipe(Effect.tapError(logFailure))
       // The schedule is started on the first failure only: a first attempt that succeeds
       // builds no schedule driver. The schedule sees the same inputs as `Effect.retry(attempt)`.
-      const retried = Effect.catchAll(attempt, (first) => {
+      return Effect.catchAll(attempt, (first) => {
         let replayed = false
         const again = Effect.suspend(() => {
           if (replayed) return attempt
@@ -160,7 +146,6 @@ export const make = (
         })
         return Effect.retry(again, retries[operation])
       })
-      return { retried, attempts: () => attempts }
     }
 
     /** A call that creates nothing (`getSession`): every attempt's error as it is. */
@@ -168,7 +153,7 @@ export const make = (
       operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>
-    ): Effect.Effect<A, AttemptError | K> => attemptsOf(operation, key, run, Option.none()).retried
+    ): Effect.Effect<A, AttemptError | K> => attemptsOf(new HttpCall.Call(operation, undefined), key, run)
 
     /**
      * A creating call (`onboard`, `createSession`): when its last attempt may have acted (a
@@ -181,30 +166,24 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: string
     ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
-      const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
-      return Effect.catchAll(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+      const call = new HttpCall.Call(operation, idempotencyKey)
+      return Effect.catchAll(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || Failures.mayHaveActed(error)
-          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: call.attempts, error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
       Effect.suspend(() => {
-        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        const key = HttpCall.idempotencyKey(given)
         return key === undefined
           ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
           : Effect.succeed(key)
       })
 
-    const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (agent: AgentOption["agent"]) =>
-      Telemetry.apiSpanAttributes({
-        dialect: dialect.name,
-        serverAddress,
-        agentId: Keys.agentIdOf(agent)
-      })
+    const spanAttributes = HttpCall.spanAttributes(dialect.name, baseUrl)
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {

@@ -2,8 +2,8 @@
  * One call of `AgentApi` on the wire: the platform `HttpClient` with the auth header, the
  * `User-Agent` and the `Idempotency-Key`; every response handled before the contract decodes it (a
  * non-2xx becomes its typed error, a 2xx body is read within the limit and kept for a possible
- * `ResponseDecodeError`); every failure of the derived client mapped to an {@link AttemptError}; and the
- * header values redacted in traces. The call's context is a fiber ref set by its attempt.
+ * `ResponseDecodeError`); and every failure of the derived client mapped to an
+ * {@link AttemptError}. The call's context (`HttpCall.Attempt`) is a fiber ref set by its attempt.
  */
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -13,11 +13,10 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
+import type { HttpCall } from "effect-agent-session-core/shell"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
@@ -29,7 +28,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { buffered, readBounded } from "./body.js"
-import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
+import { fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssues } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -45,19 +44,8 @@ export type AttemptError =
   | ResponseDecodeError
   | ResponseTooLarge
 
-/** One attempt of one operation, as the `HttpClient` below reads it. */
-export interface CallInfo {
-  readonly operation: string
-  readonly key: Redacted.Redacted<string>
-  readonly secrets: ReadonlyArray<string>
-  /**
-   * The 2xx response being decoded, kept for `ResponseDecodeError`: set once by the attempt's
-   * own fiber, read by it afterwards (a plain field, not a `Ref`: nothing else sees it).
-   */
-  received: Option.Option<DecodedResponse>
-  /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
-  readonly idempotencyKey: Option.Option<string>
-}
+/** One attempt of one operation, as the `HttpClient` below reads it (`HttpCall.Attempt`). */
+export type CallInfo = HttpCall.Attempt<Redacted.Redacted<string>>
 
 /**
  * The call of the attempt running in this fiber, read by the `HttpClient` below. A fiber ref,
@@ -70,10 +58,6 @@ const Call: Effect.Effect<CallInfo> = FiberRef.getWith(
   currentCall,
   (call) => call === undefined ? Effect.dieMessage("AgentApi: a request outside an attempt") : Effect.succeed(call)
 )
-
-const isSuccess = Http.isSuccess
-
-const textDecoder = new TextDecoder()
 
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
@@ -101,16 +85,11 @@ const handleResponse = (
         )
         : Effect.fail(fromRequestError(error, call, status)),
     onSuccess: (bytes) => {
-      if (!isSuccess(status)) {
+      const received = call.receive(status, headers, bytes)
+      if (received._tag === "Failure") {
         return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
-          Effect.fail(fromStatus({
-            status,
-            statusText: "",
-            headers,
-            body: textDecoder.decode(bytes)
-          }, { ...call, nowMillis })))
+          Effect.fail(fromStatus(received.response, { operation: call.operation, secrets: call.secrets, nowMillis })))
       }
-      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(buffered(response.request, 200, headers, bytes))
     }
   })
@@ -121,11 +100,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const headers = Http.requestHeaders({
-          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
-          userAgent,
-          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
-        })
+        const headers = call.requestHeaders(dialect.auth, Redacted.value(call.key), userAgent)
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -161,49 +136,25 @@ const API_ERROR_STATUS: Record<string, number> = {
  * `ResponseDecodeError`; a decoded contract error (never reached: statuses are mapped first)
  * by its status.
  */
-export const toAgentApiError = (
-  error: unknown,
-  received: Option.Option<DecodedResponse>,
-  call: CallInfo
-): Effect.Effect<never, AttemptError> => {
-  if (isAgentSessionError(error)) {
-    // Only the client below fails with ours: a status, the transport or the body (handleResponse).
-    return Effect.fail(error as AttemptError)
-  }
+export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<never, AttemptError> => {
+  // Only the client above fails with ours: a status, the transport or the body (handleResponse).
+  if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (ParseResult.isParseError(error)) {
-    return Effect.fail(fromContractFailure(formatIssues(error), Option.getOrUndefined(received), call))
+    return Effect.fail(fromContractFailure(call.contractFailure(formatIssues(error)), call.operation))
   }
   if (HttpClientError.isHttpClientError(error)) {
     if (error._tag === "RequestError") return Effect.fail(fromRequestError(error, call))
     const problem = error.description ?? `${error.reason} error reading the response`
-    return Effect.fail(fromContractFailure(problem, Option.getOrElse(received, () => ({ status: error.response.status })), call))
+    return Effect.fail(fromContractFailure(call.contractFailure(problem, error.response.status), call.operation))
   }
   if (Predicate.hasProperty(error, "_tag")) {
     const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined
     if (status !== undefined) {
       const message = Predicate.hasProperty(error, "error") && typeof error.error === "string" ? error.error : ""
+      const response = { status, statusText: "", headers: Headers.empty, body: JSON.stringify({ error: message }) }
       return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
-        Effect.fail(fromStatus({
-          status,
-          statusText: "",
-          headers: Headers.empty,
-          body: JSON.stringify({ error: message })
-        }, { ...call, nowMillis })))
+        Effect.fail(fromStatus(response, { operation: call.operation, secrets: call.secrets, nowMillis })))
     }
   }
   return Effect.die(error)
-}
-
-/**
- * The header names redacted in traces (`Http.redactedHeaders`: the key headers and every value),
- * for the caller's list: the last list extended and its extension are kept, as the caller's list is
- * the same on every call.
- */
-let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
-
-export const ensureRedacted = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-  if (lastRedacted !== undefined && lastRedacted[0] === names) return lastRedacted[1]
-  const extended = Http.redactedHeaders(names)
-  lastRedacted = [names, extended]
-  return extended
 }

@@ -7,7 +7,7 @@
  * `Retry-After`, which failures may be sent again, body limits, keys out of text) are the
  * protocol core's `Http`, `Secrets` and `Url`; this module binds them to Effect 4.
  */
-import type { AgentOption, Options, Service } from "../AgentApi.js"
+import type { Options, Service } from "../AgentApi.js"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,7 +17,8 @@ import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import { Failures, Http, Keys, Telemetry, Url } from "effect-agent-session-core"
+import { Failures, Http, Telemetry, Url } from "effect-agent-session-core"
+import { HttpCall } from "effect-agent-session-core/shell"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -34,7 +35,7 @@ import {
 import * as Metrics from "../Metrics.js"
 import * as ServiceApi from "../ServiceApi.js"
 import { CreateSessionRequest, SessionId } from "../Session.js"
-import { type AttemptError, type CallInfo, CurrentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
+import { type AttemptError, CurrentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
 import {
   defaultMaxRetryAfter,
   defaultRetry,
@@ -100,26 +101,22 @@ export const make = (
     })
 
     /**
-     * One operation: per attempt, the key read afresh, the request, every failure mapped, the
-     * time-out; the attempts on the retry schedule. `attempts` counts the attempts sent.
+     * One call: per attempt, the key read afresh, the request, every failure mapped, the
+     * time-out; the attempts on the retry schedule, counted by `call`.
      */
     const attemptsOf = <A, E, K extends CredentialsError>(
-      operation: keyof typeof retriesOf,
+      call: HttpCall.Call,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
-      run: Effect.Effect<A, E>,
-      idempotencyKey: Option.Option<string>
-    ): { readonly retried: Effect.Effect<A, AttemptError | K>; readonly attempts: () => number } => {
-      const name = Telemetry.apiOperation(operation)
-      let attempts = 0
+      run: Effect.Effect<A, E>
+    ): Effect.Effect<A, AttemptError | K> => {
+      const { name, operation } = call
       const attempt = Effect.gen(function*() {
         const secret = yield* key
-        const secrets = [Redacted.value(secret), ...(yield* credentials.secrets)]
-        const call: CallInfo = { operation: name, key: secret, secrets, received: Option.none(), idempotencyKey }
-        attempts += 1
-        const redacted = Http.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
+        const current = call.attempt(secret, [Redacted.value(secret), ...(yield* credentials.secrets)])
+        const redacted = HttpCall.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
         return yield* run.pipe(
-          Effect.catch((error: E) => toAttemptError(error, call)),
-          Effect.provideService(CurrentCall, call),
+          Effect.catch((error: E) => toAttemptError(error, current)),
+          Effect.provideService(CurrentCall, current),
           Effect.provideService(Headers.CurrentRedactedNames, redacted),
           Effect.timeoutOrElse({
             duration: timeout,
@@ -127,7 +124,7 @@ export const make = (
           }),
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)
-              ? Metrics.recordHttpAttempt(operation, Option.match(call.received, { onNone: () => 200, onSome: (_) => _.status }))
+              ? Metrics.recordHttpAttempt(operation, current.status)
               : Option.match(Option.flatMapNullishOr(Exit.findErrorOption(exit), outcomeOf), {
                 onNone: () => Effect.void,
                 onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
@@ -135,7 +132,7 @@ export const make = (
           )
         )
       }).pipe(Effect.tapError(logFailure))
-      return { retried: Effect.retry(attempt, retriesOf[operation]), attempts: () => attempts }
+      return Effect.retry(attempt, retriesOf[operation])
     }
 
     /** A call that creates nothing (`getSession`): every attempt's error as it is. */
@@ -143,7 +140,7 @@ export const make = (
       operation: keyof typeof retriesOf,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>
-    ): Effect.Effect<A, AttemptError | K> => attemptsOf(operation, key, run, Option.none()).retried
+    ): Effect.Effect<A, AttemptError | K> => attemptsOf(new HttpCall.Call(operation, undefined), key, run)
 
     /**
      * A creating call (`onboard`, `createSession`): when its last attempt may have acted (a
@@ -156,30 +153,24 @@ export const make = (
       run: Effect.Effect<A, E>,
       idempotencyKey: string
     ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
-      const { attempts, retried } = attemptsOf(operation, key, run, Option.some(idempotencyKey))
-      return Effect.catch(retried, (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+      const call = new HttpCall.Call(operation, idempotencyKey)
+      return Effect.catch(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
         error._tag === "RequestTimeout" || Failures.mayHaveActed(error)
-          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: attempts(), error })))
+          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: call.attempts, error })))
           : Effect.fail(error))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
     const idempotencyKeyOf = (given: string | undefined): Effect.Effect<string, InvalidRequest> =>
       Effect.suspend(() => {
-        const key = Http.idempotencyKeyFor(given, () => globalThis.crypto.randomUUID())
+        const key = HttpCall.idempotencyKey(given)
         return key === undefined
           ? Effect.fail(new InvalidRequest({ subject: "idempotencyKey", message: Http.idempotencyKeyMessage }))
           : Effect.succeed(key)
       })
 
-    const serverAddress = new URL(baseUrl).host
-    const spanAttributes = (agent: AgentOption["agent"]) =>
-      Telemetry.apiSpanAttributes({
-        dialect: dialect.name,
-        serverAddress,
-        agentId: Keys.agentIdOf(agent)
-      })
+    const spanAttributes = HttpCall.spanAttributes(dialect.name, baseUrl)
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * the `Idempotency-Key`; every response handled before the contract decodes it (a non-2xx becomes
  * its typed error, a 2xx body is read within the limit and kept for a possible
  * `ResponseDecodeError`); and every failure of the derived client mapped to an
- * {@link AttemptError}. The call's context is a reference set by its attempt.
+ * {@link AttemptError}. The call's context (`HttpCall.Attempt`) is a reference set by its attempt.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -11,10 +11,10 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Dialect as CoreDialect, Http } from "effect-agent-session-core"
+import { Http } from "effect-agent-session-core"
+import type { HttpCall } from "effect-agent-session-core/shell"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
@@ -26,7 +26,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { readBounded } from "./body.js"
-import { type DecodedResponse, fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
+import { fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 import { formatIssue } from "./schema.js"
 import { userAgent } from "./version.js"
 
@@ -46,19 +46,8 @@ export type AttemptError =
 // The per-call context read by the HttpClient
 // ---------------------------------------------------------------------------
 
-/** One attempt of one operation, as the `HttpClient` below reads it. */
-export interface CallInfo {
-  readonly operation: string
-  readonly key: Redacted.Redacted<string>
-  readonly secrets: ReadonlyArray<string>
-  /**
-   * The 2xx response being decoded, kept for `ResponseDecodeError`: set once by the attempt's
-   * own fiber, read by it afterwards (a plain field: nothing else sees it).
-   */
-  received: Option.Option<DecodedResponse>
-  /** The `Idempotency-Key` of a creating call (the same on each of its attempts). */
-  readonly idempotencyKey: Option.Option<string>
-}
+/** One attempt of one operation, as the `HttpClient` below reads it (`HttpCall.Attempt`). */
+export type CallInfo = HttpCall.Attempt<Redacted.Redacted<string>>
 
 /** The call of the attempt running in this fiber, read by the `HttpClient` below. */
 export const CurrentCall = Context.Reference<CallInfo | undefined>("effect-agent-session/internal/AgentApi/CurrentCall", {
@@ -75,8 +64,6 @@ const Call: Effect.Effect<CallInfo> = Effect.flatMap(
 // Responses
 // ---------------------------------------------------------------------------
 
-const textDecoder = new TextDecoder()
-
 /**
  * What happens to every response before the contract decodes it: a non-2xx becomes its typed
  * error here (so the contract never sees a status it does not declare), and a 2xx is handed on
@@ -89,18 +76,17 @@ const handleResponse = (
   maxResponseSize: number
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, AttemptError> => {
   const { headers, status } = response
-  const success = Http.isSuccess(status)
   return Effect.matchEffect(readBounded(response, maxResponseSize), {
     onFailure: (error): Effect.Effect<never, AttemptError> =>
       "_tag" in error && error._tag === "OverLimit"
         ? Effect.fail(new ResponseTooLarge({ operation: call.operation, status, size: error.size, limit: maxResponseSize }))
         : Effect.fail(fromRequestError(error as HttpClientError.HttpClientError, call, status)),
     onSuccess: (bytes) => {
-      if (!success) {
+      const received = call.receive(status, headers, bytes)
+      if (received._tag === "Failure") {
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
-          Effect.fail(fromStatus({ status, statusText: "", headers, body: textDecoder.decode(bytes) }, { ...call, nowMillis })))
+          Effect.fail(fromStatus(received.response, { operation: call.operation, secrets: call.secrets, nowMillis })))
       }
-      call.received = Option.some(Http.receivedBody(status, bytes))
       return Effect.succeed(
         HttpClientResponse.fromWeb(
           response.request,
@@ -116,11 +102,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const headers = Http.requestHeaders({
-          authHeader: CoreDialect.authHeader(dialect.auth, Redacted.value(call.key)),
-          userAgent,
-          idempotencyKey: Option.getOrUndefined(call.idempotencyKey)
-        })
+        const headers = call.requestHeaders(dialect.auth, Redacted.value(call.key), userAgent)
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -148,12 +130,12 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   // Only the client above fails with ours: a status, the transport or the body (handleResponse).
   if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (Schema.isSchemaError(error)) {
-    return Effect.fail(fromContractFailure(formatIssue(error.issue), Option.getOrUndefined(call.received), call))
+    return Effect.fail(fromContractFailure(call.contractFailure(formatIssue(error.issue)), call.operation))
   }
   if (HttpClientError.isHttpClientError(error)) {
     const { response } = error
     if (response === undefined) return Effect.fail(fromRequestError(error, call))
-    return Effect.fail(fromContractFailure(error.message, Option.getOrElse(call.received, () => ({ status: response.status })), call))
+    return Effect.fail(fromContractFailure(call.contractFailure(error.message, response.status), call.operation))
   }
   return Effect.die(error)
 }

@@ -6,10 +6,10 @@
  * `Http.contractFailure`); this module only builds the error classes.
  */
 import * as Duration from "effect/Duration"
-import type * as Headers from "effect/http/Headers"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as Option from "effect/Option"
 import { Failures, Http } from "effect-agent-session-core"
+import type { HttpCall } from "effect-agent-session-core/shell"
 import {
   BadRequest,
   Conflict,
@@ -26,15 +26,6 @@ import {
   UnexpectedStatus
 } from "../Errors.js"
 
-/** What the mapping needs to know of a non-2xx response. */
-export interface FailedResponse {
-  readonly status: number
-  readonly statusText: string
-  readonly headers: Headers.Headers
-  /** The whole body as text. */
-  readonly body: string
-}
-
 /** The error class of each kind of status but the two that carry a `Retry-After`. */
 const STATUS_ERRORS = {
   "bad-request": BadRequest,
@@ -48,7 +39,7 @@ const STATUS_ERRORS = {
 
 /** Maps a non-2xx response to its typed error (`Http.statusFailure`, every key out). */
 export const fromStatus = (
-  response: FailedResponse,
+  response: HttpCall.FailedResponse,
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
 ): HttpStatusError => {
   const { kind, requestId, retryAfterMillis, ...kept } = Http.statusFailure(response, options)
@@ -76,20 +67,15 @@ export const fromRequestError = (
   return Failures.withNotSent(new TransportError({ operation: options.operation, message }), notSent)
 }
 
-/** The body and status of the 2xx response whose decoding failed, when known (`Http.receivedBody`). */
-export type DecodedResponse = Http.ReceivedBody
-
 /**
- * A failure of the contract's schema (`Http.contractFailure`): before any response, the payload
- * refused (`InvalidRequest`); after one, a `ResponseDecodeError` (its body, when kept).
+ * A failure of the contract's schema (`HttpCall.Attempt.contractFailure`): before any response,
+ * the payload refused (`InvalidRequest`); after one, a `ResponseDecodeError` (its body, when kept).
  */
 export const fromContractFailure = (
-  problem: string,
-  received: { readonly status: number; readonly body?: string } | undefined,
-  options: { readonly operation: string; readonly secrets: ReadonlyArray<string> }
+  failure: ReturnType<typeof Http.contractFailure>,
+  operation: string
 ): InvalidRequest | ResponseDecodeError => {
-  const failure = Http.contractFailure(problem, received, options.secrets)
-  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: options.operation, message: failure.message })
+  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: operation, message: failure.message })
   const { body, message, status } = failure
-  return new ResponseDecodeError({ operation: options.operation, status, message, body })
+  return new ResponseDecodeError({ operation, status, message, body })
 }
