@@ -4,6 +4,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Model } from "effect-agent-session-core"
+import { Issues } from "effect-agent-session-core/shell"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for. */
@@ -61,19 +62,17 @@ export const validate = <A, I>(
 }
 
 /**
- * Formats a parse error as `path: problem` lines. Total: the platform's formatter prints the
- * actual value recursively and overflows the stack on a deeply nested one (a hostile frame of
- * depth 10,000 is 20 KB); the fallback names the paths and the expected types only.
+ * Formats a parse error as `path: problem` lines (`Issues.format`). Total: the platform's
+ * formatter prints the actual value recursively and overflows the stack on a deeply nested one (a
+ * hostile frame of depth 10,000 is 20 KB); the fallback names the paths and the expected types only.
  */
 export const formatIssues = (error: ParseResult.ParseError): string => {
   try {
-    return ParseResult.ArrayFormatter.formatErrorSync(error)
-      .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
-      .join("; ")
+    return Issues.format(ParseResult.ArrayFormatter.formatErrorSync(error))
   } catch {
-    const lines: Array<string> = []
-    describeWithoutValues(error.issue, [], lines)
-    return lines.length > 0 ? lines.join("; ") : "the value does not match the schema"
+    const problems: Array<Issues.Problem> = []
+    describeWithoutValues(error.issue, [], problems)
+    return Issues.format(problems, Issues.noProblemNamed)
   }
 }
 
@@ -81,9 +80,9 @@ export const formatIssues = (error: ParseResult.ParseError): string => {
 const describeWithoutValues = (
   issue: ParseResult.ParseIssue,
   path: ReadonlyArray<PropertyKey>,
-  out: Array<string>
+  out: Array<Issues.Problem>
 ): void => {
-  const at = (message: string) => out.push(path.length > 0 ? `${path.map(String).join(".")}: ${message}` : message)
+  const at = (message: string) => out.push({ path, message })
   switch (issue._tag) {
     case "Pointer":
       return describeWithoutValues(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])], out)
@@ -96,12 +95,12 @@ const describeWithoutValues = (
     case "Transformation":
       return describeWithoutValues(issue.issue, path, out)
     case "Type":
-      return void at(`Expected ${String(issue.ast)} (the actual value is too deeply nested to print)`)
+      return void at(Issues.withoutValues.expected(String(issue.ast)))
     case "Missing":
-      return void at("is missing")
+      return void at(Issues.withoutValues.missing)
     case "Unexpected":
-      return void at("is unexpected")
+      return void at(Issues.withoutValues.unexpected)
     case "Forbidden":
-      return void at("is forbidden")
+      return void at(Issues.withoutValues.forbidden)
   }
 }

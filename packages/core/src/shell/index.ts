@@ -9,3 +9,4 @@
  * @since 0.1.0
  */
 export * as HttpCall from "./HttpCall.js"
+export * as Issues from "./Issues.js"

@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { Model } from "effect-agent-session-core"
+import { Issues } from "effect-agent-session-core/shell"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for. */
@@ -58,14 +59,11 @@ export const parseTimestamp = (raw: string): Option.Option<DateTime.Utc> => {
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
- * Formats a schema issue as `path: problem` lines. The issue's input is never printed (the v4
- * formatter reports it only when asked with `reportInput`), so a deeply nested value cannot
- * overflow the stack here.
+ * Formats a schema issue as `path: problem` lines (`Issues.format`). The issue's input is never
+ * printed (the v4 formatter reports it only when asked with `reportInput`), so a deeply nested
+ * value cannot overflow the stack here.
  */
-export const formatIssue = (issue: SchemaIssue.Issue): string =>
-  formatter(issue).issues
-    .map((entry) => (entry.path !== undefined && entry.path.length > 0 ? `${entry.path.map(String).join(".")}: ${entry.message}` : entry.message))
-    .join("; ")
+export const formatIssue = (issue: SchemaIssue.Issue): string => Issues.format(formatter(issue).issues)
 
 /** Decodes the caller's input synchronously, turning a schema error into `InvalidRequest`. */
 export const validate = <S extends Schema.Decoder<unknown>>(
