@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as Dialect from "../Dialect.js"
+import * as Failures from "../Failures.js"
 import * as Http from "../Http.js"
 import * as Keys from "../Keys.js"
 import * as Telemetry from "../Telemetry.js"
@@ -118,20 +119,22 @@ export class Attempt<K> {
 }
 
 /**
- * One call of an operation: its name, its `Idempotency-Key` (a creating call's), and the attempts
- * it has sent (for `OutcomeUnknown`). Each attempt is built by {@link attempt}, which counts it.
+ * One call of an operation: its name, its `Idempotency-Key` (`I`: a `string` for a creating call,
+ * `undefined` for one that creates nothing), and the attempts it has sent. Each attempt is built
+ * by {@link attempt}, which counts it. A creating call's failure leaves its outcome unknown when
+ * its last attempt may have acted ({@link outcomeKnown}).
  *
  * @since 0.1.0
  * @category models
  */
-export class Call {
+export class Call<I extends string | undefined = string | undefined> {
   /** The operation's name in errors and traces (`AgentApi.createSession`). */
   readonly name: string
   private sent = 0
 
   constructor(
     readonly operation: Operation,
-    readonly idempotencyKey: string | undefined
+    readonly idempotencyKey: I
   ) {
     this.name = Telemetry.apiOperation(operation)
   }
@@ -146,6 +149,44 @@ export class Call {
     this.sent += 1
     return new Attempt(this.name, key, secrets, this.idempotencyKey)
   }
+
+  /**
+   * Whether a creating call that failed with `error` knows its outcome: its last attempt cannot
+   * have acted (`Failures.mayHaveActed` does not hold), so nothing was created. A time-out never
+   * leaves it known (the service may have acted on a request it got).
+   */
+  outcomeKnown<E extends Failures.Failure>(error: E): error is Exclude<E, { readonly _tag: "RequestTimeout" }> {
+    return error._tag !== "RequestTimeout" && !Failures.mayHaveActed(error)
+  }
+
+  /**
+   * The fields of `OutcomeUnknown` for a creating call whose last attempt, failed with `error`,
+   * may have acted (`Failures.outcomeUnknown`): the key to send it again with, the attempts sent.
+   */
+  outcomeUnknown(
+    this: Call<string>,
+    error: { readonly _tag: string; readonly message: string }
+  ): ReturnType<typeof Failures.outcomeUnknown> {
+    return Failures.outcomeUnknown({
+      operation: this.operation,
+      idempotencyKey: this.idempotencyKey,
+      attempts: this.sent,
+      error
+    })
+  }
+}
+
+/**
+ * Which failed attempts of a creating call are sent again under the caller's create policy
+ * (`Failures.mayResend`), `"safe"` when none is given: only those the service cannot have acted
+ * on.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resendable = (policy: Failures.CreatePolicy | undefined): (error: Failures.Failure) => boolean => {
+  const chosen = policy ?? "safe"
+  return (error) => Failures.mayResend(chosen, error)
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Http } from "../../src/index.js"
+import { Failures, Http } from "../../src/index.js"
 import { HttpCall } from "../../src/shell/index.js"
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
@@ -23,6 +23,61 @@ describe("HttpCall.Call", () => {
     // Each attempt holds its own received body.
     second.receive(201, {}, bytes("{}"))
     expect(first.received).toBeUndefined()
+  })
+})
+
+describe("HttpCall.Call: the outcome of a failed creating call", () => {
+  const transport = { _tag: "TransportError", message: "socket hang up" }
+  const notSent = Failures.withNotSent({ _tag: "TransportError", message: "connect ECONNREFUSED" }, true)
+  const status = (code: number) => ({ _tag: code === 429 ? "RateLimited" : "ServerError", status: code, message: `HTTP ${code}` })
+
+  it("known when the last attempt cannot have acted; unknown after a time-out, a reset, 500, 502, 504", () => {
+    const call = new HttpCall.Call("createSession", "idem")
+    expect(call.outcomeKnown({ _tag: "RequestTimeout", message: "timed out" })).toBe(false)
+    expect(call.outcomeKnown(transport)).toBe(false)
+    for (const code of [500, 502, 504]) expect(call.outcomeKnown(status(code)), String(code)).toBe(false)
+    expect(call.outcomeKnown(notSent)).toBe(true)
+    for (const code of [429, 503]) expect(call.outcomeKnown(status(code)), String(code)).toBe(true)
+    // Not retryable: it failed for a reason of its own, and created nothing.
+    expect(call.outcomeKnown({ _tag: "Conflict", status: 409, message: "taken" })).toBe(true)
+    expect(call.outcomeKnown({ _tag: "InvalidRequest", message: "bad" })).toBe(true)
+  })
+
+  it("OutcomeUnknown holds the call's Idempotency-Key, the attempts sent and the last error", () => {
+    const call = new HttpCall.Call("onboard", "idem-7")
+    call.attempt("k", [])
+    call.attempt("k", [])
+    expect(call.outcomeUnknown(transport)).toEqual({
+      operation: "AgentApi.onboard",
+      idempotencyKey: "idem-7",
+      attempts: 2,
+      reason: "TransportError",
+      detail: "socket hang up"
+    })
+  })
+})
+
+describe("HttpCall.resendable: the create policy", () => {
+  const cases = [
+    { error: { _tag: "RequestTimeout" }, safe: false, idempotent: true },
+    { error: { _tag: "TransportError" }, safe: false, idempotent: true },
+    { error: Failures.withNotSent({ _tag: "TransportError" }, true), safe: true, idempotent: true },
+    { error: { _tag: "ServerError", status: 500 }, safe: false, idempotent: true },
+    { error: { _tag: "ServerError", status: 503 }, safe: true, idempotent: true },
+    { error: { _tag: "RateLimited", status: 429 }, safe: true, idempotent: true },
+    { error: { _tag: "BadRequest", status: 400 }, safe: false, idempotent: false }
+  ]
+
+  it("by default (safe) only what the service cannot have acted on; idempotent: every retryable failure", () => {
+    const byDefault = HttpCall.resendable(undefined)
+    const safe = HttpCall.resendable("safe")
+    const idempotent = HttpCall.resendable("idempotent")
+    for (const { error, idempotent: again, safe: safely } of cases) {
+      const label = JSON.stringify(error)
+      expect(byDefault(error), label).toBe(safely)
+      expect(safe(error), label).toBe(safely)
+      expect(idempotent(error), label).toBe(again)
+    }
   })
 })
 

@@ -17,7 +17,7 @@ import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import { Failures, Http, Telemetry, Url } from "effect-agent-session-core"
+import { Http, Telemetry, Url } from "effect-agent-session-core"
 import { HttpCall } from "effect-agent-session-core/shell"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
@@ -85,8 +85,7 @@ export const make = (
     const maxRetryAfter = Duration.fromInputUnsafe(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // The create policy: by default a creating call is sent again only when the service cannot
     // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const createPolicy = options.createPolicy ?? "safe"
-    const creating = (error: AgentApiError) => Failures.mayResend(createPolicy, error)
+    const creating = HttpCall.resendable(options.createPolicy)
     const retriesOf = {
       onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
       createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
@@ -155,10 +154,7 @@ export const make = (
     ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
       const call = new HttpCall.Call(operation, idempotencyKey)
       return Effect.catch(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
-        // `mayHaveActed` holds for every time-out: the first test only tells the compiler so.
-        error._tag === "RequestTimeout" || Failures.mayHaveActed(error)
-          ? Effect.fail(new OutcomeUnknown(Failures.outcomeUnknown({ operation, idempotencyKey, attempts: call.attempts, error })))
-          : Effect.fail(error))
+        call.outcomeKnown(error) ? Effect.fail(error) : Effect.fail(new OutcomeUnknown(call.outcomeUnknown(error))))
     }
 
     /** The key of one creating call: the caller's, else a fresh random one. */
