@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Model } from "effect-agent-session-core"
+import { Contract } from "effect-agent-session-core/shell"
 import { Agent, OnboardRequest } from "./Agent.js"
 import * as Dialect from "./Dialect.js"
 import { HttpUrlString, NonBlankString } from "./internal/schema.js"
@@ -280,12 +281,9 @@ export interface AuthenticationOptions {
  */
 export type AuthenticationTag = HttpApiMiddleware.TagClass<Authentication, string, AuthenticationOptions>
 
-let authenticationCount = 0
-
 const makeAuthentication = (dialect: Dialect.Dialect): AuthenticationTag => {
-  authenticationCount += 1
   return HttpApiMiddleware.Tag<Authentication>()(
-    `effect-agent-session/ServiceApi/Authentication/${dialect.name}/${authenticationCount}`,
+    Contract.authenticationKey(dialect.name),
     {
       failure: ApiUnauthorized,
       provides: CallerKey,
@@ -347,23 +345,13 @@ const makeApi = (dialect: Dialect.Dialect) => {
  */
 export type ServiceApi = ReturnType<typeof makeApi>
 
-// Weak: a dialect made per call (`Dialect.make` in a loop) is not kept for the process's life.
-const cache = new WeakMap<Dialect.Dialect, ServiceApi>()
-
 /**
- * The contract of a dialect (built once per dialect value).
+ * The contract of a dialect (built once per dialect value, held weakly: `Contract.perDialect`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (dialect: Dialect.Dialect): ServiceApi => {
-  let api = cache.get(dialect)
-  if (api === undefined) {
-    api = makeApi(dialect)
-    cache.set(dialect, api)
-  }
-  return api
-}
+export const make: (dialect: Dialect.Dialect) => ServiceApi = Contract.perDialect(makeApi)
 
 /**
  * The contract of the document (`Dialect.documented`).

@@ -20,6 +20,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { Model } from "effect-agent-session-core"
+import { Contract } from "effect-agent-session-core/shell"
 import { Agent, OnboardRequest } from "./Agent.js"
 import * as Dialect from "./Dialect.js"
 import { HttpUrlString, NonBlankString } from "./internal/schema.js"
@@ -293,12 +294,9 @@ export type AuthenticationService = HttpApiMiddleware.ServiceClass<Authenticatio
   security: { readonly key: HttpApiSecurity.Http | HttpApiSecurity.ApiKey }
 }>
 
-let authenticationCount = 0
-
 const makeAuthentication = (dialect: Dialect.Dialect): AuthenticationService => {
-  authenticationCount += 1
   return HttpApiMiddleware.Service<Authentication, { provides: CallerKey }>()(
-    `effect-agent-session/ServiceApi/Authentication/${dialect.name}/${authenticationCount}`,
+    Contract.authenticationKey(dialect.name),
     { error: ApiUnauthorized, security: { key: security(dialect) } }
   )
 }
@@ -352,22 +350,13 @@ const makeApi = (dialect: Dialect.Dialect) => {
  */
 export type ServiceApi = ReturnType<typeof makeApi>
 
-const cache = new Map<Dialect.Dialect, ServiceApi>()
-
 /**
- * The contract of a dialect (built once per dialect value).
+ * The contract of a dialect (built once per dialect value, held weakly: `Contract.perDialect`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (dialect: Dialect.Dialect): ServiceApi => {
-  let api = cache.get(dialect)
-  if (api === undefined) {
-    api = makeApi(dialect)
-    cache.set(dialect, api)
-  }
-  return api
-}
+export const make: (dialect: Dialect.Dialect) => ServiceApi = Contract.perDialect(makeApi)
 
 /**
  * The contract of the document (`Dialect.documented`).

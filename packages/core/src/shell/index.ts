@@ -8,5 +8,6 @@
  *
  * @since 0.1.0
  */
+export * as Contract from "./Contract.js"
 export * as HttpCall from "./HttpCall.js"
 export * as Issues from "./Issues.js"
