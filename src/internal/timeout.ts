@@ -12,8 +12,8 @@
  * its context) stays there and is not merged back into the caller. So an effect run here may set
  * its fiber refs directly, without the save-and-restore of `Effect.locally`.
  *
- * Any other clock (a `TestClock`, a caller's own) and a duration the timer cannot hold (over
- * about 24.8 days, or infinite) wait with `Effect.timeoutTo` on the clock itself, so virtual
+ * Any other clock (a `TestClock`, a caller's own) and a duration the timer cannot hold
+ * (`Timer.fits`: over about 24.8 days, or infinite) wait with `Effect.timeoutTo` on the clock itself, so virtual
  * time drives the time-out; the effect still runs in its own fiber.
  */
 import * as Clock from "effect/Clock"
@@ -22,9 +22,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-
-/** The longest delay `setTimeout` keeps (a longer one fires at once). */
-const MAX_TIMER_MILLIS = 2 ** 31 - 1
+import { Timer } from "effect-agent-session-core/shell"
 
 /** The prototype of the live clock: every clock built by `Clock.make` sleeps on `setTimeout`. */
 const liveClockPrototype: unknown = Object.getPrototypeOf(Clock.make())
@@ -36,24 +34,17 @@ const awaitLive = <A, E, E1>(
   onTimeout: () => E1
 ): Effect.Effect<A, E | E1> =>
   Effect.async<A, E | E1>((resume) => {
-    let settled = false
-    const timer = setTimeout(() => {
-      if (settled) return
-      settled = true
+    const onExit = (exit: Exit.Exit<A, E>): void => {
+      if (wait.settle()) resume(exit)
+    }
+    const wait = new Timer.Wait(millis, () => {
       child.removeObserver(onExit)
       resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
-    }, millis)
-    const onExit = (exit: Exit.Exit<A, E>): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resume(exit)
-    }
+    })
     child.addObserver(onExit)
     // The caller was interrupted: so is the effect, and the interruption waits for it.
     return Effect.suspend(() => {
-      settled = true
-      clearTimeout(timer)
+      wait.settle()
       child.removeObserver(onExit)
       return Fiber.interrupt(child)
     })
@@ -88,7 +79,7 @@ export const timeoutFail = <A, E, R, E1>(
 ): Effect.Effect<A, E | E1, R> =>
   Effect.clockWith((clock) => {
     const millis = Duration.toMillis(duration)
-    const live = Object.getPrototypeOf(clock) === liveClockPrototype && millis >= 0 && millis <= MAX_TIMER_MILLIS
+    const live = Object.getPrototypeOf(clock) === liveClockPrototype && Timer.fits(millis)
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(
         Effect.fork(restore(self)),

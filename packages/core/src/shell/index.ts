@@ -11,3 +11,4 @@
 export * as Contract from "./Contract.js"
 export * as HttpCall from "./HttpCall.js"
 export * as Issues from "./Issues.js"
+export * as Timer from "./Timer.js"
