@@ -8,4 +8,35 @@
  *
  * @since 0.1.0
  */
-export {}
+
+/**
+ * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
+ * ends built as the edition's outcome, and the settings it reads.
+ *
+ * @since 0.1.0
+ */
+export * as Outcomes from "./Outcomes.js"
+
+/**
+ * One SSE attempt without its I/O: the stream's query, the body parsed into events, how the
+ * `GET` failing, refused or ended ends the attempt, what an answer's `POST` came to.
+ *
+ * @since 0.1.0
+ */
+export * as SseAttempt from "./SseAttempt.js"
+
+/**
+ * What a `ws`-based WebSocket constructor records and opens with: a refused upgrade's HTTP
+ * status (read back by the WebSocket attempt), the options of its sockets.
+ *
+ * @since 0.1.0
+ */
+export * as Upgrade from "./Upgrade.js"
+
+/**
+ * One WebSocket attempt driven from its socket's events: the handshake, frames to the hooks,
+ * the attempt's end from an `error` or `close` event or the connect time-out.
+ *
+ * @since 0.1.0
+ */
+export * as WebSocketAttempt from "./WebSocketAttempt.js"
