@@ -8,4 +8,4 @@
  *
  * @since 0.1.0
  */
-export {}
+export * as Facade from "./Facade.js"
