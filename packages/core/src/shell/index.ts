@@ -9,3 +9,4 @@
  * @since 0.1.0
  */
 export * as Facade from "./Facade.js"
+export * as SessionContext from "./SessionContext.js"
