@@ -8,5 +8,6 @@
  *
  * @since 0.1.0
  */
+export * as ChannelAddress from "./ChannelAddress.js"
 export * as Facade from "./Facade.js"
 export * as SessionContext from "./SessionContext.js"
