@@ -8,6 +8,25 @@
  *
  * @since 0.1.0
  */
+/**
+ * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
+ * its check.
+ *
+ * @since 0.1.0
+ */
 export * as ChannelAddress from "./ChannelAddress.js"
+
+/**
+ * The plain part of the `AgentSessions` façade: a session's event guard state, the create call's
+ * options, the façade's texts.
+ *
+ * @since 0.1.0
+ */
 export * as Facade from "./Facade.js"
+
+/**
+ * The session an error happened to: the fields an error met on its event channel gets.
+ *
+ * @since 0.1.0
+ */
 export * as SessionContext from "./SessionContext.js"
