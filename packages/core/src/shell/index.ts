@@ -8,6 +8,21 @@
  *
  * @since 0.1.0
  */
+/**
+ * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
+ * its check.
+ *
+ * @since 0.1.0
+ */
+export * as ChannelAddress from "./ChannelAddress.js"
+
+/**
+ * The plain part of the `AgentSessions` façade: a session's event guard state, the create call's
+ * options, the façade's texts.
+ *
+ * @since 0.1.0
+ */
+export * as Facade from "./Facade.js"
 
 /**
  * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
@@ -16,6 +31,13 @@
  * @since 0.1.0
  */
 export * as Outcomes from "./Outcomes.js"
+
+/**
+ * The session an error happened to: the fields an error met on its event channel gets.
+ *
+ * @since 0.1.0
+ */
+export * as SessionContext from "./SessionContext.js"
 
 /**
  * One SSE attempt without its I/O: the stream's query, the body parsed into events, how the
