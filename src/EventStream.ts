@@ -59,6 +59,7 @@ import * as internal from "./internal/eventStream.js"
 import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
 import { type Connection, Http, type Ledger } from "effect-agent-session-core"
+import { ChannelAddress } from "effect-agent-session-core/shell"
 
 /**
  * The state of a connection: `Connecting -> Open -> Reconnecting { attempt } -> Open ... -> Closed`.
@@ -431,7 +432,7 @@ export const layerSse = (options: Options): Layer.Layer<EventStream, never, SseR
  * @since 0.1.0
  * @category models
  */
-export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
+export const ENV_WS_URL: typeof ChannelAddress.environment.wsUrl = ChannelAddress.environment.wsUrl
 
 /**
  * The environment variable naming the dialect: `documented` (default) or `observed`.
@@ -456,8 +457,7 @@ export const ENV_DIALECT: typeof Http.environment.dialect = Http.environment.dia
  * @since 0.1.0
  * @category constructors
  */
-export const wsUrlFromBaseUrl = (baseUrl: string): string =>
-  baseUrl.trim().replace(/^http(s?):/i, (_, secure: string) => secure.length > 0 ? "wss:" : "ws:")
+export const wsUrlFromBaseUrl: (baseUrl: string) => string = ChannelAddress.fromBaseUrl
 
 /**
  * The options of {@link layerConfig}: each value a `Config` (defaults: the documented
@@ -486,7 +486,7 @@ export interface ConfigOptions extends Omit<Options, "url" | "dialect" | "allowI
  * @category constructors
  */
 export const wsUrlConfig: Config.Config<string> = Config.string(ENV_WS_URL).pipe(
-  Config.orElse(() => Config.map(Config.string("AGENT_SESSION_BASE_URL"), wsUrlFromBaseUrl))
+  Config.orElse(() => Config.map(Config.string(ChannelAddress.environment.baseUrl), wsUrlFromBaseUrl))
 )
 
 /**
@@ -503,7 +503,7 @@ export const layerConfig = (
   Layer.unwrapEffect(
     Config.all({
       url: (options.url ?? wsUrlConfig).pipe(
-        Config.validate({ message: "Expected an absolute ws:// or wss:// URL", validation: isWebSocketUrl })
+        Config.validate({ message: ChannelAddress.invalidUrlMessage, validation: ChannelAddress.isWebSocketUrl })
       ),
       dialect: options.dialect ??
         Dialect.config(ENV_DIALECT).pipe(Config.withDefault("documented" as const), Config.map(Dialect.fromName)),
@@ -512,9 +512,3 @@ export const layerConfig = (
       Config.map((config) => layer({ ...options, ...config }))
     )
   )
-
-const isWebSocketUrl = (url: string): boolean => {
-  if (!URL.canParse(url)) return false
-  const protocol = new URL(url).protocol
-  return protocol === "ws:" || protocol === "wss:"
-}

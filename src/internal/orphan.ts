@@ -1,36 +1,29 @@
 /**
- * Issue 13 item 2: every error met after a session was created carries its id and whether it
- * may still be running at the service.
+ * Every error met after a session was created carries its id and whether it may still be running
+ * at the service: the core's `SessionContext.added` says which fields to add, and the error is
+ * rebuilt by its tag through this edition's schema of every error (`Errors.AgentSessionError`).
  */
-import { Failures } from "effect-agent-session-core"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SessionContext } from "effect-agent-session-core/shell"
 import * as Errors from "../Errors.js"
+
+const encode = Schema.encodeOption(Errors.AgentSessionError)
+const decode = Schema.decodeUnknownOption(Errors.AgentSessionError)
 
 /**
  * The error, with the session's id and whether it may still be running, where it has room for
- * them. Fields are copied one by one: an error's `message` is not an own enumerable property.
+ * them: its fields as encoded, those added, decoded again into the class of its tag. (Each
+ * error's fields encode and decode as they are, so the rebuilt error cannot fail to decode; if it
+ * did, the error would be kept as it was.)
  */
 export const inSession = (error: Errors.EventStreamError, sessionId: string): Errors.EventStreamError => {
-  const context = { sessionId, mayStillBeRunning: Failures.mayStillBeRunning(error) }
-  switch (error._tag) {
-    case "MissingCredentials":
-      return new Errors.MissingCredentials({ operation: error.operation, variable: error.variable, ...context })
-    case "MissingAgentKey":
-      return new Errors.MissingAgentKey({ agentId: error.agentId, ...context })
-    case "MalformedFrame":
-      return new Errors.MalformedFrame({ raw: error.raw, message: error.message, ...context })
-    case "EventDecodeError":
-      return new Errors.EventDecodeError({ event: error.event, raw: error.raw, message: error.message, ...context })
-    case "FrameTooLarge":
-      return new Errors.FrameTooLarge({ size: error.size, limit: error.limit, ...context })
-    case "UnknownEvent":
-      return new Errors.UnknownEvent({ event: error.event, raw: error.raw, ...context })
-    case "HandshakeRejected":
-      return new Errors.HandshakeRejected({ code: error.code, reason: error.reason, ...context })
-    case "Superseded":
-      return new Errors.Superseded({ reason: error.reason, ...context })
-    case "ConnectionLost":
-      return new Errors.ConnectionLost({ attempts: error.attempts, lastError: error.lastError, ...context })
-    case "NeverConnected":
-      return new Errors.NeverConnected({ sessionId: error.sessionId, attempts: error.attempts, lastError: error.lastError, mayStillBeRunning: true })
-  }
+  const sameTag = (rebuilt: Errors.AgentSessionError): rebuilt is Errors.EventStreamError => rebuilt._tag === error._tag
+  return Option.getOrElse(
+    Option.filter(
+      Option.flatMap(encode(error), (encoded) => decode({ ...encoded, ...SessionContext.added(error, sessionId) })),
+      sameTag
+    ),
+    () => error
+  )
 }

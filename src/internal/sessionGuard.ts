@@ -20,6 +20,7 @@ import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
+import { Facade } from "effect-agent-session-core/shell"
 import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
@@ -44,6 +45,15 @@ interface Guarded {
   readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
 }
 
+/** The guard's state over this edition's events, outcome and errors. */
+type State = Facade.Guard<
+  SessionEvent.SessionEvent,
+  SessionEvent.ExternalResourceRequested,
+  SessionEvent.Complete,
+  Outcome,
+  RunningSessionError
+>
+
 export const guard = (
   connection: EventStream.Connection,
   sessionId: Session.SessionId,
@@ -51,61 +61,49 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const watched: PendingRequests.Watched = new CoreSession.Watched({
+    const exceeded = (actions: number) =>
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: state.watched.stopsOnOverrun })
+    const state: State = new Facade.Guard({
       maxActions,
       keepEvents: options.keepEvents,
       onBudgetExceeded: options.onBudgetExceeded,
       warnAfterMillis: Duration.toMillis(Duration.decode(options.pendingWarningAfter ?? defaultPendingWarningAfter))
-    }, PendingRequests.classifier)
-    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, watched)
-    const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: watched.stopsOnOverrun })
-
-    const outcomeOf = (
-      { actions, complete, cost, events, overrunAt }: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>
-    ): Outcome => ({
-      sessionId,
-      response: complete.response,
-      type: complete.type,
-      totalCost: Option.fromNullable(cost),
-      actions,
-      maxActions,
-      events,
-      complete,
-      budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
+    }, PendingRequests.classifier, {
+      outcome: ({ actions, complete, cost, events, overrunAt }) => ({
+        sessionId,
+        response: complete.response,
+        type: complete.type,
+        totalCost: Option.fromNullable(cost),
+        actions,
+        maxActions,
+        events,
+        complete,
+        budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
+      }),
+      overrun: exceeded,
+      withoutComplete: (lastError): RunningSessionError =>
+        new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromNullable(lastError), mayStillBeRunning: true })
     })
-    const endedWithoutComplete = (lastError: string | undefined) =>
-      new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromNullable(lastError), mayStillBeRunning: true })
-
-    // The error the events themselves failed with: the connection's, the overrun, or the end
-    // without `complete`. It is what `outcome` fails with.
-    let failedWith: RunningSessionError | undefined
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, state.watched)
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
-    // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete. The exit seen here is also the consumer's: its own
-    // failure (whatever its type) or interruption is not passed on to whoever awaits the
-    // outcome; for them the events ended without `complete`. Defects stay defects.
-    const finish = (exit: Exit.Exit<unknown, unknown>) => {
-      const withoutComplete = Effect.suspend(() => {
-        const settled = watched.settled()
-        return settled._tag === "Completed"
-          ? Effect.succeed(outcomeOf(settled))
-          : Effect.fail(endedWithoutComplete(settled.lastError))
+    // the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
+    // failure of their own, else SessionEndedWithoutComplete). Defects stay defects.
+    const settle = (failed: boolean) =>
+      Effect.suspend((): Effect.Effect<Outcome, RunningSessionError> => {
+        const settled = state.settle(failed)
+        return settled._tag === "Success" ? Effect.succeed(settled.value) : Effect.fail(settled.error)
       })
-      return Deferred.complete(
+    const finish = (exit: Exit.Exit<unknown, unknown>) =>
+      Deferred.complete(
         outcome,
         Exit.matchEffect(exit, {
-          onFailure: (cause): Effect.Effect<Outcome, RunningSessionError> =>
-            Option.match(Cause.dieOption(cause), {
-              onSome: Effect.die,
-              onNone: () => failedWith === undefined ? withoutComplete : Effect.fail(failedWith)
-            }),
-          onSuccess: () => withoutComplete
+          onFailure: (cause) =>
+            Option.match(Cause.dieOption(cause), { onSome: Effect.die, onNone: () => settle(true) }),
+          onSuccess: () => settle(false)
         })
       )
-    }
 
     // The guard is one channel stage between the connection's events and the consumer: the core
     // reads each chunk in one synchronous pass, and the chunk is passed on as it came (no copy,
@@ -123,31 +121,28 @@ export const guard = (
       unknown
     >
     const onChunk = (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Guard => {
-      const { completed, delivered, overrun, requests } = watched.received(chunk)
+      const { completed, delivered, overrun, requests } = state.watched.received(chunk)
       if (delivered === 0) return guard
-      if (completed) Deferred.unsafeDone(outcome, Exit.succeed(outcomeOf(watched.completed!)))
+      if (completed) Deferred.unsafeDone(outcome, Exit.succeed(state.completed()!))
       const written: Guard = overrun === undefined
         ? Channel.flatMap(Channel.write(chunk), again)
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
       return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(arrived), written)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
-      failedWith = Option.getOrUndefined(Cause.failureOption(cause))
+      state.failed(Option.getOrUndefined(Cause.failureOption(cause)))
       return Channel.failCause(cause)
     }
     const onDone = (): Guard => Channel.void
     const guard: Guard = Channel.readWithCause({ onInput: onChunk, onFailure, onDone })
     const again = (): Guard => guard
     const ending = Channel.suspend((): Channel.Channel<never, unknown, RunningSessionError, unknown, void, unknown> => {
-      const ended = watched.ended()
-      if (ended._tag === "Completed") return Channel.void
-      if (ended._tag === "Overrun") {
-        // In "fail" mode the connection is closed (the session may go on at the service).
-        const overrun = failedWith = exceeded(ended.actions)
-        return Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(overrun)))
-      }
-      failedWith = endedWithoutComplete(ended.lastError)
-      return Channel.fail(failedWith)
+      const error = state.ended()
+      if (error === undefined) return Channel.void
+      // In "fail" mode the connection is closed (the session may go on at the service).
+      return state.watched.stoppedAt === undefined
+        ? Channel.fail(error)
+        : Channel.fromEffect(Effect.zipRight(connection.close, Effect.fail(error)))
     })
 
     // The span "AgentSessions.events", made once per stream. It is the parent of what the
@@ -218,18 +213,15 @@ export const guard = (
       )
     )
 
-    let consumed = false
-    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
-      if (consumed) return Stream.dieMessage("RunningSession.events can be consumed once")
-      consumed = true
-      return guarded
-    })
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() =>
+      state.consume() ? guarded : Stream.dieMessage(Facade.consumedTwice)
+    )
 
-    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
-      if (consumed) return Deferred.await(outcome)
-      consumed = true
-      return Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
-    })
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() =>
+      state.consume()
+        ? Effect.zipRight(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+        : Deferred.await(outcome)
+    )
 
     return { events, outcome: awaitOutcome, pending, answered }
   })

@@ -10,8 +10,9 @@
  */
 import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
+import { Upgrade } from "effect-agent-session-core/shell"
 import * as WS from "ws"
-import { recordRejection, registerSizedConstructor } from "./channel/upgrade.js"
+import { registerSizedConstructor } from "./channel/upgrade.js"
 
 /**
  * Options of the constructor.
@@ -28,10 +29,6 @@ export interface Options {
   readonly maxPayload?: number | undefined
 }
 
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024
-
-const CLOSE_TIMEOUT_MS = 5_000
-
 /**
  * Builds the constructor.
  */
@@ -39,7 +36,7 @@ export const make = (options: Options = {}) => {
   const sized = (url: string, protocols: string | Array<string> | undefined, maxPayload: number) =>
     open(url, protocols, options, maxPayload)
   const constructor = (url: string, protocols?: string | Array<string> | undefined): globalThis.WebSocket =>
-    sized(url, protocols, options.maxPayload ?? DEFAULT_MAX_PAYLOAD)
+    sized(url, protocols, options.maxPayload ?? Upgrade.DEFAULT_MAX_PAYLOAD)
   registerSizedConstructor(constructor, (url, maxPayload) => sized(url, undefined, maxPayload))
   return constructor
 }
@@ -50,17 +47,8 @@ const open = (
   options: Options,
   maxPayload: number
 ): globalThis.WebSocket => {
-  // A peer that never answers our close frame holds the socket at most this long (`ws`: 30 s).
-  // (`closeTimeout` is in ws 8.23, not yet in its published types.)
-  const wsOptions: WS.ClientOptions & { closeTimeout?: number } = { maxPayload, closeTimeout: CLOSE_TIMEOUT_MS }
-  if (options.headers !== undefined) wsOptions.headers = { ...options.headers }
-  const ws = new WS.WebSocket(url, protocols, wsOptions)
-  ws.on("unexpected-response", (_request, response) => {
-    recordRejection(ws, { status: response.statusCode ?? 0, reason: response.statusMessage ?? "" })
-    response.resume()
-    // Aborts the handshake: `error`, then `close` with 1006, as `ws` does by default.
-    ws.terminate()
-  })
+  const ws = new WS.WebSocket(url, protocols, Upgrade.clientOptions(maxPayload, options.headers))
+  ws.on("unexpected-response", (_request, response) => Upgrade.refusedUpgrade(ws, response))
   // The platform's `Socket` reads through the WHATWG interface, which `ws` implements. This is
   // the one cast the project allows.
   return ws as unknown as globalThis.WebSocket

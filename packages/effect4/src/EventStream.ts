@@ -51,7 +51,8 @@ import type * as Scope from "effect/Scope"
 import type * as Socket from "effect/socket/Socket"
 import type * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
-import type { Connection as CoreConnection, Ledger } from "effect-agent-session-core"
+import { type Connection as CoreConnection, Http, type Ledger } from "effect-agent-session-core"
+import { ChannelAddress } from "effect-agent-session-core/shell"
 import type * as Answer from "./Answer.js"
 import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
@@ -431,7 +432,7 @@ export const layerSse = (options: Options): Layer.Layer<EventStream, never, SseR
  * @since 0.1.0
  * @category models
  */
-export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
+export const ENV_WS_URL: typeof ChannelAddress.environment.wsUrl = ChannelAddress.environment.wsUrl
 
 /**
  * The environment variable naming the dialect: `documented` (default) or `observed`.
@@ -439,7 +440,7 @@ export const ENV_WS_URL = "AGENT_SESSION_WS_URL"
  * @since 0.1.0
  * @category models
  */
-export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
+export const ENV_DIALECT: typeof Http.environment.dialect = Http.environment.dialect
 
 /**
  * The WebSocket base URL of a service whose HTTP base URL is given: the same address with
@@ -456,8 +457,7 @@ export const ENV_DIALECT = "AGENT_SESSION_DIALECT"
  * @since 0.1.0
  * @category constructors
  */
-export const wsUrlFromBaseUrl = (baseUrl: string): string =>
-  baseUrl.trim().replace(/^http(s?):/i, (_, secure: string) => secure.length > 0 ? "wss:" : "ws:")
+export const wsUrlFromBaseUrl: (baseUrl: string) => string = ChannelAddress.fromBaseUrl
 
 /**
  * The options of {@link layerConfig}: each value a `Config` (defaults: the documented
@@ -486,7 +486,7 @@ export interface ConfigOptions extends Omit<Options, "url" | "dialect" | "allowI
  * @category constructors
  */
 export const wsUrlConfig: Config.Config<string> = Config.String(ENV_WS_URL).pipe(
-  Config.orElse(() => Config.map(Config.String("AGENT_SESSION_BASE_URL"), wsUrlFromBaseUrl))
+  Config.orElse(() => Config.map(Config.String(ChannelAddress.environment.baseUrl), wsUrlFromBaseUrl))
 )
 
 /**
@@ -519,13 +519,7 @@ export const layerConfig = (
     })
   )
 
-const isWebSocketUrl = (url: string): boolean => {
-  if (!URL.canParse(url)) return false
-  const protocol = new URL(url).protocol
-  return protocol === "ws:" || protocol === "wss:"
-}
-
 /** A `ws://` or `wss://` address. */
 const WebSocketUrl = Schema.String.check(
-  Schema.makeFilter(isWebSocketUrl, { message: "Expected an absolute ws:// or wss:// URL" })
+  Schema.makeFilter(ChannelAddress.isWebSocketUrl, { message: ChannelAddress.invalidUrlMessage })
 )

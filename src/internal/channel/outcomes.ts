@@ -1,60 +1,22 @@
 /**
- * How a WebSocket's end maps to the attempt's outcome: an `error` event (an open failure before
- * `open`, a read failure after) or a `close` event with its code. The verdicts are the protocol
- * core's (`Close`); this module builds the SDK's errors from them, their texts scrubbed of the key.
+ * How the SDK's transports' attempts end, as the engine's outcomes: the protocol core's
+ * attempts (`WebSocketAttempt`, `SseAttempt`) decide which end applies, and build it with these,
+ * the SDK's errors. One object for every attempt.
  */
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Close } from "effect-agent-session-core"
-import { FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../Errors.js"
+import type { Outcomes } from "effect-agent-session-core/shell"
+import { ConnectTimeout, FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../Errors.js"
 import type { Settings } from "./settings.js"
-import { type AttemptOutcome, End, Fatal, Retry, scrub } from "./transport.js"
-import { maxPayloadOf, rejectionFromError, rejectionOf } from "./upgrade.js"
+import { type AttemptOutcome, End, Fatal, Retry } from "./transport.js"
 
-/** How an `error` event ends the attempt: before `open` an open failure, after it a read failure. */
-export const errorOutcome = (
-  cause: unknown,
-  opened: boolean,
-  ws: globalThis.WebSocket,
-  key: Redacted.Redacted<string>,
-  settings: Settings
-): AttemptOutcome => {
-  switch (Close.socketErrorKind(cause, opened)) {
-    case "too-large":
-      // Refused while read, never retried (the service would send it again). Its exact size is
-      // unknown: it is at least one byte over what the socket accepted.
-      return Fatal(new FrameTooLarge({ size: maxPayloadOf(settings) + 1, limit: settings.maxFrameSize }), "failed")
-    case "invalid-utf8":
-      return Fatal(new MalformedFrame({ raw: "", message: Close.INVALID_UTF8 }), "failed")
-    case "read-failed":
-      return Retry(Close.readFailed(cause, Redacted.value(key)))
-    case "open-failed":
-      break
-  }
-  const rejection = Option.orElse(rejectionOf(ws), () => rejectionFromError(cause))
-  if (Option.isSome(rejection)) {
-    const { reason, status } = rejection.value
-    const refusal = Close.classifyRefusal(status, "upgrade")
-    return refusal._tag === "Rejected"
-      ? Fatal(new HandshakeRejected({ code: status, reason: scrub(reason, key) }), "handshake-rejected")
-      : Retry(refusal.message)
-  }
-  return Retry(Close.openFailed(cause, Redacted.value(key)))
-}
-
-/** How a `close` event ends the attempt. */
-export const closeOutcome = (code: number, closeReason: string, key: Redacted.Redacted<string>): AttemptOutcome => {
-  const reason = scrub(closeReason, key)
-  const verdict = Close.classifyClose(code, reason)
-  switch (verdict._tag) {
-    case "Ended":
-      return End("closed-by-service")
-    case "Rejected":
-      return Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected")
-    case "Superseded":
-      // A newer connection took the session over: reconnecting would take it back.
-      return Fatal(new Superseded({ reason }), "superseded")
-    case "Dropped":
-      return Retry(verdict.message)
-  }
+/** The SDK's outcomes of an attempt, its key a `Redacted`. */
+export const outcomes: Outcomes.Outcomes<Redacted.Redacted<string>, AttemptOutcome, Settings> = {
+  reveal: (key) => Redacted.value(key),
+  ended: () => End("closed-by-service"),
+  rejected: (code, reason) => Fatal(new HandshakeRejected({ code, reason }), "handshake-rejected"),
+  superseded: (reason) => Fatal(new Superseded({ reason }), "superseded"),
+  tooLarge: (size, limit) => Fatal(new FrameTooLarge({ size, limit }), "failed"),
+  malformed: (message) => Fatal(new MalformedFrame({ raw: "", message }), "failed"),
+  retry: (message) => Retry(message),
+  timedOut: (settings) => Retry(new ConnectTimeout({ timeout: settings.connectTimeout }))
 }

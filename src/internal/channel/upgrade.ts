@@ -1,33 +1,16 @@
 /**
  * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
- * transport beyond the WHATWG interface: the HTTP status of a refused upgrade (so a refused
- * handshake is `HandshakeRejected`, never retried) and a form of the constructor that bounds the
- * size of a message while it is read (`maxPayload`). Kept apart so that `webSocket.ts` does not
- * import the engine.
+ * transport beyond the WHATWG interface: the HTTP status of a refused upgrade (the core's
+ * `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and a form of
+ * the constructor that bounds the size of a message while it is read (`maxPayload`). Kept apart
+ * so that `webSocket.ts` does not import the engine.
  */
-import * as Option from "effect/Option"
 import { Close } from "effect-agent-session-core"
+import { Upgrade } from "effect-agent-session-core/shell"
 import type { Settings } from "./settings.js"
 
-/** The HTTP answer to a refused upgrade. */
-interface UpgradeRejection {
-  readonly status: number
-  readonly reason: string
-}
-
-const rejections = new WeakMap<object, UpgradeRejection>()
-
 /** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
-export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
-  rejections.set(ws, rejection)
-}
-
-/** The refused upgrade recorded for a socket by the SDK's own constructor. */
-export const rejectionOf = (ws: object): Option.Option<UpgradeRejection> => Option.fromNullable(rejections.get(ws))
-
-/** The refused upgrade status found in an open error of any `ws`-based socket (`Close.upgradeRefusal`). */
-export const rejectionFromError = (cause: unknown): Option.Option<UpgradeRejection> =>
-  Option.fromNullable(Close.upgradeRefusal(cause))
+export const recordRejection = Upgrade.recordRejection
 
 /** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
 type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket

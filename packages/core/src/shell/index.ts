@@ -8,7 +8,89 @@
  *
  * @since 0.1.0
  */
+/**
+ * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
+ * its check.
+ *
+ * @since 0.1.0
+ */
+export * as ChannelAddress from "./ChannelAddress.js"
+
+/**
+ * The HTTP API's contract as both editions build it: once per dialect value, the key of its
+ * authentication middleware.
+ *
+ * @since 0.1.0
+ */
 export * as Contract from "./Contract.js"
+
+/**
+ * The plain part of the `AgentSessions` façade: a session's event guard state, the create call's
+ * options, the façade's texts.
+ *
+ * @since 0.1.0
+ */
+export * as Facade from "./Facade.js"
+
+/**
+ * One call of the HTTP API: its attempts counted, each attempt's headers and context, what a
+ * response read within its limit becomes, the create policy and a creating call's unknown
+ * outcome, the span attributes, the redacted header names.
+ *
+ * @since 0.1.0
+ */
 export * as HttpCall from "./HttpCall.js"
+
+/**
+ * A schema's problems as text: `path: message` lines joined by `; `, and the texts of a report
+ * that prints no value.
+ *
+ * @since 0.1.0
+ */
 export * as Issues from "./Issues.js"
+
+/**
+ * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
+ * ends built as the edition's outcome, and the settings it reads.
+ *
+ * @since 0.1.0
+ */
+export * as Outcomes from "./Outcomes.js"
+
+/**
+ * The session an error happened to: the fields an error met on its event channel gets.
+ *
+ * @since 0.1.0
+ */
+export * as SessionContext from "./SessionContext.js"
+
+/**
+ * One SSE attempt without its I/O: the stream's query, the body parsed into events, how the
+ * `GET` failing, refused or ended ends the attempt, what an answer's `POST` came to.
+ *
+ * @since 0.1.0
+ */
+export * as SseAttempt from "./SseAttempt.js"
+
+/**
+ * A wait on the host's timer: the longest delay `setTimeout` keeps, and a wait that ends once.
+ *
+ * @since 0.1.0
+ */
 export * as Timer from "./Timer.js"
+
+/**
+ * What a `ws`-based WebSocket constructor records and opens with: a refused upgrade's HTTP
+ * status (read back by the WebSocket attempt), the options of its sockets.
+ *
+ * @since 0.1.0
+ */
+export * as Upgrade from "./Upgrade.js"
+
+/**
+ * One WebSocket attempt driven from its socket's events: the handshake, frames to the hooks,
+ * the attempt's end from an `error` or `close` event or the connect time-out.
+ *
+ * @since 0.1.0
+ */
+export * as WebSocketAttempt from "./WebSocketAttempt.js"

@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { Facade } from "effect-agent-session-core/shell"
 import { AgentApi } from "../AgentApi.js"
 import type { RunningSession, RunOptions, Service } from "../AgentSessions.js"
 import * as Answer from "../Answer.js"
@@ -46,10 +47,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const start: Service["start"] = (request, options = {}) =>
       Effect.gen(function*() {
         const valid = yield* Effect.fromResult(validateCreate(request))
-        const session = yield* api.createSession(request, {
-          agent: options.agent,
-          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
-        })
+        const session = yield* api.createSession(request, Facade.createOptions(options))
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
 
@@ -63,7 +61,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
             Effect.flatMap(
               onRequest === undefined
                 ? Effect.as(
-                  Effect.logWarning("No onRequest handler: denying the agent's request").pipe(
+                  Effect.logWarning(Facade.noRequestHandler).pipe(
                     Effect.annotateLogs({ resourceType: SessionEvent.resourceTypeRaw(asked.resource_type) })
                   ),
                   Answer.deny()

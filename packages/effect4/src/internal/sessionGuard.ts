@@ -18,6 +18,7 @@ import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
+import { Facade } from "effect-agent-session-core/shell"
 import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
@@ -44,6 +45,15 @@ interface Guarded {
 
 type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
 
+/** The guard's state over this edition's events, outcome and errors. */
+type State = Facade.Guard<
+  SessionEvent.SessionEvent,
+  SessionEvent.ExternalResourceRequested,
+  SessionEvent.Complete,
+  Outcome,
+  RunningSessionError
+>
+
 export const guard = (
   connection: EventStream.Connection,
   sessionId: Session.SessionId,
@@ -51,7 +61,9 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const watched: PendingRequests.Watched = new CoreSession.Watched({
+    const exceeded = (actions: number) =>
+      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: state.watched.stopsOnOverrun })
+    const state: State = new Facade.Guard({
       maxActions,
       keepEvents: options.keepEvents,
       onBudgetExceeded: options.onBudgetExceeded,
@@ -60,51 +72,38 @@ export const guard = (
           ? defaultPendingWarningAfter
           : Duration.fromInputUnsafe(options.pendingWarningAfter)
       )
-    }, PendingRequests.classifier)
-    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, watched)
-    const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: watched.stopsOnOverrun })
-
-    const outcomeOf = (
-      { actions, complete, cost, events, overrunAt }: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>
-    ): Outcome => ({
-      sessionId,
-      response: complete.response,
-      type: complete.type,
-      totalCost: Option.fromUndefinedOr(cost),
-      actions,
-      maxActions,
-      events,
-      complete,
-      budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
+    }, PendingRequests.classifier, {
+      outcome: ({ actions, complete, cost, events, overrunAt }) => ({
+        sessionId,
+        response: complete.response,
+        type: complete.type,
+        totalCost: Option.fromUndefinedOr(cost),
+        actions,
+        maxActions,
+        events,
+        complete,
+        budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
+      }),
+      overrun: exceeded,
+      withoutComplete: (lastError): RunningSessionError =>
+        new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromUndefinedOr(lastError), mayStillBeRunning: true })
     })
-    const endedWithoutComplete = (lastError: string | undefined) =>
-      new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromUndefinedOr(lastError), mayStillBeRunning: true })
-
-    // The error the events themselves failed with: the connection's, the overrun, or the end
-    // without `complete`. It is what `outcome` fails with.
-    let failedWith: RunningSessionError | undefined
+    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
+    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, state.watched)
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
-    // the consumer's scope closes); otherwise when the events end, with their failure, or with
-    // SessionEndedWithoutComplete. The exit seen here is also the consumer's: its own
-    // failure (whatever its type) or interruption is not passed on to whoever awaits the
-    // outcome; for them the events ended without `complete`. Defects stay defects.
-    const finish = (exit: Exit.Exit<unknown, unknown>) => {
-      const withoutComplete = Effect.suspend(() => {
-        const settled = watched.settled()
-        return settled._tag === "Completed"
-          ? Effect.succeed(outcomeOf(settled))
-          : Effect.fail(endedWithoutComplete(settled.lastError))
-      })
-      const settled: Effect.Effect<Outcome, RunningSessionError> = Exit.isFailure(exit) && Cause.hasDies(exit.cause)
-        ? Effect.die(Cause.squash(exit.cause))
-        : Exit.isFailure(exit) && failedWith !== undefined
-        ? Effect.fail(failedWith)
-        : withoutComplete
-      return Deferred.completeWith(outcome, settled)
-    }
+    // the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
+    // failure of their own, else SessionEndedWithoutComplete). Defects stay defects.
+    const finish = (exit: Exit.Exit<unknown, unknown>) =>
+      Deferred.completeWith(
+        outcome,
+        Exit.isFailure(exit) && Cause.hasDies(exit.cause)
+          ? Effect.die(Cause.squash(exit.cause))
+          : Effect.suspend((): Effect.Effect<Outcome, RunningSessionError> => {
+            const settled = state.settle(Exit.isFailure(exit))
+            return settled._tag === "Success" ? Effect.succeed(settled.value) : Effect.fail(settled.error)
+          })
+      )
 
     // The core reads each chunk in one synchronous pass, and the chunk is passed on as it came
     // (no copy, no Effect), unless it carries a request (registered in `pending` before the
@@ -112,27 +111,23 @@ export const guard = (
     // connection and fails). The end of the connection's events is judged here: an end before
     // `complete` is SessionEndedWithoutComplete.
     const onChunk = (chunk: Chunk): Effect.Effect<Chunk> => {
-      const { completed, delivered, requests } = watched.received(chunk)
-      if (completed) Deferred.doneUnsafe(outcome, Exit.succeed(outcomeOf(watched.completed!)))
+      const { completed, delivered, requests } = state.watched.received(chunk)
+      if (completed) Deferred.doneUnsafe(outcome, Exit.succeed(state.completed()!))
       const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
       const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
       return requests === 0 ? Effect.succeed(out) : Effect.as(arrived, out)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> => {
-      failedWith = Option.getOrUndefined(Cause.findErrorOption(cause))
+      state.failed(Option.getOrUndefined(Cause.findErrorOption(cause)))
       return Effect.failCause(cause)
     }
     const onDone = (): Effect.Effect<never, RunningSessionError | Cause.Done> => {
-      const ended = watched.ended()
-      if (ended._tag === "Completed") return Cause.done()
-      failedWith = ended._tag === "Overrun" ? exceeded(ended.actions) : endedWithoutComplete(ended.lastError)
-      return Effect.fail(failedWith)
+      const error = state.ended()
+      return error === undefined ? Cause.done() : Effect.fail(error)
     }
     // In "fail" mode the connection is closed (the session may go on at the service).
-    const afterOverrun = (actions: number): Effect.Effect<never, ActionBudgetExceeded> => {
-      const error = failedWith = exceeded(actions)
-      return Effect.andThen(connection.close, Effect.fail(error))
-    }
+    const afterOverrun = (actions: number): Effect.Effect<never, RunningSessionError> =>
+      Effect.andThen(connection.close, Effect.fail(state.overran(actions)))
 
     // The span "AgentSessions.events", made once per stream (none under Effect's native tracer,
     // whose spans reach no exporter). It is the parent of what the connection starts when its
@@ -149,8 +144,8 @@ export const guard = (
             ? undefined
             : yield* Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope)
           const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
-            watched.stoppedAt !== undefined
-              ? afterOverrun(watched.stoppedAt)
+            state.watched.stoppedAt !== undefined
+              ? afterOverrun(state.watched.stoppedAt)
               : Pull.matchEffect(upstream, { onSuccess: onChunk, onFailure, onDone })
           )
           let first = span !== undefined
@@ -162,18 +157,15 @@ export const guard = (
         })
     )
 
-    let consumed = false
-    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() => {
-      if (consumed) return Stream.die(new Error("RunningSession.events can be consumed once"))
-      consumed = true
-      return guarded
-    })
+    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() =>
+      state.consume() ? guarded : Stream.die(new Error(Facade.consumedTwice))
+    )
 
-    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() => {
-      if (consumed) return Deferred.await(outcome)
-      consumed = true
-      return Effect.andThen(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
-    })
+    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() =>
+      state.consume()
+        ? Effect.andThen(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
+        : Deferred.await(outcome)
+    )
 
     return { events, outcome: awaitOutcome, pending, answered }
   })

@@ -13,35 +13,29 @@ import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Latch from "effect/Latch"
-import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Close, Http, Sse } from "effect-agent-session-core"
+import { Http, Sse } from "effect-agent-session-core"
+import { SseAttempt } from "effect-agent-session-core/shell"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
-import { ConnectTimeout, HandshakeRejected, type InsecureTransport } from "../Errors.js"
+import type { InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import * as Wire from "../Wire.js"
 import { readBounded } from "./body.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
-import {
-  type AttemptOutcome,
-  Fatal,
-  type Hooks,
-  type Io,
-  Retry,
-  scrub,
-  type SendFailure,
-  type Transport
-} from "./channel/transport.js"
+import { outcomes } from "./channel/outcomes.js"
+import { type AttemptOutcome, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, printableUrl, serviceOf, type ServiceOptions } from "./eventStream.js"
 
 // ---------------------------------------------------------------------------
 // The transport
 // ---------------------------------------------------------------------------
+
+const confirmed = Effect.succeed("confirmed" as const)
 
 interface SseOptions {
   readonly base: string
@@ -75,10 +69,11 @@ export const sseTransport = (options: SseOptions): Transport => (hooks) =>
 const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { dialect, sessionId, settings } = options
+    const sse = new SseAttempt.SseAttempt(hooks, outcomes, settings)
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
-    // `Redacted` is unwrapped only here, where the parameter is written.
-    const params = Sse.streamParams(sessionId, Redacted.value(hooks.key))
+    // The key is read in clear only there (`params`), where the parameter is written.
+    const params = sse.params(sessionId)
     const client = options.client
     const latch = Latch.makeUnsafe(true)
 
@@ -105,12 +100,10 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       // whatever the service does.
       Effect.forkDetach(Effect.interruptible(post(data))).pipe(
         Effect.flatMap(Fiber.join),
-        Effect.mapError((error): SendFailure => ({ retry: true, message: scrub(Close.describeCause(error), hooks.key) })),
-        Effect.flatMap((response): Effect.Effect<"confirmed", SendFailure> => {
-          const outcome = Http.answerPostOutcome(response.status)
-          return outcome === "confirmed"
-            ? Effect.succeed("confirmed")
-            : Effect.fail({ retry: outcome === "retry", message: `HTTP ${response.status}` })
+        Effect.mapError((error) => sse.answerFailed(error)),
+        Effect.flatMap((response) => {
+          const outcome = sse.answered(response.status)
+          return outcome === "confirmed" ? confirmed : Effect.fail(outcome)
         })
       )
 
@@ -131,19 +124,11 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         HttpClientRequest.setHeaders(Sse.streamHeaders)
       )
     ).pipe(
-      Effect.timeoutOrElse({
-        duration: settings.connectTimeout,
-        orElse: () => Effect.fail(new ConnectTimeout({ timeout: settings.connectTimeout }))
-      }),
+      Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.fail(SseAttempt.TIMED_OUT) }),
       untraced,
       Effect.result
     )
-    if (Result.isFailure(opened)) {
-      const error = opened.failure
-      return error._tag === "ConnectTimeout"
-        ? Retry(error)
-        : Retry(Close.openFailed(error, Redacted.value(hooks.key)))
-    }
+    if (Result.isFailure(opened)) return sse.openFailed(opened.failure)
     const response = opened.success
     if (!Http.isSuccess(response.status)) {
       // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
@@ -151,36 +136,15 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
         Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.succeed(new Uint8Array(0)) }),
         Effect.orElseSucceed(() => new Uint8Array(0))
       )
-      const refusal = Sse.streamRefusal(response.status, bytes, Redacted.value(hooks.key))
-      return refusal._tag === "Rejected"
-        ? Fatal(new HandshakeRejected({ code: refusal.code, reason: refusal.reason }), "handshake-rejected")
-        : Retry(refusal.message)
+      return sse.refused(response.status, bytes)
     }
-    hooks.open()
+    sse.open()
 
-    const decoder = new TextDecoder()
-    const parser = new Sse.SseParser({
-      event: (name, data) => hooks.namedEvent(name, data),
-      tooLarge: (size) => hooks.tooLarge(size)
-    }, settings.maxFrameSize)
     const read = response.stream.pipe(
-      Stream.runForEachArray((chunk) =>
-        Effect.andThen(
-          latch.await,
-          Effect.sync(() => {
-            for (const bytes of chunk) {
-              hooks.alive()
-              parser.feed(decoder.decode(bytes, { stream: true }))
-            }
-          })
-        )
-      )
+      Stream.runForEachArray((chunk) => Effect.andThen(latch.await, Effect.sync(() => sse.read(chunk))))
     )
     const ended = yield* Effect.result(read)
-    return Result.isFailure(ended)
-      ? Retry(Close.readFailed(ended.failure, Redacted.value(hooks.key)))
-      // A stream that ends before `complete` is reopened, as an EventSource would.
-      : Retry(Close.STREAM_ENDED)
+    return Result.isFailure(ended) ? sse.readFailed(ended.failure) : sse.streamEnded()
   })
 
 // ---------------------------------------------------------------------------

@@ -12,7 +12,8 @@
 import * as NodeWS from "@effect/platform-node/NodeWS"
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
-import { recordRejection, registerSizedConstructor } from "./channel/upgrade.js"
+import { Upgrade } from "effect-agent-session-core/shell"
+import { registerSizedConstructor } from "./channel/upgrade.js"
 
 /** Options of the constructor. */
 export interface Options {
@@ -26,27 +27,14 @@ export interface Options {
   readonly maxPayload?: number | undefined
 }
 
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024
-
-const CLOSE_TIMEOUT_MS = 5_000
-
 const open = (
   url: string,
   protocols: string | Array<string> | undefined,
   headers: Readonly<Record<string, string>> | undefined,
   maxPayload: number
 ): Socket.WebSocketLike => {
-  // A peer that never answers our close frame holds the socket at most this long (`ws`: 30 s).
-  // (`closeTimeout` is in ws 8.23, not yet in its published types.)
-  const wsOptions: NodeWS.ClientOptions & { closeTimeout?: number } = { maxPayload, closeTimeout: CLOSE_TIMEOUT_MS }
-  if (headers !== undefined) wsOptions.headers = { ...headers }
-  const ws = new NodeWS.WebSocket(url, protocols, wsOptions)
-  ws.on("unexpected-response", (_request, response) => {
-    recordRejection(ws, { status: response.statusCode ?? 0, reason: response.statusMessage ?? "" })
-    response.resume()
-    // Aborts the handshake: `error`, then `close` with 1006, as `ws` does by default.
-    ws.terminate()
-  })
+  const ws = new NodeWS.WebSocket(url, protocols, Upgrade.clientOptions(maxPayload, headers))
+  ws.on("unexpected-response", (_request, response) => Upgrade.refusedUpgrade(ws, response))
   return ws
 }
 
@@ -59,12 +47,12 @@ export const make = (options: Options = {}): Socket.WebSocketConstructor["Servic
     return open(
       url,
       protocols,
-      headers === undefined ? options.headers : { ...options.headers, ...headers },
-      options.maxPayload ?? DEFAULT_MAX_PAYLOAD
+      Upgrade.mergeHeaders(options.headers, headers),
+      options.maxPayload ?? Upgrade.DEFAULT_MAX_PAYLOAD
     )
   }
   registerSizedConstructor(constructor, (url, maxPayload, headers) =>
-    open(url, undefined, headers === undefined ? options.headers : { ...options.headers, ...headers }, maxPayload))
+    open(url, undefined, Upgrade.mergeHeaders(options.headers, headers), maxPayload))
   return constructor
 }
 

@@ -18,118 +18,34 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Socket from "effect/socket/Socket"
-import { Close, Socket as Sockets } from "effect-agent-session-core"
+import { Close } from "effect-agent-session-core"
+import { WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
-import { ConnectTimeout } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
-import type * as Deadlines from "./deadlines.js"
-import { closeOutcome, errorOutcome } from "./outcomes.js"
+import { outcomes } from "./outcomes.js"
 import type { Settings } from "./settings.js"
-import { type Hooks, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
+import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
+const written = Effect.succeed("written" as const)
+
 /**
- * One socket of one attempt: the engine's `Io` over it, and the listener of its events (one
- * function for every WHATWG event, and `ws`'s own `message` event where there is one).
+ * One socket of one attempt: the core's `WebSocketAttempt` (the socket's events, the attempt's
+ * end), the engine's `Io` over it, and the socket's listener (one function for every event: the
+ * socket takes no listener object).
  */
-class SocketAttempt implements Io {
-  opened = false
-  connectTimeout: Deadlines.Entry | undefined = undefined
-  private readonly pausable: Sockets.Pausable | undefined
-  private readonly emitter: Sockets.Emitter | undefined
-  /** `ws`'s own `message` event: the text without a WHATWG `MessageEvent` per message. */
-  private readonly onWsMessage: ((data: unknown, isBinary: boolean) => void) | undefined
-  private readonly listener: (event: Socket.WebSocketEvent) => void
-
-  constructor(
-    readonly socket: Socket.WebSocketLike,
-    readonly hooks: Hooks,
-    readonly settings: Settings,
-    /** The session to name in the handshake message, if the dialect sends one (made at open: the key is not kept in it). */
-    readonly handshakeFor: string | undefined
-  ) {
-    this.pausable = Sockets.isPausable(socket) ? socket : undefined
-    this.emitter = Sockets.isEmitter(socket) ? socket : undefined
-    this.onWsMessage = this.emitter === undefined
-      ? undefined
-      : (data, isBinary) => this.frame(Sockets.emitterFrameOf(data, isBinary))
-    this.listener = (event) => this.handleEvent(event)
-  }
-
-  // --- Io ---
+class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
+  Redacted.Redacted<string>,
+  AttemptOutcome,
+  Settings,
+  (event: Socket.WebSocketEvent) => void
+> implements Io {
+  protected readonly listener = (event: Socket.WebSocketEvent): void => this.handleEvent(event)
   send(frame: string): Effect.Effect<"written", SendFailure> {
     return Effect.suspend(() => {
-      // Closing or closed: how the socket ended (1000 or a drop) decides, when it arrives.
-      if (this.socket.readyState !== Sockets.OPEN) {
-        return Effect.fail({ retry: true, closing: true, message: Close.SOCKET_NOT_OPEN })
-      }
-      try {
-        this.socket.send(frame)
-        return Effect.succeed("written" as const)
-      } catch (cause) {
-        return Effect.fail({ retry: true, message: Close.describeCause(cause) })
-      }
+      const failure = this.write(frame)
+      return failure === undefined ? written : Effect.fail(failure)
     })
-  }
-  pause(): void {
-    this.pausable?.pause()
-  }
-  resume(): void {
-    this.pausable?.resume()
-  }
-  abort(): void {
-    Sockets.terminate(this.socket)
-  }
-
-  // --- the socket's events ---
-  listen(): void {
-    const { listener, socket } = this
-    socket.addEventListener("close", listener, { once: true })
-    socket.addEventListener("error", listener, { once: true })
-    if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.on("message", this.onWsMessage)
-    else socket.addEventListener("message", listener)
-    if (socket.readyState === Sockets.OPEN) this.open()
-    else socket.addEventListener("open", listener, { once: true })
-  }
-  private handleEvent(event: Socket.WebSocketEvent): void {
-    switch (event.type) {
-      case "message":
-        return this.data(event.data)
-      case "open":
-        return this.open()
-      case "error":
-        return this.ended(event, true)
-      case "close":
-        return this.ended(event, false)
-    }
-  }
-  private data(data: unknown): void {
-    this.frame(Sockets.frameOf(data))
-  }
-  private frame(frame: string | Uint8Array | undefined): void {
-    if (frame !== undefined) this.hooks.frame(frame)
-  }
-  private open(): void {
-    this.opened = true
-    this.connectTimeout?.cancel()
-    if (this.handshakeFor !== undefined) this.socket.send(Wire.handshakeMessage(this.hooks.key, this.handshakeFor))
-    this.hooks.open()
-  }
-  private ended(event: Socket.WebSocketEvent, error: boolean): void {
-    const { hooks, listener, socket } = this
-    if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.off("message", this.onWsMessage)
-    else socket.removeEventListener("message", listener)
-    socket.removeEventListener("open", listener)
-    socket.removeEventListener(error ? "close" : "error", listener)
-    this.connectTimeout?.cancel()
-    if (error) return hooks.end(errorOutcome(event, this.opened, socket, hooks.key, this.settings))
-    const { code, reason } = Close.closeCodeOf(event)
-    hooks.end(closeOutcome(code, reason, hooks.key))
-  }
-  /** The attempt is over: its connect time-out goes, and the socket is closed. */
-  close(): void {
-    this.connectTimeout?.cancel()
-    Sockets.closeQuietly(this.socket)
   }
 }
 
@@ -162,7 +78,7 @@ export const webSocketTransport = (options: {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     if (Predicate.hasProperty(ws, "binaryType")) Reflect.set(ws, "binaryType", "arraybuffer")
-    const attempt = new SocketAttempt(ws, hooks, settings, dialect.handshake === "query" ? undefined : sessionId)
+    const attempt = new SocketAttempt(ws, hooks, outcomes, settings, dialect.handshake === "query" ? undefined : sessionId)
     hooks.attach(attempt)
     // The connect time-out goes with the attempt, whether or not the socket reports its close.
     yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))
@@ -170,10 +86,7 @@ export const webSocketTransport = (options: {
     attempt.connectTimeout = yield* hooks.deadlines.schedule(
       clock.currentTimeMillisUnsafe() + Duration.toMillis(settings.connectTimeout),
       () => {
-        if (!attempt.opened) {
-          Sockets.terminate(ws)
-          hooks.end(Retry(new ConnectTimeout({ timeout: settings.connectTimeout })))
-        }
+        attempt.connectTimedOut()
         return undefined
       }
     )

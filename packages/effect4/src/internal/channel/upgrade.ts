@@ -1,33 +1,17 @@
 /**
  * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
- * transport beyond the `Socket.WebSocketLike` interface: the HTTP status of a refused upgrade (so
- * a refused handshake is `HandshakeRejected`, never retried) and a form of the constructor that
- * bounds the size of a message while it is read (`maxPayload`). Kept apart so that
- * `webSocket.ts` does not import the engine.
+ * transport beyond the `Socket.WebSocketLike` interface: the HTTP status of a refused upgrade (the
+ * core's `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and a form
+ * of the constructor that bounds the size of a message while it is read (`maxPayload`). Kept apart
+ * so that `webSocket.ts` does not import the engine.
  */
 import type * as Socket from "effect/socket/Socket"
 import { Close } from "effect-agent-session-core"
+import { Upgrade } from "effect-agent-session-core/shell"
 import type { Settings } from "./settings.js"
 
-/** The HTTP answer to a refused upgrade. */
-export interface UpgradeRejection {
-  readonly status: number
-  readonly reason: string
-}
-
-const rejections = new WeakMap<object, UpgradeRejection>()
-
 /** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
-export const recordRejection = (ws: object, rejection: UpgradeRejection): void => {
-  rejections.set(ws, rejection)
-}
-
-/**
- * The refused upgrade of a socket: recorded by the SDK's own constructor, else found in the open
- * error of any `ws`-based socket (`Close.upgradeRefusal`: `Unexpected server response: 401`).
- */
-export const rejectionOf = (ws: object, cause: unknown): UpgradeRejection | undefined =>
-  rejections.get(ws) ?? Close.upgradeRefusal(cause)
+export const recordRejection = Upgrade.recordRejection
 
 /** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
 export type SizedConstructor = (
