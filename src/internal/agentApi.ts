@@ -3,6 +3,8 @@
  * platform `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, every
  * failure mapped to the SDK's typed errors in one place), each attempt under its time-out
  * (`timeout.ts`), the attempts on the retry schedule and the create policy (`agentApiPolicy.ts`).
+ * The call itself (its attempts counted, the create policy, an unknown outcome, the span's
+ * attributes) is the core shell's `HttpCall`; this module binds it to Effect 3.
  * Why the success path is shaped as it is, with its measurements: src/internal/README.md, "HTTP calls".
  */
 import * as Headers from "@effect/platform/Headers"

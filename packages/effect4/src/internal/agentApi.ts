@@ -5,7 +5,9 @@
  * `httpErrors.ts`), each attempt under its time-out, the attempts on the retry schedule and the
  * create policy (`agentApiPolicy.ts`). The protocol's rules (which status is which error,
  * `Retry-After`, which failures may be sent again, body limits, keys out of text) are the
- * protocol core's `Http`, `Secrets` and `Url`; this module binds them to Effect 4.
+ * protocol core's `Http`, `Secrets` and `Url`, the call itself (its attempts counted, the create
+ * policy, an unknown outcome, the span's attributes) the core shell's `HttpCall`; this module
+ * binds them to Effect 4.
  */
 import type { Options, Service } from "../AgentApi.js"
 import * as Duration from "effect/Duration"
