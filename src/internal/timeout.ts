@@ -13,7 +13,7 @@
  * its fiber refs directly, without the save-and-restore of `Effect.locally`.
  *
  * Any other clock (a `TestClock`, a caller's own) and a duration the timer cannot hold
- * (`Timer.fits`: over about 24.8 days, or infinite) wait with `Effect.timeoutTo` on the clock itself, so virtual
+ * (`LiveWait.fits`: over about 24.8 days, or infinite) wait with `Effect.timeoutTo` on the clock itself, so virtual
  * time drives the time-out; the effect still runs in its own fiber.
  */
 import * as Clock from "effect/Clock"
@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { Timer } from "effect-agent-session-core/shell"
+import { LiveWait } from "effect-agent-session-core/shell"
 
 /** The prototype of the live clock: every clock built by `Clock.make` sleeps on `setTimeout`. */
 const liveClockPrototype: unknown = Object.getPrototypeOf(Clock.make())
@@ -37,7 +37,7 @@ const awaitLive = <A, E, E1>(
     const onExit = (exit: Exit.Exit<A, E>): void => {
       if (wait.settle()) resume(exit)
     }
-    const wait = new Timer.Wait(millis, () => {
+    const wait = new LiveWait.Wait(millis, () => {
       child.removeObserver(onExit)
       resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
     })
@@ -79,7 +79,7 @@ export const timeoutFail = <A, E, R, E1>(
 ): Effect.Effect<A, E | E1, R> =>
   Effect.clockWith((clock) => {
     const millis = Duration.toMillis(duration)
-    const live = Object.getPrototypeOf(clock) === liveClockPrototype && Timer.fits(millis)
+    const live = Object.getPrototypeOf(clock) === liveClockPrototype && LiveWait.fits(millis)
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(
         Effect.fork(restore(self)),

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+
 /**
  * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
  * its check.
@@ -50,6 +51,13 @@ export * as HttpCall from "./HttpCall.js"
 export * as Issues from "./Issues.js"
 
 /**
+ * A wait on the host's timer: the longest delay `setTimeout` keeps, and a wait that ends once.
+ *
+ * @since 0.1.0
+ */
+export * as LiveWait from "./LiveWait.js"
+
+/**
  * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
  * ends built as the edition's outcome, and the settings it reads.
  *
@@ -71,13 +79,6 @@ export * as SessionContext from "./SessionContext.js"
  * @since 0.1.0
  */
 export * as SseAttempt from "./SseAttempt.js"
-
-/**
- * A wait on the host's timer: the longest delay `setTimeout` keeps, and a wait that ends once.
- *
- * @since 0.1.0
- */
-export * as Timer from "./Timer.js"
 
 /**
  * What a `ws`-based WebSocket constructor records and opens with: a refused upgrade's HTTP

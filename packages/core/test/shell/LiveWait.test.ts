@@ -1,17 +1,17 @@
 /**
- * `Timer`: the longest delay the host's timer keeps, and a wait that ends once.
+ * `LiveWait`: the longest delay the host's timer keeps, and a wait that ends once.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { Timer } from "../../src/shell/index.js"
+import { LiveWait } from "../../src/shell/index.js"
 
-describe("Timer.fits", () => {
+describe("LiveWait.fits", () => {
   it("0 to 2^31 - 1 ms; not a negative, longer, infinite or NaN delay", () => {
-    expect([0, 1, 30_000, Timer.MAX_TIMER_MILLIS].map(Timer.fits)).toEqual([true, true, true, true])
-    expect([-1, Timer.MAX_TIMER_MILLIS + 1, Infinity, Number.NaN].map(Timer.fits)).toEqual([false, false, false, false])
+    expect([0, 1, 30_000, LiveWait.MAX_TIMER_MILLIS].map(LiveWait.fits)).toEqual([true, true, true, true])
+    expect([-1, LiveWait.MAX_TIMER_MILLIS + 1, Infinity, Number.NaN].map(LiveWait.fits)).toEqual([false, false, false, false])
   })
 })
 
-describe("Timer.Wait", () => {
+describe("LiveWait.Wait", () => {
   beforeEach(() => {
     vi.useFakeTimers()
   })
@@ -21,7 +21,7 @@ describe("Timer.Wait", () => {
 
   it("times out once `millis` have passed; a settle afterwards does nothing", () => {
     const timeouts: Array<number> = []
-    const wait = new Timer.Wait(100, () => timeouts.push(Date.now()))
+    const wait = new LiveWait.Wait(100, () => timeouts.push(Date.now()))
     vi.advanceTimersByTime(99)
     expect(timeouts).toHaveLength(0)
     vi.advanceTimersByTime(1)
@@ -33,7 +33,7 @@ describe("Timer.Wait", () => {
 
   it("settled first: the timer is cleared, only the first settle wins", () => {
     let timedOut = false
-    const wait = new Timer.Wait(100, () => {
+    const wait = new LiveWait.Wait(100, () => {
       timedOut = true
     })
     expect(wait.settle()).toBe(true)
