@@ -450,7 +450,39 @@ export type {
    * @since 0.1.0
    * @category models
    */
-  MemoryReplayOptions
+  MemoryReplayOptions,
+  /**
+   * How a shell decodes a recorded session and errors into its own values, and which errors a
+   * create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDecoders,
+  /**
+   * The recorded answer to a create, decoded: a session (or the shell's own), an error, or no
+   * create recorded.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CreateReply,
+  /**
+   * What a driven attempt hands the shell's engine without waiting (an edition's transport hooks
+   * have this shape).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayHooks,
+  /**
+   * What a driven attempt waits on: a sleep, the engine's flow for a frame, an answer, its
+   * decoded end, or a failure of the replay.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  DriverStep
 } from "./internal/recording/memory.js"
 
 export {
@@ -468,5 +500,13 @@ export {
    * @since 0.1.0
    * @category models
    */
-  ReplayAttempt
+  ReplayAttempt,
+  /**
+   * One replayed attempt driven for a shell with an engine: lines handed to its hooks, ends
+   * decoded, only the waits returned.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDriver
 } from "./internal/recording/memory.js"
