@@ -158,6 +158,11 @@ describe("Recording.Journal", () => {
     assert.strictEqual(new Recording.Journal({ bufferSize: 0 }).bufferSize, Recording.defaultBufferSize)
   })
 
+  it("a line's time is the milliseconds since the first line noted, whole and never negative", () => {
+    const journal = new Recording.Journal()
+    assert.deepStrictEqual([1000.4, 1250.6, 900, 3000].map((millis) => journal.time(millis)), [0, 250, 0, 2000])
+  })
+
   it("the first session seen claims the recording; another is not recorded, and warned of once", () => {
     const journal = new Recording.Journal()
     assert.strictEqual(journal.claim("ses_1"), "recorded")

@@ -105,15 +105,10 @@ export const make = (
     const latch = yield* Effect.makeLatch(false)
     const journal = new Format.Journal({ bufferSize: options.bufferSize, redact: options.redact })
 
-    let start: number | undefined
     let failed: RecordingFailed | undefined
     const waiters: Array<Deferred.Deferred<void, RecordingFailed>> = []
 
-    const now = (): number => {
-      const at = clock.unsafeCurrentTimeMillis()
-      start ??= at
-      return Math.max(0, Math.round(at - start))
-    }
+    const now = (): number => journal.time(clock.unsafeCurrentTimeMillis())
 
     /** The journal stopped the recording: the error made, the waiters failed, the writer woken. */
     const stopped = () => {

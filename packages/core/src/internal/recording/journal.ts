@@ -142,6 +142,8 @@ export class Journal {
   claimed: string | undefined = undefined
   private queue: Array<Entry> = []
   private queuedBytes = 0
+  /** When the first line was noted (the clock's milliseconds). */
+  private start: number | undefined = undefined
   private warnedOther = false
   private connections = 0
   readonly bufferSize: number
@@ -149,6 +151,15 @@ export class Journal {
   constructor(private readonly options: JournalOptions = {}) {
     const size = options.bufferSize
     this.bufferSize = size !== undefined && size >= 1 ? size : defaultBufferSize
+  }
+
+  /**
+   * The `t` of a line noted when the shell's clock reads `millis`: milliseconds since the first
+   * line noted, whole, never negative.
+   */
+  time(millis: number): number {
+    this.start ??= millis
+    return Math.max(0, Math.round(millis - this.start))
   }
 
   /** How many lines wait to be written. */
