@@ -558,6 +558,13 @@ export {
    */
   answerResult,
   /**
+   * How an attempt ended, as the format keeps it (its errors encoded by the shell).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  outcomeEntry,
+  /**
    * A frame as the format keeps it: text (a binary frame of UTF-8 text too), else base64.
    *
    * @since 0.1.0

@@ -59,6 +59,27 @@ describe("Recording.frameEntry and answerResult", () => {
   })
 })
 
+describe("Recording.outcomeEntry", () => {
+  type Err = { readonly _tag: string }
+  const encode = (error: Err): Recording.EncodedError => ({ _tag: error._tag, message: "encoded" })
+
+  it("an end keeps its reason; a fatal end its reason and error encoded; a drop its text, or its error encoded", () => {
+    assert.deepStrictEqual(Recording.outcomeEntry<Err, Err>({ _tag: "End", reason: "complete" }, encode), { _tag: "End", reason: "complete" })
+    assert.deepStrictEqual(
+      Recording.outcomeEntry<Err, Err>({ _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded" } }, encode),
+      { _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded", message: "encoded" } }
+    )
+    assert.deepStrictEqual(
+      Recording.outcomeEntry<Err, Err>({ _tag: "Retry", error: "closed with code 1006" }, encode),
+      { _tag: "Retry", cause: "closed with code 1006" }
+    )
+    assert.deepStrictEqual(
+      Recording.outcomeEntry<Err, Err>({ _tag: "Retry", error: { _tag: "ConnectTimeout" }, connectTimeout: true }, encode),
+      { _tag: "Retry", error: { _tag: "ConnectTimeout", message: "encoded" } }
+    )
+  })
+})
+
 describe("Recording.Journal", () => {
   it("a batch is the header first, once, then the lines noted since the last batch", () => {
     const journal = new Recording.Journal()

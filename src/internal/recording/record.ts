@@ -68,16 +68,7 @@ const outcomeEntry = (exit: Exit.Exit<unknown, unknown>): Format.Outcome => {
   if (outcome === "defect") {
     return { _tag: "Defect", message: Exit.isFailure(exit) ? describe(exit.cause) : "the attempt ended without an outcome" }
   }
-  switch (outcome._tag) {
-    case "End":
-      return { _tag: "End", reason: outcome.reason }
-    case "Fatal":
-      return { _tag: "Fatal", reason: outcome.reason, error: encodedError(outcome.error) }
-    case "Retry":
-      return typeof outcome.error === "string"
-        ? { _tag: "Retry", cause: outcome.error }
-        : { _tag: "Retry", error: encodedError(outcome.error) }
-  }
+  return Format.outcomeEntry(outcome, encodedError)
 }
 
 /** A recorder: the wrappers, and what the public `Recorder` service exposes. */

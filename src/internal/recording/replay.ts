@@ -43,15 +43,10 @@ import type { Hooks, Io } from "../channel/transport.js"
 import { Recording as Format } from "effect-agent-session-core"
 import * as Fs from "node:fs"
 
-/** Options of an in-memory replay. */
-export interface ReplayOptions {
-  readonly path: string
+/** Options of an in-memory replay: the core's (the file, its longest line, `redact`) and the answer timeout. */
+export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "path" | "maxLineLength" | "redact"> {
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.DurationInput | undefined
-  /** Applied to the application's answers before they are compared (the recording's `redact`). */
-  readonly redact?: ((entry: Format.Entry) => Format.Entry) | undefined
-  /** The longest line read. Default 16 Mi characters. */
-  readonly maxLineLength?: number | undefined
 }
 
 /** What the test kit is told as the application goes. */

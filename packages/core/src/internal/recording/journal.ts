@@ -8,8 +8,17 @@
  */
 import type { Dialect } from "../../Dialect.js"
 import { decodeUtf8 } from "../../Json.js"
-import type { WriteFailure } from "../connection.js"
-import { type AnswerResult, type Entry, FORMAT, type Header, type Transport, VERSION } from "./model.js"
+import type { Ending, WriteFailure } from "../connection.js"
+import {
+  type AnswerResult,
+  type EncodedError,
+  type Entry,
+  FORMAT,
+  type Header,
+  type Outcome,
+  type Transport,
+  VERSION
+} from "./model.js"
 import { encodeLine } from "./parse.js"
 import { encodeBase64, leak, scrub, scrubEntry } from "./scrub.js"
 
@@ -68,6 +77,29 @@ export const headerOf = (info: HeaderInfo, sdk: string, recordedAt: number): Hea
  */
 export const answerResult = (result: "confirmed" | "written" | WriteFailure): AnswerResult =>
   typeof result === "string" ? result : { failed: result.message, retry: result.retry }
+
+/**
+ * How an attempt ended, as the format keeps it: its errors encoded with the shell's `encode`, a
+ * drop described by text kept as its `cause`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const outcomeEntry = <F, R>(
+  ending: Exclude<Ending<F, R>, { readonly _tag: "Defect" }>,
+  encode: (error: F | R) => EncodedError
+): Outcome => {
+  switch (ending._tag) {
+    case "End":
+      return { _tag: "End", reason: ending.reason }
+    case "Fatal":
+      return { _tag: "Fatal", reason: ending.reason, error: encode(ending.error) }
+    case "Retry":
+      return typeof ending.error === "string"
+        ? { _tag: "Retry", cause: ending.error }
+        : { _tag: "Retry", error: encode(ending.error) }
+  }
+}
 
 /**
  * A frame as the format keeps it: text, a binary frame of UTF-8 text as text too (the SDK decodes
