@@ -495,6 +495,14 @@ export {
    */
   MemoryReplay,
   /**
+   * A shell's replay decoders from its session and error decoders, the errors sorted by the
+   * recorded tags a create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  replayDecoders,
+  /**
    * One replayed attempt of an engine, polled step by step.
    *
    * @since 0.1.0

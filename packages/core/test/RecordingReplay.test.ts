@@ -783,6 +783,22 @@ describe("Recording.ReplayDriver", () => {
   })
 })
 
+describe("Recording.replayDecoders", () => {
+  it("sorts the decoded errors by the recorded tags a create and the event channel can fail with", () => {
+    const made = Format.replayDecoders<Session, Err, Err, Err>({ session: decoders.session, error: decoders.error })
+    const error = (tag: string): Err => ({ _tag: tag, decoded: true })
+    assert.deepStrictEqual(
+      ["RateLimited", "ConnectTimeout", "NotFound", "Superseded", "ReplayMismatch"].map((tag) => [
+        made.isCreateError(error(tag)),
+        made.isChannelError(error(tag))
+      ]),
+      [[true, false], [false, true], [true, false], [false, true], [false, false]]
+    )
+    assert.strictEqual(made.session, decoders.session)
+    assert.strictEqual(made.error, decoders.error)
+  })
+})
+
 describe("Recording.MemoryReplay.answerCreate", () => {
   const created = (session: unknown) => [
     Recordings.header(),

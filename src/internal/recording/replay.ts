@@ -69,12 +69,10 @@ const decodeSession = Schema.decodeUnknownEither(SessionInfo)
 const encodeRequest = Schema.encodeEither(CreateSessionRequest)
 
 /** What the core's replay decodes the recorded sessions and errors with. */
-const decoders: Format.ReplayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError> = {
+const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
   session: (session) => Either.getOrUndefined(decodeSession(session)),
-  error: (error) => Either.getOrUndefined(decodeError(error)),
-  isCreateError: (error): error is CreateSessionError => Format.createErrorTags.has(error._tag),
-  isChannelError: (error): error is EventStreamError => Format.eventChannelErrorTags.has(error._tag)
-}
+  error: (error) => Either.getOrUndefined(decodeError(error))
+})
 
 const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
 

@@ -17,6 +17,8 @@ import { defaultMaxLineLength, Reader } from "./reader.js"
 import {
   checkAnswer,
   type CreateAnswer,
+  createErrorTags,
+  eventChannelErrorTags,
   GivenAnswers,
   isReplayProblem,
   type RecordedEnd,
@@ -380,6 +382,23 @@ export interface ReplayDecoders<S, E extends { readonly _tag: string }, CE exten
   readonly isCreateError: (error: E) => error is CE
   readonly isChannelError: (error: E) => error is F
 }
+
+/**
+ * A shell's {@link ReplayDecoders} from its decoders of a session and of an error: the errors a
+ * create can fail with are those of a tag in `createErrorTags`, the event channel's those of a tag
+ * in `eventChannelErrorTags` (`CE` and `F` are the shell's unions of those errors).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const replayDecoders = <S, E extends { readonly _tag: string }, CE extends E, F extends E>(
+  decode: Pick<ReplayDecoders<S, E, CE, F>, "session" | "error">
+): ReplayDecoders<S, E, CE, F> => ({
+  session: decode.session,
+  error: decode.error,
+  isCreateError: (error): error is CE => createErrorTags.has(error._tag),
+  isChannelError: (error): error is F => eventChannelErrorTags.has(error._tag)
+})
 
 /**
  * The recorded answer to a create, decoded ({@link MemoryReplay.answerCreate}): the session to

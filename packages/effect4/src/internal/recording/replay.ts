@@ -71,12 +71,10 @@ const decodeSession = Schema.decodeUnknownResult(SessionInfo)
 const encodeRequest = Schema.encodeResult(CreateSessionRequest)
 
 /** What the core's replay decodes the recorded sessions and errors with. */
-const decoders: Format.ReplayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError> = {
+const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
   session: (session) => Result.getOrUndefined(decodeSession(session)),
-  error: (error) => Result.getOrUndefined(decodeError(error)),
-  isCreateError: (error): error is CreateSessionError => Format.createErrorTags.has(error._tag),
-  isChannelError: (error): error is EventStreamError => Format.eventChannelErrorTags.has(error._tag)
-}
+  error: (error) => Result.getOrUndefined(decodeError(error))
+})
 
 const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
 
