@@ -450,7 +450,39 @@ export type {
    * @since 0.1.0
    * @category models
    */
-  MemoryReplayOptions
+  MemoryReplayOptions,
+  /**
+   * How a shell decodes a recorded session and errors into its own values, and which errors a
+   * create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDecoders,
+  /**
+   * The recorded answer to a create, decoded: a session (or the shell's own), an error, or no
+   * create recorded.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CreateReply,
+  /**
+   * What a driven attempt hands the shell's engine without waiting (an edition's transport hooks
+   * have this shape).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayHooks,
+  /**
+   * What a driven attempt waits on: a sleep, the engine's flow for a frame, an answer, its
+   * decoded end, or a failure of the replay.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  DriverStep
 } from "./internal/recording/memory.js"
 
 export {
@@ -463,10 +495,103 @@ export {
    */
   MemoryReplay,
   /**
+   * A shell's replay decoders from its session and error decoders, the errors sorted by the
+   * recorded tags a create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  replayDecoders,
+  /**
    * One replayed attempt of an engine, polled step by step.
    *
    * @since 0.1.0
    * @category models
    */
-  ReplayAttempt
+  ReplayAttempt,
+  /**
+   * One replayed attempt driven for a shell with an engine: lines handed to its hooks, ends
+   * decoded, only the waits returned.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDriver
 } from "./internal/recording/memory.js"
+
+export type {
+  /**
+   * What a recording's header says of the session (its id, dialect and transport).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  HeaderInfo,
+  /**
+   * Whether a session is the one recorded, or another (the shell warns once).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Claim,
+  /**
+   * Options of a {@link Journal}: the queue's bound in bytes, the `redact` function.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  JournalOptions
+} from "./internal/recording/journal.js"
+
+export {
+  /**
+   * The bytes waiting to be written before a recording gives up, by default: 8 MiB.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  defaultBufferSize,
+  /**
+   * The header line of a recording made now by an SDK.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  headerOf,
+  /**
+   * What became of an answer written, as the format keeps it.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  answerResult,
+  /**
+   * How an attempt ended, as the format keeps it (its errors encoded by the shell).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  outcomeEntry,
+  /**
+   * A frame as the format keeps it: text (a binary frame of UTF-8 text too), else base64.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  frameEntry,
+  /**
+   * A recorder's state without I/O: its lines noted, queued (bounded in bytes), encoded, scrubbed
+   * and checked in batches for its writer, the session claimed, and why it stopped.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Journal,
+  /**
+   * The numbering of one connection's attempts in a recording, and the `alive` lines kept.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  JournalTap
+} from "./internal/recording/journal.js"

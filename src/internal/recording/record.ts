@@ -6,6 +6,11 @@
  * callback, no Effect); one writer fiber scrubs, encodes and writes what is queued, batch by
  * batch. The queue is bounded in bytes: a writer that falls that far behind (a full or stalled
  * disk) stops the recording with `RecordingFailed`, and the session goes on untouched.
+ *
+ * The queue, its bound, the batches (scrubbed, redacted, checked for keys), the header, the
+ * session claimed and the connections' numbers are the protocol core's (`Recording.Journal`,
+ * `Recording.JournalTap`); what is here binds them to the file, the writer fiber, the clock and
+ * this edition's schemas and errors.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Deferred from "effect/Deferred"
@@ -24,8 +29,6 @@ import { AgentSessionError, RecordingFailed } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
-import { Json } from "effect-agent-session-core"
-import type { SendFailure } from "../channel/transport.js"
 import { version } from "../version.js"
 import { Recording as Format } from "effect-agent-session-core"
 
@@ -37,9 +40,6 @@ export interface RecorderOptions {
   readonly dialect?: Dialect.Dialect | undefined
   readonly transport?: Format.Transport | undefined
 }
-
-/** The bytes waiting to be written before the recording gives up, by default: 8 MiB. */
-export const defaultBufferSize = 8 * 1024 * 1024
 
 /** How long closing the recording waits for the last records to be written. */
 const CLOSE_FLUSH_MS = 10_000
@@ -68,28 +68,7 @@ const outcomeEntry = (exit: Exit.Exit<unknown, unknown>): Format.Outcome => {
   if (outcome === "defect") {
     return { _tag: "Defect", message: Exit.isFailure(exit) ? describe(exit.cause) : "the attempt ended without an outcome" }
   }
-  switch (outcome._tag) {
-    case "End":
-      return { _tag: "End", reason: outcome.reason }
-    case "Fatal":
-      return { _tag: "Fatal", reason: outcome.reason, error: encodedError(outcome.error) }
-    case "Retry":
-      return typeof outcome.error === "string"
-        ? { _tag: "Retry", cause: outcome.error }
-        : { _tag: "Retry", error: encodedError(outcome.error) }
-  }
-}
-
-const resultEntry = (result: "confirmed" | "written" | SendFailure): Format.AnswerResult =>
-  typeof result === "string" ? result : { failed: result.message, retry: result.retry }
-
-const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
-
-
-/** The size an entry counts for in the queue's bound. */
-const sizeOf = (entry: Format.Entry): number => {
-  if (entry.type !== "frame") return 256
-  return 64 + ("text" in entry ? entry.text.length : "base64" in entry ? entry.base64.length : entry.data.length)
+  return Format.outcomeEntry(outcome, encodedError)
 }
 
 /** A recorder: the wrappers, and what the public `Recorder` service exposes. */
@@ -110,104 +89,59 @@ export const make = (
     const fs = yield* FileSystem.FileSystem
     const credentials = yield* Credentials.Credentials
     const clock = yield* Effect.clock
-    const bufferSize = options.bufferSize !== undefined && options.bufferSize >= 1 ? options.bufferSize : defaultBufferSize
     const file = yield* fs.open(path, { flag: "w" }).pipe(
       Effect.mapError((error) => new RecordingFailed({ path, message: `cannot open the file: ${error.message}`, written: 0 }))
     )
     const encoder = new TextEncoder()
     const latch = yield* Effect.makeLatch(false)
+    const journal = new Format.Journal({ bufferSize: options.bufferSize, redact: options.redact })
 
-    let start: number | undefined
-    let header: Format.Header | undefined
-    let headerWritten = false
-    let queue: Array<Format.Entry> = []
-    let queuedBytes = 0
-    let written = 0
     let failed: RecordingFailed | undefined
-    let claimed: string | undefined
-    let warnedOther = false
-    let nextConn = 0
     const waiters: Array<Deferred.Deferred<void, RecordingFailed>> = []
 
-    const now = (): number => {
-      const at = clock.unsafeCurrentTimeMillis()
-      start ??= at
-      return Math.max(0, Math.round(at - start))
-    }
+    const now = (): number => journal.time(clock.unsafeCurrentTimeMillis())
 
-    const fail = (message: string) => {
-      if (failed !== undefined) return
-      failed = new RecordingFailed({ path, message, written })
-      queue = []
-      queuedBytes = 0
+    /** The journal stopped the recording: the error made, the waiters failed, the writer woken. */
+    const stopped = () => {
+      if (failed !== undefined || journal.failure === undefined) return
+      failed = new RecordingFailed({ path, message: journal.failure, written: journal.written })
       for (const waiter of waiters.splice(0)) Deferred.unsafeDone(waiter, Exit.fail(failed))
       latch.unsafeOpen()
     }
 
-    const push = (entry: Format.Entry): void => {
-      if (failed !== undefined) return
-      queuedBytes += sizeOf(entry)
-      if (queuedBytes > bufferSize) {
-        return fail(`the writer fell behind the session by more than ${bufferSize} bytes: the recording stopped`)
-      }
-      queue.push(entry)
-      latch.unsafeOpen()
+    const fail = (message: string) => {
+      journal.fail(message)
+      stopped()
     }
 
-    const headerOf = (info: { readonly sessionId: string; readonly dialect: Dialect.Dialect; readonly transport: Format.Transport }): Format.Header => ({
-      type: "header",
-      format: Format.FORMAT,
-      version: Format.VERSION,
-      sdk: version,
-      dialect: info.dialect,
-      transport: info.transport,
-      sessionId: info.sessionId,
-      recordedAt: new Date(clock.unsafeCurrentTimeMillis()).toISOString()
-    })
+    const push = (entry: Format.Entry): void => {
+      if (journal.push(entry)) return stopped()
+      if (journal.failure === undefined) latch.unsafeOpen()
+    }
 
-    const redact = (entry: Format.Entry): Format.Entry => options.redact === undefined ? entry : options.redact(entry)
+    const headerOf = (info: Format.HeaderInfo): Format.Header =>
+      Format.headerOf(info, version, clock.unsafeCurrentTimeMillis())
 
     /** Writes what is queued; the header first (a default one when `force` and none is known yet). */
     const writeBatch = (force: boolean): Effect.Effect<void> =>
       Effect.gen(function*() {
-        if (failed !== undefined) return
-        if (!headerWritten && header === undefined) {
-          if (!force) return
-          header = headerOf({
-            sessionId: claimed ?? "",
+        if (failed !== undefined || !journal.ready(force)) return
+        const secrets = yield* credentials.secrets
+        const lines = journal.batch(secrets, () =>
+          headerOf({
+            sessionId: journal.claimed ?? "",
             dialect: options.dialect ?? Dialect.documented,
             transport: options.transport ?? "websocket"
-          })
-        }
-        const batch = queue
-        queue = []
-        queuedBytes = 0
-        const secrets = yield* credentials.secrets
-        const lines: Array<string> = []
-        if (!headerWritten && header !== undefined) lines.push(Format.encodeLine(header))
-        for (const entry of batch) {
-          let line: string
-          try {
-            line = Format.encodeLine(Format.scrubEntry(redact(Format.scrubEntry(entry, secrets)), secrets))
-          } catch (cause) {
-            return fail(`the redact function failed: ${Format.scrub(describe(cause), secrets)}`)
-          }
-          // A key in a form that cannot be redacted (its bytes in base64): refused, never written.
-          const leaked = Format.leak(line, secrets)
-          if (leaked !== undefined) {
-            return fail(`a ${entry.type} line holds ${leaked} that cannot be redacted: the recording stopped before it`)
-          }
-          lines.push(line)
-        }
+          }))
+        if (lines === undefined) return stopped()
         if (lines.length === 0) return
         const result = yield* Effect.either(file.writeAll(encoder.encode(lines.join("\n") + "\n")))
         if (Either.isLeft(result)) return fail(`cannot write the file: ${Format.scrub(result.left.message, secrets)}`)
-        headerWritten = true
-        written += lines.length
+        journal.wrote(lines.length)
       })
 
     const settle = () => {
-      if (failed === undefined && queue.length === 0 && headerWritten) {
+      if (journal.settled) {
         for (const waiter of waiters.splice(0)) Deferred.unsafeDone(waiter, Exit.void)
       }
     }
@@ -237,7 +171,7 @@ export const make = (
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(
         writeBatch(true),
-        Effect.suspend(() => (queue.length > 0 ? writeBatch(true) : Effect.void))
+        Effect.suspend(() => (journal.pending > 0 ? writeBatch(true) : Effect.void))
       ).pipe(
         Effect.timeout(CLOSE_FLUSH_MS),
         Effect.catchAll(() => Effect.sync(() => fail("the last records were not written in time"))),
@@ -252,18 +186,19 @@ export const make = (
     /** Whether this session is the one recorded (the first one seen claims the recording). */
     const claim = (sessionId: string): Effect.Effect<boolean> =>
       Effect.suspend(() => {
-        claimed ??= sessionId
-        if (claimed === sessionId) return Effect.succeed(true)
-        if (warnedOther) return Effect.succeed(false)
-        warnedOther = true
-        return Effect.as(Effect.logWarning(`${path} records session ${claimed} only: session ${sessionId} is not recorded`), false)
+        const claim = journal.claim(sessionId)
+        if (claim !== "warn") return Effect.succeed(claim === "recorded")
+        return Effect.as(
+          Effect.logWarning(`${path} records session ${journal.claimed} only: session ${sessionId} is not recorded`),
+          false
+        )
       })
 
     const wrapApi = (api: AgentApi.Service): AgentApi.Service => ({
       ...api,
       createSession: (input, createOptions) =>
         Effect.suspend(() => {
-          if (claimed !== undefined) return api.createSession(input, createOptions)
+          if (journal.claimed !== undefined) return api.createSession(input, createOptions)
           const request = Either.flatMap(decodeRequest(input), (valid) => encodeRequest(valid))
           // Input that does not validate fails before anything is sent: nothing to record.
           if (Either.isLeft(request)) return api.createSession(input, createOptions)
@@ -287,43 +222,24 @@ export const make = (
 
     /** The tap of one connection: its attempts get the recording's connection numbers. */
     const tapFor = (): ChannelTap => {
-      const numbers = new Map<number, number>()
-      /** When each connection's last `alive` line was noted: at most one a second. */
-      const aliveAt = new Map<number, number>()
-      const conn = (local: number) => numbers.get(local) ?? 0
+      const tap = new Format.JournalTap(journal)
+      const conn = (local: number) => tap.conn(local)
       return {
         started: (info) => {
-          header ??= headerOf(info)
+          journal.header ??= headerOf(info)
           latch.unsafeOpen()
         },
-        connect: (local) => {
-          nextConn += 1
-          numbers.set(local, nextConn)
-          push({ type: "connect", t: now(), conn: nextConn })
-        },
+        connect: (local) => push({ type: "connect", t: now(), conn: tap.connect(local) }),
         open: (local) => push({ type: "open", t: now(), conn: conn(local) }),
-        frame: (local, data) => {
-          // A binary frame of UTF-8 text is kept as text (the SDK decodes both alike), so that
-          // it is scrubbed like any other; other bytes as base64, scrubbed as bytes
-          // (`Recording.scrubEntry`).
-          const text = typeof data === "string" ? data : Json.decodeUtf8(data)
-          push(
-            text !== undefined
-              ? { type: "frame", t: now(), conn: conn(local), text }
-              : { type: "frame", t: now(), conn: conn(local), base64: base64(data as Uint8Array) }
-          )
-        },
+        frame: (local, data) => push(Format.frameEntry(now(), conn(local), data)),
         namedEvent: (local, event, data) => push({ type: "frame", t: now(), conn: conn(local), event, data }),
         tooLarge: (local, size) => push({ type: "too-large", t: now(), conn: conn(local), size }),
         alive: (local) => {
           const t = now()
-          const last = aliveAt.get(local)
-          if (last !== undefined && t - last < 1000) return
-          aliveAt.set(local, t)
-          push({ type: "alive", t, conn: conn(local) })
+          if (tap.alive(local, t)) push({ type: "alive", t, conn: conn(local) })
         },
         sent: (local, data, result) =>
-          push({ type: "answer", t: now(), conn: conn(local), data, result: resultEntry(result) }),
+          push({ type: "answer", t: now(), conn: conn(local), data, result: Format.answerResult(result) }),
         ended: (local, opened, exit) =>
           push({ type: "close", t: now(), conn: conn(local), opened, outcome: outcomeEntry(exit) })
       }

@@ -11,8 +11,10 @@
  * recording has them; a difference, or no answer within `answerTimeout`, ends the replay with
  * `ReplayMismatch`.
  *
- * What to play next is the protocol core's (`Recording.MemoryReplay`, a step iterator shared with
- * the Effect 4 edition); what is here maps its steps to the engine, sleeps, schemas and errors.
+ * What to play next is the protocol core's (`Recording.MemoryReplay` and its `ReplayDriver`, shared
+ * with the Effect 4 edition: it hands the engine the recorded lines through the transport's hooks
+ * and decodes the recorded sessions and errors with this edition's schemas); what is here binds
+ * what it waits on to sleeps, latches and the answer timeout, and its problems to errors.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -37,19 +39,14 @@ import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import { type AttemptOutcome, End, Fatal, type Hooks, type Io, Retry } from "../channel/transport.js"
+import type { Hooks, Io } from "../channel/transport.js"
 import { Recording as Format } from "effect-agent-session-core"
 import * as Fs from "node:fs"
 
-/** Options of an in-memory replay. */
-export interface ReplayOptions {
-  readonly path: string
+/** Options of an in-memory replay: the core's (the file, its longest line, `redact`) and the answer timeout. */
+export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "path" | "maxLineLength" | "redact"> {
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.DurationInput | undefined
-  /** Applied to the application's answers before they are compared (the recording's `redact`). */
-  readonly redact?: ((entry: Format.Entry) => Format.Entry) | undefined
-  /** The longest line read. Default 16 Mi characters. */
-  readonly maxLineLength?: number | undefined
 }
 
 /** What the test kit is told as the application goes. */
@@ -71,12 +68,13 @@ const decodeError = Schema.decodeUnknownEither(AgentSessionError)
 const decodeSession = Schema.decodeUnknownEither(SessionInfo)
 const encodeRequest = Schema.encodeEither(CreateSessionRequest)
 
-const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
+/** What the core's replay decodes the recorded sessions and errors with. */
+const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
+  session: (session) => Either.getOrUndefined(decodeSession(session)),
+  error: (error) => Either.getOrUndefined(decodeError(error))
+})
 
-const isCreateSessionError = (error: AgentSessionError): error is CreateSessionError =>
-  Format.createErrorTags.has(error._tag)
-const isEventStreamError = (error: AgentSessionError): error is EventStreamError =>
-  Format.eventChannelErrorTags.has(error._tag)
+const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
 
 /** A problem of the pass as this edition's error. */
 const errorOf = (path: string, problem: Format.ReplayProblem): ReplayError => {
@@ -110,25 +108,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       Effect.flatMap(credentials.secrets, (secrets) => {
         const encoded = encodeRequest(request)
         // Compared as the recorder would have written it, with this application's keys scrubbed.
-        const answer = replay.create(Either.isRight(encoded) ? encoded.right : {}, secrets)
+        const answer = replay.answerCreate(Either.isRight(encoded) ? encoded.right : {}, secrets, decoders)
         switch (answer._tag) {
-          case "NotRecorded":
-            return Effect.succeed(fallbackSession)
+          case "Session":
+            return Effect.succeed(answer.session ?? fallbackSession)
+          case "Failed":
+            return Effect.fail(answer.error)
           case "Unrecorded":
             // No create recorded here (a recording of `attach`): nothing to answer it with.
             return Effect.die(errorOf(path, answer.problem))
-          case "Created": {
-            const session = decodeSession(answer.session)
-            if (Either.isRight(session)) return Effect.succeed(session.right)
-            replay.notDecoded(answer)
-            return Effect.succeed(fallbackSession)
-          }
-          case "CreateFailed": {
-            const error = decodeError(answer.error)
-            if (Either.isRight(error) && isCreateSessionError(error.right)) return Effect.fail(error.right)
-            replay.notDecoded(answer)
-            return Effect.succeed(fallbackSession)
-          }
         }
       })
 
@@ -156,28 +144,6 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         } satisfies EventStream.Connection
       })
 
-    /** The recorded end as the engine's attempt outcome (`undefined`: its error does not decode). */
-    const outcomeOf = (
-      recorded: Extract<Format.ReplayStep, { _tag: "End" }>["end"]
-    ): AttemptOutcome | Exit.Exit<AttemptOutcome> | undefined => {
-      switch (recorded._tag) {
-        case "End":
-          return End(recorded.reason)
-        case "Fatal": {
-          const error = decodeError(recorded.error)
-          return Either.isRight(error) && isEventStreamError(error.right) ? Fatal(error.right, recorded.reason) : undefined
-        }
-        case "Retry":
-          return Retry(recorded.cause)
-        case "RetryConnectTimeout": {
-          const error = decodeError(recorded.error)
-          return Either.isRight(error) && error.right._tag === "ConnectTimeout" ? Retry(error.right) : undefined
-        }
-        case "Defect":
-          return Exit.die(new Error("replayed defect"))
-      }
-    }
-
     /** Plays the pass's next recorded connection for one attempt of the engine, step by step. */
     const play = (pass: Format.ReplayPass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -186,15 +152,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         // recording does not hold (as a stub layer dies on a call it does not implement), which
         // no production channel can meet, so no public error channel names it.
         const fail = (problem: Format.ReplayProblem) => Effect.sync(() => hooks.end(Exit.die(errorOf(path, problem))))
-        const attempt = replay.attempt(pass, sessionId)
-        if (Format.isReplayProblem(attempt)) return yield* fail(attempt)
+        const driver = replay.drive(pass, sessionId, hooks, decoders)
+        if (Format.isReplayProblem(driver)) return yield* fail(driver)
 
         const answered = yield* Effect.makeLatch(false)
         const flowing = yield* Effect.makeLatch(true)
         const io: Io = {
           send: (_frame, data) =>
             Effect.sync(() => {
-              attempt.answered(data)
+              driver.answered(data)
               answered.unsafeOpen()
               return replay.written
             }),
@@ -205,40 +171,26 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         hooks.attach(io)
 
         while (true) {
-          const step = attempt.poll()
+          const step = driver.next()
           switch (step._tag) {
             case "Sleep":
               yield* Effect.sleep(Duration.millis(step.millis))
-              attempt.slept()
+              driver.slept()
               break
-            case "Open":
-              hooks.open()
-              break
-            case "Text":
-            case "Binary":
-            case "NamedEvent":
+            case "Frame":
               yield* flowing.await
-              if (step._tag === "NamedEvent") hooks.namedEvent(step.event, step.data)
-              else hooks.frame(step._tag === "Text" ? step.text : step.bytes)
-              break
-            case "TooLarge":
-              hooks.tooLarge(step.size)
-              break
-            case "Alive":
-              hooks.alive()
+              driver.deliver()
               break
             case "AwaitAnswer":
               answered.unsafeClose()
               if (!step.timeout) yield* answered.await
               else if (Option.isNone(yield* Effect.timeoutOption(answered.await, answerTimeout))) {
-                attempt.noAnswer(Duration.format(answerTimeout))
+                driver.noAnswer(Duration.format(answerTimeout))
               }
               break
             case "End": {
-              const outcome = outcomeOf(step.end)
-              if (outcome !== undefined) return yield* Effect.sync(() => hooks.end(outcome))
-              attempt.notDecoded()
-              break
+              const end = step.end
+              return yield* Effect.sync(() => hooks.end(end._tag === "Defect" ? Exit.die(end.defect) : end))
             }
             case "Fail":
               return yield* fail(step.problem)
@@ -257,11 +209,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       createSession: (request: CreateSessionRequest) =>
         Effect.zipRight(Effect.zipRight(observer.beforeCreate, observer.created(request)), createSession(request)),
       getSession: (_sessionId: string): Effect.Effect<SessionInfo> =>
-        Effect.sync(() => {
-          const recorded = replay.session()
-          const session = recorded === undefined ? undefined : decodeSession(recorded)
-          return session !== undefined && Either.isRight(session) ? session.right : fallbackSession
-        }),
+        Effect.sync(() => replay.recordedSession(decoders) ?? fallbackSession),
       eventStream
     }
   })

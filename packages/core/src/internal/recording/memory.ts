@@ -4,15 +4,21 @@
  * (`poll()`) and gets a plain value (sleep, open, deliver a frame, wait for an answer, end the
  * attempt, fail the replay); it tells the iterator what happened (`slept()`, `answered(data)`,
  * `noAnswer(waited)`, `notDecoded()`) and maps the values to its streams, sleeps and errors.
+ * `Recording.ReplayDriver` is the same iterator one level up, for a shell with an engine: it hands
+ * the engine what needs no waiting through the shell's hooks, decodes the recorded errors and
+ * sessions with the shell's {@link ReplayDecoders}, and returns only what the shell waits on.
  * Re-exported by `Recording`.
  */
 import type * as Dialect from "../../Dialect.js"
-import type { AnswerData, Entry, Header, JsonObject } from "./model.js"
+import type { Ending } from "../connection.js"
+import type { AnswerData, EncodedError, Entry, Header, JsonObject } from "./model.js"
 import type { FileSystemSync, Invalid, Numbered } from "./reader.js"
 import { defaultMaxLineLength, Reader } from "./reader.js"
 import {
   checkAnswer,
   type CreateAnswer,
+  createErrorTags,
+  eventChannelErrorTags,
   GivenAnswers,
   isReplayProblem,
   type RecordedEnd,
@@ -303,9 +309,251 @@ export class MemoryReplay {
     return isReplayProblem(connect) ? connect : new ReplayAttempt(pass, connect, this.options.redact)
   }
 
+  /**
+   * The recorded answer to the application's create, decoded with the shell's `decoders`: see
+   * {@link create}. A session or error that does not decode (or an error a create cannot fail
+   * with) is reported with {@link notDecoded} and answered by the shell's own session
+   * (`session: undefined`), as one that was not recorded is.
+   */
+  answerCreate<S, E extends { readonly _tag: string }, CE extends E, F extends E>(
+    actual: unknown,
+    secrets: ReadonlyArray<string>,
+    decoders: ReplayDecoders<S, E, CE, F>
+  ): CreateReply<S, CE> {
+    const answer = this.create(actual, secrets)
+    switch (answer._tag) {
+      case "NotRecorded":
+        return { _tag: "Session", session: undefined }
+      case "Unrecorded":
+        return answer
+      case "Created": {
+        const session = decoders.session(answer.session)
+        if (session === undefined) this.notDecoded(answer)
+        return { _tag: "Session", session }
+      }
+      case "CreateFailed": {
+        const error = decoders.error(answer.error)
+        // The application may create again: the next create line answers it.
+        if (error !== undefined && decoders.isCreateError(error)) return { _tag: "Failed", error }
+        this.notDecoded(answer)
+        return { _tag: "Session", session: undefined }
+      }
+    }
+  }
+
+  /** The session the current pass created, decoded (`undefined`: none, or it does not decode). */
+  recordedSession<S>(decoders: Pick<ReplayDecoders<S, never, never, never>, "session">): S | undefined {
+    const recorded = this.session()
+    return recorded === undefined ? undefined : decoders.session(recorded)
+  }
+
+  /**
+   * An attempt of the engine on `pass` (to `sessionId`) driven for a shell with an engine: its
+   * `hooks` are handed the lines that need no waiting, its `decoders` decode the recorded ends.
+   */
+  drive<E extends { readonly _tag: string }, F extends E>(
+    pass: ReplayPass,
+    sessionId: string,
+    hooks: ReplayHooks,
+    decoders: Pick<ReplayDecoders<unknown, E, E, F>, "error" | "isChannelError">
+  ): ReplayDriver<E, F> | ReplayProblem {
+    const attempt = this.attempt(pass, sessionId)
+    return isReplayProblem(attempt) ? attempt : new ReplayDriver<E, F>(attempt, hooks, decoders)
+  }
+
   /** Closes every reader opened. */
   close(): void {
     for (const reader of this.readers) reader.close()
     this.readers.clear()
   }
 }
+
+/**
+ * How a shell decodes what a recording holds into its own values: a created session (`S`), an
+ * error (`E`, its whole error union), and which errors a create (`CE`) and the event channel
+ * (`F`) can fail with. `undefined`: the value does not decode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplayDecoders<S, E extends { readonly _tag: string }, CE extends E, F extends E> {
+  readonly session: (session: JsonObject) => S | undefined
+  readonly error: (error: EncodedError) => E | undefined
+  readonly isCreateError: (error: E) => error is CE
+  readonly isChannelError: (error: E) => error is F
+}
+
+/**
+ * A shell's {@link ReplayDecoders} from its decoders of a session and of an error: the errors a
+ * create can fail with are those of a tag in `createErrorTags`, the event channel's those of a tag
+ * in `eventChannelErrorTags` (`CE` and `F` are the shell's unions of those errors).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const replayDecoders = <S, E extends { readonly _tag: string }, CE extends E, F extends E>(
+  decode: Pick<ReplayDecoders<S, E, CE, F>, "session" | "error">
+): ReplayDecoders<S, E, CE, F> => ({
+  session: decode.session,
+  error: decode.error,
+  isCreateError: (error): error is CE => createErrorTags.has(error._tag),
+  isChannelError: (error): error is F => eventChannelErrorTags.has(error._tag)
+})
+
+/**
+ * The recorded answer to a create, decoded ({@link MemoryReplay.answerCreate}): the session to
+ * answer with (`undefined`: the shell's own, as none was recorded or it does not decode), the
+ * recorded error, or no create recorded here (the replay cannot go on: `problem`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateReply<S, CE> =
+  | { readonly _tag: "Session"; readonly session: S | undefined }
+  | { readonly _tag: "Failed"; readonly error: CE }
+  | { readonly _tag: "Unrecorded"; readonly problem: ReplayProblem }
+
+/**
+ * What a driven attempt hands the shell's engine as it plays, without waiting: the connection
+ * opened, a frame of the dialect's framing, a Server-Sent Event, an event too large, bytes that
+ * carry no event. An edition's transport hooks have this shape.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplayHooks {
+  readonly open: () => void
+  readonly frame: (data: string | Uint8Array) => void
+  readonly namedEvent: (name: string, data: string) => void
+  readonly tooLarge: (size: number) => void
+  readonly alive: () => void
+}
+
+/**
+ * What a driven attempt waits on, for the shell to act on:
+ * - `Sleep`: wait `millis`, then call `slept()`;
+ * - `Frame`: wait until the engine's flow is not paused, then call `deliver()`;
+ * - `AwaitAnswer`: as {@link ReplayStep}'s (`answered`, `noAnswer`);
+ * - `End`: end the attempt with this ending (its error decoded; a `Defect` carries the defect to
+ *   end it with);
+ * - `Fail`: the replay cannot go on (the shell ends the attempt with its error as a defect).
+ * `End` and `Fail` are the last steps.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DriverStep<F extends { readonly _tag: string }> =
+  | { readonly _tag: "Sleep"; readonly millis: number }
+  | { readonly _tag: "Frame" }
+  | { readonly _tag: "AwaitAnswer"; readonly timeout: boolean }
+  | { readonly _tag: "End"; readonly end: Ending<F, Extract<F, { readonly _tag: "ConnectTimeout" }>> }
+  | { readonly _tag: "Fail"; readonly problem: ReplayProblem }
+
+/**
+ * One replayed attempt driven for a shell with an engine ({@link MemoryReplay.drive}): a
+ * {@link ReplayAttempt} whose lines that need no waiting go straight to the engine's hooks, and
+ * whose recorded ends come decoded (an error that does not decode as one of the event channel's
+ * fails the attempt as not valid). The shell loops on {@link next} and waits where it says.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ReplayDriver<E extends { readonly _tag: string }, F extends E> {
+  /** The frame waiting for the engine's flow. */
+  private frame: Extract<ReplayStep, { readonly _tag: "Text" | "Binary" | "NamedEvent" }> | undefined = undefined
+
+  constructor(
+    readonly attempt: ReplayAttempt,
+    private readonly hooks: ReplayHooks,
+    private readonly decoders: Pick<ReplayDecoders<unknown, E, E, F>, "error" | "isChannelError">
+  ) {}
+
+  /** What to wait on next (the lines before it handed to the hooks). */
+  next(): DriverStep<F> {
+    for (;;) {
+      const step = this.attempt.poll()
+      switch (step._tag) {
+        case "Sleep":
+        case "AwaitAnswer":
+        case "Fail":
+          return step
+        case "Open":
+          this.hooks.open()
+          break
+        case "TooLarge":
+          this.hooks.tooLarge(step.size)
+          break
+        case "Alive":
+          this.hooks.alive()
+          break
+        case "Text":
+        case "Binary":
+        case "NamedEvent":
+          this.frame = step
+          return { _tag: "Frame" }
+        case "End": {
+          const end = this.ending(step.end)
+          if (end !== undefined) return { _tag: "End", end }
+          // Not decoded: the next poll fails the attempt.
+          this.attempt.notDecoded()
+          break
+        }
+      }
+    }
+  }
+
+  /** Hands the engine the frame of the last `Frame` step. */
+  deliver(): void {
+    const frame = this.frame
+    this.frame = undefined
+    if (frame === undefined) return
+    if (frame._tag === "NamedEvent") this.hooks.namedEvent(frame.event, frame.data)
+    else this.hooks.frame(frame._tag === "Text" ? frame.text : frame.bytes)
+  }
+
+  /** The delay of the last `Sleep` passed. */
+  slept(): void {
+    this.attempt.slept()
+  }
+
+  /** The application answered (an answer written on the replayed connection). */
+  answered(data: AnswerData): void {
+    this.attempt.answered(data)
+  }
+
+  /** No answer came within the timeout of the last `AwaitAnswer` (`waited`: its description). */
+  noAnswer(waited: string): void {
+    this.attempt.noAnswer(waited)
+  }
+
+  /** The recorded end as the engine's ending, its error decoded (`undefined`: it does not decode). */
+  private ending(
+    recorded: Extract<ReplayStep, { readonly _tag: "End" }>["end"]
+  ): Ending<F, Extract<F, { readonly _tag: "ConnectTimeout" }>> | undefined {
+    switch (recorded._tag) {
+      case "End":
+        return { _tag: "End", reason: recorded.reason }
+      case "Fatal": {
+        const error = this.channelError(recorded.error)
+        return error === undefined ? undefined : { _tag: "Fatal", error, reason: recorded.reason }
+      }
+      case "Retry":
+        return { _tag: "Retry", error: recorded.cause }
+      case "RetryConnectTimeout": {
+        const error = this.channelError(recorded.error)
+        return error !== undefined && isConnectTimeout(error) ? { _tag: "Retry", error, connectTimeout: true } : undefined
+      }
+      case "Defect":
+        return { _tag: "Defect", defect: new Error("replayed defect") }
+    }
+  }
+
+  private channelError(encoded: EncodedError): F | undefined {
+    const error = this.decoders.error(encoded)
+    return error !== undefined && this.decoders.isChannelError(error) ? error : undefined
+  }
+}
+
+const isConnectTimeout = <F extends { readonly _tag: string }>(
+  error: F
+): error is Extract<F, { readonly _tag: "ConnectTimeout" }> => error._tag === "ConnectTimeout"

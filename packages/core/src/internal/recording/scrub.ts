@@ -315,7 +315,7 @@ const toBinaryString = (bytes: Uint8Array): string => {
 }
 
 /** Bytes in base64. */
-const encodeBase64 = (bytes: Uint8Array): string => btoa(toBinaryString(bytes))
+export const encodeBase64 = (bytes: Uint8Array): string => btoa(toBinaryString(bytes))
 
 /** Base64 decoded, or `undefined` when it is not base64. */
 export const decodeBase64 = (text: string): Uint8Array | undefined => {

@@ -6,8 +6,10 @@
  * decodes, buffers, answers, reconnects and ends exactly as it does over a socket.
  *
  * The format, its validation and the line reader are the protocol core's (`Recording`), shared
- * with the Effect 3 edition, and so is what to play next (`Recording.MemoryReplay`, a step
- * iterator); what is here maps its steps to this edition's engine, sleeps, schemas and errors.
+ * with the Effect 3 edition, and so is what to play next (`Recording.MemoryReplay` and its
+ * `ReplayDriver`: it hands the engine the recorded lines through the transport's hooks and decodes
+ * the recorded sessions and errors with this edition's schemas); what is here binds what it waits
+ * on to sleeps, latches and the answer timeout, and its problems to errors.
  *
  * One pass over the file serves one session: `createSession` reads the create lines, the
  * connections read on from there (each attempt of the engine plays the next recorded
@@ -41,17 +43,12 @@ import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import { type AttemptOutcome, End, Fatal, type Hooks, type Io, Retry } from "../channel/transport.js"
+import type { Hooks, Io } from "../channel/transport.js"
 
-/** Options of an in-memory replay. */
-export interface ReplayOptions {
-  readonly path: string
+/** Options of an in-memory replay: the core's (the file, its longest line, `redact`) and the answer timeout. */
+export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "path" | "maxLineLength" | "redact"> {
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.Input | undefined
-  /** Applied to the application's answers before they are compared (the recording's `redact`). */
-  readonly redact?: ((entry: Format.Entry) => Format.Entry) | undefined
-  /** The longest line read. Default 16 Mi characters. */
-  readonly maxLineLength?: number | undefined
 }
 
 /** What the test kit is told as the application goes. */
@@ -73,10 +70,11 @@ const decodeError = Schema.decodeUnknownResult(AgentSessionError)
 const decodeSession = Schema.decodeUnknownResult(SessionInfo)
 const encodeRequest = Schema.encodeResult(CreateSessionRequest)
 
-const isCreateSessionError = (error: AgentSessionError): error is CreateSessionError =>
-  Format.createErrorTags.has(error._tag)
-const isEventStreamError = (error: AgentSessionError): error is EventStreamError =>
-  Format.eventChannelErrorTags.has(error._tag)
+/** What the core's replay decodes the recorded sessions and errors with. */
+const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
+  session: (session) => Result.getOrUndefined(decodeSession(session)),
+  error: (error) => Result.getOrUndefined(decodeError(error))
+})
 
 const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
 
@@ -112,26 +110,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       Effect.flatMap(credentials.secrets, (secrets) => {
         const encoded = encodeRequest(request)
         // Compared as the recorder would have written it, with this application's keys scrubbed.
-        const answer = replay.create(Result.isSuccess(encoded) ? encoded.success : {}, secrets)
+        const answer = replay.answerCreate(Result.isSuccess(encoded) ? encoded.success : {}, secrets, decoders)
         switch (answer._tag) {
-          case "NotRecorded":
-            return Effect.succeed(fallbackSession)
+          case "Session":
+            return Effect.succeed(answer.session ?? fallbackSession)
+          case "Failed":
+            return Effect.fail(answer.error)
           case "Unrecorded":
             // No create recorded here (a recording of `attach`): nothing to answer it with.
             return Effect.die(errorOf(path, answer.problem))
-          case "Created": {
-            const session = decodeSession(answer.session)
-            if (Result.isSuccess(session)) return Effect.succeed(session.success)
-            replay.notDecoded(answer)
-            return Effect.succeed(fallbackSession)
-          }
-          case "CreateFailed": {
-            const error = decodeError(answer.error)
-            // The application may create again: the next create line answers it.
-            if (Result.isSuccess(error) && isCreateSessionError(error.success)) return Effect.fail(error.success)
-            replay.notDecoded(answer)
-            return Effect.succeed(fallbackSession)
-          }
         }
       })
 
@@ -159,28 +146,6 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         } satisfies EventStream.Connection
       })
 
-    /** The recorded end as the engine's attempt outcome (`undefined`: its error does not decode). */
-    const outcomeOf = (
-      recorded: Extract<Format.ReplayStep, { _tag: "End" }>["end"]
-    ): AttemptOutcome | Exit.Exit<AttemptOutcome> | undefined => {
-      switch (recorded._tag) {
-        case "End":
-          return End(recorded.reason)
-        case "Fatal": {
-          const error = decodeError(recorded.error)
-          return Result.isSuccess(error) && isEventStreamError(error.success) ? Fatal(error.success, recorded.reason) : undefined
-        }
-        case "Retry":
-          return Retry(recorded.cause)
-        case "RetryConnectTimeout": {
-          const error = decodeError(recorded.error)
-          return Result.isSuccess(error) && error.success._tag === "ConnectTimeout" ? Retry(error.success) : undefined
-        }
-        case "Defect":
-          return Exit.die(new Error("replayed defect"))
-      }
-    }
-
     /** Plays the pass's next recorded connection for one attempt of the engine, step by step. */
     const play = (pass: Format.ReplayPass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -189,15 +154,15 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         // recording does not hold (as a stub layer dies on a call it does not implement), which
         // no production channel can meet, so no public error channel names it.
         const fail = (problem: Format.ReplayProblem) => Effect.sync(() => hooks.end(Exit.die(errorOf(path, problem))))
-        const attempt = replay.attempt(pass, sessionId)
-        if (Format.isReplayProblem(attempt)) return yield* fail(attempt)
+        const driver = replay.drive(pass, sessionId, hooks, decoders)
+        if (Format.isReplayProblem(driver)) return yield* fail(driver)
 
         const answered = yield* Latch.make(false)
         const flowing = yield* Latch.make(true)
         const io: Io = {
           send: (_frame, data) =>
             Effect.sync(() => {
-              attempt.answered(data)
+              driver.answered(data)
               answered.openUnsafe()
               return replay.written
             }),
@@ -212,40 +177,26 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         hooks.attach(io)
 
         while (true) {
-          const step = attempt.poll()
+          const step = driver.next()
           switch (step._tag) {
             case "Sleep":
               yield* Effect.sleep(Duration.millis(step.millis))
-              attempt.slept()
+              driver.slept()
               break
-            case "Open":
-              hooks.open()
-              break
-            case "Text":
-            case "Binary":
-            case "NamedEvent":
+            case "Frame":
               yield* flowing.await
-              if (step._tag === "NamedEvent") hooks.namedEvent(step.event, step.data)
-              else hooks.frame(step._tag === "Text" ? step.text : step.bytes)
-              break
-            case "TooLarge":
-              hooks.tooLarge(step.size)
-              break
-            case "Alive":
-              hooks.alive()
+              driver.deliver()
               break
             case "AwaitAnswer":
               answered.closeUnsafe()
               if (!step.timeout) yield* answered.await
               else if (Option.isNone(yield* Effect.timeoutOption(answered.await, answerTimeout))) {
-                attempt.noAnswer(Duration.format(answerTimeout))
+                driver.noAnswer(Duration.format(answerTimeout))
               }
               break
             case "End": {
-              const outcome = outcomeOf(step.end)
-              if (outcome !== undefined) return yield* Effect.sync(() => hooks.end(outcome))
-              attempt.notDecoded()
-              break
+              const end = step.end
+              return yield* Effect.sync(() => hooks.end(end._tag === "Defect" ? Exit.die(end.defect) : end))
             }
             case "Fail":
               return yield* fail(step.problem)
@@ -264,11 +215,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       createSession: (request: CreateSessionRequest) =>
         Effect.andThen(Effect.andThen(observer.beforeCreate, observer.created(request)), createSession(request)),
       getSession: (_sessionId: string): Effect.Effect<SessionInfo> =>
-        Effect.sync(() => {
-          const recorded = replay.session()
-          const session = recorded === undefined ? undefined : decodeSession(recorded)
-          return session !== undefined && Result.isSuccess(session) ? session.success : fallbackSession
-        }),
+        Effect.sync(() => replay.recordedSession(decoders) ?? fallbackSession),
       eventStream
     }
   })
