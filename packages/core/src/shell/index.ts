@@ -10,6 +10,14 @@
  */
 
 /**
+ * Values built once per key and kept, up to a bound (metrics with attributes, per-framing
+ * decoders).
+ *
+ * @since 0.1.0
+ */
+export * as Memo from "./Memo.js"
+
+/**
  * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
  * ends built as the edition's outcome, and the settings it reads.
  *
