@@ -26,6 +26,14 @@ export * as Memo from "./Memo.js"
 export * as Outcomes from "./Outcomes.js"
 
 /**
+ * The options of an edition's whole-SDK layer read once: the transport and its variable, the
+ * dialect and insecure transport defaults.
+ *
+ * @since 0.1.0
+ */
+export * as SdkLayer from "./SdkLayer.js"
+
+/**
  * One SSE attempt without its I/O: the stream's query, the body parsed into events, how the
  * `GET` failing, refused or ended ends the attempt, what an answer's `POST` came to.
  *
