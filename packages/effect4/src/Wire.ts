@@ -51,18 +51,15 @@ export const defaultMaxDepth: number = Json.defaultMaxDepth
 export const defaultMaxClientFrameSize: number = Frame.defaultMaxClientFrameSize
 
 /**
- * Options of frame decoding.
+ * Options of frame decoding: the bounds of the core's frame reader (`maxFrameSize`, default
+ * 1 MiB; `maxDepth`, default {@link defaultMaxDepth}), and `strict`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface DecodeOptions {
-  /** The largest frame accepted, in bytes (default 1 MiB). */
-  readonly maxFrameSize?: number | undefined
+export interface DecodeOptions extends Frame.ReadOptions {
   /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
   readonly strict?: boolean | undefined
-  /** The deepest nesting of objects and arrays accepted (default {@link defaultMaxDepth}). */
-  readonly maxDepth?: number | undefined
 }
 
 /**
