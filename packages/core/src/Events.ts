@@ -88,7 +88,8 @@ export const resourceTypes = ["request_user_input", "admin_permission_request"] 
  * import { Events } from "effect-agent-session-core"
  *
  * Events.rawOf("JSON") // "JSON"
- * Events.rawOf({ _tag: "Unrecognized", raw: "XML" }) // "XML"
+ * const unrecognized = { _tag: "Unrecognized", raw: "XML" } as const
+ * Events.rawOf(unrecognized) // "XML"
  * ```
  *
  * @since 0.1.0
