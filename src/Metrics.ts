@@ -35,6 +35,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
 import { type Failures, Telemetry } from "effect-agent-session-core"
+import { Memo } from "effect-agent-session-core/shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -144,16 +145,31 @@ export const createSessionLatency: Metric.Metric<
   Telemetry.metrics.createSessionLatency.description
 )
 
+/**
+ * The counters of one metric per label set, each built once (the same metric key as
+ * `Metric.taggedWithLabels` builds, which builds and hashes a new key on every update), at most
+ * `Telemetry.maxAttributed` of them.
+ */
+const labelled = Memo.bounded<Metric.Metric.Counter<number>>(Telemetry.maxAttributed)
+
+const withLabels = (
+  key: MetricKey.MetricKey.Counter<number>,
+  labels: Readonly<Record<string, string>>
+): Metric.Metric.Counter<number> =>
+  labelled(
+    Telemetry.attributedId(key.name, labels),
+    () =>
+      Metric.fromMetricKey(
+        MetricKey.taggedWithLabels(key, Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value)))
+      )
+  )
+
 // Tagged counters are built once per tag, not per event.
-const eventCounters = new Map<string, Metric.Metric.Counter<number>>()
-const eventCounter = (tag: string): Metric.Metric.Counter<number> => {
-  let counter = eventCounters.get(tag)
-  if (counter === undefined) {
-    counter = Metric.tagged(eventsReceived, "event", tag)
-    eventCounters.set(tag, counter)
-  }
-  return counter
-}
+const eventCounter = (tag: string): Metric.Metric.Counter<number> =>
+  labelled(
+    Telemetry.attributedId(Telemetry.metrics.eventsReceived.name, { event: tag }),
+    () => Metric.tagged(eventsReceived, "event", tag)
+  )
 
 /**
  * Records a chunk of received events: one counter update per tag present, plus the actions.
@@ -192,8 +208,8 @@ export const recordReconnect: Effect.Effect<void> = Metric.increment(reconnects)
  */
 export const recordReconnectAttempt: Effect.Effect<void> = Metric.increment(reconnectAttempts)
 
-const grantCounter = Metric.tagged(answersSent, "answer", "grant")
-const denyCounter = Metric.tagged(answersSent, "answer", "deny")
+const grantCounter = Metric.tagged(answersSent, "answer", Telemetry.answerLabel({ _tag: "Grant" }))
+const denyCounter = Metric.tagged(answersSent, "answer", Telemetry.answerLabel({ _tag: "Deny" }))
 
 /**
  * Records one answer sent (or queued to be sent) to the agent.
@@ -212,8 +228,6 @@ export const recordAnswer = (answer: { readonly _tag: "Grant" | "Deny" }): Effec
  */
 export type HttpOutcome = Failures.HttpOutcome
 
-const { statusLabel } = Telemetry
-
 /**
  * Records one HTTP attempt of an operation (`onboard`, `createSession`) and its status.
  *
@@ -221,7 +235,7 @@ const { statusLabel } = Telemetry
  * @category combinators
  */
 export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.increment(labelled(httpAttemptsKey, operation, status))
+  Metric.increment(withLabels(httpAttemptsKey, Telemetry.httpAttributes(operation, status)))
 
 /**
  * Records one HTTP retry of an operation, labelled with the status that caused it.
@@ -230,33 +244,7 @@ export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effec
  * @category combinators
  */
 export const recordHttpRetry = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.increment(labelled(httpRetriesKey, operation, status))
-
-const labels = (operation: string, status: HttpOutcome): Array<MetricLabel.MetricLabel> => [
-  MetricLabel.make("operation", operation),
-  MetricLabel.make("status", statusLabel(status))
-]
-
-/**
- * The counters of {@link httpAttempts} and {@link httpRetries} per label pair, each built once
- * (the same metric key as `Metric.taggedWithLabels` builds, which builds and hashes a new key
- * on every update). At most `MAX_LABELLED` are kept; past that a counter is built per update.
- */
-const labelledCounters = new Map<string, Metric.Metric.Counter<number>>()
-const MAX_LABELLED = 1024
-
-const labelled = (
-  key: MetricKey.MetricKey.Counter<number>,
-  operation: string,
-  status: HttpOutcome
-): Metric.Metric.Counter<number> => {
-  const id = `${key.name}\u0000${operation}\u0000${statusLabel(status)}`
-  const known = labelledCounters.get(id)
-  if (known !== undefined) return known
-  const counter = Metric.fromMetricKey(MetricKey.taggedWithLabels(key, labels(operation, status)))
-  if (labelledCounters.size < MAX_LABELLED) labelledCounters.set(id, counter)
-  return counter
-}
+  Metric.increment(withLabels(httpRetriesKey, Telemetry.httpAttributes(operation, status)))
 
 /**
  * Records the latency of one `createSession`.
@@ -295,20 +283,8 @@ const toReading = (pair: MetricPair.MetricPair.Untyped): Reading | undefined => 
   const labels: Record<string, string> = {}
   for (const label of key.tags) labels[label.key] = label.value
   const state: unknown = pair.metricState
-  if (MetricState.isCounterState(state)) {
-    return { _tag: "Counter", name: key.name, labels, count: Number(state.count) }
-  }
-  if (MetricState.isHistogramState(state)) {
-    return {
-      _tag: "Histogram",
-      name: key.name,
-      labels,
-      count: state.count,
-      sum: state.sum,
-      min: state.min,
-      max: state.max
-    }
-  }
+  if (MetricState.isCounterState(state)) return Telemetry.counterReading(key.name, labels, Number(state.count))
+  if (MetricState.isHistogramState(state)) return Telemetry.histogramReading(key.name, labels, state)
   return undefined
 }
 
@@ -319,14 +295,10 @@ const toReading = (pair: MetricPair.MetricPair.Untyped): Reading | undefined => 
  * @since 0.1.0
  * @category accessors
  */
-export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric.snapshot, (pairs) => {
-  const out: Array<Reading> = []
-  for (const pair of pairs) {
-    const reading = toReading(pair)
-    if (reading !== undefined) out.push(reading)
-  }
-  return Telemetry.sortReadings(out)
-})
+export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(
+  Metric.snapshot,
+  (pairs) => Telemetry.readingsOf(pairs, toReading)
+)
 
 /**
  * The labels of a reading as `{k="v",...}` (empty when there are none).

@@ -11,10 +11,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { SdkLayer } from "effect-agent-session-core/shell"
 import * as AgentApi from "./AgentApi.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as Credentials from "./Credentials.js"
-import * as Dialect from "./Dialect.js"
+import type * as Dialect from "./Dialect.js"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as EventStream from "./EventStream.js"
 import { userAgent } from "./internal/version.js"
@@ -45,7 +46,7 @@ export interface Options {
    * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
    * Server-Sent Events transport served at `baseUrl` (same events, same guarantees).
    */
-  readonly transport?: "websocket" | "sse" | undefined
+  readonly transport?: SdkLayer.Transport | undefined
   /** The dialect (default `Dialect.documented`). */
   readonly dialect?: Dialect.Dialect | undefined
   /** Allows plain `http://` / `ws://` to hosts that are not loopback. */
@@ -69,12 +70,11 @@ export type Services =
   | Credentials.Credentials
 
 const transports = (options: Options, credentials: Layer.Layer<Credentials.Credentials>) => {
-  const dialect = options.dialect ?? Dialect.documented
-  const allowInsecure = options.allowInsecure === true
+  const { allowInsecure, dialect, sse } = SdkLayer.resolve(options)
   const api = AgentApi.layer({ ...options.http, baseUrl: options.baseUrl, dialect, allowInsecure }).pipe(
     Layer.provide(NodeHttpClient.layerUndici)
   )
-  const events = options.transport === "sse"
+  const events = sse
     ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
       Layer.provide(NodeHttpClient.layerUndici)
     )
@@ -125,7 +125,7 @@ export const layer = (options: Options): Layer.Layer<Services, InsecureTransport
  * @since 0.1.0
  * @category models
  */
-export const ENV_TRANSPORT = "AGENT_SESSION_TRANSPORT"
+export const ENV_TRANSPORT: typeof SdkLayer.ENV_TRANSPORT = SdkLayer.ENV_TRANSPORT
 
 /**
  * The options of {@link layerConfig}: each value a `Config`, whose default is the documented
@@ -151,7 +151,7 @@ export interface ConfigOptions extends
    */
   readonly wsUrl?: Config.Config<string> | undefined
   /** The transport (default: `AGENT_SESSION_TRANSPORT`, `websocket` or `sse`, else `websocket`). */
-  readonly transport?: Config.Config<"websocket" | "sse"> | undefined
+  readonly transport?: Config.Config<SdkLayer.Transport> | undefined
   /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
   readonly dialect?: Config.Config<Dialect.Dialect> | undefined
   /** Allows plain `http://` / `ws://` to hosts that are not loopback (default: `false`). */
@@ -189,7 +189,7 @@ export const layerConfig = (
       const { allowInsecure, baseUrl, dialect, transport, wsUrl } = yield* Config.all({
         baseUrl: options.baseUrl ?? Config.string(AgentApi.ENV_BASE_URL),
         transport: options.transport ??
-          Config.literal("websocket", "sse")(ENV_TRANSPORT).pipe(Config.withDefault("websocket" as const)),
+          Config.literal(...SdkLayer.transports)(ENV_TRANSPORT).pipe(Config.withDefault(SdkLayer.defaultTransport)),
         wsUrl: Config.option(options.wsUrl ?? Config.string(EventStream.ENV_WS_URL)),
         dialect: options.dialect ?? AgentApi.dialectConfig,
         allowInsecure: options.allowInsecure ?? Config.succeed(false)

@@ -51,7 +51,7 @@ export type ResourceType = typeof ResourceType.Type
  * @since 0.1.0
  * @category accessors
  */
-export const resourceTypeRaw = (type: ResourceType): string => typeof type === "string" ? type : type.raw
+export const resourceTypeRaw: (type: ResourceType) => string = Events.rawOf
 
 /**
  * A cost: a plain non-negative finite number, no unit assumed.
@@ -473,7 +473,7 @@ export const isChargeable = (event: SessionEvent): event is ActionRun => event._
  * @since 0.1.0
  * @category accessors
  */
-export const responseTypeRaw = (type: ResponseType): string => typeof type === "string" ? type : type.raw
+export const responseTypeRaw: (type: ResponseType) => string = Events.rawOf
 
 /**
  * Parses the `response` of a `complete` event as JSON; any `type` may be parsed, a

@@ -7,7 +7,6 @@
  */
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
@@ -17,6 +16,7 @@ import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, trunc
 import { formatIssues } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 import { Frame, Json, Secrets, Url } from "effect-agent-session-core"
+import { Memo } from "effect-agent-session-core/shell"
 
 /**
  * The largest frame accepted by default: 1 MiB.
@@ -52,18 +52,15 @@ export const defaultMaxDepth: number = Json.defaultMaxDepth
 export const defaultMaxClientFrameSize: number = Frame.defaultMaxClientFrameSize
 
 /**
- * Options of frame decoding.
+ * Options of frame decoding: the bounds of the core's frame reader (`maxFrameSize`, default
+ * 1 MiB; `maxDepth`, default {@link defaultMaxDepth}), and `strict`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface DecodeOptions {
-  /** The largest frame accepted, in bytes (default 1 MiB). */
-  readonly maxFrameSize?: number | undefined
+export interface DecodeOptions extends Frame.ReadOptions {
   /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
   readonly strict?: boolean | undefined
-  /** The deepest nesting of objects and arrays accepted (default {@link defaultMaxDepth}). */
-  readonly maxDepth?: number | undefined
 }
 
 /**
@@ -91,40 +88,24 @@ const plainEvents = (): ReadonlyArray<Frame.PlainEvent> => {
   for (const member of SessionEvent.SessionEvent.members) {
     const ast = member.ast
     if (!AST.isTypeLiteral(ast) || ast.indexSignatures.length > 0) continue
-    let tag: string | undefined
-    const fields: Array<string> = []
-    let plain = true
-    for (const ps of ast.propertySignatures) {
-      if (ps.name === "_tag" && AST.isLiteral(ps.type) && typeof ps.type.literal === "string") {
-        tag = ps.type.literal
-      } else if (typeof ps.name === "string" && !ps.isOptional && AST.isStringKeyword(ps.type)) {
-        fields.push(ps.name)
-      } else {
-        plain = false
-      }
-    }
-    if (!plain || tag === undefined || !Predicate.hasProperty(SessionEvent.wireNames, tag)) continue
-    events.push({ name: SessionEvent.wireNames[tag as keyof typeof SessionEvent.wireNames], tag, fields })
+    const event = Frame.plainEventOf(ast.propertySignatures, (ps) =>
+      ps.name === "_tag" && AST.isLiteral(ps.type) && typeof ps.type.literal === "string"
+        ? { tag: ps.type.literal }
+        : typeof ps.name === "string" && !ps.isOptional && AST.isStringKeyword(ps.type)
+        ? { field: ps.name }
+        : undefined)
+    if (event !== undefined) events.push(event)
   }
   return events
 }
 
-const plainDecodersCache = new Map<Dialect.Framing, ReadonlyMap<string, (payload: unknown) => Decoded | undefined>>()
+/** The plain decoders of each framing, built once per framing (not per connection). */
+const plainDecodersOf = Memo.bounded<ReadonlyMap<string, (payload: unknown) => Decoded | undefined>>(
+  Number.POSITIVE_INFINITY
+)
 
-/** The plain decoders of a framing, built once per framing (not per connection). */
-const plainDecodersOf = (framing: Dialect.Framing) => {
-  let decoders = plainDecodersCache.get(framing)
-  if (decoders === undefined) {
-    decoders = Frame.plainDecoders(
-      framing,
-      plainEvents(),
-      // The core copies exactly the fields of the event's schema, with its tag.
-      (event): Decoded => Either.right(event as unknown as SessionEvent.SessionEvent)
-    )
-    plainDecodersCache.set(framing, decoders)
-  }
-  return decoders
-}
+/** The core copies exactly the fields of the event's schema, with its tag. */
+const plainEvent = (event: Record<string, unknown>): Decoded => Either.right(event as unknown as SessionEvent.SessionEvent)
 
 /**
  * Builds the frame decoder of a framing. Decoding is synchronous: it never allocates an Effect.
@@ -135,7 +116,7 @@ const plainDecodersOf = (framing: Dialect.Framing) => {
 export const makeDecoder = (framing: Dialect.Framing, options: DecodeOptions = {}): FrameDecoder => {
   const strict = options.strict === true
   return Frame.makeFrameReader<Decoded>(framing, options, {
-    plain: plainDecodersOf(framing),
+    plain: plainDecodersOf(framing, () => Frame.plainDecoders(framing, plainEvents(), plainEvent)),
     tooLarge,
     malformed,
     event: (name, payload, text) => {

@@ -79,6 +79,24 @@ export const responseTypes = ["STRING", "JSON", "MARKDOWN"] as const
  */
 export const resourceTypes = ["request_user_input", "admin_permission_request"] as const
 
+/**
+ * The wire string of a value of an open enumeration (`responseTypes`, `resourceTypes`): a known
+ * value is its own string, any other is kept as `{ _tag: "Unrecognized", raw }`.
+ *
+ * @example
+ * ```ts
+ * import { Events } from "effect-agent-session-core"
+ *
+ * Events.rawOf("JSON") // "JSON"
+ * const unrecognized = { _tag: "Unrecognized", raw: "XML" } as const
+ * Events.rawOf(unrecognized) // "XML"
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const rawOf = (value: string | { readonly raw: string }): string => typeof value === "string" ? value : value.raw
+
 // ---------------------------------------------------------------------------
 // Cost
 // ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import type { Dialect, Framing } from "./Dialect.js"
+import { wireNames } from "./Events.js"
 import { defaultMaxDepth, exceedsDepth } from "./Json.js"
 
 /**
@@ -191,6 +192,41 @@ export interface PlainEvent {
   readonly tag: string
   readonly fields: ReadonlyArray<string>
 }
+
+/**
+ * What one property of an event's schema is to {@link plainEventOf}: the event's tag (a string
+ * literal `_tag`), a required string field (plain or branded: a brand adds no check), or neither.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PlainProperty = { readonly tag: string } | { readonly field: string } | undefined
+
+/**
+ * The plain event of a schema's properties, each told apart by `classify`: its tag, its wire name
+ * (`Events.wireNames`) and its string fields, or `undefined` when a property is neither the tag
+ * nor a required string, or the tag is not a known event's. Run once per edition, not per frame.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plainEventOf = <P>(
+  properties: Iterable<P>,
+  classify: (property: P) => PlainProperty
+): PlainEvent | undefined => {
+  let tag: string | undefined
+  const fields: Array<string> = []
+  for (const property of properties) {
+    const kind = classify(property)
+    if (kind === undefined) return undefined
+    if ("tag" in kind) tag = kind.tag
+    else fields.push(kind.field)
+  }
+  const name = tag === undefined ? undefined : wireNameOfTag.get(tag)
+  return tag === undefined || name === undefined ? undefined : { name, tag, fields }
+}
+
+const wireNameOfTag: ReadonlyMap<string, string> = new Map(Object.entries(wireNames))
 
 /** A new event of the tag, its fields to be set. */
 const newEvent = (tag: string): Record<string, unknown> => ({ _tag: tag })

@@ -95,6 +95,40 @@ export const answerLabel = (answer: { readonly _tag: "Grant" | "Deny" }): "grant
  */
 export const statusLabel = (status: HttpOutcome): string => typeof status === "number" ? String(status) : status
 
+/**
+ * The `operation` and `status` attributes of an HTTP attempt or retry.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const httpAttributes = (
+  operation: string,
+  status: HttpOutcome
+): { readonly operation: string; readonly status: string } => ({ operation, status: statusLabel(status) })
+
+/**
+ * The identity of a metric with attributes: its name and each attribute's key and value, in the
+ * order given, joined by NUL (a character no name, key or value of the SDK holds). An edition keys
+ * the counters it builds per attribute set with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const attributedId = (name: string, attributes: Readonly<Record<string, string>>): string => {
+  let id = name
+  for (const key of Object.keys(attributes)) id += `\u0000${key}\u0000${attributes[key]}`
+  return id
+}
+
+/**
+ * The most counters with attributes an edition keeps built (the SDK's own attributes make a few
+ * dozen); past that one is built per update.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const maxAttributed = 1024
+
 // ---------------------------------------------------------------------------
 // Spans
 // ---------------------------------------------------------------------------
@@ -214,6 +248,47 @@ export type Reading =
     readonly min: number
     readonly max: number
   }
+
+/**
+ * The reading of a counter.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const counterReading = (name: string, labels: Readonly<Record<string, string>>, count: number): Reading => ({
+  _tag: "Counter",
+  name,
+  labels,
+  count
+})
+
+/**
+ * The reading of a histogram, from its state's count, sum, min and max.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const histogramReading = (
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  state: { readonly count: number; readonly sum: number; readonly min: number; readonly max: number }
+): Reading => ({ _tag: "Histogram", name, labels, count: state.count, sum: state.sum, min: state.min, max: state.max })
+
+/**
+ * The readings of the SDK's metrics among a registry's: each metric read by `read` (`undefined`
+ * for one that is not the SDK's, or of a kind it has none of), sorted as {@link sortReadings} does.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const readingsOf = <M>(metrics: Iterable<M>, read: (metric: M) => Reading | undefined): Array<Reading> => {
+  const out: Array<Reading> = []
+  for (const metric of metrics) {
+    const reading = read(metric)
+    if (reading !== undefined) out.push(reading)
+  }
+  return sortReadings(out)
+}
 
 /**
  * Whether a metric's name is one of the SDK's (it has the {@link prefix}).

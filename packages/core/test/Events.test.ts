@@ -18,6 +18,12 @@ describe("Events: the names of the wire", () => {
     expect(Events.responseTypes).toEqual(["STRING", "JSON", "MARKDOWN"])
     expect(Events.resourceTypes).toEqual(["request_user_input", "admin_permission_request"])
   })
+
+  it("the wire string of an open value: a known one as is, an unrecognized one its raw string", () => {
+    expect(Events.rawOf("JSON")).toBe("JSON")
+    const unrecognized = { _tag: "Unrecognized", raw: "XML" } as const
+    expect(Events.rawOf(unrecognized)).toBe("XML")
+  })
 })
 
 describe("Events: the cost (U14)", () => {

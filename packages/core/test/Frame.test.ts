@@ -132,3 +132,35 @@ describe("Frame answers and client frames (U08, U16)", () => {
     expect(Frame.readClientFrame("1")).toEqual({ _tag: "Malformed", message: "not a JSON object" })
   })
 })
+
+describe("Frame.plainEventOf", () => {
+  type Property = { readonly name: string; readonly kind: "literal" | "string" | "number" }
+  const classify = (p: Property): Frame.PlainProperty =>
+    p.name === "_tag" && p.kind === "literal" ? { tag: "ActionRun" } : p.kind === "string" ? { field: p.name } : undefined
+
+  it("a known tag with string fields only gives its wire name, tag and fields", () => {
+    const props: Array<Property> = [
+      { name: "_tag", kind: "literal" },
+      { name: "name", kind: "string" },
+      { name: "content", kind: "string" }
+    ]
+    expect(Frame.plainEventOf(props, classify)).toStrictEqual({
+      name: "action_run",
+      tag: "ActionRun",
+      fields: ["name", "content"]
+    })
+  })
+
+  it("a field of another kind, no tag, or an unknown tag gives none", () => {
+    expect(Frame.plainEventOf([{ name: "_tag", kind: "literal" }, { name: "n", kind: "number" }], classify))
+      .toBeUndefined()
+    expect(Frame.plainEventOf<Property>([{ name: "a", kind: "string" }], classify)).toBeUndefined()
+    expect(Frame.plainEventOf(["x"], () => ({ tag: "Unrecognized" }))).toBeUndefined()
+    expect(Frame.plainEventOf(["x"], () => ({ tag: "toString" }))).toBeUndefined()
+    expect(Frame.plainEventOf(["x"], () => ({ tag: "Heartbeat" }))).toStrictEqual({
+      name: "heartbeat",
+      tag: "Heartbeat",
+      fields: []
+    })
+  })
+})

@@ -77,4 +77,38 @@ describe("Telemetry: what the SDK reports", () => {
       retryable: true
     })
   })
+
+  it("the attributes of HTTP counters and the identity of a metric with attributes", () => {
+    expect(Telemetry.httpAttributes("onboard", 503)).toStrictEqual({ operation: "onboard", status: "503" })
+    expect(Telemetry.httpAttributes("createSession", "timeout")).toStrictEqual({ operation: "createSession", status: "timeout" })
+    const id = Telemetry.attributedId("agent_session_x", { operation: "onboard", status: "503" })
+    expect(id).toBe("agent_session_x\u0000operation\u0000onboard\u0000status\u0000503")
+    expect(Telemetry.attributedId("agent_session_x", {})).toBe("agent_session_x")
+    // Keys and values do not run together: each pair stays apart.
+    expect(Telemetry.attributedId("m", { a: "bc" })).not.toBe(Telemetry.attributedId("m", { ab: "c" }))
+  })
+
+  it("readings are built, filtered and sorted from a registry's metrics", () => {
+    expect(Telemetry.counterReading("agent_session_a", { k: "v" }, 2)).toStrictEqual({
+      _tag: "Counter",
+      name: "agent_session_a",
+      labels: { k: "v" },
+      count: 2
+    })
+    expect(Telemetry.histogramReading("agent_session_h", {}, { count: 1, sum: 5, min: 5, max: 5 })).toStrictEqual({
+      _tag: "Histogram",
+      name: "agent_session_h",
+      labels: {},
+      count: 1,
+      sum: 5,
+      min: 5,
+      max: 5
+    })
+    const registry = [{ name: "agent_session_b", n: 1 }, { name: "other", n: 9 }, { name: "agent_session_a", n: 3 }]
+    const readings = Telemetry.readingsOf(
+      registry,
+      (m) => Telemetry.isOwnMetric(m.name) ? Telemetry.counterReading(m.name, {}, m.n) : undefined
+    )
+    expect(readings.map((r) => r.name)).toEqual(["agent_session_a", "agent_session_b"])
+  })
 })

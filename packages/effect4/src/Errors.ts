@@ -648,9 +648,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `Another connection to the session took over its event channel (close 4000)${
-      this.reason.length > 0 ? `: ${this.reason}` : ""
-    }`
+    return Failures.messages.Superseded(this)
   }
 }
 
@@ -890,7 +888,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `${this.path}${this.line > 0 ? `:${this.line}` : ""}: ${this.reason}`
+    return Failures.messages.InvalidRecording(this)
   }
 }
 
@@ -923,7 +921,7 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-a
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `The ${this.subject} differs from the recording (${this.path}:${this.line}): ${this.difference}`
+    return Failures.messages.ReplayMismatch(this)
   }
 }
 

@@ -27,6 +27,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import { type Failures, Telemetry } from "effect-agent-session-core"
+import { Memo } from "effect-agent-session-core/shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -120,24 +121,14 @@ export const createSessionLatency: Metric.Histogram<number> = Metric.histogram(
   { description: Telemetry.metrics.createSessionLatency.description, boundaries: latencyBoundaries }
 )
 
-/**
- * The counters of one metric per attribute set, each built once: at most `MAX_ATTRIBUTED` are
- * kept (the set is bounded by the SDK's own labels); past that a counter is built per update.
- */
-const MAX_ATTRIBUTED = 1024
-const attributed = new Map<string, Metric.Counter<number>>()
+/** The counters of one metric per attribute set, each built once (bounded: `Telemetry.maxAttributed`). */
+const attributed = Memo.bounded<Metric.Counter<number>>(Telemetry.maxAttributed)
 
 const withAttributes = (
   counter: Metric.Counter<number>,
   attributes: Readonly<Record<string, string>>
-): Metric.Counter<number> => {
-  const id = [counter.id, ...Object.entries(attributes).flat()].join("\u0000")
-  const known = attributed.get(id)
-  if (known !== undefined) return known
-  const made = Metric.withAttributes(counter, attributes)
-  if (attributed.size < MAX_ATTRIBUTED) attributed.set(id, made)
-  return made
-}
+): Metric.Counter<number> =>
+  attributed(Telemetry.attributedId(counter.id, attributes), () => Metric.withAttributes(counter, attributes))
 
 /**
  * Records a batch of received events: one counter update per tag present, plus the actions.
@@ -191,8 +182,6 @@ export const recordAnswer = (answer: { readonly _tag: "Grant" | "Deny" }): Effec
  */
 export type HttpOutcome = Failures.HttpOutcome
 
-const { statusLabel } = Telemetry
-
 /**
  * Records one HTTP attempt of an operation (`onboard`, `createSession`) and its status.
  *
@@ -200,7 +189,7 @@ const { statusLabel } = Telemetry
  * @category combinators
  */
 export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.update(withAttributes(httpAttempts, { operation, status: statusLabel(status) }), 1)
+  Metric.update(withAttributes(httpAttempts, Telemetry.httpAttributes(operation, status)), 1)
 
 /**
  * Records one HTTP retry of an operation, with the status that caused it.
@@ -209,7 +198,7 @@ export const recordHttpAttempt = (operation: string, status: HttpOutcome): Effec
  * @category combinators
  */
 export const recordHttpRetry = (operation: string, status: HttpOutcome): Effect.Effect<void> =>
-  Metric.update(withAttributes(httpRetries, { operation, status: statusLabel(status) }), 1)
+  Metric.update(withAttributes(httpRetries, Telemetry.httpAttributes(operation, status)), 1)
 
 /**
  * Records the latency of one `createSession`.
@@ -248,17 +237,9 @@ const toReading = (metric: Metric.Metric.Snapshot): Reading | undefined => {
   const labels: Record<string, string> = { ...metric.attributes }
   switch (metric.type) {
     case "Counter":
-      return { _tag: "Counter", name: metric.id, labels, count: Number(metric.state.count) }
+      return Telemetry.counterReading(metric.id, labels, Number(metric.state.count))
     case "Histogram":
-      return {
-        _tag: "Histogram",
-        name: metric.id,
-        labels,
-        count: metric.state.count,
-        sum: metric.state.sum,
-        min: metric.state.min,
-        max: metric.state.max
-      }
+      return Telemetry.histogramReading(metric.id, labels, metric.state)
     default:
       return undefined
   }
@@ -271,14 +252,10 @@ const toReading = (metric: Metric.Metric.Snapshot): Reading | undefined => {
  * @since 0.1.0
  * @category accessors
  */
-export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(Metric.snapshot, (metrics) => {
-  const out: Array<Reading> = []
-  for (const metric of metrics) {
-    const reading = toReading(metric)
-    if (reading !== undefined) out.push(reading)
-  }
-  return Telemetry.sortReadings(out)
-})
+export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(
+  Metric.snapshot,
+  (metrics) => Telemetry.readingsOf(metrics, toReading)
+)
 
 /**
  * The labels of a reading as `{k="v",...}` (empty when there are none).

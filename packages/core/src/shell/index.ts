@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-
 /**
  * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
  * its check.
