@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+
 /**
  * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
  * its check.
@@ -57,12 +58,28 @@ export * as Issues from "./Issues.js"
 export * as LiveWait from "./LiveWait.js"
 
 /**
+ * Values built once per key and kept, up to a bound (metrics with attributes, per-framing
+ * decoders).
+ *
+ * @since 0.1.0
+ */
+export * as Memo from "./Memo.js"
+
+/**
  * What a transport's attempt needs of its edition: the key read in clear, each way an attempt
  * ends built as the edition's outcome, and the settings it reads.
  *
  * @since 0.1.0
  */
 export * as Outcomes from "./Outcomes.js"
+
+/**
+ * The options of an edition's whole-SDK layer read once: the transport and its variable, the
+ * dialect and insecure transport defaults.
+ *
+ * @since 0.1.0
+ */
+export * as SdkLayer from "./SdkLayer.js"
 
 /**
  * The session an error happened to: the fields an error met on its event channel gets.
