@@ -13,35 +13,31 @@ import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../Er
 import * as Metrics from "../../Metrics.js"
 import * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
-import { type AttemptHooks, keyOf, type Shell } from "./shell.js"
+import type { AttemptHooks, Shell } from "./shell.js"
 
 /**
  * Writes the next queued answer and tells the core: false when the writer stops. Uninterruptible:
  * an answer in flight (an SSE `POST` the service may already have processed) is never abandoned
  * half-way, which would send it twice.
  */
-const writeNext = (shell: Shell, attempt: AttemptHooks): Effect.Effect<boolean> =>
+const writeNext = (attempt: AttemptHooks): Effect.Effect<boolean> =>
   Effect.uninterruptible(Effect.suspend(() => {
-    const { connection } = shell
-    const next = connection.nextAnswer(attempt.id)
+    const next = attempt.nextAnswer()
     const io = attempt.io
     if (next === undefined || io === undefined) return Effect.succeed(false)
     return Effect.flatMap(Effect.either(io.send(next.frame, next.data)), (sent) => {
-      if (Either.isLeft(sent)) {
-        if (connection.answerFailed(attempt.id, shell.now(), sent.left) === "stop") return Effect.succeed(false)
-        return Effect.as(
-          Effect.logError(Failures.answerRefusedLog(sent.left.message)),
-          true
-        )
+      if (Either.isRight(sent)) {
+        attempt.answerWritten(sent.right)
+        return Effect.as(Metrics.recordAnswer({ _tag: next.data.granted ? "Grant" : "Deny" }), true)
       }
-      connection.answerWritten(attempt.id, sent.right)
-      return Effect.as(Metrics.recordAnswer({ _tag: next.data.granted ? "Grant" : "Deny" }), true)
+      if (!attempt.answerFailed(sent.left)) return Effect.succeed(false)
+      return Effect.as(Effect.logError(Failures.answerRefusedLog(sent.left.message)), true)
     })
   }))
 
 /** Writes queued answers in order while the attempt lasts (the core's `Port.write` forks it). */
-export const writer = (shell: Shell, attempt: AttemptHooks): Effect.Effect<void> =>
-  Effect.flatMap(writeNext(shell, attempt), (more) => more ? writer(shell, attempt) : Effect.void)
+export const writer = (attempt: AttemptHooks): Effect.Effect<void> =>
+  Effect.flatMap(writeNext(attempt), (more) => more ? writer(attempt) : Effect.void)
 
 /** `Connection.respond`: queues the answer, written at once when the attempt is open. */
 export const respond = (
@@ -51,11 +47,7 @@ export const respond = (
   answer: Answer.Answer
 ): Effect.Effect<void, RespondError> =>
   Effect.suspend((): Effect.Effect<void, RespondError> => {
-    const refusal = shell.connection.answer({
-      key: keyOf(request),
-      frame: Wire.encodeAnswer(dialect.answerKey, request, answer),
-      data: Wire.answerData(request, answer)
-    })
+    const refusal = shell.answer(request, Wire.encodeAnswer(dialect.answerKey, request, answer), Wire.answerData(request, answer))
     if (refusal === undefined) return Effect.void
     if (refusal === "full") return Effect.fail(new AnswerBufferFull({ limit: shell.settings.answerBufferSize }))
     return Effect.fail(

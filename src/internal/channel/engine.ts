@@ -31,6 +31,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
 import type { EventStreamError } from "../../Errors.js"
@@ -130,19 +131,13 @@ export const makeEngine = (
     const finish = (final: Final): Effect.Effect<void> =>
       Effect.uninterruptible(Effect.suspend(() => {
         // The core clears its ledger and deadlines; what was accepted and not delivered comes back.
-        const unsent = core.finish(final.reason)
-        if (unsent === undefined) return Effect.void
-        // Nothing of the last attempt (its key among it) is kept past the end.
-        shell.current = undefined
+        const finished = shell.finish(final.reason)
+        if (finished === undefined) return Effect.void
         return Effect.all([
-          setState(ConnectionState.Closed(unsent.length > 0 ? { reason: final.reason, unsent } : { reason: final.reason })),
-          unsent.length > 0
-            ? Effect.logWarning(
-              `${unsent.length} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`
-            )
-            : Effect.void,
-          Effect.logDebug(`Event channel closed: ${final.reason}`),
-          // Issue 13: the session's id, and whether it may still be running, on every error.
+          setState(ConnectionState.Closed(finished.closed)),
+          finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
+          Effect.logDebug(ConnectionShell.closedLog(final.reason)),
+          // The session's id, and whether it may still be running, on every error.
           mailbox.done(Exit.mapError(final.exit, (error) => inSession(error, sessionId)))
         ], { discard: true })
       }))
@@ -170,9 +165,7 @@ export const makeEngine = (
     const run = Effect.suspend(() => (core.isFinished ? Effect.void : connected))
 
     const start = Effect.suspend(() => {
-      if (shell.started) return Effect.void
-      shell.started = true
-      if (core.isFinished) return Effect.void
+      if (!shell.start()) return Effect.void
       return Effect.forkIn(run, scope).pipe(Effect.tap((fiber) => {
         shell.runner = fiber
       }))

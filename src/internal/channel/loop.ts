@@ -18,6 +18,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import { ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
@@ -75,7 +76,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
       }))
     ).pipe(
       Effect.zipRight(
-        Effect.logDebug(report.reconnects === 0 ? "Event channel open" : "Event channel reopened").pipe(
+        Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
           Effect.annotateLogs({ reconnects: report.reconnects })
         )
       )
@@ -88,6 +89,19 @@ export const makeLoop = (options: LoopOptions): Loop => {
       return Effect.zipRight(setState(ConnectionState.Reconnecting({ attempt, lastError })), Metrics.recordReconnectAttempt)
     })
 
+  /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */
+  const lost = (): Final => {
+    const { attempts, lastError, neverOpen } = connection.gaveUp()
+    return {
+      reason: "connection-lost",
+      exit: Exit.fail(
+        neverOpen
+          ? new NeverConnected({ sessionId: options.sessionId, attempts, lastError })
+          : new ConnectionLost({ attempts, lastError })
+      )
+    }
+  }
+
   const run: Effect.Effect<Final> = Effect.gen(function*() {
     // The drivers are made on the first failure: a connection that never drops never pays for them.
     let driver: Schedule.ScheduleDriver<unknown, EventStream.AttemptError, never> | undefined
@@ -95,39 +109,21 @@ export const makeLoop = (options: LoopOptions): Loop => {
     while (true) {
       const next = yield* options.attempt
       if (next._tag === "Finish") return finalOf(next)
-      if (next.resent > 0) {
-        yield* Effect.logInfo(`${next.resent} answer(s) written just before the drop will be sent again`)
-      }
-      const attempts = next.attempts
+      if (next.resent > 0) yield* Effect.logInfo(ConnectionShell.resentLog(next.resent))
+      yield* Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
       if (next.schedule === "first-connect") {
         // Never open: retry quickly a few times, then say so; the state stays `Connecting`
         // (nothing was lost: nothing was ever open).
-        yield* Effect.logInfo(`Event channel not open yet: ${next.lastError}`).pipe(Effect.annotateLogs({ attempts }))
         firstDriver ??= yield* Schedule.driver(settings.firstConnect)
         const retry = next.giveUp ? Either.left(undefined) : yield* Effect.either(firstDriver.next(next.error))
-        if (Either.isLeft(retry)) {
-          const lost = connection.gaveUp()
-          return {
-            reason: "connection-lost",
-            exit: Exit.fail(
-              new NeverConnected({ sessionId: options.sessionId, attempts: lost.attempts, lastError: lost.lastError })
-            )
-          }
-        }
+        if (Either.isLeft(retry)) return lost()
         continue
       }
       driver ??= yield* Schedule.driver(Schedule.onDecision(settings.reconnect, (_, decision) => announce(decision)))
       // It delivered new events: a fresh bout, a fresh schedule.
       if (next.reset) yield* driver.reset
-      yield* Effect.logInfo(`Event channel attempt ended: ${next.lastError}`).pipe(Effect.annotateLogs({ attempts }))
       const retry = yield* Effect.either(driver.next(next.error))
-      if (Either.isLeft(retry)) {
-        const lost = connection.gaveUp()
-        return {
-          reason: "connection-lost",
-          exit: Exit.fail(new ConnectionLost({ attempts: lost.attempts, lastError: lost.lastError }))
-        }
-      }
+      if (Either.isLeft(retry)) return lost()
     }
   })
 

@@ -1,12 +1,13 @@
 /**
- * The options of one connection with their defaults applied, and the default schedules.
+ * The options of one connection with their defaults applied (the core's `ConnectionSettings`),
+ * and the default schedules.
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import { Connection } from "effect-agent-session-core"
+import { ConnectionSettings } from "effect-agent-session-core/shell"
 import type * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
-import * as Wire from "../../Wire.js"
 
 const { firstConnect, reconnect } = Connection.defaults
 
@@ -31,24 +32,18 @@ export const defaultFirstConnectSchedule: Schedule.Schedule<unknown, unknown> = 
   firstConnect.factor
 ).pipe(Schedule.intersect(Schedule.recurs(firstConnect.retries)))
 
+/** A retry schedule of a connection. */
+type Retry = Schedule.Schedule<unknown, EventStream.AttemptError>
+
 /** Every option of a connection, with its default applied. */
-export interface Settings {
-  readonly reconnect: Schedule.Schedule<unknown, EventStream.AttemptError>
-  readonly firstConnect: Schedule.Schedule<unknown, EventStream.AttemptError>
-  readonly idleTimeout: Duration.Duration
-  readonly connectTimeout: Duration.Duration
-  readonly answerTimeout: Duration.Duration
-  readonly bufferSize: number
-  readonly answerBufferSize: number
-  readonly maxFrameSize: number
-  readonly strict: boolean
-  readonly endOnError: boolean
-  readonly failOnFrameError: boolean
-  /** The service is known to replay on a reconnect: a proven replay is dropped (the core's `Replay`). */
-  readonly dropReplays: boolean
-  /** How long after an open frames that may be a replay are held at most. */
-  readonly replayHold: Duration.Duration
-  readonly pendingRequests: ReadonlyArray<SessionEvent.ExternalResourceRequested>
+export interface Settings
+  extends ConnectionSettings.Settings<Duration.Duration, Retry, SessionEvent.ExternalResourceRequested>
+{}
+
+const edition: ConnectionSettings.Edition<Duration.DurationInput, Duration.Duration, Retry> = {
+  duration: (given, defaultMillis) => given === undefined ? Duration.millis(defaultMillis) : Duration.decode(given),
+  reconnect: defaultReconnectSchedule,
+  firstConnect: defaultFirstConnectSchedule
 }
 
 /** A count option: a finite number >= 1 (rounded down), else the default (`Connection.positiveInt`). */
@@ -59,23 +54,4 @@ export const resolveSettings = (
   layer: Omit<EventStream.ConnectOptions, "agent">,
   own: EventStream.ConnectOptions,
   dialect?: { readonly replaysOnReconnect?: boolean | undefined }
-): Settings => ({
-  reconnect: own.reconnect ?? layer.reconnect ?? defaultReconnectSchedule,
-  firstConnect: own.firstConnect ?? layer.firstConnect ?? defaultFirstConnectSchedule,
-  idleTimeout: Duration.decode(own.idleTimeout ?? layer.idleTimeout ?? Duration.millis(Connection.defaults.idleTimeoutMillis)),
-  connectTimeout: Duration.decode(
-    own.connectTimeout ?? layer.connectTimeout ?? Duration.millis(Connection.defaults.connectTimeoutMillis)
-  ),
-  answerTimeout: Duration.decode(
-    own.answerTimeout ?? layer.answerTimeout ?? Duration.millis(Connection.defaults.answerTimeoutMillis)
-  ),
-  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, Connection.defaults.bufferSize),
-  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, Connection.defaults.answerBufferSize),
-  maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, Wire.defaultMaxFrameSize),
-  pendingRequests: own.pendingRequests ?? [],
-  strict: own.strict ?? layer.strict ?? false,
-  endOnError: own.endOnError ?? layer.endOnError ?? false,
-  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
-  dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
-  replayHold: Duration.decode(own.replayHold ?? layer.replayHold ?? Duration.millis(Connection.defaults.replayHoldMillis))
-})
+): Settings => ConnectionSettings.resolve(edition, layer, own, dialect)

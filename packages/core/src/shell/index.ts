@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-
 /**
  * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
  * its check.
@@ -16,6 +15,21 @@
  * @since 0.1.0
  */
 export * as ChannelAddress from "./ChannelAddress.js"
+
+/**
+ * The options of one connection with their defaults applied, and the core `Connection`'s options.
+ *
+ * @since 0.1.0
+ */
+export * as ConnectionSettings from "./ConnectionSettings.js"
+
+/**
+ * One connection's shell around the core's `Connection`: its `Port`, and what an attempt's
+ * transport calls, over what the edition does.
+ *
+ * @since 0.1.0
+ */
+export * as ConnectionShell from "./ConnectionShell.js"
 
 /**
  * The HTTP API's contract as both editions build it: once per dialect value, the key of its
@@ -95,6 +109,13 @@ export * as SessionContext from "./SessionContext.js"
  * @since 0.1.0
  */
 export * as SseAttempt from "./SseAttempt.js"
+
+/**
+ * The shared timer of a service's connections: one sleeper for every deadline.
+ *
+ * @since 0.1.0
+ */
+export * as Timer from "./Timer.js"
 
 /**
  * What a `ws`-based WebSocket constructor records and opens with: a refused upgrade's HTTP

@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import type { Connection } from "effect-agent-session-core"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import type * as Credentials from "../../Credentials.js"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import { AttemptHooks, type Shell } from "./shell.js"
@@ -80,7 +81,7 @@ const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStr
     const next = shell.connection.attemptEnded(id, shell.now())
     return next.replayDropped > 0
       ? Effect.as(
-        Effect.logDebug(`${next.replayDropped} event(s) sent again after the reconnect were dropped (a replay)`),
+        Effect.logDebug(ConnectionShell.replayDroppedLog(next.replayDropped)),
         next
       )
       : Effect.succeed(next)

@@ -1,8 +1,8 @@
 /**
  * The shared timer of the event channel: every time-out of every connection made by one service
  * (idle time-outs, connect time-outs, the grace given to a closing socket) is an entry of the
- * protocol core's `Deadlines.DeadlineQueue`, and ONE fiber, started on the first entry and gone
- * when none is left, sleeps until the earliest. Not a fiber per connection: the SDK keeps at most
+ * core's `Timer` (which decides when to start, wake and stop), and ONE fiber, started on the first
+ * entry and gone when none is left, sleeps until the earliest. Not a fiber per connection: the SDK keeps at most
  * one fiber per idle open session, the connection's loop.
  *
  * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests. While it
@@ -17,7 +17,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
-import { Deadlines as Core } from "effect-agent-session-core"
+import type { Deadlines as Core } from "effect-agent-session-core"
+import { Timer } from "effect-agent-session-core/shell"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = Core.Check
@@ -53,41 +54,31 @@ const timerContext: (context: Context.Context<never>) => Context.Context<never> 
 
 /** A new timer (one per service; its fiber runs only while it has entries). */
 export const make = (): Deadlines => {
-  let running = false
-  /** When the fiber wakes up next (ms), and how to wake it earlier. */
-  let target = Number.POSITIVE_INFINITY
+  /** How to wake the fiber before its time. */
   let wake: Deferred.Deferred<void> | undefined
-  const defects: Array<unknown> = []
-
-  const rouse = (): void => {
-    if (wake !== undefined) Deferred.doneUnsafe(wake, Effect.void)
-  }
-  // A cancel that leaves no entry wakes the fiber, which then ends.
-  const queue = new Core.DeadlineQueue(rouse)
-  // A defect in one connection's check must not stop every connection's time-outs: that entry
-  // ends, the defect is logged by the fiber.
-  const onDefect = (defect: unknown): void => {
-    defects.push(defect)
-  }
+  const timer = new Timer.Timer<Context.Context<never>>({
+    // A fiber of its own (not the caller's child), interruptible whatever the caller: the race
+    // must be able to drop its sleeper.
+    start: (context) => Effect.runForkWith(timerContext(context))(Effect.interruptible(detached)),
+    rouse: () => {
+      if (wake !== undefined) Deferred.doneUnsafe(wake, Effect.void)
+    }
+  })
 
   const sweep: Effect.Effect<void> = Effect.clockWith((clock) =>
     Effect.suspend(function loop(): Effect.Effect<void> {
       const now = clock.currentTimeMillisUnsafe()
-      queue.runDue(now, onDefect)
-      if (defects.length > 0) {
-        const failed = defects.splice(0)
+      const failed = timer.runDue(now)
+      if (failed.length > 0) {
         return Effect.forEach(failed, (defect) => Effect.logError("A deadline check failed", Cause.die(defect)), {
           discard: true
         }).pipe(Effect.andThen(Effect.suspend(loop)))
       }
-      const next = queue.nextDue()
+      const next = timer.next()
       if (next === undefined) {
-        running = false
-        target = Number.POSITIVE_INFINITY
         wake = undefined
         return Effect.void
       }
-      target = next
       const signal = Deferred.makeUnsafe<void>()
       wake = signal
       return Effect.raceFirst(Effect.sleep(Duration.millis(next - now)), Deferred.await(signal)).pipe(
@@ -100,28 +91,16 @@ export const make = (): Deadlines => {
   const detached: Effect.Effect<void> = Effect.ensuring(
     sweep,
     Effect.sync(() => {
-      running = false
+      timer.stopped()
       wake = undefined
-      target = Number.POSITIVE_INFINITY
     })
   )
 
-  const scheduleUnsafe = (at: number, check: Check, context: Context.Context<never>): Entry => {
-    const entry = queue.schedule(at, check)
-    if (!running) {
-      running = true
-      target = at
-      // A fiber of its own (not the caller's child), interruptible whatever the caller: the race
-      // must be able to drop its sleeper.
-      Effect.runForkWith(timerContext(context))(Effect.interruptible(detached))
-    } else if (at < target) {
-      rouse()
-    }
-    return entry
-  }
+  const scheduleUnsafe = (at: number, check: Check, context: Context.Context<never>): Entry =>
+    timer.schedule(at, check, context)
 
   const schedule = (at: number, check: Check): Effect.Effect<Entry> =>
-    Effect.map(Effect.context<never>(), (context) => scheduleUnsafe(at, check, context))
+    Effect.map(Effect.context<never>(), (context) => timer.schedule(at, check, context))
 
-  return { schedule, scheduleUnsafe, size: () => queue.size }
+  return { schedule, scheduleUnsafe, size: () => timer.size }
 }

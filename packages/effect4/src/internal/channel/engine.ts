@@ -28,6 +28,7 @@ import * as References from "effect/References"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
 import type { EventStreamError } from "../../Errors.js"
@@ -138,24 +139,16 @@ export const makeEngine = (
     const finish = (final: Final): Effect.Effect<void> =>
       Effect.uninterruptible(Effect.suspend(() => {
         // The core clears its ledger and deadlines; what was accepted and not delivered comes back.
-        const unsent = core.finish(final.reason)
-        if (unsent === undefined) return Effect.void
-        // Nothing of the last attempt (its key among it) is kept past the end.
-        shell.current = undefined
+        const finished = shell.finish(final.reason)
+        if (finished === undefined) return Effect.void
         shell.context = undefined
-        // Issue 13: the session's id, and whether it may still be running, on every error.
+        // The session's id, and whether it may still be running, on every error.
         if (Exit.isSuccess(final.exit)) Queue.endUnsafe(queue)
         else Queue.failCauseUnsafe(queue, Cause.map(final.exit.cause, (error) => inSession(error, sessionId)))
         return Effect.all([
-          setState(
-            ConnectionState.Closed(unsent.length > 0 ? { reason: final.reason, unsent } : { reason: final.reason })
-          ),
-          unsent.length > 0
-            ? Effect.logWarning(
-              `${unsent.length} answer(s) not sent (or not confirmed): the event channel closed (${final.reason})`
-            )
-            : Effect.void,
-          Effect.logDebug(`Event channel closed: ${final.reason}`)
+          setState(ConnectionState.Closed(finished.closed)),
+          finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
+          Effect.logDebug(ConnectionShell.closedLog(final.reason))
         ], { discard: true })
       }))
 
@@ -179,9 +172,7 @@ export const makeEngine = (
     const run = Effect.suspend(() => (core.isFinished ? Effect.void : connected))
 
     const start = Effect.suspend(() => {
-      if (shell.started) return Effect.void
-      shell.started = true
-      if (core.isFinished) return Effect.void
+      if (!shell.start()) return Effect.void
       return Effect.map(Effect.forkIn(run, scope), (fiber) => {
         shell.runner = fiber
       })

@@ -21,6 +21,7 @@ import type * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import { ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
@@ -80,7 +81,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
       }))
     ).pipe(
       Effect.andThen(
-        Effect.logDebug(report.reconnects === 0 ? "Event channel open" : "Event channel reopened").pipe(
+        Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
           Effect.annotateLogs({ reconnects: report.reconnects })
         )
       )
@@ -93,45 +94,40 @@ export const makeLoop = (options: LoopOptions): Loop => {
       (decided) => (Result.isSuccess(decided) ? decided.success[1] : undefined)
     )
 
+  /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */
+  const lost = (): Final => {
+    const { attempts, lastError, neverOpen } = connection.gaveUp()
+    return {
+      reason: "connection-lost",
+      exit: Exit.fail(
+        neverOpen
+          ? new NeverConnected({ sessionId: options.sessionId, attempts, lastError })
+          : new ConnectionLost({ attempts, lastError })
+      )
+    }
+  }
+
   const run: Effect.Effect<Final> = Effect.gen(function*() {
     let reconnect: Step | undefined
     let firstConnect: Step | undefined
     while (true) {
       const next = yield* options.attempt
       if (next._tag === "Finish") return finalOf(next)
-      if (next.resent > 0) {
-        yield* Effect.logInfo(`${next.resent} answer(s) written just before the drop will be sent again`)
-      }
-      const attempts = next.attempts
+      if (next.resent > 0) yield* Effect.logInfo(ConnectionShell.resentLog(next.resent))
+      yield* Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
       if (next.schedule === "first-connect") {
         // Never open: retry quickly a few times, then say so; the state stays `Connecting`
         // (nothing was lost: nothing was ever open).
-        yield* Effect.logInfo(`Event channel not open yet: ${next.lastError}`).pipe(Effect.annotateLogs({ attempts }))
         firstConnect ??= yield* Schedule.toStep(settings.firstConnect)
         const delay = next.giveUp ? undefined : yield* delayOf(firstConnect, next.error)
-        if (delay === undefined) {
-          const lost = connection.gaveUp()
-          return {
-            reason: "connection-lost",
-            exit: Exit.fail(
-              new NeverConnected({ sessionId: options.sessionId, attempts: lost.attempts, lastError: lost.lastError })
-            )
-          }
-        }
+        if (delay === undefined) return lost()
         yield* Effect.sleep(delay)
         continue
       }
       // It delivered new events: a fresh bout, a fresh schedule.
       if (reconnect === undefined || next.reset) reconnect = yield* Schedule.toStep(settings.reconnect)
-      yield* Effect.logInfo(`Event channel attempt ended: ${next.lastError}`).pipe(Effect.annotateLogs({ attempts }))
       const delay = yield* delayOf(reconnect, next.error)
-      if (delay === undefined) {
-        const lost = connection.gaveUp()
-        return {
-          reason: "connection-lost",
-          exit: Exit.fail(new ConnectionLost({ attempts: lost.attempts, lastError: lost.lastError }))
-        }
-      }
+      if (delay === undefined) return lost()
       const { attempt, lastError } = connection.retrying()
       yield* setState(ConnectionState.Reconnecting({ attempt, lastError }))
       yield* Metrics.recordReconnectAttempt

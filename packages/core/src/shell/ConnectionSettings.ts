@@ -1,0 +1,124 @@
+/**
+ * The options of one connection with their defaults applied, written once for every edition: a
+ * connection's own options over the layer's (the service's), over the dialect's, over the
+ * protocol's defaults (`Connection.defaults`). An edition gives its duration type, how it reads a
+ * duration given by the user, and its default schedules; the counts and switches are resolved
+ * here, and so are the options of the core's `Connection`.
+ *
+ * @since 0.1.0
+ */
+import { defaults, type Options, positiveInt } from "../Connection.js"
+import { defaultMaxFrameSize } from "../Frame.js"
+import { keyOf, type Request } from "./ConnectionShell.js"
+
+/**
+ * A connection's options as the user gives them (each edition's `EventStream.ConnectOptions`):
+ * `DI` a duration as given, `S` a retry schedule.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Given<DI, S> {
+  readonly reconnect?: S | undefined
+  readonly firstConnect?: S | undefined
+  readonly idleTimeout?: DI | undefined
+  readonly connectTimeout?: DI | undefined
+  readonly answerTimeout?: DI | undefined
+  readonly replayHold?: DI | undefined
+  readonly bufferSize?: number | undefined
+  readonly answerBufferSize?: number | undefined
+  readonly maxFrameSize?: number | undefined
+  readonly strict?: boolean | undefined
+  readonly endOnError?: boolean | undefined
+  readonly failOnFrameError?: boolean | undefined
+  readonly replaysOnReconnect?: boolean | undefined
+}
+
+/**
+ * Every option of a connection, with its default applied: `D` a duration, `S` a retry schedule,
+ * `Q` a request received on an earlier connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Settings<D, S, Q extends Request = Request> {
+  readonly reconnect: S
+  readonly firstConnect: S
+  readonly idleTimeout: D
+  readonly connectTimeout: D
+  readonly answerTimeout: D
+  readonly bufferSize: number
+  readonly answerBufferSize: number
+  readonly maxFrameSize: number
+  readonly strict: boolean
+  readonly endOnError: boolean
+  readonly failOnFrameError: boolean
+  /** The service is known to replay on a reconnect: a proven replay is dropped (the core's `Replay`). */
+  readonly dropReplays: boolean
+  /** How long after an open frames that may be a replay are held at most. */
+  readonly replayHold: D
+  readonly pendingRequests: ReadonlyArray<Q>
+}
+
+/**
+ * What an edition gives: its durations and its default schedules.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Edition<DI, D, S> {
+  /** A duration as given, or the default (in ms) when none was. */
+  readonly duration: (given: DI | undefined, defaultMillis: number) => D
+  /** The protocol's reconnect schedule (`Connection.defaults.reconnect`) in the edition's terms. */
+  readonly reconnect: S
+  /** The retry of a connection never open (`Connection.defaults.firstConnect`) in the edition's terms. */
+  readonly firstConnect: S
+}
+
+/**
+ * The settings of one connection: its own options over the layer's, over the dialect's (whether
+ * the service replays on a reconnect), over the defaults. Counts are `positiveInt`s; the pending
+ * requests are the connection's own only.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolve = <DI, D, S, Q extends Request>(
+  edition: Edition<DI, D, S>,
+  layer: Given<DI, S>,
+  own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Q> | undefined },
+  dialect?: { readonly replaysOnReconnect?: boolean | undefined }
+): Settings<D, S, Q> => ({
+  reconnect: own.reconnect ?? layer.reconnect ?? edition.reconnect,
+  firstConnect: own.firstConnect ?? layer.firstConnect ?? edition.firstConnect,
+  idleTimeout: edition.duration(own.idleTimeout ?? layer.idleTimeout, defaults.idleTimeoutMillis),
+  connectTimeout: edition.duration(own.connectTimeout ?? layer.connectTimeout, defaults.connectTimeoutMillis),
+  answerTimeout: edition.duration(own.answerTimeout ?? layer.answerTimeout, defaults.answerTimeoutMillis),
+  bufferSize: positiveInt(own.bufferSize ?? layer.bufferSize, defaults.bufferSize),
+  answerBufferSize: positiveInt(own.answerBufferSize ?? layer.answerBufferSize, defaults.answerBufferSize),
+  maxFrameSize: positiveInt(own.maxFrameSize ?? layer.maxFrameSize, defaultMaxFrameSize),
+  pendingRequests: own.pendingRequests ?? [],
+  strict: own.strict ?? layer.strict ?? false,
+  endOnError: own.endOnError ?? layer.endOnError ?? false,
+  failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
+  dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
+  replayHold: edition.duration(own.replayHold ?? layer.replayHold, defaults.replayHoldMillis)
+})
+
+/**
+ * The options of the core's `Connection` for these settings (`millis`: the edition's duration in
+ * ms); the pending requests by their keys.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (duration: D) => number): Options => ({
+  bufferSize: settings.bufferSize,
+  answerBufferSize: settings.answerBufferSize,
+  idleTimeoutMillis: millis(settings.idleTimeout),
+  endOnError: settings.endOnError,
+  failOnFrameError: settings.failOnFrameError,
+  pendingRequests: settings.pendingRequests.map(keyOf),
+  replaysOnReconnect: settings.dropReplays,
+  replayHoldMillis: millis(settings.replayHold)
+})

@@ -1,0 +1,523 @@
+/**
+ * The shell of one connection around the core's `Connection`, written once for every edition: the
+ * connection's `Port` ({@link ConnectionShell}) and what one attempt's transport calls
+ * ({@link Attempt}: attached, open, a frame, a named SSE event, a frame too large, bytes without an
+ * event, the end). Both are abstract classes: an edition extends them with what only it can do
+ * (hand an event to its consumer's queue, fork the answer writer, log a warning, set a deadline on
+ * its timer, read its clock, decode a frame with its schemas, build its errors) and this module
+ * decides the rest. Classes, not closures: their methods are shared by every connection.
+ *
+ * Synchronous per frame: a frame goes from the transport's callback through the edition's decoder
+ * and the core into the edition's queue, with no allocation of its own.
+ *
+ * @since 0.1.0
+ */
+import type { Classifier, CloseReason, Ending, Next, OpenReport, Options, Port, WriteFailure } from "../Connection.js"
+import { Connection } from "../Connection.js"
+import type { Check, Entry } from "../Deadlines.js"
+import * as Events from "../Events.js"
+import type { AnswerData } from "../Frame.js"
+import * as Ledger from "../Ledger.js"
+import type { UnsentAnswer } from "../Ledger.js"
+import * as Replay from "../Replay.js"
+import * as Secrets from "../Secrets.js"
+import * as Session from "../Session.js"
+import * as Sse from "../Sse.js"
+
+/**
+ * A request as every edition's `ExternalResourceRequested` event carries it: what it is answered by.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly _tag: "ExternalResourceRequested"
+  readonly action_session_id: string
+  /** A known resource type, or an unknown one kept with its wire text. */
+  readonly resource_type: string | { readonly raw: string }
+}
+
+/**
+ * An event as every edition's `SessionEvent` is shaped: a known event by its tag, a request with
+ * its ids, an unknown event with its own wire name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Event =
+  | { readonly _tag: Exclude<Events.KnownTag, "ExternalResourceRequested"> }
+  | Request
+  | { readonly _tag: "Unrecognized"; readonly event: string }
+
+/**
+ * An error of an edition's connection, as the shell reads it: its tag and its message (and the
+ * raw text or the event name some carry).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Failure {
+  readonly _tag: string
+  readonly message: string
+}
+
+/**
+ * The key a request is answered by (`Ledger.requestKey`).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const keyOf = (request: Request): string =>
+  Ledger.requestKey(
+    request.action_session_id,
+    typeof request.resource_type === "string" ? request.resource_type : request.resource_type.raw
+  )
+
+/**
+ * An event's wire name (an unknown event's own): what the core tells its kind by.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const wireNameOf = (event: Event): string =>
+  event._tag === "Unrecognized" ? event.event : Events.wireNames[event._tag]
+
+/**
+ * What each event and error is, for the core's `Connection`, over every edition's events and
+ * errors (and the test kits' scripted channels).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const classifier: Classifier<Event, Failure, Failure> = {
+  kind: (event) => Session.kindOf(wireNameOf(event)),
+  requestKey: (event) => event._tag === "ExternalResourceRequested" ? keyOf(event) : "",
+  message: (error) => error.message,
+  // An `action_run` that does not decode: chargeable, never skipped.
+  chargeable: (error) =>
+    error._tag === "EventDecodeError" && "event" in error && typeof error.event === "string" &&
+    Session.kindOf(error.event) === "chargeable"
+}
+
+/**
+ * What an attempt's open transport lets the shell do with its reading (the edition's `Io` has
+ * these, and the answer's `send`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Reader {
+  /** Stops reading (back-pressure). */
+  readonly pause: () => void
+  /** Reads again. */
+  readonly resume: () => void
+  /** Drops the connection at once (idle time-out). */
+  readonly abort: () => void
+}
+
+/**
+ * How a transport says its attempt ended: an `Ending`, or an Effect `Exit` of one, read by its
+ * shape (either Effect line's `Exit` is `Success` with a `value` or `Failure` with a `cause`; a
+ * failure is a defect of the transport).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Reported<F, R = F> =
+  | Ending<F, R>
+  | { readonly _tag: "Success"; readonly value: Ending<F, R> }
+  | { readonly _tag: "Failure"; readonly cause: unknown }
+
+/**
+ * The ending a transport reported.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const endingOf = <F, R>(reported: Reported<F, R>): Ending<F, R> =>
+  reported._tag === "Success"
+    ? reported.value
+    : reported._tag === "Failure"
+    ? { _tag: "Defect", defect: reported.cause }
+    : reported
+
+/** A frame error's raw text, bounded, for a log (empty for one without). */
+const rawOf = (error: Failure): string =>
+  "raw" in error && typeof error.raw === "string" ? Secrets.truncateRaw(error.raw) : ""
+
+/**
+ * The warning logged when the ledger forgets unanswered requests to keep its bound.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const forgottenWarning = (count: number): string =>
+  `${count} unanswered request(s) forgotten: more than ${Ledger.MAX_REQUESTS} wait for an answer (respond to them fails with RequestNotPending)`
+
+/**
+ * What the connection's loop logs (at debug level) as an attempt opens.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const openedLog = (report: OpenReport): string =>
+  report.reconnects === 0 ? "Event channel open" : "Event channel reopened"
+
+/**
+ * What the connection's loop logs (at info level) as an attempt ended and is retried, unless the
+ * schedule gives up: the last error, said as "not open yet" for a connection never open.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const retryLog = <F, R>(next: Extract<Next<F, R>, { readonly _tag: "Retry" }>): string =>
+  next.schedule === "first-connect"
+    ? `Event channel not open yet: ${next.lastError}`
+    : `Event channel attempt ended: ${next.lastError}`
+
+/**
+ * What the connection's loop logs (at info level) when answers written just before a drop will be
+ * sent again.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const resentLog = (count: number): string =>
+  `${count} answer(s) written just before the drop will be sent again`
+
+/**
+ * What an attempt logs (at debug level) when it dropped events as a replay.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const replayDroppedLog = (count: number): string =>
+  `${count} event(s) sent again after the reconnect were dropped (a replay)`
+
+/**
+ * What the connection logs (at debug level) as it closes.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const closedLog = (reason: CloseReason): string => `Event channel closed: ${reason}`
+
+/**
+ * A connection that finished: the fields of its `Closed` state, and the warning to log (answers
+ * accepted and not delivered).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Finished {
+  readonly closed: { readonly reason: CloseReason; readonly unsent?: ReadonlyArray<UnsentAnswer> }
+  readonly warning: string | undefined
+}
+
+/**
+ * One connection's shell: the core's `Port`, and the connection it owns. The edition's class
+ * extends it with its consumer's queue, its answer writer, its timer, its clock and its logger.
+ *
+ * @example
+ * ```ts
+ * import type { Deadlines } from "effect-agent-session-core"
+ * import { ConnectionShell } from "effect-agent-session-core/shell"
+ *
+ * type Event = ConnectionShell.Event
+ * type Failure = ConnectionShell.Failure
+ *
+ * class Shell extends ConnectionShell.ConnectionShell<Event, Failure> {
+ *   readonly events: Array<Event> = []
+ *   deliver(event: Event): void {
+ *     this.events.push(event)
+ *   }
+ *   write(): void {}
+ *   schedule(_at: number, _check: Deadlines.Check): Deadlines.Entry {
+ *     return { cancel: () => {} }
+ *   }
+ *   now(): number {
+ *     return Date.now()
+ *   }
+ *   protected warn(message: string): void {
+ *     console.warn(message)
+ *   }
+ * }
+ *
+ * class Attempt extends ConnectionShell.Attempt<Event, Failure> {
+ *   protected read(data: string | Uint8Array, print: string | undefined): void {
+ *     if (typeof data === "string") this.event(JSON.parse(data), print)
+ *   }
+ *   protected frameTooLarge(size: number): Failure {
+ *     return { _tag: "FrameTooLarge", message: `a frame of ${size} bytes` }
+ *   }
+ *   protected scrub(error: Failure): Failure {
+ *     return error
+ *   }
+ * }
+ *
+ * const shell = new Shell(
+ *   { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
+ *   ConnectionShell.classifier
+ * )
+ * const attempt = new Attempt(shell, shell.connection.begin(shell.now()))
+ * shell.current = attempt
+ * attempt.open()
+ * attempt.frame(`{"_tag":"Started"}`) // shell.events: [{ _tag: "Started" }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Reader = Reader> implements Port<E, F> {
+  readonly connection: Connection<E, F, R>
+  /** The current attempt (a transport of an earlier one may still talk: it is ignored). */
+  current: Attempt<E, F, R, I> | undefined = undefined
+  /** The connection was started (or closed before it started). */
+  started = false
+
+  constructor(options: Options, classifier: Classifier<E, F, R>) {
+    this.connection = new Connection(options, classifier, this)
+  }
+
+  // --- Port: what the edition does ---
+  /** Hands an event to the consumer's queue. */
+  abstract deliver(event: E): void
+  /** Forks the answer writer of the current attempt, in the attempt's scope. */
+  abstract write(): void
+  /** Sets a deadline on the service's shared timer. */
+  abstract schedule(at: number, check: Check): Entry
+  /** The time on the connection's clock (ms). */
+  abstract now(): number
+  /** Logs a warning with its annotations, from a transport's callback. */
+  protected abstract warn(message: string, annotations: Record<string, unknown>): void
+
+  // --- Port: what the shell decides ---
+  pause(): void {
+    this.current?.io?.pause()
+  }
+  resume(): void {
+    this.current?.io?.resume()
+  }
+  abort(): void {
+    this.current?.io?.abort()
+  }
+  skipped(error: F, count: number): void {
+    this.warn(`Skipped a frame: ${error.message}`, { frameError: error._tag, skipped: count, raw: rawOf(error) })
+  }
+  forgot(count: number, total: number): void {
+    this.warn(forgottenWarning(count), { forgotten: total })
+  }
+  wake(): void {
+    this.current?.wake()
+  }
+
+  /**
+   * An answer to `request` was given (`frame`: as written on the wire): queued, and written at once
+   * when the attempt is open, or why not (`Connection.answer`).
+   */
+  answer(request: Request, frame: string, data: AnswerData): Ledger.Refusal | "channel-closed" | undefined {
+    return this.connection.answer({ key: keyOf(request), frame, data })
+  }
+
+  /**
+   * The connection is over, for `reason` (`Connection.finish`): what its `Closed` state says, and
+   * the warning to log when answers were not sent. Nothing of the last attempt (its key among it)
+   * is kept. Once only: `undefined` afterwards.
+   */
+  finish(reason: CloseReason): Finished | undefined {
+    const unsent = this.connection.finish(reason)
+    if (unsent === undefined) return undefined
+    this.current = undefined
+    if (unsent.length === 0) return { closed: { reason }, warning: undefined }
+    return {
+      closed: { reason, unsent },
+      warning: `${unsent.length} answer(s) not sent (or not confirmed): the event channel closed (${reason})`
+    }
+  }
+
+  /**
+   * The consumer's first pull: whether to start the connection's fiber (once, and not when the
+   * connection was closed first).
+   */
+  start(): boolean {
+    if (this.started) return false
+    this.started = true
+    return !this.connection.isFinished
+  }
+}
+
+/**
+ * One attempt: the hooks its transport calls, and how the connection's fiber learns that it
+ * opened or ended (a callback, not a promise). The edition's class extends it with the attempt's
+ * key and scope, its decoder and its errors (`FE`: its frame errors).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Reader, FE extends F = F> {
+  io: I | undefined = undefined
+  /** The transport opened (even if the attempt ended since). */
+  opened = false
+  private resumer: (() => void) | undefined = undefined
+  private untilEnded = false
+
+  constructor(readonly shell: ConnectionShell<E, F, R, I>, readonly id: number) {}
+
+  /** Decodes one frame of the attempt and hands it on: {@link Attempt.event} or {@link Attempt.failed}. */
+  protected abstract read(data: string | Uint8Array, print: string | undefined): void
+  /** The error of an event larger than the limit, discarded while it was read (`size` bytes). */
+  protected abstract frameTooLarge(size: number): FE
+  /** A frame error without the attempt's key, should the service echo it ({@link scrubFrameError}). */
+  protected abstract scrub(error: FE): FE
+
+  private get isCurrent(): boolean {
+    return this.shell.current === this
+  }
+
+  /** Whether the connection still takes what this attempt's transport reports. */
+  get live(): boolean {
+    return this.isCurrent && this.shell.connection.takes(this.id)
+  }
+
+  /**
+   * Calls `resume` once the attempt has opened or ended (`ended`: once it has ended). Returns
+   * true, without keeping `resume`, when it has already.
+   */
+  whenSettled(ended: boolean, resume: () => void): boolean {
+    if (this.shell.connection.settled(this.id, ended)) return true
+    this.untilEnded = ended
+    this.resumer = resume
+    return false
+  }
+
+  /** The core says the attempt opened or ended. */
+  wake(): void {
+    const resume = this.resumer
+    if (resume === undefined || !this.shell.connection.settled(this.id, this.untilEnded)) return
+    this.resumer = undefined
+    resume()
+  }
+
+  // --- What the transport calls ---
+  /** The connection exists (before it opens): frames may be paused from then on. */
+  attach(io: I): void {
+    this.io = io
+    this.shell.connection.transportCreated(this.id)
+  }
+  /** The transport opened (and sent the handshake). */
+  open(): void {
+    if (this.shell.connection.phase(this.id) !== "connecting") return
+    this.opened = true
+    this.shell.connection.opened(this.id, this.shell.now())
+  }
+  /** One raw frame of the dialect's framing. */
+  frame(data: string | Uint8Array): void {
+    if (!this.isCurrent) return
+    this.read(data, Replay.frameKey(data))
+  }
+  /**
+   * One Server-Sent Event: the engine is built with the `event-data` framing for them, and the
+   * same decoder reads the `{event,data}` frame rebuilt from the event.
+   */
+  namedEvent(name: string, data: string): void {
+    if (!this.isCurrent) return
+    const text = Sse.eventFrame(name, data)
+    this.read(text, text)
+  }
+  /** An event larger than the limit, discarded while it was read (Server-Sent Events). */
+  tooLarge(size: number): void {
+    if (!this.isCurrent) return
+    this.failed(this.frameTooLarge(size))
+  }
+  /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
+  alive(): void {
+    this.shell.connection.alive(this.id, this.shell.now())
+  }
+  /** How the attempt ended (the first call wins). */
+  end(reported: Reported<F, R>): void {
+    this.shell.connection.closed(this.id, endingOf(reported))
+  }
+
+  // --- What the edition's decoder calls ---
+  /** A frame of the attempt decoded into an event (`print`: its identity for replay detection). */
+  event(event: E, print: string | undefined): void {
+    this.shell.connection.frameArrived(this.id, this.shell.now(), event, print)
+  }
+  /** A frame of the attempt that could not be read: handed on without the key. */
+  failed(error: FE): void {
+    this.shell.connection.frameFailed(this.id, this.shell.now(), this.scrub(error))
+  }
+
+  // --- What the edition's answer writer calls ---
+  /**
+   * The answer to write next on this attempt, or none: the writer stops (there is none, the
+   * attempt is over, or its transport is not attached).
+   */
+  nextAnswer(): Ledger.QueuedAnswer | undefined {
+    const next = this.shell.connection.nextAnswer(this.id)
+    return this.io === undefined ? undefined : next
+  }
+  /** The answer was written: acknowledged by the service, or handed to the socket. */
+  answerWritten(how: "confirmed" | "written"): void {
+    this.shell.connection.answerWritten(this.id, how)
+  }
+  /**
+   * The answer was not written: whether the writer goes on (the service refused it, which is worth
+   * an error log: `Failures.answerRefusedLog`) or stops (the answer waits for the next attempt).
+   */
+  answerFailed(failure: WriteFailure): boolean {
+    return this.shell.connection.answerFailed(this.id, this.shell.now(), failure) === "refused"
+  }
+}
+
+/**
+ * A frame error as every edition builds it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FrameFailure =
+  | { readonly _tag: "FrameTooLarge" }
+  | { readonly _tag: "MalformedFrame"; readonly raw: string; readonly message: string }
+  | { readonly _tag: "EventDecodeError"; readonly event: string; readonly raw: string; readonly message: string }
+  | { readonly _tag: "UnknownEvent"; readonly event: string; readonly raw: string }
+
+/**
+ * How an edition builds again the frame errors that carry the service's text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FrameErrors<F> {
+  readonly MalformedFrame: (fields: { readonly raw: string; readonly message: string }) => F
+  readonly EventDecodeError: (
+    fields: { readonly event: string; readonly raw: string; readonly message: string }
+  ) => F
+  readonly UnknownEvent: (fields: { readonly event: string; readonly raw: string }) => F
+}
+
+/**
+ * A frame error without the key (`Secrets.redactFields` over the fields that carry the service's
+ * text): the same error when the key is not in it, else one built again by `make`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const scrubFrameError = <F extends FrameFailure>(error: F, key: string, make: FrameErrors<F>): F => {
+  switch (error._tag) {
+    case "FrameTooLarge":
+      return error
+    case "MalformedFrame": {
+      const fields = Secrets.redactFields({ raw: error.raw, message: error.message }, key)
+      return fields === undefined ? error : make.MalformedFrame(fields)
+    }
+    case "EventDecodeError": {
+      const fields = Secrets.redactFields({ raw: error.raw, message: error.message }, key)
+      return fields === undefined ? error : make.EventDecodeError({ event: error.event, ...fields })
+    }
+    case "UnknownEvent": {
+      const fields = Secrets.redactFields({ event: error.event, raw: error.raw }, key)
+      return fields === undefined ? error : make.UnknownEvent(fields)
+    }
+  }
+}
