@@ -24,13 +24,15 @@ export const categories: ReadonlySet<string> = new Set([
 /**
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit and the
  * simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry points), and every
- * module of the protocol core (`effect-agent-session-core`).
+ * module of the protocol core (`effect-agent-session-core` and its `./shell` entry point).
  */
 export const publicModules = (): ReadonlyArray<string> => [
-  ...readdirSync(join(root, "packages/core/src"))
-    .filter((name) => name.endsWith(".ts") && name !== "index.ts")
-    .sort()
-    .map((name) => `packages/core/src/${name}`),
+  ...["packages/core/src", "packages/core/src/shell"].flatMap((dir) =>
+    readdirSync(join(root, dir))
+      .filter((name) => name.endsWith(".ts") && name !== "index.ts")
+      .sort()
+      .map((name) => `${dir}/${name}`)
+  ),
   ...readdirSync(join(root, "src"))
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
@@ -47,6 +49,7 @@ export const publicModules = (): ReadonlyArray<string> => [
 /** The barrels, whose module comments name the entry points. */
 export const entryPoints: ReadonlyArray<string> = [
   "packages/core/src/index.ts",
+  "packages/core/src/shell/index.ts",
   "src/index.ts",
   "src/testing/index.ts",
   "src/simulator/index.ts",

@@ -7,7 +7,9 @@
  * edition only binds those interfaces to its Effect line.
  *
  * @since 0.1.0
+ * @module effect-agent-session-core/shell
  */
+
 /**
  * The address of a session's event channel: its variables, its derivation from the HTTP base URL,
  * its check.
