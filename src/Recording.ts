@@ -49,6 +49,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { Recording as Format } from "effect-agent-session-core"
+import { FileSource } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -269,7 +270,7 @@ export interface ReadOptions {
 export const read = (path: string, options: ReadOptions = {}): Stream.Stream<Line, InvalidRecording> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const opened = yield* Effect.acquireRelease(
-      Effect.sync(() => Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)),
+      Effect.sync(() => Format.Reader.open(FileSource.fromFile(path, Fs), options.maxLineLength ?? Format.defaultMaxLineLength)),
       (opened) => Effect.sync(() => ("reader" in opened ? opened.reader.close() : undefined))
     )
     if (!("reader" in opened)) return Stream.fail(new InvalidRecording({ path, line: opened.line, reason: opened.reason }))

@@ -50,6 +50,7 @@ import * as Exit from "effect/Exit"
  * @since 0.1.0
  */
 import { Recording as Format } from "effect-agent-session-core"
+import { FileSource } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as NodeStream from "node:stream"
@@ -161,7 +162,7 @@ export const make = (
 ): Effect.Effect<Service, InvalidRecording | HttpServerError.ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const { path } = options
-    const opened = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
+    const opened = Format.Reader.open(FileSource.fromFile(path, Fs), options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in opened)) {
       return yield* Effect.fail(new InvalidRecording({ path, line: opened.line, reason: opened.reason }))
     }

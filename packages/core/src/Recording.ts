@@ -3,7 +3,8 @@
  * session is, how one is parsed and validated, how secrets are kept out of it, how two answers
  * differ, how frames cross transports, how a recorded connection's end is served again, and a
  * {@link Reader} that reads a recording line by line with bounded memory. No I/O of its own: the
- * reader reads through the synchronous file functions it is given (`node:fs` has them). The
+ * reader takes the recording's bytes from a {@link Source} it is given (the core's shell opens a
+ * file as one: `FileSource.fromFile`). The
  * editions' shells (`Recording`, the test kit's replay, the simulator's `Replay`) do the rest.
  *
  * A recording is JSON Lines: one header line, then one line per thing that happened, in the order
@@ -276,12 +277,19 @@ export {
 
 export type {
   /**
-   * The synchronous file functions a {@link Reader} reads through (`node:fs` has them).
+   * The bytes of a recording, read in synchronous blocks.
    *
    * @since 0.1.0
    * @category models
    */
-  FileSystemSync,
+  ByteSource,
+  /**
+   * Opens a recording's bytes, once per reading.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  Source,
   /**
    * Why a recording cannot be read further, and where.
    *

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording as Format } from "../src/index.js"
+import { FileSource } from "../src/shell/index.js"
 import * as Recordings from "./helpers/recordings.js"
 
 const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-replay-pass-"))
@@ -32,7 +33,7 @@ const request = { agent_id: "agent-1", task: "find" }
 const passOver = (lines: ReadonlyArray<unknown>): Format.ReplayPass => {
   const path = join(dir, `${++files}.jsonl`)
   Fs.writeFileSync(path, [header, ...lines].map((l) => JSON.stringify(l)).join("\n") + "\n")
-  const opened = Format.Reader.open(path, Fs)
+  const opened = Format.Reader.open(FileSource.fromFile(path, Fs))
   if (!("reader" in opened)) throw new Error(opened.reason)
   return new Format.ReplayPass(opened.reader)
 }
@@ -305,7 +306,7 @@ describe("Recording.ReplayPass", () => {
 
 /** A replay of the lines written to a file. */
 const replayOf = (lines: ReadonlyArray<unknown>, redact?: (entry: Format.Entry) => Format.Entry): Format.MemoryReplay => {
-  const replay = Format.MemoryReplay.open({ path: Recordings.writeRecording(lines), fs: Fs, redact })
+  const replay = Format.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(lines), Fs), redact })
   if (!(replay instanceof Format.MemoryReplay)) throw new Error(replay.reason)
   return replay
 }
@@ -586,7 +587,7 @@ describe("Recording.MemoryReplay", () => {
   })
 
   it("a file that is not a recording is not opened", () => {
-    const opened = Format.MemoryReplay.open({ path: Recordings.writeRecording(["not json"]), fs: Fs })
+    const opened = Format.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(["not json"]), Fs) })
     assert.isFalse(opened instanceof Format.MemoryReplay)
     assert.strictEqual((opened as { line: number }).line, 1)
   })

@@ -41,10 +41,12 @@ import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import type { Hooks, Io } from "../channel/transport.js"
 import { Recording as Format } from "effect-agent-session-core"
+import { FileSource } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 
-/** Options of an in-memory replay: the core's (the file, its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "path" | "maxLineLength" | "redact"> {
+/** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
+export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "maxLineLength" | "redact"> {
+  readonly path: string
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.DurationInput | undefined
 }
@@ -90,7 +92,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
     const credentials = yield* Credentials.Credentials
     const answerTimeout = Duration.decode(options.answerTimeout ?? defaultAnswerTimeout)
     // The header is checked when the layer is built: a foreign or damaged file fails it.
-    const replay = Format.MemoryReplay.open({ path, fs: Fs, maxLineLength: options.maxLineLength, redact: options.redact })
+    const replay = Format.MemoryReplay.open({ source: FileSource.fromFile(path, Fs), maxLineLength: options.maxLineLength, redact: options.redact })
     if (!(replay instanceof Format.MemoryReplay)) return yield* Effect.fail(invalid(path, replay.line, replay.reason))
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
     const header = replay.header

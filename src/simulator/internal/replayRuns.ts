@@ -4,6 +4,7 @@
  * latest, how one starts and ends, the client's answers waiting for the playback, the result.
  */
 import { Recording as Format } from "effect-agent-session-core"
+import { FileSource } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -104,7 +105,7 @@ export const makeRuns = (options: ReplayServerOptions) => {
   }
 
   const newRun = (): Run | InvalidRecording => {
-    const opened = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
+    const opened = Format.Reader.open(FileSource.fromFile(path, Fs), options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in opened)) return invalid(opened.line, opened.reason)
     const previous = latest
     if (previous !== undefined && !previous.finished) {
@@ -139,7 +140,7 @@ export const makeRuns = (options: ReplayServerOptions) => {
 
   /** A run for a recording without a create (of `attach`): it starts at the first connection. */
   const attachRun = (): Run | InvalidRecording | undefined => {
-    const first = Format.Reader.open(path, Fs, options.maxLineLength ?? Format.defaultMaxLineLength)
+    const first = Format.Reader.open(FileSource.fromFile(path, Fs), options.maxLineLength ?? Format.defaultMaxLineLength)
     if (!("reader" in first)) return invalid(first.line, first.reason)
     const next = first.reader.peek()
     first.reader.close()

@@ -50,6 +50,14 @@ export * as Contract from "./Contract.js"
 export * as Facade from "./Facade.js"
 
 /**
+ * A recording file as the bytes the core's `Recording.Reader` reads, through the synchronous file
+ * functions an edition gives (`node:fs`).
+ *
+ * @since 0.1.0
+ */
+export * as FileSource from "./FileSource.js"
+
+/**
  * One call of the HTTP API: its attempts counted, each attempt's headers and context, what a
  * response read within its limit becomes, the create policy and a creating call's unknown
  * outcome, the span attributes, the redacted header names.

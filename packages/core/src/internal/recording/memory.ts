@@ -12,7 +12,7 @@
 import type * as Dialect from "../../Dialect.js"
 import type { Ending } from "../connection.js"
 import type { AnswerData, EncodedError, Entry, Header, JsonObject } from "./model.js"
-import type { FileSystemSync, Invalid, Numbered } from "./reader.js"
+import type { Invalid, Numbered, Source } from "./reader.js"
 import { defaultMaxLineLength, Reader } from "./reader.js"
 import {
   checkAnswer,
@@ -63,8 +63,8 @@ export type ReplayStep =
  * @category models
  */
 export interface MemoryReplayOptions {
-  readonly path: string
-  readonly fs: FileSystemSync
+  /** The recording's bytes (the core's shell reads a file: `FileSource.fromFile`). */
+  readonly source: Source
   /** The longest line read. Default {@link defaultMaxLineLength}. */
   readonly maxLineLength?: number | undefined
   /** Applied to the application's answers before they are compared (the recording's `redact`). */
@@ -250,14 +250,14 @@ export class MemoryReplay {
 
   /** Opens a recording: its header read and checked, or why it is not valid. */
   static open(options: MemoryReplayOptions): MemoryReplay | Invalid {
-    const opened = Reader.open(options.path, options.fs, options.maxLineLength ?? defaultMaxLineLength)
+    const opened = Reader.open(options.source, options.maxLineLength ?? defaultMaxLineLength)
     if (!("reader" in opened)) return opened
     opened.reader.close()
     return new MemoryReplay(options, opened.header)
   }
 
   private newPass(): ReplayPass {
-    const opened = Reader.open(this.options.path, this.options.fs, this.options.maxLineLength ?? defaultMaxLineLength)
+    const opened = Reader.open(this.options.source, this.options.maxLineLength ?? defaultMaxLineLength)
     if (!("reader" in opened)) return new ReplayPass(undefined, { _tag: "Invalid", line: opened.line, reason: opened.reason })
     this.readers.add(opened.reader)
     return new ReplayPass(opened.reader)

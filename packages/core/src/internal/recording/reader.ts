@@ -87,17 +87,27 @@ export const defaultMaxLineLength = 16 * 1024 * 1024
 const BLOCK = 64 * 1024
 
 /**
- * The synchronous file functions a {@link Reader} reads through: pass `node:fs` (whose
- * functions have these shapes). A function that throws is a file that cannot be read.
+ * The bytes of a recording, read in blocks: `read` fills `buffer` from its start and says how
+ * many bytes it put there (0 at the end); `close` lets go of what it holds. A function that throws
+ * is a source that cannot be read. The reads are synchronous (see above). The core's shell makes
+ * one of a file (`FileSource.fromFile`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface FileSystemSync {
-  readonly openSync: (path: string, flags: "r") => number
-  readonly readSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: null) => number
-  readonly closeSync: (fd: number) => void
+export interface ByteSource {
+  readonly read: (buffer: Uint8Array) => number
+  readonly close: () => void
 }
+
+/**
+ * Opens a recording's bytes, once per reading (a replay reads its recording again for each pass);
+ * a function that throws is a recording that cannot be opened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Source = () => ByteSource
 
 /**
  * Why a recording cannot be read further, and where.
@@ -188,7 +198,7 @@ export class Reader {
   /** The last line read. */
   line = 0
 
-  private constructor(private readonly fs: FileSystemSync, private fd: number | undefined, maxLineLength: number) {
+  private constructor(private source: ByteSource | undefined, maxLineLength: number) {
     this.splitter = new LineSplitter(maxLineLength)
   }
 
@@ -197,19 +207,18 @@ export class Reader {
     return this.splitter.peak
   }
 
-  /** Opens a recording through `fs` (`node:fs`) and reads its header. */
+  /** Opens a recording from its bytes and reads its header. */
   static open(
-    path: string,
-    fs: FileSystemSync,
+    source: Source,
     maxLineLength = defaultMaxLineLength
   ): { readonly reader: Reader; readonly header: Header } | Invalid {
-    let fd: number
+    let bytes: ByteSource
     try {
-      fd = fs.openSync(path, "r")
+      bytes = source()
     } catch (cause) {
       return invalid(0, `cannot be read: ${describe(cause)}`)
     }
-    const reader = new Reader(fs, fd, maxLineLength)
+    const reader = new Reader(bytes, maxLineLength)
     let first = reader.readLine()
     while (typeof first === "string" && first.trim().length === 0) first = reader.readLine()
     if (typeof first !== "string") {
@@ -257,10 +266,10 @@ export class Reader {
 
   /** The next block as text, and whether the file ended. */
   private readBlock(): { readonly text: string; readonly end: boolean } | Invalid {
-    if (this.fd === undefined) return { text: "", end: true }
+    if (this.source === undefined) return { text: "", end: true }
     let read: number
     try {
-      read = this.fs.readSync(this.fd, this.buffer, 0, BLOCK, null)
+      read = this.source.read(this.buffer)
     } catch (cause) {
       return invalid(this.line + 1, `cannot be read: ${describe(cause)}`)
     }
@@ -301,13 +310,13 @@ export class Reader {
     return this.peeked
   }
 
-  /** Closes the file (again is harmless). */
+  /** Lets go of the source (again is harmless). */
   close(): void {
-    const fd = this.fd
-    this.fd = undefined
-    if (fd !== undefined) {
+    const source = this.source
+    this.source = undefined
+    if (source !== undefined) {
       try {
-        this.fs.closeSync(fd)
+        source.close()
       } catch {
         // Closing a file read to its end cannot lose anything.
       }
