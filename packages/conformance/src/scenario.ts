@@ -91,6 +91,13 @@ export interface WatcherExpectation {
   readonly requests?: number
   /** The `reconnects` of each `Open` state, in order (`[0]`: opened once, never again). */
   readonly opens?: ReadonlyArray<number>
+  /**
+   * The connection's state once the events ended: the reason of `Closed` (`complete`,
+   * `superseded`, `handshake-rejected`, `failed`, ...), or the tag of a state that is not `Closed`.
+   * An edition may publish `Closed` just after its events fail (Effect 4 does): the runners wait
+   * up to 2 s for it.
+   */
+  readonly closed?: string
   /** No `Reconnecting` state was ever seen: the failure was not retried. */
   readonly neverRetried?: boolean
   /** Fields of the failure that must be equal (`{ maxActions: 3, actions: 4 }`). */

@@ -35,7 +35,15 @@ export const scenarios: ReadonlyArray<Scenario> = [
     name: "U08 U17 a whole session runs to complete: every event once, in order",
     proves: ["U08", "U17"],
     expect: {
-      first: { ending: "Complete", whole: 5, actions: 5, requests: 0, opens: [0], counts: { ExternalResourceRequested: 0 } },
+      first: {
+        ending: "Complete",
+        whole: 5,
+        actions: 5,
+        requests: 0,
+        opens: [0],
+        closed: "complete",
+        counts: { ExternalResourceRequested: 0 }
+      },
       keyNeverInError: true
     }
   }),
@@ -49,6 +57,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
         ending: "Complete",
         whole: 5,
         requests: 1,
+        closed: "complete",
         counts: { ExternalResourceRequested: 1 },
         echoes: [[true, "jane@example.com"]]
       },
@@ -119,11 +128,22 @@ export const scenarios: ReadonlyArray<Scenario> = [
     }
   }),
   scenario({
-    name: "U08 U12 a refused handshake is HandshakeRejected at once, never retried, the key in none of it",
+    name: "U08 U12 a refused message handshake is HandshakeRejected (close 1008) at once, never retried, the key in none of it",
     proves: ["U08", "U12"],
+    variants: [{ transport: "websocket", dialect: "documented" }],
     simulator: { ...plain, faults: ["reject-handshake"] },
     expect: {
-      first: { ending: "HandshakeRejected", tags: [], neverRetried: true },
+      first: { ending: "HandshakeRejected", tags: [], neverRetried: true, closed: "handshake-rejected", errorFields: { code: 1008 } },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U08 U12 a refused handshake in the query or over SSE is HandshakeRejected (401) at once, never retried, the key in none of it",
+    proves: ["U08", "U12"],
+    variants: everyVariant.filter((v) => v.transport === "sse" || v.dialect === "observed"),
+    simulator: { ...plain, faults: ["reject-handshake"] },
+    expect: {
+      first: { ending: "HandshakeRejected", tags: [], neverRetried: true, closed: "handshake-rejected", errorFields: { code: 401 } },
       keyNeverInError: true
     }
   }),
@@ -135,7 +155,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
     simulator: { ...plain, frameDelay: 30 },
     program: { _tag: "supersede", afterEvents: 3 },
     expect: {
-      first: { ending: "Superseded", opens: [0], neverRetried: true },
+      first: { ending: "Superseded", opens: [0], neverRetried: true, closed: "superseded" },
       second: { ending: "Complete", opens: [0] },
       togetherWhole: 5,
       keyNeverInError: true
@@ -151,6 +171,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
         ending: "FrameTooLarge",
         tags: ["Started", "BrowserStarted"],
         neverRetried: true,
+        closed: "failed",
         errorFields: { limit: 64 * 1024 },
         errorFieldsAbove: { size: 64 * 1024 }
       },
@@ -162,7 +183,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
     proves: ["U09"],
     simulator: { ...plain, faults: ["malformed-at=3"] },
     expect: {
-      first: { ending: "MalformedFrame", tags: ["Started", "BrowserStarted"], neverRetried: true },
+      first: { ending: "MalformedFrame", tags: ["Started", "BrowserStarted"], neverRetried: true, closed: "failed" },
       keyNeverInError: true
     }
   }),
@@ -172,7 +193,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
     simulator: { ...plain, faults: ["malformed-at=3"] },
     start: { failOnFrameError: false },
     expect: {
-      first: { ending: "Complete", whole: 5, actions: 5, opens: [0] },
+      first: { ending: "Complete", whole: 5, actions: 5, opens: [0], closed: "complete" },
       keyNeverInError: true
     }
   }),

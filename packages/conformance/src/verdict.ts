@@ -41,6 +41,8 @@ export interface Watched {
   readonly opens: ReadonlyArray<number>
   /** The `Reconnecting` states seen. */
   readonly reconnecting: number
+  /** The connection's state once the events ended: `Closed`'s reason, or the state's tag. */
+  readonly closed: string
 }
 
 /** Everything a runner observed of one case. */
@@ -119,6 +121,9 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   }
   if (expected.opens !== undefined && !same(seen.opens, expected.opens)) {
     problems.push(`${who}: opened with reconnects ${show(seen.opens)}, not ${show(expected.opens)}`)
+  }
+  if (expected.closed !== undefined && seen.closed !== expected.closed) {
+    problems.push(`${who}: the connection ended ${show(seen.closed)}, not ${show(expected.closed)}`)
   }
   if (expected.neverRetried === true && seen.reconnecting > 0) {
     problems.push(`${who}: reconnected ${seen.reconnecting} times, never expected`)

@@ -121,6 +121,12 @@ const watch = (
       }),
       Stream.runCollect
     )
+    // The state reaches Closed when the events end, or soon after (within 2 s: not a hang).
+    const closedState = yield* Stream.runHead(Stream.filter(SubscriptionRef.changes(running.state), (s) => s._tag === "Closed")).pipe(
+      Effect.timeoutOption("2 seconds")
+    )
+    const state = Option.isSome(closedState) && Option.isSome(closedState.value) ? closedState.value.value : yield* SubscriptionRef.get(running.state)
+    const closed = state._tag === "Closed" ? state.reason : state._tag
     const last = results.at(-1)
     const ending: Ending = last !== undefined && Result.isFailure(last)
       ? failed(last.failure)
@@ -128,7 +134,7 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, requests, opens, reconnecting }
+    return { events, ending, requests, opens, reconnecting, closed }
   })
 
 /** A watcher that never started: the start itself failed. */
@@ -137,7 +143,8 @@ const neverStarted = (error: { readonly _tag: string; readonly message: string }
   ending: failed(error),
   requests: 0,
   opens: [],
-  reconnecting: 0
+  reconnecting: 0,
+  closed: "never started"
 })
 
 /** Runs a case's program through `AgentSessions`; what it observed. */
