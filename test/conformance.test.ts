@@ -109,10 +109,12 @@ const watch = (
         if (state._tag === "Reconnecting") reconnecting += 1
       })))
     let requests = 0
+    let keepAlives = 0
     const events: Array<SeenEvent> = []
     const results = yield* Stream.either(running.events).pipe(
       Stream.tap((result) => {
-        if (Either.isLeft(result) || isKeepAlive(result.right)) return Effect.void
+        if (Either.isLeft(result)) return Effect.void
+        if (isKeepAlive(result.right)) return Effect.sync(() => (keepAlives += 1))
         const event = result.right
         events.push(seen(event))
         const answered = event._tag === "ExternalResourceRequested"
@@ -136,13 +138,14 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, requests, opens, reconnecting, closed }
+    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
   })
 
 /** A watcher that never started: the start itself failed. */
 const neverStarted = (error: { readonly _tag: string; readonly message: string }): Watched => ({
   events: [],
   ending: failed(error),
+  keepAlives: 0,
   requests: 0,
   opens: [],
   reconnecting: 0,

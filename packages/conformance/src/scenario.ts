@@ -81,6 +81,8 @@ export interface WatcherExpectation {
   readonly whole?: number
   /** The tags of the events received (keep-alives aside), exactly, in order. */
   readonly tags?: ReadonlyArray<string>
+  /** How many keep-alives (`Heartbeat`, `Connected`) were received. */
+  readonly keepAlives?: number
   /** How many events of each tag were received (keep-alives aside); tags not named are not checked. */
   readonly counts?: Readonly<Record<string, number>>
   /** The actions the outcome counted (`Outcome.actions`), when it completed. */

@@ -133,7 +133,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
     variants: [{ transport: "websocket", dialect: "documented" }],
     simulator: { ...plain, faults: ["reject-handshake"] },
     expect: {
-      first: { ending: "HandshakeRejected", tags: [], neverRetried: true, closed: "handshake-rejected", errorFields: { code: 1008 } },
+      first: { ending: "HandshakeRejected", tags: [], keepAlives: 0, neverRetried: true, closed: "handshake-rejected", errorFields: { code: 1008 } },
       keyNeverInError: true
     }
   }),
@@ -143,7 +143,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
     variants: everyVariant.filter((v) => v.transport === "sse" || v.dialect === "observed"),
     simulator: { ...plain, faults: ["reject-handshake"] },
     expect: {
-      first: { ending: "HandshakeRejected", tags: [], neverRetried: true, closed: "handshake-rejected", errorFields: { code: 401 } },
+      first: { ending: "HandshakeRejected", tags: [], keepAlives: 0, neverRetried: true, closed: "handshake-rejected", errorFields: { code: 401 } },
       keyNeverInError: true
     }
   }),

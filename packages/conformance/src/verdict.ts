@@ -35,6 +35,8 @@ export type Ending =
 export interface Watched {
   readonly events: ReadonlyArray<SeenEvent>
   readonly ending: Ending
+  /** The keep-alives (`Heartbeat`, `Connected`) received. */
+  readonly keepAlives: number
   /** The requests the program answered. */
   readonly requests: number
   /** The `reconnects` of each `Open` state seen, in order. */
@@ -101,6 +103,9 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   if (expected.whole !== undefined) problems.push(...wholeProblems(who, seen.events, expected.whole))
   if (expected.tags !== undefined && !same(tags, expected.tags)) {
     problems.push(`${who}: events ${show(tags)}, not ${show(expected.tags)}`)
+  }
+  if (expected.keepAlives !== undefined && seen.keepAlives !== expected.keepAlives) {
+    problems.push(`${who}: ${seen.keepAlives} keep-alives, not ${expected.keepAlives}`)
   }
   for (const [tag, count] of Object.entries(expected.counts ?? {})) {
     const actual = tags.filter((t) => t === tag).length
