@@ -228,3 +228,80 @@ describe("conformance (Effect 3 edition)", () => {
       }).pipe(Effect.scoped), 60_000)
   }
 })
+
+/** A script of `n` actions as the suite records it: what a client that got it exactly once saw. */
+const script = (n: number): ReadonlyArray<SeenEvent> => [
+  { tag: "Started" },
+  { tag: "BrowserStarted" },
+  ...Array.from({ length: n }, (_, i) => [
+    { tag: "ThoughtsAndMemories", text: `Step ${i + 1} of ${n}` },
+    { tag: "ActionRun", text: `click (action ${i + 1} of ${n})` }
+  ]).flat(),
+  { tag: "Complete" }
+]
+
+const watched = (events: ReadonlyArray<SeenEvent>, ending: Ending = { _tag: "Complete", actions: 3 }): Watched => ({
+  events,
+  ending,
+  keepAlives: 0,
+  requests: 0,
+  opens: [0],
+  reconnecting: 0,
+  closed: "complete"
+})
+
+describe("the conformance verdict (each check can fail)", () => {
+  const whole = { first: { ending: "Complete", whole: 3, actions: 3, opens: [0], closed: "complete" }, keyNeverInError: true }
+
+  it("a script received exactly once passes; one repeated, lost or out of order does not", () => {
+    assert.deepStrictEqual(verdict(whole, { first: watched(script(3)) }, []), [])
+    const events = script(3)
+    const repeated = [...events.slice(0, 4), ...events.slice(3)]
+    const lost = events.filter((event) => event.text !== "click (action 2 of 3)")
+    const swapped = [events[0], events[1], events[4], events[5], events[2], events[3], ...events.slice(6)].flatMap((e) =>
+      e === undefined ? [] : [e]
+    )
+    for (const wrong of [repeated, lost, swapped]) {
+      assert.isNotEmpty(verdict(whole, { first: watched(wrong) }, []))
+    }
+  })
+
+  it("another ending, outcome count, reconnect or final state each fails", () => {
+    const failure: Ending = { _tag: "Failed", tag: "ConnectionLost", text: "lost", fields: {} }
+    assert.isNotEmpty(verdict(whole, { first: watched(script(3), failure) }, []))
+    assert.isNotEmpty(verdict(whole, { first: watched(script(3), { _tag: "Complete", actions: 4 }) }, []))
+    assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), opens: [0, 1] } }, []))
+    assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), closed: "failed" } }, []))
+  })
+
+  it("a key in a failure's text fails, wherever it is", () => {
+    const expectation = { first: { ending: "HandshakeRejected" }, keyNeverInError: true }
+    const failure = (text: string): Ending => ({ _tag: "Failed", tag: "HandshakeRejected", text, fields: {} })
+    assert.deepStrictEqual(verdict(expectation, { first: watched([], failure("refused: 401")) }, ["sk-secret"]), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched([], failure("refused ?apiKey=sk-secret")) }, ["sk-secret"]))
+  })
+
+  it("a second session, a fresh key per attempt or a Retry-After not waited out fails", () => {
+    const http = { createStatuses: [429, 200], oneIdempotencyKey: true, sessionsCreated: 1, waitedAtLeastMs: 950 }
+    const expectation = { first: { ending: "Complete" }, keyNeverInError: true, http }
+    const create = (status: number, key: string, at: number, sessionId?: string) => ({
+      method: "POST",
+      path: "/api/v1/sessions",
+      status,
+      idempotencyKey: key,
+      sessionId,
+      startedAt: at,
+      endedAt: at + 5
+    })
+    const good = [create(429, "k", 0), create(200, "k", 1005, "ses_1")]
+    assert.deepStrictEqual(verdict(expectation, { first: watched(script(3)), http: good }, []), [])
+    const cases = [
+      [create(429, "k", 0, "ses_0"), create(200, "k", 1005, "ses_1")],
+      [create(429, "k", 0), create(200, "other", 1005, "ses_1")],
+      [create(429, "k", 0), create(200, "k", 100, "ses_1")],
+      [create(200, "k", 0, "ses_1")]
+    ]
+    for (const http of cases) assert.isNotEmpty(verdict(expectation, { first: watched(script(3)), http }, []))
+    assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []), "nothing recorded")
+  })
+})
