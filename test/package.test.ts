@@ -1,5 +1,5 @@
 /**
- * The three packages of the workspace say the same things: the library's run-time dependencies are
+ * The published packages of the workspace say the same things: the library's run-time dependencies are
  * what it imports (the protocol core and `ws`; Effect as peers), the core has none, the command
  * line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
  * lists it) carries its README, LICENSE and CHANGELOG.md, and every relative link of the Markdown
@@ -24,6 +24,8 @@ interface Manifest {
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
   readonly devDependencies?: Record<string, string>
   readonly workspaces?: ReadonlyArray<string>
+  readonly private?: boolean
+  readonly exports?: unknown
 }
 
 const root = join(import.meta.dirname, "..")
@@ -31,6 +33,9 @@ const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, 
 const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
+const conformance = manifest("packages/conformance/package.json")
+/** The workspace packages that are published (a private one, the conformance suite, never is). */
+const published = (library.workspaces ?? []).filter((dir) => manifest(`${dir}/package.json`).private !== true)
 /** The packages of the `effect-agent-session/cluster` entry point: optional peers. */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
@@ -55,8 +60,9 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own.
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/effect4"])
+    // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own;
+    // and the conformance suite both editions run (private, never packed).
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/effect4", "packages/conformance"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -96,6 +102,15 @@ describe("package manifests", () => {
     assert.match(core.scripts?.["prepack"] ?? "", /build/)
     // The library's build compiles the core first: its declarations are what the library's import.
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
+  })
+
+  it("the conformance suite is a private package of sources: no build, no dependency, its index as its export", () => {
+    assert.strictEqual(conformance.name, "effect-agent-session-conformance")
+    assert.isTrue(conformance.private)
+    assert.isUndefined(conformance.dependencies)
+    assert.isUndefined(conformance.scripts)
+    assert.deepStrictEqual(conformance.exports, { ".": "./src/index.ts", "./package.json": "./package.json" })
+    assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
   })
 
   it("the peer ranges are the Effect 3 line the README's install commands name", () => {
@@ -146,8 +161,8 @@ const relativeLinks = (markdown: string): ReadonlyArray<string> =>
 describe("the packed packages", () => {
   it.effect("each carries its README, LICENSE and CHANGELOG.md, named in its files", () =>
     Effect.gen(function*() {
-      const packages = yield* packed
-      const manifests = [library, ...(library.workspaces ?? []).map((dir) => manifest(`${dir}/package.json`))]
+      const packages = (yield* packed).filter((p) => p.name !== conformance.name)
+      const manifests = [library, ...published.map((dir) => manifest(`${dir}/package.json`))]
       assert.sameMembers(packages.map((p) => p.name), manifests.map((m) => m.name))
       for (const m of manifests) {
         assert.includeMembers([...(m.files ?? [])], ["LICENSE", "CHANGELOG.md"], m.name)
@@ -163,7 +178,7 @@ describe("the packed packages", () => {
 
   it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>
     Effect.gen(function*() {
-      const packages = yield* packed
+      const packages = (yield* packed).filter((p) => p.name !== conformance.name)
       const dirs = new Map([[library.name, "."], ...(library.workspaces ?? []).map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
       const dead: Array<string> = []
       let checked = 0

@@ -62,6 +62,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/docs-programs.test.ts", why: "runs the docs' programs against the simulator, some as child processes" },
   { path: "test/examples.test.ts", why: "runs examples/ as child processes against the simulator" },
   { path: "test/package.test.ts", why: "lists the tarballs with npm pack (a child process)" },
+  { path: "test/conformance.test.ts", why: "the conformance scenarios against the simulator over real sockets" },
   { path: "test/channel/fibers.test.ts", why: "counts fibers of sessions open over real sockets" },
   { path: "test/cli/cluster.test.ts", why: "the command line as child processes, PostgreSQL" },
   { path: "test/cli/create.test.ts", why: "the command line as child processes against scripted services and the simulator" },

@@ -49,18 +49,6 @@ for (const { dialect, transport } of variants) {
           assert.isAtLeast(yield* simulator.connections(outcome.sessionId), 4)
         }))
 
-      it.effect("U20 actions beyond max_actions fail the run with ActionBudgetExceeded", () =>
-        Effect.gen(function*() {
-          const error = yield* Effect.flip(AgentSessions.run({ ...request, max_actions: 3 })).pipe(
-            withFaults({ ws: { exceedMaxActions: 2 } }, { ask: "none" })
-          )
-          assert.strictEqual(error._tag, "ActionBudgetExceeded")
-          if (error._tag === "ActionBudgetExceeded") {
-            assert.strictEqual(error.maxActions, 3)
-            assert.strictEqual(error.actions, 4)
-          }
-        }))
-
       it.effect("U17 a channel that keeps closing before complete ends with ConnectionLost carrying the close", () =>
         Effect.gen(function*() {
           const error = yield* Effect.flip(

@@ -17,7 +17,7 @@ import * as Http from "node:http"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import { type Failure, startActingServer } from "../helpers/actingServer.js"
+import { type Failure, startActingServer } from "effect-agent-session-conformance"
 
 const KEY = "sk-paid-test-key"
 const session = { start_url: "https://example.com/", goal: "find the pricing page", max_actions: 5 }

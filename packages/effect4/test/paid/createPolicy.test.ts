@@ -19,13 +19,13 @@ import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import { spawnSimulator } from "../helpers/simulator.js"
-import { type Failure, startActingServer } from "../../../../test/helpers/actingServer.js"
+import { type Failure, startActingServer } from "effect-agent-session-conformance"
 
 const KEY = "sk-paid-test-key"
 const session = { start_url: "https://example.com/", goal: "find the pricing page", max_actions: 5 }
 const agent = { name: "scout", website: "https://example.com", domain: "research" as const }
 
-/** The acting server (test/helpers/actingServer.ts), stopped with the test's scope. */
+/** The acting server (effect-agent-session-conformance), stopped with the test's scope. */
 const actingServer = (failure: Failure) =>
   Effect.acquireRelease(
     Effect.promise(() => startActingServer(failure)),

@@ -1,5 +1,5 @@
 /**
- * A real HTTP server on 127.0.0.1 for the create-policy tests of both editions (plain Node, no
+ * A real HTTP server on 127.0.0.1 for the create-policy tests of both editions (`paid/createPolicy`; plain Node, no
  * Effect): it ignores idempotency keys, acts on every request (counts what it created), then fails
  * its answer as told, in each way that hides whether it acted.
  */

@@ -1,0 +1,223 @@
+/**
+ * The scenarios both editions must pass against the reference simulator. Each is plain data: the
+ * simulator's flags, the program, and what must hold (`scenario.ts`). The simulator's script is
+ * deterministic: each `action_run` says `(action i of n)` and each thought `Step i of n`, so a
+ * client that got every event exactly once, in order, sees `1..n` once each, in order.
+ */
+import { everyVariant, type Scenario, type SimulatorFlags, type Variant } from "./scenario.js"
+
+const request = { start_url: "https://example.com/", max_actions: 8, goal: "Find the opening hours" }
+
+/** Five actions, a frame every 5 ms, no request, no fault. */
+const plain: SimulatorFlags = { actions: 5, ask: "none", frameDelay: 5, faults: [] }
+
+const webSocketOnly: ReadonlyArray<Variant> = [
+  { transport: "websocket", dialect: "documented" },
+  { transport: "websocket", dialect: "observed" }
+]
+
+/** Defaults of a scenario: the plain simulator, `start`, every request granted, the key checked. */
+const scenario = (
+  fields: Pick<Scenario, "name" | "proves" | "expect"> & Partial<Omit<Scenario, "name" | "proves" | "expect">>
+): Scenario => ({
+  variants: everyVariant,
+  simulator: plain,
+  request,
+  program: { _tag: "start" },
+  answer: { _tag: "Grant" },
+  start: {},
+  witness: false,
+  ...fields
+})
+
+export const scenarios: ReadonlyArray<Scenario> = [
+  scenario({
+    name: "U08 U17 a whole session runs to complete: every event once, in order",
+    proves: ["U08", "U17"],
+    expect: {
+      first: {
+        ending: "Complete",
+        whole: 5,
+        actions: 5,
+        requests: 0,
+        opens: [0],
+        closed: "complete",
+        counts: { ExternalResourceRequested: 0 }
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U15 U16 an input request answered: the answer reaches the service once",
+    proves: ["U15", "U16"],
+    simulator: { ...plain, ask: "input" },
+    answer: { _tag: "Grant", input: "jane@example.com" },
+    expect: {
+      first: {
+        ending: "Complete",
+        whole: 5,
+        requests: 1,
+        closed: "complete",
+        counts: { ExternalResourceRequested: 1 },
+        echoes: [[true, "jane@example.com"]]
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U15 U16 a permission request denied: the denial reaches the service once, the session completes",
+    proves: ["U15", "U16"],
+    simulator: { ...plain, ask: "permission" },
+    answer: { _tag: "Deny" },
+    expect: {
+      first: { ending: "Complete", whole: 5, requests: 1, counts: { ExternalResourceRequested: 1 }, echoes: [[false, null]] },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U17 U16 a connection dropped three times mid-session resumes: nothing lost, nothing twice, the answer once",
+    proves: ["U17", "U16"],
+    simulator: { ...plain, ask: "input", faults: ["drop-after=2,5,8"] },
+    answer: { _tag: "Grant", input: "jane@example.com" },
+    expect: {
+      first: {
+        ending: "Complete",
+        whole: 5,
+        actions: 5,
+        requests: 1,
+        opens: [0, 1, 2, 3],
+        echoes: [[true, "jane@example.com"]]
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U20 actions beyond max_actions fail the run with ActionBudgetExceeded",
+    proves: ["U20"],
+    simulator: { ...plain, faults: ["exceed-max-actions=2"] },
+    request: { ...request, max_actions: 3 },
+    expect: {
+      first: { ending: "ActionBudgetExceeded", counts: { ActionRun: 4, Complete: 0 }, errorFields: { maxActions: 3, actions: 4 } },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U21 a create answered 503 twice is sent again with the same Idempotency-Key: one session",
+    proves: ["U21", "U07"],
+    variants: [...webSocketOnly, { transport: "sse", dialect: "observed" }],
+    simulator: { ...plain, faults: ["fail-503=2"] },
+    httpRetries: 3,
+    witness: true,
+    expect: {
+      first: { ending: "Complete", whole: 5 },
+      keyNeverInError: true,
+      http: { createStatuses: [503, 503, 200], oneIdempotencyKey: true, sessionsCreated: 1 }
+    }
+  }),
+  scenario({
+    name: "U21 a create answered 429 with Retry-After: 1 is sent again after at least a second: one session",
+    proves: ["U21"],
+    variants: webSocketOnly,
+    simulator: { ...plain, faults: ["rate-limit=1:1"] },
+    httpRetries: 3,
+    witness: true,
+    expect: {
+      first: { ending: "Complete", whole: 5 },
+      keyNeverInError: true,
+      http: { createStatuses: [429, 200], oneIdempotencyKey: true, sessionsCreated: 1, waitedAtLeastMs: 950 }
+    }
+  }),
+  scenario({
+    name: "U08 U12 a refused message handshake is HandshakeRejected (close 1008) at once, never retried, the key in none of it",
+    proves: ["U08", "U12"],
+    variants: [{ transport: "websocket", dialect: "documented" }],
+    simulator: { ...plain, faults: ["reject-handshake"] },
+    expect: {
+      first: { ending: "HandshakeRejected", tags: [], keepAlives: 0, neverRetried: true, closed: "handshake-rejected", errorFields: { code: 1008 } },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U08 U12 a refused handshake in the query or over SSE is HandshakeRejected (401) at once, never retried, the key in none of it",
+    proves: ["U08", "U12"],
+    variants: everyVariant.filter((v) => v.transport === "sse" || v.dialect === "observed"),
+    simulator: { ...plain, faults: ["reject-handshake"] },
+    expect: {
+      first: { ending: "HandshakeRejected", tags: [], keepAlives: 0, neverRetried: true, closed: "handshake-rejected", errorFields: { code: 401 } },
+      keyNeverInError: true
+    }
+  }),
+  // Over SSE the simulator ends a superseded stream without saying why (docs/reliability.md).
+  scenario({
+    name: "issue 20 a superseded connection ends with Superseded and never takes the session back; the newer watcher gets the rest",
+    proves: ["U17", "issue 20"],
+    variants: webSocketOnly,
+    simulator: { ...plain, frameDelay: 30 },
+    program: { _tag: "supersede", afterEvents: 3 },
+    expect: {
+      first: { ending: "Superseded", opens: [0], neverRetried: true, closed: "superseded" },
+      second: { ending: "Complete", opens: [0] },
+      togetherWhole: 5,
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U22 a frame over maxFrameSize fails with FrameTooLarge after the events before it",
+    proves: ["U22"],
+    simulator: { ...plain, faults: ["oversize-at=3:100000"] },
+    start: { maxFrameSize: 64 * 1024 },
+    expect: {
+      first: {
+        ending: "FrameTooLarge",
+        tags: ["Started", "BrowserStarted"],
+        neverRetried: true,
+        closed: "failed",
+        errorFields: { limit: 64 * 1024 },
+        errorFieldsAbove: { size: 64 * 1024 }
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U09 a malformed frame fails with MalformedFrame after the events before it",
+    proves: ["U09"],
+    simulator: { ...plain, faults: ["malformed-at=3"] },
+    expect: {
+      first: { ending: "MalformedFrame", tags: ["Started", "BrowserStarted"], neverRetried: true, closed: "failed" },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U09 with failOnFrameError: false a malformed frame is skipped and the session completes",
+    proves: ["U09"],
+    simulator: { ...plain, faults: ["malformed-at=3"] },
+    start: { failOnFrameError: false },
+    expect: {
+      first: { ending: "Complete", whole: 5, actions: 5, opens: [0], closed: "complete" },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U17 a session attached after it completed: the socket closes at once, no event again, SessionEndedWithoutComplete",
+    proves: ["U17", "U04"],
+    variants: webSocketOnly,
+    program: { _tag: "attachAfterComplete" },
+    expect: {
+      first: { ending: "Complete", whole: 5 },
+      second: { ending: "SessionEndedWithoutComplete", tags: [], opens: [0], neverRetried: true },
+      keyNeverInError: true
+    }
+  }),
+  // An event stream has no close code: its end before `complete` looks like a drop, retried.
+  scenario({
+    name: "U17 a session attached after it completed over SSE: each stream ends at once, no event again, then ConnectionLost",
+    proves: ["U17", "U04"],
+    variants: [{ transport: "sse", dialect: "documented" }, { transport: "sse", dialect: "observed" }],
+    program: { _tag: "attachAfterComplete" },
+    expect: {
+      first: { ending: "Complete", whole: 5 },
+      second: { ending: "ConnectionLost", tags: [], errorFields: { mayStillBeRunning: true } },
+      keyNeverInError: true
+    }
+  })
+]

@@ -1,0 +1,240 @@
+/**
+ * The conformance suite (`packages/conformance`, effect-agent-session-conformance) run with the
+ * Effect 4 edition: every scenario in each of its variants, against its own simulator, the root's
+ * command line as a child process (`simulate --port 0 --json` with the scenario's flags,
+ * `helpers/simulator.ts`; one child for the cases of the same dialect and flags), through `AgentSessions` over `NodeAgentSessions.layer`, over real
+ * sockets. What the scenario expects is judged by the suite's `verdict`, once for both editions;
+ * the root's `test/conformance.test.ts` runs the same scenarios with the Effect 3 edition.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import {
+  type Case,
+  cases,
+  type Ending,
+  type GivenAnswer,
+  type Observation,
+  scenarios,
+  type SeenEvent,
+  startWitness,
+  type StartOptions,
+  verdict,
+  type Watched
+} from "effect-agent-session-conformance"
+import * as AgentSessions from "../src/AgentSessions.js"
+import * as Answer from "../src/Answer.js"
+import * as Dialect from "../src/Dialect.js"
+import type * as EventStream from "../src/EventStream.js"
+import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
+import type * as SessionEvent from "../src/SessionEvent.js"
+import { quick, Sim, simLayer } from "./helpers/sdk.js"
+
+/** An event as the suite records it. */
+const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
+  switch (event._tag) {
+    case "ActionRun":
+      return { tag: event._tag, text: event.content }
+    case "ThoughtsAndMemories":
+      return { tag: event._tag, text: event.thought }
+    case "Unrecognized":
+      return { tag: event._tag, text: event.event }
+    case "ExternalResourceGranted":
+      return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
+    default:
+      return { tag: event._tag }
+  }
+}
+
+const isKeepAlive = (event: SessionEvent.SessionEvent): boolean => event._tag === "Heartbeat" || event._tag === "Connected"
+
+/** The error as JSON, or why it could not be. */
+const json = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? ""
+  } catch (cause) {
+    return `(not JSON: ${String(cause)})`
+  }
+}
+
+/** A failure as the suite records it: its tag, every text of it, its plain fields. */
+const failed = (error: { readonly _tag: string; readonly message: string }): Ending => ({
+  _tag: "Failed",
+  tag: error._tag,
+  text: [error.message, String(error), json(error)].join("\n"),
+  fields: Object.fromEntries(
+    Object.entries<unknown>(error).filter((entry): entry is [string, string | number | boolean] =>
+      ["string", "number", "boolean"].includes(typeof entry[1])
+    )
+  )
+})
+
+const answerOf = (given: GivenAnswer): Answer.Answer =>
+  given._tag === "Deny" ? Answer.deny() : Answer.grant(given.input)
+
+const startOptions = (options: StartOptions): AgentSessions.StartOptions => ({
+  maxFrameSize: options.maxFrameSize,
+  failOnFrameError: options.failOnFrameError,
+  strict: options.strict,
+  idleTimeout: options.idleTimeoutMs === undefined ? undefined : Duration.millis(options.idleTimeoutMs),
+  onBudgetExceeded: options.onBudgetExceeded,
+  replaysOnReconnect: options.replaysOnReconnect
+})
+
+/**
+ * Consumes a watcher's events to their end, answering every request with `answer`; `onEvent` runs
+ * after each event (keep-alives aside) with how many there were so far.
+ */
+const watch = (
+  running: AgentSessions.RunningSession,
+  answer: Answer.Answer,
+  onEvent: (count: number) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Watched, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const opens: Array<number> = []
+    let reconnecting = 0
+    yield* Effect.forkScoped(Stream.runForEach(SubscriptionRef.changes(running.state), (state: EventStream.ConnectionState) =>
+      Effect.sync(() => {
+        if (state._tag === "Open") opens.push(state.reconnects)
+        if (state._tag === "Reconnecting") reconnecting += 1
+      })))
+    let requests = 0
+    let keepAlives = 0
+    const events: Array<SeenEvent> = []
+    const results = yield* Stream.result(running.events).pipe(
+      Stream.tap((result) => {
+        if (Result.isFailure(result)) return Effect.void
+        if (isKeepAlive(result.success)) return Effect.sync(() => (keepAlives += 1))
+        const event = result.success
+        events.push(seen(event))
+        const answered = event._tag === "ExternalResourceRequested"
+          ? Effect.andThen(Effect.sync(() => (requests += 1)), Effect.ignore(running.respond(event, answer)))
+          : Effect.void
+        return Effect.andThen(answered, onEvent(events.length))
+      }),
+      Stream.runCollect
+    )
+    // The state reaches Closed when the events end, or soon after (within 2 s: not a hang).
+    const closedState = yield* Stream.runHead(Stream.filter(SubscriptionRef.changes(running.state), (s) => s._tag === "Closed")).pipe(
+      Effect.timeoutOption("2 seconds")
+    )
+    const state = Option.isSome(closedState) && Option.isSome(closedState.value) ? closedState.value.value : yield* SubscriptionRef.get(running.state)
+    const closed = state._tag === "Closed" ? state.reason : state._tag
+    const last = results.at(-1)
+    const ending: Ending = last !== undefined && Result.isFailure(last)
+      ? failed(last.failure)
+      : yield* Effect.match(running.outcome, {
+        onFailure: failed,
+        onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
+      })
+    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+  })
+
+/** A watcher that never started: the start itself failed. */
+const neverStarted = (error: { readonly _tag: string; readonly message: string }): Watched => ({
+  events: [],
+  ending: failed(error),
+  keepAlives: 0,
+  requests: 0,
+  opens: [],
+  reconnecting: 0,
+  closed: "never started"
+})
+
+/** Runs a case's program through `AgentSessions`; what it observed. */
+const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope | AgentSessions.AgentSessions> =>
+  Effect.gen(function*() {
+    const { scenario } = c
+    const answer = answerOf(scenario.answer)
+    const options = startOptions(scenario.start)
+    const started = yield* Effect.result(AgentSessions.start(scenario.request, options))
+    if (Result.isFailure(started)) return { first: neverStarted(started.failure) }
+    const running = started.success
+    switch (scenario.program._tag) {
+      case "start":
+        return { first: yield* watch(running, answer) }
+      case "supersede": {
+        const after = scenario.program.afterEvents
+        const reached = yield* Deferred.make<void>()
+        const first = yield* Effect.forkScoped(
+          watch(running, answer, (count) => (count === after ? Effect.asVoid(Deferred.succeed(reached, undefined)) : Effect.void))
+        )
+        yield* Deferred.await(reached)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        const second = yield* watch(other, answer)
+        return { first: yield* Fiber.join(first), second }
+      }
+      case "attachAfterComplete": {
+        const first = yield* watch(running, answer)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        return { first, second: yield* watch(other, answer) }
+      }
+    }
+  })
+
+/**
+ * The cases that can share one simulator child (starting one takes seconds): those of the same
+ * dialect and flags, whose faults apply to each session apart. A case with the witness counts the
+ * HTTP faults, which the simulator spends across sessions: it gets its own.
+ */
+const groups = (all: ReadonlyArray<Case>): ReadonlyArray<ReadonlyArray<Case>> => {
+  const byKey = new Map<string, Array<Case>>()
+  for (const c of all) {
+    const key = c.scenario.witness ? c.title : JSON.stringify([c.variant.dialect, c.scenario.simulator])
+    byKey.set(key, [...(byKey.get(key) ?? []), c])
+  }
+  return [...byKey.values()]
+}
+
+/** Runs a case against the simulator of its group; what must hold is asserted. */
+const runCase = (c: Case) =>
+  Effect.gen(function*() {
+    const sim = yield* Sim
+    const witness = c.scenario.witness
+      ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
+      : undefined
+    const retries = c.scenario.httpRetries
+    const sdk = NodeAgentSessions.layer({
+      apiKey: sim.accountKey,
+      baseUrl: witness?.url ?? sim.baseUrl,
+      wsUrl: sim.wsUrl,
+      dialect: Dialect.fromName(sim.dialect),
+      transport: c.variant.transport,
+      events: { reconnect: quick },
+      http: retries === undefined ? undefined : {
+        retry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: retries }))
+      }
+    })
+    const observed = yield* program(c).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.orDie(sdk)),
+      Effect.timeoutOrElse({
+        duration: "45 seconds",
+        orElse: () => Effect.die("the program did not end within 45 s")
+      })
+    )
+    const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
+    assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+  }).pipe(Effect.scoped)
+
+describe("conformance (Effect 4 edition)", () => {
+  for (const group of groups(cases(scenarios))) {
+    const first = group[0]
+    if (first === undefined) continue
+    layer(simLayer({ dialect: first.variant.dialect, ...first.scenario.simulator }), {
+      excludeTestServices: true,
+      timeout: "90 seconds"
+    })((it) => {
+      for (const c of group) it.effect(c.title, () => runCase(c), 90_000)
+    })
+  }
+})

@@ -1,0 +1,307 @@
+/**
+ * The conformance suite (`packages/conformance`, effect-agent-session-conformance) run with the
+ * Effect 3 edition: every scenario in each of its variants, against its own simulator started in
+ * process on port 0 (its `--fault` flags read by the command line's `parseFaults`), through
+ * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets. What the scenario expects is
+ * judged by the suite's `verdict`, once for both editions; `packages/effect4/test/conformance.test.ts`
+ * runs the same scenarios with the Effect 4 edition.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import {
+  type Case,
+  cases,
+  type Ending,
+  type GivenAnswer,
+  type Observation,
+  scenarios,
+  type SeenEvent,
+  startWitness,
+  type StartOptions,
+  verdict,
+  type Watched
+} from "effect-agent-session-conformance"
+import { parseFaults } from "../packages/cli/src/Simulate.js"
+import * as AgentSessions from "../src/AgentSessions.js"
+import * as Answer from "../src/Answer.js"
+import * as Dialect from "../src/Dialect.js"
+import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
+import type * as SessionEvent from "../src/SessionEvent.js"
+import * as Simulator from "../src/simulator/Simulator.js"
+import { fastReconnect } from "./helpers/simulation.js"
+
+/** An event as the suite records it. */
+const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
+  switch (event._tag) {
+    case "ActionRun":
+      return { tag: event._tag, text: event.content }
+    case "ThoughtsAndMemories":
+      return { tag: event._tag, text: event.thought }
+    case "Unrecognized":
+      return { tag: event._tag, text: event.event }
+    case "ExternalResourceGranted":
+      return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
+    default:
+      return { tag: event._tag }
+  }
+}
+
+const isKeepAlive = (event: SessionEvent.SessionEvent): boolean => event._tag === "Heartbeat" || event._tag === "Connected"
+
+/** The error as JSON, or why it could not be. */
+const json = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? ""
+  } catch (cause) {
+    return `(not JSON: ${String(cause)})`
+  }
+}
+
+/** A failure as the suite records it: its tag, every text of it, its plain fields. */
+const failed = (error: { readonly _tag: string; readonly message: string }): Ending => ({
+  _tag: "Failed",
+  tag: error._tag,
+  text: [error.message, String(error), json(error)].join("\n"),
+  fields: Object.fromEntries(
+    Object.entries<unknown>(error).filter((entry): entry is [string, string | number | boolean] =>
+      ["string", "number", "boolean"].includes(typeof entry[1])
+    )
+  )
+})
+
+const answerOf = (given: GivenAnswer): Answer.Answer =>
+  given._tag === "Deny" ? Answer.deny() : Answer.grant(given.input)
+
+const startOptions = (options: StartOptions): AgentSessions.StartOptions => ({
+  maxFrameSize: options.maxFrameSize,
+  failOnFrameError: options.failOnFrameError,
+  strict: options.strict,
+  idleTimeout: options.idleTimeoutMs === undefined ? undefined : Duration.millis(options.idleTimeoutMs),
+  onBudgetExceeded: options.onBudgetExceeded,
+  replaysOnReconnect: options.replaysOnReconnect
+})
+
+/**
+ * Consumes a watcher's events to their end, answering every request with `answer`; `onEvent` runs
+ * after each event (keep-alives aside) with how many there were so far.
+ */
+const watch = (
+  running: AgentSessions.RunningSession,
+  answer: Answer.Answer,
+  onEvent: (count: number) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Watched, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const opens: Array<number> = []
+    let reconnecting = 0
+    yield* Effect.forkScoped(Stream.runForEach(running.state.changes, (state) =>
+      Effect.sync(() => {
+        if (state._tag === "Open") opens.push(state.reconnects)
+        if (state._tag === "Reconnecting") reconnecting += 1
+      })))
+    let requests = 0
+    let keepAlives = 0
+    const events: Array<SeenEvent> = []
+    const results = yield* Stream.either(running.events).pipe(
+      Stream.tap((result) => {
+        if (Either.isLeft(result)) return Effect.void
+        if (isKeepAlive(result.right)) return Effect.sync(() => (keepAlives += 1))
+        const event = result.right
+        events.push(seen(event))
+        const answered = event._tag === "ExternalResourceRequested"
+          ? Effect.zipRight(Effect.sync(() => (requests += 1)), Effect.ignore(running.respond(event, answer)))
+          : Effect.void
+        return Effect.zipRight(answered, onEvent(events.length))
+      }),
+      Stream.runCollect,
+      Effect.map(Chunk.toReadonlyArray)
+    )
+    // The state reaches Closed when the events end, or soon after (within 2 s: not a hang).
+    const closedState = yield* Stream.runHead(Stream.filter(running.state.changes, (s) => s._tag === "Closed")).pipe(
+      Effect.timeoutOption("2 seconds")
+    )
+    const state = Option.isSome(closedState) && Option.isSome(closedState.value) ? closedState.value.value : yield* running.state.get
+    const closed = state._tag === "Closed" ? state.reason : state._tag
+    const last = results.at(-1)
+    const ending: Ending = last !== undefined && Either.isLeft(last)
+      ? failed(last.left)
+      : yield* Effect.match(running.outcome, {
+        onFailure: failed,
+        onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
+      })
+    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+  })
+
+/** A watcher that never started: the start itself failed. */
+const neverStarted = (error: { readonly _tag: string; readonly message: string }): Watched => ({
+  events: [],
+  ending: failed(error),
+  keepAlives: 0,
+  requests: 0,
+  opens: [],
+  reconnecting: 0,
+  closed: "never started"
+})
+
+/** Runs a case's program through `AgentSessions`; what it observed. */
+const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope | AgentSessions.AgentSessions> =>
+  Effect.gen(function*() {
+    const { scenario } = c
+    const answer = answerOf(scenario.answer)
+    const options = startOptions(scenario.start)
+    const started = yield* Effect.either(AgentSessions.start(scenario.request, options))
+    if (Either.isLeft(started)) return { first: neverStarted(started.left) }
+    const running = started.right
+    switch (scenario.program._tag) {
+      case "start":
+        return { first: yield* watch(running, answer) }
+      case "supersede": {
+        const after = scenario.program.afterEvents
+        const reached = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(
+          watch(running, answer, (count) => (count === after ? Deferred.succeed(reached, undefined) : Effect.void))
+        )
+        yield* Deferred.await(reached)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        const second = yield* watch(other, answer)
+        return { first: yield* Fiber.join(first), second }
+      }
+      case "attachAfterComplete": {
+        const first = yield* watch(running, answer)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        return { first, second: yield* watch(other, answer) }
+      }
+    }
+  })
+
+/** The simulator of a case, in process on port 0, with the scenario's flags. */
+const simulatorFor = (c: Case) =>
+  Effect.gen(function*() {
+    const flags = c.scenario.simulator
+    const faults = parseFaults(flags.faults)
+    if (Either.isLeft(faults)) return yield* Effect.dieMessage(faults.left)
+    return yield* Simulator.make({
+      port: 0,
+      dialect: Dialect.fromName(c.variant.dialect),
+      scenario: { actions: flags.actions, ask: flags.ask, frameDelay: Duration.millis(flags.frameDelay) },
+      faults: faults.right
+    }).pipe(Effect.orDie)
+  })
+
+describe("conformance (Effect 3 edition)", () => {
+  for (const c of cases(scenarios)) {
+    it.live(c.title, () =>
+      Effect.gen(function*() {
+        const sim = yield* simulatorFor(c)
+        const witness = c.scenario.witness
+          ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
+          : undefined
+        const retries = c.scenario.httpRetries
+        const sdk = NodeAgentSessions.layer({
+          apiKey: sim.accountKey,
+          baseUrl: witness?.url ?? sim.baseUrl,
+          wsUrl: sim.wsUrl,
+          dialect: sim.dialect,
+          transport: c.variant.transport,
+          events: { reconnect: fastReconnect },
+          http: retries === undefined ? undefined : {
+            retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(retries)))
+          }
+        })
+        const observed = yield* program(c).pipe(
+          Effect.scoped,
+          Effect.provide(Layer.orDie(sdk)),
+          Effect.timeoutFail({ duration: "45 seconds", onTimeout: () => "the program did not end within 45 s" }),
+          Effect.orDie
+        )
+        const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
+        assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+      }).pipe(Effect.scoped), 60_000)
+  }
+})
+
+/** A script of `n` actions as the suite records it: what a client that got it exactly once saw. */
+const script = (n: number): ReadonlyArray<SeenEvent> => [
+  { tag: "Started" },
+  { tag: "BrowserStarted" },
+  ...Array.from({ length: n }, (_, i) => [
+    { tag: "ThoughtsAndMemories", text: `Step ${i + 1} of ${n}` },
+    { tag: "ActionRun", text: `click (action ${i + 1} of ${n})` }
+  ]).flat(),
+  { tag: "Complete" }
+]
+
+const watched = (events: ReadonlyArray<SeenEvent>, ending: Ending = { _tag: "Complete", actions: 3 }): Watched => ({
+  events,
+  ending,
+  keepAlives: 0,
+  requests: 0,
+  opens: [0],
+  reconnecting: 0,
+  closed: "complete"
+})
+
+describe("the conformance verdict (each check can fail)", () => {
+  const whole = { first: { ending: "Complete", whole: 3, actions: 3, opens: [0], closed: "complete" }, keyNeverInError: true }
+
+  it("a script received exactly once passes; one repeated, lost or out of order does not", () => {
+    assert.deepStrictEqual(verdict(whole, { first: watched(script(3)) }, []), [])
+    const events = script(3)
+    const repeated = [...events.slice(0, 4), ...events.slice(3)]
+    const lost = events.filter((event) => event.text !== "click (action 2 of 3)")
+    const swapped = [events[0], events[1], events[4], events[5], events[2], events[3], ...events.slice(6)].flatMap((e) =>
+      e === undefined ? [] : [e]
+    )
+    for (const wrong of [repeated, lost, swapped]) {
+      assert.isNotEmpty(verdict(whole, { first: watched(wrong) }, []))
+    }
+  })
+
+  it("another ending, outcome count, reconnect or final state each fails", () => {
+    const failure: Ending = { _tag: "Failed", tag: "ConnectionLost", text: "lost", fields: {} }
+    assert.isNotEmpty(verdict(whole, { first: watched(script(3), failure) }, []))
+    assert.isNotEmpty(verdict(whole, { first: watched(script(3), { _tag: "Complete", actions: 4 }) }, []))
+    assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), opens: [0, 1] } }, []))
+    assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), closed: "failed" } }, []))
+  })
+
+  it("a key in a failure's text fails, wherever it is", () => {
+    const expectation = { first: { ending: "HandshakeRejected" }, keyNeverInError: true }
+    const failure = (text: string): Ending => ({ _tag: "Failed", tag: "HandshakeRejected", text, fields: {} })
+    assert.deepStrictEqual(verdict(expectation, { first: watched([], failure("refused: 401")) }, ["sk-secret"]), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched([], failure("refused ?apiKey=sk-secret")) }, ["sk-secret"]))
+  })
+
+  it("a second session, a fresh key per attempt or a Retry-After not waited out fails", () => {
+    const http = { createStatuses: [429, 200], oneIdempotencyKey: true, sessionsCreated: 1, waitedAtLeastMs: 950 }
+    const expectation = { first: { ending: "Complete" }, keyNeverInError: true, http }
+    const create = (status: number, key: string, at: number, sessionId?: string) => ({
+      method: "POST",
+      path: "/api/v1/sessions",
+      status,
+      idempotencyKey: key,
+      sessionId,
+      startedAt: at,
+      endedAt: at + 5
+    })
+    const good = [create(429, "k", 0), create(200, "k", 1005, "ses_1")]
+    assert.deepStrictEqual(verdict(expectation, { first: watched(script(3)), http: good }, []), [])
+    const cases = [
+      [create(429, "k", 0, "ses_0"), create(200, "k", 1005, "ses_1")],
+      [create(429, "k", 0), create(200, "other", 1005, "ses_1")],
+      [create(429, "k", 0), create(200, "k", 100, "ses_1")],
+      [create(200, "k", 0, "ses_1")]
+    ]
+    for (const http of cases) assert.isNotEmpty(verdict(expectation, { first: watched(script(3)), http }, []))
+    assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []), "nothing recorded")
+  })
+})
