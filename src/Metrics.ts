@@ -34,8 +34,8 @@ import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
-import { type Failures, Telemetry } from "effect-agent-session-core"
-import { Memo } from "effect-agent-session-core/shell"
+import type { Failures } from "effect-agent-session-core"
+import { Memo, Telemetry } from "effect-agent-session-core/shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**

@@ -151,13 +151,6 @@ export * as Sse from "./Sse.js"
 export * as Socket from "./Socket.js"
 
 /**
- * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
- *
- * @since 0.1.0
- */
-export * as Telemetry from "./Telemetry.js"
-
-/**
  * Address rules: secure transport, printable addresses, paths, the handshake in the query.
  *
  * @since 0.1.0

@@ -26,8 +26,8 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import { type Failures, Telemetry } from "effect-agent-session-core"
-import { Memo } from "effect-agent-session-core/shell"
+import type { Failures } from "effect-agent-session-core"
+import { Memo, Telemetry } from "effect-agent-session-core/shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**

@@ -12,7 +12,7 @@ import * as Dialect from "../Dialect.js"
 import * as Failures from "../Failures.js"
 import * as Http from "../Http.js"
 import * as Keys from "../Keys.js"
-import * as Telemetry from "../Telemetry.js"
+import * as Telemetry from "./Telemetry.js"
 
 /**
  * The operations of the HTTP API.

@@ -121,6 +121,13 @@ export * as SessionContext from "./SessionContext.js"
 export * as SseAttempt from "./SseAttempt.js"
 
 /**
+ * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
+ *
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"
+
+/**
  * The shared timer of a service's connections: one sleeper for every deadline.
  *
  * @since 0.1.0

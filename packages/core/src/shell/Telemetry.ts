@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { HttpOutcome } from "./Failures.js"
+import type { HttpOutcome } from "../Failures.js"
 
 /**
  * The prefix of every metric name of the SDK.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Telemetry } from "../src/index.js"
+import { Telemetry } from "../../src/shell/index.js"
 
 describe("Telemetry: what the SDK reports", () => {
   it("every metric's name has the prefix, and no two metrics share a name", () => {
