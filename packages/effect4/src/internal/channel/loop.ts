@@ -13,10 +13,9 @@
  */
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
@@ -27,7 +26,7 @@ import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type { Settings } from "./settings.js"
-import { ConnectionState } from "./state.js"
+import { fromCore } from "./state.js"
 
 /** How the connection ended. */
 export interface Final {
@@ -70,15 +69,14 @@ const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>
 export const makeLoop = (options: LoopOptions): Loop => {
   const { clock, connection, setState, settings } = options
 
+  /** Publishes the state the core decided (nothing when it decided none). */
+  const publish = (state: Connection.State | undefined): Effect.Effect<void> =>
+    state === undefined ? Effect.void : setState(fromCore(state))
+
   const opened = (report: Connection.OpenReport): Effect.Effect<void> =>
     Effect.andThen(
       report.reopened ? Metrics.recordReconnect : Effect.void,
-      setState(ConnectionState.Open({
-        reconnects: report.reconnects,
-        downtime: report.downtimeMillis === undefined
-          ? Option.none()
-          : Option.some(Duration.millis(report.downtimeMillis))
-      }))
+      publish(connection.publishOpen())
     ).pipe(
       Effect.andThen(
         Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
@@ -128,8 +126,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
       if (reconnect === undefined || next.reset) reconnect = yield* Schedule.toStep(settings.reconnect)
       const delay = yield* delayOf(reconnect, next.error)
       if (delay === undefined) return lost()
-      const { attempt, lastError } = connection.retrying()
-      yield* setState(ConnectionState.Reconnecting({ attempt, lastError }))
+      yield* publish(connection.publishReconnecting())
       yield* Metrics.recordReconnectAttempt
       yield* Effect.sleep(delay)
     }
