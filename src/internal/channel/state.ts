@@ -1,8 +1,8 @@
 /**
- * The connection's state: its values (re-exported by `EventStream.ts`), and the cell that holds
- * it. The cell is a plain value until someone asks for `Connection.state`, then a
- * `SubscriptionRef` from that value on: most connections are never watched, and a
- * `SubscriptionRef` is heap per connection (src/internal/README.md, "One connection").
+ * The connection's state: its values (re-exported by `EventStream.ts`), the state the core decided
+ * as one of them, and the cell that holds it. The cell is a plain value until someone asks for
+ * `Connection.state`, then a `SubscriptionRef` from that value on: most connections are never
+ * watched, and a `SubscriptionRef` is heap per connection (src/internal/README.md, "One connection").
  */
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"

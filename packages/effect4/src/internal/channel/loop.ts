@@ -1,13 +1,13 @@
 /**
  * The connection loop: attempts one after the other until the core says the connection is over,
  * each retry after the schedule the core names (`firstConnect` for a channel never open,
- * `reconnect` for one that was), and the connection's state as it changes
- * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `). The state says `Reconnecting` only
- * once the schedule has decided that a retry will happen, so the attempts reported (state,
- * metrics, logs) are exactly the tries made.
+ * `reconnect` for one that was), and the connection's state published as the core decides it
+ * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `, `Connection.State`). The state says
+ * `Reconnecting` only once the schedule has decided that a retry will happen, so the attempts
+ * reported (state, metrics, logs) are exactly the tries made.
  *
  * It runs in the connection's one fiber; the counts (reconnects, the bout of attempts since the
- * last progress, the last error) are the core's. The schedules are stepped by hand
+ * last progress, the last error) and the state's values are the core's. The schedules are stepped by hand
  * (`Schedule.toStep`), each made on the first failure: a connection that never drops never pays
  * for them.
  */
