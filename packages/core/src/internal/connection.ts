@@ -264,6 +264,9 @@ export type State =
  * `Reconnecting`; `Reconnecting` to `Open` or to its next retry (`attempt` one more: the count
  * starts again only after progress, which an `Open` comes before); any of them to `Closed`, which
  * is final.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const follows = (from: State, to: State): boolean => {
   if (from._tag === "Closed") return false
