@@ -13,10 +13,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Session as CoreSession } from "effect-agent-session-core"
+import { ConnectionShell } from "effect-agent-session-core/shell"
 import type { PendingRequest } from "../AgentSessions.js"
 import type * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
-import { wireNameOf } from "./channel/shell.js"
 
 /** A watched session over this edition's events. */
 export type Watched = CoreSession.Watched<
@@ -31,7 +31,7 @@ export const classifier: CoreSession.Classifier<
   SessionEvent.ExternalResourceRequested,
   SessionEvent.Complete
 > = {
-  wireName: wireNameOf,
+  wireName: ConnectionShell.wireNameOf,
   actionSessionId: (request) => request.action_session_id,
   resourceType: (request) => SessionEvent.resourceTypeRaw(request.resource_type),
   errorText: (event) => event._tag === "AgentError" ? event.error : "",

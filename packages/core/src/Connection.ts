@@ -24,6 +24,7 @@ import {
   type CloseReason,
   defaults,
   type Ending,
+  type State,
   type EventKind,
   formatMillis,
   type Next,
@@ -51,6 +52,14 @@ export {
    */
   defaults,
   /**
+   * Whether the public state may go from one value to another: `Connecting -> Open ->
+   * Reconnecting{attempt} -> Open ... -> Closed`, `Closed` final.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  follows,
+  /**
    * A count option: a finite number >= 1 (rounded down), else the fallback.
    *
    * @since 0.1.0
@@ -67,6 +76,7 @@ export type {
   Options,
   Phase,
   Port,
+  State,
   WriteFailure
 } from "./internal/connection.js"
 
@@ -109,6 +119,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private readonly ledger: Ledger
   private finished = false
   private skippedCount = 0
+  private published: State = { _tag: "Connecting" }
 
   /** Across attempts: reconnects, downtime, the bout since the last progress, the last error. */
   private readonly attempts = new Attempts()
@@ -173,6 +184,11 @@ export class Connection<E, F, R = F> extends Intake<E> {
   /** What the last open reported. */
   get lastOpen(): OpenReport {
     return this.attempts.lastOpen
+  }
+
+  /** The public state last decided: `Connecting` at first ({@link State}). */
+  get state(): State {
+    return this.published
   }
 
   /** The phase of an attempt: `stale` when it is not the current one. */
@@ -305,6 +321,29 @@ export class Connection<E, F, R = F> extends Intake<E> {
     return this.attempts.retrying()
   }
 
+  /**
+   * The shell saw its current attempt open (even one that has ended since): the `Open` state to
+   * publish, with the last open's counts. `undefined` (nothing to publish) before any open, or
+   * once finished.
+   */
+  publishOpen(): State | undefined {
+    if (this.finished || !this.attempts.everOpen) return undefined
+    const { downtimeMillis, reconnects } = this.attempts.lastOpen
+    this.published = { _tag: "Open", reconnects, downtimeMillis }
+    return this.published
+  }
+
+  /**
+   * The reconnect schedule decided to try again: the retry counted ({@link Connection.retrying})
+   * and the `Reconnecting` state to publish. `undefined` (nothing counted, nothing to publish)
+   * once finished.
+   */
+  publishReconnecting(): State | undefined {
+    if (this.finished) return undefined
+    this.published = { _tag: "Reconnecting", ...this.retrying() }
+    return this.published
+  }
+
   /** The schedule gave up: the connection is lost (never connected when it never opened). */
   gaveUp(): { readonly neverOpen: boolean; readonly attempts: number; readonly lastError: string } {
     return { neverOpen: !this.attempts.everOpen, attempts: this.attempts.bout, lastError: this.attempts.lastError }
@@ -313,7 +352,8 @@ export class Connection<E, F, R = F> extends Intake<E> {
   /**
    * The connection is over, for `reason`: the answers accepted and not delivered (a clean end
    * confirms what was written first: the close came after it on the wire). Nothing of the last
-   * attempt is kept; every deadline is cleared. Once only: `undefined` afterwards.
+   * attempt is kept; every deadline is cleared. The public state is `Closed` from then on
+   * ({@link Connection.state}, to publish). Once only: `undefined` afterwards.
    */
   finish(reason: CloseReason): ReadonlyArray<UnsentAnswer> | undefined {
     if (this.finished) return undefined
@@ -324,7 +364,9 @@ export class Connection<E, F, R = F> extends Intake<E> {
     this.ended = true
     const clean = reason !== "connection-lost" && reason !== "failed" && reason !== "handshake-rejected" &&
       reason !== "superseded"
-    return this.ledger.close(clean)
+    const unsent = this.ledger.close(clean)
+    this.published = unsent.length === 0 ? { _tag: "Closed", reason } : { _tag: "Closed", reason, unsent }
+    return unsent
   }
 
   // ---------------------------------------------------------------------------

@@ -47,7 +47,7 @@ import { type Final, makeLoop } from "./loop.js"
 import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "./spans.js"
-import { ConnectionState, StateCell } from "./state.js"
+import { fromCore, StateCell } from "./state.js"
 import type { Transport } from "./transport.js"
 
 /** Everything a connection needs besides its transport. */
@@ -134,7 +134,7 @@ export const makeEngine = (
         const finished = shell.finish(final.reason)
         if (finished === undefined) return Effect.void
         return Effect.all([
-          setState(ConnectionState.Closed(finished.closed)),
+          setState(fromCore(core.state)),
           finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
           Effect.logDebug(ConnectionShell.closedLog(final.reason)),
           // The session's id, and whether it may still be running, on every error.

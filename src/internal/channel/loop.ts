@@ -1,17 +1,16 @@
 /**
  * The connection loop: attempts one after the other until the core says the connection is over,
  * each retry after the schedule the core names (`firstConnect` for a channel never open,
- * `reconnect` for one that was), and the connection's state as it changes
- * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `). The state says `Reconnecting` only
- * once the schedule has decided that a retry will happen, so the attempts reported (state,
- * metrics, logs) are exactly the tries made.
+ * `reconnect` for one that was), and the connection's state published as the core decides it
+ * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `, `Connection.State`). The state says
+ * `Reconnecting` only once the schedule has decided that a retry will happen, so the attempts
+ * reported (state, metrics, logs) are exactly the tries made.
  *
  * It runs in the connection's one fiber; the counts (reconnects, the bout of attempts since the
- * last progress, the last error) are the core's.
+ * last progress, the last error) and the state's values are the core's.
  */
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -24,7 +23,7 @@ import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type { Settings } from "./settings.js"
-import { ConnectionState } from "./state.js"
+import { fromCore } from "./state.js"
 
 /** How the connection ended. */
 export interface Final {
@@ -65,15 +64,14 @@ const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>
 export const makeLoop = (options: LoopOptions): Loop => {
   const { connection, setState, settings } = options
 
+  /** Publishes the state the core decided (nothing when it decided none). */
+  const publish = (state: Connection.State | undefined): Effect.Effect<void> =>
+    state === undefined ? Effect.void : setState(fromCore(state))
+
   const opened = (report: Connection.OpenReport): Effect.Effect<void> =>
     Effect.zipRight(
       report.reopened ? Metrics.recordReconnect : Effect.void,
-      setState(ConnectionState.Open({
-        reconnects: report.reconnects,
-        downtime: report.downtimeMillis === undefined
-          ? Option.none()
-          : Option.some(Duration.millis(report.downtimeMillis))
-      }))
+      publish(connection.publishOpen())
     ).pipe(
       Effect.zipRight(
         Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
@@ -85,8 +83,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
   const announce = (decision: { readonly _tag: string }) =>
     Effect.suspend(() => {
       if (decision._tag !== "Continue") return Effect.void
-      const { attempt, lastError } = connection.retrying()
-      return Effect.zipRight(setState(ConnectionState.Reconnecting({ attempt, lastError })), Metrics.recordReconnectAttempt)
+      return Effect.zipRight(publish(connection.publishReconnecting()), Metrics.recordReconnectAttempt)
     })
 
   /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */

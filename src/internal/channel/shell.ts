@@ -39,9 +39,6 @@ import type { Hooks, Io } from "./transport.js"
 /** The key a request is answered by. */
 export const keyOf: (request: SessionEvent.ExternalResourceRequested) => string = ConnectionShell.keyOf
 
-/** An event's wire name (an unknown event's own): what the core tells its kind by. */
-export const wireNameOf: (event: SessionEvent.SessionEvent) => string = ConnectionShell.wireNameOf
-
 /** What each event is, for the protocol core (and the test kit's scripted channel). */
 export const classifier: Connection.Classifier<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout> =
   ConnectionShell.classifier

@@ -1,16 +1,38 @@
 /**
- * The connection's state: its values (re-exported by `EventStream.ts`), and the cell that holds
- * it. The cell is a plain value until someone asks for `Connection.state`, then a
- * `SubscriptionRef` from that value on: most connections are never watched, and a
- * `SubscriptionRef` is heap per connection (src/internal/README.md, "One connection").
+ * The connection's state: its values (re-exported by `EventStream.ts`), the state the core decided
+ * as one of them, and the cell that holds it. The cell is a plain value until someone asks for
+ * `Connection.state`, then a `SubscriptionRef` from that value on: most connections are never
+ * watched, and a `SubscriptionRef` is heap per connection (src/internal/README.md, "One connection").
  */
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { Connection } from "effect-agent-session-core"
 import type * as EventStream from "../../EventStream.js"
 
 /** @internal */
 export const ConnectionState = Data.taggedEnum<EventStream.ConnectionState>()
+
+/** The state the core decided, as this edition's value. */
+export const fromCore = (state: Connection.State): EventStream.ConnectionState => {
+  switch (state._tag) {
+    case "Connecting":
+      return ConnectionState.Connecting()
+    case "Open":
+      return ConnectionState.Open({
+        reconnects: state.reconnects,
+        downtime: state.downtimeMillis === undefined ? Option.none() : Option.some(Duration.millis(state.downtimeMillis))
+      })
+    case "Reconnecting":
+      return ConnectionState.Reconnecting({ attempt: state.attempt, lastError: state.lastError })
+    case "Closed":
+      return ConnectionState.Closed(
+        state.unsent === undefined ? { reason: state.reason } : { reason: state.reason, unsent: state.unsent }
+      )
+  }
+}
 
 /** The state of one connection. */
 export class StateCell {

@@ -3,6 +3,7 @@
  * state machine that uses them. Re-exported by `Connection`.
  */
 import type { Check, Entry } from "../Deadlines.js"
+import type { UnsentAnswer } from "../Ledger.js"
 import type { Kind } from "../Session.js"
 
 /**
@@ -235,6 +236,50 @@ export interface OpenReport {
   readonly reconnects: number
   readonly downtimeMillis: number | undefined
   readonly reopened: boolean
+}
+
+/**
+ * A connection's public state, as plain data: what a shell publishes (an edition's
+ * `ConnectionState`) at each transition, `Connecting -> Open -> Reconnecting{attempt} -> Open ...
+ * -> Closed` ({@link follows} says which transitions are allowed).
+ * - `Connecting`: not open yet (a connection never open keeps it through its first-connect retries);
+ * - `Open`: open; `reconnects` counts the reopenings, `downtimeMillis` is how long the last gap
+ *   lasted (none for the first open);
+ * - `Reconnecting`: down, and the reconnect schedule decided to try again; `attempt` (from 1) is
+ *   the retry's number since the last progress, `lastError` what ended the last attempt;
+ * - `Closed`: over for good; `unsent` (only when not empty) lists the answers accepted and not
+ *   delivered.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type State =
+  | { readonly _tag: "Connecting" }
+  | { readonly _tag: "Open"; readonly reconnects: number; readonly downtimeMillis: number | undefined }
+  | { readonly _tag: "Reconnecting"; readonly attempt: number; readonly lastError: string }
+  | { readonly _tag: "Closed"; readonly reason: CloseReason; readonly unsent?: ReadonlyArray<UnsentAnswer> }
+
+/**
+ * Whether the public state may go from `from` to `to`: `Connecting` to `Open`; `Open` to
+ * `Reconnecting`; `Reconnecting` to `Open` or to its next retry (`attempt` one more: the count
+ * starts again only after progress, which an `Open` comes before); any of them to `Closed`, which
+ * is final.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const follows = (from: State, to: State): boolean => {
+  if (from._tag === "Closed") return false
+  switch (to._tag) {
+    case "Connecting":
+      return false
+    case "Open":
+      return from._tag !== "Open"
+    case "Reconnecting":
+      return from._tag === "Open" || (from._tag === "Reconnecting" && to.attempt === from.attempt + 1)
+    case "Closed":
+      return true
+  }
 }
 
 /**

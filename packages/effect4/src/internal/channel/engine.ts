@@ -44,7 +44,7 @@ import { type Final, makeLoop } from "./loop.js"
 import { type EventQueue, Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "./spans.js"
-import { ConnectionState, StateCell } from "./state.js"
+import { fromCore, StateCell } from "./state.js"
 import type { Transport } from "./transport.js"
 
 /** Everything a connection needs besides its transport. */
@@ -146,7 +146,7 @@ export const makeEngine = (
         if (Exit.isSuccess(final.exit)) Queue.endUnsafe(queue)
         else Queue.failCauseUnsafe(queue, Cause.map(final.exit.cause, (error) => inSession(error, sessionId)))
         return Effect.all([
-          setState(ConnectionState.Closed(finished.closed)),
+          setState(fromCore(core.state)),
           finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
           Effect.logDebug(ConnectionShell.closedLog(final.reason))
         ], { discard: true })

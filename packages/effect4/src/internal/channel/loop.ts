@@ -1,22 +1,21 @@
 /**
  * The connection loop: attempts one after the other until the core says the connection is over,
  * each retry after the schedule the core names (`firstConnect` for a channel never open,
- * `reconnect` for one that was), and the connection's state as it changes
- * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `). The state says `Reconnecting` only
- * once the schedule has decided that a retry will happen, so the attempts reported (state,
- * metrics, logs) are exactly the tries made.
+ * `reconnect` for one that was), and the connection's state published as the core decides it
+ * (`Connecting -> Open -> Reconnecting{attempt} -> Open ... `, `Connection.State`). The state says
+ * `Reconnecting` only once the schedule has decided that a retry will happen, so the attempts
+ * reported (state, metrics, logs) are exactly the tries made.
  *
  * It runs in the connection's one fiber; the counts (reconnects, the bout of attempts since the
- * last progress, the last error) are the core's. The schedules are stepped by hand
+ * last progress, the last error) and the state's values are the core's. The schedules are stepped by hand
  * (`Schedule.toStep`), each made on the first failure: a connection that never drops never pays
  * for them.
  */
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
@@ -27,7 +26,7 @@ import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type { Settings } from "./settings.js"
-import { ConnectionState } from "./state.js"
+import { fromCore } from "./state.js"
 
 /** How the connection ended. */
 export interface Final {
@@ -70,15 +69,14 @@ const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>
 export const makeLoop = (options: LoopOptions): Loop => {
   const { clock, connection, setState, settings } = options
 
+  /** Publishes the state the core decided (nothing when it decided none). */
+  const publish = (state: Connection.State | undefined): Effect.Effect<void> =>
+    state === undefined ? Effect.void : setState(fromCore(state))
+
   const opened = (report: Connection.OpenReport): Effect.Effect<void> =>
     Effect.andThen(
       report.reopened ? Metrics.recordReconnect : Effect.void,
-      setState(ConnectionState.Open({
-        reconnects: report.reconnects,
-        downtime: report.downtimeMillis === undefined
-          ? Option.none()
-          : Option.some(Duration.millis(report.downtimeMillis))
-      }))
+      publish(connection.publishOpen())
     ).pipe(
       Effect.andThen(
         Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
@@ -128,8 +126,7 @@ export const makeLoop = (options: LoopOptions): Loop => {
       if (reconnect === undefined || next.reset) reconnect = yield* Schedule.toStep(settings.reconnect)
       const delay = yield* delayOf(reconnect, next.error)
       if (delay === undefined) return lost()
-      const { attempt, lastError } = connection.retrying()
-      yield* setState(ConnectionState.Reconnecting({ attempt, lastError }))
+      yield* publish(connection.publishReconnecting())
       yield* Metrics.recordReconnectAttempt
       yield* Effect.sleep(delay)
     }
