@@ -125,11 +125,8 @@ const watch = (
       Stream.runCollect,
       Effect.map(Chunk.toReadonlyArray)
     )
-    // The state reaches Closed when the events end, or soon after (within 2 s: not a hang).
-    const closedState = yield* Stream.runHead(Stream.filter(running.state.changes, (s) => s._tag === "Closed")).pipe(
-      Effect.timeoutOption("2 seconds")
-    )
-    const state = Option.isSome(closedState) && Option.isSome(closedState.value) ? closedState.value.value : yield* running.state.get
+    // Both editions publish Closed before the consumer sees the end of the events.
+    const state = yield* running.state.get
     const closed = state._tag === "Closed" ? state.reason : state._tag
     const last = results.at(-1)
     const ending: Ending = last !== undefined && Either.isLeft(last)

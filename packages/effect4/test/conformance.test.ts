@@ -123,11 +123,8 @@ const watch = (
       }),
       Stream.runCollect
     )
-    // The state reaches Closed when the events end, or soon after (within 2 s: not a hang).
-    const closedState = yield* Stream.runHead(Stream.filter(SubscriptionRef.changes(running.state), (s) => s._tag === "Closed")).pipe(
-      Effect.timeoutOption("2 seconds")
-    )
-    const state = Option.isSome(closedState) && Option.isSome(closedState.value) ? closedState.value.value : yield* SubscriptionRef.get(running.state)
+    // Both editions publish Closed before the consumer sees the end of the events.
+    const state = yield* SubscriptionRef.get(running.state)
     const closed = state._tag === "Closed" ? state.reason : state._tag
     const last = results.at(-1)
     const ending: Ending = last !== undefined && Result.isFailure(last)

@@ -142,11 +142,15 @@ export const makeEngine = (
         const finished = shell.finish(final.reason)
         if (finished === undefined) return Effect.void
         shell.context = undefined
-        // The session's id, and whether it may still be running, on every error.
-        if (Exit.isSuccess(final.exit)) Queue.endUnsafe(queue)
-        else Queue.failCauseUnsafe(queue, Cause.map(final.exit.cause, (error) => inSession(error, sessionId)))
+        // Closed is published before the consumer sees the end, as the Effect 3 edition does: a
+        // consumer whose events end or fail reads the final state.
         return Effect.all([
           setState(fromCore(core.state)),
+          Effect.sync(() => {
+            // The session's id, and whether it may still be running, on every error.
+            if (Exit.isSuccess(final.exit)) Queue.endUnsafe(queue)
+            else Queue.failCauseUnsafe(queue, Cause.map(final.exit.cause, (error) => inSession(error, sessionId)))
+          }),
           finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
           Effect.logDebug(ConnectionShell.closedLog(final.reason))
         ], { discard: true })
