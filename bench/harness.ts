@@ -6,6 +6,7 @@
  */
 import { execSync } from "node:child_process"
 import * as Os from "node:os"
+import { join } from "node:path"
 import type { CreateSessionResult, Task, Variant } from "./tasks.js"
 import type { Floor } from "./floors.js"
 import { type Effect4Config, type Effect4Figure, effect4Figure } from "./effect4.js"
@@ -565,8 +566,9 @@ export const runBench = async (config: Config): Promise<Results> => {
     config.log("building the library (npm run build)")
     execSync("npm run build", { cwd: config.sdkRoot ?? root, stdio: "ignore" })
     if (selected("effect4")) {
-      config.log("building the Effect 4 edition (npm run build -w packages/effect4)")
-      execSync("npm run build -w packages/effect4", { cwd: config.sdkRoot ?? root, stdio: "ignore" })
+      config.log("installing and building the Effect 4 edition (npm run build in packages/effect4)")
+      const effect4Dir = join(config.sdkRoot ?? root, "packages", "effect4")
+      execSync("node scripts/node22.mjs --install && npm run build", { cwd: effect4Dir, stdio: "ignore" })
     }
   }
   const started = performance.now()

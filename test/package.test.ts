@@ -34,8 +34,13 @@ const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
 const conformance = manifest("packages/conformance/package.json")
-/** The workspace packages that are published (a private one, the conformance suite, never is). */
-const published = (library.workspaces ?? []).filter((dir) => manifest(`${dir}/package.json`).private !== true)
+/**
+ * The packages published from this repository besides the library: the workspace's (a private one,
+ * the conformance suite, never is) and the Effect 4 edition, a package of its own beside the
+ * workspace (see its own manifest test).
+ */
+const separate = ["packages/effect4"]
+const published = [...(library.workspaces ?? []), ...separate].filter((dir) => manifest(`${dir}/package.json`).private !== true)
 /** The packages of the `effect-agent-session/cluster` entry point: optional peers. */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
@@ -62,7 +67,7 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
     // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own;
     // and the conformance suite both editions run (private, never packed).
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/effect4", "packages/conformance"])
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/conformance"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -132,24 +137,35 @@ interface Packed {
   readonly files: ReadonlyArray<{ readonly path: string }>
 }
 
+/** What `npm pack --dry-run` lists in `cwd` with `args`. */
+const packList = (cwd: string, args: ReadonlyArray<string>) =>
+  Effect.async<ReadonlyArray<Packed>, Error>((resume) => {
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm"
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")))
+    const child = execFile(
+      npm,
+      ["pack", "--dry-run", "--json", "--ignore-scripts", ...args],
+      { cwd, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error !== null) return resume(Effect.fail(new Error(`npm pack --dry-run in ${cwd}: ${error.message}\n${stderr}`)))
+        resume(Effect.try({ try: () => JSON.parse(stdout) as ReadonlyArray<Packed>, catch: (e) => new Error(String(e)) }))
+      }
+    )
+    return Effect.sync(() => child.kill())
+  })
+
 /**
- * What `npm pack` would put in the tarball of the library and of every workspace package, without
- * building (`--ignore-scripts`: `dist/` is listed only if built, and no Markdown links into it).
+ * What `npm pack` would put in the tarball of the library, of every workspace package and of the
+ * packages beside the workspace, without building (`--ignore-scripts`: `dist/` is listed only if
+ * built, and no Markdown links into it).
  */
-const packed = Effect.async<ReadonlyArray<Packed>, Error>((resume) => {
-  const npm = process.platform === "win32" ? "npm.cmd" : "npm"
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")))
-  const child = execFile(
-    npm,
-    ["pack", "--dry-run", "--json", "--ignore-scripts", "--workspaces", "--include-workspace-root"],
-    { cwd: root, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-    (error, stdout, stderr) => {
-      if (error !== null) return resume(Effect.fail(new Error(`npm pack --dry-run: ${error.message}\n${stderr}`)))
-      resume(Effect.try({ try: () => JSON.parse(stdout) as ReadonlyArray<Packed>, catch: (e) => new Error(String(e)) }))
-    }
-  )
-  return Effect.sync(() => child.kill())
-})
+const packed = Effect.map(
+  Effect.all([
+    packList(root, ["--workspaces", "--include-workspace-root"]),
+    ...separate.map((dir) => packList(join(root, dir), []))
+  ]),
+  (lists) => lists.flat()
+)
 
 /** The relative link targets of a Markdown text (code blocks and code spans left out), without their `#fragment`. */
 const relativeLinks = (markdown: string): ReadonlyArray<string> =>
@@ -179,7 +195,7 @@ describe("the packed packages", () => {
   it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>
     Effect.gen(function*() {
       const packages = (yield* packed).filter((p) => p.name !== conformance.name)
-      const dirs = new Map([[library.name, "."], ...(library.workspaces ?? []).map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
+      const dirs = new Map([[library.name, "."], ...[...(library.workspaces ?? []), ...separate].map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
       const dead: Array<string> = []
       let checked = 0
       for (const p of packages) {

@@ -7,7 +7,16 @@
 //
 //   node scripts/node22.mjs <tool> [args...]   a bin of node_modules (nearest first), or a .js/.mjs file
 //   node scripts/node22.mjs --print-node        prints the path of the Node 22 binary it would use
+//   node scripts/node22.mjs --install           installs this package's dependencies from its own lock
+//                                               file (npm ci, run by Node 22), unless they already are
+//
+// This package is not a workspace of the repository's root: the root installs with the machine's
+// Node (20 is enough for the Effect 3 edition), and Effect 4's Node packages declare Node >= 22.19,
+// which npm would report for each of them. Its own `npm ci`, run here by Node 22, installs them
+// cleanly; the root's `prepare` runs it, so the root's `npm ci` installs both. The protocol core is
+// linked from `../core` by the lock file.
 import * as ChildProcess from "node:child_process"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
@@ -83,11 +92,51 @@ const resolveTool = (tool) => {
   return fail(`no "${tool}" in node_modules/.bin from ${process.cwd()} up: run npm ci at the repository's root`)
 }
 
+/** npm's own CLI script: the one running this script (`npm run`), else the one beside this Node. */
+const npmCli = () => {
+  const candidates = [
+    process.env.npm_execpath,
+    Path.join(Path.dirname(process.execPath), "..", "lib", "node_modules", "npm", "bin", "npm-cli.js")
+  ]
+  const found = candidates.find((path) => path !== undefined && /npm-cli\.js$/.test(path) && Fs.existsSync(path))
+  return found ?? fail("npm's npm-cli.js was not found (neither npm_execpath nor beside this node)")
+}
+
+/** What the installed tree was installed from: the manifest and the lock file, hashed. */
+const installStamp = () => {
+  const hash = Crypto.createHash("sha256")
+  for (const file of ["package.json", "package-lock.json"]) hash.update(Fs.readFileSync(Path.join(packageDir, file)))
+  return hash.digest("hex")
+}
+
+/** `npm ci` here, run by Node 22, when node_modules was not installed from this manifest and lock. */
+const install = (binary) => {
+  const stampFile = Path.join(packageDir, "node_modules", ".effect4-install")
+  const stamp = installStamp()
+  if (Fs.existsSync(stampFile) && Fs.readFileSync(stampFile, "utf8") === stamp) return
+  process.stderr.write(`node22: installing the Effect 4 edition's dependencies (npm ci in ${Path.relative(process.cwd(), packageDir) || "."})\n`)
+  const installed = ChildProcess.spawnSync(
+    binary,
+    [npmCli(), "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+    {
+      cwd: packageDir,
+      stdio: ["ignore", 2, "inherit"],
+      env: { ...withoutNpmConfig(process.env), PATH: `${Path.dirname(binary)}${Path.delimiter}${process.env.PATH ?? ""}` }
+    }
+  )
+  if (installed.status !== 0) fail(`npm ci in ${packageDir} failed (exit ${installed.status})`)
+  Fs.writeFileSync(stampFile, stamp)
+}
+
 const [tool, ...args] = process.argv.slice(2)
-if (tool === undefined) fail("usage: node scripts/node22.mjs <tool> [args...] | --print-node")
+if (tool === undefined) fail("usage: node scripts/node22.mjs <tool> [args...] | --print-node | --install")
 const binary = node22()
 if (tool === "--print-node") {
   process.stdout.write(`${binary}\n`)
+  process.exit(0)
+}
+if (tool === "--install") {
+  install(binary)
   process.exit(0)
 }
 // The Node 22 binary first on PATH: the tool's own children (`#!/usr/bin/env node`) run on it too.

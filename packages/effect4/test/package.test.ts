@@ -1,6 +1,6 @@
 /**
- * The Effect 4 edition's manifest: a name of its own (a workspace named like the root would replace
- * the root's own link), the Effect 4 line as peers and the versions the suite runs on as dev
+ * The Effect 4 edition's manifest: a name of its own, a package of its own beside the root's
+ * workspace (its own lock file, installed by Node 22, the core linked from `../core`), the Effect 4 line as peers and the versions the suite runs on as dev
  * dependencies, the protocol core as its one run-time dependency, Node 22.19, built by `prepack`.
  * The packed result is exercised by test/consumer/consumer.test.ts.
  */
@@ -28,10 +28,19 @@ const root = read(join(packageDir, "../../package.json"))
 const toolchain = read(join(packageDir, "toolchain/package.json"))
 
 describe("the Effect 4 edition's manifest", () => {
-  it("a name of its own, a workspace of the root, Node 22.19, built by prepack", () => {
+  it("a name of its own, beside the root's workspace with a lock of its own, Node 22.19, built by prepack", () => {
     assert.strictEqual(edition.name, "effect-agent-session-effect4")
     assert.notStrictEqual(edition.name, root.name)
-    assert.include(root.workspaces ?? [], "packages/effect4")
+    // Not a workspace of the root: the root's npm (on Node 20) would report Effect 4's engines.
+    assert.notInclude(root.workspaces ?? [], "packages/effect4")
+    // The root's install installs this package too, with Node 22, from its own lock file, where
+    // the protocol core is the repository's own, linked.
+    assert.strictEqual(root.scripts?.["prepare"], "node packages/effect4/scripts/node22.mjs --install")
+    const lock = JSON.parse(readFileSync(join(packageDir, "package-lock.json"), "utf8")) as {
+      readonly packages: Record<string, { readonly resolved?: string; readonly link?: boolean; readonly version?: string }>
+    }
+    assert.deepStrictEqual(lock.packages["node_modules/effect-agent-session-core"], { resolved: "../core", link: true })
+    assert.strictEqual(lock.packages["node_modules/effect"]?.version, edition.devDependencies?.["effect"])
     assert.strictEqual(edition.engines?.["node"], ">=22.19")
     assert.deepStrictEqual(edition.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
     assert.match(edition.scripts?.["prepack"] ?? "", /build/)
@@ -63,6 +72,6 @@ describe("the Effect 4 edition's manifest", () => {
     assert.isTrue(major === 22 && minor >= 19)
     // The root runs this suite after its own.
     assert.match(root.scripts?.["test"] ?? "", /npm run test:effect4$/)
-    assert.strictEqual(root.scripts?.["test:effect4"], "npm test -w packages/effect4")
+    assert.strictEqual(root.scripts?.["test:effect4"], "npm test --prefix packages/effect4")
   })
 })

@@ -98,8 +98,9 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       // Pack the core and this package: each prepack builds its own dist/.
       const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], repositoryRoot, cleanEnv())
       ok(core, "npm pack -w packages/core")
-      const edition = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/effect4"], repositoryRoot, cleanEnv())
-      ok(edition, "npm pack -w packages/effect4")
+      // This package is not a workspace of the root: packed from its own folder.
+      const edition = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], packageDir, cleanEnv())
+      ok(edition, "npm pack in packages/effect4")
       const corePack = listing(core)
       const editionPack = listing(edition)
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts"]) {
