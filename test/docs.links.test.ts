@@ -104,14 +104,15 @@ describe("the docs a reader follows", () => {
     assert.deepStrictEqual(dead, [])
   })
 
-  it("every docs/x.md#section a code comment cites exists", () => {
+  it("every docs/x.md#section a code comment of the sources, scripts and benchmarks cites exists", () => {
     const sources = (dir: string): Array<string> =>
       readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
         entry.isDirectory()
           ? entry.name === "node_modules" || entry.name === "dist" ? [] : sources(join(dir, entry.name))
-          : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
+          : /\.(ts|mjs)$/.test(entry.name) ? [join(dir, entry.name)] : []
       )
-    const files = ["src", ...readdirSync(join(root, "packages")).map((dir) => `packages/${dir}/src`)].filter((dir) => existsSync(join(root, dir))).flatMap(sources)
+    const packageDirs = readdirSync(join(root, "packages")).flatMap((dir) => [`packages/${dir}/src`, `packages/${dir}/scripts`])
+    const files = ["src", "bench", ...packageDirs].filter((dir) => existsSync(join(root, dir))).flatMap(sources)
     const dead: Array<string> = []
     for (const file of files) {
       for (const [, path = "", fragment] of read(file).matchAll(/\bdocs\/([a-z-]+\.md)(?:#([a-z0-9-]+))?/g)) {

