@@ -27,7 +27,7 @@ import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "./channel/tap.js"
 import { outcomes } from "./channel/outcomes.js"
-import { type AttemptOutcome, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
+import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import { readBounded } from "./body.js"
 import { printableUrl } from "./url.js"
@@ -57,7 +57,7 @@ export const sseTransport = (options: SseOptions): Transport => (hooks) =>
       Effect.flatMap((exit) =>
         Effect.sync(() => {
           // Interrupted: the engine closed the attempt; it knows how it ended.
-          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) hooks.end(exit)
+          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) hooks.end(fromExit(exit))
         })
       )
     )

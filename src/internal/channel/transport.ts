@@ -7,7 +7,7 @@
  */
 import * as Redacted from "effect/Redacted"
 import type * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { type Connection, Secrets } from "effect-agent-session-core"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
@@ -30,6 +30,13 @@ export const Fatal = (error: EventStreamError, reason: EventStream.CloseReason):
   error,
   reason
 })
+
+/** A transport's attempt that ended by a defect (a bug of the transport). */
+export const Defect = (defect: unknown): AttemptOutcome => ({ _tag: "Defect", defect })
+
+/** The outcome of a transport's attempt run as an effect: its value, or a defect. */
+export const fromExit = (exit: Exit.Exit<AttemptOutcome>): AttemptOutcome =>
+  Exit.isSuccess(exit) ? exit.value : Defect(exit.cause)
 
 /** The attempt failed or dropped: the schedule decides whether to try again. */
 export const Retry = (error: EventStream.AttemptError): AttemptOutcome =>
@@ -76,7 +83,7 @@ export interface Hooks {
   /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
   readonly alive: () => void
   /** How the attempt ended (the first call wins); a failed `Exit` is a defect of the transport. */
-  readonly end: (outcome: AttemptOutcome | Exit.Exit<AttemptOutcome>) => void
+  readonly end: (outcome: AttemptOutcome) => void
 }
 
 /**

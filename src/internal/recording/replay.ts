@@ -19,7 +19,6 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -39,7 +38,7 @@ import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import type { Hooks, Io } from "../channel/transport.js"
+import { Defect, type Hooks, type Io } from "../channel/transport.js"
 import { Recording as Format } from "effect-agent-session-core"
 import { FileSource } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
@@ -153,7 +152,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         // `ReplayMismatch` / `InvalidRecording`: the application under test did what the
         // recording does not hold (as a stub layer dies on a call it does not implement), which
         // no production channel can meet, so no public error channel names it.
-        const fail = (problem: Format.ReplayProblem) => Effect.sync(() => hooks.end(Exit.die(errorOf(path, problem))))
+        const fail = (problem: Format.ReplayProblem) => Effect.sync(() => hooks.end(Defect(errorOf(path, problem))))
         const driver = replay.drive(pass, sessionId, hooks, decoders)
         if (Format.isReplayProblem(driver)) return yield* fail(driver)
 
@@ -192,7 +191,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
               break
             case "End": {
               const end = step.end
-              return yield* Effect.sync(() => hooks.end(end._tag === "Defect" ? Exit.die(end.defect) : end))
+              return yield* Effect.sync(() => hooks.end(end))
             }
             case "Fail":
               return yield* fail(step.problem)

@@ -115,32 +115,6 @@ export interface Reader {
   readonly abort: () => void
 }
 
-/**
- * How a transport says its attempt ended: an `Ending`, or an Effect `Exit` of one, read by its
- * shape (either Effect line's `Exit` is `Success` with a `value` or `Failure` with a `cause`; a
- * failure is a defect of the transport).
- *
- * @since 0.1.0
- * @category models
- */
-export type Reported<F, R = F> =
-  | Ending<F, R>
-  | { readonly _tag: "Success"; readonly value: Ending<F, R> }
-  | { readonly _tag: "Failure"; readonly cause: unknown }
-
-/**
- * The ending a transport reported.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const endingOf = <F, R>(reported: Reported<F, R>): Ending<F, R> =>
-  reported._tag === "Success"
-    ? reported.value
-    : reported._tag === "Failure"
-    ? { _tag: "Defect", defect: reported.cause }
-    : reported
-
 /** A frame error's raw text, bounded, for a log (empty for one without). */
 const rawOf = (error: Failure): string =>
   "raw" in error && typeof error.raw === "string" ? Secrets.truncateRaw(error.raw) : ""
@@ -434,8 +408,8 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
     this.shell.connection.alive(this.id, this.shell.now())
   }
   /** How the attempt ended (the first call wins). */
-  end(reported: Reported<F, R>): void {
-    this.shell.connection.closed(this.id, endingOf(reported))
+  end(ending: Ending<F, R>): void {
+    this.shell.connection.closed(this.id, ending)
   }
 
   // --- What the edition's decoder calls ---

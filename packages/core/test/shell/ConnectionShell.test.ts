@@ -132,17 +132,6 @@ describe("ConnectionShell: what events and errors are", () => {
     expect(chargeable(failure("EventDecodeError"))).toBe(false)
     expect(message({ _tag: "ConnectTimeout", message: "no open in 10s" })).toBe("no open in 10s")
   })
-
-  it("an ending as a transport reports it: as it is, or from an Exit's shape (a failure is a defect)", () => {
-    const retry: Connection.Ending<Failure> = { _tag: "Retry", error: "dropped" }
-    expect(ConnectionShell.endingOf(retry)).toBe(retry)
-    expect(ConnectionShell.endingOf<Failure, Failure>({ _tag: "Success", value: retry })).toBe(retry)
-    const cause = { reason: "boom" }
-    expect(ConnectionShell.endingOf<Failure, Failure>({ _tag: "Failure", cause })).toEqual({
-      _tag: "Defect",
-      defect: cause
-    })
-  })
 })
 
 describe("ConnectionShell: an attempt's hooks", () => {
@@ -217,16 +206,16 @@ describe("ConnectionShell: an attempt's hooks", () => {
     expect(attempt.whenSettled(true, () => (ended += 1))).toBe(false)
     attempt.frame(`{"_tag":"Started"}`)
     expect(ended).toBe(0)
-    attempt.end({ _tag: "Success", value: { _tag: "End", reason: "closed-by-service" } })
+    attempt.end({ _tag: "End", reason: "closed-by-service" })
     attempt.end({ _tag: "Retry", error: "the first ending wins" })
     expect([opened, ended]).toEqual([1, 1])
     expect(shell.connection.attemptEnded(attempt.id, 2)).toMatchObject({ _tag: "Finish", reason: "closed-by-service" })
   })
 
-  it("a transport's failed Exit is a defect: the connection fails", () => {
+  it("a transport's defect fails the connection", () => {
     const { attempt, shell } = started()
     attempt.open()
-    attempt.end({ _tag: "Failure", cause: "a bug" })
+    attempt.end({ _tag: "Defect", defect: "a bug" })
     expect(shell.connection.attemptEnded(attempt.id, 1)).toMatchObject({
       _tag: "Finish",
       reason: "failed",

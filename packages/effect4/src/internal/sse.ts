@@ -28,7 +28,7 @@ import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { outcomes } from "./channel/outcomes.js"
-import { type AttemptOutcome, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
+import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, printableUrl, serviceOf, type ServiceOptions } from "./eventStream.js"
 
 // ---------------------------------------------------------------------------
@@ -60,7 +60,7 @@ export const sseTransport = (options: SseOptions): Transport => (hooks) =>
       Effect.flatMap((exit) =>
         Effect.sync(() => {
           // Interrupted: the engine closed the attempt; it knows how it ended.
-          if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) hooks.end(exit)
+          if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) hooks.end(fromExit(exit))
         })
       )
     )
