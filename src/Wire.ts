@@ -64,12 +64,13 @@ export interface DecodeOptions extends Frame.ReadOptions {
 }
 
 /**
- * A frame decoder: one frame in, an event or a typed frame error out.
+ * A frame decoder: one frame in, an event or a typed frame error out; `named` reads one
+ * Server-Sent Event from its name and its data (as the `event-data` frame it stands for).
  *
  * @since 0.1.0
  * @category models
  */
-export type FrameDecoder = (frame: string | Uint8Array) => Either.Either<SessionEvent.SessionEvent, FrameError>
+export type FrameDecoder = Frame.FrameReader<Either.Either<SessionEvent.SessionEvent, FrameError>>
 
 type Decoded = Either.Either<SessionEvent.SessionEvent, FrameError>
 

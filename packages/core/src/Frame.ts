@@ -140,14 +140,14 @@ export const makeFrameReader = <R>(
   framing: Framing,
   options: ReadOptions,
   handlers: FrameHandlers<R>
-): (frame: string | Uint8Array) => R => {
+): FrameReader<R> => {
   const limit = options.maxFrameSize ?? defaultMaxFrameSize
   const maxDepth = options.maxDepth ?? defaultMaxDepth
   const nameKey = nameKeyOf(framing)
   const flat = framing === "flat"
   const { plain } = handlers
   const tooDeep = `nested deeper than ${maxDepth} levels`
-  return (frame) => {
+  const read = (frame: string | Uint8Array): R => {
     let text: string
     if (typeof frame === "string") {
       const over = sizeOver(frame, limit)
@@ -178,7 +178,48 @@ export const makeFrameReader = <R>(
     const { [nameKey]: _name, ...rest } = parsed
     return handlers.event(name, rest, text)
   }
+  // A named event is read as the frame `{"event":name,"data":data}` would be, without that frame:
+  // its data is parsed once, and the frame's text is built only for what the handlers keep of it
+  // (an error's raw text, an unknown event). The data sits one level inside that frame.
+  const dataDepth = maxDepth - 1
+  const named = (name: string, data: string): R => {
+    const over = sizeOver(data, limit)
+    if (over !== undefined) return handlers.tooLarge(over, limit)
+    const scanFirst = data.length > PARSE_FIRST_UP_TO
+    if (scanFirst && exceedsDepth(data, dataDepth)) return handlers.malformed(eventDataFrame(name, data), tooDeep)
+    const parsed = data.length === 0 ? {} : parseJson(data)
+    const decode = plain.get(name)
+    if (decode !== undefined && parsed !== notJson) {
+      const event = decode(parsed ?? emptyPayload)
+      if (event !== undefined) return event
+    }
+    if (!scanFirst && exceedsDepth(data, dataDepth)) return handlers.malformed(eventDataFrame(name, data), tooDeep)
+    if (parsed === notJson) return handlers.malformed(eventDataFrame(name, data), "not JSON")
+    if (name.length === 0) return handlers.malformed(eventDataFrame(name, data), `no "event" naming the event`)
+    return handlers.event(name, parsed, eventDataFrame(name, data))
+  }
+  return Object.assign(read, { named })
 }
+
+/**
+ * A frame reader: one frame in, the handlers' result out; or, for a transport that carries the
+ * name apart from the data (Server-Sent Events), one named event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FrameReader<R> {
+  (frame: string | Uint8Array): R
+  /**
+   * One event given as its name and its data (the JSON payload's text; empty for none), read as
+   * the `event-data` frame `{"event":name,"data":data}` would be, without building that frame.
+   */
+  readonly named: (name: string, data: string) => R
+}
+
+/** The `event-data` frame a named event stands for (an empty data is an empty payload). */
+const eventDataFrame = (name: string, data: string): string =>
+  `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
 
 /**
  * An event whose every field is a required string: its wire name, the edition's tag, and its

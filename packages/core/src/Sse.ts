@@ -292,16 +292,6 @@ export const streamRefusal = (
 }
 
 /**
- * The frame an SSE event stands for, in the `event-data` framing: `{"event":name,"data":data}`,
- * an empty `data` read as `{}`. The editions decode it with the same decoder as a WebSocket frame.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const eventFrame = (name: string, data: string): string =>
-  `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
-
-/**
  * Why an answer `POST` failed when the service did not answer it within the answer time-out
  * (`answerTimeoutMillis`): the answer stays queued and is sent again after the reconnect.
  *

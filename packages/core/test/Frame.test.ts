@@ -23,6 +23,42 @@ const reader = (framing: Dialect.Framing, options: Frame.ReadOptions = {}) =>
   })
 
 describe("Frame.makeFrameReader", () => {
+  it("a named event (SSE) reads as the event-data frame of its name and data would, empty data as {}", () => {
+    const named = reader("event-data").named
+    expect(named("x", `{"a":1}`)).toEqual({ kind: "event", name: "x", payload: { a: 1 } })
+    expect(named("heartbeat", "")).toEqual({ kind: "plain", event: { _tag: "Heartbeat" } })
+    expect(named("we\"ird", "")).toEqual({ kind: "event", name: "we\"ird", payload: {} })
+    expect(named("action_run", `{"name":"n","action_session_id":"a","content":"c"}`)).toEqual({
+      kind: "plain",
+      event: { _tag: "ActionRun", name: "n", action_session_id: "a", content: "c" }
+    })
+    expect(named("x", "{")).toEqual({ kind: "malformed", message: "not JSON" })
+    expect(named("", "{}")).toEqual({ kind: "malformed", message: `no "event" naming the event` })
+    expect(reader("event-data", { maxFrameSize: 8 }).named("x", `{"a":"123456"}`)).toEqual({ kind: "too-large", size: 14, limit: 8 })
+    expect(reader("event-data", { maxDepth: 3 }).named("x", "[[[1]]]")).toEqual({
+      kind: "malformed",
+      message: "nested deeper than 3 levels"
+    })
+    expect(reader("event-data", { maxDepth: 3 }).named("x", "[[1]]")).toEqual({ kind: "event", name: "x", payload: [[1]] })
+  })
+
+  it("a named event's data cannot rename the event or add members: it is one JSON value or malformed", () => {
+    // Spliced into a frame as text, this data would have named the event "other".
+    expect(reader("event-data").named("x", `1,"event":"other","data":{"a":1}`)).toEqual({ kind: "malformed", message: "not JSON" })
+  })
+
+  it("for any JSON data, a named event reads as its event-data frame", () => {
+    const names = fc.constantFrom("action_run", "heartbeat", "event_named", "x", "")
+    fc.assert(
+      fc.property(names, fc.option(fc.json(), { nil: undefined }), (name, json) => {
+        const data = json ?? ""
+        const frame = `{"event":${JSON.stringify(name)},"data":${data.length === 0 ? "{}" : data}}`
+        const read = reader("event-data", { maxDepth: 4 })
+        expect(read.named(name, data)).toEqual(read(frame))
+      })
+    )
+  })
+
   it("reads the name and payload of each framing (U09)", () => {
     expect(reader("event-data")(`{"event":"x","data":{"a":1}}`)).toEqual({ kind: "event", name: "x", payload: { a: 1 } })
     expect(reader("type-data")(`{"type":"x","data":[1]}`)).toEqual({ kind: "event", name: "x", payload: [1] })

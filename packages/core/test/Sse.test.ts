@@ -171,11 +171,6 @@ describe("Sse.SseParser", () => {
     expect(JSON.parse(Sse.answerBody(data))).toEqual({ event: "external_resource_granted", data })
   })
 
-  it("an SSE event stands for the `event-data` frame of its name and data, empty data as {}", () => {
-    expect(JSON.parse(Sse.eventFrame("action_run", `{"name":"x"}`))).toEqual({ event: "action_run", data: { name: "x" } })
-    expect(JSON.parse(Sse.eventFrame("we\"ird", ""))).toEqual({ event: "we\"ird", data: {} })
-  })
-
   it("an answer POST left unanswered names the time-out as Effect's Duration.format prints it", () => {
     expect(Sse.answerTimedOut(30_000)).toBe("no response to the answer within 30s")
     expect(Sse.answerTimedOut(1_500)).toBe("no response to the answer within 1s 500ms")

@@ -63,12 +63,13 @@ export interface DecodeOptions extends Frame.ReadOptions {
 }
 
 /**
- * A frame decoder: one frame in, an event or a typed frame error out.
+ * A frame decoder: one frame in, an event or a typed frame error out; `named` reads one
+ * Server-Sent Event from its name and its data (as the `event-data` frame it stands for).
  *
  * @since 0.1.0
  * @category models
  */
-export type FrameDecoder = (frame: string | Uint8Array) => Result.Result<SessionEvent.SessionEvent, FrameError>
+export type FrameDecoder = Frame.FrameReader<Result.Result<SessionEvent.SessionEvent, FrameError>>
 
 type Decoded = Result.Result<SessionEvent.SessionEvent, FrameError>
 

@@ -121,6 +121,11 @@ export class AttemptHooks
     if (Either.isRight(result)) this.event(result.right, print)
     else this.failed(result.left)
   }
+  protected readNamed(name: string, data: string, print: string): void {
+    const result = this.shell.decode.named(name, data)
+    if (Either.isRight(result)) this.event(result.right, print)
+    else this.failed(result.left)
+  }
   protected frameTooLarge(size: number): FrameError {
     return new FrameTooLarge({ size, limit: this.shell.settings.maxFrameSize })
   }

@@ -22,7 +22,6 @@ import type { UnsentAnswer } from "../Ledger.js"
 import * as Replay from "../Replay.js"
 import * as Secrets from "../Secrets.js"
 import * as Session from "../Session.js"
-import * as Sse from "../Sse.js"
 
 /**
  * A request as every edition's `ExternalResourceRequested` event carries it: what it is answered by.
@@ -221,6 +220,9 @@ export interface Finished {
  *   protected read(data: string | Uint8Array, print: string | undefined): void {
  *     if (typeof data === "string") this.event(JSON.parse(data), print)
  *   }
+ *   protected readNamed(name: string, data: string, print: string): void {
+ *     this.event({ ...JSON.parse(data || "{}"), _tag: name }, print)
+ *   }
  *   protected frameTooLarge(size: number): Failure {
  *     return { _tag: "FrameTooLarge", message: `a frame of ${size} bytes` }
  *   }
@@ -339,6 +341,8 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
 
   /** Decodes one frame of the attempt and hands it on: {@link Attempt.event} or {@link Attempt.failed}. */
   protected abstract read(data: string | Uint8Array, print: string | undefined): void
+  /** Decodes one named event (Server-Sent Events) and hands the result to `event` or `failed`. */
+  protected abstract readNamed(name: string, data: string, print: string): void
   /** The error of an event larger than the limit, discarded while it was read (`size` bytes). */
   protected abstract frameTooLarge(size: number): FE
   /** A frame error without the attempt's key, should the service echo it ({@link scrubFrameError}). */
@@ -390,13 +394,13 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
     this.read(data, Replay.frameKey(data))
   }
   /**
-   * One Server-Sent Event: the engine is built with the `event-data` framing for them, and the
-   * same decoder reads the `{event,data}` frame rebuilt from the event.
+   * One Server-Sent Event, its name apart from its data: the edition's decoder reads it as the
+   * `event-data` frame it stands for (`FrameReader.named`), without that frame being built.
    */
   namedEvent(name: string, data: string): void {
     if (!this.isCurrent) return
-    const text = Sse.eventFrame(name, data)
-    this.read(text, text)
+    // Its identity for replay detection: the name (quoted, so it ends unambiguously), then the data.
+    this.readNamed(name, data, JSON.stringify(name) + data)
   }
   /** An event larger than the limit, discarded while it was read (Server-Sent Events). */
   tooLarge(size: number): void {

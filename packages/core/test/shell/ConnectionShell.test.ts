@@ -68,11 +68,18 @@ class Attempt extends ConnectionShell.Attempt<Event, Failure, Failure, Io> {
     super(shell, id)
   }
   protected read(data: string | Uint8Array, print: string | undefined): void {
-    const text = typeof data === "string" ? data : new TextDecoder().decode(data)
-    const parsed: unknown = JSON.parse(text)
+    this.decode(typeof data === "string" ? data : new TextDecoder().decode(data), print)
+  }
+  protected readNamed(name: string, data: string, print: string): void {
+    this.named.push([name, data, print])
+    this.decode(data, print)
+  }
+  private decode(text: string, print: string | undefined): void {
+    const parsed: unknown = text.startsWith("{") ? JSON.parse(text) : undefined
     if (typeof parsed === "object" && parsed !== null && "_tag" in parsed) this.event(parsed as Event, print)
     else this.failed({ _tag: "MalformedFrame", message: `not an event: ${text}`, raw: text })
   }
+  readonly named: Array<readonly [string, string, string]> = []
   protected frameTooLarge(size: number): Failure {
     return { _tag: "FrameTooLarge", message: `a frame of ${size} bytes` }
   }
@@ -150,21 +157,25 @@ describe("ConnectionShell: an attempt's hooks", () => {
     expect(next.live).toBe(true)
   })
 
-  it("an SSE event is read as the frame rebuilt from it", () => {
+  it("an SSE event is read by name and data, never as a frame rebuilt to be parsed again; its identity names both", () => {
     const { attempt, shell } = started()
-    const read: Array<[string | Uint8Array, string | undefined]> = []
+    const read: Array<string | Uint8Array> = []
     const spy = new (class extends Attempt {
       protected override read(data: string | Uint8Array, print: string | undefined): void {
-        read.push([data, print])
-        super.read(`{"_tag":"Started"}`, print)
+        read.push(data)
+        super.read(data, print)
       }
     })(shell, attempt.id)
     shell.current = spy
-    spy.namedEvent("started", `{"a":1}`)
+    spy.namedEvent("started", `{"_tag":"Started"}`)
     spy.namedEvent("started", "")
-    expect(read).toEqual([
-      [`{"event":"started","data":{"a":1}}`, `{"event":"started","data":{"a":1}}`],
-      [`{"event":"started","data":{}}`, `{"event":"started","data":{}}`]
+    spy.namedEvent("start", `ed{"_tag":"Started"}`)
+    expect(read).toEqual([])
+    expect(spy.named).toEqual([
+      ["started", `{"_tag":"Started"}`, `"started"{"_tag":"Started"}`],
+      ["started", "", `"started"`],
+      // Another name and data that join into the same text: another identity.
+      ["start", `ed{"_tag":"Started"}`, `"start"ed{"_tag":"Started"}`]
     ])
   })
 

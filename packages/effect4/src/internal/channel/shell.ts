@@ -132,6 +132,11 @@ export class AttemptHooks
     if (Result.isSuccess(result)) this.event(result.success, print)
     else this.failed(result.failure)
   }
+  protected readNamed(name: string, data: string, print: string): void {
+    const result = this.shell.decode.named(name, data)
+    if (Result.isSuccess(result)) this.event(result.success, print)
+    else this.failed(result.failure)
+  }
   protected frameTooLarge(size: number): FrameError {
     return new FrameTooLarge({ size, limit: this.shell.settings.maxFrameSize })
   }
