@@ -450,12 +450,13 @@ describe("the conformance replay verdict (each check can fail)", () => {
     for (const observed of wrong) assert.isNotEmpty(replayVerdict(whole, observed, [testAccountKey]), JSON.stringify(observed))
   })
 
-  it("another failure, where it failed, a field that differs or lacks a text, or the key in its text each fails", () => {
+  it("another failure, where it failed, a field that differs, lacks a text or ends otherwise, or the key in its text each fails", () => {
     const expectation = {
       ending: "ReplayMismatch",
       failedIn: "program" as const,
       errorFields: { subject: "create", line: 2 },
       errorFieldsInclude: { difference: ["goal: expected \"a\"", "got \"b <redacted>\""] },
+      errorFieldsEndWith: { message: "recording.jsonl:2: the create differs" },
       keyNeverInError: true
     }
     const mismatch = (fields: Readonly<Record<string, string | number | boolean>>, text = "differs"): ReplayObservation => ({
@@ -463,16 +464,23 @@ describe("the conformance replay verdict (each check can fail)", () => {
       failedIn: "program",
       ending: { _tag: "Failed", tag: "ReplayMismatch", text, fields }
     })
-    const good = { subject: "create", line: 2, difference: "goal: expected \"a\", got \"b <redacted>\"" }
+    const good = {
+      subject: "create",
+      line: 2,
+      difference: "goal: expected \"a\", got \"b <redacted>\"",
+      message: "/tmp/recording.jsonl:2: the create differs"
+    }
     assert.deepStrictEqual(replayVerdict(expectation, mismatch(good), [testAccountKey]), [])
     const wrong: ReadonlyArray<ReplayObservation> = [
       { ...mismatch(good), ending: { _tag: "Failed", tag: "InvalidRecording", text: "bad", fields: good } },
       { ...mismatch(good), failedIn: "layer" },
-      { ...mismatch(good), failedIn: undefined },
+      { ...completed, ending: mismatch(good).ending },
       mismatch({ ...good, subject: "answer" }),
       mismatch({ ...good, line: 3 }),
-      mismatch({ subject: "create", line: 2 }),
+      mismatch({ subject: "create", line: 2, message: good.message }),
       mismatch({ ...good, difference: 7 }),
+      mismatch({ ...good, message: "/tmp/recording.jsonl:2: the create differs (and more)" }),
+      mismatch({ ...good, message: 2 }),
       mismatch({ ...good, difference: "goal: expected \"a\", got \"b test-account-key\"" }),
       mismatch(good, `the create differs: got "b ${testAccountKey}"`)
     ]

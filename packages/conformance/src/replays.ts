@@ -273,7 +273,7 @@ export const replayScenarios: ReadonlyArray<ReplayScenario> = [
       ending: "InvalidRecording",
       failedIn: "program",
       errorFields: { line: 7, reason: "not JSON" },
-      errorFieldsInclude: { message: ["recording.jsonl:7: not JSON"] }
+      errorFieldsEndWith: { message: "recording.jsonl:7: not JSON" }
     }
   }),
   replay({

@@ -238,6 +238,8 @@ export interface ReplayExpectation {
   readonly errorFields?: Readonly<Record<string, string | number | boolean>>
   /** Fields of the failure (`message` among them) that must contain each text. */
   readonly errorFieldsInclude?: Readonly<Record<string, ReadonlyArray<string>>>
+  /** Fields of the failure (`message` among them) that must end with a text. */
+  readonly errorFieldsEndWith?: Readonly<Record<string, string>>
   /** The test kit's account key, or any other secret, appears in no text of the failure. */
   readonly keyNeverInError: boolean
 }

@@ -296,6 +296,12 @@ export const replayVerdict = (
       }
     }
   }
+  for (const [name, text] of Object.entries(expected.errorFieldsEndWith ?? {})) {
+    const value = fields[name]
+    if (typeof value !== "string" || !value.endsWith(text)) {
+      problems.push(`the failure's ${name} is ${show(value)}, which does not end with ${show(text)}`)
+    }
+  }
   if (expected.keyNeverInError && ending._tag === "Failed") {
     for (const secret of secrets) {
       if (secret.length > 0 && ending.text.includes(secret)) problems.push(`a key is in the text of the failure ${ending.tag}`)
