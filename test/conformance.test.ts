@@ -4,7 +4,9 @@
  * process on port 0 (its `--fault` flags read by the command line's `parseFaults`), through
  * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets. What the scenario expects is
  * judged by the suite's `verdict`, once for both editions; `packages/effect4/test/conformance.test.ts`
- * runs the same scenarios with the Effect 4 edition.
+ * runs the same scenarios with the Effect 4 edition. The replay scenarios run the same way, over
+ * this edition's in-memory replay (`AgentSessionsTest.replay`) on the `TestClock`, judged by the
+ * suite's `replayVerdict`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -18,27 +20,39 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import {
   type Case,
   cases,
   type Ending,
   type GivenAnswer,
   type Observation,
+  type ReplayAnswer,
+  type ReplayFile,
+  type ReplayObservation,
+  type ReplayOptions,
+  type ReplayProgram,
+  replayScenarios,
+  replayVerdict,
   scenarios,
   type SeenEvent,
   startWitness,
   type StartOptions,
+  testAccountKey,
   verdict,
   type Watched
 } from "effect-agent-session-conformance"
 import { parseFaults } from "../packages/cli/src/Simulate.js"
+import * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
 import * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Simulator from "../src/simulator/Simulator.js"
+import { AgentSessionsTest } from "../src/testing/index.js"
 import { fastReconnect } from "./helpers/simulation.js"
+import { writeRecording } from "./recording/helpers.js"
 
 /** An event as the suite records it. */
 const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
@@ -48,7 +62,7 @@ const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
     case "ThoughtsAndMemories":
       return { tag: event._tag, text: event.thought }
     case "Unrecognized":
-      return { tag: event._tag, text: event.event }
+      return { tag: event._tag, text: event.event, payload: json(event.payload) }
     case "ExternalResourceGranted":
       return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
     default:
@@ -226,6 +240,97 @@ describe("conformance (Effect 3 edition)", () => {
   }
 })
 
+/** The file a replay reads: the scenario's lines written to a new `recording.jsonl`, or a path with none. */
+const replayPath = (file: ReplayFile): string =>
+  file._tag === "Missing" ? "/nonexistent/recording.jsonl" : writeRecording(file.lines)
+
+const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
+  const input = options.redactAnswerInput
+  return {
+    answerTimeout: options.answerTimeoutMs === undefined ? undefined : Duration.millis(options.answerTimeoutMs),
+    maxLineLength: options.maxLineLength,
+    redact: input === undefined ? undefined : (entry) =>
+      entry.type === "answer" && entry.data.input !== undefined ? { ...entry, data: { ...entry.data, input } } : entry
+  }
+}
+
+const replayAnswerOf = (given: ReplayAnswer, request: SessionEvent.ExternalResourceRequested): Answer.Answer =>
+  given._tag === "GrantByField"
+    ? Answer.grant(given.inputs[Option.getOrElse(request.field_name, () => "")] ?? given.otherwise)
+    : answerOf(given)
+
+/** A replay's failure as the suite records it: its message among its fields. */
+const replayFailed = (error: { readonly _tag: string; readonly message: string }): Ending => {
+  const ending = failed(error)
+  return ending._tag === "Failed" ? { ...ending, fields: { ...ending.fields, message: error.message } } : ending
+}
+
+/** Runs a replay scenario's program; the events it received go to `events`. */
+const replayProgram = (program: ReplayProgram, events: Array<SeenEvent>) => {
+  const onEvent = (event: SessionEvent.SessionEvent) =>
+    Effect.sync(() => {
+      if (!isKeepAlive(event)) events.push(seen(event))
+    })
+  switch (program._tag) {
+    case "run":
+      return AgentSessions.run(program.request, {
+        onEvent,
+        onRequest: (request) => Effect.succeed(replayAnswerOf(program.answer, request))
+      })
+    case "neverAnswer":
+      return Effect.scoped(Effect.gen(function*() {
+        const running = yield* AgentSessions.start(program.request)
+        yield* Stream.runForEach(running.events, onEvent)
+        return yield* running.outcome
+      }))
+  }
+}
+
+/** What a replay scenario's program did over this edition's replay, on virtual time. */
+const observeReplay = (path: string, options: ReplayOptions, program: ReplayProgram) =>
+  Effect.gen(function*() {
+    const events: Array<SeenEvent> = []
+    const inReplay = Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.either(AgentSessionsTest.withReplayErrors(replayProgram(program, events))))
+      yield* TestClock.adjust("10 minutes")
+      const result = yield* Fiber.join(fiber)
+      const observation: ReplayObservation = {
+        ...(Either.isLeft(result) ? { failedIn: "program" as const } : { response: result.right.response }),
+        events,
+        ending: Either.isLeft(result) ? replayFailed(result.left) : { _tag: "Complete", actions: result.right.actions },
+        answers: (yield* AgentSessionsTest.answers).map(({ answer }) =>
+          answer._tag === "Grant" ? [true, Option.getOrNull(answer.input)] as const : [false, null] as const
+        ),
+        connections: yield* AgentSessionsTest.connections,
+        created: (yield* AgentSessionsTest.sessionsCreated).map((request) => request.goal),
+        canRetrieve: (yield* AgentApi.AgentApi).canRetrieve
+      }
+      return observation
+    })
+    return yield* Effect.provide(inReplay, AgentSessionsTest.replay(path, replayOptions(options))).pipe(
+      Effect.catchAll((error) =>
+        Effect.succeed<ReplayObservation>({
+          failedIn: "layer",
+          events,
+          ending: replayFailed(error),
+          answers: [],
+          connections: [],
+          created: []
+        })
+      )
+    )
+  })
+
+describe("conformance replays (Effect 3 edition)", () => {
+  for (const s of replayScenarios) {
+    it.effect(s.name, () =>
+      Effect.gen(function*() {
+        const observed = yield* observeReplay(replayPath(s.recording), s.options, s.program)
+        assert.deepStrictEqual(replayVerdict(s.expect, observed, [testAccountKey]), [])
+      }))
+  }
+})
+
 /** A script of `n` actions as the suite records it: what a client that got it exactly once saw. */
 const script = (n: number): ReadonlyArray<SeenEvent> => [
   { tag: "Started" },
@@ -300,5 +405,85 @@ describe("the conformance verdict (each check can fail)", () => {
     ]
     for (const http of cases) assert.isNotEmpty(verdict(expectation, { first: watched(script(3)), http }, []))
     assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []), "nothing recorded")
+  })
+})
+
+describe("the conformance replay verdict (each check can fail)", () => {
+  const completed: ReplayObservation = {
+    events: [{ tag: "Started" }, { tag: "Unrecognized", text: "mystery_event", payload: "{\"odd\":1}" }, { tag: "Complete" }],
+    ending: { _tag: "Complete", actions: 2 },
+    response: "done",
+    answers: [[true, "jane@example.com"]],
+    connections: ["ses_recorded"],
+    created: ["Find the opening hours"],
+    canRetrieve: true
+  }
+  const whole = {
+    ending: "Complete",
+    events: [{ tag: "Started" }, { tag: "Unrecognized", text: "mystery_event", payload: "{\"odd\":1}" }, { tag: "Complete" }],
+    response: "done",
+    actions: 2,
+    answers: [[true, "jane@example.com"]] as const,
+    connections: ["ses_recorded"],
+    created: ["Find the opening hours"],
+    canRetrieve: true,
+    keyNeverInError: true
+  }
+
+  it("a replay that did what was recorded passes; another event, outcome, answer, connection or create each fails", () => {
+    assert.deepStrictEqual(replayVerdict(whole, completed, [testAccountKey]), [])
+    const wrong: ReadonlyArray<ReplayObservation> = [
+      { ...completed, ending: { _tag: "Failed", tag: "ReplayMismatch", text: "differs", fields: {} }, failedIn: "program" },
+      { ...completed, failedIn: "program" },
+      { ...completed, events: completed.events.slice(1) },
+      { ...completed, events: [{ tag: "Started" }, { tag: "Unrecognized", text: "other_event", payload: "{\"odd\":1}" }, { tag: "Complete" }] },
+      { ...completed, events: [{ tag: "Started" }, { tag: "Unrecognized", text: "mystery_event", payload: "{\"odd\":2}" }, { tag: "Complete" }] },
+      { ...completed, events: [{ tag: "Started" }, { tag: "ActionRun", text: "mystery_event" }, { tag: "Complete" }] },
+      { ...completed, response: "Mon-Fri 9-17" },
+      { ...completed, ending: { _tag: "Complete", actions: 3 } },
+      { ...completed, answers: [[false, null]] },
+      { ...completed, answers: [] },
+      { ...completed, connections: ["ses_recorded", "ses_recorded"] },
+      { ...completed, created: [] },
+      { ...completed, canRetrieve: false }
+    ]
+    for (const observed of wrong) assert.isNotEmpty(replayVerdict(whole, observed, [testAccountKey]), JSON.stringify(observed))
+  })
+
+  it("another failure, where it failed, a field that differs, lacks a text or ends otherwise, or the key in its text each fails", () => {
+    const expectation = {
+      ending: "ReplayMismatch",
+      failedIn: "program" as const,
+      errorFields: { subject: "create", line: 2 },
+      errorFieldsInclude: { difference: ["goal: expected \"a\"", "got \"b <redacted>\""] },
+      errorFieldsEndWith: { message: "recording.jsonl:2: the create differs" },
+      keyNeverInError: true
+    }
+    const mismatch = (fields: Readonly<Record<string, string | number | boolean>>, text = "differs"): ReplayObservation => ({
+      ...completed,
+      failedIn: "program",
+      ending: { _tag: "Failed", tag: "ReplayMismatch", text, fields }
+    })
+    const good = {
+      subject: "create",
+      line: 2,
+      difference: "goal: expected \"a\", got \"b <redacted>\"",
+      message: "/tmp/recording.jsonl:2: the create differs"
+    }
+    assert.deepStrictEqual(replayVerdict(expectation, mismatch(good), [testAccountKey]), [])
+    const wrong: ReadonlyArray<ReplayObservation> = [
+      { ...mismatch(good), ending: { _tag: "Failed", tag: "InvalidRecording", text: "bad", fields: good } },
+      { ...mismatch(good), failedIn: "layer" },
+      { ...completed, ending: mismatch(good).ending },
+      mismatch({ ...good, subject: "answer" }),
+      mismatch({ ...good, line: 3 }),
+      mismatch({ subject: "create", line: 2, message: good.message }),
+      mismatch({ ...good, difference: 7 }),
+      mismatch({ ...good, message: "/tmp/recording.jsonl:2: the create differs (and more)" }),
+      mismatch({ ...good, message: 2 }),
+      mismatch({ ...good, difference: "goal: expected \"a\", got \"b test-account-key\"" }),
+      mismatch(good, `the create differs: got "b ${testAccountKey}"`)
+    ]
+    for (const observed of wrong) assert.isNotEmpty(replayVerdict(expectation, observed, [testAccountKey]), JSON.stringify(observed))
   })
 })

@@ -5,6 +5,7 @@
  */
 export * from "./scenario.js"
 export { scenarios } from "./scenarios.js"
+export { replayScenarios, testAccountKey } from "./replays.js"
 export * from "./verdict.js"
 export * from "./witness.js"
 export * from "./actingServer.js"

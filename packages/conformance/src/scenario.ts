@@ -174,3 +174,93 @@ export const cases = (scenarios: ReadonlyArray<Scenario>): ReadonlyArray<Case> =
       variant
     }))
   )
+
+/**
+ * What a replay's program answers each request with: a grant or a denial, or a grant whose input
+ * depends on the request's `field_name` (`inputs[field_name]`, else `otherwise`).
+ */
+export type ReplayAnswer =
+  | GivenAnswer
+  | { readonly _tag: "GrantByField"; readonly inputs: Readonly<Record<string, string>>; readonly otherwise: string }
+
+/**
+ * What a replay's program does, through `AgentSessions` of the edition under test over its
+ * in-memory replay (`AgentSessionsTest.replay`), on virtual time:
+ *
+ * - `run`: `AgentSessions.run(request)`, answering every request with `answer`.
+ * - `neverAnswer`: `AgentSessions.start(request)`, its events consumed to their end, no request
+ *   ever answered.
+ */
+export type ReplayProgram =
+  | { readonly _tag: "run"; readonly request: SessionRequest; readonly answer: ReplayAnswer }
+  | { readonly _tag: "neverAnswer"; readonly request: SessionRequest }
+
+/**
+ * The recording a replay reads: its lines (objects written as JSON, strings as they are, each on
+ * its own line, in a file named `recording.jsonl`), or a path where there is no file.
+ */
+export type ReplayFile =
+  | { readonly _tag: "Lines"; readonly lines: ReadonlyArray<unknown> }
+  | { readonly _tag: "Missing" }
+
+/** Options of the replay (`AgentSessionsTest.replay`'s `ReplayOptions`, durations in milliseconds). */
+export interface ReplayOptions {
+  readonly answerTimeoutMs?: number
+  readonly maxLineLength?: number
+  /** A `redact` that writes this in place of every recorded answer's `input`. */
+  readonly redactAnswerInput?: string
+}
+
+/** What must hold of a replay (each member but `ending` and `keyNeverInError` optional: unset is not checked). */
+export interface ReplayExpectation {
+  /** How the program ended: `Complete` (its outcome), or the failure's tag. */
+  readonly ending: string
+  /**
+   * Where it failed: the replay's layer itself (the file refused before the program ran), or the
+   * program. When `ending` is `Complete`, nothing may have failed anywhere.
+   */
+  readonly failedIn?: "layer" | "program"
+  /** The events the program received (keep-alives aside), exactly, in order. */
+  readonly events?: ReadonlyArray<SeenEventExpectation>
+  /** The outcome's `response`, when it completed. */
+  readonly response?: string
+  /** The actions the outcome counted, when it completed. */
+  readonly actions?: number
+  /** The answers the replay took from the program (`AgentSessionsTest.answers`), as `[granted, input]`, in order. */
+  readonly answers?: ReadonlyArray<readonly [boolean, string | null]>
+  /** The session ids the program connected to (`AgentSessionsTest.connections`), in order. */
+  readonly connections?: ReadonlyArray<string>
+  /** The goals of the creates the program made (`AgentSessionsTest.sessionsCreated`), in order. */
+  readonly created?: ReadonlyArray<string>
+  /** Whether the replay's `AgentApi` answers `getSession` (`canRetrieve`). */
+  readonly canRetrieve?: boolean
+  /** Fields of the failure that must be equal (`message` among them). */
+  readonly errorFields?: Readonly<Record<string, string | number | boolean>>
+  /** Fields of the failure (`message` among them) that must contain each text. */
+  readonly errorFieldsInclude?: Readonly<Record<string, ReadonlyArray<string>>>
+  /** Fields of the failure (`message` among them) that must end with a text. */
+  readonly errorFieldsEndWith?: Readonly<Record<string, string>>
+  /** The test kit's account key, or any other secret, appears in no text of the failure. */
+  readonly keyNeverInError: boolean
+}
+
+/** An event as a replay scenario expects it: its tag, and what of it is checked. */
+export interface SeenEventExpectation {
+  readonly tag: string
+  /** `ActionRun.content`, `ThoughtsAndMemories.thought`, `Unrecognized.event`. */
+  readonly text?: string
+  /** `Unrecognized.payload` as JSON. */
+  readonly payload?: string
+}
+
+/** A replay scenario: a recording, what the program does over its replay, what must hold. */
+export interface ReplayScenario {
+  /** The test's name: what it shows (and the issue it proves first). */
+  readonly name: string
+  /** The issues it proves. */
+  readonly proves: ReadonlyArray<string>
+  readonly recording: ReplayFile
+  readonly options: ReplayOptions
+  readonly program: ReplayProgram
+  readonly expect: ReplayExpectation
+}

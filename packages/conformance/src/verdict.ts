@@ -3,7 +3,7 @@
  * expectations did not hold. A runner maps its edition's events, states and errors to these
  * records; everything checked is checked here, once for both editions.
  */
-import type { Expectation, HttpExpectation, WatcherExpectation } from "./scenario.js"
+import type { Expectation, HttpExpectation, ReplayExpectation, WatcherExpectation } from "./scenario.js"
 import type { Recorded } from "./witness.js"
 
 /** An event received, keep-alives (`Heartbeat`, `Connected`) aside. */
@@ -16,6 +16,8 @@ export interface SeenEvent {
   readonly granted?: boolean
   /** `ExternalResourceGranted.input`, `null` when none. */
   readonly input?: string | null
+  /** `Unrecognized.payload` as JSON. */
+  readonly payload?: string
 }
 
 /** How a watcher ended. */
@@ -207,5 +209,103 @@ export const verdict = (
     }
   }
   if (expected.http !== undefined) problems.push(...httpProblems(observed.http, expected.http))
+  return problems
+}
+
+/** What a runner observed of a replay scenario (`ReplayScenario`). */
+export interface ReplayObservation {
+  /** Where the failure came from, when it failed: the replay's layer, or the program. */
+  readonly failedIn?: "layer" | "program"
+  /** The events the program received, keep-alives aside, in order. */
+  readonly events: ReadonlyArray<SeenEvent>
+  /** How the program ended. A failure's `fields` hold its `message` too. */
+  readonly ending: Ending
+  /** The outcome's `response`, when it completed. */
+  readonly response?: string
+  /** The answers the replay took (`AgentSessionsTest.answers`), as `[granted, input]`; none when the layer failed. */
+  readonly answers: ReadonlyArray<readonly [boolean, string | null]>
+  /** The session ids connected to (`AgentSessionsTest.connections`). */
+  readonly connections: ReadonlyArray<string>
+  /** The goals of the creates made (`AgentSessionsTest.sessionsCreated`). */
+  readonly created: ReadonlyArray<string>
+  /** The replay's `AgentApi.canRetrieve`; absent when the layer failed. */
+  readonly canRetrieve?: boolean
+}
+
+/**
+ * What of a replay scenario's `expected` did not hold in `observed`, one line each; empty when it
+ * passed. `secrets` are the keys that must never appear in a failure's text.
+ */
+export const replayVerdict = (
+  expected: ReplayExpectation,
+  observed: ReplayObservation,
+  secrets: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  const { ending } = observed
+  const tag = ending._tag === "Complete" ? "Complete" : ending.tag
+  if (tag !== expected.ending) {
+    const text = ending._tag === "Failed" ? `: ${ending.text.slice(0, 500)}` : ""
+    problems.push(`ended ${tag}, not ${expected.ending}${text}`)
+  }
+  if (expected.failedIn !== undefined && observed.failedIn !== expected.failedIn) {
+    problems.push(`failed in ${show(observed.failedIn ?? "nothing")}, not in the ${expected.failedIn}`)
+  }
+  if (expected.ending === "Complete" && observed.failedIn !== undefined) {
+    problems.push(`failed in the ${observed.failedIn}, where it was to complete`)
+  }
+  if (expected.events !== undefined) {
+    const wanted = expected.events
+    const matches = observed.events.length === wanted.length &&
+      observed.events.every((event, i) => {
+        const want = wanted[i]
+        return want !== undefined && event.tag === want.tag &&
+          (want.text === undefined || event.text === want.text) &&
+          (want.payload === undefined || event.payload === want.payload)
+      })
+    if (!matches) problems.push(`events ${show(observed.events)}, not ${show(wanted)}`)
+  }
+  if (expected.response !== undefined && observed.response !== expected.response) {
+    problems.push(`the outcome's response is ${show(observed.response)}, not ${show(expected.response)}`)
+  }
+  if (expected.actions !== undefined) {
+    const actions = ending._tag === "Complete" ? ending.actions : undefined
+    if (actions !== expected.actions) problems.push(`the outcome counted ${show(actions)} actions, not ${expected.actions}`)
+  }
+  if (expected.answers !== undefined && !same(observed.answers, expected.answers)) {
+    problems.push(`the replay took the answers ${show(observed.answers)}, not ${show(expected.answers)}`)
+  }
+  if (expected.connections !== undefined && !same(observed.connections, expected.connections)) {
+    problems.push(`connected to ${show(observed.connections)}, not ${show(expected.connections)}`)
+  }
+  if (expected.created !== undefined && !same(observed.created, expected.created)) {
+    problems.push(`created ${show(observed.created)}, not ${show(expected.created)}`)
+  }
+  if (expected.canRetrieve !== undefined && observed.canRetrieve !== expected.canRetrieve) {
+    problems.push(`canRetrieve is ${show(observed.canRetrieve)}, not ${expected.canRetrieve}`)
+  }
+  const fields = ending._tag === "Failed" ? ending.fields : {}
+  for (const [name, value] of Object.entries(expected.errorFields ?? {})) {
+    if (fields[name] !== value) problems.push(`the failure's ${name} is ${show(fields[name])}, not ${show(value)}`)
+  }
+  for (const [name, texts] of Object.entries(expected.errorFieldsInclude ?? {})) {
+    const value = fields[name]
+    for (const text of texts) {
+      if (typeof value !== "string" || !value.includes(text)) {
+        problems.push(`the failure's ${name} is ${show(value)}, which does not contain ${show(text)}`)
+      }
+    }
+  }
+  for (const [name, text] of Object.entries(expected.errorFieldsEndWith ?? {})) {
+    const value = fields[name]
+    if (typeof value !== "string" || !value.endsWith(text)) {
+      problems.push(`the failure's ${name} is ${show(value)}, which does not end with ${show(text)}`)
+    }
+  }
+  if (expected.keyNeverInError && ending._tag === "Failed") {
+    for (const secret of secrets) {
+      if (secret.length > 0 && ending.text.includes(secret)) problems.push(`a key is in the text of the failure ${ending.tag}`)
+    }
+  }
   return problems
 }

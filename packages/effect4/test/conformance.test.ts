@@ -4,9 +4,11 @@
  * command line as a child process (`simulate --port 0 --json` with the scenario's flags,
  * `helpers/simulator.ts`; one child for the cases of the same dialect and flags), through `AgentSessions` over `NodeAgentSessions.layer`, over real
  * sockets. What the scenario expects is judged by the suite's `verdict`, once for both editions;
- * the root's `test/conformance.test.ts` runs the same scenarios with the Effect 3 edition.
+ * the root's `test/conformance.test.ts` runs the same scenarios with the Effect 3 edition. The
+ * replay scenarios run the same way, over this edition's in-memory replay
+ * (`AgentSessionsTest.replay`) on the `TestClock`, judged by the suite's `replayVerdict`.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,26 +20,38 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { TestClock } from "effect/testing"
 import {
   type Case,
   cases,
   type Ending,
   type GivenAnswer,
   type Observation,
+  type ReplayAnswer,
+  type ReplayFile,
+  type ReplayObservation,
+  type ReplayOptions,
+  type ReplayProgram,
+  replayScenarios,
+  replayVerdict,
   scenarios,
   type SeenEvent,
   startWitness,
   type StartOptions,
+  testAccountKey,
   verdict,
   type Watched
 } from "effect-agent-session-conformance"
+import * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
 import * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
 import type * as EventStream from "../src/EventStream.js"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
+import { AgentSessionsTest } from "../src/testing/index.js"
 import { quick, Sim, simLayer } from "./helpers/sdk.js"
+import { writeRecording } from "./recording/helpers.js"
 
 /** An event as the suite records it. */
 const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
@@ -47,7 +61,7 @@ const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
     case "ThoughtsAndMemories":
       return { tag: event._tag, text: event.thought }
     case "Unrecognized":
-      return { tag: event._tag, text: event.event }
+      return { tag: event._tag, text: event.event, payload: json(event.payload) }
     case "ExternalResourceGranted":
       return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
     default:
@@ -233,5 +247,106 @@ describe("conformance (Effect 4 edition)", () => {
     })((it) => {
       for (const c of group) it.effect(c.title, () => runCase(c), 90_000)
     })
+  }
+})
+
+/** The file a replay reads: the scenario's lines written to a new `recording.jsonl`, or a path with none. */
+const replayPath = (file: ReplayFile): string =>
+  file._tag === "Missing" ? "/nonexistent/recording.jsonl" : writeRecording(file.lines)
+
+const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
+  const input = options.redactAnswerInput
+  return {
+    answerTimeout: options.answerTimeoutMs === undefined ? undefined : Duration.millis(options.answerTimeoutMs),
+    maxLineLength: options.maxLineLength,
+    redact: input === undefined ? undefined : (entry) =>
+      entry.type === "answer" && entry.data.input !== undefined ? { ...entry, data: { ...entry.data, input } } : entry
+  }
+}
+
+const replayAnswerOf = (given: ReplayAnswer, request: SessionEvent.ExternalResourceRequested): Answer.Answer =>
+  given._tag === "GrantByField"
+    ? Answer.grant(given.inputs[Option.getOrElse(request.field_name, () => "")] ?? given.otherwise)
+    : answerOf(given)
+
+/** A replay's failure as the suite records it: its message among its fields. */
+const replayFailed = (error: { readonly _tag: string; readonly message: string }): Ending => {
+  const ending = failed(error)
+  return ending._tag === "Failed" ? { ...ending, fields: { ...ending.fields, message: error.message } } : ending
+}
+
+/** Runs a replay scenario's program; the events it received go to `events`. */
+const replayProgram = (program: ReplayProgram, events: Array<SeenEvent>) => {
+  const onEvent = (event: SessionEvent.SessionEvent) =>
+    Effect.sync(() => {
+      if (!isKeepAlive(event)) events.push(seen(event))
+    })
+  switch (program._tag) {
+    case "run":
+      return AgentSessions.run(program.request, {
+        onEvent,
+        onRequest: (request) => Effect.succeed(replayAnswerOf(program.answer, request))
+      })
+    case "neverAnswer":
+      return Effect.scoped(Effect.gen(function*() {
+        const running = yield* AgentSessions.start(program.request)
+        yield* Stream.runForEach(running.events, onEvent)
+        return yield* running.outcome
+      }))
+  }
+}
+
+/**
+ * Virtual time advanced in steps of a second: Effect 4's `TestClock.adjust` runs the forked
+ * program once before it wakes the sleeps due, so a program not yet at its first sleep needs them.
+ */
+const advance = (total: Duration.Input) =>
+  Effect.gen(function*() {
+    const steps = Math.ceil(Duration.toMillis(Duration.fromInputUnsafe(total)) / 1_000)
+    for (let i = 0; i < steps; i++) yield* TestClock.adjust("1 second")
+  })
+
+/** What a replay scenario's program did over this edition's replay, on virtual time. */
+const observeReplay = (path: string, options: ReplayOptions, program: ReplayProgram) =>
+  Effect.gen(function*() {
+    const events: Array<SeenEvent> = []
+    const inReplay = Effect.gen(function*() {
+      const fiber = yield* Effect.forkChild(Effect.result(AgentSessionsTest.withReplayErrors(replayProgram(program, events))))
+      yield* advance("10 minutes")
+      const result = yield* Fiber.join(fiber)
+      const observation: ReplayObservation = {
+        ...(Result.isFailure(result) ? { failedIn: "program" as const } : { response: result.success.response }),
+        events,
+        ending: Result.isFailure(result) ? replayFailed(result.failure) : { _tag: "Complete", actions: result.success.actions },
+        answers: (yield* AgentSessionsTest.answers).map(({ answer }) =>
+          answer._tag === "Grant" ? [true, Option.getOrNull(answer.input)] as const : [false, null] as const
+        ),
+        connections: yield* AgentSessionsTest.connections,
+        created: (yield* AgentSessionsTest.sessionsCreated).map((request) => request.goal),
+        canRetrieve: (yield* AgentApi.AgentApi).canRetrieve
+      }
+      return observation
+    })
+    return yield* Effect.provide(inReplay, AgentSessionsTest.replay(path, replayOptions(options))).pipe(
+      Effect.catch((error) =>
+        Effect.succeed<ReplayObservation>({
+          failedIn: "layer",
+          events,
+          ending: replayFailed(error),
+          answers: [],
+          connections: [],
+          created: []
+        })
+      )
+    )
+  })
+
+describe("conformance replays (Effect 4 edition)", () => {
+  for (const s of replayScenarios) {
+    it.effect(s.name, () =>
+      Effect.gen(function*() {
+        const observed = yield* observeReplay(replayPath(s.recording), s.options, s.program)
+        assert.deepStrictEqual(replayVerdict(s.expect, observed, [testAccountKey]), [])
+      }))
   }
 })
