@@ -130,6 +130,14 @@ const install = (binary) => {
 
 const [tool, ...args] = process.argv.slice(2)
 if (tool === undefined) fail("usage: node scripts/node22.mjs <tool> [args...] | --print-node | --install")
+if (tool === "--install" && !atLeast(versionOf(process.versions.node)) && pinned() === undefined) {
+  // The root's install goes on without this package (its tools say why when they are run).
+  process.stderr.write(
+    `node22: the Effect 4 edition's dependencies are not installed: it needs Node.js >= ${MIN.join(".")}, this is ` +
+      `${process.version}, and no Node package is pinned for ${process.platform}-${process.arch}\n`
+  )
+  process.exit(0)
+}
 const binary = node22()
 if (tool === "--print-node") {
   process.stdout.write(`${binary}\n`)
