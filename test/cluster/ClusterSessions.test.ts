@@ -152,6 +152,25 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.strictEqual(other._tag === "RequestNotPending" ? other.reason : undefined, "already-answered")
       }))
 
+    it.effect("Respond whose answer an earlier attempt recorded (its reply lost, interrupted after the insert): the answer still reaches the channel and the session completes", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const log = yield* EventLog.EventLog
+        const session = yield* sessions.start(request)
+        const request_ = yield* sessions.events(session.session_id).pipe(
+          Stream.filterMap((l) => l.event._tag === "ExternalResourceRequested" ? Option.some(l.event) : Option.none()),
+          Stream.runHead,
+          Effect.map(Option.getOrThrow)
+        )
+        // The earlier attempt: its insert committed, then it was interrupted (nothing sent).
+        assert.isTrue(yield* log.saveAnswer(session.session_id, request_, { _tag: "Grant", input: Option.none() }))
+        // The retry: accepted, and the answer handed to the channel (before the fix it was
+        // accepted and never sent; the session waited for its answer forever).
+        yield* sessions.respond(session.session_id, request_, Answer.grant())
+        const outcome = yield* sessions.outcome(session.session_id).pipe(Effect.timeout("10 seconds"))
+        assert.isString(outcome.response)
+      }))
+
     it.effect("Close ends the run as closed and the events end", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions

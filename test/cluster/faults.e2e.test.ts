@@ -14,6 +14,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
@@ -22,6 +23,43 @@ const SESSIONS = 30
 
 const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.Effect<A, E>) =>
   Effect.timeoutFail(effect, { duration: `${seconds} seconds`, onTimeout: () => new Error(`${what}: ${proc.stderr()}`) })
+
+const tail = (text: string, n: number) => text.length <= n ? text : `...${text.slice(-n)}`
+
+/**
+ * The client's `done` line; if it does not come within `seconds`, a failure that says what is
+ * stuck: whether every respond returned (`answered`), the client's status (each session whose
+ * events have not ended, with its status in the cluster), and every process's stderr.
+ */
+const clientDone = (seconds: number, client: Proc, runners: ReadonlyArray<Proc>) =>
+  client.nextLine((l) => l.includes(`"type":"done"`)).pipe(
+    Effect.timeout(`${seconds} seconds`),
+    Effect.catchTag("TimeoutException", () =>
+      Effect.gen(function*() {
+        const from = client.lines.length
+        client.child.stdin!.write("status\n")
+        const status = yield* Effect.sync(() => client.lines.slice(from).find((l) => l.includes(`"type":"status"`))).pipe(
+          Effect.flatMap(Effect.fromNullable),
+          Effect.retry(Schedule.spaced("200 millis")),
+          Effect.timeout("30 seconds"),
+          Effect.orElseSucceed(() => "(no status line within 30 s)")
+        )
+        const answered = client.lines.find((l) => l.includes(`"type":"answered"`)) ?? "(no answered line)"
+        return yield* Effect.fail(
+          new Error(
+            [
+              `client not done within ${seconds} s`,
+              `answered: ${answered}`,
+              `status: ${status}`,
+              `client stderr: ${tail(client.stderr(), 4000)}`,
+              ...runners.map((r) => `runner ${r.child.pid} stderr: ${tail(r.stderr(), 4000)}`)
+            ].join("\n")
+          )
+        )
+      })
+    ),
+    Effect.map((line) => JSON.parse(line) as ClientDone)
+  )
 
 /** Three runners and a client whose sessions all wait for their answer; the runner holding the most. */
 const cluster = Effect.gen(function*() {
@@ -71,11 +109,11 @@ describe("cluster faults", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.scoped("a runner killed (SIGKILL) while the client answers: every session completes; loss only in the kill window, counted", () =>
       Effect.gen(function*() {
-        const { client, simulator, victim, victimAddress } = yield* cluster
+        const { client, runners, simulator, victim, victimAddress } = yield* cluster
         client.child.stdin!.write("answer\n")
         yield* Effect.sleep("30 millis")
         victim.child.kill("SIGKILL")
-        const done = JSON.parse(yield* within("client not done", 240, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const done = yield* clientDone(240, client, runners)
         const lost = yield* check(done, simulator)
         for (const session of done.sessions) {
           // Loss only where the killed runner held the session (the kill window).
@@ -89,7 +127,7 @@ describe("cluster faults", () => {
         const { client, pg, runners, simulator } = yield* cluster
         client.child.stdin!.write("answer\n")
         yield* pg.restart
-        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const done = yield* clientDone(300, client, runners)
         const lost = yield* check(done, simulator)
         assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
         for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
@@ -104,7 +142,7 @@ describe("cluster faults", () => {
         victim.child.kill("SIGCONT")
         yield* Effect.sleep("3 seconds")
         client.child.stdin!.write("answer\n")
-        const done = JSON.parse(yield* within("client not done", 300, client, client.nextLine((l) => l.includes(`"type":"done"`)))) as ClientDone
+        const done = yield* clientDone(300, client, runners)
         const lost = yield* check(done, simulator)
         assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
         for (const session of done.sessions) {

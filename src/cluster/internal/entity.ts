@@ -152,9 +152,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         // Taking a session over (or attaching one created elsewhere): it may have completed
         // while no runner held it; then there is nothing to attach to.
         if (learn && (yield* completeAtService(r))) return yield* endRun("complete", completedUnheld)
-        // Requests answered in the log but not yet settled are answered again on this channel.
         const requests = open(tally)
-        const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
         const session = yield* sessions.attach(r.info, r.maxActions, {
           ...options.connect,
           agent: Option.getOrUndefined(r.agent),
@@ -162,6 +160,11 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
           pendingRequests: requests
         })
         activation.running = session
+        // Requests answered but not yet settled are answered again on this channel: those in
+        // the log, and those a `Respond` recorded while the channel was being attached (it saw
+        // no channel to hand them to). Listed in the same step as the channel is set: a
+        // `Respond` recording after it sends on the channel itself.
+        const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
         for (const request of resend) {
           const answer = tally.answered.get(requestKey(request))
           if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))

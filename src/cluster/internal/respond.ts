@@ -37,10 +37,16 @@ export const respond = (activation: Activation) => (envelope: Entity.Request<typ
     if (!tally.session.pending.some((w) => requestKey(w.request) === key)) return yield* refuse("never-received")
     const recorded = yield* log.saveAnswer(sessionId, request, answer)
     if (!recorded) {
-      // Another activation recorded an answer first (a hand-over): the same one is done already.
+      // An answer was recorded first: by another activation (a hand-over), or by an earlier
+      // attempt of this same call whose reply was lost (interrupted after the insert: its
+      // runner froze, the shard moved, the caller's attempt timed out). Nothing guarantees it
+      // reached this session's channel: the activation that recorded it may not hold the
+      // channel, and this one read the log before it was recorded. The same answer: it is
+      // handed to the channel here (below), as a recorded answer is on a take-over.
       const stored = (yield* log.answers(sessionId)).find((a) => requestKey(a.request) === key)
-      if (stored !== undefined && sameAnswer(stored.answer, answer)) return
-      return yield* refuse("already-answered")
+      if (stored === undefined || !sameAnswer(stored.answer, answer)) return yield* refuse("already-answered")
+      // Answered meanwhile here (this activation's own `Respond`, or the run's start): sent there.
+      if (tally.answered.has(key)) return
     }
     tally.answered.set(key, answer)
     // Handed to the channel when this runner holds it; otherwise the runner that takes the
