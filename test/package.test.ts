@@ -109,12 +109,16 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
-  it("the conformance suite is a private package of sources: no build, no dependency, its index as its export", () => {
+  it("the conformance suite is a private package of sources: no build, no dependency, its index and its recordings as its exports", () => {
     assert.strictEqual(conformance.name, "effect-agent-session-conformance")
     assert.isTrue(conformance.private)
     assert.isUndefined(conformance.dependencies)
     assert.isUndefined(conformance.scripts)
-    assert.deepStrictEqual(conformance.exports, { ".": "./src/index.ts", "./package.json": "./package.json" })
+    assert.deepStrictEqual(conformance.exports, {
+      ".": "./src/index.ts",
+      "./recordings": "./src/recordings.ts",
+      "./package.json": "./package.json"
+    })
     assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
   })
 

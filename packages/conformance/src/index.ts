@@ -6,6 +6,8 @@
 export * from "./scenario.js"
 export { scenarios } from "./scenarios.js"
 export { replayScenarios, testAccountKey } from "./replays.js"
+export { recordingPath } from "./recordings.js"
 export * from "./verdict.js"
+export * from "./observe.js"
 export * from "./witness.js"
 export * from "./actingServer.js"

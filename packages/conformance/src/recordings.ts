@@ -1,13 +1,42 @@
 /**
  * The recordings the replay scenarios read, written by hand as the format documents them
- * (docs/testing.md): a header and the lines after it, plain data. A runner writes a recording's
- * lines to a file of its own (objects as JSON, strings as they are, one per line).
+ * (docs/testing.md): a header and the lines after it, plain data, and the file a replay reads them
+ * from (objects as JSON, strings as they are, one per line). The core's and both editions' replay
+ * tests use the same ones (`effect-agent-session-conformance/recordings`).
  */
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { ReplayFile } from "./scenario.js"
+
+let dir: string | undefined
+let count = 0
+
+/** A new file name in this process's temporary directory for recordings. */
+export const tempPath = (name: string): string => {
+  dir ??= mkdtempSync(join(tmpdir(), "eas-replay-"))
+  count += 1
+  return join(dir, `${count}-${name}`)
+}
+
+/** Writes lines (objects are JSON-encoded, strings written as they are) to a new file. */
+export const writeRecording = (lines: ReadonlyArray<unknown>, name = "recording.jsonl"): string => {
+  const path = tempPath(name)
+  writeFileSync(path, lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n") + "\n")
+  return path
+}
+
+/** The file a replay scenario reads: its lines written to a new `recording.jsonl`, or a path with none. */
+export const recordingPath = (file: ReplayFile): string =>
+  file._tag === "Missing" ? "/nonexistent/recording.jsonl" : writeRecording(file.lines)
 
 export const sessionId = "ses_recorded"
 export const actionSessionId = "as_recorded"
 
-/** The documented dialect, as a recording's header holds it. */
+/**
+ * The documented dialect, as a recording's header holds it: written out as data (a recording keeps
+ * the dialect it was made with, whatever the code's `Dialect.documented` becomes).
+ */
 const documented = {
   name: "documented",
   auth: "bearer",
@@ -27,7 +56,9 @@ const documented = {
 }
 
 /** The header of a recording (version 1, documented dialect, over WebSocket). */
-export const header = (overrides: Readonly<Record<string, unknown>> = {}): Readonly<Record<string, unknown>> => ({
+export const header = (
+  overrides: Readonly<Record<string, unknown>> = {}
+): { readonly dialect: typeof documented; readonly [field: string]: unknown } => ({
   type: "header",
   format: "effect-agent-session/recording",
   version: 1,
@@ -61,8 +92,7 @@ export const answerData = {
 
 /**
  * A whole session: created, two actions around a request for an email (answered), one dropped
- * connection (1006) after the first action, `complete` (the lines of the core's test helper
- * `session()`, packages/core/test/helpers/recordings.ts).
+ * connection (1006) after the first action, `complete`.
  */
 export const session = (options: { readonly answer?: unknown; readonly drop?: boolean } = {}): ReadonlyArray<unknown> => {
   const second = options.drop === false ? 1 : 2

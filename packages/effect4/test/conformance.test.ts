@@ -25,10 +25,15 @@ import {
   type Case,
   cases,
   type Ending,
+  failed,
   type GivenAnswer,
+  isKeepAlive,
+  json,
   type Observation,
+  recordingPath,
   type ReplayAnswer,
-  type ReplayFile,
+  replayAnswer,
+  replayFailed,
   type ReplayObservation,
   type ReplayOptions,
   type ReplayProgram,
@@ -51,7 +56,6 @@ import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { quick, Sim, simLayer } from "./helpers/sdk.js"
-import { writeRecording } from "./recording/helpers.js"
 
 /** An event as the suite records it. */
 const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
@@ -68,29 +72,6 @@ const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
       return { tag: event._tag }
   }
 }
-
-const isKeepAlive = (event: SessionEvent.SessionEvent): boolean => event._tag === "Heartbeat" || event._tag === "Connected"
-
-/** The error as JSON, or why it could not be. */
-const json = (value: unknown): string => {
-  try {
-    return JSON.stringify(value) ?? ""
-  } catch (cause) {
-    return `(not JSON: ${String(cause)})`
-  }
-}
-
-/** A failure as the suite records it: its tag, every text of it, its plain fields. */
-const failed = (error: { readonly _tag: string; readonly message: string }): Ending => ({
-  _tag: "Failed",
-  tag: error._tag,
-  text: [error.message, String(error), json(error)].join("\n"),
-  fields: Object.fromEntries(
-    Object.entries<unknown>(error).filter((entry): entry is [string, string | number | boolean] =>
-      ["string", "number", "boolean"].includes(typeof entry[1])
-    )
-  )
-})
 
 const answerOf = (given: GivenAnswer): Answer.Answer =>
   given._tag === "Deny" ? Answer.deny() : Answer.grant(given.input)
@@ -250,10 +231,6 @@ describe("conformance (Effect 4 edition)", () => {
   }
 })
 
-/** The file a replay reads: the scenario's lines written to a new `recording.jsonl`, or a path with none. */
-const replayPath = (file: ReplayFile): string =>
-  file._tag === "Missing" ? "/nonexistent/recording.jsonl" : writeRecording(file.lines)
-
 const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
   const input = options.redactAnswerInput
   return {
@@ -265,15 +242,7 @@ const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions 
 }
 
 const replayAnswerOf = (given: ReplayAnswer, request: SessionEvent.ExternalResourceRequested): Answer.Answer =>
-  given._tag === "GrantByField"
-    ? Answer.grant(given.inputs[Option.getOrElse(request.field_name, () => "")] ?? given.otherwise)
-    : answerOf(given)
-
-/** A replay's failure as the suite records it: its message among its fields. */
-const replayFailed = (error: { readonly _tag: string; readonly message: string }): Ending => {
-  const ending = failed(error)
-  return ending._tag === "Failed" ? { ...ending, fields: { ...ending.fields, message: error.message } } : ending
-}
+  answerOf(replayAnswer(given, Option.getOrUndefined(request.field_name)))
 
 /** Runs a replay scenario's program; the events it received go to `events`. */
 const replayProgram = (program: ReplayProgram, events: Array<SeenEvent>) => {
@@ -345,7 +314,7 @@ describe("conformance replays (Effect 4 edition)", () => {
   for (const s of replayScenarios) {
     it.effect(s.name, () =>
       Effect.gen(function*() {
-        const observed = yield* observeReplay(replayPath(s.recording), s.options, s.program)
+        const observed = yield* observeReplay(recordingPath(s.recording), s.options, s.program)
         assert.deepStrictEqual(replayVerdict(s.expect, observed, [testAccountKey]), [])
       }))
   }
