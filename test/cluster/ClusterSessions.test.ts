@@ -63,6 +63,14 @@ const follow = (sessionId: string, fromSeq = 1, answer = true) =>
     )
   })
 
+/** The session's first request, from its events. */
+const firstRequest = (sessions: ClusterSessions.Service, sessionId: string) =>
+  sessions.events(sessionId).pipe(
+    Stream.filterMap((l) => l.event._tag === "ExternalResourceRequested" ? Option.some(l.event) : Option.none()),
+    Stream.runHead,
+    Effect.map(Option.getOrThrow)
+  )
+
 describe("ClusterSessions on the embedded single runner", () => {
   layer(ClusterLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("a started session runs on its entity: the log has every scripted event once, in order, seqs 1..n", () =>
@@ -115,11 +123,7 @@ describe("ClusterSessions on the embedded single runner", () => {
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions
         const session = yield* sessions.start(request)
-        const request_ = yield* sessions.events(session.session_id).pipe(
-          Stream.filterMap((l) => l.event._tag === "ExternalResourceRequested" ? Option.some(l.event) : Option.none()),
-          Stream.runHead,
-          Effect.map(Option.getOrThrow)
-        )
+        const request_ = yield* firstRequest(sessions, session.session_id)
         const pending = yield* sessions.status(session.session_id)
         assert.deepStrictEqual(pending.pending, [request_])
         const unknown = yield* Effect.flip(
@@ -157,15 +161,11 @@ describe("ClusterSessions on the embedded single runner", () => {
         const sessions = yield* ClusterSessions.ClusterSessions
         const log = yield* EventLog.EventLog
         const session = yield* sessions.start(request)
-        const request_ = yield* sessions.events(session.session_id).pipe(
-          Stream.filterMap((l) => l.event._tag === "ExternalResourceRequested" ? Option.some(l.event) : Option.none()),
-          Stream.runHead,
-          Effect.map(Option.getOrThrow)
-        )
+        const request_ = yield* firstRequest(sessions, session.session_id)
         // The earlier attempt: its insert committed, then it was interrupted (nothing sent).
         assert.isTrue(yield* log.saveAnswer(session.session_id, request_, { _tag: "Grant", input: Option.none() }))
-        // The retry: accepted, and the answer handed to the channel (before the fix it was
-        // accepted and never sent; the session waited for its answer forever).
+        // The retry: accepted, and the answer handed to the channel (the session would otherwise
+        // wait for it forever).
         yield* sessions.respond(session.session_id, request_, Answer.grant())
         const outcome = yield* sessions.outcome(session.session_id).pipe(Effect.timeout("10 seconds"))
         assert.isString(outcome.response)

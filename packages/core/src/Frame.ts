@@ -183,6 +183,7 @@ export const makeFrameReader = <R>(
   // (an error's raw text, an unknown event). The data sits one level inside that frame.
   const dataDepth = maxDepth - 1
   const named = (name: string, data: string): R => {
+    // The frame's bound in bytes (an SSE parser bounds its data in characters).
     const over = sizeOver(data, limit)
     if (over !== undefined) return handlers.tooLarge(over, limit)
     const scanFirst = data.length > PARSE_FIRST_UP_TO
