@@ -28,22 +28,11 @@ import type * as SessionEvent from "../../src/SessionEvent.js"
 
 const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as SessionEvent.SessionEvent
 
-/** A core connection whose port does nothing (the loop is what is tested). */
+/** A core connection whose actions nobody does (the loop is what is tested). */
 const makeCore = () =>
   new Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>(
     { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
-    { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false },
-    {
-      deliver: () => {},
-      pause: () => {},
-      resume: () => {},
-      abort: () => {},
-      write: () => {},
-      skipped: () => {},
-      forgot: () => {},
-      wake: () => {},
-      schedule: () => ({ cancel: () => {} })
-    }
+    { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false }
   )
 
 /** One scripted attempt. */

@@ -2,11 +2,14 @@
  * One connection of the event channel, as a state machine without I/O: the one owner of the
  * connection's state and of its current attempt's. Its inputs are method calls named for what
  * happened (an attempt began, the transport opened, a frame arrived, the consumer took events, an
- * answer was given or written, a deadline passed, the transport ended); its outputs are what the
- * shell must do, asked of the shell's {@link Port} as they are decided (deliver this event, pause
- * or resume reading, drop the transport, write the queued answers, set a deadline, wake the loop)
- * and, at the end of an attempt, the decision {@link Connection.attemptEnded} returns (end with
- * this reason, or retry on which schedule).
+ * answer was given or written, time passed, the transport ended); its outputs are returned, never
+ * called back: what the shell must do, polled after each input ({@link Connection.poll}: deliver
+ * this event, pause or resume reading, drop the transport, write the queued answers, wake the
+ * loop), when it must next tell the time ({@link Connection.nextDeadline}, then
+ * {@link Connection.timeout}), and, at the end of an attempt, the decision
+ * {@link Connection.attemptEnded} returns (end with this reason, or retry on which schedule). No
+ * input calls the shell, so none can re-enter the connection: the shape of h11's
+ * `receive_data`/`next_event` and quinn-proto's `handle_timeout`/`poll_timeout`/`poll`.
  *
  * The shell owns the sockets, the fibers, the schedules, the decoding of frames into events, the
  * errors, spans, logs and metrics. Events and errors are the shell's own values (`E`, `F`, `R`):
@@ -16,9 +19,9 @@
  *
  * @since 0.1.0
  */
-import type { Check, Entry } from "./Deadlines.js"
 import { Flow } from "./Flow.js"
 import {
+  type Action,
   type Classifier,
   CLOSING_GRACE_MILLIS,
   type CloseReason,
@@ -31,7 +34,6 @@ import {
   type OpenReport,
   type Options,
   type Phase,
-  type Port,
   type WriteFailure
 } from "./internal/connection.js"
 import { Attempts } from "./internal/attempts.js"
@@ -67,6 +69,7 @@ export {
   positiveInt
 } from "./internal/connection.js"
 export type {
+  Action,
   Classifier,
   CloseReason,
   Ending,
@@ -75,7 +78,6 @@ export type {
   OpenReport,
   Options,
   Phase,
-  Port,
   State,
   WriteFailure
 } from "./internal/connection.js"
@@ -88,7 +90,6 @@ export type {
  * import { Connection } from "effect-agent-session-core"
  *
  * type Event = { readonly type: string }
- * const delivered: Array<Event> = []
  * const connection = new Connection.Connection<Event, Error>(
  *   { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
  *   {
@@ -96,17 +97,16 @@ export type {
  *     requestKey: () => "",
  *     message: (error) => error.message,
  *     chargeable: () => false
- *   },
- *   {
- *     deliver: (event) => delivered.push(event),
- *     pause: () => {}, resume: () => {}, abort: () => {}, write: () => {}, skipped: () => {}, forgot: () => {},
- *     wake: () => {},
- *     schedule: () => ({ cancel: () => {} })
  *   }
  * )
  * const attempt = connection.begin(0)   // the shell opens a socket for attempt 1
  * connection.opened(attempt, 5)         // ... it opened
+ * connection.poll()                     // { _tag: "Wake" }: the loop may go on
+ * connection.nextDeadline()             // 60_005: the idle time-out, unless a frame comes
  * connection.frameArrived(attempt, 6, { type: "complete" }, undefined)
+ * connection.poll()                     // { _tag: "Deliver", event: { type: "complete" } }
+ * connection.poll()                     // { _tag: "Wake" }: the attempt ended
+ * connection.poll()                     // undefined: nothing more to do
  * connection.attemptEnded(attempt, 7)   // { _tag: "Finish", reason: "complete", ... }
  * connection.finish("complete")         // nothing unsent
  * ```
@@ -132,17 +132,75 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private writing = false
   private lastFrameAt = 0
   private ending: Ending<F, R> | undefined = undefined
-  private entries: Array<Entry> = []
-  private idleCheck: Check | undefined = undefined
+
+  // The current attempt's deadlines (ms): the idle check, the end of a replay's hold, the end of
+  // a closing socket's grace (and how the attempt ends then). The idle check is not moved by each
+  // frame: when it comes due it looks at the last frame and says when to look again.
+  private idleAt: number | undefined = undefined
+  private holdAt: number | undefined = undefined
+  private graceAt: number | undefined = undefined
+  private graceEnding: Ending<F, R> | undefined = undefined
+
+  /** What the shell must do, in the order decided: `actions[head]` is next. */
+  private actions: Array<Action<E, F>> = []
+  private head = 0
 
   constructor(
     private readonly options: Options,
-    private readonly classifier: Classifier<E, F, R>,
-    private readonly port: Port<E, F>
+    private readonly classifier: Classifier<E, F, R>
   ) {
     super(options.replaysOnReconnect === true)
     this.flow = new Flow(options.bufferSize)
     this.ledger = new Ledger(options.pendingRequests ?? [])
+  }
+
+  // ---------------------------------------------------------------------------
+  // What the shell must do
+  // ---------------------------------------------------------------------------
+
+  /**
+   * The next thing the shell must do, as decided by the inputs so far, or `undefined` when there is
+   * none. The shell polls after each input until `undefined`, and does each in turn.
+   */
+  poll(): Action<E, F> | undefined {
+    if (this.head === this.actions.length) return undefined
+    const action = this.actions[this.head]!
+    this.head += 1
+    if (this.head === this.actions.length) {
+      this.actions.length = 0
+      this.head = 0
+    }
+    return action
+  }
+
+  /**
+   * When the shell must next call {@link Connection.timeout} (ms on the shell's clock), or
+   * `undefined` when no deadline is set. It changes only on an open, a closing socket, the end of
+   * an attempt and a timeout, not with each frame.
+   */
+  nextDeadline(): number | undefined {
+    let next = this.idleAt
+    if (this.holdAt !== undefined && (next === undefined || this.holdAt < next)) next = this.holdAt
+    if (this.graceAt !== undefined && (next === undefined || this.graceAt < next)) next = this.graceAt
+    return next
+  }
+
+  /**
+   * The time is `now`: the deadlines due act (a replay's hold ends, a closing socket's grace is
+   * over, an idle attempt is dropped), and the later ones stay ({@link Connection.nextDeadline}).
+   */
+  timeout(now: number): void {
+    if (this.holdAt !== undefined && this.holdAt <= now) {
+      this.holdAt = undefined
+      if (!this.ended) this.settleReplay()
+    }
+    if (this.graceAt !== undefined && this.graceAt <= now) {
+      const ending = this.graceEnding
+      this.graceAt = undefined
+      this.graceEnding = undefined
+      if (ending !== undefined) this.end(ending)
+    }
+    if (this.idleAt !== undefined && this.idleAt <= now) this.idleAt = this.idle(now)
   }
 
   // ---------------------------------------------------------------------------
@@ -242,7 +300,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   /** The attempt's transport exists (it may not be open yet): reading pauses if the buffer is full. */
   transportCreated(attempt: number): void {
     if (attempt !== this.attempt || this.ended) return
-    if (this.flow.shouldPause()) this.port.pause()
+    if (this.flow.shouldPause()) this.push(PAUSE)
   }
 
   /**
@@ -254,21 +312,16 @@ export class Connection<E, F, R = F> extends Intake<E> {
     this.opened_ = true
     this.lastFrameAt = now
     // A transport paused while it was connecting may not have stopped reading: pause it again.
-    if (this.flow.paused) this.port.pause()
-    else if (this.flow.shouldPause()) this.port.pause()
+    if (this.flow.paused) this.push(PAUSE)
+    else if (this.flow.shouldPause()) this.push(PAUSE)
     this.attempts.opened(now)
-    this.idleCheck ??= (at) => this.idle(at)
-    this.entries.push(this.port.schedule(now + this.options.idleTimeoutMillis, this.idleCheck))
+    this.idleAt = now + this.options.idleTimeoutMillis
     // A service known to replay: frames that may be a replay are held at most `replayHoldMillis`.
     if (this.options.replaysOnReconnect === true && this.replay.active) {
-      const hold = this.options.replayHoldMillis ?? defaults.replayHoldMillis
-      this.entries.push(this.port.schedule(now + hold, () => {
-        if (!this.ended) this.settleReplay()
-        return undefined
-      }))
+      this.holdAt = now + (this.options.replayHoldMillis ?? defaults.replayHoldMillis)
     }
     this.startWriting()
-    this.port.wake()
+    this.push(WAKE)
   }
 
   /** The attempt's transport ended, as it says (the first ending of an attempt wins). */
@@ -395,7 +448,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
       return this.end({ _tag: "Fatal", error, reason: "failed" })
     }
     this.skippedCount += 1
-    this.port.skipped(error, this.skippedCount)
+    this.push({ _tag: "Skipped", error, count: this.skippedCount })
   }
 
   /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
@@ -407,7 +460,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   taken(count: number, now: number): void {
     if (this.flow.taken(count) && this.attempt !== 0 && !this.ended) {
       this.lastFrameAt = now
-      this.port.resume()
+      this.push(RESUME)
     }
   }
 
@@ -460,10 +513,8 @@ export class Connection<E, F, R = F> extends Intake<E> {
     if (failure.closing === true) {
       // The socket's close (1000 ends, else a reconnect) decides; should none come within the
       // grace period, the attempt is given up as a drop.
-      this.entries.push(this.port.schedule(now + CLOSING_GRACE_MILLIS, () => {
-        this.end(ending)
-        return undefined
-      }))
+      this.graceAt = now + CLOSING_GRACE_MILLIS
+      this.graceEnding = ending
     } else {
       this.end(ending)
     }
@@ -502,10 +553,12 @@ export class Connection<E, F, R = F> extends Intake<E> {
       // Pending in the ledger, which forgets the oldest past its bound.
       const forgotten = this.ledger.forgotten
       this.ledger.received(this.classifier.requestKey(event))
-      if (this.ledger.forgotten !== forgotten) this.port.forgot(this.ledger.forgotten - forgotten, this.ledger.forgotten)
+      if (this.ledger.forgotten !== forgotten) {
+        this.push({ _tag: "Forgot", count: this.ledger.forgotten - forgotten, total: this.ledger.forgotten })
+      }
     }
-    this.port.deliver(event)
-    if (this.flow.received()) this.port.pause()
+    this.push({ _tag: "Deliver", event })
+    if (this.flow.received()) this.push(PAUSE)
     if (kind === "complete") return this.end({ _tag: "End", reason: "complete" })
     if (kind === "error" && this.options.endOnError) return this.end({ _tag: "End", reason: "error-event" })
   }
@@ -513,7 +566,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private startWriting(): void {
     if (this.attempt === 0 || !this.opened_ || this.ended || this.writing || this.ledger.head() === undefined) return
     this.writing = true
-    this.port.write()
+    this.push(WRITE)
   }
 
   /** The idle deadline: when to look again, or the attempt dropped. */
@@ -524,7 +577,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
     if (this.flow.paused) return now + idle
     const left = this.lastFrameAt + idle - now
     if (left > 0) return now + left
-    this.port.abort()
+    this.push(ABORT)
     this.end({ _tag: "Retry", error: `no frame for ${formatMillis(idle)} (idle time-out)` })
     return undefined
   }
@@ -537,12 +590,24 @@ export class Connection<E, F, R = F> extends Intake<E> {
     this.ended = true
     this.ending = ending
     this.clearDeadlines()
-    this.port.wake()
+    this.push(WAKE)
+  }
+
+  private push(action: Action<E, F>): void {
+    this.actions.push(action)
   }
 
   private clearDeadlines(): void {
-    if (this.entries.length === 0) return
-    for (const entry of this.entries) entry.cancel()
-    this.entries = []
+    this.idleAt = undefined
+    this.holdAt = undefined
+    this.graceAt = undefined
+    this.graceEnding = undefined
   }
 }
+
+// The actions without a payload: one object each.
+const PAUSE: Action<never, never> = { _tag: "Pause" }
+const RESUME: Action<never, never> = { _tag: "Resume" }
+const ABORT: Action<never, never> = { _tag: "Abort" }
+const WRITE: Action<never, never> = { _tag: "Write" }
+const WAKE: Action<never, never> = { _tag: "Wake" }

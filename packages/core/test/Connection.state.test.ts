@@ -10,28 +10,17 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Connection, type Ledger } from "../src/index.js"
+import { driven, quietPort } from "./driven.js"
 
 interface Event {
   readonly kind: Connection.EventKind
 }
 
-const quietPort = (): Connection.Port<Event, string> => ({
-  deliver: () => {},
-  pause: () => {},
-  resume: () => {},
-  abort: () => {},
-  write: () => {},
-  skipped: () => {},
-  forgot: () => {},
-  wake: () => {},
-  schedule: () => ({ cancel: () => {} })
-})
-
 const make = () =>
-  new Connection.Connection<Event, string>(
+  driven<Event, string>(
     { bufferSize: 64, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
     { kind: (event) => event.kind, requestKey: () => "k", message: (error) => error, chargeable: () => false },
-    quietPort()
+    quietPort<Event, string>()
   )
 
 type Op =

@@ -17,6 +17,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Connection, Deadlines, Ledger } from "../src/index.js"
+import { driven, quietPort, type TestPort } from "./driven.js"
 
 interface Event {
   readonly kind: Connection.EventKind
@@ -90,19 +91,6 @@ const options = (
   replayHoldMillis: 1_000
 })
 
-/** A port that does nothing (deadlines never fire). */
-const quietPort = (): Connection.Port<Event, string> => ({
-  deliver: () => {},
-  pause: () => {},
-  resume: () => {},
-  abort: () => {},
-  write: () => {},
-  skipped: () => {},
-  forgot: () => {},
-  wake: () => {},
-  schedule: () => ({ cancel: () => {} })
-})
-
 const run = (
   ops: ReadonlyArray<Op>,
   bufferSize: number,
@@ -124,7 +112,7 @@ const run = (
   const lowWater = Math.floor(bufferSize / 2)
   // The connection, created below; the port checks against it.
   const holder: { connection?: Connection.Connection<Event, string> } = {}
-  const port: Connection.Port<Event, string> = {
+  const port: TestPort<Event, string> = {
     deliver: (event) => {
       delivered.push(event)
       // A new event (its first delivery) is progress: the answers written before it got through.
@@ -157,7 +145,7 @@ const run = (
     },
     schedule: (at, check) => queue.schedule(at, check)
   }
-  const c = new Connection.Connection<Event, string>(
+  const c = driven<Event, string>(
     options(bufferSize, endOnError, failOnFrameError, replays),
     { kind: (event) => event.kind, requestKey: (event) => event.key ?? "", message: (error) => error, chargeable: (error) => error === "chargeable" },
     port
@@ -321,10 +309,10 @@ const run = (
 
 /** A connection of four events' buffer, nothing chargeable, on a port that does nothing. */
 const quietConnection = () =>
-  new Connection.Connection<Event, string>(
+  driven<Event, string>(
     options(4, false, true),
     { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
-    quietPort()
+    quietPort<Event, string>()
   )
 
 describe("Connection", () => {
@@ -406,10 +394,10 @@ describe("Connection", () => {
   /** A connection that delivered 1, 2, 3 and dropped, reopened at 10 ms: what it delivers of `frames`. */
   const afterReconnect = (replays: boolean, frames: ReadonlyArray<Event>) => {
     const seen: Array<number> = []
-    const c = new Connection.Connection<Event, string>(
+    const c = driven<Event, string>(
       options(100, false, true, replays),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
-      { ...quietPort(), deliver: (event) => seen.push(event.id) }
+      { ...quietPort<Event, string>(), deliver: (event) => seen.push(event.id) }
     )
     const first = c.begin(0)
     c.opened(first, 0)
@@ -444,10 +432,10 @@ describe("Connection", () => {
   it("known to replay: frames held are judged when the hold time after the open is over", () => {
     const queue = new Deadlines.DeadlineQueue()
     const seen: Array<number> = []
-    const c = new Connection.Connection<Event, string>(
+    const c = driven<Event, string>(
       options(100, false, true, true),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
-      { ...quietPort(), deliver: (event) => seen.push(event.id), schedule: (at, check) => queue.schedule(at, check) }
+      { ...quietPort<Event, string>(), deliver: (event) => seen.push(event.id), schedule: (at, check) => queue.schedule(at, check) }
     )
     const first = c.begin(0)
     c.opened(first, 0)
@@ -465,10 +453,10 @@ describe("Connection", () => {
 
   it("a frame error of a chargeable event is never skipped, whatever failOnFrameError says", () => {
     const skipped: Array<string> = []
-    const c = new Connection.Connection<Event, string>(
+    const c = driven<Event, string>(
       options(100, false, false),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: (error) => error === "action_run" },
-      { ...quietPort(), skipped: (error) => skipped.push(error) }
+      { ...quietPort<Event, string>(), skipped: (error) => skipped.push(error) }
     )
     const attempt = c.begin(0)
     c.opened(attempt, 0)
@@ -508,10 +496,10 @@ describe("Connection", () => {
     type Fate = "refused" | "opened" | "keep-alive" | "delivered"
     const fate = fc.constantFrom<Fate>("refused", "opened", "keep-alive", "delivered")
     fc.assert(fc.property(fc.array(fate, { minLength: 1, maxLength: 30 }), fc.boolean(), (fates, replays) => {
-      const c = new Connection.Connection<Event, string>(
+      const c = driven<Event, string>(
         options(100, false, true, replays),
         { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
-        quietPort()
+        quietPort<Event, string>()
       )
       // The model: attempts since (and with) the last one that delivered; retries decided since it.
       let attempts = 0
@@ -575,12 +563,12 @@ describe("Connection", () => {
     const scheduled: Array<number> = []
     let writes = 0
     let wakes = 0
-    const c = new Connection.Connection<Event, string>(
+    const c = driven<Event, string>(
       // A request pending from an earlier connection, so that an answer can wait for the open.
       { ...options(4, false, true), pendingRequests: ["k"] },
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
       {
-        ...quietPort(),
+        ...quietPort<Event, string>(),
         schedule: (at) => {
           scheduled.push(at)
           return { cancel: () => {} }
@@ -625,11 +613,11 @@ describe("Connection", () => {
   it("an open attempt silent for the idle time-out is dropped, not while reading is paused", () => {
     const queue = new Deadlines.DeadlineQueue()
     let aborted = 0
-    const c = new Connection.Connection<Event, string>(
+    const c = driven<Event, string>(
       options(1, false, true),
       { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
       {
-        ...quietPort(),
+        ...quietPort<Event, string>(),
         abort: () => {
           aborted += 1
         },
@@ -648,5 +636,62 @@ describe("Connection", () => {
     queue.runDue(25_000, () => {})
     expect([c.phase(attempt), aborted, queue.size]).toEqual(["ended", 1, 0])
     expect(c.endingOf(attempt)).toEqual({ _tag: "Retry", error: "no frame for 5s (idle time-out)" })
+  })
+})
+
+describe("Connection: decisions returned, not called back", () => {
+  const make = (bufferSize: number) =>
+    new Connection.Connection<Event, string>(
+      options(bufferSize, false, true),
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false }
+    )
+  const drain = (c: Connection.Connection<Event, string>) => {
+    const actions: Array<Connection.Action<Event, string>> = []
+    for (let action = c.poll(); action !== undefined; action = c.poll()) actions.push(action)
+    return actions
+  }
+  const event = (id: number, kind: Connection.EventKind = "event"): Event => ({ kind, id })
+
+  it("each input's actions are polled in the order decided, each once", () => {
+    const c = make(2)
+    const attempt = c.begin(0)
+    expect(c.poll()).toBeUndefined()
+    c.opened(attempt, 0)
+    expect(drain(c)).toEqual([{ _tag: "Wake" }])
+    c.frameArrived(attempt, 1, event(1), "f1")
+    c.frameArrived(attempt, 2, event(2), "f2")
+    expect(drain(c)).toEqual([
+      { _tag: "Deliver", event: event(1) },
+      { _tag: "Deliver", event: event(2) },
+      { _tag: "Pause" }
+    ])
+    expect(c.poll()).toBeUndefined()
+    c.taken(2, 3)
+    expect(drain(c)).toEqual([{ _tag: "Resume" }])
+    c.frameArrived(attempt, 4, event(3, "complete"), "f3")
+    expect(drain(c)).toEqual([{ _tag: "Deliver", event: event(3, "complete") }, { _tag: "Wake" }])
+  })
+
+  it("the deadline: set by the open, not moved by frames, acted on by timeout, gone with the attempt", () => {
+    const c = make(100)
+    expect(c.nextDeadline()).toBeUndefined()
+    const attempt = c.begin(0)
+    expect(c.nextDeadline()).toBeUndefined()
+    c.opened(attempt, 0)
+    expect(c.nextDeadline()).toBe(5_000)
+    c.frameArrived(attempt, 1_000, event(1), "f1")
+    expect(c.nextDeadline()).toBe(5_000)
+    drain(c)
+    c.timeout(4_999)
+    expect([c.nextDeadline(), c.poll()]).toEqual([5_000, undefined])
+    // The last frame came at 1 s: look again at 6 s.
+    c.timeout(5_000)
+    expect([c.nextDeadline(), c.poll()]).toEqual([6_000, undefined])
+    c.timeout(6_000)
+    expect(drain(c)).toEqual([{ _tag: "Abort" }, { _tag: "Wake" }])
+    expect([c.nextDeadline(), c.endingOf(attempt)]).toEqual([
+      undefined,
+      { _tag: "Retry", error: "no frame for 5s (idle time-out)" }
+    ])
   })
 })

@@ -38,7 +38,7 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
   Effect.gen(function*() {
     const { shell } = options
     const { connection } = shell
-    const id = connection.begin(shell.now())
+    const id = shell.begin()
     const span = yield* Spans.make("EventStream.attempt", {
       sessionId: shell.sessionId,
       attempt: connection.attemptNumber,
@@ -47,7 +47,7 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
     const key = yield* Effect.either(options.credentials.keyFor("connect", options.agent))
     if (Either.isLeft(key)) {
       Spans.end(span, shell.clock, Exit.fail(key.left))
-      connection.closed(id, Fatal(key.left, "failed"))
+      shell.closed(id, Fatal(key.left, "failed"))
       return id
     }
     const scope = yield* Scope.make()

@@ -4,7 +4,7 @@
  *
  * | part | file |
  * | --- | --- |
- * | the core's port: events out, pause/resume, writer, deadlines; one attempt's hooks | `shell.ts` |
+ * | the connection's actions done: events out, pause/resume, writer, its deadline; one attempt's hooks | `shell.ts` |
  * | one attempt | `attempt.ts` |
  * | the connection loop: attempts, schedules, state | `loop.ts` |
  * | answers out | `answers.ts` |
@@ -177,7 +177,7 @@ export const makeEngine = (
     const pull: Channel.Channel<Chunk.Chunk<SessionEvent.SessionEvent>, unknown, EventStreamError, unknown, void, unknown> =
       Channel.flatMap(mailbox.takeAll, ([chunk, done]) => {
         if (chunk.length === 0) return done ? Channel.void : pull
-        core.taken(chunk.length, clock.unsafeCurrentTimeMillis())
+        shell.taken(chunk.length)
         // Metrics: one update per chunk and event tag, not per frame.
         const out = Channel.zipRight(Channel.fromEffect(Metrics.recordEvents(chunk)), Channel.write(chunk))
         return done ? out : Channel.zipRight(out, pull)

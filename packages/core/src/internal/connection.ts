@@ -2,7 +2,6 @@
  * The model of a connection (`Connection`'s types, options and defaults), kept apart from the
  * state machine that uses them. Re-exported by `Connection`.
  */
-import type { Check, Entry } from "../Deadlines.js"
 import type { UnsentAnswer } from "../Ledger.js"
 import type { Kind } from "../Session.js"
 
@@ -86,35 +85,29 @@ export interface Classifier<E, F, R = F> {
 }
 
 /**
- * What the connection asks the shell to do, as it decides it. Every method is synchronous: the
- * shell starts its asynchronous work (a writer fiber, a timer) and returns.
+ * What the shell must do, as the connection decided it: returned by {@link Connection.poll}, one
+ * at a time, in the order decided, after each input.
+ * - `Deliver`: hand the event to the consumer, in arrival order;
+ * - `Pause`: stop reading the current attempt's transport (back-pressure); `Resume`: read again;
+ * - `Abort`: drop the current attempt's transport at once (idle time-out);
+ * - `Write`: start writing the queued answers on the current attempt ({@link Connection.nextAnswer});
+ * - `Skipped`: a frame error was skipped (`failOnFrameError: false`), `count` so far;
+ * - `Forgot`: the answer ledger forgot `count` unanswered requests to keep its bound (`total` so
+ *   far): an answer to one is refused. Worth a warning;
+ * - `Wake`: the current attempt opened or ended: the shell's loop may go on.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Port<E, F> {
-  /** Hands an event to the consumer, in arrival order. */
-  readonly deliver: (event: E) => void
-  /** Stops reading the current attempt's transport (back-pressure). */
-  readonly pause: () => void
-  /** Reads again. */
-  readonly resume: () => void
-  /** Drops the current attempt's transport at once (idle time-out). */
-  readonly abort: () => void
-  /** Starts writing the queued answers on the current attempt (see {@link Connection.nextAnswer}). */
-  readonly write: () => void
-  /** A frame error was skipped (`failOnFrameError: false`); `count` so far on this connection. */
-  readonly skipped: (error: F, count: number) => void
-  /**
-   * The answer ledger forgot `count` unanswered requests to keep its bound (`total` so far): an
-   * answer to one is refused. Worth a warning.
-   */
-  readonly forgot: (count: number, total: number) => void
-  /** The current attempt opened or ended: the shell's loop may go on. */
-  readonly wake: () => void
-  /** Sets a deadline: `check` runs once the time reaches `at` (ms), then whenever it asks again. */
-  readonly schedule: (at: number, check: Check) => Entry
-}
+export type Action<E, F> =
+  | { readonly _tag: "Deliver"; readonly event: E }
+  | { readonly _tag: "Pause" }
+  | { readonly _tag: "Resume" }
+  | { readonly _tag: "Abort" }
+  | { readonly _tag: "Write" }
+  | { readonly _tag: "Skipped"; readonly error: F; readonly count: number }
+  | { readonly _tag: "Forgot"; readonly count: number; readonly total: number }
+  | { readonly _tag: "Wake" }
 
 /**
  * The options of a connection that its rules use (the shell keeps the rest: schedules, the connect

@@ -1,18 +1,20 @@
 /**
- * The shell of one connection around the core's `Connection`, written once for every edition: the
- * connection's `Port` ({@link ConnectionShell}) and what one attempt's transport calls
- * ({@link Attempt}: attached, open, a frame, a named SSE event, a frame too large, bytes without an
- * event, the end). Both are abstract classes: an edition extends them with what only it can do
- * (hand an event to its consumer's queue, fork the answer writer, log a warning, set a deadline on
- * its timer, read its clock, decode a frame with its schemas, build its errors) and this module
- * decides the rest. Classes, not closures: their methods are shared by every connection.
+ * The shell of one connection around the core's `Connection`, written once for every edition: what
+ * feeds the connection its inputs and does what it decides ({@link ConnectionShell}: after each
+ * input it polls the connection's actions and does them, and keeps one entry on the edition's timer
+ * at the connection's next deadline) and what one attempt's transport calls ({@link Attempt}:
+ * attached, open, a frame, a named SSE event, a frame too large, bytes without an event, the end).
+ * Both are abstract classes: an edition extends them with what only it can do (hand an event to
+ * its consumer's queue, fork the answer writer, log a warning, set a deadline on its timer, read
+ * its clock, decode a frame with its schemas, build its errors) and this module decides the rest.
+ * Classes, not closures: their methods are shared by every connection.
  *
  * Synchronous per frame: a frame goes from the transport's callback through the edition's decoder
  * and the core into the edition's queue, with no allocation of its own.
  *
  * @since 0.1.0
  */
-import type { Classifier, CloseReason, Ending, Next, OpenReport, Options, Port, WriteFailure } from "../Connection.js"
+import type { Action, Classifier, CloseReason, Ending, Next, OpenReport, Options, WriteFailure } from "../Connection.js"
 import { Connection } from "../Connection.js"
 import type { Check, Entry } from "../Deadlines.js"
 import * as Events from "../Events.js"
@@ -188,8 +190,9 @@ export interface Finished {
 }
 
 /**
- * One connection's shell: the core's `Port`, and the connection it owns. The edition's class
- * extends it with its consumer's queue, its answer writer, its timer, its clock and its logger.
+ * One connection's shell: the connection it owns, the inputs it feeds it, and what it does of the
+ * connection's decisions. The edition's class extends it with its consumer's queue, its answer
+ * writer, its timer, its clock and its logger.
  *
  * @example
  * ```ts
@@ -235,7 +238,7 @@ export interface Finished {
  *   { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
  *   ConnectionShell.classifier
  * )
- * const attempt = new Attempt(shell, shell.connection.begin(shell.now()))
+ * const attempt = new Attempt(shell, shell.begin())
  * shell.current = attempt
  * attempt.open()
  * attempt.frame(`{"_tag":"Started"}`) // shell.events: [{ _tag: "Started" }]
@@ -244,18 +247,37 @@ export interface Finished {
  * @since 0.1.0
  * @category models
  */
-export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Reader = Reader> implements Port<E, F> {
+export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Reader = Reader> {
   readonly connection: Connection<E, F, R>
   /** The current attempt (a transport of an earlier one may still talk: it is ignored). */
   current: Attempt<E, F, R, I> | undefined = undefined
   /** The connection was started (or closed before it started). */
   started = false
-
-  constructor(options: Options, classifier: Classifier<E, F, R>) {
-    this.connection = new Connection(options, classifier, this)
+  /** The entry on the edition's timer, at the connection's next deadline (`armedAt`). */
+  private deadline: Entry | undefined = undefined
+  private armedAt: number | undefined = undefined
+  /** Running the timer's check (which reschedules its own entry). */
+  private checking = false
+  /** The timer's check: the connection is told the time, its actions done, its next deadline returned. */
+  private readonly check: Check = (now) => {
+    this.checking = true
+    try {
+      this.connection.timeout(now)
+      this.drain()
+    } finally {
+      this.checking = false
+    }
+    const next = this.connection.nextDeadline()
+    this.armedAt = next
+    if (next === undefined) this.deadline = undefined
+    return next
   }
 
-  // --- Port: what the edition does ---
+  constructor(options: Options, classifier: Classifier<E, F, R>) {
+    this.connection = new Connection(options, classifier)
+  }
+
+  // --- What the edition does ---
   /** Hands an event to the consumer's queue. */
   abstract deliver(event: E): void
   /** Forks the answer writer of the current attempt, in the attempt's scope. */
@@ -267,24 +289,71 @@ export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Rea
   /** Logs a warning with its annotations, from a transport's callback. */
   protected abstract warn(message: string, annotations: Record<string, unknown>): void
 
-  // --- Port: what the shell decides ---
-  pause(): void {
-    this.current?.io?.pause()
+  // --- The connection's decisions ---
+  /**
+   * Does what the connection decided, in order, until nothing is left; then moves the timer's
+   * entry to the connection's next deadline (when that changed). Called after every input. An
+   * action may make its transport report at once (a resumed socket hands over the frames it held):
+   * that input's own drain goes on down the same queue, so its `Pause` is done before the
+   * transport reads on, and the order stays the order decided.
+   */
+  drain(): void {
+    for (let action = this.connection.poll(); action !== undefined; action = this.connection.poll()) {
+      this.act(action)
+    }
+    if (!this.checking) this.rearm()
   }
-  resume(): void {
-    this.current?.io?.resume()
+
+  private act(action: Action<E, F>): void {
+    switch (action._tag) {
+      case "Deliver":
+        return this.deliver(action.event)
+      case "Pause":
+        return this.current?.io?.pause()
+      case "Resume":
+        return this.current?.io?.resume()
+      case "Abort":
+        return this.current?.io?.abort()
+      case "Write":
+        return this.write()
+      case "Skipped": {
+        const { count, error } = action
+        return this.warn(`Skipped a frame: ${error.message}`, { frameError: error._tag, skipped: count, raw: rawOf(error) })
+      }
+      case "Forgot":
+        return this.warn(forgottenWarning(action.count), { forgotten: action.total })
+      case "Wake":
+        return this.current?.wake()
+    }
   }
-  abort(): void {
-    this.current?.io?.abort()
+
+  /** One timer entry per connection, at its next deadline: moved only when that changes. */
+  private rearm(): void {
+    const at = this.connection.nextDeadline()
+    if (at === this.armedAt) return
+    this.deadline?.cancel()
+    this.armedAt = at
+    this.deadline = at === undefined ? undefined : this.schedule(at, this.check)
   }
-  skipped(error: F, count: number): void {
-    this.warn(`Skipped a frame: ${error.message}`, { frameError: error._tag, skipped: count, raw: rawOf(error) })
+
+  // --- The inputs the edition's loop and consumer give ---
+  /** A new attempt begins (`Connection.begin`): its id. The last attempt's deadlines are gone. */
+  begin(): number {
+    const id = this.connection.begin(this.now())
+    this.drain()
+    return id
   }
-  forgot(count: number, total: number): void {
-    this.warn(forgottenWarning(count), { forgotten: total })
+
+  /** An attempt ended before its transport existed (`Connection.closed`): its key could not be read. */
+  closed(attempt: number, ending: Ending<F, R>): void {
+    this.connection.closed(attempt, ending)
+    this.drain()
   }
-  wake(): void {
-    this.current?.wake()
+
+  /** The consumer took `count` events (`Connection.taken`): reading may resume. */
+  taken(count: number): void {
+    this.connection.taken(count, this.now())
+    this.drain()
   }
 
   /**
@@ -292,16 +361,20 @@ export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Rea
    * when the attempt is open, or why not (`Connection.answer`).
    */
   answer(request: Request, frame: string, data: AnswerData): Ledger.Refusal | "channel-closed" | undefined {
-    return this.connection.answer({ key: keyOf(request), frame, data })
+    const refusal = this.connection.answer({ key: keyOf(request), frame, data })
+    this.drain()
+    return refusal
   }
 
   /**
    * The connection is over, for `reason` (`Connection.finish`): what its `Closed` state says, and
    * the warning to log when answers were not sent. Nothing of the last attempt (its key among it)
-   * is kept. Once only: `undefined` afterwards.
+   * is kept, and its timer entry is gone. Once only: `undefined` afterwards.
    */
   finish(reason: CloseReason): Finished | undefined {
     const unsent = this.connection.finish(reason)
+    // Frames held as a possible replay were decided: delivered first.
+    this.drain()
     if (unsent === undefined) return undefined
     this.current = undefined
     if (unsent.length === 0) return { closed: { reason }, warning: undefined }
@@ -381,12 +454,14 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
   attach(io: I): void {
     this.io = io
     this.shell.connection.transportCreated(this.id)
+    this.shell.drain()
   }
   /** The transport opened (and sent the handshake). */
   open(): void {
     if (this.shell.connection.phase(this.id) !== "connecting") return
     this.opened = true
     this.shell.connection.opened(this.id, this.shell.now())
+    this.shell.drain()
   }
   /** One raw frame of the dialect's framing. */
   frame(data: string | Uint8Array): void {
@@ -413,17 +488,19 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
   }
   /** How the attempt ended (the first call wins). */
   end(ending: Ending<F, R>): void {
-    this.shell.connection.closed(this.id, ending)
+    this.shell.closed(this.id, ending)
   }
 
   // --- What the edition's decoder calls ---
   /** A frame of the attempt decoded into an event (`print`: its identity for replay detection). */
   event(event: E, print: string | undefined): void {
     this.shell.connection.frameArrived(this.id, this.shell.now(), event, print)
+    this.shell.drain()
   }
   /** A frame of the attempt that could not be read: handed on without the key. */
   failed(error: FE): void {
     this.shell.connection.frameFailed(this.id, this.shell.now(), this.scrub(error))
+    this.shell.drain()
   }
 
   // --- What the edition's answer writer calls ---
@@ -444,7 +521,9 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
    * an error log: `Failures.answerRefusedLog`) or stops (the answer waits for the next attempt).
    */
   answerFailed(failure: WriteFailure): boolean {
-    return this.shell.connection.answerFailed(this.id, this.shell.now(), failure) === "refused"
+    const refused = this.shell.connection.answerFailed(this.id, this.shell.now(), failure) === "refused"
+    this.shell.drain()
+    return refused
   }
 }
 

@@ -26,8 +26,8 @@ export * as ChannelAddress from "./ChannelAddress.js"
 export * as ConnectionSettings from "./ConnectionSettings.js"
 
 /**
- * One connection's shell around the core's `Connection`: its `Port`, and what an attempt's
- * transport calls, over what the edition does.
+ * One connection's shell around the core's `Connection`: its inputs fed and its actions done,
+ * and what an attempt's transport calls, over what the edition does.
  *
  * @since 0.1.0
  */

@@ -3,7 +3,7 @@
  * host (an array for the consumer, a list of warnings, a clock by hand, `JSON.parse` for a
  * decoder) drives it as an edition does. What events and errors are; an attempt's hooks (frames of
  * the current attempt only, SSE events rebuilt, frames too large, the end as an `Ending` or an
- * `Exit`'s shape, the wait for open and for the end); the port (reading paused and resumed on the
+ * `Exit`'s shape, the wait for open and for the end); the connection's actions done (reading paused and resumed on the
  * current transport, the writer asked for, skipped frames and forgotten requests worth a warning);
  * the writer's steps; the end; and frame errors without the key.
  */
@@ -45,6 +45,8 @@ class Shell extends ConnectionShell.ConnectionShell<Event, Failure, Failure, Io>
   readonly events: Array<Event> = []
   readonly warnings: Array<readonly [string, Record<string, unknown>]> = []
   readonly entries: Array<readonly [number, Deadlines.Check]> = []
+  /** The indexes of the entries cancelled. */
+  readonly cancelled: Array<number> = []
   deliver(event: Event): void {
     this.events.push(event)
   }
@@ -52,8 +54,8 @@ class Shell extends ConnectionShell.ConnectionShell<Event, Failure, Failure, Io>
     this.writes += 1
   }
   schedule(at: number, check: Deadlines.Check): Deadlines.Entry {
-    this.entries.push([at, check])
-    return { cancel: () => {} }
+    const index = this.entries.push([at, check]) - 1
+    return { cancel: () => this.cancelled.push(index) }
   }
   now(): number {
     return this.time
@@ -91,7 +93,7 @@ class Attempt extends ConnectionShell.Attempt<Event, Failure, Failure, Io> {
 /** A shell with its first attempt begun, attached and current. */
 const started = (overrides: Partial<Connection.Options> = {}) => {
   const shell = new Shell({ ...options, ...overrides }, ConnectionShell.classifier)
-  const attempt = new Attempt(shell, shell.connection.begin(0))
+  const attempt = new Attempt(shell, shell.begin())
   shell.current = attempt
   const io = new Io()
   attempt.attach(io)
@@ -147,7 +149,7 @@ describe("ConnectionShell: an attempt's hooks", () => {
     attempt.open()
     attempt.frame(`{"_tag":"Started"}`)
     attempt.frame(new TextEncoder().encode(`{"_tag":"ActionRun"}`))
-    const next = new Attempt(shell, shell.connection.begin(1))
+    const next = new Attempt(shell, shell.begin())
     shell.current = next
     attempt.frame(`{"_tag":"Complete"}`)
     attempt.namedEvent("complete", "{}")
@@ -208,7 +210,7 @@ describe("ConnectionShell: an attempt's hooks", () => {
     let opened = 0
     let ended = 0
     expect(attempt.whenSettled(false, () => (opened += 1))).toBe(false)
-    shell.wake()
+    attempt.wake()
     expect(opened).toBe(0)
     attempt.open()
     expect(attempt.opened).toBe(true)
@@ -244,18 +246,71 @@ describe("ConnectionShell: an attempt's hooks", () => {
   })
 })
 
-describe("ConnectionShell: the port", () => {
+describe("ConnectionShell: the connection's actions", () => {
   it("pauses and resumes the current transport; aborts it on the idle time-out", () => {
     const { attempt, io, shell } = started({ bufferSize: 2 })
     attempt.open()
     attempt.frame(`{"_tag":"Started"}`)
     attempt.frame(`{"_tag":"ActionRun"}`)
     expect(io.calls).toEqual(["pause"])
-    shell.connection.taken(2, 1)
+    shell.time = 1
+    shell.taken(2)
     expect(io.calls).toEqual(["pause", "resume"])
     const idle = shell.entries[0]!
     expect(idle[1](5_000)).toBe(undefined)
     expect(io.calls).toEqual(["pause", "resume", "abort"])
+  })
+
+  it("a transport that hands over frames as soon as it is resumed is paused again before it reads on", () => {
+    const { attempt, shell } = started({ bufferSize: 4 })
+    // Frames held by the transport while paused: a resume hands them over at once, until paused.
+    let held = 20
+    let paused = false
+    let peak = 0
+    attempt.attach({
+      calls: [],
+      pause: () => {
+        paused = true
+      },
+      resume: () => {
+        paused = false
+        while (!paused && held > 0) {
+          held -= 1
+          attempt.frame(`{"_tag":"ActionRun"}`)
+          peak = Math.max(peak, shell.connection.buffered)
+        }
+      },
+      abort: () => {}
+    })
+    attempt.open()
+    attempt.io?.resume()
+    while (held > 0) shell.taken(shell.connection.buffered)
+    expect([peak, shell.events.length, held]).toEqual([4, 20, 0])
+  })
+
+  it("one timer entry per connection, at its next deadline: not moved by frames, moved by an earlier one", () => {
+    const { attempt, shell } = started({ idleTimeoutMillis: 60_000 })
+    attempt.open()
+    shell.time = 10
+    attempt.frame(`{"_tag":"Started"}`)
+    attempt.frame(`{"_tag":"ActionRun"}`)
+    expect(shell.entries.map(([at]) => at)).toEqual([60_000])
+    // The socket is closing: its close has 2 s to come, earlier than the idle check.
+    shell.time = 20
+    expect(attempt.answerFailed({ retry: true, message: "socket closing", closing: true })).toBe(false)
+    expect([shell.entries.map(([at]) => at), shell.cancelled]).toEqual([[60_000, 2_020], [0]])
+    // No close came: the attempt is given up as a drop, and no deadline is left.
+    expect(shell.entries[1]![1](2_020)).toBe(undefined)
+    expect(shell.connection.endingOf(attempt.id)).toEqual({ _tag: "Retry", error: "answer not written: socket closing" })
+    expect(shell.connection.nextDeadline()).toBeUndefined()
+  })
+
+  it("the connection's end takes its timer entry away", () => {
+    const { attempt, shell } = started()
+    attempt.open()
+    expect(shell.cancelled).toEqual([])
+    shell.finish("closed-by-caller")
+    expect([shell.entries.length, shell.cancelled]).toEqual([1, [0]])
   })
 
   it("an answer to a pending request asks for the writer; the writer's steps", () => {
@@ -279,7 +334,7 @@ describe("ConnectionShell: the port", () => {
 
   it("a writer without a transport stops, and is asked for again by the next answer", () => {
     const shell = new Shell(options, ConnectionShell.classifier)
-    const attempt = new Attempt(shell, shell.connection.begin(0))
+    const attempt = new Attempt(shell, shell.begin())
     shell.current = attempt
     attempt.open()
     attempt.frame(JSON.stringify(request("a")))

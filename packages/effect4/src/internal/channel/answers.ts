@@ -1,6 +1,6 @@
 /**
  * Answers out: `respond` gives the answer to the protocol core (`Connection.answer`, which queues
- * it in its ledger or says why not), and the writer the core asks for (`Port.write`: at most one
+ * it in its ledger or says why not), and the writer the core asks for (its `Write` action: at most one
  * per attempt, in the attempt's scope) writes the queued answers in order and tells the core what
  * became of each.
  */
@@ -35,7 +35,7 @@ const writeNext = (attempt: AttemptHooks): Effect.Effect<boolean> =>
     })
   }))
 
-/** Writes queued answers in order while the attempt lasts (the core's `Port.write` forks it). */
+/** Writes queued answers in order while the attempt lasts (forked when the core decides `Write`). */
 export const writer = (attempt: AttemptHooks): Effect.Effect<void> =>
   Effect.flatMap(writeNext(attempt), (more) => more ? writer(attempt) : Effect.void)
 

@@ -38,7 +38,7 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
   Effect.gen(function*() {
     const { shell } = options
     const { connection } = shell
-    const id = connection.begin(shell.now())
+    const id = shell.begin()
     const span = yield* Spans.make("EventStream.attempt", {
       sessionId: shell.sessionId,
       attempt: connection.attemptNumber,
@@ -47,7 +47,7 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
     const key = yield* Effect.result(options.credentials.keyFor("connect", options.agent))
     if (Result.isFailure(key)) {
       Spans.end(span, shell.clock, Exit.fail(key.failure))
-      connection.closed(id, Fatal(key.failure, "failed"))
+      shell.closed(id, Fatal(key.failure, "failed"))
       return id
     }
     const scope = yield* Scope.make()

@@ -4,7 +4,7 @@
  *
  * | part | file |
  * | --- | --- |
- * | the core's port: events out, pause/resume, writer, deadlines; one attempt's hooks | `shell.ts` |
+ * | the connection's actions done: events out, pause/resume, writer, its deadline; one attempt's hooks | `shell.ts` |
  * | one attempt | `attempt.ts` |
  * | the connection loop: attempts, schedules, state | `loop.ts` |
  * | answers out | `answers.ts` |
@@ -186,7 +186,7 @@ export const makeEngine = (
     // pull and each chunk counted out of the buffer. One pull, no `Stream.unwrap`.
     const take: Effect.Effect<Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>, EventStreamError | Cause.Done> = Effect
       .flatMap(Queue.takeAll(queue), (chunk) => {
-        core.taken(chunk.length, clock.currentTimeMillisUnsafe())
+        shell.taken(chunk.length)
         // Metrics: one update per chunk and event tag, not per frame.
         return Effect.as(Metrics.recordEvents(chunk), chunk)
       })

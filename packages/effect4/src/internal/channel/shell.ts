@@ -1,7 +1,7 @@
 /**
- * The Effect shell of one connection: the Effect 4 side of the core's `ConnectionShell` (the
- * connection's `Port`) and `Attempt` (what one attempt's transport calls), which decide. This
- * module binds them: events into the consumer's `Queue`, the answer writer forked in the
+ * The Effect shell of one connection: the Effect 4 side of the core's `ConnectionShell` (which
+ * feeds the connection its inputs and does what it decides) and `Attempt` (what one attempt's
+ * transport calls). This module binds them: events into the consumer's `Queue`, the answer writer forked in the
  * attempt's scope, deadlines on the service's shared timer, warnings logged with the running
  * attempt's context, frames decoded with the SDK's schemas, and the connection's fiber waiting for
  * the attempt to open and to end.
