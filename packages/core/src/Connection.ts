@@ -512,9 +512,11 @@ export class Connection<E, F, R = F> extends Intake<E> {
     const ending: Ending<F, R> = { _tag: "Retry", error: `answer not written: ${failure.message}` }
     if (failure.closing === true) {
       // The socket's close (1000 ends, else a reconnect) decides; should none come within the
-      // grace period, the attempt is given up as a drop.
-      this.graceAt = now + CLOSING_GRACE_MILLIS
-      this.graceEnding = ending
+      // grace period, the attempt is given up as a drop. A later failed write does not extend it.
+      if (this.graceAt === undefined) {
+        this.graceAt = now + CLOSING_GRACE_MILLIS
+        this.graceEnding = ending
+      }
     } else {
       this.end(ending)
     }

@@ -672,6 +672,27 @@ describe("Connection: decisions returned, not called back", () => {
     expect(drain(c)).toEqual([{ _tag: "Deliver", event: event(3, "complete") }, { _tag: "Wake" }])
   })
 
+  it("a closing socket's grace: from the first failed write, not extended by a later one", () => {
+    const c = new Connection.Connection<Event, string>(
+      { ...options(100, false, true), pendingRequests: ["a", "b"] },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false }
+    )
+    const attempt = c.begin(0)
+    c.opened(attempt, 0)
+    const closing = { retry: true, message: "socket closing", closing: true }
+    expect(c.answer({ key: "a", frame: "answer a", data: { granted: true, resource_type: "t" } })).toBeUndefined()
+    expect(c.nextAnswer(attempt)?.key).toBe("a")
+    expect(c.answerFailed(attempt, 1_000, closing)).toBe("stop")
+    expect(c.nextDeadline()).toBe(3_000)
+    expect(c.answer({ key: "b", frame: "answer b", data: { granted: true, resource_type: "t" } })).toBeUndefined()
+    expect(c.nextAnswer(attempt)?.key).toBe("a")
+    expect(c.answerFailed(attempt, 2_500, closing)).toBe("stop")
+    expect(c.nextDeadline()).toBe(3_000)
+    drain(c)
+    c.timeout(3_000)
+    expect([drain(c), c.endingOf(attempt)]).toEqual([[{ _tag: "Wake" }], { _tag: "Retry", error: "answer not written: socket closing" }])
+  })
+
   it("the deadline: set by the open, not moved by frames, acted on by timeout, gone with the attempt", () => {
     const c = make(100)
     expect(c.nextDeadline()).toBeUndefined()
