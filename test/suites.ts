@@ -40,6 +40,7 @@ export const fast: ReadonlyArray<string> = [
   "test/cli/exitCodes.test.ts",
   "test/cli/render.test.ts",
   "test/cli/sanitize.test.ts",
+  "test/cluster/answerWatch.test.ts",
   "test/cluster/eventsStream.test.ts",
   "test/cluster/gate.test.ts",
   "test/cluster/membership.test.ts",

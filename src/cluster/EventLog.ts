@@ -155,6 +155,14 @@ export interface Service {
   /** The answers recorded for a session. */
   readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<RecordedAnswer>, EventLogError>
   /**
+   * The answers recorded for each of the given sessions, in one read of the store (a session
+   * with none is absent from the map): what a runner reads, for all the sessions it holds that
+   * wait for an answer, to learn of answers another runner recorded.
+   */
+  readonly answersOf: (
+    sessionIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<RecordedAnswer>>, EventLogError>
+  /**
    * What a runner reads to take a session over, in one read of the store: its record, its
    * answers and its events with `seq >= fromSeq` (at most `limit`). As `get`, `answers` and
    * `read`, in one round trip instead of three (a take-over of thousands of sessions reads this

@@ -34,6 +34,7 @@ import type * as EventStream from "../EventStream.js"
 import * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
 import * as EventLog from "./EventLog.js"
+import { defaultInterval as defaultAnswerCheckInterval, makeAnswerWatch } from "./internal/answerWatch.js"
 import * as internal from "./internal/entity.js"
 import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
@@ -203,6 +204,15 @@ export interface Options {
    * (a look reads nothing from the store unless shards were gained).
    */
   readonly resumeInterval?: Duration.DurationInput | undefined
+  /**
+   * How often each runner reads the log's answers for the sessions it holds that wait for an
+   * answer it has not seen, and hands those it finds to their channels: an answer recorded by a
+   * runner that still believed it held the session (frozen past failure detection, its shard
+   * moved meanwhile) reaches the session within two intervals. One read per interval for all
+   * such sessions of the runner (those waiting less than an interval are not read for); none
+   * while no session waits. Default 2 seconds.
+   */
+  readonly answerCheckInterval?: Duration.DurationInput | undefined
 }
 
 /**
@@ -210,7 +220,9 @@ export interface Options {
  * the runner's resumer: every `resumeInterval` it sends `Resume` to the unended sessions of the
  * shards this runner gained since its last look, so that a session whose shard moved (its
  * runner died, or rebalancing between live runners) runs again on the new owner; a subscriber
- * that reaches the new owner before the resumer takes the session over at once.
+ * that reaches the new owner before the resumer takes the session over at once. And the
+ * runner's answer watch: every `answerCheckInterval` it reads the answers recorded for the
+ * sessions it holds that wait for one they have not been given.
  *
  * @since 0.1.0
  * @category layers
@@ -222,7 +234,8 @@ export const layer = (
     Layer.unwrapScoped(Effect.gen(function*() {
       const ticker = yield* makeTicker
       const starting = yield* makeGate(internal.startsAtOnce)
-      return SessionEntity.toLayer(internal.make(options, ticker, starting), {
+      const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
+      return SessionEntity.toLayer(internal.make(options, ticker, starting, answers), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
       })

@@ -16,7 +16,7 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
-import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
+import { AgentApi, AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
@@ -37,7 +37,8 @@ const SdkLive = Layer.unwrapEffect(
     }))
 )
 
-const ClusterLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds" }).pipe(
+// The answer watch reads every 200 ms here (2 s by default): its tests wait for it.
+const ClusterLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds", answerCheckInterval: "200 millis" }).pipe(
   Layer.provideMerge(SdkLive),
   Layer.provideMerge(SimulatorLive),
   Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
@@ -169,6 +170,63 @@ describe("ClusterSessions on the embedded single runner", () => {
         yield* sessions.respond(session.session_id, request_, Answer.grant())
         const outcome = yield* sessions.outcome(session.session_id).pipe(Effect.timeout("10 seconds"))
         assert.isString(outcome.response)
+      }))
+
+    it.effect("an answer recorded behind the running session's back (a stale runner's Respond, after this runner read the log): the session reads it from the log, the service gets it once, the session completes", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const log = yield* EventLog.EventLog
+        const session = yield* sessions.start(request)
+        // The request is in the log: the running activation read the log at its start, long before.
+        const request_ = yield* firstRequest(sessions, session.session_id)
+        // What a runner that still believes it holds the shard does on a Respond: the answer is
+        // recorded, the caller told it succeeded; this runner is not told, and nobody retries.
+        assert.isTrue(yield* log.saveAnswer(session.session_id, request_, { _tag: "Grant", input: Option.none() }))
+        const outcome = yield* sessions.outcome(session.session_id).pipe(Effect.timeout("10 seconds"))
+        assert.isString(outcome.response)
+        assert.strictEqual((yield* simulator.answers(session.session_id)).length, 1)
+        // The caller's Respond again (a retry reaching this runner): accepted, not sent a second time.
+        yield* sessions.respond(session.session_id, request_, Answer.grant())
+        assert.strictEqual((yield* simulator.answers(session.session_id)).length, 1)
+        assert.deepStrictEqual((yield* sessions.status(session.session_id)).pending, [])
+      }))
+
+    it.effect("a session taken over with its request open, then answered through the runner it left (recorded after the take-over read the log): the service gets the answer once, the session completes", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const channel = yield* EventStream.EventStream
+        const log = yield* EventLog.EventLog
+        const simulator = yield* Simulator.Simulator
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const makeClient = yield* SessionEntity.SessionEntity.client
+        const session = yield* api.createSession(request)
+        const id = session.session_id
+        // The runner it ran on logged its events up to the request, then froze.
+        const received = meaningful(
+          yield* Effect.scoped(Effect.flatMap(channel.connect(id), (connection) =>
+            connection.events.pipe(
+              Stream.takeUntil((event) => event._tag === "ExternalResourceRequested"),
+              Stream.runCollect,
+              Effect.map(Chunk.toReadonlyArray)
+            )))
+        )
+        const request_ = received.at(-1)
+        assert.strictEqual(request_?._tag, "ExternalResourceRequested")
+        if (request_?._tag !== "ExternalResourceRequested") return
+        yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
+        yield* log.append(id, received.map((event, i) => ({ seq: i + 1, event })))
+        // This runner takes it over: it reads the log (the request open, no answer) and reattaches.
+        yield* makeClient(id).Resume(undefined, { discard: true })
+        yield* Effect.repeat(simulator.connections(id), { until: (n) => n === 2, schedule: Schedule.spaced("10 millis") }).pipe(
+          Effect.timeout("10 seconds")
+        )
+        // The runner it left, resumed and still believing it holds the shard, records the
+        // caller's answer and replies success: nobody retries, nobody tells this runner.
+        assert.isTrue(yield* log.saveAnswer(id, request_, { _tag: "Grant", input: Option.none() }))
+        const outcome = yield* sessions.outcome(id).pipe(Effect.timeout("10 seconds"))
+        assert.isString(outcome.response)
+        assert.strictEqual((yield* simulator.answers(id)).length, 1)
       }))
 
     it.effect("Close ends the run as closed and the events end", () =>

@@ -75,9 +75,34 @@ const snapshotAgrees = Effect.gen(function*() {
   assert.deepStrictEqual([unknown.answers, unknown.events], [[], []])
 })
 
+/**
+ * `answersOf` gives, in one read, what `answers` gives for each session: sessions with answers
+ * (one with two), and none for a session without answers, an unknown one, or no session at all.
+ */
+const answersOfAgrees = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const ask = (id: string): SessionEvent.ExternalResourceRequested => ({
+    _tag: "ExternalResourceRequested",
+    resource_type: "request_user_input",
+    reason: "a name",
+    action_session_id: Session.ActionSessionId.make(id),
+    field_name: Option.none()
+  })
+  for (const id of ["of-1", "of-2", "of-3"]) yield* log.register({ info: info(id), maxActions: 5, agent: Option.none() })
+  yield* log.saveAnswer("of-1", ask("as_a"), { _tag: "Deny" })
+  yield* log.saveAnswer("of-2", ask("as_b"), { _tag: "Grant", input: Option.some("Ada") })
+  yield* log.saveAnswer("of-2", ask("as_c"), { _tag: "Deny" })
+  const found = yield* log.answersOf(["of-1", "of-2", "of-3", "nobody"])
+  assert.deepStrictEqual([...found.keys()].sort(), ["of-1", "of-2"])
+  for (const id of ["of-1", "of-2"]) assert.deepStrictEqual(found.get(id), yield* log.answers(id))
+  assert.strictEqual(found.get("of-2")?.length, 2)
+  assert.strictEqual((yield* log.answersOf([])).size, 0)
+})
+
 describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
     it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
+    it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
   })
 })
 
@@ -129,6 +154,8 @@ describe("EventLog on PostgreSQL", () => {
 
     it.effect("snapshot: the record, the answers and a page of events in one read, as get, answers and read", () =>
       snapshotAgrees)
+
+    it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
 
     it.effect("appends that come together are written together; one whose sequence is taken fails alone", () =>
       Effect.gen(function*() {

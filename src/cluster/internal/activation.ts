@@ -48,6 +48,10 @@ export const makeTally = (): Tally => ({
 export const open = (tally: Tally): Array<SessionEvent.ExternalResourceRequested> =>
   tally.session.pending.map((waiting) => waiting.request)
 
+/** Whether a request is open whose answer the tally does not hold. */
+export const awaitingAnswer = (tally: Tally): boolean =>
+  tally.session.pending.some((waiting) => !tally.answered.has(requestKey(waiting.request)))
+
 export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
   const { session } = tally
   if (session.received([event]).requests > 0) {
@@ -103,9 +107,10 @@ export const makeActivation = (sessionId: string, log: EventLog.Service): Effect
     const readers = new Wakers()
     const recent: Array<EventLog.LoggedEvent> = []
 
-    // What the log knows. While this activation runs the session it is the log's only writer
-    // and its tally is current; otherwise (another runner may be writing, during a hand-over)
-    // every reader reads the log afresh.
+    // What the log knows. While this activation runs the session it is the log's only writer of
+    // events and its tally is current, but for answers that a runner still believing it holds
+    // the session may record (the answer watch reads those); otherwise (another runner may be
+    // writing, during a hand-over) every reader reads the log afresh.
     const loading = yield* Effect.makeSemaphore(1)
     const self: Activation = {
       sessionId,

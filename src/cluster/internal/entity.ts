@@ -1,7 +1,7 @@
 /**
  * The session entity's behaviour: one instance per session id on the runner that holds its shard.
  * Here: the run (starting, resuming, closing, handing over); the activation's state, the `Events`
- * stream, `Respond`, the ticker and the resumer are in their own files.
+ * stream, `Respond`, the ticker, the answer watch and the resumer are in their own files.
  */
 import * as Entity from "@effect/cluster/Entity"
 import * as Cause from "effect/Cause"
@@ -21,6 +21,7 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
 import { fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
+import { type AnswerWatch, waiterOf } from "./answerWatch.js"
 import { requestKey, toAnswer } from "./eventLog.js"
 import { events } from "./eventsStream.js"
 import type { Gate } from "./gate.js"
@@ -45,7 +46,7 @@ const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
  */
 export const startsAtOnce = 256
 
-export const make = (options: SessionEntity.Options, ticker: Ticker, starting: Gate) =>
+export const make = (options: SessionEntity.Options, ticker: Ticker, starting: Gate, answers: AnswerWatch) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
@@ -60,6 +61,7 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
     const lifecycle = yield* Effect.makeSemaphore(1)
     const activation = yield* makeActivation(sessionId, log)
     const { bump, load, recent, tally } = activation
+    const waiter = waiterOf(activation)
 
     const status: Effect.Effect<SessionEntity.Status, EventLog.EventLogError> = Effect.gen(function*() {
       yield* load
@@ -104,6 +106,8 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
           recent.push(l)
         }
         if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        // A request just logged may be answered through another runner (see the answer watch).
+        yield* answers.watch(waiter)
         yield* bump
       })
 
@@ -169,6 +173,9 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
           const answer = tally.answered.get(requestKey(request))
           if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))
         }
+        // Requests still unanswered: their answers may be recorded by a runner that still believes
+        // it holds the session (see the answer watch), after this run read the log.
+        yield* answers.watch(waiter)
         if (tally.lastSeq > 0) {
           // A notice (a command line shows it at its default level): the take-over is news to an operator.
           yield* Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${runnerName})`).pipe(
@@ -227,12 +234,13 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
         const attached = yield* Deferred.make<void>()
         const fiber = yield* runSession(r, learn || tally.lastSeq > 0, attached).pipe(
           Effect.onExit(() =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                activation.run = undefined
-                activation.running = undefined
-              }),
-              Effect.zipRight(Deferred.done(attached, Exit.void), Deferred.done(done, Exit.void))
+            Effect.sync(() => {
+              activation.run = undefined
+              activation.running = undefined
+            }).pipe(
+              Effect.zipRight(answers.unwatch(waiter)),
+              Effect.zipRight(Deferred.done(attached, Exit.void)),
+              Effect.zipRight(Deferred.done(done, Exit.void))
             )
           ),
           // Not in the activation's scope: when it closes, the channel is drained first (below).

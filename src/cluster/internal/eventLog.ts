@@ -140,6 +140,15 @@ export const makeMemory = (): EventLog.Service => {
         return true
       }),
     answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
+    answersOf: (sessionIds) =>
+      Effect.sync(() => {
+        const found = new Map<string, ReadonlyArray<EventLog.RecordedAnswer>>()
+        for (const sessionId of sessionIds) {
+          const answers = sessions.get(sessionId)?.answers
+          if (answers !== undefined && answers.size > 0) found.set(sessionId, [...answers.values()])
+        }
+        return found
+      }),
     snapshot: (sessionId, fromSeq, limit) =>
       Effect.all({ record: log.get(sessionId), answers: log.answers(sessionId), events: log.read(sessionId, fromSeq, limit) }),
     unended: (limit) =>
@@ -447,6 +456,29 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
           })
         )
       ),
+    answersOf: (sessionIds) =>
+      sessionIds.length === 0
+        ? Effect.succeed(new Map<string, ReadonlyArray<EventLog.RecordedAnswer>>())
+        : sql<{ readonly session_id: string; readonly request: string; readonly answer: string }>`SELECT session_id,
+          request, answer FROM agent_session_answers WHERE ${sql.in("session_id", sessionIds)}
+          ORDER BY answered_at`.pipe(
+          Effect.mapError(fail("answersOf")),
+          Effect.flatMap((rows) =>
+            Effect.try({
+              try: (): ReadonlyMap<string, ReadonlyArray<EventLog.RecordedAnswer>> => {
+                const found = new Map<string, Array<EventLog.RecordedAnswer>>()
+                for (const row of rows) {
+                  const answers = found.get(row.session_id)
+                  const recorded = toRecorded(row.request, row.answer)
+                  if (answers === undefined) found.set(row.session_id, [recorded])
+                  else answers.push(recorded)
+                }
+                return found
+              },
+              catch: fail("answersOf")
+            })
+          )
+        ),
     snapshot: (sessionId, fromSeq, limit) =>
       // One row: the record as JSON (null when unknown), the answers and the page of events as
       // JSON arrays of [request, answer] and [seq, event] (the columns hold JSON text).
@@ -510,6 +542,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     end: (sessionId, status, reason) => whole(operations.end(sessionId, status, reason)),
     saveAnswer: (sessionId, request, answer) => whole(operations.saveAnswer(sessionId, request, answer)),
     answers: (sessionId) => whole(operations.answers(sessionId)),
+    answersOf: (sessionIds) => whole(operations.answersOf(sessionIds)),
     snapshot: (sessionId, fromSeq, limit) => whole(operations.snapshot(sessionId, fromSeq, limit)),
     unended: (limit) => whole(operations.unended(limit)),
     unendedIn: (shards, options) => whole(operations.unendedIn(shards, options)),

@@ -15,10 +15,17 @@ const sameAnswer = (a: AnswerEncoded, b: AnswerEncoded): boolean =>
   a._tag === b._tag && (a._tag === "Deny" || (b._tag === "Grant" && Option.getEquivalence((x: string, y: string) => x === y)(a.input, b.input)))
 
 export const respond = (activation: Activation) => (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
+  respondWith(activation, envelope.payload.request, envelope.payload.answer)
+
+/** `Respond` with its payload: the answer `answer` to `request`. */
+export const respondWith = (
+  activation: Activation,
+  request: SessionEvent.ExternalResourceRequested,
+  answer: AnswerEncoded
+) =>
   Effect.gen(function*() {
     const { load, log, sessionId, tally } = activation
     yield* load
-    const { answer, request } = envelope.payload
     const key = requestKey(request)
     const refuse = (reason: "never-received" | "already-answered") =>
       new RequestNotPending({
@@ -45,9 +52,12 @@ export const respond = (activation: Activation) => (envelope: Entity.Request<typ
       // handed to the channel here (below), as a recorded answer is on a take-over.
       const stored = (yield* log.answers(sessionId)).find((a) => requestKey(a.request) === key)
       if (stored === undefined || !sameAnswer(stored.answer, answer)) return yield* refuse("already-answered")
-      // Answered meanwhile here (this activation's own `Respond`, or the run's start): sent there.
-      if (tally.answered.has(key)) return
     }
+    // Learned meanwhile here, from the log (the same answer: the first recorded wins): by this
+    // activation's own `Respond`, the run's start, or the answer watch, which reads the answers
+    // of a session waiting for one and may read this one between its insert and this line. It
+    // was handed to the channel there.
+    if (tally.answered.has(key)) return
     tally.answered.set(key, answer)
     // Handed to the channel when this runner holds it; otherwise the runner that takes the
     // session sends it (it is in the log).
