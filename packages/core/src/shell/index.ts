@@ -83,6 +83,14 @@ export * as Issues from "./Issues.js"
 export * as KitReplay from "./KitReplay.js"
 
 /**
+ * The test kit's scripted connection: the script played once, the application's answers matched
+ * and reported to the kit's world.
+ *
+ * @since 0.1.0
+ */
+export * as KitScript from "./KitScript.js"
+
+/**
  * A wait on the host's timer: the longest delay `setTimeout` keeps, and a wait that ends once.
  *
  * @since 0.1.0
