@@ -24,7 +24,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Answer from "../../Answer.js"
 import * as Credentials from "../../Credentials.js"
 import {
   AgentSessionError,
@@ -35,7 +34,7 @@ import {
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import type { World } from "../testing/kitTypes.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
@@ -49,14 +48,6 @@ export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "maxLine
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.DurationInput | undefined
 }
-
-/** What the test kit is told as the application goes (its scripted world). */
-export type Observer = KitReplay.Observer<
-  CreateSessionRequest,
-  CreateSessionError,
-  SessionEvent.ExternalResourceRequested,
-  Answer.Answer
->
 
 /** The default `answerTimeout`: 30 s. */
 export const defaultAnswerTimeout: Duration.Duration = Duration.millis(KitReplay.defaultAnswerTimeoutMillis)
@@ -78,7 +69,7 @@ const errors: KitReplay.ReplayErrors<InvalidRecording, ReplayMismatch> = {
 }
 
 /** The in-memory replay of one recording: the core's `KitReplay` bound to the engine. */
-export const make = (options: ReplayOptions, observer: Observer) =>
+export const make = (options: ReplayOptions, observer: World) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials

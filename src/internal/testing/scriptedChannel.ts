@@ -7,7 +7,6 @@
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
@@ -24,13 +23,7 @@ import type { Step, World } from "./kitTypes.js"
 /** `EventStream.connect` over the world's script: one connection plays the script once. */
 export const makeConnect = (world: World): EventStream.Service["connect"] => (sessionId, connectOptions = {}) =>
   Effect.gen(function*() {
-    const scripted = new KitScript.Connection<
-      SessionEvent.SessionEvent,
-      EventStreamError,
-      Duration.Duration,
-      SessionEvent.ExternalResourceRequested,
-      Answer.Answer
-    >(world, sessionId, connectOptions)
+    const scripted = new KitScript.Connection(world, sessionId, connectOptions)
     const play = scripted.play
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
     // The `AwaitAnswer` step waiting, woken by the answer it waits for.
