@@ -11,10 +11,11 @@
  * recording has them; a difference, or no answer within `answerTimeout`, ends the replay with
  * `ReplayMismatch`.
  *
- * What to play next is the protocol core's (`Recording.MemoryReplay` and its `ReplayDriver`, shared
- * with the Effect 4 edition: it hands the engine the recorded lines through the transport's hooks
- * and decodes the recorded sessions and errors with this edition's schemas); what is here binds
- * what it waits on to sleeps, latches and the answer timeout, and its problems to errors.
+ * What to play next, what an attempt waits on, what the test kit is told and the replay's errors
+ * are the protocol core's (`KitReplay` over `Recording.MemoryReplay`, shared with the Effect 4
+ * edition: it plays the recorded lines into the transport's hooks and decodes the recorded
+ * sessions and errors with this edition's schemas); what is here binds its waits to sleeps, a
+ * latch and the answer timeout, and its values to this edition's schemas and errors.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,24 +24,22 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Answer from "../../Answer.js"
 import * as Credentials from "../../Credentials.js"
 import {
   AgentSessionError,
   type CreateSessionError,
   type EventStreamError,
   InvalidRecording,
-  type ReplayError,
   ReplayMismatch
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import type { World } from "../testing/kitTypes.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import { Defect, type Hooks, type Io } from "../channel/transport.js"
+import { type Hooks, type Io } from "../channel/transport.js"
 import { Recording as Format } from "effect-agent-session-core"
-import { FileSource } from "effect-agent-session-core/shell"
+import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 
 /** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
@@ -50,20 +49,8 @@ export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "maxLine
   readonly answerTimeout?: Duration.DurationInput | undefined
 }
 
-/** What the test kit is told as the application goes. */
-export interface Observer {
-  readonly beforeCreate: Effect.Effect<void, CreateSessionError>
-  readonly created: (request: CreateSessionRequest) => Effect.Effect<void>
-  readonly connected: (sessionId: string) => Effect.Effect<void>
-  readonly answered: (
-    sessionId: string,
-    request: SessionEvent.ExternalResourceRequested,
-    answer: Answer.Answer
-  ) => Effect.Effect<void>
-}
-
 /** The default `answerTimeout`: 30 s. */
-export const defaultAnswerTimeout: Duration.Duration = Duration.seconds(30)
+export const defaultAnswerTimeout: Duration.Duration = Duration.millis(KitReplay.defaultAnswerTimeoutMillis)
 
 const decodeError = Schema.decodeUnknownEither(AgentSessionError)
 const decodeSession = Schema.decodeUnknownEither(SessionInfo)
@@ -75,24 +62,21 @@ const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSes
   error: (error) => Either.getOrUndefined(decodeError(error))
 })
 
-const invalid = (path: string, line: number, reason: string) => new InvalidRecording({ path, line, reason })
-
-/** A problem of the pass as this edition's error. */
-const errorOf = (path: string, problem: Format.ReplayProblem): ReplayError => {
-  if (problem._tag === "Invalid") return invalid(path, problem.line, problem.reason)
-  const { _tag, ...mismatch } = problem
-  return new ReplayMismatch({ ...mismatch, path })
+/** This edition's errors of a replay. */
+const errors: KitReplay.ReplayErrors<InvalidRecording, ReplayMismatch> = {
+  invalid: (fields) => new InvalidRecording(fields),
+  mismatch: (fields) => new ReplayMismatch(fields)
 }
 
-/** The in-memory replay of one recording: the core's `MemoryReplay` bound to the engine. */
-export const make = (options: ReplayOptions, observer: Observer) =>
+/** The in-memory replay of one recording: the core's `KitReplay` bound to the engine. */
+export const make = (options: ReplayOptions, observer: World) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
     const answerTimeout = Duration.decode(options.answerTimeout ?? defaultAnswerTimeout)
     // The header is checked when the layer is built: a foreign or damaged file fails it.
-    const replay = Format.MemoryReplay.open({ source: FileSource.fromFile(path, Fs), maxLineLength: options.maxLineLength, redact: options.redact })
-    if (!(replay instanceof Format.MemoryReplay)) return yield* Effect.fail(invalid(path, replay.line, replay.reason))
+    const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
+    if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
     const header = replay.header
 
@@ -109,7 +93,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       Effect.flatMap(credentials.secrets, (secrets) => {
         const encoded = encodeRequest(request)
         // Compared as the recorder would have written it, with this application's keys scrubbed.
-        const answer = replay.answerCreate(Either.isRight(encoded) ? encoded.right : {}, secrets, decoders)
+        const answer = replay.create(request, Either.isRight(encoded) ? encoded.right : {}, secrets)
         switch (answer._tag) {
           case "Session":
             return Effect.succeed(answer.session ?? fallbackSession)
@@ -117,7 +101,7 @@ export const make = (options: ReplayOptions, observer: Observer) =>
             return Effect.fail(answer.error)
           case "Unrecorded":
             // No create recorded here (a recording of `attach`): nothing to answer it with.
-            return Effect.die(errorOf(path, answer.problem))
+            return Effect.die(answer.error)
         }
       })
 
@@ -126,14 +110,13 @@ export const make = (options: ReplayOptions, observer: Observer) =>
       connectOptions: EventStream.ConnectOptions = {}
     ): Effect.Effect<EventStream.Connection, never, Scope.Scope> =>
       Effect.gen(function*() {
-        yield* observer.connected(sessionId)
-        const pass = replay.connection()
+        const pass = replay.connection(sessionId)
         const engine = yield* makeEngine({
           sessionId,
           settings: resolveSettings({}, connectOptions),
           dialect: header.dialect,
           agent: connectOptions.agent,
-          printableUrl: `replay:${path}`,
+          printableUrl: replay.printableUrl,
           framing: replay.framing,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
@@ -141,60 +124,45 @@ export const make = (options: ReplayOptions, observer: Observer) =>
         return {
           ...connection,
           respond: (request, answer) =>
-            Effect.tap(connection.respond(request, answer), () => observer.answered(sessionId, request, answer))
+            Effect.tap(connection.respond(request, answer), () => Effect.sync(() => replay.answered(sessionId, request, answer)))
         } satisfies EventStream.Connection
       })
 
-    /** Plays the pass's next recorded connection for one attempt of the engine, step by step. */
+    /**
+     * Plays the pass's next recorded connection for one attempt of the engine: the core plays the
+     * lines into the hooks and ends the attempt; here are its waits. A replay that cannot go on
+     * ends the attempt with a defect carrying the `ReplayMismatch` / `InvalidRecording`: no
+     * production channel can meet it, so no public error channel names it.
+     */
     const play = (pass: Format.ReplayPass, sessionId: string, hooks: Hooks): Effect.Effect<void> =>
       Effect.gen(function*() {
-        // A replay that cannot go on ends the connection with a defect carrying the
-        // `ReplayMismatch` / `InvalidRecording`: the application under test did what the
-        // recording does not hold (as a stub layer dies on a call it does not implement), which
-        // no production channel can meet, so no public error channel names it.
-        const fail = (problem: Format.ReplayProblem) => Effect.sync(() => hooks.end(Defect(errorOf(path, problem))))
-        const driver = replay.drive(pass, sessionId, hooks, decoders)
-        if (Format.isReplayProblem(driver)) return yield* fail(driver)
-
-        const answered = yield* Effect.makeLatch(false)
-        const flowing = yield* Effect.makeLatch(true)
+        const woken = yield* Effect.makeLatch(false)
+        const attempt = replay.attempt(pass, sessionId, hooks, () => woken.unsafeOpen())
+        if (attempt === undefined) return
         const io: Io = {
-          send: (_frame, data) =>
-            Effect.sync(() => {
-              driver.answered(data)
-              answered.unsafeOpen()
-              return replay.written
-            }),
-          pause: () => flowing.unsafeClose(),
-          resume: () => flowing.unsafeOpen(),
+          send: (_frame, data) => Effect.sync(() => attempt.send(data)),
+          pause: () => attempt.pause(),
+          resume: () => attempt.resume(),
           abort: () => {}
         }
         hooks.attach(io)
 
         while (true) {
-          const step = driver.next()
+          const step = attempt.next()
           switch (step._tag) {
             case "Sleep":
               yield* Effect.sleep(Duration.millis(step.millis))
-              driver.slept()
+              attempt.slept()
               break
-            case "Frame":
-              yield* flowing.await
-              driver.deliver()
-              break
-            case "AwaitAnswer":
-              answered.unsafeClose()
-              if (!step.timeout) yield* answered.await
-              else if (Option.isNone(yield* Effect.timeoutOption(answered.await, answerTimeout))) {
-                driver.noAnswer(Duration.format(answerTimeout))
+            case "Wait":
+              woken.unsafeClose()
+              if (!step.timeout) yield* woken.await
+              else if (Option.isNone(yield* Effect.timeoutOption(woken.await, answerTimeout))) {
+                attempt.noAnswer(Duration.format(answerTimeout))
               }
               break
-            case "End": {
-              const end = step.end
-              return yield* Effect.sync(() => hooks.end(end))
-            }
-            case "Fail":
-              return yield* fail(step.problem)
+            case "Done":
+              return
           }
         }
       })
@@ -207,10 +175,8 @@ export const make = (options: ReplayOptions, observer: Observer) =>
 
     return {
       header,
-      createSession: (request: CreateSessionRequest) =>
-        Effect.zipRight(Effect.zipRight(observer.beforeCreate, observer.created(request)), createSession(request)),
-      getSession: (_sessionId: string): Effect.Effect<SessionInfo> =>
-        Effect.sync(() => replay.recordedSession(decoders) ?? fallbackSession),
+      createSession,
+      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session() ?? fallbackSession),
       eventStream
     }
   })

@@ -1,7 +1,7 @@
 /**
  * The test kit's in-memory services: an `AgentApi` that validates and records the application's
  * requests (and fails the next one on demand), an `EventStream` over the scripted channel, the
- * control a test inspects and steers them with, and, for a replay, the observer that reports what
+ * control a test inspects and steers them with, and, for a replay, the scripted world told what
  * the application does against the recording.
  */
 import * as Effect from "effect/Effect"
@@ -47,9 +47,6 @@ export const makeServices = (options: Options, session: DefaultScript) =>
       script: options.script ?? session(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
       sessionId: options.sessionId
     })
-    const failed = <E>(failure: { readonly error: E } | undefined): Effect.Effect<void, E> =>
-      failure === undefined ? Effect.void : Effect.fail(failure.error)
-
     const api = AgentApi.of({
       onboard: (input: OnboardInput) =>
         Effect.flatMap(validateOnboard(input), (request) => {
@@ -97,14 +94,6 @@ export const makeServices = (options: Options, session: DefaultScript) =>
         Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
     })
 
-    // What a replay reports as the application goes (`replay`).
-    const observer: ReplayInternal.Observer = {
-      beforeCreate: Effect.suspend(() => failed(world.beforeCreate())),
-      created: (request) => Effect.sync(() => world.created(request)),
-      connected: (sessionId) => Effect.sync(() => world.connected(sessionId)),
-      answered: (sessionId, request, answer) => Effect.sync(() => world.answered({ sessionId, request, answer }))
-    }
-
     const control: Control = {
       answers: Effect.sync(() => world.answers),
       sessionsCreated: Effect.sync(() => world.sessionsCreated),
@@ -114,7 +103,7 @@ export const makeServices = (options: Options, session: DefaultScript) =>
       failNextOnboard: (error) => Effect.sync(() => world.failNextOnboard(error)),
       setScript: (steps) => Effect.sync(() => world.setScript(steps))
     }
-    return { api, eventStream, control, observer }
+    return { api, eventStream, control, world }
   })
 
 /** The services of a replay: `createSession` and the event channel answer what was recorded. */
@@ -124,8 +113,9 @@ export const makeReplay = (
   session: DefaultScript
 ): Effect.Effect<Services, InvalidRecording, Scope.Scope | Credentials.Credentials> =>
   Effect.gen(function*() {
-    const { api, control, observer } = yield* makeServices({}, session)
-    const replayed = yield* ReplayInternal.make({ ...options, path }, observer)
+    const { api, control, world } = yield* makeServices({}, session)
+    // The world is told what the application does against the recording.
+    const replayed = yield* ReplayInternal.make({ ...options, path }, world)
     const replayApi = AgentApi.of({
       ...api,
       createSession: (input) => Effect.flatMap(validateCreate(input), replayed.createSession),

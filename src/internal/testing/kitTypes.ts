@@ -6,6 +6,7 @@
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import { Script } from "effect-agent-session-core"
+import type { KitScript } from "effect-agent-session-core/shell"
 
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
@@ -38,16 +39,12 @@ export const Step: Script.Steps<SessionEvent.SessionEvent, EventStreamError, Dur
 }
 
 /**
- * An answer the application gave, with the request it answered.
+ * An answer the application gave, with the request it answered (the core's `KitScript.RecordedAnswer`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface RecordedAnswer {
-  readonly sessionId: string
-  readonly request: SessionEvent.ExternalResourceRequested
-  readonly answer: Answer.Answer
-}
+export type RecordedAnswer = KitScript.RecordedAnswer<SessionEvent.ExternalResourceRequested, Answer.Answer>
 
 /**
  * What the test can inspect and steer.
@@ -73,17 +70,14 @@ export interface Control {
 }
 
 /**
- * Options of the test layer.
+ * Options of the test layer (the core's `KitScript.Options`): the script every session follows
+ * (default `AgentSessionsTest.session()`), the session id given to created sessions (default
+ * `"test-session"`, then `"test-session-2"`, ...).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The script every session follows (default `AgentSessionsTest.session()`). */
-  readonly script?: ReadonlyArray<Step> | undefined
-  /** The session id given to created sessions (default `"test-session"`). */
-  readonly sessionId?: string | undefined
-}
+export type Options = KitScript.Options<Step>
 
 /**
  * Options of `AgentSessionsTest.replay`.

@@ -1,35 +1,30 @@
 /**
  * The test kit's scripted event channel: each connection plays the script of the sessions
  * created from now on, step by step, records the answers the application gives, and closes with
- * the reason the real channel gives for each way of ending. The core's `Script.Play` decides (which
- * requests are pending, what an answer is, when the events end and why); this module binds it to
- * streams and deferreds. No sockets; `sleep` steps follow the `Clock` (the `TestClock` in tests).
+ * the reason the real channel gives for each way of ending. The core decides (`KitScript.Connection`
+ * over `Script.Play`: which requests are pending, what an answer is and what the kit's world is
+ * told, when the events end and why); this module binds it to streams and deferreds. No sockets; `sleep` steps follow the `Clock` (the `TestClock` in tests).
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { Script } from "effect-agent-session-core"
+import { KitScript } from "effect-agent-session-core/shell"
 import * as Answer from "../../Answer.js"
 import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
 import * as EventStream from "../../EventStream.js"
-import * as SessionEvent from "../../SessionEvent.js"
-import { classifier, keyOf } from "../channel/shell.js"
+import type * as SessionEvent from "../../SessionEvent.js"
 import type { Step, World } from "./kitTypes.js"
 
 /** `EventStream.connect` over the world's script: one connection plays the script once. */
 export const makeConnect = (world: World): EventStream.Service["connect"] => (sessionId, connectOptions = {}) =>
   Effect.gen(function*() {
-    const play = new Script.Play<SessionEvent.SessionEvent, EventStreamError, Duration.Duration, Answer.Answer>(
-      world.script,
-      classifier,
-      connectOptions
-    )
+    const scripted = new KitScript.Connection(world, sessionId, connectOptions)
+    const play = scripted.play
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
     // The `AwaitAnswer` step waiting, woken by the answer it waits for.
     let waiting: Deferred.Deferred<Answer.Answer> | undefined
@@ -40,17 +35,8 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       answer: Answer.Answer
     ): Effect.Effect<void, RespondError> =>
       Effect.suspend(() => {
-        const answered = play.answer(keyOf(request), answer)
-        if (answered._tag === "NotPending") {
-          return Effect.fail(
-            new RequestNotPending({
-              resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
-              actionSessionId: request.action_session_id,
-              reason: answered.reason
-            })
-          )
-        }
-        world.answered({ sessionId, request, answer })
+        const answered = scripted.respond(request, answer)
+        if (answered._tag === "NotPending") return Effect.fail(new RequestNotPending(answered.error))
         return answered.wakes && waiting !== undefined ? Deferred.succeed(waiting, answer) : Effect.void
       })
 
@@ -97,7 +83,7 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Stream.takeUntil((event) => play.delivered(event)),
       Stream.interruptWhen(Deferred.await(closed)),
       Stream.onStart(Effect.zipRight(
-        Effect.sync(() => world.connected(sessionId)),
+        Effect.sync(() => scripted.opened()),
         SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
       )),
       // The reason the real channel gives for each way of ending.

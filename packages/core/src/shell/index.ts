@@ -75,6 +75,22 @@ export * as HttpCall from "./HttpCall.js"
 export * as Issues from "./Issues.js"
 
 /**
+ * The test kit's in-memory replay: a recording opened for the kit, creates answered, connections
+ * and attempts played and reported, what an attempt waits on, the replay's errors.
+ *
+ * @since 0.1.0
+ */
+export * as KitReplay from "./KitReplay.js"
+
+/**
+ * The test kit's scripted connection: the script played once, the application's answers matched
+ * and reported to the kit's world.
+ *
+ * @since 0.1.0
+ */
+export * as KitScript from "./KitScript.js"
+
+/**
  * A wait on the host's timer: the longest delay `setTimeout` keeps, and a wait that ends once.
  *
  * @since 0.1.0
