@@ -96,6 +96,8 @@ export interface Facts {
   readonly peakBuffered?: number
   /** Whether the runtime's `WebSocket` has `pause()`/`resume()` (`paced`). */
   readonly pausable?: boolean
+  /** How many events the slow consumer's one pull took (`slow`). */
+  readonly firstChunk?: number
   /** The connection's state when the slow consumer looked (`slow`). */
   readonly closedReason?: string | undefined
 }
@@ -174,6 +176,7 @@ const slow = (scenario: Extract<Scenario, { kind: "slow" }>) =>
       tags: events.map((event) => event._tag),
       actions: actionNumbers(events),
       pausable,
+      firstChunk: first.length,
       closedReason: Option.match(closed, { onNone: () => undefined, onSome: (state) => state._tag === "Closed" ? state.reason : undefined }),
       ...(last !== undefined && Result.isFailure(last) ? errorFacts(last.failure) : {})
     }
