@@ -50,6 +50,9 @@ export const messages = {
   ConnectTimeout: (e: { readonly timeout: string }): string => `The event channel did not open within ${e.timeout}`,
   ConnectionLost: (e: { readonly attempts: number; readonly lastError: string }): string =>
     `Connection lost after ${e.attempts} attempts: ${e.lastError}`,
+  BufferOverflow: (e: { readonly limit: number }): string =>
+    `The consumer fell ${e.limit} events behind on a socket that cannot pause its reading (a standard WebSocket): ` +
+    `the connection was closed rather than buffer without bound; the events before it were delivered`,
   NeverConnected: (e: { readonly sessionId: string; readonly attempts: number; readonly lastError: string }): string =>
     `The event channel of session ${e.sessionId} never connected (${e.attempts} attempts): ${e.lastError}`,
   InsecureTransport: (e: { readonly url: string }): string =>

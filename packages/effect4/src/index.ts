@@ -76,6 +76,15 @@ export * as EventStream from "./EventStream.js"
 export * as Metrics from "./Metrics.js"
 
 /**
+ * One layer for any runtime with the standard `fetch` and `WebSocket` (Node 22, Bun, Deno):
+ * `AgentSessions`, `AgentApi`, `EventStream` and `Credentials` over Effect's `FetchHttpClient`
+ * and the runtime's global `WebSocket`.
+ *
+ * @since 0.1.0
+ */
+export * as FetchAgentSessions from "./FetchAgentSessions.js"
+
+/**
  * One layer for Node: `AgentSessions`, `AgentApi`, `EventStream` and `Credentials` over Node's
  * HTTP client and a `ws`-based WebSocket constructor.
  *

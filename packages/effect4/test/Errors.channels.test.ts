@@ -117,7 +117,8 @@ describe("the error channels (type pins)", () => {
     expectTypeOf<ReturnType<typeof EventStream.layerSse>>().toEqualTypeOf<
       Layer.Layer<EventStream.EventStream, never, Credentials.Credentials | HttpClient.HttpClient>
     >()
-    // The unions the Effect 3 edition names, with the same members.
+    // The unions the Effect 3 edition names, with the same members, and `BufferOverflow`: this
+    // edition's own (a standard WebSocket of `FetchAgentSessions`; the Effect 3 edition has no such layer).
     const eventStreamTags: ReadonlyArray<Errors.EventStreamError["_tag"]> = [
       "MalformedFrame",
       "EventDecodeError",
@@ -128,7 +129,8 @@ describe("the error channels (type pins)", () => {
       "HandshakeRejected",
       "Superseded",
       "ConnectionLost",
-      "NeverConnected"
+      "NeverConnected",
+      "BufferOverflow"
     ]
     expectTypeOf<(typeof eventStreamTags)[number]>().toEqualTypeOf<Errors.EventStreamError["_tag"]>()
     const tags = Errors.AgentSessionError.members.map((member) => member.identifier.replace("effect-agent-session/", ""))

@@ -8,82 +8,12 @@
  * checked to be the root README's (the Effect 3 edition's) with only the package name changed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
+import { blocks, cleanEnv, exec, named, npm, ok, packBoth, readme } from "../helpers/consumer.js"
 import { repositoryRoot, spawnSimulator } from "../helpers/simulator.js"
-
-const packageDir = Path.resolve(import.meta.dirname, "../..")
-const readme = Fs.readFileSync(Path.join(packageDir, "README.md"), "utf8")
-
-/** The fenced blocks of a Markdown section (from its heading to the next `## ` heading). */
-const blocks = (document: string, heading: string, lang: string): Array<string> => {
-  const start = document.indexOf(`\n${heading}\n`)
-  assert.isAtLeast(start, 0, `no "${heading}"`)
-  const rest = document.slice(start + heading.length + 2)
-  const end = rest.search(/\n## /)
-  const section = end < 0 ? rest : rest.slice(0, end)
-  return [...section.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1] ?? "")
-}
-
-/** The block whose first line is `// <name>`. */
-const named = (document: string, name: string): string => {
-  const found = [...document.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "").find((code) =>
-    code.startsWith(`// ${name}\n`)
-  )
-  assert.isDefined(found, `no ts block named ${name}`)
-  return found ?? ""
-}
-
-interface Ran {
-  readonly code: number | null
-  readonly output: string
-}
-
-/** Runs a command to its end; never fails (the exit code and output are the result). */
-const exec = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) =>
-  Effect.callback<Ran>((resume) => {
-    const child = ChildProcess.execFile(
-      command,
-      args,
-      { cwd, env, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resume(Effect.succeed({ code, output: `${stdout}${stderr}` }))
-      }
-    )
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
-
-const npm = process.platform === "win32" ? "npm.cmd" : "npm"
-
-/** The environment of the children: no AGENT_SESSION_* or npm_* of the machine running the tests. */
-const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  ...Object.fromEntries(
-    Object.entries(process.env).filter(([name]) =>
-      !name.startsWith("AGENT_SESSION_") && !name.startsWith("npm_") && name !== "NODE_OPTIONS" &&
-      name !== "VITEST" && !name.startsWith("VITEST_")
-    )
-  ),
-  NO_COLOR: "1",
-  ...extra
-})
-
-const ok = (ran: Ran, what: string) => assert.strictEqual(ran.code, 0, `${what}:\n${ran.output}`)
-
-/** What `npm pack --json` printed: the tarball's name and files. */
-const listing = (ran: Ran): { readonly filename: string; readonly files: ReadonlyArray<string> } => {
-  const json = ran.output.slice(ran.output.indexOf("["))
-  const parsed = JSON.parse(json.slice(0, json.lastIndexOf("]") + 1)) as Array<{
-    filename: string
-    files: Array<{ path: string }>
-  }>
-  const [first] = parsed
-  assert.isDefined(first)
-  return { filename: first!.filename, files: first!.files.map((file) => file.path) }
-}
 
 describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => {
   it.live("installs with its README's commands, type-checks strictly, creates a session, and runs the Effect 3 edition's first program (only the package name changed) against the simulator", () =>
@@ -96,17 +26,12 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       Fs.mkdirSync(app)
 
       // Pack the core and this package: each prepack builds its own dist/.
-      const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], repositoryRoot, cleanEnv())
-      ok(core, "npm pack -w packages/core")
-      // This package is not a workspace of the root: packed from its own folder.
-      const edition = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], packageDir, cleanEnv())
-      ok(edition, "npm pack in packages/effect4")
-      const corePack = listing(core)
-      const editionPack = listing(edition)
+      const { core: corePack, edition: editionPack } = yield* packBoth(packs, repositoryRoot)
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts"]) {
         assert.include(editionPack.files, file)
       }
       assert.notInclude(editionPack.files.join(" "), "toolchain/")
+      assert.notInclude(editionPack.files.join(" "), "runtimes/")
       assert.notInclude(editionPack.files.join(" "), "dist/internal/../")
 
       // A fresh application, installed with exactly the README's commands.

@@ -12,20 +12,29 @@
  * The semantics are those of a socket whose every close fails, 1000 included (as Effect 4's
  * `Socket` reports them): the core's `Close` classifies the code; an `error` event ends the
  * attempt (an open failure before `open`, a read failure after).
+ *
+ * A socket that cannot pause (a runtime's standard WHATWG `WebSocket`: no `pause()`/`resume()`)
+ * keeps delivering after the engine asked it to pause, and so does Bun's, whose `pause()` lets the
+ * frames it had read already through (every socket of `../standardWebSocket.ts` is treated so,
+ * `isBoundedConstructor`): their frames go through {@link bounded},
+ * which ends the attempt with `BufferOverflow` (never retried) instead of letting more than
+ * `2 * bufferSize` events wait for the consumer. Memory stays bounded; every event received
+ * before the overflow is delivered, then the stream fails.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Socket from "effect/socket/Socket"
-import { Close } from "effect-agent-session-core"
-import { WebSocketAttempt } from "effect-agent-session-core/shell"
+import { Close, Socket as CoreSocket } from "effect-agent-session-core"
+import { ConnectionShell, WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
+import { BufferOverflow } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
 import { outcomes } from "./outcomes.js"
 import type { Settings } from "./settings.js"
-import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
+import { type AttemptOutcome, Fatal, type Hooks, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
+import { isBoundedConstructor, maxPayloadOf, sizedConstructors } from "./upgrade.js"
 
 const written = Effect.succeed("written" as const)
 
@@ -46,6 +55,40 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
       const failure = this.write(frame)
       return failure === undefined ? written : Effect.fail(failure)
     })
+  }
+}
+
+/**
+ * The most events that may wait for the consumer on a socket that cannot pause: twice
+ * `bufferSize` (reading would have paused at `bufferSize`; the second half is the slack a paused
+ * `ws` socket has too, for frames it had read already).
+ */
+export const overflowLimit = (settings: Settings): number => 2 * settings.bufferSize
+
+/** The events waiting for the consumer, where the hooks are the engine's (a core `Attempt`). */
+const bufferedOf = (hooks: Hooks): number | undefined =>
+  hooks instanceof ConnectionShell.Attempt ? hooks.shell.connection.buffered : undefined
+
+/**
+ * The hooks of an attempt whose socket cannot pause: a frame that finds `limit` events waiting
+ * ends the attempt with `BufferOverflow` instead of being buffered; the frames after it are not
+ * read (the engine closes the socket).
+ */
+export const bounded = (hooks: Hooks, limit: number): WebSocketAttempt.Hooks<Redacted.Redacted<string>, AttemptOutcome> => {
+  let overflowed = false
+  return {
+    key: hooks.key,
+    open: () => hooks.open(),
+    end: (outcome) => hooks.end(outcome),
+    frame: (data) => {
+      if (overflowed) return
+      const buffered = bufferedOf(hooks)
+      if (buffered !== undefined && buffered >= limit) {
+        overflowed = true
+        return hooks.end(Fatal(new BufferOverflow({ limit }), "failed"))
+      }
+      hooks.frame(data)
+    }
   }
 }
 
@@ -78,7 +121,15 @@ export const webSocketTransport = (options: {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     if (Predicate.hasProperty(ws, "binaryType")) Reflect.set(ws, "binaryType", "arraybuffer")
-    const attempt = new SocketAttempt(ws, hooks, outcomes, settings, dialect.handshake === "query" ? undefined : sessionId)
+    const attempt = new SocketAttempt(
+      ws,
+      CoreSocket.isPausable(ws) && !isBoundedConstructor(options.constructor)
+        ? hooks
+        : bounded(hooks, overflowLimit(settings)),
+      outcomes,
+      settings,
+      dialect.handshake === "query" ? undefined : sessionId
+    )
     hooks.attach(attempt)
     // The connect time-out goes with the attempt, whether or not the socket reports its close.
     yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))

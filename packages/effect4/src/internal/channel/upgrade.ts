@@ -35,3 +35,19 @@ export const registerSizedConstructor = (constructor: object, sized: SizedConstr
 /** The largest message a socket reads (`Close.maxPayload`): `maxFrameSize`, or up to 16 MiB to skip. */
 export const maxPayloadOf = (settings: Settings): number =>
   Close.maxPayload(settings.maxFrameSize, settings.failOnFrameError)
+
+/**
+ * The constructors whose sockets the engine bounds itself, whether or not they can pause: a
+ * runtime's standard `WebSocket` (`../standardWebSocket.ts`). Bun's has `pause()`/`resume()`,
+ * but frames it had read already keep arriving after a pause (hundreds of small ones, measured),
+ * so its pause alone does not bound what waits for the consumer.
+ */
+const boundedConstructors = new WeakSet<object>()
+
+/** Registers a constructor whose sockets are bounded by the engine (`BufferOverflow`). */
+export const registerBoundedConstructor = (constructor: object): void => {
+  boundedConstructors.add(constructor)
+}
+
+/** Whether the engine bounds the sockets of this constructor even when they can pause. */
+export const isBoundedConstructor = (constructor: object): boolean => boundedConstructors.has(constructor)

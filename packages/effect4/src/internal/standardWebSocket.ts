@@ -1,0 +1,27 @@
+/**
+ * A `Socket.WebSocketConstructor` over the runtime's own standard (WHATWG) `WebSocket`: Node 22's,
+ * Bun's, Deno's, a browser's. It cannot send headers with the upgrade (a standard `WebSocket` has
+ * no way to), which the event channel never needs: the key goes in the first message (the
+ * `message` handshake) or, where the dialect asks for it, in the address (`query`, `both`), under
+ * the same address rules as on Node. It cannot pause its reading either (no `pause()`/`resume()`;
+ * Bun's has them, but they let frames already read through): the WebSocket transport bounds what
+ * waits for the consumer itself (`BufferOverflow`), registered here.
+ */
+import * as Layer from "effect/Layer"
+import * as Socket from "effect/socket/Socket"
+import { registerBoundedConstructor } from "./channel/upgrade.js"
+
+/** The subprotocols of the constructor's options; an options object's headers are not sent. */
+const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): string | Array<string> | undefined =>
+  options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
+
+/** Builds the constructor. */
+export const make = (): Socket.WebSocketConstructor["Service"] => {
+  const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
+    new globalThis.WebSocket(url, protocolsOf(options))
+  registerBoundedConstructor(constructor)
+  return constructor
+}
+
+/** The constructor as a layer. */
+export const layer: Layer.Layer<Socket.WebSocketConstructor> = Layer.sync(Socket.WebSocketConstructor)(make)

@@ -1,0 +1,167 @@
+/**
+ * `FetchAgentSessions` and what it brings: the runtime's standard `WebSocket` (no headers, no
+ * pause) and the bound the WebSocket transport keeps for it (`BufferOverflow`). Over scripted
+ * in-memory sockets (`helpers/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
+ * the same layer over real sockets on Bun, Deno and Node is `test/runtimes/runtimes.test.ts`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as Credentials from "../src/Credentials.js"
+import * as Dialect from "../src/Dialect.js"
+import * as Errors from "../src/Errors.js"
+import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
+import * as internal from "../src/internal/eventStream.js"
+import * as StandardWebSocket from "../src/internal/standardWebSocket.js"
+import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
+import { action, startedFrame, URL_BASE } from "./helpers/events.js"
+
+const KEY = "sk-unit-test-key-0001"
+const SESSION = "session-1"
+
+/** A socket as a runtime's standard `WebSocket` is: no `pause()`/`resume()`. */
+class Unpausable extends FakeWebSocket {}
+Object.defineProperty(Unpausable.prototype, "pause", { value: undefined })
+Object.defineProperty(Unpausable.prototype, "resume", { value: undefined })
+
+/** A socket whose `pause()` lets frames through (Bun's, for frames it had read already). */
+class LeakyPause extends FakeWebSocket {
+  override pause(): void {
+    this.pauses += 1
+  }
+}
+
+/** Runs `body` with `globalThis.WebSocket` replaced by `socket`'s class; every socket made is kept. */
+const withGlobalWebSocket = <A, E, R>(
+  socket: typeof FakeWebSocket,
+  body: (made: Array<FakeWebSocket>) => Effect.Effect<A, E, R>
+) => {
+  const made: Array<FakeWebSocket> = []
+  const Recording = class extends socket {
+    constructor(url: string) {
+      super(url)
+      made.push(this)
+    }
+  }
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const original = globalThis.WebSocket
+      globalThis.WebSocket = Recording as unknown as typeof WebSocket
+      return original
+    }),
+    () => body(made),
+    (original) => Effect.sync(() => (globalThis.WebSocket = original))
+  )
+}
+
+/** Waits (letting other fibers run) until the `n`-th socket exists and is listened to. */
+const socketOf = (made: Array<FakeWebSocket>, n: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000; i++) {
+      const socket = made[n - 1]
+      if (socket !== undefined && socket.listens("open") && socket.listens("message")) return socket
+      yield* Effect.yieldNow
+    }
+    return yield* Effect.die(new Error(`socket ${n} was never created`))
+  })
+
+/**
+ * A connection over the standard constructor with `bufferSize` 4, whose consumer takes one chunk
+ * and then nothing while the socket delivers 100 frames: what the consumer gets in the end.
+ */
+const overrun = (made: Array<FakeWebSocket>) =>
+  Effect.gen(function*() {
+    const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION, { bufferSize: 4 }).pipe(
+      Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+    )
+    const pull = yield* Stream.toPull(engine.connection.events)
+    const first = yield* Effect.forkChild(pull)
+    const socket = yield* socketOf(made, 1)
+    socket.open()
+    socket.stream((function*() {
+      yield startedFrame(SESSION)
+      for (let i = 1; i < 100; i++) yield action(i)
+    })())
+    const taken = yield* Fiber.join(first)
+    const rest = yield* Stream.runCollect(Stream.result(Stream.fromPull(Effect.succeed(pull))))
+    const events = [...taken, ...rest.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))]
+    const last = rest.at(-1)
+    return {
+      socket,
+      events,
+      failure: last !== undefined && Result.isFailure(last) ? last.failure : undefined,
+      peak: engine.peakBuffered()
+    }
+  })
+
+describe("FetchAgentSessions", () => {
+  it.effect("a socket that cannot pause: at most 2 x bufferSize events wait, then BufferOverflow after every one of them, in order", () =>
+    withGlobalWebSocket(Unpausable, (made) =>
+      Effect.gen(function*() {
+        const { events, failure, peak, socket } = yield* overrun(made)
+        assert.instanceOf(failure, Errors.BufferOverflow)
+        assert.strictEqual((failure as Errors.BufferOverflow).limit, 8)
+        assert.strictEqual((failure as Errors.BufferOverflow).sessionId, SESSION)
+        assert.isTrue((failure as Errors.BufferOverflow).mayStillBeRunning)
+        assert.isAtMost(peak, 8)
+        assert.strictEqual(events.length, 8, "every event buffered before the bound was delivered")
+        assert.deepStrictEqual(
+          events.map((event) => event._tag === "ActionRun" ? event.name : event._tag),
+          ["Started", ...Array.from({ length: 7 }, (_, i) => `click-${i + 1}`)]
+        )
+        assert.strictEqual(socket.closedByClientWith, 1000, "the connection was closed")
+        assert.strictEqual(made.length, 1, "never reopened")
+      })
+    ))
+
+  it.effect("a standard socket whose pause lets frames through (Bun's) is bounded as well", () =>
+    withGlobalWebSocket(LeakyPause, (made) =>
+      Effect.gen(function*() {
+        const { events, failure, peak, socket } = yield* overrun(made)
+        assert.isAbove(socket.pauses, 0, "reading was asked to pause")
+        assert.instanceOf(failure, Errors.BufferOverflow)
+        assert.isAtMost(peak, 8)
+        assert.strictEqual(events.length, 8)
+      })
+    ))
+
+  it.effect("the documented dialect: the key goes in the first message, never in the address, and no header is asked for", () =>
+    withGlobalWebSocket(FakeWebSocket, (made) =>
+      Effect.gen(function*() {
+        const engine = yield* internal.connectEngine({ url: "ws://127.0.0.1:9", dialect: Dialect.documented }, SESSION).pipe(
+          Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+        )
+        const fiber = yield* Effect.forkChild(Stream.runCollect(engine.connection.events))
+        const socket = yield* socketOf(made, 1)
+        socket.open()
+        socket.message(startedFrame(SESSION))
+        assert.notInclude(socket.url, KEY)
+        assert.strictEqual(socket.url, "ws://127.0.0.1:9/v1/connect")
+        assert.deepStrictEqual(JSON.parse(socket.sent[0] ?? "{}"), { apiKey: KEY, sessionId: SESSION })
+        yield* engine.connection.close
+        yield* Fiber.join(fiber)
+      })
+    ))
+
+  it.effect("a plain ws:// address to a host that is not loopback is refused before any socket, as on Node", () =>
+    withGlobalWebSocket(FakeWebSocket, (made) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          internal.connectEngine({ url: "ws://agents.example.com" }, SESSION).pipe(
+            Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+          )
+        )
+        assert.instanceOf(error, Errors.InsecureTransport)
+        assert.strictEqual(made.length, 0)
+      })
+    ))
+
+  it("has the options and errors of NodeAgentSessions", () => {
+    const layer = FetchAgentSessions.layer({ apiKey: KEY, baseUrl: "http://127.0.0.1:9" })
+    assert.isTrue(Layer.isLayer(layer))
+    assert.isTrue(Layer.isLayer(FetchAgentSessions.layerConfig()))
+  })
+})
