@@ -27,7 +27,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Socket from "effect/socket/Socket"
 import { Close, Socket as CoreSocket } from "effect-agent-session-core"
-import { ConnectionShell, WebSocketAttempt } from "effect-agent-session-core/shell"
+import { WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
 import { BufferOverflow } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
@@ -65,10 +65,6 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
  */
 export const overflowLimit = (settings: Settings): number => 2 * settings.bufferSize
 
-/** The events waiting for the consumer, where the hooks are the engine's (a core `Attempt`). */
-const bufferedOf = (hooks: Hooks): number | undefined =>
-  hooks instanceof ConnectionShell.Attempt ? hooks.shell.connection.buffered : undefined
-
 /**
  * The hooks of an attempt whose socket cannot pause: a frame that finds `limit` events waiting
  * ends the attempt with `BufferOverflow` instead of being buffered; the frames after it are not
@@ -82,8 +78,7 @@ export const bounded = (hooks: Hooks, limit: number): WebSocketAttempt.Hooks<Red
     end: (outcome) => hooks.end(outcome),
     frame: (data) => {
       if (overflowed) return
-      const buffered = bufferedOf(hooks)
-      if (buffered !== undefined && buffered >= limit) {
+      if (hooks.buffered() >= limit) {
         overflowed = true
         return hooks.end(Fatal(new BufferOverflow({ limit }), "failed"))
       }

@@ -82,6 +82,8 @@ export interface Hooks {
   readonly tooLarge: (size: number) => void
   /** Bytes arrived that carry no event (an SSE comment): the connection is not idle. */
   readonly alive: () => void
+  /** The events delivered and not yet taken by the consumer. */
+  readonly buffered: () => number
   /** How the attempt ended (the first call wins); a failed `Exit` is a defect of the transport. */
   readonly end: (outcome: AttemptOutcome) => void
 }
