@@ -141,9 +141,13 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private graceAt: number | undefined = undefined
   private graceEnding: Ending<F, R> | undefined = undefined
 
-  /** What the shell must do, in the order decided: `actions[head]` is next. */
-  private actions: Array<Action<E, F>> = []
+  /**
+   * What the shell must do, in the order decided: `actions[head]` to `actions[tail - 1]`. The
+   * array is kept (emptied slot by slot, not reallocated), so a frame costs no array growth.
+   */
+  private readonly actions: Array<Action<E, F> | undefined> = []
   private head = 0
+  private tail = 0
 
   constructor(
     private readonly options: Options,
@@ -163,12 +167,14 @@ export class Connection<E, F, R = F> extends Intake<E> {
    * none. The shell polls after each input until `undefined`, and does each in turn.
    */
   poll(): Action<E, F> | undefined {
-    if (this.head === this.actions.length) return undefined
-    const action = this.actions[this.head]!
+    if (this.head === this.tail) return undefined
+    const action = this.actions[this.head]
+    // The slot lets go of its event.
+    this.actions[this.head] = undefined
     this.head += 1
-    if (this.head === this.actions.length) {
-      this.actions.length = 0
+    if (this.head === this.tail) {
       this.head = 0
+      this.tail = 0
     }
     return action
   }
@@ -596,7 +602,8 @@ export class Connection<E, F, R = F> extends Intake<E> {
   }
 
   private push(action: Action<E, F>): void {
-    this.actions.push(action)
+    this.actions[this.tail] = action
+    this.tail += 1
   }
 
   private clearDeadlines(): void {
