@@ -85,13 +85,14 @@ export const make = (
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
-    // The create policy: by default a creating call is sent again only when the service cannot
-    // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const creating = HttpCall.resendable(options.createPolicy)
+    // What each operation sends again, the create policy among it: by default a creating call is
+    // sent again only when the service cannot have acted; "idempotent" trusts the service to
+    // honour Idempotency-Key.
+    const retryable = HttpCall.retryable(options.createPolicy)
     const retries = {
-      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
-      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
-      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"))
+      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), retryable.onboard),
+      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), retryable.createSession),
+      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"), retryable.getSession)
     }
     const credentials = yield* Credentials.Credentials
     const httpClient = yield* HttpClient.HttpClient

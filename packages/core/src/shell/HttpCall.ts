@@ -217,6 +217,29 @@ export const spanAttributes = (
 /** The caller's last list of redacted names, and its extension. */
 let lastRedacted: readonly [ReadonlyArray<string | RegExp>, ReadonlyArray<string | RegExp>] | undefined
 
+/** The operations that create something: the create policy, the `Idempotency-Key`. */
+const CREATING: ReadonlySet<Operation> = new Set<Operation>(["onboard", "createSession"])
+
+/**
+ * Which failed attempts of each operation are sent again, under the caller's create policy
+ * (`"safe"` when none is given): only a retryable failure (`Failures.isRetryable`: a transport
+ * failure, a time-out, 408, 429, 5xx), and of a creating operation (`onboard`, `createSession`)
+ * only one the policy resends ({@link resendable}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const retryable = (
+  policy: Failures.CreatePolicy | undefined
+): { readonly [O in Operation]: (error: Failures.Failure) => boolean } => {
+  const resend = resendable(policy)
+  const of = (operation: Operation) =>
+    CREATING.has(operation)
+      ? (error: Failures.Failure) => Failures.isRetryable(error) && resend(error)
+      : Failures.isRetryable
+  return { onboard: of("onboard"), createSession: of("createSession"), getSession: of("getSession") }
+}
+
 /**
  * The header names to redact in traces for the caller's list (`Http.redactedHeaders`). The last
  * list extended and its extension are kept: the caller's list is the same on every call, so an

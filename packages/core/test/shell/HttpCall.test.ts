@@ -156,6 +156,46 @@ describe("HttpCall.Attempt.contractFailure", () => {
   })
 })
 
+describe("HttpCall.retryable: what each operation sends again", () => {
+  const reset = { _tag: "TransportError" }
+  const refused = Failures.withNotSent({ _tag: "TransportError" }, true)
+  const timeout = { _tag: "RequestTimeout" }
+  const status = (code: number) => ({
+    _tag: code === 429 ? "RateLimited" : code >= 500 ? "ServerError" : code === 400 ? "BadRequest" : "UnexpectedStatus",
+    status: code
+  })
+  const errors = [reset, refused, timeout, ...[400, 408, 429, 500, 502, 503, 504].map(status), { _tag: "Conflict", status: 409 }]
+
+  it("getSession creates nothing: every retryable failure, whatever the policy", () => {
+    for (const policy of [undefined, "safe", "idempotent"] as const) {
+      for (const error of errors) {
+        expect(HttpCall.retryable(policy).getSession(error), JSON.stringify(error)).toBe(Failures.isRetryable(error))
+      }
+    }
+  })
+
+  it("onboard and createSession: by default (safe) only a retryable failure the service cannot have acted on", () => {
+    for (const policy of [undefined, "safe"] as const) {
+      const rules = HttpCall.retryable(policy)
+      for (const operation of ["onboard", "createSession"] as const) {
+        const sent = errors.filter((error) => rules[operation](error))
+        expect(sent, `${operation} ${policy}`).toEqual([refused, status(408), status(429), status(503)])
+      }
+    }
+  })
+
+  it("onboard and createSession, idempotent: every retryable failure, and nothing else", () => {
+    const rules = HttpCall.retryable("idempotent")
+    for (const operation of ["onboard", "createSession"] as const) {
+      for (const error of errors) {
+        expect(rules[operation](error), `${operation} ${JSON.stringify(error)}`).toBe(Failures.isRetryable(error))
+      }
+    }
+    expect(rules.createSession(status(400))).toBe(false)
+    expect(rules.createSession(reset)).toBe(true)
+  })
+})
+
 describe("HttpCall.idempotencyKey", () => {
   it("the caller's key when it may be sent, refused when not, else a fresh one per call", () => {
     expect(HttpCall.idempotencyKey("my-key")).toBe("my-key")
