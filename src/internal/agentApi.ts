@@ -114,7 +114,7 @@ export const make = (
       const { name, operation } = call
       const attempt = Effect.gen(function*() {
         const secret = yield* key
-        const current = call.attempt(secret, [Redacted.value(secret), ...(yield* credentials.secrets)])
+        const current = call.attempt(secret, Redacted.value, yield* credentials.secrets)
         // The attempt runs in a fiber of its own (timeout.ts): the call and the redacted header
         // names are set there directly, with nothing to restore (Effect.provideService and
         // Effect.locallyWith would save and restore them around the attempt).

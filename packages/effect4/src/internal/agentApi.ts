@@ -114,7 +114,7 @@ export const make = (
       const { name, operation } = call
       const attempt = Effect.gen(function*() {
         const secret = yield* key
-        const current = call.attempt(secret, [Redacted.value(secret), ...(yield* credentials.secrets)])
+        const current = call.attempt(secret, Redacted.value, yield* credentials.secrets)
         const redacted = HttpCall.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
         return yield* run.pipe(
           Effect.catch((error: E) => toAttemptError(error, current)),
