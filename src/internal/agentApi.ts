@@ -29,7 +29,6 @@ import {
   type CredentialsError,
   InsecureTransport,
   InvalidRequest,
-  isRetryable,
   NotFound,
   OutcomeUnknown,
   RequestTimeout
@@ -53,7 +52,7 @@ export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPo
 
 const logFailure = (error: AgentApiError) =>
   Effect.logDebug(Telemetry.attemptFailedLog).pipe(
-    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error))
   )
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
