@@ -137,7 +137,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.sync(() => {
     const accountKey = normalizeKey(options.apiKey)
     const selection = options.selection ?? Keys.defaultSelection
-    const ring = new Keys.Ring(Array.from(options.agents ?? [], agentKey), (key) => Keys.isUsable(Redacted.value(key)))
+    const ring = new Keys.Ring(Array.from(options.agents ?? [], agentKey), Redacted.value)
 
     const account = (operation: Operation) =>
       Effect.flatMap(accountKey, (key) =>
@@ -170,7 +170,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
 
     const remember: Service["remember"] = (agent) => Effect.sync(() => ring.remember(agentKey(agent)))
 
-    const secrets = Effect.map(accountKey, (key) => [...Option.toArray(key), ...ring.keys()].map(Redacted.value))
+    const secrets = Effect.map(accountKey, (key) => ring.secrets(Option.getOrUndefined(key)))
 
     return Credentials.of({ keyFor, remember, secrets })
   })

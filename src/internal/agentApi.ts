@@ -29,7 +29,6 @@ import {
   type CredentialsError,
   InsecureTransport,
   InvalidRequest,
-  isRetryable,
   NotFound,
   OutcomeUnknown,
   RequestTimeout
@@ -53,7 +52,7 @@ export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPo
 
 const logFailure = (error: AgentApiError) =>
   Effect.logDebug(Telemetry.attemptFailedLog).pipe(
-    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error, isRetryable(error)))
+    Effect.annotateLogs(Telemetry.attemptFailedAnnotations(error))
   )
 
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
@@ -85,13 +84,14 @@ export const make = (
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
     const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
-    // The create policy: by default a creating call is sent again only when the service cannot
-    // have acted; "idempotent" trusts the service to honour Idempotency-Key.
-    const creating = HttpCall.resendable(options.createPolicy)
+    // What each operation sends again, the create policy among it: by default a creating call is
+    // sent again only when the service cannot have acted; "idempotent" trusts the service to
+    // honour Idempotency-Key.
+    const retryable = HttpCall.retryable(options.createPolicy)
     const retries = {
-      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), creating),
-      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), creating),
-      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"))
+      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), retryable.onboard),
+      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), retryable.createSession),
+      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"), retryable.getSession)
     }
     const credentials = yield* Credentials.Credentials
     const httpClient = yield* HttpClient.HttpClient
@@ -113,7 +113,7 @@ export const make = (
       const { name, operation } = call
       const attempt = Effect.gen(function*() {
         const secret = yield* key
-        const current = call.attempt(secret, [Redacted.value(secret), ...(yield* credentials.secrets)])
+        const current = call.attempt(secret, Redacted.value, yield* credentials.secrets)
         // The attempt runs in a fiber of its own (timeout.ts): the call and the redacted header
         // names are set there directly, with nothing to restore (Effect.provideService and
         // Effect.locallyWith would save and restore them around the attempt).

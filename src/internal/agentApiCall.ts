@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import type * as Dialect from "../Dialect.js"
 import {
@@ -88,7 +88,7 @@ const handleResponse = (
       const received = call.receive(status, headers, bytes)
       if (received._tag === "Failure") {
         return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
-          Effect.fail(fromStatus(received.response, { operation: call.operation, secrets: call.secrets, nowMillis })))
+          Effect.fail(fromStatus(call.statusFailure(received.response, nowMillis))))
       }
       return Effect.succeed(buffered(response.request, 200, headers, bytes))
     }
@@ -100,7 +100,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   return httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const headers = call.requestHeaders(dialect.auth, Redacted.value(call.key), userAgent)
+        const headers = call.requestHeaders(dialect.auth, userAgent)
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -140,12 +140,12 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   // Only the client above fails with ours: a status, the transport or the body (handleResponse).
   if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (ParseResult.isParseError(error)) {
-    return Effect.fail(fromContractFailure(call.contractFailure(formatIssues(error)), call.operation))
+    return Effect.fail(fromContractFailure(call.contractFailure(formatIssues(error))))
   }
   if (HttpClientError.isHttpClientError(error)) {
     if (error._tag === "RequestError") return Effect.fail(fromRequestError(error, call))
     const problem = error.description ?? `${error.reason} error reading the response`
-    return Effect.fail(fromContractFailure(call.contractFailure(problem, error.response.status), call.operation))
+    return Effect.fail(fromContractFailure(call.contractFailure(problem, error.response.status)))
   }
   if (Predicate.hasProperty(error, "_tag")) {
     const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined
@@ -153,7 +153,7 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
       const message = Predicate.hasProperty(error, "error") && typeof error.error === "string" ? error.error : ""
       const response = { status, statusText: "", headers: Headers.empty, body: JSON.stringify({ error: message }) }
       return Effect.flatMap(Clock.currentTimeMillis, (nowMillis) =>
-        Effect.fail(fromStatus(response, { operation: call.operation, secrets: call.secrets, nowMillis })))
+        Effect.fail(fromStatus(call.statusFailure(response, nowMillis))))
     }
   }
   return Effect.die(error)

@@ -1,9 +1,9 @@
 /**
  * The retry policy of `AgentApi`: the default schedule, and the schedule actually run (only while
  * the error is retryable; each wait at least the `Retry-After` asked), logged and
- * counted per retry. The rules, the create policy among them (which failed creating call may be
- * sent again: `Failures.mayResend`), are the protocol core's (`Http`, `Failures`); this module
- * binds them to `Schedule`.
+ * counted per retry. The rules (which failed attempt of each operation is sent again, the create
+ * policy among them: the core shell's `HttpCall.retryable`; the wait: `Http.retryWaitMillis`) are
+ * the protocol core's; this module binds them to `Schedule`.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -34,9 +34,10 @@ const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
   error._tag === "RateLimited" || error._tag === "ServerError" ? error.retryAfter : Option.none()
 
 /**
- * The schedule actually run: the caller's schedule, only while the error is retryable,
- * each wait at least the `Retry-After` the service asked for, capped at `maxRetryAfter`.
- * `onRetry` runs once per retry that will happen, with the error and the wait.
+ * The schedule actually run: the caller's schedule, only while `retryable` holds of the error
+ * (the operation's rule, `HttpCall.retryable`; by default `isRetryable`), each wait at least the
+ * `Retry-After` the service asked for, capped at `maxRetryAfter`. `onRetry` runs once per retry
+ * that will happen, with the error and the wait.
  */
 export const effectiveRetry = (
   schedule: Schedule.Schedule<unknown, AgentApiError>,
@@ -45,7 +46,7 @@ export const effectiveRetry = (
   retryable: (error: AgentApiError) => boolean = isRetryable
 ): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
   Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
-    Schedule.whileInput((error: AgentApiError) => isRetryable(error) && retryable(error)),
+    Schedule.whileInput(retryable),
     Schedule.modifyDelayEffect(([, error], delay) => {
       const wait = Duration.millis(Http.retryWaitMillis(
         Duration.toMillis(delay),

@@ -37,13 +37,10 @@ const STATUS_ERRORS = {
   "unexpected-status": UnexpectedStatus
 } as const
 
-/** Maps a non-2xx response to its typed error (`Http.statusFailure`, every key out). */
-export const fromStatus = (
-  response: HttpCall.FailedResponse,
-  options: { readonly operation: string; readonly secrets: ReadonlyArray<string>; readonly nowMillis: number }
-): HttpStatusError => {
-  const { kind, requestId, retryAfterMillis, ...kept } = Http.statusFailure(response, options)
-  const fields = { ...kept, requestId: Option.fromNullable(requestId), operation: options.operation }
+/** A non-2xx response's typed error, of what it holds (`HttpCall.Attempt.statusFailure`, every key out). */
+export const fromStatus = (failure: HttpCall.StatusFailure): HttpStatusError => {
+  const { kind, requestId, retryAfterMillis, ...kept } = failure
+  const fields = { ...kept, requestId: Option.fromNullable(requestId) }
   if (kind !== "rate-limited" && kind !== "server-error") return new STATUS_ERRORS[kind](fields)
   const retryAfter = Option.map(Option.fromNullable(retryAfterMillis), Duration.millis)
   return kind === "rate-limited" ? new RateLimited({ ...fields, retryAfter }) : new ServerError({ ...fields, retryAfter })
@@ -71,11 +68,8 @@ export const fromRequestError = (
  * A failure of the contract's schema (`HttpCall.Attempt.contractFailure`): before any response,
  * the payload refused (`InvalidRequest`); after one, a `ResponseDecodeError` (its body, when kept).
  */
-export const fromContractFailure = (
-  failure: ReturnType<typeof Http.contractFailure>,
-  operation: string
-): InvalidRequest | ResponseDecodeError => {
-  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: operation, message: failure.message })
-  const { body, message, status } = failure
+export const fromContractFailure = (failure: HttpCall.ContractFailure): InvalidRequest | ResponseDecodeError => {
+  if (failure.kind === "invalid-request") return new InvalidRequest({ subject: failure.operation, message: failure.message })
+  const { body, message, operation, status } = failure
   return new ResponseDecodeError({ operation, status, message, body })
 }

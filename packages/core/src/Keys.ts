@@ -125,7 +125,8 @@ const USE_ACCOUNT: Selected<never> = { _tag: "Account" }
 /**
  * The agents' keys a credentials service knows (given in advance, or remembered from onboarding),
  * and which key each operation uses: an agent named by id uses the key remembered for it, an
- * agent given with its key uses that key; a key that is not `usable` is no key.
+ * agent given with its key uses that key; a key that is not usable ({@link isUsable}, read through
+ * `reveal`, which gives the value of the edition's secret type) is no key.
  *
  * @since 0.1.0
  * @category models
@@ -133,7 +134,7 @@ const USE_ACCOUNT: Selected<never> = { _tag: "Account" }
 export class Ring<K> {
   private readonly agents: Map<string, K | undefined>
 
-  constructor(agents: Iterable<AgentKey<K>>, private readonly usable: (key: K) => boolean) {
+  constructor(agents: Iterable<AgentKey<K>>, private readonly reveal: (key: K) => string) {
     this.agents = new Map(Array.from(agents, (agent) => [agent.agentId, agent.apiKey] as const))
   }
 
@@ -153,17 +154,20 @@ export class Ring<K> {
       case "Agent": {
         const given = choice.agent
         const key = typeof given === "string" ? this.agents.get(given) : given.apiKey
-        return key !== undefined && this.usable(key)
+        return key !== undefined && isUsable(this.reveal(key))
           ? { _tag: "Agent", key }
           : { _tag: "MissingAgentKey", agentId: typeof given === "string" ? given : given.agentId }
       }
     }
   }
 
-  /** Every agent key known, for scrubbing text that might contain one. */
-  keys(): Array<K> {
-    const out: Array<K> = []
-    for (const key of this.agents.values()) if (key !== undefined) out.push(key)
+  /**
+   * Every secret known, revealed, for scrubbing text that might contain one: the account key
+   * (when there is one; the edition reads it afresh) and every agent's key, usable or not.
+   */
+  secrets(account: K | undefined): Array<string> {
+    const out: Array<string> = account === undefined ? [] : [this.reveal(account)]
+    for (const key of this.agents.values()) if (key !== undefined) out.push(this.reveal(key))
     return out
   }
 }

@@ -62,10 +62,11 @@ describe("Keys: the agent an operation names", () => {
 })
 
 describe("Keys.Ring: the agents' keys a service knows", () => {
-  const usable = (key: string) => Keys.isUsable(key)
+  /** A key in a secret type of its own, as an edition holds it (`Redacted`). */
+  const reveal = (key: string) => key
 
   it("U11 an agent named by id uses the key remembered for it; one given with its key uses that key", () => {
-    const ring = new Keys.Ring<string>([{ agentId: "a1", apiKey: "k1" }], usable)
+    const ring = new Keys.Ring<string>([{ agentId: "a1", apiKey: "k1" }], reveal)
     expect(ring.select("createSession", "agent-or-account", "a1")).toStrictEqual({ _tag: "Agent", key: "k1" })
     expect(ring.select("connect", "agent", { agentId: "a1", apiKey: "other" })).toStrictEqual({ _tag: "Agent", key: "other" })
     ring.remember({ agentId: "a2", apiKey: "k2" })
@@ -73,24 +74,37 @@ describe("Keys.Ring: the agents' keys a service knows", () => {
   })
 
   it("U11 onboard, the account selection and no agent use the account key, as Keys.choose says", () => {
-    const ring = new Keys.Ring<string>([{ agentId: "a1", apiKey: "k1" }], usable)
+    const ring = new Keys.Ring<string>([{ agentId: "a1", apiKey: "k1" }], reveal)
     expect(ring.select("onboard", "agent", "a1")._tag).toBe("Account")
     expect(ring.select("createSession", "account", "a1")._tag).toBe("Account")
     expect(ring.select("createSession", "agent-or-account", undefined)._tag).toBe("Account")
   })
 
   it("U06 U12 an unknown agent, an agent without a key or with a blank one is MissingAgentKey naming it", () => {
-    const ring = new Keys.Ring<string>([{ agentId: "none", apiKey: undefined }, { agentId: "blank", apiKey: "  " }], usable)
+    const ring = new Keys.Ring<string>([{ agentId: "none", apiKey: undefined }, { agentId: "blank", apiKey: "  " }], reveal)
     for (const agent of ["unknown", "none", "blank"]) {
       expect(ring.select("createSession", "agent-or-account", agent)).toStrictEqual({ _tag: "MissingAgentKey", agentId: agent })
     }
     expect(ring.select("connect", "agent", undefined)).toStrictEqual({ _tag: "MissingAgentKey", agentId: Keys.noAgentId })
   })
 
-  it("keys lists every agent key known, remembered ones included", () => {
-    const ring = new Keys.Ring<string>([{ agentId: "a1", apiKey: "k1" }, { agentId: "a0", apiKey: undefined }], usable)
-    ring.remember({ agentId: "a2", apiKey: "k2" })
-    ring.remember({ agentId: "a1", apiKey: "k1b" })
-    expect(ring.keys()).toStrictEqual(["k1b", "k2"])
+  it("secrets lists the account key and every agent key known, revealed, remembered ones included", () => {
+    const ring = new Keys.Ring<{ readonly hidden: string }>(
+      [{ agentId: "a1", apiKey: { hidden: "k1" } }, { agentId: "a0", apiKey: undefined }],
+      (key) => key.hidden
+    )
+    ring.remember({ agentId: "a2", apiKey: { hidden: "k2" } })
+    ring.remember({ agentId: "a1", apiKey: { hidden: "k1b" } })
+    expect(ring.secrets({ hidden: "account" })).toStrictEqual(["account", "k1b", "k2"])
+    expect(ring.secrets(undefined)).toStrictEqual(["k1b", "k2"])
+  })
+
+  it("a key is usable as Keys.isUsable says of its revealed value", () => {
+    const ring = new Keys.Ring<{ readonly hidden: string }>(
+      [{ agentId: "blank", apiKey: { hidden: " \t" } }, { agentId: "ok", apiKey: { hidden: "k" } }],
+      (key) => key.hidden
+    )
+    expect(ring.select("createSession", "agent", "blank")).toStrictEqual({ _tag: "MissingAgentKey", agentId: "blank" })
+    expect(ring.select("createSession", "agent", "ok")).toStrictEqual({ _tag: "Agent", key: { hidden: "k" } })
   })
 })

@@ -2,9 +2,10 @@
  * One call of the service's HTTP API (`onboard`, `createSession`, `getSession`) as both editions
  * run it: the call and the attempts it sends, each attempt's context as the edition's HTTP client
  * reads it (the key, the secrets to scrub, the headers to send, the 2xx body kept for a decode
- * failure), what a response read within its limit becomes, and what the call's span and traces
- * carry. The rules are the protocol's (`Http`, `Failures`, `Dialect`, `Telemetry`); an edition
- * binds this to its `HttpClient`, its retry schedule and its error classes.
+ * failure), what a response read within its limit becomes, what a failed attempt's error holds,
+ * which failed attempts each operation sends again, and what the call's span and traces carry.
+ * The rules are the protocol's (`Http`, `Failures`, `Dialect`, `Telemetry`); an edition binds
+ * this to its `HttpClient`, its retry schedule and its error classes.
  *
  * @since 0.1.0
  */
@@ -50,13 +51,32 @@ export type Received =
 
 const success: Received = { _tag: "Success" }
 
+/**
+ * What the error of a non-2xx response of an attempt holds ({@link Attempt.statusFailure}): the
+ * fields of `Http.statusFailure` and the operation's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusFailure = ReturnType<typeof Http.statusFailure> & { readonly operation: string }
+
+/**
+ * What a failure of the contract's schema in an attempt holds ({@link Attempt.contractFailure}):
+ * the fields of `Http.contractFailure` and the operation's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ContractFailure = ReturnType<typeof Http.contractFailure> & { readonly operation: string }
+
 const textDecoder = new TextDecoder()
 
 /**
  * One attempt of a call, as the HTTP client that sends it reads it: the operation's name, the key
- * (`K`: the edition's redacted form, unwrapped only where the header is written), every secret to
- * scrub from what the peer sends back, the call's `Idempotency-Key`, and the 2xx body being
- * decoded, kept for a decode failure. Built by {@link Call.attempt}; used by the attempt alone.
+ * (`K`: the edition's redacted form, revealed by `reveal` only where the header is written and for
+ * scrubbing), every secret to scrub from what the peer sends back (the attempt's own key first,
+ * then every other one known), the call's `Idempotency-Key`, and the 2xx body being decoded, kept
+ * for a decode failure. Built by {@link Call.attempt}; used by the attempt alone.
  *
  * @since 0.1.0
  * @category models
@@ -68,20 +88,30 @@ export class Attempt<K> {
    */
   received: Http.ReceivedBody | undefined = undefined
 
+  /**
+   * Every secret to scrub from what the peer sends back: the attempt's key (whether or not the
+   * credentials know it: a key given with its agent is never remembered), then every one known.
+   */
+  readonly secrets: ReadonlyArray<string>
+
   constructor(
     /** The operation's name in errors and traces (`AgentApi.createSession`). */
     readonly operation: string,
     readonly key: K,
-    readonly secrets: ReadonlyArray<string>,
+    private readonly reveal: (key: K) => string,
+    known: ReadonlyArray<string>,
     /** The `Idempotency-Key` of a creating call: the same on each of its attempts. */
     readonly idempotencyKey: string | undefined
-  ) {}
+  ) {
+    this.secrets = [reveal(key), ...known]
+  }
 
   /**
-   * The headers of the attempt's request (`Http.requestHeaders`): `key`, the value of the
-   * attempt's key, in the dialect's auth header; the `User-Agent`; the call's `Idempotency-Key`.
+   * The headers of the attempt's request (`Http.requestHeaders`): the attempt's key, revealed
+   * here, in the dialect's auth header; the `User-Agent`; the call's `Idempotency-Key`.
    */
-  requestHeaders(auth: Dialect.Dialect["auth"], key: string, userAgent: string): Record<string, string> {
+  requestHeaders(auth: Dialect.Dialect["auth"], userAgent: string): Record<string, string> {
+    const key = this.reveal(this.key)
     return Http.requestHeaders({
       authHeader: Dialect.authHeader(auth, key),
       userAgent,
@@ -108,13 +138,22 @@ export class Attempt<K> {
   }
 
   /**
-   * A failure of the contract's schema (`Http.contractFailure`): before any response, the payload
-   * refused; after a 2xx, that response (its body, when kept); `status`, the status of a response
-   * whose body was not kept.
+   * What the error of a non-2xx response holds (`Http.statusFailure`: its kind, status, message,
+   * body, request id and `Retry-After` at `nowMillis`, the attempt's secrets scrubbed out), and
+   * the operation.
    */
-  contractFailure(problem: string, status?: number): ReturnType<typeof Http.contractFailure> {
+  statusFailure(response: FailedResponse, nowMillis: number): StatusFailure {
+    return { ...Http.statusFailure(response, { secrets: this.secrets, nowMillis }), operation: this.operation }
+  }
+
+  /**
+   * A failure of the contract's schema (`Http.contractFailure`), and the operation: before any
+   * response, the payload refused; after a 2xx, that response (its body, when kept); `status`,
+   * the status of a response whose body was not kept.
+   */
+  contractFailure(problem: string, status?: number): ContractFailure {
     const received = this.received ?? (status === undefined ? undefined : { status })
-    return Http.contractFailure(problem, received, this.secrets)
+    return { ...Http.contractFailure(problem, received, this.secrets), operation: this.operation }
   }
 }
 
@@ -144,10 +183,13 @@ export class Call<I extends string | undefined = string | undefined> {
     return this.sent
   }
 
-  /** The next attempt, with the key read for it and every secret known: counted as sent. */
-  attempt<K>(key: K, secrets: ReadonlyArray<string>): Attempt<K> {
+  /**
+   * The next attempt, with the key read for it, how to reveal it, and every other secret known:
+   * counted as sent.
+   */
+  attempt<K>(key: K, reveal: (key: K) => string, known: ReadonlyArray<string>): Attempt<K> {
     this.sent += 1
-    return new Attempt(this.name, key, secrets, this.idempotencyKey)
+    return new Attempt(this.name, key, reveal, known, this.idempotencyKey)
   }
 
   /**
@@ -187,6 +229,29 @@ export class Call<I extends string | undefined = string | undefined> {
 export const resendable = (policy: Failures.CreatePolicy | undefined): (error: Failures.Failure) => boolean => {
   const chosen = policy ?? "safe"
   return (error) => Failures.mayResend(chosen, error)
+}
+
+/** The operations that create something: the create policy, the `Idempotency-Key`. */
+const CREATING: ReadonlySet<Operation> = new Set<Operation>(["onboard", "createSession"])
+
+/**
+ * Which failed attempts of each operation are sent again, under the caller's create policy
+ * (`"safe"` when none is given): only a retryable failure (`Failures.isRetryable`: a transport
+ * failure, a time-out, 408, 429, 5xx), and of a creating operation (`onboard`, `createSession`)
+ * only one the policy resends ({@link resendable}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const retryable = (
+  policy: Failures.CreatePolicy | undefined
+): { readonly [O in Operation]: (error: Failures.Failure) => boolean } => {
+  const resend = resendable(policy)
+  const of = (operation: Operation) =>
+    CREATING.has(operation)
+      ? (error: Failures.Failure) => Failures.isRetryable(error) && resend(error)
+      : Failures.isRetryable
+  return { onboard: of("onboard"), createSession: of("createSession"), getSession: of("getSession") }
 }
 
 /**

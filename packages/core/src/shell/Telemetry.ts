@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { HttpOutcome } from "../Failures.js"
+import { type HttpOutcome, isRetryable } from "../Failures.js"
 
 /**
  * The prefix of every metric name of the SDK.
@@ -199,18 +199,18 @@ export const attemptFailedLog = "AgentApi request failed"
 
 /**
  * The annotations of {@link attemptFailedLog}: the error's tag and message, whether it is
- * retryable, and the status when the error has one. Its message is already scrubbed of keys.
+ * retryable (`Failures.isRetryable`), and the status when the error has one. Its message is
+ * already scrubbed of keys.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const attemptFailedAnnotations = (
-  error: { readonly _tag: string; readonly message: string },
-  retryable: boolean
+  error: { readonly _tag: string; readonly message: string }
 ): Record<string, unknown> => ({
   error: error._tag,
   message: error.message,
-  retryable,
+  retryable: isRetryable(error),
   ...("status" in error ? { status: error.status } : {})
 })
 

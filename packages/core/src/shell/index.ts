@@ -59,8 +59,9 @@ export * as FileSource from "./FileSource.js"
 
 /**
  * One call of the HTTP API: its attempts counted, each attempt's headers and context, what a
- * response read within its limit becomes, the create policy and a creating call's unknown
- * outcome, the span attributes, the redacted header names.
+ * response read within its limit becomes and what its failures hold, what each operation sends
+ * again (the create policy) and a creating call's unknown outcome, the span attributes, the
+ * redacted header names.
  *
  * @since 0.1.0
  */

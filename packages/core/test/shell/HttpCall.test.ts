@@ -10,16 +10,25 @@ import { HttpCall } from "../../src/shell/index.js"
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
 
+/** A key in a secret type of its own, as an edition holds it (`Redacted`): revealed only by `reveal`. */
+interface Secret {
+  readonly hidden: string
+}
+const secret = (value: string): Secret => ({ hidden: value })
+const reveal = (key: Secret): string => key.hidden
+
 describe("HttpCall.Call", () => {
   it("counts the attempts it builds; each carries the call's name and Idempotency-Key", () => {
     const call = new HttpCall.Call("createSession", "key-1")
     expect(call.name).toBe("AgentApi.createSession")
     expect(call.attempts).toBe(0)
-    const first = call.attempt("secret-a", ["secret-a"])
-    const second = call.attempt("secret-b", ["secret-b", "other"])
+    const first = call.attempt(secret("secret-a"), reveal, ["secret-a"])
+    const second = call.attempt(secret("secret-b"), reveal, ["other"])
     expect(call.attempts).toBe(2)
-    expect([first.operation, first.key, first.idempotencyKey]).toEqual(["AgentApi.createSession", "secret-a", "key-1"])
-    expect([second.key, second.secrets, second.idempotencyKey]).toEqual(["secret-b", ["secret-b", "other"], "key-1"])
+    expect([first.operation, first.key, first.idempotencyKey]).toEqual(["AgentApi.createSession", secret("secret-a"), "key-1"])
+    expect([second.key, second.idempotencyKey]).toEqual([secret("secret-b"), "key-1"])
+    // The attempt's own key is scrubbed first, whether or not the credentials know it.
+    expect(second.secrets).toEqual(["secret-b", "other"])
     // Each attempt holds its own received body.
     second.receive(201, {}, bytes("{}"))
     expect(first.received).toBeUndefined()
@@ -45,8 +54,8 @@ describe("HttpCall.Call: the outcome of a failed creating call", () => {
 
   it("OutcomeUnknown holds the call's Idempotency-Key, the attempts sent and the last error", () => {
     const call = new HttpCall.Call("onboard", "idem-7")
-    call.attempt("k", [])
-    call.attempt("k", [])
+    call.attempt(secret("k"), reveal, [])
+    call.attempt(secret("k"), reveal, [])
     expect(call.outcomeUnknown(transport)).toEqual({
       operation: "AgentApi.onboard",
       idempotencyKey: "idem-7",
@@ -84,27 +93,27 @@ describe("HttpCall.resendable: the create policy", () => {
 describe("HttpCall.Attempt.requestHeaders", () => {
   it("the key in the dialect's auth header, the User-Agent, and the same Idempotency-Key on every attempt", () => {
     const call = new HttpCall.Call("onboard", "idem-42")
-    const attempts = [call.attempt("k", ["k"]), call.attempt("k", ["k"])]
+    const attempts = [call.attempt(secret("sk-1"), reveal, []), call.attempt(secret("sk-1"), reveal, [])]
     for (const attempt of attempts) {
-      expect(attempt.requestHeaders("bearer", "sk-1", "sdk/1")).toEqual({
+      expect(attempt.requestHeaders("bearer", "sdk/1")).toEqual({
         authorization: "Bearer sk-1",
         "user-agent": "sdk/1",
         accept: "application/json",
         "idempotency-key": "idem-42"
       })
-      expect(attempt.requestHeaders("x-api-key", "sk-1", "sdk/1")["x-api-key"]).toBe("sk-1")
+      expect(attempt.requestHeaders("x-api-key", "sdk/1")["x-api-key"]).toBe("sk-1")
     }
   })
 
   it("no Idempotency-Key on a call that creates nothing", () => {
-    const headers = new HttpCall.Call("getSession", undefined).attempt("k", ["k"]).requestHeaders("bearer", "k", "ua")
+    const headers = new HttpCall.Call("getSession", undefined).attempt(secret("k"), reveal, []).requestHeaders("bearer", "ua")
     expect(Object.keys(headers)).not.toContain("idempotency-key")
   })
 })
 
 describe("HttpCall.Attempt.receive", () => {
   it("a 2xx is a success, its body kept for a decode failure; the attempt counts its status", () => {
-    const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+    const attempt = new HttpCall.Call("getSession", undefined).attempt(secret("k"), reveal, [])
     expect(attempt.status).toBe(200)
     expect(attempt.receive(201, { "content-type": "application/json" }, bytes("{\"a\":1}"))).toEqual({ _tag: "Success" })
     expect(attempt.received?.status).toBe(201)
@@ -117,7 +126,7 @@ describe("HttpCall.Attempt.receive", () => {
       fc.integer({ min: 100, max: 999 }).filter((status) => !Http.isSuccess(status)),
       fc.string(),
       (status, body) => {
-        const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+        const attempt = new HttpCall.Call("getSession", undefined).attempt(secret("k"), reveal, [])
         const headers = { "retry-after": "1" }
         expect(attempt.receive(status, headers, bytes(body))).toEqual({
           _tag: "Failure",
@@ -130,20 +139,64 @@ describe("HttpCall.Attempt.receive", () => {
   })
 })
 
+describe("HttpCall.Attempt.statusFailure", () => {
+  const response = (status: number, body: string, headers: Http.Headers = {}): HttpCall.FailedResponse => ({
+    status,
+    statusText: "",
+    headers,
+    body
+  })
+
+  it("what Http.statusFailure says of the response, scrubbed of the attempt's secrets, and the operation", () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 300, max: 599 }),
+      fc.string(),
+      fc.integer({ min: 0, max: 2_000_000_000_000 }),
+      (status, text, nowMillis) => {
+        const attempt = new HttpCall.Call("createSession", "i").attempt(secret("sk-attempt"), reveal, ["sk-known"])
+        const failed = response(status, text, { "retry-after": "2", "x-request-id": "r-1" })
+        expect(attempt.statusFailure(failed, nowMillis)).toEqual({
+          ...Http.statusFailure(failed, { secrets: ["sk-attempt", "sk-known"], nowMillis }),
+          operation: "AgentApi.createSession"
+        })
+      }
+    ))
+  })
+
+  it("the attempt's own key is scrubbed from the body, the message and the request id, though no credentials know it", () => {
+    const attempt = new HttpCall.Call("getSession", undefined).attempt(secret("sk-given-with-agent"), reveal, [])
+    const failure = attempt.statusFailure(
+      response(401, "{\"error\":\"bad key sk-given-with-agent\"}", { "x-request-id": "id sk-given-with-agent" }),
+      0
+    )
+    expect(failure.kind).toBe("unauthorized")
+    expect(JSON.stringify(failure)).not.toContain("sk-given-with-agent")
+    expect(failure.message).toBe("bad key <redacted>")
+  })
+
+  it("a 429's Retry-After is read at the time given; a 400 asks no wait", () => {
+    const attempt = new HttpCall.Call("onboard", "i").attempt(secret("k"), reveal, [])
+    const date = new Date(10_000).toUTCString()
+    expect(attempt.statusFailure(response(429, "", { "retry-after": date }), 4_000).retryAfterMillis).toBe(6_000)
+    expect(attempt.statusFailure(response(400, "", { "retry-after": "5" }), 0).retryAfterMillis).toBeUndefined()
+  })
+})
+
 describe("HttpCall.Attempt.contractFailure", () => {
   it("before any response: the payload refused, the attempt's keys scrubbed", () => {
-    const attempt = new HttpCall.Call("createSession", "i").attempt("sk-secret", ["sk-secret"])
+    const attempt = new HttpCall.Call("createSession", "i").attempt(secret("sk-secret"), reveal, [])
     expect(attempt.contractFailure("goal: sk-secret is not allowed")).toEqual({
       kind: "invalid-request",
-      message: "goal: <redacted> is not allowed"
+      message: "goal: <redacted> is not allowed",
+      operation: "AgentApi.createSession"
     })
   })
 
   it("after a 2xx: that response and its body, scrubbed", () => {
-    const attempt = new HttpCall.Call("createSession", "i").attempt("sk-secret", ["sk-secret"])
+    const attempt = new HttpCall.Call("createSession", "i").attempt(secret("sk-secret"), reveal, [])
     attempt.receive(200, {}, bytes("{\"token\":\"sk-secret\"}"))
     const failure = attempt.contractFailure("session_id is missing", 500)
-    expect(failure.kind).toBe("undecoded-response")
+    expect([failure.kind, failure.operation]).toEqual(["undecoded-response", "AgentApi.createSession"])
     if (failure.kind !== "undecoded-response") return
     expect(failure.status).toBe(200)
     expect(failure.body).toBe("{\"token\":\"<redacted>\"}")
@@ -151,8 +204,48 @@ describe("HttpCall.Attempt.contractFailure", () => {
   })
 
   it("a response whose body was not kept: its status, no body", () => {
-    const attempt = new HttpCall.Call("getSession", undefined).attempt("k", ["k"])
+    const attempt = new HttpCall.Call("getSession", undefined).attempt(secret("k"), reveal, [])
     expect(attempt.contractFailure("bad json", 200)).toMatchObject({ kind: "undecoded-response", status: 200, body: "" })
+  })
+})
+
+describe("HttpCall.retryable: what each operation sends again", () => {
+  const reset = { _tag: "TransportError" }
+  const refused = Failures.withNotSent({ _tag: "TransportError" }, true)
+  const timeout = { _tag: "RequestTimeout" }
+  const status = (code: number) => ({
+    _tag: code === 429 ? "RateLimited" : code >= 500 ? "ServerError" : code === 400 ? "BadRequest" : "UnexpectedStatus",
+    status: code
+  })
+  const errors = [reset, refused, timeout, ...[400, 408, 429, 500, 502, 503, 504].map(status), { _tag: "Conflict", status: 409 }]
+
+  it("getSession creates nothing: every retryable failure, whatever the policy", () => {
+    for (const policy of [undefined, "safe", "idempotent"] as const) {
+      for (const error of errors) {
+        expect(HttpCall.retryable(policy).getSession(error), JSON.stringify(error)).toBe(Failures.isRetryable(error))
+      }
+    }
+  })
+
+  it("onboard and createSession: by default (safe) only a retryable failure the service cannot have acted on", () => {
+    for (const policy of [undefined, "safe"] as const) {
+      const rules = HttpCall.retryable(policy)
+      for (const operation of ["onboard", "createSession"] as const) {
+        const sent = errors.filter((error) => rules[operation](error))
+        expect(sent, `${operation} ${policy}`).toEqual([refused, status(408), status(429), status(503)])
+      }
+    }
+  })
+
+  it("onboard and createSession, idempotent: every retryable failure, and nothing else", () => {
+    const rules = HttpCall.retryable("idempotent")
+    for (const operation of ["onboard", "createSession"] as const) {
+      for (const error of errors) {
+        expect(rules[operation](error), `${operation} ${JSON.stringify(error)}`).toBe(Failures.isRetryable(error))
+      }
+    }
+    expect(rules.createSession(status(400))).toBe(false)
+    expect(rules.createSession(reset)).toBe(true)
   })
 })
 

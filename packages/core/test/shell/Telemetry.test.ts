@@ -65,17 +65,28 @@ describe("Telemetry: what the SDK reports", () => {
     for (const [operation, span] of Object.entries(Telemetry.apiSpans)) expect(span).toBe(Telemetry.apiOperation(operation))
     expect(Telemetry.retryLog("onboard", "1s 500ms")).toBe("AgentApi.onboard retrying in 1s 500ms")
     const withStatus = { _tag: "ServerError", message: "m", status: 502 }
-    expect(Telemetry.attemptFailedAnnotations(withStatus, true)).toStrictEqual({
+    expect(Telemetry.attemptFailedAnnotations(withStatus)).toStrictEqual({
       error: "ServerError",
       message: "m",
       retryable: true,
       status: 502
     })
-    expect(Telemetry.attemptFailedAnnotations({ _tag: "TransportError", message: "reset" }, true)).toStrictEqual({
+    expect(Telemetry.attemptFailedAnnotations({ _tag: "TransportError", message: "reset" })).toStrictEqual({
       error: "TransportError",
       message: "reset",
       retryable: true
     })
+    // Whether it is retryable is the protocol's rule (Failures.isRetryable), not the caller's word.
+    const failed = (_tag: string, status?: number) => ({ _tag, message: "m", ...(status === undefined ? {} : { status }) })
+    const cases = [
+      [failed("ServerError", 503), true],
+      [failed("BadRequest", 400), false],
+      [failed("RequestTimeout"), true],
+      [failed("InvalidRequest"), false]
+    ] as const
+    for (const [error, retryable] of cases) {
+      expect(Telemetry.attemptFailedAnnotations(error)["retryable"], error._tag).toBe(retryable)
+    }
   })
 
   it("the attributes of HTTP counters and the identity of a metric with attributes", () => {

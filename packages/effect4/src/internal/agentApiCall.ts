@@ -11,7 +11,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Http } from "effect-agent-session-core"
 import type { HttpCall } from "effect-agent-session-core/shell"
@@ -85,7 +85,7 @@ const handleResponse = (
       const received = call.receive(status, headers, bytes)
       if (received._tag === "Failure") {
         return Effect.flatMap(Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe())), (nowMillis) =>
-          Effect.fail(fromStatus(received.response, { operation: call.operation, secrets: call.secrets, nowMillis })))
+          Effect.fail(fromStatus(call.statusFailure(received.response, nowMillis))))
       }
       return Effect.succeed(
         HttpClientResponse.fromWeb(
@@ -102,7 +102,7 @@ export const serviceClient = (httpClient: HttpClient.HttpClient, dialect: Dialec
   httpClient.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(Call, (call) => {
-        const headers = call.requestHeaders(dialect.auth, Redacted.value(call.key), userAgent)
+        const headers = call.requestHeaders(dialect.auth, userAgent)
         return HttpClientRequest.setHeaders(request, headers)
       })
     ),
@@ -130,12 +130,12 @@ export const toAttemptError = (error: unknown, call: CallInfo): Effect.Effect<ne
   // Only the client above fails with ours: a status, the transport or the body (handleResponse).
   if (isAgentSessionError(error)) return Effect.fail(error as AttemptError)
   if (Schema.isSchemaError(error)) {
-    return Effect.fail(fromContractFailure(call.contractFailure(formatIssue(error.issue)), call.operation))
+    return Effect.fail(fromContractFailure(call.contractFailure(formatIssue(error.issue))))
   }
   if (HttpClientError.isHttpClientError(error)) {
     const { response } = error
     if (response === undefined) return Effect.fail(fromRequestError(error, call))
-    return Effect.fail(fromContractFailure(call.contractFailure(error.message, response.status), call.operation))
+    return Effect.fail(fromContractFailure(call.contractFailure(error.message, response.status)))
   }
   return Effect.die(error)
 }
