@@ -1,11 +1,10 @@
 /**
- * Issue 13 item 1: at most one session (or agent) per creating call, whatever fails. A real HTTP
- * server on 127.0.0.1 that acts on every `POST` (counts what it created) and then fails the
- * answer in each way that hides whether it acted; the SDK over real sockets (undici). Under the
- * default policy ("safe") the server created exactly one thing per call, and the call fails with
- * `OutcomeUnknown`; only what provably did not act (no connection, 429, 503) is sent again. The
- * opt-in policy ("idempotent") sends again with the same `Idempotency-Key`, which the simulator
- * honours: one session.
+ * The paid-safety scenarios of the conformance suite (`paidScenarios`, effect-agent-session-conformance)
+ * run with the Effect 3 edition: at most one session (or agent) per creating call, whatever fails.
+ * Each call goes through this edition's `AgentApi` (or `AgentSessions.run`) over undici and real
+ * sockets, to a server on 127.0.0.1 that acts and then hides whether it did, a port nothing
+ * listens on, a proxy that drops the simulator's first answer, or the simulator; `paidVerdict`
+ * judges what was observed, once for both editions.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -13,158 +12,163 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Http from "node:http"
+import type * as Scope from "effect/Scope"
+import {
+  type CallObservation,
+  failed,
+  type PaidCall,
+  type PaidClient,
+  paidAgent,
+  type PaidObservation,
+  type PaidScenario,
+  paidScenarios,
+  paidSession,
+  paidVerdict,
+  startActingServer,
+  startResettingProxy
+} from "effect-agent-session-conformance"
 import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import { type Failure, startActingServer } from "effect-agent-session-conformance"
 
 const KEY = "sk-paid-test-key"
-const session = { start_url: "https://example.com/", goal: "find the pricing page", max_actions: 5 }
-const agent = { name: "scout", website: "https://example.com", domain: "research" as const }
 
-/** The acting server (test/helpers/actingServer.ts), stopped with the test's scope. */
-const actingServer = (failure: Failure) =>
-  Effect.acquireRelease(
-    Effect.promise(() => startActingServer(failure)),
-    ({ close }) => Effect.promise(close)
-  ).pipe(Effect.map(({ acting }) => acting))
+/** Where a scenario's calls go, and what the runner reads of it afterwards. */
+interface Target {
+  readonly url: string
+  readonly read: () => Omit<PaidObservation, "calls" | "secrets">
+}
 
-/** The service over undici, its client kept open for the test's scope. */
-const apiFor = (baseUrl: string, options: Partial<AgentApi.Options> = {}) =>
-  Effect.flatMap(
-    Layer.build(Layer.merge(NodeHttpClient.layerUndici, Credentials.layer({ apiKey: Redacted.make(KEY) }))),
-    (context) =>
-      AgentApi.make({ baseUrl, timeout: "500 millis", retry: quickRetry, ...options }).pipe(
-        Effect.provide(context),
-        Effect.orDie
-      )
-  )
+const target = (scenario: PaidScenario): Effect.Effect<Target, never, Scope.Scope> => {
+  const server = scenario.server
+  switch (server._tag) {
+    case "Acting":
+      return Effect.acquireRelease(
+        Effect.promise(() => startActingServer(server.failure)),
+        ({ close }) => Effect.promise(close)
+      ).pipe(Effect.map(({ acting }) => ({
+        url: acting.url,
+        read: () => ({ created: acting.created(), keys: acting.keys() })
+      })))
+    case "Nothing":
+      return Effect.succeed({ url: "http://127.0.0.1:1", read: () => ({}) })
+    case "Simulator":
+      return Effect.map(Effect.orDie(Simulator.make({ accountKey: KEY })), (sim) => ({ url: sim.baseUrl, read: () => ({}) }))
+    case "ResettingProxy":
+      return Effect.flatMap(Effect.orDie(Simulator.make({ accountKey: KEY })), (sim) =>
+        Effect.acquireRelease(
+          Effect.promise(() => startResettingProxy(sim.baseUrl)),
+          (proxy) => Effect.promise(proxy.close)
+        ).pipe(Effect.map((proxy) => ({ url: proxy.url, read: () => ({ proxied: proxy.ids() }) }))))
+  }
+}
 
-/** Two retries, quickly: the policy, not the waits, is under test. */
-const quickRetry = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+const retryOf = (client: PaidClient) =>
+  client.retries === 0 ? Schedule.stop : Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(client.retries)))
 
-describe("issue 13: the create policy", () => {
-  for (const failure of ["slow", "reset", "502"] as const) {
-    it.scopedLive(`createSession: a server that acts then fails the answer (${failure}) creates exactly one session`, () =>
-      Effect.gen(function*() {
-        const server = yield* actingServer(failure)
-        const api = yield* apiFor(server.url)
-        const error = yield* Effect.flip(api.createSession(session))
-        assert.strictEqual(error._tag, "OutcomeUnknown")
-        assert.strictEqual(server.created(), 1)
-        if (error._tag === "OutcomeUnknown") {
-          assert.strictEqual(error.attempts, 1)
-          assert.strictEqual(error.idempotencyKey, server.keys()[0])
-          assert.include(error.message, "may exist")
-          assert.notInclude(error.message, KEY)
-        }
+/** One call through this edition, observed. */
+const call = (url: string, client: PaidClient, api: AgentApi.Service, made: PaidCall): Effect.Effect<CallObservation> => {
+  switch (made._tag) {
+    case "createSession":
+      return api.createSession(
+        { ...paidSession, goal: made.goal ?? paidSession.goal },
+        { idempotencyKey: made.idempotencyKey }
+      ).pipe(Effect.match({
+        onFailure: (error) => ({ ending: failed(error) }),
+        onSuccess: (info) => ({ ending: { _tag: "Ok", id: info.session_id } })
       }))
+    case "onboard":
+      return api.onboard(
+        { ...paidAgent, website: made.website ?? paidAgent.website },
+        { idempotencyKey: made.idempotencyKey }
+      ).pipe(Effect.match({
+        onFailure: (error) => ({ ending: failed(error) }),
+        onSuccess: (agent) => ({ ending: { _tag: "Ok", id: agent.agentId } })
+      }))
+    case "run": {
+      let delivered = 0
+      return AgentSessions.run(paidSession, { onEvent: () => Effect.sync(() => (delivered += 1)) }).pipe(
+        Effect.provide(NodeAgentSessions.layer({
+          apiKey: KEY,
+          baseUrl: url,
+          transport: made.transport,
+          http: { timeout: client.timeoutMs, retry: retryOf(client), createPolicy: client.createPolicy }
+        })),
+        Effect.match({
+          onFailure: (error) => ({ ending: failed(error), delivered }),
+          onSuccess: (outcome) => ({ ending: { _tag: "Ok", id: outcome.sessionId }, delivered })
+        })
+      )
+    }
+  }
+}
 
-    it.scopedLive(`onboard: a server that acts then fails the answer (${failure}) onboards exactly one agent`, () =>
+describe("the create policy: at most one session per call (conformance paid scenarios)", () => {
+  for (const scenario of paidScenarios) {
+    it.scopedLive(scenario.name, () =>
       Effect.gen(function*() {
-        const server = yield* actingServer(failure)
-        const api = yield* apiFor(server.url)
-        const error = yield* Effect.flip(api.onboard(agent))
-        assert.strictEqual(error._tag, "OutcomeUnknown")
-        assert.strictEqual(server.created(), 1)
+        const where = yield* target(scenario)
+        const context = yield* Layer.build(
+          Layer.merge(NodeHttpClient.layerUndici, Credentials.layer({ apiKey: Redacted.make(KEY) }))
+        )
+        const api = yield* AgentApi.make({
+          baseUrl: where.url,
+          timeout: scenario.client.timeoutMs,
+          retry: retryOf(scenario.client),
+          createPolicy: scenario.client.createPolicy
+        }).pipe(Effect.provide(context), Effect.orDie)
+        const calls: Array<CallObservation> = []
+        for (const made of scenario.calls) calls.push(yield* call(where.url, scenario.client, api, made))
+        assert.deepStrictEqual(paidVerdict(scenario, { calls, secrets: [KEY], ...where.read() }), [])
       }))
   }
+})
 
-  for (const failure of ["503-then-ok", "429-then-ok"] as const) {
-    it.scopedLive(`createSession: ${failure} is sent again, with the same Idempotency-Key, and creates one session`, () =>
-      Effect.gen(function*() {
-        const server = yield* actingServer(failure)
-        const api = yield* apiFor(server.url)
-        const info = yield* api.createSession(session)
-        assert.strictEqual(info.session_id, "ses_1")
-        assert.strictEqual(server.created(), 1)
-        const keys = server.keys()
-        assert.strictEqual(keys.length, 2)
-        assert.match(keys[0] ?? "", /^[0-9a-f-]{36}$/)
-        assert.strictEqual(keys[1], keys[0])
-      }))
+describe("paidVerdict (the judge both editions share) sees what breaks the rule", () => {
+  const scenario = (name: string): PaidScenario => {
+    const found = paidScenarios.find((s) => s.name.startsWith(name))
+    assert.isDefined(found)
+    return found as PaidScenario
   }
+  const unknown = (key: string): CallObservation => ({
+    ending: { _tag: "Failed", tag: "OutcomeUnknown", text: "the session may exist", fields: { attempts: 1, idempotencyKey: key } },
+    delivered: 0
+  })
+  const key = "0b0f2c1e-6f1d-4d8e-9c55-1f7d3c0a9b42"
 
-  it.scopedLive("createSession: a refused connection (nothing sent) is retried, and ends a TransportError", () =>
-    Effect.gen(function*() {
-      // A port that was just free: nothing listens there.
-      const server = yield* actingServer("slow")
-      const url = server.url
-      const api = yield* apiFor(url.replace(/:\d+$/, ":1"))
-      const error = yield* Effect.flip(api.createSession(session))
-      assert.strictEqual(error._tag, "TransportError")
-    }))
+  it("accepts what holds, and names a second session, a second request, a lost key, an event delivered, a key in a text", () => {
+    const acted = scenario("AgentSessions.run (websocket): a server that acts then fails the answer (reset)")
+    const good = { calls: [unknown(key)], created: 1, keys: [key], secrets: [KEY] }
+    assert.deepStrictEqual(paidVerdict(acted, good), [])
+    const wrong: ReadonlyArray<PaidObservation> = [
+      { ...good, created: 2 },
+      { ...good, keys: [key, key] },
+      { ...good, keys: ["not-a-uuid"] },
+      { ...good, calls: [unknown("another")] },
+      { ...good, calls: [{ ...unknown(key), delivered: 1 }] },
+      { ...good, calls: [{ ending: { _tag: "Ok", id: "ses_1" }, delivered: 3 }] },
+      {
+        ...good,
+        calls: [{ ...unknown(key), ending: { _tag: "Failed", tag: "OutcomeUnknown", text: `may exist ${KEY}`, fields: { attempts: 1, idempotencyKey: key } } }]
+      }
+    ]
+    for (const observed of wrong) assert.isNotEmpty(paidVerdict(acted, observed), JSON.stringify(observed))
+  })
 
-  it.scopedLive("each call has its own key; a caller's key is sent as given", () =>
-    Effect.gen(function*() {
-      const server = yield* actingServer("503-then-ok")
-      const api = yield* apiFor(server.url, { retry: Schedule.stop })
-      yield* Effect.flip(api.createSession(session))
-      yield* api.createSession(session, { idempotencyKey: "order-42" })
-      const keys = server.keys()
-      assert.strictEqual(keys[1], "order-42")
-      const bad = yield* Effect.flip(api.createSession(session, { idempotencyKey: "has space" }))
-      assert.strictEqual(bad._tag, "InvalidRequest")
-    }))
-
-  it.scopedLive("the opt-in policy sends again after a reset; the simulator honours the key: one session", () =>
-    Effect.gen(function*() {
-      const sim = yield* Simulator.make({ accountKey: KEY })
-      // A proxy that forwards to the simulator (which acts) and resets the first answer.
-      const ids: Array<string> = []
-      const proxy = yield* Effect.acquireRelease(
-        Effect.async<Http.Server>((resume) => {
-          let seen = 0
-          const server = Http.createServer((req, res) => {
-            const chunks: Array<Buffer> = []
-            req.on("data", (chunk: Buffer) => chunks.push(chunk))
-            req.on("end", () => {
-              seen += 1
-              const attempt = seen
-              void fetch(`${sim.baseUrl}${req.url ?? "/"}`, {
-                method: req.method ?? "POST",
-                headers: Object.fromEntries(
-                  Object.entries(req.headers).filter(([name]) =>
-                    ["authorization", "content-type", "idempotency-key", "x-api-key"].includes(name)
-                  ) as Array<[string, string]>
-                ),
-                body: Buffer.concat(chunks)
-              }).then(async (answer) => {
-                const text = await answer.text()
-                const id = (JSON.parse(text) as { session_id?: string }).session_id
-                if (id !== undefined) ids.push(id)
-                if (attempt === 1) return req.socket.destroy()
-                res.writeHead(answer.status, { "content-type": "application/json" })
-                res.end(text)
-              })
-            })
-          })
-          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-        }),
-        (server) =>
-          Effect.async<void>((resume) => {
-            server.close(() => resume(Effect.void))
-          })
-      )
-      const address = proxy.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      const api = yield* apiFor(`http://127.0.0.1:${port}`, { createPolicy: "idempotent", timeout: "5 seconds" })
-      const info = yield* api.createSession(session)
-      assert.strictEqual(ids.length, 2, "two requests reached the simulator")
-      assert.strictEqual(ids[0], ids[1], "the second got the session of the first")
-      assert.strictEqual(info.session_id, ids[0])
-      // The same key with another body is refused, typed.
-      const direct = yield* apiFor(sim.baseUrl)
-      const first = yield* direct.createSession(session, { idempotencyKey: "k-1" })
-      const again = yield* direct.createSession(session, { idempotencyKey: "k-1" })
-      assert.strictEqual(again.session_id, first.session_id)
-      const other = yield* Effect.flip(direct.createSession({ ...session, goal: "another goal" }, { idempotencyKey: "k-1" }))
-      assert.strictEqual(other._tag, "BadRequest")
-      const agentOnce = yield* direct.onboard(agent, { idempotencyKey: "a-1" })
-      const agentAgain = yield* direct.onboard(agent, { idempotencyKey: "a-1" })
-      assert.strictEqual(agentAgain.agentId, agentOnce.agentId)
-      const clash = yield* Effect.flip(direct.onboard({ ...agent, website: "https://other.example.com" }, { idempotencyKey: "a-1" }))
-      assert.strictEqual(clash._tag, "Conflict")
-    }))
+  it("names two sessions behind a resetting proxy, and an idempotent replay that got another id", () => {
+    const proxied = scenario("the opt-in policy sends again after a reset")
+    const good = { calls: [{ ending: { _tag: "Ok", id: "ses_a" } } as const], proxied: ["ses_a", "ses_a"], secrets: [KEY] }
+    assert.deepStrictEqual(paidVerdict(proxied, good), [])
+    assert.isNotEmpty(paidVerdict(proxied, { ...good, proxied: ["ses_a", "ses_b"] }))
+    assert.isNotEmpty(paidVerdict(proxied, { ...good, proxied: ["ses_a"] }))
+    const honoured = scenario("the simulator honours Idempotency-Key")
+    const ok = (id: string): CallObservation => ({ ending: { _tag: "Ok", id } })
+    const refused = (tag: string): CallObservation => ({ ending: { _tag: "Failed", tag, text: "", fields: {} } })
+    const calls = [ok("s1"), ok("s1"), refused("BadRequest"), ok("a1"), ok("a1"), refused("Conflict")]
+    assert.deepStrictEqual(paidVerdict(honoured, { calls, secrets: [KEY] }), [])
+    assert.isNotEmpty(paidVerdict(honoured, { calls: [ok("s1"), ok("s2"), ...calls.slice(2)], secrets: [KEY] }))
+    assert.isNotEmpty(paidVerdict(honoured, { calls: calls.slice(0, 5), secrets: [KEY] }))
+  })
 })
