@@ -260,6 +260,11 @@ export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Rea
   private checking = false
   /** The timer's check: the connection is told the time, its actions done, its next deadline returned. */
   private readonly check: Check = (now) => {
+    // The timer ends this entry when the check throws (a defect): until it returns, none is armed,
+    // so that the next input arms a fresh one.
+    const entry = this.deadline
+    this.deadline = undefined
+    this.armedAt = undefined
     this.checking = true
     try {
       this.connection.timeout(now)
@@ -269,7 +274,7 @@ export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Rea
     }
     const next = this.connection.nextDeadline()
     this.armedAt = next
-    if (next === undefined) this.deadline = undefined
+    this.deadline = next === undefined ? undefined : entry
     return next
   }
 

@@ -305,6 +305,23 @@ describe("ConnectionShell: the connection's actions", () => {
     expect(shell.connection.nextDeadline()).toBeUndefined()
   })
 
+  it("a timer check that throws (a defect) leaves no stale entry: the next input arms a fresh one", () => {
+    const { attempt, shell } = started({ idleTimeoutMillis: 1_000 })
+    attempt.open()
+    expect(shell.entries.map(([at]) => at)).toEqual([1_000])
+    const timeout = shell.connection.timeout.bind(shell.connection)
+    shell.connection.timeout = () => {
+      throw new Error("a bug")
+    }
+    shell.time = 1_000
+    expect(() => shell.entries[0]![1](1_000)).toThrow("a bug")
+    // The timer ended that entry; the connection still waits for the same deadline.
+    shell.connection.timeout = timeout
+    attempt.frame(`{"_tag":"Started"}`)
+    expect(shell.entries.map(([at]) => at)).toEqual([1_000, shell.connection.nextDeadline()])
+    expect(shell.entries[1]![1](shell.connection.nextDeadline()!)).toBe(shell.connection.nextDeadline())
+  })
+
   it("the connection's end takes its timer entry away", () => {
     const { attempt, shell } = started()
     attempt.open()
