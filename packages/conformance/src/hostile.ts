@@ -1162,11 +1162,12 @@ const wsCases: ReadonlyArray<HostileCase> = [
     expect: { ending: "HandshakeRejected", fields: { code: 401 } }
   },
   ...([
-    ["MalformedFrame", `not json ${hostileKey}`],
-    ["MalformedFrame", `{"event":"started","data":{"key":"${hostileKey}"`],
-    ["EventDecodeError", frame("action_run", { name: 1, key: hostileKey })],
-    ["UnknownEvent", frame(`event_${hostileKey}`, { key: hostileKey })]
-  ] as const).map(([tag, bad]): HostileCase => ({
+    ["MalformedFrame", `not json ${hostileKey}`, undefined],
+    // The raw frame is kept, scrubbed.
+    ["MalformedFrame", `{"event":"started","data":{"key":"${hostileKey}"`, { raw: `"data":{"key":"<redacted>` }],
+    ["EventDecodeError", frame("action_run", { name: 1, key: hostileKey }), undefined],
+    ["UnknownEvent", frame(`event_${hostileKey}`, { key: hostileKey }), undefined]
+  ] as const).map(([tag, bad, includes]): HostileCase => ({
     name: `U09 a frame echoing the key (${bad.slice(0, 20)}...): ${tag}, scrubbed`,
     proves: ["defect 12", "U09"],
     script: () => ({
@@ -1177,8 +1178,72 @@ const wsCases: ReadonlyArray<HostileCase> = [
     }),
     client: { events: { strict: true } },
     act: { _tag: "Events" },
-    expect: { ending: tag, upgrades: 1 }
+    expect: { ending: tag, upgrades: 1, ...(includes === undefined ? {} : { includes }) }
   })),
+  {
+    name: "U08 a refused upgrade (401) whose body never ends: HandshakeRejected, not retried, memory bounded",
+    proves: ["defect 7", "U08"],
+    script: () => ({
+      upgrade: (_request, socket) => {
+        socket.write(`HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n`)
+        const chunk = Buffer.from(`${hostileKey} `.repeat(2000))
+        const pump = (): void => {
+          while (!socket.destroyed) {
+            if (!socket.write(chunk)) return void socket.once("drain", pump)
+          }
+        }
+        pump()
+      }
+    }),
+    client: {},
+    act: { _tag: "Events" },
+    expect: { ending: "HandshakeRejected", fields: { code: 401 }, upgrades: 1, heapMiB: 16, drained: true }
+  },
+  {
+    name: "U22 a message in small fragments past maxFrameSize: FrameTooLarge, not retried",
+    proves: ["defect 11", "U22"],
+    script: () => ({
+      upgrade: (request, socket) => {
+        acceptUpgrade(request, socket)
+        socket.write(rawFrame(startedFrame))
+        // A text frame without FIN, then continuation frames of 16 KiB, forever.
+        socket.write(Buffer.concat([frameHeader(16 * 1024, 1, false), Buffer.alloc(16 * 1024, 0x61)]))
+        const timer = setInterval(() => {
+          if (socket.destroyed) return clearInterval(timer)
+          socket.write(Buffer.concat([frameHeader(16 * 1024, 0, false), Buffer.alloc(16 * 1024, 0x61)]))
+        }, 1)
+        socket.on("close", () => clearInterval(timer))
+      }
+    }),
+    client: { events: { maxFrameSize: 64 * 1024 } },
+    act: { _tag: "Events" },
+    expect: { ending: "FrameTooLarge", fields: { limit: 64 * 1024 }, upgrades: 1, drained: true }
+  },
+  {
+    name: "U09 a binary frame is read as text: an event missing its fields echoing the key is EventDecodeError, scrubbed, not retried",
+    proves: ["U09"],
+    script: () => ({
+      ws: (ws) => {
+        ws.send(startedFrame)
+        ws.send(Buffer.from(`{"event":"action_run","data":{"key":"${hostileKey}"}}`), { binary: true })
+      }
+    }),
+    client: {},
+    act: { _tag: "Events" },
+    expect: { ending: "EventDecodeError", upgrades: 1 }
+  },
+  {
+    name: "U22 a 101 without Sec-WebSocket-Accept: never open, retried on firstConnect, NeverConnected",
+    proves: ["U22", "issue 13"],
+    script: () => ({
+      upgrade: (_request, socket) => {
+        socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nx-echo: ${hostileKey}\r\n\r\n`)
+      }
+    }),
+    client: { events: { firstConnect: retry(2, 20) } },
+    act: { _tag: "Events" },
+    expect: { ending: "NeverConnected", fields: { attempts: 3 }, upgrades: 3, drained: true }
+  },
   {
     name: "U17 answers in flight as the service closes with 1000 (20 runs): the stream ends cleanly, never HandshakeRejected, no reconnect; unsent answers reported",
     proves: ["defect 9", "U17"],
