@@ -953,6 +953,34 @@ const sseCases: ReadonlyArray<HostileCase> = [
     expect: { ending: "UnknownEvent" }
   },
   {
+    name: "SSE: an event stream that ends after started is reopened on the reconnect schedule, then ConnectionLost",
+    proves: ["U08"],
+    script: () => ({
+      http: (_request, response) => {
+        openStream(response, startedEvent)
+        response.end()
+      }
+    }),
+    client: sseClient(),
+    act: { _tag: "Events" },
+    // The first attempt and the reconnect schedule's three more.
+    expect: { ending: "ConnectionLost", fields: { attempts: 4, lastError: "the event stream ended" }, requests: { method: "GET", count: 4 } }
+  },
+  {
+    name: "SSE: an answer refused with 401 echoing the key: the connection stays open, the key in nothing a caller sees",
+    proves: ["defect 12", "U12"],
+    script: () => ({
+      http: (request, response) => {
+        if (isGet(request)) return openStream(response, startedEvent + requestedEvent("as-1"))
+        request.resume()
+        answerJson(response, 401, { error: `bad ${hostileKey}` }, { "x-request-id": hostileKey })
+      }
+    }),
+    client: sseClient(),
+    act: { _tag: "AnswerUntil", answer: "deny", posts: 1, thenMs: 300 },
+    expect: { ending: "ok", state: { tag: "Open" }, requests: { method: "GET", count: 1 } }
+  },
+  {
     name: "SSE: a connection interrupted at 30 random points: no socket or timer left",
     proves: ["interruption"],
     script: () => ({
@@ -1198,6 +1226,17 @@ const wsCases: ReadonlyArray<HostileCase> = [
     client: {},
     act: { _tag: "Events" },
     expect: { ending: "HandshakeRejected", fields: { code: 401 }, upgrades: 1, heapMiB: 16, drained: true }
+  },
+  {
+    name: "a redirected upgrade (302) is not followed: never connected, the other host reached by nothing",
+    proves: ["defect 12"],
+    elsewhere: { ws: (ws) => ws.send(startedFrame) },
+    script: ({ elsewhere }) => ({
+      upgrade: (_request, socket) => refuseUpgrade(socket, 302, "Found", { location: elsewhere.replace("http", "ws") })
+    }),
+    client: {},
+    act: { _tag: "Events" },
+    expect: { ending: "NeverConnected", includes: { lastError: "302" }, elsewhere: 0 }
   },
   {
     name: "U22 a message in small fragments past maxFrameSize: FrameTooLarge, not retried",
