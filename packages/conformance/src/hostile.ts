@@ -487,6 +487,21 @@ const sseClient = (events: HostileClient["events"] = {}): HostileClient => ({ tr
 const deep100k = "[".repeat(100_000) + "]".repeat(100_000)
 const invalidUtf8 = Buffer.from([0x7b, 0x22, 0x73, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d])
 
+/** A 500 announcing and sending a 200 MB body, written as fast as it is read. */
+const huge500 = (response: Http.ServerResponse): void => {
+  const chunk = Buffer.alloc(256 * 1024, 0x62)
+  response.writeHead(500, { "content-type": "text/plain", "content-length": String(200 * MiB) })
+  let sent = 0
+  const pump = (): void => {
+    while (sent < 200 * MiB && !response.destroyed) {
+      sent += chunk.length
+      if (!response.write(chunk)) return void response.once("drain", pump)
+    }
+    response.end()
+  }
+  pump()
+}
+
 const echoes: ReadonlyArray<readonly [string, (request: Http.IncomingMessage, response: Http.ServerResponse) => void]> = [
   ["x-request-id header on a 401", (_q, r) => answerJson(r, 401, { error: "no" }, { "x-request-id": hostileKey })],
   ["request-id header on a 403, key inside a longer id", (_q, r) => answerJson(r, 403, { error: "no" }, { "request-id": `req-${hostileKey}-1` })],
@@ -558,21 +573,7 @@ const httpCases: ReadonlyArray<HostileCase> = [
   {
     name: "a 500 with a 200 MB body: 4 KiB kept, each retry reads at most the limit (create under the idempotent policy: OutcomeUnknown)",
     proves: ["defect 7"],
-    script: () => ({
-      http: (_request, response) => {
-        const chunk = Buffer.alloc(256 * 1024, 0x62)
-        response.writeHead(500, { "content-type": "text/plain", "content-length": String(200 * MiB) })
-        let sent = 0
-        const pump = (): void => {
-          while (sent < 200 * MiB && !response.destroyed) {
-            sent += chunk.length
-            if (!response.write(chunk)) return void response.once("drain", pump)
-          }
-          response.end()
-        }
-        pump()
-      }
-    }),
+    script: () => ({ http: (_request, response) => huge500(response) }),
     // A 500 may have created the session: only the idempotent policy sends the POST again.
     client: { http: { createPolicy: "idempotent", retry: retry(2, 10) } },
     act: { _tag: "CreateSession" },
@@ -588,21 +589,7 @@ const httpCases: ReadonlyArray<HostileCase> = [
   {
     name: "getSession of a 500 with a 200 MB body: ServerError, its body cut to 4 KiB, retried, memory bounded",
     proves: ["defect 7"],
-    script: () => ({
-      http: (_request, response) => {
-        const chunk = Buffer.alloc(256 * 1024, 0x62)
-        response.writeHead(500, { "content-type": "text/plain", "content-length": String(200 * MiB) })
-        let sent = 0
-        const pump = (): void => {
-          while (sent < 200 * MiB && !response.destroyed) {
-            sent += chunk.length
-            if (!response.write(chunk)) return void response.once("drain", pump)
-          }
-          response.end()
-        }
-        pump()
-      }
-    }),
+    script: () => ({ http: (_request, response) => huge500(response) }),
     // getSession (the observed dialect has it) is retried on any 5xx.
     client: { dialect: "observed", http: { retry: retry(2, 10) } },
     act: { _tag: "GetSession" },
