@@ -26,6 +26,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Memory tests (the hostile cases) measure the live heap after a collection, not garbage.
+    execArgv: ["--expose-gc"],
     reporters: ["default"],
     onConsoleLog: (log) => (process.env["EAS_TEST_LOGS"] === "1" || !effectLogLine.test(log) ? undefined : false)
   }

@@ -31,9 +31,11 @@ export const readBounded = (
   Effect.suspend(() => {
     const plan = Http.bodyPlan(response.status, response.headers, limit)
     if (plan._tag === "refuse") {
-      // Not read at all: the stream is opened and closed at once so the request is released.
+      // Not read at all: the stream is opened (its reader taken) and closed at once, so that the
+      // request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch`
+      // body's connection open.
       return Effect.andThen(
-        Stream.runDrain(Stream.take(response.stream, 0)),
+        Effect.scoped(Stream.toPull(response.stream)),
         Effect.fail<OverLimit>({ _tag: "OverLimit", size: plan.size })
       )
     }

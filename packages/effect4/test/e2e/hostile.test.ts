@@ -1,241 +1,338 @@
 /**
- * Hostile WebSocket peers over real sockets: a `ws` server on 127.0.0.1, port 0, that answers the
- * documented handshake the way a hostile or broken service would (close codes carrying the key,
- * frames echoing it, a frame far over the limit), against the SDK's `ws` constructor. Each case:
- * the typed error at once, not retried (one connection), and the key in none of it. And an HTTP
- * server that never answers an answer's `POST` (Server-Sent Events, observed dialect): the wait is
- * bounded. The Effect 3 edition's `test/hostile/sdk-ws.test.ts` and `sdk-sse.test.ts` cases that
- * matter most.
+ * The hostile-server cases of the conformance suite (`hostileCases`, effect-agent-session-conformance)
+ * run with the Effect 4 edition: the whole SDK (`NodeAgentSessions.layer`) pointed at a scriptable
+ * hostile server on loopback (HTTP, WebSocket, Server-Sent Events). This runner only maps each
+ * case's act to this edition's API and records what a caller could see (the typed outcome, every
+ * log line at every level, every span, the time taken, the live heap); `hostileVerdict` judges it,
+ * once for both editions (the Effect 3 edition's runner is the root's `test/hostile/sdk.test.ts`).
+ * vitest runs with --expose-gc (the live heap after a collection).
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Fiber from "effect/Fiber"
-import * as Result from "effect/Result"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Http from "node:http"
-import type * as Net from "node:net"
-import { type WebSocket as WsSocket, WebSocketServer } from "ws"
+import {
+  type ActResult,
+  handles,
+  type HostileAct,
+  type HostileAnswer,
+  type HostileCase,
+  hostileCases,
+  type HostileClient,
+  hostileDefaults,
+  hostileFailed,
+  hostileGetSession,
+  hostileGrantInput,
+  hostileKey,
+  type HostileObservation,
+  hostileRequest,
+  type HostileServer,
+  hostileSession,
+  hostileVerdict,
+  liveHeap,
+  renderings,
+  type Retry,
+  type SeenEvent,
+  type SeenText,
+  serverSeen,
+  startHostileCase,
+  type StateSeen,
+  untilPosts
+} from "effect-agent-session-conformance"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
-import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
-import * as WebSocket from "../../src/internal/webSocket.js"
-import { requestData } from "../helpers/events.js"
-import { quick } from "../helpers/sdk.js"
+import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import { type Span, spying } from "../helpers/spans.js"
 
-const KEY = "sk-hostile-0123456789abcdef"
-const SESSION = "ses_hostile"
+const retryOf = (retry: Retry) =>
+  Schedule.spaced(Duration.millis(retry.spacingMs)).pipe(Schedule.upTo({ times: retry.times }))
 
-/** A server that runs `act` on each socket once the client's handshake frame arrived. */
-const hostileServer = (act: (socket: WsSocket, index: number) => void) =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly port: number; readonly connections: () => number; readonly server: WebSocketServer }>(
-      (resume) => {
-        let connections = 0
-        const server: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () => {
-          const address = server.address()
-          resume(Effect.succeed({
-            port: typeof address === "object" && address !== null ? address.port : 0,
-            connections: () => connections,
-            server
-          }))
-        })
-        server.on("connection", (socket: WsSocket, _request: Http.IncomingMessage) => {
-          const index = connections++
-          socket.once("message", () => act(socket, index))
-        })
-      }
-    ),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        for (const client of server.clients) client.terminate()
-        server.close(() => resume(Effect.void))
-      })
+/** Every log line, at every level, as logfmt and as structured JSON. */
+const capture = (lines: Array<string>) =>
+  Logger.layer([
+    Logger.make((options) => {
+      lines.push(Logger.formatLogFmt.log(options))
+      lines.push(JSON.stringify(Logger.formatStructured.log(options)))
+    })
+  ])
+
+const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
+
+/** The whole SDK pointed at the hostile server, set up as the case says. */
+/** The edition's whole-SDK layers: over Node (undici, `ws`), and over `fetch` and the standard `WebSocket`. */
+const layers = { node: NodeAgentSessions.layer, fetch: FetchAgentSessions.layer } as const
+
+type Runtime = keyof typeof layers
+
+const sdk = (server: HostileServer, client: HostileClient, runtime: Runtime) => {
+  const http = client.http ?? {}
+  const events = client.events ?? {}
+  return layers[runtime]({
+    apiKey: hostileKey,
+    baseUrl: server.baseUrl,
+    wsUrl: server.wsUrl,
+    transport: client.transport ?? "websocket",
+    dialect: client.dialect === "observed" ? Dialect.observed : Dialect.documented,
+    http: {
+      retry: retryOf(http.retry ?? hostileDefaults.http.retry),
+      timeout: Duration.millis(http.timeoutMs ?? hostileDefaults.http.timeoutMs),
+      maxResponseSize: http.maxResponseSize,
+      createPolicy: http.createPolicy,
+      maxRetryAfter: millis(http.maxRetryAfterMs)
+    },
+    events: {
+      reconnect: retryOf(events.reconnect ?? hostileDefaults.events.reconnect),
+      firstConnect: events.firstConnect === undefined ? undefined : retryOf(events.firstConnect),
+      connectTimeout: Duration.millis(events.connectTimeoutMs ?? hostileDefaults.events.connectTimeoutMs),
+      idleTimeout: millis(events.idleTimeoutMs),
+      answerTimeout: millis(events.answerTimeoutMs),
+      maxFrameSize: events.maxFrameSize,
+      failOnFrameError: events.failOnFrameError,
+      strict: events.strict
+    }
+  }).pipe(Layer.orDie)
+}
+
+const answerOf = (answer: HostileAnswer): Answer.Answer =>
+  answer === "deny" ? Answer.deny() : Answer.grant(hostileGrantInput)
+
+/** An event as the suite records it. */
+const seenEvent = (event: SessionEvent.SessionEvent): SeenEvent => {
+  switch (event._tag) {
+    case "ActionRun":
+      return { tag: event._tag, text: event.content }
+    case "ThoughtsAndMemories":
+      return { tag: event._tag, text: event.thought }
+    default:
+      return { tag: event._tag }
+  }
+}
+
+const stateSeen = (state: EventStream.ConnectionState): StateSeen =>
+  state._tag === "Closed"
+    ? { tag: state._tag, reason: state.reason, unsent: (state.unsent ?? []).map((u) => ({ ...u })) }
+    : { tag: state._tag }
+
+/** Answers every request of the connection (a refused answer is ignored), to the stream's end. */
+const answerEvery = (connection: EventStream.Connection, answer: HostileAnswer) =>
+  connection.events.pipe(
+    Stream.runForEach((event) =>
+      event._tag === "ExternalResourceRequested" ? Effect.ignore(connection.respond(event, answerOf(answer))) : Effect.void
+    )
   )
 
-/** Drains the events of `SESSION` against the server: how they ended, and how many connections were made. */
-const watch = (act: (socket: WsSocket, index: number) => void, options: EventStream.ConnectOptions = {}) =>
-  Effect.gen(function*() {
-    const server = yield* hostileServer(act)
-    const exit = yield* Effect.flatMap(EventStream.EventStream, (channel) =>
-      Stream.runDrain(channel.events(SESSION, options))).pipe(
-        Effect.provide(
-          EventStream.layer({ url: `ws://127.0.0.1:${server.port}`, reconnect: quick }).pipe(
-            Layer.provide(Layer.merge(Credentials.layer({ apiKey: KEY }), WebSocket.layer()))
-          )
-        ),
-        Effect.timeout("20 seconds"),
-        Effect.exit
+/** The case's act, through this edition's API. */
+const act = (
+  what: HostileAct,
+  server: HostileServer
+): Effect.Effect<ActResult, unknown, AgentApi.AgentApi | EventStream.EventStream | AgentSessions.AgentSessions> => {
+  switch (what._tag) {
+    case "CreateSession":
+      return Effect.as(Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(hostileRequest)), {})
+    case "GetSession":
+      return Effect.as(Effect.flatMap(AgentApi.AgentApi, (api) => api.getSession(hostileGetSession)), {})
+    case "Events":
+      return Effect.flatMap(EventStream.EventStream, (channel) => Stream.runCollect(channel.events(hostileSession))).pipe(
+        Effect.map((events) => ({ events: events.map(seenEvent) }))
       )
-    return { exit, connections: server.connections() }
-  })
-
-const failureOf = (exit: Exit.Exit<unknown, unknown>) => (Exit.isFailure(exit) ? exit.cause : undefined)
-
-/** The typed failure of an exit, and the exit printed whole (to look for the key). */
-const ended = (exit: Exit.Exit<void, unknown>) => ({
-  error: Option.getOrUndefined(Exit.findErrorOption(exit)),
-  printed: String(failureOf(exit))
-})
-
-const tagOf = (error: unknown) =>
-  typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : undefined
-
-describe("hostile WebSocket peers over real sockets", () => {
-  it.live("issue 20: 4000 (superseded) carrying the key is Superseded at once, never retried, the key scrubbed", () =>
-    Effect.gen(function*() {
-      const { connections, exit } = yield* watch((socket) => socket.close(4000, `superseded: ${KEY}`))
-      const { error, printed } = ended(exit)
-      assert.strictEqual(tagOf(error), "Superseded")
-      assert.include(JSON.stringify(error), "superseded: ", "the reason is kept, scrubbed")
-      assert.strictEqual(connections, 1)
-      assert.notInclude(printed, KEY)
-      assert.notInclude(JSON.stringify(error), KEY)
-    }))
-
-  it.live("U08 U12 a rejection (1008) carrying the key is HandshakeRejected at once, the reason scrubbed", () =>
-    Effect.gen(function*() {
-      const { connections, exit } = yield* watch((socket) => socket.close(1008, `bad key ${KEY}`))
-      const { error, printed } = ended(exit)
-      assert.strictEqual(tagOf(error), "HandshakeRejected")
-      assert.include(JSON.stringify(error), "bad key ", "the reason is kept, scrubbed")
-      assert.strictEqual(connections, 1)
-      assert.notInclude(printed, KEY)
-      assert.notInclude(JSON.stringify(error), KEY)
-    }))
-
-  it.live("U09 a malformed frame echoing the key is MalformedFrame, the raw frame scrubbed", () =>
-    Effect.gen(function*() {
-      const { connections, exit } = yield* watch((socket) => socket.send(`{"event":"started","data":{"key":"${KEY}"`))
-      const { error, printed } = ended(exit)
-      assert.strictEqual(tagOf(error), "MalformedFrame")
-      assert.include(JSON.stringify(error), "started", "the raw frame is kept, scrubbed")
-      assert.strictEqual(connections, 1)
-      assert.notInclude(printed, KEY)
-      assert.notInclude(JSON.stringify(error), KEY)
-    }))
-
-  it.live("U22 a real 3 MiB frame with maxFrameSize 64 KiB is FrameTooLarge (limit 65536), not retried", () =>
-    Effect.gen(function*() {
-      const big = JSON.stringify({ event: "thoughts_and_memories", data: { thought: "x".repeat(3 * 1024 * 1024), memory: "" } })
-      const { connections, exit } = yield* watch((socket) => socket.send(big), { maxFrameSize: 64 * 1024 })
-      const { error } = ended(exit)
-      assert.strictEqual(tagOf(error), "FrameTooLarge")
-      assert.strictEqual(
-        typeof error === "object" && error !== null && "limit" in error ? error.limit : undefined,
-        64 * 1024
-      )
-      assert.strictEqual(connections, 1)
-    }))
-
-  it.live("U17 a close with 1000 before complete ends the stream without an error, no reconnect", () =>
-    Effect.gen(function*() {
-      const { connections, exit } = yield* watch((socket) => {
-        socket.send(JSON.stringify({ event: "started", data: { sessionId: SESSION, start_url: "https://example.com" } }))
-        socket.close(1000, "done")
-      })
-      assert.isTrue(Exit.isSuccess(exit), String(failureOf(exit)))
-      assert.strictEqual(connections, 1)
-    }))
-})
-
-const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
-const opening = sse("started", { sessionId: SESSION, start_url: "https://example.com" }) +
-  sse("external_resource_requested", requestData("as-1"))
-
-/** An HTTP server for the SSE transport: `GET`s open an event stream, `POST`s go to `onPost`. */
-const sseServer = (onPost: (request: Http.IncomingMessage, response: Http.ServerResponse, index: number) => void) =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly baseUrl: string; readonly gets: () => number; readonly posts: () => number; readonly server: Http.Server; readonly sockets: Set<Net.Socket> }>(
-      (resume) => {
-        let gets = 0
-        let posts = 0
-        const sockets = new Set<Net.Socket>()
-        const server = Http.createServer((request, response) => {
-          if (request.method === "GET") {
-            gets += 1
-            response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-            response.write(gets === 1 ? opening : "")
-            return
-          }
-          onPost(request, response, posts++)
-        })
-        server.on("connection", (socket: Net.Socket) => {
-          sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
-        })
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          const port = typeof address === "object" && address !== null ? address.port : 0
-          resume(Effect.succeed({ baseUrl: `http://127.0.0.1:${port}`, gets: () => gets, posts: () => posts, server, sockets }))
-        })
-      }
-    ),
-    ({ server, sockets }) =>
-      Effect.callback<void>((resume) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resume(Effect.void))
-      })
-  )
-
-const sseLayer = (baseUrl: string, answerTimeout: Duration.Input) =>
-  EventStream.layerSse({ url: baseUrl, dialect: Dialect.observed, reconnect: quick, answerTimeout }).pipe(
-    Layer.provide(Layer.merge(Credentials.layer({ apiKey: KEY }), NodeHttpClient.layerUndici))
-  )
-
-/** Answers every request of the connection with a denial, as the events arrive. */
-const answerEvery = (connection: EventStream.Connection) =>
-  Stream.runForEach(connection.events, (event) =>
-    event._tag === "ExternalResourceRequested"
-      ? Effect.ignore(connection.respond(event, Answer.deny()))
-      : Effect.void).pipe(Effect.ignore)
-
-describe("a hostile HTTP peer of the SSE transport: an answer POST never answered", () => {
-  it.live("U16 close returns within the answer time-out; the answer is reported unsent", () =>
-    Effect.gen(function*() {
-      const server = yield* sseServer((request) => request.resume())
-      const { closeMillis, state } = yield* Effect.gen(function*() {
+    case "AnswerThenClose":
+      return Effect.gen(function*() {
         const channel = yield* EventStream.EventStream
-        const connection = yield* channel.connect(SESSION)
-        const consumer = yield* Effect.forkChild(answerEvery(connection))
-        while (server.posts() === 0) yield* Effect.sleep("10 millis")
+        const connection = yield* channel.connect(hostileSession)
+        const answering = yield* Effect.forkChild(answerEvery(connection, what.answer))
+        yield* Effect.promise(() => untilPosts(server, 1))
         const start = Date.now()
         yield* connection.close
         const closeMillis = Date.now() - start
-        yield* Fiber.join(consumer)
-        return { closeMillis, state: yield* SubscriptionRef.get(connection.state) }
-      }).pipe(Effect.scoped, Effect.provide(sseLayer(server.baseUrl, "500 millis")), Effect.timeout("20 seconds"))
-      assert.isBelow(closeMillis, 10_000, "close is bounded by the answer time-out")
-      assert.deepStrictEqual(
-        state,
-        EventStream.ConnectionState.Closed({
-          reason: "closed-by-caller",
-          unsent: [{ actionSessionId: "as-1", resourceType: "request_user_input" }]
-        })
-      )
-    }))
-
-  it.live("U16 an answer POST never answered times out and is sent again after the reconnect", () =>
-    Effect.gen(function*() {
-      const server = yield* sseServer((request, response, index) => {
-        request.resume()
-        // The first is never answered; the second is accepted.
-        if (index > 0) request.on("end", () => response.writeHead(202).end("{}"))
-      })
-      const result = yield* Effect.gen(function*() {
+        yield* Fiber.join(answering)
+        return { closeMillis, state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
+      }).pipe(Effect.scoped)
+    case "AnswerUntil":
+      return Effect.gen(function*() {
         const channel = yield* EventStream.EventStream
-        const connection = yield* channel.connect(SESSION)
-        yield* Effect.forkScoped(answerEvery(connection))
-        while (server.posts() < 2) yield* Effect.sleep("10 millis")
-      }).pipe(Effect.scoped, Effect.provide(sseLayer(server.baseUrl, "300 millis")), Effect.timeout("20 seconds"), Effect.result)
-      assert.isTrue(Result.isSuccess(result), String(result))
-      assert.strictEqual(server.posts(), 2, "written again after the time-out")
-      assert.isAtLeast(server.gets(), 2, "the connection was reopened")
-    }))
-})
+        const connection = yield* channel.connect(hostileSession)
+        yield* Effect.forkScoped(answerEvery(connection, what.answer))
+        yield* Effect.promise(() => untilPosts(server, what.posts))
+        yield* Effect.sleep(Duration.millis(what.thenMs))
+        return { state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
+      }).pipe(Effect.scoped)
+    case "AnswerToEnd":
+      return Effect.gen(function*() {
+        const channel = yield* EventStream.EventStream
+        const connection = yield* channel.connect(hostileSession)
+        yield* answerEvery(connection, what.answer)
+        return { state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
+      }).pipe(Effect.scoped)
+    case "Run":
+      return AgentSessions.run(hostileRequest, { onRequest: () => Effect.succeed(answerOf(what.answer)) }).pipe(
+        Effect.map((outcome) => ({ events: outcome.events.map(seenEvent) }))
+      )
+    case "InterruptCreates":
+      return Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        for (const delay of what.delays) {
+          const fiber = yield* Effect.forkChild(api.createSession(hostileRequest))
+          yield* Effect.sleep(Duration.millis(delay))
+          yield* Fiber.interrupt(fiber)
+        }
+        return {}
+      })
+    case "SubscribeAndDrop":
+      return Effect.gen(function*() {
+        const channel = yield* EventStream.EventStream
+        for (const delay of what.delays) {
+          const fiber = yield* Effect.forkChild(Stream.runDrain(channel.events(hostileSession)))
+          yield* Effect.sleep(Duration.millis(delay))
+          yield* Fiber.interrupt(fiber)
+        }
+        return {}
+      })
+  }
+}
+
+/** Every text a caller could see of a run: the outcome and its cause, the logs, the spans. */
+const textsOf = (
+  exit: Exit.Exit<ActResult, unknown>,
+  logs: ReadonlyArray<string>,
+  spans: ReadonlyArray<Span>
+): ReadonlyArray<SeenText> => {
+  const texts: Array<SeenText> = []
+  if (Exit.isFailure(exit)) {
+    texts.push({ where: "Cause.pretty", text: Cause.pretty(exit.cause) })
+    for (const failure of exit.cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)) {
+      for (const text of renderings(failure)) texts.push({ where: "the error", text })
+    }
+  } else {
+    for (const text of renderings(exit.value)) texts.push({ where: "the value", text })
+  }
+  for (const line of logs) texts.push({ where: "a log line", text: line })
+  for (const span of spans) {
+    texts.push({ where: `span ${span.name}`, text: `${span.name} ${JSON.stringify([...span.attributes.entries()])}` })
+    // What a tracer exports of a span's end: the failure (an exporter records the cause).
+    if (span.status._tag === "Ended" && Exit.isFailure(span.status.exit)) {
+      texts.push({ where: `span ${span.name} failure`, text: Cause.pretty(span.status.exit.cause) })
+    }
+  }
+  return texts
+}
+
+/** One run of a case: its servers started, the act observed, what the servers and the process show. */
+/**
+ * The cases the standard (WHATWG) `WebSocket` of `FetchAgentSessions` cannot pass, each with why:
+ * what the API does not give the SDK (the status of a refused upgrade, a frame before it is whole,
+ * a text frame that is not UTF-8) or a bug of this edition's adapter. Each runs as known-failing
+ * (`it.fails`, under a 5 s hang guard): when one passes, it leaves this list.
+ */
+const knownFailingOverFetch: ReadonlyArray<readonly [string, string]> = [
+  // A standard WebSocket hands over a message only once it is whole, with no size limit of its own
+  // below the runtime's: the SDK cannot refuse a frame by its announced length, and reads it whole.
+  ["U22 a frame announcing 94 MiB", "the whole frame is read before the SDK sees it: the hang guard ends it"],
+  ["U22 a frame announcing 200 MiB", "the runtime's own limit fails the socket: ConnectionLost, retried, not FrameTooLarge"],
+  ["U22 with failOnFrameError: false", "the 64 MiB frame is read whole before the SDK sees it: the hang guard ends it"],
+  ["U22 a message in small fragments", "the fragments are joined by the runtime without a limit: the hang guard ends it"],
+  // The runtime closes a socket with a text frame that is not UTF-8 (1007) instead of handing it over.
+  ["U09 a text frame that is not UTF-8", "the runtime closes with 1007: retried, then ConnectionLost, not MalformedFrame"],
+  // A refused upgrade reaches a standard WebSocket as a bare `error`, without its status
+  // (FetchAgentSessions' documentation says so): retried as an open failure, then NeverConnected.
+  ["U12 a refused upgrade echoing the key", "no status: NeverConnected without code 401"],
+  ["U08 a refused upgrade (401) whose body never ends", "no status: retried, NeverConnected"],
+  ["a redirected upgrade (302)", "no status: the failure cannot name 302"],
+  // The connect time-out closes the socket, and the adapter then reports the runtime's `error`
+  // ("Connection was closed before it was established") as an open failure: retried on a fresh
+  // channel, and not named a connect time-out ("did not open").
+  ["U22 an upgrade that never completes on a fresh channel", "bug: the connect time-out is reported as an open failure, retried"],
+  ["U22 upgrades that never complete after the channel was open", "bug: the connect time-out is reported as an open failure"]
+]
+
+const knownFailing = (hostile: HostileCase, runtime: Runtime): string | undefined =>
+  runtime === "fetch" ? knownFailingOverFetch.find(([name]) => hostile.name.startsWith(name))?.[1] : undefined
+
+/**
+ * Node 22's standard `WebSocket` (undici) leaves the TCP socket of a failed handshake (a `101`
+ * without `Sec-WebSocket-Accept`) open: it reports `error`, never `close`, and the SDK holds
+ * nothing more to close it with. Over `FetchAgentSessions` that case's "nothing left open at the
+ * server" is not checked; the rest of it is.
+ */
+const runtimeLeavesOpen = ["U22 a 101 without Sec-WebSocket-Accept"]
+
+/** The case as this runtime can be held to it. */
+const asRun = (hostile: HostileCase, runtime: Runtime): HostileCase => {
+  if (runtime !== "fetch" || !runtimeLeavesOpen.some((name) => hostile.name.startsWith(name))) return hostile
+  const expect = Object.fromEntries(Object.entries(hostile.expect).filter(([name]) => name !== "drained"))
+  return { ...hostile, expect: expect as unknown as HostileCase["expect"] }
+}
+
+const runOnce = (hostile: HostileCase, runtime: Runtime, guardMs?: number) =>
+  Effect.gen(function*() {
+    const started = yield* Effect.acquireRelease(
+      Effect.promise(() => startHostileCase(hostile)),
+      (servers) => Effect.promise(servers.close)
+    )
+    const handlesBefore = handles()
+    const heapBefore = hostile.expect.heapMiB === undefined ? undefined : liveHeap()
+    const logs: Array<string> = []
+    const spans: Array<Span> = []
+    const tracer = spying(spans)
+    const guard = guardMs ?? hostile.guardMs ?? 30_000
+    const start = Date.now()
+    const exit = yield* act(hostile.act, started.server).pipe(
+      Effect.provide(sdk(started.server, hostile.client, runtime)),
+      Effect.timeoutOrElse({ duration: Duration.millis(guard), orElse: () => Effect.fail("hang guard" as const) }),
+      Effect.withTracer(tracer),
+      Effect.provide(capture(logs)),
+      Effect.provideService(References.MinimumLogLevel, "All"),
+      Effect.exit
+    )
+    const took = Date.now() - start
+    if (Option.getOrUndefined(Exit.findErrorOption(exit)) === "hang guard") {
+      return assert.fail(`hung for more than ${guard} ms`)
+    }
+    const heapAfter = heapBefore === undefined ? undefined : liveHeap()
+    const failure = Exit.findErrorOption(exit)
+    if (Exit.isFailure(exit) && Option.isNone(failure)) return assert.fail(`not a typed failure: ${Cause.pretty(exit.cause)}`)
+    const observed: HostileObservation = {
+      ending: Option.isSome(failure)
+        ? hostileFailed(failure.value as { readonly _tag: string; readonly message: string })
+        : { _tag: "Ok" },
+      ...(Exit.isSuccess(exit) ? { result: exit.value } : {}),
+      millis: took,
+      texts: textsOf(exit, logs, spans),
+      spans: spans.map((span) => ({ name: span.name, attributes: [...span.attributes.keys()] })),
+      ...(heapBefore === undefined || heapAfter === undefined ? {} : { heapGrowth: heapAfter - heapBefore }),
+      server: yield* Effect.promise(() => serverSeen(hostile, started, handlesBefore))
+    }
+    return { observed, problems: hostileVerdict(hostile, observed) }
+  }).pipe(Effect.scoped)
+
+for (const runtime of ["node", "fetch"] as const) {
+  describe(`hostile server (conformance hostile cases, Effect 4 edition, ${runtime === "node" ? "NodeAgentSessions" : "FetchAgentSessions"})`, () => {
+    for (const hostile of hostileCases) {
+      const known = knownFailing(hostile, runtime)
+      const test = known === undefined ? it.live : it.live.fails
+      test(known === undefined ? hostile.name : `${hostile.name} (known failing: ${known})`, () =>
+        Effect.gen(function*() {
+          const problems: Array<string> = []
+          const runs = hostile.runs ?? 1
+          for (let run = 0; run < runs; run++) {
+            const { problems: found } = yield* runOnce(asRun(hostile, runtime), runtime, known === undefined ? undefined : 5_000)
+            problems.push(...found.map((problem) => (runs > 1 ? `run ${run + 1}: ${problem}` : problem)))
+          }
+          assert.deepStrictEqual(problems, [], problems.join("\n"))
+        }))
+    }
+  })
+}
