@@ -38,7 +38,7 @@ import { defaultInterval as defaultAnswerCheckInterval, makeAnswerWatch } from "
 import * as internal from "./internal/entity.js"
 import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
-import { resumer } from "./internal/resumer.js"
+import { makeRegistry, resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
 
 /**
@@ -230,15 +230,18 @@ export interface Options {
 export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
-  Layer.merge(
-    Layer.unwrapScoped(Effect.gen(function*() {
-      const ticker = yield* makeTicker
-      const starting = yield* makeGate(internal.startsAtOnce)
-      const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
-      return SessionEntity.toLayer(internal.make(options, ticker, starting, answers), {
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const ticker = yield* makeTicker
+    const starting = yield* makeGate(internal.startsAtOnce)
+    const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
+    // The runner's activations, which the resumer reads (it sends no `Resume` to a session that
+    // runs or starts here).
+    const registry = makeRegistry()
+    return Layer.merge(
+      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
-      })
-    })),
-    Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options)))
-  )
+      }),
+      Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options, registry)))
+    )
+  }))
