@@ -196,9 +196,15 @@ const sdkRun = (sessions: number, profile: boolean) =>
     }
     const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 1 }))
     const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+    // Sessions waiting for their answer, and sessions whose run ended (on this shared machine a
+    // channel can fail to open in time: such a session ends, and is not taken over).
     const waiting = Effect.map(
       sql<{ readonly n: string }>`SELECT count(DISTINCT session_id) AS n FROM agent_session_events
         WHERE event ILIKE '%external%requested%'`,
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
+    const ended = Effect.map(
+      sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions WHERE end_status IS NOT NULL`,
       (rows) => Number(rows[0]?.n ?? 0)
     )
     const client = yield* Layer.build(
@@ -226,7 +232,8 @@ const sdkRun = (sessions: number, profile: boolean) =>
       { concurrency: 50, discard: true }
     )
     const deadline = Date.now() + 600_000
-    while ((yield* waiting) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
+    while ((yield* waiting) + (yield* ended) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
+    const endedBefore = yield* ended
     // Settle, then the survivors' idle rate.
     yield* Effect.sleep("3 seconds")
     const held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
@@ -242,8 +249,19 @@ const sdkRun = (sessions: number, profile: boolean) =>
     const killedAt = Date.now()
     runners[victimIndex]!.child.kill("SIGKILL")
     const takenOver = () => sum(survivors.map((r) => [...r.tookOver.values()].filter((t) => t >= killedAt).length))
+    // Until every session held by the killed runner is taken over, or (some of them may have
+    // ended before the kill) none is for 3 s once all but the ended ones are.
     const until = killedAt + 600_000
-    while (takenOver() < moved && Date.now() < until) yield* Effect.sleep("100 millis")
+    let last = 0
+    let lastAt = Date.now()
+    while (takenOver() < moved && Date.now() < until) {
+      yield* Effect.sleep("100 millis")
+      const n = takenOver()
+      if (n !== last) {
+        last = n
+        lastAt = Date.now()
+      } else if (n >= moved - endedBefore && Date.now() - lastAt > 3_000) break
+    }
     yield* Effect.sleep("1 second")
     const after = survivors.map((r) => cpuMs(r.child.pid))
     const elapsed = Date.now() - killedAt
@@ -271,7 +289,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
       p90: quantile(times, 0.9),
       max: Math.max(...times)
     }
-    process.stderr.write(`sdk ${JSON.stringify(run)}\n`)
+    process.stderr.write(`sdk ${JSON.stringify({ ...run, failed, endedBefore })}\n`)
     return run
   }))
 
