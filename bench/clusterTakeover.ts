@@ -17,12 +17,13 @@
  * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
  * (V8's `.cpuprofile`) and prints its self time by function.
  *
- *   npx tsx bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>]
+ *   npx tsx bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--write]
  *
- * Prints a table (markdown); bench/RESULTS.md keeps the runs by hand.
+ * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
+ * to their section of bench/RESULTS.md (after the cluster section).
  */
 import { type ChildProcess, fork, spawn } from "node:child_process"
-import { appendFileSync, readFileSync } from "node:fs"
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -45,6 +46,8 @@ const flag = (name: string, fallback: string): string => {
 const SIZES = flag("sizes", "200,1000").split(",").map(Number)
 const FLOOR = !process.argv.includes("--no-floor")
 const PROFILE_DIR = flag("profile", "")
+/** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
+const WRITE = process.argv.includes("--write")
 
 /** CPU time (user + system) of a process so far, in ms (Linux, /proc; clock ticks of 10 ms). */
 const cpuMs = (pid: number | undefined): number => {
@@ -323,12 +326,17 @@ const floorRun = (entities: number) =>
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
+/** Parses "934 ms" (the floor's median) to a number of ms. */
+const ms = (text: string): number => Number.parseFloat(text)
+
 const main = Effect.gen(function*() {
   const rows: Array<string> = []
+  const measured: Array<{ readonly size: number; readonly moved: number; readonly per: number; readonly floor: number; readonly sdk: SdkRun; readonly floorMedian: number }> = []
   for (const [i, size] of SIZES.entries()) {
     const floor = FLOOR ? yield* floorRun(size) : undefined
     const sdk = yield* sdkRun(size, PROFILE_DIR !== "" && i === SIZES.length - 1)
     const per = (sdk.cpuMs - sdk.idleMs) / Math.max(1, sdk.takenOver)
+    measured.push({ size, moved: sdk.takenOver, per, floor: floor?.perEntity ?? Number.NaN, sdk, floorMedian: floor === undefined ? Number.NaN : ms(floor.median) })
     rows.push(
       `| ${size} | ${sdk.takenOver}/${sdk.moved} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${(sdk.idleMs / 1000).toFixed(1)} s) over ${
         sdk.seconds.toFixed(1)
@@ -343,6 +351,56 @@ const main = Effect.gen(function*() {
     ...rows
   ].join("\n")
   process.stdout.write(`\n${table}\n`)
+
+  // The projection: the detection D (the floor's median at the smallest size: a take-over of
+  // little work), then the killed runner's n sessions spread over the survivors, each taking its
+  // share at c ms of CPU a session on a core of its own (a runner's work is one Node thread).
+  const largest = measured[measured.length - 1]!
+  const c = largest.per
+  const d = Number.isNaN(measured[0]!.floorMedian) ? 1000 : measured[0]!.floorMedian
+  const projected = (n: number, cores: number) => ((d + n * c / (cores - 1)) / 1000).toFixed(1)
+  const perRunner = [...measured.map((m) => m.moved), 10_000]
+  const projection = [
+    "| sessions on the killed runner | measured here (3 runners, 2 cores shared with PostgreSQL and the service): last taken over | 4 cores | 8 cores | 16 cores |",
+    "| --- | --- | --- | --- | --- |",
+    ...perRunner.map((n) => {
+      const here = measured.find((m) => m.moved === n)
+      return `| ${n.toLocaleString("en-US")} | ${here === undefined ? "-" : `${(here.sdk.max / 1000).toFixed(1)} s`} | ${projected(n, 4)} s | ${projected(n, 8)} s | ${
+        projected(n, 16)
+      } s |`
+    })
+  ].join("\n")
+  const section = [
+    "<!-- cluster-takeover:begin -->",
+    "## Cluster: CPU per session taken over, against `@effect/cluster`'s floor (bench/clusterTakeover.ts)",
+    "",
+    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; the floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Detection as in the section above. Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
+    "",
+    table,
+    "",
+    `Failover (kill to the last session taken over) by sessions on the killed runner and cores, projected: D + n x c / (k - 1), with D = ${
+      (d / 1000).toFixed(2)
+    } s (detection: the floor's median at ${measured[0]!.size} entities), c = ${c.toFixed(2)} ms (the SDK's CPU per session at ${largest.size}), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help). The median is about D + half of the rest.`,
+    "",
+    projection,
+    "",
+    "Reproduce: `npx tsx bench/clusterTakeover.ts --sizes 200,1000,10000 --write` (`--profile <dir>` also writes and summarizes a CPU profile of each survivor at the largest size).",
+    "<!-- cluster-takeover:end -->"
+  ].join("\n")
+  process.stdout.write(`\n${section}\n`)
+  if (WRITE) {
+    const file = join(root, "bench", "RESULTS.md")
+    const text = readFileSync(file, "utf8")
+    const begin = text.indexOf("<!-- cluster-takeover:begin -->")
+    const end = text.indexOf("<!-- cluster-takeover:end -->")
+    const anchor = text.indexOf("<!-- cluster:end -->")
+    const next = begin >= 0 && end > begin
+      ? text.slice(0, begin) + section + text.slice(end + "<!-- cluster-takeover:end -->".length)
+      : anchor >= 0
+      ? text.slice(0, anchor + "<!-- cluster:end -->".length) + "\n\n" + section + text.slice(anchor + "<!-- cluster:end -->".length)
+      : text + "\n" + section + "\n"
+    writeFileSync(file, next)
+  }
 })
 
 NodeRuntime.runMain(main)
