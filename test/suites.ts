@@ -83,6 +83,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/cluster/failover.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "test/cluster/faults.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "test/cluster/pendingRequests.test.ts", why: "sessions against the simulator over real sockets" },
+  { path: "test/cluster/rebalance.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "test/cluster/requestKey.test.ts", why: "sessions on PostgreSQL against the simulator over real sockets" },
   { path: "test/cluster/startup.test.ts", why: "runners started together on PostgreSQL" },
   { path: "test/consumer/", why: "packs the packages and installs them in a fresh application" },

@@ -38,7 +38,7 @@ import { defaultInterval as defaultAnswerCheckInterval, makeAnswerWatch } from "
 import * as internal from "./internal/entity.js"
 import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
-import { resumer } from "./internal/resumer.js"
+import { makeRegistry, resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
 
 /**
@@ -197,9 +197,11 @@ export interface Options {
   /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /**
-   * How often each runner's resumer looks for shards it has gained since its last look, and
-   * sends `Resume` to their sessions whose run has not ended, so that a session whose runner
-   * gave its shard away (rebalancing) or died runs again on the new owner. A subscriber
+   * How often each runner's resumer looks for shards it has gained, and sends `Resume` to their
+   * sessions whose run has not ended and that neither run nor start on this runner, once the
+   * shard has been held for a second (the engine meanwhile delivers again the `Start` a dead
+   * owner had not finished: such a session starts without a `Resume`), so that a session whose
+   * runner gave its shard away (rebalancing) or died runs again on the new owner. A subscriber
    * (`Events`) that reaches the new owner first takes the session over itself. Default 250 ms
    * (a look reads nothing from the store unless shards were gained).
    */
@@ -218,8 +220,9 @@ export interface Options {
 /**
  * Registers the entity with the runner's `Sharding`: this process runs sessions. With it comes
  * the runner's resumer: every `resumeInterval` it sends `Resume` to the unended sessions of the
- * shards this runner gained since its last look, so that a session whose shard moved (its
- * runner died, or rebalancing between live runners) runs again on the new owner; a subscriber
+ * shards this runner gained (once held for a second), except those that run or start here
+ * already, so that a session whose shard moved (its runner died, or rebalancing between live
+ * runners) runs again on the new owner; a subscriber
  * that reaches the new owner before the resumer takes the session over at once. And the
  * runner's answer watch: every `answerCheckInterval` it reads the answers recorded for the
  * sessions it holds that wait for one they have not been given.
@@ -230,15 +233,18 @@ export interface Options {
 export const layer = (
   options: Options = {}
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions | AgentApi | EventLog.EventLog> =>
-  Layer.merge(
-    Layer.unwrapScoped(Effect.gen(function*() {
-      const ticker = yield* makeTicker
-      const starting = yield* makeGate(internal.startsAtOnce)
-      const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
-      return SessionEntity.toLayer(internal.make(options, ticker, starting, answers), {
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const ticker = yield* makeTicker
+    const starting = yield* makeGate(internal.startsAtOnce)
+    const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
+    // The runner's activations, which the resumer reads (it sends no `Resume` to a session that
+    // runs or starts here).
+    const registry = makeRegistry()
+    return Layer.merge(
+      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
-      })
-    })),
-    Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options)))
-  )
+      }),
+      Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options, registry)))
+    )
+  }))

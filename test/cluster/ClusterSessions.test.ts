@@ -16,6 +16,7 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
+import { resumeGrace } from "../../src/cluster/internal/resumer.js"
 import { AgentApi, AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
 
@@ -364,7 +365,8 @@ describe("the resumer", () => {
         const sessions = yield* ClusterSessions.ClusterSessions
         // Running sessions (each waits for its answer).
         yield* Effect.forEach([1, 2, 3, 4, 5], () => sessions.start(request), { concurrency: 5 })
-        yield* Effect.sleep("1 second")
+        // The shards gained at the start are looked into once held for the resumer's grace.
+        yield* Effect.sleep(Duration.sum(resumeGrace, "1 second"))
         const before = yield* Ref.get(scans)
         // Thirty intervals with nothing changed: no scan.
         yield* Effect.sleep("3 seconds")

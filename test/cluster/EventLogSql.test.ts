@@ -76,6 +76,43 @@ const snapshotAgrees = Effect.gen(function*() {
 })
 
 /**
+ * Snapshots asked for at once (the store reads them together, in batches): each gives what
+ * `get`, `answers` and `read` give for its own session and page, whichever sessions share its
+ * read (sessions of different lengths, from different sequence numbers, unknown ones).
+ */
+const snapshotsAtOnceAgree = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const ids = Array.from({ length: 60 }, (_, i) => `many-${i}`)
+  yield* Effect.forEach(ids, (id, i) =>
+    Effect.gen(function*() {
+      yield* log.register({ info: info(id), maxActions: i + 1, agent: Option.none(), shard: i % 4 })
+      if (i % 3 !== 0) yield* log.append(id, Array.from({ length: i % 7 + 1 }, (_, k) => ({ seq: k + 1, event: started(i * 10 + k) })))
+      if (i % 5 === 0) {
+        yield* log.saveAnswer(id, {
+          _tag: "ExternalResourceRequested",
+          resource_type: "admin_permission_request",
+          reason: "a permission",
+          action_session_id: Session.ActionSessionId.make(`as_${id}`),
+          field_name: Option.none()
+        }, { _tag: "Deny" })
+      }
+    }), { discard: true })
+  const asked = [...ids, "many-unknown-1", "many-unknown-2"].map((id, i) => ({ id, fromSeq: 1 + (i % 3), limit: 1 + (i % 4) }))
+  const snapshots = yield* Effect.forEach(asked, ({ fromSeq, id, limit }) => log.snapshot(id, fromSeq, limit), {
+    concurrency: "unbounded"
+  })
+  for (const [i, { fromSeq, id, limit }] of asked.entries()) {
+    const snapshot = snapshots[i]!
+    assert.deepStrictEqual(snapshot.record, yield* log.get(id))
+    assert.deepStrictEqual(snapshot.answers, yield* log.answers(id))
+    assert.deepStrictEqual(snapshot.events, yield* log.read(id, fromSeq, limit))
+  }
+  assert.isTrue(snapshots.some((s) => s.events.length > 1))
+  assert.isTrue(snapshots.some((s) => s.answers.length === 1))
+  assert.isTrue(Option.isNone(snapshots[snapshots.length - 1]!.record))
+})
+
+/**
  * `answersOf` gives, in one read, what `answers` gives for each session: sessions with answers
  * (one with two), and none for a session without answers, an unknown one, or no session at all.
  */
@@ -103,6 +140,7 @@ describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
     it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
+    it.effect("snapshots asked for at once: each as get, answers and read give it", () => snapshotsAtOnceAgree)
   })
 })
 
@@ -156,6 +194,7 @@ describe("EventLog on PostgreSQL", () => {
       snapshotAgrees)
 
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
+    it.effect("snapshots asked for at once, read together: each as get, answers and read give it", () => snapshotsAtOnceAgree)
 
     it.effect("appends that come together are written together; one whose sequence is taken fails alone", () =>
       Effect.gen(function*() {

@@ -25,6 +25,7 @@ import { type AnswerWatch, waiterOf } from "./answerWatch.js"
 import { requestKey, toAnswer } from "./eventLog.js"
 import { events } from "./eventsStream.js"
 import type { Gate } from "./gate.js"
+import type { Registry } from "./resumer.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
 
@@ -46,7 +47,13 @@ const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
  */
 export const startsAtOnce = 256
 
-export const make = (options: SessionEntity.Options, ticker: Ticker, starting: Gate, answers: AnswerWatch) =>
+export const make = (
+  options: SessionEntity.Options,
+  ticker: Ticker,
+  starting: Gate,
+  answers: AnswerWatch,
+  registry: Registry
+) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
@@ -62,6 +69,16 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
     const activation = yield* makeActivation(sessionId, log)
     const { bump, load, recent, tally } = activation
     const waiter = waiterOf(activation)
+
+    /**
+     * Starts asked for and not ended (waiting for the lifecycle lock or a start place, or
+     * starting): the resumer sends no `Resume` to a session that runs or starts here.
+     */
+    let startsUnderWay = 0
+    const localState = (): "running" | "starting" | undefined =>
+      activation.run !== undefined ? "running" : startsUnderWay > 0 ? "starting" : undefined
+    registry.set(sessionId, localState)
+    yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, localState)))
 
     const status: Effect.Effect<SessionEntity.Status, EventLog.EventLogError> = Effect.gen(function*() {
       yield* load
@@ -209,9 +226,19 @@ export const make = (options: SessionEntity.Options, ticker: Ticker, starting: G
      * holding the lock, to learn that the session runs.)
      */
     const ensureRunning = (payload: RunPayload | undefined, learn: boolean) =>
-      Effect.suspend(() =>
-        activation.run !== undefined ? Effect.succeed(false) : starting.withPlace(start(payload, learn))
-      ).pipe(lifecycle.withPermits(1))
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          startsUnderWay += 1
+        }),
+        () =>
+          Effect.suspend(() =>
+            activation.run !== undefined ? Effect.succeed(false) : starting.withPlace(start(payload, learn))
+          ).pipe(lifecycle.withPermits(1)),
+        () =>
+          Effect.sync(() => {
+            startsUnderWay -= 1
+          })
+      )
 
     const start = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {

@@ -284,6 +284,10 @@ type EventRow = {
 const appendWriters = 2
 const appendRows = 1_000
 
+/** How many snapshot reads run at once, and how many sessions one read asks about at most. */
+const snapshotReaders = 2
+const snapshotSessions = 500
+
 interface SessionRow {
   readonly session_id: string
   readonly info: string
@@ -298,6 +302,11 @@ interface SnapshotRow {
   readonly record: SessionRow | null
   readonly answers: ReadonlyArray<readonly [string, string]> | null
   readonly events: ReadonlyArray<readonly [number, string]> | null
+}
+
+/** A row of the batched `snapshot` read: a {@link SnapshotRow} and the index of its request. */
+interface SnapshotBatchRow extends SnapshotRow {
+  readonly i: number
 }
 
 /** A logged event from its stored columns (the event as JSON text). */
@@ -391,6 +400,67 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : write), Deferred.await(done))
     })
 
+  // Snapshots, read together in the same way: a runner taking sessions over starts up to
+  // `startsAtOnce` of them at a time (entity.ts), each reading its snapshot first; one query
+  // per session was one round trip, one parse and one pool checkout each. Idle, a snapshot is
+  // read at once, alone; busy, the snapshots asked for during a read share the next one.
+  interface WaitingSnapshot {
+    readonly sessionId: string
+    readonly fromSeq: number
+    readonly limit: number
+    readonly done: Deferred.Deferred<EventLog.Snapshot, EventLogError>
+    taken: boolean
+  }
+  const snapshotsWaiting: Array<WaitingSnapshot> = []
+  const readers = yield* makeGate(snapshotReaders)
+  const toSnapshot = (row: SnapshotRow | undefined): EventLog.Snapshot => ({
+    record: Option.map(Option.fromNullable(row?.record), toRecord),
+    answers: (row?.answers ?? []).map(([request, answer]) => toRecorded(request, answer)),
+    events: (row?.events ?? []).map(([seq, event]) => toLogged(seq, event))
+  })
+  /**
+   * One row per session asked about (the index of its request in `i`): the record as JSON (null
+   * when unknown), its answers and its page of events as JSON arrays of [request, answer] and
+   * [seq, event] (the columns hold JSON text). The requests are one JSON parameter.
+   */
+  const readSnapshots = (batch: ReadonlyArray<WaitingSnapshot>) =>
+    sql<SnapshotBatchRow>`SELECT q.i,
+        (SELECT row_to_json(s) FROM (SELECT session_id, info, max_actions, agent, end_status, end_reason
+          FROM agent_session_sessions WHERE session_id = q.session_id) s) AS record,
+        (SELECT coalesce(json_agg(json_build_array(request, answer) ORDER BY answered_at), '[]'::json)
+          FROM agent_session_answers WHERE session_id = q.session_id) AS answers,
+        (SELECT coalesce(json_agg(json_build_array(seq, event) ORDER BY seq), '[]'::json)
+          FROM (SELECT seq, event FROM agent_session_events WHERE session_id = q.session_id AND seq >= q.from_seq
+            ORDER BY seq LIMIT q.lim) e) AS events
+      FROM json_to_recordset(${
+      JSON.stringify(batch.map((w, i) => ({ i, session_id: w.sessionId, from_seq: w.fromSeq, lim: w.limit })))
+    }::json) AS q(i integer, session_id text, from_seq integer, lim integer)`.pipe(
+      Effect.mapError(fail("snapshot")),
+      Effect.exit,
+      Effect.flatMap((exit) => {
+        const rows: Array<SnapshotRow | undefined> = []
+        if (Exit.isSuccess(exit)) for (const row of exit.value) rows[Number(row.i)] = row
+        return Effect.forEach(batch, (waiting, i) => {
+          if (Exit.isFailure(exit)) return Deferred.failCause(waiting.done, exit.cause)
+          // Decoded one by one: a row that does not decode fails its own read only.
+          const row = rows[i]
+          return Deferred.complete(waiting.done, Effect.try({ try: () => toSnapshot(row), catch: fail("snapshot") }))
+        }, { discard: true })
+      })
+    )
+  const readWaiting = readers.withPlace(Effect.suspend(() => {
+    if (snapshotsWaiting.length === 0) return Effect.void
+    const batch = snapshotsWaiting.splice(0, snapshotSessions)
+    for (const waiting of batch) waiting.taken = true
+    return readSnapshots(batch)
+  }))
+  const snapshot = (sessionId: string, fromSeq: number, limit: number) =>
+    Effect.flatMap(Deferred.make<EventLog.Snapshot, EventLogError>(), (done) => {
+      const entry: WaitingSnapshot = { sessionId, fromSeq, limit, done, taken: false }
+      snapshotsWaiting.push(entry)
+      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : readWaiting), Deferred.await(done))
+    })
+
   const getRecord = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
@@ -479,32 +549,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
             })
           )
         ),
-    snapshot: (sessionId, fromSeq, limit) =>
-      // One row: the record as JSON (null when unknown), the answers and the page of events as
-      // JSON arrays of [request, answer] and [seq, event] (the columns hold JSON text).
-      sql<SnapshotRow>`SELECT
-        (SELECT row_to_json(s) FROM (SELECT session_id, info, max_actions, agent, end_status, end_reason
-          FROM agent_session_sessions WHERE session_id = ${sessionId}) s) AS record,
-        (SELECT coalesce(json_agg(json_build_array(request, answer) ORDER BY answered_at), '[]'::json)
-          FROM agent_session_answers WHERE session_id = ${sessionId}) AS answers,
-        (SELECT coalesce(json_agg(json_build_array(seq, event) ORDER BY seq), '[]'::json)
-          FROM (SELECT seq, event FROM agent_session_events WHERE session_id = ${sessionId} AND seq >= ${fromSeq}
-            ORDER BY seq LIMIT ${limit}) e) AS events`.pipe(
-        Effect.mapError(fail("snapshot")),
-        Effect.flatMap((rows) =>
-          Effect.try({
-            try: (): EventLog.Snapshot => {
-              const row = rows[0]
-              return {
-                record: Option.map(Option.fromNullable(row?.record), toRecord),
-                answers: (row?.answers ?? []).map(([request, answer]) => toRecorded(request, answer)),
-                events: (row?.events ?? []).map(([seq, event]) => toLogged(seq, event))
-              }
-            },
-            catch: fail("snapshot")
-          })
-        )
-      ),
+    snapshot,
     unended: (limit) =>
       sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
         WHERE end_status IS NULL ORDER BY created_at LIMIT ${limit}`.pipe(
