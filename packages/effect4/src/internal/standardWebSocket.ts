@@ -9,7 +9,7 @@
  */
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
-import { registerBoundedConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "./channel/upgrade.js"
 
 /** The subprotocols of the constructor's options; an options object's headers are not sent. */
 const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): string | Array<string> | undefined =>
@@ -19,7 +19,7 @@ const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): s
 export const make = (): Socket.WebSocketConstructor["Service"] => {
   const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
     new globalThis.WebSocket(url, protocolsOf(options))
-  registerBoundedConstructor(constructor)
+  registerConstructor(constructor, { pausable: false })
   return constructor
 }
 
