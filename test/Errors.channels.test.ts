@@ -174,7 +174,8 @@ const unions = {
     "HandshakeRejected",
     "Superseded",
     "ConnectionLost",
-    "NeverConnected"
+    "NeverConnected",
+    "BufferOverflow"
   ],
   RespondError: ["RequestNotPending", "AnswerBufferFull"],
   RunningSessionError: ["EventStreamError", "ActionBudgetExceeded", "SessionEndedWithoutComplete"],
