@@ -22,6 +22,7 @@ export const fast: ReadonlyArray<string> = [
   "test/Dialect.test.ts",
   "test/Errors.channels.test.ts",
   "test/Errors.test.ts",
+  "test/FetchAgentSessions.test.ts",
   "test/EventStream.hostile.test.ts",
   "test/EventStream.pinned.test.ts",
   "test/EventStream.test.ts",
