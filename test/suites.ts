@@ -92,6 +92,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/paid/", why: "the SDK against the simulator over real sockets" },
   { path: "test/recording/roundtrip.test.ts", why: "sessions recorded from the simulator and replayed over real sockets" },
   { path: "test/reliability/", why: "faults, fuzzing, load and security over real sockets" },
+  { path: "test/runtimes/", why: "the SDK on Bun, Deno and Node 22 as child processes against the simulator over real sockets" },
   { path: "test/simulator/Exposed.test.ts", why: "the simulator over real and raw sockets" },
   { path: "test/simulator/Http.test.ts", why: "the simulator over real sockets" },
   { path: "test/simulator/ObservedClient.test.ts", why: "the simulator over real sockets" },
