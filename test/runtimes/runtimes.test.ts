@@ -9,7 +9,9 @@
  * - a whole session over WebSocket and over SSE, in both dialects, dropped twice and reconnected,
  *   with the agent's request answered once and echoed by the service;
  * - a slow consumer: on a socket that cannot pause (Deno's, Node's standard `WebSocket`) the events
- *   stop at a bound with `BufferOverflow`, every event before it delivered in order; on Bun's
+ *   stop at a bound with `BufferOverflow`, every event before it delivered in order; on Deno run with
+ *   `--unstable-net` the layer reads a `WebSocketStream` only while the consumer wants more: every
+ *   event arrives, no overflow, at most `bufferSize` waiting; on Bun's
  *   (whose pause lets frames already read through) the bound holds too;
  * - the paid calls: a create answered 503 is sent again (it provably did not act) and the session
  *   runs; an agent that runs over its budget fails the run with `ActionBudgetExceeded`; a create
