@@ -693,6 +693,40 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
 }
 
 /**
+ * The consumer of a connection's events fell `limit` events behind on a socket that cannot pause
+ * its reading (a runtime's standard WHATWG `WebSocket`, as `FetchAgentSessions` uses): rather
+ * than buffer without bound, or drop events, the connection is closed and its events fail with
+ * this error after the events received before it. Never retried: a reconnect would lose what the
+ * service sends meanwhile. On a socket that can pause (the `ws` package's, `NodeAgentSessions`)
+ * reading pauses instead and this error never occurs.
+ *
+ * @example
+ * ```ts
+ * import { Errors } from "effect-agent-session"
+ *
+ * const error = new Errors.BufferOverflow({ limit: 2048 })
+ * error.message // names the limit and how to avoid it
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BufferOverflow extends Schema.TaggedError<BufferOverflow>("effect-agent-session/BufferOverflow")(
+  "BufferOverflow",
+  {
+    ...SessionContext,
+    /** How many events were waiting for the consumer (twice the connection's `bufferSize`). */
+    limit: Schema.JsonNumber
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return Failures.messages.BufferOverflow(this)
+  }
+}
+
+/**
  * The event channel never opened: the first connection was refused, unresolvable, rejected at
  * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
  * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
@@ -1054,6 +1088,7 @@ export type EventStreamError =
   | Superseded
   | ConnectionLost
   | NeverConnected
+  | BufferOverflow
 
 /**
  * The errors of `respond` (`Connection.respond`, `RunningSession.respond`).
@@ -1141,6 +1176,7 @@ export const AgentSessionError = Schema.Union(
   ConnectTimeout,
   ConnectionLost,
   NeverConnected,
+  BufferOverflow,
   InsecureTransport,
   RequestNotPending,
   AnswerBufferFull,

@@ -5,19 +5,18 @@
  * @since 0.1.0
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
-import { SdkLayer } from "effect-agent-session-core/shell"
-import * as AgentApi from "./AgentApi.js"
-import * as AgentSessions from "./AgentSessions.js"
-import * as Credentials from "./Credentials.js"
+import { SdkLayer as CoreSdkLayer } from "effect-agent-session-core/shell"
+import type * as AgentApi from "./AgentApi.js"
+import type * as AgentSessions from "./AgentSessions.js"
+import type * as Credentials from "./Credentials.js"
 import type * as Dialect from "./Dialect.js"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
-import * as EventStream from "./EventStream.js"
+import type * as EventStream from "./EventStream.js"
+import * as SdkLayer from "./internal/sdkLayer.js"
 import { userAgent } from "./internal/version.js"
 import * as WebSocket from "./internal/webSocket.js"
 
@@ -46,7 +45,7 @@ export interface Options {
    * The event channel's transport: `"websocket"` (default) or `"sse"`, the observed client's
    * Server-Sent Events transport served at `baseUrl` (same events, same guarantees).
    */
-  readonly transport?: SdkLayer.Transport | undefined
+  readonly transport?: CoreSdkLayer.Transport | undefined
   /** The dialect (default `Dialect.documented`). */
   readonly dialect?: Dialect.Dialect | undefined
   /** Allows plain `http://` / `ws://` to hosts that are not loopback. */
@@ -69,27 +68,9 @@ export type Services =
   | EventStream.EventStream
   | Credentials.Credentials
 
-const transports = (options: Options, credentials: Layer.Layer<Credentials.Credentials>) => {
-  const { allowInsecure, dialect, sse } = SdkLayer.resolve(options)
-  const api = AgentApi.layer({ ...options.http, baseUrl: options.baseUrl, dialect, allowInsecure }).pipe(
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
-  const events = sse
-    ? EventStream.layerSse({ ...options.events, url: options.baseUrl, dialect, allowInsecure }).pipe(
-      Layer.provide(NodeHttpClient.layerUndici)
-    )
-    : EventStream.layer({
-      ...options.events,
-      url: options.wsUrl ?? EventStream.wsUrlFromBaseUrl(options.baseUrl),
-      dialect,
-      allowInsecure
-    }).pipe(
-      Layer.provide(WebSocket.layer({ headers: { "user-agent": userAgent } }))
-    )
-  return Layer.provideMerge(
-    AgentSessions.layer,
-    Layer.merge(api, events)
-  ).pipe(Layer.provideMerge(credentials))
+const runtime: SdkLayer.Runtime = {
+  http: NodeHttpClient.layerUndici,
+  webSocket: WebSocket.layer({ headers: { "user-agent": userAgent } })
 }
 
 /**
@@ -114,10 +95,7 @@ const transports = (options: Options, credentials: Layer.Layer<Credentials.Crede
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Services, InsecureTransport | InvalidRequest> =>
-  transports(
-    options,
-    Credentials.layer({ apiKey: options.apiKey, agents: options.agents, selection: options.selection })
-  )
+  SdkLayer.fromOptions(runtime, options)
 
 /**
  * The environment variable choosing the event channel's transport: `websocket` (default) or `sse`.
@@ -125,7 +103,7 @@ export const layer = (options: Options): Layer.Layer<Services, InsecureTransport
  * @since 0.1.0
  * @category models
  */
-export const ENV_TRANSPORT: typeof SdkLayer.ENV_TRANSPORT = SdkLayer.ENV_TRANSPORT
+export const ENV_TRANSPORT: typeof CoreSdkLayer.ENV_TRANSPORT = CoreSdkLayer.ENV_TRANSPORT
 
 /**
  * The options of {@link layerConfig}: each value a `Config`, whose default is the documented
@@ -151,7 +129,7 @@ export interface ConfigOptions extends
    */
   readonly wsUrl?: Config.Config<string> | undefined
   /** The transport (default: `AGENT_SESSION_TRANSPORT`, `websocket` or `sse`, else `websocket`). */
-  readonly transport?: Config.Config<SdkLayer.Transport> | undefined
+  readonly transport?: Config.Config<CoreSdkLayer.Transport> | undefined
   /** The dialect (default: `AGENT_SESSION_DIALECT`, `documented` or `observed`, else `documented`). */
   readonly dialect?: Config.Config<Dialect.Dialect> | undefined
   /** Allows plain `http://` / `ws://` to hosts that are not loopback (default: `false`). */
@@ -184,29 +162,4 @@ export interface ConfigOptions extends
 export const layerConfig = (
   options: ConfigOptions = {}
 ): Layer.Layer<Services, InsecureTransport | InvalidRequest | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
-    Effect.gen(function*() {
-      const { allowInsecure, baseUrl, dialect, transport, wsUrl } = yield* Config.all({
-        baseUrl: options.baseUrl ?? Config.string(AgentApi.ENV_BASE_URL),
-        transport: options.transport ??
-          Config.literal(...SdkLayer.transports)(ENV_TRANSPORT).pipe(Config.withDefault(SdkLayer.defaultTransport)),
-        wsUrl: Config.option(options.wsUrl ?? Config.string(EventStream.ENV_WS_URL)),
-        dialect: options.dialect ?? AgentApi.dialectConfig,
-        allowInsecure: options.allowInsecure ?? Config.succeed(false)
-      })
-      const credentials = Credentials.layerConfig({
-        agents: options.agents,
-        selection: options.selection,
-        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey })
-      })
-      return transports({
-        ...options,
-        apiKey: undefined,
-        baseUrl,
-        wsUrl: Option.getOrUndefined(wsUrl),
-        dialect,
-        transport,
-        allowInsecure
-      }, credentials)
-    })
-  )
+  SdkLayer.fromConfig(runtime, options)

@@ -68,6 +68,15 @@ export * as Errors from "./Errors.js"
 export * as EventStream from "./EventStream.js"
 
 /**
+ * One layer for any runtime with the standard `fetch` and `WebSocket` (Node 22, Bun, Deno):
+ * `AgentSessions`, `AgentApi`, `EventStream` and `Credentials` over `FetchHttpClient` and the
+ * runtime's own `WebSocket`, from values or from the environment.
+ *
+ * @since 0.1.0
+ */
+export * as FetchAgentSessions from "./FetchAgentSessions.js"
+
+/**
  * One layer for Node: `AgentSessions`, `AgentApi`, `EventStream` and `Credentials`, over Node's
  * HTTP client and a `ws`-based WebSocket constructor, from values or from the environment.
  *

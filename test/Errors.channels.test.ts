@@ -22,6 +22,7 @@ import type * as Stream from "effect/Stream"
 import { readFileSync, readdirSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { expectTypeOf } from "vitest"
+import { Recording as Format } from "effect-agent-session-core"
 import type * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
 import * as ClusterErrors from "../src/cluster/ClusterErrors.js"
@@ -174,7 +175,8 @@ const unions = {
     "HandshakeRejected",
     "Superseded",
     "ConnectionLost",
-    "NeverConnected"
+    "NeverConnected",
+    "BufferOverflow"
   ],
   RespondError: ["RequestNotPending", "AnswerBufferFull"],
   RunningSessionError: ["EventStreamError", "ActionBudgetExceeded", "SessionEndedWithoutComplete"],
@@ -371,6 +373,10 @@ describe("issue 21: every operation's error channel", () => {
   it("the Schemas of all errors have exactly the members of the unions", () => {
     assert.deepStrictEqual(Errors.AgentSessionError.members.map((member) => member._tag).sort(), expand(["AgentSessionError"]))
     assert.deepStrictEqual(ClusterErrors.ClusterError.members.map((member) => member._tag).sort(), expand(["ClusterError"]))
+  })
+
+  it("a recording replays every error of the event channel: the core's list is EventStreamError's members and ConnectTimeout", () => {
+    assert.deepStrictEqual([...Format.eventChannelErrorTags].sort(), [...expand(["EventStreamError"]), "ConnectTimeout"].sort())
   })
 
   it("the table of the unions in docs/errors.md lists exactly the members the types have", () => {

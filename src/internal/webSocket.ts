@@ -12,7 +12,7 @@ import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import { Upgrade } from "effect-agent-session-core/shell"
 import * as WS from "ws"
-import { registerSizedConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "./channel/upgrade.js"
 
 /**
  * Options of the constructor.
@@ -37,7 +37,7 @@ export const make = (options: Options = {}) => {
     open(url, protocols, options, maxPayload)
   const constructor = (url: string, protocols?: string | Array<string> | undefined): globalThis.WebSocket =>
     sized(url, protocols, options.maxPayload ?? Upgrade.DEFAULT_MAX_PAYLOAD)
-  registerSizedConstructor(constructor, (url, maxPayload) => sized(url, undefined, maxPayload))
+  registerConstructor(constructor, { sized: (url, maxPayload) => sized(url, undefined, maxPayload) })
   return constructor
 }
 

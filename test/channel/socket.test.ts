@@ -16,7 +16,7 @@ import { ConnectTimeout, FrameTooLarge, HandshakeRejected } from "../../src/Erro
 import * as Deadlines from "../../src/internal/channel/deadlines.js"
 import { resolveSettings } from "../../src/internal/channel/settings.js"
 import { webSocketTransport } from "../../src/internal/channel/socket.js"
-import { recordRejection, registerSizedConstructor } from "../../src/internal/channel/upgrade.js"
+import { recordRejection, registerConstructor } from "../../src/internal/channel/upgrade.js"
 import type { AttemptOutcome, Hooks, Io } from "../../src/internal/channel/transport.js"
 import * as Wire from "../../src/Wire.js"
 import { FakeWebSocket } from "../helpers/FakeWebSocket.js"
@@ -34,6 +34,8 @@ interface Recorded {
   readonly ends: Array<AttemptOutcome | Exit.Exit<AttemptOutcome>>
   /** What the socket had been sent when `open` was called. */
   readonly sentAtOpen: Array<ReadonlyArray<string>>
+  /** Whether each `attach` said its socket can pause. */
+  readonly pausable: Array<boolean>
   io: Io | undefined
 }
 
@@ -52,13 +54,15 @@ const record = (sockets: ReadonlyArray<FakeWebSocket>): Recorded => {
     frames: [],
     ends: [],
     sentAtOpen: [],
+    pausable: [],
     io: undefined,
     hooks: {
       key: Redacted.make(KEY),
       deadlines,
-      attach: (io) => {
+      attach: (io, pausable) => {
         recorded.io = io
         recorded.calls.push("attach")
+        recorded.pausable.push(pausable !== false)
       },
       open: () => {
         recorded.sentAtOpen.push(sockets[0]?.sent.slice() ?? [])
@@ -274,13 +278,25 @@ describe("webSocketTransport", () => {
     Effect.gen(function*() {
       const sized: Array<readonly [string, number]> = []
       const plain = (url: string): globalThis.WebSocket => new FakeWebSocket(url)
-      registerSizedConstructor(plain, (url, maxPayload) => {
-        sized.push([url, maxPayload])
-        return new FakeWebSocket(url)
+      registerConstructor(plain, {
+        sized: (url, maxPayload) => {
+          sized.push([url, maxPayload])
+          return new FakeWebSocket(url)
+        }
       })
       const started = yield* start({ make: plain })
       assert.deepStrictEqual(sized, [["ws://service.test/v1/connect", Wire.defaultMaxFrameSize]])
       assert.deepStrictEqual(started.calls, ["attach"])
+      assert.deepStrictEqual(started.pausable, [true], "a socket with pause()/resume() is attached as one that pauses")
+      yield* Scope.close(started.scope, Exit.void)
+    }))
+
+  it.effect("a constructor registered pausable: false is attached as one that cannot pause (the core bounds it), though its socket has pause()", () =>
+    Effect.gen(function*() {
+      const plain = (url: string): globalThis.WebSocket => new FakeWebSocket(url)
+      registerConstructor(plain, { pausable: false })
+      const started = yield* start({ make: plain })
+      assert.deepStrictEqual(started.pausable, [false])
       yield* Scope.close(started.scope, Exit.void)
     }))
 

@@ -80,6 +80,7 @@ export const forTag: { readonly [Tag in AgentSessionError["_tag"]]: ExitCode } =
   ConnectionLost: ExitCode.connectionLost,
   ConnectTimeout: ExitCode.connectionLost,
   NeverConnected: ExitCode.connectionLost,
+  BufferOverflow: ExitCode.connectionLost,
   TransportError: ExitCode.connectionLost,
   RequestTimeout: ExitCode.connectionLost,
   ActionBudgetExceeded: ExitCode.budgetExceeded,

@@ -303,9 +303,15 @@ export class Connection<E, F, R = F> extends Intake<E> {
     return this.attempt
   }
 
-  /** The attempt's transport exists (it may not be open yet): reading pauses if the buffer is full. */
-  transportCreated(attempt: number): void {
+  /**
+   * The attempt's transport exists (it may not be open yet): reading pauses if the buffer is full.
+   * A transport that cannot pause (`pausable: false`) is bounded instead: a frame that finds
+   * `Flow.overflowLimit(bufferSize)` events waiting ends the attempt (`Overflow`, never retried),
+   * after every event before it; the frames after it are not taken.
+   */
+  transportCreated(attempt: number, pausable = true): void {
     if (attempt !== this.attempt || this.ended) return
+    if (!pausable) this.flow.unpausable()
     if (this.flow.shouldPause()) this.push(PAUSE)
   }
 
@@ -353,6 +359,8 @@ export class Connection<E, F, R = F> extends Intake<E> {
         return { _tag: "Finish", reason: ending.reason, error: ending.error, replayDropped }
       case "Defect":
         return { _tag: "Finish", reason: "failed", defect: ending.defect, replayDropped }
+      case "Overflow":
+        return { _tag: "Finish", reason: "failed", overflow: ending.limit, replayDropped }
       case "Retry":
         break
     }
@@ -435,6 +443,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   /** An event arrived on an attempt (`print`: its identity for replay detection, if it has one). */
   frameArrived(attempt: number, now: number, event: E, print: string | undefined): void {
     if (attempt !== this.attempt || this.ended) return
+    if (this.flow.overflows()) return this.overflow()
     this.lastFrameAt = now
     const kind = this.classifier.kind(event)
     // Keep-alives prove the socket, not progress.
@@ -445,6 +454,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   /** A frame of an attempt could not be read (malformed, undecodable, too large). */
   frameFailed(attempt: number, now: number, error: F): void {
     if (attempt !== this.attempt || this.ended) return
+    if (this.flow.overflows()) return this.overflow()
     this.lastFrameAt = now
     // A frame error ends a replay phase (a replay is a run of events): what was held goes first.
     if (this.replay.active) this.settleReplay()
@@ -575,6 +585,11 @@ export class Connection<E, F, R = F> extends Intake<E> {
     if (this.attempt === 0 || !this.opened_ || this.ended || this.writing || this.ledger.head() === undefined) return
     this.writing = true
     this.push(WRITE)
+  }
+
+  /** A frame found the buffer of a transport that cannot pause at its limit: the attempt ends. */
+  private overflow(): void {
+    this.end({ _tag: "Overflow", limit: this.flow.limit })
   }
 
   /** The idle deadline: when to look again, or the attempt dropped. */

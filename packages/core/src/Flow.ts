@@ -8,8 +8,23 @@
  * Plain counters: the events themselves sit in the shell's queue; this only decides when to pause
  * the transport, synchronously, per frame.
  *
+ * A transport that cannot pause (a runtime's standard WHATWG `WebSocket`; Bun's, whose `pause()`
+ * lets through the frames it had read already) is bounded instead: once {@link overflowLimit}
+ * events wait, the next frame overflows ({@link Flow.overflows}) and the connection ends the
+ * attempt. On a transport that pauses the limit is infinite: the check per frame is one comparison.
+ *
  * @since 0.1.0
  */
+
+/**
+ * The most events that may wait for the consumer on a transport that cannot pause: twice
+ * `bufferSize` (reading would have paused at `bufferSize`; the second half is the slack a paused
+ * socket has too, for frames it had read already).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const overflowLimit = (bufferSize: number): number => 2 * bufferSize
 
 /**
  * A buffer's accounting.
@@ -24,6 +39,11 @@ export class Flow {
   peak = 0
   /** Whether reading is paused. */
   paused = false
+  /**
+   * The events held at which the next frame overflows: infinite while the transport can pause,
+   * {@link overflowLimit} once it was said not to ({@link Flow.unpausable}).
+   */
+  limit = Number.POSITIVE_INFINITY
   private readonly lowWater: number
 
   constructor(readonly bufferSize: number) {
@@ -52,8 +72,19 @@ export class Flow {
     return true
   }
 
-  /** A new connection reads until the buffer is full again. */
+  /** The current transport cannot pause: it is bounded at {@link overflowLimit} instead. */
+  unpausable(): void {
+    this.limit = overflowLimit(this.bufferSize)
+  }
+
+  /** Whether a frame arriving now overflows: `limit` events wait already. */
+  overflows(): boolean {
+    return this.held >= this.limit
+  }
+
+  /** A new connection reads until the buffer is full again (and is taken to pause until told otherwise). */
   reset(): void {
     this.paused = false
+    this.limit = Number.POSITIVE_INFINITY
   }
 }

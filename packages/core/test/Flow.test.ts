@@ -97,6 +97,25 @@ describe("Flow", () => {
     assert.isFalse(flow.paused)
   })
 
+  it("a transport that cannot pause overflows once 2 x bufferSize are held; one that pauses never; reset forgets which", () => {
+    const flow = new Flow(3)
+    receiveN(flow, 100)
+    assert.isFalse(flow.overflows())
+    flow.taken(100)
+    flow.unpausable()
+    assert.strictEqual(flow.limit, 6)
+    receiveN(flow, 5)
+    assert.isFalse(flow.overflows())
+    receiveN(flow, 1)
+    assert.isTrue(flow.overflows())
+    flow.taken(1)
+    assert.isFalse(flow.overflows())
+    receiveN(flow, 1)
+    flow.reset()
+    assert.isFalse(flow.overflows())
+    assert.strictEqual(flow.limit, Number.POSITIVE_INFINITY)
+  })
+
   // A model from the contract: "paused" is a pause (the buffer held >= bufferSize while reading)
   // not yet followed by a drain to lowWater or a reset; each transition is reported exactly once.
   type Op =

@@ -117,8 +117,8 @@ describe("the error channels (type pins)", () => {
     expectTypeOf<ReturnType<typeof EventStream.layerSse>>().toEqualTypeOf<
       Layer.Layer<EventStream.EventStream, never, Credentials.Credentials | HttpClient.HttpClient>
     >()
-    // The unions the Effect 3 edition names, with the same members, and `BufferOverflow`: this
-    // edition's own (a standard WebSocket of `FetchAgentSessions`; the Effect 3 edition has no such layer).
+    // The unions the Effect 3 edition names, with the same members (`BufferOverflow` among them: a
+    // standard WebSocket of `FetchAgentSessions` in both editions).
     const eventStreamTags: ReadonlyArray<Errors.EventStreamError["_tag"]> = [
       "MalformedFrame",
       "EventDecodeError",

@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
-import { ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
+import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
@@ -53,6 +53,8 @@ export interface Loop {
 /** The end of a connection the core decided. */
 const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>, { _tag: "Finish" }>): Final => {
   if (next.error !== undefined) return { reason: next.reason, exit: Exit.fail(next.error) }
+  // The consumer fell behind on a socket that cannot pause: the core ended the attempt.
+  if (next.overflow !== undefined) return { reason: next.reason, exit: Exit.fail(new BufferOverflow({ limit: next.overflow })) }
   if (next.defect === undefined) return { reason: next.reason, exit: Exit.void }
   // A transport's failed exit: its cause (an interruption alone is the caller's close).
   const cause = Cause.isCause(next.defect) ? next.defect : Cause.die(next.defect)

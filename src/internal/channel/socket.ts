@@ -10,6 +10,12 @@
  * time-out is an entry of the shared timer, and the engine pauses the socket itself (`ws`'s
  * `pause()`/`resume()`) when its buffer is full.
  *
+ * A socket that cannot pause (a runtime's standard WHATWG `WebSocket`, `../standardWebSocket.ts`,
+ * registered `pausable: false` with Bun's, whose `pause()` lets frames it had read already
+ * through; a user's constructor without `pause()`/`resume()`) is bounded by the core's connection
+ * instead: past `2 * bufferSize` events waiting for the consumer, the attempt ends with an
+ * overflow, never retried, which the loop turns into `BufferOverflow` after every event before it.
+ *
  * The semantics are the platform's, with `closeCodeIsError: (code) => code !== 1000` (1006, an
  * abrupt drop, is an error to reconnect from): an `error` event ends the attempt (an open failure
  * before `open`, a read failure after), a `close` event ends it with its code.
@@ -17,14 +23,14 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { Close } from "effect-agent-session-core"
+import { Close, Socket as CoreSocket } from "effect-agent-session-core"
 import { WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
 import * as Wire from "../../Wire.js"
 import { outcomes } from "./outcomes.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { maxPayloadOf, sizedConstructors } from "./upgrade.js"
+import { maxPayloadOf, traitsOf } from "./upgrade.js"
 
 const written = Effect.succeed("written" as const)
 
@@ -69,16 +75,18 @@ export const webSocketTransport = (options: {
       apiKey: hooks.key
     })
     yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(url)}`)
+    const traits = traitsOf(options.constructor)
     let ws: globalThis.WebSocket
     try {
-      const sized = sizedConstructors.get(options.constructor)
+      const sized = traits?.sized
       ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
     } catch (cause) {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     ws.binaryType = "arraybuffer"
     const attempt = new SocketAttempt(ws, hooks, outcomes, settings, dialect.handshake === "query" ? undefined : sessionId)
-    hooks.attach(attempt)
+    // A socket that cannot pause is bounded by the core instead (`BufferOverflow`).
+    hooks.attach(attempt, CoreSocket.isPausable(ws) && traits?.pausable !== false)
     // The connect time-out goes with the attempt, whether or not the socket reports its close.
     yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))
     const clock = yield* Effect.clock

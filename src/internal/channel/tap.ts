@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import type * as Dialect from "../../Dialect.js"
+import { BufferOverflow } from "../../Errors.js"
 import type * as Wire from "../../Wire.js"
 import { AttemptHooks } from "./shell.js"
 import type { AttemptOutcome, Hooks, Io, SendFailure, Transport } from "./transport.js"
@@ -47,14 +48,20 @@ export const currentTap: FiberRef.FiberRef<ChannelTap | undefined> = globalValue
 /** Whether the engine still takes what the transport reports (a socket of an earlier attempt may still talk). */
 const live = (hooks: Hooks): boolean => !(hooks instanceof AttemptHooks) || hooks.live
 
-/** The outcome of an attempt, read from how its scope closed. */
+/**
+ * The outcome of an attempt, read from how its scope closed. An overflow (decided by the core on a
+ * socket that cannot pause) is kept as the `BufferOverflow` it ends the events with.
+ */
 export const outcomeOf = (
   exit: Exit.Exit<unknown, unknown>
-): Exclude<AttemptOutcome, { readonly _tag: "Defect" }> | "interrupted" | "defect" => {
+): Exclude<AttemptOutcome, { readonly _tag: "Defect" | "Overflow" }> | "interrupted" | "defect" => {
   if (Exit.isSuccess(exit)) {
     const value = exit.value
     if (typeof value !== "object" || value === null || !("_tag" in value)) return "defect"
     const outcome = value as AttemptOutcome
+    if (outcome._tag === "Overflow") {
+      return { _tag: "Fatal", error: new BufferOverflow({ limit: outcome.limit }), reason: "failed" }
+    }
     return outcome._tag === "Defect" ? "defect" : outcome
   }
   return Exit.isInterrupted(exit) ? "interrupted" : "defect"
@@ -92,7 +99,7 @@ export const tapped = (
         get deadlines() {
           return hooks.deadlines
         },
-        attach: (inner) => hooks.attach(io(inner)),
+        attach: (inner, pausable) => hooks.attach(io(inner), pausable),
         open: () => {
           if (!opened && live(hooks)) {
             opened = true

@@ -70,8 +70,11 @@ export interface Hooks {
   readonly key: Redacted.Redacted<string>
   /** The shared timer, for the transport's own time-outs (the connect time-out). */
   readonly deadlines: Deadlines
-  /** To call as soon as the connection exists (before it opens): frames may be paused from then on. */
-  readonly attach: (io: Io) => void
+  /**
+   * To call as soon as the connection exists (before it opens): frames may be paused from then on.
+   * `pausable: false`: the transport cannot pause, the connection bounds it (`BufferOverflow`).
+   */
+  readonly attach: (io: Io, pausable?: boolean) => void
   /** To call once open (and the handshake sent). */
   readonly open: () => void
   /** One raw frame of the dialect's framing. */

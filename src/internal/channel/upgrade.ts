@@ -1,9 +1,9 @@
 /**
- * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
- * transport beyond the WHATWG interface: the HTTP status of a refused upgrade (the core's
- * `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and a form of
- * the constructor that bounds the size of a message while it is read (`maxPayload`). Kept apart
- * so that `webSocket.ts` does not import the engine.
+ * What the SDK's own WebSocket constructors (`../webSocket.ts` on `ws`, `../standardWebSocket.ts`)
+ * tell the WebSocket transport beyond the WHATWG interface: the HTTP status of a refused upgrade
+ * (the core's `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and the
+ * constructor's traits (a form that bounds the size of a message while it is read, `maxPayload`;
+ * whether its sockets pause). Kept apart so that the constructors do not import the engine.
  */
 import { Close } from "effect-agent-session-core"
 import { Upgrade } from "effect-agent-session-core/shell"
@@ -13,19 +13,33 @@ import type { Settings } from "./settings.js"
 export const recordRejection = Upgrade.recordRejection
 
 /** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
-type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
-
-/** The bounded forms registered, by constructor. */
-export const sizedConstructors = new WeakMap<object, SizedConstructor>()
+export type SizedConstructor = (url: string, maxPayload: number) => globalThis.WebSocket
 
 /**
- * Registers the bounded form of a `Socket.WebSocketConstructor` (`../webSocket.ts` does for its
- * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
- * over it is refused while it is read instead of being read whole first.
+ * What the WebSocket transport knows of a constructor beyond the WHATWG interface:
+ * - `sized`: its form that bounds the size of a message while it is read (`ws`'s `maxPayload`):
+ *   the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame over it
+ *   is refused while it is read instead of being read whole first;
+ * - `pausable: false`: its sockets are bounded by the connection (`BufferOverflow`), whether or not
+ *   they have `pause()`/`resume()`: a runtime's standard `WebSocket` (`../standardWebSocket.ts`).
+ *   Bun's has them, but frames it had read already keep arriving after a pause, so its pause alone
+ *   does not bound what waits for the consumer.
  */
-export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
-  sizedConstructors.set(constructor, sized)
+export interface ConstructorTraits {
+  readonly sized?: SizedConstructor | undefined
+  readonly pausable?: boolean | undefined
 }
+
+/** The traits registered, by constructor. */
+const traits = new WeakMap<object, ConstructorTraits>()
+
+/** Registers what a `Socket.WebSocketConstructor` can do (`../webSocket.ts`, `../standardWebSocket.ts` do for theirs). */
+export const registerConstructor = (constructor: object, constructorTraits: ConstructorTraits): void => {
+  traits.set(constructor, constructorTraits)
+}
+
+/** What a constructor was registered with (nothing for a user's own). */
+export const traitsOf = (constructor: object): ConstructorTraits | undefined => traits.get(constructor)
 
 /** The largest message a socket reads (`Close.maxPayload`): `maxFrameSize`, or up to 16 MiB to skip. */
 export const maxPayloadOf = (settings: Settings): number =>

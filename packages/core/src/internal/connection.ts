@@ -36,7 +36,10 @@ export type CloseReason =
  * - `Retry`: the attempt failed or dropped, the schedule decides whether to try again; its error
  *   is a typed `R` (by default the same type as `F`) or a description (`connectTimeout`: it used
  *   a whole connect time-out without opening);
- * - `Defect`: the transport failed unexpectedly (a bug): the connection ends, `failed`.
+ * - `Defect`: the transport failed unexpectedly (a bug): the connection ends, `failed`;
+ * - `Overflow`: decided by the connection itself, never reported by a transport: the consumer fell
+ *   `limit` events behind on a transport that cannot pause (`Connection.transportCreated`); the
+ *   connection ends, `failed`, and the shell fails it with its own overflow error.
  *
  * @since 0.1.0
  * @category models
@@ -46,6 +49,7 @@ export type Ending<F, R = F> =
   | { readonly _tag: "Fatal"; readonly error: F; readonly reason: CloseReason }
   | { readonly _tag: "Retry"; readonly error: R | string; readonly connectTimeout?: boolean | undefined }
   | { readonly _tag: "Defect"; readonly defect: unknown }
+  | { readonly _tag: "Overflow"; readonly limit: number }
 
 /**
  * What an event is, for the protocol.
@@ -189,7 +193,9 @@ export interface WriteFailure {
 
 /**
  * What to do after an attempt ended ({@link Connection.attemptEnded}):
- * - `Finish`: the connection is over; `error` is the attempt's fatal error, `defect` a transport's bug;
+ * - `Finish`: the connection is over; `error` is the attempt's fatal error, `defect` a transport's bug,
+ *   `overflow` the limit a consumer fell behind on a transport that cannot pause (the shell builds
+ *   its overflow error from it);
  * - `Retry`: try again after the schedule (`first-connect` while never open, else `reconnect`),
  *   restarted first when `reset` (the attempt made progress); `giveUp`: do not try again (a
  *   connection never open that used a whole connect time-out); `resent`: answers written before
@@ -204,6 +210,7 @@ export type Next<F, R = F> =
     readonly reason: CloseReason
     readonly error?: F | undefined
     readonly defect?: unknown
+    readonly overflow?: number | undefined
     readonly replayDropped: number
   }
   | {

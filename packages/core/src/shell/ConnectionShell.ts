@@ -455,10 +455,13 @@ export abstract class Attempt<E, F extends Failure, R = F, I extends Reader = Re
   }
 
   // --- What the transport calls ---
-  /** The connection exists (before it opens): frames may be paused from then on. */
-  attach(io: I): void {
+  /**
+   * The connection exists (before it opens): frames may be paused from then on. A transport that
+   * cannot pause (`pausable: false`) is bounded by the connection instead (`Connection.transportCreated`).
+   */
+  attach(io: I, pausable = true): void {
     this.io = io
-    this.shell.connection.transportCreated(this.id)
+    this.shell.connection.transportCreated(this.id, pausable)
     this.shell.drain()
   }
   /** The transport opened (and sent the handshake). */

@@ -138,6 +138,14 @@ export * as SessionContext from "./SessionContext.js"
 export * as SseAttempt from "./SseAttempt.js"
 
 /**
+ * A WebSocket that pauses, over a runtime's `WebSocketStream` (Deno's): reads only while the
+ * consumer wants more.
+ *
+ * @since 0.1.0
+ */
+export * as StreamWebSocket from "./StreamWebSocket.js"
+
+/**
  * What the SDK reports: metric names, attributes, boundaries, span attributes, readings.
  *
  * @since 0.1.0

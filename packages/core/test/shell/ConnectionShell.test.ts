@@ -378,6 +378,26 @@ describe("ConnectionShell: the connection's actions", () => {
   })
 })
 
+describe("ConnectionShell: a transport that cannot pause", () => {
+  it("attached with pausable false, it is bounded by the connection: past 2 x bufferSize waiting, the attempt ends with Overflow", () => {
+    const shell = new Shell(options, ConnectionShell.classifier)
+    const attempt = new Attempt(shell, shell.begin())
+    shell.current = attempt
+    attempt.attach(new Io(), false)
+    attempt.open()
+    for (let i = 0; i < 12; i++) attempt.frame(`{"_tag":"Started","n":${i}}`)
+    expect(shell.events.length).toBe(8)
+    expect(shell.connection.endingOf(attempt.id)).toEqual({ _tag: "Overflow", limit: 8 })
+  })
+
+  it("attached as a pausable transport (the default), the same frames are all taken", () => {
+    const { attempt, io, shell } = started()
+    attempt.open()
+    for (let i = 0; i < 12; i++) attempt.frame(`{"_tag":"Started","n":${i}}`)
+    expect([shell.events.length, shell.connection.phase(attempt.id), io.calls]).toEqual([12, "open", ["pause"]])
+  })
+})
+
 describe("ConnectionShell: start and finish", () => {
   it("starts once; not once finished", () => {
     const shell = new Shell(options, ConnectionShell.classifier)

@@ -6,22 +6,41 @@
  * the same address rules as on Node. It cannot pause its reading either (no `pause()`/`resume()`;
  * Bun's has them, but they let frames already read through): the WebSocket transport bounds what
  * waits for the consumer itself (`BufferOverflow`), registered here.
+ *
+ * Where the runtime has `WebSocketStream` (Deno 2.9 run with `--unstable-net`), the constructor
+ * opens one of those instead, through the core's `StreamWebSocket`, which reads a message only
+ * while the consumer wants more: that socket pauses, and a slow consumer is back-pressured as on
+ * Node, with no overflow bound.
  */
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
-import { registerBoundedConstructor } from "./channel/upgrade.js"
+import { StreamWebSocket } from "effect-agent-session-core/shell"
+import { registerConstructor } from "./channel/upgrade.js"
 
 /** The subprotocols of the constructor's options; an options object's headers are not sent. */
 const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): string | Array<string> | undefined =>
   options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
 
-/** Builds the constructor. */
-export const make = (): Socket.WebSocketConstructor["Service"] => {
+/**
+ * Builds the constructor: over the runtime's `WebSocketStream` when it has one (`streams`, by
+ * default whether it has), else over its `WebSocket`.
+ */
+export const make = (
+  streams: boolean = StreamWebSocket.available() !== undefined
+): Socket.WebSocketConstructor["Service"] => {
+  const Stream = streams ? StreamWebSocket.available() : undefined
+  if (Stream !== undefined) {
+    // The socket interface the transport reads, and `pause()`/`resume()`: a pausable socket.
+    const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
+      new StreamWebSocket.StreamWebSocket(url, protocolsOf(options), Stream) as unknown as globalThis.WebSocket
+    registerConstructor(constructor, { pausable: true })
+    return constructor
+  }
   const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
     new globalThis.WebSocket(url, protocolsOf(options))
-  registerBoundedConstructor(constructor)
+  registerConstructor(constructor, { pausable: false })
   return constructor
 }
 
 /** The constructor as a layer. */
-export const layer: Layer.Layer<Socket.WebSocketConstructor> = Layer.sync(Socket.WebSocketConstructor)(make)
+export const layer: Layer.Layer<Socket.WebSocketConstructor> = Layer.sync(Socket.WebSocketConstructor)(() => make())

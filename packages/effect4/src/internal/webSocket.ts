@@ -13,7 +13,7 @@ import * as NodeWS from "@effect/platform-node/NodeWS"
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
 import { Upgrade } from "effect-agent-session-core/shell"
-import { registerSizedConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "./channel/upgrade.js"
 
 /** Options of the constructor. */
 export interface Options {
@@ -51,8 +51,9 @@ export const make = (options: Options = {}): Socket.WebSocketConstructor["Servic
       options.maxPayload ?? Upgrade.DEFAULT_MAX_PAYLOAD
     )
   }
-  registerSizedConstructor(constructor, (url, maxPayload, headers) =>
-    open(url, undefined, Upgrade.mergeHeaders(options.headers, headers), maxPayload))
+  registerConstructor(constructor, {
+    sized: (url, maxPayload, headers) => open(url, undefined, Upgrade.mergeHeaders(options.headers, headers), maxPayload)
+  })
   return constructor
 }
 

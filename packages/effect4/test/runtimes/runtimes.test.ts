@@ -8,7 +8,9 @@
  * - a whole session over WebSocket and over SSE, in both dialects, dropped twice and reconnected,
  *   with the agent's request answered once and echoed by the service;
  * - a slow consumer: on a socket that cannot pause (Deno's, Node's standard `WebSocket`) the events
- *   stop at a bound with `BufferOverflow`, every event before it delivered in order; on a socket
+ *   stop at a bound with `BufferOverflow`, every event before it delivered in order; on Deno run with
+ *   `--unstable-net` the layer reads a `WebSocketStream` only while the consumer wants more: every
+ *   event arrives, no overflow, at most `bufferSize` waiting; on a socket
  *   that pauses (Bun's) every event arrives and few wait at once;
  * - the paid calls: a create answered 503 is sent again (it provably did not act) and the session
  *   runs; an agent that runs over its budget fails the run with `ActionBudgetExceeded`; a create
@@ -30,18 +32,25 @@ import type { Facts, Scenario, Target } from "./scenarios.js"
 const packageDir = Path.resolve(import.meta.dirname, "../..")
 const script = Path.join(import.meta.dirname, "scenarios.ts")
 
+/**
+ * The runtimes: Bun, Deno as it starts (a standard `WebSocket`, which cannot pause), Deno with
+ * `--unstable-net` (its `WebSocketStream`, read only while the consumer wants more), Node 22.
+ */
+type Runtime = "bun" | "deno" | "deno --unstable-net" | "node"
+
 /** The command of each runtime running `scenarios.ts` from the sources, or why it cannot. */
-const commandOf = (runtime: "bun" | "deno" | "node"): ReadonlyArray<string> | string => {
+const commandOf = (runtime: Runtime): ReadonlyArray<string> | string => {
   const condition = "--conditions=effect-agent-session-source"
   if (runtime === "node") return [process.execPath, condition, "--import", "tsx", script]
-  const printed = ChildProcess.spawnSync(process.execPath, [Path.join(packageDir, "scripts/runtimes.mjs"), "--print", runtime], {
+  const streams = runtime === "deno --unstable-net"
+  const printed = ChildProcess.spawnSync(process.execPath, [Path.join(packageDir, "scripts/runtimes.mjs"), "--print", streams ? "deno" : runtime], {
     encoding: "utf8"
   })
   if (printed.status !== 0) return printed.stderr.trim()
   const binary = printed.stdout.trim()
   return runtime === "bun"
     ? [binary, condition, script]
-    : [binary, "run", "--allow-all", "--sloppy-imports", "--no-lock", condition, script]
+    : [binary, "run", "--allow-all", "--sloppy-imports", "--no-lock", ...(streams ? ["--unstable-net"] : []), condition, script]
 }
 
 /** The environment of a runner: none of this machine's AGENT_SESSION_*, npm_* or VITEST* variables. */
@@ -132,7 +141,7 @@ const assertWholeSession = (got: Facts) => {
 }
 
 layer(simsLayer, { excludeTestServices: true, timeout: "120 seconds" })("the end-to-end tier on Bun, Deno and Node (FetchAgentSessions)", (it) => {
-  for (const runtime of ["bun", "deno", "node"] as const) {
+  for (const runtime of ["bun", "deno", "deno --unstable-net", "node"] as const) {
     it.effect(`${runtime}: sessions over WebSocket and SSE in both dialects through drops, an answer, a slow consumer, and the paid calls`, () =>
       Effect.gen(function*() {
         const command = commandOf(runtime)
@@ -169,7 +178,7 @@ layer(simsLayer, { excludeTestServices: true, timeout: "120 seconds" })("the end
         ]
         const all = yield* runScenarios(command, scenarios)
         const ran = facts(all, "run websocket documented").runtime
-        assert.match(ran, new RegExp(`^${runtime} `))
+        assert.match(ran, new RegExp(`^${runtime.split(" ")[0]} `))
 
         for (const dialect of ["documented", "observed"]) {
           for (const transport of ["websocket", "sse"]) assertWholeSession(facts(all, `run ${transport} ${dialect}`))
@@ -193,8 +202,16 @@ layer(simsLayer, { excludeTestServices: true, timeout: "120 seconds" })("the end
         }
         assert.isAtMost(paced.peakBuffered ?? Infinity, 2 * SLOW_BUFFER)
         // Bun's WebSocket has pause()/resume() (its pause lets frames already read through: the
-        // bound holds there too); Deno's and Node's have not.
-        assert.strictEqual(paced.pausable, runtime === "bun")
+        // bound holds there too); Deno's and Node's have not. Deno's WebSocketStream (with
+        // --unstable-net) is read only while the consumer wants more: every event arrives, no
+        // overflow, and no more than bufferSize ever wait.
+        assert.strictEqual(paced.pausable, runtime === "bun" || runtime === "deno --unstable-net")
+        assert.strictEqual(paced.streams, runtime === "deno --unstable-net")
+        if (runtime === "deno --unstable-net") {
+          assert.isUndefined(paced.failure, `paced: ${paced.failure}`)
+          assert.deepStrictEqual(paced.actions, upTo(PACED_ACTIONS))
+          assert.isAtMost(paced.peakBuffered ?? Infinity, SLOW_BUFFER)
+        }
         if (slow.pausable !== true) {
           // One pull taken, then nothing: the bound is reached for sure, the connection closed;
           // what the pull took, and at most 2 x bufferSize more, were delivered.

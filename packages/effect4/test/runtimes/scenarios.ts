@@ -30,6 +30,7 @@ import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as EventStreamInternal from "../../src/internal/eventStream.js"
 import * as StandardWebSocket from "../../src/internal/standardWebSocket.js"
 import { Socket as CoreSocket } from "effect-agent-session-core"
+import { StreamWebSocket } from "effect-agent-session-core/shell"
 
 /** A simulator's addresses (what `simulate --json` printed). */
 export interface Target {
@@ -94,8 +95,10 @@ export interface Facts {
   readonly mayStillBeRunning?: boolean | undefined
   /** The most events that waited for the consumer (`paced`). */
   readonly peakBuffered?: number
-  /** Whether the runtime's `WebSocket` has `pause()`/`resume()` (`paced`). */
+  /** Whether the layer's sockets have `pause()`/`resume()` (`paced`). */
   readonly pausable?: boolean
+  /** Whether they are `WebSocketStream`s read only while the consumer wants more (`paced`). */
+  readonly streams?: boolean
   /** How many events the slow consumer's one pull took (`slow`). */
   readonly firstChunk?: number
   /** The connection's state when the slow consumer looked (`slow`). */
@@ -155,8 +158,14 @@ const run = (scenario: Extract<Scenario, { kind: "run" }>) => {
   )
 }
 
-/** Whether the runtime's own `WebSocket` can pause its reading (Bun's has `pause()`/`resume()`). */
-const pausable = CoreSocket.isPausable(globalThis.WebSocket.prototype)
+/** Whether the runtime has `WebSocketStream` (Deno with `--unstable-net`): the layer's sockets then pause. */
+const streams = StreamWebSocket.available() !== undefined
+
+/**
+ * Whether the layer's sockets can pause their reading: over `WebSocketStream`, yes; else as the
+ * runtime's own `WebSocket` (Bun's has `pause()`/`resume()`).
+ */
+const pausable = streams || CoreSocket.isPausable(globalThis.WebSocket.prototype)
 
 const slow = (scenario: Extract<Scenario, { kind: "slow" }>) =>
   // A socket that pauses would wait for the consumer for ever: the paced scenario is its test.
@@ -205,6 +214,7 @@ const paced = (scenario: Extract<Scenario, { kind: "paced" }>) =>
       actions: actionNumbers(events),
       peakBuffered: engine.peakBuffered(),
       pausable,
+      streams,
       ...(last !== undefined && Result.isFailure(last) ? errorFacts(last.failure) : {})
     }
   })).pipe(

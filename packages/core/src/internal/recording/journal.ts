@@ -86,7 +86,7 @@ export const answerResult = (result: "confirmed" | "written" | WriteFailure): An
  * @category constructors
  */
 export const outcomeEntry = <F, R>(
-  ending: Exclude<Ending<F, R>, { readonly _tag: "Defect" }>,
+  ending: Exclude<Ending<F, R>, { readonly _tag: "Defect" } | { readonly _tag: "Overflow" }>,
   encode: (error: F | R) => EncodedError
 ): Outcome => {
   switch (ending._tag) {

@@ -90,7 +90,8 @@ export const eventChannelErrorTags: ReadonlySet<string> = new Set([
   "Superseded",
   "ConnectTimeout",
   "ConnectionLost",
-  "NeverConnected"
+  "NeverConnected",
+  "BufferOverflow"
 ])
 
 /**

@@ -120,10 +120,6 @@ export class AttemptHooks
     return this.shell.deadlines
   }
 
-  buffered(): number {
-    return this.shell.connection.buffered
-  }
-
   /** Waits until the attempt has opened or ended (`ended`: until it has ended). */
   wait(ended: boolean): Effect.Effect<void> {
     return Effect.callback<void>((resume) => {

@@ -15,11 +15,12 @@
  *
  * A socket that cannot pause (a runtime's standard WHATWG `WebSocket`: no `pause()`/`resume()`)
  * keeps delivering after the engine asked it to pause, and so does Bun's, whose `pause()` lets the
- * frames it had read already through (every socket of `../standardWebSocket.ts` is treated so,
- * `isBoundedConstructor`): their frames go through {@link bounded},
- * which ends the attempt with `BufferOverflow` (never retried) instead of letting more than
- * `2 * bufferSize` events wait for the consumer. Memory stays bounded; every event received
- * before the overflow is delivered, then the stream fails.
+ * frames it had read already through (every socket of `../standardWebSocket.ts` is treated so:
+ * its constructor is registered `pausable: false`, `./upgrade.ts`). The attempt tells the core's
+ * connection so as it attaches: the connection bounds what waits for the consumer at
+ * `2 * bufferSize` and ends the attempt with an overflow (never retried), which the loop turns
+ * into `BufferOverflow`. Memory stays bounded; every event received before the overflow is
+ * delivered, then the stream fails.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -29,12 +30,11 @@ import type * as Socket from "effect/socket/Socket"
 import { Close, Socket as CoreSocket } from "effect-agent-session-core"
 import { WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
-import { BufferOverflow } from "../../Errors.js"
 import * as Wire from "../../Wire.js"
 import { outcomes } from "./outcomes.js"
 import type { Settings } from "./settings.js"
-import { type AttemptOutcome, Fatal, type Hooks, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { isBoundedConstructor, maxPayloadOf, sizedConstructors } from "./upgrade.js"
+import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
+import { maxPayloadOf, traitsOf } from "./upgrade.js"
 
 const written = Effect.succeed("written" as const)
 
@@ -58,35 +58,6 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
   }
 }
 
-/**
- * The most events that may wait for the consumer on a socket that cannot pause: twice
- * `bufferSize` (reading would have paused at `bufferSize`; the second half is the slack a paused
- * `ws` socket has too, for frames it had read already).
- */
-export const overflowLimit = (settings: Settings): number => 2 * settings.bufferSize
-
-/**
- * The hooks of an attempt whose socket cannot pause: a frame that finds `limit` events waiting
- * ends the attempt with `BufferOverflow` instead of being buffered; the frames after it are not
- * read (the engine closes the socket).
- */
-export const bounded = (hooks: Hooks, limit: number): WebSocketAttempt.Hooks<Redacted.Redacted<string>, AttemptOutcome> => {
-  let overflowed = false
-  return {
-    key: hooks.key,
-    open: () => hooks.open(),
-    end: (outcome) => hooks.end(outcome),
-    frame: (data) => {
-      if (overflowed) return
-      if (hooks.buffered() >= limit) {
-        overflowed = true
-        return hooks.end(Fatal(new BufferOverflow({ limit }), "failed"))
-      }
-      hooks.frame(data)
-    }
-  }
-}
-
 /** The WebSocket transport. */
 export const webSocketTransport = (options: {
   readonly base: string
@@ -106,9 +77,10 @@ export const webSocketTransport = (options: {
       apiKey: hooks.key
     })
     yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(url)}`)
+    const traits = traitsOf(options.constructor)
     let ws: Socket.WebSocketLike
     try {
-      const sized = sizedConstructors.get(options.constructor)
+      const sized = traits?.sized
       ws = sized === undefined
         ? options.constructor(url)
         : sized(url, maxPayloadOf(settings), undefined)
@@ -116,16 +88,8 @@ export const webSocketTransport = (options: {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     if (Predicate.hasProperty(ws, "binaryType")) Reflect.set(ws, "binaryType", "arraybuffer")
-    const attempt = new SocketAttempt(
-      ws,
-      CoreSocket.isPausable(ws) && !isBoundedConstructor(options.constructor)
-        ? hooks
-        : bounded(hooks, overflowLimit(settings)),
-      outcomes,
-      settings,
-      dialect.handshake === "query" ? undefined : sessionId
-    )
-    hooks.attach(attempt)
+    const attempt = new SocketAttempt(ws, hooks, outcomes, settings, dialect.handshake === "query" ? undefined : sessionId)
+    hooks.attach(attempt, CoreSocket.isPausable(ws) && traits?.pausable !== false)
     // The connect time-out goes with the attempt, whether or not the socket reports its close.
     yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))
     const clock = yield* Effect.clockWith(Effect.succeed)

@@ -1,9 +1,9 @@
 /**
  * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
  * transport beyond the `Socket.WebSocketLike` interface: the HTTP status of a refused upgrade (the
- * core's `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and a form
- * of the constructor that bounds the size of a message while it is read (`maxPayload`). Kept apart
- * so that `webSocket.ts` does not import the engine.
+ * core's `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and the
+ * constructor's traits (a form that bounds the size of a message while it is read, `maxPayload`;
+ * whether its sockets pause). Kept apart so that the constructors do not import the engine.
  */
 import type * as Socket from "effect/socket/Socket"
 import { Close } from "effect-agent-session-core"
@@ -20,34 +20,32 @@ export type SizedConstructor = (
   headers: Readonly<Record<string, string>> | undefined
 ) => Socket.WebSocketLike
 
-/** The bounded forms registered, by constructor. */
-export const sizedConstructors = new WeakMap<object, SizedConstructor>()
-
 /**
- * Registers the bounded form of a `Socket.WebSocketConstructor` (`../webSocket.ts` does for its
- * own): the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame
- * over it is refused while it is read instead of being read whole first.
+ * What the WebSocket transport knows of a constructor beyond the `Socket.WebSocketLike` interface:
+ * - `sized`: its form that bounds the size of a message while it is read (`ws`'s `maxPayload`):
+ *   the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame over it
+ *   is refused while it is read instead of being read whole first;
+ * - `pausable: false`: its sockets are bounded by the connection (`BufferOverflow`), whether or not
+ *   they have `pause()`/`resume()`: a runtime's standard `WebSocket` (`../standardWebSocket.ts`).
+ *   Bun's has them, but frames it had read already keep arriving after a pause (hundreds of small
+ *   ones, measured), so its pause alone does not bound what waits for the consumer.
  */
-export const registerSizedConstructor = (constructor: object, sized: SizedConstructor): void => {
-  sizedConstructors.set(constructor, sized)
+export interface ConstructorTraits {
+  readonly sized?: SizedConstructor | undefined
+  readonly pausable?: boolean | undefined
 }
+
+/** The traits registered, by constructor. */
+const traits = new WeakMap<object, ConstructorTraits>()
+
+/** Registers what a `Socket.WebSocketConstructor` can do (`../webSocket.ts`, `../standardWebSocket.ts` do for theirs). */
+export const registerConstructor = (constructor: object, constructorTraits: ConstructorTraits): void => {
+  traits.set(constructor, constructorTraits)
+}
+
+/** What a constructor was registered with (nothing for a user's own). */
+export const traitsOf = (constructor: object): ConstructorTraits | undefined => traits.get(constructor)
 
 /** The largest message a socket reads (`Close.maxPayload`): `maxFrameSize`, or up to 16 MiB to skip. */
 export const maxPayloadOf = (settings: Settings): number =>
   Close.maxPayload(settings.maxFrameSize, settings.failOnFrameError)
-
-/**
- * The constructors whose sockets the engine bounds itself, whether or not they can pause: a
- * runtime's standard `WebSocket` (`../standardWebSocket.ts`). Bun's has `pause()`/`resume()`,
- * but frames it had read already keep arriving after a pause (hundreds of small ones, measured),
- * so its pause alone does not bound what waits for the consumer.
- */
-const boundedConstructors = new WeakSet<object>()
-
-/** Registers a constructor whose sockets are bounded by the engine (`BufferOverflow`). */
-export const registerBoundedConstructor = (constructor: object): void => {
-  boundedConstructors.add(constructor)
-}
-
-/** Whether the engine bounds the sockets of this constructor even when they can pause. */
-export const isBoundedConstructor = (constructor: object): boolean => boundedConstructors.has(constructor)

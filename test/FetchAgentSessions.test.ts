@@ -1,0 +1,174 @@
+/**
+ * `FetchAgentSessions` and what it brings: the runtime's standard `WebSocket` (no headers, no
+ * pause) and the bound the core's connection keeps for it (`BufferOverflow`). Over scripted
+ * in-memory sockets (`helpers/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
+ * the same layer over real sockets on Bun and Node 22 is `test/runtimes/runtimes.test.ts`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Credentials from "../src/Credentials.js"
+import * as Dialect from "../src/Dialect.js"
+import * as Errors from "../src/Errors.js"
+import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
+import * as internal from "../src/internal/eventStream.js"
+import * as StandardWebSocket from "../src/internal/standardWebSocket.js"
+import type * as NodeAgentSessions from "../src/NodeAgentSessions.js"
+import { action, startedFrame, URL_BASE } from "./helpers/events.js"
+import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
+
+const KEY = "sk-unit-test-key-0001"
+const SESSION = "session-1"
+
+/** A socket as a runtime's standard `WebSocket` is: no `pause()`/`resume()`. */
+class Unpausable extends FakeWebSocket {}
+Object.defineProperty(Unpausable.prototype, "pause", { value: undefined })
+Object.defineProperty(Unpausable.prototype, "resume", { value: undefined })
+
+/** A socket whose `pause()` lets frames through (Bun's, for frames it had read already). */
+class LeakyPause extends FakeWebSocket {
+  override pause(): void {
+    this.pauses += 1
+  }
+}
+
+/** Runs `body` with `globalThis.WebSocket` replaced by `socket`'s class; every socket made is kept. */
+const withGlobalWebSocket = <A, E, R>(
+  socket: typeof FakeWebSocket,
+  body: (made: Array<FakeWebSocket>) => Effect.Effect<A, E, R>
+) => {
+  const made: Array<FakeWebSocket> = []
+  const Recording = class extends socket {
+    constructor(url: string) {
+      super(url)
+      made.push(this)
+    }
+  }
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const original = globalThis.WebSocket
+      globalThis.WebSocket = Recording as unknown as typeof WebSocket
+      return original
+    }),
+    () => body(made),
+    (original) => Effect.sync(() => (globalThis.WebSocket = original))
+  )
+}
+
+/** Waits (letting other fibers run) until the `n`-th socket exists and is listened to. */
+const socketOf = (made: Array<FakeWebSocket>, n: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000; i++) {
+      const socket = made[n - 1]
+      if (socket !== undefined && socket.listens("open") && socket.listens("message")) return socket
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(`socket ${n} was never created`)
+  })
+
+const layer = Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY }))
+
+/**
+ * A connection over the standard constructor with `bufferSize` 4, whose consumer takes one chunk
+ * and then nothing while the socket delivers 100 frames: what the consumer gets in the end.
+ */
+const overrun = (made: Array<FakeWebSocket>) =>
+  Effect.gen(function*() {
+    const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION, { bufferSize: 4 }).pipe(Effect.provide(layer))
+    const pull = yield* Stream.toPull(engine.connection.events)
+    const first = yield* Effect.fork(pull)
+    const socket = yield* socketOf(made, 1)
+    socket.open()
+    socket.stream((function*() {
+      yield startedFrame(SESSION)
+      for (let i = 1; i < 100; i++) yield action(i)
+    })())
+    const taken = yield* Fiber.join(first).pipe(Effect.orDie)
+    const rest = yield* Stream.runCollect(Stream.either(Stream.fromPull(Effect.succeed(pull))))
+    const results = Chunk.toReadonlyArray(rest)
+    const events = [
+      ...Chunk.toReadonlyArray(taken),
+      ...results.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
+    ]
+    const last = results.at(-1)
+    return {
+      socket,
+      events,
+      failure: last !== undefined && Either.isLeft(last) ? last.left : undefined,
+      peak: engine.peakBuffered()
+    }
+  })
+
+describe("FetchAgentSessions", () => {
+  it.scoped("a socket that cannot pause: at most 2 x bufferSize events wait, then BufferOverflow after every one of them, in order", () =>
+    withGlobalWebSocket(Unpausable, (made) =>
+      Effect.gen(function*() {
+        const { events, failure, peak, socket } = yield* overrun(made)
+        assert.instanceOf(failure, Errors.BufferOverflow)
+        assert.strictEqual((failure as Errors.BufferOverflow).limit, 8)
+        assert.strictEqual((failure as Errors.BufferOverflow).sessionId, SESSION)
+        assert.isTrue((failure as Errors.BufferOverflow).mayStillBeRunning)
+        assert.isAtMost(peak, 8)
+        assert.strictEqual(events.length, 8, "every event buffered before the bound was delivered")
+        assert.deepStrictEqual(
+          events.map((event) => event._tag === "ActionRun" ? event.name : event._tag),
+          ["Started", ...Array.from({ length: 7 }, (_, i) => `click-${i + 1}`)]
+        )
+        assert.strictEqual(socket.closedByClientWith, 1000, "the connection was closed")
+        assert.strictEqual(made.length, 1, "never reopened")
+      })
+    ))
+
+  it.scoped("a standard socket whose pause lets frames through (Bun's) is bounded as well", () =>
+    withGlobalWebSocket(LeakyPause, (made) =>
+      Effect.gen(function*() {
+        const { events, failure, peak, socket } = yield* overrun(made)
+        assert.isAbove(socket.pauses, 0, "reading was asked to pause")
+        assert.instanceOf(failure, Errors.BufferOverflow)
+        assert.isAtMost(peak, 8)
+        assert.strictEqual(events.length, 8)
+      })
+    ))
+
+  it.scoped("the documented dialect: the key goes in the first message, never in the address", () =>
+    withGlobalWebSocket(FakeWebSocket, (made) =>
+      Effect.gen(function*() {
+        const engine = yield* internal.connectEngine({ url: "ws://127.0.0.1:9", dialect: Dialect.documented }, SESSION).pipe(
+          Effect.provide(layer)
+        )
+        const fiber = yield* Effect.fork(Stream.runCollect(engine.connection.events))
+        const socket = yield* socketOf(made, 1)
+        socket.open()
+        socket.message(startedFrame(SESSION))
+        assert.notInclude(socket.url, KEY)
+        assert.strictEqual(socket.url, "ws://127.0.0.1:9/v1/connect")
+        assert.deepStrictEqual(JSON.parse(socket.sent[0] ?? "{}"), { apiKey: KEY, sessionId: SESSION })
+        yield* engine.connection.close
+        yield* Fiber.join(fiber)
+      })
+    ))
+
+  it.scoped("a plain ws:// address to a host that is not loopback is refused before any socket, as on Node", () =>
+    withGlobalWebSocket(FakeWebSocket, (made) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          internal.connectEngine({ url: "ws://agents.example.com" }, SESSION).pipe(Effect.provide(layer))
+        )
+        assert.instanceOf(error, Errors.InsecureTransport)
+        assert.strictEqual(made.length, 0)
+      })
+    ))
+
+  it("has the options, variables and errors of NodeAgentSessions", () => {
+    const options: NodeAgentSessions.Options = { apiKey: KEY, baseUrl: "http://127.0.0.1:9" }
+    assert.isTrue(Layer.isLayer(FetchAgentSessions.layer(options)))
+    assert.isTrue(Layer.isLayer(FetchAgentSessions.layerConfig()))
+    const same: Layer.Layer.Error<ReturnType<typeof FetchAgentSessions.layerConfig>> extends
+      Layer.Layer.Error<ReturnType<typeof NodeAgentSessions.layerConfig>> ? true : false = true
+    assert.isTrue(same)
+  })
+})

@@ -1,0 +1,272 @@
+/**
+ * The end-to-end scenarios of the Effect 3 edition's runtime tier, as a plain program: run by Bun
+ * and by Deno (and Node 22) as a child process of `runtimes.test.ts`, which starts the simulators
+ * in its own process and asserts what this program reports. It imports the edition's sources and
+ * uses `FetchAgentSessions` (the runtime's own `fetch` and `WebSocket`) or, for the SSE transport,
+ * the same layer's `fetch`; it decides nothing itself: per scenario it prints one JSON line of
+ * facts (the events received, how the run ended), never a verdict. The Effect 4 edition's tier
+ * (`packages/effect4/test/runtimes/`) runs the same scenarios with that edition.
+ *
+ * Usage: `<runtime> scenarios.ts '<JSON array of Scenario>'`.
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { Socket as CoreSocket } from "effect-agent-session-core"
+import { StreamWebSocket } from "effect-agent-session-core/shell"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
+import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
+import * as EventStreamInternal from "../../src/internal/eventStream.js"
+import * as StandardWebSocket from "../../src/internal/standardWebSocket.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+
+/** A simulator's addresses (what `simulate --json` printed). */
+export interface Target {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: "documented" | "observed"
+}
+
+/** One scenario. */
+export type Scenario =
+  | {
+    /** `AgentSessions.run` to the end, every request granted with `jane@example.com`. */
+    readonly kind: "run"
+    readonly name: string
+    readonly target: Target
+    readonly transport: "websocket" | "sse"
+  }
+  | {
+    /** One event taken, then nothing until the connection is closed; then the rest drained. */
+    readonly kind: "slow"
+    readonly name: string
+    readonly target: Target
+    readonly transport: "websocket" | "sse"
+    readonly bufferSize: number
+  }
+  | {
+    /**
+     * A consumer slower than the socket (a pause per event) over the WebSocket engine, whose
+     * internals report the most events that waited and whether the runtime's socket can pause.
+     */
+    readonly kind: "paced"
+    readonly name: string
+    readonly target: Target
+    readonly bufferSize: number
+    readonly pauseMillis: number
+    readonly maxActions: number
+  }
+  | {
+    /** One `createSession` (a paid call) against a server that acts and then fails its answer. */
+    readonly kind: "create"
+    readonly name: string
+    readonly baseUrl: string
+    readonly key: string
+  }
+
+/** What a scenario reports. */
+export interface Facts {
+  readonly name: string
+  readonly runtime: string
+  /** The tags of the events received (keep-alives aside), in order. */
+  readonly tags?: ReadonlyArray<string>
+  /** The numbers of the `action_run` events received, in order (`(action i of n)`). */
+  readonly actions?: ReadonlyArray<number>
+  /** The inputs the service echoed in `external_resource_granted`. */
+  readonly granted?: ReadonlyArray<string | undefined>
+  /** How many requests `onRequest` answered. */
+  readonly asked?: number
+  /** The tag of the error the scenario ended with, if any, and its fields of interest. */
+  readonly failure?: string | undefined
+  readonly limit?: number | undefined
+  readonly mayStillBeRunning?: boolean | undefined
+  /** The most events that waited for the consumer (`paced`). */
+  readonly peakBuffered?: number
+  /** Whether the layer's sockets have `pause()`/`resume()` (`paced`). */
+  readonly pausable?: boolean
+  /** Whether they are `WebSocketStream`s read only while the consumer wants more (`paced`). */
+  readonly streams?: boolean
+  /** How many events the slow consumer's one pull took (`slow`). */
+  readonly firstChunk?: number
+  /** The connection's state when the slow consumer looked (`slow`). */
+  readonly closedReason?: string | undefined
+}
+
+const runtimeName = (): string => {
+  const global = globalThis as { readonly Bun?: { readonly version: string }; readonly Deno?: { readonly version: { readonly deno: string } } }
+  if (global.Bun !== undefined) return `bun ${global.Bun.version}`
+  if (global.Deno !== undefined) return `deno ${global.Deno.version.deno}`
+  return `node ${process.versions.node}`
+}
+
+const request = { start_url: "https://example.com", max_actions: 8, goal: "Find the opening hours" }
+const quick = Schedule.spaced("30 millis").pipe(Schedule.intersect(Schedule.recurs(8)))
+
+const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
+
+const actionNumbers = (events: ReadonlyArray<SessionEvent.SessionEvent>): ReadonlyArray<number> =>
+  events.flatMap((event) => {
+    if (event._tag !== "ActionRun") return []
+    const match = /\(action (\d+) of \d+\)/.exec(event.content)
+    return match?.[1] === undefined ? [] : [Number(match[1])]
+  })
+
+const errorFacts = (error: unknown) => {
+  const fields = error as { readonly _tag?: string; readonly limit?: number; readonly mayStillBeRunning?: boolean }
+  return { failure: fields._tag ?? String(error), limit: fields.limit, mayStillBeRunning: fields.mayStillBeRunning }
+}
+
+const sdk = (target: Target, transport: "websocket" | "sse", bufferSize?: number) =>
+  FetchAgentSessions.layer({
+    apiKey: target.accountKey,
+    baseUrl: target.baseUrl,
+    wsUrl: target.wsUrl,
+    dialect: Dialect.fromName(target.dialect),
+    transport,
+    events: { reconnect: quick, ...(bufferSize === undefined ? {} : { bufferSize }) }
+  })
+
+const run = (scenario: Extract<Scenario, { kind: "run" }>) => {
+  let asked = 0
+  return AgentSessions.run(request, {
+    onRequest: () => Effect.sync(() => (asked += 1)).pipe(Effect.as(Answer.grant("jane@example.com")))
+  }).pipe(
+    Effect.map((outcome): Omit<Facts, "name" | "runtime"> => {
+      const events = meaningful(outcome.events)
+      return {
+        tags: events.map((event) => event._tag),
+        actions: actionNumbers(events),
+        granted: events.flatMap((e) => e._tag === "ExternalResourceGranted" ? [Option.getOrUndefined(e.input)] : []),
+        asked
+      }
+    }),
+    Effect.provide(sdk(scenario.target, scenario.transport))
+  )
+}
+
+/** Whether the runtime has `WebSocketStream` (Deno with `--unstable-net`): the layer's sockets then pause. */
+const streams = StreamWebSocket.available() !== undefined
+
+/**
+ * Whether the layer's sockets can pause their reading: over `WebSocketStream`, yes; else as the
+ * runtime's own `WebSocket` (Bun's has `pause()`/`resume()`).
+ */
+const pausable = streams || CoreSocket.isPausable(globalThis.WebSocket.prototype)
+
+const slow = (scenario: Extract<Scenario, { kind: "slow" }>) =>
+  // A socket that pauses would wait for the consumer for ever: the paced scenario is its test.
+  pausable ? Effect.succeed({ pausable }) : Effect.scoped(Effect.gen(function*() {
+    const running = yield* AgentSessions.start(request)
+    const pull = yield* Stream.toPull(running.events)
+    const first = Chunk.toReadonlyArray(yield* Effect.mapError(pull, Option.getOrUndefined))
+    // Nothing more is taken until the connection is closed (it never is while it can pause).
+    const closed = yield* running.state.changes.pipe(
+      Stream.filter((state) => state._tag === "Closed"),
+      Stream.runHead
+    )
+    const rest = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.either(Stream.fromPull(Effect.succeed(pull)))))
+    const events = meaningful([...first, ...rest.flatMap((r) => (Either.isRight(r) ? [r.right] : []))])
+    const last = rest.at(-1)
+    return {
+      tags: events.map((event) => event._tag),
+      actions: actionNumbers(events),
+      pausable,
+      firstChunk: first.length,
+      closedReason: Option.match(closed, { onNone: () => undefined, onSome: (state) => state._tag === "Closed" ? state.reason : undefined }),
+      ...(last !== undefined && Either.isLeft(last) ? errorFacts(last.left) : {})
+    }
+  })).pipe(Effect.provide(sdk(scenario.target, scenario.transport, scenario.bufferSize)))
+
+const paced = (scenario: Extract<Scenario, { kind: "paced" }>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { target } = scenario
+    const dialect = Dialect.fromName(target.dialect)
+    const api = yield* AgentApi.AgentApi
+    const session = yield* api.createSession({ ...request, max_actions: scenario.maxActions })
+    const engine = yield* EventStreamInternal.connectEngine(
+      { url: target.wsUrl, dialect, reconnect: quick },
+      session.session_id,
+      { bufferSize: scenario.bufferSize }
+    )
+    const results = Chunk.toReadonlyArray(
+      yield* engine.connection.events.pipe(
+        Stream.tap(() => Effect.sleep(Duration.millis(scenario.pauseMillis))),
+        Stream.either,
+        Stream.runCollect
+      )
+    )
+    const events = meaningful(results.flatMap((r) => (Either.isRight(r) ? [r.right] : [])))
+    const last = results.at(-1)
+    return {
+      tags: events.map((event) => event._tag),
+      actions: actionNumbers(events),
+      peakBuffered: engine.peakBuffered(),
+      pausable,
+      streams,
+      ...(last !== undefined && Either.isLeft(last) ? errorFacts(last.left) : {})
+    }
+  })).pipe(
+    Effect.provide(Layer.mergeAll(
+      AgentApi.layer({ baseUrl: scenario.target.baseUrl, dialect: Dialect.fromName(scenario.target.dialect) }),
+      StandardWebSocket.layer
+    ).pipe(
+      Layer.provideMerge(
+        Layer.merge(FetchHttpClient.layer, Credentials.layer({ apiKey: Redacted.make(scenario.target.accountKey) }))
+      )
+    ))
+  )
+
+const create = (scenario: Extract<Scenario, { kind: "create" }>) =>
+  Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(request)).pipe(
+    Effect.as({ tags: [] }),
+    Effect.provide(
+      AgentApi.layer({ baseUrl: scenario.baseUrl, dialect: Dialect.documented }).pipe(
+        Layer.provideMerge(Layer.merge(FetchHttpClient.layer, Credentials.layer({ apiKey: Redacted.make(scenario.key) })))
+      )
+    )
+  )
+
+const one = (scenario: Scenario): Effect.Effect<Facts> => {
+  const body: Effect.Effect<Omit<Facts, "name" | "runtime">, unknown> = scenario.kind === "run"
+    ? run(scenario)
+    : scenario.kind === "slow"
+    ? slow(scenario)
+    : scenario.kind === "paced"
+    ? paced(scenario)
+    : create(scenario)
+  return Effect.map(Effect.exit(body), (exit) => ({
+    name: scenario.name,
+    runtime: runtimeName(),
+    ...(Exit.isSuccess(exit)
+      ? exit.value
+      : errorFacts(Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))))
+  }))
+}
+
+const scenarios = JSON.parse(process.argv[2] ?? "[]") as ReadonlyArray<Scenario>
+const program = Effect.forEach(
+  scenarios,
+  (scenario) => Effect.flatMap(one(scenario), (facts) => Effect.sync(() => console.log(JSON.stringify(facts))))
+)
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
