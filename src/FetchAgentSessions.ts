@@ -28,7 +28,7 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as SdkLayer from "./internal/sdkLayer.js"
 import * as StandardWebSocket from "./internal/standardWebSocket.js"
@@ -59,7 +59,9 @@ export type ConfigOptions = NodeAgentSessions.ConfigOptions
 export type Services = NodeAgentSessions.Services
 
 const runtime: SdkLayer.Runtime = {
-  http: FetchHttpClient.layer,
+  // `fetch` follows redirects itself unless told not to: the key would go with the request to
+  // wherever a `Location` points. As on Node, a redirect is an answer (`UnexpectedStatus`).
+  http: FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.RequestInit, { redirect: "manual" }))),
   webSocket: StandardWebSocket.layer
 }
 

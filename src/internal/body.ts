@@ -51,9 +51,11 @@ export const readBounded = (
   Effect.suspend(() => {
     const plan = Http.bodyPlan(response.status, headers ?? response.headers, limit)
     if (plan._tag === "refuse") {
-      // Not read at all: the stream is opened and closed at once so the request is released.
+      // Not read: the stream is opened and closed at once, so that the request is released (a
+      // `fetch` body's connection closed). `Stream.take(stream, 0)` never opens it; its first
+      // chunk (the transport's, bounded) is the least that does.
       return Effect.zipRight(
-        Stream.runDrain(Stream.take(response.stream, 0)),
+        Stream.runDrain(Stream.take(response.stream, 1)),
         Effect.fail<OverLimit>({ _tag: "OverLimit", size: plan.size })
       )
     }

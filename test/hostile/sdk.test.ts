@@ -54,6 +54,7 @@ import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
+import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import { capture, spying } from "../helpers/sdk.js"
@@ -65,11 +66,16 @@ const retryOf = (retry: Retry) =>
 
 const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
 
+/** The edition's whole-SDK layers: over Node (undici, `ws`), and over `fetch` and the standard `WebSocket`. */
+const layers = { node: NodeAgentSessions.layer, fetch: FetchAgentSessions.layer } as const
+
+type Runtime = keyof typeof layers
+
 /** The whole SDK pointed at the hostile server, set up as the case says. */
-const sdk = (server: HostileServer, client: HostileClient) => {
+const sdk = (server: HostileServer, client: HostileClient, runtime: Runtime) => {
   const http = client.http ?? {}
   const events = client.events ?? {}
-  return NodeAgentSessions.layer({
+  return layers[runtime]({
     apiKey: hostileKey,
     baseUrl: server.baseUrl,
     wsUrl: server.wsUrl,
@@ -219,7 +225,7 @@ const textsOf = (
 }
 
 /** One run of a case: its servers started, the act observed, what the servers and the process show. */
-const runOnce = (hostile: HostileCase) =>
+const runOnce = (hostile: HostileCase, runtime: Runtime = "node") =>
   Effect.gen(function*() {
     const started = yield* Effect.acquireRelease(
       Effect.promise(() => startHostileCase(hostile)),
@@ -233,7 +239,7 @@ const runOnce = (hostile: HostileCase) =>
     const guard = hostile.guardMs ?? 30_000
     const start = Date.now()
     const exit = yield* act(hostile.act, started.server).pipe(
-      Effect.provide(sdk(started.server, hostile.client)),
+      Effect.provide(sdk(started.server, hostile.client, runtime)),
       Effect.timeoutFail({ duration: Duration.millis(guard), onTimeout: () => "hang guard" as const }),
       Effect.withTracer(tracer),
       Effect.provide(Logger.replace(Logger.defaultLogger, capture(logs))),
@@ -269,6 +275,30 @@ describe("hostile server (conformance hostile cases, Effect 3 edition)", () => {
         const runs = hostile.runs ?? 1
         for (let run = 0; run < runs; run++) {
           const { problems: found } = yield* runOnce(hostile)
+          problems.push(...found.map((problem) => (runs > 1 ? `run ${run + 1}: ${problem}` : problem)))
+        }
+        assert.deepStrictEqual(problems, [], problems.join("\n"))
+      }))
+  }
+})
+
+/**
+ * The cases that use no WebSocket (HTTP calls, the SSE transport) again over `FetchAgentSessions`:
+ * the runtime's `fetch` instead of undici. The WebSocket cases over a standard `WebSocket` run in
+ * the runtime tier (`test/runtimes/`) and the Effect 4 edition's hostile runner: Node 20, which
+ * runs this suite, has no global `WebSocket`.
+ */
+const overHttpOnly = (hostile: HostileCase): boolean =>
+  hostile.act._tag === "CreateSession" || hostile.act._tag === "GetSession" || hostile.client.transport === "sse"
+
+describe("hostile server (conformance hostile cases without a WebSocket, Effect 3 edition, FetchAgentSessions)", () => {
+  for (const hostile of hostileCases.filter(overHttpOnly)) {
+    it.live(hostile.name, () =>
+      Effect.gen(function*() {
+        const problems: Array<string> = []
+        const runs = hostile.runs ?? 1
+        for (let run = 0; run < runs; run++) {
+          const { problems: found } = yield* runOnce(hostile, "fetch")
           problems.push(...found.map((problem) => (runs > 1 ? `run ${run + 1}: ${problem}` : problem)))
         }
         assert.deepStrictEqual(problems, [], problems.join("\n"))
