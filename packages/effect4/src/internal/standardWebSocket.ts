@@ -4,8 +4,8 @@
  * no way to), which the event channel never needs: the key goes in the first message (the
  * `message` handshake) or, where the dialect asks for it, in the address (`query`, `both`), under
  * the same address rules as on Node. It cannot pause its reading either (no `pause()`/`resume()`;
- * Bun's has them, but they let frames already read through): the WebSocket transport bounds what
- * waits for the consumer itself (`BufferOverflow`), registered here.
+ * Bun's has them, but they let frames already read through): registered `pausable: false`, so the
+ * core's connection bounds what waits for the consumer (`BufferOverflow`).
  *
  * Where the runtime has `WebSocketStream` (Deno 2.9 run with `--unstable-net`), the constructor
  * opens one of those instead, through the core's `StreamWebSocket`, which reads a message only
