@@ -31,79 +31,13 @@ import * as EventStreamInternal from "../../src/internal/eventStream.js"
 import * as StandardWebSocket from "../../src/internal/standardWebSocket.js"
 import { Socket as CoreSocket } from "effect-agent-session-core"
 import { StreamWebSocket } from "effect-agent-session-core/shell"
-
-/** A simulator's addresses (what `simulate --json` printed). */
-export interface Target {
-  readonly baseUrl: string
-  readonly wsUrl: string
-  readonly accountKey: string
-  readonly dialect: "documented" | "observed"
-}
-
-/** One scenario. */
-export type Scenario =
-  | {
-    /** `AgentSessions.run` to the end, every request granted with `jane@example.com`. */
-    readonly kind: "run"
-    readonly name: string
-    readonly target: Target
-    readonly transport: "websocket" | "sse"
-  }
-  | {
-    /** One event taken, then nothing until the connection is closed; then the rest drained. */
-    readonly kind: "slow"
-    readonly name: string
-    readonly target: Target
-    readonly transport: "websocket" | "sse"
-    readonly bufferSize: number
-  }
-  | {
-    /**
-     * A consumer slower than the socket (a pause per event) over the WebSocket engine, whose
-     * internals report the most events that waited and whether the runtime's socket can pause.
-     */
-    readonly kind: "paced"
-    readonly name: string
-    readonly target: Target
-    readonly bufferSize: number
-    readonly pauseMillis: number
-    readonly maxActions: number
-  }
-  | {
-    /** One `createSession` (a paid call) against a server that acts and then fails its answer. */
-    readonly kind: "create"
-    readonly name: string
-    readonly baseUrl: string
-    readonly key: string
-  }
-
-/** What a scenario reports. */
-export interface Facts {
-  readonly name: string
-  readonly runtime: string
-  /** The tags of the events received (keep-alives aside), in order. */
-  readonly tags?: ReadonlyArray<string>
-  /** The numbers of the `action_run` events received, in order (`(action i of n)`). */
-  readonly actions?: ReadonlyArray<number>
-  /** The inputs the service echoed in `external_resource_granted`. */
-  readonly granted?: ReadonlyArray<string | undefined>
-  /** How many requests `onRequest` answered. */
-  readonly asked?: number
-  /** The tag of the error the scenario ended with, if any, and its fields of interest. */
-  readonly failure?: string | undefined
-  readonly limit?: number | undefined
-  readonly mayStillBeRunning?: boolean | undefined
-  /** The most events that waited for the consumer (`paced`). */
-  readonly peakBuffered?: number
-  /** Whether the layer's sockets have `pause()`/`resume()` (`paced`). */
-  readonly pausable?: boolean
-  /** Whether they are `WebSocketStream`s read only while the consumer wants more (`paced`). */
-  readonly streams?: boolean
-  /** How many events the slow consumer's one pull took (`slow`). */
-  readonly firstChunk?: number
-  /** The connection's state when the slow consumer looked (`slow`). */
-  readonly closedReason?: string | undefined
-}
+// The scenarios and the facts of the tier, as the conformance package defines them (types only:
+// nothing of it is loaded by the runtime).
+import type {
+  RuntimeFacts as Facts,
+  RuntimeScenario as Scenario,
+  RuntimeTarget as Target
+} from "effect-agent-session-conformance"
 
 const runtimeName = (): string => {
   const global = globalThis as { readonly Bun?: { readonly version: string }; readonly Deno?: { readonly version: { readonly deno: string } } }
