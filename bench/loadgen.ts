@@ -144,6 +144,10 @@ export const start = (port = 0): Promise<{ readonly port: number; readonly serve
     })
   })
   server.maxConnections = 100_000
+  // Kept-alive connections outlive any pause of a client's pool: a connection the server closes
+  // as the client reuses it fails the create with ECONNRESET (not retried: its outcome is unknown).
+  server.keepAliveTimeout = 10 * 60_000
+  server.headersTimeout = 10 * 60_000 + 1000
   return new Promise((resolve) => {
     server.listen({ port, host: "127.0.0.1", backlog: 4096 }, () => {
       const address = server.address()
