@@ -101,6 +101,8 @@ export interface RateFigure {
 export interface Effect4Figure {
   /** The Node that ran the Effect 4 side (and the raw and Effect 3 rows marked Node 22). */
   readonly node: string
+  /** When this part ran (ISO 8601): it may run alone (`--only=effect4`), after the rest of the report. */
+  readonly at?: string | undefined
   readonly memory: ReadonlyArray<Effect4MemoryFigure> | Skipped
   /** Heap snapshot summaries per open connection. */
   readonly heap: ReadonlyArray<{ readonly variant: string; readonly summary: HeapSummary | Skipped }> | Skipped
@@ -384,6 +386,7 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
   const heap = e4.heapConnections > 0 ? await attempt("effect4 heap summaries", log, heapSummaries) : []
   return {
     node: nodeVersion(node),
+    at: new Date().toISOString(),
     memory,
     heap,
     fibers: await attempt("effect4 fibers", log, fibers),

@@ -302,6 +302,8 @@ export const issue39Section = (r: Results): Array<string> => {
   return [
     "### Issue 39: against raw, through `AgentSessions.start`",
     "",
+    `${isSkipped(e4) || e4.at === undefined ? "" : `Run ${e4.at}. `}Reproduce: \`npm run bench -- --only=effect4 --out=<file>\` (this part alone, about 25 minutes: both sizes, the issue 25 rows too) or \`npm run bench\` (every part, this file).`,
+    "",
     `Every side${node}, each in its own process; raw is \`fetch\` + \`ws\` + \`JSON.parse\` (bench/raw.ts: sessions opened by a POST to the load generator, then the socket). Sessions held through \`AgentSessions.start\` (create, then connect; the load generator answers the create), one consumer fiber each; create -> first event against the simulator; throughput of one session on the load generator. Medians over the rounds (p90: the median over the rounds of each round's 90th percentile).`,
     "",
     "| figure | raw | Effect 4 edition | E4 / raw | Effect 3 edition | E3 / raw | target (E4) | met |",
