@@ -53,12 +53,14 @@ export const runTask = async (task: Task): Promise<TaskResult> => {
     case "memory": {
       const variant = task.variant
       let hold: Client["hold"]
-      if (variant === "raw" || variant === "sdk") hold = (await clientFor(variant)).hold
-      else {
+      if (variant === "raw" || variant === "sdk") {
+        const client = await clientFor(variant)
+        hold = task.path === "start" ? client.holdStarted : client.hold
+      } else {
         const floors = await import("./floors.js")
         hold = (url, count, concurrency) => floors.hold(variant, url, count, concurrency)
       }
-      return profiled(`memory-${variant}`, () => memory(hold, task.url, task.count, task.concurrency))
+      return profiled(`memory-${variant}${task.path === "start" ? "-start" : ""}`, () => memory(hold, task.url, task.count, task.concurrency))
     }
     case "slow": {
       const client = await clientFor(task.variant)

@@ -20,6 +20,7 @@ import {
   type FirstEventResult,
   type HeapSummary,
   type MemoryResult,
+  percentile,
   type Stats,
   stats,
   type ThroughputResult
@@ -63,11 +64,17 @@ export interface Effect4Settings {
   readonly log: (line: string) => void
 }
 
-/** The sides of the memory figure. */
+/** The sides of the memory figure of issue 25 (sessions opened by `EventStream.connect`), measured at the largest size. */
 export const memorySides = ["raw", "floor-stream", "sdk", "e3-node22", "e3-node20"] as const
 
+/**
+ * The sides of the memory figure of issue 39, at every size: sessions opened create-then-connect,
+ * `AgentSessions.start` on both editions against `fetch` then `ws` (all on Node 22).
+ */
+export const startSides = ["raw-start", "sdk-start", "e3-start"] as const
+
 /** A side of the memory figure. */
-export type MemorySide = typeof memorySides[number] | "floor-fiber" | "floor-socket"
+export type MemorySide = typeof memorySides[number] | typeof startSides[number] | "floor-fiber" | "floor-socket"
 
 /** One side's memory over its rounds. */
 export interface MemorySideFigure {
@@ -94,19 +101,26 @@ export interface RateFigure {
 export interface Effect4Figure {
   /** The Node that ran the Effect 4 side (and the raw and Effect 3 rows marked Node 22). */
   readonly node: string
+  /** When this part ran (ISO 8601): it may run alone (`--only=effect4`), after the rest of the report. */
+  readonly at?: string | undefined
   readonly memory: ReadonlyArray<Effect4MemoryFigure> | Skipped
   /** Heap snapshot summaries per open connection. */
   readonly heap: ReadonlyArray<{ readonly variant: string; readonly summary: HeapSummary | Skipped }> | Skipped
   readonly fibers: { readonly floors: ReadonlyArray<FiberCount & { readonly variant: string }>; readonly sdk: FiberCount | Skipped } | Skipped
   readonly firstEvent: {
     /** Per round, the median latency (ms); and CPU per session (ms). */
-    readonly latency: Readonly<Record<"raw" | "floor", Stats>> & { readonly sdk: Stats | Skipped }
-    readonly cpuPerSession: Readonly<Record<"raw" | "floor", Stats>> & { readonly sdk: Stats | Skipped }
+    readonly latency: Readonly<Record<"raw" | "floor", Stats>> & { readonly sdk: Stats | Skipped; readonly e3?: Stats | Skipped }
+    /** Per round, the 90th percentile latency (ms). */
+    readonly p90?: Readonly<Record<"raw" | "floor", Stats>> & { readonly sdk: Stats | Skipped; readonly e3?: Stats | Skipped }
+    readonly cpuPerSession: Readonly<Record<"raw" | "floor", Stats>> & { readonly sdk: Stats | Skipped; readonly e3?: Stats | Skipped }
     readonly sessions: number
   } | Skipped
   readonly throughput: Readonly<Record<"raw" | "floor", RateFigure>> & {
     readonly events: RateFigure | Skipped
     readonly attach: RateFigure | Skipped
+    /** The Effect 3 edition on Node 22, `EventStream.events` and `AgentSessions.attach`. */
+    readonly e3Events?: RateFigure | Skipped
+    readonly e3Attach?: RateFigure | Skipped
   } | Skipped
 }
 
@@ -150,15 +164,23 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
     }
   }
 
-  const memoryAt = async (count: number): Promise<Effect4MemoryFigure> => {
-    const memoryTask = (variant: Effect4Floor | "sdk"): Effect4Task => ({
+  const memoryAt = async (count: number, largest: boolean): Promise<Effect4MemoryFigure> => {
+    const memoryTask = (variant: Effect4Floor | "sdk", path: "connect" | "start" = "connect"): Effect4Task => ({
       kind: "memory",
       variant,
+      path,
       url,
       count,
       concurrency: config.memoryConcurrency
     })
-    const rootTask = (variant: "raw" | "sdk") => ({ kind: "memory", variant, url, count, concurrency: config.memoryConcurrency })
+    const rootTask = (variant: "raw" | "sdk", path: "connect" | "start" = "connect") => ({
+      kind: "memory",
+      variant,
+      path,
+      url,
+      count,
+      concurrency: config.memoryConcurrency
+    })
     const run: Record<MemorySide, () => Promise<MemoryResult>> = {
       raw: () => runChild<MemoryResult>(rootTask("raw"), config.cpuProfileDir, undefined, onNode22),
       "floor-stream": () => runE4<MemoryResult>(memoryTask("floor-stream")),
@@ -166,7 +188,10 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
       "floor-socket": () => runE4<MemoryResult>(memoryTask("floor-socket")),
       sdk: () => runE4<MemoryResult>(memoryTask("sdk")),
       "e3-node22": () => runChild<MemoryResult>(rootTask("sdk"), config.cpuProfileDir, config.sdkRoot, onNode22),
-      "e3-node20": () => runChild<MemoryResult>(rootTask("sdk"), config.cpuProfileDir, config.sdkRoot)
+      "e3-node20": () => runChild<MemoryResult>(rootTask("sdk"), config.cpuProfileDir, config.sdkRoot),
+      "raw-start": () => runChild<MemoryResult>(rootTask("raw", "start"), config.cpuProfileDir, undefined, onNode22),
+      "sdk-start": () => runE4<MemoryResult>(memoryTask("sdk", "start")),
+      "e3-start": () => runChild<MemoryResult>(rootTask("sdk", "start"), config.cpuProfileDir, config.sdkRoot, onNode22)
     }
     const sides = new Map<MemorySide, ReturnType<typeof side<MemoryResult>>>()
     const measure = async (name: MemorySide, round: number) => {
@@ -184,6 +209,8 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
       })
     }
     for (let round = 0; round < e4.memoryRounds; round++) {
+      for (const name of startSides) await measure(name, round)
+      if (!largest) continue
       for (const name of memorySides) await measure(name, round)
       if (round === 0) {
         await measure("floor-fiber", round)
@@ -252,29 +279,43 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
       const raw = side<FirstEventResult>()
       const sdk = side<FirstEventResult>()
       const floor = side<FirstEventResult>()
+      const e3 = side<FirstEventResult>()
       for (let round = 0; round < rounds; round++) {
         await raw.run("raw", () =>
           runChild<FirstEventResult>({ ...common, variant: "raw" }, config.cpuProfileDir, undefined, onNode22).then(check(`round ${round + 1} raw`)))
         await sdk.run("sdk", () => runE4<FirstEventResult>({ ...common, variant: "sdk" }).then(check(`round ${round + 1} SDK`)))
         await floor.run("floor", () => runE4<FirstEventResult>({ ...common, variant: "floor" }).then(check(`round ${round + 1} floor`)))
+        await e3.run("e3", () =>
+          runChild<FirstEventResult>({ ...common, variant: "sdk" }, config.cpuProfileDir, config.sdkRoot, onNode22).then(
+            check(`round ${round + 1} Effect 3 (Node 22)`)
+          ))
       }
       const required = (s: ReturnType<typeof side<FirstEventResult>>) => {
         if (s.failed !== undefined) throw new Error(s.failed.skipped)
         return s.runs
       }
       const latency = (runs: ReadonlyArray<FirstEventResult>) => stats(runs.map((r) => stats(r.latenciesMs).median))
+      const p90 = (runs: ReadonlyArray<FirstEventResult>) => stats(runs.map((r) => percentile(r.latenciesMs, 0.9)))
       const cpu = (runs: ReadonlyArray<FirstEventResult>) => stats(runs.map((r) => r.cpuMs / sessions))
       return {
         sessions,
         latency: {
           raw: latency(required(raw)),
           floor: latency(required(floor)),
-          sdk: sdk.failed ?? latency(sdk.runs)
+          sdk: sdk.failed ?? latency(sdk.runs),
+          e3: e3.failed ?? latency(e3.runs)
+        },
+        p90: {
+          raw: p90(required(raw)),
+          floor: p90(required(floor)),
+          sdk: sdk.failed ?? p90(sdk.runs),
+          e3: e3.failed ?? p90(e3.runs)
         },
         cpuPerSession: {
           raw: cpu(required(raw)),
           floor: cpu(required(floor)),
-          sdk: sdk.failed ?? cpu(sdk.runs)
+          sdk: sdk.failed ?? cpu(sdk.runs),
+          e3: e3.failed ?? cpu(e3.runs)
         }
       }
     } finally {
@@ -297,6 +338,8 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
     const floor = side<Run>()
     const events = side<Run>()
     const attach = side<Run>()
+    const e3Events = side<Run>()
+    const e3Attach = side<Run>()
     for (let round = 0; round < e4.throughputRounds; round++) {
       const label = (name: string) => `round ${round + 1} ${name}`
       await raw.run("raw", () =>
@@ -305,6 +348,13 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
       await floor.run("floor", () => one(label("floor"), () => runE4<ThroughputResult>({ ...common, variant: "floor" })))
       await events.run("events", () => one(label("SDK events"), () => runE4<ThroughputResult>({ ...common, variant: "events" })))
       await attach.run("attach", () => one(label("SDK attach"), () => runE4<ThroughputResult>({ ...common, variant: "attach" })))
+      for (const [run, path] of [[e3Events, "events"], [e3Attach, "attach"]] as const) {
+        await run.run(`e3 ${path}`, () =>
+          one(
+            label(`Effect 3 ${path} (Node 22)`),
+            () => runChild<ThroughputResult>({ ...common, variant: "sdk", path }, config.cpuProfileDir, config.sdkRoot, onNode22)
+          ))
+      }
     }
     const figure = (s: ReturnType<typeof side<Run>>): RateFigure | Skipped =>
       s.failed ?? {
@@ -316,18 +366,27 @@ export const effect4Figure = async (config: Effect4Settings, url: string): Promi
     const floorFigure = figure(floor)
     if (isSkipped(rawFigure)) throw new Error(`raw: ${rawFigure.skipped}`)
     if (isSkipped(floorFigure)) throw new Error(`floor: ${floorFigure.skipped}`)
-    return { raw: rawFigure, floor: floorFigure, events: figure(events), attach: figure(attach) }
+    return {
+      raw: rawFigure,
+      floor: floorFigure,
+      events: figure(events),
+      attach: figure(attach),
+      e3Events: figure(e3Events),
+      e3Attach: figure(e3Attach)
+    }
   }
 
   log(`  effect4: Node ${nodeVersion(node)} (${node})`)
   const memory = await attempt("effect4 memory", log, async () => {
     const out: Array<Effect4MemoryFigure> = []
-    for (const count of e4.connections) out.push(await memoryAt(count))
+    const largest = Math.max(...e4.connections)
+    for (const count of e4.connections) out.push(await memoryAt(count, count === largest))
     return out
   })
   const heap = e4.heapConnections > 0 ? await attempt("effect4 heap summaries", log, heapSummaries) : []
   return {
     node: nodeVersion(node),
+    at: new Date().toISOString(),
     memory,
     heap,
     fibers: await attempt("effect4 fibers", log, fibers),

@@ -44,7 +44,10 @@ export const sideLabels: Record<MemorySide, string> = {
   "floor-socket": "Effect 4: effect/socket Socket, its reader pulled by one fiber",
   sdk: "Effect 4 edition: EventStream.connect + one consumer fiber (Node 22)",
   "e3-node22": "Effect 3 edition, the same (Node 22)",
-  "e3-node20": "Effect 3 edition, the same (Node 20)"
+  "e3-node20": "Effect 3 edition, the same (Node 20)",
+  "raw-start": "raw fetch + ws + JSON.parse, create then connect (Node 22)",
+  "sdk-start": "Effect 4 edition: AgentSessions.start + one consumer fiber (Node 22)",
+  "e3-start": "Effect 3 edition: AgentSessions.start + one consumer fiber (Node 22)"
 }
 
 const figureOf = (r: Results): Effect4Figure | Skipped => r.effect4 ?? { skipped: "not in this run" }
@@ -180,6 +183,140 @@ export const effect4Verdicts = (r: Results): ReadonlyArray<Effect4Verdict> => {
   return out
 }
 
+/** Issue 39's targets: ratios to raw (`fetch` + `ws` + `JSON.parse`) measured in the same run. */
+export const issue39Targets = {
+  /** Heap per open session (through `AgentSessions.start`), over raw. */
+  heap: 4,
+  /** RSS per open session, over raw. */
+  rss: 2,
+  /** Time to open N sessions, over raw. */
+  open: 2,
+  /** Create to first event, median and p90, over raw. */
+  firstEvent: 2,
+  /** Throughput of one session, over raw (at least). */
+  throughput: 0.75
+} as const
+
+/** One row of issue 39's table: a figure of raw, both editions, the ratios and the verdict. */
+export interface Issue39Row {
+  readonly figure: string
+  readonly raw: string
+  readonly e4: string
+  readonly e4Ratio: number
+  readonly e3: string
+  readonly e3Ratio: number
+  readonly target: string
+  readonly met: boolean | undefined
+}
+
+const valueOf = (x: Stats | Skipped | undefined): number => x === undefined || isSkipped(x) ? Number.NaN : x.median
+
+/** Issue 39's rows: every figure with its ratio to raw, at each size measured. */
+export const issue39Rows = (r: Results): ReadonlyArray<Issue39Row> => {
+  const e4 = figureOf(r)
+  if (isSkipped(e4)) return []
+  const t = issue39Targets
+  const rows: Array<Issue39Row> = []
+  const row = (
+    figure: string,
+    show: (n: number) => string,
+    raw: number,
+    e4Value: number,
+    e3Value: number,
+    target: string,
+    meets: (ratio: number) => boolean
+  ) => {
+    const e4Ratio = e4Value / raw
+    const e3Ratio = e3Value / raw
+    rows.push({
+      figure,
+      raw: show(raw),
+      e4: show(e4Value),
+      e4Ratio,
+      e3: show(e3Value),
+      e3Ratio,
+      target,
+      met: Number.isFinite(e4Ratio) ? meets(e4Ratio) : undefined
+    })
+  }
+  const seconds = (n: number) => `${fixed(n / 1000, 2)} s`
+  if (!isSkipped(e4.memory)) {
+    for (const m of e4.memory) {
+      const side = (name: MemorySide) => {
+        const f = m.sides[name]
+        return f === undefined || isSkipped(f) ? sideMissing : f
+      }
+      const at = `${int(m.count)} open`
+      const pick = (get: (f: MemorySideFigure) => Stats) => [
+        get(side("raw-start")).median,
+        get(side("sdk-start")).median,
+        get(side("e3-start")).median
+      ] as const
+      row(`heap per open session (${at})`, kib, ...pick((f) => f.heapPerConn), `<= ${t.heap}x raw`, (x) => x <= t.heap)
+      row(`RSS per open session (${at})`, kib, ...pick((f) => f.rssPerConn), `<= ${t.rss}x raw`, (x) => x <= t.rss)
+      row(`time to open ${int(m.count)}`, seconds, ...pick((f) => f.openMs), `<= ${t.open}x raw`, (x) => x <= t.open)
+    }
+  }
+  const fe = e4.firstEvent
+  if (!isSkipped(fe)) {
+    row(
+      "create -> first event, median",
+      ms,
+      fe.latency.raw.median,
+      valueOf(fe.latency.sdk),
+      valueOf(fe.latency.e3),
+      `<= ${t.firstEvent}x raw`,
+      (x) => x <= t.firstEvent
+    )
+    if (fe.p90 !== undefined) {
+      row(
+        "create -> first event, p90",
+        ms,
+        fe.p90.raw.median,
+        valueOf(fe.p90.sdk),
+        valueOf(fe.p90.e3),
+        `<= ${t.firstEvent}x raw`,
+        (x) => x <= t.firstEvent
+      )
+    }
+  }
+  const tp = e4.throughput
+  if (!isSkipped(tp)) {
+    const fps = (x: RateFigure | Skipped | undefined) => x === undefined || isSkipped(x) ? Number.NaN : x.fps.median
+    const perSecond = (n: number) => `${int(n)}/s`
+    const ordered = (x: RateFigure | Skipped) => !isSkipped(x) && x.ordered
+    row("throughput, `EventStream.events`", perSecond, tp.raw.fps.median, fps(tp.events), fps(tp.e3Events), `>= ${t.throughput}x raw`, (x) =>
+      x >= t.throughput && ordered(tp.events))
+    row("throughput, `AgentSessions.attach`", perSecond, tp.raw.fps.median, fps(tp.attach), fps(tp.e3Attach), `>= ${t.throughput}x raw`, (x) =>
+      x >= t.throughput && ordered(tp.attach))
+  }
+  return rows
+}
+
+/** Issue 39's table (the Effect 4 edition, the Effect 3 edition beside it, ratios to raw in the same run). */
+export const issue39Section = (r: Results): Array<string> => {
+  const rows = issue39Rows(r)
+  if (rows.length === 0) return []
+  const e4 = figureOf(r)
+  const node = isSkipped(e4) ? "" : ` on Node ${e4.node}`
+  return [
+    "### Issue 39: against raw, through `AgentSessions.start`",
+    "",
+    `${isSkipped(e4) || e4.at === undefined ? "" : `Run ${e4.at}. `}Reproduce: \`npm run bench -- --only=effect4 --out=<file>\` (this part alone, about 25 minutes: both sizes, the issue 25 rows too) or \`npm run bench\` (every part, this file).`,
+    "",
+    `Every side${node}, each in its own process; raw is \`fetch\` + \`ws\` + \`JSON.parse\` (bench/raw.ts: sessions opened by a POST to the load generator, then the socket). Sessions held through \`AgentSessions.start\` (create, then connect; the load generator answers the create), one consumer fiber each; create -> first event against the simulator; throughput of one session on the load generator. Medians over the rounds (p90: the median over the rounds of each round's 90th percentile).`,
+    "",
+    "| figure | raw | Effect 4 edition | E4 / raw | Effect 3 edition | E3 / raw | target (E4) | met |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows.map((x) =>
+      `| ${x.figure} | ${x.raw} | ${x.e4} | ${fixed(x.e4Ratio)} | ${x.e3} | ${fixed(x.e3Ratio)} | ${x.target} | ${
+        x.met === undefined ? "not measured" : x.met ? "yes" : "**no**"
+      } |`
+    ),
+    ""
+  ]
+}
+
 /** The Effect 4 section of RESULTS.md: one row per measure, with its ratio and target. */
 export const effect4Section = (r: Results): Array<string> => {
   const e4 = figureOf(r)
@@ -192,11 +329,19 @@ export const effect4Section = (r: Results): Array<string> => {
     "| measure | result (medians) | target | met |",
     "| --- | --- | --- | --- |",
     ...effect4Verdicts(r).map((v) => `| ${v.figure} | ${v.value} | ${v.target} | ${v.met ? "yes" : "**no**"} |`),
-    ""
+    "",
+    ...issue39Section(r)
   ]
 }
 
 export const effect4Summary = (r: Results): ReadonlyArray<string> =>
   r.effect4 === undefined || (isSkipped(r.effect4) && r.effect4.skipped.startsWith("not run (--only"))
     ? []
-    : effect4Verdicts(r).map((v) => `Effect 4 ${v.figure}: ${v.value}  [target ${v.target}: ${v.met ? "MET" : "MISSED"}]`)
+    : [
+      ...effect4Verdicts(r).map((v) => `Effect 4 ${v.figure}: ${v.value}  [target ${v.target}: ${v.met ? "MET" : "MISSED"}]`),
+      ...issue39Rows(r).map((x) =>
+        `Issue 39 ${x.figure}: raw ${x.raw}, Effect 4 ${x.e4} (${fixed(x.e4Ratio)}x), Effect 3 ${x.e3} (${fixed(x.e3Ratio)}x)  [target ${x.target}: ${
+          x.met === undefined ? "not measured" : x.met ? "MET" : "MISSED"
+        }]`
+      )
+    ]

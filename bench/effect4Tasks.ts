@@ -20,6 +20,8 @@ export type Effect4Task =
   | {
     readonly kind: "memory" | "fibers" | "heap"
     readonly variant: Effect4Floor | "sdk"
+    /** How SDK sessions are opened: `EventStream.connect` (default), or `AgentSessions.start` (create, then connect). */
+    readonly path?: "connect" | "start" | undefined
     readonly url: string
     readonly count: number
     readonly concurrency: number

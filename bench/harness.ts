@@ -140,7 +140,7 @@ export const fullConfig: Config = {
   createSession: { requests: 100, rounds: 5, warmup: 100 },
   sse: { size: 1024 * 1024, piece: 256, rounds: 5 },
   effect4: {
-    connections: [10_000],
+    connections: [2_000, 10_000],
     memoryRounds: 2,
     heapConnections: 1_000,
     fiberSessions: 1_000,

@@ -2,7 +2,8 @@
  * The load generator: a raw `ws` server in its own process, the same for both sides of every
  * comparison. It speaks the documented handshake (the first message is `{apiKey, sessionId}`;
  * a `sessionId` query parameter is accepted too) and serves the scenario the session id names
- * (see `Scenario` in frames.ts).
+ * (see `Scenario` in frames.ts). `POST /api/v1sessions` creates a `hold` session (any body, any
+ * key), for sessions opened through create-then-connect.
  *
  * Frames are framed once, cached, and written to the TCP socket in one write, so the server is
  * never the bottleneck: the kernel's socket buffer is the only back-pressure, and a client that
@@ -55,6 +56,8 @@ const throughputFrames = (n: number): Buffer => {
 
 const dropAttempts = new Map<string, { attempts: number; droppedAt: number }>()
 let open = 0
+/** Sessions created (`POST /api/v1sessions`). */
+let created = 0
 
 const serve = (ws: WebSocket, socket: Stream.Duplex, sessionId: string): void => {
   const [kind, ...args] = sessionId.split("-")
@@ -102,7 +105,17 @@ const serve = (ws: WebSocket, socket: Stream.Duplex, sessionId: string): void =>
 
 /** Starts the load generator on a port (0: any free port); resolves with the port. */
 export const start = (port = 0): Promise<{ readonly port: number; readonly server: Http.Server }> => {
-  const server = Http.createServer((_req, res) => {
+  const server = Http.createServer((req, res) => {
+    // The documented create path: a session that holds (the `hold` scenario), so sessions are
+    // opened through the SDK's create-then-connect path (`AgentSessions.start`) as users call it.
+    if (req.method === "POST" && req.url === "/api/v1sessions") {
+      req.resume()
+      req.on("end", () => {
+        const body = JSON.stringify({ session_id: `${Scenario.hold}-${++created}`, status: "running" })
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body)
+      })
+      return
+    }
     res.writeHead(404).end()
   })
   const wss = new WebSocketServer({ noServer: true })
@@ -131,6 +144,10 @@ export const start = (port = 0): Promise<{ readonly port: number; readonly serve
     })
   })
   server.maxConnections = 100_000
+  // Kept-alive connections outlive any pause of a client's pool: a connection the server closes
+  // as the client reuses it fails the create with ECONNRESET (not retried: its outcome is unknown).
+  server.keepAliveTimeout = 10 * 60_000
+  server.headersTimeout = 10 * 60_000 + 1000
   return new Promise((resolve) => {
     server.listen({ port, host: "127.0.0.1", backlog: 4096 }, () => {
       const address = server.address()

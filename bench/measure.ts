@@ -157,6 +157,12 @@ export interface Stats {
   readonly samples: ReadonlyArray<number>
 }
 
+/** The `q` quantile (0..1) of some samples, nearest rank (NaN when there are none). */
+export const percentile = (samples: ReadonlyArray<number>, q: number): number => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN
+}
+
 /** The statistics of some samples (NaN everywhere when there are none). */
 export const stats = (samples: ReadonlyArray<number>): Stats => {
   const sorted = [...samples].sort((a, b) => a - b)

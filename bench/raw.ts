@@ -8,7 +8,7 @@ import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
 import {
   busy,
   connectUrl,
-  type createRequest,
+  createRequest,
   type FirstEventResult,
   type FirstEventOptions,
   firstEventLoop,
@@ -66,6 +66,51 @@ export const hold = async (url: string, count: number, concurrency: number): Pro
       })
       ws.on("error", reject)
     }))
+  const openMs = performance.now() - start
+  return {
+    opened: sockets.filter((ws) => ws.readyState === WebSocket.OPEN).length,
+    openMs,
+    close: async () => {
+      await Promise.all(sockets.map((ws) =>
+        new Promise<void>((resolve) => {
+          ws.on("close", () => resolve())
+          ws.terminate()
+        })
+      ))
+    }
+  }
+}
+
+/**
+ * Opens `count` sessions as a client of the service does, create then connect (`concurrency` at a
+ * time): per session a bare `fetch` POST of the create request to the load generator (which
+ * answers a `hold` session), the JSON parsed, then a `ws` socket, the handshake, the first frame
+ * parsed. Resolves once each got its first frame.
+ */
+export const holdStarted = async (url: string, count: number, concurrency: number): Promise<HoldResult> => {
+  const createUrl = `${url.replace(/^ws/, "http")}/api/v1sessions`
+  const body = JSON.stringify(createRequest)
+  const sockets: Array<WebSocket> = []
+  const start = performance.now()
+  await pool(count, concurrency, async () => {
+    const response = await fetch(createUrl, {
+      method: "POST",
+      headers: { authorization: "Bearer bench-key", "content-type": "application/json", "idempotency-key": randomUUID() },
+      body
+    })
+    if (response.status !== 200 && response.status !== 201) throw new Error(`create: HTTP ${response.status}`)
+    const sessionId = ((await response.json()) as { readonly session_id?: string }).session_id ?? ""
+    await new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(connectUrl(url))
+      sockets.push(ws)
+      ws.on("open", () => ws.send(JSON.stringify({ apiKey: "bench-key", sessionId })))
+      ws.once("message", (data) => {
+        parse(data)
+        resolve()
+      })
+      ws.on("error", reject)
+    })
+  })
   const openMs = performance.now() - start
   return {
     opened: sockets.filter((ws) => ws.readyState === WebSocket.OPEN).length,

@@ -307,6 +307,7 @@ export const markdown = (r: Results, kept = ""): string => {
     "```sh",
     "npm run bench                                  # the two editions' figures (about 8 minutes): rewrites this file",
     "npm run bench -- --quick --only=throughput     # one part, small: prints its figures, writes nothing",
+    "npm run bench -- --only=effect4 --out=<file>   # the Effect 4 part alone (issue 39's table): writes <file> and <file>.json",
     "npx tsx bench/run.ts --render                  # this file again from RESULTS.json",
     "npx tsx bench/cluster.ts                       # the cluster section (starts a local PostgreSQL, as the tests do)",
     "npx tsx bench/clusterFloor.ts                  # @effect/cluster alone: prints a table",

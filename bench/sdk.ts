@@ -18,6 +18,7 @@ import type { Client } from "./tasks.js"
 import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
 import {
   busy,
+  createRequest,
   type FiberCount,
   type FirstEventResult,
   fullGc,
@@ -144,6 +145,42 @@ const hold = (url: string, count: number, concurrency: number): Promise<HoldResu
   })))
 
 /**
+ * Opens `count` sessions with `AgentSessions.start` (create, then connect, as users call it; the
+ * load generator answers the create with a `hold` session), each session's events consumed by its
+ * own fiber, held open. A session whose events fail (or end) before the first fails the whole hold.
+ */
+const holdStartedProgram = (count: number, concurrency: number) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const start = performance.now()
+    const open = (i: number) =>
+      Effect.gen(function*() {
+        const running = yield* AgentSessions.start(createRequest, holdOptions)
+        const first = yield* Deferred.make<void, unknown>()
+        yield* running.events.pipe(
+          Stream.runForEach(() => Deferred.succeed(first, undefined)),
+          Effect.onExit((exit) =>
+            Exit.isFailure(exit)
+              ? Deferred.failCause(first, exit.cause)
+              : Deferred.die(first, new Error(`start ${i}: the events ended`))
+          ),
+          Effect.forkIn(scope)
+        )
+        yield* Deferred.await(first)
+      }).pipe(Scope.extend(scope))
+    yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), open, { concurrency, discard: true })
+    return { scope, openMs: performance.now() - start }
+  })
+
+/** Opens `count` sessions through `AgentSessions.start`; resolves once each got its first event. */
+export const holdStarted = (url: string, count: number, concurrency: number): Promise<HoldResult> =>
+  runtimeFor(url).runPromise(Effect.map(holdStartedProgram(count, concurrency), ({ openMs, scope }) => ({
+    opened: count,
+    openMs,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  })))
+
+/**
  * Live fibers per open, idle session: the hold above run under a `Supervisor.track` installed
  * with `Effect.supervised` (every fiber forked from the program, the SDK's included), together
  * with `Fiber.roots` (fibers started outside it, such as daemons); the fibers alive once every
@@ -264,4 +301,4 @@ export const firstEvent: Client["firstEvent"] = (baseUrl, apiKey, request, optio
 }
 
 /** The SDK client. */
-export const client: Client = { throughput, hold, slowConsumer, reconnect, firstEvent }
+export const client: Client = { throughput, hold, holdStarted, slowConsumer, reconnect, firstEvent }

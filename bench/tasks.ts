@@ -43,6 +43,8 @@ export type Task =
   | {
     readonly kind: "memory"
     readonly variant: Variant | Floor
+    /** How raw and SDK sessions are opened: connect only (default), or create then connect. */
+    readonly path?: "connect" | "start" | undefined
     readonly url: string
     readonly count: number
     readonly concurrency: number
@@ -101,6 +103,8 @@ export type TaskResult =
 export interface Client {
   readonly throughput: typeof Raw.throughput
   readonly hold: typeof Raw.hold
+  /** Sessions opened create-then-connect (`AgentSessions.start`; raw: `fetch` then `ws`). */
+  readonly holdStarted: typeof Raw.holdStarted
   readonly slowConsumer: (
     url: string,
     n: number,

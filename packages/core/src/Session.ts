@@ -251,8 +251,10 @@ export class Watched<E, Q extends E = E, C extends E = E> {
   private readonly warnAfter: number
   private tail: Array<E> = []
   private arriving: Array<Q> = []
-  private readonly waiting = new Map<string, Waiting<Q>>()
-  private readonly warned = new WeakSet<Waiting<Q>>()
+  /** Made when the first request arrives (most sessions never see one). */
+  private waiting: Map<string, Waiting<Q>> | undefined = undefined
+  /** Made when the first warning is given. */
+  private warned: WeakSet<Waiting<Q>> | undefined = undefined
 
   constructor(options: Options, private readonly classifier: Classifier<E, Q, C>) {
     this.maxActions = options.maxActions
@@ -322,22 +324,23 @@ export class Watched<E, Q extends E = E, C extends E = E> {
    */
   arrivedAt(now: number): ReadonlyArray<Waiting<Q>> {
     if (this.arriving.length === 0) return this.pending
+    const waiting = this.waiting ??= new Map()
     for (const request of this.arriving) {
       const key = this.keyOf(request)
-      this.waiting.delete(key)
-      this.waiting.set(key, { request, since: now })
+      waiting.delete(key)
+      waiting.set(key, { request, since: now })
     }
     this.arriving = []
-    for (const key of this.waiting.keys()) {
-      if (this.waiting.size <= MAX_REQUESTS) break
-      this.waiting.delete(key)
+    for (const key of waiting.keys()) {
+      if (waiting.size <= MAX_REQUESTS) break
+      waiting.delete(key)
     }
-    return this.pending = [...this.waiting.values()]
+    return this.pending = [...waiting.values()]
   }
 
   /** A request answered: no longer waiting. True when the list changed. */
   answered(request: Q): boolean {
-    if (!this.waiting.delete(this.keyOf(request))) return false
+    if (this.waiting === undefined || !this.waiting.delete(this.keyOf(request))) return false
     this.pending = [...this.waiting.values()]
     return true
   }
@@ -345,7 +348,7 @@ export class Watched<E, Q extends E = E, C extends E = E> {
   /** The events are closed (however they ended): nothing waits any more. */
   closed(): void {
     this.arriving = []
-    this.waiting.clear()
+    this.waiting?.clear()
     this.pending = none
   }
 
@@ -365,21 +368,22 @@ export class Watched<E, Q extends E = E, C extends E = E> {
 
   /** When the next warning is due (epoch milliseconds), if any is left to give. */
   nextWarningAt(): number | undefined {
-    if (!Number.isFinite(this.warnAfter)) return undefined
+    if (!Number.isFinite(this.warnAfter) || this.waiting === undefined) return undefined
     let first: number | undefined
     for (const entry of this.waiting.values()) {
-      if (!this.warned.has(entry) && (first === undefined || entry.since < first)) first = entry.since
+      if (this.warned?.has(entry) !== true && (first === undefined || entry.since < first)) first = entry.since
     }
     return first === undefined ? undefined : first + this.warnAfter
   }
 
   /** The warnings due at `now`, oldest request first; each is given once. */
   warningsDue(now: number): ReadonlyArray<Warning<Q>> {
-    if (!Number.isFinite(this.warnAfter)) return none
+    if (!Number.isFinite(this.warnAfter) || this.waiting === undefined) return none
     const due: Array<Warning<Q>> = []
+    const warned = this.warned ??= new WeakSet()
     for (const entry of this.waiting.values()) {
-      if (this.warned.has(entry) || entry.since + this.warnAfter > now) continue
-      this.warned.add(entry)
+      if (warned.has(entry) || entry.since + this.warnAfter > now) continue
+      warned.add(entry)
       due.push({ request: entry.request, resourceType: this.classifier.resourceType(entry.request), waitedMillis: now - entry.since })
     }
     return due.sort((a, b) => b.waitedMillis - a.waitedMillis)

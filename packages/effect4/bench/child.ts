@@ -30,12 +30,12 @@ export const runTask = async (task: Effect4Task): Promise<unknown> => {
     case "heap": {
       const variant = task.variant
       const hold = variant === "sdk"
-        ? (await import("./sdk.js")).hold
+        ? (await import("./sdk.js"))[task.path === "start" ? "holdStarted" : "hold"]
         : (url: string, count: number, concurrency: number) =>
           import("./floors.js").then((floors) => floors.hold(variant, url, count, concurrency))
       return task.kind === "heap"
         ? heapSummary(hold, task.url, task.count, task.concurrency)
-        : profiled(`e4-memory-${variant}`, () => memory(hold, task.url, task.count, task.concurrency))
+        : profiled(`e4-memory-${variant}${task.path === "start" ? "-start" : ""}`, () => memory(hold, task.url, task.count, task.concurrency))
     }
     case "fibers": {
       const variant = task.variant

@@ -16,7 +16,7 @@ import * as Stream from "effect/Stream"
 import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session-effect4"
 import { frameIndex, Scenario } from "../../../bench/frames.js"
 import {
-  type createRequest,
+  createRequest,
   type FiberCount,
   type FirstEventOptions,
   type FirstEventResult,
@@ -141,6 +141,42 @@ const holdProgram = (count: number, concurrency: number) =>
 /** Opens `count` connections (`concurrency` opening at a time); resolves once each got its first event. */
 export const hold = (url: string, count: number, concurrency: number): Promise<HoldResult> =>
   runtimeFor(url).runPromise(Effect.map(holdProgram(count, concurrency), ({ openMs, scope }) => ({
+    opened: count,
+    openMs,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  })))
+
+/**
+ * Opens `count` sessions with `AgentSessions.start` (create, then connect, as users call it; the
+ * load generator answers the create with a `hold` session), each session's events consumed by its
+ * own fiber, held open. A session whose events fail (or end) before the first fails the whole hold.
+ */
+const holdStartedProgram = (count: number, concurrency: number) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const start = performance.now()
+    const open = (i: number) =>
+      Effect.gen(function*() {
+        const running = yield* AgentSessions.start(createRequest, holdOptions)
+        const first = yield* Deferred.make<void, unknown>()
+        yield* running.events.pipe(
+          Stream.runForEach(() => Deferred.succeed(first, undefined)),
+          Effect.onExit((exit) =>
+            Exit.isFailure(exit)
+              ? Deferred.failCause(first, exit.cause)
+              : Deferred.die(first, new Error(`start ${i}: the events ended`))
+          ),
+          Effect.forkIn(scope)
+        )
+        yield* Deferred.await(first)
+      }).pipe(Scope.provide(scope))
+    yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), open, { concurrency, discard: true })
+    return { scope, openMs: performance.now() - start }
+  })
+
+/** Opens `count` sessions through `AgentSessions.start`; resolves once each got its first event. */
+export const holdStarted = (url: string, count: number, concurrency: number): Promise<HoldResult> =>
+  runtimeFor(url).runPromise(Effect.map(holdStartedProgram(count, concurrency), ({ openMs, scope }) => ({
     opened: count,
     openMs,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))

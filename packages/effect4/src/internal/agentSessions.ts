@@ -32,13 +32,18 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
       Effect.gen(function*() {
         const connection = yield* eventStream.connect(session.session_id, options)
-        const { answered, events, outcome, pending } = yield* guard(connection, session.session_id, maxActions, options)
+        const { events, outcome, requests } = yield* guard(connection, session.session_id, maxActions, options)
         return {
           session,
           events,
-          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => answered(request)),
-          state: connection.state,
-          pending,
+          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => requests.answered(request)),
+          // Getters: the state and the pending list are `SubscriptionRef`s made when first read.
+          get state() {
+            return connection.state
+          },
+          get pending() {
+            return requests.pending
+          },
           outcome,
           close: connection.close
         } satisfies RunningSession

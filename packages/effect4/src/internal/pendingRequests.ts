@@ -1,16 +1,16 @@
 /**
  * A session's watched rules bound to Effect: the protocol core's `Session.Watched` decides (the
  * budget, the outcome, which requests wait, which warning is due and when); here its pending list
- * is published (`RunningSession.pending`, a `SubscriptionRef`) and its warnings are logged by a
- * timer: one fiber per session, in a `FiberHandle`, only while a request waits for its warning.
- * An idle session has none.
+ * is published (`RunningSession.pending`, a `SubscriptionRef` made when first read) and its
+ * warnings are logged by a timer: one fiber per session, in a `FiberHandle`, only while a request
+ * waits for its warning. An idle session has neither.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
@@ -38,15 +38,91 @@ export const classifier: CoreSession.Classifier<
   cost: (complete) => Option.getOrUndefined(SessionEvent.totalCost(complete))
 }
 
-/** What the session's event guard and `respond` tell the pending list. */
-export interface PendingRequests {
-  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
+/**
+ * What the session's event guard and `respond` tell the pending list. Built on demand: the
+ * `SubscriptionRef` when `pending` is first read, the timer when a request first waits for its
+ * warning (most sessions never read `pending` and never see a request: they pay for neither).
+ */
+export class PendingRequests {
+  private ref: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>> | undefined = undefined
+  private timer: FiberHandle.FiberHandle<void, never> | undefined = undefined
+
+  constructor(
+    readonly sessionId: Session.SessionId,
+    readonly watched: Watched,
+    /** Where the timer lives: the session's scope. */
+    private readonly scope: Scope.Scope
+  ) {}
+
+  /** The requests waiting for an answer, made on first use from the list reached (a pure construction). */
+  get pending(): SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>> {
+    this.ref ??= Effect.runSync(SubscriptionRef.make<ReadonlyArray<PendingRequest>>(this.watched.pending))
+    return this.ref
+  }
+
   /** The requests of the chunk just received arrived now. */
-  readonly arrived: Effect.Effect<void>
+  get arrived(): Effect.Effect<void> {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      this.watched.arrivedAt(now)
+      return Effect.andThen(this.publish(), this.restart())
+    })
+  }
+
   /** A request answered (its answer accepted by `respond`). */
-  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+  answered(request: SessionEvent.ExternalResourceRequested): Effect.Effect<void> {
+    return Effect.suspend(() => this.watched.answered(request) ? Effect.andThen(this.publish(), this.stopIfIdle()) : Effect.void)
+  }
+
   /** The events ended: nothing waits any more. */
-  readonly cleared: Effect.Effect<void>
+  get cleared(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.watched.closed()
+      return Effect.andThen(this.publish(), this.timer === undefined ? Effect.void : FiberHandle.clear(this.timer))
+    })
+  }
+
+  /** Read inside the ref's update, so concurrent publishers never leave an older list behind. */
+  private publish(): Effect.Effect<void> {
+    return Effect.suspend(() => this.ref === undefined ? Effect.void : SubscriptionRef.update(this.ref, () => this.watched.pending))
+  }
+
+  private warn({ resourceType, waitedMillis }: CoreSession.Warning<SessionEvent.ExternalResourceRequested>): Effect.Effect<void> {
+    return Effect.logWarning(CoreSession.warningText(Duration.format(Duration.millis(waitedMillis)), resourceType)).pipe(
+      Effect.annotateLogs({ sessionId: this.sessionId, resourceType, waitedMs: waitedMillis })
+    )
+  }
+
+  /** Sleeps until the next warning is due, gives the warnings due, and so on; ends when none is left. */
+  private watch(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const due = this.watched.nextWarningAt()
+      if (due === undefined) return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        due > now
+          ? Effect.andThen(Effect.sleep(Duration.millis(due - now)), this.watch())
+          : Effect.andThen(Effect.forEach(this.watched.warningsDue(now), (warning) => this.warn(warning), { discard: true }), this.watch()))
+    })
+  }
+
+  /**
+   * Restarted on every arrival (requests are rare): the new timer sleeps until the earliest
+   * warning due, and no arrival can miss a timer that is just ending.
+   */
+  private restart(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.watched.nextWarningAt() === undefined) return Effect.void
+      const timer = this.timer === undefined
+        ? Effect.map(Scope.provide(FiberHandle.make<void, never>(), this.scope), (made) => (this.timer ??= made))
+        : Effect.succeed(this.timer)
+      return Effect.flatMap(timer, (handle) => Effect.asVoid(FiberHandle.run(handle, this.watch())))
+    })
+  }
+
+  private stopIfIdle(): Effect.Effect<void> {
+    return Effect.suspend(() =>
+      this.watched.nextWarningAt() === undefined && this.timer !== undefined ? FiberHandle.clear(this.timer) : Effect.void
+    )
+  }
 }
 
 /** The pending list of one watched session; its timer lives in the current scope. */
@@ -54,43 +130,4 @@ export const make = (
   sessionId: Session.SessionId,
   watched: Watched
 ): Effect.Effect<PendingRequests, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const pending = yield* SubscriptionRef.make<ReadonlyArray<PendingRequest>>(watched.pending)
-    const timer = yield* FiberHandle.make<void, never>()
-    // Read inside the ref's update, so concurrent publishers never leave an older list behind.
-    const publish = SubscriptionRef.update(pending, () => watched.pending)
-
-    const warn = ({ resourceType, waitedMillis }: CoreSession.Warning<SessionEvent.ExternalResourceRequested>) =>
-      Effect.logWarning(CoreSession.warningText(Duration.format(Duration.millis(waitedMillis)), resourceType)).pipe(
-        Effect.annotateLogs({ sessionId, resourceType, waitedMs: waitedMillis })
-      )
-    // Sleeps until the next warning is due, gives the warnings due, and so on; ends when none is left.
-    const watch: Effect.Effect<void> = Effect.suspend(() => {
-      const due = watched.nextWarningAt()
-      if (due === undefined) return Effect.void
-      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        due > now
-          ? Effect.andThen(Effect.sleep(Duration.millis(due - now)), watch)
-          : Effect.andThen(Effect.forEach(watched.warningsDue(now), warn, { discard: true }), watch))
-    })
-    // Restarted on every arrival (requests are rare): the new timer sleeps until the earliest
-    // warning due, and no arrival can miss a timer that is just ending.
-    const restart = Effect.suspend(() =>
-      watched.nextWarningAt() === undefined ? Effect.void : Effect.asVoid(FiberHandle.run(timer, watch))
-    )
-    const stopIfIdle = Effect.suspend(() => watched.nextWarningAt() === undefined ? FiberHandle.clear(timer) : Effect.void)
-
-    return {
-      pending,
-      arrived: Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        watched.arrivedAt(now)
-        return Effect.andThen(publish, restart)
-      }),
-      answered: (request) =>
-        Effect.suspend(() => watched.answered(request) ? Effect.andThen(publish, stopIfIdle) : Effect.void),
-      cleared: Effect.suspend(() => {
-        watched.closed()
-        return Effect.andThen(publish, FiberHandle.clear(timer))
-      })
-    }
-  })
+  Effect.map(Effect.scope, (scope) => new PendingRequests(sessionId, watched, scope))

@@ -7,6 +7,7 @@
  */
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,11 +16,10 @@ import * as Option from "effect/Option"
 import * as Pull from "effect/Pull"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { Facade } from "effect-agent-session-core/shell"
-import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
+import type { Outcome, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
   type EventStreamError,
@@ -29,6 +29,7 @@ import {
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
+import { EngineConnection } from "./channel/engine.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
@@ -38,9 +39,8 @@ export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(Cor
 interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
   readonly outcome: Effect.Effect<Outcome, RunningSessionError>
-  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  /** A request answered: no longer pending. */
-  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+  /** The pending list (its `pending` made when first read); `answered` when a request is answered. */
+  readonly requests: PendingRequests.PendingRequests
 }
 
 type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
@@ -54,118 +54,174 @@ type State = Facade.Guard<
   RunningSessionError
 >
 
+/**
+ * One session's guard: the core's state, the outcome, the pending list, and the guarded events;
+ * one object with its methods on the prototype (it builds the outcome and the errors the core asks
+ * for, `Facade.Build`).
+ */
+class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEvent.Complete, Outcome, RunningSessionError> {
+  readonly state: State
+  readonly pendingRequests: PendingRequests.PendingRequests
+  readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
+  private readonly guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+
+  constructor(
+    readonly connection: EventStream.Connection,
+    readonly sessionId: Session.SessionId,
+    readonly maxActions: number,
+    options: StartOptions,
+    readonly done: Deferred.Deferred<Outcome, RunningSessionError>,
+    scope: Scope.Scope
+  ) {
+    this.state = new Facade.Guard({
+      maxActions,
+      keepEvents: options.keepEvents,
+      onBudgetExceeded: options.onBudgetExceeded,
+      warnAfterMillis: options.pendingWarningAfter === undefined
+        ? CoreSession.defaultWarnAfterMillis
+        : Duration.toMillis(Duration.fromInputUnsafe(options.pendingWarningAfter))
+    }, PendingRequests.classifier, this)
+    this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, scope)
+    // One layer over the connection's pull (the engine's own, when the connection is one).
+    this.guarded = Stream.fromChannel(Channel.fromTransform((_, scope) => this.open(scope)))
+    this.events = Stream.suspend(() => this.state.consume() ? this.guarded : Stream.die(new Error(Facade.consumedTwice)))
+    this.outcomeEffect = Effect.suspend(() =>
+      this.state.consume()
+        ? Effect.andThen(Effect.ignore(Stream.runDrain(this.guarded)), Deferred.await(this.done))
+        : Deferred.await(this.done)
+    )
+  }
+
+  // --- Facade.Build ---
+  outcome(completed: CoreSession.Completed<SessionEvent.Complete, SessionEvent.SessionEvent>): Outcome {
+    const { actions, complete, cost, events, overrunAt } = completed
+    return {
+      sessionId: this.sessionId,
+      response: complete.response,
+      type: complete.type,
+      totalCost: Option.fromUndefinedOr(cost),
+      actions,
+      maxActions: this.maxActions,
+      events,
+      complete,
+      budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(this.exceeded(overrunAt))
+    }
+  }
+  overrun(actions: number): RunningSessionError {
+    return this.exceeded(actions)
+  }
+  private exceeded(actions: number): ActionBudgetExceeded {
+    return new ActionBudgetExceeded({
+      sessionId: this.sessionId,
+      maxActions: this.maxActions,
+      actions,
+      mayStillBeRunning: this.state.watched.stopsOnOverrun
+    })
+  }
+  withoutComplete(lastError: string | undefined): RunningSessionError {
+    return new SessionEndedWithoutComplete({
+      sessionId: this.sessionId,
+      lastError: Option.fromUndefinedOr(lastError),
+      mayStillBeRunning: true
+    })
+  }
+
+  /**
+   * The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
+   * the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
+   * failure of their own, else SessionEndedWithoutComplete). Defects stay defects.
+   */
+  private finish(exit: Exit.Exit<unknown, unknown>): Effect.Effect<boolean> {
+    return Deferred.completeWith(
+      this.done,
+      Exit.isFailure(exit) && Cause.hasDies(exit.cause)
+        ? Effect.die(Cause.squash(exit.cause))
+        : Effect.suspend((): Effect.Effect<Outcome, RunningSessionError> => {
+          const settled = this.state.settle(Exit.isFailure(exit))
+          return settled._tag === "Success" ? Effect.succeed(settled.value) : Effect.fail(settled.error)
+        })
+    )
+  }
+
+  /**
+   * The core reads each chunk in one synchronous pass, and the chunk is passed on as it came
+   * (no copy, no Effect), unless it carries a request (registered in `pending` before the
+   * chunk is delivered) or the overrun (the chunk is cut after it; the next pull closes the
+   * connection and fails).
+   */
+  private onChunk(chunk: Chunk): Effect.Effect<Chunk> {
+    const { completed, delivered, requests } = this.state.watched.received(chunk)
+    if (completed) Deferred.doneUnsafe(this.done, Exit.succeed(this.state.completed()!))
+    const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
+    const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
+    return requests === 0 ? Effect.succeed(out) : Effect.as(this.pendingRequests.arrived, out)
+  }
+  private onFailure(cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> {
+    this.state.failed(Option.getOrUndefined(Cause.findErrorOption(cause)))
+    return Effect.failCause(cause)
+  }
+  /** The end of the connection's events is judged here: an end before `complete` is SessionEndedWithoutComplete. */
+  private onDone(): Effect.Effect<never, RunningSessionError | Cause.Done> {
+    const error = this.state.ended()
+    return error === undefined ? Cause.done() : Effect.fail(error)
+  }
+  /** In "fail" mode the connection is closed (the session may go on at the service). */
+  private afterOverrun(actions: number): Effect.Effect<never, RunningSessionError> {
+    return Effect.andThen(this.connection.close, Effect.fail(this.state.overran(actions)))
+  }
+
+  /**
+   * The guarded pull, in the stream's scope. The span "AgentSessions.events", made once per
+   * stream (none under Effect's native tracer, whose spans reach no exporter), is the parent of
+   * what the connection starts when its events are first pulled (its own span): provided to the
+   * first pull only, not to every pull as `Stream.withSpan` would. No operator here forks a fiber
+   * or adds a queue: an idle session costs the consumer's fibers and nothing more.
+   */
+  private open(scope: Scope.Scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> {
+    const connection = this.connection
+    const upstream: Effect.Effect<Pull.Pull<Chunk, EventStreamError>> = connection instanceof EngineConnection
+      ? Effect.succeed(connection.pull)
+      : Channel.toPullScoped(Stream.toChannel(connection.events), scope)
+    return Effect.flatMap(upstream, (upstream) =>
+      Effect.andThen(
+        Scope.addFinalizerExit(scope, (exit) => Effect.andThen(this.pendingRequests.cleared, this.finish(exit))),
+        Effect.flatMap(Effect.tracer, (tracer) => {
+          const handlers = {
+            onSuccess: (chunk: Chunk) => this.onChunk(chunk),
+            onFailure: (cause: Cause.Cause<EventStreamError>) => this.onFailure(cause),
+            onDone: () => this.onDone()
+          }
+          const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
+            this.state.watched.stoppedAt !== undefined
+              ? this.afterOverrun(this.state.watched.stoppedAt)
+              : Pull.matchEffect(upstream, handlers)
+          )
+          if (tracer === Tracer.nativeTracer) return Effect.succeed(next)
+          return Effect.map(
+            Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId: this.sessionId } }), scope),
+            (span) => {
+              let first = true
+              return Effect.suspend(() => {
+                if (!first) return next
+                first = false
+                return Effect.provideService(next, Tracer.ParentSpan, span)
+              })
+            }
+          )
+        })
+      ))
+  }
+}
+
 export const guard = (
   connection: EventStream.Connection,
   sessionId: Session.SessionId,
   maxActions: number,
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const exceeded = (actions: number) =>
-      new ActionBudgetExceeded({ sessionId, maxActions, actions, mayStillBeRunning: state.watched.stopsOnOverrun })
-    const state: State = new Facade.Guard({
-      maxActions,
-      keepEvents: options.keepEvents,
-      onBudgetExceeded: options.onBudgetExceeded,
-      warnAfterMillis: Duration.toMillis(
-        options.pendingWarningAfter === undefined
-          ? defaultPendingWarningAfter
-          : Duration.fromInputUnsafe(options.pendingWarningAfter)
-      )
-    }, PendingRequests.classifier, {
-      outcome: ({ actions, complete, cost, events, overrunAt }) => ({
-        sessionId,
-        response: complete.response,
-        type: complete.type,
-        totalCost: Option.fromUndefinedOr(cost),
-        actions,
-        maxActions,
-        events,
-        complete,
-        budgetExceeded: overrunAt === undefined ? Option.none() : Option.some(exceeded(overrunAt))
-      }),
-      overrun: exceeded,
-      withoutComplete: (lastError): RunningSessionError =>
-        new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromUndefinedOr(lastError), mayStillBeRunning: true })
-    })
-    const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, state.watched)
-
-    // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
-    // the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
-    // failure of their own, else SessionEndedWithoutComplete). Defects stay defects.
-    const finish = (exit: Exit.Exit<unknown, unknown>) =>
-      Deferred.completeWith(
-        outcome,
-        Exit.isFailure(exit) && Cause.hasDies(exit.cause)
-          ? Effect.die(Cause.squash(exit.cause))
-          : Effect.suspend((): Effect.Effect<Outcome, RunningSessionError> => {
-            const settled = state.settle(Exit.isFailure(exit))
-            return settled._tag === "Success" ? Effect.succeed(settled.value) : Effect.fail(settled.error)
-          })
-      )
-
-    // The core reads each chunk in one synchronous pass, and the chunk is passed on as it came
-    // (no copy, no Effect), unless it carries a request (registered in `pending` before the
-    // chunk is delivered) or the overrun (the chunk is cut after it; the next pull closes the
-    // connection and fails). The end of the connection's events is judged here: an end before
-    // `complete` is SessionEndedWithoutComplete.
-    const onChunk = (chunk: Chunk): Effect.Effect<Chunk> => {
-      const { completed, delivered, requests } = state.watched.received(chunk)
-      if (completed) Deferred.doneUnsafe(outcome, Exit.succeed(state.completed()!))
-      const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
-      const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
-      return requests === 0 ? Effect.succeed(out) : Effect.as(arrived, out)
-    }
-    const onFailure = (cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> => {
-      state.failed(Option.getOrUndefined(Cause.findErrorOption(cause)))
-      return Effect.failCause(cause)
-    }
-    const onDone = (): Effect.Effect<never, RunningSessionError | Cause.Done> => {
-      const error = state.ended()
-      return error === undefined ? Cause.done() : Effect.fail(error)
-    }
-    // In "fail" mode the connection is closed (the session may go on at the service).
-    const afterOverrun = (actions: number): Effect.Effect<never, RunningSessionError> =>
-      Effect.andThen(connection.close, Effect.fail(state.overran(actions)))
-
-    // The span "AgentSessions.events", made once per stream (none under Effect's native tracer,
-    // whose spans reach no exporter). It is the parent of what the connection starts when its
-    // events are first pulled (its own span): provided to the first pull only, not to every
-    // pull as `Stream.withSpan` would. No operator here forks a fiber or adds a queue: an idle
-    // session costs the consumer's fibers and nothing more.
-    const guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.transformPull(
-      connection.events,
-      (upstream, scope) =>
-        Effect.gen(function*() {
-          yield* Scope.addFinalizerExit(scope, (exit) => Effect.andThen(cleared, finish(exit)))
-          const tracer = yield* Effect.tracer
-          const span = tracer === Tracer.nativeTracer
-            ? undefined
-            : yield* Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId } }), scope)
-          const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
-            state.watched.stoppedAt !== undefined
-              ? afterOverrun(state.watched.stoppedAt)
-              : Pull.matchEffect(upstream, { onSuccess: onChunk, onFailure, onDone })
-          )
-          let first = span !== undefined
-          return Effect.suspend(() => {
-            if (!first || span === undefined) return next
-            first = false
-            return Effect.provideService(next, Tracer.ParentSpan, span)
-          })
-        })
-    )
-
-    const events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> = Stream.suspend(() =>
-      state.consume() ? guarded : Stream.die(new Error(Facade.consumedTwice))
-    )
-
-    const awaitOutcome: Effect.Effect<Outcome, RunningSessionError> = Effect.suspend(() =>
-      state.consume()
-        ? Effect.andThen(Effect.ignore(Stream.runDrain(guarded)), Deferred.await(outcome))
-        : Deferred.await(outcome)
-    )
-
-    return { events, outcome: awaitOutcome, pending, answered }
-  })
+  Effect.flatMap(Effect.scope, (scope) =>
+    Effect.map(Deferred.make<Outcome, RunningSessionError>(), (outcome) => {
+      const session = new SessionGuard(connection, sessionId, maxActions, options, outcome, scope)
+      return { events: session.events, outcome: session.outcomeEffect, requests: session.pendingRequests }
+    }))
