@@ -1300,7 +1300,10 @@ const wsCases: ReadonlyArray<HostileCase> = [
         ws.send(frame("complete", completeData))
       }
     }),
-    client: {},
+    // The server writes its ~96 MiB in the process that runs the SDK, before the upgrade completes
+    // on the SDK's side: on a loaded machine that takes seconds. The case is about the tail kept,
+    // not the connect time-out.
+    client: { events: { connectTimeoutMs: 60_000 } },
     act: { _tag: "Run", answer: "deny" },
     // Keeping every event would hold ~96 MiB here; the tail (AgentSessions.defaultKeepEvents) holds ~6 MiB.
     expect: { ending: "ok", outcome: { events: 100, last: "Complete" }, heapMiB: 40 }
