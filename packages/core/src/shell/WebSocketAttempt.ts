@@ -163,10 +163,12 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
    * (`Outcomes.timedOut`); one that opened meanwhile is left alone.
    */
   connectTimedOut(): void {
-    if (!this.opened) {
-      Socket.terminate(this.socket)
-      this.hooks.end(this.outcomes.timedOut(this.settings))
-    }
+    if (this.opened) return
+    // Ended first: a socket may report its own `error` as it is dropped (a standard `WebSocket`
+    // closed while connecting: "closed before it was established"), which must not end the
+    // attempt as an open failure in place of the time-out.
+    this.hooks.end(this.outcomes.timedOut(this.settings))
+    Socket.terminate(this.socket)
   }
   /** The attempt is over: its connect time-out goes, and the socket is closed. */
   close(): void {

@@ -280,6 +280,20 @@ describe("WebSocketAttempt", () => {
     expect(started.ends).toEqual(["rejected 403: Unexpected server response: 403"])
   })
 
+  it("the connect time-out ends the attempt as timed out even when the dropped socket reports an error at once", () => {
+    // A standard WebSocket closed while connecting reports `error` ("closed before it was established").
+    class Reporting extends FakeSocket {
+      override close(code?: number): void {
+        super.close(code)
+        this.fail("WebSocket was closed before the connection was established")
+      }
+    }
+    const socket = new Reporting()
+    const started = start({ socket })
+    started.attempt.connectTimedOut()
+    expect(started.ends[0]).toEqual(`timed out after ${settings.connectTimeoutMillis} ms`)
+  })
+
   it("the connect time-out: a socket not open is dropped and the attempt ends; an open one is left alone", () => {
     const socket = new FakeWsSocket()
     const started = start({ socket })

@@ -250,12 +250,7 @@ const knownFailingOverFetch: ReadonlyArray<readonly [string, string]> = [
   // (FetchAgentSessions' documentation says so): retried as an open failure, then NeverConnected.
   ["U12 a refused upgrade echoing the key", "no status: NeverConnected without code 401"],
   ["U08 a refused upgrade (401) whose body never ends", "no status: retried, NeverConnected"],
-  ["a redirected upgrade (302)", "no status: the failure cannot name 302"],
-  // The connect time-out closes the socket, and the adapter then reports the runtime's `error`
-  // ("Connection was closed before it was established") as an open failure: retried on a fresh
-  // channel, and not named a connect time-out ("did not open").
-  ["U22 an upgrade that never completes on a fresh channel", "bug: the connect time-out is reported as an open failure, retried"],
-  ["U22 upgrades that never complete after the channel was open", "bug: the connect time-out is reported as an open failure"]
+  ["a redirected upgrade (302)", "no status: the failure cannot name 302"]
 ]
 
 const knownFailing = (hostile: HostileCase, runtime: Runtime): string | undefined =>
