@@ -151,7 +151,8 @@ export const runChild = <A = TaskResult>(
     child.on("message", (message: { type?: string; result?: A }) => {
       if (message.type === "result") result = message.result
     })
-    child.on("exit", (code) => {
+    // "close", not "exit": a child's last IPC message (its result) can arrive after its "exit".
+    child.on("close", (code) => {
       if (code === 0 && result !== undefined) resolve(result)
       else {
         // The first line names what went wrong (the report keeps only that line).

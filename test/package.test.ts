@@ -109,10 +109,10 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
-  it("the conformance suite is a private package of sources: no build, no dependency, its index and its recordings as its exports", () => {
+  it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index and its recordings as its exports", () => {
     assert.strictEqual(conformance.name, "effect-agent-session-conformance")
     assert.isTrue(conformance.private)
-    assert.isUndefined(conformance.dependencies)
+    assert.deepStrictEqual(Object.keys(conformance.dependencies ?? {}), ["ws"])
     assert.isUndefined(conformance.scripts)
     assert.deepStrictEqual(conformance.exports, {
       ".": "./src/index.ts",
