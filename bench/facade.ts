@@ -79,7 +79,7 @@ const stub = EventStream.EventStream.of({
   connect: (id) =>
     Effect.map(
       SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting()),
-      (state) => ({ sessionId: id, events: upstream(), state, respond: () => Effect.void, close: Effect.void })
+      (state) => ({ sessionId: id, events: upstream(), state, respond: () => Effect.void, close: Effect.void, drain: Effect.void })
     ),
   events: () => upstream()
 })

@@ -70,7 +70,8 @@ const stubChannel = Effect.gen(function*() {
           ),
           state,
           respond: () => Effect.void,
-          close: Effect.asVoid(mailbox.end)
+          close: Effect.asVoid(mailbox.end),
+          drain: Effect.asVoid(mailbox.end)
         } satisfies EventStream.Connection
       }),
     events: () => Stream.die("not used")

@@ -54,7 +54,8 @@ const channel = (id: string) =>
       state: yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting()),
       pending: yield* SubscriptionRef.make<ReadonlyArray<AgentSessions.PendingRequest>>([]),
       outcome: Effect.die("not used"),
-      close: Effect.void
+      close: Effect.void,
+      drain: Effect.void
     }
     return { running, handed }
   })

@@ -90,7 +90,8 @@ export const tapped = (
             })),
         pause: () => inner.pause(),
         resume: () => inner.resume(),
-        abort: () => inner.abort()
+        abort: () => inner.abort(),
+        drain: () => inner.drain?.() ?? false
       })
       const wrapped: Hooks = {
         get key() {

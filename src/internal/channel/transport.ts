@@ -62,6 +62,14 @@ export interface Io {
   readonly resume: () => void
   /** Drops the connection at once (idle time-out). */
   readonly abort: () => void
+  /**
+   * Asks the service to end the connection (a WebSocket close, code 1000) and goes on reading
+   * until it has: every frame the service sent before it saw the close still arrives, then the
+   * transport ends the attempt. False (nothing done) where the transport cannot: it is not open,
+   * or what arrives once it is closing is dropped (a standard WebSocket), or the service cannot
+   * be asked (Server-Sent Events). Absent: never can.
+   */
+  readonly drain?: (() => boolean) | undefined
 }
 
 /** What the engine gives a transport for one attempt. */
