@@ -47,6 +47,15 @@ const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
  */
 export const startsAtOnce = 256
 
+/**
+ * A hand-over (the activation ends: its shard moves, its runner stops): how long the channel may
+ * take to drain (the service's close to come back, every event before it read), then how long
+ * the run may take to persist them. Past the first the channel is closed; past the second the
+ * run is stopped, and what it had not persisted is lost (docs/scale-out.md).
+ */
+const handOverDrain = "5 seconds"
+const handOverPersist = "5 seconds"
+
 export const make = (
   options: SessionEntity.Options,
   ticker: Ticker,
@@ -278,18 +287,26 @@ export const make = (
         return true
       })
 
-    // When the activation ends (the shard moves to another runner, the runner stops): close the
-    // channel, let the run persist the events the channel had already received, then stop.
+    // When the activation ends (the shard moves to another runner, the runner stops): drain the
+    // channel (the service's close answering ours comes after every event it sent this channel:
+    // the next owner's channel resumes after them), let the run persist those events, then stop.
+    // A plain close would lose the events the service had sent that were not read yet (in the
+    // sockets' buffers: more of them the busier the runner), counted as sent by the service.
     yield* Scope.addFinalizer(
       scope,
       Effect.suspend(() => {
         const current = activation.run
         if (current === undefined) return Effect.void
         activation.handingOver = true
+        const running = activation.running
         return Effect.zipRight(
-          activation.running === undefined ? Effect.void : activation.running.close,
+          running === undefined ? Effect.void : running.drain.pipe(
+            Effect.timeout(handOverDrain),
+            Effect.ignore,
+            Effect.zipRight(running.close)
+          ),
           Deferred.await(current.done).pipe(
-            Effect.timeout("5 seconds"),
+            Effect.timeout(handOverPersist),
             Effect.catchAll(() => Fiber.interrupt(current.fiber))
           )
         )
