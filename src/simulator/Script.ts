@@ -39,6 +39,8 @@ export interface Input {
   /** The actions the agent would like to run; it runs `min(actions, maxActions)`. */
   readonly actions: number
   readonly ask: Ask
+  /** How many actions run before the request (with `ask`). Default half of them. */
+  readonly askAfter?: number | undefined
   /**
    * The `exceedMaxActions` fault: when above 0, the agent ignores its budget and runs
    * `maxActions + extraActions` actions. Default 0.
@@ -194,7 +196,9 @@ export const plan = (input: Input): Plan => {
   const actions = extra > 0
     ? input.maxActions + extra
     : Math.max(0, Math.min(Math.floor(input.actions), input.maxActions))
-  const askAfter = Math.floor(actions / 2)
+  const askAfter = input.askAfter === undefined
+    ? Math.floor(actions / 2)
+    : Math.max(0, Math.min(Math.floor(input.askAfter), actions))
   const step = (i: number): ReadonlyArray<SessionEvent.SessionEvent> => {
     const name = actionNames[(seed + i) % actionNames.length] ?? "navigate"
     return [

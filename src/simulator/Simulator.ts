@@ -68,6 +68,12 @@ export interface Scenario {
    */
   readonly ask: Script.Ask
   /**
+   * How many actions the agent runs before it asks (with `ask`): a test that wants every
+   * session waiting early, then all of them streaming at once after the answers. Default half
+   * of them.
+   */
+  readonly askAfter?: number | undefined
+  /**
    * Benchmarks: send `started`, `browser_started`, this many `action_run` frames as fast as the
    * socket takes them (back-pressure respected, no frame delay, no request), then `complete`.
    * Not capped by `max_actions`: create the session with `max_actions` at least this large.

@@ -58,6 +58,7 @@ interface RunSettings {
   readonly actions: number
   readonly frameDelay: Duration.Duration
   readonly ask: Script.Ask
+  readonly askAfter?: number | undefined
   readonly bulkActions: number | undefined
   readonly actionSessionId?: string | undefined
 }
@@ -117,6 +118,7 @@ export class SessionState {
       maxActions,
       actions: settings.actions,
       ask: settings.ask,
+      askAfter: settings.askAfter,
       extraActions: faults.exceedMaxActions,
       bulkActions: settings.bulkActions,
       actionSessionId: settings.actionSessionId,

@@ -228,6 +228,7 @@ export class Store {
         actions: scenario.actions,
         frameDelay: Duration.decode(scenario.frameDelay),
         ask: scenario.ask,
+        askAfter: scenario.askAfter,
         bulkActions: scenario.bulkActions,
         actionSessionId: scenario.actionSessionId
       },
