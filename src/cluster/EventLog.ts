@@ -182,6 +182,22 @@ export interface Service {
   ) => Effect.Effect<ReadonlyArray<string>, EventLogError>
   /** Deletes sessions (record, events, answers) that ended before `before`; returns how many. */
   readonly purge: (before: Date) => Effect.Effect<number, EventLogError>
+  /**
+   * Claims the writing of a session's log for `writer` (a runner's activation of the session)
+   * for `leaseMillis` from now. True when the session is unclaimed, claimed by `writer` already,
+   * or its claim lapsed (its holder stopped renewing it: its runner is gone), or the log does not
+   * know the session; false while another writer's claim holds: that writer may still append
+   * (a runner giving the session away persists what its channel had received first).
+   */
+  readonly claim: (sessionId: string, writer: string, leaseMillis: number) => Effect.Effect<boolean, EventLogError>
+  /** Extends `writer`'s claims of the given sessions to `leaseMillis` from now (its heartbeat). */
+  readonly renew: (
+    writer: string,
+    sessionIds: ReadonlyArray<string>,
+    leaseMillis: number
+  ) => Effect.Effect<void, EventLogError>
+  /** Gives up `writer`'s claim of a session (nothing when another writer holds it). */
+  readonly release: (sessionId: string, writer: string) => Effect.Effect<void, EventLogError>
 }
 
 /**

@@ -21,11 +21,12 @@
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import type * as Sharding from "@effect/cluster/Sharding"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { AgentApi } from "../AgentApi.js"
 import type { AgentSessions } from "../AgentSessions.js"
@@ -40,6 +41,7 @@ import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
 import { makeRegistry, resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
+import { renewer, writerName } from "./internal/writer.js"
 
 /**
  * The outcome of a session that completed, derived from its log.
@@ -240,11 +242,17 @@ export const layer = (
     // The runner's activations, which the resumer reads (it sends no `Resume` to a session that
     // runs or starts here).
     const registry = makeRegistry()
-    return Layer.merge(
-      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry), {
+    // The name this runner's activations claim the logs they write by (one writer per log).
+    const config = yield* ShardingConfig.ShardingConfig
+    const writer = writerName(
+      Option.match(config.runnerAddress, { onNone: () => "client", onSome: (a) => `${a.host}:${a.port}` })
+    )
+    return Layer.mergeAll(
+      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry, writer), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
       }),
-      Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options, registry)))
+      Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options, registry))),
+      Layer.scopedDiscard(Effect.forkScoped(renewer(writer, registry)))
     )
   }))

@@ -230,6 +230,41 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.strictEqual((yield* simulator.answers(id)).length, 1)
       }))
 
+    it.effect("a session another runner still writes (it lost the shard and persists what its channel received) is run here only once that runner released the log: every event once", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const channel = yield* EventStream.EventStream
+        const log = yield* EventLog.EventLog
+        const simulator = yield* Simulator.Simulator
+        const makeClient = yield* SessionEntity.SessionEntity.client
+        const session = yield* api.createSession(request)
+        const id = session.session_id
+        // The other runner: it holds the log's claim and its channel received the events up to
+        // the request, of which it has persisted the first two when the shard moves here.
+        yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
+        assert.isTrue(yield* log.claim(id, "the other runner", 60_000))
+        const received = meaningful(
+          yield* Effect.scoped(Effect.flatMap(channel.connect(id), (connection) =>
+            connection.events.pipe(
+              Stream.takeUntil((event) => event._tag === "ExternalResourceRequested"),
+              Stream.runCollect,
+              Effect.map(Chunk.toReadonlyArray)
+            )))
+        )
+        yield* log.append(id, received.slice(0, 2).map((event, i) => ({ seq: i + 1, event })))
+        // This runner takes the session over meanwhile: it waits for the claim.
+        yield* makeClient(id).Resume(undefined, { discard: true })
+        yield* Effect.sleep("500 millis")
+        assert.strictEqual(yield* simulator.connections(id), 1, "no channel while the other runner writes the log")
+        // The other runner persists the rest of what it received, then releases the log.
+        yield* log.append(id, received.slice(2).map((event, i) => ({ seq: i + 3, event })))
+        yield* log.release(id, "the other runner")
+        const events = yield* follow(id).pipe(Effect.timeout("20 seconds"))
+        assert.deepStrictEqual(events.map((l) => l.seq), events.map((_, i) => i + 1))
+        assert.deepStrictEqual(meaningful(events.map((l) => l.event)), yield* simulator.script(id))
+        assert.strictEqual(yield* simulator.connections(id), 2)
+      }))
+
     it.effect("Close ends the run as closed and the events end", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions

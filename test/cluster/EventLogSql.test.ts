@@ -136,8 +136,41 @@ const answersOfAgrees = Effect.gen(function*() {
   assert.strictEqual((yield* log.answersOf([])).size, 0)
 })
 
+/** Waits on the wall clock (claims lapse by it, whatever the test's clock). */
+const wallClockSleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
+
+/**
+ * One writer per log: a claim holds against other writers until released or lapsed (not
+ * renewed); renewed, it holds on; the holder claims again freely; an unknown session is claimable.
+ */
+const claimsHold = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  yield* log.register({ info: info("claimed"), maxActions: 3, agent: Option.none() })
+  yield* log.register({ info: info("lapsing"), maxActions: 3, agent: Option.none() })
+  assert.isTrue(yield* log.claim("claimed", "runner-a", 60_000))
+  assert.isTrue(yield* log.claim("claimed", "runner-a", 60_000))
+  assert.isFalse(yield* log.claim("claimed", "runner-b", 60_000))
+  // Another writer's release does nothing; the holder's frees the log.
+  yield* log.release("claimed", "runner-b")
+  assert.isFalse(yield* log.claim("claimed", "runner-b", 60_000))
+  yield* log.release("claimed", "runner-a")
+  assert.isTrue(yield* log.claim("claimed", "runner-b", 60_000))
+  // A claim not renewed lapses; renewed, it holds.
+  assert.isTrue(yield* log.claim("lapsing", "runner-a", 300))
+  yield* log.renew("runner-a", ["lapsing"], 1_500)
+  yield* wallClockSleep(600)
+  assert.isFalse(yield* log.claim("lapsing", "runner-b", 60_000))
+  yield* wallClockSleep(1_200)
+  assert.isTrue(yield* log.claim("lapsing", "runner-b", 60_000))
+  // A renewal by a writer that does not hold the claim changes nothing.
+  yield* log.renew("runner-a", ["lapsing", "claimed"], 60_000)
+  assert.isFalse(yield* log.claim("lapsing", "runner-a", 60_000))
+  assert.isTrue(yield* log.claim("nobody", "runner-a", 60_000))
+})
+
 describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
+    it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
     it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once: each as get, answers and read give it", () => snapshotsAtOnceAgree)
@@ -192,6 +225,8 @@ describe("EventLog on PostgreSQL", () => {
 
     it.effect("snapshot: the record, the answers and a page of events in one read, as get, answers and read", () =>
       snapshotAgrees)
+
+    it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
 
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once, read together: each as get, answers and read give it", () => snapshotsAtOnceAgree)

@@ -28,6 +28,7 @@ import type { Gate } from "./gate.js"
 import type { Registry } from "./resumer.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
+import { claimLog } from "./writer.js"
 
 /** Events that describe the channel, not the session: not logged. */
 const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
@@ -61,7 +62,9 @@ export const make = (
   ticker: Ticker,
   starting: Gate,
   answers: AnswerWatch,
-  registry: Registry
+  registry: Registry,
+  /** This runner's name as the writer of a log (`writer.ts`). */
+  writer: string
 ) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -136,6 +139,9 @@ export const make = (
         yield* answers.watch(waiter)
         yield* bump
       })
+
+    /** Gives the log's writer claim up; one that cannot be released lapses (`writer.ts`). */
+    const release = log.release(sessionId, writer).pipe(Effect.retry(appendSchedule), Effect.ignore)
 
     const endRun = (status: EventLog.EndStatus, reason: Option.Option<string>) =>
       log.end(sessionId, status, reason).pipe(
@@ -252,6 +258,21 @@ export const make = (
     const start = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
         // Only under the lifecycle lock, with no run (ensureRunning): none can start meanwhile.
+        // One writer per log: a runner that still writes it (giving the session away, or having
+        // lost its shard without knowing yet) holds its claim until it has persisted what its
+        // channel received. The log is read once the claim is this runner's: every event the
+        // other wrote, and its end if it ended the run.
+        yield* claimLog(log, sessionId, writer)
+        const started = yield* Effect.onExit(
+          startClaimed(payload, learn),
+          (exit) => Exit.isSuccess(exit) && exit.value ? Effect.void : release
+        )
+        return started
+      })
+
+    /** {@link start} once the log's claim is held: released by `start` unless a run started. */
+    const startClaimed = (payload: RunPayload | undefined, learn: boolean) =>
+      Effect.gen(function*() {
         yield* load
         let r: EventLog.SessionRecord
         if (Option.isSome(activation.record)) r = activation.record.value
@@ -275,6 +296,8 @@ export const make = (
               activation.running = undefined
             }).pipe(
               Effect.zipRight(answers.unwatch(waiter)),
+              // After every event the run received is persisted (or the run was stopped).
+              Effect.zipRight(release),
               Effect.zipRight(Deferred.done(attached, Exit.void)),
               Effect.zipRight(Deferred.done(done, Exit.void))
             )

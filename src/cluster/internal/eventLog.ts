@@ -75,6 +75,8 @@ interface MemorySession {
   record: EventLog.SessionRecord
   shard: number | undefined
   endedAt: number | undefined
+  /** Who writes the log, and until when (ms since the epoch) unless renewed. */
+  writer: { readonly id: string; until: number } | undefined
   readonly events: Array<EventLog.LoggedEvent>
   readonly answers: Map<string, EventLog.RecordedAnswer>
 }
@@ -93,7 +95,7 @@ export const makeMemory = (): EventLog.Service => {
           agent,
           ended: Option.none()
         }
-        sessions.set(info.session_id, { record, shard, endedAt: undefined, events: [], answers: new Map() })
+        sessions.set(info.session_id, { record, shard, endedAt: undefined, writer: undefined, events: [], answers: new Map() })
         return record
       }),
     get: (sessionId) => Effect.sync(() => Option.map(Option.fromNullable(sessions.get(sessionId)), (s) => s.record)),
@@ -123,7 +125,14 @@ export const makeMemory = (): EventLog.Service => {
             ...unknownRecord(sessionId),
             ended: Option.some({ status, reason })
           }
-          sessions.set(sessionId, { record, shard: undefined, endedAt: Date.now(), events: [], answers: new Map() })
+          sessions.set(sessionId, {
+            record,
+            shard: undefined,
+            endedAt: Date.now(),
+            writer: undefined,
+            events: [],
+            answers: new Map()
+          })
           return
         }
         if (Option.isSome(session.record.ended)) return
@@ -177,6 +186,29 @@ export const makeMemory = (): EventLog.Service => {
           }
         }
         return n
+      }),
+    claim: (sessionId, writer, leaseMillis) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        if (session === undefined) return true
+        const now = Date.now()
+        const holder = session.writer
+        if (holder !== undefined && holder.id !== writer && holder.until >= now) return false
+        session.writer = { id: writer, until: now + leaseMillis }
+        return true
+      }),
+    renew: (writer, sessionIds, leaseMillis) =>
+      Effect.sync(() => {
+        const until = Date.now() + leaseMillis
+        for (const sessionId of sessionIds) {
+          const holder = sessions.get(sessionId)?.writer
+          if (holder !== undefined && holder.id === writer) holder.until = until
+        }
+      }),
+    release: (sessionId, writer) =>
+      Effect.sync(() => {
+        const session = sessions.get(sessionId)
+        if (session?.writer?.id === writer) session.writer = undefined
       })
   }
   return log
@@ -256,12 +288,23 @@ export const migration0003 = Effect.gen(function*() {
   }
 })
 
+/**
+ * Who writes each session's log, and until when unless renewed (`EventLog.Service.claim`): a
+ * runner that takes a session over waits for the claim of a runner that still writes it.
+ */
+const migration0004 = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE agent_session_sessions ADD COLUMN IF NOT EXISTS writer text`
+  yield* sql`ALTER TABLE agent_session_sessions ADD COLUMN IF NOT EXISTS writer_until timestamptz`
+})
+
 /** Runs the migrations; retried while another process holds the migration lock. */
 export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = Migrator.make({})({
   loader: Migrator.fromRecord({
     "0001_create_event_log": migration0001,
     "0002_session_shard": migration0002,
-    "0003_core_request_key": migration0003
+    "0003_core_request_key": migration0003,
+    "0004_session_writer": migration0004
   }),
   table: "agent_session_migrations"
 }).pipe(
@@ -283,6 +326,9 @@ type EventRow = {
 /** How many appends are written at once, and how many rows one statement writes at most. */
 const appendWriters = 2
 const appendRows = 1_000
+
+/** How many sessions one renewal statement names at most. */
+const renewSessions = 1_000
 
 /** How many snapshot reads run at once, and how many sessions one read asks about at most. */
 const snapshotReaders = 2
@@ -577,7 +623,34 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
           yield* sql`DELETE FROM agent_session_answers WHERE ${sql.in("session_id", ids)}`
         }
         return ids.length
-      })).pipe(Effect.mapError(fail("purge")))
+      })).pipe(Effect.mapError(fail("purge"))),
+    claim: (sessionId, writer, leaseMillis) =>
+      sql<{ readonly claimed: boolean }>`WITH claimed AS (
+          UPDATE agent_session_sessions SET writer = ${writer},
+            writer_until = now() + (${leaseMillis}::integer * interval '1 millisecond')
+          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer} OR writer_until < now())
+          RETURNING session_id)
+        SELECT EXISTS (SELECT 1 FROM claimed)
+          OR NOT EXISTS (SELECT 1 FROM agent_session_sessions WHERE session_id = ${sessionId}) AS claimed`.pipe(
+        Effect.map((rows) => rows[0]?.claimed === true),
+        Effect.mapError(fail("claim"))
+      ),
+    renew: (writer, sessionIds, leaseMillis) =>
+      Effect.forEach(
+        Array.from({ length: Math.ceil(sessionIds.length / renewSessions) }, (_, i) =>
+          sessionIds.slice(i * renewSessions, (i + 1) * renewSessions)),
+        (ids) =>
+          sql`UPDATE agent_session_sessions
+            SET writer_until = now() + (${leaseMillis}::integer * interval '1 millisecond')
+            WHERE writer = ${writer} AND ${sql.in("session_id", ids)}`,
+        { discard: true }
+      ).pipe(Effect.mapError(fail("renew"))),
+    release: (sessionId, writer) =>
+      sql`UPDATE agent_session_sessions SET writer = NULL, writer_until = NULL
+        WHERE session_id = ${sessionId} AND writer = ${writer}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(fail("release"))
+      )
   }
   return {
     register: (record) => whole(operations.register(record)),
@@ -591,6 +664,9 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     snapshot: (sessionId, fromSeq, limit) => whole(operations.snapshot(sessionId, fromSeq, limit)),
     unended: (limit) => whole(operations.unended(limit)),
     unendedIn: (shards, options) => whole(operations.unendedIn(shards, options)),
-    purge: (before) => whole(operations.purge(before))
+    purge: (before) => whole(operations.purge(before)),
+    claim: (sessionId, writer, leaseMillis) => whole(operations.claim(sessionId, writer, leaseMillis)),
+    renew: (writer, sessionIds, leaseMillis) => whole(operations.renew(writer, sessionIds, leaseMillis)),
+    release: (sessionId, writer) => whole(operations.release(sessionId, writer))
   }
 })

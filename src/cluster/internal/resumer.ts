@@ -37,12 +37,15 @@ export interface Local {
 export interface Registry extends Local {
   readonly set: (sessionId: string, state: () => "running" | "starting" | undefined) => void
   readonly remove: (sessionId: string, state: () => "running" | "starting" | undefined) => void
+  /** The sessions whose run is here (their log's writer claims are renewed: `writer.ts`). */
+  readonly running: () => ReadonlyArray<string>
 }
 
 export const makeRegistry = (): Registry => {
   const byId = new Map<string, () => "running" | "starting" | undefined>()
   return {
     state: (sessionId) => byId.get(sessionId)?.(),
+    running: () => [...byId.entries()].filter(([, state]) => state() !== undefined).map(([id]) => id),
     set: (sessionId, state) => void byId.set(sessionId, state),
     remove: (sessionId, state) => {
       if (byId.get(sessionId) === state) byId.delete(sessionId)

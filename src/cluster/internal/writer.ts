@@ -1,0 +1,63 @@
+/**
+ * One writer per session's log, across runners: the activation that runs a session claims the
+ * writing of its log (`EventLog.Service.claim`) before it reads the log and attaches, renews the
+ * claim while the run lasts, and releases it once the run has ended (after a hand-over, once
+ * the events its channel had received are persisted).
+ *
+ * Why: the engine's shard locks alone do not keep two runners from writing one log. A runner
+ * whose lock storage misses a deadline (`@effect/cluster` gives up every shard lock it holds when
+ * a lock operation takes longer than the lock refresh interval: seen under load as a third
+ * runner joined) loses its shards before its activations have stopped; the next owner took the
+ * session over at once, read the log while the first still persisted what its channel had
+ * received, and the two wrote the same sequence numbers: the events of either were lost. With the
+ * claim, the next owner waits until the first has released it (at most the hand-over's bounds)
+ * or its claim has lapsed (its runner died: no renewal for {@link lease}).
+ */
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as EventLog from "../EventLog.js"
+import type { Registry } from "./resumer.js"
+
+/**
+ * How long a claim holds without renewal. Past it, a claim whose runner died lapses: a runner
+ * killed is declared dead by the others in about 4 s (`NodeClusterSessions.defaultDetection`),
+ * so its sessions' claims have mostly lapsed by the time their shards move.
+ */
+export const lease = 6_000
+
+/** How often a runner renews the claims of the sessions that run on it. */
+export const renewEvery = "1500 millis"
+
+/** How often a runner that waits for another writer's claim tries again. */
+export const claimRetry = "100 millis"
+
+/** The writer name of this runner's activations: the runner and a nonce of this process. */
+export const writerName = (runner: string): string => `${runner}/${Math.random().toString(36).slice(2, 10)}`
+
+/**
+ * Claims the session's log for `writer`, waiting while another writer's claim holds; logs once
+ * when it had to wait (a notice: a hand-over that overlapped).
+ */
+export const claimLog = (log: EventLog.Service, sessionId: string, writer: string) =>
+  Effect.gen(function*() {
+    if (yield* log.claim(sessionId, writer, lease)) return
+    const since = Date.now()
+    yield* log.claim(sessionId, writer, lease).pipe(
+      Effect.repeat({ schedule: Schedule.spaced(claimRetry), until: (claimed) => claimed })
+    )
+    yield* Effect.logInfo(`Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`)
+  })
+
+/** The runner's renewal of its sessions' claims, every {@link renewEvery}; a failed renewal is tried at the next. */
+export const renewer = (writer: string, registry: Registry) =>
+  Effect.gen(function*() {
+    const log = yield* EventLog.EventLog
+    yield* Effect.suspend(() => {
+      const running = registry.running()
+      return running.length === 0 ? Effect.void : log.renew(writer, running, lease)
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`Renewing the log claims: ${error.message}`)),
+      Effect.delay(renewEvery),
+      Effect.forever
+    )
+  })
