@@ -52,10 +52,13 @@ export const startsAtOnce = 256
  * A hand-over (the activation ends: its shard moves, its runner stops): how long the channel may
  * take to drain (the service's close to come back, every event before it read), then how long
  * the run may take to persist them. Past the first the channel is closed; past the second the
- * run is stopped, and what it had not persisted is lost (docs/scale-out.md).
+ * run is stopped, and what it had not persisted is lost (docs/scale-out.md). Generous: a runner
+ * gives all the sessions of its moving shards away at once, and their appends share its writers
+ * (`EventLog.layerSql`); on a loaded machine 5 s each was seen to run out. The next owner waits
+ * meanwhile (the log's claim), and the service holds what it has not sent.
  */
-const handOverDrain = "5 seconds"
-const handOverPersist = "5 seconds"
+const handOverDrain = "10 seconds"
+const handOverPersist = "20 seconds"
 
 export const make = (
   options: SessionEntity.Options,
