@@ -4,21 +4,21 @@
  * NodeClusterSocket and a client process that follows every session. Two runners hold 60
  * sessions; each asks for an approval after its first action and, once answered, streams without
  * pause (one event every 200 ms, about 28 s). Every session waits for its answer until all of
- * them do (however long the processes take to start on a loaded machine), so all of them stream
- * when the client has answered; a third runner joins then: the cluster moves shards from the two
- * live runners to it (each gives its sessions away: their channels drained and closed, what they
+ * them do, however long the processes take to start on a loaded machine (sessions that streamed
+ * from their start would end before the last one is ready, and none would be left to move). The
+ * client then answers them, and a third runner joins meanwhile: the cluster moves shards from
+ * the two live runners to it (each gives its sessions away: their channels drained, what they
  * received persisted, their runs resumed by the new owner). Every session must complete, and its
  * log as delivered must be exactly the simulator's script: sequence numbers 1..n, no event
  * missing, none twice. Outside a kill there is no loss window (docs/scale-out.md): any loss here
  * is a bug.
  *
- * What it found: a runner giving a session away closed its channel without reading what the
- * service had already sent (lost: the service resumes the next channel after it), and, under
- * load, a runner whose shard locks lapsed (`@effect/cluster` gives every lock up when a lock
- * operation misses its deadline) lost its shards while its activations still wrote: the next
- * owner read the log and attached before the first had persisted what it had received, and the
- * two wrote the same sequence numbers. Now the channel is drained (`EventStream.Connection.drain`)
- * and a log has one writer at a time (`EventLog.Service.claim`).
+ * The two ways a hand-over loses events that this catches: a channel closed without reading what
+ * the service had sent already (the service resumes the next channel after it: hence
+ * `EventStream.Connection.drain`); and, under load, two runners writing one log (a runner whose
+ * shard locks lapsed, as `@effect/cluster` gives them all up when a lock operation misses its
+ * deadline, loses its shards while its activations still persist what they received: hence one
+ * writer per log, `EventLog.Service.claim`).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -60,18 +60,20 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         const before = new Set(ready.runners.map(String))
         assert.isFalse(before.has(`127.0.0.1:${ports[2]}`))
 
-        // Every session answered: all of them stream. The third runner joins meanwhile.
+        // The client answers every session (each streams once its answer is in), and the third
+        // runner joins meanwhile: on a loaded machine the answers alone take a minute or more,
+        // longer than a session streams, so the join does not wait for them.
         client.child.stdin!.write("answer\n")
-        const answered = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
-            Effect.timeoutFail({ duration: "120 seconds", onTimeout: () => new Error(`client did not answer: ${client.stderr()}`) })
-          )
-        ) as { readonly errors: ReadonlyArray<string> }
-        assert.deepStrictEqual(answered.errors, [])
         joining.child.stdin!.write("join\n")
         yield* joining.nextLine((line) => line === "ready").pipe(
           Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`third runner did not start: ${joining.stderr()}`) })
         )
+        const answered = JSON.parse(
+          yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
+            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client did not answer: ${client.stderr()}`) })
+          )
+        ) as { readonly errors: ReadonlyArray<string> }
+        assert.deepStrictEqual(answered.errors, [])
 
         const done = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
