@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as ClusterErrors from "./ClusterErrors.js"
 import type * as Session from "../Session.js"
@@ -185,9 +186,11 @@ export interface Service {
   /**
    * Claims the writing of a session's log for `writer` (a runner's activation of the session)
    * for `leaseMillis` from now. True when the session is unclaimed, claimed by `writer` already,
-   * or its claim lapsed (its holder stopped renewing it: its runner is gone), or the log does not
-   * know the session; false while another writer's claim holds: that writer may still append
-   * (a runner giving the session away persists what its channel had received first).
+   * or its claim lapsed and its holder is gone, or the log does not know the session; false
+   * while another writer's claim holds: that writer may still append (a runner giving the
+   * session away persists what its channel had received first). A lapsed claim whose holder
+   * still lives ({@link Service.live}: a runner stalled past its renewals, on a loaded machine)
+   * holds too, for at most a minute past its lapse.
    */
   readonly claim: (sessionId: string, writer: string, leaseMillis: number) => Effect.Effect<boolean, EventLogError>
   /** Extends `writer`'s claims of the given sessions to `leaseMillis` from now (its heartbeat). */
@@ -198,6 +201,12 @@ export interface Service {
   ) => Effect.Effect<void, EventLogError>
   /** Gives up `writer`'s claim of a session (nothing when another writer holds it). */
   readonly release: (sessionId: string, writer: string) => Effect.Effect<void, EventLogError>
+  /**
+   * Shows, for as long as the scope lasts, that `writer` lives: PostgreSQL holds a lock of its
+   * name on a connection of its own, gone with the process (a runner killed) but not with a
+   * process that stalls; {@link Service.claim} reads it. In memory (one process), nothing.
+   */
+  readonly live: (writer: string) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /**

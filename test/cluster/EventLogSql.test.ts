@@ -2,9 +2,11 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import { EventLog } from "../../src/cluster/index.js"
 import { type SessionEvent, Session } from "../../src/index.js"
 import { migration0003 } from "../../src/cluster/internal/eventLog.js"
@@ -227,6 +229,23 @@ describe("EventLog on PostgreSQL", () => {
       snapshotAgrees)
 
     it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
+
+    it.effect("claim: a lapsed claim holds while its writer lives (a runner stalled past its renewals), and not once it is gone", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        yield* log.register({ info: info("stalled"), maxActions: 3, agent: Option.none() })
+        const alive = yield* Scope.make()
+        yield* Scope.extend(log.live("runner-stalled"), alive)
+        // The lock of its name is taken by a fiber of its own: given the time to.
+        yield* wallClockSleep(500)
+        assert.isTrue(yield* log.claim("stalled", "runner-stalled", 200))
+        yield* wallClockSleep(600)
+        assert.isFalse(yield* log.claim("stalled", "runner-next", 60_000))
+        // Gone (its connection closed, as when its process is killed): the lapsed claim is taken.
+        yield* Scope.close(alive, Exit.void)
+        yield* wallClockSleep(300)
+        assert.isTrue(yield* log.claim("stalled", "runner-next", 60_000))
+      }))
 
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once, read together: each as get, answers and read give it", () => snapshotsAtOnceAgree)

@@ -209,7 +209,8 @@ export const makeMemory = (): EventLog.Service => {
       Effect.sync(() => {
         const session = sessions.get(sessionId)
         if (session?.writer?.id === writer) session.writer = undefined
-      })
+      }),
+    live: () => Effect.void
   }
   return log
 }
@@ -329,6 +330,16 @@ const appendRows = 1_000
 
 /** How many sessions one renewal statement names at most. */
 const renewSessions = 1_000
+
+/** The first key of the writers' locks (`live`): "ASWR". */
+const writerLockSpace = 0x41535752
+
+/**
+ * How long past its lapse a claim whose holder still lives is waited for (a runner stalled
+ * that long is taken for gone: its machine may be unreachable, its connection not yet closed).
+ */
+const livenessBound = 60_000
+
 
 /** How many snapshot reads run at once, and how many sessions one read asks about at most. */
 const snapshotReaders = 2
@@ -625,16 +636,32 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         return ids.length
       })).pipe(Effect.mapError(fail("purge"))),
     claim: (sessionId, writer, leaseMillis) =>
-      sql<{ readonly claimed: boolean }>`WITH claimed AS (
-          UPDATE agent_session_sessions SET writer = ${writer},
-            writer_until = now() + (${leaseMillis}::integer * interval '1 millisecond')
-          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer} OR writer_until < now())
-          RETURNING session_id)
-        SELECT EXISTS (SELECT 1 FROM claimed)
-          OR NOT EXISTS (SELECT 1 FROM agent_session_sessions WHERE session_id = ${sessionId}) AS claimed`.pipe(
-        Effect.map((rows) => rows[0]?.claimed === true),
-        Effect.mapError(fail("claim"))
-      ),
+      Effect.gen(function*() {
+        const until = sql`now() + (${leaseMillis}::integer * interval '1 millisecond')`
+        // Unclaimed, this writer's, or lapsed for longer than a live holder is waited for.
+        const claimed = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
+          SET writer = ${writer}, writer_until = ${until}
+          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer}
+            OR writer_until < now() - (${livenessBound}::integer * interval '1 millisecond'))
+          RETURNING session_id`
+        if (claimed.length > 0) return true
+        const held = yield* sql<{ readonly writer: string; readonly lapsed: boolean }>`SELECT writer,
+          writer_until < now() AS lapsed FROM agent_session_sessions WHERE session_id = ${sessionId}`
+        const holder = held[0]
+        if (holder === undefined) return true
+        if (!holder.lapsed) return false
+        // Lapsed: taken only when its holder is gone (its lock of its name is free; taken and
+        // given back in one statement, on one connection).
+        const gone = yield* sql<{ readonly gone: boolean }>`SELECT CASE
+          WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${holder.writer}))
+          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${holder.writer})) ELSE false END AS gone`
+        if (gone[0]?.gone !== true) return false
+        const taken = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
+          SET writer = ${writer}, writer_until = ${until}
+          WHERE session_id = ${sessionId} AND writer = ${holder.writer} AND writer_until < now()
+          RETURNING session_id`
+        return taken.length > 0
+      }).pipe(Effect.mapError(fail("claim"))),
     renew: (writer, sessionIds, leaseMillis) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(sessionIds.length / renewSessions) }, (_, i) =>
@@ -650,6 +677,19 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         WHERE session_id = ${sessionId} AND writer = ${writer}`.pipe(
         Effect.asVoid,
         Effect.mapError(fail("release"))
+      ),
+    // A connection of its own holds the lock of the writer's name; taken again (after a second)
+    // whenever that connection fails (the database restarted), checked every 2 s.
+    live: (writer) =>
+      Effect.scoped(Effect.gen(function*() {
+        const connection = yield* sql.reserve
+        yield* connection.executeRaw(`SELECT pg_advisory_lock($1, hashtext($2))`, [writerLockSpace, writer])
+        yield* connection.executeRaw(`SELECT 1`, []).pipe(Effect.delay("2 seconds"), Effect.forever)
+      })).pipe(
+        Effect.catchAllCause(() => Effect.sleep("1 second")),
+        Effect.forever,
+        Effect.forkScoped,
+        Effect.asVoid
       )
   }
   return {
@@ -667,6 +707,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     purge: (before) => whole(operations.purge(before)),
     claim: (sessionId, writer, leaseMillis) => whole(operations.claim(sessionId, writer, leaseMillis)),
     renew: (writer, sessionIds, leaseMillis) => whole(operations.renew(writer, sessionIds, leaseMillis)),
-    release: (sessionId, writer) => whole(operations.release(sessionId, writer))
+    release: (sessionId, writer) => whole(operations.release(sessionId, writer)),
+    live: operations.live
   }
 })
