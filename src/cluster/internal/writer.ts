@@ -6,12 +6,14 @@
  *
  * Why: the engine's shard locks alone do not keep two runners from writing one log. A runner
  * whose lock storage misses a deadline (`@effect/cluster` gives up every shard lock it holds when
- * a lock operation takes longer than the lock refresh interval: seen under load as a third
- * runner joined) loses its shards before its activations have stopped; the next owner took the
- * session over at once, read the log while the first still persisted what its channel had
- * received, and the two wrote the same sequence numbers: the events of either were lost. With the
- * claim, the next owner waits until the first has released it (at most the hand-over's bounds)
- * or its claim has lapsed (its runner died: no renewal for {@link lease}).
+ * a lock operation takes longer than the lock refresh interval: a stall of a few seconds on a
+ * loaded machine) loses its shards before its activations have stopped; a next owner that took
+ * the session over at once would read the log while the first still persists what its channel
+ * received, and the two would write the same sequence numbers. With the claim, the next owner
+ * waits until the first has released it (at most the hand-over's bounds), or until its claim
+ * has lapsed (no renewal for {@link lease}) and its runner is gone: a runner stalled as long
+ * still holds the lock of its name (`EventLog.Service.live`) and its claims with it; a runner
+ * killed loses that lock with its connections, at once.
  */
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
