@@ -193,7 +193,10 @@ export interface Service {
    * holds too, for at most a minute past its lapse.
    */
   readonly claim: (sessionId: string, writer: string, leaseMillis: number) => Effect.Effect<boolean, EventLogError>
-  /** Extends `writer`'s claims of the given sessions to `leaseMillis` from now (its heartbeat). */
+  /**
+   * Extends the claims of the given sessions held by `writer`, or by a writer named after it
+   * (`writer#...`: one of its activations), to `leaseMillis` from now (its heartbeat).
+   */
   readonly renew: (
     writer: string,
     sessionIds: ReadonlyArray<string>,
@@ -202,9 +205,10 @@ export interface Service {
   /** Gives up `writer`'s claim of a session (nothing when another writer holds it). */
   readonly release: (sessionId: string, writer: string) => Effect.Effect<void, EventLogError>
   /**
-   * Shows, for as long as the scope lasts, that `writer` lives: PostgreSQL holds a lock of its
-   * name on a connection of its own, gone with the process (a runner killed) but not with a
-   * process that stalls; {@link Service.claim} reads it. In memory (one process), nothing.
+   * Shows, for as long as the scope lasts, that `writer` lives (and the writers named after it,
+   * `writer#...`): PostgreSQL holds a lock of its name on a connection of its own, gone with the
+   * process (a runner killed) but not with a process that stalls; {@link Service.claim} reads
+   * it. In memory (one process), nothing.
    */
   readonly live: (writer: string) => Effect.Effect<void, never, Scope.Scope>
 }

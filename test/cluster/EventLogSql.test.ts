@@ -164,6 +164,12 @@ const claimsHold = Effect.gen(function*() {
   assert.isFalse(yield* log.claim("lapsing", "runner-b", 60_000))
   yield* wallClockSleep(1_200)
   assert.isTrue(yield* log.claim("lapsing", "runner-b", 60_000))
+  // A runner's renewal extends its activations' claims (`runner#n`).
+  yield* log.register({ info: info("activation"), maxActions: 3, agent: Option.none() })
+  assert.isTrue(yield* log.claim("activation", "runner-c#1", 300))
+  yield* log.renew("runner-c", ["activation"], 1_500)
+  yield* wallClockSleep(600)
+  assert.isFalse(yield* log.claim("activation", "runner-c#2", 60_000))
   // A renewal by a writer that does not hold the claim changes nothing.
   yield* log.renew("runner-a", ["lapsing", "claimed"], 60_000)
   assert.isFalse(yield* log.claim("lapsing", "runner-a", 60_000))

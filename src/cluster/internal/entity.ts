@@ -28,7 +28,7 @@ import type { Gate } from "./gate.js"
 import type { Registry } from "./resumer.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
-import { claimLog } from "./writer.js"
+import { activationWriter, claimLog } from "./writer.js"
 
 /** Events that describe the channel, not the session: not logged. */
 const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
@@ -67,7 +67,7 @@ export const make = (
   answers: AnswerWatch,
   registry: Registry,
   /** This runner's name as the writer of a log (`writer.ts`). */
-  writer: string
+  runnerWriter: string
 ) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -78,6 +78,8 @@ export const make = (
     const api = yield* AgentApi
     const sessionId = address.entityId as string
     const runnerName = `${runner.host}:${runner.port}`
+    /** This activation's name as the writer of the session's log (its own: `writer.ts`). */
+    const writer = activationWriter(runnerWriter)
 
     /** Starting and closing one at a time, in the order the messages arrived. */
     const lifecycle = yield* Effect.makeSemaphore(1)

@@ -202,7 +202,7 @@ export const makeMemory = (): EventLog.Service => {
         const until = Date.now() + leaseMillis
         for (const sessionId of sessionIds) {
           const holder = sessions.get(sessionId)?.writer
-          if (holder !== undefined && holder.id === writer) holder.until = until
+          if (holder !== undefined && (holder.id === writer || holder.id.startsWith(`${writer}#`))) holder.until = until
         }
       }),
     release: (sessionId, writer) =>
@@ -330,6 +330,9 @@ const appendRows = 1_000
 
 /** How many sessions one renewal statement names at most. */
 const renewSessions = 1_000
+
+/** The runner's writer name in an activation's (`runner#n`: `writer.ts`), whose lock shows it alive. */
+const runnerOf = (writer: string): string => writer.split("#")[0] ?? writer
 
 /** The first key of the writers' locks (`live`): "ASWR". */
 const writerLockSpace = 0x41535752
@@ -653,8 +656,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         // Lapsed: taken only when its holder is gone (its lock of its name is free; taken and
         // given back in one statement, on one connection).
         const gone = yield* sql<{ readonly gone: boolean }>`SELECT CASE
-          WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${holder.writer}))
-          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${holder.writer})) ELSE false END AS gone`
+          WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)}))
+          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)})) ELSE false END AS gone`
         if (gone[0]?.gone !== true) return false
         const taken = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
           SET writer = ${writer}, writer_until = ${until}
@@ -669,7 +672,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         (ids) =>
           sql`UPDATE agent_session_sessions
             SET writer_until = now() + (${leaseMillis}::integer * interval '1 millisecond')
-            WHERE writer = ${writer} AND ${sql.in("session_id", ids)}`,
+            WHERE (writer = ${writer} OR starts_with(writer, ${`${writer}#`})) AND ${sql.in("session_id", ids)}`,
         { discard: true }
       ).pipe(Effect.mapError(fail("renew"))),
     release: (sessionId, writer) =>

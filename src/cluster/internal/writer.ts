@@ -33,8 +33,17 @@ export const renewEvery = "1500 millis"
 /** How often a runner that waits for another writer's claim tries again. */
 export const claimRetry = "100 millis"
 
-/** The writer name of this runner's activations: the runner and a nonce of this process. */
+/** This runner's name as a writer: the runner and a nonce of this process. */
 export const writerName = (runner: string): string => `${runner}/${Math.random().toString(36).slice(2, 10)}`
+
+let activations = 0
+
+/**
+ * The writer name of one activation: its runner's, `#`, a number of its own. Per activation, not
+ * per runner: a runner that lost a shard and gained it back at once (its lock storage recovered)
+ * starts a second activation of a session while the first still persists what it received.
+ */
+export const activationWriter = (runner: string): string => `${runner}#${++activations}`
 
 /**
  * Claims the session's log for `writer`, waiting while another writer's claim holds; logs once
