@@ -268,14 +268,16 @@ export const make = (
         // channel received. The log is read once the claim is this runner's: every event the
         // other wrote, and its end if it ended the run.
         yield* claimLog(log, sessionId, writer)
-        const started = yield* Effect.onExit(
+        // Released here unless a run was forked, whatever ends this start (a caller that gives
+        // up, such as a subscriber whose `Events` taking the session over is interrupted while
+        // the channel is attached): a run holds the claim to its own end.
+        return yield* Effect.onExit(
           startClaimed(payload, learn),
-          (exit) => Exit.isSuccess(exit) && exit.value ? Effect.void : release
+          () => activation.run === undefined ? release : Effect.void
         )
-        return started
       })
 
-    /** {@link start} once the log's claim is held: released by `start` unless a run started. */
+    /** {@link start} once the log's claim is held: released by `start` unless a run was forked. */
     const startClaimed = (payload: RunPayload | undefined, learn: boolean) =>
       Effect.gen(function*() {
         yield* load
