@@ -247,8 +247,6 @@ export const layer = (
     const writer = writerName(
       Option.match(config.runnerAddress, { onNone: () => "client", onSome: (a) => `${a.host}:${a.port}` })
     )
-    // Shown alive for as long as the runner is (a claim of a runner stalled past its renewals holds).
-    yield* Effect.flatMap(EventLog.EventLog, (log) => log.live(writer))
     return Layer.mergeAll(
       SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry, writer), {
         concurrency: "unbounded",
