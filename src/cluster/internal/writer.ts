@@ -11,9 +11,10 @@
  * the session over at once would read the log while the first still persists what its channel
  * received, and the two would write the same sequence numbers. With the claim, the next owner
  * waits until the first has released it (at most the hand-over's bounds), or until its claim
- * has lapsed (no renewal for {@link lease}) and its runner is gone: a runner stalled as long
- * still holds the lock of its name (`EventLog.Service.live`) and its claims with it; a runner
- * killed loses that lock with its connections, at once.
+ * has lapsed (no renewal for {@link lease}: its runner died, or stalled that long). A runner
+ * does not yet hold the lock of its name (`EventLog.Service.live`) that would keep a stalled
+ * runner's claims: held on a pooled connection, it starved runners with small pools; it needs a
+ * connection of its own.
  */
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
