@@ -120,7 +120,7 @@ export const make = (options: ReplayOptions, observer: World) =>
           agent: connectOptions.agent,
           printableUrl: replay.printableUrl,
           framing: replay.framing,
-          transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
+          transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
         return {
