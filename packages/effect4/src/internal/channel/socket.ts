@@ -93,7 +93,8 @@ export const webSocketTransport = (options: {
       hooks,
       outcomes,
       settings,
-      dialect.handshake === "query" ? undefined : sessionId
+      dialect.handshake === "query" ? undefined : sessionId,
+      traits?.ownEvents === true
     )
     // Its `close` (the engine's `Io.close` at the attempt's end) drops the connect time-out and
     // closes the socket, whether or not the socket reported its close.
