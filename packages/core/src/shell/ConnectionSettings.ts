@@ -105,20 +105,89 @@ export const resolve = <DI, D, S, Q extends Request>(
   replayHold: edition.duration(own.replayHold ?? layer.replayHold, defaults.replayHoldMillis)
 })
 
+/** The connection options of settings without pending requests, made once per settings object. */
+const sharedOptions = new WeakMap<Settings<unknown, unknown>, Options>()
+
+/** The options a connection may set for itself; `pendingRequests` and `agent` aside. */
+const settingNames = [
+  "reconnect",
+  "firstConnect",
+  "idleTimeout",
+  "connectTimeout",
+  "answerTimeout",
+  "replayHold",
+  "bufferSize",
+  "answerBufferSize",
+  "maxFrameSize",
+  "strict",
+  "endOnError",
+  "failOnFrameError",
+  "replaysOnReconnect"
+] as const
+
+/** Whether a connection's own options change nothing of the layer's. */
+const setsNothing = <DI, S>(own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Request> | undefined }): boolean =>
+  (own.pendingRequests === undefined || own.pendingRequests.length === 0) &&
+  settingNames.every((name) => own[name] === undefined)
+
 /**
- * The options of the core's `Connection` for these settings (`millis`: the edition's duration in
- * ms); the pending requests by their keys.
+ * {@link resolve} for one edition, its settings shared: a connection that sets nothing of its
+ * own (the usual one: `AgentSessions.start`, `EventStream.events` without options) gets the one
+ * settings object of its layer's options and its dialect, made on first use, instead of one per
+ * connection (a connection holds its settings for its whole life). Shared settings are frozen.
+ * The layer's options are held weakly.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (duration: D) => number): Options => ({
-  bufferSize: settings.bufferSize,
-  answerBufferSize: settings.answerBufferSize,
-  idleTimeoutMillis: millis(settings.idleTimeout),
-  endOnError: settings.endOnError,
-  failOnFrameError: settings.failOnFrameError,
-  pendingRequests: settings.pendingRequests.map(keyOf),
-  replaysOnReconnect: settings.dropReplays,
-  replayHoldMillis: millis(settings.replayHold)
-})
+export const resolver = <DI, D, S>(edition: Edition<DI, D, S>) => {
+  const shared = new WeakMap<Given<DI, S>, Map<boolean | undefined, Settings<D, S, never>>>()
+  return <Q extends Request>(
+    layer: Given<DI, S>,
+    own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Q> | undefined },
+    dialect?: { readonly replaysOnReconnect?: boolean | undefined }
+  ): Settings<D, S, Q> => {
+    if (!setsNothing(own)) return resolve(edition, layer, own, dialect)
+    let byDialect = shared.get(layer)
+    if (byDialect === undefined) {
+      byDialect = new Map()
+      shared.set(layer, byDialect)
+    }
+    const replays = dialect?.replaysOnReconnect
+    let settings = byDialect.get(replays)
+    if (settings === undefined) {
+      settings = Object.freeze(resolve<DI, D, S, never>(edition, layer, {}, dialect))
+      byDialect.set(replays, settings)
+    }
+    return settings
+  }
+}
+
+/**
+ * The options of the core's `Connection` for these settings (`millis`: the edition's duration in
+ * ms); the pending requests by their keys. Settings without pending requests (shared by
+ * {@link resolver}) give one options object, shared too: a connection holds its options for its
+ * whole life.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (duration: D) => number): Options => {
+  const shared = settings.pendingRequests.length === 0
+  if (shared) {
+    const known = sharedOptions.get(settings)
+    if (known !== undefined) return known
+  }
+  const options: Options = {
+    bufferSize: settings.bufferSize,
+    answerBufferSize: settings.answerBufferSize,
+    idleTimeoutMillis: millis(settings.idleTimeout),
+    endOnError: settings.endOnError,
+    failOnFrameError: settings.failOnFrameError,
+    pendingRequests: settings.pendingRequests.map(keyOf),
+    replaysOnReconnect: settings.dropReplays,
+    replayHoldMillis: millis(settings.replayHold)
+  }
+  if (shared) sharedOptions.set(settings, Object.freeze(options))
+  return options
+}
