@@ -126,40 +126,66 @@ const settingNames = [
 ] as const
 
 /** Whether a connection's own options change nothing of the layer's. */
-const setsNothing = <DI, S>(own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Request> | undefined }): boolean =>
-  (own.pendingRequests === undefined || own.pendingRequests.length === 0) &&
-  settingNames.every((name) => own[name] === undefined)
+const setsNothing = <DI, S>(own: Given<DI, S>): boolean => settingNames.every((name) => own[name] === undefined)
+
+/** Settings by the dialect's `replaysOnReconnect`. */
+type ByDialect<D, S> = Map<boolean | undefined, Settings<D, S, never>>
 
 /**
- * {@link resolve} for one edition, its settings shared: a connection that sets nothing of its
- * own (the usual one: `AgentSessions.start`, `EventStream.events` without options) gets the one
- * settings object of its layer's options and its dialect, made on first use, instead of one per
- * connection (a connection holds its settings for its whole life). Shared settings are frozen.
- * The layer's options are held weakly.
+ * {@link resolve} for one edition, its settings shared. A connection without pending requests
+ * gets the settings made on first use for its layer's options, its own options object and its
+ * dialect, instead of one per connection (a connection holds its settings for its whole life):
+ * - own options that set nothing (the usual case: `AgentSessions.start`, `EventStream.events`
+ *   without options, a fresh `{}` each time) share the layer's;
+ * - own options given as one object for many connections (a constant) share that object's.
+ *
+ * Shared settings are frozen; the options objects they are made of are held weakly.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const resolver = <DI, D, S>(edition: Edition<DI, D, S>) => {
-  const shared = new WeakMap<Given<DI, S>, Map<boolean | undefined, Settings<D, S, never>>>()
+  const ofLayer = new WeakMap<Given<DI, S>, ByDialect<D, S>>()
+  const ofOwn = new WeakMap<Given<DI, S>, WeakMap<Given<DI, S>, ByDialect<D, S>>>()
+  const cached = (
+    byDialect: ByDialect<D, S>,
+    layer: Given<DI, S>,
+    own: Given<DI, S>,
+    dialect: { readonly replaysOnReconnect?: boolean | undefined } | undefined
+  ): Settings<D, S, never> => {
+    const replays = dialect?.replaysOnReconnect
+    let settings = byDialect.get(replays)
+    if (settings === undefined) {
+      settings = Object.freeze(resolve<DI, D, S, never>(edition, layer, own, dialect))
+      byDialect.set(replays, settings)
+    }
+    return settings
+  }
   return <Q extends Request>(
     layer: Given<DI, S>,
     own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Q> | undefined },
     dialect?: { readonly replaysOnReconnect?: boolean | undefined }
   ): Settings<D, S, Q> => {
-    if (!setsNothing(own)) return resolve(edition, layer, own, dialect)
-    let byDialect = shared.get(layer)
+    if (own.pendingRequests !== undefined && own.pendingRequests.length > 0) return resolve(edition, layer, own, dialect)
+    if (setsNothing(own)) {
+      let byDialect = ofLayer.get(layer)
+      if (byDialect === undefined) {
+        byDialect = new Map()
+        ofLayer.set(layer, byDialect)
+      }
+      return cached(byDialect, layer, {}, dialect)
+    }
+    let byOwn = ofOwn.get(layer)
+    if (byOwn === undefined) {
+      byOwn = new WeakMap()
+      ofOwn.set(layer, byOwn)
+    }
+    let byDialect = byOwn.get(own)
     if (byDialect === undefined) {
       byDialect = new Map()
-      shared.set(layer, byDialect)
+      byOwn.set(own, byDialect)
     }
-    const replays = dialect?.replaysOnReconnect
-    let settings = byDialect.get(replays)
-    if (settings === undefined) {
-      settings = Object.freeze(resolve<DI, D, S, never>(edition, layer, {}, dialect))
-      byDialect.set(replays, settings)
-    }
-    return settings
+    return cached(byDialect, layer, own, dialect)
   }
 }
 

@@ -138,15 +138,21 @@ describe("ConnectionSettings.resolver", () => {
     expect(resolve(layer, {}, { replaysOnReconnect: false })).not.toBe(plain)
   })
 
-  it("a connection that sets any option, or has pending requests, gets settings of its own", () => {
+  it("own options given as one object share that object's settings; other own options, or pending requests, do not", () => {
     const layer = { bufferSize: 8 }
     const shared = resolve(layer, {})
-    const own = resolve(layer, { bufferSize: 16 })
+    const constant = { bufferSize: 16 }
+    const own = resolve(layer, constant)
     expect(own).not.toBe(shared)
     expect(own.bufferSize).toBe(16)
+    expect(resolve(layer, constant)).toBe(own)
+    expect(resolve({ bufferSize: 8 }, constant)).not.toBe(own)
+    expect(resolve(layer, { bufferSize: 16 })).not.toBe(own)
     expect(resolve(layer, { strict: false })).not.toBe(shared)
     const pending = resolve(layer, { pendingRequests: [request] })
     expect(pending).not.toBe(shared)
+    const withPending = { bufferSize: 16, pendingRequests: [request] }
+    expect(resolve(layer, withPending)).not.toBe(resolve(layer, withPending))
     expect(pending.pendingRequests).toEqual([request])
     expect(shared.pendingRequests).toEqual([])
   })
