@@ -16,10 +16,10 @@
  */
 import * as Close from "../Close.js"
 import type { WriteFailure } from "../Connection.js"
-import type { Entry } from "../Deadlines.js"
+import type { Entry } from "./Deadlines.js"
 import * as Frame from "../Frame.js"
 import * as Secrets from "../Secrets.js"
-import * as Socket from "../Socket.js"
+import * as Socket from "./Socket.js"
 import type { Outcomes, Settings } from "./Outcomes.js"
 import { rejectionOf } from "./Upgrade.js"
 

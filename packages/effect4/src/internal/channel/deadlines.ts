@@ -17,8 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
-import type { Deadlines as Core } from "effect-agent-session-core"
-import { Timer } from "effect-agent-session-core/shell"
+import { type Deadlines as Core, Timer } from "effect-agent-session-core/shell"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = Core.Check
