@@ -82,6 +82,10 @@ export type {
   WriteFailure
 } from "./internal/connection.js"
 
+/** The states most connections publish, one object each for every connection (states are read, never changed). */
+const connecting: State = Object.freeze({ _tag: "Connecting" })
+const openedOnce: State = Object.freeze({ _tag: "Open", reconnects: 0, downtimeMillis: undefined })
+
 /**
  * One connection.
  *
@@ -119,7 +123,7 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private readonly ledger: Ledger
   private finished = false
   private skippedCount = 0
-  private published: State = { _tag: "Connecting" }
+  private published: State = connecting
 
   /** Across attempts: reconnects, downtime, the bout since the last progress, the last error. */
   private readonly attempts = new Attempts()
@@ -396,7 +400,9 @@ export class Connection<E, F, R = F> extends Intake<E> {
   publishOpen(): State | undefined {
     if (this.finished || !this.attempts.everOpen) return undefined
     const { downtimeMillis, reconnects } = this.attempts.lastOpen
-    this.published = { _tag: "Open", reconnects, downtimeMillis }
+    this.published = reconnects === 0 && downtimeMillis === undefined
+      ? openedOnce
+      : { _tag: "Open", reconnects, downtimeMillis }
     return this.published
   }
 

@@ -1,11 +1,12 @@
 /**
- * The recording format, written once for both editions: what a line of a recorded
- * session is, how one is parsed and validated, how secrets are kept out of it, how two answers
- * differ, how frames cross transports, how a recorded connection's end is served again, and a
- * {@link Reader} that reads a recording line by line with bounded memory. No I/O of its own: the
- * reader takes the recording's bytes from a {@link Source} it is given (the core's shell opens a
- * file as one: `FileSource.fromFile`). The
- * editions' shells (`Recording`, the test kit's replay, the simulator's `Replay`) do the rest.
+ * The recording format, written once for both editions: what a line of a recorded session is,
+ * how one is parsed and validated, how secrets are kept out of it, how two answers differ, how
+ * frames cross transports, how a recorded connection's end is served again, what a replay may
+ * accept, and a {@link Reader} that reads a recording line by line with bounded memory. No I/O
+ * of its own: the reader takes the recording's bytes from a {@link Source} it is given (the core's
+ * shell opens a file as one: `FileSource.fromFile`). Writing a recording (`Journal`) and replaying
+ * one in memory (`KitReplay`) belong to the core's shell; the editions' shells (`Recording`, the
+ * test kit's replay, the simulator's `Replay`) do the rest.
  *
  * A recording is JSON Lines: one header line, then one line per thing that happened, in the order
  * it happened. The `effect-agent-session` package's docs/testing.md documents every line;
@@ -13,7 +14,7 @@
  *
  * The format is written in parts, one concern each, under `internal/recording/` (the model, the
  * parsing of lines, secrets, differences, serving a recording again, reading a file, replaying
- * it in memory); this module is their one public face.
+ * it in memory, journaling it); this module is the format's public face.
  *
  * @since 0.1.0
  */
@@ -442,164 +443,3 @@ export {
    */
   checkUnrecorded
 } from "./internal/recording/replay.js"
-
-export type {
-  /**
-   * What a replayed attempt does next: sleep, hand the engine a line, wait for an answer, end as
-   * recorded, or fail the replay.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayStep,
-  /**
-   * Options of an in-memory replay (the file, how it is read, the answers' `redact`).
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  MemoryReplayOptions,
-  /**
-   * How a shell decodes a recorded session and errors into its own values, and which errors a
-   * create and the event channel can fail with.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayDecoders,
-  /**
-   * The recorded answer to a create, decoded: a session (or the shell's own), an error, or no
-   * create recorded.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  CreateReply,
-  /**
-   * What a driven attempt hands the shell's engine without waiting (an edition's transport hooks
-   * have this shape).
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayHooks,
-  /**
-   * What a driven attempt waits on: a sleep, the engine's flow for a frame, an answer, its
-   * decoded end, or a failure of the replay.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  DriverStep
-} from "./internal/recording/memory.js"
-
-export {
-  /**
-   * The in-memory replay of one recording as a step iterator: creates answered, connections and
-   * attempts played, for an edition's shell to bind to its engine.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  MemoryReplay,
-  /**
-   * A shell's replay decoders from its session and error decoders, the errors sorted by the
-   * recorded tags a create and the event channel can fail with.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  replayDecoders,
-  /**
-   * One replayed attempt of an engine, polled step by step.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayAttempt,
-  /**
-   * One replayed attempt driven for a shell with an engine: lines handed to its hooks, ends
-   * decoded, only the waits returned.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayDriver
-} from "./internal/recording/memory.js"
-
-export type {
-  /**
-   * What a recording's header says of the session (its id, dialect and transport).
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  HeaderInfo,
-  /**
-   * Whether a session is the one recorded, or another (the shell warns once).
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  Claim,
-  /**
-   * Options of a {@link Journal}: the queue's bound in bytes, the `redact` function.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  JournalOptions
-} from "./internal/recording/journal.js"
-
-export {
-  /**
-   * The bytes waiting to be written before a recording gives up, by default: 8 MiB.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  defaultBufferSize,
-  /**
-   * The header line of a recording made now by an SDK.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  headerOf,
-  /**
-   * What became of an answer written, as the format keeps it.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  answerResult,
-  /**
-   * How an attempt ended, as the format keeps it (its errors encoded by the shell).
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  outcomeEntry,
-  /**
-   * A frame as the format keeps it: text (a binary frame of UTF-8 text too), else base64.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  frameEntry,
-  /**
-   * A recorder's state without I/O: its lines noted, queued (bounded in bytes), encoded, scrubbed
-   * and checked in batches for its writer, the session claimed, and why it stopped.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  Journal,
-  /**
-   * The numbering of one connection's attempts in a recording, and the `alive` lines kept.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  JournalTap
-} from "./internal/recording/journal.js"

@@ -22,13 +22,6 @@ export * as Close from "./Close.js"
 export * as Connection from "./Connection.js"
 
 /**
- * Deadlines: one queue of time-outs, the shell sleeping until the earliest.
- *
- * @since 0.1.0
- */
-export * as Deadlines from "./Deadlines.js"
-
-/**
  * The errors' texts, and how a failed HTTP attempt is treated (retried, proving nothing was done).
  *
  * @since 0.1.0
@@ -107,13 +100,6 @@ export * as Model from "./Model.js"
 export * as Secrets from "./Secrets.js"
 
 /**
- * The test kit's scripted world: a script's steps, a connection playing one, the scripted service.
- *
- * @since 0.1.0
- */
-export * as Script from "./Script.js"
-
-/**
  * Recorded sessions: the format's lines parsed, validated and scrubbed; a recording read line by
  * line with bounded memory.
  *
@@ -142,13 +128,6 @@ export * as Session from "./Session.js"
  * @since 0.1.0
  */
 export * as Sse from "./Sse.js"
-
-/**
- * An attempt's WebSocket, whatever made it: pausing, `ws`'s own messages, data as frames, closing.
- *
- * @since 0.1.0
- */
-export * as Socket from "./Socket.js"
 
 /**
  * Address rules: secure transport, printable addresses, paths, the handshake in the query.

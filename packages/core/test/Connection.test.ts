@@ -16,7 +16,8 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Connection, Deadlines, Ledger } from "../src/index.js"
+import { Connection, Ledger } from "../src/index.js"
+import { Deadlines } from "../src/shell/index.js"
 import { driven, quietPort, type TestPort } from "./driven.js"
 
 interface Event {

@@ -1,15 +1,16 @@
 /**
- * The recorder's state without I/O (Recording.Journal, Recording.JournalTap): the queue bounded in
+ * The recorder's state without I/O (Journal.Journal, Journal.JournalTap): the queue bounded in
  * bytes, the batches scrubbed, redacted and checked for keys, the header, the session claimed, the
  * connections numbered and the `alive` lines kept.
  */
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording } from "../src/index.js"
+import { Journal } from "../src/shell/index.js"
 
 const key = "sk-live-0123456789abcdef"
 
 const header = (sessionId = "ses_1"): Recording.Header =>
-  Recording.headerOf({ sessionId, dialect: Dialect.documented, transport: "websocket" }, "1.2.3", Date.UTC(2026, 0, 1))
+  Journal.headerOf({ sessionId, dialect: Dialect.documented, transport: "websocket" }, "1.2.3", Date.UTC(2026, 0, 1))
 
 const frame = (text: string, t = 0): Recording.Entry => ({ type: "frame", t, conn: 1, text })
 
@@ -17,7 +18,7 @@ const frame = (text: string, t = 0): Recording.Entry => ({ type: "frame", t, con
 const parsed = (lines: ReadonlyArray<string> | undefined): ReadonlyArray<Record<string, unknown>> =>
   (lines ?? []).map((line) => JSON.parse(line) as Record<string, unknown>)
 
-describe("Recording.headerOf", () => {
+describe("Journal.headerOf", () => {
   it("writes the format, its version, the SDK, the session's dialect and transport, and when", () => {
     assert.deepStrictEqual(header(), {
       type: "header",
@@ -32,16 +33,16 @@ describe("Recording.headerOf", () => {
   })
 })
 
-describe("Recording.frameEntry and answerResult", () => {
+describe("Journal.frameEntry and answerResult", () => {
   it("text stays text; a binary frame of UTF-8 text is text; other bytes are base64", () => {
-    assert.deepStrictEqual(Recording.frameEntry(5, 2, "{}"), { type: "frame", t: 5, conn: 2, text: "{}" })
-    assert.deepStrictEqual(Recording.frameEntry(5, 2, new TextEncoder().encode("héllo")), {
+    assert.deepStrictEqual(Journal.frameEntry(5, 2, "{}"), { type: "frame", t: 5, conn: 2, text: "{}" })
+    assert.deepStrictEqual(Journal.frameEntry(5, 2, new TextEncoder().encode("héllo")), {
       type: "frame",
       t: 5,
       conn: 2,
       text: "héllo"
     })
-    assert.deepStrictEqual(Recording.frameEntry(5, 2, new Uint8Array([0xff, 0x00, 0x01])), {
+    assert.deepStrictEqual(Journal.frameEntry(5, 2, new Uint8Array([0xff, 0x00, 0x01])), {
       type: "frame",
       t: 5,
       conn: 2,
@@ -50,39 +51,39 @@ describe("Recording.frameEntry and answerResult", () => {
   })
 
   it("an answer written or confirmed is kept as such; a failed write with its message and whether it is retried", () => {
-    assert.strictEqual(Recording.answerResult("written"), "written")
-    assert.strictEqual(Recording.answerResult("confirmed"), "confirmed")
-    assert.deepStrictEqual(Recording.answerResult({ retry: true, message: "closed", closing: true }), {
+    assert.strictEqual(Journal.answerResult("written"), "written")
+    assert.strictEqual(Journal.answerResult("confirmed"), "confirmed")
+    assert.deepStrictEqual(Journal.answerResult({ retry: true, message: "closed", closing: true }), {
       failed: "closed",
       retry: true
     })
   })
 })
 
-describe("Recording.outcomeEntry", () => {
+describe("Journal.outcomeEntry", () => {
   type Err = { readonly _tag: string }
   const encode = (error: Err): Recording.EncodedError => ({ _tag: error._tag, message: "encoded" })
 
   it("an end keeps its reason; a fatal end its reason and error encoded; a drop its text, or its error encoded", () => {
-    assert.deepStrictEqual(Recording.outcomeEntry<Err, Err>({ _tag: "End", reason: "complete" }, encode), { _tag: "End", reason: "complete" })
+    assert.deepStrictEqual(Journal.outcomeEntry<Err, Err>({ _tag: "End", reason: "complete" }, encode), { _tag: "End", reason: "complete" })
     assert.deepStrictEqual(
-      Recording.outcomeEntry<Err, Err>({ _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded" } }, encode),
+      Journal.outcomeEntry<Err, Err>({ _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded" } }, encode),
       { _tag: "Fatal", reason: "superseded", error: { _tag: "Superseded", message: "encoded" } }
     )
     assert.deepStrictEqual(
-      Recording.outcomeEntry<Err, Err>({ _tag: "Retry", error: "closed with code 1006" }, encode),
+      Journal.outcomeEntry<Err, Err>({ _tag: "Retry", error: "closed with code 1006" }, encode),
       { _tag: "Retry", cause: "closed with code 1006" }
     )
     assert.deepStrictEqual(
-      Recording.outcomeEntry<Err, Err>({ _tag: "Retry", error: { _tag: "ConnectTimeout" }, connectTimeout: true }, encode),
+      Journal.outcomeEntry<Err, Err>({ _tag: "Retry", error: { _tag: "ConnectTimeout" }, connectTimeout: true }, encode),
       { _tag: "Retry", error: { _tag: "ConnectTimeout", message: "encoded" } }
     )
   })
 })
 
-describe("Recording.Journal", () => {
+describe("Journal.Journal", () => {
   it("a batch is the header first, once, then the lines noted since the last batch", () => {
-    const journal = new Recording.Journal()
+    const journal = new Journal.Journal()
     journal.header = header()
     journal.push({ type: "connect", t: 0, conn: 1 })
     const first = parsed(journal.batch([]))
@@ -98,7 +99,7 @@ describe("Recording.Journal", () => {
   })
 
   it("without a header nothing is taken, unless the writer gives one; ready says when a batch can be taken", () => {
-    const journal = new Recording.Journal()
+    const journal = new Journal.Journal()
     journal.push({ type: "connect", t: 0, conn: 1 })
     assert.isFalse(journal.ready(false))
     assert.isTrue(journal.ready(true))
@@ -112,7 +113,7 @@ describe("Recording.Journal", () => {
   })
 
   it("every line is scrubbed of the keys, redacted, and scrubbed again (a key the redact puts back is scrubbed)", () => {
-    const journal = new Recording.Journal({
+    const journal = new Journal.Journal({
       redact: (entry) => entry.type === "frame" && "text" in entry ? { ...entry, text: `${entry.text} ${key}` } : entry
     })
     journal.header = header()
@@ -126,7 +127,7 @@ describe("Recording.Journal", () => {
   })
 
   it("a redact that fails stops the recording, its message scrubbed; nothing of the batch is taken", () => {
-    const journal = new Recording.Journal({
+    const journal = new Journal.Journal({
       redact: () => {
         // The redact function is the application's: it may throw, and the recorder reports it.
         throw new Error(`cannot redact with ${key}`)
@@ -141,7 +142,7 @@ describe("Recording.Journal", () => {
   })
 
   it("a line that still holds a key in a form that cannot be redacted stops the recording before it", () => {
-    const journal = new Recording.Journal()
+    const journal = new Journal.Journal()
     journal.header = header()
     journal.push(frame("{}"))
     journal.push(frame(JSON.stringify({ blob: btoa(`xx${key}xx`) })))
@@ -154,7 +155,7 @@ describe("Recording.Journal", () => {
   })
 
   it("the queue is bounded in bytes: the line past the bound stops the recording (once) and the queue is dropped", () => {
-    const journal = new Recording.Journal({ bufferSize: 400 })
+    const journal = new Journal.Journal({ bufferSize: 400 })
     assert.isFalse(journal.push(frame("x".repeat(100))))
     assert.strictEqual(journal.pending, 1)
     assert.isTrue(journal.push(frame("x".repeat(300))))
@@ -170,22 +171,22 @@ describe("Recording.Journal", () => {
   })
 
   it("a batch taken frees the bound; a bufferSize below 1 is the default", () => {
-    const journal = new Recording.Journal({ bufferSize: 400 })
+    const journal = new Journal.Journal({ bufferSize: 400 })
     journal.header = header()
     assert.isFalse(journal.push(frame("x".repeat(200))))
     journal.batch([])
     assert.isFalse(journal.push(frame("x".repeat(200))))
     assert.strictEqual(journal.failure, undefined)
-    assert.strictEqual(new Recording.Journal({ bufferSize: 0 }).bufferSize, Recording.defaultBufferSize)
+    assert.strictEqual(new Journal.Journal({ bufferSize: 0 }).bufferSize, Journal.defaultBufferSize)
   })
 
   it("a line's time is the milliseconds since the first line noted, whole and never negative", () => {
-    const journal = new Recording.Journal()
+    const journal = new Journal.Journal()
     assert.deepStrictEqual([1000.4, 1250.6, 900, 3000].map((millis) => journal.time(millis)), [0, 250, 0, 2000])
   })
 
   it("the first session seen claims the recording; another is not recorded, and warned of once", () => {
-    const journal = new Recording.Journal()
+    const journal = new Journal.Journal()
     assert.strictEqual(journal.claim("ses_1"), "recorded")
     assert.strictEqual(journal.claim("ses_2"), "warn")
     assert.strictEqual(journal.claim("ses_3"), "other")
@@ -194,11 +195,11 @@ describe("Recording.Journal", () => {
   })
 })
 
-describe("Recording.JournalTap", () => {
+describe("Journal.JournalTap", () => {
   it("numbers the attempts of every connection in one sequence; an attempt never connected is 0", () => {
-    const journal = new Recording.Journal()
-    const first = new Recording.JournalTap(journal)
-    const second = new Recording.JournalTap(journal)
+    const journal = new Journal.Journal()
+    const first = new Journal.JournalTap(journal)
+    const second = new Journal.JournalTap(journal)
     assert.strictEqual(first.conn(1), 0)
     assert.strictEqual(first.connect(1), 1)
     assert.strictEqual(second.connect(1), 2)
@@ -207,7 +208,7 @@ describe("Recording.JournalTap", () => {
   })
 
   it("keeps at most one alive line a second per attempt", () => {
-    const tap = new Recording.JournalTap(new Recording.Journal())
+    const tap = new Journal.JournalTap(new Journal.Journal())
     assert.deepStrictEqual([0, 500, 999, 1000, 1500, 2100].map((t) => tap.alive(1, t)), [true, false, false, true, false, true])
     assert.isTrue(tap.alive(2, 600))
   })

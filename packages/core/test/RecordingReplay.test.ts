@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording as Format } from "../src/index.js"
-import { FileSource } from "../src/shell/index.js"
+import { FileSource, KitReplay } from "../src/shell/index.js"
 import * as Recordings from "./helpers/recordings.js"
 
 const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-replay-pass-"))
@@ -305,9 +305,9 @@ describe("Recording.ReplayPass", () => {
 // ---------------------------------------------------------------------------
 
 /** A replay of the lines written to a file. */
-const replayOf = (lines: ReadonlyArray<unknown>, redact?: (entry: Format.Entry) => Format.Entry): Format.MemoryReplay => {
-  const replay = Format.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(lines), Fs), redact })
-  if (!(replay instanceof Format.MemoryReplay)) throw new Error(replay.reason)
+const replayOf = (lines: ReadonlyArray<unknown>, redact?: (entry: Format.Entry) => Format.Entry): KitReplay.MemoryReplay => {
+  const replay = KitReplay.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(lines), Fs), redact })
+  if (!(replay instanceof KitReplay.MemoryReplay)) throw new Error(replay.reason)
   return replay
 }
 
@@ -317,10 +317,10 @@ const replayOf = (lines: ReadonlyArray<unknown>, redact?: (entry: Format.Entry) 
  * each step in brief.
  */
 const drive = (
-  attempt: Format.ReplayAttempt | Format.ReplayProblem,
+  attempt: KitReplay.ReplayAttempt | Format.ReplayProblem,
   answers: Array<Format.AnswerData | "none"> = [],
   decodes = true
-): { readonly trace: ReadonlyArray<string>; readonly last: Format.ReplayStep | Format.ReplayProblem } => {
+): { readonly trace: ReadonlyArray<string>; readonly last: KitReplay.ReplayStep | Format.ReplayProblem } => {
   if (Format.isReplayProblem(attempt)) return { trace: [], last: attempt }
   const trace: Array<string> = []
   let slept = 0
@@ -460,7 +460,7 @@ describe("Recording.MemoryReplay", () => {
       { type: "close", t: 100, conn: 1, opened: true, outcome: { _tag: "End", reason: "complete" } }
     ])
     replay.create(Recordings.request)
-    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as Format.ReplayAttempt
+    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as KitReplay.ReplayAttempt
     // Both answers are given before the first recorded answer plays.
     assert.deepStrictEqual([attempt.poll(), attempt.poll()], [{ _tag: "Sleep", millis: 10 }, { _tag: "Sleep", millis: 10 }])
     attempt.slept()
@@ -480,8 +480,8 @@ describe("Recording.MemoryReplay", () => {
     ]
     const replay = replayOf(lines)
     replay.create(Recordings.request)
-    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as Format.ReplayAttempt
-    const steps: Array<Format.ReplayStep> = []
+    const attempt = replay.attempt(replay.connection(), Recordings.sessionId) as KitReplay.ReplayAttempt
+    const steps: Array<KitReplay.ReplayStep> = []
     for (let step = attempt.poll(); steps.length < 10; step = attempt.poll()) {
       steps.push(step)
       if (step._tag === "Sleep") attempt.slept()
@@ -587,8 +587,8 @@ describe("Recording.MemoryReplay", () => {
   })
 
   it("a file that is not a recording is not opened", () => {
-    const opened = Format.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(["not json"]), Fs) })
-    assert.isFalse(opened instanceof Format.MemoryReplay)
+    const opened = KitReplay.MemoryReplay.open({ source: FileSource.fromFile(Recordings.writeRecording(["not json"]), Fs) })
+    assert.isFalse(opened instanceof KitReplay.MemoryReplay)
     assert.strictEqual((opened as { line: number }).line, 1)
   })
 })
@@ -602,7 +602,7 @@ type Err = { readonly _tag: string; readonly decoded: true }
 type Session = { readonly id: string }
 
 /** Decoders as an edition's: a session needs a string `session_id`; an error decodes unless its tag is `Undecodable`. */
-const decoders: Format.ReplayDecoders<Session, Err, Err, Err> = {
+const decoders: KitReplay.ReplayDecoders<Session, Err, Err, Err> = {
   session: (session) => typeof session["session_id"] === "string" ? { id: session["session_id"] } : undefined,
   error: (error) => error._tag === "Undecodable" ? undefined : { _tag: error._tag, decoded: true },
   isCreateError: (error): error is Err => Format.createErrorTags.has(error._tag),
@@ -610,7 +610,7 @@ const decoders: Format.ReplayDecoders<Session, Err, Err, Err> = {
 }
 
 /** Hooks that trace what the engine is handed. */
-const tracingHooks = (trace: Array<string>): Format.ReplayHooks => ({
+const tracingHooks = (trace: Array<string>): KitReplay.ReplayHooks => ({
   open: () => trace.push("open"),
   frame: (data) => trace.push(typeof data === "string" ? `text ${data}` : `bytes ${Array.from(data).join(",")}`),
   namedEvent: (name, data) => trace.push(`event ${name} ${data}`),
@@ -624,10 +624,10 @@ const tracingHooks = (trace: Array<string>): Format.ReplayHooks => ({
  * is awaited (`"none"`: none within the timeout); traces the waits among the hooks' calls.
  */
 const driveAll = (
-  driver: Format.ReplayDriver<Err, Err> | Format.ReplayProblem,
+  driver: KitReplay.ReplayDriver<Err, Err> | Format.ReplayProblem,
   answers: Array<Format.AnswerData | "none"> = [],
   trace: Array<string> = []
-): { readonly trace: ReadonlyArray<string>; readonly last: Format.DriverStep<Err> | Format.ReplayProblem } => {
+): { readonly trace: ReadonlyArray<string>; readonly last: KitReplay.DriverStep<Err> | Format.ReplayProblem } => {
   if (Format.isReplayProblem(driver)) return { trace, last: driver }
   for (let i = 0; i < 100; i++) {
     const step = driver.next()
@@ -730,7 +730,7 @@ describe("Recording.ReplayDriver", () => {
     assert.deepStrictEqual(first.last, { _tag: "End", end: { _tag: "Retry", error: "answer not written: closed" } })
     const second = driveAll(replay.drive(pass, Recordings.sessionId, tracingHooks([]), decoders)).last
     assert.strictEqual(second._tag, "End")
-    const end = (second as Extract<Format.DriverStep<Err>, { _tag: "End" }>).end
+    const end = (second as Extract<KitReplay.DriverStep<Err>, { _tag: "End" }>).end
     assert.strictEqual(end._tag, "Defect")
     assert.instanceOf((end as { defect: unknown }).defect, Error)
   })
@@ -786,7 +786,7 @@ describe("Recording.ReplayDriver", () => {
 
 describe("Recording.replayDecoders", () => {
   it("sorts the decoded errors by the recorded tags a create and the event channel can fail with", () => {
-    const made = Format.replayDecoders<Session, Err, Err, Err>({ session: decoders.session, error: decoders.error })
+    const made = KitReplay.replayDecoders<Session, Err, Err, Err>({ session: decoders.session, error: decoders.error })
     const error = (tag: string): Err => ({ _tag: tag, decoded: true })
     assert.deepStrictEqual(
       ["RateLimited", "ConnectTimeout", "NotFound", "Superseded", "ReplayMismatch"].map((tag) => [

@@ -4,7 +4,8 @@
  * next deadline put on a deadline queue of the test's (moved only when it changes). The tests
  * write what they expect of each action where it happens.
  */
-import { Connection, type Deadlines } from "../src/index.js"
+import { Connection } from "../src/index.js"
+import type { Deadlines } from "../src/shell/index.js"
 
 /** What a test records of each action, and where it puts the connection's deadline. */
 export interface TestPort<E, F> {

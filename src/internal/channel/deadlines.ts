@@ -19,8 +19,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Runtime from "effect/Runtime"
-import type { Deadlines as Core } from "effect-agent-session-core"
-import { Timer } from "effect-agent-session-core/shell"
+import { type Deadlines as Core, Timer } from "effect-agent-session-core/shell"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = Core.Check

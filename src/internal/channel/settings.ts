@@ -49,9 +49,14 @@ const edition: ConnectionSettings.Edition<Duration.DurationInput, Duration.Durat
 /** A count option: a finite number >= 1 (rounded down), else the default (`Connection.positiveInt`). */
 export const positiveInt = Connection.positiveInt
 
-/** The settings of one connection: its own options over the layer's, over the defaults. */
+const resolveShared = ConnectionSettings.resolver(edition)
+
+/**
+ * The settings of one connection: its own options over the layer's, over the defaults. A
+ * connection that sets none of its own shares its layer's settings (`ConnectionSettings.resolver`).
+ */
 export const resolveSettings = (
   layer: Omit<EventStream.ConnectOptions, "agent">,
   own: EventStream.ConnectOptions,
   dialect?: { readonly replaysOnReconnect?: boolean | undefined }
-): Settings => ConnectionSettings.resolve(edition, layer, own, dialect)
+): Settings => resolveShared(layer, own, dialect)

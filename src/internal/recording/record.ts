@@ -8,8 +8,8 @@
  * disk) stops the recording with `RecordingFailed`, and the session goes on untouched.
  *
  * The queue, its bound, the batches (scrubbed, redacted, checked for keys), the header, the
- * session claimed and the connections' numbers are the protocol core's (`Recording.Journal`,
- * `Recording.JournalTap`); what is here binds them to the file, the writer fiber, the clock and
+ * session claimed and the connections' numbers are the protocol core's (the shell's
+ * `Journal`); what is here binds them to the file, the writer fiber, the clock and
  * this edition's schemas and errors.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -31,6 +31,7 @@ import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
 import { version } from "../version.js"
 import { Recording as Format } from "effect-agent-session-core"
+import { Journal } from "effect-agent-session-core/shell"
 
 /** The options of a recorder. */
 export interface RecorderOptions {
@@ -68,7 +69,7 @@ const outcomeEntry = (exit: Exit.Exit<unknown, unknown>): Format.Outcome => {
   if (outcome === "defect") {
     return { _tag: "Defect", message: Exit.isFailure(exit) ? describe(exit.cause) : "the attempt ended without an outcome" }
   }
-  return Format.outcomeEntry(outcome, encodedError)
+  return Journal.outcomeEntry(outcome, encodedError)
 }
 
 /** A recorder: the wrappers, and what the public `Recorder` service exposes. */
@@ -94,7 +95,7 @@ export const make = (
     )
     const encoder = new TextEncoder()
     const latch = yield* Effect.makeLatch(false)
-    const journal = new Format.Journal({ bufferSize: options.bufferSize, redact: options.redact })
+    const journal = new Journal.Journal({ bufferSize: options.bufferSize, redact: options.redact })
 
     let failed: RecordingFailed | undefined
     const waiters: Array<Deferred.Deferred<void, RecordingFailed>> = []
@@ -119,8 +120,8 @@ export const make = (
       if (journal.failure === undefined) latch.unsafeOpen()
     }
 
-    const headerOf = (info: Format.HeaderInfo): Format.Header =>
-      Format.headerOf(info, version, clock.unsafeCurrentTimeMillis())
+    const headerOf = (info: Journal.HeaderInfo): Format.Header =>
+      Journal.headerOf(info, version, clock.unsafeCurrentTimeMillis())
 
     /** Writes what is queued; the header first (a default one when `force` and none is known yet). */
     const writeBatch = (force: boolean): Effect.Effect<void> =>
@@ -222,7 +223,7 @@ export const make = (
 
     /** The tap of one connection: its attempts get the recording's connection numbers. */
     const tapFor = (): ChannelTap => {
-      const tap = new Format.JournalTap(journal)
+      const tap = new Journal.JournalTap(journal)
       const conn = (local: number) => tap.conn(local)
       return {
         started: (info) => {
@@ -231,7 +232,7 @@ export const make = (
         },
         connect: (local) => push({ type: "connect", t: now(), conn: tap.connect(local) }),
         open: (local) => push({ type: "open", t: now(), conn: conn(local) }),
-        frame: (local, data) => push(Format.frameEntry(now(), conn(local), data)),
+        frame: (local, data) => push(Journal.frameEntry(now(), conn(local), data)),
         namedEvent: (local, event, data) => push({ type: "frame", t: now(), conn: conn(local), event, data }),
         tooLarge: (local, size) => push({ type: "too-large", t: now(), conn: conn(local), size }),
         alive: (local) => {
@@ -239,7 +240,7 @@ export const make = (
           if (tap.alive(local, t)) push({ type: "alive", t, conn: conn(local) })
         },
         sent: (local, data, result) =>
-          push({ type: "answer", t: now(), conn: conn(local), data, result: Format.answerResult(result) }),
+          push({ type: "answer", t: now(), conn: conn(local), data, result: Journal.answerResult(result) }),
         ended: (local, opened, exit) =>
           push({ type: "close", t: now(), conn: conn(local), opened, outcome: outcomeEntry(exit) })
       }

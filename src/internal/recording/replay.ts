@@ -12,7 +12,7 @@
  * `ReplayMismatch`.
  *
  * What to play next, what an attempt waits on, what the test kit is told and the replay's errors
- * are the protocol core's (`KitReplay` over `Recording.MemoryReplay`, shared with the Effect 4
+ * are the protocol core's (`KitReplay` over `MemoryReplay`, shared with the Effect 4
  * edition: it plays the recorded lines into the transport's hooks and decodes the recorded
  * sessions and errors with this edition's schemas); what is here binds its waits to sleeps, a
  * latch and the answer timeout, and its values to this edition's schemas and errors.
@@ -38,12 +38,12 @@ import type { World } from "../testing/kitTypes.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
-import { Recording as Format } from "effect-agent-session-core"
+import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 
 /** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "maxLineLength" | "redact"> {
+export interface ReplayOptions extends Pick<KitReplay.MemoryReplayOptions, "maxLineLength" | "redact"> {
   readonly path: string
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.DurationInput | undefined
@@ -57,7 +57,7 @@ const decodeSession = Schema.decodeUnknownEither(SessionInfo)
 const encodeRequest = Schema.encodeEither(CreateSessionRequest)
 
 /** What the core's replay decodes the recorded sessions and errors with. */
-const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
+const decoders = KitReplay.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
   session: (session) => Either.getOrUndefined(decodeSession(session)),
   error: (error) => Either.getOrUndefined(decodeError(error))
 })

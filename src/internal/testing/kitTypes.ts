@@ -5,8 +5,7 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import { Script } from "effect-agent-session-core"
-import type { KitScript } from "effect-agent-session-core/shell"
+import { type KitScript, Script } from "effect-agent-session-core/shell"
 
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"

@@ -5,12 +5,15 @@
  */
 import type { OpenReport } from "./connection.js"
 
+/** The report of a connection's first open (no reconnect, no gap): one object for every connection. */
+const firstOpen: OpenReport = Object.freeze({ reconnects: 0, downtimeMillis: undefined, reopened: false })
+
 export class Attempts {
   everOpen = false
   /** The attempts of the current bout, the current one included. */
   bout = 0
   lastError = ""
-  lastOpen: OpenReport = { reconnects: 0, downtimeMillis: undefined, reopened: false }
+  lastOpen: OpenReport = firstOpen
   private reconnects = 0
   private retries = 0
   private downSince: number | undefined = undefined
@@ -25,7 +28,7 @@ export class Attempts {
     const reopened = this.everOpen
     if (reopened) this.reconnects += 1
     this.everOpen = true
-    this.lastOpen = {
+    this.lastOpen = !reopened && this.downSince === undefined ? firstOpen : {
       reconnects: this.reconnects,
       downtimeMillis: this.downSince === undefined ? undefined : now - this.downSince,
       reopened

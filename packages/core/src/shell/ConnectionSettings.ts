@@ -105,20 +105,115 @@ export const resolve = <DI, D, S, Q extends Request>(
   replayHold: edition.duration(own.replayHold ?? layer.replayHold, defaults.replayHoldMillis)
 })
 
+/** The connection options of settings without pending requests, made once per settings object. */
+const sharedOptions = new WeakMap<Settings<unknown, unknown>, Options>()
+
+/** The options a connection may set for itself; `pendingRequests` and `agent` aside. */
+const settingNames = [
+  "reconnect",
+  "firstConnect",
+  "idleTimeout",
+  "connectTimeout",
+  "answerTimeout",
+  "replayHold",
+  "bufferSize",
+  "answerBufferSize",
+  "maxFrameSize",
+  "strict",
+  "endOnError",
+  "failOnFrameError",
+  "replaysOnReconnect"
+] as const
+
+/** Whether a connection's own options change nothing of the layer's. */
+const setsNothing = <DI, S>(own: Given<DI, S>): boolean => settingNames.every((name) => own[name] === undefined)
+
+/** Settings by the dialect's `replaysOnReconnect`. */
+type ByDialect<D, S> = Map<boolean | undefined, Settings<D, S, never>>
+
 /**
- * The options of the core's `Connection` for these settings (`millis`: the edition's duration in
- * ms); the pending requests by their keys.
+ * {@link resolve} for one edition, its settings shared. A connection without pending requests
+ * gets the settings made on first use for its layer's options, its own options object and its
+ * dialect, instead of one per connection (a connection holds its settings for its whole life):
+ * - own options that set nothing (the usual case: `AgentSessions.start`, `EventStream.events`
+ *   without options, a fresh `{}` each time) share the layer's;
+ * - own options given as one object for many connections (a constant) share that object's.
+ *
+ * Shared settings are frozen; the options objects they are made of are held weakly.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (duration: D) => number): Options => ({
-  bufferSize: settings.bufferSize,
-  answerBufferSize: settings.answerBufferSize,
-  idleTimeoutMillis: millis(settings.idleTimeout),
-  endOnError: settings.endOnError,
-  failOnFrameError: settings.failOnFrameError,
-  pendingRequests: settings.pendingRequests.map(keyOf),
-  replaysOnReconnect: settings.dropReplays,
-  replayHoldMillis: millis(settings.replayHold)
-})
+export const resolver = <DI, D, S>(edition: Edition<DI, D, S>) => {
+  const ofLayer = new WeakMap<Given<DI, S>, ByDialect<D, S>>()
+  const ofOwn = new WeakMap<Given<DI, S>, WeakMap<Given<DI, S>, ByDialect<D, S>>>()
+  const cached = (
+    byDialect: ByDialect<D, S>,
+    layer: Given<DI, S>,
+    own: Given<DI, S>,
+    dialect: { readonly replaysOnReconnect?: boolean | undefined } | undefined
+  ): Settings<D, S, never> => {
+    const replays = dialect?.replaysOnReconnect
+    let settings = byDialect.get(replays)
+    if (settings === undefined) {
+      settings = Object.freeze(resolve<DI, D, S, never>(edition, layer, own, dialect))
+      byDialect.set(replays, settings)
+    }
+    return settings
+  }
+  return <Q extends Request>(
+    layer: Given<DI, S>,
+    own: Given<DI, S> & { readonly pendingRequests?: ReadonlyArray<Q> | undefined },
+    dialect?: { readonly replaysOnReconnect?: boolean | undefined }
+  ): Settings<D, S, Q> => {
+    if (own.pendingRequests !== undefined && own.pendingRequests.length > 0) return resolve(edition, layer, own, dialect)
+    if (setsNothing(own)) {
+      let byDialect = ofLayer.get(layer)
+      if (byDialect === undefined) {
+        byDialect = new Map()
+        ofLayer.set(layer, byDialect)
+      }
+      return cached(byDialect, layer, {}, dialect)
+    }
+    let byOwn = ofOwn.get(layer)
+    if (byOwn === undefined) {
+      byOwn = new WeakMap()
+      ofOwn.set(layer, byOwn)
+    }
+    let byDialect = byOwn.get(own)
+    if (byDialect === undefined) {
+      byDialect = new Map()
+      byOwn.set(own, byDialect)
+    }
+    return cached(byDialect, layer, own, dialect)
+  }
+}
+
+/**
+ * The options of the core's `Connection` for these settings (`millis`: the edition's duration in
+ * ms); the pending requests by their keys. Settings without pending requests (shared by
+ * {@link resolver}) give one options object, shared too: a connection holds its options for its
+ * whole life.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (duration: D) => number): Options => {
+  const shared = settings.pendingRequests.length === 0
+  if (shared) {
+    const known = sharedOptions.get(settings)
+    if (known !== undefined) return known
+  }
+  const options: Options = {
+    bufferSize: settings.bufferSize,
+    answerBufferSize: settings.answerBufferSize,
+    idleTimeoutMillis: millis(settings.idleTimeout),
+    endOnError: settings.endOnError,
+    failOnFrameError: settings.failOnFrameError,
+    pendingRequests: settings.pendingRequests.map(keyOf),
+    replaysOnReconnect: settings.dropReplays,
+    replayHoldMillis: millis(settings.replayHold)
+  }
+  if (shared) sharedOptions.set(settings, Object.freeze(options))
+  return options
+}

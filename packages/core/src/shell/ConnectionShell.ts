@@ -16,7 +16,7 @@
  */
 import type { Action, Classifier, CloseReason, Ending, Next, OpenReport, Options, WriteFailure } from "../Connection.js"
 import { Connection } from "../Connection.js"
-import type { Check, Entry } from "../Deadlines.js"
+import type { Check, Entry } from "./Deadlines.js"
 import * as Events from "../Events.js"
 import type { AnswerData } from "../Frame.js"
 import * as Ledger from "../Ledger.js"
@@ -196,8 +196,7 @@ export interface Finished {
  *
  * @example
  * ```ts
- * import type { Deadlines } from "effect-agent-session-core"
- * import { ConnectionShell } from "effect-agent-session-core/shell"
+ * import { ConnectionShell, type Deadlines } from "effect-agent-session-core/shell"
  *
  * type Event = ConnectionShell.Event
  * type Failure = ConnectionShell.Failure

@@ -8,6 +8,8 @@
  *
  * @since 0.1.0
  */
+import type { DriverStep, MemoryReplayOptions, ReplayDecoders, ReplayDriver, ReplayHooks } from "../internal/recording/memory.js"
+import { MemoryReplay } from "../internal/recording/memory.js"
 import * as Recording from "../Recording.js"
 
 /**
@@ -99,10 +101,10 @@ export interface Observer<C, CE, R, A> {
  * @category models
  */
 export interface Options<S, E extends { readonly _tag: string }, CE extends E, F extends E, I, M, C, R, A>
-  extends Recording.MemoryReplayOptions
+  extends MemoryReplayOptions
 {
   readonly path: string
-  readonly decoders: Recording.ReplayDecoders<S, E, CE, F>
+  readonly decoders: ReplayDecoders<S, E, CE, F>
   readonly errors: ReplayErrors<I, M>
   readonly observer: Observer<C, CE, R, A>
 }
@@ -128,7 +130,7 @@ export type Created<S, CE, X> =
  * @category models
  */
 export type Ending<F extends { readonly _tag: string }> =
-  | Extract<Recording.DriverStep<F>, { readonly _tag: "End" }>["end"]
+  | Extract<DriverStep<F>, { readonly _tag: "End" }>["end"]
   | { readonly _tag: "Defect"; readonly defect: unknown }
 
 /**
@@ -138,7 +140,7 @@ export type Ending<F extends { readonly _tag: string }> =
  * @since 0.1.0
  * @category models
  */
-export interface AttemptHooks<F extends { readonly _tag: string }> extends Recording.ReplayHooks {
+export interface AttemptHooks<F extends { readonly _tag: string }> extends ReplayHooks {
   readonly end: (ending: Ending<F>) => void
 }
 
@@ -175,7 +177,7 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
   private done = false
 
   constructor(
-    private readonly driver: Recording.ReplayDriver<E, F>,
+    private readonly driver: ReplayDriver<E, F>,
     private readonly hooks: AttemptHooks<F>,
     private readonly failed: (problem: Recording.ReplayProblem) => unknown,
     private readonly written: "confirmed" | "written",
@@ -274,7 +276,7 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
  * const replay = KitReplay.Replay.open({
  *   path: "rec/session.jsonl",
  *   source: FileSource.fromFile("rec/session.jsonl", Fs),
- *   decoders: Recording.replayDecoders<object, Err, Err, Err>({ session: (s) => s, error: (e) => e }),
+ *   decoders: KitReplay.replayDecoders<object, Err, Err, Err>({ session: (s) => s, error: (e) => e }),
  *   errors: { invalid: (fields) => new Error(fields.reason), mismatch: (fields) => new Error(fields.difference) },
  *   observer: { beforeCreate: () => undefined, created: () => {}, connected: () => {}, answered: () => {} }
  * })
@@ -287,15 +289,15 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
 export class Replay<S, E extends { readonly _tag: string }, CE extends E, F extends E, I, M, C, R, A> {
   private constructor(
     private readonly options: Options<S, E, CE, F, I, M, C, R, A>,
-    private readonly replay: Recording.MemoryReplay
+    private readonly replay: MemoryReplay
   ) {}
 
   /** Opens a recording: its header read and checked, or the edition's error saying why it is not valid. */
   static open<S, E extends { readonly _tag: string }, CE extends E, F extends E, I, M, C, R, A>(
     options: Options<S, E, CE, F, I, M, C, R, A>
   ): Replay<S, E, CE, F, I, M, C, R, A> | I {
-    const opened = Recording.MemoryReplay.open(options)
-    return opened instanceof Recording.MemoryReplay
+    const opened = MemoryReplay.open(options)
+    return opened instanceof MemoryReplay
       ? new Replay(options, opened)
       : options.errors.invalid({ path: options.path, line: opened.line, reason: opened.reason })
   }
@@ -368,3 +370,87 @@ export class Replay<S, E extends { readonly _tag: string }, CE extends E, F exte
     this.replay.close()
   }
 }
+
+export type {
+  /**
+   * What a replayed attempt does next: sleep, hand the engine a line, wait for an answer, end as
+   * recorded, or fail the replay.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayStep,
+  /**
+   * Options of an in-memory replay (the file, how it is read, the answers' `redact`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MemoryReplayOptions,
+  /**
+   * How a shell decodes a recorded session and errors into its own values, and which errors a
+   * create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDecoders,
+  /**
+   * The recorded answer to a create, decoded: a session (or the shell's own), an error, or no
+   * create recorded.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CreateReply,
+  /**
+   * What a driven attempt hands the shell's engine without waiting (an edition's transport hooks
+   * have this shape).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayHooks,
+  /**
+   * What a driven attempt waits on: a sleep, the engine's flow for a frame, an answer, its
+   * decoded end, or a failure of the replay.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  DriverStep
+} from "../internal/recording/memory.js"
+
+export {
+  /**
+   * The in-memory replay of one recording as a step iterator: creates answered, connections and
+   * attempts played, for an edition's shell to bind to its engine.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  MemoryReplay,
+  /**
+   * A shell's replay decoders from its session and error decoders, the errors sorted by the
+   * recorded tags a create and the event channel can fail with.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  replayDecoders,
+  /**
+   * One replayed attempt of an engine, polled step by step.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayAttempt,
+  /**
+   * One replayed attempt driven for a shell with an engine: lines handed to its hooks, ends
+   * decoded, only the waits returned.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ReplayDriver
+} from "../internal/recording/memory.js"

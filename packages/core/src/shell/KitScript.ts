@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { rawOf } from "../Events.js"
-import { type Answered, Play, type Step } from "../Script.js"
+import { type Answered, Play, type Step } from "./Script.js"
 import { classifier, type Event, keyOf, type Request } from "./ConnectionShell.js"
 
 /**

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import * as Socket from "../Socket.js"
+import * as Socket from "./Socket.js"
 
 /**
  * The part of the WHATWG `WebSocketStream` used here.

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { type Check, DeadlineQueue, type Entry } from "../Deadlines.js"
+import { type Check, DeadlineQueue, type Entry } from "./Deadlines.js"
 
 /**
  * What the timer asks of the edition.

@@ -16,10 +16,10 @@
  */
 import * as Close from "../Close.js"
 import type { WriteFailure } from "../Connection.js"
-import type { Entry } from "../Deadlines.js"
+import type { Entry } from "./Deadlines.js"
 import * as Frame from "../Frame.js"
 import * as Secrets from "../Secrets.js"
-import * as Socket from "../Socket.js"
+import * as Socket from "./Socket.js"
 import type { Outcomes, Settings } from "./Outcomes.js"
 import { rejectionOf } from "./Upgrade.js"
 
@@ -90,6 +90,13 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
   private readonly emitter: Socket.Emitter | undefined
   /** `ws`'s own `message` event: the text without a WHATWG `MessageEvent` per message. */
   private readonly onWsMessage: ((data: unknown, isBinary: boolean) => void) | undefined
+  /** The socket as the source of all its own events (`ownEvents`), if it is listened to so. */
+  private readonly source: Socket.EventSource | undefined
+  private readonly onWsOpen: (() => void) | undefined
+  private readonly onWsClose: ((code: unknown, reason: unknown) => void) | undefined
+  private readonly onWsError: ((error: unknown) => void) | undefined
+  /** The attempt has ended (its first `error` or `close`): later events are not its. */
+  private over = false
 
   /** What the socket is given as its listener: every event it calls goes to {@link handleEvent}. */
   protected abstract readonly listener: L
@@ -100,13 +107,32 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
     readonly outcomes: Outcomes<K, O, S>,
     readonly settings: S,
     /** The session to name in the handshake message, if the dialect sends one (made at open: the key is not kept in it). */
-    readonly handshakeFor: string | undefined
+    readonly handshakeFor: string | undefined,
+    /**
+     * The socket is the `ws` package's (its constructor says so): its own `open`, `close` and
+     * `error` events are listened to through `on`, with `ws`'s arguments, instead of through
+     * `addEventListener`, and no listener is removed before the attempt ends.
+     */
+    ownEvents = false
   ) {
     this.pausable = Socket.isPausable(socket) ? socket : undefined
     this.emitter = Socket.isEmitter(socket) ? socket : undefined
     this.onWsMessage = this.emitter === undefined
       ? undefined
       : (data, isBinary) => this.frame(Socket.emitterFrameOf(data, isBinary))
+    this.source = ownEvents && this.emitter !== undefined ? (socket as unknown as Socket.EventSource) : undefined
+    if (this.source !== undefined) {
+      this.onWsOpen = () => this.open()
+      // Read as the WHATWG events are (`Close.closeCodeOf`, `Close.socketErrorKind`).
+      this.onWsClose = (code, reason) => {
+        const event = { type: "close", code, reason: reasonText(reason) }
+        this.ended(event, false)
+      }
+      this.onWsError = (error) => {
+        const event = { type: "error", error, message: Close.describeCause(error) }
+        this.ended(event, true)
+      }
+    }
   }
 
   /**
@@ -137,7 +163,15 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
 
   /** Listens to the socket; opens at once a socket already open. */
   listen(): void {
-    const { listener, socket } = this
+    const { listener, socket, source, onWsClose, onWsError, onWsMessage, onWsOpen } = this
+    if (source !== undefined && onWsOpen && onWsClose && onWsError && onWsMessage) {
+      source.on("close", onWsClose)
+      source.on("error", onWsError)
+      source.on("message", onWsMessage)
+      if (socket.readyState === Socket.OPEN) this.open()
+      else source.on("open", onWsOpen)
+      return
+    }
     socket.addEventListener("close", listener, { once: true })
     socket.addEventListener("error", listener, { once: true })
     if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.on("message", this.onWsMessage)
@@ -180,6 +214,7 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
     if (frame !== undefined) this.hooks.frame(frame)
   }
   private open(): void {
+    if (this.opened || this.over) return
     this.opened = true
     this.connectTimeout?.cancel()
     if (this.handshakeFor !== undefined) {
@@ -188,11 +223,20 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
     this.hooks.open()
   }
   private ended(event: SocketEvent, error: boolean): void {
-    const { listener, socket } = this
-    if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.off("message", this.onWsMessage)
-    else socket.removeEventListener("message", listener)
-    socket.removeEventListener("open", listener)
-    socket.removeEventListener(error ? "close" : "error", listener)
+    if (this.over) return
+    this.over = true
+    const { listener, socket, source, onWsClose, onWsError, onWsMessage, onWsOpen } = this
+    if (source !== undefined && onWsOpen && onWsClose && onWsError && onWsMessage) {
+      source.off("message", onWsMessage)
+      source.off("open", onWsOpen)
+      source.off("close", onWsClose)
+      source.off("error", onWsError)
+    } else {
+      if (this.emitter !== undefined && this.onWsMessage !== undefined) this.emitter.off("message", this.onWsMessage)
+      else socket.removeEventListener("message", listener)
+      socket.removeEventListener("open", listener)
+      socket.removeEventListener(error ? "close" : "error", listener)
+    }
     this.connectTimeout?.cancel()
     if (error) return this.hooks.end(this.errorOutcome(event))
     const { code, reason } = Close.closeCodeOf(event)
@@ -247,3 +291,7 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
     }
   }
 }
+
+/** A `close` reason as `ws` gives it (a `Buffer`) or as text. */
+const reasonText = (reason: unknown): string =>
+  typeof reason === "string" ? reason : reason instanceof Uint8Array ? new TextDecoder().decode(reason) : ""

@@ -174,3 +174,32 @@ export * as Upgrade from "./Upgrade.js"
  * @since 0.1.0
  */
 export * as WebSocketAttempt from "./WebSocketAttempt.js"
+
+/**
+ * Deadlines: one queue of time-outs, the shell sleeping until the earliest.
+ *
+ * @since 0.1.0
+ */
+export * as Deadlines from "./Deadlines.js"
+
+/**
+ * The test kit's scripted world: a script's steps, a connection playing one, the scripted service.
+ *
+ * @since 0.1.0
+ */
+export * as Script from "./Script.js"
+
+/**
+ * An attempt's WebSocket, whatever made it: pausing, `ws`'s own messages, data as frames, closing.
+ *
+ * @since 0.1.0
+ */
+export * as Socket from "./Socket.js"
+
+/**
+ * Recording a session without I/O: lines noted from the engine's callbacks, written in batches by
+ * one writer, scrubbed and bounded in bytes.
+ *
+ * @since 0.1.0
+ */
+export * as Journal from "./Journal.js"

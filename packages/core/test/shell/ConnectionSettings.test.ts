@@ -115,3 +115,57 @@ describe("ConnectionSettings.connectionOptions", () => {
     })
   })
 })
+
+describe("ConnectionSettings.resolver", () => {
+  const resolve = ConnectionSettings.resolver(edition)
+
+  it("a connection that sets nothing of its own shares its layer's settings, equal to resolve's and frozen", () => {
+    const layer = { bufferSize: 8, idleTimeout: 1_000 }
+    const first = resolve(layer, {})
+    expect(resolve(layer, { pendingRequests: [] })).toBe(first)
+    expect(first).toEqual(ConnectionSettings.resolve(edition, layer, {}))
+    expect(Object.isFrozen(first)).toBe(true)
+  })
+
+  it("another layer, or another dialect, has settings of its own", () => {
+    const layer = {}
+    const plain = resolve(layer, {})
+    expect(resolve({}, {})).not.toBe(plain)
+    const replaying = resolve(layer, {}, { replaysOnReconnect: true })
+    expect(replaying).not.toBe(plain)
+    expect(replaying.dropReplays).toBe(true)
+    expect(resolve(layer, {}, { replaysOnReconnect: true })).toBe(replaying)
+    expect(resolve(layer, {}, { replaysOnReconnect: false })).not.toBe(plain)
+  })
+
+  it("own options given as one object share that object's settings; other own options, or pending requests, do not", () => {
+    const layer = { bufferSize: 8 }
+    const shared = resolve(layer, {})
+    const constant = { bufferSize: 16 }
+    const own = resolve(layer, constant)
+    expect(own).not.toBe(shared)
+    expect(own.bufferSize).toBe(16)
+    expect(resolve(layer, constant)).toBe(own)
+    expect(resolve({ bufferSize: 8 }, constant)).not.toBe(own)
+    expect(resolve(layer, { bufferSize: 16 })).not.toBe(own)
+    expect(resolve(layer, { strict: false })).not.toBe(shared)
+    const pending = resolve(layer, { pendingRequests: [request] })
+    expect(pending).not.toBe(shared)
+    const withPending = { bufferSize: 16, pendingRequests: [request] }
+    expect(resolve(layer, withPending)).not.toBe(resolve(layer, withPending))
+    expect(pending.pendingRequests).toEqual([request])
+    expect(shared.pendingRequests).toEqual([])
+  })
+
+  it("shared settings give one connection options object; settings with pending requests a fresh one", () => {
+    const millis = (duration: number) => duration
+    const shared = resolve({}, {})
+    const options = ConnectionSettings.connectionOptions(shared, millis)
+    expect(ConnectionSettings.connectionOptions(shared, millis)).toBe(options)
+    expect(Object.isFrozen(options)).toBe(true)
+    const pending = resolve({}, { pendingRequests: [request] })
+    const own = ConnectionSettings.connectionOptions(pending, millis)
+    expect(ConnectionSettings.connectionOptions(pending, millis)).not.toBe(own)
+    expect(own.pendingRequests).toEqual([Ledger.requestKey("a", "request_user_input")])
+  })
+})

@@ -8,9 +8,9 @@
  * the writer's steps; the end; and frame errors without the key.
  */
 import { describe, expect, it } from "vitest"
-import type { Connection, Deadlines, Frame } from "../../src/index.js"
+import type { Connection, Frame } from "../../src/index.js"
 import { Ledger } from "../../src/index.js"
-import { ConnectionShell } from "../../src/shell/index.js"
+import { ConnectionShell, type Deadlines } from "../../src/shell/index.js"
 
 type Event = ConnectionShell.Event
 interface Failure extends ConnectionShell.Failure {

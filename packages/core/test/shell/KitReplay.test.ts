@@ -7,7 +7,6 @@
  */
 import * as Fs from "node:fs"
 import { assert, describe, it } from "vitest"
-import { Recording as Format } from "../../src/index.js"
 import { FileSource, KitReplay } from "../../src/shell/index.js"
 import * as Recordings from "../helpers/recordings.js"
 
@@ -16,7 +15,7 @@ type Session = { readonly id: string }
 type Invalid = { readonly kind: "invalid" } & KitReplay.InvalidFields
 type Mismatch = { readonly kind: "mismatch" } & KitReplay.MismatchFields
 
-const decoders = Format.replayDecoders<Session, Err, Err, Err>({
+const decoders = KitReplay.replayDecoders<Session, Err, Err, Err>({
   session: (session) => typeof session["session_id"] === "string" ? { id: session["session_id"] } : undefined,
   error: (error) => ({ _tag: error._tag })
 })

@@ -5,8 +5,7 @@
  * accepted, else the fields of the edition's `RequestNotPending`.
  */
 import { assert, describe, it } from "vitest"
-import type { Script } from "../../src/index.js"
-import { KitScript } from "../../src/shell/index.js"
+import { KitScript, type Script } from "../../src/shell/index.js"
 
 type Request = {
   readonly _tag: "ExternalResourceRequested"

@@ -5,8 +5,7 @@
  * it in the runtime tiers (`test/runtimes/`, `packages/effect4/test/runtimes/`).
  */
 import { describe, expect, it } from "vitest"
-import { Socket } from "../../src/index.js"
-import { StreamWebSocket } from "../../src/shell/index.js"
+import { Socket, StreamWebSocket } from "../../src/shell/index.js"
 
 /** A `WebSocketStream` whose messages, end and writes the test controls. */
 class ScriptedStream implements StreamWebSocket.WebSocketStreamLike {

@@ -4,6 +4,7 @@
  * ends the attempt (the key scrubbed from what is kept), the connect time-out's verdict, writes,
  * pause and resume, and closing the attempt.
  */
+import { EventEmitter } from "node:events"
 import { describe, expect, it } from "vitest"
 import { Upgrade, WebSocketAttempt } from "../../src/shell/index.js"
 import { KEY, key, outcomes, settings, type TestSettings, type Wrapped } from "./helpers.js"
@@ -372,5 +373,109 @@ describe("WebSocketAttempt", () => {
     expect(ends).toEqual(["ended"])
     // `close` was added `once`: the socket drops it as it fires.
     expect([...fired.keys()]).toEqual(["close"])
+  })
+
+  describe("a `ws` socket listened to through its own events (ownEvents)", () => {
+    /** A `ws` socket as an EventEmitter (`ws`'s arguments); its WHATWG listeners must stay unused. */
+    class EmitterSocket extends EventEmitter implements WebSocketAttempt.SocketHandle<Listener> {
+      readyState = 0
+      readonly sent: Array<string> = []
+      readonly whatwg: Array<string> = []
+      send(data: string): void {
+        this.sent.push(data)
+      }
+      close(): void {
+        this.readyState = 3
+      }
+      pause(): void {}
+      resume(): void {}
+      addEventListener(type: string): void {
+        this.whatwg.push(type)
+      }
+      removeEventListener(): void {}
+    }
+
+    const startOwn = (socket: EmitterSocket, handshakeFor?: string) => {
+      const frames: Array<string | Uint8Array> = []
+      const ends: Array<string> = []
+      const calls: Array<string> = []
+      const attempt = new Attempt(
+        socket,
+        {
+          key,
+          open: () => void calls.push("open"),
+          frame: (data) => void frames.push(data),
+          end: (outcome) => void ends.push(outcome)
+        },
+        outcomes,
+        settings,
+        handshakeFor,
+        true
+      )
+      attempt.listen()
+      return { attempt, frames, ends, calls }
+    }
+
+    it("open, frames and close 1000 through `on`, no WHATWG listener; no listener removed until the end, all after", () => {
+      const socket = new EmitterSocket()
+      const started = startOwn(socket, "s")
+      expect(socket.eventNames().sort()).toEqual(["close", "error", "message", "open"])
+      socket.readyState = 1
+      socket.emit("open")
+      expect(started.calls).toEqual(["open"])
+      expect(socket.sent.length).toBe(1)
+      // Still listened to: removing a listener while open would turn `_events` into a dictionary.
+      expect(socket.listenerCount("open")).toBe(1)
+      socket.emit("message", Buffer.from("a"), false)
+      socket.emit("message", new Uint8Array([1]), true)
+      socket.emit("close", 1000, Buffer.from("bye"))
+      expect(started.frames).toEqual(["a", new Uint8Array([1])])
+      expect(started.ends).toEqual(["ended"])
+      expect(socket.eventNames()).toEqual([])
+      expect(socket.whatwg).toEqual([])
+    })
+
+    it("a close's code and `Buffer` reason are read as a CloseEvent's: the key scrubbed", () => {
+      const socket = new EmitterSocket()
+      const started = startOwn(socket)
+      socket.emit("open")
+      socket.emit("close", 1008, Buffer.from(`bad key ${KEY}`))
+      expect(started.ends).toEqual(["rejected 1008: bad key <redacted>"])
+    })
+
+    it("an error before open: an open failure, scrubbed; the close after it is no second end", () => {
+      const socket = new EmitterSocket()
+      const started = startOwn(socket)
+      socket.emit("error", new Error(`connect ECONNREFUSED ?apiKey=${KEY}`))
+      expect(started.ends.length).toBe(1)
+      expect(started.ends[0]).toMatch(/^retry: open failed: connect ECONNREFUSED/)
+      expect(started.ends[0]).not.toContain(KEY)
+      expect(socket.eventNames()).toEqual([])
+      socket.emit("close", 1006, Buffer.alloc(0))
+      expect(started.ends.length).toBe(1)
+    })
+
+    it("an error after open carries ws's code: a message over maxPayload is too large", () => {
+      const socket = new EmitterSocket()
+      const started = startOwn(socket)
+      socket.emit("open")
+      socket.emit("error", Object.assign(new Error("Max payload size exceeded"), { code: "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" }))
+      expect(started.ends).toEqual([`too large: ${settings.maxFrameSize + 1} over ${settings.maxFrameSize}`])
+    })
+
+    it("a socket already open is opened at once and not listened to for `open`", () => {
+      const socket = new EmitterSocket()
+      socket.readyState = 1
+      const started = startOwn(socket)
+      expect(started.calls).toEqual(["open"])
+      expect(socket.listenerCount("open")).toBe(0)
+    })
+
+    it("without ownEvents the same socket is listened to as a WHATWG socket (its `message` through `on`)", () => {
+      const socket = new EmitterSocket()
+      new Attempt(socket, { key, open: () => {}, frame: () => {}, end: () => {} }, outcomes, settings, undefined).listen()
+      expect(socket.whatwg.sort()).toEqual(["close", "error", "open"])
+      expect(socket.eventNames()).toEqual(["message"])
+    })
   })
 })

@@ -64,7 +64,6 @@ class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEve
   readonly pendingRequests: PendingRequests.PendingRequests
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
   readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
-  private readonly guarded: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
 
   constructor(
     readonly connection: EventStream.Connection,
@@ -83,14 +82,21 @@ class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEve
         : Duration.toMillis(Duration.fromInputUnsafe(options.pendingWarningAfter))
     }, PendingRequests.classifier, this)
     this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, scope)
-    // One layer over the connection's pull (the engine's own, when the connection is one).
-    this.guarded = Stream.fromChannel(Channel.fromTransform((_, scope) => this.open(scope)))
-    this.events = Stream.suspend(() => this.state.consume() ? this.guarded : Stream.die(new Error(Facade.consumedTwice)))
+    // One layer over the connection's pull (the engine's own, when the connection is one); the
+    // events are consumed once, which is checked as the stream opens.
+    this.events = Stream.fromChannel(Channel.fromTransform((_, scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> =>
+      this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
+    ))
     this.outcomeEffect = Effect.suspend(() =>
       this.state.consume()
-        ? Effect.andThen(Effect.ignore(Stream.runDrain(this.guarded)), Deferred.await(this.done))
+        ? Effect.andThen(Effect.ignore(Stream.runDrain(this.guarded())), Deferred.await(this.done))
         : Deferred.await(this.done)
     )
+  }
+
+  /** The guarded events, without the check (the outcome drains them when nobody consumed them). */
+  private guarded(): Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> {
+    return Stream.fromChannel(Channel.fromTransform((_, scope) => this.open(scope)))
   }
 
   // --- Facade.Build ---

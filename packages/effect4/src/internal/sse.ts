@@ -14,7 +14,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Latch from "effect/Latch"
 import * as Result from "effect/Result"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Http, Sse } from "effect-agent-session-core"
 import { SseAttempt } from "effect-agent-session-core/shell"
@@ -54,17 +54,22 @@ const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, 
  * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`).
  */
 export const sseTransport = (options: SseOptions): Transport => (hooks) =>
-  Effect.asVoid(Effect.forkScoped(
-    attempt(options, hooks).pipe(
+  Effect.suspend(() => {
+    // The reader's fiber lasts as long as the attempt: in the attempt's scope.
+    const scope = hooks.scope()
+    return attempt(options, hooks).pipe(
       Effect.exit,
       Effect.flatMap((exit) =>
         Effect.sync(() => {
           // Interrupted: the engine closed the attempt; it knows how it ended.
           if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) hooks.end(fromExit(exit))
         })
-      )
+      ),
+      Effect.forkIn(scope),
+      Effect.asVoid,
+      Scope.provide(scope)
     )
-  ))
+  })
 
 const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
   Effect.gen(function*() {

@@ -52,7 +52,8 @@ export const make = (options: Options = {}): Socket.WebSocketConstructor["Servic
     )
   }
   registerConstructor(constructor, {
-    sized: (url, maxPayload, headers) => open(url, undefined, Upgrade.mergeHeaders(options.headers, headers), maxPayload)
+    sized: (url, maxPayload, headers) => open(url, undefined, Upgrade.mergeHeaders(options.headers, headers), maxPayload),
+    ownEvents: true
   })
   return constructor
 }

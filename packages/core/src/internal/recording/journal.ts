@@ -1,10 +1,10 @@
 /**
- * Recording a session, without I/O (`Recording.Journal`, `Recording.JournalTap`): what a recorder
+ * Recording a session, without I/O (the shell's `Journal`: `Journal`, `JournalTap`): what a recorder
  * keeps between the moment a line is noted and the moment it is in the file. The shell notes lines
  * from its callbacks ({@link Journal.push}), and its one writer takes them in batches, encoded,
  * scrubbed and checked ({@link Journal.batch}), writes them and says so ({@link Journal.wrote}).
  * The queue is bounded in bytes: a writer that falls that far behind stops the recording, and so
- * does a line that would still hold a key. Re-exported by `Recording`.
+ * does a line that would still hold a key. Re-exported by the shell's `Journal`.
  */
 import type { Dialect } from "../../Dialect.js"
 import { decodeUtf8 } from "../../Json.js"
@@ -145,10 +145,11 @@ export interface JournalOptions {
  *
  * @example
  * ```ts
- * import { Dialect, Recording } from "effect-agent-session-core"
+ * import { Dialect } from "effect-agent-session-core"
+ * import { Journal } from "effect-agent-session-core/shell"
  *
- * const journal = new Recording.Journal({ bufferSize: 1024 })
- * journal.header = Recording.headerOf(
+ * const journal = new Journal.Journal({ bufferSize: 1024 })
+ * journal.header = Journal.headerOf(
  *   { sessionId: "ses_1", dialect: Dialect.documented, transport: "websocket" },
  *   "0.1.0",
  *   0

@@ -1,13 +1,13 @@
 /**
- * The in-memory replay of a recording as a step iterator (`Recording.MemoryReplay`,
- * `Recording.ReplayAttempt`), written once for both editions. The shell asks what is next
+ * The in-memory replay of a recording as a step iterator (`MemoryReplay`,
+ * `ReplayAttempt`), written once for both editions. The shell asks what is next
  * (`poll()`) and gets a plain value (sleep, open, deliver a frame, wait for an answer, end the
  * attempt, fail the replay); it tells the iterator what happened (`slept()`, `answered(data)`,
  * `noAnswer(waited)`, `notDecoded()`) and maps the values to its streams, sleeps and errors.
- * `Recording.ReplayDriver` is the same iterator one level up, for a shell with an engine: it hands
+ * `ReplayDriver` is the same iterator one level up, for a shell with an engine: it hands
  * the engine what needs no waiting through the shell's hooks, decodes the recorded errors and
  * sessions with the shell's {@link ReplayDecoders}, and returns only what the shell waits on.
- * Re-exported by `Recording`.
+ * Re-exported by the shell's `KitReplay`.
  */
 import type * as Dialect from "../../Dialect.js"
 import type { Ending } from "../connection.js"

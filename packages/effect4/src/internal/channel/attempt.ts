@@ -1,14 +1,17 @@
 /**
- * One attempt of a connection, run in the connection's fiber: the core begins it, the key is read
- * afresh, the transport starts in a scope of the attempt's own; the fiber waits for it to open
- * (then publishes the state), waits for it to end, closes its scope, and hands the core's decision
- * (end, or retry on which schedule) to the loop.
+ * One attempt of a connection, in two short steps with nothing running between them: `start`
+ * (the core begins it, the key is read afresh, the transport starts) and, once the core says the
+ * attempt is over, `end` (the attempt released, then the core's decision: end, or retry on which
+ * schedule). While the attempt is open no fiber waits for it: the core's settle notification
+ * (`Attempt.whenSettled`) starts the next step (`loop.ts`).
  *
- * No wrapper stays on the fiber's stack while it waits: the scope is closed and the
- * `EventStream.attempt` span ended by hand.
+ * No `Scope` per attempt unless its transport asks for one (`Hooks.scope`): releasing an attempt
+ * stops its answer writer, closes its transport (`Io.close`), closes that scope and ends the
+ * `EventStream.attempt` span, each with the attempt's ending (or the close's interruption).
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import type { Connection } from "effect-agent-session-core"
@@ -19,85 +22,80 @@ import { AttemptHooks, type Shell } from "./shell.js"
 import * as Spans from "./spans.js"
 import { Fatal, type Transport } from "./transport.js"
 
-/** What every attempt of a connection shares. */
-interface AttemptOptions {
-  readonly shell: Shell
+/** The options every attempt of a connection shares (the engine's options have them). */
+export interface AttemptOptions {
   readonly printableUrl: string
-  readonly credentials: Credentials.Service
   readonly agent: Credentials.AgentKeyRef | string | undefined
   readonly transport: Transport
-  /** Publishes an open (the state, the reconnect count). */
-  readonly opened: (report: Connection.OpenReport) => Effect.Effect<void>
 }
 
 /**
- * Starts an attempt and runs it until it has opened (or ended): the part written as a generator,
- * which is over before the long wait. Returns the attempt, or its id when it never started.
+ * Starts an attempt: returns it once its transport is started (not open), or its id when it
+ * never started (its key could not be read: the core was told how it ended).
  */
-const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | number> =>
+export const start = (
+  shell: Shell,
+  options: AttemptOptions,
+  credentials: Credentials.Service
+): Effect.Effect<AttemptHooks | number> =>
   Effect.gen(function*() {
-    const { shell } = options
-    const { connection } = shell
     const id = shell.begin()
     const span = yield* Spans.make("EventStream.attempt", {
       sessionId: shell.sessionId,
-      attempt: connection.attemptNumber,
+      attempt: shell.connection.attemptNumber,
       url: options.printableUrl
     })
-    const key = yield* Effect.result(options.credentials.keyFor("connect", options.agent))
+    const key = yield* Effect.result(credentials.keyFor("connect", options.agent))
     if (Result.isFailure(key)) {
       Spans.end(span, shell.clock, Exit.fail(key.failure))
       shell.closed(id, Fatal(key.failure, "failed"))
       return id
     }
-    const scope = yield* Scope.make()
-    const attempt = new AttemptHooks(shell, id, key.success, scope)
+    const attempt = new AttemptHooks(shell, id, key.success, span)
     shell.current = attempt
-    shell.context = yield* Effect.context<never>()
-    yield* Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => Spans.end(span, shell.clock, exit)))
-    yield* Scope.provide(options.transport(attempt), scope)
-    yield* attempt.wait(false)
-    // An attempt that opened is open for the loop even if it has ended already (opened,
-    // delivered and dropped before this fiber woke up): its state and count.
-    if (attempt.opened) yield* options.opened(connection.lastOpen)
+    yield* options.transport(attempt)
     return attempt
   })
 
-/** After the attempt ended: its scope closed, what the core decides. */
-const endAttempt = (
+/** After the attempt ended: released with its ending, then what the core decides. */
+export const end = (
   shell: Shell,
   attempt: AttemptHooks
 ): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
   Effect.andThen(
-    // Uninterruptible: a close by the caller while the scope's finalizers run (waiting for the
-    // writer or the SSE reader to stop) must not skip the rest of them (the socket's close).
-    // The scope closes with the attempt's ending (a recorder's tap reads it).
-    Effect.uninterruptible(Scope.close(attempt.scope, Exit.succeed(shell.connection.endingOf(attempt.id)))),
-    ended(shell, attempt.id)
+    Effect.suspend(() => release(attempt, Exit.succeed(shell.connection.endingOf(attempt.id)))),
+    decided(shell, attempt.id)
   )
 
-const ended = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
+/**
+ * Releases an attempt (once), in order: its answer writer stopped (an answer in flight is
+ * finished first), its transport closed, its scope closed with `exit` (a recorder's tap reads
+ * it), its span ended. Uninterruptible: a close by the caller while it waits for the writer or
+ * the SSE reader to stop must not skip the rest (the socket's close).
+ */
+export const release = (attempt: AttemptHooks, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.uninterruptible(Effect.suspend(() => {
+    if (attempt.released) return Effect.void
+    attempt.released = true
+    const writer = attempt.writer
+    return Effect.andThen(
+      writer === undefined ? Effect.void : Fiber.interrupt(writer),
+      Effect.suspend(() => {
+        attempt.io?.close?.()
+        const scope = attempt.scoped
+        return Effect.andThen(
+          scope === undefined ? Effect.void : Scope.close(scope, exit),
+          Effect.sync(() => Spans.end(attempt.span, attempt.shell.clock, exit))
+        )
+      })
+    )
+  }))
+
+/** The core's decision on an attempt that has ended (and whose transport is closed). */
+export const decided = (shell: Shell, id: number): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
   Effect.suspend(() => {
     const next = shell.connection.attemptEnded(id, shell.now())
     return next.replayDropped > 0
-      ? Effect.as(
-        Effect.logDebug(ConnectionShell.replayDroppedLog(next.replayDropped)),
-        next
-      )
+      ? Effect.as(Effect.logDebug(ConnectionShell.replayDroppedLog(next.replayDropped)), next)
       : Effect.succeed(next)
   })
-
-/**
- * Runs an attempt to its end: the core's decision. The long wait (the attempt open) holds one
- * continuation on the fiber's stack, not a generator.
- */
-export const runAttempt = (
-  options: AttemptOptions
-): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
-  Effect.flatMap(
-    startAttempt(options),
-    (started) =>
-      typeof started === "number"
-        ? ended(options.shell, started)
-        : Effect.flatMap(started.wait(true), () => endAttempt(options.shell, started))
-  )

@@ -2,8 +2,8 @@
  * The shared timer of the event channel: every time-out of every connection made by one service
  * (idle time-outs, connect time-outs, the grace given to a closing socket) is an entry of the
  * core's `Timer` (which decides when to start, wake and stop), and ONE fiber, started on the first
- * entry and gone when none is left, sleeps until the earliest. Not a fiber per connection: the SDK keeps at most
- * one fiber per idle open session, the connection's loop.
+ * entry and gone when none is left, sleeps until the earliest. Not a fiber per connection: an idle
+ * open session holds no fiber of the SDK's.
  *
  * The sleeping is `Effect.sleep`, so the `TestClock` drives every time-out in tests. While it
  * sleeps the timer is a few fibers (itself and the sides of the race that lets an earlier entry
@@ -17,8 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
-import type { Deadlines as Core } from "effect-agent-session-core"
-import { Timer } from "effect-agent-session-core/shell"
+import { type Deadlines as Core, Timer } from "effect-agent-session-core/shell"
 
 /** What an entry's check says: when to check again (a time on the Clock, in ms), or done. */
 export type Check = Core.Check

@@ -11,11 +11,11 @@
  * | the shared timer (idle and connect time-outs) | `deadlines.ts` |
  * | what a transport and the engine owe each other | `transport.ts`; WebSocket `socket.ts`, SSE `../sse.ts` |
  *
- * This file joins them: the connection's fiber (the loop), the consumer's stream, `close`, and
- * the end. One fiber per open connection: the loop, waiting for its attempt to end; frames go
- * from the socket's callback through the core straight into the `Queue` the consumer pulls;
- * time-outs are entries of the shared timer; an answer writer exists only while answers are
- * written.
+ * This file joins them: the loop's start, the consumer's stream, `close`, and the end. No fiber
+ * of the connection's own while it is open: frames go from the socket's callback through the core
+ * straight into the `Queue` the consumer pulls; time-outs are entries of the shared timer; the
+ * loop's steps (an attempt's start and end, the sleep before a retry) and the answer writer each
+ * run in a short-lived fiber, only while they have something to do.
  */
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
@@ -40,9 +40,9 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
 import { inSession } from "../orphan.js"
 import { respond, writer } from "./answers.js"
-import { runAttempt } from "./attempt.js"
+import * as Attempt from "./attempt.js"
 import * as Deadlines from "./deadlines.js"
-import { type Final, type Loop, makeLoop } from "./loop.js"
+import { closedByCaller, type Final, Loop } from "./loop.js"
 import { type EventQueue, Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "./spans.js"
@@ -76,27 +76,6 @@ export interface Engine {
   /** The answer ledger's size: requests remembered and the characters of their keys. */
   readonly ledger: () => { readonly requests: number; readonly keyChars: number; readonly forgotten: number }
 }
-
-const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
-
-/** How the loop ended: its result, a defect (a bug) as `failed`, or the caller's close. */
-const finalOf = (exit: Exit.Exit<Final>): Final => {
-  if (Exit.isSuccess(exit)) return exit.value
-  if (Cause.hasInterruptsOnly(exit.cause)) return closedByCaller
-  return { reason: "failed", exit: Exit.die(Cause.squash(exit.cause)) }
-}
-
-/** Sets the connection's log annotation and span on the running fiber itself (not a wrapper). */
-const onThisFiber = (sessionId: string, span: Tracer.Span | undefined): Effect.Effect<void> =>
-  Effect.withFiber((fiber) => {
-    let context = Context.add(fiber.context, References.CurrentLogAnnotations, {
-      ...fiber.getRef(References.CurrentLogAnnotations),
-      sessionId
-    })
-    if (span !== undefined) context = Context.add(context, Tracer.ParentSpan, span)
-    fiber.setContext(context)
-    return Effect.void
-  })
 
 /**
  * The frame decoders, shared by every connection of the same framing and bounds (a decoder holds
@@ -132,22 +111,16 @@ export class EngineConnection implements EventStream.Connection {
   private readonly stateCell = new StateCell()
   private readonly loop: Loop
   private readonly take: Effect.Effect<Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>, EventStreamError | Cause.Done>
+  /** The `EventStream.connection` span, from the loop's start to the connection's end. */
+  private span: Tracer.Span | undefined = undefined
 
   constructor(
     readonly sessionId: string,
     readonly shell: Shell,
     private readonly options: EngineOptions,
-    private readonly credentials: Credentials.Service,
-    private readonly scope: Scope.Scope
+    credentials: Credentials.Service
   ) {
-    this.loop = makeLoop({
-      sessionId,
-      settings: options.settings,
-      connection: shell.connection,
-      setState: (value) => this.stateCell.set(value),
-      clock: shell.clock,
-      attempt: Effect.suspend(() => this.attempt())
-    })
+    this.loop = new Loop(shell, options, credentials, this)
     this.take = Effect.flatMap(Queue.takeAll(shell.queue), (chunk) => {
       this.shell.taken(chunk.length)
       // Metrics: one update per chunk and event tag, not per frame.
@@ -169,27 +142,42 @@ export class EngineConnection implements EventStream.Connection {
     answer: Answer.Answer
   ): Effect.Effect<void, RespondError> => respond(this.shell, this.options.dialect, request, answer)
 
-  private attempt() {
-    return runAttempt({
-      shell: this.shell,
-      printableUrl: this.options.printableUrl,
-      credentials: this.credentials,
-      agent: this.options.agent,
-      transport: this.options.transport,
-      opened: this.loop.opened
-    })
+  /** Sets the connection's state (for the loop). */
+  setState(value: EventStream.ConnectionState): Effect.Effect<void> {
+    return this.stateCell.set(value)
   }
 
   /**
-   * Uninterruptible: once finished, `state` must reach Closed and the queue must end, even when
-   * `close` interrupts the runner while it is ending by itself (else `events` hangs).
+   * The connection's end: the running attempt released with `exit` (what the loop came to),
+   * the core told, the state `Closed`, the queue ended, the span ended. Uninterruptible: once
+   * finished, `state` must reach Closed and the queue must end, even when `close` interrupts a
+   * step while the connection ends by itself (else `events` hangs).
    */
-  private finish(final: Final): Effect.Effect<void> {
+  end(final: Final, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
     return Effect.uninterruptible(Effect.suspend(() => {
+      const { shell } = this
+      const current = shell.current
+      return Effect.andThen(
+        current === undefined ? Effect.void : Attempt.release(current, exit),
+        Effect.andThen(
+          this.finish(final),
+          Effect.sync(() => {
+            Spans.end(this.span, shell.clock, exit)
+            this.span = undefined
+          })
+        )
+      )
+    }))
+  }
+
+  /** The core told the connection is over, and what follows from it (once). */
+  private finish(final: Final): Effect.Effect<void> {
+    return Effect.suspend(() => {
       const { shell } = this
       // The core clears its ledger and deadlines; what was accepted and not delivered comes back.
       const finished = shell.finish(final.reason)
       if (finished === undefined) return Effect.void
+      // No step runs after the end.
       shell.context = undefined
       // Closed is published before the consumer sees the end, as the Effect 3 edition does: a
       // consumer whose events end or fail reads the final state.
@@ -203,44 +191,50 @@ export class EngineConnection implements EventStream.Connection {
         finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
         Effect.logDebug(ConnectionShell.closedLog(final.reason))
       ], { discard: true })
-    }))
-  }
-
-  /**
-   * The connection's fiber. Its log annotation and span are set on the fiber itself (it runs
-   * nothing else), not wrapped around it: a wrapper stays on the stack while the connection is
-   * open. One frame for the ending. Closed between the fork and the fiber's start: nothing to run.
-   */
-  private run(): Effect.Effect<void> {
-    if (this.shell.connection.isFinished) return Effect.void
-    const { shell, sessionId } = this
-    return Effect.flatMap(
-      Spans.make("EventStream.connection", { sessionId, url: this.options.printableUrl }),
-      (span) =>
-        Effect.andThen(
-          onThisFiber(sessionId, span),
-          Effect.onExit(this.loop.run, (exit) =>
-            Effect.andThen(
-              shell.current === undefined ? Effect.void : Scope.close(shell.current.scope, Exit.asVoid(exit)),
-              Effect.andThen(this.finish(finalOf(exit)), Effect.sync(() => Spans.end(span, shell.clock, exit)))
-            ))
-        )
-    )
-  }
-
-  private start(): Effect.Effect<void> {
-    if (!this.shell.start()) return Effect.void
-    return Effect.map(Effect.forkIn(Effect.suspend(() => this.run()), this.scope), (fiber) => {
-      this.shell.runner = fiber
     })
   }
 
+  /**
+   * The loop's first step, in the fiber the consumer's first pull forks: the connection's log
+   * annotation and span are set on the fiber itself (its context is every later step's). Closed
+   * between the fork and the fiber's start: nothing to run.
+   */
+  private run(): Effect.Effect<void> {
+    if (this.shell.connection.isFinished) return Effect.void
+    const { sessionId } = this
+    return Effect.flatMap(
+      Spans.make("EventStream.connection", { sessionId, url: this.options.printableUrl }),
+      (span) =>
+        Effect.withFiber((fiber) => {
+          this.span = span
+          let context = Context.add(fiber.context, References.CurrentLogAnnotations, {
+            ...fiber.getRef(References.CurrentLogAnnotations),
+            sessionId
+          })
+          if (span !== undefined) context = Context.add(context, Tracer.ParentSpan, span)
+          fiber.setContext(context)
+          return this.loop.first(context)
+        })
+    )
+  }
+
+  /** The consumer's first pull starts the loop (once, and not when the connection was closed first). */
+  private start(): Effect.Effect<void> {
+    if (!this.shell.start()) return Effect.void
+    return Effect.map(Effect.forkDetach(Effect.suspend(() => this.run())), (fiber) => this.loop.track(fiber))
+  }
+
+  /**
+   * Interrupts the step running, if any (none while the attempt is connecting or open), then
+   * ends the connection as closed by its caller.
+   */
   private closeNow(): Effect.Effect<void> {
-    if (this.shell.runner === undefined) {
-      this.shell.started = true
-      return this.finish(closedByCaller)
-    }
-    return Fiber.interrupt(this.shell.runner)
+    this.shell.started = true
+    const running = this.loop.running
+    return Effect.andThen(
+      running === undefined ? Effect.void : Fiber.interrupt(running),
+      Effect.withFiber((fiber) => this.end(closedByCaller, Exit.interrupt(fiber.id)))
+    )
   }
 }
 
@@ -256,7 +250,7 @@ export const makeEngine = (
     const queue: EventQueue = yield* Queue.make<SessionEvent.SessionEvent, EventStreamError | Cause.Done>()
     const decode = decoderFor(options.framing ?? dialect.framing, settings)
     const shell = new Shell(sessionId, settings, queue, decode, clock, options.deadlines ?? Deadlines.make(), writer)
-    const connection = new EngineConnection(sessionId, shell, options, credentials, scope)
+    const connection = new EngineConnection(sessionId, shell, options, credentials)
     // On the scope itself: `Effect.addFinalizer` would keep the whole context of the call (its span
     // among it) for as long as the connection is open.
     yield* Scope.addFinalizer(scope, connection.close)

@@ -6,26 +6,35 @@
  * `Reconnecting` only once the schedule has decided that a retry will happen, so the attempts
  * reported (state, metrics, logs) are exactly the tries made.
  *
- * It runs in the connection's one fiber; the counts (reconnects, the bout of attempts since the
- * last progress, the last error) and the state's values are the core's. The schedules are stepped by hand
- * (`Schedule.toStep`), each made on the first failure: a connection that never drops never pays
- * for them.
+ * No fiber runs the loop while an attempt is connecting or open. The loop is a few steps, each
+ * run by a short-lived fiber with the connection's context: start an attempt (read its key, start
+ * its transport), publish its open, end it (close its transport, the core's decision, the sleep
+ * before a retry, the next attempt's start), end the connection. A step that must wait for the
+ * attempt registers with the core's settle notification (`Attempt.whenSettled`) and its fiber
+ * ends; the notification (from the transport's callback or the shared timer's check) forks the
+ * next step. At most one step runs at a time, so `close` has at most one fiber to interrupt.
+ *
+ * The counts (reconnects, the bout of attempts since the last progress, the last error) and the
+ * state's values are the core's. The schedules are stepped by hand (`Schedule.toStep`), each made
+ * on the first failure: a connection that never drops never pays for them.
  */
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import type * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
+import type * as Credentials from "../../Credentials.js"
 import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
-import type * as SessionEvent from "../../SessionEvent.js"
-import type { Settings } from "./settings.js"
+import * as Attempt from "./attempt.js"
+import type { AttemptHooks, Shell } from "./shell.js"
 import { fromCore } from "./state.js"
 
 /** How the connection ended. */
@@ -34,23 +43,18 @@ export interface Final {
   readonly exit: Exit.Exit<void, EventStreamError>
 }
 
+/** The connection closed by its caller. */
+export const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
+
 /** What the loop needs of the engine. */
-interface LoopOptions {
-  readonly sessionId: string
-  readonly settings: Settings
-  readonly connection: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>
+export interface Host {
   /** Sets the connection's state. */
   readonly setState: (state: EventStream.ConnectionState) => Effect.Effect<void>
-  readonly clock: Clock.Clock
-  /** One attempt, run to its end: the core's decision. */
-  readonly attempt: Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>>
-}
-
-/** The loop of one connection. */
-export interface Loop {
-  readonly run: Effect.Effect<Final>
-  /** To run as an attempt opens: counts the reconnect, and the state says `Open`. */
-  readonly opened: (report: Connection.OpenReport) => Effect.Effect<void>
+  /**
+   * Ends the connection (uninterruptible; once): `exit` is what the loop's steps came to (a
+   * defect's, a caller's interruption, or the loop's own end).
+   */
+  readonly end: (final: Final, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 }
 
 /** A step of a schedule: the delay before the next try, or done. */
@@ -64,21 +68,109 @@ const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>
   if (next.defect === undefined) return { reason: next.reason, exit: Exit.void }
   // A transport's failed exit: its cause (an interruption alone is the caller's close).
   const cause = Cause.isCause(next.defect) ? next.defect : Cause.die(next.defect)
-  if (Cause.hasInterruptsOnly(cause)) return { reason: "closed-by-caller", exit: Exit.void }
-  return { reason: "failed", exit: Exit.die(Cause.squash(cause)) }
+  if (Cause.hasInterruptsOnly(cause)) return closedByCaller
+  return failed(cause)
 }
 
-export const makeLoop = (options: LoopOptions): Loop => {
-  const { clock, connection, setState, settings } = options
+/** A defect (a bug) ends the connection as `failed`. */
+const failed = (cause: Cause.Cause<unknown>): Final => ({ reason: "failed", exit: Exit.die(Cause.squash(cause)) })
 
-  /** Publishes the state the core decided (nothing when it decided none). */
-  const publish = (state: Connection.State | undefined): Effect.Effect<void> =>
-    state === undefined ? Effect.void : setState(fromCore(state))
+/** The loop of one connection: its steps, and the fiber running one, if any. */
+export class Loop {
+  /** The fiber running a step, while one runs. */
+  running: Fiber.Fiber<void> | undefined = undefined
+  private reconnect: Step | undefined = undefined
+  private firstConnect: Step | undefined = undefined
+  /** The attempt whose settling is awaited, and whether until it ends (else until it opens or ends). */
+  private awaited: AttemptHooks | undefined = undefined
+  private untilEnded = false
+  /** The core's settle notification: forks the step that follows. One function per connection. */
+  private readonly settled = (): void => {
+    const attempt = this.awaited
+    this.awaited = undefined
+    if (attempt !== undefined) this.spawn(this.afterSettled(attempt, this.untilEnded))
+  }
 
-  const opened = (report: Connection.OpenReport): Effect.Effect<void> =>
-    Effect.andThen(
+  constructor(
+    private readonly shell: Shell,
+    private readonly options: Attempt.AttemptOptions,
+    private readonly credentials: Credentials.Service,
+    private readonly host: Host
+  ) {}
+
+  /**
+   * The first step, run by the fiber the consumer's first pull forks, whose context (the
+   * consumer's, with the connection's log annotation and span) every later step runs with
+   * (`Shell.context`, gone once the connection is over).
+   */
+  first(context: Context.Context<never>): Effect.Effect<void> {
+    this.shell.context = context
+    return this.guarded(this.begin())
+  }
+
+  /** Runs a step in a fiber of its own with the connection's context, as the running one. */
+  private spawn(step: Effect.Effect<void>): void {
+    const context = this.shell.context
+    if (context === undefined) return
+    this.track(Effect.runForkWith(context)(this.guarded(step)))
+  }
+
+  /** Keeps the fiber of a step as the running one until it ends. */
+  track(fiber: Fiber.Fiber<void>): void {
+    this.running = fiber
+    fiber.addObserver(() => {
+      if (this.running === fiber) this.running = undefined
+    })
+  }
+
+  /** A defect in a step (a bug) ends the connection; an interruption is the caller's close. */
+  private guarded(step: Effect.Effect<void>): Effect.Effect<void> {
+    return Effect.catchCause(step, (cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : this.host.end(failed(cause), Exit.failCause(cause)))
+  }
+
+  /** Starts an attempt, then waits (without a fiber) for it to open or end. */
+  private begin(): Effect.Effect<void> {
+    return Effect.flatMap(
+      Attempt.start(this.shell, this.options, this.credentials),
+      (started) =>
+        typeof started === "number"
+          ? Effect.flatMap(Attempt.decided(this.shell, started), (next) => this.decide(next))
+          : this.await(started, false)
+    )
+  }
+
+  /**
+   * Goes on with the step after the attempt has settled: at once when it has, else in a fiber the
+   * core's notification forks (this one ends).
+   */
+  private await(attempt: AttemptHooks, untilEnded: boolean): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (attempt.whenSettled(untilEnded, this.settled)) return this.afterSettled(attempt, untilEnded)
+      this.awaited = attempt
+      this.untilEnded = untilEnded
+      return Effect.void
+    })
+  }
+
+  /**
+   * The attempt opened or ended: an attempt that opened is open for the loop even if it has
+   * ended since (its state and count published), then awaited until it ends; one that ended is
+   * ended.
+   */
+  private afterSettled(attempt: AttemptHooks, untilEnded: boolean): Effect.Effect<void> {
+    if (untilEnded) return Effect.flatMap(Attempt.end(this.shell, attempt), (next) => this.decide(next))
+    if (!attempt.opened) return this.await(attempt, true)
+    return Effect.andThen(this.opened(this.shell.connection.lastOpen), this.await(attempt, true))
+  }
+
+  /** Publishes an open: counts the reconnect, and the state says `Open`. */
+  private opened(report: Connection.OpenReport): Effect.Effect<void> {
+    return Effect.andThen(
       report.reopened ? Metrics.recordReconnect : Effect.void,
-      publish(connection.publishOpen())
+      this.publish(this.shell.connection.publishOpen())
     ).pipe(
       Effect.andThen(
         Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
@@ -86,53 +178,63 @@ export const makeLoop = (options: LoopOptions): Loop => {
         )
       )
     )
-
-  /** The delay the schedule asks before the next try, or `undefined` when it gives up. */
-  const delayOf = (step: Step, error: EventStream.AttemptError): Effect.Effect<Duration.Duration | undefined> =>
-    Effect.map(
-      Effect.result(step(clock.currentTimeMillisUnsafe(), error)),
-      (decided) => (Result.isSuccess(decided) ? decided.success[1] : undefined)
-    )
-
-  /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */
-  const lost = (): Final => {
-    const { attempts, lastError, neverOpen } = connection.gaveUp()
-    return {
-      reason: "connection-lost",
-      exit: Exit.fail(
-        neverOpen
-          ? new NeverConnected({ sessionId: options.sessionId, attempts, lastError })
-          : new ConnectionLost({ attempts, lastError })
-      )
-    }
   }
 
-  const run: Effect.Effect<Final> = Effect.gen(function*() {
-    let reconnect: Step | undefined
-    let firstConnect: Step | undefined
-    while (true) {
-      const next = yield* options.attempt
-      if (next._tag === "Finish") return finalOf(next)
+  /** Publishes the state the core decided (nothing when it decided none). */
+  private publish(state: Connection.State | undefined): Effect.Effect<void> {
+    return state === undefined ? Effect.void : this.host.setState(fromCore(state))
+  }
+
+  /** What follows an attempt's end: the connection's end, or the sleep before the next attempt. */
+  private decide(next: Connection.Next<EventStreamError, ConnectTimeout>): Effect.Effect<void> {
+    if (next._tag === "Finish") {
+      const final = finalOf(next)
+      return this.host.end(final, Exit.succeed(final))
+    }
+    return Effect.gen({ self: this }, function*() {
+      const { shell } = this
+      const { settings } = shell
       if (next.resent > 0) yield* Effect.logInfo(ConnectionShell.resentLog(next.resent))
       yield* Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
       if (next.schedule === "first-connect") {
         // Never open: retry quickly a few times, then say so; the state stays `Connecting`
         // (nothing was lost: nothing was ever open).
-        firstConnect ??= yield* Schedule.toStep(settings.firstConnect)
-        const delay = next.giveUp ? undefined : yield* delayOf(firstConnect, next.error)
-        if (delay === undefined) return lost()
+        this.firstConnect ??= yield* Schedule.toStep(settings.firstConnect)
+        const delay = next.giveUp ? undefined : yield* this.delayOf(this.firstConnect, next.error)
+        if (delay === undefined) return yield* this.lost()
         yield* Effect.sleep(delay)
-        continue
+        return yield* this.begin()
       }
       // It delivered new events: a fresh bout, a fresh schedule.
-      if (reconnect === undefined || next.reset) reconnect = yield* Schedule.toStep(settings.reconnect)
-      const delay = yield* delayOf(reconnect, next.error)
-      if (delay === undefined) return lost()
-      yield* publish(connection.publishReconnecting())
+      if (this.reconnect === undefined || next.reset) this.reconnect = yield* Schedule.toStep(settings.reconnect)
+      const delay = yield* this.delayOf(this.reconnect, next.error)
+      if (delay === undefined) return yield* this.lost()
+      yield* this.publish(shell.connection.publishReconnecting())
       yield* Metrics.recordReconnectAttempt
       yield* Effect.sleep(delay)
-    }
-  })
+      return yield* this.begin()
+    })
+  }
 
-  return { run, opened }
+  /** The delay the schedule asks before the next try, or `undefined` when it gives up. */
+  private delayOf(step: Step, error: EventStream.AttemptError): Effect.Effect<Duration.Duration | undefined> {
+    return Effect.map(
+      Effect.result(step(this.shell.now(), error)),
+      (decided) => (Result.isSuccess(decided) ? decided.success[1] : undefined)
+    )
+  }
+
+  /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */
+  private lost(): Effect.Effect<void> {
+    const { attempts, lastError, neverOpen } = this.shell.connection.gaveUp()
+    const final: Final = {
+      reason: "connection-lost",
+      exit: Exit.fail(
+        neverOpen
+          ? new NeverConnected({ sessionId: this.shell.sessionId, attempts, lastError })
+          : new ConnectionLost({ attempts, lastError })
+      )
+    }
+    return this.host.end(final, Exit.succeed(final))
+  }
 }

@@ -1,10 +1,10 @@
 /**
  * The Effect shell of one connection: the Effect 4 side of the core's `ConnectionShell` (which
  * feeds the connection its inputs and does what it decides) and `Attempt` (what one attempt's
- * transport calls). This module binds them: events into the consumer's `Queue`, the answer writer forked in the
- * attempt's scope, deadlines on the service's shared timer, warnings logged with the running
- * attempt's context, frames decoded with the SDK's schemas, and the connection's fiber waiting for
- * the attempt to open and to end.
+ * transport calls). This module binds them: events into the consumer's `Queue`, the answer writer
+ * forked for the attempt (stopped as it is released), deadlines on the service's shared timer,
+ * warnings logged with the connection's context, frames decoded with the SDK's schemas, and the
+ * core's notice that the attempt opened or ended, which starts the loop's next step.
  *
  * Synchronous per frame, classes rather than closures: a frame goes from the socket's callback
  * through the decoder and the core into the `Queue` without an Effect.
@@ -14,11 +14,12 @@ import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import type * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionSettings, ConnectionShell } from "effect-agent-session-core/shell"
 import {
@@ -57,11 +58,10 @@ export type EventQueue = Queue.Queue<SessionEvent.SessionEvent, EventStreamError
 export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout, Io> {
   declare current: AttemptHooks | undefined
   /**
-   * The running attempt's context (logger, annotations, span, Clock), for what the core asks
-   * from a socket's callback.
+   * The connection's context (logger, annotations, span, Clock), for what the core asks from a
+   * socket's callback.
    */
   context: Context.Context<never> | undefined = undefined
-  runner: Fiber.Fiber<unknown, unknown> | undefined = undefined
 
   constructor(
     readonly sessionId: string,
@@ -76,7 +76,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
     super(ConnectionSettings.connectionOptions(settings, Duration.toMillis), classifier)
   }
 
-  /** Runs an effect in the background with the running attempt's context. */
+  /** Runs an effect in the background with the connection's context (nothing once it is over). */
   private fork<A, E>(effect: Effect.Effect<A, E>): Fiber.Fiber<A, E> | undefined {
     return this.context === undefined ? undefined : Effect.runForkWith(this.context)(effect)
   }
@@ -86,10 +86,15 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
   }
   write(): void {
     const attempt = this.current
-    if (attempt === undefined) return
-    // Interruptible between answers whatever the caller is (each write is not); gone with the attempt.
+    if (attempt === undefined || attempt.released) return
+    // Interruptible between answers whatever the caller is (each write is not); stopped as the
+    // attempt is released (`attempt.ts`), kept only while it runs.
     const fiber = this.fork(Effect.interruptible(this.writer(attempt)))
-    if (fiber !== undefined) Fiber.runIn(fiber, attempt.scope)
+    if (fiber === undefined || fiber.pollUnsafe() !== undefined) return
+    attempt.writer = fiber
+    fiber.addObserver(() => {
+      if (attempt.writer === fiber) attempt.writer = undefined
+    })
   }
   schedule(at: number, check: Deadlines.Check): Deadlines.Entry {
     return this.deadlines.scheduleUnsafe(at, check, this.context ?? Context.empty())
@@ -102,29 +107,38 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
   }
 }
 
-/** One attempt: the hooks its transport calls, with its key, its scope and the SDK's decoder. */
+/**
+ * One attempt: the hooks its transport calls, with its key, its span, the SDK's decoder, and what
+ * is released at its end (its answer writer, its transport, its scope if one was asked for).
+ */
 export class AttemptHooks
   extends ConnectionShell.Attempt<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout, Io, FrameError>
   implements Hooks
 {
+  /** The answer writer, while it runs. */
+  writer: Fiber.Fiber<void> | undefined = undefined
+  /** The attempt's scope, once a transport asked for it. */
+  scoped: Scope.Closeable | undefined = undefined
+  /** Released (`attempt.ts`): nothing more starts on it. */
+  released = false
+
   constructor(
     override readonly shell: Shell,
     id: number,
     readonly key: Redacted.Redacted<string>,
-    readonly scope: Scope.Closeable
+    /** The `EventStream.attempt` span, ended as the attempt is released. */
+    readonly span: Tracer.Span | undefined
   ) {
     super(shell, id)
   }
 
-  get deadlines(): Deadlines.Deadlines {
-    return this.shell.deadlines
+  scope(): Scope.Scope {
+    this.scoped ??= Scope.makeUnsafe()
+    return this.scoped
   }
 
-  /** Waits until the attempt has opened or ended (`ended`: until it has ended). */
-  wait(ended: boolean): Effect.Effect<void> {
-    return Effect.callback<void>((resume) => {
-      if (this.whenSettled(ended, () => resume(Effect.void))) resume(Effect.void)
-    })
+  get deadlines(): Deadlines.Deadlines {
+    return this.shell.deadlines
   }
 
   protected read(data: string | Uint8Array, print: string | undefined): void {

@@ -27,8 +27,8 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Socket from "effect/socket/Socket"
-import { Close, Socket as CoreSocket } from "effect-agent-session-core"
-import { WebSocketAttempt } from "effect-agent-session-core/shell"
+import { Close } from "effect-agent-session-core"
+import { Socket as CoreSocket, WebSocketAttempt } from "effect-agent-session-core/shell"
 import type * as Dialect from "../../Dialect.js"
 import * as Wire from "../../Wire.js"
 import { outcomes } from "./outcomes.js"
@@ -88,10 +88,17 @@ export const webSocketTransport = (options: {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
     if (Predicate.hasProperty(ws, "binaryType")) Reflect.set(ws, "binaryType", "arraybuffer")
-    const attempt = new SocketAttempt(ws, hooks, outcomes, settings, dialect.handshake === "query" ? undefined : sessionId)
+    const attempt = new SocketAttempt(
+      ws,
+      hooks,
+      outcomes,
+      settings,
+      dialect.handshake === "query" ? undefined : sessionId,
+      traits?.ownEvents === true
+    )
+    // Its `close` (the engine's `Io.close` at the attempt's end) drops the connect time-out and
+    // closes the socket, whether or not the socket reported its close.
     hooks.attach(attempt, CoreSocket.isPausable(ws) && traits?.pausable !== false)
-    // The connect time-out goes with the attempt, whether or not the socket reports its close.
-    yield* Effect.addFinalizer(() => Effect.sync(() => attempt.close()))
     const clock = yield* Effect.clockWith(Effect.succeed)
     attempt.connectTimeout = yield* hooks.deadlines.schedule(
       clock.currentTimeMillisUnsafe() + Duration.toMillis(settings.connectTimeout),

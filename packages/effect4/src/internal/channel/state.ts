@@ -15,12 +15,17 @@ import type * as EventStream from "../../EventStream.js"
 /** @internal */
 export const ConnectionState = Data.taggedEnum<EventStream.ConnectionState>()
 
+/** The states most connections go through, one value each for every connection (values are immutable). */
+const connecting: EventStream.ConnectionState = ConnectionState.Connecting()
+const openedOnce: EventStream.ConnectionState = ConnectionState.Open({ reconnects: 0, downtime: Option.none() })
+
 /** The state the core decided, as this edition's value. */
 export const fromCore = (state: Connection.State): EventStream.ConnectionState => {
   switch (state._tag) {
     case "Connecting":
-      return ConnectionState.Connecting()
+      return connecting
     case "Open":
+      if (state.reconnects === 0 && state.downtimeMillis === undefined) return openedOnce
       return ConnectionState.Open({
         reconnects: state.reconnects,
         downtime: state.downtimeMillis === undefined ? Option.none() : Option.some(Duration.millis(state.downtimeMillis))
@@ -36,7 +41,7 @@ export const fromCore = (state: Connection.State): EventStream.ConnectionState =
 
 /** The state of one connection. */
 export class StateCell {
-  private value: EventStream.ConnectionState = ConnectionState.Connecting()
+  private value: EventStream.ConnectionState = connecting
   private ref: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> | undefined = undefined
 
   /** Sets the state (and tells the watchers, if any). */

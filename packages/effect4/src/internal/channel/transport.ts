@@ -1,9 +1,10 @@
 /**
  * What a transport (WebSocket: `socket.ts`; Server-Sent Events: `../sse.ts`) and the engine owe
  * each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
- * starts the attempt in the attempt's scope, calls `attach` as soon as the connection exists,
- * `open` once it is open, `frame` (or `namedEvent`) per frame, and `end` once with how it ended.
- * The engine closes the attempt's scope when the attempt is over, whoever ended it.
+ * starts the attempt, calls `attach` as soon as the connection exists, `open` once it is open,
+ * `frame` (or `namedEvent`) per frame, and `end` once with how it ended. When the attempt is over,
+ * whoever ended it, the engine stops its answer writer, closes its transport (`Io.close`) and
+ * closes its scope, if the transport asked for one (`Hooks.scope`).
  */
 import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -62,6 +63,8 @@ export interface Io {
   readonly resume: () => void
   /** Drops the connection at once (idle time-out). */
   readonly abort: () => void
+  /** Closes the connection as the attempt is over (after its answer writer has stopped). */
+  readonly close?: (() => void) | undefined
 }
 
 /** What the engine gives a transport for one attempt. */
@@ -70,6 +73,12 @@ export interface Hooks {
   readonly key: Redacted.Redacted<string>
   /** The shared timer, for the transport's own time-outs (the connect time-out). */
   readonly deadlines: Deadlines
+  /**
+   * The attempt's scope, made on the first call, for a transport whose attempt runs in fibers of
+   * its own (the SSE body's reader): closed when the attempt is over, its exit the attempt's
+   * ending. A transport without one costs the attempt no scope.
+   */
+  readonly scope: () => Scope.Scope
   /**
    * To call as soon as the connection exists (before it opens): frames may be paused from then on.
    * `pausable: false`: the transport cannot pause, the connection bounds it (`BufferOverflow`).
@@ -90,11 +99,10 @@ export interface Hooks {
 }
 
 /**
- * Starts one attempt in the given scope and returns once it is started (it must not wait for
- * the attempt to end: the engine's one fiber waits for `hooks.end`). Closing the scope closes
- * the connection.
+ * Starts one attempt and returns once it is started (it must not wait for the attempt to end: no
+ * fiber of the engine waits for `hooks.end`).
  */
-export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
+export type Transport = (hooks: Hooks) => Effect.Effect<void>
 
 /** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
 export const scrub = (text: string, key: Redacted.Redacted<string>): string =>

@@ -28,11 +28,15 @@ export type SizedConstructor = (
  * - `pausable: false`: its sockets are bounded by the connection (`BufferOverflow`), whether or not
  *   they have `pause()`/`resume()`: a runtime's standard `WebSocket` (`../standardWebSocket.ts`).
  *   Bun's has them, but frames it had read already keep arriving after a pause (hundreds of small
- *   ones, measured), so its pause alone does not bound what waits for the consumer.
+ *   ones, measured), so its pause alone does not bound what waits for the consumer;
+ * - `ownEvents`: its sockets are the `ws` package's, listened to through their own events
+ *   (`on("open" | "message" | "close" | "error")`, with `ws`'s arguments) instead of
+ *   `addEventListener`, whose wrappers and event objects cost heap per open socket.
  */
 export interface ConstructorTraits {
   readonly sized?: SizedConstructor | undefined
   readonly pausable?: boolean | undefined
+  readonly ownEvents?: boolean | undefined
 }
 
 /** The traits registered, by constructor. */

@@ -7,7 +7,7 @@
  *
  * The format, its validation and the line reader are the protocol core's (`Recording`), shared
  * with the Effect 3 edition, and so are what to play next, what an attempt waits on, what the test
- * kit is told and the replay's errors (`KitReplay` over `Recording.MemoryReplay`: it plays the
+ * kit is told and the replay's errors (`KitReplay` over `MemoryReplay`: it plays the
  * recorded lines into the transport's hooks and decodes the recorded sessions and errors with this
  * edition's schemas); what is here binds its waits to sleeps, a latch and the answer timeout, and
  * its values to this edition's schemas and errors.
@@ -26,7 +26,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Recording as Format } from "effect-agent-session-core"
+import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 import * as Credentials from "../../Credentials.js"
@@ -45,7 +45,7 @@ import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
 
 /** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<Format.MemoryReplayOptions, "maxLineLength" | "redact"> {
+export interface ReplayOptions extends Pick<KitReplay.MemoryReplayOptions, "maxLineLength" | "redact"> {
   readonly path: string
   /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
   readonly answerTimeout?: Duration.Input | undefined
@@ -59,7 +59,7 @@ const decodeSession = Schema.decodeUnknownResult(SessionInfo)
 const encodeRequest = Schema.encodeResult(CreateSessionRequest)
 
 /** What the core's replay decodes the recorded sessions and errors with. */
-const decoders = Format.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
+const decoders = KitReplay.replayDecoders<SessionInfo, AgentSessionError, CreateSessionError, EventStreamError>({
   session: (session) => Result.getOrUndefined(decodeSession(session)),
   error: (error) => Result.getOrUndefined(decodeError(error))
 })
@@ -120,7 +120,7 @@ export const make = (options: ReplayOptions, observer: World) =>
           agent: connectOptions.agent,
           printableUrl: replay.printableUrl,
           framing: replay.framing,
-          transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
+          transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
         return {

@@ -5,8 +5,8 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import { type Recording, Script } from "effect-agent-session-core"
-import type { KitScript } from "effect-agent-session-core/shell"
+import type { Recording } from "effect-agent-session-core"
+import { type KitScript, Script } from "effect-agent-session-core/shell"
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Socket } from "../src/index.js"
+import { Socket } from "../../src/shell/index.js"
 
 /** A socket recording what was done to it. */
 const fake = (readyState: number, options: { terminate?: boolean; closeThrows?: boolean } = {}) => {

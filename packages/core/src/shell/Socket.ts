@@ -79,6 +79,20 @@ export interface Emitter {
 export const isEmitter = (ws: object): ws is Emitter => hasMethod(ws, "on") && hasMethod(ws, "off")
 
 /**
+ * A socket of the `ws` package seen as the EventEmitter it is, for all its events: `open`,
+ * `message` (its data and whether it is binary), `close` (its code and reason) and `error` (the
+ * error). Listening through `on` costs no WHATWG event wrapper per listener nor an event object
+ * per call; whether a socket's own events have these arguments is the constructor's to say.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EventSource {
+  readonly on: (event: "open" | "message" | "close" | "error", listener: (...args: Array<never>) => void) => unknown
+  readonly off: (event: "open" | "message" | "close" | "error", listener: (...args: Array<never>) => void) => unknown
+}
+
+/**
  * A message's data as a frame: text as it is, binary as bytes; anything else (a `Blob`, which
  * `binaryType = "arraybuffer"` rules out) is no frame.
  *

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { Classifier, CloseReason } from "./internal/connection.js"
+import type { Classifier, CloseReason } from "../internal/connection.js"
 
 /**
  * One step of a script (`E` an event, `F` an error of the event stream, `D` a duration): emit an
@@ -51,7 +51,7 @@ export interface Steps<E, F, D> {
  *
  * @example
  * ```ts
- * import { Script } from "effect-agent-session-core"
+ * import { Script } from "effect-agent-session-core/shell"
  *
  * const Step = Script.steps<string, Error, number>()
  * console.log(Step.awaitAnswer()) // { _tag: "AwaitAnswer", echo: true }
@@ -129,7 +129,7 @@ export type Exit = undefined | { readonly error: { readonly _tag: string } | und
  *
  * @example
  * ```ts
- * import { Script } from "effect-agent-session-core"
+ * import { Script } from "effect-agent-session-core/shell"
  *
  * type Event = { readonly type: string; readonly key?: string }
  * const play = new Script.Play<Event, never, number, string>(
@@ -246,7 +246,7 @@ export type Outcome<Err, A> = { readonly _tag: "Failed"; readonly error: Err } |
  *
  * @example
  * ```ts
- * import { Script } from "effect-agent-session-core"
+ * import { Script } from "effect-agent-session-core/shell"
  *
  * const world = new Script.World<{
  *   step: string; onboard: { name: string }; create: object; onboardError: string; createError: string; answer: string
@@ -408,7 +408,7 @@ export type TypicalEvent =
  *
  * @example
  * ```ts
- * import { Script } from "effect-agent-session-core"
+ * import { Script } from "effect-agent-session-core/shell"
  *
  * const steps = Script.typical({ actions: 1, ask: "permission" })
  * console.log(steps.map((step) => (step._tag === "Emit" ? step.event._tag : step._tag)))

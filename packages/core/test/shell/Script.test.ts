@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { Script, Session } from "../src/index.js"
+import { Session } from "../../src/index.js"
+import { Script } from "../../src/shell/index.js"
 
 /** Events as wire names, a request's key after a colon (`external_resource_requested:k`). */
 type Event = string

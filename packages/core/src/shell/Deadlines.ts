@@ -82,7 +82,7 @@ class Heap {
  *
  * @example
  * ```ts
- * import { Deadlines } from "effect-agent-session-core"
+ * import { Deadlines } from "effect-agent-session-core/shell"
  *
  * const queue = new Deadlines.DeadlineQueue()
  * const fired: Array<number> = []

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Deadlines } from "../src/index.js"
+import { Deadlines } from "../../src/shell/index.js"
 
 describe("Deadlines.DeadlineQueue", () => {
   it("fires at its time, re-arms at least 1 ms later, and ends", () => {
