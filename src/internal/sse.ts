@@ -4,6 +4,7 @@
  * `POST {base}{dialect.sse.egressPath}?sessionId&apiKey`. The engine (`eventStream.ts`) gives it
  * the same reconnect, idle time-out, bounded buffer and answer guarantees as the WebSocket.
  */
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Cause from "effect/Cause"
@@ -21,7 +22,7 @@ import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import type { InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
-import * as Wire from "../Wire.js"
+import type * as Wire from "../Wire.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
@@ -30,13 +31,20 @@ import { outcomes } from "./channel/outcomes.js"
 import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import { readBounded } from "./body.js"
-import { printableUrl } from "./url.js"
 
 // ---------------------------------------------------------------------------
 // The transport
 // ---------------------------------------------------------------------------
 
 const confirmed = Effect.succeed("confirmed" as const)
+
+/** A request of the attempt (`SseAttempt.Request`) for the HTTP client. */
+const toRequest = ({ body, headers, method, params, url }: SseAttempt.Request): HttpClientRequest.HttpClientRequest =>
+  HttpClientRequest.make(method)(url, {
+    urlParams: params,
+    headers,
+    body: body === undefined ? undefined : HttpBody.text(body.text, body.contentType)
+  })
 
 interface SseOptions {
   readonly base: string
@@ -69,18 +77,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const sse = new SseAttempt.SseAttempt(hooks, outcomes, settings)
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
-    // The key is read in clear only there (`params`), where the parameter is written.
-    const params = sse.params(sessionId)
     const client = options.client.pipe(HttpClient.withTracerDisabledWhen(() => true))
     const latch = yield* Effect.makeLatch(true)
 
+    const requests = sse.requests(options.base, dialect.sse, sessionId)
     const post = (data: Wire.AnswerData) =>
-      client.execute(
-        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
-          HttpClientRequest.setUrlParams(params),
-          HttpClientRequest.bodyText(Sse.answerBody(data), "application/json")
-        )
-      ).pipe(
+      client.execute(toRequest(requests.answer(data))).pipe(
         // The response's body is not wanted: released (not read) at once.
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutFail({
@@ -111,15 +113,8 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     }
     hooks.attach(io)
 
-    const url = Wire.joinPath(options.base, dialect.sse.connectPath)
-    yield* Effect.logDebug(`Connecting to ${Sse.printableStreamUrl(url, sessionId)}`)
-
-    const opened = yield* client.execute(
-      HttpClientRequest.get(url).pipe(
-        HttpClientRequest.setUrlParams(params),
-        HttpClientRequest.setHeaders(Sse.streamHeaders)
-      )
-    ).pipe(
+    yield* Effect.logDebug(requests.connecting)
+    const opened = yield* client.execute(toRequest(requests.stream)).pipe(
       Effect.timeoutFail({ duration: settings.connectTimeout, onTimeout: () => SseAttempt.TIMED_OUT }),
       Effect.either
     )
@@ -167,7 +162,7 @@ export const connectEngine = (
       settings,
       dialect,
       agent: connectOptions.agent,
-      printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
+      printableUrl: SseAttempt.printableStreamUrl(base, dialect.sse),
       framing: "event-data",
       transport: yield* tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), {
         sessionId,

@@ -9,9 +9,12 @@
  */
 import * as Close from "../Close.js"
 import type { WriteFailure } from "../Connection.js"
+import type { Dialect } from "../Dialect.js"
+import type { AnswerData } from "../Frame.js"
 import * as Http from "../Http.js"
 import * as Secrets from "../Secrets.js"
 import * as Sse from "../Sse.js"
+import * as Url from "../Url.js"
 import type { Outcomes, Settings } from "./Outcomes.js"
 
 /**
@@ -40,6 +43,45 @@ export interface Hooks<K> {
 export const TIMED_OUT: unique symbol = Symbol.for("effect-agent-session-core/shell/SseAttempt/TimedOut")
 
 /**
+ * A request of an SSE attempt, as the edition's HTTP client sends it: the method, the URL without
+ * its query, the query (the session and the key in clear, kept apart from `url` so that a message
+ * printing the URL never prints the key), the headers, and the JSON body of an answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly method: "GET" | "POST"
+  readonly url: string
+  readonly params: { readonly sessionId: string; readonly apiKey: string }
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: { readonly text: string; readonly contentType: string } | undefined
+}
+
+/**
+ * The requests of one attempt ({@link SseAttempt.requests}): the stream's `GET`, each answer's
+ * `POST`, and the line logged on connecting (the key `<redacted>`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Requests {
+  readonly stream: Request
+  readonly answer: (data: AnswerData) => Request
+  readonly connecting: string
+}
+
+/**
+ * The stream's address as errors and the connection print it: `{base}{connectPath}`, no
+ * credentials, query or fragment.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const printableStreamUrl = (base: string, paths: Dialect["sse"]): string =>
+  Url.printableUrl(Url.joinPath(base, paths.connectPath))
+
+/**
  * One SSE attempt. Its steps, in order: {@link SseAttempt.params} for the requests; the `GET`
  * failed ({@link SseAttempt.openFailed}) or answered with an error status
  * ({@link SseAttempt.refused}), else {@link SseAttempt.open}; each piece of the body
@@ -66,6 +108,29 @@ export class SseAttempt<K, O, S extends Settings> implements Sse.SseHandler {
    */
   params(sessionId: string): { readonly sessionId: string; readonly apiKey: string } {
     return Sse.streamParams(sessionId, this.outcomes.reveal(this.hooks.key))
+  }
+
+  /**
+   * The attempt's requests to `base` on the dialect's paths: the stream's `GET
+   * {connectPath}?sessionId&apiKey` (asking for `text/event-stream`, uncached), each answer's
+   * `POST {egressPath}?sessionId&apiKey` with `{ event: "external_resource_granted", data }`. The
+   * key is read once, for the attempt.
+   */
+  requests(base: string, paths: Dialect["sse"], sessionId: string): Requests {
+    const params = this.params(sessionId)
+    const url = Url.joinPath(base, paths.connectPath)
+    const egress = Url.joinPath(base, paths.egressPath)
+    return {
+      stream: { method: "GET", url, params, headers: Sse.streamHeaders, body: undefined },
+      answer: (data) => ({
+        method: "POST",
+        url: egress,
+        params,
+        headers: {},
+        body: { text: Sse.answerBody(data), contentType: "application/json" }
+      }),
+      connecting: `Connecting to ${Sse.printableStreamUrl(url, sessionId)}`
+    }
   }
 
   /** The stream's `GET` failed ({@link TIMED_OUT}: it did not answer within the connect time-out). */

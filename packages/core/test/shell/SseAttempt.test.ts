@@ -27,6 +27,31 @@ describe("SseAttempt", () => {
     expect(start().attempt.params("session-42")).toEqual({ sessionId: "session-42", apiKey: KEY })
   })
 
+  it("the requests: the stream's GET and an answer's POST on the dialect's paths, the key only in the query", () => {
+    const paths = { connectPath: "/events/v1/connect", egressPath: "/events/v1/egress" } as const
+    const requests = start().attempt.requests("https://service.test/base/", paths, "session-42")
+    const params = { sessionId: "session-42", apiKey: KEY }
+    expect(requests.stream).toEqual({
+      method: "GET",
+      url: "https://service.test/base/events/v1/connect",
+      params,
+      headers: { accept: "text/event-stream", "cache-control": "no-cache" },
+      body: undefined
+    })
+    const answer = requests.answer({ granted: true, resource_type: "login" })
+    expect(answer).toEqual({
+      method: "POST",
+      url: "https://service.test/base/events/v1/egress",
+      params,
+      headers: {},
+      body: { text: answer.body?.text, contentType: "application/json" }
+    })
+    expect(JSON.parse(answer.body?.text ?? "")).toEqual({ event: "external_resource_granted", data: { granted: true, resource_type: "login" } })
+    expect(requests.connecting).toContain("https://service.test/base/events/v1/connect?sessionId=session-42")
+    expect(requests.connecting).not.toContain(KEY)
+    expect(SseAttempt.printableStreamUrl("https://user:pw@service.test/base", paths)).toBe("https://service.test/base/events/v1/connect")
+  })
+
   it("open failures that echo the key: retried as an open failure, the key and the keyed URL scrubbed", () => {
     const { attempt } = start()
     const outcome = attempt.openFailed(new Error(`connect ECONNREFUSED http://service.test/v1/stream?apiKey=${KEY}`))

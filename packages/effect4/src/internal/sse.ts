@@ -10,6 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as HttpBody from "effect/http/HttpBody"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Latch from "effect/Latch"
@@ -22,20 +23,28 @@ import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
 import type { InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
-import * as Wire from "../Wire.js"
+import type * as Wire from "../Wire.js"
 import { readBounded } from "./body.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { outcomes } from "./channel/outcomes.js"
 import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
-import { checkAddress, printableUrl, serviceOf, type ServiceOptions } from "./eventStream.js"
+import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 
 // ---------------------------------------------------------------------------
 // The transport
 // ---------------------------------------------------------------------------
 
 const confirmed = Effect.succeed("confirmed" as const)
+
+/** A request of the attempt (`SseAttempt.Request`) for the HTTP client. */
+const toRequest = ({ body, headers, method, params, url }: SseAttempt.Request): HttpClientRequest.HttpClientRequest =>
+  HttpClientRequest.make(method)(url, {
+    urlParams: params,
+    headers,
+    body: body === undefined ? undefined : HttpBody.text(body.text, body.contentType)
+  })
 
 interface SseOptions {
   readonly base: string
@@ -77,18 +86,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const sse = new SseAttempt.SseAttempt(hooks, outcomes, settings)
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
-    // The key is read in clear only there (`params`), where the parameter is written.
-    const params = sse.params(sessionId)
     const client = options.client
     const latch = Latch.makeUnsafe(true)
 
+    const requests = sse.requests(options.base, dialect.sse, sessionId)
     const post = (data: Wire.AnswerData) =>
-      client.execute(
-        HttpClientRequest.post(Wire.joinPath(options.base, dialect.sse.egressPath)).pipe(
-          HttpClientRequest.setUrlParams(params),
-          HttpClientRequest.bodyText(Sse.answerBody(data), "application/json")
-        )
-      ).pipe(
+      client.execute(toRequest(requests.answer(data))).pipe(
         // The response's body is not wanted: released (not read) at once.
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
         Effect.timeoutOrElse({
@@ -120,15 +123,8 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     }
     hooks.attach(io)
 
-    const url = Wire.joinPath(options.base, dialect.sse.connectPath)
-    yield* Effect.logDebug(`Connecting to ${Sse.printableStreamUrl(url, sessionId)}`)
-
-    const opened = yield* client.execute(
-      HttpClientRequest.get(url).pipe(
-        HttpClientRequest.setUrlParams(params),
-        HttpClientRequest.setHeaders(Sse.streamHeaders)
-      )
-    ).pipe(
+    yield* Effect.logDebug(requests.connecting)
+    const opened = yield* client.execute(toRequest(requests.stream)).pipe(
       Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.fail(SseAttempt.TIMED_OUT) }),
       untraced,
       Effect.result
@@ -173,7 +169,7 @@ export const connectEngine = (
       settings,
       dialect,
       agent: connectOptions.agent,
-      printableUrl: printableUrl(Wire.joinPath(base, dialect.sse.connectPath)),
+      printableUrl: SseAttempt.printableStreamUrl(base, dialect.sse),
       framing: "event-data",
       transport: sseTransport({ base, dialect, sessionId, settings, client }),
       deadlines
