@@ -10,11 +10,9 @@
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -42,13 +40,16 @@ import {
   defaultRetry,
   defaultTimeout,
   effectiveRetry,
-  logRetry,
-  outcomeOf
+  logRetry
 } from "./agentApiPolicy.js"
 import { NonBlankString, validate } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
 
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
+
+/** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */
+const recordAttempt = (operation: string, outcome: Metrics.HttpOutcome | undefined) =>
+  outcome === undefined ? Effect.void : Metrics.recordHttpAttempt(operation, outcome)
 
 const logFailure = (error: AgentApiError) =>
   Effect.logDebug(Telemetry.attemptFailedLog).pipe(
@@ -88,11 +89,9 @@ export const make = (
     // sent again only when the service cannot have acted; "idempotent" trusts the service to
     // honour Idempotency-Key.
     const retryable = HttpCall.retryable(options.createPolicy)
-    const retries = {
-      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), retryable.onboard),
-      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), retryable.createSession),
-      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"), retryable.getSession)
-    }
+    const retries = HttpCall.perOperation((operation) =>
+      effectiveRetry(retrySchedule, maxRetryAfter, logRetry(operation), retryable[operation])
+    )
     const credentials = yield* Credentials.Credentials
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
@@ -124,16 +123,10 @@ export const make = (
         return yield* Effect.zipRight(inFiber, run).pipe(
           Effect.catchAll((error) => toAttemptError(error, current)),
           (self) => timeoutFail(self, timeout, () => new RequestTimeout({ operation: name, timeout })),
-          Effect.onExit((exit) =>
-            Exit.match(exit, {
-              onFailure: (cause) =>
-                Option.match(Option.flatMapNullable(Cause.failureOption(cause), outcomeOf), {
-                  onNone: () => Effect.void,
-                  onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
-                }),
-              onSuccess: () => Metrics.recordHttpAttempt(operation, current.status)
-            })
-          )
+          Effect.tapBoth({
+            onSuccess: () => recordAttempt(operation, current.outcome()),
+            onFailure: (error) => recordAttempt(operation, current.outcome(error))
+          })
         )
       }).pipe(Effect.tapError(logFailure))
       // The schedule is started on the first failure only: a first attempt that succeeds

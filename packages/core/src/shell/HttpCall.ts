@@ -24,6 +24,26 @@ import * as Telemetry from "./Telemetry.js"
 export type Operation = "onboard" | "createSession" | "getSession"
 
 /**
+ * The operations of the HTTP API, in order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const operations: ReadonlyArray<Operation> = ["onboard", "createSession", "getSession"]
+
+/**
+ * A value per operation, built by `f` (an edition's retry schedule of each, ...).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const perOperation = <A>(f: (operation: Operation) => A): { readonly [O in Operation]: A } => ({
+  onboard: f("onboard"),
+  createSession: f("createSession"),
+  getSession: f("getSession")
+})
+
+/**
  * A non-2xx response as the status mapping reads it (`Http.statusFailure`): its status, status
  * text, headers and whole body as text.
  *
@@ -138,6 +158,14 @@ export class Attempt<K> {
   }
 
   /**
+   * The outcome the attempt is counted under in the metrics: a success by its status
+   * ({@link status}), a failure by `Failures.httpOutcome` (`undefined`: not counted).
+   */
+  outcome(failure?: Failures.Failure): Failures.HttpOutcome | undefined {
+    return failure === undefined ? this.status : Failures.httpOutcome(failure)
+  }
+
+  /**
    * What the error of a non-2xx response holds (`Http.statusFailure`: its kind, status, message,
    * body, request id and `Retry-After` at `nowMillis`, the attempt's secrets scrubbed out), and
    * the operation.
@@ -247,11 +275,11 @@ export const retryable = (
   policy: Failures.CreatePolicy | undefined
 ): { readonly [O in Operation]: (error: Failures.Failure) => boolean } => {
   const resend = resendable(policy)
-  const of = (operation: Operation) =>
+  return perOperation((operation) =>
     CREATING.has(operation)
       ? (error: Failures.Failure) => Failures.isRetryable(error) && resend(error)
       : Failures.isRetryable
-  return { onboard: of("onboard"), createSession: of("createSession"), getSession: of("getSession") }
+  )
 }
 
 /**

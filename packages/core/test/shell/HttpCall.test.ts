@@ -35,6 +35,32 @@ describe("HttpCall.Call", () => {
   })
 })
 
+describe("HttpCall.Attempt.outcome: what the metrics count an attempt under", () => {
+  it("a success by the 2xx received (200 when none was read); a failure as Failures.httpOutcome says", () => {
+    const attempt = new HttpCall.Call("getSession", undefined).attempt(secret("k"), reveal, [])
+    expect(attempt.outcome()).toBe(200)
+    attempt.receive(201, {}, bytes("{}"))
+    expect(attempt.outcome()).toBe(201)
+    const failures: Array<{ readonly _tag: string; readonly status?: number; readonly message: string }> = [
+      { _tag: "RateLimited", status: 429, message: "slow down" },
+      { _tag: "TransportError", message: "reset" },
+      { _tag: "RequestTimeout", message: "timed out" },
+      { _tag: "ResponseDecodeError", message: "bad body" },
+      { _tag: "InvalidRequest", message: "refused before sending" }
+    ]
+    for (const failure of failures) expect(attempt.outcome(failure), failure._tag).toBe(Failures.httpOutcome(failure))
+    const rateLimited = { _tag: "RateLimited", status: 429, message: "" }
+    expect(attempt.outcome(rateLimited)).toBe(429)
+  })
+})
+
+describe("HttpCall.perOperation", () => {
+  it("one value per operation, each built from its name", () => {
+    expect(HttpCall.perOperation((operation) => operation.length)).toEqual({ onboard: 7, createSession: 13, getSession: 10 })
+    expect(Object.keys(HttpCall.perOperation(() => 0))).toEqual([...HttpCall.operations])
+  })
+})
+
 describe("HttpCall.Call: the outcome of a failed creating call", () => {
   const transport = { _tag: "TransportError", message: "socket hang up" }
   const notSent = Failures.withNotSent({ _tag: "TransportError", message: "connect ECONNREFUSED" }, true)

@@ -12,7 +12,6 @@
 import type { Options, Service } from "../AgentApi.js"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpApiClient from "effect/http-api/HttpApiClient"
@@ -42,13 +41,16 @@ import {
   defaultRetry,
   defaultTimeout,
   effectiveRetry,
-  logRetry,
-  outcomeOf
+  logRetry
 } from "./agentApiPolicy.js"
 import { NonBlankString, validate } from "./schema.js"
 
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 export { defaultMaxResponseSize } from "./body.js"
+
+/** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */
+const recordAttempt = (operation: string, outcome: Metrics.HttpOutcome | undefined) =>
+  outcome === undefined ? Effect.void : Metrics.recordHttpAttempt(operation, outcome)
 
 const logFailure = (error: AgentApiError) =>
   Effect.logDebug(Telemetry.attemptFailedLog).pipe(
@@ -88,11 +90,9 @@ export const make = (
     // sent again only when the service cannot have acted; "idempotent" trusts the service to
     // honour Idempotency-Key.
     const retryable = HttpCall.retryable(options.createPolicy)
-    const retriesOf = {
-      onboard: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("onboard"), retryable.onboard),
-      createSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("createSession"), retryable.createSession),
-      getSession: effectiveRetry(retrySchedule, maxRetryAfter, logRetry("getSession"), retryable.getSession)
-    }
+    const retriesOf = HttpCall.perOperation((operation) =>
+      effectiveRetry(retrySchedule, maxRetryAfter, logRetry(operation), retryable[operation])
+    )
     const credentials = yield* Credentials.Credentials
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
@@ -123,14 +123,8 @@ export const make = (
             duration: timeout,
             orElse: () => Effect.fail(new RequestTimeout({ operation: name, timeout }))
           }),
-          Effect.onExit((exit) =>
-            Exit.isSuccess(exit)
-              ? Metrics.recordHttpAttempt(operation, current.status)
-              : Option.match(Option.flatMapNullishOr(Exit.findErrorOption(exit), outcomeOf), {
-                onNone: () => Effect.void,
-                onSome: (outcome) => Metrics.recordHttpAttempt(operation, outcome)
-              })
-          )
+          Effect.tap(() => recordAttempt(operation, current.outcome())),
+          Effect.tapError((error) => recordAttempt(operation, current.outcome(error)))
         )
       }).pipe(Effect.tapError(logFailure))
       return Effect.retry(attempt, retriesOf[operation])
