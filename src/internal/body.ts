@@ -32,13 +32,14 @@ import { Http } from "effect-agent-session-core"
 export const defaultMaxResponseSize: number = Http.defaults.maxResponseSize
 
 /** A body over the limit: the bytes read (or announced) when reading stopped. */
-export interface OverLimit {
-  readonly _tag: "OverLimit"
-  readonly size: number
-}
+export type OverLimit = Http.OverLimit
+
+/** A read held to the limit (`Http.BodyReader`), as an effect. */
+const settle = <A>(read: A | OverLimit): Effect.Effect<A, OverLimit> =>
+  Http.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
 
 /**
- * Reads a body of at most `limit` bytes (`Http.bodyPlan`): a success over the limit fails with
+ * Reads a body of at most `limit` bytes (`Http.BodyReader`): a success over the limit fails with
  * `OverLimit`; of any other status (an error body, of which only a prefix is kept anyway) the
  * first `limit` bytes are kept and reading stops there. `headers` are the response's, when the
  * caller has them already (the platform's getter builds them afresh on each read).
@@ -49,35 +50,23 @@ export const readBounded = (
   headers?: Headers.Headers
 ): Effect.Effect<Uint8Array, HttpClientError.ResponseError | OverLimit> =>
   Effect.suspend(() => {
-    const plan = Http.bodyPlan(response.status, headers ?? response.headers, limit)
-    if (plan._tag === "refuse") {
-      // Not read: the stream is opened and closed at once, so that the request is released (a
-      // `fetch` body's connection closed). `Stream.take(stream, 0)` never opens it; its first
-      // chunk (the transport's, bounded) is the least that does.
-      return Effect.zipRight(
-        Stream.runDrain(Stream.take(response.stream, 1)),
-        Effect.fail<OverLimit>({ _tag: "OverLimit", size: plan.size })
-      )
+    const body = new Http.BodyReader(response.status, headers ?? response.headers, limit)
+    switch (body.plan) {
+      case "refuse":
+        // Not read: the stream is opened and closed at once, so that the request is released (a
+        // `fetch` body's connection closed). `Stream.take(stream, 0)` never opens it; its first
+        // chunk (the transport's, bounded) is the least that does.
+        return Effect.zipRight(Stream.runDrain(Stream.take(response.stream, 1)), Effect.fail(body.refused()))
+      case "whole":
+        // Framed by the transport: read whole. The reader holds a client that does not frame by
+        // `content-length` to the same bound (it cannot have read more than it holds).
+        return Effect.flatMap(response.arrayBuffer, (buffer) => settle(body.whole(new Uint8Array(buffer))))
+      case "stream":
+        return response.stream.pipe(
+          Stream.runForEachWhile((bytes) => settle(body.push(bytes))),
+          Effect.map(() => body.bytes())
+        )
     }
-    if (plan._tag === "whole") {
-      // Framed by the transport: read whole. The check after reading holds a client that does
-      // not frame by `content-length` to the same bound (it cannot have read more than it holds).
-      return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
-        const bytes = new Uint8Array(buffer)
-        const kept = Http.fitBody(bytes, limit, plan.truncate)
-        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
-      })
-    }
-    const body = new Http.BoundedBody(limit, plan.truncate)
-    return response.stream.pipe(
-      Stream.runForEachWhile((bytes) =>
-        Effect.suspend(() => {
-          const next = body.push(bytes)
-          return next === "over" ? Effect.fail<OverLimit>({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
-        })
-      ),
-      Effect.flatMap(() => Effect.sync(() => body.bytes()))
-    )
   })
 
 // ---------------------------------------------------------------------------

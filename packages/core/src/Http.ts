@@ -300,6 +300,13 @@ export const limitOf = (value: number | undefined, fallback: number = defaults.m
 
 export type {
   /**
+   * A body over its limit: the bytes read (or announced) when reading stopped.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  OverLimit,
+  /**
    * A 2xx response as kept for a possible decode failure.
    *
    * @since 0.1.0
@@ -338,6 +345,20 @@ export {
    * @category models
    */
   BoundedBody,
+  /**
+   * One response's body read within its limit: how to read it, each read held to the limit.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  BodyReader,
+  /**
+   * Whether a read ended over the limit.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isOverLimit,
   /**
    * The bytes as an `ArrayBuffer` of their own (for a web `Response`).
    *

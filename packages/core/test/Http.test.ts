@@ -142,6 +142,49 @@ describe("Http bodies read within their limit", () => {
     ))
   })
 
+  it("a body read by its reader, whichever way its plan says: a success kept whole or over the limit, of any other a prefix", () => {
+    fc.assert(fc.property(
+      fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 12 }),
+      fc.integer({ min: 1, max: 100 }),
+      fc.constantFrom(200, 201, 404, 500),
+      fc.constantFrom("announced", "encoded", "unannounced"),
+      (sizes, limit, status, framing) => {
+        const total = sizes.reduce((sum, size) => sum + size, 0)
+        const headers: Record<string, string> = framing === "unannounced" ? {} : { "content-length": String(total) }
+        if (framing === "encoded") headers["content-encoding"] = "gzip"
+        const reader = new Http.BodyReader(status, headers, limit)
+        const success = Http.isSuccess(status)
+        const read = ((): Uint8Array | Http.OverLimit => {
+          switch (reader.plan) {
+            case "refuse":
+              return reader.refused()
+            case "whole":
+              return reader.whole(bytes(total))
+            case "stream": {
+              let sent = 0
+              for (const size of sizes) {
+                const more = reader.push(bytes(size, sent))
+                sent += size
+                if (Http.isOverLimit(more)) return more
+                if (!more) break
+              }
+              return reader.bytes()
+            }
+          }
+        })()
+        if (success && total > limit) {
+          expect(Http.isOverLimit(read)).toBe(true)
+          if (Http.isOverLimit(read)) expect(read.size).toBeGreaterThan(limit)
+          if (reader.plan === "refuse") expect(read).toEqual({ _tag: "OverLimit", size: total })
+          return
+        }
+        expect(read).toEqual(bytes(Math.min(total, limit)))
+        // Announced within the limit and not encoded: read whole, in one call.
+        if (framing === "announced" && total <= limit) expect(reader.plan).toBe("whole")
+      }
+    ))
+  })
+
   it("the bytes as an ArrayBuffer of their own: the backing buffer only when it is exactly theirs", () => {
     const whole = bytes(4)
     expect(Http.ownArrayBuffer(whole)).toBe(whole.buffer)

@@ -119,6 +119,71 @@ export class BoundedBody {
 }
 
 /**
+ * A body over its limit: the bytes read (or announced) when reading stopped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OverLimit {
+  readonly _tag: "OverLimit"
+  readonly size: number
+}
+
+const overLimit = (size: number): OverLimit => ({ _tag: "OverLimit", size })
+
+/**
+ * One response's body read within `limit` bytes, as {@link bodyPlan} says: `plan` tells the
+ * edition how to read it (`refuse`: not at all, {@link BodyReader.refused} is the failure;
+ * `whole`: in one call, handed to {@link BodyReader.whole}; `stream`: piece by piece, each handed
+ * to {@link BodyReader.push}, then {@link BodyReader.bytes}); the reader holds it to its limit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class BodyReader {
+  readonly plan: "refuse" | "whole" | "stream"
+  private readonly body: BoundedBody
+  private readonly announced: number
+
+  constructor(status: number, headers: Headers, readonly limit: number) {
+    const plan = bodyPlan(status, headers, limit)
+    this.plan = plan._tag
+    this.announced = plan._tag === "refuse" ? plan.size : 0
+    this.body = new BoundedBody(limit, plan._tag !== "refuse" && plan.truncate)
+  }
+
+  /** The failure of a body refused unread: its announced length. */
+  refused(): OverLimit {
+    return overLimit(this.announced)
+  }
+
+  /** The body read in one call: the bytes kept (a longer error body cut), or over the limit. */
+  whole(bytes: Uint8Array): Uint8Array | OverLimit {
+    return fitBody(bytes, this.limit, this.body.truncate) ?? overLimit(bytes.byteLength)
+  }
+
+  /** A piece of the body: whether to read on, or over the limit (the bytes seen). */
+  push(bytes: Uint8Array): boolean | OverLimit {
+    const next = this.body.push(bytes)
+    return next === "over" ? overLimit(this.body.size) : next === "more"
+  }
+
+  /** The bytes kept of a body read piece by piece. */
+  bytes(): Uint8Array {
+    return this.body.bytes()
+  }
+}
+
+/**
+ * Whether a read ended over the limit.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isOverLimit = (read: unknown): read is OverLimit =>
+  typeof read === "object" && read !== null && "_tag" in read && read._tag === "OverLimit"
+
+/**
  * The bytes as an `ArrayBuffer` of their own (for a web `Response`): the backing buffer itself
  * when it is exactly theirs, else a copy.
  *

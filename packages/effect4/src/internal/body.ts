@@ -14,46 +14,35 @@ import { Http } from "effect-agent-session-core"
 export const defaultMaxResponseSize: number = Http.defaults.maxResponseSize
 
 /** A body over the limit: the bytes read (or announced) when reading stopped. */
-export interface OverLimit {
-  readonly _tag: "OverLimit"
-  readonly size: number
-}
+export type OverLimit = Http.OverLimit
+
+/** A read held to the limit (`Http.BodyReader`), as an effect. */
+const settle = <A>(read: A | OverLimit): Effect.Effect<A, OverLimit> =>
+  Http.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
 
 /**
- * Reads a body of at most `limit` bytes, as `Http.bodyPlan` says: a success refused unread when
- * announced over the limit, read whole when the transport frames it, else streamed and stopped at
- * the first byte past the limit; of any other status only the first `limit` bytes are kept.
+ * Reads a body of at most `limit` bytes, as `Http.BodyReader` holds it: a success refused unread
+ * when announced over the limit, read whole when the transport frames it, else streamed and
+ * stopped at the first byte past the limit; of any other status only the first `limit` bytes are
+ * kept.
  */
 export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
   limit: number
 ): Effect.Effect<Uint8Array, HttpClientError.HttpClientError | OverLimit> =>
   Effect.suspend(() => {
-    const plan = Http.bodyPlan(response.status, response.headers, limit)
-    if (plan._tag === "refuse") {
+    const body = new Http.BodyReader(response.status, response.headers, limit)
+    if (body.plan === "refuse") {
       // Not read at all: the stream is opened (its reader taken) and closed at once, so that the
       // request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch`
       // body's connection open.
-      return Effect.andThen(
-        Effect.scoped(Stream.toPull(response.stream)),
-        Effect.fail<OverLimit>({ _tag: "OverLimit", size: plan.size })
-      )
+      return Effect.andThen(Effect.scoped(Stream.toPull(response.stream)), Effect.fail(body.refused()))
     }
-    if (plan._tag === "whole") {
-      return Effect.flatMap(response.arrayBuffer, (buffer): Effect.Effect<Uint8Array, OverLimit> => {
-        const bytes = new Uint8Array(buffer)
-        const kept = Http.fitBody(bytes, limit, plan.truncate)
-        return kept === undefined ? Effect.fail({ _tag: "OverLimit", size: bytes.byteLength }) : Effect.succeed(kept)
-      })
+    if (body.plan === "whole") {
+      return Effect.flatMap(response.arrayBuffer, (buffer) => settle(body.whole(new Uint8Array(buffer))))
     }
-    const body = new Http.BoundedBody(limit, plan.truncate)
     return response.stream.pipe(
-      Stream.runForEachWhile((bytes) =>
-        Effect.suspend((): Effect.Effect<boolean, OverLimit> => {
-          const next = body.push(bytes)
-          return next === "over" ? Effect.fail({ _tag: "OverLimit", size: body.size }) : Effect.succeed(next === "more")
-        })
-      ),
-      Effect.flatMap(() => Effect.sync(() => body.bytes()))
+      Stream.runForEachWhile((bytes) => settle(body.push(bytes))),
+      Effect.map(() => body.bytes())
     )
   })
