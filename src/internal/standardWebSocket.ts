@@ -21,19 +21,13 @@ type Constructor = (url: string, protocols?: string | Array<string> | undefined)
 
 /**
  * Builds the constructor: over the runtime's `WebSocketStream` when it has one (`streams`, by
- * default whether it has), else over its `WebSocket`.
+ * default whether it has), else over its `WebSocket` (`StreamWebSocket.standard`).
  */
-export const make = (streams: boolean = StreamWebSocket.available() !== undefined): Constructor => {
-  const Stream = streams ? StreamWebSocket.available() : undefined
-  if (Stream !== undefined) {
-    // The socket interface the transport reads, and `pause()`/`resume()`: a pausable socket.
-    const constructor: Constructor = (url, protocols) =>
-      new StreamWebSocket.StreamWebSocket(url, protocols, Stream) as unknown as globalThis.WebSocket
-    registerConstructor(constructor, { pausable: true })
-    return constructor
-  }
-  const constructor: Constructor = (url, protocols) => new globalThis.WebSocket(url, protocols)
-  registerConstructor(constructor, { pausable: false })
+export const make = (streams?: boolean): Constructor => {
+  const { open, pausable } = StreamWebSocket.standard(streams)
+  // A `StreamWebSocket` has the socket interface the transport reads, and `pause()`/`resume()`.
+  const constructor: Constructor = (url, protocols) => open(url, protocols) as globalThis.WebSocket
+  registerConstructor(constructor, { pausable })
   return constructor
 }
 

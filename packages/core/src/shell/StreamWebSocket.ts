@@ -53,6 +53,28 @@ export const available = (): WebSocketStreamConstructor | undefined => {
   return typeof found === "function" ? (found as WebSocketStreamConstructor) : undefined
 }
 
+/**
+ * How the runtime's own WebSockets open (an edition's constructor over the standard `WebSocket`):
+ * over its `WebSocketStream` when it has one and `streams` asks for it, a {@link StreamWebSocket}
+ * that pauses (it reads a message only while the consumer wants more); else its standard
+ * `WebSocket`, which cannot pause (no `pause()`/`resume()`: the core's connection then bounds
+ * what waits for the consumer).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const standard = (
+  streams: boolean = available() !== undefined
+): {
+  readonly pausable: boolean
+  readonly open: (url: string, protocols: string | Array<string> | undefined) => StreamWebSocket | WebSocket
+} => {
+  const Stream = streams ? available() : undefined
+  return Stream === undefined
+    ? { pausable: false, open: (url, protocols) => new globalThis.WebSocket(url, protocols) }
+    : { pausable: true, open: (url, protocols) => new StreamWebSocket(url, protocols, Stream) }
+}
+
 /** `readyState` once closed (the WHATWG value). */
 const CLOSED = 3
 

@@ -85,6 +85,22 @@ describe("StreamWebSocket", () => {
     expect(StreamWebSocket.available()).toBeUndefined()
   })
 
+  it("standard: the runtime's WebSocketStream when it has one and it is asked for (pausable), else its WebSocket (not)", () => {
+    expect(StreamWebSocket.standard().pausable).toBe(false)
+    expect(StreamWebSocket.standard(true).pausable).toBe(false)
+    Reflect.set(globalThis, "WebSocketStream", Stream)
+    try {
+      const streams = StreamWebSocket.standard()
+      expect(streams.pausable).toBe(true)
+      const socket = streams.open("ws://127.0.0.1:1/v1/connect", ["v1"])
+      expect(socket).toBeInstanceOf(StreamWebSocket.StreamWebSocket)
+      expect(ScriptedStream.last?.options?.protocols).toEqual(["v1"])
+      expect(StreamWebSocket.standard(false).pausable).toBe(false)
+    } finally {
+      Reflect.deleteProperty(globalThis, "WebSocketStream")
+    }
+  })
+
   it("opens, delivers messages in order, writes, and can pause (a pausable socket to the transport)", async () => {
     const { seen, socket, stream } = opened()
     expect([socket.readyState, Socket.isPausable(socket), stream.options?.protocols]).toEqual([0, true, ["v1"]])

@@ -23,22 +23,14 @@ const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): s
 
 /**
  * Builds the constructor: over the runtime's `WebSocketStream` when it has one (`streams`, by
- * default whether it has), else over its `WebSocket`.
+ * default whether it has), else over its `WebSocket` (`StreamWebSocket.standard`).
  */
-export const make = (
-  streams: boolean = StreamWebSocket.available() !== undefined
-): Socket.WebSocketConstructor["Service"] => {
-  const Stream = streams ? StreamWebSocket.available() : undefined
-  if (Stream !== undefined) {
-    // The socket interface the transport reads, and `pause()`/`resume()`: a pausable socket.
-    const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
-      new StreamWebSocket.StreamWebSocket(url, protocolsOf(options), Stream) as unknown as globalThis.WebSocket
-    registerConstructor(constructor, { pausable: true })
-    return constructor
-  }
+export const make = (streams?: boolean): Socket.WebSocketConstructor["Service"] => {
+  const { open, pausable } = StreamWebSocket.standard(streams)
+  // A `StreamWebSocket` has the socket interface the transport reads, and `pause()`/`resume()`.
   const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
-    new globalThis.WebSocket(url, protocolsOf(options))
-  registerConstructor(constructor, { pausable: false })
+    open(url, protocolsOf(options)) as globalThis.WebSocket
+  registerConstructor(constructor, { pausable })
   return constructor
 }
 
