@@ -6,9 +6,9 @@
  *
  * Not a `Queue`: a queue is made for many producers and consumers that wait on each other (three
  * sets of waiters, a dispatcher, its take's closures), which is heap per open connection; here one
- * producer never waits (the core bounds it) and the consumer takes everything there is. A take
- * that finds nothing waits on {@link EventBuffer.wait}: woken by the next event or the end, it
- * looks again (a wake-up that finds nothing waits again).
+ * producer never waits (the core bounds it) and the consumer takes everything there is. A pull
+ * that finds nothing waits ({@link EventBuffer.waitThen}): woken by the next event or the end, it
+ * is resumed with the pull again (a wake-up that finds nothing waits again).
  */
 import * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
@@ -20,8 +20,34 @@ export type End<E> = { readonly _tag: "Done" } | { readonly _tag: "Failed"; read
 
 const done: End<never> = { _tag: "Done" }
 
-/** A wake-up: the waiter looks again. */
-const woke = Effect.void
+/** A consumer waiting: its fiber is resumed with `next` (its pull, again). */
+export interface Waiter {
+  resume(effect: Effect.Effect<unknown, unknown>): void
+  readonly next: Effect.Effect<unknown, unknown>
+}
+
+/**
+ * The dispatcher waiters are woken on, one per scheduler (a consumer's fiber runs on its
+ * scheduler; the buffer has no fiber of its own to take one from).
+ */
+const dispatchers = new WeakMap<Scheduler.Scheduler, Scheduler.SchedulerDispatcher>()
+
+const dispatcherOf = (scheduler: Scheduler.Scheduler): Scheduler.SchedulerDispatcher => {
+  let dispatcher = dispatchers.get(scheduler)
+  if (dispatcher === undefined) {
+    dispatcher = scheduler.makeDispatcher()
+    dispatchers.set(scheduler, dispatcher)
+  }
+  return dispatcher
+}
+
+/** The wait of {@link EventBuffer.waitThen}: the fiber's scheduler is the callback's `this`. */
+const waitOn = <B, F>(buffer: EventBuffer<unknown, unknown>, next: Effect.Effect<B, F>): Effect.Effect<B, F> =>
+  Effect.callback<B, F>(function(resume) {
+    const registered = buffer.register({ resume, next }, this)
+    if (registered === false) return resume(next)
+    return registered
+  })
 
 /** The buffer of one connection. */
 export class EventBuffer<A, E> {
@@ -30,9 +56,9 @@ export class EventBuffer<A, E> {
   /** How the events ended, once they did. */
   private ended: End<E> | undefined = undefined
   /** The consumer waiting (and any other, should the same events be pulled concurrently). */
-  private waiter: ((effect: Effect.Effect<void>) => void) | undefined = undefined
-  private others: Array<(effect: Effect.Effect<void>) => void> | undefined = undefined
-  /** The waiting fiber's dispatcher: waiters are woken on it, after the producer's callback. */
+  private waiter: Waiter | undefined = undefined
+  private others: Array<Waiter> | undefined = undefined
+  /** The waiters' dispatcher: they are woken on it, after the producer's callback. */
   private dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
   private waking = false
   /** What an interrupted wait leaves: the others are woken (made on the first wait). */
@@ -79,22 +105,23 @@ export class EventBuffer<A, E> {
   }
 
   /**
-   * Waits until an event or the end is there (at once when one is); the caller looks again. An
+   * Goes on with `next` (the caller's pull, which looks again) once an event or the end is there,
+   * at once when one is. The waiting fiber holds no frame of its own: it is resumed with `next`. An
    * interrupted wait wakes the other waiters, so that none waits on a wake-up it took.
    */
-  get wait(): Effect.Effect<void> {
-    return Effect.withFiber((fiber) =>
-      Effect.callback<void>((resume) => {
-        if (this.size > 0 || this.ended !== undefined) return resume(woke)
-        if (this.waiter === undefined) this.waiter = resume
-        else (this.others ??= []).push(resume)
-        this.dispatcher = fiber.currentDispatcher
-        return this.onInterrupt()
-      })
-    )
+  waitThen<B, F>(next: Effect.Effect<B, F>): Effect.Effect<B, F> {
+    return waitOn(this, next)
   }
 
-  private onInterrupt(): Effect.Effect<void> {
+  /**
+   * Registers a waiter, unless an event or the end is there (false: it goes on at once); what it
+   * leaves when interrupted.
+   */
+  register(waiter: Waiter, scheduler: Scheduler.Scheduler): Effect.Effect<void> | false {
+    if (this.size > 0 || this.ended !== undefined) return false
+    if (this.waiter === undefined) this.waiter = waiter
+    else (this.others ??= []).push(waiter)
+    this.dispatcher = dispatcherOf(scheduler)
     return this.cancelled ??= Effect.sync(() => this.wake())
   }
 
@@ -114,8 +141,7 @@ export class EventBuffer<A, E> {
     this.waking = false
     this.waiter = undefined
     this.others = undefined
-    this.dispatcher = undefined
-    waiter?.(woke)
-    if (others !== undefined) for (const other of others) other(woke)
+    waiter?.resume(waiter.next)
+    if (others !== undefined) for (const other of others) other.resume(other.next)
   }
 }

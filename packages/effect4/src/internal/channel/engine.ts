@@ -177,7 +177,7 @@ export class EngineConnection implements EventStream.Connection {
     }
     const finished = buffer.finished
     if (finished !== undefined) return finished._tag === "Done" ? consumer.ended() : consumer.failed(finished.cause)
-    return Effect.andThen(buffer.wait, again)
+    return buffer.waitThen(again)
   }
 
   /** The connection's state, a `SubscriptionRef` made when first read. */
