@@ -49,7 +49,7 @@ const Live = Simulator.layer({
 
 describe("cluster end to end: a runner joins while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped.skip("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
+    it.scoped("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
         const pg = yield* Postgres.start

@@ -314,6 +314,9 @@ export const make = (
             agent: payload.agent,
             shard: address.shardId.id
           })
+          // Claimed while the log did not know the session (nothing was recorded): claimed now
+          // that it does, before anything is appended (appends are written only by the holder).
+          yield* claimLog(log, sessionId, writer)
         }
         activation.record = Option.some(r)
         if (Option.isSome(r.ended)) return false
