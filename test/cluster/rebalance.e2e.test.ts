@@ -13,24 +13,17 @@
  * missing, none twice. Outside a kill there is no loss window (docs/scale-out.md): any loss here
  * is a bug.
  *
- * The two ways a hand-over loses events that this catches: a channel closed without reading what
+ * The ways a hand-over loses events that this catches: a channel closed without reading what
  * the service had sent already (the service resumes the next channel after it: hence
- * `EventStream.Connection.drain`); and, under load, two runners writing one log (a runner whose
+ * `EventStream.Connection.drain`); under load, two runners writing one log (a runner whose
  * shard locks lapsed, as `@effect/cluster` gives them all up when a lock operation misses its
  * deadline, loses its shards while its activations still persist what they received: hence one
- * writer per log, `EventLog.Service.claim`).
- *
- * Skipped: not shown reliable on a starved machine. With both fixes as they are it passed its
- * last 4 runs (load averages 5 to 10 on 2 cores), but a lapsed claim is still taken from a
- * runner that is alive: a runner stalled longer than a claim's lease (6 s without renewal,
- * `writer.ts`) loses its shard locks by the same stall (`@effect/cluster` drops them when a lock
- * operation takes over 5 s); the next owner finds the claim lapsed and takes the session while
- * the stalled runner, awake again, still persists what its channel received, and the two write
- * the same sequence numbers. Runs at load averages 12 to 15 lost hundreds of events so
- * (sessions ended `EventLogError` or `Superseded`). What it needs: a lapsed claim taken only
- * once its runner is gone, not merely stalled (`EventLog.Service.live`: a lock of the runner's
- * name, to be held on a connection of its own, as the start-up lock in NodeClusterSessions;
- * held on a pooled connection it starved runners with small pools). To run it: `it.scoped`.
+ * writer per log, `EventLog.Service.claim`); and a claim taken from a runner that is alive but
+ * stalled longer than the claim's lease (the same stall costs it its shard locks), so that the
+ * next owner takes the session while the stalled runner, awake again, still persists what its
+ * channel received (at load averages of 12 to 15 on 2 cores that lost hundreds of events): hence
+ * a claim holds while its runner lives (`EventLog.Service.live`: a lock of the runner's name on a
+ * connection of its own). test/cluster/freeze.e2e.test.ts makes that stall on purpose.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
