@@ -56,8 +56,7 @@ export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>(
 
 /**
  * The event log's store (PostgreSQL, or memory) failed: the database is unreachable, or a
- * statement failed; or (`reason: "ClaimLost"`) an append was refused because its writer no
- * longer holds the session's log (another runner took it over: see `EventLog.Service.claim`).
+ * statement failed.
  *
  * @since 0.1.0
  * @category errors
@@ -67,14 +66,7 @@ export class EventLogError extends Schema.TaggedError<EventLogError>("effect-age
   {
     /** The log operation, such as `append`. */
     operation: Schema.String,
-    message: Schema.String,
-    /**
-     * `ClaimLost`: the writer no longer holds the session's log, so the append was not written
-     * (trying again cannot succeed). Absent for a store's failure.
-     *
-     * @since 0.3.0
-     */
-    reason: Schema.optional(Schema.Literal("ClaimLost"))
+    message: Schema.String
   }
 ) {
   /** @since 0.1.0 */

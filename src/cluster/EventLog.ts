@@ -131,8 +131,8 @@ export interface Service {
    * Appends events with the given sequence numbers, in one transaction. A sequence number that
    * is already taken fails (`EventLogError`): one writer per session. With `writer`, the events
    * are written only while `writer` holds the session's log ({@link Service.claim}); once
-   * another writer has taken it, the append fails with `EventLogError` of `reason: "ClaimLost"`
-   * and writes nothing (on PostgreSQL the check and the write are one statement, and a take-over
+   * another writer has taken it, the append fails with `EventLogError` of `operation: "claim"`
+   * (the check that failed; trying again cannot succeed) and writes nothing (on PostgreSQL the check and the write are one statement, and a take-over
    * waits for an append under way to commit).
    */
   readonly append: (

@@ -180,7 +180,7 @@ const claimsHold = Effect.gen(function*() {
  * A claim holds for as long as its runner lives: lapsed (not renewed), it is not taken while the
  * runner is shown alive (`live`: a runner stalled past its renewals), and is taken once the runner
  * is gone. Appends with a writer are written only while that writer holds the log: another
- * writer's are refused (`ClaimLost`) and write nothing, before and after a take-over.
+ * writer's are refused (operation `claim`) and write nothing, before and after a take-over.
  */
 const claimsFollowLiveness = Effect.gen(function*() {
   const log = yield* EventLog.EventLog
@@ -190,7 +190,7 @@ const claimsFollowLiveness = Effect.gen(function*() {
   assert.isTrue(yield* log.claim("stalled", "runner-stalled#1", 200))
   yield* log.append("stalled", [{ seq: 1, event: started(1) }], "runner-stalled#1")
   const refused = yield* Effect.flip(log.append("stalled", [{ seq: 2, event: started(2) }], "runner-next#1"))
-  assert.strictEqual(refused.reason, "ClaimLost")
+  assert.strictEqual(refused.operation, "claim")
   // Lapsed while its runner lives: held.
   yield* wallClockSleep(600)
   assert.isFalse(yield* log.claim("stalled", "runner-next#1", 60_000))
@@ -202,12 +202,12 @@ const claimsFollowLiveness = Effect.gen(function*() {
   yield* wallClockSleep(300)
   assert.isTrue(yield* log.claim("stalled", "runner-next#1", 60_000))
   const late = yield* Effect.flip(log.append("stalled", [{ seq: 3, event: started(3) }], "runner-stalled#1"))
-  assert.strictEqual(late.reason, "ClaimLost")
+  assert.strictEqual(late.operation, "claim")
   yield* log.append("stalled", [{ seq: 3, event: started(4) }], "runner-next#1")
   assert.deepStrictEqual((yield* log.read("stalled", 1, 10)).map((l) => l.event), [started(1), started(2), started(4)])
   // An append with a writer to a log nobody holds is refused too.
   yield* log.register({ info: info("nobody-holds"), maxActions: 3, agent: Option.none() })
-  assert.strictEqual((yield* Effect.flip(log.append("nobody-holds", [{ seq: 1, event: started(1) }], "runner-next#1"))).reason, "ClaimLost")
+  assert.strictEqual((yield* Effect.flip(log.append("nobody-holds", [{ seq: 1, event: started(1) }], "runner-next#1"))).operation, "claim")
   assert.deepStrictEqual(yield* log.read("nobody-holds", 1, 10), [])
 })
 
@@ -296,13 +296,13 @@ describe("EventLog on PostgreSQL", () => {
         // Lapsed, its runner not shown alive: taken; the runner cut off writes no more.
         assert.isTrue(yield* log.claim("cut", "runner-other#1", 60_000))
         assert.strictEqual(
-          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).reason,
-          "ClaimLost"
+          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).operation,
+          "claim"
         )
         yield* log.renew("runner-cut", ["cut"], 60_000)
         assert.strictEqual(
-          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).reason,
-          "ClaimLost"
+          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).operation,
+          "claim"
         )
         assert.deepStrictEqual((yield* log.read("cut", 1, 10)).map((l) => l.seq), [1])
         // Within a second or two the lock is held again, on a new connection: a lapsed claim of
@@ -374,7 +374,7 @@ describe("EventLog on PostgreSQL", () => {
         const second = yield* appendAll(2, (id) => id === "held-050" ? "someone-else" : id === "held-150" ? undefined : `${id}-writer`)
         assert.deepStrictEqual(ids.filter((_, i) => second[i]!._tag === "Left"), ["held-050"])
         const refused = second[50]!
-        assert.isTrue(refused._tag === "Left" && refused.left.reason === "ClaimLost")
+        assert.isTrue(refused._tag === "Left" && refused.left.operation === "claim")
         const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
         ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "held-050" ? [1] : [1, 2], id))
       }))

@@ -59,16 +59,21 @@ const decodeInfo = Schema.decodeUnknownSync(infoJson)
 const fail = (operation: string) => (cause: unknown) =>
   new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
 
-/** An append refused: `writer` does not hold the session's log (another writer took it over). */
+/**
+ * An append refused: `writer` does not hold the session's log (another writer took it over). Its
+ * operation is `claim`, the check that failed (an append's own failures say `append`).
+ */
 const claimLost = (sessionId: string, writer: string) =>
   new EventLogError({
-    operation: "append",
-    reason: "ClaimLost",
+    operation: "claim",
     message: `the log of session ${sessionId} is not held by ${writer} (another writer took it over)`
   })
 
-/** Whether an append was refused because its writer no longer holds the log (trying again cannot succeed). */
-export const isClaimLost = (error: EventLogError): boolean => error.reason === "ClaimLost"
+/**
+ * Whether an append failed because its writer no longer holds the log (trying again cannot
+ * succeed): of an append, only that failure says `claim`.
+ */
+export const isClaimLost = (error: EventLogError): boolean => error.operation === "claim"
 
 /** The runner's writer name in an activation's (`runner#n`: `writer.ts`), whose lock shows it alive. */
 const runnerOf = (writer: string): string => writer.split("#")[0] ?? writer

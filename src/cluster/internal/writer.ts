@@ -19,7 +19,7 @@
  * locks) keeps its claims, and persists what its channels received when it wakes; a runner
  * killed loses them as soon as they lapse. A runner cut off from the database (the lock's
  * connection gone) can lose them too, once they lapse: from then on the log refuses its appends
- * (`ClaimLost`), and its run stops without writing.
+ * (an `EventLogError` of operation `claim`), and its run stops without writing.
  */
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
