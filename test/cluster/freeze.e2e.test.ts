@@ -17,7 +17,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { type ClientDone, decodeEvents, fixture, fixtureEnv } from "./fixtures/process.js"
+import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
+import { fixture, fixtureEnv } from "./fixtures/process.js"
 
 const SESSIONS = 45
 
@@ -67,30 +68,9 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
         yield* Effect.sleep("10 seconds")
         victim.child.kill("SIGCONT")
 
-        const done = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            Effect.timeoutFail({ duration: "300 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
-          )
-        ) as ClientDone
-
-        assert.strictEqual(done.sessions.length, SESSIONS)
-        let lost = 0
-        let twice = 0
+        const done = yield* clientDone(client, 300)
+        yield* everyEventOnce(done, simulator, SESSIONS)
         for (const session of done.sessions) {
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          const delivered = decodeEvents(session.events)
-          const seen = new Set(delivered.map((e) => JSON.stringify(e)))
-          twice += delivered.length - seen.size
-          lost += script.filter((e) => !seen.has(JSON.stringify(e))).length
-        }
-        // Counted first, for the failure message; then each session exactly.
-        assert.deepStrictEqual({ lost, twice }, { lost: 0, twice: 0 })
-        for (const session of done.sessions) {
-          assert.strictEqual(session.run, "complete", session.id)
-          assert.strictEqual(session.streamExit, "Success", session.id)
-          assert.deepStrictEqual(session.seqs, session.seqs.map((_, i) => i + 1), session.id)
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          assert.deepStrictEqual(decodeEvents(session.events), script, session.id)
           assert.strictEqual((yield* simulator.answers(session.id)).length, 1, `${session.id}: answered twice at the service`)
         }
         // The frozen runner lived through it, as did the others.

@@ -29,7 +29,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { type ClientDone, decodeEvents, fixture, fixtureEnv } from "./fixtures/process.js"
+import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
+import { fixture, fixtureEnv } from "./fixtures/process.js"
 
 const SESSIONS = 60
 
@@ -80,31 +81,7 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         ) as { readonly errors: ReadonlyArray<string> }
         assert.deepStrictEqual(answered.errors, [])
 
-        const done = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            Effect.timeoutFail({ duration: "300 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
-          )
-        ) as ClientDone
-
-        assert.strictEqual(done.sessions.length, SESSIONS)
-        let lost = 0
-        let twice = 0
-        for (const session of done.sessions) {
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          const delivered = decodeEvents(session.events)
-          const seen = new Set(delivered.map((e) => JSON.stringify(e)))
-          twice += delivered.length - seen.size
-          lost += script.filter((e) => !seen.has(JSON.stringify(e))).length
-        }
-        // Counted first, for the failure message; then each session exactly.
-        assert.deepStrictEqual({ lost, twice }, { lost: 0, twice: 0 })
-        for (const session of done.sessions) {
-          assert.strictEqual(session.run, "complete", session.id)
-          assert.strictEqual(session.streamExit, "Success", session.id)
-          assert.deepStrictEqual(session.seqs, session.seqs.map((_, i) => i + 1), session.id)
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          assert.deepStrictEqual(decodeEvents(session.events), script, session.id)
-        }
+        yield* everyEventOnce(yield* clientDone(client, 300), simulator, SESSIONS)
         // The new runner took sessions over while they ran (the shards did move).
         const taken = joining.lines.filter((line) => line.includes("Took session")).length
         assert.isAtLeast(taken, 1, `no session was taken over by the joining runner: ${joining.stderr()}`)
