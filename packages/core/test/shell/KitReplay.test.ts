@@ -101,6 +101,38 @@ describe("KitReplay", () => {
     assert.strictEqual(replay.printableUrl, `replay:${path}`)
   })
 
+  it("without a recorded session, the header's answers: its session id as the shell decodes it", () => {
+    const lines = [Recordings.header(), { type: "connect", t: 50, conn: 1 }, ...Recordings.ending(60)]
+    const { replay } = open(lines)
+    assert.deepStrictEqual(replay.session(), { id: Recordings.sessionId })
+  })
+
+  it("a recorded session the shell cannot decode is answered by the header's", () => {
+    const lines = Recordings.session().map((line) =>
+      typeof line === "object" && line !== null && (line as { type?: unknown }).type === "created"
+        ? { ...line, session: { session_id: 42 } }
+        : line
+    )
+    const { replay } = open(lines)
+    assert.deepStrictEqual(replay.create(Recordings.request, Recordings.request, []), {
+      _tag: "Session",
+      session: { id: Recordings.sessionId }
+    })
+  })
+
+  it("a header whose session id the shell's session does not take is the edition's invalid error", () => {
+    const path = Recordings.writeRecording(Recordings.session())
+    const opened = KitReplay.Replay.open({
+      path,
+      source: FileSource.fromFile(path, Fs),
+      decoders: { ...decoders, session: () => undefined },
+      errors,
+      observer: worldOf([])
+    })
+    assert.isFalse(opened instanceof KitReplay.Replay)
+    assert.deepInclude(opened as Invalid, { kind: "invalid", path, line: 1 })
+  })
+
   it("a create against a recording without one is the edition's mismatch, naming the path", () => {
     const lines = [Recordings.header(), { type: "connect", t: 50, conn: 1 }, ...Recordings.ending(60)]
     const { path, replay } = open(lines)

@@ -38,21 +38,16 @@ import {
   ReplayMismatch
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
-import type { World } from "../testing/kitTypes.js"
+import { CreateSessionRequest, SessionInfo } from "../../Session.js"
+import type { ReplayOptions as ReplayKitOptions, World } from "../testing/kitTypes.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
 
-/** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<KitReplay.MemoryReplayOptions, "maxLineLength" | "redact"> {
+/** Options of an in-memory replay: the file, and the kit's (the answer timeout, the longest line, `redact`). */
+export interface ReplayOptions extends ReplayKitOptions {
   readonly path: string
-  /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
-  readonly answerTimeout?: Duration.Input | undefined
 }
-
-/** The default `answerTimeout`: 30 s. */
-export const defaultAnswerTimeout: Duration.Duration = Duration.millis(KitReplay.defaultAnswerTimeoutMillis)
 
 const decodeError = Schema.decodeUnknownResult(AgentSessionError)
 const decodeSession = Schema.decodeUnknownResult(SessionInfo)
@@ -75,20 +70,12 @@ export const make = (options: ReplayOptions, observer: World) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
-    const answerTimeout = Duration.fromInputUnsafe(options.answerTimeout ?? defaultAnswerTimeout)
+    const answerTimeout = Duration.fromInputUnsafe(options.answerTimeout ?? KitReplay.defaultAnswerTimeoutMillis)
     // The header is checked when the layer is built: a foreign or damaged file fails it.
     const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
     if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
     const header = replay.header
-
-    const fallbackSession = new SessionInfo({
-      session_id: SessionId.make(header.sessionId),
-      status: Option.none(),
-      start_time: Option.none(),
-      end_time: Option.none(),
-      error: Option.none()
-    })
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
@@ -98,7 +85,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const answer = replay.create(request, Result.isSuccess(encoded) ? encoded.success : {}, secrets)
         switch (answer._tag) {
           case "Session":
-            return Effect.succeed(answer.session ?? fallbackSession)
+            return Effect.succeed(answer.session)
           case "Failed":
             return Effect.fail(answer.error)
           case "Unrecorded":
@@ -176,9 +163,8 @@ export const make = (options: ReplayOptions, observer: World) =>
     }
 
     return {
-      header,
       createSession,
-      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session() ?? fallbackSession),
+      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session()),
       eventStream
     }
   })
