@@ -126,13 +126,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const woken = yield* Effect.makeLatch(false)
         const attempt = replay.attempt(pass, sessionId, hooks, () => woken.unsafeOpen())
         if (attempt === undefined) return
-        const io: Io = {
-          send: (_frame, data) => Effect.sync(() => attempt.send(data)),
-          pause: () => attempt.pause(),
-          resume: () => attempt.resume(),
-          abort: () => {}
-        }
-        hooks.attach(io)
+        hooks.attach({ ...attempt.flow, send: (_frame, data) => Effect.sync(() => attempt.send(data)) } satisfies Io)
 
         while (true) {
           const step = attempt.next()

@@ -250,6 +250,16 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
     return this.written
   }
 
+  /**
+   * The flow control the engine is handed with the attempt's writer (an edition's transport `Io`
+   * has these): stop reading, read again, and an abort that has nothing to drop in memory.
+   */
+  readonly flow = {
+    pause: (): void => this.pause(),
+    resume: (): void => this.resume(),
+    abort: (): void => {}
+  }
+
   /** The engine stops reading (back-pressure): the next frame waits. */
   pause(): void {
     this.paused = true

@@ -207,15 +207,18 @@ describe("KitReplay", () => {
         else return assert.fail(`${step._tag} before ${tag}`)
       }
     }
-    attempt.pause()
+    // The flow as the engine is handed it (detached from the attempt).
+    const { abort, pause, resume } = attempt.flow
+    pause()
     until("Wait")
     assert.deepStrictEqual(trace, ["open"])
-    // An answer is not what the frame waits for.
+    // An answer is not what the frame waits for, and an abort has nothing to drop.
     attempt.send(Recordings.answerData)
+    abort()
     assert.strictEqual(wakes, 0)
-    attempt.resume()
+    resume()
     assert.strictEqual(wakes, 1)
-    attempt.resume()
+    resume()
     assert.strictEqual(wakes, 1)
     until("Sleep")
     assert.deepStrictEqual(trace, ["open", "frame started"])
