@@ -73,7 +73,6 @@ export const make = (options: ReplayOptions, observer: World) =>
     const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
     if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
-    const header = replay.header
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
@@ -101,10 +100,8 @@ export const make = (options: ReplayOptions, observer: World) =>
         const engine = yield* makeEngine({
           sessionId,
           settings: resolveSettings({}, connectOptions),
-          dialect: header.dialect,
+          ...replay.channel,
           agent: connectOptions.agent,
-          printableUrl: replay.printableUrl,
-          framing: replay.framing,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection

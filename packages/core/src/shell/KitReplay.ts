@@ -356,6 +356,18 @@ export class Replay<S, E extends { readonly _tag: string }, CE extends E, F exte
     return `replay:${this.options.path}`
   }
 
+  /**
+   * What the edition's engine is told of a replayed connection: the recording's dialect, the
+   * framing of its frames and the address it prints.
+   */
+  get channel(): {
+    readonly dialect: Recording.Header["dialect"]
+    readonly framing: Recording.Header["dialect"]["framing"]
+    readonly printableUrl: string
+  } {
+    return { dialect: this.header.dialect, framing: this.framing, printableUrl: this.printableUrl }
+  }
+
   /** A problem of the replay as the edition's error. */
   errorOf(problem: Recording.ReplayProblem): I | M {
     return errorOf(this.options.path, problem, this.options.errors)

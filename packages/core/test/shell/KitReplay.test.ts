@@ -99,6 +99,11 @@ describe("KitReplay", () => {
     assert.deepStrictEqual(trace, [`created ${JSON.stringify(Recordings.request)}`])
     assert.deepStrictEqual(replay.session(), { id: Recordings.sessionId })
     assert.strictEqual(replay.printableUrl, `replay:${path}`)
+    assert.deepStrictEqual(replay.channel, {
+      dialect: replay.header.dialect,
+      framing: replay.framing,
+      printableUrl: `replay:${path}`
+    })
   })
 
   it("without a recorded session, the header's answers: its session id as the shell decodes it", () => {

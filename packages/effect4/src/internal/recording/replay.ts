@@ -75,7 +75,6 @@ export const make = (options: ReplayOptions, observer: World) =>
     const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
     if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
-    const header = replay.header
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
@@ -102,11 +101,9 @@ export const make = (options: ReplayOptions, observer: World) =>
         const pass = replay.connection(sessionId)
         const engine = yield* makeEngine({
           sessionId,
-          settings: resolveSettings({}, connectOptions, header.dialect),
-          dialect: header.dialect,
+          settings: resolveSettings({}, connectOptions, replay.header.dialect),
+          ...replay.channel,
           agent: connectOptions.agent,
-          printableUrl: replay.printableUrl,
-          framing: replay.framing,
           transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
