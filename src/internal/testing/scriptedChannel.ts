@@ -88,3 +88,13 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
     // A scripted channel has nothing in flight: everything it sent is read.
     return { sessionId, events, state, respond, close, drain: close } satisfies EventStream.Connection
   })
+
+/**
+ * The kit's `EventStream` over its `connect` (scripted or replayed): `events` are the events of a
+ * connection held for as long as the stream runs.
+ */
+export const eventStreamOf = (connect: EventStream.Service["connect"]): EventStream.Service => ({
+  connect,
+  events: (sessionId, connectOptions) =>
+    Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+})

@@ -25,7 +25,6 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
@@ -40,6 +39,7 @@ import {
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import type { ReplayOptions as ReplayKitOptions, World } from "../testing/kitTypes.js"
+import { eventStreamOf } from "../testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
@@ -147,15 +147,9 @@ export const make = (options: ReplayOptions, observer: World) =>
         }
       })
 
-    const eventStream: EventStream.Service = {
-      connect: (sessionId, connectOptions) => connect(sessionId, connectOptions),
-      events: (sessionId, connectOptions) =>
-        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    }
-
     return {
       createSession,
       getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session()),
-      eventStream
+      eventStream: eventStreamOf(connect)
     }
   })

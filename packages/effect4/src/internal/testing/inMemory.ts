@@ -7,13 +7,12 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { Script } from "effect-agent-session-core/shell"
 import { Agent, type OnboardInput, OnboardRequest } from "../../Agent.js"
 import { AgentApi, type Service as AgentApiService } from "../../AgentApi.js"
 import type * as Credentials from "../../Credentials.js"
 import { type InvalidRecording, NotFound } from "../../Errors.js"
-import * as EventStream from "../../EventStream.js"
+import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import type {
   Control,
@@ -24,7 +23,7 @@ import type {
 } from "./kitTypes.js"
 import * as ReplayInternal from "../recording/replay.js"
 import { validate } from "../schema.js"
-import { makeConnect } from "./scriptedChannel.js"
+import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
 /** The services of a test layer, before they are put in its context. */
 export interface Services {
@@ -67,13 +66,7 @@ export const makeServices = (options: Options, session: DefaultScript) =>
       getSession: (sessionId) => Effect.fail(new NotFound(world.getSession(sessionId)))
     })
 
-    const connect = makeConnect(world)
-
-    const eventStream = EventStream.EventStream.of({
-      connect,
-      events: (sessionId, connectOptions) =>
-        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    })
+    const eventStream = eventStreamOf(makeConnect(world))
 
     const control: Control = {
       answers: Effect.sync(() => world.answers),
