@@ -12,11 +12,11 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
+import type * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { Failures, Keys, Secrets } from "effect-agent-session-core"
+import { Failures, Secrets } from "effect-agent-session-core"
+import { fieldsOf, type FieldsOf, plain } from "./internal/errorFields.js"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -49,96 +49,48 @@ export const truncateRaw: (text: string) => string = Secrets.truncateRaw
  */
 export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
 
-/**
- * The `Duration` of a count of nanoseconds, as it was made. A zero count comes only from
- * `Duration.millis` of less than half a nanosecond, which Effect keeps as zero nanoseconds, a
- * value that hashes apart from `Duration.zero`: it is made again the same way.
- */
-const fromNanos = (nanos: bigint): Duration.Duration =>
-  nanos === BigInt(0) ? Duration.millis(Number.MIN_VALUE) : Duration.nanos(nanos)
+/** An error's fields, its tag first. */
+type Tagged<Tag extends Failures.ErrorTag> =
+  & { readonly _tag: Schema.tag<Tag> }
+  & FieldsOf<(typeof Failures.errorFields)[Tag]>
 
-/**
- * A `Duration` whose encoded form is JSON and keeps the way it was made (Effect keeps whole
- * milliseconds as such, and anything else in nanoseconds), so that it decodes to a `Duration`
- * equal to the original (`Equal.equals`, whose hash tells the two apart):
- * `{ millis: <number> }`, `{ nanos: "<integer>" }` or `"Infinity"`.
- */
-const JsonDuration = Schema.transform(
-  Schema.Union(
-    Schema.Struct({ millis: Schema.JsonNumber.pipe(Schema.nonNegative()) }),
-    Schema.Struct({ nanos: Schema.String.pipe(Schema.pattern(/^\d{1,400}$/)) }),
-    Schema.Literal("Infinity")
-  ),
-  // Generated durations include fractional milliseconds, as a jittered wait or a time-out can be.
-  Schema.DurationFromSelf.annotations({
-    arbitrary: () => (fc) =>
-      fc.oneof(
-        fc.constant(Duration.infinity),
-        fc.bigInt({ min: BigInt(0) }).map(Duration.nanos),
-        fc.double({ min: 0, max: 1e15, noNaN: true }).map(Duration.millis)
-      )
-  }),
-  {
-    strict: true,
-    decode: (encoded) =>
-      encoded === "Infinity"
-        ? Duration.infinity
-        : "millis" in encoded
-        ? Duration.millis(encoded.millis)
-        : fromNanos(BigInt(encoded.nanos)),
-    encode: (duration) => {
-      const value = duration.value
-      switch (value._tag) {
-        case "Infinity":
-          return "Infinity" as const
-        case "Millis":
-          return { millis: value.millis }
-        case "Nanos":
-          return { nanos: String(value.nanos) }
-      }
-    }
-  }
-)
-
-/**
- * A field the constructor fills in when it is not given (decoding still requires it): errors are
- * built in tests from the fields that matter, and the SDK's own errors keep every field.
- */
-const defaulted = <A, I>(schema: Schema.Schema<A, I>, value: () => A) =>
-  Schema.propertySignature(schema).pipe(Schema.withConstructorDefault(value))
-
-/**
- * An optional field that an error always holds as an own property, `undefined` when absent:
- * given as `undefined` or not given, the error is the same, and equal to itself decoded from
- * JSON (which drops `undefined`).
- */
-const optionalField = <A, I>(schema: Schema.Schema<A, I>) =>
-  Schema.optional(schema).pipe(Schema.withConstructorDefault((): A | undefined => undefined))
-
-const RequestId = Schema.optionalWith(Schema.String, { as: "Option", exact: true })
-
-/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
-const httpDetailFields = {
-  body: defaulted(Schema.String, () => ""),
-  requestId: RequestId.pipe(Schema.withConstructorDefault(() => Option.none<string>())),
-  operation: Schema.String
+/** An error whose `message` is derived from its fields: a getter. */
+interface DerivedMessage extends Cause.YieldableError {
+  readonly message: string
 }
 
-/** The fields of an HTTP status error, with the status and message of its kind by default. */
-const httpStatusFields = (kind: keyof typeof Failures.statusDefaults) => {
-  const { message, status } = Failures.statusDefaults[kind]
-  return {
-    status: defaulted(Schema.JsonNumber, () => status),
-    message: defaulted(Schema.String, () => message),
-    ...httpDetailFields
-  }
+/** The class an error class of the SDK extends (see {@link SdkError}). */
+interface SdkErrorClass<Self, Tag extends Failures.ErrorTag> extends
+  Schema.Class<
+    Self,
+    Tagged<Tag>,
+    Schema.Struct.Encoded<Tagged<Tag>>,
+    Schema.Struct.Context<Tagged<Tag>>,
+    Schema.Struct.Constructor<Omit<Tagged<Tag>, "_tag">>,
+    Tag extends keyof typeof Failures.messages ? DerivedMessage : Cause.YieldableError,
+    { readonly [TypeId]: TypeId }
+  >
+{
+  readonly _tag: Tag
 }
 
-/** `retryAfter` of a 429 or 5xx: none unless given. */
-const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
-  Schema.propertySignature,
-  Schema.withConstructorDefault(() => Option.none<Duration.Duration>())
-)
+/**
+ * The base of an error class of the SDK: the `Schema.TaggedError` of the fields of its tag in the
+ * core's table (`Failures.errorFields`), identified as `effect-agent-session/<tag>`, marked with
+ * {@link TypeId}, and with the `message` the core derives from its fields (`Failures.messages`)
+ * unless it has a `message` field.
+ */
+const SdkError = <Self>() => <Tag extends Failures.ErrorTag>(tag: Tag): SdkErrorClass<Self, Tag> => {
+  const fields = fieldsOf<Failures.Fields>(Failures.errorFields[tag])
+  class Base extends Schema.TaggedError<unknown>(`effect-agent-session/${tag}`)(tag as string, fields) {
+    readonly [TypeId]: TypeId = TypeId
+  }
+  const message = Failures.messageOf(tag, plain)
+  if (message !== undefined) {
+    Object.defineProperty(Base.prototype, "message", { configurable: true, get: function(this: Base) { return message(this) } })
+  }
+  return Base as unknown as SdkErrorClass<Self, Tag>
+}
 
 /**
  * The fields every HTTP status error carries.
@@ -154,7 +106,7 @@ export const HttpErrorFields = {
   /** The first 4 KiB of the raw response body. */
   body: Schema.String,
   /** The value of the `x-request-id` (or `request-id`) response header, when present. */
-  requestId: RequestId,
+  requestId: Schema.optionalWith(Schema.String, { as: "Option", exact: true }),
   /** The operation that failed, such as `AgentApi.createSession`. */
   operation: Schema.String
 }
@@ -166,12 +118,9 @@ export const HttpErrorFields = {
  * @since 0.1.0
  * @category models
  */
-export const SessionContext = {
-  /** The session the error happened to, when one had been created. */
-  sessionId: optionalField(Schema.String),
-  /** Whether the session may still be running at the service (reattach with its id). */
-  mayStillBeRunning: optionalField(Schema.Boolean)
-}
+export const SessionContext: FieldsOf<typeof Failures.sessionContextFields> = fieldsOf(
+  Failures.sessionContextFields
+)
 
 /**
  * The orphan notice of an error, when the session it happened to may still be running:
@@ -191,18 +140,7 @@ export const orphanNotice: (error: unknown) => string | undefined = Failures.orp
  * @since 0.1.0
  * @category errors
  */
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-agent-session/InvalidRequest")(
-  "InvalidRequest",
-  {
-    /** What was being validated, such as `CreateSessionRequest`. */
-    subject: Schema.String,
-    /** A readable list of the problems found. */
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class InvalidRequest extends SdkError<InvalidRequest>()("InvalidRequest") {}
 
 /**
  * No API key was configured for an operation; nothing was sent.
@@ -210,21 +148,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class MissingCredentials
-  extends Schema.TaggedError<MissingCredentials>("effect-agent-session/MissingCredentials")("MissingCredentials", {
-    ...SessionContext,
-    /** The operation that needed a key. */
-    operation: Schema.String,
-    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
-    variable: defaulted(Schema.String, () => Keys.ENV_API_KEY)
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.MissingCredentials(this)
-  }
-}
+export class MissingCredentials extends SdkError<MissingCredentials>()("MissingCredentials") {}
 
 /**
  * An operation needed the agent's own key, and the onboard response carried none.
@@ -232,18 +156,7 @@ export class MissingCredentials
  * @since 0.1.0
  * @category errors
  */
-export class MissingAgentKey
-  extends Schema.TaggedError<MissingAgentKey>("effect-agent-session/MissingAgentKey")("MissingAgentKey", {
-    ...SessionContext,
-    agentId: Schema.String
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.MissingAgentKey(this)
-  }
-}
+export class MissingAgentKey extends SdkError<MissingAgentKey>()("MissingAgentKey") {}
 
 // ---------------------------------------------------------------------------
 // HTTP
@@ -255,13 +168,7 @@ export class MissingAgentKey
  * @since 0.1.0
  * @category errors
  */
-export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
-  "BadRequest",
-  httpStatusFields("bad-request")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class BadRequest extends SdkError<BadRequest>()("BadRequest") {}
 
 /**
  * 401: the key is missing or invalid. Not retried.
@@ -277,13 +184,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
  * @since 0.1.0
  * @category errors
  */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
-  "Unauthorized",
-  httpStatusFields("unauthorized")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Unauthorized extends SdkError<Unauthorized>()("Unauthorized") {}
 
 /**
  * 403: the key is valid but not allowed to do this. Not retried.
@@ -291,13 +192,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
  * @since 0.1.0
  * @category errors
  */
-export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
-  "Forbidden",
-  httpStatusFields("forbidden")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Forbidden extends SdkError<Forbidden>()("Forbidden") {}
 
 /**
  * 404: the path or resource does not exist (often a dialect mismatch). Not retried.
@@ -305,13 +200,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-sessi
  * @since 0.1.0
  * @category errors
  */
-export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
-  "NotFound",
-  httpStatusFields("not-found")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class NotFound extends SdkError<NotFound>()("NotFound") {}
 
 /**
  * 409: a conflict, such as an agent name already taken. Not retried.
@@ -319,13 +208,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session
  * @since 0.1.0
  * @category errors
  */
-export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
-  "Conflict",
-  httpStatusFields("conflict")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Conflict extends SdkError<Conflict>()("Conflict") {}
 
 /**
  * 413: the request body is larger than the service accepts. Not retried.
@@ -333,13 +216,7 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session
  * @since 0.1.0
  * @category errors
  */
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
-  "PayloadTooLarge",
-  httpStatusFields("payload-too-large")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class PayloadTooLarge extends SdkError<PayloadTooLarge>()("PayloadTooLarge") {}
 
 /**
  * 429: rate limited. Retried by the schedule, honouring `retryAfter`.
@@ -347,17 +224,7 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
  * @since 0.1.0
  * @category errors
  */
-export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
-  "RateLimited",
-  {
-    ...httpStatusFields("rate-limited"),
-    /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: RetryAfter
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class RateLimited extends SdkError<RateLimited>()("RateLimited") {}
 
 /**
  * 5xx: the service failed. Retried by the schedule.
@@ -365,17 +232,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
-  "ServerError",
-  {
-    ...httpStatusFields("server-error"),
-    /** From `Retry-After` on a 503, when present. */
-    retryAfter: RetryAfter
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ServerError extends SdkError<ServerError>()("ServerError") {}
 
 /**
  * Any other non-2xx status. Not retried, except 408 (Request Timeout).
@@ -383,13 +240,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
  * @since 0.1.0
  * @category errors
  */
-export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
-  "UnexpectedStatus",
-  { status: Schema.JsonNumber, message: defaulted(Schema.String, () => Failures.unexpectedStatusMessage), ...httpDetailFields }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class UnexpectedStatus extends SdkError<UnexpectedStatus>()("UnexpectedStatus") {}
 
 /**
  * The request never got a response: connection refused, reset, DNS. Retried by the schedule.
@@ -397,17 +248,7 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effe
  * @since 0.1.0
  * @category errors
  */
-export class TransportError extends Schema.TaggedError<TransportError>("effect-agent-session/TransportError")(
-  "TransportError",
-  {
-    operation: Schema.String,
-    /** What the transport said, with any key removed. */
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class TransportError extends SdkError<TransportError>()("TransportError") {}
 
 /**
  * No response within the request time-out (default 30 s). Retried by the schedule.
@@ -415,20 +256,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-agent-session/RequestTimeout")(
-  "RequestTimeout",
-  {
-    operation: Schema.String,
-    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
-    timeout: defaulted(JsonDuration, () => Duration.seconds(30))
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.RequestTimeout({ operation: this.operation, timeout: Duration.format(this.timeout) })
-  }
-}
+export class RequestTimeout extends SdkError<RequestTimeout>()("RequestTimeout") {}
 
 /**
  * A 2xx response whose body does not match the expected shape. Not retried.
@@ -436,19 +264,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ResponseDecodeError
-  extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
-    operation: Schema.String,
-    /** The 2xx status (default 200). */
-    status: defaulted(Schema.JsonNumber, () => 200),
-    message: Schema.String,
-    /** The first 4 KiB of the raw body (default empty). */
-    body: defaulted(Schema.String, () => "")
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ResponseDecodeError extends SdkError<ResponseDecodeError>()("ResponseDecodeError") {}
 
 /**
  * A creating request (`createSession`, `onboard`) may have reached the service and acted, and
@@ -459,27 +275,7 @@ export class ResponseDecodeError
  * @since 0.1.0
  * @category errors
  */
-export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
-  "OutcomeUnknown",
-  {
-    /** The operation, such as `AgentApi.createSession`. */
-    operation: Schema.String,
-    /** The `Idempotency-Key` header every attempt of the call carried. */
-    idempotencyKey: Schema.String,
-    /** How many attempts were sent (default 1). */
-    attempts: defaulted(Schema.JsonNumber, () => 1),
-    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
-    reason: Schema.String,
-    /** The last attempt's error message, keys removed (default empty). */
-    detail: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.OutcomeUnknown(this)
-  }
-}
+export class OutcomeUnknown extends SdkError<OutcomeUnknown>()("OutcomeUnknown") {}
 
 /**
  * A response body larger than the largest accepted (`maxResponseSize`, default 4 MiB), refused
@@ -488,23 +284,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ResponseTooLarge
-  extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
-    operation: Schema.String,
-    /** The HTTP status of the response (default 200). */
-    status: defaulted(Schema.JsonNumber, () => 200),
-    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
-    size: Schema.JsonNumber,
-    /** The limit in bytes. */
-    limit: Schema.JsonNumber
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ResponseTooLarge(this)
-  }
-}
+export class ResponseTooLarge extends SdkError<ResponseTooLarge>()("ResponseTooLarge") {}
 
 // ---------------------------------------------------------------------------
 // Event channel
@@ -516,18 +296,7 @@ export class ResponseTooLarge
  * @since 0.1.0
  * @category errors
  */
-export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-agent-session/MalformedFrame")(
-  "MalformedFrame",
-  {
-    ...SessionContext,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => ""),
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class MalformedFrame extends SdkError<MalformedFrame>()("MalformedFrame") {}
 
 /**
  * A frame with a known event name whose payload does not match its schema.
@@ -535,20 +304,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effect-agent-session/EventDecodeError")(
-  "EventDecodeError",
-  {
-    ...SessionContext,
-    /** The wire event name. */
-    event: Schema.String,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => ""),
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class EventDecodeError extends SdkError<EventDecodeError>()("EventDecodeError") {}
 
 /**
  * A frame larger than the largest accepted (default 1 MiB).
@@ -556,24 +312,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
  * @since 0.1.0
  * @category errors
  */
-export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
-  "FrameTooLarge",
-  {
-    ...SessionContext,
-    /**
-     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
-     * while it was read (never read whole), the size read when it went over the limit.
-     */
-    size: Schema.JsonNumber,
-    limit: Schema.JsonNumber
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.FrameTooLarge(this)
-  }
-}
+export class FrameTooLarge extends SdkError<FrameTooLarge>()("FrameTooLarge") {}
 
 /**
  * An event name the SDK does not know, in strict mode only; otherwise it is the `Unrecognized` event.
@@ -581,21 +320,7 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
  * @since 0.1.0
  * @category errors
  */
-export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent-session/UnknownEvent")(
-  "UnknownEvent",
-  {
-    ...SessionContext,
-    event: Schema.String,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.UnknownEvent(this)
-  }
-}
+export class UnknownEvent extends SdkError<UnknownEvent>()("UnknownEvent") {}
 
 /**
  * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
@@ -604,22 +329,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
  * @since 0.1.0
  * @category errors
  */
-export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("effect-agent-session/HandshakeRejected")(
-  "HandshakeRejected",
-  {
-    ...SessionContext,
-    /** The HTTP status or WebSocket close code. */
-    code: Schema.JsonNumber,
-    /** The status text or close reason, keys scrubbed (default empty). */
-    reason: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.HandshakeRejected(this)
-  }
-}
+export class HandshakeRejected extends SdkError<HandshakeRejected>()("HandshakeRejected") {}
 
 /**
  * The service closed the connection because a newer connection to the same session superseded it
@@ -630,20 +340,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
  * @since 0.1.0
  * @category errors
  */
-export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
-  "Superseded",
-  {
-    ...SessionContext,
-    /** The close reason the service gave, keys scrubbed (default empty). */
-    reason: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.Superseded(this)
-  }
-}
+export class Superseded extends SdkError<Superseded>()("Superseded") {}
 
 /**
  * The connection did not open within the connect time-out (default 10 s).
@@ -651,20 +348,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
  * @since 0.1.0
  * @category errors
  */
-export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
-  "ConnectTimeout",
-  {
-    ...SessionContext,
-    /** The connect time-out (default 10 s). */
-    timeout: defaulted(JsonDuration, () => Duration.seconds(10))
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ConnectTimeout({ timeout: Duration.format(this.timeout) })
-  }
-}
+export class ConnectTimeout extends SdkError<ConnectTimeout>()("ConnectTimeout") {}
 
 /**
  * The reconnect schedule was exhausted: the event stream fails with this.
@@ -672,25 +356,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
-  "ConnectionLost",
-  {
-    ...SessionContext,
-    /**
-     * How many connection attempts failed in a row at the end: since the last attempt that
-     * delivered an event (keep-alives do not count), that dropped attempt included.
-     */
-    attempts: Schema.JsonNumber,
-    /** What ended the last attempt. */
-    lastError: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ConnectionLost(this)
-  }
-}
+export class ConnectionLost extends SdkError<ConnectionLost>()("ConnectionLost") {}
 
 /**
  * The consumer of a connection's events fell `limit` events behind on a socket that cannot pause
@@ -711,20 +377,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class BufferOverflow extends Schema.TaggedError<BufferOverflow>("effect-agent-session/BufferOverflow")(
-  "BufferOverflow",
-  {
-    ...SessionContext,
-    /** How many events were waiting for the consumer (twice the connection's `bufferSize`). */
-    limit: Schema.JsonNumber
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.BufferOverflow(this)
-  }
-}
+export class BufferOverflow extends SdkError<BufferOverflow>()("BufferOverflow") {}
 
 /**
  * The event channel never opened: the first connection was refused, unresolvable, rejected at
@@ -734,24 +387,7 @@ export class BufferOverflow extends Schema.TaggedError<BufferOverflow>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
-  "NeverConnected",
-  {
-    mayStillBeRunning: SessionContext.mayStillBeRunning,
-    /** The session the channel was for. */
-    sessionId: Schema.String,
-    /** How many connection attempts were made. */
-    attempts: Schema.JsonNumber,
-    /** What ended the last attempt (an open failure, a time-out, a status). */
-    lastError: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.NeverConnected(this)
-  }
-}
+export class NeverConnected extends SdkError<NeverConnected>()("NeverConnected") {}
 
 /**
  * A plain `ws://` or `http://` address to a host that is not loopback, without `allowInsecure`.
@@ -759,19 +395,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("effect-agent-session/InsecureTransport")(
-  "InsecureTransport",
-  {
-    /** The address, without its query string. */
-    url: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.InsecureTransport(this)
-  }
-}
+export class InsecureTransport extends SdkError<InsecureTransport>()("InsecureTransport") {}
 
 /**
  * `respond` was called for a request this connection never received, or already answered, or
@@ -780,24 +404,7 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
  * @since 0.1.0
  * @category errors
  */
-export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("effect-agent-session/RequestNotPending")(
-  "RequestNotPending",
-  {
-    resourceType: Schema.String,
-    actionSessionId: Schema.String,
-    /**
-     * `never-received`: no such request arrived on this connection; `already-answered`: it was
-     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
-     */
-    reason: Schema.Literal(...Failures.notPendingReasons)
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.RequestNotPending(this)
-  }
-}
+export class RequestNotPending extends SdkError<RequestNotPending>()("RequestNotPending") {}
 
 /**
  * Too many answers are waiting for the connection to reopen (default bound 64).
@@ -805,19 +412,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
  * @since 0.1.0
  * @category errors
  */
-export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
-  "AnswerBufferFull",
-  {
-    /** The `answerBufferSize` (default 64). */
-    limit: defaulted(Schema.JsonNumber, () => 64)
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.AnswerBufferFull(this)
-  }
-}
+export class AnswerBufferFull extends SdkError<AnswerBufferFull>()("AnswerBufferFull") {}
 
 /**
  * A `complete` response of type `JSON` could not be parsed.
@@ -825,16 +420,7 @@ export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effe
  * @since 0.1.0
  * @category errors
  */
-export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("effect-agent-session/ResponseParseError")(
-  "ResponseParseError",
-  {
-    raw: Schema.String,
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ResponseParseError extends SdkError<ResponseParseError>()("ResponseParseError") {}
 
 // ---------------------------------------------------------------------------
 // Session façade
@@ -846,20 +432,7 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
  * @since 0.1.0
  * @category errors
  */
-export class ActionBudgetExceeded
-  extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
-    mayStillBeRunning: SessionContext.mayStillBeRunning,
-    sessionId: Schema.String,
-    maxActions: Schema.JsonNumber,
-    actions: Schema.JsonNumber
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ActionBudgetExceeded(this)
-  }
-}
+export class ActionBudgetExceeded extends SdkError<ActionBudgetExceeded>()("ActionBudgetExceeded") {}
 
 /**
  * The event channel ended before `complete` without an error of its own (closed with 1000, by
@@ -869,26 +442,7 @@ export class ActionBudgetExceeded
  * @since 0.1.0
  * @category errors
  */
-export class SessionEndedWithoutComplete
-  extends Schema.TaggedError<SessionEndedWithoutComplete>("effect-agent-session/SessionEndedWithoutComplete")(
-    "SessionEndedWithoutComplete",
-    {
-      mayStillBeRunning: SessionContext.mayStillBeRunning,
-      sessionId: Schema.String,
-      /** The message of the last `error` event received, if any (default none). */
-      lastError: Schema.OptionFromNullOr(Schema.String).pipe(
-        Schema.propertySignature,
-        Schema.withConstructorDefault(() => Option.none<string>())
-      )
-    }
-  )
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.SessionEndedWithoutComplete({ sessionId: this.sessionId, lastError: Option.getOrUndefined(this.lastError) })
-  }
-}
+export class SessionEndedWithoutComplete extends SdkError<SessionEndedWithoutComplete>()("SessionEndedWithoutComplete") {}
 
 // ---------------------------------------------------------------------------
 // Recorded sessions: `Recording`, `AgentSessionsTest.replay`, `Replay` (simulator)
@@ -901,20 +455,7 @@ export class SessionEndedWithoutComplete
  * @since 0.1.0
  * @category errors
  */
-export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect-agent-session/RecordingFailed")(
-  "RecordingFailed",
-  {
-    /** The recording's file. */
-    path: Schema.String,
-    /** What failed, keys removed. */
-    message: Schema.String,
-    /** The records written to the file before it failed. */
-    written: Schema.JsonNumber
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class RecordingFailed extends SdkError<RecordingFailed>()("RecordingFailed") {}
 
 /**
  * A recording that cannot be replayed: not a recording of this SDK (no header, another format, a
@@ -923,23 +464,7 @@ export class RecordingFailed extends Schema.TaggedError<RecordingFailed>("effect
  * @since 0.1.0
  * @category errors
  */
-export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
-  "InvalidRecording",
-  {
-    /** The recording's file. */
-    path: Schema.String,
-    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
-    line: Schema.JsonNumber,
-    /** What is wrong with it. */
-    reason: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.InvalidRecording(this)
-  }
-}
+export class InvalidRecording extends SdkError<InvalidRecording>()("InvalidRecording") {}
 
 /**
  * A replay diverged from its recording: the application answered a request differently (or did
@@ -949,29 +474,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
  * @since 0.1.0
  * @category errors
  */
-export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
-  "ReplayMismatch",
-  {
-    /** The recording's file. */
-    path: Schema.String,
-    /** The line (1-based) of the recorded step the application did not follow. */
-    line: Schema.JsonNumber,
-    /** What differed: `answer`, `create` or `connection`. */
-    subject: Schema.Literal("answer", "create", "connection"),
-    /** What the recording has there (JSON, or a description). */
-    expected: Schema.String,
-    /** What the application did (JSON, or a description). */
-    actual: Schema.String,
-    /** The differences, one per line (`field: expected X, got Y`). */
-    difference: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ReplayMismatch(this)
-  }
-}
+export class ReplayMismatch extends SdkError<ReplayMismatch>()("ReplayMismatch") {}
 
 /**
  * The errors of a replay: the recording is not valid, or the application diverged from it. Only

@@ -14,6 +14,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import type * as Tracer from "effect/Tracer"
+import { expectTypeOf } from "vitest"
 import * as ClusterErrors from "../src/cluster/ClusterErrors.js"
 import * as Errors from "../src/Errors.js"
 import * as Dialect from "../src/Dialect.js"
@@ -337,5 +338,35 @@ describe("Errors are built from the fields that matter (issue 21)", () => {
     assert.isTrue(Either.isLeft(decodeError({ _tag: "Unauthorized", operation: "x" })))
     assert.isTrue(Either.isLeft(decodeError({ _tag: "ConnectTimeout" })))
     assert.isTrue(Either.isRight(decodeError({ _tag: "Unauthorized", operation: "x", status: 401, message: "m", body: "" })))
+  })
+})
+
+describe("Errors: the types each class gives (built from the core's table)", () => {
+  it("fields, constructor inputs, a derived message read-only, the mark", () => {
+    const forbidden = new Errors.Forbidden({ operation: "AgentApi.onboard" })
+    expectTypeOf(forbidden._tag).toEqualTypeOf<"Forbidden">()
+    expectTypeOf(forbidden.status).toEqualTypeOf<number>()
+    expectTypeOf(forbidden.requestId).toEqualTypeOf<Option.Option<string>>()
+    expectTypeOf(forbidden[Errors.TypeId]).toEqualTypeOf<Errors.TypeId>()
+    const timeout = new Errors.RequestTimeout({ operation: "AgentApi.getSession" })
+    expectTypeOf(timeout.timeout).toEqualTypeOf<Duration.Duration>()
+    const rateLimited = new Errors.RateLimited({ operation: "AgentApi.onboard" })
+    expectTypeOf(rateLimited.retryAfter).toEqualTypeOf<Option.Option<Duration.Duration>>()
+    const lost = new Errors.ConnectionLost({ attempts: 3, lastError: "reset" })
+    expectTypeOf(lost.sessionId).toEqualTypeOf<string | undefined>()
+    expectTypeOf(lost.mayStillBeRunning).toEqualTypeOf<boolean | undefined>()
+    const notPending = new Errors.RequestNotPending({ resourceType: "r", actionSessionId: "a", reason: "channel-closed" })
+    expectTypeOf(notPending.reason).toEqualTypeOf<"never-received" | "already-answered" | "channel-closed">()
+    const ended = new Errors.SessionEndedWithoutComplete({ sessionId: "s" })
+    expectTypeOf(ended.lastError).toEqualTypeOf<Option.Option<string>>()
+    // @ts-expect-error the operation has no default
+    assert.throws(() => new Errors.Forbidden({}))
+    // @ts-expect-error not a reason
+    assert.throws(() => new Errors.RequestNotPending({ resourceType: "r", actionSessionId: "a", reason: "gone" }))
+    // @ts-expect-error a message derived from the fields is read-only
+    assert.throws(() => (timeout.message = "x"))
+    assert.strictEqual(forbidden.status, 403)
+    assert.isTrue(Option.isNone(ended.lastError))
+    assert.strictEqual(timeout.message, "AgentApi.getSession got no response within 30s")
   })
 })

@@ -82,6 +82,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/cluster/ClusterSessions.test.ts", why: "the embedded cluster against the simulator over real sockets" },
   { path: "test/cluster/EventLogSql.test.ts", why: "the event log on PostgreSQL" },
   { path: "test/cluster/failover.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
+  { path: "test/cluster/freeze.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "test/cluster/faults.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "test/cluster/pendingRequests.test.ts", why: "sessions against the simulator over real sockets" },
   { path: "test/cluster/rebalance.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },

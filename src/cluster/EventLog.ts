@@ -129,9 +129,17 @@ export interface Service {
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<SessionRecord>, EventLogError>
   /**
    * Appends events with the given sequence numbers, in one transaction. A sequence number that
-   * is already taken fails (`EventLogError`): one writer per session.
+   * is already taken fails (`EventLogError`): one writer per session. With `writer`, the events
+   * are written only while `writer` holds the session's log ({@link Service.claim}); once
+   * another writer has taken it, the append fails with `EventLogError` of `operation: "claim"`
+   * (the check that failed; trying again cannot succeed) and writes nothing (on PostgreSQL the check and the write are one statement, and a take-over
+   * waits for an append under way to commit).
    */
-  readonly append: (sessionId: string, events: ReadonlyArray<LoggedEvent>) => Effect.Effect<void, EventLogError>
+  readonly append: (
+    sessionId: string,
+    events: ReadonlyArray<LoggedEvent>,
+    writer?: string | undefined
+  ) => Effect.Effect<void, EventLogError>
   /** Events with `seq >= fromSeq`, in order, at most `limit`. */
   readonly read: (
     sessionId: string,
@@ -184,13 +192,14 @@ export interface Service {
   /** Deletes sessions (record, events, answers) that ended before `before`; returns how many. */
   readonly purge: (before: Date) => Effect.Effect<number, EventLogError>
   /**
-   * Claims the writing of a session's log for `writer` (a runner's activation of the session)
-   * for `leaseMillis` from now. True when the session is unclaimed, claimed by `writer` already,
-   * or its claim lapsed and its holder is gone, or the log does not know the session; false
-   * while another writer's claim holds: that writer may still append (a runner giving the
-   * session away persists what its channel had received first). A lapsed claim whose holder
-   * still lives ({@link Service.live}: a runner stalled past its renewals, on a loaded machine)
-   * holds too, for at most a minute past its lapse.
+   * Claims the writing of a session's log for `writer` (a runner's activation of the session,
+   * `runner#n`) for `leaseMillis` from now. True when the session is unclaimed, claimed by
+   * `writer` already, or the log does not know the session, or its claim lapsed (not renewed
+   * for its lease) and its holder's runner is gone ({@link Service.live}: the runner is not shown
+   * alive); false otherwise. So a claim holds for as long as its runner lives: a runner stalled
+   * past its renewals (on a loaded machine) keeps its sessions' logs, and its appends go on once
+   * it wakes; a runner killed, or cut off from the database, loses them once they lapse, and its
+   * appends (with `writer`) are refused from then on.
    */
   readonly claim: (sessionId: string, writer: string, leaseMillis: number) => Effect.Effect<boolean, EventLogError>
   /**
@@ -205,10 +214,12 @@ export interface Service {
   /** Gives up `writer`'s claim of a session (nothing when another writer holds it). */
   readonly release: (sessionId: string, writer: string) => Effect.Effect<void, EventLogError>
   /**
-   * Shows, for as long as the scope lasts, that `writer` lives (and the writers named after it,
-   * `writer#...`): PostgreSQL holds a lock of its name on a connection of its own, gone with the
-   * process (a runner killed) but not with a process that stalls; {@link Service.claim} reads
-   * it. In memory (one process), nothing.
+   * Shows, for as long as the scope lasts, that the runner `writer` lives (and so holds the claims
+   * of the writers named after it, `writer#...`). On PostgreSQL: a lock of its name held on a
+   * connection of its own, outside the pool (released by the server when that connection ends:
+   * the process killed, its machine gone; not when the process merely stalls), taken again
+   * whenever the connection fails. In memory: for as long as the scope lasts. Returns once the
+   * runner is shown alive.
    */
   readonly live: (writer: string) => Effect.Effect<void, never, Scope.Scope>
 }

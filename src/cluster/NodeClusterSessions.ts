@@ -91,7 +91,10 @@ export interface DatabaseOptions {
    * Default: the environment variable `CLUSTER_DATABASE_URL` ({@link databaseUrlConfig}).
    */
   readonly databaseUrl?: Redacted.Redacted<string> | string | undefined
-  /** Connections of this process's pool. Default 10. */
+  /**
+   * Connections of this process's pool. Default 10. A runner holds one more, outside the pool:
+   * the lock that shows it alive to the others (its sessions' log claims hold while it does).
+   */
   readonly maxConnections?: number | undefined
 }
 

@@ -41,7 +41,7 @@ import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
 import { makeRegistry, resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
-import { renewer, writerName } from "./internal/writer.js"
+import { makeUnreleased, renewer, writerName } from "./internal/writer.js"
 
 /**
  * The outcome of a session that completed, derived from its log.
@@ -247,12 +247,16 @@ export const layer = (
     const writer = writerName(
       Option.match(config.runnerAddress, { onNone: () => "client", onSome: (a) => `${a.host}:${a.port}` })
     )
+    // Shown alive for as long as the runner is: its claims hold while it lives, however long it
+    // stalls (a lock of its name on a connection of its own, on PostgreSQL).
+    yield* Effect.flatMap(EventLog.EventLog, (log) => log.live(writer))
+    const unreleased = makeUnreleased()
     return Layer.mergeAll(
-      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry, writer), {
+      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry, writer, unreleased), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
       }),
       Layer.scopedDiscard(Effect.forkScoped(resumer(SessionEntity, options, registry))),
-      Layer.scopedDiscard(Effect.forkScoped(renewer(writer, registry)))
+      Layer.scopedDiscard(Effect.forkScoped(renewer(writer, registry, unreleased)))
     )
   }))

@@ -24,6 +24,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { Script } from "effect-agent-session-core/shell"
 import type { OnboardRequest } from "../Agent.js"
 import { AgentApi } from "../AgentApi.js"
@@ -133,6 +134,21 @@ export class AgentSessionsTestControl
 {}
 
 /**
+ * The kit's services (scripted or replayed) in a layer, with `Credentials` holding a test key, and
+ * the real `AgentSessions` over them.
+ */
+const kitLayer = <E>(make: Effect.Effect<internal.Services, E, Scope.Scope | Credentials.Credentials>) => {
+  const services = Layer.scopedContext(
+    Effect.map(make, ({ api, control, eventStream }) =>
+      Context.make(AgentApi, api).pipe(
+        Context.add(EventStream.EventStream, eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      ))
+  )
+  return Layer.provideMerge(AgentSessions.layer, Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" })))
+}
+
+/**
  * The in-memory `AgentApi`, `EventStream` and `Credentials` (a test key), the real
  * `AgentSessions` over them, and {@link AgentSessionsTestControl} to inspect and steer.
  *
@@ -143,17 +159,7 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<
   AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl
-> => {
-  const services = Layer.effectContext(
-    Effect.map(internal.makeServices(options, session), ({ api, control, eventStream }) =>
-      Context.make(AgentApi, api).pipe(
-        Context.add(EventStream.EventStream, eventStream),
-        Context.add(AgentSessionsTestControl, control)
-      ))
-  )
-  const base = Layer.merge(services, Credentials.layer({ apiKey: "test-account-key" }))
-  return Layer.provideMerge(AgentSessions.layer, base)
-}
+> => kitLayer(internal.makeServices(options, session))
 
 /**
  * The answers the application gave so far.
@@ -309,14 +315,4 @@ export const replay = (
 ): Layer.Layer<
   AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl,
   InvalidRecording
-> => {
-  const services = Layer.scopedContext(
-    Effect.map(internal.makeReplay(path, options, session), ({ api, control, eventStream }) =>
-      Context.make(AgentApi, api).pipe(
-        Context.add(EventStream.EventStream, eventStream),
-        Context.add(AgentSessionsTestControl, control)
-      ))
-  )
-  const base = Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
-  return Layer.provideMerge(AgentSessions.layer, base)
-}
+> => kitLayer(internal.makeReplay(path, options, session))

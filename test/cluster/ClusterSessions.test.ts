@@ -51,6 +51,24 @@ const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
   events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
 
 /** Follows a session's events; answers its request with a grant; returns what it saw. */
+/**
+ * A session created at the service and registered in the log as another runner would have done
+ * (no runner of this process has run it): what the take-over tests start from, with the services
+ * they use.
+ */
+const registeredElsewhere = Effect.gen(function*() {
+  const api = yield* AgentApi.AgentApi
+  const log = yield* EventLog.EventLog
+  const session = yield* api.createSession(request)
+  yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
+  return {
+    id: session.session_id,
+    log,
+    simulator: yield* Simulator.Simulator,
+    makeClient: yield* SessionEntity.SessionEntity.client
+  }
+})
+
 const follow = (sessionId: string, fromSeq = 1, answer = true) =>
   Effect.gen(function*() {
     const sessions = yield* ClusterSessions.ClusterSessions
@@ -232,16 +250,10 @@ describe("ClusterSessions on the embedded single runner", () => {
 
     it.effect("a session another runner still writes (it lost the shard and persists what its channel received) is run here only once that runner released the log: every event once", () =>
       Effect.gen(function*() {
-        const api = yield* AgentApi.AgentApi
         const channel = yield* EventStream.EventStream
-        const log = yield* EventLog.EventLog
-        const simulator = yield* Simulator.Simulator
-        const makeClient = yield* SessionEntity.SessionEntity.client
-        const session = yield* api.createSession(request)
-        const id = session.session_id
+        const { id, log, makeClient, simulator } = yield* registeredElsewhere
         // The other runner: it holds the log's claim and its channel received the events up to
         // the request, of which it has persisted the first two when the shard moves here.
-        yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
         assert.isTrue(yield* log.claim(id, "the other runner", 60_000))
         const received = meaningful(
           yield* Effect.scoped(Effect.flatMap(channel.connect(id), (connection) =>
@@ -411,15 +423,9 @@ describe("the resumer", () => {
 
     it.effect("a session taken over (Resume) is read from the log once, and nothing is registered again", () =>
       Effect.gen(function*() {
-        const api = yield* AgentApi.AgentApi
-        const log = yield* EventLog.EventLog
-        const simulator = yield* Simulator.Simulator
         const sessions = yield* ClusterSessions.ClusterSessions
-        const makeClient = yield* SessionEntity.SessionEntity.client
         // A session that ran elsewhere: in the log with one event, held by no runner.
-        const session = yield* api.createSession(request)
-        const id = session.session_id
-        yield* log.register({ info: session, maxActions: request.max_actions, agent: Option.none() })
+        const { id, log, makeClient, simulator } = yield* registeredElsewhere
         yield* log.append(id, [{ seq: 1, event: { _tag: "Started", sessionId: id, start_url: request.start_url } }])
         yield* Ref.set(reads, {})
         yield* makeClient(id).Resume(undefined, { discard: true })

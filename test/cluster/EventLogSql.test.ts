@@ -176,9 +176,46 @@ const claimsHold = Effect.gen(function*() {
   assert.isTrue(yield* log.claim("nobody", "runner-a", 60_000))
 })
 
+/**
+ * A claim holds for as long as its runner lives: lapsed (not renewed), it is not taken while the
+ * runner is shown alive (`live`: a runner stalled past its renewals), and is taken once the runner
+ * is gone. Appends with a writer are written only while that writer holds the log: another
+ * writer's are refused (operation `claim`) and write nothing, before and after a take-over.
+ */
+const claimsFollowLiveness = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  yield* log.register({ info: info("stalled"), maxActions: 3, agent: Option.none() })
+  const alive = yield* Scope.make()
+  yield* Scope.extend(log.live("runner-stalled"), alive)
+  assert.isTrue(yield* log.claim("stalled", "runner-stalled#1", 200))
+  yield* log.append("stalled", [{ seq: 1, event: started(1) }], "runner-stalled#1")
+  const refused = yield* Effect.flip(log.append("stalled", [{ seq: 2, event: started(2) }], "runner-next#1"))
+  assert.strictEqual(refused.operation, "claim")
+  // Lapsed while its runner lives: held.
+  yield* wallClockSleep(600)
+  assert.isFalse(yield* log.claim("stalled", "runner-next#1", 60_000))
+  // Awake again, it still writes.
+  yield* log.append("stalled", [{ seq: 2, event: started(2) }], "runner-stalled#1")
+  // Gone (its connection closed, as when its process is killed): the lapsed claim is taken, and
+  // the writer gone writes no more.
+  yield* Scope.close(alive, Exit.void)
+  yield* wallClockSleep(300)
+  assert.isTrue(yield* log.claim("stalled", "runner-next#1", 60_000))
+  const late = yield* Effect.flip(log.append("stalled", [{ seq: 3, event: started(3) }], "runner-stalled#1"))
+  assert.strictEqual(late.operation, "claim")
+  yield* log.append("stalled", [{ seq: 3, event: started(4) }], "runner-next#1")
+  assert.deepStrictEqual((yield* log.read("stalled", 1, 10)).map((l) => l.event), [started(1), started(2), started(4)])
+  // An append with a writer to a log nobody holds is refused too.
+  yield* log.register({ info: info("nobody-holds"), maxActions: 3, agent: Option.none() })
+  assert.strictEqual((yield* Effect.flip(log.append("nobody-holds", [{ seq: 1, event: started(1) }], "runner-next#1"))).operation, "claim")
+  assert.deepStrictEqual(yield* log.read("nobody-holds", 1, 10), [])
+})
+
 describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
     it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
+    it.effect("claim: a lapsed claim holds while its runner lives, not once it is gone; appends only by the holder", () =>
+      claimsFollowLiveness)
     it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once: each as get, answers and read give it", () => snapshotsAtOnceAgree)
@@ -236,21 +273,50 @@ describe("EventLog on PostgreSQL", () => {
 
     it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
 
-    it.effect("claim: a lapsed claim holds while its writer lives (a runner stalled past its renewals), and not once it is gone", () =>
+    it.effect("claim: a lapsed claim holds while its runner lives, not once it is gone; appends only by the holder", () =>
+      claimsFollowLiveness)
+
+    it.effect("a runner whose lock connection is cut: its claims are taken once lapsed, its appends refused; the lock is taken again", () =>
       Effect.gen(function*() {
         const log = yield* EventLog.EventLog
-        yield* log.register({ info: info("stalled"), maxActions: 3, agent: Option.none() })
+        const sql = yield* SqlClient.SqlClient
+        yield* log.register({ info: info("cut"), maxActions: 3, agent: Option.none() })
         const alive = yield* Scope.make()
-        yield* Scope.extend(log.live("runner-stalled"), alive)
-        // The lock of its name is taken by a fiber of its own: given the time to.
+        yield* Scope.extend(log.live("runner-cut"), alive)
+        // The lock is on a connection of its own, outside the pool (the pool has 4).
+        const lockHolders = sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
+          WHERE application_name = 'effect-agent-session writer lock'`
+        assert.strictEqual((yield* lockHolders).length, 1)
+        assert.isTrue(yield* log.claim("cut", "runner-cut#1", 300))
+        yield* log.append("cut", [{ seq: 1, event: started(1) }], "runner-cut#1")
+        // Its connection cut by the server (as when the database restarts or the network fails).
+        yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = 'effect-agent-session writer lock'`
+        yield* wallClockSleep(400)
+        // Lapsed, its runner not shown alive: taken; the runner cut off writes no more.
+        assert.isTrue(yield* log.claim("cut", "runner-other#1", 60_000))
+        assert.strictEqual(
+          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).operation,
+          "claim"
+        )
+        yield* log.renew("runner-cut", ["cut"], 60_000)
+        assert.strictEqual(
+          (yield* Effect.flip(log.append("cut", [{ seq: 2, event: started(2) }], "runner-cut#1"))).operation,
+          "claim"
+        )
+        assert.deepStrictEqual((yield* log.read("cut", 1, 10)).map((l) => l.seq), [1])
+        // Within a second or two the lock is held again, on a new connection: a lapsed claim of
+        // the runner holds again.
+        yield* wallClockSleep(2_500)
+        assert.strictEqual((yield* lockHolders).length, 1)
+        yield* log.register({ info: info("cut-2"), maxActions: 3, agent: Option.none() })
+        assert.isTrue(yield* log.claim("cut-2", "runner-cut#2", 200))
         yield* wallClockSleep(500)
-        assert.isTrue(yield* log.claim("stalled", "runner-stalled", 200))
-        yield* wallClockSleep(600)
-        assert.isFalse(yield* log.claim("stalled", "runner-next", 60_000))
-        // Gone (its connection closed, as when its process is killed): the lapsed claim is taken.
+        assert.isFalse(yield* log.claim("cut-2", "runner-other#2", 60_000))
         yield* Scope.close(alive, Exit.void)
         yield* wallClockSleep(300)
-        assert.isTrue(yield* log.claim("stalled", "runner-next", 60_000))
+        assert.strictEqual((yield* lockHolders).length, 0)
+        assert.isTrue(yield* log.claim("cut-2", "runner-other#2", 60_000))
       }))
 
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
@@ -282,6 +348,35 @@ describe("EventLog on PostgreSQL", () => {
         assert.isTrue(taken._tag === "Left" && taken.left._tag === "EventLogError")
         const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
         ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "batch-100" ? [1] : [1, 2], id))
+      }))
+
+    it.effect("appends with a writer that come together are written together; one whose writer lost the log is refused alone", () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const sql = yield* SqlClient.SqlClient
+        const ids = Array.from({ length: 200 }, (_, i) => `held-${String(i).padStart(3, "0")}`)
+        yield* Effect.forEach(ids, (id) =>
+          Effect.zipRight(
+            log.register({ info: info(id), maxActions: 5, agent: Option.none() }),
+            log.claim(id, `${id}-writer`, 60_000)
+          ), { discard: true })
+        const appendAll = (seq: number, writerOf: (id: string) => string | undefined) =>
+          Effect.forEach(ids, (id) => Effect.either(log.append(id, [{ seq, event: started(seq) }], writerOf(id))), {
+            concurrency: "unbounded"
+          })
+        const first = yield* appendAll(1, (id) => `${id}-writer`)
+        assert.isTrue(first.every((result) => result._tag === "Right"))
+        const statements = yield* sql<{ readonly n: number }>`SELECT count(DISTINCT logged_at)::int AS n
+          FROM agent_session_events WHERE session_id LIKE 'held-%'`
+        assert.isBelow(statements[0]!.n, 20)
+        // held-050 by a writer that does not hold it, held-150 with no writer (not checked): the
+        // first is refused alone, the second written.
+        const second = yield* appendAll(2, (id) => id === "held-050" ? "someone-else" : id === "held-150" ? undefined : `${id}-writer`)
+        assert.deepStrictEqual(ids.filter((_, i) => second[i]!._tag === "Left"), ["held-050"])
+        const refused = second[50]!
+        assert.isTrue(refused._tag === "Left" && refused.left.operation === "claim")
+        const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
+        ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "held-050" ? [1] : [1, 2], id))
       }))
 
     it.effect("unendedIn: the unended sessions of the given shards, in id order, by pages", () =>

@@ -13,30 +13,24 @@
  * missing, none twice. Outside a kill there is no loss window (docs/scale-out.md): any loss here
  * is a bug.
  *
- * The two ways a hand-over loses events that this catches: a channel closed without reading what
+ * The ways a hand-over loses events that this catches: a channel closed without reading what
  * the service had sent already (the service resumes the next channel after it: hence
- * `EventStream.Connection.drain`); and, under load, two runners writing one log (a runner whose
+ * `EventStream.Connection.drain`); under load, two runners writing one log (a runner whose
  * shard locks lapsed, as `@effect/cluster` gives them all up when a lock operation misses its
  * deadline, loses its shards while its activations still persist what they received: hence one
- * writer per log, `EventLog.Service.claim`).
- *
- * Skipped: not shown reliable on a starved machine. With both fixes as they are it passed its
- * last 4 runs (load averages 5 to 10 on 2 cores), but a lapsed claim is still taken from a
- * runner that is alive: a runner stalled longer than a claim's lease (6 s without renewal,
- * `writer.ts`) loses its shard locks by the same stall (`@effect/cluster` drops them when a lock
- * operation takes over 5 s); the next owner finds the claim lapsed and takes the session while
- * the stalled runner, awake again, still persists what its channel received, and the two write
- * the same sequence numbers. Runs at load averages 12 to 15 lost hundreds of events so
- * (sessions ended `EventLogError` or `Superseded`). What it needs: a lapsed claim taken only
- * once its runner is gone, not merely stalled (`EventLog.Service.live`: a lock of the runner's
- * name, to be held on a connection of its own, as the start-up lock in NodeClusterSessions;
- * held on a pooled connection it starved runners with small pools). To run it: `it.scoped`.
+ * writer per log, `EventLog.Service.claim`); and a claim taken from a runner that is alive but
+ * stalled longer than the claim's lease (the same stall costs it its shard locks), so that the
+ * next owner takes the session while the stalled runner, awake again, still persists what its
+ * channel received (at load averages of 12 to 15 on 2 cores that lost hundreds of events): hence
+ * a claim holds while its runner lives (`EventLog.Service.live`: a lock of the runner's name on a
+ * connection of its own). test/cluster/freeze.e2e.test.ts makes that stall on purpose.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
-import { type ClientDone, decodeEvents, fixture, fixtureEnv } from "./fixtures/process.js"
+import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
+import { fixture, fixtureEnv } from "./fixtures/process.js"
 
 const SESSIONS = 60
 
@@ -49,7 +43,7 @@ const Live = Simulator.layer({
 
 describe("cluster end to end: a runner joins while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped.skip("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
+    it.scoped("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
         const pg = yield* Postgres.start
@@ -87,31 +81,7 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         ) as { readonly errors: ReadonlyArray<string> }
         assert.deepStrictEqual(answered.errors, [])
 
-        const done = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            Effect.timeoutFail({ duration: "300 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
-          )
-        ) as ClientDone
-
-        assert.strictEqual(done.sessions.length, SESSIONS)
-        let lost = 0
-        let twice = 0
-        for (const session of done.sessions) {
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          const delivered = decodeEvents(session.events)
-          const seen = new Set(delivered.map((e) => JSON.stringify(e)))
-          twice += delivered.length - seen.size
-          lost += script.filter((e) => !seen.has(JSON.stringify(e))).length
-        }
-        // Counted first, for the failure message; then each session exactly.
-        assert.deepStrictEqual({ lost, twice }, { lost: 0, twice: 0 })
-        for (const session of done.sessions) {
-          assert.strictEqual(session.run, "complete", session.id)
-          assert.strictEqual(session.streamExit, "Success", session.id)
-          assert.deepStrictEqual(session.seqs, session.seqs.map((_, i) => i + 1), session.id)
-          const script = (yield* simulator.script(session.id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
-          assert.deepStrictEqual(decodeEvents(session.events), script, session.id)
-        }
+        yield* everyEventOnce(yield* clientDone(client, 300), simulator, SESSIONS)
         // The new runner took sessions over while they ran (the shards did move).
         const taken = joining.lines.filter((line) => line.includes("Took session")).length
         assert.isAtLeast(taken, 1, `no session was taken over by the joining runner: ${joining.stderr()}`)

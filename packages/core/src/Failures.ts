@@ -1,23 +1,25 @@
 /**
- * The SDK's failures as both editions' error classes carry them (the same tags): the text of
- * each one's `message`, the status and message an HTTP status error has when none is given, the
- * notice of a session that may still be running, and how a failed HTTP attempt is treated (retried,
- * proving the service did not act, counted under which outcome). Each edition declares its error
- * classes with its own `Schema` and calls these from them, so an error reads and behaves the same
- * in both.
+ * The SDK's failures as both editions' error classes carry them (the same tags): the fields of
+ * each one ({@link errorFields}, plain data), the text of its `message`, the status and message an
+ * HTTP status error has when none is given, the notice of a session that may still be running, and
+ * how a failed HTTP attempt is treated (retried, proving the service did not act, counted under
+ * which outcome). Each edition binds the table to its own `Schema` in one builder, so an error has
+ * the same fields and reads and behaves the same in both.
  *
  * @since 0.1.0
  */
 import type { StatusKind } from "./Http.js"
 import { isRetryableStatus, didNotActStatus } from "./Http.js"
+import { ENV_API_KEY } from "./Keys.js"
 
 // ---------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------
 
 /**
- * The `message` of each error class whose message is derived from its fields, by tag. A duration
- * is given already formatted (each edition formats its own `Duration`).
+ * The `message` of each error class whose message is derived from its fields ({@link errorFields}),
+ * by tag; the others have a `message` field. A duration is given already formatted (each edition
+ * formats its own `Duration`), an `Option` as its value or `undefined` ({@link View}).
  *
  * @since 0.1.0
  * @category models
@@ -79,7 +81,7 @@ export const messages = {
     readonly line: number
     readonly difference: string
   }): string => `The ${e.subject} differs from the recording (${e.path}:${e.line}): ${e.difference}`
-} as const
+} as const satisfies { readonly [Tag in ErrorTag]?: (error: View<Tag>) => string }
 
 /** `: <reason>` when there is one. */
 const withReason = (reason: string): string => reason.length > 0 ? `: ${reason}` : ""
@@ -349,3 +351,347 @@ export const notPendingReasons = ["never-received", "already-answered", "channel
  */
 export const answerRefusedLog = (message: string): string =>
   `The service refused an answer (${message}): the request is pending again`
+
+// ---------------------------------------------------------------------------
+// The fields of each error
+// ---------------------------------------------------------------------------
+
+/**
+ * One field of an error class, as plain data each edition binds to its own `Schema`:
+ * - `type`: what it holds: text, a number, a boolean, a duration (each edition's `Duration`,
+ *   encoded as JSON), or one of a list of strings;
+ * - `default`: the value the constructor fills in when the field is not given (a duration in
+ *   milliseconds); decoding still requires it;
+ * - `absent`: a field that may be missing: `"undefined"`, held as an own property `undefined`
+ *   (and left out of the encoded form); `"option-key"`, an `Option`, none unless given, encoded as
+ *   an optional key; `"option-null"`, an `Option`, none unless given, encoded as `null`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Field {
+  readonly type: "string" | "number" | "boolean" | "duration" | readonly [string, ...Array<string>]
+  readonly default?: string | number
+  readonly absent?: "undefined" | "option-key" | "option-null"
+}
+
+/**
+ * The fields of one error class, in the order they are encoded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fields = { readonly [name: string]: Field }
+
+const text = { type: "string" } as const
+const number = { type: "number" } as const
+const textOr = <const D extends string>(value: D) => ({ type: "string", default: value }) as const
+const numberOr = <const D extends number>(value: D) => ({ type: "number", default: value }) as const
+const durationOr = <const D extends number>(millis: D) => ({ type: "duration", default: millis }) as const
+
+/**
+ * The session an error happened to, on every error met after the session was created: its id,
+ * and whether it may still be running (and paid for) at the service. Absent on errors met before
+ * a session existed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const sessionContextFields = {
+  /** The session the error happened to, when one had been created. */
+  sessionId: { type: "string", absent: "undefined" },
+  /** Whether the session may still be running at the service (reattach with its id). */
+  mayStillBeRunning: { type: "boolean", absent: "undefined" }
+} as const satisfies Fields
+
+/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
+const httpDetail = {
+  /** The first 4 KiB of the raw response body (default empty). */
+  body: textOr(""),
+  /** The value of the `x-request-id` (or `request-id`) response header, when present (default none). */
+  requestId: { type: "string", absent: "option-key" },
+  /** The operation that failed, such as `AgentApi.createSession`. */
+  operation: text
+} as const
+
+/** The fields of an HTTP status error, with the status and message of its kind by default. */
+const httpStatus = <K extends keyof typeof statusDefaults>(kind: K) =>
+  ({
+    /** The HTTP status code (default: the status of the class). */
+    status: numberOr(statusDefaults[kind].status),
+    /** The message, from `error`, `message`, `error_message`, `error_description` or the text body. */
+    message: textOr(statusDefaults[kind].message),
+    ...httpDetail
+  }) as const
+
+/** `retryAfter` of a 429 or 5xx: none unless given. */
+const retryAfter = { type: "duration", absent: "option-null" } as const
+
+/**
+ * The fields of every error class, by tag: what each holds, which the constructor fills in, and
+ * how an absent one is held. Both editions build their classes from this table (the Effect 4
+ * edition has no `RecordingFailed`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const errorFields = {
+  InvalidRequest: {
+    /** What was being validated, such as `CreateSessionRequest`. */
+    subject: text,
+    /** A readable list of the problems found. */
+    message: text
+  },
+  MissingCredentials: {
+    ...sessionContextFields,
+    /** The operation that needed a key. */
+    operation: text,
+    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
+    variable: textOr(ENV_API_KEY)
+  },
+  MissingAgentKey: { ...sessionContextFields, agentId: text },
+  BadRequest: httpStatus("bad-request"),
+  Unauthorized: httpStatus("unauthorized"),
+  Forbidden: httpStatus("forbidden"),
+  NotFound: httpStatus("not-found"),
+  Conflict: httpStatus("conflict"),
+  PayloadTooLarge: httpStatus("payload-too-large"),
+  RateLimited: {
+    ...httpStatus("rate-limited"),
+    /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
+    retryAfter
+  },
+  ServerError: {
+    ...httpStatus("server-error"),
+    /** From `Retry-After` on a 503, when present. */
+    retryAfter
+  },
+  UnexpectedStatus: {
+    /** The HTTP status code. */
+    status: number,
+    /** The message (default `unexpected status`). */
+    message: textOr(unexpectedStatusMessage),
+    ...httpDetail
+  },
+  TransportError: {
+    operation: text,
+    /** What the transport said, with any key removed. */
+    message: text
+  },
+  RequestTimeout: {
+    operation: text,
+    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
+    timeout: durationOr(30_000)
+  },
+  ResponseDecodeError: {
+    operation: text,
+    /** The 2xx status (default 200). */
+    status: numberOr(200),
+    message: text,
+    /** The first 4 KiB of the raw body (default empty). */
+    body: textOr("")
+  },
+  OutcomeUnknown: {
+    /** The operation, such as `AgentApi.createSession`. */
+    operation: text,
+    /** The `Idempotency-Key` header every attempt of the call carried. */
+    idempotencyKey: text,
+    /** How many attempts were sent (default 1). */
+    attempts: numberOr(1),
+    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
+    reason: text,
+    /** The last attempt's error message, keys removed (default empty). */
+    detail: textOr("")
+  },
+  ResponseTooLarge: {
+    operation: text,
+    /** The HTTP status of the response (default 200). */
+    status: numberOr(200),
+    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
+    size: number,
+    /** The limit in bytes. */
+    limit: number
+  },
+  MalformedFrame: {
+    ...sessionContextFields,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: textOr(""),
+    message: text
+  },
+  EventDecodeError: {
+    ...sessionContextFields,
+    /** The wire event name. */
+    event: text,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: textOr(""),
+    message: text
+  },
+  FrameTooLarge: {
+    ...sessionContextFields,
+    /**
+     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
+     * while it was read (never read whole), the size read when it went over the limit.
+     */
+    size: number,
+    limit: number
+  },
+  UnknownEvent: {
+    ...sessionContextFields,
+    event: text,
+    /** The first 4 KiB of the frame (default empty). */
+    raw: textOr("")
+  },
+  HandshakeRejected: {
+    ...sessionContextFields,
+    /** The HTTP status or WebSocket close code. */
+    code: number,
+    /** The status text or close reason, keys scrubbed (default empty). */
+    reason: textOr("")
+  },
+  Superseded: {
+    ...sessionContextFields,
+    /** The close reason the service gave, keys scrubbed (default empty). */
+    reason: textOr("")
+  },
+  ConnectTimeout: {
+    ...sessionContextFields,
+    /** The connect time-out (default 10 s). */
+    timeout: durationOr(10_000)
+  },
+  ConnectionLost: {
+    ...sessionContextFields,
+    /**
+     * How many connection attempts failed in a row at the end: since the last attempt that
+     * delivered an event (keep-alives do not count), that dropped attempt included.
+     */
+    attempts: number,
+    /** What ended the last attempt. */
+    lastError: text
+  },
+  BufferOverflow: {
+    ...sessionContextFields,
+    /** How many events were waiting for the consumer (twice the connection's `bufferSize`). */
+    limit: number
+  },
+  NeverConnected: {
+    mayStillBeRunning: sessionContextFields.mayStillBeRunning,
+    /** The session the channel was for. */
+    sessionId: text,
+    /** How many connection attempts were made. */
+    attempts: number,
+    /** What ended the last attempt (an open failure, a time-out, a status). */
+    lastError: text
+  },
+  InsecureTransport: {
+    /** The address, without its query string. */
+    url: text
+  },
+  RequestNotPending: {
+    resourceType: text,
+    actionSessionId: text,
+    /**
+     * `never-received`: no such request arrived on this connection; `already-answered`: it was
+     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
+     */
+    reason: { type: notPendingReasons }
+  },
+  AnswerBufferFull: {
+    /** The `answerBufferSize` (default 64). */
+    limit: numberOr(64)
+  },
+  ResponseParseError: { raw: text, message: text },
+  ActionBudgetExceeded: {
+    mayStillBeRunning: sessionContextFields.mayStillBeRunning,
+    sessionId: text,
+    maxActions: number,
+    actions: number
+  },
+  SessionEndedWithoutComplete: {
+    mayStillBeRunning: sessionContextFields.mayStillBeRunning,
+    sessionId: text,
+    /** The message of the last `error` event received, if any (default none). */
+    lastError: { type: "string", absent: "option-null" }
+  },
+  RecordingFailed: {
+    /** The recording's file. */
+    path: text,
+    /** What failed, keys removed. */
+    message: text,
+    /** The records written to the file before it failed. */
+    written: number
+  },
+  InvalidRecording: {
+    /** The recording's file. */
+    path: text,
+    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
+    line: number,
+    /** What is wrong with it. */
+    reason: text
+  },
+  ReplayMismatch: {
+    /** The recording's file. */
+    path: text,
+    /** The line (1-based) of the recorded step the application did not follow. */
+    line: number,
+    /** What differed: `answer`, `create` or `connection`. */
+    subject: { type: ["answer", "create", "connection"] },
+    /** What the recording has there (JSON, or a description). */
+    expected: text,
+    /** What the application did (JSON, or a description). */
+    actual: text,
+    /** The differences, one per line (`field: expected X, got Y`). */
+    difference: text
+  }
+} as const satisfies { readonly [tag: string]: Fields }
+
+/**
+ * The tag of an error class of the SDK.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorTag = keyof typeof errorFields
+
+/**
+ * The value of a field as a message reads it: a duration already formatted (each edition formats
+ * its own `Duration`), an `Option` as its value or `undefined`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Plain<F extends Field> =
+  | (F["type"] extends "string" | "duration" ? string
+    : F["type"] extends "number" ? number
+    : F["type"] extends "boolean" ? boolean
+    : F["type"][number])
+  | (F extends { readonly absent: string } ? undefined : never)
+
+/**
+ * An error's fields as its message reads them ({@link Plain}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type View<Tag extends ErrorTag> = ViewOf<(typeof errorFields)[Tag]>
+
+type ViewOf<S extends Fields> = { readonly [K in keyof S]: Plain<S[K]> }
+
+/** Whether an error's `message` is derived from its fields ({@link messages}) rather than a field. */
+const hasDerivedMessage = (tag: string): tag is keyof typeof messages => Object.hasOwn(messages, tag)
+
+/**
+ * How an error of this tag reads its `message` from itself, when the message is derived from its
+ * fields ({@link messages}); `undefined` when it has a `message` field. `plain` gives the value of
+ * a field as the message reads it ({@link Plain}): each edition formats its own `Duration` and
+ * unwraps its own `Option`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const messageOf = (tag: string, plain: (value: unknown) => unknown): ((error: object) => string) | undefined => {
+  if (!hasDerivedMessage(tag)) return undefined
+  // Each message reads its tag's fields (`messages` is checked against `View` of the table).
+  const message = messages[tag] as (view: Readonly<Record<string, unknown>>) => string
+  const names = Object.keys(errorFields[tag])
+  return (error) => message(Object.fromEntries(names.map((name) => [name, plain(Reflect.get(error, name))])))
+}

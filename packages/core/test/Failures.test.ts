@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { describe, expect, expectTypeOf, it } from "vitest"
 import { Failures, Http } from "../src/index.js"
 
 describe("Failures: messages", () => {
@@ -72,6 +72,55 @@ describe("Failures: messages", () => {
     }
     expect(Failures.statusDefaults["unauthorized"].message).toBe("the key is missing or invalid")
     expect(Failures.unexpectedStatusMessage).toBe("unexpected status")
+  })
+})
+
+describe("Failures: the fields of each error", () => {
+  const tags = Object.keys(Failures.errorFields) as Array<Failures.ErrorTag>
+
+  it("every error has a message: a field of its own, or one derived from its fields, never both", () => {
+    for (const tag of tags) {
+      const fields: Failures.Fields = Failures.errorFields[tag]
+      const derived = Failures.messageOf(tag, (value) => value) !== undefined
+      expect(derived, tag).toBe(Object.hasOwn(Failures.messages, tag))
+      expect("message" in fields, tag).toBe(!derived)
+    }
+    expect(Object.keys(Failures.messages).filter((tag) => !(tag in Failures.errorFields))).toEqual([])
+  })
+
+  it("a default is of the field's type, and a field that may be absent has none", () => {
+    for (const tag of tags) {
+      for (const [name, field] of Object.entries<Failures.Field>(Failures.errorFields[tag])) {
+        if (field.default === undefined) continue
+        expect(field.absent, `${tag}.${name}`).toBeUndefined()
+        expect(typeof field.default, `${tag}.${name}`).toBe(field.type === "string" ? "string" : "number")
+      }
+    }
+  })
+
+  it("an HTTP status error has the status and message of its kind by default; a session error its context", () => {
+    expect(Failures.errorFields.Forbidden.status.default).toBe(403)
+    expect(Failures.errorFields.Forbidden.message.default).toBe(Failures.statusDefaults["forbidden"].message)
+    expect(Failures.errorFields.RateLimited.retryAfter).toEqual({ type: "duration", absent: "option-null" })
+    expect(Failures.errorFields.UnexpectedStatus.status).toEqual({ type: "number" })
+    expect(Failures.errorFields.RequestTimeout.timeout.default).toBe(30_000)
+    expect(Failures.errorFields.MissingCredentials.variable.default).toBe("AGENT_SESSION_API_KEY")
+    expect(Failures.errorFields.RequestNotPending.reason.type).toEqual(Failures.notPendingReasons)
+    for (const tag of ["MissingCredentials", "MalformedFrame", "ConnectionLost"] as const) {
+      expect(Object.keys(Failures.errorFields[tag]).slice(0, 2), tag).toEqual(["sessionId", "mayStillBeRunning"])
+    }
+  })
+
+  it("a derived message reads the error's fields through the edition's plain values", () => {
+    const message = Failures.messageOf("RequestTimeout", (value) => typeof value === "number" ? `${value / 1000}s` : value)
+    expect(message?.({ _tag: "RequestTimeout", operation: "AgentApi.getSession", timeout: 30_000 })).toBe(
+      "AgentApi.getSession got no response within 30s"
+    )
+    expect(Failures.messageOf("InvalidRequest", (value) => value)).toBeUndefined()
+    expect(Failures.messageOf("NoSuchError", (value) => value)).toBeUndefined()
+    expectTypeOf<Failures.View<"RequestTimeout">>().toEqualTypeOf<{ readonly operation: string; readonly timeout: string }>()
+    expectTypeOf<Failures.View<"SessionEndedWithoutComplete">["lastError"]>().toEqualTypeOf<string | undefined>()
+    expectTypeOf<Failures.View<"RequestNotPending">["reason"]>().toEqualTypeOf<(typeof Failures.notPendingReasons)[number]>()
   })
 })
 

@@ -12,13 +12,12 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
-import { Failures, Keys, Secrets } from "effect-agent-session-core"
+import type * as Types from "effect/Types"
+import { Failures, Secrets } from "effect-agent-session-core"
+import { fieldsOf, type FieldsOf, plain } from "./internal/errorFields.js"
 
 /**
  * The `Symbol.for` key that marks every error of this SDK.
@@ -51,103 +50,35 @@ export const truncateRaw: (text: string) => string = Secrets.truncateRaw
  */
 export const redactSecrets: (text: string, secrets: ReadonlyArray<string>) => string = Secrets.redactSecrets
 
+/** An error whose `message` is derived from its fields: a getter. */
+interface DerivedMessage extends Cause.YieldableError {
+  readonly message: string
+}
+
+/** The class an error class of the SDK extends (see {@link SdkError}). */
+type SdkErrorClass<Self, Tag extends Failures.ErrorTag> = Schema.Class<
+  Self,
+  Schema.TaggedStruct<Tag, FieldsOf<(typeof Failures.errorFields)[Tag]>>,
+  (Tag extends keyof typeof Failures.messages ? DerivedMessage : Cause.YieldableError) & { readonly [TypeId]: TypeId }
+>
+
 /**
- * Whether a `Duration` has an encoded form: not negative (no wait or time-out of the SDK is), and
- * under 400 digits of nanoseconds (the most the encoded form accepts) or infinite.
+ * The base of an error class of the SDK: the `Schema.TaggedError` of the fields of its tag in the
+ * core's table (`Failures.errorFields`), identified as `effect-agent-session/<tag>`, marked with
+ * {@link TypeId}, and with the `message` the core derives from its fields (`Failures.messages`)
+ * unless it has a `message` field.
  */
-const isEncodable = (duration: Duration.Duration): boolean => {
-  const value = duration.value
-  switch (value._tag) {
-    case "Infinity":
-      return true
-    case "NegativeInfinity":
-      return false
-    case "Millis":
-      return value.millis >= 0
-    case "Nanos":
-      return value.nanos >= BigInt(0) && String(value.nanos).length <= 400
+const SdkError = <Self>() => <Tag extends Failures.ErrorTag>(tag: Tag): SdkErrorClass<Self, Tag> => {
+  const fields = fieldsOf<Failures.Fields>(Failures.errorFields[tag])
+  class Base extends Schema.TaggedError<unknown>(`effect-agent-session/${tag}`)(tag as string, fields) {
+    readonly [TypeId]: TypeId = TypeId
   }
-}
-
-/**
- * A `Duration` whose encoded form is JSON and keeps the way it was made (whole milliseconds as
- * such, anything else in nanoseconds), so that it decodes to a `Duration` equal to the original:
- * `{ millis: <number> }`, `{ nanos: "<integer>" }` or `"Infinity"`. It is never negative.
- */
-const JsonDuration = Schema.Union([
-  Schema.Struct({ millis: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)) }),
-  Schema.Struct({ nanos: Schema.String.check(Schema.isPattern(/^\d{1,400}$/)) }),
-  Schema.Literal("Infinity")
-]).pipe(
-  Schema.decodeTo(
-    Schema.Duration.check(Schema.makeFilter(isEncodable, { expected: "a duration >= 0, under 10^400 ns or infinite" })),
-    SchemaTransformation.transform({
-      decode: (encoded): Duration.Duration =>
-        encoded === "Infinity"
-          ? Duration.infinity
-          : "millis" in encoded
-          ? Duration.millis(encoded.millis)
-          : Duration.nanos(BigInt(encoded.nanos)),
-      encode: (duration): { readonly millis: number } | { readonly nanos: string } | "Infinity" => {
-        const value = duration.value
-        switch (value._tag) {
-          case "Infinity":
-            return "Infinity"
-          case "NegativeInfinity":
-            return { millis: 0 }
-          case "Millis":
-            return { millis: value.millis }
-          case "Nanos":
-            // Effect 4 makes `Duration.nanos(0n)` a zero of milliseconds: encoded so, it decodes the same.
-            return value.nanos === BigInt(0) ? { millis: 0 } : { nanos: String(value.nanos) }
-        }
-      }
-    })
-  )
-)
-
-/**
- * A field the constructor fills in when it is not given (decoding still requires it): errors are
- * built in tests from the fields that matter, and the SDK's own errors keep every field.
- */
-const defaulted = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, value: () => S["~type.make.in"]) =>
-  schema.pipe(Schema.withConstructorDefault(Effect.sync(value)))
-
-/**
- * An optional field that an error always holds as an own property, `undefined` when absent:
- * given as `undefined` or not given, built or decoded from JSON (which drops `undefined`), the
- * error is the same. Effect 4 applies constructor defaults only when building: the decoding
- * default puts the key back on an error decoded without it.
- */
-const optionalField = <S extends Schema.Top>(schema: S) =>
-  Schema.UndefinedOr(schema).pipe(
-    Schema.withDecodingDefault(Effect.succeed(undefined)),
-    Schema.withConstructorDefault(Effect.succeed(undefined))
-  )
-
-const RequestId = Schema.OptionFromOptionalKey(Schema.String)
-
-/** The fields of an HTTP status error after `status` and `message`: no body, no request id by default. */
-const httpDetailFields = {
-  body: defaulted(Schema.String, () => ""),
-  requestId: RequestId.pipe(Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))),
-  operation: Schema.String
-}
-
-/** The fields of an HTTP status error, with the status and message of its kind by default. */
-const httpStatusFields = (kind: keyof typeof Failures.statusDefaults) => {
-  const { message, status } = Failures.statusDefaults[kind]
-  return {
-    status: defaulted(Schema.Finite, () => status),
-    message: defaulted(Schema.String, () => message),
-    ...httpDetailFields
+  const message = Failures.messageOf(tag, plain)
+  if (message !== undefined) {
+    Object.defineProperty(Base.prototype, "message", { configurable: true, get: function(this: Base) { return message(this) } })
   }
+  return Base as unknown as SdkErrorClass<Self, Tag>
 }
-
-/** `retryAfter` of a 429 or 5xx: none unless given. */
-const RetryAfter = Schema.OptionFromNullOr(JsonDuration).pipe(
-  Schema.withConstructorDefault(Effect.succeed(Option.none<Duration.Duration>()))
-)
 
 /**
  * The fields every HTTP status error carries.
@@ -163,7 +94,7 @@ export const HttpErrorFields = {
   /** The first 4 KiB of the raw response body. */
   body: Schema.String,
   /** The value of the `x-request-id` (or `request-id`) response header, when present. */
-  requestId: RequestId,
+  requestId: Schema.OptionFromOptionalKey(Schema.String),
   /** The operation that failed, such as `AgentApi.createSession`. */
   operation: Schema.String
 }
@@ -175,12 +106,9 @@ export const HttpErrorFields = {
  * @since 0.1.0
  * @category models
  */
-export const SessionContext = {
-  /** The session the error happened to, when one had been created. */
-  sessionId: optionalField(Schema.String),
-  /** Whether the session may still be running at the service (reattach with its id). */
-  mayStillBeRunning: optionalField(Schema.Boolean)
-}
+export const SessionContext: Types.Mutable<FieldsOf<typeof Failures.sessionContextFields>> = fieldsOf(
+  Failures.sessionContextFields
+)
 
 /**
  * The orphan notice of an error, when the session it happened to may still be running:
@@ -200,18 +128,7 @@ export const orphanNotice: (error: unknown) => string | undefined = Failures.orp
  * @since 0.1.0
  * @category errors
  */
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-agent-session/InvalidRequest")(
-  "InvalidRequest",
-  {
-    /** What was being validated, such as `CreateSessionRequest`. */
-    subject: Schema.String,
-    /** A readable list of the problems found. */
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class InvalidRequest extends SdkError<InvalidRequest>()("InvalidRequest") {}
 
 /**
  * No API key was configured for an operation; nothing was sent.
@@ -219,21 +136,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class MissingCredentials
-  extends Schema.TaggedError<MissingCredentials>("effect-agent-session/MissingCredentials")("MissingCredentials", {
-    ...SessionContext,
-    /** The operation that needed a key. */
-    operation: Schema.String,
-    /** The environment variable that would provide it (default `AGENT_SESSION_API_KEY`, `Credentials.ENV_API_KEY`). */
-    variable: defaulted(Schema.String, () => Keys.ENV_API_KEY)
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.MissingCredentials(this)
-  }
-}
+export class MissingCredentials extends SdkError<MissingCredentials>()("MissingCredentials") {}
 
 /**
  * An operation needed the agent's own key, and the onboard response carried none.
@@ -241,18 +144,7 @@ export class MissingCredentials
  * @since 0.1.0
  * @category errors
  */
-export class MissingAgentKey
-  extends Schema.TaggedError<MissingAgentKey>("effect-agent-session/MissingAgentKey")("MissingAgentKey", {
-    ...SessionContext,
-    agentId: Schema.String
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.MissingAgentKey(this)
-  }
-}
+export class MissingAgentKey extends SdkError<MissingAgentKey>()("MissingAgentKey") {}
 
 // ---------------------------------------------------------------------------
 // HTTP
@@ -264,13 +156,7 @@ export class MissingAgentKey
  * @since 0.1.0
  * @category errors
  */
-export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-session/BadRequest")(
-  "BadRequest",
-  httpStatusFields("bad-request")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class BadRequest extends SdkError<BadRequest>()("BadRequest") {}
 
 /**
  * 401: the key is missing or invalid. Not retried.
@@ -286,13 +172,7 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-agent-ses
  * @since 0.1.0
  * @category errors
  */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent-session/Unauthorized")(
-  "Unauthorized",
-  httpStatusFields("unauthorized")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Unauthorized extends SdkError<Unauthorized>()("Unauthorized") {}
 
 /**
  * 403: the key is valid but not allowed to do this. Not retried.
@@ -300,13 +180,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-agent
  * @since 0.1.0
  * @category errors
  */
-export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-session/Forbidden")(
-  "Forbidden",
-  httpStatusFields("forbidden")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Forbidden extends SdkError<Forbidden>()("Forbidden") {}
 
 /**
  * 404: the path or resource does not exist (often a dialect mismatch). Not retried.
@@ -314,13 +188,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-agent-sessi
  * @since 0.1.0
  * @category errors
  */
-export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session/NotFound")(
-  "NotFound",
-  httpStatusFields("not-found")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class NotFound extends SdkError<NotFound>()("NotFound") {}
 
 /**
  * 409: a conflict, such as an agent name already taken. Not retried.
@@ -328,13 +196,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-agent-session
  * @since 0.1.0
  * @category errors
  */
-export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session/Conflict")(
-  "Conflict",
-  httpStatusFields("conflict")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class Conflict extends SdkError<Conflict>()("Conflict") {}
 
 /**
  * 413: the request body is larger than the service accepts. Not retried.
@@ -342,13 +204,7 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-agent-session
  * @since 0.1.0
  * @category errors
  */
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-agent-session/PayloadTooLarge")(
-  "PayloadTooLarge",
-  httpStatusFields("payload-too-large")
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class PayloadTooLarge extends SdkError<PayloadTooLarge>()("PayloadTooLarge") {}
 
 /**
  * 429: rate limited. Retried by the schedule, honouring `retryAfter`.
@@ -356,17 +212,7 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
  * @since 0.1.0
  * @category errors
  */
-export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-session/RateLimited")(
-  "RateLimited",
-  {
-    ...httpStatusFields("rate-limited"),
-    /** From `retry-after-ms` or `Retry-After` (seconds or an HTTP date), when present. */
-    retryAfter: RetryAfter
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class RateLimited extends SdkError<RateLimited>()("RateLimited") {}
 
 /**
  * 5xx: the service failed. Retried by the schedule.
@@ -374,17 +220,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-agent-s
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-session/ServerError")(
-  "ServerError",
-  {
-    ...httpStatusFields("server-error"),
-    /** From `Retry-After` on a 503, when present. */
-    retryAfter: RetryAfter
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ServerError extends SdkError<ServerError>()("ServerError") {}
 
 /**
  * Any other non-2xx status. Not retried, except 408 (Request Timeout).
@@ -392,13 +228,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("effect-agent-s
  * @since 0.1.0
  * @category errors
  */
-export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-agent-session/UnexpectedStatus")(
-  "UnexpectedStatus",
-  { status: Schema.Finite, message: defaulted(Schema.String, () => Failures.unexpectedStatusMessage), ...httpDetailFields }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class UnexpectedStatus extends SdkError<UnexpectedStatus>()("UnexpectedStatus") {}
 
 /**
  * The request never got a response: connection refused, reset, DNS. Retried by the schedule.
@@ -406,17 +236,7 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effe
  * @since 0.1.0
  * @category errors
  */
-export class TransportError extends Schema.TaggedError<TransportError>("effect-agent-session/TransportError")(
-  "TransportError",
-  {
-    operation: Schema.String,
-    /** What the transport said, with any key removed. */
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class TransportError extends SdkError<TransportError>()("TransportError") {}
 
 /**
  * No response within the request time-out (default 30 s). Retried by the schedule.
@@ -424,20 +244,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-agent-session/RequestTimeout")(
-  "RequestTimeout",
-  {
-    operation: Schema.String,
-    /** The time-out of the attempt (default 30 s, `AgentApi.defaultTimeout`). */
-    timeout: defaulted(JsonDuration, () => Duration.seconds(30))
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.RequestTimeout({ operation: this.operation, timeout: Duration.format(this.timeout) })
-  }
-}
+export class RequestTimeout extends SdkError<RequestTimeout>()("RequestTimeout") {}
 
 /**
  * A 2xx response whose body does not match the expected shape. Not retried.
@@ -445,19 +252,7 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ResponseDecodeError
-  extends Schema.TaggedError<ResponseDecodeError>("effect-agent-session/ResponseDecodeError")("ResponseDecodeError", {
-    operation: Schema.String,
-    /** The 2xx status (default 200). */
-    status: defaulted(Schema.Finite, () => 200),
-    message: Schema.String,
-    /** The first 4 KiB of the raw body (default empty). */
-    body: defaulted(Schema.String, () => "")
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ResponseDecodeError extends SdkError<ResponseDecodeError>()("ResponseDecodeError") {}
 
 /**
  * A creating request (`createSession`, `onboard`) may have reached the service and acted, and
@@ -468,27 +263,7 @@ export class ResponseDecodeError
  * @since 0.1.0
  * @category errors
  */
-export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-agent-session/OutcomeUnknown")(
-  "OutcomeUnknown",
-  {
-    /** The operation, such as `AgentApi.createSession`. */
-    operation: Schema.String,
-    /** The `Idempotency-Key` header every attempt of the call carried. */
-    idempotencyKey: Schema.String,
-    /** How many attempts were sent (default 1). */
-    attempts: defaulted(Schema.Finite, () => 1),
-    /** The tag of the last attempt's error, such as `RequestTimeout` or `ServerError`. */
-    reason: Schema.String,
-    /** The last attempt's error message, keys removed (default empty). */
-    detail: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.OutcomeUnknown(this)
-  }
-}
+export class OutcomeUnknown extends SdkError<OutcomeUnknown>()("OutcomeUnknown") {}
 
 /**
  * A response body larger than the largest accepted (`maxResponseSize`, default 4 MiB), refused
@@ -497,23 +272,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ResponseTooLarge
-  extends Schema.TaggedError<ResponseTooLarge>("effect-agent-session/ResponseTooLarge")("ResponseTooLarge", {
-    operation: Schema.String,
-    /** The HTTP status of the response (default 200). */
-    status: defaulted(Schema.Finite, () => 200),
-    /** The bytes read (or announced by `content-length`) when it was refused: over `limit`. */
-    size: Schema.Finite,
-    /** The limit in bytes. */
-    limit: Schema.Finite
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ResponseTooLarge(this)
-  }
-}
+export class ResponseTooLarge extends SdkError<ResponseTooLarge>()("ResponseTooLarge") {}
 
 // ---------------------------------------------------------------------------
 // Event channel
@@ -525,18 +284,7 @@ export class ResponseTooLarge
  * @since 0.1.0
  * @category errors
  */
-export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-agent-session/MalformedFrame")(
-  "MalformedFrame",
-  {
-    ...SessionContext,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => ""),
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class MalformedFrame extends SdkError<MalformedFrame>()("MalformedFrame") {}
 
 /**
  * A frame with a known event name whose payload does not match its schema.
@@ -544,20 +292,7 @@ export class MalformedFrame extends Schema.TaggedError<MalformedFrame>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effect-agent-session/EventDecodeError")(
-  "EventDecodeError",
-  {
-    ...SessionContext,
-    /** The wire event name. */
-    event: Schema.String,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => ""),
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class EventDecodeError extends SdkError<EventDecodeError>()("EventDecodeError") {}
 
 /**
  * A frame larger than the largest accepted (default 1 MiB).
@@ -565,24 +300,7 @@ export class EventDecodeError extends Schema.TaggedError<EventDecodeError>("effe
  * @since 0.1.0
  * @category errors
  */
-export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-agent-session/FrameTooLarge")(
-  "FrameTooLarge",
-  {
-    ...SessionContext,
-    /**
-     * The size of the frame in bytes (UTF-16 code units for text frames); for a frame refused
-     * while it was read (never read whole), the size read when it went over the limit.
-     */
-    size: Schema.Finite,
-    limit: Schema.Finite
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.FrameTooLarge(this)
-  }
-}
+export class FrameTooLarge extends SdkError<FrameTooLarge>()("FrameTooLarge") {}
 
 /**
  * An event name the SDK does not know, in strict mode only; otherwise it is the `Unrecognized` event.
@@ -590,21 +308,7 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("effect-age
  * @since 0.1.0
  * @category errors
  */
-export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent-session/UnknownEvent")(
-  "UnknownEvent",
-  {
-    ...SessionContext,
-    event: Schema.String,
-    /** The first 4 KiB of the frame (default empty). */
-    raw: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.UnknownEvent(this)
-  }
-}
+export class UnknownEvent extends SdkError<UnknownEvent>()("UnknownEvent") {}
 
 /**
  * The service refused the connection payload: HTTP 400, 401, 403, 404 or 410 at the upgrade (or
@@ -613,22 +317,7 @@ export class UnknownEvent extends Schema.TaggedError<UnknownEvent>("effect-agent
  * @since 0.1.0
  * @category errors
  */
-export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("effect-agent-session/HandshakeRejected")(
-  "HandshakeRejected",
-  {
-    ...SessionContext,
-    /** The HTTP status or WebSocket close code. */
-    code: Schema.Finite,
-    /** The status text or close reason, keys scrubbed (default empty). */
-    reason: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.HandshakeRejected(this)
-  }
-}
+export class HandshakeRejected extends SdkError<HandshakeRejected>()("HandshakeRejected") {}
 
 /**
  * A newer connection to the same session took its event channel over (close code 4000): never
@@ -637,20 +326,7 @@ export class HandshakeRejected extends Schema.TaggedError<HandshakeRejected>("ef
  * @since 0.1.0
  * @category errors
  */
-export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-session/Superseded")(
-  "Superseded",
-  {
-    ...SessionContext,
-    /** The close reason the service gave, keys scrubbed (default empty). */
-    reason: defaulted(Schema.String, () => "")
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.Superseded(this)
-  }
-}
+export class Superseded extends SdkError<Superseded>()("Superseded") {}
 
 /**
  * The connection did not open within the connect time-out (default 10 s).
@@ -658,20 +334,7 @@ export class Superseded extends Schema.TaggedError<Superseded>("effect-agent-ses
  * @since 0.1.0
  * @category errors
  */
-export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-agent-session/ConnectTimeout")(
-  "ConnectTimeout",
-  {
-    ...SessionContext,
-    /** The connect time-out (default 10 s). */
-    timeout: defaulted(JsonDuration, () => Duration.seconds(10))
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ConnectTimeout({ timeout: Duration.format(this.timeout) })
-  }
-}
+export class ConnectTimeout extends SdkError<ConnectTimeout>()("ConnectTimeout") {}
 
 /**
  * The reconnect schedule was exhausted: the event stream fails with this.
@@ -679,25 +342,7 @@ export class ConnectTimeout extends Schema.TaggedError<ConnectTimeout>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-agent-session/ConnectionLost")(
-  "ConnectionLost",
-  {
-    ...SessionContext,
-    /**
-     * How many connection attempts failed in a row at the end: since the last attempt that
-     * delivered an event (keep-alives do not count), that dropped attempt included.
-     */
-    attempts: Schema.Finite,
-    /** What ended the last attempt. */
-    lastError: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ConnectionLost(this)
-  }
-}
+export class ConnectionLost extends SdkError<ConnectionLost>()("ConnectionLost") {}
 
 /**
  * The consumer of a connection's events fell `limit` events behind on a socket that cannot pause
@@ -710,20 +355,7 @@ export class ConnectionLost extends Schema.TaggedError<ConnectionLost>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class BufferOverflow extends Schema.TaggedError<BufferOverflow>("effect-agent-session/BufferOverflow")(
-  "BufferOverflow",
-  {
-    ...SessionContext,
-    /** How many events were waiting for the consumer (twice the connection's `bufferSize`). */
-    limit: Schema.Finite
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.BufferOverflow(this)
-  }
-}
+export class BufferOverflow extends SdkError<BufferOverflow>()("BufferOverflow") {}
 
 /**
  * The event channel never opened: the first connection was refused, unresolvable, rejected at
@@ -733,24 +365,7 @@ export class BufferOverflow extends Schema.TaggedError<BufferOverflow>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-agent-session/NeverConnected")(
-  "NeverConnected",
-  {
-    mayStillBeRunning: SessionContext.mayStillBeRunning,
-    /** The session the channel was for. */
-    sessionId: Schema.String,
-    /** How many connection attempts were made. */
-    attempts: Schema.Finite,
-    /** What ended the last attempt (an open failure, a time-out, a status). */
-    lastError: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.NeverConnected(this)
-  }
-}
+export class NeverConnected extends SdkError<NeverConnected>()("NeverConnected") {}
 
 /**
  * A plain `ws://` or `http://` address to a host that is not loopback, without `allowInsecure`.
@@ -758,19 +373,7 @@ export class NeverConnected extends Schema.TaggedError<NeverConnected>("effect-a
  * @since 0.1.0
  * @category errors
  */
-export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("effect-agent-session/InsecureTransport")(
-  "InsecureTransport",
-  {
-    /** The address, without its query string. */
-    url: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.InsecureTransport(this)
-  }
-}
+export class InsecureTransport extends SdkError<InsecureTransport>()("InsecureTransport") {}
 
 /**
  * `respond` was called for a request this connection never received, or already answered, or
@@ -779,24 +382,7 @@ export class InsecureTransport extends Schema.TaggedError<InsecureTransport>("ef
  * @since 0.1.0
  * @category errors
  */
-export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("effect-agent-session/RequestNotPending")(
-  "RequestNotPending",
-  {
-    resourceType: Schema.String,
-    actionSessionId: Schema.String,
-    /**
-     * `never-received`: no such request arrived on this connection; `already-answered`: it was
-     * answered; `channel-closed`: the connection is closed, nothing can be sent any more.
-     */
-    reason: Schema.Literals(Failures.notPendingReasons)
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.RequestNotPending(this)
-  }
-}
+export class RequestNotPending extends SdkError<RequestNotPending>()("RequestNotPending") {}
 
 /**
  * Too many answers are waiting for the connection to reopen (default bound 64).
@@ -804,19 +390,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("ef
  * @since 0.1.0
  * @category errors
  */
-export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effect-agent-session/AnswerBufferFull")(
-  "AnswerBufferFull",
-  {
-    /** The `answerBufferSize` (default 64). */
-    limit: defaulted(Schema.Finite, () => 64)
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.AnswerBufferFull(this)
-  }
-}
+export class AnswerBufferFull extends SdkError<AnswerBufferFull>()("AnswerBufferFull") {}
 
 /**
  * A `complete` response of type `JSON` could not be parsed.
@@ -824,16 +398,7 @@ export class AnswerBufferFull extends Schema.TaggedError<AnswerBufferFull>("effe
  * @since 0.1.0
  * @category errors
  */
-export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("effect-agent-session/ResponseParseError")(
-  "ResponseParseError",
-  {
-    raw: Schema.String,
-    message: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-}
+export class ResponseParseError extends SdkError<ResponseParseError>()("ResponseParseError") {}
 
 // ---------------------------------------------------------------------------
 // Session façade
@@ -845,20 +410,7 @@ export class ResponseParseError extends Schema.TaggedError<ResponseParseError>("
  * @since 0.1.0
  * @category errors
  */
-export class ActionBudgetExceeded
-  extends Schema.TaggedError<ActionBudgetExceeded>("effect-agent-session/ActionBudgetExceeded")("ActionBudgetExceeded", {
-    mayStillBeRunning: SessionContext.mayStillBeRunning,
-    sessionId: Schema.String,
-    maxActions: Schema.Finite,
-    actions: Schema.Finite
-  })
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ActionBudgetExceeded(this)
-  }
-}
+export class ActionBudgetExceeded extends SdkError<ActionBudgetExceeded>()("ActionBudgetExceeded") {}
 
 /**
  * The event channel ended before `complete` without an error of its own (closed with 1000, by
@@ -868,25 +420,7 @@ export class ActionBudgetExceeded
  * @since 0.1.0
  * @category errors
  */
-export class SessionEndedWithoutComplete
-  extends Schema.TaggedError<SessionEndedWithoutComplete>("effect-agent-session/SessionEndedWithoutComplete")(
-    "SessionEndedWithoutComplete",
-    {
-      mayStillBeRunning: SessionContext.mayStillBeRunning,
-      sessionId: Schema.String,
-      /** The message of the last `error` event received, if any (default none). */
-      lastError: Schema.OptionFromNullOr(Schema.String).pipe(
-        Schema.withConstructorDefault(Effect.succeed(Option.none<string>()))
-      )
-    }
-  )
-{
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.SessionEndedWithoutComplete({ sessionId: this.sessionId, lastError: Option.getOrUndefined(this.lastError) })
-  }
-}
+export class SessionEndedWithoutComplete extends SdkError<SessionEndedWithoutComplete>()("SessionEndedWithoutComplete") {}
 
 // ---------------------------------------------------------------------------
 // Recorded sessions
@@ -900,23 +434,7 @@ export class SessionEndedWithoutComplete
  * @since 0.1.0
  * @category errors
  */
-export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effect-agent-session/InvalidRecording")(
-  "InvalidRecording",
-  {
-    /** The recording's file. */
-    path: Schema.String,
-    /** The line (1-based) that is wrong; 0 when the file itself could not be read. */
-    line: Schema.Finite,
-    /** What is wrong with it. */
-    reason: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.InvalidRecording(this)
-  }
-}
+export class InvalidRecording extends SdkError<InvalidRecording>()("InvalidRecording") {}
 
 /**
  * A replay diverged from its recording: the application answered a request differently (or did
@@ -927,29 +445,7 @@ export class InvalidRecording extends Schema.TaggedError<InvalidRecording>("effe
  * @since 0.1.0
  * @category errors
  */
-export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("effect-agent-session/ReplayMismatch")(
-  "ReplayMismatch",
-  {
-    /** The recording's file. */
-    path: Schema.String,
-    /** The line (1-based) of the recorded step the application did not follow. */
-    line: Schema.Finite,
-    /** What differed: `answer`, `create` or `connection`. */
-    subject: Schema.Literals(["answer", "create", "connection"]),
-    /** What the recording has there (JSON, or a description). */
-    expected: Schema.String,
-    /** What the application did (JSON, or a description). */
-    actual: Schema.String,
-    /** The differences, one per line (`field: expected X, got Y`). */
-    difference: Schema.String
-  }
-) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  override get message(): string {
-    return Failures.messages.ReplayMismatch(this)
-  }
-}
+export class ReplayMismatch extends SdkError<ReplayMismatch>()("ReplayMismatch") {}
 
 /**
  * The errors of a replay (`AgentSessionsTest.replay`): the recording is not valid, or the

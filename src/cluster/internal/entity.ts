@@ -22,13 +22,13 @@ import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
 import { fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
 import { type AnswerWatch, waiterOf } from "./answerWatch.js"
-import { requestKey, toAnswer } from "./eventLog.js"
+import { isClaimLost, requestKey, toAnswer } from "./eventLog.js"
 import { events } from "./eventsStream.js"
 import type { Gate } from "./gate.js"
 import type { Registry } from "./resumer.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
-import { activationWriter, claimLog } from "./writer.js"
+import { activationWriter, claimLog, type Unreleased } from "./writer.js"
 
 /** Events that describe the channel, not the session: not logged. */
 const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
@@ -67,7 +67,8 @@ export const make = (
   answers: AnswerWatch,
   registry: Registry,
   /** This runner's name as the writer of a log (`writer.ts`). */
-  runnerWriter: string
+  runnerWriter: string,
+  unreleased: Unreleased
 ) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -132,8 +133,17 @@ export const make = (
         if (events.length === 0) return
         const logged = events.map((event, i) => ({ seq: tally.lastSeq + 1 + i, event }))
         // Persist before anything else sees the events; a store that stays down ends the
-        // activation with a defect (the engine restarts it and the log is read again).
-        yield* log.append(sessionId, logged).pipe(Effect.retry(appendSchedule), Effect.orDie)
+        // activation with a defect (the engine restarts it and the log is read again). A log
+        // another runner has taken over (this runner was cut off from the database) is written
+        // no more: the run stops here (`runSession`).
+        yield* log.append(sessionId, logged, writer).pipe(
+          Effect.retry({ schedule: appendSchedule, while: (error) => !isClaimLost(error) }),
+          Effect.catchIf(isClaimLost, (error) =>
+            Effect.sync(() => {
+              claimLost = true
+            }).pipe(Effect.zipRight(Effect.die(error)))),
+          Effect.orDie
+        )
         for (const l of logged) {
           fold(tally, l.event)
           tally.lastSeq = l.seq
@@ -145,8 +155,14 @@ export const make = (
         yield* bump
       })
 
-    /** Gives the log's writer claim up; one that cannot be released lapses (`writer.ts`). */
-    const release = log.release(sessionId, writer).pipe(Effect.retry(appendSchedule), Effect.ignore)
+    /** Gives the log's writer claim up; one that cannot be released now is released later (`writer.ts`). */
+    const release = log.release(sessionId, writer).pipe(
+      Effect.retry(appendSchedule),
+      Effect.catchAll(() => Effect.sync(() => unreleased.add(sessionId, writer)))
+    )
+
+    /** Set when an append of the run was refused: another runner has taken the log over. */
+    let claimLost = false
 
     const endRun = (status: EventLog.EndStatus, reason: Option.Option<string>) =>
       log.end(sessionId, status, reason).pipe(
@@ -220,8 +236,15 @@ export const make = (
           )
         }
         yield* Deferred.succeed(attached, undefined)
+        claimLost = false
         const exit = yield* session.events.pipe(Stream.runForEachChunk(appendChunk), Effect.exit)
         activation.running = undefined
+        // The log is another runner's now (it runs the session): nothing more is written here.
+        if (claimLost) {
+          return yield* Effect.logWarning(
+            `Session ${r.info.session_id}: another runner took its log over (this runner lost the database); it stops here`
+          )
+        }
         // Handed over: the channel was closed to drain it (every event it had received is
         // persisted above); the run goes on elsewhere.
         if (activation.handingOver && tally.session.completed === undefined) return
@@ -291,6 +314,9 @@ export const make = (
             agent: payload.agent,
             shard: address.shardId.id
           })
+          // Claimed while the log did not know the session (nothing was recorded): claimed now
+          // that it does, before anything is appended (appends are written only by the holder).
+          yield* claimLog(log, sessionId, writer)
         }
         activation.record = Option.some(r)
         if (Option.isSome(r.ended)) return false

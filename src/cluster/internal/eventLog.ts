@@ -3,12 +3,19 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { Ledger } from "effect-agent-session-core"
 import * as Answer from "../../Answer.js"
 import * as Session from "../../Session.js"
@@ -52,6 +59,28 @@ const decodeInfo = Schema.decodeUnknownSync(infoJson)
 const fail = (operation: string) => (cause: unknown) =>
   new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
 
+/**
+ * An append refused: `writer` does not hold the session's log (another writer took it over). Its
+ * operation is `claim`, the check that failed (an append's own failures say `append`).
+ */
+const claimLost = (sessionId: string, writer: string) =>
+  new EventLogError({
+    operation: "claim",
+    message: `the log of session ${sessionId} is not held by ${writer} (another writer took it over)`
+  })
+
+/**
+ * Whether an append failed because its writer no longer holds the log (trying again cannot
+ * succeed): of an append, only that failure says `claim`.
+ */
+export const isClaimLost = (error: EventLogError): boolean => error.operation === "claim"
+
+/** The runner's writer name in an activation's (`runner#n`: `writer.ts`), whose lock shows it alive. */
+const runnerOf = (writer: string): string => writer.split("#")[0] ?? writer
+
+/** The first key of the writers' locks (`live`): "ASWR". */
+const writerLockSpace = 0x41535752
+
 /** The record of a session ended before the log heard of it (a `Close` before its `Start`). */
 const unknownRecord = (sessionId: string): EventLog.SessionRecord => ({
   sessionId: Session.SessionId.make(sessionId),
@@ -83,6 +112,8 @@ interface MemorySession {
 
 export const makeMemory = (): EventLog.Service => {
   const sessions = new Map<string, MemorySession>()
+  /** The runners shown alive (`live`), with how many scopes show each. */
+  const living = new Map<string, number>()
   const log: EventLog.Service = {
     register: ({ agent, info, maxActions, shard }) =>
       Effect.sync(() => {
@@ -99,10 +130,11 @@ export const makeMemory = (): EventLog.Service => {
         return record
       }),
     get: (sessionId) => Effect.sync(() => Option.map(Option.fromNullable(sessions.get(sessionId)), (s) => s.record)),
-    append: (sessionId, events) =>
+    append: (sessionId, events, writer) =>
       Effect.suspend(() => {
         const session = sessions.get(sessionId)
         if (session === undefined) return Effect.fail(fail("append")(`unknown session ${sessionId}`))
+        if (writer !== undefined && session.writer?.id !== writer) return Effect.fail(claimLost(sessionId, writer))
         for (const [i, logged] of events.entries()) {
           if (logged.seq !== session.events.length + 1 + i) {
             return Effect.fail(fail("append")(`sequence ${logged.seq} is taken or leaves a gap`))
@@ -193,7 +225,10 @@ export const makeMemory = (): EventLog.Service => {
         if (session === undefined) return true
         const now = Date.now()
         const holder = session.writer
-        if (holder !== undefined && holder.id !== writer && holder.until >= now) return false
+        if (
+          holder !== undefined && holder.id !== writer &&
+          (holder.until >= now || living.has(runnerOf(holder.id)))
+        ) return false
         session.writer = { id: writer, until: now + leaseMillis }
         return true
       }),
@@ -210,7 +245,18 @@ export const makeMemory = (): EventLog.Service => {
         const session = sessions.get(sessionId)
         if (session?.writer?.id === writer) session.writer = undefined
       }),
-    live: () => Effect.void
+    live: (writer) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          living.set(writer, (living.get(writer) ?? 0) + 1)
+        }),
+        () =>
+          Effect.sync(() => {
+            const n = (living.get(writer) ?? 1) - 1
+            if (n === 0) living.delete(writer)
+            else living.set(writer, n)
+          })
+      )
   }
   return log
 }
@@ -331,18 +377,6 @@ const appendRows = 1_000
 /** How many sessions one renewal statement names at most. */
 const renewSessions = 1_000
 
-/** The runner's writer name in an activation's (`runner#n`: `writer.ts`), whose lock shows it alive. */
-const runnerOf = (writer: string): string => writer.split("#")[0] ?? writer
-
-/** The first key of the writers' locks (`live`): "ASWR". */
-const writerLockSpace = 0x41535752
-
-/**
- * How long past its lapse a claim whose holder still lives is waited for (a runner stalled
- * that long is taken for gone: its machine may be unreachable, its connection not yet closed).
- */
-const livenessBound = 60_000
-
 
 /** How many snapshot reads run at once, and how many sessions one read asks about at most. */
 const snapshotReaders = 2
@@ -391,6 +425,71 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
 })
 
 /**
+ * A connection outside the pool of `sql`, for as long as the scope lasts: the pool never hands it
+ * to a query of its own, and a pool whose every connection is busy does not keep it from the
+ * lock it holds. On PostgreSQL through `@effect/sql-pg` (the cluster's store), a client of its
+ * own with the pool's settings (two connections at most: the second, opened on demand, is where
+ * a query given up on the first is cancelled); on any other client, a connection reserved from
+ * the pool.
+ */
+const dedicatedConnection = (
+  sql: SqlClient.SqlClient,
+  pg: Option.Option<PgClient.PgClient>
+): Effect.Effect<SqlConnection.Connection, SqlError, Scope.Scope> =>
+  Option.match(pg, {
+    onNone: () => sql.reserve,
+    onSome: (client) =>
+      Layer.build(PgClient.layer({
+        ...client.config,
+        maxConnections: 2,
+        minConnections: undefined,
+        connectionTTL: undefined,
+        applicationName: "effect-agent-session writer lock"
+      })).pipe(Effect.flatMap((context) => Context.get(context, PgClient.PgClient).reserve))
+  })
+
+/**
+ * Holds, for as long as the scope lasts, the lock of `writer`'s name on a connection of its own
+ * (`live`). PostgreSQL releases a session's advisory locks when its connection ends: at once for
+ * a process killed (its socket closed by its kernel); for a machine gone, once the server's
+ * keep-alive probes (set on this connection: 5 s idle, then 5 probes 1 s apart) or its
+ * unacknowledged writes (`tcp_user_timeout`, 10 s) give up on it. A process stalled on a live
+ * machine keeps it (its kernel answers the probes). The connection is pinged every second; when
+ * it fails (the database restarted, the network cut), a second later the lock is taken again on
+ * a new one. Returns once the lock is first held (or after 30 s, still trying).
+ */
+const holdWriterLock = (
+  open: Effect.Effect<SqlConnection.Connection, SqlError, Scope.Scope>,
+  writer: string
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const held = yield* Deferred.make<void>()
+    const holding = Effect.scoped(Effect.gen(function*() {
+      const connection = yield* open
+      yield* connection.executeRaw(
+        `SELECT set_config('tcp_keepalives_idle', '5', false), set_config('tcp_keepalives_interval', '1', false),
+          set_config('tcp_keepalives_count', '5', false), set_config('tcp_user_timeout', '10000', false)`,
+        []
+      ).pipe(Effect.ignore)
+      yield* connection.executeRaw(`SELECT pg_advisory_lock($1, hashtext($2))`, [writerLockSpace, writer])
+      yield* Deferred.succeed(held, undefined)
+      return yield* connection.executeRaw(`SELECT 1`, []).pipe(Effect.delay("1 second"), Effect.forever)
+    }))
+    yield* holding.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning(
+          `Event log: the lock that shows runner ${writer} alive is not held (taken again in a second): ${
+            Cause.pretty(cause).split("\n")[0]
+          }`
+        ).pipe(Effect.zipRight(Effect.sleep("1 second")))
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Deferred.await(held).pipe(Effect.timeout("30 seconds"), Effect.ignore)
+  })
+
+/**
  * The log on `@effect/sql`. Each operation, once it has asked the pool for a connection, runs to
  * its end (a few milliseconds), even when its caller gives up (interrupted, timed out):
  * - Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of its own
@@ -404,6 +503,7 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
  */
 export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const connectionOfItsOwn = dedicatedConnection(sql, yield* Effect.serviceOption(PgClient.PgClient))
   /** Runs an operation to its end once started (see above). */
   const whole = <A, E>(operation: Effect.Effect<A, E>): Effect.Effect<A, E> => Effect.uninterruptible(operation)
 
@@ -416,6 +516,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   // the next one.
   interface WaitingAppend {
     readonly rows: ReadonlyArray<EventRow>
+    /** The writer that must hold the session's log for the rows to be written (none: unchecked). */
+    readonly writer: string | undefined
     readonly done: Deferred.Deferred<void, EventLogError>
     /** Taken into a write (by whichever append held a place). */
     taken: boolean
@@ -424,20 +526,59 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   const writers = yield* makeGate(appendWriters)
   const insertEvents = (rows: ReadonlyArray<EventRow>) =>
     sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.asVoid, Effect.mapError(fail("append")))
-  const settle = (append: WaitingAppend) => (exit: Exit.Exit<void, EventLogError>) => Deferred.done(append.done, exit)
   /**
-   * Writes a batch in one statement. The statement is all or nothing: when it fails (a sequence
-   * number taken, by another runner's write), each half is written on its own, down to the
-   * appends that fail alone, each with its own answer.
+   * Inserts the rows of appends whose writer holds its session's log, in one statement; returns
+   * the rows written (`session_id/seq`). The session's row is locked `FOR KEY SHARE` while the
+   * rows go in: a take-over of the claim (`claim`, which locks it `FOR UPDATE`) waits for this
+   * statement to commit, and this statement, once a take-over has committed, finds the claim
+   * gone (PostgreSQL reads the row anew after the wait). So the next writer reads every row this
+   * one wrote, and this one writes nothing after it. (Renewals do not wait on it: an update
+   * of a column that is no key does not conflict with `FOR KEY SHARE`.)
    */
-  const writeBatch = (batch: ReadonlyArray<WaitingAppend>): Effect.Effect<void> =>
-    Effect.flatMap(Effect.exit(insertEvents(batch.length === 1 ? batch[0]!.rows : batch.flatMap((a) => a.rows))), (exit) =>
+  const insertHeld = (appends: ReadonlyArray<WaitingAppend>) =>
+    sql<{ readonly session_id: string; readonly seq: number }>`INSERT INTO agent_session_events (session_id, seq, event)
+      SELECT r.session_id, r.seq, r.event FROM (SELECT r.session_id, r.seq, r.event FROM json_to_recordset(${
+      JSON.stringify(appends.flatMap((a) => a.rows.map((row) => ({ ...row, writer: a.writer }))))
+    }::json) AS r(session_id text, seq integer, event text, writer text)
+        JOIN agent_session_sessions s ON s.session_id = r.session_id AND s.writer = r.writer
+        ORDER BY r.session_id, r.seq FOR KEY SHARE OF s) r
+      RETURNING session_id, seq`.pipe(
+      Effect.map((rows) => new Set(rows.map((row) => `${row.session_id}/${row.seq}`))),
+      Effect.mapError(fail("append"))
+    )
+  const settle = (append: WaitingAppend) => (exit: Exit.Exit<void, EventLogError>) => Deferred.done(append.done, exit)
+  /** Each append of a batch whose statement succeeded: written, or refused (its writer lost the log). */
+  const settleHeld = (batch: ReadonlyArray<WaitingAppend>, written: ReadonlySet<string>) =>
+    Effect.forEach(batch, (append) =>
+      append.rows.every((row) => written.has(`${row.session_id}/${row.seq}`))
+        ? settle(append)(Exit.void)
+        : settle(append)(Exit.fail(claimLost(append.rows[0]?.session_id ?? "", append.writer ?? ""))), { discard: true })
+  /**
+   * Writes a batch in one statement (two when it mixes appends with and without a writer). A
+   * statement is all or nothing: when it fails (a sequence number taken, by another runner's
+   * write), each half is written on its own, down to the appends that fail alone, each with its
+   * own answer.
+   */
+  const writeBatch = (batch: ReadonlyArray<WaitingAppend>): Effect.Effect<void> => {
+    const held = batch.filter((a) => a.writer !== undefined)
+    const free = batch.filter((a) => a.writer === undefined)
+    if (held.length > 0 && free.length > 0) return Effect.zipRight(writeBatch(held), writeBatch(free))
+    const halves = Effect.suspend(() =>
+      Effect.zipRight(writeBatch(batch.slice(0, batch.length >> 1)), writeBatch(batch.slice(batch.length >> 1)))
+    )
+    if (held.length > 0) {
+      return Effect.flatMap(Effect.exit(insertHeld(held)), (exit) =>
+        Exit.isSuccess(exit)
+          ? settleHeld(held, exit.value)
+          : batch.length === 1
+          ? settle(batch[0]!)(Exit.asVoid(exit))
+          : halves)
+    }
+    return Effect.flatMap(Effect.exit(insertEvents(batch.length === 1 ? batch[0]!.rows : batch.flatMap((a) => a.rows))), (exit) =>
       Exit.isSuccess(exit) || batch.length === 1
         ? Effect.forEach(batch, (append) => settle(append)(exit), { discard: true })
-        : Effect.zipRight(
-          writeBatch(batch.slice(0, batch.length >> 1)),
-          writeBatch(batch.slice(batch.length >> 1))
-        ))
+        : halves)
+  }
   /** Takes what waits, from the front, up to `appendRows` rows (at least one append). */
   const takeBatch = (): Array<WaitingAppend> => {
     let rows = 0
@@ -453,9 +594,9 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   // Every append still waiting is followed by one write of what waits (an append another write
   // has taken asks for no place): the line is empty once the last write ends.
   const write = writers.withPlace(Effect.suspend(() => waiting.length === 0 ? Effect.void : writeBatch(takeBatch())))
-  const append = (rows: ReadonlyArray<EventRow>) =>
+  const append = (rows: ReadonlyArray<EventRow>, writer: string | undefined) =>
     Effect.flatMap(Deferred.make<void, EventLogError>(), (done) => {
-      const entry: WaitingAppend = { rows, done, taken: false }
+      const entry: WaitingAppend = { rows, writer, done, taken: false }
       waiting.push(entry)
       return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : write), Deferred.await(done))
     })
@@ -541,14 +682,14 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         }))
       ),
     get: getRecord,
-    append: (sessionId, events) =>
+    append: (sessionId, events, writer) =>
       events.length === 0
         ? Effect.void
         : Effect.try({
           try: () =>
             events.map((logged): EventRow => ({ session_id: sessionId, seq: logged.seq, event: encodeEvent(logged.event) })),
           catch: fail("append")
-        }).pipe(Effect.flatMap(append)),
+        }).pipe(Effect.flatMap((rows) => append(rows, writer))),
     read: (sessionId, fromSeq, limit) =>
       sql<{ readonly seq: number; readonly event: string }>`SELECT seq, event FROM agent_session_events
         WHERE session_id = ${sessionId} AND seq >= ${fromSeq} ORDER BY seq LIMIT ${limit}`.pipe(
@@ -641,11 +782,10 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     claim: (sessionId, writer, leaseMillis) =>
       Effect.gen(function*() {
         const until = sql`now() + (${leaseMillis}::integer * interval '1 millisecond')`
-        // Unclaimed, this writer's, or lapsed for longer than a live holder is waited for.
+        // Unclaimed, or this writer's already.
         const claimed = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
           SET writer = ${writer}, writer_until = ${until}
-          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer}
-            OR writer_until < now() - (${livenessBound}::integer * interval '1 millisecond'))
+          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer})
           RETURNING session_id`
         if (claimed.length > 0) return true
         const held = yield* sql<{ readonly writer: string; readonly lapsed: boolean }>`SELECT writer,
@@ -653,17 +793,22 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         const holder = held[0]
         if (holder === undefined) return true
         if (!holder.lapsed) return false
-        // Lapsed: taken only when its holder is gone (its lock of its name is free; taken and
-        // given back in one statement, on one connection).
+        // Lapsed: taken only when its holder's runner is gone: the lock of its name is free
+        // (taken and given back in one statement, on one connection).
         const gone = yield* sql<{ readonly gone: boolean }>`SELECT CASE
           WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)}))
           THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)})) ELSE false END AS gone`
         if (gone[0]?.gone !== true) return false
-        const taken = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
-          SET writer = ${writer}, writer_until = ${until}
-          WHERE session_id = ${sessionId} AND writer = ${holder.writer} AND writer_until < now()
-          RETURNING session_id`
-        return taken.length > 0
+        // The row locked first: an append of the writer gone that is under way (`insertHeld`
+        // locks the row `FOR KEY SHARE`) commits before the claim moves, and none follows it.
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const still = yield* sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
+            WHERE session_id = ${sessionId} AND writer = ${holder.writer} AND writer_until < now() FOR UPDATE`
+          if (still.length === 0) return false
+          yield* sql`UPDATE agent_session_sessions SET writer = ${writer}, writer_until = ${until}
+            WHERE session_id = ${sessionId}`
+          return true
+        }))
       }).pipe(Effect.mapError(fail("claim"))),
     renew: (writer, sessionIds, leaseMillis) =>
       Effect.forEach(
@@ -681,24 +826,12 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         Effect.asVoid,
         Effect.mapError(fail("release"))
       ),
-    // A connection of its own holds the lock of the writer's name; taken again (after a second)
-    // whenever that connection fails (the database restarted), checked every 2 s.
-    live: (writer) =>
-      Effect.scoped(Effect.gen(function*() {
-        const connection = yield* sql.reserve
-        yield* connection.executeRaw(`SELECT pg_advisory_lock($1, hashtext($2))`, [writerLockSpace, writer])
-        yield* connection.executeRaw(`SELECT 1`, []).pipe(Effect.delay("2 seconds"), Effect.forever)
-      })).pipe(
-        Effect.catchAllCause(() => Effect.sleep("1 second")),
-        Effect.forever,
-        Effect.forkScoped,
-        Effect.asVoid
-      )
+    live: (writer) => holdWriterLock(connectionOfItsOwn, writer)
   }
   return {
     register: (record) => whole(operations.register(record)),
     get: (sessionId) => whole(operations.get(sessionId)),
-    append: (sessionId, events) => whole(operations.append(sessionId, events)),
+    append: (sessionId, events, writer) => whole(operations.append(sessionId, events, writer)),
     read: (sessionId, fromSeq, limit) => whole(operations.read(sessionId, fromSeq, limit)),
     end: (sessionId, status, reason) => whole(operations.end(sessionId, status, reason)),
     saveAnswer: (sessionId, request, answer) => whole(operations.saveAnswer(sessionId, request, answer)),
@@ -711,6 +844,6 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     claim: (sessionId, writer, leaseMillis) => whole(operations.claim(sessionId, writer, leaseMillis)),
     renew: (writer, sessionIds, leaseMillis) => whole(operations.renew(writer, sessionIds, leaseMillis)),
     release: (sessionId, writer) => whole(operations.release(sessionId, writer)),
-    live: operations.live
+    live: (writer) => holdWriterLock(connectionOfItsOwn, writer)
   }
 })

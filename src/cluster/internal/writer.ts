@@ -1,8 +1,8 @@
 /**
  * One writer per session's log, across runners: the activation that runs a session claims the
  * writing of its log (`EventLog.Service.claim`) before it reads the log and attaches, renews the
- * claim while the run lasts, and releases it once the run has ended (after a hand-over, once
- * the events its channel had received are persisted).
+ * claim while the run lasts, appends only while it holds the claim, and releases it once the run
+ * has ended (after a hand-over, once the events its channel had received are persisted).
  *
  * Why: the engine's shard locks alone do not keep two runners from writing one log. A runner
  * whose lock storage misses a deadline (`@effect/cluster` gives up every shard lock it holds when
@@ -10,11 +10,16 @@
  * loaded machine) loses its shards before its activations have stopped; a next owner that took
  * the session over at once would read the log while the first still persists what its channel
  * received, and the two would write the same sequence numbers. With the claim, the next owner
- * waits until the first has released it (at most the hand-over's bounds), or until its claim
- * has lapsed (no renewal for {@link lease}: its runner died, or stalled that long). A runner
- * does not yet hold the lock of its name (`EventLog.Service.live`) that would keep a stalled
- * runner's claims: held on a pooled connection, it starved runners with small pools; it needs a
- * connection of its own.
+ * waits until the first has released it (at most the hand-over's bounds).
+ *
+ * A claim holds for as long as its runner lives, not only for its lease: each runner shows
+ * itself alive (`EventLog.Service.live`: on PostgreSQL a lock of its name, held on a connection
+ * of its own), and a claim that lapsed (no renewal for {@link lease}) is taken only once its
+ * runner is gone. A runner stalled longer than the lease (the stall that costs it its shard
+ * locks) keeps its claims, and persists what its channels received when it wakes; a runner
+ * killed loses them as soon as they lapse. A runner cut off from the database (the lock's
+ * connection gone) can lose them too, once they lapse: from then on the log refuses its appends
+ * (an `EventLogError` of operation `claim`), and its run stops without writing.
  */
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -60,13 +65,42 @@ export const claimLog = (log: EventLog.Service, sessionId: string, writer: strin
     yield* Effect.logInfo(`Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`)
   })
 
-/** The runner's renewal of its sessions' claims, every {@link renewEvery}; a failed renewal is tried at the next. */
-export const renewer = (writer: string, registry: Registry) =>
+/**
+ * Claims whose release failed (the store unreachable for longer than the release was retried),
+ * released again at each renewal: a claim of a live runner is not taken by another runner, so one
+ * left behind would keep its session from running anywhere for as long as this runner lives.
+ */
+export interface Unreleased {
+  readonly add: (sessionId: string, writer: string) => void
+  /** Releases each (once its release succeeds it is forgotten). */
+  readonly release: (log: EventLog.Service) => Effect.Effect<void>
+}
+
+export const makeUnreleased = (): Unreleased => {
+  const left = new Map<string, string>()
+  return {
+    add: (sessionId, writer) => {
+      left.set(`${sessionId}\u0000${writer}`, sessionId)
+    },
+    release: (log) =>
+      Effect.forEach([...left], ([key, sessionId]) =>
+        log.release(sessionId, key.slice(sessionId.length + 1)).pipe(
+          Effect.zipRight(Effect.sync(() => left.delete(key))),
+          Effect.ignore
+        ), { discard: true })
+  }
+}
+
+/**
+ * The runner's renewal of its sessions' claims, every {@link renewEvery} (a failed renewal is
+ * tried at the next), and the releases left to retry.
+ */
+export const renewer = (writer: string, registry: Registry, unreleased: Unreleased) =>
   Effect.gen(function*() {
     const log = yield* EventLog.EventLog
     yield* Effect.suspend(() => {
       const running = registry.running()
-      return running.length === 0 ? Effect.void : log.renew(writer, running, lease)
+      return Effect.zipRight(unreleased.release(log), running.length === 0 ? Effect.void : log.renew(writer, running, lease))
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`Renewing the log claims: ${error.message}`)),
       Effect.delay(renewEvery),

@@ -23,7 +23,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as Credentials from "../../Credentials.js"
 import {
   AgentSessionError,
@@ -33,8 +32,9 @@ import {
   ReplayMismatch
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
-import type { World } from "../testing/kitTypes.js"
+import { CreateSessionRequest, SessionInfo } from "../../Session.js"
+import type { ReplayOptions as ReplayKitOptions, World } from "../testing/kitTypes.js"
+import { eventStreamOf } from "../testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
@@ -42,15 +42,10 @@ import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
 
-/** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<KitReplay.MemoryReplayOptions, "maxLineLength" | "redact"> {
+/** Options of an in-memory replay: the file, and the kit's (the answer timeout, the longest line, `redact`). */
+export interface ReplayOptions extends ReplayKitOptions {
   readonly path: string
-  /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
-  readonly answerTimeout?: Duration.DurationInput | undefined
 }
-
-/** The default `answerTimeout`: 30 s. */
-export const defaultAnswerTimeout: Duration.Duration = Duration.millis(KitReplay.defaultAnswerTimeoutMillis)
 
 const decodeError = Schema.decodeUnknownEither(AgentSessionError)
 const decodeSession = Schema.decodeUnknownEither(SessionInfo)
@@ -73,20 +68,11 @@ export const make = (options: ReplayOptions, observer: World) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
-    const answerTimeout = Duration.decode(options.answerTimeout ?? defaultAnswerTimeout)
+    const answerTimeout = Duration.decode(options.answerTimeout ?? KitReplay.defaultAnswerTimeoutMillis)
     // The header is checked when the layer is built: a foreign or damaged file fails it.
     const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
     if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
-    const header = replay.header
-
-    const fallbackSession = SessionInfo.make({
-      session_id: SessionId.make(header.sessionId),
-      status: Option.none(),
-      start_time: Option.none(),
-      end_time: Option.none(),
-      error: Option.none()
-    })
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
@@ -96,7 +82,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const answer = replay.create(request, Either.isRight(encoded) ? encoded.right : {}, secrets)
         switch (answer._tag) {
           case "Session":
-            return Effect.succeed(answer.session ?? fallbackSession)
+            return Effect.succeed(answer.session)
           case "Failed":
             return Effect.fail(answer.error)
           case "Unrecorded":
@@ -114,10 +100,8 @@ export const make = (options: ReplayOptions, observer: World) =>
         const engine = yield* makeEngine({
           sessionId,
           settings: resolveSettings({}, connectOptions),
-          dialect: header.dialect,
+          ...replay.channel,
           agent: connectOptions.agent,
-          printableUrl: replay.printableUrl,
-          framing: replay.framing,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
@@ -139,13 +123,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const woken = yield* Effect.makeLatch(false)
         const attempt = replay.attempt(pass, sessionId, hooks, () => woken.unsafeOpen())
         if (attempt === undefined) return
-        const io: Io = {
-          send: (_frame, data) => Effect.sync(() => attempt.send(data)),
-          pause: () => attempt.pause(),
-          resume: () => attempt.resume(),
-          abort: () => {}
-        }
-        hooks.attach(io)
+        hooks.attach({ ...attempt.flow, send: (_frame, data) => Effect.sync(() => attempt.send(data)) } satisfies Io)
 
         while (true) {
           const step = attempt.next()
@@ -167,16 +145,9 @@ export const make = (options: ReplayOptions, observer: World) =>
         }
       })
 
-    const eventStream: EventStream.Service = {
-      connect: (sessionId, connectOptions) => connect(sessionId, connectOptions),
-      events: (sessionId, connectOptions) =>
-        Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    }
-
     return {
-      header,
       createSession,
-      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session() ?? fallbackSession),
-      eventStream
+      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session()),
+      eventStream: eventStreamOf(connect)
     }
   })

@@ -5,12 +5,11 @@
  */
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import { type KitScript, Script } from "effect-agent-session-core/shell"
+import { type KitReplay, type KitScript, Script } from "effect-agent-session-core/shell"
 
 import type { OnboardRequest } from "../../Agent.js"
 import type * as Answer from "../../Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"
-import type * as Recording from "../../Recording.js"
 import type { CreateSessionRequest } from "../../Session.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 
@@ -79,25 +78,13 @@ export interface Control {
 export type Options = KitScript.Options<Step>
 
 /**
- * Options of `AgentSessionsTest.replay`.
+ * Options of `AgentSessionsTest.replay` (the core's `KitReplay.KitOptions`): the answer timeout
+ * (virtual time, default 30 s), the `redact` the recording was made with, the longest line read.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ReplayOptions {
-  /**
-   * How long (virtual time) a recorded answer waits for the application's before the replay
-   * fails with `ReplayMismatch`. Default 30 s.
-   */
-  readonly answerTimeout?: Duration.DurationInput | undefined
-  /**
-   * The `redact` the recording was made with: applied to the application's answers before
-   * they are compared with the recorded ones.
-   */
-  readonly redact?: ((entry: Recording.Entry) => Recording.Entry) | undefined
-  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
-  readonly maxLineLength?: number | undefined
-}
+export type ReplayOptions = KitReplay.KitOptions<Duration.DurationInput>
 
 /** The scripted world of a test layer (the core's `Script.World`): its script, requests, errors and answers. */
 export type World = Script.World<{

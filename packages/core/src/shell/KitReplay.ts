@@ -21,6 +21,27 @@ import * as Recording from "../Recording.js"
 export const defaultAnswerTimeoutMillis = 30_000
 
 /**
+ * Options of the test kit's replay (`AgentSessionsTest.replay`), `D` the edition's duration input.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KitOptions<D> {
+  /**
+   * How long (virtual time) a recorded answer waits for the application's before the replay
+   * fails with `ReplayMismatch`. Default 30 s.
+   */
+  readonly answerTimeout?: D | undefined
+  /**
+   * The `redact` the recording was made with: applied to the application's answers before
+   * they are compared with the recorded ones.
+   */
+  readonly redact?: MemoryReplayOptions["redact"]
+  /** The longest line read; a longer one is `InvalidRecording`. Default 16 Mi characters. */
+  readonly maxLineLength?: number | undefined
+}
+
+/**
  * The fields of a recording that is not valid (an edition's `InvalidRecording`).
  *
  * @since 0.1.0
@@ -110,16 +131,15 @@ export interface Options<S, E extends { readonly _tag: string }, CE extends E, F
 }
 
 /**
- * The answer to the application's create ({@link Replay.create}): the session (`undefined`: the
- * shell's own, made from the header's id, as none was recorded or it does not decode), the error
- * set on the kit or recorded, or the replay's error (no create recorded here: a recording of
- * `attach`).
+ * The answer to the application's create ({@link Replay.create}): the session (the header's, as
+ * the shell decodes `{ session_id }`, when none was recorded or it does not decode), the error set
+ * on the kit or recorded, or the replay's error (no create recorded here: a recording of `attach`).
  *
  * @since 0.1.0
  * @category models
  */
 export type Created<S, CE, X> =
-  | { readonly _tag: "Session"; readonly session: S | undefined }
+  | { readonly _tag: "Session"; readonly session: S }
   | { readonly _tag: "Failed"; readonly error: CE }
   | { readonly _tag: "Unrecorded"; readonly error: X }
 
@@ -230,6 +250,16 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
     return this.written
   }
 
+  /**
+   * The flow control the engine is handed with the attempt's writer (an edition's transport `Io`
+   * has these): stop reading, read again, and an abort that has nothing to drop in memory.
+   */
+  readonly flow = {
+    pause: (): void => this.pause(),
+    resume: (): void => this.resume(),
+    abort: (): void => {}
+  }
+
   /** The engine stops reading (back-pressure): the next frame waits. */
   pause(): void {
     this.paused = true
@@ -289,17 +319,26 @@ export class Attempt<E extends { readonly _tag: string }, F extends E> {
 export class Replay<S, E extends { readonly _tag: string }, CE extends E, F extends E, I, M, C, R, A> {
   private constructor(
     private readonly options: Options<S, E, CE, F, I, M, C, R, A>,
-    private readonly replay: MemoryReplay
+    private readonly replay: MemoryReplay,
+    /** The header's session, for a create or a pass that recorded none. */
+    private readonly headerSession: S
   ) {}
 
-  /** Opens a recording: its header read and checked, or the edition's error saying why it is not valid. */
+  /**
+   * Opens a recording: its header read and checked (its session id must decode as the shell's
+   * session), or the edition's error saying why it is not valid.
+   */
   static open<S, E extends { readonly _tag: string }, CE extends E, F extends E, I, M, C, R, A>(
     options: Options<S, E, CE, F, I, M, C, R, A>
   ): Replay<S, E, CE, F, I, M, C, R, A> | I {
     const opened = MemoryReplay.open(options)
-    return opened instanceof MemoryReplay
-      ? new Replay(options, opened)
-      : options.errors.invalid({ path: options.path, line: opened.line, reason: opened.reason })
+    if (!(opened instanceof MemoryReplay)) {
+      return options.errors.invalid({ path: options.path, line: opened.line, reason: opened.reason })
+    }
+    const headerSession = options.decoders.session({ session_id: opened.header.sessionId })
+    if (headerSession !== undefined) return new Replay(options, opened, headerSession)
+    opened.close()
+    return options.errors.invalid({ path: options.path, line: 1, reason: "header: sessionId is not a valid session id" })
   }
 
   /** The recording's header. */
@@ -317,6 +356,18 @@ export class Replay<S, E extends { readonly _tag: string }, CE extends E, F exte
     return `replay:${this.options.path}`
   }
 
+  /**
+   * What the edition's engine is told of a replayed connection: the recording's dialect, the
+   * framing of its frames and the address it prints.
+   */
+  get channel(): {
+    readonly dialect: Recording.Header["dialect"]
+    readonly framing: Recording.Header["dialect"]["framing"]
+    readonly printableUrl: string
+  } {
+    return { dialect: this.header.dialect, framing: this.framing, printableUrl: this.printableUrl }
+  }
+
   /** A problem of the replay as the edition's error. */
   errorOf(problem: Recording.ReplayProblem): I | M {
     return errorOf(this.options.path, problem, this.options.errors)
@@ -332,12 +383,19 @@ export class Replay<S, E extends { readonly _tag: string }, CE extends E, F exte
     if (failure !== undefined) return { _tag: "Failed", error: failure.error }
     this.options.observer.created(request)
     const reply = this.replay.answerCreate(encoded, secrets, this.options.decoders)
-    return reply._tag === "Unrecorded" ? { _tag: "Unrecorded", error: this.errorOf(reply.problem) } : reply
+    switch (reply._tag) {
+      case "Unrecorded":
+        return { _tag: "Unrecorded", error: this.errorOf(reply.problem) }
+      case "Session":
+        return { _tag: "Session", session: reply.session ?? this.headerSession }
+      case "Failed":
+        return reply
+    }
   }
 
-  /** The session the application created last, as recorded (`undefined`: the shell's own). */
-  session(): S | undefined {
-    return this.replay.recordedSession(this.options.decoders)
+  /** The session the application created last, as recorded (else the header's). */
+  session(): S {
+    return this.replay.recordedSession(this.options.decoders) ?? this.headerSession
   }
 
   /** The application opens a connection to `sessionId`: noted, and the pass it plays on. */

@@ -68,9 +68,28 @@ export type Responded =
   }
 
 /**
- * One connection of the test kit playing its world's script once to `sessionId`. The shell runs
- * {@link Connection.play}'s steps in order, calls {@link Connection.opened} when its events start
- * and {@link Connection.respond} for each answer.
+ * What a scripted connection does next ({@link Connection.next}), for the shell to act on:
+ * - `Emit`: emit the event (a scripted one, or the echo of an answer);
+ * - `Fail`: fail the events with the error;
+ * - `Sleep`: wait `duration` on the clock, then ask again;
+ * - `Wait`: wait until {@link Connection.respond} says an answer `wakes` it, then ask again;
+ * - `Done`: the script ran out: the events end (the service closed the channel).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Next<E, F, D> =
+  | { readonly _tag: "Emit"; readonly event: E }
+  | { readonly _tag: "Fail"; readonly error: F }
+  | { readonly _tag: "Sleep"; readonly duration: D }
+  | { readonly _tag: "Wait" }
+  | { readonly _tag: "Done" }
+
+/**
+ * One connection of the test kit playing its world's script once to `sessionId`. The shell asks
+ * {@link Connection.next} what to do until it says `Done` (or the events end), calls
+ * {@link Connection.opened} when its events start and {@link Connection.respond} for each answer;
+ * its option `echo` makes the event an `AwaitAnswer` step with `echo` emits for an answer.
  *
  * @example
  * ```ts
@@ -91,13 +110,58 @@ export type Responded =
 export class Connection<E extends Event, F, D, R extends Request, A> {
   /** The script played once (its steps before the first `End`). */
   readonly play: Play<E, F, D, A>
+  /** The next step of the script to run. */
+  private index = 0
+  /** The `AwaitAnswer` step waiting for its answer. */
+  private awaiting: Extract<Step<E, F, D>, { readonly _tag: "AwaitAnswer" }> | undefined
 
   constructor(
     private readonly world: World<E, F, D, R, A>,
     private readonly sessionId: string,
-    options: { readonly endOnError?: boolean | undefined } = {}
+    private readonly options: {
+      readonly endOnError?: boolean | undefined
+      /** The event an `AwaitAnswer` step with `echo` emits for the answer (none: it emits nothing). */
+      readonly echo?: ((answer: A) => E) | undefined
+    } = {}
   ) {
     this.play = new Play<E, F, D, A>(world.script, classifier, options)
+  }
+
+  /**
+   * What to do next: the steps run in order (a request emitted is pending until answered), an
+   * `AwaitAnswer` waits for the answer to the latest request (none emitted: it goes on) and then,
+   * with `echo`, emits the option `echo` of it; after the last step, `Done` (the script ran out).
+   */
+  next(): Next<E, F, D> {
+    for (;;) {
+      const step = this.awaiting ?? this.play.steps[this.index]
+      if (step === undefined) {
+        this.play.ranOut()
+        return { _tag: "Done" }
+      }
+      if (this.awaiting === undefined) this.index += 1
+      this.awaiting = undefined
+      switch (step._tag) {
+        case "Emit":
+          this.play.emit(step.event)
+          return step
+        case "Fail":
+        case "Sleep":
+          return step
+        case "AwaitAnswer": {
+          const awaited = this.play.awaitAnswer()
+          if (awaited._tag === "Waiting") {
+            this.awaiting = step
+            return { _tag: "Wait" }
+          }
+          const echo = this.options.echo
+          if (awaited._tag === "Answered" && step.echo && echo !== undefined) return { _tag: "Emit", event: echo(awaited.answer) }
+          break
+        }
+        case "End":
+          break
+      }
+    }
   }
 
   /** The connection's events start: reported to the world. */

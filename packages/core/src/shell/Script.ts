@@ -251,7 +251,7 @@ export type Outcome<Err, A> = { readonly _tag: "Failed"; readonly error: Err } |
  * const world = new Script.World<{
  *   step: string; onboard: { name: string }; create: object; onboardError: string; createError: string; answer: string
  * }>({ script: [] })
- * console.log(world.create({})) // { _tag: "Succeeded", value: { sessionId: "test-session", ... } }
+ * console.log(world.create({})) // { _tag: "Succeeded", value: { session_id: "test-session", ... } }
  * world.failNextCreate("busy")
  * console.log(world.create({})) // { _tag: "Failed", error: "busy" }
  * console.log(world.create({})._tag) // "Succeeded" (id "test-session-2")
@@ -316,24 +316,28 @@ export class World<T extends WorldTypes> {
   }
 
   /**
-   * A create-session call (validated): the session, started at the epoch, with the id given in
-   * the options, else `test-session`, then `test-session-2`, ...
+   * A create-session call (validated): the session as the service answers it (its wire fields,
+   * for the edition to decode), started at the epoch, with the id given in the options, else
+   * `test-session`, then `test-session-2`, ...
    */
   create(
     request: T["create"]
-  ): Outcome<T["createError"], { readonly sessionId: string; readonly status: "started"; readonly startTime: string }> {
+  ): Outcome<T["createError"], { readonly session_id: string; readonly status: "started"; readonly start_time: string }> {
     const failure = this.beforeCreate()
     if (failure !== undefined) return { _tag: "Failed", error: failure.error }
     this.created(request)
     this.sessions += 1
     const n = this.sessions
     const sessionId = this.options.sessionId ?? (n === 1 ? "test-session" : `test-session-${n}`)
-    return { _tag: "Succeeded", value: { sessionId, status: "started", startTime: new Date(0).toISOString() } }
+    return { _tag: "Succeeded", value: { session_id: sessionId, status: "started", start_time: new Date(0).toISOString() } }
   }
 
-  /** A get-session call: the world keeps no sessions (the text of the `NotFound`). */
-  getSession(sessionId: string): { readonly _tag: "NotFound"; readonly message: string } {
-    return { _tag: "NotFound", message: `The test layer keeps no sessions to retrieve (${sessionId})` }
+  /**
+   * A get-session call: the world keeps no sessions. The fields of the edition's `NotFound` (its
+   * other fields, the status 404 among them, are the error's defaults).
+   */
+  getSession(sessionId: string): { readonly message: string; readonly operation: "AgentApi.getSession" } {
+    return { message: `The test layer keeps no sessions to retrieve (${sessionId})`, operation: "AgentApi.getSession" }
   }
 
   /** A connection opened. */

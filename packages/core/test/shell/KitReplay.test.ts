@@ -99,6 +99,43 @@ describe("KitReplay", () => {
     assert.deepStrictEqual(trace, [`created ${JSON.stringify(Recordings.request)}`])
     assert.deepStrictEqual(replay.session(), { id: Recordings.sessionId })
     assert.strictEqual(replay.printableUrl, `replay:${path}`)
+    assert.deepStrictEqual(replay.channel, {
+      dialect: replay.header.dialect,
+      framing: replay.framing,
+      printableUrl: `replay:${path}`
+    })
+  })
+
+  it("without a recorded session, the header's answers: its session id as the shell decodes it", () => {
+    const lines = [Recordings.header(), { type: "connect", t: 50, conn: 1 }, ...Recordings.ending(60)]
+    const { replay } = open(lines)
+    assert.deepStrictEqual(replay.session(), { id: Recordings.sessionId })
+  })
+
+  it("a recorded session the shell cannot decode is answered by the header's", () => {
+    const lines = Recordings.session().map((line) =>
+      typeof line === "object" && line !== null && (line as { type?: unknown }).type === "created"
+        ? { ...line, session: { session_id: 42 } }
+        : line
+    )
+    const { replay } = open(lines)
+    assert.deepStrictEqual(replay.create(Recordings.request, Recordings.request, []), {
+      _tag: "Session",
+      session: { id: Recordings.sessionId }
+    })
+  })
+
+  it("a header whose session id the shell's session does not take is the edition's invalid error", () => {
+    const path = Recordings.writeRecording(Recordings.session())
+    const opened = KitReplay.Replay.open({
+      path,
+      source: FileSource.fromFile(path, Fs),
+      decoders: { ...decoders, session: () => undefined },
+      errors,
+      observer: worldOf([])
+    })
+    assert.isFalse(opened instanceof KitReplay.Replay)
+    assert.deepInclude(opened as Invalid, { kind: "invalid", path, line: 1 })
   })
 
   it("a create against a recording without one is the edition's mismatch, naming the path", () => {
@@ -175,15 +212,18 @@ describe("KitReplay", () => {
         else return assert.fail(`${step._tag} before ${tag}`)
       }
     }
-    attempt.pause()
+    // The flow as the engine is handed it (detached from the attempt).
+    const { abort, pause, resume } = attempt.flow
+    pause()
     until("Wait")
     assert.deepStrictEqual(trace, ["open"])
-    // An answer is not what the frame waits for.
+    // An answer is not what the frame waits for, and an abort has nothing to drop.
     attempt.send(Recordings.answerData)
+    abort()
     assert.strictEqual(wakes, 0)
-    attempt.resume()
+    resume()
     assert.strictEqual(wakes, 1)
-    attempt.resume()
+    resume()
     assert.strictEqual(wakes, 1)
     until("Sleep")
     assert.deepStrictEqual(trace, ["open", "frame started"])

@@ -130,12 +130,12 @@ describe("Script.World: the scripted service", () => {
     const world = new Script.World<Types>({ script: ["a"] })
     expect(world.create({ n: 1 })).toEqual({
       _tag: "Succeeded",
-      value: { sessionId: "test-session", status: "started", startTime: "1970-01-01T00:00:00.000Z" }
+      value: { session_id: "test-session", status: "started", start_time: "1970-01-01T00:00:00.000Z" }
     })
     world.failNextCreate("busy")
     expect(world.create({ n: 2 })).toEqual({ _tag: "Failed", error: "busy" })
     const second = world.create({ n: 3 })
-    expect(second._tag === "Succeeded" && second.value.sessionId).toBe("test-session-2")
+    expect(second._tag === "Succeeded" && second.value.session_id).toBe("test-session-2")
     expect(world.sessionsCreated).toEqual([{ n: 1 }, { n: 3 }])
   })
 
@@ -143,7 +143,7 @@ describe("Script.World: the scripted service", () => {
     const world = new Script.World<Types>({ script: [], sessionId: "s" })
     world.create({ n: 1 })
     const second = world.create({ n: 2 })
-    expect(second._tag === "Succeeded" && second.value.sessionId).toBe("s")
+    expect(second._tag === "Succeeded" && second.value.session_id).toBe("s")
   })
 
   it("onboard: the agent's id and key by name; the next failure on demand, once", () => {
@@ -170,8 +170,8 @@ describe("Script.World: the scripted service", () => {
   it("keeps no sessions; records connections, answers and the script; earlier readings do not change", () => {
     const world = new Script.World<Types>({ script: ["a"] })
     expect(world.getSession("s1")).toEqual({
-      _tag: "NotFound",
-      message: "The test layer keeps no sessions to retrieve (s1)"
+      message: "The test layer keeps no sessions to retrieve (s1)",
+      operation: "AgentApi.getSession"
     })
     const before = world.answers
     world.connected("s1")

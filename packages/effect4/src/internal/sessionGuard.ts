@@ -29,7 +29,7 @@ import {
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
-import { EngineConnection } from "./channel/engine.js"
+import { type Chunk, type Consumer, EngineConnection } from "./channel/engine.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
@@ -43,7 +43,6 @@ interface Guarded {
   readonly requests: PendingRequests.PendingRequests
 }
 
-type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
 
 /** The guard's state over this edition's events, outcome and errors. */
 type State = Facade.Guard<
@@ -59,7 +58,11 @@ type State = Facade.Guard<
  * one object with its methods on the prototype (it builds the outcome and the errors the core asks
  * for, `Facade.Build`).
  */
-class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEvent.Complete, Outcome, RunningSessionError> {
+class SessionGuard
+  implements
+    Facade.Build<SessionEvent.SessionEvent, SessionEvent.Complete, Outcome, RunningSessionError>,
+    Consumer<RunningSessionError>
+{
   readonly state: State
   readonly pendingRequests: PendingRequests.PendingRequests
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
@@ -150,25 +153,31 @@ class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEve
     )
   }
 
+  // --- Consumer: what each pull of the connection's events does with what it finds ---
+  /** The budget stopped the session: the connection is closed and the events fail. */
+  stopped(): Effect.Effect<never, RunningSessionError> | undefined {
+    const stoppedAt = this.state.watched.stoppedAt
+    return stoppedAt === undefined ? undefined : this.afterOverrun(stoppedAt)
+  }
   /**
    * The core reads each chunk in one synchronous pass, and the chunk is passed on as it came
    * (no copy, no Effect), unless it carries a request (registered in `pending` before the
    * chunk is delivered) or the overrun (the chunk is cut after it; the next pull closes the
    * connection and fails).
    */
-  private onChunk(chunk: Chunk): Effect.Effect<Chunk> {
+  chunk(chunk: Chunk): Effect.Effect<Chunk> {
     const { completed, delivered, requests } = this.state.watched.received(chunk)
     if (completed) Deferred.doneUnsafe(this.done, Exit.succeed(this.state.completed()!))
     const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
     const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
     return requests === 0 ? Effect.succeed(out) : Effect.as(this.pendingRequests.arrived, out)
   }
-  private onFailure(cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> {
+  failed(cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> {
     this.state.failed(Option.getOrUndefined(Cause.findErrorOption(cause)))
     return Effect.failCause(cause)
   }
   /** The end of the connection's events is judged here: an end before `complete` is SessionEndedWithoutComplete. */
-  private onDone(): Effect.Effect<never, RunningSessionError | Cause.Done> {
+  ended(): Effect.Effect<never, RunningSessionError | Cause.Done> {
     const error = this.state.ended()
     return error === undefined ? Cause.done() : Effect.fail(error)
   }
@@ -178,7 +187,9 @@ class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEve
   }
 
   /**
-   * The guarded pull, in the stream's scope. The span "AgentSessions.events", made once per
+   * The guarded pull, in the stream's scope: over this edition's engine, the engine's own pull with
+   * the guard in it (`Consumer`: one pull, no layer of its own); over any other connection (the
+   * test kit's), a layer over its events' pull. The span "AgentSessions.events", made once per
    * stream (none under Effect's native tracer, whose spans reach no exporter), is the parent of
    * what the connection starts when its events are first pulled (its own span): provided to the
    * first pull only, not to every pull as `Stream.withSpan` would. No operator here forks a fiber
@@ -186,23 +197,20 @@ class SessionGuard implements Facade.Build<SessionEvent.SessionEvent, SessionEve
    */
   private open(scope: Scope.Scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> {
     const connection = this.connection
-    const upstream: Effect.Effect<Pull.Pull<Chunk, EventStreamError>> = connection instanceof EngineConnection
-      ? Effect.succeed(connection.pull)
-      : Channel.toPullScoped(Stream.toChannel(connection.events), scope)
-    return Effect.flatMap(upstream, (upstream) =>
+    const pull: Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> = connection instanceof EngineConnection
+      ? Effect.succeed(connection.pull(this))
+      : Effect.map(Channel.toPullScoped(Stream.toChannel(connection.events), scope), (upstream) => {
+        const handlers = {
+          onSuccess: (chunk: Chunk) => this.chunk(chunk),
+          onFailure: (cause: Cause.Cause<EventStreamError>) => this.failed(cause),
+          onDone: () => this.ended()
+        }
+        return Effect.suspend(() => this.stopped() ?? Pull.matchEffect(upstream, handlers))
+      })
+    return Effect.flatMap(pull, (next) =>
       Effect.andThen(
         Scope.addFinalizerExit(scope, (exit) => Effect.andThen(this.pendingRequests.cleared, this.finish(exit))),
         Effect.flatMap(Effect.tracer, (tracer) => {
-          const handlers = {
-            onSuccess: (chunk: Chunk) => this.onChunk(chunk),
-            onFailure: (cause: Cause.Cause<EventStreamError>) => this.onFailure(cause),
-            onDone: () => this.onDone()
-          }
-          const next: Pull.Pull<Chunk, RunningSessionError> = Effect.suspend(() =>
-            this.state.watched.stoppedAt !== undefined
-              ? this.afterOverrun(this.state.watched.stoppedAt)
-              : Pull.matchEffect(upstream, handlers)
-          )
           if (tracer === Tracer.nativeTracer) return Effect.succeed(next)
           return Effect.map(
             Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId: this.sessionId } }), scope),

@@ -8,32 +8,33 @@
  * | one attempt | `attempt.ts` |
  * | the connection loop: attempts, schedules, state | `loop.ts` |
  * | answers out | `answers.ts` |
+ * | the events waiting for the consumer | `buffer.ts` |
  * | the shared timer (idle and connect time-outs) | `deadlines.ts` |
  * | what a transport and the engine owe each other | `transport.ts`; WebSocket `socket.ts`, SSE `../sse.ts` |
  *
- * This file joins them: the loop's start, the consumer's stream, `close`, and the end. No fiber
+ * This file joins them: the loop's start, the consumer's pull, `close`, and the end. No fiber
  * of the connection's own while it is open: frames go from the socket's callback through the core
- * straight into the `Queue` the consumer pulls; time-outs are entries of the shared timer; the
- * loop's steps (an attempt's start and end, the sleep before a retry) and the answer writer each
- * run in a short-lived fiber, only while they have something to do.
+ * straight into the buffer the consumer pulls (`buffer.ts`); time-outs are entries of the shared
+ * timer; the loop's steps (an attempt's start and end, the sleep before a retry) and the answer
+ * writer each run in a short-lived fiber, only while they have something to do.
  */
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
+import type * as Pull from "effect/Pull"
 import * as References from "effect/References"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { ConnectionShell } from "effect-agent-session-core/shell"
-import type * as Answer from "../../Answer.js"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
-import type { EventStreamError, RespondError } from "../../Errors.js"
+import type { EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
@@ -41,9 +42,10 @@ import * as Wire from "../../Wire.js"
 import { inSession } from "../orphan.js"
 import { respond, writer } from "./answers.js"
 import * as Attempt from "./attempt.js"
+import { EventBuffer } from "./buffer.js"
 import * as Deadlines from "./deadlines.js"
 import { closedByCaller, type Final, Loop } from "./loop.js"
-import { type EventQueue, Shell } from "./shell.js"
+import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "./spans.js"
 import { fromCore, StateCell } from "./state.js"
@@ -95,22 +97,46 @@ const decoderFor = (framing: Dialect.Framing, settings: Settings): Wire.FrameDec
   return decoder
 }
 
+/** A chunk of events, as a pull gives them. */
+export type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
+
+/**
+ * What a consumer of a connection's events does with what its pull finds, in the same pull (no
+ * layer of its own): the session's guard (`../sessionGuard.ts`) reads each chunk, stops at the
+ * budget and judges the end; a plain consumer ({@link passOn}) passes them on.
+ */
+export interface Consumer<E> {
+  /** Before each pull: what the pull does instead (the budget stopped the session), or nothing. */
+  readonly stopped: () => Pull.Pull<never, E> | undefined
+  /** A chunk taken (counted out of the buffer, its metrics recorded). */
+  readonly chunk: (chunk: Chunk) => Pull.Pull<Chunk, E>
+  /** The events failed, after every event before the failure. */
+  readonly failed: (cause: Cause.Cause<EventStreamError>) => Pull.Pull<never, E>
+  /** The events ended, after every event. */
+  readonly ended: () => Pull.Pull<never, E>
+}
+
+/** The consumer of `Connection.events`: the events as they are, then the end or the failure. */
+const passOn: Consumer<EventStreamError> = {
+  stopped: () => undefined,
+  chunk: (chunk) => Effect.succeed(chunk),
+  failed: (cause) => Effect.failCause(cause),
+  ended: () => Cause.done()
+}
+
 /**
  * One connection: the public `Connection` and what runs it, one object with its methods on the
- * prototype (a connection holds its fields, not a closure per operation).
+ * prototype (a connection holds its fields, not a closure per operation). `events` and `respond`
+ * are its own fields (a copy of the connection, `{ ...connection }`, has them).
  */
 export class EngineConnection implements EventStream.Connection {
+  /** The events, pulled by {@link EngineConnection.pull} as they are. */
   readonly events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
-  /**
-   * The consumer's side: the queue pulled chunk by chunk, the connection started on the first
-   * pull and each chunk counted out of the buffer. One pull, no `Stream.unwrap`; a guard over the
-   * connection (`AgentSessions`) pulls it directly.
-   */
-  readonly pull: Effect.Effect<Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>, EventStreamError | Cause.Done>
+  /** Answers a request (bound: it may be taken off the connection). */
+  readonly respond: EventStream.Connection["respond"]
   readonly close: Effect.Effect<void>
   private readonly stateCell = new StateCell()
   private readonly loop: Loop
-  private readonly take: Effect.Effect<Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>, EventStreamError | Cause.Done>
   /** The `EventStream.connection` span, from the loop's start to the connection's end. */
   private span: Tracer.Span | undefined = undefined
 
@@ -121,26 +147,43 @@ export class EngineConnection implements EventStream.Connection {
     credentials: Credentials.Service
   ) {
     this.loop = new Loop(shell, options, credentials, this)
-    this.take = Effect.flatMap(Queue.takeAll(shell.queue), (chunk) => {
-      this.shell.taken(chunk.length)
-      // Metrics: one update per chunk and event tag, not per frame.
-      return Effect.as(Metrics.recordEvents(chunk), chunk)
-    })
-    this.pull = Effect.suspend(() => (this.shell.started ? this.take : Effect.andThen(this.start(), this.take)))
-    this.events = Stream.fromPull(Effect.succeed(this.pull))
+    // Closures of the constructor, sharing its one context; the pull is made as the stream runs.
+    this.events = Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
+    this.respond = (request, answer) => respond(this.shell, this.options.dialect, request, answer)
     this.close = Effect.suspend(() => this.closeNow())
+  }
+
+  /**
+   * A pull of the events for `consumer`: each takes every event buffered (waiting for one when
+   * there is none), counts them out of the buffer and hands them to the consumer; the first starts
+   * the connection. A guard over the connection (`AgentSessions`) pulls it directly.
+   */
+  pull<E>(consumer: Consumer<E>): Pull.Pull<Chunk, E> {
+    const pull: Pull.Pull<Chunk, E> = Effect.suspend(() => this.step(consumer, pull))
+    return pull
+  }
+
+  private step<E>(consumer: Consumer<E>, again: Pull.Pull<Chunk, E>): Pull.Pull<Chunk, E> {
+    const stopped = consumer.stopped()
+    if (stopped !== undefined) return stopped
+    const { shell } = this
+    if (!shell.started) return Effect.andThen(this.start(), again)
+    const { buffer } = shell
+    const chunk = buffer.takeAll()
+    if (chunk !== undefined) {
+      shell.taken(chunk.length)
+      // Metrics: one update per chunk and event tag, not per frame.
+      return Effect.andThen(Metrics.recordEvents(chunk), consumer.chunk(chunk))
+    }
+    const finished = buffer.finished
+    if (finished !== undefined) return finished._tag === "Done" ? consumer.ended() : consumer.failed(finished.cause)
+    return buffer.waitThen(again)
   }
 
   /** The connection's state, a `SubscriptionRef` made when first read. */
   get state(): SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> {
     return this.stateCell.subscriptionRef
   }
-
-  /** Answers a request (bound: it may be taken off the connection). */
-  readonly respond = (
-    request: SessionEvent.ExternalResourceRequested,
-    answer: Answer.Answer
-  ): Effect.Effect<void, RespondError> => respond(this.shell, this.options.dialect, request, answer)
 
   /** Sets the connection's state (for the loop). */
   setState(value: EventStream.ConnectionState): Effect.Effect<void> {
@@ -149,8 +192,8 @@ export class EngineConnection implements EventStream.Connection {
 
   /**
    * The connection's end: the running attempt released with `exit` (what the loop came to),
-   * the core told, the state `Closed`, the queue ended, the span ended. Uninterruptible: once
-   * finished, `state` must reach Closed and the queue must end, even when `close` interrupts a
+   * the core told, the state `Closed`, the buffer ended, the span ended. Uninterruptible: once
+   * finished, `state` must reach Closed and the buffer must end, even when `close` interrupts a
    * step while the connection ends by itself (else `events` hangs).
    */
   end(final: Final, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
@@ -185,8 +228,8 @@ export class EngineConnection implements EventStream.Connection {
         this.stateCell.set(fromCore(shell.connection.state)),
         Effect.sync(() => {
           // The session's id, and whether it may still be running, on every error.
-          if (Exit.isSuccess(final.exit)) Queue.endUnsafe(shell.queue)
-          else Queue.failCauseUnsafe(shell.queue, Cause.map(final.exit.cause, (error) => inSession(error, this.sessionId)))
+          if (Exit.isSuccess(final.exit)) shell.buffer.end()
+          else shell.buffer.fail(Cause.map(final.exit.cause, (error) => inSession(error, this.sessionId)))
         }),
         finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
         Effect.logDebug(ConnectionShell.closedLog(final.reason))
@@ -247,9 +290,8 @@ export const makeEngine = (
     const credentials = yield* Credentials.Credentials
     const scope = yield* Effect.scope
     const clock = yield* Effect.clockWith(Effect.succeed)
-    const queue: EventQueue = yield* Queue.make<SessionEvent.SessionEvent, EventStreamError | Cause.Done>()
     const decode = decoderFor(options.framing ?? dialect.framing, settings)
-    const shell = new Shell(sessionId, settings, queue, decode, clock, options.deadlines ?? Deadlines.make(), writer)
+    const shell = new Shell(sessionId, settings, new EventBuffer(), decode, clock, options.deadlines ?? Deadlines.make(), writer)
     const connection = new EngineConnection(sessionId, shell, options, credentials)
     // On the scope itself: `Effect.addFinalizer` would keep the whole context of the call (its span
     // among it) for as long as the connection is open.

@@ -1,21 +1,19 @@
 /**
  * The Effect shell of one connection: the Effect 4 side of the core's `ConnectionShell` (which
  * feeds the connection its inputs and does what it decides) and `Attempt` (what one attempt's
- * transport calls). This module binds them: events into the consumer's `Queue`, the answer writer
+ * transport calls). This module binds them: events into the consumer's buffer, the answer writer
  * forked for the attempt (stopped as it is released), deadlines on the service's shared timer,
  * warnings logged with the connection's context, frames decoded with the SDK's schemas, and the
  * core's notice that the attempt opened or ended, which starts the loop's next step.
  *
  * Synchronous per frame, classes rather than closures: a frame goes from the socket's callback
- * through the decoder and the core into the `Queue` without an Effect.
+ * through the decoder and the core into the consumer's buffer without an Effect.
  */
-import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
@@ -33,6 +31,7 @@ import {
 } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
+import type { EventBuffer } from "./buffer.js"
 import type * as Deadlines from "./deadlines.js"
 import type { Settings } from "./settings.js"
 import type { Hooks, Io } from "./transport.js"
@@ -51,8 +50,8 @@ const frameErrors: ConnectionShell.FrameErrors<FrameError> = {
   UnknownEvent: (fields) => new UnknownEvent(fields)
 }
 
-/** The queue the consumer reads: the events, then the end (`Cause.Done`) or the failure. */
-export type EventQueue = Queue.Queue<SessionEvent.SessionEvent, EventStreamError | Cause.Done>
+/** The buffer the consumer reads: the events, then the end or the failure. */
+export type Events = EventBuffer<SessionEvent.SessionEvent, EventStreamError>
 
 /** One connection's shell. */
 export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout, Io> {
@@ -66,7 +65,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
   constructor(
     readonly sessionId: string,
     readonly settings: Settings,
-    readonly queue: EventQueue,
+    readonly buffer: Events,
     readonly decode: Wire.FrameDecoder,
     readonly clock: Clock.Clock,
     readonly deadlines: Deadlines.Deadlines,
@@ -82,7 +81,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
   }
 
   deliver(event: SessionEvent.SessionEvent): void {
-    Queue.offerUnsafe(this.queue, event)
+    this.buffer.offer(event)
   }
   write(): void {
     const attempt = this.current

@@ -25,7 +25,6 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
@@ -38,21 +37,17 @@ import {
   ReplayMismatch
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionId, SessionInfo } from "../../Session.js"
-import type { World } from "../testing/kitTypes.js"
+import { CreateSessionRequest, SessionInfo } from "../../Session.js"
+import type { ReplayOptions as ReplayKitOptions, World } from "../testing/kitTypes.js"
+import { eventStreamOf } from "../testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"
 
-/** Options of an in-memory replay: the file, and the core's (its longest line, `redact`) and the answer timeout. */
-export interface ReplayOptions extends Pick<KitReplay.MemoryReplayOptions, "maxLineLength" | "redact"> {
+/** Options of an in-memory replay: the file, and the kit's (the answer timeout, the longest line, `redact`). */
+export interface ReplayOptions extends ReplayKitOptions {
   readonly path: string
-  /** How long a recorded answer waits for the application's (virtual time). Default 30 s. */
-  readonly answerTimeout?: Duration.Input | undefined
 }
-
-/** The default `answerTimeout`: 30 s. */
-export const defaultAnswerTimeout: Duration.Duration = Duration.millis(KitReplay.defaultAnswerTimeoutMillis)
 
 const decodeError = Schema.decodeUnknownResult(AgentSessionError)
 const decodeSession = Schema.decodeUnknownResult(SessionInfo)
@@ -75,20 +70,11 @@ export const make = (options: ReplayOptions, observer: World) =>
   Effect.gen(function*() {
     const { path } = options
     const credentials = yield* Credentials.Credentials
-    const answerTimeout = Duration.fromInputUnsafe(options.answerTimeout ?? defaultAnswerTimeout)
+    const answerTimeout = Duration.fromInputUnsafe(options.answerTimeout ?? KitReplay.defaultAnswerTimeoutMillis)
     // The header is checked when the layer is built: a foreign or damaged file fails it.
     const replay = KitReplay.Replay.open({ ...options, source: FileSource.fromFile(path, Fs), decoders, errors, observer })
     if (!(replay instanceof KitReplay.Replay)) return yield* Effect.fail(replay)
     yield* Effect.addFinalizer(() => Effect.sync(() => replay.close()))
-    const header = replay.header
-
-    const fallbackSession = new SessionInfo({
-      session_id: SessionId.make(header.sessionId),
-      status: Option.none(),
-      start_time: Option.none(),
-      end_time: Option.none(),
-      error: Option.none()
-    })
 
     /** The recorded answer to a create request, or the error it got. */
     const createSession = (request: CreateSessionRequest): Effect.Effect<SessionInfo, CreateSessionError> =>
@@ -98,7 +84,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const answer = replay.create(request, Result.isSuccess(encoded) ? encoded.success : {}, secrets)
         switch (answer._tag) {
           case "Session":
-            return Effect.succeed(answer.session ?? fallbackSession)
+            return Effect.succeed(answer.session)
           case "Failed":
             return Effect.fail(answer.error)
           case "Unrecorded":
@@ -115,11 +101,9 @@ export const make = (options: ReplayOptions, observer: World) =>
         const pass = replay.connection(sessionId)
         const engine = yield* makeEngine({
           sessionId,
-          settings: resolveSettings({}, connectOptions, header.dialect),
-          dialect: header.dialect,
+          settings: resolveSettings({}, connectOptions, replay.header.dialect),
+          ...replay.channel,
           agent: connectOptions.agent,
-          printableUrl: replay.printableUrl,
-          framing: replay.framing,
           transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
@@ -141,13 +125,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const woken = yield* Latch.make(false)
         const attempt = replay.attempt(pass, sessionId, hooks, () => woken.openUnsafe())
         if (attempt === undefined) return
-        const io: Io = {
-          send: (_frame, data) => Effect.sync(() => attempt.send(data)),
-          pause: () => attempt.pause(),
-          resume: () => attempt.resume(),
-          abort: () => {}
-        }
-        hooks.attach(io)
+        hooks.attach({ ...attempt.flow, send: (_frame, data) => Effect.sync(() => attempt.send(data)) } satisfies Io)
 
         while (true) {
           const step = attempt.next()
@@ -169,16 +147,9 @@ export const make = (options: ReplayOptions, observer: World) =>
         }
       })
 
-    const eventStream: EventStream.Service = {
-      connect: (sessionId, connectOptions) => connect(sessionId, connectOptions),
-      events: (sessionId, connectOptions) =>
-        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    }
-
     return {
-      header,
       createSession,
-      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session() ?? fallbackSession),
-      eventStream
+      getSession: (_sessionId: string): Effect.Effect<SessionInfo> => Effect.sync(() => replay.session()),
+      eventStream: eventStreamOf(connect)
     }
   })

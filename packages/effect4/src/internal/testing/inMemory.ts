@@ -5,17 +5,15 @@
  * the application does against the recording.
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { Script } from "effect-agent-session-core/shell"
-import { Agent, AgentId, type OnboardInput, OnboardRequest } from "../../Agent.js"
+import { Agent, type OnboardInput, OnboardRequest } from "../../Agent.js"
 import { AgentApi, type Service as AgentApiService } from "../../AgentApi.js"
 import type * as Credentials from "../../Credentials.js"
 import { type InvalidRecording, NotFound } from "../../Errors.js"
-import * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionId, SessionInfo, type SessionStatus } from "../../Session.js"
+import type * as EventStream from "../../EventStream.js"
+import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import type {
   Control,
   Options,
@@ -25,7 +23,7 @@ import type {
 } from "./kitTypes.js"
 import * as ReplayInternal from "../recording/replay.js"
 import { validate } from "../schema.js"
-import { makeConnect } from "./scriptedChannel.js"
+import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
 /** The services of a test layer, before they are put in its context. */
 export interface Services {
@@ -39,6 +37,9 @@ export type DefaultScript = (options: { readonly sessionId?: string }) => Readon
 
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
+// The kit answers as the service does (wire fields), decoded as the service's answers are.
+const decodeAgent = Schema.decodeUnknownEffect(Agent)
+const decodeSession = Schema.decodeUnknownEffect(SessionInfo)
 
 /** The services of a scripted test layer; `session` makes the default script. */
 export const makeServices = (options: Options, session: DefaultScript) =>
@@ -51,52 +52,21 @@ export const makeServices = (options: Options, session: DefaultScript) =>
       onboard: (input: OnboardInput) =>
         Effect.flatMap(Effect.fromResult(validateOnboard(input)), (request) => {
           const onboarded = world.onboard(request)
-          if (onboarded._tag === "Failed") return Effect.fail(onboarded.error)
-          return Effect.succeed(
-            new Agent({
-              agentId: AgentId.make(onboarded.value.agentId),
-              name: request.name,
-              website: request.website,
-              domain: request.domain,
-              apiKey: Option.some(Redacted.make(onboarded.value.apiKey))
-            })
-          )
+          return onboarded._tag === "Failed"
+            ? Effect.fail(onboarded.error)
+            : Effect.orDie(decodeAgent({ ...request, ...onboarded.value }))
         }),
       createSession: (input) =>
         Effect.flatMap(Effect.fromResult(validateCreate(input)), (request) => {
           const created = world.create(request)
-          if (created._tag === "Failed") return Effect.fail(created.error)
-          return Effect.succeed(
-            new SessionInfo({
-              session_id: SessionId.make(created.value.sessionId),
-              status: Option.some<SessionStatus>(created.value.status),
-              start_time: Option.some(created.value.startTime),
-              end_time: Option.none(),
-              error: Option.none()
-            })
-          )
+          return created._tag === "Failed" ? Effect.fail(created.error) : Effect.orDie(decodeSession(created.value))
         }),
       // Keeps no sessions: `getSession` answers `NotFound` and sends nothing.
       canRetrieve: false,
-      getSession: (sessionId) =>
-        Effect.fail(
-          new NotFound({
-            status: 404,
-            message: world.getSession(sessionId).message,
-            body: "",
-            requestId: Option.none(),
-            operation: "AgentApi.getSession"
-          })
-        )
+      getSession: (sessionId) => Effect.fail(new NotFound(world.getSession(sessionId)))
     })
 
-    const connect = makeConnect(world)
-
-    const eventStream = EventStream.EventStream.of({
-      connect,
-      events: (sessionId, connectOptions) =>
-        Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
-    })
+    const eventStream = eventStreamOf(makeConnect(world))
 
     const control: Control = {
       answers: Effect.sync(() => world.answers),

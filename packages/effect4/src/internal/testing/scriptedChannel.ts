@@ -2,13 +2,16 @@
  * The test kit's scripted event channel: each connection plays the script of the sessions
  * created from now on, step by step, records the answers the application gives, and closes with
  * the reason the real channel gives for each way of ending. The core decides (`KitScript.Connection`
- * over `Script.Play`: which requests are pending, what an answer is and what the kit's world is
- * told, when the events end and why); this module binds it to streams and deferreds. No sockets; `sleep` steps follow the `Clock` (the `TestClock` in tests).
+ * over `Script.Play`: what to emit, fail, sleep or wait for next, which requests are pending, what
+ * an answer is and what the kit's world is told, when the events end and why); this module binds
+ * it to a stream over Effect 4's pull (`Cause.Done` ends it), a latch and the clock. No sockets;
+ * `sleep` steps follow the `Clock` (the `TestClock` in tests).
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Latch from "effect/Latch"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -17,16 +20,22 @@ import * as Answer from "../../Answer.js"
 import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
 import * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
-import type { Step, World } from "./kitTypes.js"
+import type { World } from "./kitTypes.js"
+
+/** The event the service sends for an answer: `external_resource_granted`, granted or not. */
+const granted = (answer: Answer.Answer): SessionEvent.SessionEvent => ({
+  _tag: "ExternalResourceGranted",
+  granted: Answer.isGrant(answer),
+  input: answer._tag === "Grant" ? answer.input : Option.none()
+})
 
 /** `EventStream.connect` over the world's script: one connection plays the script once. */
 export const makeConnect = (world: World): EventStream.Service["connect"] => (sessionId, connectOptions = {}) =>
   Effect.gen(function*() {
-    const scripted = new KitScript.Connection(world, sessionId, connectOptions)
-    const play = scripted.play
+    const scripted = new KitScript.Connection(world, sessionId, { endOnError: connectOptions.endOnError, echo: granted })
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
-    // The `AwaitAnswer` step waiting, woken by the answer it waits for.
-    let waiting: Deferred.Deferred<Answer.Answer> | undefined
+    // Open while no step waits for an answer: a `Wait` closes it, the answer it waits for opens it.
+    const woken = yield* Latch.make(false)
     const closed = yield* Deferred.make<void>()
 
     const respond = (
@@ -36,50 +45,29 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Effect.suspend(() => {
         const answered = scripted.respond(request, answer)
         if (answered._tag === "NotPending") return Effect.fail(new RequestNotPending(answered.error))
-        return answered.wakes && waiting !== undefined ? Deferred.succeed(waiting, answer) : Effect.void
+        return answered.wakes ? Effect.asVoid(woken.open) : Effect.void
       })
 
-    const echo = (answer: Answer.Answer): Stream.Stream<SessionEvent.SessionEvent> =>
-      Stream.succeed({
-        _tag: "ExternalResourceGranted",
-        granted: Answer.isGrant(answer),
-        input: answer._tag === "Grant" ? answer.input : Option.none()
-      })
-
-    const run = (step: Step): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> => {
-      switch (step._tag) {
+    /** The pull of the script's events: the next one after the waits before it, `Cause.Done` once it ran out. */
+    const pull: Effect.Effect<SessionEvent.SessionEvent, EventStreamError | Cause.Done> = Effect.suspend(() => {
+      const next = scripted.next()
+      switch (next._tag) {
         case "Emit":
-          return Stream.suspend(() => {
-            play.emit(step.event)
-            return Stream.succeed(step.event)
-          })
+          return Effect.succeed(next.event)
         case "Fail":
-          return Stream.fail(step.error)
+          return Effect.fail(next.error)
         case "Sleep":
-          return Stream.fromEffectDrain(Effect.sleep(step.duration))
-        case "AwaitAnswer":
-          return Stream.unwrap(Effect.suspend(() => {
-            const next = play.awaitAnswer()
-            switch (next._tag) {
-              case "NoRequest":
-                return Effect.succeed(Stream.empty)
-              case "Answered":
-                return Effect.succeed(step.echo ? echo(next.answer) : Stream.empty)
-              case "Waiting": {
-                const wake = waiting = Deferred.makeUnsafe<Answer.Answer>()
-                return Effect.map(Deferred.await(wake), (answer) => step.echo ? echo(answer) : Stream.empty)
-              }
-            }
-          }))
-        case "End":
-          return Stream.empty
+          return Effect.andThen(Effect.sleep(next.duration), pull)
+        case "Wait":
+          woken.closeUnsafe()
+          return Effect.andThen(woken.await, pull)
+        case "Done":
+          return Cause.done()
       }
-    }
+    })
 
-    const events = Stream.fromIterable(play.steps).pipe(
-      Stream.flatMap(run),
-      Stream.concat(Stream.fromEffectDrain(Effect.sync(() => play.ranOut()))),
-      Stream.takeUntil((event) => play.delivered(event)),
+    const events = Stream.fromEffectRepeat(pull).pipe(
+      Stream.takeUntil((event) => scripted.play.delivered(event)),
       Stream.interruptWhen(Deferred.await(closed)),
       Stream.onStart(Effect.andThen(
         Effect.sync(() => scripted.opened()),
@@ -89,7 +77,7 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Stream.onExit((exit) =>
         SubscriptionRef.update(state, (current) =>
           current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
-            reason: play.closed(
+            reason: scripted.play.closed(
               Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(Cause.findErrorOption(exit.cause)) }
             )
           })))
@@ -100,3 +88,13 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
     )
     return { sessionId, events, state, respond, close } satisfies EventStream.Connection
   })
+
+/**
+ * The kit's `EventStream` over its `connect` (scripted or replayed): `events` are the events of a
+ * connection held for as long as the stream runs.
+ */
+export const eventStreamOf = (connect: EventStream.Service["connect"]): EventStream.Service => ({
+  connect,
+  events: (sessionId, connectOptions) =>
+    Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+})

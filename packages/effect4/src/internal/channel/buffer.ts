@@ -1,0 +1,147 @@
+/**
+ * The events between a connection's transport and its consumer: appended from the socket's
+ * callback (through the core, whose `Flow` bounds them: reading pauses at `bufferSize`), taken
+ * whole by the consumer's pull, then the end (`Cause.Done`) or the failure, after every event
+ * appended before it.
+ *
+ * Not a `Queue`: a queue is made for many producers and consumers that wait on each other (three
+ * sets of waiters, a dispatcher, its take's closures), which is heap per open connection; here one
+ * producer never waits (the core bounds it) and the consumer takes everything there is. A pull
+ * that finds nothing waits ({@link EventBuffer.waitThen}): woken by the next event or the end, it
+ * is resumed with the pull again (a wake-up that finds nothing waits again).
+ */
+import * as Arr from "effect/Array"
+import type * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Scheduler from "effect/Scheduler"
+
+/** What the consumer finds once the events are over: the end, or the failure. */
+export type End<E> = { readonly _tag: "Done" } | { readonly _tag: "Failed"; readonly cause: Cause.Cause<E> }
+
+const done: End<never> = { _tag: "Done" }
+
+/** A consumer waiting: its fiber is resumed with `next` (its pull, again). */
+export interface Waiter {
+  resume(effect: Effect.Effect<unknown, unknown>): void
+  readonly next: Effect.Effect<unknown, unknown>
+}
+
+/**
+ * The dispatcher waiters are woken on, one per scheduler (a consumer's fiber runs on its
+ * scheduler; the buffer has no fiber of its own to take one from).
+ */
+const dispatchers = new WeakMap<Scheduler.Scheduler, Scheduler.SchedulerDispatcher>()
+
+const dispatcherOf = (scheduler: Scheduler.Scheduler): Scheduler.SchedulerDispatcher => {
+  let dispatcher = dispatchers.get(scheduler)
+  if (dispatcher === undefined) {
+    dispatcher = scheduler.makeDispatcher()
+    dispatchers.set(scheduler, dispatcher)
+  }
+  return dispatcher
+}
+
+/** The wait of {@link EventBuffer.waitThen}: the fiber's scheduler is the callback's `this`. */
+const waitOn = <B, F>(buffer: EventBuffer<unknown, unknown>, next: Effect.Effect<B, F>): Effect.Effect<B, F> =>
+  Effect.callback<B, F>(function(resume) {
+    const registered = buffer.register({ resume, next }, this)
+    if (registered === false) return resume(next)
+    return registered
+  })
+
+/** The buffer of one connection. */
+export class EventBuffer<A, E> {
+  /** The events appended and not yet taken, oldest first (made on the first). */
+  private items: Array<A> | undefined = undefined
+  /** How the events ended, once they did. */
+  private ended: End<E> | undefined = undefined
+  /** The consumer waiting (and any other, should the same events be pulled concurrently). */
+  private waiter: Waiter | undefined = undefined
+  private others: Array<Waiter> | undefined = undefined
+  /** The waiters' dispatcher: they are woken on it, after the producer's callback. */
+  private dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
+  private waking = false
+  /** What an interrupted wait leaves: the others are woken (made on the first wait). */
+  private cancelled: Effect.Effect<void> | undefined = undefined
+
+  /** Events waiting for the consumer. */
+  get size(): number {
+    return this.items === undefined ? 0 : this.items.length
+  }
+
+  /** Appends an event (none after the end). */
+  offer(item: A): void {
+    if (this.ended !== undefined) return
+    if (this.items === undefined) this.items = [item]
+    else this.items.push(item)
+    this.wake()
+  }
+
+  /** The events end, once what was appended is taken. */
+  end(): void {
+    if (this.ended !== undefined) return
+    this.ended = done
+    this.wake()
+  }
+
+  /** The events fail with `cause`, once what was appended is taken. */
+  fail(cause: Cause.Cause<E>): void {
+    if (this.ended !== undefined) return
+    this.ended = { _tag: "Failed", cause }
+    this.wake()
+  }
+
+  /** Every event waiting, oldest first, or none. */
+  takeAll(): Arr.NonEmptyReadonlyArray<A> | undefined {
+    const items = this.items
+    if (items === undefined || !Arr.isArrayNonEmpty(items)) return undefined
+    this.items = undefined
+    return items
+  }
+
+  /** How the events ended, once every event appended was taken; `undefined` until then. */
+  get finished(): End<E> | undefined {
+    return this.size === 0 ? this.ended : undefined
+  }
+
+  /**
+   * Goes on with `next` (the caller's pull, which looks again) once an event or the end is there,
+   * at once when one is. The waiting fiber holds no frame of its own: it is resumed with `next`. An
+   * interrupted wait wakes the other waiters, so that none waits on a wake-up it took.
+   */
+  waitThen<B, F>(next: Effect.Effect<B, F>): Effect.Effect<B, F> {
+    return waitOn(this, next)
+  }
+
+  /**
+   * Registers a waiter, unless an event or the end is there (false: it goes on at once); what it
+   * leaves when interrupted.
+   */
+  register(waiter: Waiter, scheduler: Scheduler.Scheduler): Effect.Effect<void> | false {
+    if (this.size > 0 || this.ended !== undefined) return false
+    if (this.waiter === undefined) this.waiter = waiter
+    else (this.others ??= []).push(waiter)
+    this.dispatcher = dispatcherOf(scheduler)
+    return this.cancelled ??= Effect.sync(() => this.wake())
+  }
+
+  /**
+   * Wakes the waiters on their dispatcher, once the producer's callback is over (the events of one
+   * read are taken as one chunk, and the consumer never runs inside the producer's callback).
+   */
+  private wake(): void {
+    if (this.waiter === undefined || this.waking) return
+    this.waking = true
+    this.dispatcher!.scheduleTask(() => this.release(), 0)
+  }
+
+  private release(): void {
+    const waiter = this.waiter
+    const others = this.others
+    this.waking = false
+    this.waiter = undefined
+    this.others = undefined
+    waiter?.resume(waiter.next)
+    if (others !== undefined) for (const other of others) other.resume(other.next)
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * A false failure detection while sessions stream: nothing lost, nothing twice. Real processes, as
+ * in rebalance.e2e.test.ts: PostgreSQL, the simulator (in this process), three runner processes
+ * and a client process that follows every session. Each session asks for an approval after its
+ * first action and, once answered, streams without pause (one event every 200 ms, about 48 s).
+ * Once every answer is in, the runner that holds the most sessions is frozen (SIGSTOP) for 10 s
+ * while its sessions stream, then resumed (SIGCONT): longer than the detection takes to declare
+ * it dead (about 4 s: `NodeClusterSessions.defaultDetection`), than the engine's deadline for its
+ * shard-lock operations (5 s: the runner gives its shards up when it wakes) and than the lease of
+ * its sessions' log claims (6 s without renewal). The other runners must not write its sessions'
+ * logs while it is frozen (it lives: its claims hold), and when it wakes it persists what its
+ * channels received and hands over, or goes on. Every session must complete, and its log as
+ * delivered must be exactly the simulator's script: sequence numbers 1..n, no event missing, none
+ * twice. Nobody died: any loss here is a bug.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Postgres from "../helpers/Postgres.js"
+import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
+import { fixture, fixtureEnv } from "./fixtures/process.js"
+
+const SESSIONS = 45
+
+// One action, the request, then 119 actions: about 240 events after the answer.
+const ACTIONS = 120
+const Live = Simulator.layer({
+  port: 0,
+  scenario: { actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: "200 millis" }
+})
+
+describe("cluster end to end: a runner frozen past the detection while sessions stream", () => {
+  layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
+    it.scoped("45 sessions stream on 3 runners; the busiest is frozen 10 s, then resumed; every event of every session once", () =>
+      Effect.gen(function*() {
+        const simulator = yield* Simulator.Simulator
+        const pg = yield* Postgres.start
+        const sdkEnv = fixtureEnv(simulator, pg.url)
+        const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+        const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
+        yield* Effect.forEach(runners, (runner) => runner.nextLine((line) => line === "ready"), { concurrency: "unbounded" }).pipe(
+          Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`) })
+        )
+
+        const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
+        const ready = JSON.parse(
+          yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
+            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
+          )
+        ) as { readonly runners: ReadonlyArray<string | null> }
+        const held = new Map<string, number>()
+        for (const runner of ready.runners) if (runner !== null) held.set(runner, (held.get(runner) ?? 0) + 1)
+        const [victimAddress, victimHeld] = [...held.entries()].sort((a, b) => b[1] - a[1])[0]!
+        assert.isAtLeast(victimHeld, 1)
+        const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
+
+        client.child.stdin!.write("answer\n")
+        const answered = JSON.parse(
+          yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
+            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client did not answer: ${client.stderr()}`) })
+          )
+        ) as { readonly errors: ReadonlyArray<string> }
+        assert.deepStrictEqual(answered.errors, [])
+
+        // Frozen while its sessions stream, past the detection, the shard-lock deadline and the
+        // claims' lease; then resumed.
+        victim.child.kill("SIGSTOP")
+        yield* Effect.sleep("10 seconds")
+        victim.child.kill("SIGCONT")
+
+        const done = yield* clientDone(client, 300)
+        yield* everyEventOnce(done, simulator, SESSIONS)
+        for (const session of done.sessions) {
+          assert.strictEqual((yield* simulator.answers(session.id)).length, 1, `${session.id}: answered twice at the service`)
+        }
+        // The frozen runner lived through it, as did the others.
+        for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
+        // Sessions created at the service: exactly the ones started.
+        assert.strictEqual(yield* simulator.httpRequests, SESSIONS)
+      }), 420_000)
+  })
+})
