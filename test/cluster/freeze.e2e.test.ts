@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Simulator from "../../src/simulator/Simulator.js"
 import * as Postgres from "../helpers/Postgres.js"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
-import { fixture, fixtureEnv } from "./fixtures/process.js"
+import { fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
 const SESSIONS = 45
 
@@ -37,10 +37,7 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
         const pg = yield* Postgres.start
         const sdkEnv = fixtureEnv(simulator, pg.url)
         const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
-        const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
-        yield* Effect.forEach(runners, (runner) => runner.nextLine((line) => line === "ready"), { concurrency: "unbounded" }).pipe(
-          Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`) })
-        )
+        const runners = yield* startRunners(sdkEnv, ports)
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
         const ready = JSON.parse(
