@@ -4,7 +4,7 @@
  * first chunk past it and the request is aborted), so a huge or never-ending body costs at most
  * the limit in memory.
  *
- * Which way a body is read is the protocol core's rule (`Http.bodyPlan`). A body the transport
+ * Which way a body is read is the protocol core's rule (`HttpBody.bodyPlan`). A body the transport
  * frames itself (a `content-length` within the limit, no `content-encoding`) is read whole in one
  * call (`arrayBuffer`) instead of as a stream: HTTP/1.1 ends such a body at the announced length,
  * so it cannot exceed the limit, and the length is checked again after reading; it costs less CPU
@@ -27,19 +27,20 @@ import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Http } from "effect-agent-session-core"
+import { HttpBody } from "effect-agent-session-core/shell"
 
 /** The default response-size limit: 4 MiB. */
 export const defaultMaxResponseSize: number = Http.defaults.maxResponseSize
 
 /** A body over the limit: the bytes read (or announced) when reading stopped. */
-export type OverLimit = Http.OverLimit
+export type OverLimit = HttpBody.OverLimit
 
-/** A read held to the limit (`Http.BodyReader`), as an effect. */
+/** A read held to the limit (`HttpBody.BodyReader`), as an effect. */
 const settle = <A>(read: A | OverLimit): Effect.Effect<A, OverLimit> =>
-  Http.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
+  HttpBody.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
 
 /**
- * Reads a body of at most `limit` bytes (`Http.BodyReader`): a success over the limit fails with
+ * Reads a body of at most `limit` bytes (`HttpBody.BodyReader`): a success over the limit fails with
  * `OverLimit`; of any other status (an error body, of which only a prefix is kept anyway) the
  * first `limit` bytes are kept and reading stops there. `headers` are the response's, when the
  * caller has them already (the platform's getter builds them afresh on each read).
@@ -50,7 +51,7 @@ export const readBounded = (
   headers?: Headers.Headers
 ): Effect.Effect<Uint8Array, HttpClientError.ResponseError | OverLimit> =>
   Effect.suspend(() => {
-    const body = new Http.BodyReader(response.status, headers ?? response.headers, limit)
+    const body = new HttpBody.BodyReader(response.status, headers ?? response.headers, limit)
     switch (body.plan) {
       case "refuse":
         // Not read: the stream is opened and closed at once, so that the request is released (a
@@ -75,7 +76,7 @@ export const readBounded = (
 
 const textDecoder = new TextDecoder()
 
-const toArrayBuffer = Http.ownArrayBuffer
+const toArrayBuffer = HttpBody.ownArrayBuffer
 
 class BufferedResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
   readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId

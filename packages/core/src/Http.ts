@@ -1,12 +1,12 @@
 /**
  * The HTTP rules of the service's API: which status is which kind of error, what an error
  * body's message is, the wait `Retry-After` asks for, which failures are retried and
- * which prove the service did not act (the create policy), the `Idempotency-Key` rules, how a
- * response body is read within its limit, and the defaults of the HTTP client. Each edition
- * builds its own error values from the kinds said here.
+ * which prove the service did not act (the create policy), the `Idempotency-Key` rules and the
+ * defaults of the HTTP client. Each edition builds its own error values from the kinds said here.
+ * How a response body is read within its limit is the shell's `HttpBody`.
  *
- * The error messages (`internal/httpFailures.ts`) and the reading of bodies (`internal/httpBody.ts`)
- * are written apart; this module is their one public face.
+ * The error messages (`internal/httpFailures.ts`) are written apart; this module is their public
+ * face.
  *
  * @since 0.1.0
  */
@@ -284,96 +284,6 @@ export {
    */
   idempotencyKeyOf
 } from "./internal/idempotencyKey.js"
-
-// ---------------------------------------------------------------------------
-// Response bodies
-// ---------------------------------------------------------------------------
-
-/**
- * A size limit from an option: a finite number >= 1 (rounded down), else the fallback.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const limitOf = (value: number | undefined, fallback: number = defaults.maxResponseSize): number =>
-  value !== undefined && Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback
-
-export type {
-  /**
-   * A body over its limit: the bytes read (or announced) when reading stopped.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  OverLimit,
-  /**
-   * A 2xx response as kept for a possible decode failure.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReceivedBody
-} from "./internal/httpBody.js"
-
-export {
-  /**
-   * The announced length of a body, when `content-length` is a plain decimal number.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  announcedLength,
-  /**
-   * How to read a response body within `limit` bytes: refuse it, read it whole, or stream it; a
-   * success must fit, of any other only a prefix is kept.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  bodyPlan,
-  /**
-   * A body read whole held to its limit.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  fitBody,
-  /**
-   * A body read piece by piece within `limit` bytes.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  BoundedBody,
-  /**
-   * One response's body read within its limit: how to read it, each read held to the limit.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  BodyReader,
-  /**
-   * Whether a read ended over the limit.
-   *
-   * @since 0.1.0
-   * @category guards
-   */
-  isOverLimit,
-  /**
-   * The bytes as an `ArrayBuffer` of their own (for a web `Response`).
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  ownArrayBuffer,
-  /**
-   * The {@link ReceivedBody} of a response's status and bytes.
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  receivedBody
-} from "./internal/httpBody.js"
 
 // ---------------------------------------------------------------------------
 // What the client sends and traces

@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Http, Secrets } from "../src/index.js"
+import { HttpBody } from "../src/shell/index.js"
 
 describe("Http status rules (U07)", () => {
   it("each status has one kind; 2xx is success", () => {
@@ -90,16 +91,16 @@ describe("Http requests that never left, Idempotency-Key, bodies", () => {
   })
 
   it("a body is refused, read whole or streamed by what its headers announce; a success must fit, of any other a prefix is kept", () => {
-    expect(Http.bodyPlan(200, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
-    expect(Http.bodyPlan(299, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
-    expect(Http.bodyPlan(500, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
-    expect(Http.bodyPlan(300, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
-    expect(Http.bodyPlan(201, { "content-length": " 10 " }, 10)).toEqual({ _tag: "whole", truncate: false })
-    expect(Http.bodyPlan(401, { "content-length": "10" }, 10)).toEqual({ _tag: "whole", truncate: true })
-    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "gzip" }, 10)).toEqual({ _tag: "stream", truncate: false })
-    expect(Http.bodyPlan(200, { "content-length": "5", "content-encoding": "Identity" }, 10)).toEqual({ _tag: "whole", truncate: false })
-    expect(Http.bodyPlan(200, { "content-length": "5e1" }, 10)).toEqual({ _tag: "stream", truncate: false })
-    expect([Http.limitOf(0), Http.limitOf(Number.NaN, 7), Http.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
+    expect(HttpBody.bodyPlan(200, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(HttpBody.bodyPlan(299, { "content-length": "11" }, 10)).toEqual({ _tag: "refuse", size: 11 })
+    expect(HttpBody.bodyPlan(500, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(HttpBody.bodyPlan(300, { "content-length": "11" }, 10)).toEqual({ _tag: "stream", truncate: true })
+    expect(HttpBody.bodyPlan(201, { "content-length": " 10 " }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(HttpBody.bodyPlan(401, { "content-length": "10" }, 10)).toEqual({ _tag: "whole", truncate: true })
+    expect(HttpBody.bodyPlan(200, { "content-length": "5", "content-encoding": "gzip" }, 10)).toEqual({ _tag: "stream", truncate: false })
+    expect(HttpBody.bodyPlan(200, { "content-length": "5", "content-encoding": "Identity" }, 10)).toEqual({ _tag: "whole", truncate: false })
+    expect(HttpBody.bodyPlan(200, { "content-length": "5e1" }, 10)).toEqual({ _tag: "stream", truncate: false })
+    expect([HttpBody.limitOf(0), HttpBody.limitOf(Number.NaN, 7), HttpBody.limitOf(3.9)]).toEqual([Http.defaults.maxResponseSize, 7, 3])
   })
 })
 
@@ -107,9 +108,9 @@ describe("Http bodies read within their limit", () => {
   const bytes = (n: number, from = 0): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (from + i) % 256)
 
   it("a body read whole: kept within the limit, cut when truncating, else over", () => {
-    expect(Http.fitBody(bytes(10), 10, false)).toEqual(bytes(10))
-    expect(Http.fitBody(bytes(11), 10, true)).toEqual(bytes(10))
-    expect(Http.fitBody(bytes(11), 10, false)).toBeUndefined()
+    expect(HttpBody.fitBody(bytes(10), 10, false)).toEqual(bytes(10))
+    expect(HttpBody.fitBody(bytes(11), 10, true)).toEqual(bytes(10))
+    expect(HttpBody.fitBody(bytes(11), 10, false)).toBeUndefined()
   })
 
   it("a body streamed: what is kept is the prefix of what was sent, never past the limit", () => {
@@ -118,7 +119,7 @@ describe("Http bodies read within their limit", () => {
       fc.integer({ min: 1, max: 100 }),
       fc.boolean(),
       (sizes, limit, truncate) => {
-        const body = new Http.BoundedBody(limit, truncate)
+        const body = new HttpBody.BoundedBody(limit, truncate)
         let sent = 0
         let last: "more" | "done" | "over" = "more"
         for (const size of sizes) {
@@ -152,9 +153,9 @@ describe("Http bodies read within their limit", () => {
         const total = sizes.reduce((sum, size) => sum + size, 0)
         const headers: Record<string, string> = framing === "unannounced" ? {} : { "content-length": String(total) }
         if (framing === "encoded") headers["content-encoding"] = "gzip"
-        const reader = new Http.BodyReader(status, headers, limit)
+        const reader = new HttpBody.BodyReader(status, headers, limit)
         const success = Http.isSuccess(status)
-        const read = ((): Uint8Array | Http.OverLimit => {
+        const read = ((): Uint8Array | HttpBody.OverLimit => {
           switch (reader.plan) {
             case "refuse":
               return reader.refused()
@@ -165,7 +166,7 @@ describe("Http bodies read within their limit", () => {
               for (const size of sizes) {
                 const more = reader.push(bytes(size, sent))
                 sent += size
-                if (Http.isOverLimit(more)) return more
+                if (HttpBody.isOverLimit(more)) return more
                 if (!more) break
               }
               return reader.bytes()
@@ -173,8 +174,8 @@ describe("Http bodies read within their limit", () => {
           }
         })()
         if (success && total > limit) {
-          expect(Http.isOverLimit(read)).toBe(true)
-          if (Http.isOverLimit(read)) expect(read.size).toBeGreaterThan(limit)
+          expect(HttpBody.isOverLimit(read)).toBe(true)
+          if (HttpBody.isOverLimit(read)) expect(read.size).toBeGreaterThan(limit)
           if (reader.plan === "refuse") expect(read).toEqual({ _tag: "OverLimit", size: total })
           return
         }
@@ -187,9 +188,9 @@ describe("Http bodies read within their limit", () => {
 
   it("the bytes as an ArrayBuffer of their own: the backing buffer only when it is exactly theirs", () => {
     const whole = bytes(4)
-    expect(Http.ownArrayBuffer(whole)).toBe(whole.buffer)
+    expect(HttpBody.ownArrayBuffer(whole)).toBe(whole.buffer)
     const part = whole.subarray(1, 3)
-    const own = Http.ownArrayBuffer(part)
+    const own = HttpBody.ownArrayBuffer(part)
     expect(own).not.toBe(whole.buffer)
     expect(new Uint8Array(own)).toEqual(bytes(2, 1))
   })
@@ -308,7 +309,7 @@ describe("Http: the client's requests", () => {
   })
 
   it("a received body is its status and its text, decoded when read", () => {
-    const received = Http.receivedBody(201, new TextEncoder().encode(`{"a":"é"}`))
+    const received = HttpBody.receivedBody(201, new TextEncoder().encode(`{"a":"é"}`))
     expect(received.status).toBe(201)
     expect(received.body).toBe(`{"a":"é"}`)
     expect(received.body).toBe(`{"a":"é"}`)

@@ -13,6 +13,7 @@ import * as Dialect from "../Dialect.js"
 import * as Failures from "../Failures.js"
 import * as Http from "../Http.js"
 import * as Keys from "../Keys.js"
+import * as HttpBody from "./HttpBody.js"
 import * as Telemetry from "./Telemetry.js"
 
 /**
@@ -106,7 +107,7 @@ export class Attempt<K> {
    * The 2xx response being decoded, kept for a decode failure: set by {@link receive}, read by
    * the same attempt afterwards.
    */
-  received: Http.ReceivedBody | undefined = undefined
+  received: HttpBody.ReceivedBody | undefined = undefined
 
   /**
    * Every secret to scrub from what the peer sends back: the attempt's key (whether or not the
@@ -146,7 +147,7 @@ export class Attempt<K> {
    */
   receive(status: number, headers: Http.Headers, bytes: Uint8Array): Received {
     if (Http.isSuccess(status)) {
-      this.received = Http.receivedBody(status, bytes)
+      this.received = HttpBody.receivedBody(status, bytes)
       return success
     }
     return { _tag: "Failure", response: { status, statusText: "", headers, body: textDecoder.decode(bytes) } }

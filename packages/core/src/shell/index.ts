@@ -68,6 +68,14 @@ export * as FileSource from "./FileSource.js"
 export * as HttpCall from "./HttpCall.js"
 
 /**
+ * A response body read within its limit: how to read it, each read held to the limit, and the
+ * body kept for a decode failure.
+ *
+ * @since 0.1.0
+ */
+export * as HttpBody from "./HttpBody.js"
+
+/**
  * A schema's problems as text: `path: message` lines joined by `; `, and the texts of a report
  * that prints no value.
  *

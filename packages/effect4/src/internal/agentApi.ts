@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import { Http, Url } from "effect-agent-session-core"
-import { HttpCall, Telemetry } from "effect-agent-session-core/shell"
+import { HttpBody, HttpCall, Telemetry } from "effect-agent-session-core/shell"
 import { OnboardRequest } from "../Agent.js"
 import * as Credentials from "../Credentials.js"
 import * as Dialect from "../Dialect.js"
@@ -97,7 +97,7 @@ export const make = (
     const httpClient = yield* HttpClient.HttpClient
     const contract = ServiceApi.make(dialect)
     const client = yield* HttpApiClient.makeWith(contract.api, {
-      httpClient: serviceClient(httpClient, dialect, Http.limitOf(options.maxResponseSize)),
+      httpClient: serviceClient(httpClient, dialect, HttpBody.limitOf(options.maxResponseSize)),
       baseUrl
     })
 

@@ -13,8 +13,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { Http } from "effect-agent-session-core"
-import type { HttpCall } from "effect-agent-session-core/shell"
+import { HttpBody, type HttpCall } from "effect-agent-session-core/shell"
 import type * as Dialect from "../Dialect.js"
 import {
   type HttpStatusError,
@@ -90,7 +89,7 @@ const handleResponse = (
       return Effect.succeed(
         HttpClientResponse.fromWeb(
           response.request,
-          new Response(bytes.byteLength === 0 ? null : Http.ownArrayBuffer(bytes), { status: 200, headers })
+          new Response(bytes.byteLength === 0 ? null : HttpBody.ownArrayBuffer(bytes), { status: 200, headers })
         )
       )
     }

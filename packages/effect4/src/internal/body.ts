@@ -1,5 +1,5 @@
 /**
- * Reading an HTTP response body within a size limit, as the protocol core's `Http.bodyPlan`
+ * Reading an HTTP response body within a size limit, as the protocol core's `HttpBody.bodyPlan`
  * says: a success announced over the limit is refused unread, a body the transport frames is read
  * whole, any other is streamed and stopped at the first byte past the limit; so a huge or
  * never-ending body costs at most the limit in memory.
@@ -9,19 +9,20 @@ import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Stream from "effect/Stream"
 import { Http } from "effect-agent-session-core"
+import { HttpBody } from "effect-agent-session-core/shell"
 
 /** The default largest response body. */
 export const defaultMaxResponseSize: number = Http.defaults.maxResponseSize
 
 /** A body over the limit: the bytes read (or announced) when reading stopped. */
-export type OverLimit = Http.OverLimit
+export type OverLimit = HttpBody.OverLimit
 
-/** A read held to the limit (`Http.BodyReader`), as an effect. */
+/** A read held to the limit (`HttpBody.BodyReader`), as an effect. */
 const settle = <A>(read: A | OverLimit): Effect.Effect<A, OverLimit> =>
-  Http.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
+  HttpBody.isOverLimit(read) ? Effect.fail(read) : Effect.succeed(read)
 
 /**
- * Reads a body of at most `limit` bytes, as `Http.BodyReader` holds it: a success refused unread
+ * Reads a body of at most `limit` bytes, as `HttpBody.BodyReader` holds it: a success refused unread
  * when announced over the limit, read whole when the transport frames it, else streamed and
  * stopped at the first byte past the limit; of any other status only the first `limit` bytes are
  * kept.
@@ -31,7 +32,7 @@ export const readBounded = (
   limit: number
 ): Effect.Effect<Uint8Array, HttpClientError.HttpClientError | OverLimit> =>
   Effect.suspend(() => {
-    const body = new Http.BodyReader(response.status, response.headers, limit)
+    const body = new HttpBody.BodyReader(response.status, response.headers, limit)
     if (body.plan === "refuse") {
       // Not read at all: the stream is opened (its reader taken) and closed at once, so that the
       // request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch`
