@@ -47,7 +47,7 @@ export interface Final {
 export const closedByCaller: Final = { reason: "closed-by-caller", exit: Exit.void }
 
 /** What the loop needs of the engine. */
-export interface Host {
+interface Host {
   /** Sets the connection's state. */
   readonly setState: (state: EventStream.ConnectionState) => Effect.Effect<void>
   /**
