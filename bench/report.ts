@@ -214,6 +214,9 @@ export const summary = (r: Results): string =>
 /** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
 export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
 
+/** The markers of the take-over section, which bench/clusterTakeover.ts writes into RESULTS.md. */
+export const takeoverMarkers = { begin: "<!-- cluster-takeover:begin -->", end: "<!-- cluster-takeover:end -->" } as const
+
 /** The markers of the command line's start-up section, which bench/startup.ts writes into RESULTS.md. */
 export const startupMarkers = { begin: "<!-- startup:begin -->", end: "<!-- startup:end -->" } as const
 

@@ -16,14 +16,15 @@
  *   measuring (after a change of bench/report.ts).
  *
  * The report keeps the cluster section (`<!-- cluster:begin -->` ... `<!-- cluster:end -->`)
- * that bench/cluster.ts wrote into the file it replaces, and the command line's start-up section
+ * that bench/cluster.ts wrote into the file it replaces, the take-over section of
+ * bench/clusterTakeover.ts (`<!-- cluster-takeover:begin -->` ...), and the command line's start-up section
  * (`<!-- startup:begin -->` ... `<!-- startup:end -->`) of bench/startup.ts.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { type Config, fullConfig, type Part, parts, type Results, runBench } from "./harness.js"
 import { root } from "./processes.js"
-import { clusterSection, keptSection, markdown, startupMarkers, summary } from "./report.js"
+import { clusterSection, keptSection, markdown, startupMarkers, summary, takeoverMarkers } from "./report.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -89,10 +90,12 @@ const results: Results = flag("render") !== undefined
   : await runBench(config)
 if (write) {
   if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
-  // The cluster and start-up sections are bench/cluster.ts's and bench/startup.ts's: kept from
-  // the report this one replaces.
+  // The cluster, take-over and start-up sections are bench/cluster.ts's, bench/clusterTakeover.ts's
+  // and bench/startup.ts's: kept from the report this one replaces.
   const existing = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : ""
-  const kept = [clusterSection(existing), keptSection(existing, startupMarkers)].filter((s) => s.length > 0).join("\n\n")
+  const kept = [clusterSection(existing), keptSection(existing, takeoverMarkers), keptSection(existing, startupMarkers)]
+    .filter((s) => s.length > 0)
+    .join("\n\n")
   Fs.writeFileSync(out, markdown(results, kept))
 }
 console.log("")
