@@ -26,6 +26,7 @@ import {
   CLOSING_GRACE_MILLIS,
   type CloseReason,
   defaults,
+  DRAIN_GRACE_MILLIS,
   type Ending,
   type State,
   type EventKind,
@@ -136,6 +137,8 @@ export class Connection<E, F, R = F> extends Intake<E> {
   private writing = false
   private lastFrameAt = 0
   private ending: Ending<F, R> | undefined = undefined
+  /** The caller asked for the current attempt to be the last ({@link Connection.drain}). */
+  private draining = false
 
   // The current attempt's deadlines (ms): the idle check, the end of a replay's hold, the end of
   // a closing socket's grace (and how the attempt ends then). The idle check is not moved by each
@@ -355,6 +358,12 @@ export class Connection<E, F, R = F> extends Intake<E> {
       ? this.ending
       : { _tag: "Defect", defect: new Error("the attempt has not ended") }
     const replayDropped = this.replay.takeDropped()
+    // A drained attempt is the last: the service's close answering the caller's, or a drop, ends
+    // the connection as the caller's close. An end the service decided itself stays what it is.
+    if (this.draining && (ending._tag === "Retry" || (ending._tag === "End" && ending.reason === "closed-by-service"))) {
+      if (ending._tag === "End") this.ledger.confirm()
+      return { _tag: "Finish", reason: "closed-by-caller", replayDropped }
+    }
     switch (ending._tag) {
       case "End":
         this.ledger.confirm()
@@ -385,6 +394,23 @@ export class Connection<E, F, R = F> extends Intake<E> {
       error: ending.error,
       replayDropped
     }
+  }
+
+  /**
+   * The caller asks for the open attempt to be the last, read until the service's close answers
+   * the close the shell sends on it (so that every frame sent before that close is delivered);
+   * the connection then finishes as the caller's close ({@link Connection.attemptEnded}). Should
+   * no close come within 10 s, the attempt is ended then. False when the attempt is not open
+   * (connecting, ended, or the connection finished): the shell closes instead.
+   */
+  drain(attempt: number, now: number): boolean {
+    if (attempt !== this.attempt || !this.opened_ || this.ended || this.finished) return false
+    this.draining = true
+    if (this.graceAt === undefined || this.graceAt > now + DRAIN_GRACE_MILLIS) {
+      this.graceAt = now + DRAIN_GRACE_MILLIS
+      this.graceEnding = { _tag: "Retry", error: "no close answered the drain" }
+    }
+    return true
   }
 
   /** The reconnect schedule decided to try again: the retry's number in this bout, and why. */

@@ -717,3 +717,63 @@ describe("Connection: decisions returned, not called back", () => {
     ])
   })
 })
+
+describe("Connection.drain", () => {
+  type Event = { readonly kind: "event" | "keep-alive"; readonly id: number }
+  const classifier: Connection.Classifier<Event, string> = {
+    kind: (event) => event.kind,
+    requestKey: () => "",
+    message: (error) => error,
+    chargeable: () => false
+  }
+  // No idle time-out within the tests' times: only the drain's grace ends an attempt.
+  const open = () => {
+    const c = new Connection.Connection<Event, string>({ ...options(100, false, true), idleTimeoutMillis: 60_000 }, classifier)
+    const attempt = c.begin(0)
+    c.opened(attempt, 0)
+    return { c, attempt }
+  }
+
+  it("the service's close answering the drain finishes the connection as the caller's close, not a reconnect", () => {
+    const { attempt, c } = open()
+    expect(c.drain(attempt, 5)).toBe(true)
+    c.closed(attempt, { _tag: "End", reason: "closed-by-service" })
+    expect(c.attemptEnded(attempt, 6)).toMatchObject({ _tag: "Finish", reason: "closed-by-caller" })
+  })
+
+  it("a drop while draining finishes it as the caller's close too", () => {
+    const { attempt, c } = open()
+    c.drain(attempt, 5)
+    c.closed(attempt, { _tag: "Retry", error: "1006" })
+    expect(c.attemptEnded(attempt, 6)).toMatchObject({ _tag: "Finish", reason: "closed-by-caller" })
+  })
+
+  it("an end the service decided itself stays what it is", () => {
+    const { attempt, c } = open()
+    c.drain(attempt, 5)
+    c.closed(attempt, { _tag: "End", reason: "complete" })
+    expect(c.attemptEnded(attempt, 6)).toMatchObject({ _tag: "Finish", reason: "complete" })
+  })
+
+  it("no close within 10 s: the attempt is ended at the grace's end, and the connection finishes", () => {
+    const { attempt, c } = open()
+    c.drain(attempt, 1_000)
+    expect(c.nextDeadline()).toBeLessThanOrEqual(11_000)
+    c.timeout(10_999)
+    expect(c.phase(attempt)).toBe("open")
+    c.timeout(11_000)
+    expect(c.phase(attempt)).toBe("ended")
+    expect(c.attemptEnded(attempt, 11_000)).toMatchObject({ _tag: "Finish", reason: "closed-by-caller" })
+  })
+
+  it("an attempt not open cannot be drained (the shell closes instead); without a drain a drop reconnects", () => {
+    const c = new Connection.Connection<Event, string>(options(100, false, true), classifier)
+    const attempt = c.begin(0)
+    expect(c.drain(attempt, 0)).toBe(false)
+    c.opened(attempt, 1)
+    expect(c.drain(attempt + 1, 1)).toBe(false)
+    c.closed(attempt, { _tag: "Retry", error: "1006" })
+    expect(c.drain(attempt, 2)).toBe(false)
+    expect(c.attemptEnded(attempt, 2)).toMatchObject({ _tag: "Retry" })
+  })
+})

@@ -31,11 +31,10 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
-import type { Connection } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
 import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
-import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
+import type { EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
@@ -109,17 +108,6 @@ export const makeEngine = (
     const state = new StateCell()
     const setState = (value: EventStream.ConnectionState) => state.set(value)
 
-    /**
-     * Set by `drain`: the attempt under way is the last. However it ends (the service's close
-     * answering ours, a drop), the connection ends as the caller's close, never with a reconnect;
-     * an end the service decided itself (`complete`, an error) stays what it is.
-     */
-    let draining = false
-    const lastIfDraining = (
-      next: Connection.Next<EventStreamError, ConnectTimeout>
-    ): Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>> =>
-      draining && (next._tag !== "Finish" || next.reason === "closed-by-service") ? Effect.interrupt : Effect.succeed(next)
-
     const loop = makeLoop({
       sessionId,
       settings,
@@ -127,17 +115,14 @@ export const makeEngine = (
       setState,
       clock,
       attempt: Effect.suspend(() =>
-        draining ? Effect.interrupt : Effect.flatMap(
-          runAttempt({
-            shell,
-            printableUrl: options.printableUrl,
-            credentials,
-            agent: options.agent,
-            transport: options.transport,
-            opened: loop.opened
-          }),
-          lastIfDraining
-        )
+        runAttempt({
+          shell,
+          printableUrl: options.printableUrl,
+          credentials,
+          agent: options.agent,
+          transport: options.transport,
+          opened: loop.opened
+        })
       )
     })
 
@@ -209,15 +194,12 @@ export const makeEngine = (
       return Effect.asVoid(Fiber.interrupt(shell.runner))
     })
 
-    // The service's close answering ours ends the attempt with every frame sent before it read:
-    // the connection's fiber then ends (above). Where the attempt under way cannot be drained
-    // (not open, a transport that cannot), it is `close`.
+    // The core makes the attempt under way the last (`ConnectionShell.drainAttempt`): the
+    // connection's fiber ends once the service's close answering ours has ended it. Where it
+    // cannot be drained (not open, a transport that cannot), it is `close`.
     const drain: Effect.Effect<void> = Effect.suspend(() => {
       const runner = shell.runner
-      const attempt = shell.current
-      if (runner === undefined || attempt === undefined || !attempt.live || attempt.io?.drain === undefined) return close
-      draining = true
-      return attempt.io.drain() ? Effect.asVoid(Fiber.await(runner)) : close
+      return runner !== undefined && shell.drainAttempt() ? Effect.asVoid(Fiber.await(runner)) : close
     })
 
     yield* Effect.addFinalizer(() => close)

@@ -178,6 +178,12 @@ export const positiveInt = (value: number | undefined, fallback: number): number
 export const CLOSING_GRACE_MILLIS = 2_000
 
 /**
+ * How long a drained attempt waits for the service's close answering the caller's before it is
+ * ended as it stands.
+ */
+export const DRAIN_GRACE_MILLIS = 10_000
+
+/**
  * Why an answer was not written (the shell's transport says).
  *
  * @since 0.1.0

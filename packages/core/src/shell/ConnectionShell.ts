@@ -114,6 +114,11 @@ export interface Reader {
   readonly resume: () => void
   /** Drops the connection at once (idle time-out). */
   readonly abort: () => void
+  /**
+   * Sends the close and reads on until the service's close ends the attempt; false when the
+   * transport cannot (then nothing was sent). Absent on transports that never can.
+   */
+  readonly drain?: (() => boolean) | undefined
 }
 
 /** A frame error's raw text, bounded, for a log (empty for one without). */
@@ -306,6 +311,21 @@ export abstract class ConnectionShell<E, F extends Failure, R = F, I extends Rea
       this.act(action)
     }
     if (!this.checking) this.rearm()
+  }
+
+  /**
+   * The caller asks for the open attempt to be the last, read until the service's close answers
+   * the close its transport sends ({@link Connection.drain}): the connection then finishes as the
+   * caller's close, with every frame sent before that close delivered. False when it cannot be
+   * drained (no open attempt, a transport that cannot): the caller closes instead.
+   */
+  drainAttempt(): boolean {
+    const attempt = this.current
+    const io = attempt?.io
+    if (attempt === undefined || io?.drain === undefined || !this.connection.drain(attempt.id, this.now())) return false
+    if (!io.drain()) return false
+    this.drain()
+    return true
   }
 
   private act(action: Action<E, F>): void {
