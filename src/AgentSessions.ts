@@ -157,8 +157,7 @@ export interface RunningSession {
   /**
    * Closes the connection without losing what the service sent (`EventStream.Connection.drain`):
    * every event the service sent before it saw the close arrives on `events`, which then end.
-   * Returns once the connection has ended; keep consuming `events` meanwhile, and bound the wait
-   * (then `close`).
+   * Returns once the connection has ended; keep consuming `events` meanwhile.
    */
   readonly drain: Effect.Effect<void>
 }

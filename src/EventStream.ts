@@ -249,10 +249,10 @@ export interface Connection {
    * yet (in the sockets' buffers) are lost to both connections.
    *
    * Keep consuming `events` meanwhile (a paused socket reads nothing, the service's close
-   * included). Bound the wait with a time-out, then `close`: a service that never answers the
-   * close is waited for until the socket gives up (30 s with `ws`). Where the connection is not
-   * open, or the transport cannot read on once closing (Server-Sent Events; a standard WHATWG
-   * `WebSocket`, which drops what arrives while closing), it is `close`.
+   * included). A service that never answers the close is waited for 10 s: the connection then
+   * ends as it stands, as the caller's close. Where the connection is not open, or the transport
+   * cannot read on once closing (Server-Sent Events; a standard WHATWG `WebSocket`, which drops
+   * what arrives while closing), it is `close`.
    */
   readonly drain: Effect.Effect<void>
 }

@@ -154,6 +154,12 @@ export interface RunningSession {
   readonly outcome: Effect.Effect<Outcome, RunningSessionError>
   /** Closes the connection (code 1000); the session's events end. */
   readonly close: Effect.Effect<void>
+  /**
+   * Closes the connection without losing what the service sent (`EventStream.Connection.drain`):
+   * every event the service sent before it saw the close arrives on `events`, which then end.
+   * Returns once the connection has ended; keep consuming `events` meanwhile.
+   */
+  readonly drain: Effect.Effect<void>
 }
 
 /**

@@ -239,6 +239,22 @@ export interface Connection {
    * already received; `state` becomes `Closed { reason: "closed-by-caller" }`.
    */
   readonly close: Effect.Effect<void>
+  /**
+   * Ends the connection without losing what the service sent: asks the service to close it (a
+   * WebSocket close, code 1000) and reads on until it has, so that every event the service sent
+   * before it closed arrives on `events`, which then end; no reconnect follows; `state` becomes
+   * `Closed { reason: "closed-by-caller" }` (or what the service ended it with first, such as
+   * `complete`). Returns once the connection has ended. The service resumes a later connection
+   * after the last event it sent: with `close`, the events it had sent that had not been read
+   * yet (in the sockets' buffers) are lost to both connections.
+   *
+   * Keep consuming `events` meanwhile (a paused socket reads nothing, the service's close
+   * included). A service that never answers the close is waited for 10 s: the connection then
+   * ends as it stands, as the caller's close. Where the connection is not open, or the transport
+   * cannot read on once closing (Server-Sent Events; a standard WHATWG `WebSocket`, which drops
+   * what arrives while closing), it is `close`.
+   */
+  readonly drain: Effect.Effect<void>
 }
 
 /**

@@ -54,16 +54,6 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
       return failure === undefined ? written : Effect.fail(failure)
     })
   }
-  /**
-   * Sends the close (1000) and reads on until the service's close ends the attempt. Only on an
-   * open socket of `ws` (an emitter: its `message` event still fires while it closes); a
-   * standard `WebSocket` drops what arrives once it is closing, so it is not asked.
-   */
-  drain(): boolean {
-    if (!CoreSocket.isEmitter(this.socket) || this.socket.readyState !== CoreSocket.OPEN) return false
-    this.socket.close(1000)
-    return true
-  }
 }
 
 /** The WebSocket transport. */

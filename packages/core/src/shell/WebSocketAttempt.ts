@@ -160,6 +160,18 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
   abort(): void {
     Socket.terminate(this.socket)
   }
+  /**
+   * Sends the close (1000) and reads on until the service's close ends the attempt
+   * (`Reader.drain`): every frame the service sent before it saw the close still arrives. Only on
+   * an open socket of `ws` (an emitter: its `message` event still fires while it closes); a
+   * standard `WebSocket` drops what arrives once it is closing, so it is not asked (false:
+   * nothing was sent).
+   */
+  drain(): boolean {
+    if (this.emitter === undefined || this.over || this.socket.readyState !== Socket.OPEN) return false
+    this.socket.close(1000)
+    return true
+  }
 
   /** Listens to the socket; opens at once a socket already open. */
   listen(): void {

@@ -45,7 +45,8 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
             return requests.pending
           },
           outcome,
-          close: connection.close
+          close: connection.close,
+          drain: connection.drain
         } satisfies RunningSession
       }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
 

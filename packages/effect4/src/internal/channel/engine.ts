@@ -135,6 +135,7 @@ export class EngineConnection implements EventStream.Connection {
   /** Answers a request (bound: it may be taken off the connection). */
   readonly respond: EventStream.Connection["respond"]
   readonly close: Effect.Effect<void>
+  readonly drain: Effect.Effect<void>
   private readonly stateCell = new StateCell()
   private readonly loop: Loop
   /** The `EventStream.connection` span, from the loop's start to the connection's end. */
@@ -151,6 +152,7 @@ export class EngineConnection implements EventStream.Connection {
     this.events = Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
     this.respond = (request, answer) => respond(this.shell, this.options.dialect, request, answer)
     this.close = Effect.suspend(() => this.closeNow())
+    this.drain = Effect.suspend(() => this.drainNow())
   }
 
   /**
@@ -278,6 +280,16 @@ export class EngineConnection implements EventStream.Connection {
       running === undefined ? Effect.void : Fiber.interrupt(running),
       Effect.withFiber((fiber) => this.end(closedByCaller, Exit.interrupt(fiber.id)))
     )
+  }
+
+  /**
+   * The core makes the open attempt the last (`ConnectionShell.drainAttempt`): the connection
+   * ends once the service's close answering ours (or the drain's grace) has ended that attempt,
+   * which the loop does as for any attempt's end. Where it cannot be drained (not open, a
+   * transport that cannot), it is `close`.
+   */
+  private drainNow(): Effect.Effect<void> {
+    return this.shell.drainAttempt() ? this.stateCell.closed() : this.closeNow()
   }
 }
 

@@ -5,6 +5,7 @@
  * watched, and a `SubscriptionRef` (with its `PubSub`) is heap per connection.
  */
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -43,12 +44,24 @@ export const fromCore = (state: Connection.State): EventStream.ConnectionState =
 export class StateCell {
   private value: EventStream.ConnectionState = connecting
   private ref: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> | undefined = undefined
+  /** Done once the state is `Closed`, made for the first who waits for it ({@link StateCell.closed}). */
+  private closing: Deferred.Deferred<void> | undefined = undefined
 
   /** Sets the state (and tells the watchers, if any). */
   set(value: EventStream.ConnectionState): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.value = value
+      if (this.closing !== undefined && value._tag === "Closed") Deferred.doneUnsafe(this.closing, Effect.void)
       return this.ref === undefined ? Effect.void : SubscriptionRef.set(this.ref, value)
+    })
+  }
+
+  /** Returns once the state is `Closed` (the connection has ended). */
+  closed(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.value._tag === "Closed") return Effect.void
+      this.closing ??= Deferred.makeUnsafe<void>()
+      return Deferred.await(this.closing)
     })
   }
 

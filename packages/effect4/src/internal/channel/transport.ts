@@ -65,6 +65,13 @@ export interface Io {
   readonly abort: () => void
   /** Closes the connection as the attempt is over (after its answer writer has stopped). */
   readonly close?: (() => void) | undefined
+  /**
+   * Asks the service to end the connection (a WebSocket close, code 1000) and reads on until it
+   * has (the core's `Reader.drain`). False (nothing done) where the transport cannot: not open,
+   * or what arrives once it is closing is dropped (a standard WebSocket). Absent: never can
+   * (Server-Sent Events, a replay).
+   */
+  readonly drain?: (() => boolean) | undefined
 }
 
 /** What the engine gives a transport for one attempt. */

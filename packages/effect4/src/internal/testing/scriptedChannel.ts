@@ -86,7 +86,8 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Deferred.succeed(closed, undefined),
       SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
     )
-    return { sessionId, events, state, respond, close } satisfies EventStream.Connection
+    // A scripted channel has nothing in flight: everything it sent is read.
+    return { sessionId, events, state, respond, close, drain: close } satisfies EventStream.Connection
   })
 
 /**
