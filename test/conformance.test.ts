@@ -83,7 +83,8 @@ const startOptions = (options: StartOptions): AgentSessions.StartOptions => ({
   strict: options.strict,
   idleTimeout: options.idleTimeoutMs === undefined ? undefined : Duration.millis(options.idleTimeoutMs),
   onBudgetExceeded: options.onBudgetExceeded,
-  replaysOnReconnect: options.replaysOnReconnect
+  replaysOnReconnect: options.replaysOnReconnect,
+  bufferSize: options.bufferSize
 })
 
 /**
@@ -166,6 +167,16 @@ const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope | Agent
         const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
         const second = yield* watch(other, answer)
         return { first: yield* Fiber.join(first), second }
+      }
+      case "drain": {
+        const { afterEvents, lagMs } = scenario.program
+        // The watcher lags, then drains its connection while it reads on.
+        const first = yield* watch(running, answer, (count) =>
+          count === afterEvents
+            ? Effect.zipRight(Effect.sleep(Duration.millis(lagMs)), Effect.asVoid(Effect.fork(running.drain)))
+            : Effect.void)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        return { first, second: yield* watch(other, answer) }
       }
       case "attachAfterComplete": {
         const first = yield* watch(running, answer)

@@ -54,6 +54,7 @@ export interface StartOptions {
   readonly idleTimeoutMs?: number
   readonly onBudgetExceeded?: "fail" | "report"
   readonly replaysOnReconnect?: boolean
+  readonly bufferSize?: number
 }
 
 /**
@@ -64,11 +65,16 @@ export interface StartOptions {
  *   session (the command line's `attach`) and consume both to their end.
  * - `attachAfterComplete`: start a session, consume it to its end, then attach to the same
  *   session again and consume that.
+ * - `drain`: start a session; after `afterEvents` events stop consuming for `lagMs` (reading
+ *   pauses: what the service sends meanwhile waits in the sockets' buffers), then drain the
+ *   connection (`RunningSession.drain`) while consuming on to the end of its events; then attach
+ *   to the same session again and consume that.
  */
 export type Program =
   | { readonly _tag: "start" }
   | { readonly _tag: "supersede"; readonly afterEvents: number }
   | { readonly _tag: "attachAfterComplete" }
+  | { readonly _tag: "drain"; readonly afterEvents: number; readonly lagMs: number }
 
 /** What must hold of one watcher of a session (each member optional: unset is not checked). */
 export interface WatcherExpectation {
@@ -126,7 +132,7 @@ export interface Expectation {
   readonly first: WatcherExpectation
   /** The second watcher (`supersede`, `attachAfterComplete`). */
   readonly second?: WatcherExpectation
-  /** The events of the first watcher then the second are the whole script exactly once (`supersede`). */
+  /** The events of the first watcher then the second are the whole script exactly once (`supersede`, `drain`). */
   readonly togetherWhole?: number
   /** Neither the account key nor any other secret appears in a failure's text. */
   readonly keyNeverInError: boolean

@@ -161,6 +161,24 @@ export const scenarios: ReadonlyArray<Scenario> = [
       keyNeverInError: true
     }
   }),
+  // Only a socket that reads on while it closes (`ws`, as `NodeAgentSessions` makes) can be
+  // drained: over SSE a drain is a close, and the events in flight are lost to both watchers.
+  // A frame every millisecond: the session still runs when the lagging watcher drains.
+  scenario({
+    name: "U17 a drained connection: every event the service sent before the caller's close arrives, no reconnect; the next watcher gets the rest",
+    proves: ["U17"],
+    variants: webSocketOnly,
+    simulator: { ...plain, actions: 500, frameDelay: 1 },
+    request: { ...request, max_actions: 500 },
+    start: { bufferSize: 16 },
+    program: { _tag: "drain", afterEvents: 3, lagMs: 300 },
+    expect: {
+      first: { ending: "SessionEndedWithoutComplete", opens: [0], neverRetried: true, closed: "closed-by-caller" },
+      second: { ending: "Complete", opens: [0], closed: "complete" },
+      togetherWhole: 500,
+      keyNeverInError: true
+    }
+  }),
   scenario({
     name: "U22 a frame over maxFrameSize fails with FrameTooLarge after the events before it",
     proves: ["U22"],
