@@ -2,7 +2,7 @@
  * The WebSocket attempt over a scripted fake socket handle, with hooks that record every call:
  * the handshake, frames in order (WHATWG messages and `ws`'s own), how each close code and error
  * ends the attempt (the key scrubbed from what is kept), the connect time-out's verdict, writes,
- * pause and resume, and closing the attempt.
+ * pause and resume, a drain, and closing the attempt.
  */
 import { EventEmitter } from "node:events"
 import { describe, expect, it } from "vitest"
@@ -339,6 +339,34 @@ describe("WebSocketAttempt", () => {
     plain.attempt.resume()
     plain.attempt.abort()
     expect(plain.socket.done).toEqual(["close"])
+  })
+
+  it("drain: an open `ws` socket is sent the close (1000) and read on until the service's close ends the attempt", () => {
+    const socket = new FakeWsSocket()
+    const started = start({ socket })
+    socket.open()
+    expect(started.attempt.drain()).toBe(true)
+    expect(socket.done).toEqual(["close 1000"])
+    // What the service sent before it saw the close still arrives.
+    socket.onMessage?.(Buffer.from("in flight"), false)
+    expect(started.frames).toEqual(["in flight"])
+    expect(started.ends).toEqual([])
+    socket.serverClose(1000)
+    expect(started.ends).toEqual(["ended"])
+  })
+
+  it("drain: not on a socket that is not open, has ended, or drops what arrives while closing (a standard WebSocket)", () => {
+    const connecting = start({ socket: new FakeWsSocket() })
+    expect(connecting.attempt.drain()).toBe(false)
+    const ended = start({ socket: new FakeWsSocket() })
+    ended.socket.open()
+    ended.socket.serverClose(1006)
+    ended.socket.readyState = 1
+    expect(ended.attempt.drain()).toBe(false)
+    const plain = start()
+    plain.socket.open()
+    expect(plain.attempt.drain()).toBe(false)
+    for (const { socket } of [connecting, ended, plain]) expect(socket.done).toEqual([])
   })
 
   it("with a function as listener (a socket that takes no listener object)", () => {
