@@ -23,6 +23,7 @@ export const fast: ReadonlyArray<string> = [
   "test/Errors.channels.test.ts",
   "test/Errors.test.ts",
   "test/FetchAgentSessions.test.ts",
+  "test/EventStream.drain.test.ts",
   "test/EventStream.hostile.test.ts",
   "test/EventStream.pinned.test.ts",
   "test/EventStream.test.ts",

@@ -38,7 +38,9 @@ export class FakeWebSocket extends EventTarget implements WebSocket {
   private readonly pending: Array<string> = []
   private source: Iterator<string> | undefined
   private pumping = false
-  private readonly listening = new Set<string>()
+  protected readonly listening = new Set<string>()
+  /** Frames are still delivered while closing (as `ws` does, {@link FakeWsSocket}). */
+  protected readsWhileClosing = false
 
   constructor(readonly url: string) {
     super()
@@ -119,7 +121,7 @@ export class FakeWebSocket extends EventTarget implements WebSocket {
     if (this.pumping) return
     this.pumping = true
     try {
-      while (!this.paused && this.readyState === 1) {
+      while (!this.paused && (this.readyState === 1 || (this.readsWhileClosing && this.readyState === 2))) {
         let next = this.pending.shift()
         if (next === undefined && this.source !== undefined) {
           const result = this.source.next()
@@ -135,6 +137,47 @@ export class FakeWebSocket extends EventTarget implements WebSocket {
   }
 }
 
+/**
+ * A fake socket as the `ws` package's are: an emitter besides the WHATWG interface (its own
+ * `message` event, with the data and whether it is binary), and one that, closed by the client,
+ * stays closing and reads on until the server's close answers (`serverClose`).
+ */
+export class FakeWsSocket extends FakeWebSocket {
+  private readonly onMessage = new Map<(data: unknown, isBinary: boolean) => void, EventListener>()
+
+  constructor(url: string) {
+    super(url)
+    this.readsWhileClosing = true
+  }
+
+  on(type: "message", listener: (data: unknown, isBinary: boolean) => void): this {
+    const wrapped: EventListener = (event) => listener((event as MessageEvent).data, false)
+    this.onMessage.set(listener, wrapped)
+    this.listening.add(type)
+    super.addEventListener(type, wrapped)
+    return this
+  }
+
+  off(type: "message", listener: (data: unknown, isBinary: boolean) => void): this {
+    const wrapped = this.onMessage.get(listener)
+    this.onMessage.delete(listener)
+    if (wrapped !== undefined) super.removeEventListener(type, wrapped)
+    return this
+  }
+
+  override close(code?: number, _reason?: string): void {
+    if (this.readyState >= 2) return
+    this.closedByClientWith = code
+    this.readyState = 2
+  }
+
+  override terminate(): void {
+    if (this.readyState === 3) return
+    this.closedByClientWith ??= 1006
+    this.readyState = 3
+  }
+}
+
 /** The fake server: every socket the client created, in order. */
 export interface FakeServer {
   readonly sockets: Array<FakeWebSocket>
@@ -144,9 +187,10 @@ export interface FakeServer {
 
 export const makeFakeServer = (): FakeServer => ({ sockets: [], onCreate: undefined })
 
-export const layerFake = (server: FakeServer): Layer.Layer<Socket.WebSocketConstructor> =>
+/** The client's sockets, made by the fake server (`ws`: sockets like the `ws` package's, {@link FakeWsSocket}). */
+export const layerFake = (server: FakeServer, options: { readonly ws?: boolean } = {}): Layer.Layer<Socket.WebSocketConstructor> =>
   Layer.succeed(Socket.WebSocketConstructor, (url) => {
-    const socket = new FakeWebSocket(url)
+    const socket = options.ws === true ? new FakeWsSocket(url) : new FakeWebSocket(url)
     server.sockets.push(socket)
     server.onCreate?.(socket)
     return socket

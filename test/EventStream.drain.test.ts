@@ -1,0 +1,135 @@
+/**
+ * `Connection.drain` under the `TestClock`: the engine over a fake socket like the `ws`
+ * package's (`helpers/FakeWebSocket.ts`, `FakeWsSocket`: it reads on while it closes), and over
+ * one that cannot (a standard `WebSocket`: drain is close). The rule is the core's
+ * (`Connection.drain`): the drained attempt is the last, its end the caller's close, bound by a
+ * 10 s grace.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as Credentials from "../src/Credentials.js"
+import * as EventStream from "../src/EventStream.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import {
+  action,
+  collect,
+  completeFrame,
+  fast,
+  makeSetup,
+  startedFrame,
+  stateOf,
+  tags,
+  URL_BASE
+} from "./helpers/events.js"
+
+const KEY = "sk-unit-test-key-0001"
+const SESSION = "session-1"
+const started = startedFrame(SESSION)
+const complete = completeFrame(SESSION)
+
+/** The event channel over sockets like `ws`'s. */
+const wsSetup = (): Effect.Effect<{ readonly server: FakeServer; readonly service: EventStream.Service }> =>
+  Effect.gen(function*() {
+    const server = makeFakeServer()
+    const service = yield* EventStream.make({ url: URL_BASE, reconnect: fast(5) }).pipe(
+      Effect.provide(Layer.merge(layerFake(server, { ws: true }), Credentials.layer({ apiKey: KEY })))
+    )
+    return { server, service }
+  })
+
+/** A connection whose first socket is open with `Started` read, its events collected, and its `drain` forked. */
+const draining = (setup: Effect.Effect<{ readonly server: FakeServer; readonly service: EventStream.Service }>) =>
+  Effect.gen(function*() {
+    const { server, service } = yield* setup
+    const connection = yield* service.connect(SESSION)
+    const events = yield* collect(connection)
+    const socket = yield* awaitSocket(server, 1)
+    socket.open()
+    socket.message(started)
+    yield* settle()
+    const drained = yield* Effect.fork(connection.drain)
+    yield* settle()
+    return { server, connection, events, socket, drained }
+  })
+
+describe("EventStream: drain", () => {
+  it.scoped("frames sent before the service's close arrive; its close ends the connection as the caller's, no reconnect", () =>
+    Effect.gen(function*() {
+      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
+      assert.strictEqual(socket.closedByClientWith, 1000, "the close is sent")
+      assert.isNull(drained.unsafePoll(), "drain waits for the service's close")
+      // The service had sent these before it saw the close: they are read.
+      socket.message(action(1), action(2))
+      socket.serverClose(1000)
+      yield* Fiber.join(drained)
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun", "ActionRun"])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      yield* TestClock.adjust("1 minute")
+      yield* settle()
+      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+    }))
+
+  it.scoped("a drop while draining ends it as the caller's close too, without a reconnect", () =>
+    Effect.gen(function*() {
+      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
+      socket.message(action(1))
+      socket.serverClose(1006)
+      yield* Fiber.join(drained)
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun"])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      yield* TestClock.adjust("1 minute")
+      yield* settle()
+      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+    }))
+
+  it.scoped("an end the service decided itself stays what it is (complete)", () =>
+    Effect.gen(function*() {
+      const { connection, drained, events, socket } = yield* draining(wsSetup())
+      socket.message(action(1), complete)
+      socket.serverClose(1000)
+      yield* Fiber.join(drained)
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun", "Complete"])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "complete" }))
+    }))
+
+  it.scoped("no close within 10 s: the connection ends at the grace's end, as the caller's close", () =>
+    Effect.gen(function*() {
+      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
+      socket.message(action(1))
+      yield* TestClock.adjust("9999 millis")
+      yield* settle()
+      assert.isNull(drained.unsafePoll(), "still waiting before 10 s")
+      assert.strictEqual((yield* stateOf(connection))._tag, "Open")
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(drained)
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun"])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      yield* TestClock.adjust("1 minute")
+      yield* settle()
+      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+    }))
+
+  it.scoped("a socket that cannot read on while closing (a standard WebSocket): drain is close", () =>
+    Effect.gen(function*() {
+      const { connection, drained, events, socket } = yield* draining(makeSetup(KEY)())
+      yield* Fiber.join(drained)
+      assert.strictEqual(socket.closedByClientWith, 1000)
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started"])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+    }))
+
+  it.scoped("a connection not open yet: drain is close", () =>
+    Effect.gen(function*() {
+      const { server, service } = yield* wsSetup()
+      const connection = yield* service.connect(SESSION)
+      const events = yield* collect(connection)
+      const socket = yield* awaitSocket(server, 1)
+      yield* connection.drain
+      assert.deepStrictEqual(tags(yield* Fiber.join(events)), [])
+      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      assert.strictEqual(socket.closedByClientWith, 1000)
+    }))
+})
