@@ -12,6 +12,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 import { AgentSessions, Answer } from "../../src/index.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
@@ -56,6 +59,20 @@ describe("AgentSessionsTest.replay", () => {
       const outcome = yield* Fiber.join(fiber)
       assert.strictEqual(outcome.response, "Mon-Fri 9-17")
     }).pipe(Effect.provide(AgentSessionsTest.replay(writeRecording(session({ drop: false }))))))
+
+  it.effect("drain on a replayed connection is close: its events end where they are, the state is closed by the caller", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      const seen: Array<string> = []
+      const events = yield* Effect.forkChild(Stream.runForEach(Stream.result(running.events), (r) =>
+        Effect.sync(() => void seen.push(Result.isSuccess(r) ? r.success._tag : `!${r.failure._tag}`))))
+      yield* advance("500 millis", "10 millis")
+      assert.deepStrictEqual(seen, ["Started"])
+      yield* running.drain
+      yield* Fiber.join(events)
+      assert.deepStrictEqual(seen, ["Started", "!SessionEndedWithoutComplete"])
+      assert.deepStrictEqual(yield* SubscriptionRef.get(running.state), { _tag: "Closed", reason: "closed-by-caller" })
+    }).pipe(Effect.scoped, Effect.provide(AgentSessionsTest.replay(writeRecording(session({ drop: false }))))))
 
   it.effect("a session recorded by the Effect 3 edition (examples/recordings/book-a-table.jsonl) replays here as recorded", () =>
     Effect.gen(function*() {

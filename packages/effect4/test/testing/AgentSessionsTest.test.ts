@@ -1,7 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import { AgentApi } from "../../src/AgentApi.js"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
@@ -71,6 +75,22 @@ describe("AgentSessionsTest (the test kit, layer-swapped)", () => {
     const complete = steps.at(-1)
     assert.isTrue(complete?._tag === "Emit" && complete.event._tag === "Complete" && complete.event.session_id === "s-1")
   })
+
+  it.effect("drain on a scripted session is close (nothing is in flight): its events end before complete, the state is closed by the caller", () =>
+    Effect.gen(function*() {
+      yield* AgentSessionsTest.setScript(AgentSessionsTest.session({ actions: 2, ask: "input" }))
+      const running = yield* AgentSessions.start(request)
+      const events = yield* Effect.forkChild(Stream.runCollect(Stream.result(running.events)))
+      // The script waits for the answer to its request: the session runs when it is drained.
+      yield* SubscriptionRef.changes(running.pending).pipe(Stream.filter((pending) => pending.length > 0), Stream.runHead)
+      yield* running.drain
+      const tags = (yield* Fiber.join(events)).map((r) => Result.isSuccess(r) ? r.success._tag : `!${r.failure._tag}`)
+      assert.deepStrictEqual(tags.slice(-2), ["ExternalResourceRequested", "!SessionEndedWithoutComplete"])
+      assert.deepStrictEqual(yield* SubscriptionRef.get(running.state), {
+        _tag: "Closed",
+        reason: "closed-by-caller"
+      })
+    }).pipe(Effect.scoped, Effect.provide(AgentSessionsTest.layer())))
 
   it.effect("setScript replaces the script of the sessions created from now on", () =>
     Effect.gen(function*() {

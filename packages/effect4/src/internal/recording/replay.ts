@@ -109,6 +109,10 @@ export const make = (options: ReplayOptions, observer: World) =>
         const connection = engine.connection
         return {
           ...connection,
+          // A getter of the engine's connection, which a spread does not copy.
+          get state() {
+            return connection.state
+          },
           respond: (request, answer) =>
             Effect.tap(connection.respond(request, answer), () => Effect.sync(() => replay.answered(sessionId, request, answer)))
         } satisfies EventStream.Connection
