@@ -12,7 +12,7 @@
  * | the shared timer (idle and connect time-outs) | `deadlines.ts` |
  * | what a transport and the engine owe each other | `transport.ts`; WebSocket `socket.ts`, SSE `../sse.ts` |
  *
- * This file joins them: the loop's start, the consumer's pull, `close`, and the end. No fiber
+ * This file joins them: the loop's start, the consumer's pull, `close`, `drain`, the end. No fiber
  * of the connection's own while it is open: frames go from the socket's callback through the core
  * straight into the buffer the consumer pulls (`buffer.ts`); time-outs are entries of the shared
  * timer; the loop's steps (an attempt's start and end, the sleep before a retry) and the answer
