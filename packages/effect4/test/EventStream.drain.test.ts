@@ -55,34 +55,38 @@ const draining = (setup: Effect.Effect<{ readonly server: FakeServer; readonly s
     return { server, connection, events, socket, drained }
   })
 
+type Drained = Effect.Success<ReturnType<typeof draining>>
+
+/** The drain returned, the events ended with `expected`, the connection closed by its caller, and no reconnect followed. */
+const endedByCaller = (run: Drained, expected: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    yield* Fiber.join(run.drained)
+    assert.deepStrictEqual(tags(yield* Fiber.join(run.events)), expected)
+    assert.deepStrictEqual(yield* stateOf(run.connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+    yield* TestClock.adjust("1 minute")
+    yield* settle()
+    assert.strictEqual(run.server.sockets.length, 1, "no reconnect")
+  })
+
 describe("EventStream: drain", () => {
   it.effect("frames sent before the service's close arrive; its close ends the connection as the caller's, no reconnect", () =>
     Effect.gen(function*() {
-      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
+      const run = yield* draining(wsSetup())
+      const { drained, socket } = run
       assert.strictEqual(socket.closedByClientWith, 1000, "the close is sent")
       assert.isUndefined(drained.pollUnsafe(), "drain waits for the service's close")
       // The service had sent these before it saw the close: they are read.
       socket.message(action(1), action(2))
       socket.serverClose(1000)
-      yield* Fiber.join(drained)
-      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun", "ActionRun"])
-      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
-      yield* TestClock.adjust("1 minute")
-      yield* settle()
-      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+      yield* endedByCaller(run, ["Started", "ActionRun", "ActionRun"])
     }))
 
   it.effect("a drop while draining ends it as the caller's close too, without a reconnect", () =>
     Effect.gen(function*() {
-      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
-      socket.message(action(1))
-      socket.serverClose(1006)
-      yield* Fiber.join(drained)
-      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun"])
-      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
-      yield* TestClock.adjust("1 minute")
-      yield* settle()
-      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+      const run = yield* draining(wsSetup())
+      run.socket.message(action(1))
+      run.socket.serverClose(1006)
+      yield* endedByCaller(run, ["Started", "ActionRun"])
     }))
 
   it.effect("an end the service decided itself stays what it is (complete)", () =>
@@ -97,28 +101,22 @@ describe("EventStream: drain", () => {
 
   it.effect("no close within 10 s: the connection ends at the grace's end, as the caller's close", () =>
     Effect.gen(function*() {
-      const { connection, drained, events, server, socket } = yield* draining(wsSetup())
+      const run = yield* draining(wsSetup())
+      const { connection, drained, socket } = run
       socket.message(action(1))
       yield* TestClock.adjust("9999 millis")
       yield* settle()
       assert.isUndefined(drained.pollUnsafe(), "still waiting before 10 s")
       assert.strictEqual((yield* stateOf(connection))._tag, "Open")
       yield* TestClock.adjust("1 millis")
-      yield* Fiber.join(drained)
-      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started", "ActionRun"])
-      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
-      yield* TestClock.adjust("1 minute")
-      yield* settle()
-      assert.strictEqual(server.sockets.length, 1, "no reconnect")
+      yield* endedByCaller(run, ["Started", "ActionRun"])
     }))
 
   it.effect("a socket that cannot read on while closing (a standard WebSocket): drain is close", () =>
     Effect.gen(function*() {
-      const { connection, drained, events, socket } = yield* draining(makeSetup(KEY)())
-      yield* Fiber.join(drained)
-      assert.strictEqual(socket.closedByClientWith, 1000)
-      assert.deepStrictEqual(tags(yield* Fiber.join(events)), ["Started"])
-      assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      const run = yield* draining(makeSetup(KEY)())
+      yield* endedByCaller(run, ["Started"])
+      assert.strictEqual(run.socket.closedByClientWith, 1000)
     }))
 
   it.effect("a connection not open yet: drain is close", () =>
