@@ -81,6 +81,18 @@ describe("EventStream: drain", () => {
       yield* endedByCaller(run, ["Started", "ActionRun", "ActionRun"])
     }))
 
+  it.scoped("a second drain while the first waits waits too (no close of its own)", () =>
+    Effect.gen(function*() {
+      const run = yield* draining(wsSetup())
+      const again = yield* Effect.fork(run.connection.drain)
+      yield* settle()
+      assert.isNull(again.unsafePoll(), "the second drain waits too")
+      run.socket.message(action(1))
+      run.socket.serverClose(1000)
+      yield* Fiber.join(again)
+      yield* endedByCaller(run, ["Started", "ActionRun"])
+    }))
+
   it.scoped("a drop while draining ends it as the caller's close too, without a reconnect", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())

@@ -81,6 +81,18 @@ describe("EventStream: drain", () => {
       yield* endedByCaller(run, ["Started", "ActionRun", "ActionRun"])
     }))
 
+  it.effect("a second drain while the first waits waits too (no close of its own)", () =>
+    Effect.gen(function*() {
+      const run = yield* draining(wsSetup())
+      const again = yield* Effect.forkChild(run.connection.drain)
+      yield* settle()
+      assert.isUndefined(again.pollUnsafe(), "the second drain waits too")
+      run.socket.message(action(1))
+      run.socket.serverClose(1000)
+      yield* Fiber.join(again)
+      yield* endedByCaller(run, ["Started", "ActionRun"])
+    }))
+
   it.effect("a drop while draining ends it as the caller's close too, without a reconnect", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())

@@ -97,6 +97,8 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
   private readonly onWsError: ((error: unknown) => void) | undefined
   /** The attempt has ended (its first `error` or `close`): later events are not its. */
   private over = false
+  /** The close was sent by {@link WebSocketAttempt.drain}: reading on until the service's. */
+  private draining = false
 
   /** What the socket is given as its listener: every event it calls goes to {@link handleEvent}. */
   protected abstract readonly listener: L
@@ -165,10 +167,12 @@ export abstract class WebSocketAttempt<K, O, S extends Settings, L> {
    * (`Reader.drain`): every frame the service sent before it saw the close still arrives. Only on
    * an open socket of `ws` (an emitter: its `message` event still fires while it closes); a
    * standard `WebSocket` drops what arrives once it is closing, so it is not asked (false:
-   * nothing was sent).
+   * nothing was sent). Asked again while draining: true, nothing sent again.
    */
   drain(): boolean {
+    if (this.draining && !this.over) return true
     if (this.emitter === undefined || this.over || this.socket.readyState !== Socket.OPEN) return false
+    this.draining = true
     this.socket.close(1000)
     return true
   }

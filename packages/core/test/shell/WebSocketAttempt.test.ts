@@ -347,12 +347,16 @@ describe("WebSocketAttempt", () => {
     socket.open()
     expect(started.attempt.drain()).toBe(true)
     expect(socket.done).toEqual(["close 1000"])
+    // Asked again while it drains: still draining, nothing sent again.
+    expect(started.attempt.drain()).toBe(true)
+    expect(socket.done).toEqual(["close 1000"])
     // What the service sent before it saw the close still arrives.
     socket.onMessage?.(Buffer.from("in flight"), false)
     expect(started.frames).toEqual(["in flight"])
     expect(started.ends).toEqual([])
     socket.serverClose(1000)
     expect(started.ends).toEqual(["ended"])
+    expect(started.attempt.drain()).toBe(false)
   })
 
   it("drain: not on a socket that is not open, has ended, or drops what arrives while closing (a standard WebSocket)", () => {
