@@ -53,7 +53,8 @@ export const activationWriter = (runner: string): string => `${runner}#${++activ
 
 /**
  * Claims the session's log for `writer`, waiting while another writer's claim holds; logs once
- * when it had to wait (a notice: a hand-over that overlapped).
+ * when it had to wait (a notice when a hand-over overlapped, a debug line when it waited only for
+ * the lease of a runner gone to lapse).
  */
 export const claimLog = (log: EventLog.Service, sessionId: string, writer: string) =>
   Effect.gen(function*() {
@@ -63,9 +64,16 @@ export const claimLog = (log: EventLog.Service, sessionId: string, writer: strin
     // Tried again every `claimRetry`, or, when the store knows that the claim cannot be taken
     // before its holder's lease lapses (its runner is gone), once it has lapsed: a runner taking
     // a killed runner's sessions over waits for their leases without asking meanwhile.
-    do yield* Effect.sleep(hint?.(sessionId, writer) ?? claimRetryMillis)
-    while (!(yield* log.claim(sessionId, writer, lease)))
-    yield* Effect.logInfo(`Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`)
+    let overlapped = false
+    do {
+      const wait = hint?.(sessionId, writer)
+      if (wait === undefined) overlapped = true
+      yield* Effect.sleep(wait ?? claimRetryMillis)
+    } while (!(yield* log.claim(sessionId, writer, lease)))
+    // A notice when a hand-over overlapped (the other runner lived and still wrote); waiting for
+    // the leases of a runner gone is every session's lot in a take-over: a debug line.
+    const waited = `Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`
+    yield* overlapped ? Effect.logInfo(waited) : Effect.logDebug(waited)
   })
 
 /**
