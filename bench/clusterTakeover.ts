@@ -17,7 +17,9 @@
  * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
  * (V8's `.cpuprofile`) and prints its self time by function.
  *
- *   npx tsx bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--write]
+ * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
+ *
+ *   npx tsx bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--write]
  *
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
@@ -46,6 +48,8 @@ const flag = (name: string, fallback: string): string => {
 const SIZES = flag("sizes", "200,1000").split(",").map(Number)
 const FLOOR = !process.argv.includes("--no-floor")
 const PROFILE_DIR = flag("profile", "")
+/** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
+const LOGS = flag("logs", "")
 /** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
 const WRITE = process.argv.includes("--write")
 
@@ -84,6 +88,7 @@ const runnerProcess = (env: NodeJS.ProcessEnv) =>
       child.stderr!.on("data", (chunk: Buffer) => appendFileSync(log, chunk))
       const tookOver = new Map<string, number>()
       const { lines, nextLine } = readLines(child.stdout!, (line) => {
+        if (LOGS !== "") appendFileSync(join(LOGS, `runner-${child.pid}.out`), line + "\n")
         const m = /Took session (\S+) over/.exec(line)
         if (m !== null && !tookOver.has(m[1]!)) tookOver.set(m[1]!, Date.now())
       })

@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import { EventLog } from "../../src/cluster/index.js"
 import { type SessionEvent, Session } from "../../src/index.js"
-import { migration0003 } from "../../src/cluster/internal/eventLog.js"
+import { claimRetryHints, migration0003 } from "../../src/cluster/internal/eventLog.js"
 import * as Postgres from "../helpers/Postgres.js"
 
 const PgLive = Layer.unwrapScoped(
@@ -211,6 +211,53 @@ const claimsFollowLiveness = Effect.gen(function*() {
   assert.deepStrictEqual(yield* log.read("nobody-holds", 1, 10), [])
 })
 
+/**
+ * Claims that come together (read together on PostgreSQL): each answered as it would be alone.
+ * Unclaimed, the writer's own, unknown: taken; held by a live runner, lapsed or not: refused;
+ * held by a runner that is gone: refused until it lapses (the SQL store says when to ask again),
+ * then taken; two writers of one session at once: one of them.
+ */
+const claimsAtOnce = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const ids = ["at-free-1", "at-free-2", "at-mine", "at-live", "at-live-lapsed", "at-gone", "at-gone-lapsed", "at-twice"]
+  for (const id of ids) yield* log.register({ info: info(id), maxActions: 3, agent: Option.none() })
+  const alive = yield* Scope.make()
+  yield* Scope.extend(log.live("at-runner-live"), alive)
+  assert.isTrue(yield* log.claim("at-mine", "at-runner-next#1", 60_000))
+  assert.isTrue(yield* log.claim("at-live", "at-runner-live#1", 60_000))
+  assert.isTrue(yield* log.claim("at-live-lapsed", "at-runner-live#2", 200))
+  assert.isTrue(yield* log.claim("at-gone", "at-runner-gone#1", 60_000))
+  assert.isTrue(yield* log.claim("at-gone-lapsed", "at-runner-gone#2", 200))
+  yield* wallClockSleep(400)
+  const asked: ReadonlyArray<readonly [string, string]> = [
+    ["at-free-1", "at-runner-next#1"],
+    ["at-free-2", "at-runner-next#2"],
+    ["at-mine", "at-runner-next#1"],
+    ["at-live", "at-runner-next#3"],
+    ["at-live-lapsed", "at-runner-next#4"],
+    ["at-gone", "at-runner-next#5"],
+    ["at-gone-lapsed", "at-runner-next#6"],
+    ["at-unknown", "at-runner-next#7"],
+    ["at-twice", "at-runner-next#8"],
+    ["at-twice", "at-runner-other#1"]
+  ]
+  const claimed = yield* Effect.forEach(asked, ([id, writer]) => log.claim(id, writer, 60_000), { concurrency: "unbounded" })
+  assert.deepStrictEqual(claimed.slice(0, 8), [true, true, true, false, false, false, true, true])
+  assert.strictEqual(claimed.slice(8).filter((c) => c).length, 1)
+  // Appends follow the claims as taken.
+  yield* log.append("at-gone-lapsed", [{ seq: 1, event: started(1) }], "at-runner-next#6")
+  assert.strictEqual((yield* Effect.flip(log.append("at-gone", [{ seq: 1, event: started(1) }], "at-runner-next#5"))).operation, "claim")
+  // On PostgreSQL, the claim held by a runner that is gone is asked for again once it lapses.
+  const hint = claimRetryHints.get(log)
+  if (hint !== undefined) {
+    const wait = hint("at-gone", "at-runner-next#5")
+    assert.isTrue(wait !== undefined && wait > 50_000 && wait <= 60_000, `waits ${wait}`)
+    assert.isUndefined(hint("at-gone", "at-runner-next#5"))
+    assert.isUndefined(hint("at-live", "at-runner-next#3"))
+  }
+  yield* Scope.close(alive, Exit.void)
+})
+
 describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
     it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
@@ -219,6 +266,7 @@ describe("EventLog in memory", () => {
     it.effect("snapshot: the record, the answers and a page of events, as get, answers and read", () => snapshotAgrees)
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once: each as get, answers and read give it", () => snapshotsAtOnceAgree)
+    it.effect("claims asked for at once: each as it would be alone", () => claimsAtOnce)
   })
 })
 
@@ -321,6 +369,8 @@ describe("EventLog on PostgreSQL", () => {
 
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once, read together: each as get, answers and read give it", () => snapshotsAtOnceAgree)
+    it.effect("claims asked for at once, asked together: each as it would be alone; one held by a runner gone is asked again once it lapses", () =>
+      claimsAtOnce)
 
     it.effect("appends that come together are written together; one whose sequence is taken fails alone", () =>
       Effect.gen(function*() {

@@ -382,6 +382,19 @@ const renewSessions = 1_000
 const snapshotReaders = 2
 const snapshotSessions = 500
 
+/** How many claim statements run at once, and how many sessions one asks about at most. */
+const claimers = 2
+const claimSessions = 500
+
+/**
+ * When a claim refused may be tried again, for the SQL store's claims: by the session and the
+ * writer that asked, the milliseconds to wait. Set by the store when it refuses a claim whose
+ * holder's runner is gone (its lock free) and whose lease has not lapsed yet: nothing but the
+ * lapse frees it (the holder does not renew or release it any more), so asking again before then
+ * costs queries for nothing. Read (and forgotten) by the writer's wait (`writer.ts`).
+ */
+export const claimRetryHints = new WeakMap<EventLog.Service, (sessionId: string, writer: string) => number | undefined>()
+
 interface SessionRow {
   readonly session_id: string
   readonly info: string
@@ -662,6 +675,158 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : readWaiting), Deferred.await(done))
     })
 
+  /** One claim on its own (a batch whose statements failed is claimed so, one by one). */
+  const claimOne = (sessionId: string, writer: string, leaseMillis: number) =>
+      Effect.gen(function*() {
+        const until = sql`now() + (${leaseMillis}::integer * interval '1 millisecond')`
+        // Unclaimed, or this writer's already.
+        const claimed = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
+          SET writer = ${writer}, writer_until = ${until}
+          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer})
+          RETURNING session_id`
+        if (claimed.length > 0) return true
+        const held = yield* sql<{ readonly writer: string; readonly lapsed: boolean }>`SELECT writer,
+          writer_until < now() AS lapsed FROM agent_session_sessions WHERE session_id = ${sessionId}`
+        const holder = held[0]
+        if (holder === undefined) return true
+        if (!holder.lapsed) return false
+        // Lapsed: taken only when its holder's runner is gone: the lock of its name is free
+        // (taken and given back in one statement, on one connection).
+        const gone = yield* sql<{ readonly gone: boolean }>`SELECT CASE
+          WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)}))
+          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)})) ELSE false END AS gone`
+        if (gone[0]?.gone !== true) return false
+        // The row locked first: an append of the writer gone that is under way (`insertHeld`
+        // locks the row `FOR KEY SHARE`) commits before the claim moves, and none follows it.
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const still = yield* sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
+            WHERE session_id = ${sessionId} AND writer = ${holder.writer} AND writer_until < now() FOR UPDATE`
+          if (still.length === 0) return false
+          yield* sql`UPDATE agent_session_sessions SET writer = ${writer}, writer_until = ${until}
+            WHERE session_id = ${sessionId}`
+          return true
+        }))
+      }).pipe(Effect.mapError(fail("claim")))
+
+  // Claims, asked together in the same way: a runner taking sessions over claims each one's log
+  // before it reads it (entity.ts), and a take-over after a runner's death finds every claim
+  // still held until it lapses. One statement of each step per batch instead of per session.
+  interface WaitingClaim {
+    readonly sessionId: string
+    readonly writer: string
+    readonly leaseMillis: number
+    readonly done: Deferred.Deferred<boolean, EventLogError>
+    taken: boolean
+  }
+  const claimsWaiting: Array<WaitingClaim> = []
+  const claimGate = yield* makeGate(claimers)
+  /** Refused claims that cannot succeed before their holder's lease lapses: the local time to try again. */
+  const retryAt = new Map<string, number>()
+  const hintKey = (sessionId: string, writer: string) => `${sessionId}\u0000${writer}`
+  /**
+   * Step one, for every claim of the batch in one statement: the claim taken where the session is
+   * unclaimed or this writer's already (as `claimOne`'s first statement); for the others, the
+   * holder as it stood, whether its lease lapsed and how long it has left, and whether its
+   * runner is gone (the lock of its name free: taken and given back in the same evaluation, on
+   * this statement's connection).
+   */
+  const claimStep = (batch: ReadonlyArray<WaitingClaim>) =>
+    sql<{
+      readonly i: number
+      readonly claimed: boolean
+      readonly known: boolean
+      readonly writer: string | null
+      readonly lapsed: boolean | null
+      readonly remaining: number | null
+      readonly gone: boolean | null
+    }>`WITH q AS (SELECT * FROM json_to_recordset(${
+      JSON.stringify(batch.map((w, i) => ({ i, session_id: w.sessionId, writer: w.writer, runner: runnerOf(w.writer), lease: w.leaseMillis })))
+    }::json) AS q(i integer, session_id text, writer text, runner text, lease integer)),
+      taken AS (UPDATE agent_session_sessions s SET writer = q.writer,
+          writer_until = now() + (q.lease * interval '1 millisecond')
+        FROM q WHERE s.session_id = q.session_id AND (s.writer IS NULL OR s.writer = q.writer)
+        RETURNING s.session_id, s.writer)
+      SELECT q.i, taken.session_id IS NOT NULL AS claimed, s.session_id IS NOT NULL AS known, s.writer,
+        s.writer_until < now() AS lapsed,
+        (extract(epoch FROM (s.writer_until - now())) * 1000)::float8 AS remaining,
+        CASE WHEN taken.session_id IS NULL AND s.writer IS NOT NULL THEN
+          CASE WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(split_part(s.writer, '#', 1)))
+          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(split_part(s.writer, '#', 1))) ELSE false END
+        END AS gone
+      FROM q LEFT JOIN taken ON taken.session_id = q.session_id AND taken.writer = q.writer
+        LEFT JOIN agent_session_sessions s ON s.session_id = q.session_id`
+  /**
+   * Step two: the lapsed claims whose runner is gone, taken in one transaction, their rows locked
+   * first (`FOR UPDATE`, in the order appends lock them: an append of the writer gone that is
+   * under way commits before the claim moves, and none follows it).
+   */
+  const takeLapsed = (batch: ReadonlyArray<{ readonly i: number; readonly claim: WaitingClaim; readonly holder: string }>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const wanted = JSON.stringify(batch.map(({ claim, holder, i }) => ({ i, session_id: claim.sessionId, holder, writer: claim.writer, lease: claim.leaseMillis })))
+      const still = yield* sql<{ readonly i: number }>`SELECT q.i FROM agent_session_sessions s
+        JOIN json_to_recordset(${wanted}::json) AS q(i integer, session_id text, holder text, writer text, lease integer)
+          ON s.session_id = q.session_id AND s.writer = q.holder AND s.writer_until < now()
+        ORDER BY s.session_id FOR UPDATE OF s`
+      if (still.length === 0) return new Set<number>()
+      const chosen = new Set(still.map((row) => Number(row.i)))
+      yield* sql`UPDATE agent_session_sessions s SET writer = q.writer,
+          writer_until = now() + (q.lease * interval '1 millisecond')
+        FROM json_to_recordset(${
+        JSON.stringify(batch.filter(({ i }) => chosen.has(i)).map(({ claim, i }) => ({ i, session_id: claim.sessionId, writer: claim.writer, lease: claim.leaseMillis })))
+      }::json) AS q(i integer, session_id text, writer text, lease integer)
+        WHERE s.session_id = q.session_id`
+      return chosen
+    }))
+  const claimBatch = (batch: ReadonlyArray<WaitingClaim>): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const rows = yield* claimStep(batch)
+      const answers = new Map<number, boolean>()
+      const lapsed: Array<{ readonly i: number; readonly claim: WaitingClaim; readonly holder: string }> = []
+      const now = Date.now()
+      for (const row of rows) {
+        const i = Number(row.i)
+        const claim = batch[i]!
+        if (row.claimed) answers.set(i, true)
+        // Unknown to the log: nothing to hold (as `claimOne`).
+        else if (!row.known) answers.set(i, true)
+        else if (row.writer === null) answers.set(i, false)
+        else if (row.lapsed === true && row.gone === true) lapsed.push({ i, claim, holder: row.writer })
+        else {
+          answers.set(i, false)
+          // Held by a runner that is gone: only its lapse frees it.
+          if (row.gone === true && row.remaining !== null && row.remaining > 0) {
+            retryAt.set(hintKey(claim.sessionId, claim.writer), now + Math.ceil(row.remaining))
+          }
+        }
+      }
+      if (lapsed.length > 0) {
+        const taken = yield* takeLapsed(lapsed)
+        for (const { i } of lapsed) answers.set(i, taken.has(i))
+      }
+      yield* Effect.forEach(batch, (claim, i) => Deferred.succeed(claim.done, answers.get(i) ?? false), { discard: true })
+    }).pipe(
+      Effect.mapError(fail("claim")),
+      Effect.catchAll(() =>
+        // A batch that failed (a statement of another runner's in its way): each claim on its own.
+        Effect.forEach(batch, (claim) =>
+          Effect.exit(claimOne(claim.sessionId, claim.writer, claim.leaseMillis)).pipe(
+            Effect.flatMap((exit) => Deferred.done(claim.done, exit))
+          ), { discard: true })
+      )
+    )
+  const claimWaiting = claimGate.withPlace(Effect.suspend(() => {
+    if (claimsWaiting.length === 0) return Effect.void
+    const batch = claimsWaiting.splice(0, claimSessions)
+    for (const waiting of batch) waiting.taken = true
+    return claimBatch(batch)
+  }))
+  const claim = (sessionId: string, writer: string, leaseMillis: number) =>
+    Effect.flatMap(Deferred.make<boolean, EventLogError>(), (done) => {
+      const entry: WaitingClaim = { sessionId, writer, leaseMillis, done, taken: false }
+      claimsWaiting.push(entry)
+      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : claimWaiting), Deferred.await(done))
+    })
+
   const getRecord = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
@@ -779,37 +944,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         }
         return ids.length
       })).pipe(Effect.mapError(fail("purge"))),
-    claim: (sessionId, writer, leaseMillis) =>
-      Effect.gen(function*() {
-        const until = sql`now() + (${leaseMillis}::integer * interval '1 millisecond')`
-        // Unclaimed, or this writer's already.
-        const claimed = yield* sql<{ readonly session_id: string }>`UPDATE agent_session_sessions
-          SET writer = ${writer}, writer_until = ${until}
-          WHERE session_id = ${sessionId} AND (writer IS NULL OR writer = ${writer})
-          RETURNING session_id`
-        if (claimed.length > 0) return true
-        const held = yield* sql<{ readonly writer: string; readonly lapsed: boolean }>`SELECT writer,
-          writer_until < now() AS lapsed FROM agent_session_sessions WHERE session_id = ${sessionId}`
-        const holder = held[0]
-        if (holder === undefined) return true
-        if (!holder.lapsed) return false
-        // Lapsed: taken only when its holder's runner is gone: the lock of its name is free
-        // (taken and given back in one statement, on one connection).
-        const gone = yield* sql<{ readonly gone: boolean }>`SELECT CASE
-          WHEN pg_try_advisory_lock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)}))
-          THEN pg_advisory_unlock(${writerLockSpace}, hashtext(${runnerOf(holder.writer)})) ELSE false END AS gone`
-        if (gone[0]?.gone !== true) return false
-        // The row locked first: an append of the writer gone that is under way (`insertHeld`
-        // locks the row `FOR KEY SHARE`) commits before the claim moves, and none follows it.
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const still = yield* sql<{ readonly session_id: string }>`SELECT session_id FROM agent_session_sessions
-            WHERE session_id = ${sessionId} AND writer = ${holder.writer} AND writer_until < now() FOR UPDATE`
-          if (still.length === 0) return false
-          yield* sql`UPDATE agent_session_sessions SET writer = ${writer}, writer_until = ${until}
-            WHERE session_id = ${sessionId}`
-          return true
-        }))
-      }).pipe(Effect.mapError(fail("claim"))),
+    claim,
+
     renew: (writer, sessionIds, leaseMillis) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(sessionIds.length / renewSessions) }, (_, i) =>
@@ -828,7 +964,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       ),
     live: (writer) => holdWriterLock(connectionOfItsOwn, writer)
   }
-  return {
+  const service: EventLog.Service = {
     register: (record) => whole(operations.register(record)),
     get: (sessionId) => whole(operations.get(sessionId)),
     append: (sessionId, events, writer) => whole(operations.append(sessionId, events, writer)),
@@ -846,4 +982,12 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     release: (sessionId, writer) => whole(operations.release(sessionId, writer)),
     live: (writer) => holdWriterLock(connectionOfItsOwn, writer)
   }
+  claimRetryHints.set(service, (sessionId, writer) => {
+    const key = hintKey(sessionId, writer)
+    const at = retryAt.get(key)
+    if (at === undefined) return undefined
+    retryAt.delete(key)
+    return Math.max(0, at - Date.now())
+  })
+  return service
 })

@@ -22,8 +22,8 @@
  * (an `EventLogError` of operation `claim`), and its run stops without writing.
  */
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import * as EventLog from "../EventLog.js"
+import { claimRetryHints } from "./eventLog.js"
 import type { Registry } from "./resumer.js"
 
 /**
@@ -36,8 +36,8 @@ export const lease = 6_000
 /** How often a runner renews the claims of the sessions that run on it. */
 export const renewEvery = "1500 millis"
 
-/** How often a runner that waits for another writer's claim tries again. */
-export const claimRetry = "100 millis"
+/** How often a runner that waits for another writer's claim tries again (unless the store says when). */
+export const claimRetryMillis = 100
 
 /** This runner's name as a writer: the runner and a nonce of this process. */
 export const writerName = (runner: string): string => `${runner}/${Math.random().toString(36).slice(2, 10)}`
@@ -53,16 +53,27 @@ export const activationWriter = (runner: string): string => `${runner}#${++activ
 
 /**
  * Claims the session's log for `writer`, waiting while another writer's claim holds; logs once
- * when it had to wait (a notice: a hand-over that overlapped).
+ * when it had to wait (a notice when a hand-over overlapped, a debug line when it waited only for
+ * the lease of a runner gone to lapse).
  */
 export const claimLog = (log: EventLog.Service, sessionId: string, writer: string) =>
   Effect.gen(function*() {
     if (yield* log.claim(sessionId, writer, lease)) return
     const since = Date.now()
-    yield* log.claim(sessionId, writer, lease).pipe(
-      Effect.repeat({ schedule: Schedule.spaced(claimRetry), until: (claimed) => claimed })
-    )
-    yield* Effect.logInfo(`Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`)
+    const hint = claimRetryHints.get(log)
+    // Tried again every `claimRetry`, or, when the store knows that the claim cannot be taken
+    // before its holder's lease lapses (its runner is gone), once it has lapsed: a runner taking
+    // a killed runner's sessions over waits for their leases without asking meanwhile.
+    let overlapped = false
+    do {
+      const wait = hint?.(sessionId, writer)
+      if (wait === undefined) overlapped = true
+      yield* Effect.sleep(wait ?? claimRetryMillis)
+    } while (!(yield* log.claim(sessionId, writer, lease)))
+    // A notice when a hand-over overlapped (the other runner lived and still wrote); waiting for
+    // the leases of a runner gone is every session's lot in a take-over: a debug line.
+    const waited = `Waited ${Date.now() - since} ms for another runner to stop writing session ${sessionId}`
+    yield* overlapped ? Effect.logInfo(waited) : Effect.logDebug(waited)
   })
 
 /**
