@@ -3,6 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -11,6 +12,7 @@ import { EventLog } from "../../src/cluster/index.js"
 import { type SessionEvent, Session } from "../../src/index.js"
 import { claimRetryHints, migration0003 } from "../../src/cluster/internal/eventLog.js"
 import * as Postgres from "../helpers/Postgres.js"
+import { claimLog } from "../../src/cluster/internal/writer.js"
 
 const PgLive = Layer.unwrapScoped(
   Effect.map(Postgres.start, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
@@ -258,6 +260,50 @@ const claimsAtOnce = Effect.gen(function*() {
   yield* Scope.close(alive, Exit.void)
 })
 
+/**
+ * Review: two writers asking at once (in one batch) for a session whose claim lapsed and whose
+ * runner is gone: one of them takes it, as when asked one after the other. Two claims fill the
+ * `claimers` places first, so that the two asked for the same session wait and go in one batch.
+ */
+const lapsedClaimTakenOnce = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const ids = ["rv-fill-1", "rv-fill-2", "rv-fill-3", "rv-fill-4", "rv-lapsed"]
+  for (const id of ids) yield* log.register({ info: info(id), maxActions: 3, agent: Option.none() })
+  assert.isTrue(yield* log.claim("rv-lapsed", "rv-runner-gone#1", 200))
+  yield* wallClockSleep(400)
+  const asked: ReadonlyArray<readonly [string, string]> = [
+    ["rv-fill-1", "rv-runner-a#1"],
+    ["rv-fill-2", "rv-runner-a#2"],
+    ["rv-fill-3", "rv-runner-a#3"],
+    ["rv-fill-4", "rv-runner-a#4"],
+    ["rv-lapsed", "rv-runner-a#5"],
+    ["rv-lapsed", "rv-runner-a#6"]
+  ]
+  const claimed = yield* Effect.forEach(asked, ([id, writer]) => log.claim(id, writer, 60_000), { concurrency: "unbounded" })
+  assert.deepStrictEqual(claimed.slice(0, 4), [true, true, true, true])
+  // Each writer told it holds the log reads it and appends: only one may be told so.
+  assert.strictEqual(claimed.slice(4).filter((c) => c).length, 1, `both told they hold it: ${claimed.slice(4)}`)
+})
+
+/**
+ * Review: a claim whose holder's lock is free (its runner gone, or alive while its lock's
+ * connection is being opened again: a database restart, `live` returning after 30 s still
+ * trying) and whose lease has not lapsed, released by its holder: a writer waiting in `claimLog`
+ * takes it within a few retries (as it did before the hint), not at the lease's lapse.
+ */
+const releasedClaimTakenSoon = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  yield* log.register({ info: info("rv-released"), maxActions: 3, agent: Option.none() })
+  assert.isTrue(yield* log.claim("rv-released", "rv-runner-unlocked#1", 4_000))
+  const since = Date.now()
+  const waiter = yield* Effect.fork(claimLog(log, "rv-released", "rv-runner-b#1"))
+  yield* wallClockSleep(300)
+  yield* log.release("rv-released", "rv-runner-unlocked#1")
+  yield* Fiber.join(waiter)
+  const waited = Date.now() - since
+  assert.isTrue(waited < 1_500, `waited ${waited} ms for a claim released after 300 ms`)
+})
+
 describe("EventLog in memory", () => {
   layer(EventLog.layerMemory())((it) => {
     it.effect("claim: one writer per log until released or lapsed", () => claimsHold)
@@ -267,6 +313,7 @@ describe("EventLog in memory", () => {
     it.effect("answersOf: the answers of several sessions in one read, as answers gives them", () => answersOfAgrees)
     it.effect("snapshots asked for at once: each as get, answers and read give it", () => snapshotsAtOnceAgree)
     it.effect("claims asked for at once: each as it would be alone", () => claimsAtOnce)
+    it.effect("review: a lapsed claim asked for twice at once is taken once", () => lapsedClaimTakenOnce)
   })
 })
 
@@ -371,6 +418,8 @@ describe("EventLog on PostgreSQL", () => {
     it.effect("snapshots asked for at once, read together: each as get, answers and read give it", () => snapshotsAtOnceAgree)
     it.effect("claims asked for at once, asked together: each as it would be alone; one held by a runner gone is asked again once it lapses", () =>
       claimsAtOnce)
+    it.effect("review: a lapsed claim asked for twice at once is taken once", () => lapsedClaimTakenOnce)
+    it.effect("review: a claim released is taken soon after, whatever the hint", () => releasedClaimTakenSoon)
 
     it.effect("appends that come together are written together; one whose sequence is taken fails alone", () =>
       Effect.gen(function*() {
