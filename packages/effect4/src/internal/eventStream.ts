@@ -4,9 +4,10 @@
  * module makes a connection's engine for a session and re-exports what the rest of the SDK and
  * the tests use.
  */
+import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Socket from "effect/socket/Socket"
 import * as Stream from "effect/Stream"
 import { Url } from "effect-agent-session-core"
@@ -87,8 +88,15 @@ export const serviceOf = <R>(
     )
   return {
     connect,
+    // The connection opened in the stream's scope, its events' pull the stream's own (no layer
+    // between them per pull, as `Stream.unwrap` would add).
     events: (sessionId, connectOptions) =>
-      Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+      Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
+        Effect.flatMap(
+          Scope.provide(connect(sessionId, connectOptions), scope),
+          (connection) => Channel.toTransform(Stream.toChannel(connection.events))(upstream, scope)
+        )
+      ))
   }
 }
 
