@@ -126,18 +126,19 @@ const passOn: Consumer<EventStreamError> = {
 
 /**
  * One connection: the public `Connection` and what runs it, one object with its methods on the
- * prototype (a connection holds its fields, not a closure per operation). `events` and `respond`
- * are made when first read (a guard over the connection pulls it directly and reads neither).
+ * prototype (a connection holds its fields, not a closure per operation). `events`, `respond`
+ * and `drain` are made when first read (a guard over the connection pulls it directly and reads
+ * neither events nor respond; few connections are drained).
  */
 export class EngineConnection implements EventStream.Connection {
   readonly close: Effect.Effect<void>
-  readonly drain: Effect.Effect<void>
   private readonly stateCell = new StateCell()
   private readonly loop: Loop
   /** The `EventStream.connection` span, from the loop's start to the connection's end. */
   private span: Tracer.Span | undefined = undefined
   private eventsMade: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> | undefined = undefined
   private respondMade: EventStream.Connection["respond"] | undefined = undefined
+  private drainMade: Effect.Effect<void> | undefined = undefined
 
   constructor(
     readonly sessionId: string,
@@ -147,12 +148,16 @@ export class EngineConnection implements EventStream.Connection {
   ) {
     this.loop = new Loop(shell, options, credentials, this)
     this.close = Effect.suspend(() => this.closeNow())
-    this.drain = Effect.suspend(() => this.drainNow())
   }
 
   /** The events, pulled by {@link EngineConnection.pull} as they are (the pull is the stream's own). */
   get events(): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> {
     return this.eventsMade ??= Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
+  }
+
+  /** Ends the connection without losing what the service sent (see `EventStream.Connection.drain`). */
+  get drain(): Effect.Effect<void> {
+    return this.drainMade ??= Effect.suspend(() => this.drainNow())
   }
 
   /** Answers a request (bound: it may be taken off the connection). */
