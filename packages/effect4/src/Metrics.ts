@@ -27,7 +27,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type { Failures } from "effect-agent-session-core"
-import { Memo, Telemetry } from "effect-agent-session-core/shell"
+import { Telemetry } from "effect-agent-session-core/shell"
+import { actions as actionsCounter, counter, countEvents, eventsReceived as received, withAttributes } from "./internal/metrics.js"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
@@ -38,10 +39,6 @@ import type * as SessionEvent from "./SessionEvent.js"
  */
 export const prefix: typeof Telemetry.prefix = Telemetry.prefix
 
-/** A counter of the SDK's, by its name and description (`Telemetry.metrics`). */
-const counter = (metric: { readonly name: string; readonly description: string }): Metric.Counter<number> =>
-  Metric.counter(metric.name, { description: metric.description, incremental: true })
-
 /**
  * Events received on the event channel, with the attribute `event` set to the SDK tag
  * (`ActionRun`, `Complete`, ..., `Unrecognized`).
@@ -49,7 +46,7 @@ const counter = (metric: { readonly name: string; readonly description: string }
  * @since 0.1.0
  * @category models
  */
-export const eventsReceived: Metric.Counter<number> = counter(Telemetry.metrics.eventsReceived)
+export const eventsReceived: Metric.Counter<number> = received
 
 /**
  * `action_run` events received: the chargeable actions.
@@ -57,7 +54,7 @@ export const eventsReceived: Metric.Counter<number> = counter(Telemetry.metrics.
  * @since 0.1.0
  * @category models
  */
-export const actions: Metric.Counter<number> = counter(Telemetry.metrics.actions)
+export const actions: Metric.Counter<number> = actionsCounter
 
 /**
  * Reconnections of the event channel (each reopening after a drop counts once).
@@ -121,15 +118,6 @@ export const createSessionLatency: Metric.Histogram<number> = Metric.histogram(
   { description: Telemetry.metrics.createSessionLatency.description, boundaries: latencyBoundaries }
 )
 
-/** The counters of one metric per attribute set, each built once (bounded: `Telemetry.maxAttributed`). */
-const attributed = Memo.bounded<Metric.Counter<number>>(Telemetry.maxAttributed)
-
-const withAttributes = (
-  counter: Metric.Counter<number>,
-  attributes: Readonly<Record<string, string>>
-): Metric.Counter<number> =>
-  attributed(Telemetry.attributedId(counter.id, attributes), () => Metric.withAttributes(counter, attributes))
-
 /**
  * Records a batch of received events: one counter update per tag present, plus the actions.
  * Call it once per batch, not per event.
@@ -138,15 +126,9 @@ const withAttributes = (
  * @category combinators
  */
 export const recordEvents = (events: Iterable<SessionEvent.SessionEvent>): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const counts = Telemetry.tallyByTag(events)
-    if (counts.size === 0) return Effect.void
-    const updates: Array<Effect.Effect<void>> = []
-    for (const [tag, n] of counts) {
-      updates.push(Metric.update(withAttributes(eventsReceived, { event: tag }), n))
-      if (tag === Telemetry.chargeableTag) updates.push(Metric.update(actions, n))
-    }
-    return Effect.all(updates, { discard: true })
+  Effect.withFiber((fiber) => {
+    countEvents(events, fiber.context)
+    return Effect.void
   })
 
 /**

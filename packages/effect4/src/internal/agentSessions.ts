@@ -15,11 +15,48 @@ import * as EventStream from "../EventStream.js"
 import * as Session from "../Session.js"
 import * as SessionEvent from "../SessionEvent.js"
 import { validate } from "./schema.js"
-import { guard } from "./sessionGuard.js"
+import { guard, type Guarded } from "./sessionGuard.js"
 
 const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
 
 const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
+
+/**
+ * A running session: its connection and its guard, read through getters on the prototype (the
+ * state, the pending list and the outcome are made when first read; `respond` once, bound).
+ */
+class Running implements RunningSession {
+  private respondMade: RunningSession["respond"] | undefined = undefined
+
+  constructor(
+    readonly session: Session.SessionInfo,
+    private readonly connection: EventStream.Connection,
+    private readonly guarded: Guarded
+  ) {}
+
+  get events(): RunningSession["events"] {
+    return this.guarded.events
+  }
+  get respond(): RunningSession["respond"] {
+    return this.respondMade ??= (request, answer) =>
+      Effect.tap(this.connection.respond(request, answer), () => this.guarded.pendingRequests.answered(request))
+  }
+  get state(): RunningSession["state"] {
+    return this.connection.state
+  }
+  get pending(): RunningSession["pending"] {
+    return this.guarded.pendingRequests.pending
+  }
+  get outcome(): RunningSession["outcome"] {
+    return this.guarded.outcomeEffect
+  }
+  get close(): RunningSession["close"] {
+    return this.connection.close
+  }
+  get drain(): RunningSession["drain"] {
+    return this.connection.drain
+  }
+}
 
 /** Builds the façade over `AgentApi`, `EventStream` and `Credentials`. */
 export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStream | Credentials.Credentials> = Effect
@@ -32,22 +69,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
       Effect.gen(function*() {
         const connection = yield* eventStream.connect(session.session_id, options)
-        const { events, outcome, requests } = yield* guard(connection, session.session_id, maxActions, options)
-        return {
-          session,
-          events,
-          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => requests.answered(request)),
-          // Getters: the state and the pending list are `SubscriptionRef`s made when first read.
-          get state() {
-            return connection.state
-          },
-          get pending() {
-            return requests.pending
-          },
-          outcome,
-          close: connection.close,
-          drain: connection.drain
-        } satisfies RunningSession
+        return new Running(session, connection, yield* guard(connection, session.session_id, maxActions, options))
       }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
 
     const start: Service["start"] = (request, options = {}) =>

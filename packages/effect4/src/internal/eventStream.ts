@@ -4,9 +4,10 @@
  * module makes a connection's engine for a session and re-exports what the rest of the SDK and
  * the tests use.
  */
+import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Socket from "effect/socket/Socket"
 import * as Stream from "effect/Stream"
 import { Url } from "effect-agent-session-core"
@@ -19,6 +20,7 @@ import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
 import { webSocketTransport } from "./channel/socket.js"
+import type { Transport } from "./channel/transport.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
@@ -59,16 +61,44 @@ export const connectEngine = (
     const constructor = yield* Socket.WebSocketConstructor
     const dialect = options.dialect ?? Dialect.documented
     const settings = resolveSettings(options, connectOptions, dialect)
+    const shared = sharedOf(options, base, dialect, constructor)
     return yield* makeEngine({
       sessionId,
       settings,
       dialect,
       agent: connectOptions.agent,
-      printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath)),
-      transport: webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+      printableUrl: shared.printableUrl,
+      transport: shared.transport,
       deadlines
     })
   })
+
+/** What the connections made with the same options and socket constructor share. */
+interface Shared {
+  readonly constructor: Socket.WebSocketConstructor["Service"]
+  readonly transport: Transport
+  readonly printableUrl: string
+}
+
+/** One per service's options (its connections' transport and address, not one per connection). */
+const sharedByOptions = new WeakMap<ServiceOptions, Shared>()
+
+const sharedOf = (
+  options: ServiceOptions,
+  base: string,
+  dialect: Dialect.Dialect,
+  constructor: Socket.WebSocketConstructor["Service"]
+): Shared => {
+  const made = sharedByOptions.get(options)
+  if (made !== undefined && made.constructor === constructor) return made
+  const shared: Shared = {
+    constructor,
+    transport: webSocketTransport({ base, dialect, constructor }),
+    printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath))
+  }
+  sharedByOptions.set(options, shared)
+  return shared
+}
 
 /**
  * A service over a transport's `connectEngine`, run with exactly the services it needs (captured
@@ -87,8 +117,15 @@ export const serviceOf = <R>(
     )
   return {
     connect,
+    // The connection opened in the stream's scope, its events' pull the stream's own (no layer
+    // between them per pull, as `Stream.unwrap` would add).
     events: (sessionId, connectOptions) =>
-      Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+      Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
+        Effect.flatMap(
+          Scope.provide(connect(sessionId, connectOptions), scope),
+          (connection) => Channel.toTransform(Stream.toChannel(connection.events))(upstream, scope)
+        )
+      ))
   }
 }
 

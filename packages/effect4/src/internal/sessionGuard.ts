@@ -35,12 +35,13 @@ import * as PendingRequests from "./pendingRequests.js"
 /** The default of `pendingWarningAfter`: 30 s. */
 export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
-/** A session's guarded events and what goes with them. */
-interface Guarded {
+/** A session's guarded events and what goes with them (the guard itself). */
+export interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
-  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
+  /** The outcome (made when first read). */
+  readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
   /** The pending list (its `pending` made when first read); `answered` when a request is answered. */
-  readonly requests: PendingRequests.PendingRequests
+  readonly pendingRequests: PendingRequests.PendingRequests
 }
 
 
@@ -61,12 +62,13 @@ type State = Facade.Guard<
 class SessionGuard
   implements
     Facade.Build<SessionEvent.SessionEvent, SessionEvent.Complete, Outcome, RunningSessionError>,
-    Consumer<RunningSessionError>
+    Consumer<RunningSessionError>,
+    Guarded
 {
   readonly state: State
   readonly pendingRequests: PendingRequests.PendingRequests
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
-  readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
+  private outcomeMade: Effect.Effect<Outcome, RunningSessionError> | undefined = undefined
 
   constructor(
     readonly connection: EventStream.Connection,
@@ -90,7 +92,11 @@ class SessionGuard
     this.events = Stream.fromChannel(Channel.fromTransform((_, scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> =>
       this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
     ))
-    this.outcomeEffect = Effect.suspend(() =>
+  }
+
+  /** The outcome (made when first read): the events drained first when nobody consumed them. */
+  get outcomeEffect(): Effect.Effect<Outcome, RunningSessionError> {
+    return this.outcomeMade ??= Effect.suspend(() =>
       this.state.consume()
         ? Effect.andThen(Effect.ignore(Stream.runDrain(this.guarded())), Deferred.await(this.done))
         : Deferred.await(this.done)
@@ -235,7 +241,5 @@ export const guard = (
   options: StartOptions
 ): Effect.Effect<Guarded, never, Scope.Scope> =>
   Effect.flatMap(Effect.scope, (scope) =>
-    Effect.map(Deferred.make<Outcome, RunningSessionError>(), (outcome) => {
-      const session = new SessionGuard(connection, sessionId, maxActions, options, outcome, scope)
-      return { events: session.events, outcome: session.outcomeEffect, requests: session.pendingRequests }
-    }))
+    Effect.map(Deferred.make<Outcome, RunningSessionError>(), (outcome) =>
+      new SessionGuard(connection, sessionId, maxActions, options, outcome, scope)))

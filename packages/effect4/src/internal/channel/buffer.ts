@@ -8,11 +8,14 @@
  * sets of waiters, a dispatcher, its take's closures), which is heap per open connection; here one
  * producer never waits (the core bounds it) and the consumer takes everything there is. A pull
  * that finds nothing waits ({@link EventBuffer.waitThen}): woken by the next event or the end, it
- * is resumed with the pull again (a wake-up that finds nothing waits again).
+ * is resumed with the pull again (a wake-up that finds nothing waits again). Every wake-up resumes
+ * every waiter, so a wait leaves nothing to undo when it is interrupted (no finalizer on the
+ * waiting fiber's stack: an idle connection's wait costs no more than its waiter).
  */
 import * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Scheduler from "effect/Scheduler"
 
 /** What the consumer finds once the events are over: the end, or the failure. */
@@ -24,7 +27,12 @@ const done: End<never> = { _tag: "Done" }
 export interface Waiter {
   resume(effect: Effect.Effect<unknown, unknown>): void
   readonly next: Effect.Effect<unknown, unknown>
+  /** The waiting fiber: once it is over (its wait interrupted), the waiter is dropped. */
+  readonly fiber: Fiber.Fiber<unknown, unknown> | undefined
 }
+
+/** Whether a waiter's fiber is over (a resume would be ignored). */
+const isOver = (waiter: Waiter): boolean => waiter.fiber !== undefined && waiter.fiber.pollUnsafe() !== undefined
 
 /**
  * The dispatcher waiters are woken on, one per scheduler (a consumer's fiber runs on its
@@ -44,9 +52,7 @@ const dispatcherOf = (scheduler: Scheduler.Scheduler): Scheduler.SchedulerDispat
 /** The wait of {@link EventBuffer.waitThen}: the fiber's scheduler is the callback's `this`. */
 const waitOn = <B, F>(buffer: EventBuffer<unknown, unknown>, next: Effect.Effect<B, F>): Effect.Effect<B, F> =>
   Effect.callback<B, F>(function(resume) {
-    const registered = buffer.register({ resume, next }, this)
-    if (registered === false) return resume(next)
-    return registered
+    if (!buffer.register({ resume, next, fiber: Fiber.getCurrent() }, this)) resume(next)
   })
 
 /** The buffer of one connection. */
@@ -61,8 +67,6 @@ export class EventBuffer<A, E> {
   /** The waiters' dispatcher: they are woken on it, after the producer's callback. */
   private dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
   private waking = false
-  /** What an interrupted wait leaves: the others are woken (made on the first wait). */
-  private cancelled: Effect.Effect<void> | undefined = undefined
 
   /** Events waiting for the consumer. */
   get size(): number {
@@ -107,22 +111,33 @@ export class EventBuffer<A, E> {
   /**
    * Goes on with `next` (the caller's pull, which looks again) once an event or the end is there,
    * at once when one is. The waiting fiber holds no frame of its own: it is resumed with `next`. An
-   * interrupted wait wakes the other waiters, so that none waits on a wake-up it took.
+   * interrupted wait takes no wake-up from the others (each wake-up resumes them all); its waiter
+   * is dropped by the next wake-up or wait.
    */
   waitThen<B, F>(next: Effect.Effect<B, F>): Effect.Effect<B, F> {
     return waitOn(this, next)
   }
 
   /**
-   * Registers a waiter, unless an event or the end is there (false: it goes on at once); what it
-   * leaves when interrupted.
+   * Registers a waiter, unless an event or the end is there (false: it goes on at once). The
+   * waiters whose fibers are over (their waits interrupted) are dropped first, so that waits
+   * interrupted again and again do not pile up.
    */
-  register(waiter: Waiter, scheduler: Scheduler.Scheduler): Effect.Effect<void> | false {
+  register(waiter: Waiter, scheduler: Scheduler.Scheduler): boolean {
     if (this.size > 0 || this.ended !== undefined) return false
+    let others = this.others
+    if (others !== undefined) {
+      others = others.filter((other) => !isOver(other))
+      this.others = others.length === 0 ? undefined : others
+    }
+    if (this.waiter !== undefined && isOver(this.waiter)) {
+      this.waiter = this.others?.shift()
+      if (this.others?.length === 0) this.others = undefined
+    }
     if (this.waiter === undefined) this.waiter = waiter
     else (this.others ??= []).push(waiter)
     this.dispatcher = dispatcherOf(scheduler)
-    return this.cancelled ??= Effect.sync(() => this.wake())
+    return true
   }
 
   /**

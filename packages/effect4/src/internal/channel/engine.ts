@@ -36,9 +36,9 @@ import * as Credentials from "../../Credentials.js"
 import type * as Dialect from "../../Dialect.js"
 import type { EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
-import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
+import { countEvents } from "../metrics.js"
 import { inSession } from "../orphan.js"
 import { respond, writer } from "./answers.js"
 import * as Attempt from "./attempt.js"
@@ -126,20 +126,19 @@ const passOn: Consumer<EventStreamError> = {
 
 /**
  * One connection: the public `Connection` and what runs it, one object with its methods on the
- * prototype (a connection holds its fields, not a closure per operation). `events` and `respond`
- * are its own fields (a copy of the connection, `{ ...connection }`, has them).
+ * prototype (a connection holds its fields, not a closure per operation). `events`, `respond`
+ * and `drain` are made when first read (a guard over the connection pulls it directly and reads
+ * neither events nor respond; few connections are drained).
  */
 export class EngineConnection implements EventStream.Connection {
-  /** The events, pulled by {@link EngineConnection.pull} as they are. */
-  readonly events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError>
-  /** Answers a request (bound: it may be taken off the connection). */
-  readonly respond: EventStream.Connection["respond"]
   readonly close: Effect.Effect<void>
-  readonly drain: Effect.Effect<void>
   private readonly stateCell = new StateCell()
   private readonly loop: Loop
   /** The `EventStream.connection` span, from the loop's start to the connection's end. */
   private span: Tracer.Span | undefined = undefined
+  private eventsMade: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> | undefined = undefined
+  private respondMade: EventStream.Connection["respond"] | undefined = undefined
+  private drainMade: Effect.Effect<void> | undefined = undefined
 
   constructor(
     readonly sessionId: string,
@@ -148,24 +147,36 @@ export class EngineConnection implements EventStream.Connection {
     credentials: Credentials.Service
   ) {
     this.loop = new Loop(shell, options, credentials, this)
-    // Closures of the constructor, sharing its one context; the pull is made as the stream runs.
-    this.events = Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
-    this.respond = (request, answer) => respond(this.shell, this.options.dialect, request, answer)
     this.close = Effect.suspend(() => this.closeNow())
-    this.drain = Effect.suspend(() => this.drainNow())
+  }
+
+  /** The events, pulled by {@link EngineConnection.pull} as they are (the pull is the stream's own). */
+  get events(): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> {
+    return this.eventsMade ??= Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
+  }
+
+  /** Ends the connection without losing what the service sent (see `EventStream.Connection.drain`). */
+  get drain(): Effect.Effect<void> {
+    return this.drainMade ??= Effect.suspend(() => this.drainNow())
+  }
+
+  /** Answers a request (bound: it may be taken off the connection). */
+  get respond(): EventStream.Connection["respond"] {
+    return this.respondMade ??= (request, answer) => respond(this.shell, this.options.dialect, request, answer)
   }
 
   /**
    * A pull of the events for `consumer`: each takes every event buffered (waiting for one when
-   * there is none), counts them out of the buffer and hands them to the consumer; the first starts
-   * the connection. A guard over the connection (`AgentSessions`) pulls it directly.
+   * there is none), counts them out of the buffer and in the metrics of the pulling fiber's
+   * context, and hands them to the consumer; the first starts the connection. A guard over the
+   * connection (`AgentSessions`) pulls it directly.
    */
   pull<E>(consumer: Consumer<E>): Pull.Pull<Chunk, E> {
-    const pull: Pull.Pull<Chunk, E> = Effect.suspend(() => this.step(consumer, pull))
+    const pull: Pull.Pull<Chunk, E> = Effect.withFiber((fiber) => this.step(consumer, pull, fiber.context))
     return pull
   }
 
-  private step<E>(consumer: Consumer<E>, again: Pull.Pull<Chunk, E>): Pull.Pull<Chunk, E> {
+  private step<E>(consumer: Consumer<E>, again: Pull.Pull<Chunk, E>, context: Context.Context<never>): Pull.Pull<Chunk, E> {
     const stopped = consumer.stopped()
     if (stopped !== undefined) return stopped
     const { shell } = this
@@ -174,8 +185,9 @@ export class EngineConnection implements EventStream.Connection {
     const chunk = buffer.takeAll()
     if (chunk !== undefined) {
       shell.taken(chunk.length)
-      // Metrics: one update per chunk and event tag, not per frame.
-      return Effect.andThen(Metrics.recordEvents(chunk), consumer.chunk(chunk))
+      // Metrics: one update per chunk and event tag, not per frame, and no Effect of their own.
+      countEvents(chunk, context)
+      return consumer.chunk(chunk)
     }
     const finished = buffer.finished
     if (finished !== undefined) return finished._tag === "Done" ? consumer.ended() : consumer.failed(finished.cause)

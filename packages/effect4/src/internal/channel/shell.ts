@@ -139,6 +139,12 @@ export class AttemptHooks
   get deadlines(): Deadlines.Deadlines {
     return this.shell.deadlines
   }
+  get sessionId(): string {
+    return this.shell.sessionId
+  }
+  get settings(): Settings {
+    return this.shell.settings
+  }
 
   protected read(data: string | Uint8Array, print: string | undefined): void {
     const result = this.shell.decode(data)

@@ -58,17 +58,19 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
   }
 }
 
-/** The WebSocket transport. */
+/**
+ * The WebSocket transport to `base`, shared by the connections of a service: each attempt reads
+ * its connection's session and settings from its hooks.
+ */
 export const webSocketTransport = (options: {
   readonly base: string
   readonly dialect: Dialect.Dialect
-  readonly sessionId: string
-  readonly settings: Settings
   readonly constructor: Socket.WebSocketConstructor["Service"]
 }): Transport =>
 (hooks) =>
   Effect.gen(function*() {
-    const { dialect, sessionId, settings } = options
+    const { dialect } = options
+    const { sessionId, settings } = hooks
     const url = Wire.connectUrl({
       base: options.base,
       path: dialect.connectPath,

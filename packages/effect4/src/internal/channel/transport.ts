@@ -15,6 +15,7 @@ import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as Wire from "../../Wire.js"
 import type { Deadlines } from "./deadlines.js"
+import type { Settings } from "./settings.js"
 
 /**
  * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
@@ -76,6 +77,10 @@ export interface Io {
 
 /** What the engine gives a transport for one attempt. */
 export interface Hooks {
+  /** The connection's session (a transport is shared by the connections of a service). */
+  readonly sessionId: string
+  /** The connection's settings. */
+  readonly settings: Settings
   /** The key, read afresh for this attempt. */
   readonly key: Redacted.Redacted<string>
   /** The shared timer, for the transport's own time-outs (the connect time-out). */

@@ -107,14 +107,19 @@ export const make = (options: ReplayOptions, observer: World) =>
           transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
+        // The engine's connection with its answers compared (its `events` and `state` read when read).
         return {
-          ...connection,
-          // A getter of the engine's connection, which a spread does not copy.
+          sessionId: connection.sessionId,
+          get events() {
+            return connection.events
+          },
           get state() {
             return connection.state
           },
           respond: (request, answer) =>
-            Effect.tap(connection.respond(request, answer), () => Effect.sync(() => replay.answered(sessionId, request, answer)))
+            Effect.tap(connection.respond(request, answer), () => Effect.sync(() => replay.answered(sessionId, request, answer))),
+          close: connection.close,
+          drain: connection.drain
         } satisfies EventStream.Connection
       })
 
