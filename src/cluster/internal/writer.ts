@@ -39,6 +39,14 @@ export const renewEvery = "1500 millis"
 /** How often a runner that waits for another writer's claim tries again (unless the store says when). */
 export const claimRetryMillis = 100
 
+/**
+ * The longest a runner waits before asking again for a claim the store said to ask for later:
+ * the store's time is the lapse of the holder's lease, and a holder whose lock is free for a
+ * moment while it lives (its lock's connection being opened again) may still release the claim
+ * before then.
+ */
+export const claimHintMaxMillis = 1_000
+
 /** This runner's name as a writer: the runner and a nonce of this process. */
 export const writerName = (runner: string): string => `${runner}/${Math.random().toString(36).slice(2, 10)}`
 
@@ -61,14 +69,16 @@ export const claimLog = (log: EventLog.Service, sessionId: string, writer: strin
     if (yield* log.claim(sessionId, writer, lease)) return
     const since = Date.now()
     const hint = claimRetryHints.get(log)
-    // Tried again every `claimRetry`, or, when the store knows that the claim cannot be taken
-    // before its holder's lease lapses (its runner is gone), once it has lapsed: a runner taking
-    // a killed runner's sessions over waits for their leases without asking meanwhile.
+    // Tried again every `claimRetryMillis`, or, when the store knows that the claim cannot be
+    // taken before its holder's lease lapses (its runner's lock is free), once it has lapsed or
+    // after `claimHintMaxMillis`, whichever comes first: a runner taking a killed runner's
+    // sessions over asks about each once a second instead of ten times, and a claim its holder
+    // releases meanwhile (alive, its lock only briefly free) is taken within about a second.
     let overlapped = false
     do {
       const wait = hint?.(sessionId, writer)
       if (wait === undefined) overlapped = true
-      yield* Effect.sleep(wait ?? claimRetryMillis)
+      yield* Effect.sleep(wait === undefined ? claimRetryMillis : Math.min(wait, claimHintMaxMillis))
     } while (!(yield* log.claim(sessionId, writer, lease)))
     // A notice when a hand-over overlapped (the other runner lived and still wrote); waiting for
     // the leases of a runner gone is every session's lot in a take-over: a debug line.
