@@ -290,7 +290,9 @@ export const make = (
         // lost its shard without knowing yet) holds its claim until it has persisted what its
         // channel received. The log is read once the claim is this runner's: every event the
         // other wrote, and its end if it ended the run.
-        yield* claimLog(log, sessionId, writer)
+        // A claim that failed or was interrupted may be held all the same (a statement that
+        // committed before its answer was lost): given up, or left to the renewer to give up.
+        yield* Effect.onError(claimLog(log, sessionId, writer), () => release)
         // Released here unless a run was forked, whatever ends this start (a caller that gives
         // up, such as a subscriber whose `Events` taking the session over is interrupted while
         // the channel is attached): a run holds the claim to its own end.
