@@ -385,13 +385,18 @@ const snapshotSessions = 500
 /** How many claim statements run at once, and how many sessions one asks about at most. */
 const claimers = 2
 const claimSessions = 500
+/** How many claims of a batch whose statements failed are asked for at once, each on its own. */
+const claimFallback = 10
 
 /**
  * When a claim refused may be tried again, for the SQL store's claims: by the session and the
  * writer that asked, the milliseconds to wait. Set by the store when it refuses a claim whose
- * holder's runner is gone (its lock free) and whose lease has not lapsed yet: nothing but the
- * lapse frees it (the holder does not renew or release it any more), so asking again before then
- * costs queries for nothing. Read (and forgotten) by the writer's wait (`writer.ts`).
+ * holder's runner is gone (its lock free) and whose lease has not lapsed yet: mostly nothing but
+ * the lapse frees it (a runner gone does not renew or release it any more), so asking often
+ * before then costs queries for nothing. A holder that lives while its lock is briefly free (its
+ * lock's connection opened again) may still release it: the writer's wait (`writer.ts`), which
+ * reads (and forgets) the hint, waits at most a second on it. A hint never read is forgotten once
+ * its time has passed, when the store sets the next ones.
  */
 export const claimRetryHints = new WeakMap<EventLog.Service, (sessionId: string, writer: string) => number | undefined>()
 
@@ -740,8 +745,8 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
       readonly remaining: number | null
       readonly gone: boolean | null
     }>`WITH q AS (SELECT * FROM json_to_recordset(${
-      JSON.stringify(batch.map((w, i) => ({ i, session_id: w.sessionId, writer: w.writer, runner: runnerOf(w.writer), lease: w.leaseMillis })))
-    }::json) AS q(i integer, session_id text, writer text, runner text, lease integer)),
+      JSON.stringify(batch.map((w, i) => ({ i, session_id: w.sessionId, writer: w.writer, lease: w.leaseMillis })))
+    }::json) AS q(i integer, session_id text, writer text, lease integer)),
       taken AS (UPDATE agent_session_sessions s SET writer = q.writer,
           writer_until = now() + (q.lease * interval '1 millisecond')
         FROM q WHERE s.session_id = q.session_id AND (s.writer IS NULL OR s.writer = q.writer)
@@ -777,41 +782,71 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         WHERE s.session_id = q.session_id`
       return chosen
     }))
+  /**
+   * Claims on their own (`claimOne`), as many at once as the claims were asked for before they
+   * were batched: each claim's wait is bounded by its statements' (a connection lost costs the
+   * connect time-out per ten claims, not per claim).
+   */
+  const claimEach = (claims: ReadonlyArray<WaitingClaim>) =>
+    Effect.forEach(claims, (claim) =>
+      Effect.exit(claimOne(claim.sessionId, claim.writer, claim.leaseMillis)).pipe(
+        Effect.flatMap((exit) => Deferred.done(claim.done, exit))
+      ), { concurrency: claimFallback, discard: true })
+  /** Forgets the hints whose time has come (left by a claim that nobody asked the hint of). */
+  const forgetPassedHints = (now: number) => {
+    for (const [key, at] of retryAt) if (at <= now) retryAt.delete(key)
+  }
   const claimBatch = (batch: ReadonlyArray<WaitingClaim>): Effect.Effect<void> =>
     Effect.gen(function*() {
-      const rows = yield* claimStep(batch)
+      const stepOne = yield* Effect.exit(claimStep(batch))
+      // The statement failed as a whole (a statement of another runner's in its way): each claim on its own.
+      if (Exit.isFailure(stepOne)) return yield* claimEach(batch)
       const answers = new Map<number, boolean>()
       const lapsed: Array<{ readonly i: number; readonly claim: WaitingClaim; readonly holder: string }> = []
+      /** Sessions of the batch already given to the lapsed step. */
+      const toLapse = new Set<string>()
       const now = Date.now()
-      for (const row of rows) {
+      forgetPassedHints(now)
+      for (const row of stepOne.value) {
         const i = Number(row.i)
         const claim = batch[i]!
         if (row.claimed) answers.set(i, true)
         // Unknown to the log: nothing to hold (as `claimOne`).
         else if (!row.known) answers.set(i, true)
         else if (row.writer === null) answers.set(i, false)
-        else if (row.lapsed === true && row.gone === true) lapsed.push({ i, claim, holder: row.writer })
-        else {
+        else if (row.lapsed === true && row.gone === true) {
+          // A lapsed claim goes to one writer of the batch; the others are refused, as they
+          // would be if asked just after it.
+          if (toLapse.has(claim.sessionId)) answers.set(i, false)
+          else {
+            toLapse.add(claim.sessionId)
+            lapsed.push({ i, claim, holder: row.writer })
+          }
+        } else {
           answers.set(i, false)
-          // Held by a runner that is gone: only its lapse frees it.
+          // Held by a runner that is gone: only its lapse frees it (or its holder's release).
           if (row.gone === true && row.remaining !== null && row.remaining > 0) {
             retryAt.set(hintKey(claim.sessionId, claim.writer), now + Math.ceil(row.remaining))
           }
         }
       }
-      if (lapsed.length > 0) {
-        const taken = yield* takeLapsed(lapsed)
-        for (const { i } of lapsed) answers.set(i, taken.has(i))
-      }
-      yield* Effect.forEach(batch, (claim, i) => Deferred.succeed(claim.done, answers.get(i) ?? false), { discard: true })
+      // Step one committed on its own: its answers are given now, whatever the lapsed step does
+      // (a claim without a row, none expected, is refused).
+      const lapsing = new Set(lapsed.map(({ i }) => i))
+      yield* Effect.forEach(batch, (claim, i) =>
+        lapsing.has(i) ? Effect.void : Deferred.succeed(claim.done, answers.get(i) ?? false), { discard: true })
+      if (lapsed.length === 0) return
+      const taken = yield* Effect.exit(takeLapsed(lapsed))
+      // The lapsed step failed (its transaction rolled back, or its commit not acknowledged):
+      // its claims on their own.
+      if (Exit.isFailure(taken)) return yield* claimEach(lapsed.map(({ claim }) => claim))
+      yield* Effect.forEach(lapsed, ({ claim, i }) => Deferred.succeed(claim.done, taken.value.has(i)), { discard: true })
     }).pipe(
-      Effect.mapError(fail("claim")),
-      Effect.catchAll(() =>
-        // A batch that failed (a statement of another runner's in its way): each claim on its own.
-        Effect.forEach(batch, (claim) =>
-          Effect.exit(claimOne(claim.sessionId, claim.writer, claim.leaseMillis)).pipe(
-            Effect.flatMap((exit) => Deferred.done(claim.done, exit))
-          ), { discard: true })
+      // Interrupted (its asker's fiber): the claims not answered yet fail, none waits for ever.
+      Effect.onInterrupt(() =>
+        Effect.forEach(batch, (claim) => Deferred.fail(claim.done, fail("claim")("the claims' batch was interrupted")), {
+          discard: true
+        })
       )
     )
   const claimWaiting = claimGate.withPlace(Effect.suspend(() => {
