@@ -204,6 +204,14 @@ describe("AgentSessions over the test kit", () => {
       }
     }).pipe(withKit({ script: AgentSessionsTest.session({ ask: "permission" }) })))
 
+  it.effect("U18 a running session shows its session only: logged or inspected, never its connection or socket", () =>
+    Effect.gen(function*() {
+      const running = yield* AgentSessions.start(request)
+      assert.deepStrictEqual(Reflect.ownKeys(running), ["session"])
+      const outcome = yield* running.outcome
+      assert.strictEqual(outcome.actions, 3)
+    }).pipe(withKit()))
+
   it.effect("outcome alone drains the events", () =>
     Effect.gen(function*() {
       const running = yield* AgentSessions.start(request)

@@ -23,38 +23,42 @@ const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === 
 
 /**
  * A running session: its connection and its guard, read through getters on the prototype (the
- * state, the pending list and the outcome are made when first read; `respond` once, bound).
+ * state, the pending list and the outcome are made when first read; `respond` once, bound). The
+ * connection and the guard are private fields (`#`), not own properties: a session logged or
+ * inspected shows its `session` only, never the connection's socket (whose address or upgrade
+ * request may hold the key).
  */
 class Running implements RunningSession {
-  private respondMade: RunningSession["respond"] | undefined = undefined
+  #respond: RunningSession["respond"] | undefined = undefined
+  readonly #connection: EventStream.Connection
+  readonly #guarded: Guarded
 
-  constructor(
-    readonly session: Session.SessionInfo,
-    private readonly connection: EventStream.Connection,
-    private readonly guarded: Guarded
-  ) {}
+  constructor(readonly session: Session.SessionInfo, connection: EventStream.Connection, guarded: Guarded) {
+    this.#connection = connection
+    this.#guarded = guarded
+  }
 
   get events(): RunningSession["events"] {
-    return this.guarded.events
+    return this.#guarded.events
   }
   get respond(): RunningSession["respond"] {
-    return this.respondMade ??= (request, answer) =>
-      Effect.tap(this.connection.respond(request, answer), () => this.guarded.pendingRequests.answered(request))
+    return this.#respond ??= (request, answer) =>
+      Effect.tap(this.#connection.respond(request, answer), () => this.#guarded.pendingRequests.answered(request))
   }
   get state(): RunningSession["state"] {
-    return this.connection.state
+    return this.#connection.state
   }
   get pending(): RunningSession["pending"] {
-    return this.guarded.pendingRequests.pending
+    return this.#guarded.pendingRequests.pending
   }
   get outcome(): RunningSession["outcome"] {
-    return this.guarded.outcomeEffect
+    return this.#guarded.outcomeEffect
   }
   get close(): RunningSession["close"] {
-    return this.connection.close
+    return this.#connection.close
   }
   get drain(): RunningSession["drain"] {
-    return this.connection.drain
+    return this.#connection.drain
   }
 }
 

@@ -73,14 +73,20 @@ export const connectEngine = (
     })
   })
 
-/** What the connections made with the same options and socket constructor share. */
+/** What the connections made with the same address, dialect and socket constructor share. */
 interface Shared {
+  readonly base: string
+  readonly dialect: Dialect.Dialect
   readonly constructor: Socket.WebSocketConstructor["Service"]
   readonly transport: Transport
   readonly printableUrl: string
 }
 
-/** One per service's options (its connections' transport and address, not one per connection). */
+/**
+ * One per service's options (its connections' transport and address, not one per connection);
+ * made again when the address, the dialect or the constructor it was made with is not the one of
+ * this connect (the options are the caller's object).
+ */
 const sharedByOptions = new WeakMap<ServiceOptions, Shared>()
 
 const sharedOf = (
@@ -90,8 +96,12 @@ const sharedOf = (
   constructor: Socket.WebSocketConstructor["Service"]
 ): Shared => {
   const made = sharedByOptions.get(options)
-  if (made !== undefined && made.constructor === constructor) return made
+  if (made !== undefined && made.base === base && made.dialect === dialect && made.constructor === constructor) {
+    return made
+  }
   const shared: Shared = {
+    base,
+    dialect,
     constructor,
     transport: webSocketTransport({ base, dialect, constructor }),
     printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath))
