@@ -109,7 +109,7 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
-  it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index and its recordings as its exports", () => {
+  it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index, its recordings and its fake WebSocket as its exports", () => {
     assert.strictEqual(conformance.name, "effect-agent-session-conformance")
     assert.isTrue(conformance.private)
     assert.deepStrictEqual(Object.keys(conformance.dependencies ?? {}), ["ws"])
@@ -117,6 +117,7 @@ describe("package manifests", () => {
     assert.deepStrictEqual(conformance.exports, {
       ".": "./src/index.ts",
       "./recordings": "./src/recordings.ts",
+      "./fakeWebSocket": "./src/fakeWebSocket.ts",
       "./package.json": "./package.json"
     })
     assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
