@@ -107,7 +107,7 @@ describe("the packed packages in a fresh application", () => {
         assert.include(corePack.files.map((f) => f.path), file)
       }
       const files = libraryPack.files.map((f) => f.path)
-      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts", "dist/simulator/index.js"]) {
+      for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/src/simulator/index.js", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
         assert.include(files, file)
       }
       assert.include(cliPack.files.map((f) => f.path), "dist/main.js")

@@ -20,6 +20,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import { syncBinding } from "./binding.mjs"
 
 const here = Path.dirname(Url.fileURLToPath(import.meta.url))
 const packageDir = Path.resolve(here, "..")
@@ -139,6 +140,8 @@ if (tool === "--install" && !atLeast(versionOf(process.versions.node)) && pinned
   process.exit(0)
 }
 const binary = node22()
+// Every tool sees the binding's copies as they are now (scripts/binding.mjs).
+syncBinding()
 if (tool === "--print-node") {
   process.stdout.write(`${binary}\n`)
   process.exit(0)

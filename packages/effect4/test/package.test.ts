@@ -42,7 +42,7 @@ describe("the Effect 4 edition's manifest", () => {
     assert.deepStrictEqual(lock.packages["node_modules/effect-agent-session-core"], { resolved: "../core", link: true })
     assert.strictEqual(lock.packages["node_modules/effect"]?.version, edition.devDependencies?.["effect"])
     assert.strictEqual(edition.engines?.["node"], ">=22.19")
-    assert.deepStrictEqual(edition.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.deepStrictEqual(edition.files, ["dist", "src", "binding", "LICENSE", "CHANGELOG.md"])
     assert.match(edition.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(version, edition.version)
   })

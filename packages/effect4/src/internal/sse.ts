@@ -28,7 +28,7 @@ import { readBounded } from "./body.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
-import { outcomes } from "./channel/outcomes.js"
+import { outcomes } from "../../binding/internal/channel/outcomes.js"
 import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 

@@ -27,12 +27,12 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
 
       // Pack the core and this package: each prepack builds its own dist/.
       const { core: corePack, edition: editionPack } = yield* packBoth(packs, repositoryRoot)
-      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/index.d.ts.map", "dist/index.js.map", "dist/testing/index.d.ts"]) {
+      for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
         assert.include(editionPack.files, file)
       }
       assert.notInclude(editionPack.files.join(" "), "toolchain/")
       assert.notInclude(editionPack.files.join(" "), "runtimes/")
-      assert.notInclude(editionPack.files.join(" "), "dist/internal/../")
+      assert.notInclude(editionPack.files.join(" "), "dist/src/internal/../")
 
       // A fresh application, installed with exactly the README's commands.
       Fs.writeFileSync(

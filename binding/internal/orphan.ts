@@ -6,7 +6,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SessionContext } from "effect-agent-session-core/shell"
-import * as Errors from "../Errors.js"
+import * as Errors from "../../src/Errors.js"
 
 const encode = Schema.encodeOption(Errors.AgentSessionError)
 const decode = Schema.decodeUnknownOption(Errors.AgentSessionError)

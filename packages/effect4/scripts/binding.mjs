@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The Effect binding written once for both editions: the repository's `binding/` (TypeScript that
+// reads the same on Effect 3 and Effect 4, the names that differ behind each edition's
+// `src/internal/line.ts`) is compiled by the Effect 3 edition where it lies, and copied here, as
+// this package's `binding/`, to be compiled against Effect 4: a copy's imports (`effect/...`, and
+// `../src/...` for this edition's own modules) resolve from this package. The copies are not
+// committed (.gitignore); `scripts/node22.mjs` makes them before every tool it runs, the build
+// before compiling, so an edit of `binding/` is seen by the next typecheck, lint, test or build.
+//
+//   node scripts/binding.mjs   copies the binding (nothing to do in an installed package, which has
+//                              no repository around it and ships its copies)
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Url from "node:url"
+
+const packageDir = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
+const source = Path.resolve(packageDir, "..", "..", "binding")
+const target = Path.join(packageDir, "binding")
+
+/** The .ts files under a directory, relative to it. */
+const sources = (dir, rel = "") =>
+  Fs.readdirSync(Path.join(dir, rel), { withFileTypes: true }).flatMap((entry) => {
+    const path = Path.join(rel, entry.name)
+    if (entry.isDirectory()) return sources(dir, path)
+    return entry.isFile() && entry.name.endsWith(".ts") ? [path] : []
+  })
+
+const header = (rel) =>
+  `// Generated from the repository's binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
+
+/** Copies `binding/` here: files written only when they differ, files no longer in it removed. */
+export const syncBinding = () => {
+  if (!Fs.existsSync(source)) return
+  const wanted = new Set(sources(source))
+  for (const rel of wanted) {
+    const text = header(rel) + Fs.readFileSync(Path.join(source, rel), "utf8")
+    const file = Path.join(target, rel)
+    if (Fs.existsSync(file) && Fs.readFileSync(file, "utf8") === text) continue
+    Fs.mkdirSync(Path.dirname(file), { recursive: true })
+    Fs.writeFileSync(file, text)
+  }
+  if (!Fs.existsSync(target)) return
+  for (const rel of sources(target)) {
+    if (!wanted.has(rel)) Fs.rmSync(Path.join(target, rel))
+  }
+}
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === Url.fileURLToPath(import.meta.url)) {
+  syncBinding()
+}
