@@ -4,10 +4,26 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
+import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Tracer from "effect/Tracer"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
+
+/** The tracer Effect runs with when no tracer was provided (its spans reach no exporter). */
+export const builtInTracer: Tracer.Tracer = Tracer.nativeTracer
+
+/** A clock's time in nanoseconds, read synchronously. */
+export const currentTimeNanos = (clock: Clock.Clock): bigint => clock.currentTimeNanosUnsafe()
+
+/**
+ * A span under the current one with these attributes, made without capturing the caller's stack
+ * (a stack trace per span is heap for nothing here).
+ */
+export const makeSpanNoStack = (name: string, attributes: Record<string, unknown>): Effect.Effect<Tracer.Span> =>
+  Effect.makeSpan(name, { attributes })
