@@ -5,8 +5,10 @@
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
 import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import type * as Tracer from "effect/Tracer"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -27,3 +29,10 @@ export const currentTimeNanos = (clock: Clock.Clock): bigint => clock.unsafeCurr
  */
 export const makeSpanNoStack = (name: string, attributes: Record<string, unknown>): Effect.Effect<Tracer.Span> =>
   Effect.makeSpan(name, { attributes, captureStackTrace: false })
+
+/** A new `Deferred`, made outside any fiber. */
+export const makeDeferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.unsafeMake<A, E>(FiberId.none)
+
+/** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.unsafeDone

@@ -47,7 +47,7 @@ import { type Final, makeLoop } from "./loop.js"
 import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
-import { fromCore, StateCell } from "./state.js"
+import { fromCore, StateCell } from "../../../binding/internal/channel/state.js"
 import type { Transport } from "./transport.js"
 
 /** Everything a connection needs besides its transport. */

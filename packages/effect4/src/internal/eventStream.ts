@@ -25,7 +25,7 @@ import type { Transport } from "./channel/transport.js"
 // What the public module and the tests reach through this one (the parts are in channel/).
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
 export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
-export { ConnectionState } from "./channel/state.js"
+export { ConnectionState } from "../../binding/internal/channel/state.js"
 export { recordRejection } from "./channel/upgrade.js"
 
 /** The address without credentials, query string or fragment: safe to print. */

@@ -5,6 +5,7 @@
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
 import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Tracer from "effect/Tracer"
@@ -27,3 +28,10 @@ export const currentTimeNanos = (clock: Clock.Clock): bigint => clock.currentTim
  */
 export const makeSpanNoStack = (name: string, attributes: Record<string, unknown>): Effect.Effect<Tracer.Span> =>
   Effect.makeSpan(name, { attributes })
+
+/** A new `Deferred`, made outside any fiber. */
+export const makeDeferredUnsafe: <A, E = never>() => Deferred.Deferred<A, E> = Deferred.makeUnsafe
+
+/** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.doneUnsafe
