@@ -5,10 +5,14 @@
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
 import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Runtime from "effect/Runtime"
 import type * as Tracer from "effect/Tracer"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -36,3 +40,29 @@ export const makeDeferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => D
 /** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
 export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
   Deferred.unsafeDone
+
+/** A clock's time in milliseconds, read synchronously. */
+export const currentTimeMillis = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
+
+/**
+ * What a fiber started from outside any fiber (a socket's callback) runs with, taken from a
+ * running fiber: its Clock, logger, log annotations and services.
+ */
+export type RunContext = Runtime.Runtime<never>
+
+/** The current fiber's {@link RunContext}. */
+export const runContext: Effect.Effect<RunContext> = Effect.runtime<never>()
+
+/** Drops the caller's log annotations and services, its span among them (the Clock and the logger are not services). */
+const dropCaller: Effect.Effect<void> = Effect.zipRight(
+  FiberRef.set(FiberRef.currentLogAnnotations, HashMap.empty()),
+  FiberRef.set(FiberRef.currentContext, Context.empty())
+)
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with `context`'s Clock and logger,
+ * none of its log annotations, span or services: a fiber that serves many callers.
+ */
+export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
+  Runtime.runFork(context)(Effect.zipRight(dropCaller, effect))
+}

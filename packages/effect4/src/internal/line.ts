@@ -4,10 +4,13 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as References from "effect/References"
+import * as Scheduler from "effect/Scheduler"
 import * as Tracer from "effect/Tracer"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -35,3 +38,32 @@ export const makeDeferredUnsafe: <A, E = never>() => Deferred.Deferred<A, E> = D
 /** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
 export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
   Deferred.doneUnsafe
+
+/** A clock's time in milliseconds, read synchronously. */
+export const currentTimeMillis = (clock: Clock.Clock): number => clock.currentTimeMillisUnsafe()
+
+/**
+ * What a fiber started from outside any fiber (a socket's callback) runs with, taken from a
+ * running fiber: its Clock, logger, log annotations and services.
+ */
+export type RunContext = Context.Context<never>
+
+/** The current fiber's {@link RunContext}. */
+export const runContext: Effect.Effect<RunContext> = Effect.context<never>()
+
+/** What a detached fiber keeps of its starter's context: the Clock, the loggers and the scheduler. */
+const keptByDetached: (context: Context.Context<never>) => Context.Context<never> = Context.pick(
+  Clock.Clock,
+  Scheduler.Scheduler,
+  References.CurrentLoggers,
+  References.MinimumLogLevel,
+  References.LogToStderr
+)
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with `context`'s Clock and logger,
+ * none of its log annotations, span or services: a fiber that serves many callers.
+ */
+export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
+  Effect.runForkWith(keptByDetached(context))(effect)
+}
