@@ -26,7 +26,7 @@ import { checkSecureUrl, printableUrl } from "./url.js"
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
 export { defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
 export { ConnectionState } from "../../binding/internal/channel/state.js"
-export { recordRejection } from "./channel/upgrade.js"
+export { recordRejection } from "../../binding/internal/channel/upgrade.js"
 
 /** The layer's options, checked. */
 export interface ServiceOptions extends Omit<EventStream.ConnectOptions, "agent"> {

@@ -66,3 +66,6 @@ const dropCaller: Effect.Effect<void> = Effect.zipRight(
 export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
   Runtime.runFork(context)(Effect.zipRight(dropCaller, effect))
 }
+
+/** A socket the line's `Socket.WebSocketConstructor` service makes. */
+export type WebSocketLike = globalThis.WebSocket

@@ -16,7 +16,7 @@ import { ConnectTimeout, FrameTooLarge, HandshakeRejected } from "../../src/Erro
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { resolveSettings } from "../../src/internal/channel/settings.js"
 import { webSocketTransport } from "../../src/internal/channel/socket.js"
-import { recordRejection, registerConstructor } from "../../src/internal/channel/upgrade.js"
+import { recordRejection, registerConstructor } from "../../binding/internal/channel/upgrade.js"
 import type { AttemptOutcome, Hooks, Io } from "../../src/internal/channel/transport.js"
 import * as Wire from "../../src/Wire.js"
 import { FakeWebSocket } from "../helpers/FakeWebSocket.js"

@@ -26,7 +26,7 @@ import type { Transport } from "./channel/transport.js"
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
 export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
 export { ConnectionState } from "../../binding/internal/channel/state.js"
-export { recordRejection } from "./channel/upgrade.js"
+export { recordRejection } from "../../binding/internal/channel/upgrade.js"
 
 /** The address without credentials, query string or fragment: safe to print. */
 export const printableUrl: (url: URL | string) => string = Url.printableUrl

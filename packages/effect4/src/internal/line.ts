@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
 import * as Tracer from "effect/Tracer"
+import type * as Socket from "effect/socket/Socket"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -67,3 +68,6 @@ const keptByDetached: (context: Context.Context<never>) => Context.Context<never
 export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
   Effect.runForkWith(keptByDetached(context))(effect)
 }
+
+/** A socket the line's `Socket.WebSocketConstructor` service makes. */
+export type WebSocketLike = Socket.WebSocketLike
