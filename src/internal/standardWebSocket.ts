@@ -15,7 +15,7 @@
 import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import { StreamWebSocket } from "effect-agent-session-core/shell"
-import { registerConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 
 type Constructor = (url: string, protocols?: string | Array<string> | undefined) => globalThis.WebSocket
 

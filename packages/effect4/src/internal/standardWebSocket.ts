@@ -15,7 +15,7 @@
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
 import { StreamWebSocket } from "effect-agent-session-core/shell"
-import { registerConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 
 /** The subprotocols of the constructor's options; an options object's headers are not sent. */
 const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): string | Array<string> | undefined =>
