@@ -28,7 +28,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { buffered, readBounded } from "./body.js"
-import { fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
+import { fromContractFailure, fromRequestError, fromStatus } from "../../binding/internal/httpErrors.js"
 import { formatIssues } from "./schema.js"
 import { userAgent } from "./version.js"
 

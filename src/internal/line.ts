@@ -4,10 +4,37 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.decode
+
+/** The platform's HTTP client failures (`HttpClientError.HttpClientError` is every one of them). */
+export * as HttpClientError from "@effect/platform/HttpClientError"
+
+/** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
+
+/**
+ * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
+ * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
+ * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
+ */
+export const httpFailureOf = (error: HttpClientError.HttpClientError): {
+  readonly reason: string
+  readonly description: string | undefined
+  readonly cause: unknown
+  readonly method: string
+  readonly url: string
+} => ({
+  reason: error.reason,
+  description: error.description,
+  cause: error.cause,
+  method: error.request.method,
+  url: error.request.url
+})

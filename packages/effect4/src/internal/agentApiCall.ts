@@ -25,7 +25,7 @@ import {
   type TransportError
 } from "../Errors.js"
 import { readBounded } from "./body.js"
-import { fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
+import { fromContractFailure, fromRequestError, fromStatus } from "../../binding/internal/httpErrors.js"
 import { formatIssue } from "./schema.js"
 import { userAgent } from "./version.js"
 
