@@ -5,7 +5,10 @@
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
 import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as Config from "effect/Config"
+import type * as ConfigErrors from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -38,3 +41,30 @@ export const httpFailureOf = (error: HttpClientError.HttpClientError): {
   method: error.request.method,
   url: error.request.url
 })
+
+/** The platform's HTTP client. */
+export * as HttpClient from "@effect/platform/HttpClient"
+
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "@effect/platform/Socket"
+
+/** A failure to read configuration. */
+export type ConfigError = ConfigErrors.ConfigError
+
+/** A string read from configuration under a name. */
+export const configString: (name: string) => Config.Config<string> = Config.string
+
+/** One of the given strings, read from configuration under a name. */
+export const configLiterals = <const L extends ReadonlyArray<string>>(
+  literals: L,
+  name: string
+): Config.Config<L[number]> => Config.literal(...literals)(name)
+
+/** The layer an effect makes, built when that effect has run. */
+export const unwrapLayer = Layer.unwrapEffect
+
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: each `provide`
+ * builds its layers with a memo map of its own, so this is the layer itself.
+ */
+export const unshared = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer

@@ -4,8 +4,10 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
+import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import type * as HttpClientError from "effect/http/HttpClientError"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -35,3 +37,28 @@ export const httpFailureOf = (error: HttpClientError.HttpClientError): {
   const { _tag, cause, description, request } = error.reason
   return { reason: _tag.replace(/Error$/, ""), description, cause, method: request.method, url: request.url }
 }
+
+/** The platform's HTTP client. */
+export * as HttpClient from "effect/http/HttpClient"
+
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "effect/socket/Socket"
+
+/** A failure to read configuration. */
+export type ConfigError = Config.ConfigError
+
+/** A string read from configuration under a name. */
+export const configString: (name: string) => Config.Config<string> = Config.String
+
+/** One of the given strings, read from configuration under a name. */
+export const configLiterals: <const L extends ReadonlyArray<string>>(literals: L, name: string) => Config.Config<L[number]> =
+  Config.Literals
+
+/** The layer an effect makes, built when that effect has run. */
+export const unwrapLayer = Layer.unwrap
+
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: built with a memo
+ * map of its own, where the layers of one program are otherwise memoized across its `provide`s.
+ */
+export const unshared: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R> = Layer.fresh
