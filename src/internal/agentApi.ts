@@ -41,11 +41,11 @@ import {
   defaultTimeout,
   effectiveRetry,
   logRetry
-} from "./agentApiPolicy.js"
+} from "../../binding/internal/agentApiPolicy.js"
 import { NonBlankString, validate } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
 
-export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
+export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "../../binding/internal/agentApiPolicy.js"
 
 /** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */
 const recordAttempt = (operation: string, outcome: Metrics.HttpOutcome | undefined) =>

@@ -8,8 +8,10 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Config from "effect/Config"
 import type * as ConfigErrors from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -68,3 +70,27 @@ export const unwrapLayer = Layer.unwrapEffect
  * builds its layers with a memo map of its own, so this is the layer itself.
  */
 export const unshared = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
+
+/** The schedule with every delay at most `max`. */
+export const delaysCappedAt =
+  (max: Duration.Duration) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
+    Schedule.modifyDelay(self, (_, delay) => Duration.min(delay, max))
+
+/** The schedule, ending after at most `times` recurrences. */
+export const recurringUpTo =
+  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<unknown, I, R> =>
+    Schedule.intersect(self, Schedule.recurs(times))
+
+/**
+ * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
+ * delay replaced by what `delayOf` makes of the error and that delay.
+ */
+export const retryingWhile = <E>(
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean,
+  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
+): Schedule.Schedule<unknown, E> =>
+  Schedule.intersect(schedule, Schedule.identity<E>()).pipe(
+    Schedule.whileInput(retryable),
+    Schedule.modifyDelayEffect(([, error], delay) => delayOf(error, delay))
+  )

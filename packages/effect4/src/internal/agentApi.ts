@@ -42,10 +42,10 @@ import {
   defaultTimeout,
   effectiveRetry,
   logRetry
-} from "./agentApiPolicy.js"
+} from "../../binding/internal/agentApiPolicy.js"
 import { NonBlankString, validate } from "./schema.js"
 
-export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
+export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "../../binding/internal/agentApiPolicy.js"
 export { defaultMaxResponseSize } from "./body.js"
 
 /** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */

@@ -6,9 +6,11 @@
  */
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -62,3 +64,27 @@ export const unwrapLayer = Layer.unwrap
  * map of its own, where the layers of one program are otherwise memoized across its `provide`s.
  */
 export const unshared: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R> = Layer.fresh
+
+/** The schedule with every delay at most `max`. */
+export const delaysCappedAt =
+  (max: Duration.Duration) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
+    Schedule.modifyDelay(self, ({ duration }) => Effect.succeed(Duration.min(duration, max)))
+
+/** The schedule, ending after at most `times` recurrences. */
+export const recurringUpTo =
+  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<unknown, I, E, R> =>
+    Schedule.upTo(self, { times })
+
+/**
+ * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
+ * delay replaced by what `delayOf` makes of the error and that delay.
+ */
+export const retryingWhile = <E>(
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean,
+  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
+): Schedule.Schedule<unknown, E> =>
+  schedule.pipe(
+    Schedule.while(({ input }) => retryable(input)),
+    Schedule.modifyDelay(({ duration, input }) => delayOf(input, duration))
+  )
