@@ -5,8 +5,10 @@
  * never-ending body costs at most the limit in memory.
  */
 import * as Effect from "effect/Effect"
+import type * as Headers from "effect/http/Headers"
 import type * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Stream from "effect/Stream"
 import { Http } from "effect-agent-session-core"
 import { HttpBody } from "effect-agent-session-core/shell"
@@ -25,14 +27,15 @@ const settle = <A>(read: A | OverLimit): Effect.Effect<A, OverLimit> =>
  * Reads a body of at most `limit` bytes, as `HttpBody.BodyReader` holds it: a success refused unread
  * when announced over the limit, read whole when the transport frames it, else streamed and
  * stopped at the first byte past the limit; of any other status only the first `limit` bytes are
- * kept.
+ * kept. `headers` are the response's, when the caller has them already.
  */
 export const readBounded = (
   response: HttpClientResponse.HttpClientResponse,
-  limit: number
+  limit: number,
+  headers?: Headers.Headers
 ): Effect.Effect<Uint8Array, HttpClientError.HttpClientError | OverLimit> =>
   Effect.suspend(() => {
-    const body = new HttpBody.BodyReader(response.status, response.headers, limit)
+    const body = new HttpBody.BodyReader(response.status, headers ?? response.headers, limit)
     if (body.plan === "refuse") {
       // Not read at all: the stream is opened (its reader taken) and closed at once, so that the
       // request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch`
@@ -47,3 +50,15 @@ export const readBounded = (
       Effect.map(() => body.bytes())
     )
   })
+
+/**
+ * A response whose body was read (by {@link readBounded}): `status` and `headers` as given, the
+ * body served from `bytes`.
+ */
+export const buffered = (
+  request: HttpClientRequest.HttpClientRequest,
+  status: number,
+  headers: Headers.Headers,
+  bytes: Uint8Array
+): HttpClientResponse.HttpClientResponse =>
+  HttpClientResponse.fromWeb(request, new Response(bytes.byteLength === 0 ? null : HttpBody.ownArrayBuffer(bytes), { status, headers }))

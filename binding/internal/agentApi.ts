@@ -1,28 +1,24 @@
 /**
  * The implementation of `AgentApi`: the `HttpApiClient` derived from the contract, over the
- * `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, the
+ * platform `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, the
  * `Idempotency-Key`, every failure mapped to the SDK's typed errors in one place,
  * `httpErrors.ts`), each attempt under its time-out, the attempts on the retry schedule and the
  * create policy (`agentApiPolicy.ts`). The protocol's rules (which status is which error,
  * `Retry-After`, which failures may be sent again, body limits, keys out of text) are the
  * protocol core's `Http`, `Secrets` and `Url`, the call itself (its attempts counted, the create
  * policy, an unknown outcome, the span's attributes) the core shell's `HttpCall`; this module
- * binds them to Effect 4.
+ * binds them to the edition's Effect line.
+ * Why the success path is shaped as it is, with its measurements: src/internal/README.md, "HTTP calls".
  */
-import type { Options, Service } from "../AgentApi.js"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Headers from "effect/http/Headers"
-import * as HttpClient from "effect/http/HttpClient"
-import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
 import { Http, Url } from "effect-agent-session-core"
 import { HttpBody, HttpCall, Telemetry } from "effect-agent-session-core/shell"
-import { OnboardRequest } from "../Agent.js"
-import * as Credentials from "../Credentials.js"
-import * as Dialect from "../Dialect.js"
+import { OnboardRequest } from "../../src/Agent.js"
+import type { Options, Service } from "../../src/AgentApi.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
 import {
   type AgentApiError,
   type CredentialsError,
@@ -31,10 +27,26 @@ import {
   NotFound,
   OutcomeUnknown,
   RequestTimeout
-} from "../Errors.js"
-import * as Metrics from "../Metrics.js"
-import * as ServiceApi from "../ServiceApi.js"
-import { CreateSessionRequest, SessionId } from "../Session.js"
+} from "../../src/Errors.js"
+import {
+  catchFailure,
+  durationOf,
+  fromResult,
+  HttpApiClient,
+  HttpClient,
+  inSpan,
+  pathParams,
+  pathSegment,
+  type Result,
+  resultFail,
+  resultSucceed,
+  retryAfterFailure,
+  tapBoth
+} from "../../src/internal/line.js"
+import { NonBlankString, validate } from "../../src/internal/schema.js"
+import * as Metrics from "../../src/Metrics.js"
+import * as ServiceApi from "../../src/ServiceApi.js"
+import { CreateSessionRequest, SessionId } from "../../src/Session.js"
 import { type AttemptError, CurrentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
 import {
   defaultMaxRetryAfter,
@@ -42,11 +54,10 @@ import {
   defaultTimeout,
   effectiveRetry,
   logRetry
-} from "../../binding/internal/agentApiPolicy.js"
-import { NonBlankString, validate } from "./schema.js"
+} from "./agentApiPolicy.js"
 
-export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "../../binding/internal/agentApiPolicy.js"
-export { defaultMaxResponseSize } from "./body.js"
+export { defaultMaxResponseSize } from "../../src/internal/body.js"
+export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 
 /** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */
 const recordAttempt = (operation: string, outcome: Metrics.HttpOutcome | undefined) =>
@@ -64,15 +75,15 @@ const validateSessionId = validate(NonBlankString, "sessionId")
 const normalizeBaseUrl = (
   baseUrl: string | URL,
   allowInsecure: boolean
-): Result.Result<string, InvalidRequest | InsecureTransport> => {
+): Result<string, InvalidRequest | InsecureTransport> => {
   const checked = Url.checkBaseUrl(baseUrl, allowInsecure)
   switch (checked._tag) {
     case "Valid":
-      return Result.succeed(checked.url)
+      return resultSucceed(checked.url)
     case "Invalid":
-      return Result.fail(new InvalidRequest({ subject: "AgentApi.Options", message: checked.message }))
+      return resultFail(new InvalidRequest({ subject: "AgentApi.Options", message: checked.message }))
     case "Insecure":
-      return Result.fail(new InsecureTransport({ url: checked.printable }))
+      return resultFail(new InsecureTransport({ url: checked.printable }))
   }
 }
 
@@ -82,15 +93,15 @@ export const make = (
 ): Effect.Effect<Service, InsecureTransport | InvalidRequest, HttpClient.HttpClient | Credentials.Credentials> =>
   Effect.gen(function*() {
     const dialect = options.dialect ?? Dialect.documented
-    const baseUrl = yield* Effect.fromResult(normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false))
-    const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
+    const baseUrl = yield* fromResult(normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false))
+    const timeout = durationOf(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
-    const maxRetryAfter = Duration.fromInputUnsafe(options.maxRetryAfter ?? defaultMaxRetryAfter)
+    const maxRetryAfter = durationOf(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // What each operation sends again, the create policy among it: by default a creating call is
     // sent again only when the service cannot have acted; "idempotent" trusts the service to
     // honour Idempotency-Key.
     const retryable = HttpCall.retryable(options.createPolicy)
-    const retriesOf = HttpCall.perOperation((operation) =>
+    const retries = HttpCall.perOperation((operation) =>
       effectiveRetry(retrySchedule, maxRetryAfter, logRetry(operation), retryable[operation])
     )
     const credentials = yield* Credentials.Credentials
@@ -114,25 +125,24 @@ export const make = (
       const attempt = Effect.gen(function*() {
         const secret = yield* key
         const current = call.attempt(secret, Redacted.value, yield* credentials.secrets)
-        const redacted = HttpCall.redactedHeaders(yield* Effect.service(Headers.CurrentRedactedNames))
-        return yield* run.pipe(
-          Effect.catch((error: E) => toAttemptError(error, current)),
-          Effect.provideService(CurrentCall, current),
-          Effect.provideService(Headers.CurrentRedactedNames, redacted),
-          Effect.timeoutOrElse({
-            duration: timeout,
-            orElse: () => Effect.fail(new RequestTimeout({ operation: name, timeout }))
-          }),
-          Effect.tap(() => recordAttempt(operation, current.outcome())),
-          Effect.tapError((error) => recordAttempt(operation, current.outcome(error)))
+        // The call and its redacted header names are set for the attempt (`CurrentCall`).
+        const timed = CurrentCall.run(
+          catchFailure(run, (error: E) => toAttemptError(error, current)),
+          current,
+          timeout,
+          () => new RequestTimeout({ operation: name, timeout })
         )
+        return yield* tapBoth(timed, {
+          onSuccess: () => recordAttempt(operation, current.outcome()),
+          onFailure: (error) => recordAttempt(operation, current.outcome(error))
+        })
       }).pipe(Effect.tapError(logFailure))
-      return Effect.retry(attempt, retriesOf[operation])
+      return retryAfterFailure(attempt, retries[operation])
     }
 
     /** A call that creates nothing (`getSession`): every attempt's error as it is. */
     const send = <A, E, K extends CredentialsError>(
-      operation: keyof typeof retriesOf,
+      operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>
     ): Effect.Effect<A, AttemptError | K> => attemptsOf(new HttpCall.Call(operation, undefined), key, run)
@@ -143,13 +153,13 @@ export const make = (
      * send it again; so it never fails with `RequestTimeout`.
      */
     const sendCreating = <A, E, K extends CredentialsError>(
-      operation: keyof typeof retriesOf,
+      operation: keyof typeof retries,
       key: Effect.Effect<Redacted.Redacted<string>, K>,
       run: Effect.Effect<A, E>,
       idempotencyKey: string
     ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
       const call = new HttpCall.Call(operation, idempotencyKey)
-      return Effect.catch(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+      return catchFailure(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         call.outcomeKnown(error) ? Effect.fail(error) : Effect.fail(new OutcomeUnknown(call.outcomeUnknown(error))))
     }
 
@@ -166,7 +176,7 @@ export const make = (
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
-        const request = yield* Effect.fromResult(validateOnboard(input))
+        const request = yield* fromResult(validateOnboard(input))
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
         const agent = yield* sendCreating(
           "onboard",
@@ -179,26 +189,29 @@ export const make = (
         return agent
       }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
+    // The span held where the line can (`inSpan`): the session id is set on it directly.
     const createSession: Service["createSession"] = (input, options) =>
-      Effect.gen(function*() {
-        const request = yield* Effect.fromResult(validateCreateSession(input))
-        const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
-        const session = yield* sendCreating(
-          "createSession",
-          credentials.keyFor("createSession", options?.agent),
-          client.sessions.create({ payload: request }),
-          idempotencyKey
-        )
-        yield* Effect.annotateCurrentSpan(Telemetry.spanAttributes.sessionId, session.session_id)
-        return session
-      }).pipe(
-        Metrics.trackCreateSession,
-        Effect.withSpan(Telemetry.apiSpans.createSession, { attributes: spanAttributes(options?.agent) })
+      inSpan(
+        Telemetry.apiSpans.createSession,
+        { attributes: spanAttributes(options?.agent) },
+        (annotate) =>
+          Effect.gen(function*() {
+            const request = yield* fromResult(validateCreateSession(input))
+            const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
+            const session = yield* sendCreating(
+              "createSession",
+              credentials.keyFor("createSession", options?.agent),
+              client.sessions.create({ payload: request }),
+              idempotencyKey
+            )
+            yield* annotate(Telemetry.spanAttributes.sessionId, session.session_id)
+            return session
+          }).pipe(Metrics.trackCreateSession)
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
       Effect.gen(function*() {
-        const id = yield* Effect.fromResult(validateSessionId(sessionId))
+        const id = yield* fromResult(validateSessionId(sessionId))
         if (!dialect.retrieve) {
           const operation = Telemetry.apiSpans.getSession
           return yield* new NotFound({ ...Http.noRetrieve(dialect.name), requestId: Option.none(), operation })
@@ -206,7 +219,7 @@ export const make = (
         return yield* send(
           "getSession",
           credentials.keyFor("getSession", options?.agent),
-          client.sessions.retrieve({ params: { sessionId: SessionId.make(id) } })
+          client.sessions.retrieve(pathParams({ sessionId: SessionId.make(pathSegment(id)) }))
         )
       }).pipe(
         Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })
