@@ -39,7 +39,7 @@ import type {
   OnboardError
 } from "./Errors.js"
 import * as internal from "../binding/internal/agentApi.js"
-import * as internalBody from "./internal/body.js"
+import * as internalBody from "../binding/internal/body.js"
 import type * as Session from "./Session.js"
 
 /**

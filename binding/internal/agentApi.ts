@@ -56,7 +56,7 @@ import {
   logRetry
 } from "./agentApiPolicy.js"
 
-export { defaultMaxResponseSize } from "../../src/internal/body.js"
+export { defaultMaxResponseSize } from "./body.js"
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 
 /** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */

@@ -20,7 +20,7 @@ import {
   ResponseTooLarge,
   type TransportError
 } from "../../src/Errors.js"
-import { buffered, readBounded } from "../../src/internal/body.js"
+import { buffered } from "../../src/internal/bufferedResponse.js"
 import {
   attemptContext,
   declaredErrorResponse,
@@ -33,6 +33,7 @@ import {
   schemaFailureMessage
 } from "../../src/internal/line.js"
 import { userAgent } from "../../src/internal/version.js"
+import { readBounded } from "./body.js"
 import { fromContractFailure, fromRequestError, fromStatus } from "./httpErrors.js"
 
 /**

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
@@ -255,3 +256,11 @@ export const pathSegment: (value: string) => string = encodeURIComponent
 
 /** The request argument of an `HttpApiClient` endpoint with path parameters. */
 export const pathParams = <P>(params: P): { readonly path: P } => ({ path: params })
+
+/**
+ * A response body's stream opened and closed at once, reading as little as can be, so that the
+ * request is released (a `fetch` body's connection closed). `Stream.take(stream, 0)` never opens
+ * it; its first chunk (the transport's, bounded) is the least that does.
+ */
+export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<unknown, E> =>
+  Stream.runDrain(Stream.take(stream, 1))

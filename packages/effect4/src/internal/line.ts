@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Result_ from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
 
@@ -214,3 +215,11 @@ export const pathSegment = (value: string): string => value
 
 /** The request argument of an `HttpApiClient` endpoint with path parameters. */
 export const pathParams = <P>(params: P): { readonly params: P } => ({ params })
+
+/**
+ * A response body's stream opened (its reader taken) and closed at once, nothing read, so that
+ * the request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch` body's
+ * connection open.
+ */
+export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<unknown, E> =>
+  Effect.scoped(Stream.toPull(stream))
