@@ -38,8 +38,8 @@ import type {
   InvalidRequest,
   OnboardError
 } from "./Errors.js"
-import * as internal from "./internal/agentApi.js"
-import * as internalBody from "./internal/body.js"
+import * as internal from "../binding/internal/agentApi.js"
+import * as internalBody from "../binding/internal/body.js"
 import type * as Session from "./Session.js"
 
 /**

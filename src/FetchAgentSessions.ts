@@ -30,7 +30,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
-import * as SdkLayer from "./internal/sdkLayer.js"
+import * as SdkLayer from "../binding/internal/sdkLayer.js"
 import * as StandardWebSocket from "./internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "./NodeAgentSessions.js"
 

@@ -30,7 +30,7 @@ import { tapTransport } from "./channel/tap.js"
 import { outcomes } from "../../binding/internal/channel/outcomes.js"
 import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
-import { readBounded } from "./body.js"
+import { readBounded } from "../../binding/internal/body.js"
 
 // ---------------------------------------------------------------------------
 // The transport

@@ -37,7 +37,7 @@ import type {
   InvalidRequest,
   OnboardError
 } from "./Errors.js"
-import * as internal from "./internal/agentApi.js"
+import * as internal from "../binding/internal/agentApi.js"
 import type * as Session from "./Session.js"
 
 /**

@@ -28,7 +28,7 @@ import type * as Config from "effect/Config"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
-import * as SdkLayer from "./internal/sdkLayer.js"
+import * as SdkLayer from "../binding/internal/sdkLayer.js"
 import * as StandardWebSocket from "./internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "./NodeAgentSessions.js"
 

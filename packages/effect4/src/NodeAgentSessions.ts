@@ -16,7 +16,7 @@ import type * as Dialect from "./Dialect.js"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import type * as EventStream from "./EventStream.js"
 import { userAgent } from "./internal/version.js"
-import * as SdkLayer from "./internal/sdkLayer.js"
+import * as SdkLayer from "../binding/internal/sdkLayer.js"
 import * as WebSocket from "./internal/webSocket.js"
 
 /**

@@ -13,6 +13,18 @@ import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
 import * as Tracer from "effect/Tracer"
 import type * as Socket from "effect/socket/Socket"
+import * as Config from "effect/Config"
+import * as Headers from "effect/http/Headers"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result_ from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { HttpCall } from "effect-agent-session-core/shell"
+import { formatIssue } from "./schema.js"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -71,3 +83,200 @@ export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): 
 
 /** A socket the line's `Socket.WebSocketConstructor` service makes. */
 export type WebSocketLike = Socket.WebSocketLike
+/** The platform's HTTP client failures (`HttpClientError.HttpClientError` is every one of them). */
+export * as HttpClientError from "effect/http/HttpClientError"
+
+/** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/**
+ * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
+ * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
+ * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
+ */
+export const httpFailureOf = (error: HttpClientError.HttpClientError): {
+  readonly reason: string
+  readonly description: string | undefined
+  readonly cause: unknown
+  readonly method: string
+  readonly url: string
+} => {
+  const { _tag, cause, description, request } = error.reason
+  return { reason: _tag.replace(/Error$/, ""), description, cause, method: request.method, url: request.url }
+}
+
+/** The platform's HTTP client. */
+export * as HttpClient from "effect/http/HttpClient"
+
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "effect/socket/Socket"
+
+/** A failure to read configuration. */
+export type ConfigError = Config.ConfigError
+
+/** A string read from configuration under a name. */
+export const configString: (name: string) => Config.Config<string> = Config.String
+
+/** One of the given strings, read from configuration under a name. */
+export const configLiterals: <const L extends ReadonlyArray<string>>(literals: L, name: string) => Config.Config<L[number]> =
+  Config.Literals
+
+/** The layer an effect makes, built when that effect has run. */
+export const unwrapLayer = Layer.unwrap
+
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: built with a memo
+ * map of its own, where the layers of one program are otherwise memoized across its `provide`s.
+ */
+export const unshared: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R> = Layer.fresh
+
+/** The schedule with every delay at most `max`. */
+export const delaysCappedAt =
+  (max: Duration.Duration) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
+    Schedule.modifyDelay(self, ({ duration }) => Effect.succeed(Duration.min(duration, max)))
+
+/** The schedule, ending after at most `times` recurrences. */
+export const recurringUpTo =
+  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<unknown, I, E, R> =>
+    Schedule.upTo(self, { times })
+
+/**
+ * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
+ * delay replaced by what `delayOf` makes of the error and that delay.
+ */
+export const retryingWhile = <E>(
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean,
+  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
+): Schedule.Schedule<unknown, E> =>
+  schedule.pipe(
+    Schedule.while(({ input }) => retryable(input)),
+    Schedule.modifyDelay(({ duration, input }) => delayOf(input, duration))
+  )
+
+/** The platform's HTTP headers. */
+export * as Headers from "effect/http/Headers"
+
+/** The platform's HTTP client requests. */
+export * as HttpClientRequest from "effect/http/HttpClientRequest"
+
+/** The platform's HTTP client responses. */
+export * as HttpClientResponse from "effect/http/HttpClientResponse"
+
+/** The platform's HTTP client derived from an `HttpApi` contract. */
+export * as HttpApiClient from "effect/http-api/HttpApiClient"
+
+/** The response an HTTP client failure came with; `undefined` for a failure without one. */
+export const responseOf = (error: HttpClientError.HttpClientError): HttpClientResponse.HttpClientResponse | undefined =>
+  error.response
+
+/** What went wrong reading a response, as an HTTP client failure words it. */
+export const readFailureMessage = (error: HttpClientError.HttpClientError): string => error.message
+
+/** The message of a schema's decoding or encoding failure (`path: problem` lines); `undefined` for anything else. */
+export const schemaFailureMessage = (error: unknown): string | undefined =>
+  Schema.isSchemaError(error) ? formatIssue(error.issue) : undefined
+
+/**
+ * The response an error the contract declares stands for, when the derived client decoded one;
+ * `undefined` for anything else. Statuses are mapped before the contract decodes a response: a
+ * decoded contract error cannot come, and is a defect where it would.
+ */
+export const declaredErrorResponse = (_error: unknown): HttpCall.FailedResponse | undefined => undefined
+
+/**
+ * A value set for each attempt of an HTTP call and read by the requests the attempt makes, with
+ * the header names the attempt redacts; the attempt run under its time-out.
+ */
+export interface AttemptContext<C> {
+  /** The value of the attempt running (read outside an attempt: a defect). */
+  readonly current: Effect.Effect<C>
+  /**
+   * `self` as one attempt with `value`, the header names redacted as `redact` extends them,
+   * failed with `onTimeout()` once `timeout` has passed without it ending (it is then interrupted).
+   */
+  readonly run: <A, E, R, E1>(
+    self: Effect.Effect<A, E, R>,
+    value: C,
+    timeout: Duration.Duration,
+    onTimeout: () => E1
+  ) => Effect.Effect<A, E | E1, R>
+}
+
+/**
+ * An {@link AttemptContext}: the value a context reference under `key`, provided to the attempt
+ * with the redacted header names; `outside` is the defect's message for a read outside an attempt.
+ */
+export const attemptContext = <C>(
+  key: string,
+  outside: string,
+  redact: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
+): AttemptContext<C> => {
+  const ref = Context.Reference<C | undefined>(key, { defaultValue: () => undefined })
+  return {
+    current: Effect.flatMap(
+      Effect.service(ref),
+      (value) => value === undefined ? Effect.die(new Error(outside)) : Effect.succeed(value)
+    ),
+    run: (self, value, timeout, onTimeout) =>
+      Effect.flatMap(Effect.service(Headers.CurrentRedactedNames), (names) =>
+        self.pipe(
+          Effect.provideService(ref, value),
+          Effect.provideService(Headers.CurrentRedactedNames, redact(names)),
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(onTimeout()) })
+        ))
+  }
+}
+
+/** A success or a failure, as a value. */
+export type Result<A, E> = Result_.Result<A, E>
+
+/** A {@link Result} that succeeded. */
+export const resultSucceed: <A>(value: A) => Result<A, never> = Result_.succeed
+
+/** A {@link Result} that failed. */
+export const resultFail: <E>(error: E) => Result<never, E> = Result_.fail
+
+/** The effect that succeeds or fails as a {@link Result} did. */
+export const fromResult: <A, E>(result: Result<A, E>) => Effect.Effect<A, E> = Effect.fromResult
+
+/** Recovers from any failure of an effect (not from defects). */
+export const catchFailure = Effect.catch
+
+/** Runs `onSuccess` on a success, `onFailure` on a failure (not a defect), then goes on with the outcome. */
+export const tapBoth = <A, E, R, R2, R3>(
+  self: Effect.Effect<A, E, R>,
+  options: {
+    readonly onFailure: (error: E) => Effect.Effect<unknown, never, R2>
+    readonly onSuccess: (value: A) => Effect.Effect<unknown, never, R3>
+  }
+): Effect.Effect<A, E, R | R2 | R3> =>
+  self.pipe(Effect.tap(options.onSuccess), Effect.tapError(options.onFailure))
+
+/** `attempt`, run again on `schedule` after it has failed (`Effect.retry`). */
+export const retryAfterFailure = <A, E, R, Out, R1>(
+  attempt: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<Out, E, never, R1>
+): Effect.Effect<A, E, R | R1> => Effect.retry(attempt, schedule)
+
+/** `body` in a span named `name`, handed a way to set an attribute of that span (`Effect.annotateCurrentSpan`). */
+export const inSpan = <A, E, R>(
+  name: string,
+  options: { readonly attributes: Record<string, unknown> },
+  body: (annotate: (key: string, value: unknown) => Effect.Effect<void>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withSpan(body((key, value) => Effect.annotateCurrentSpan(key, value)), name, options)
+
+/** A path parameter's value as the `HttpApiClient` must be given it: as it is (the client encodes it). */
+export const pathSegment = (value: string): string => value
+
+/** The request argument of an `HttpApiClient` endpoint with path parameters. */
+export const pathParams = <P>(params: P): { readonly params: P } => ({ params })
+
+/**
+ * A response body's stream opened (its reader taken) and closed at once, nothing read, so that
+ * the request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch` body's
+ * connection open.
+ */
+export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<unknown, E> =>
+  Effect.scoped(Stream.toPull(stream))
