@@ -5,9 +5,22 @@
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
 import * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import { identity } from "effect/Function"
+import * as Schema from "effect/Schema"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.decode
+
+/** The result of a synchronous decode or validation: the value, or the error. */
+export type Decoded<A, E> = Either.Either<A, E>
+
+/** The effect of a synchronous decode's result: succeeds with the value, fails with the error. */
+export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> = identity
+
+/** Decodes unknown input with a schema, as an effect. */
+export const decodeUnknownEffect = Schema.decodeUnknown

@@ -38,9 +38,9 @@ import {
   ReplayMismatch
 } from "../Errors.js"
 import * as EventStream from "../EventStream.js"
-import * as internal from "../internal/testing/inMemory.js"
-import { Step } from "../internal/testing/kitTypes.js"
-import type { Control, Options, RecordedAnswer, ReplayOptions } from "../internal/testing/kitTypes.js"
+import * as internal from "../../binding/internal/testing/inMemory.js"
+import { Step } from "../../binding/internal/testing/kitTypes.js"
+import type { Control, Options, RecordedAnswer, ReplayOptions } from "../../binding/internal/testing/kitTypes.js"
 import { ActionSessionId, type CreateSessionRequest, SessionId } from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
 
@@ -73,7 +73,7 @@ export type {
    * @category models
    */
   ReplayOptions
-} from "../internal/testing/kitTypes.js"
+} from "../../binding/internal/testing/kitTypes.js"
 
 export {
   /**
@@ -85,7 +85,7 @@ export {
    * @category constructors
    */
   Step
-} from "../internal/testing/kitTypes.js"
+} from "../../binding/internal/testing/kitTypes.js"
 
 /**
  * A typical session: started, browser, `actions` actions with thoughts, optionally a request that

@@ -33,7 +33,7 @@ import {
 } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
-import type { ReplayOptions as ReplayKitOptions, World } from "../testing/kitTypes.js"
+import type { ReplayOptions as ReplayKitOptions, World } from "../../../binding/internal/testing/kitTypes.js"
 import { eventStreamOf } from "../testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"

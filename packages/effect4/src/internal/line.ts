@@ -5,9 +5,21 @@
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
+
+/** The result of a synchronous decode or validation: the value, or the error. */
+export type Decoded<A, E> = Result.Result<A, E>
+
+/** The effect of a synchronous decode's result: succeeds with the value, fails with the error. */
+export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> = Effect.fromResult
+
+/** Decodes unknown input with a schema, as an effect. */
+export const decodeUnknownEffect = Schema.decodeUnknownEffect

@@ -20,7 +20,7 @@ import * as Answer from "../../Answer.js"
 import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
 import * as EventStream from "../../EventStream.js"
 import type * as SessionEvent from "../../SessionEvent.js"
-import type { World } from "./kitTypes.js"
+import type { World } from "../../../binding/internal/testing/kitTypes.js"
 
 /** The event the service sends for an answer: `external_resource_granted`, granted or not. */
 const granted = (answer: Answer.Answer): SessionEvent.SessionEvent => ({

@@ -5,15 +5,14 @@
  * the application does against the recording.
  */
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Script } from "effect-agent-session-core/shell"
-import { Agent, type OnboardInput, OnboardRequest } from "../../Agent.js"
-import { AgentApi, type Service as AgentApiService } from "../../AgentApi.js"
-import type * as Credentials from "../../Credentials.js"
-import { type InvalidRecording, NotFound } from "../../Errors.js"
-import type * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionInfo } from "../../Session.js"
+import { Agent, type OnboardInput, OnboardRequest } from "../../../src/Agent.js"
+import { AgentApi, type Service as AgentApiService } from "../../../src/AgentApi.js"
+import type * as Credentials from "../../../src/Credentials.js"
+import { type InvalidRecording, NotFound } from "../../../src/Errors.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import { CreateSessionRequest, SessionInfo } from "../../../src/Session.js"
 import type {
   Control,
   Options,
@@ -21,9 +20,10 @@ import type {
   Step,
   World
 } from "./kitTypes.js"
-import * as ReplayInternal from "../recording/replay.js"
-import { validate } from "../schema.js"
-import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
+import * as ReplayInternal from "../../../src/internal/recording/replay.js"
+import { decodeUnknownEffect, fromDecoded } from "../../../src/internal/line.js"
+import { validate } from "../../../src/internal/schema.js"
+import { eventStreamOf, makeConnect } from "../../../src/internal/testing/scriptedChannel.js"
 
 /** The services of a test layer, before they are put in its context. */
 export interface Services {
@@ -38,8 +38,8 @@ export type DefaultScript = (options: { readonly sessionId?: string }) => Readon
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 // The kit answers as the service does (wire fields), decoded as the service's answers are.
-const decodeAgent = Schema.decodeUnknownEffect(Agent)
-const decodeSession = Schema.decodeUnknownEffect(SessionInfo)
+const decodeAgent = decodeUnknownEffect(Agent)
+const decodeSession = decodeUnknownEffect(SessionInfo)
 
 /** The services of a scripted test layer; `session` makes the default script. */
 export const makeServices = (options: Options, session: DefaultScript) =>
@@ -50,14 +50,14 @@ export const makeServices = (options: Options, session: DefaultScript) =>
     })
     const api = AgentApi.of({
       onboard: (input: OnboardInput) =>
-        Effect.flatMap(Effect.fromResult(validateOnboard(input)), (request) => {
+        Effect.flatMap(fromDecoded(validateOnboard(input)), (request) => {
           const onboarded = world.onboard(request)
           return onboarded._tag === "Failed"
             ? Effect.fail(onboarded.error)
             : Effect.orDie(decodeAgent({ ...request, ...onboarded.value }))
         }),
       createSession: (input) =>
-        Effect.flatMap(Effect.fromResult(validateCreate(input)), (request) => {
+        Effect.flatMap(fromDecoded(validateCreate(input)), (request) => {
           const created = world.create(request)
           return created._tag === "Failed" ? Effect.fail(created.error) : Effect.orDie(decodeSession(created.value))
         }),
@@ -93,7 +93,7 @@ export const makeReplay = (
     const replayed = yield* ReplayInternal.make({ ...options, path }, world)
     const replayApi = AgentApi.of({
       ...api,
-      createSession: (input) => Effect.flatMap(Effect.fromResult(validateCreate(input)), replayed.createSession),
+      createSession: (input) => Effect.flatMap(fromDecoded(validateCreate(input)), replayed.createSession),
       canRetrieve: true,
       getSession: (sessionId) => replayed.getSession(sessionId)
     })
