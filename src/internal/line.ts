@@ -9,6 +9,8 @@ import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
+import * as Socket from "@effect/platform/Socket"
+import type * as Context from "effect/Context"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -24,3 +26,15 @@ export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> 
 
 /** Decodes unknown input with a schema, as an effect. */
 export const decodeUnknownEffect = Schema.decodeUnknown
+
+/** The platform's sockets (`Socket.Socket`, `Socket.WebSocketConstructor`, ...). */
+export { Socket }
+
+/** What a WebSocket constructor is given beside the address: its subprotocols. */
+export type WebSocketConstructorOptions = string | Array<string> | undefined
+
+/** A WebSocket constructor: the service of `Socket.WebSocketConstructor`. */
+export type WebSocketConstructorService = Context.Tag.Service<typeof Socket.WebSocketConstructor>
+
+/** The subprotocols among a WebSocket constructor's options. */
+export const protocolsOf: (options: WebSocketConstructorOptions) => string | Array<string> | undefined = identity

@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Socket from "effect/socket/Socket"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -23,3 +24,16 @@ export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> 
 
 /** Decodes unknown input with a schema, as an effect. */
 export const decodeUnknownEffect = Schema.decodeUnknownEffect
+
+/** The platform's sockets (`Socket.Socket`, `Socket.WebSocketConstructor`, ...). */
+export { Socket }
+
+/** What a WebSocket constructor is given beside the address: its subprotocols, or options with headers. */
+export type WebSocketConstructorOptions = Socket.WebSocketConstructorOptions | undefined
+
+/** A WebSocket constructor: the service of `Socket.WebSocketConstructor`. */
+export type WebSocketConstructorService = Socket.WebSocketConstructor["Service"]
+
+/** The subprotocols among a WebSocket constructor's options (an options object's headers are not among them). */
+export const protocolsOf = (options: WebSocketConstructorOptions): string | Array<string> | undefined =>
+  options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
