@@ -5,10 +5,13 @@
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
 import * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import { identity } from "effect/Function"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Socket from "@effect/platform/Socket"
 import type * as Context from "effect/Context"
 
@@ -38,3 +41,36 @@ export type WebSocketConstructorService = Context.Tag.Service<typeof Socket.WebS
 
 /** The subprotocols among a WebSocket constructor's options. */
 export const protocolsOf: (options: WebSocketConstructorOptions) => string | Array<string> | undefined = identity
+
+/** A latch: fibers wait on it while it is closed. */
+export type Latch = Effect.Latch
+
+/** Makes a latch, open or closed. */
+export const makeLatch = Effect.makeLatch
+
+/** Closes a latch at once, outside an effect. */
+export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
+
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => latch.unsafeOpen()
+
+/** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
+export type PullFailure<E> = Option.Option<E>
+
+/** Fails a pull with the stream's error. */
+export const pullError = <E>(error: E): Effect.Effect<never, PullFailure<E>> => Effect.fail(Option.some(error))
+
+/** Fails a pull with the stream's end: no element follows. */
+export const pullDone = (): Effect.Effect<never, PullFailure<never>> => Effect.fail(Option.none())
+
+/** The stream of a pull run again and again, until it fails with the stream's end. */
+export const fromPull = Stream.repeatEffectOption
+
+/** Runs a finalizer given how the stream ended, when it ends. */
+export const streamOnExit = Stream.ensuringWith
+
+/** The first failure of a cause, if it has one. */
+export const failureOption = Cause.failureOption
+
+/** The stream an effect makes, the effect's scope closed when the stream ends. */
+export const unwrapScoped = Stream.unwrapScoped

@@ -23,7 +23,7 @@ import type {
 import * as ReplayInternal from "../../../src/internal/recording/replay.js"
 import { decodeUnknownEffect, fromDecoded } from "../../../src/internal/line.js"
 import { validate } from "../../../src/internal/schema.js"
-import { eventStreamOf, makeConnect } from "../../../src/internal/testing/scriptedChannel.js"
+import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
 /** The services of a test layer, before they are put in its context. */
 export interface Services {

@@ -5,10 +5,13 @@
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
 import * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as LatchModule from "effect/Latch"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Socket from "effect/socket/Socket"
+import * as Stream from "effect/Stream"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -37,3 +40,40 @@ export type WebSocketConstructorService = Socket.WebSocketConstructor["Service"]
 /** The subprotocols among a WebSocket constructor's options (an options object's headers are not among them). */
 export const protocolsOf = (options: WebSocketConstructorOptions): string | Array<string> | undefined =>
   options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
+
+/** A latch: fibers wait on it while it is closed. */
+export type Latch = LatchModule.Latch
+
+/** Makes a latch, open or closed. */
+export const makeLatch = LatchModule.make
+
+/** Closes a latch at once, outside an effect. */
+export const closeLatchUnsafe = (latch: Latch): void => {
+  latch.closeUnsafe()
+}
+
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => {
+  latch.openUnsafe()
+}
+
+/** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
+export type PullFailure<E> = E | Cause.Done
+
+/** Fails a pull with the stream's error. */
+export const pullError: <E>(error: E) => Effect.Effect<never, PullFailure<E>> = Effect.fail
+
+/** Fails a pull with the stream's end: no element follows. */
+export const pullDone = (): Effect.Effect<never, PullFailure<never>> => Cause.done()
+
+/** The stream of a pull run again and again, until it fails with the stream's end. */
+export const fromPull = Stream.fromEffectRepeat
+
+/** Runs a finalizer given how the stream ended, when it ends. */
+export const streamOnExit = Stream.onExit
+
+/** The first failure of a cause, if it has one. */
+export const failureOption = Cause.findErrorOption
+
+/** The stream an effect makes, the effect's scope closed when the stream ends. */
+export const unwrapScoped = Stream.unwrap

@@ -39,7 +39,7 @@ import {
 import type * as EventStream from "../../EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import type { ReplayOptions as ReplayKitOptions, World } from "../../../binding/internal/testing/kitTypes.js"
-import { eventStreamOf } from "../testing/scriptedChannel.js"
+import { eventStreamOf } from "../../../binding/internal/testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../channel/transport.js"

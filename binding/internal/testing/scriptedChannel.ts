@@ -7,7 +7,6 @@
  * it to a stream pulled step by step, a latch and the clock. No sockets; `sleep` steps follow the
  * `Clock` (the `TestClock` in tests).
  */
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,11 +14,22 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { KitScript } from "effect-agent-session-core/shell"
-import * as Answer from "../../Answer.js"
-import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
-import * as EventStream from "../../EventStream.js"
-import type * as SessionEvent from "../../SessionEvent.js"
-import type { World } from "../../../binding/internal/testing/kitTypes.js"
+import * as Answer from "../../../src/Answer.js"
+import { type EventStreamError, RequestNotPending, type RespondError } from "../../../src/Errors.js"
+import * as EventStream from "../../../src/EventStream.js"
+import {
+  closeLatchUnsafe,
+  failureOption,
+  fromPull,
+  makeLatch,
+  pullDone,
+  pullError,
+  type PullFailure,
+  streamOnExit,
+  unwrapScoped
+} from "../../../src/internal/line.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
+import type { World } from "./kitTypes.js"
 
 /** The event the service sends for an answer: `external_resource_granted`, granted or not. */
 const granted = (answer: Answer.Answer): SessionEvent.SessionEvent => ({
@@ -34,7 +44,7 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
     const scripted = new KitScript.Connection(world, sessionId, { endOnError: connectOptions.endOnError, echo: granted })
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
     // Open while no step waits for an answer: a `Wait` closes it, the answer it waits for opens it.
-    const woken = yield* Effect.makeLatch(false)
+    const woken = yield* makeLatch(false)
     const closed = yield* Deferred.make<void>()
 
     const respond = (
@@ -44,44 +54,44 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Effect.suspend(() => {
         const answered = scripted.respond(request, answer)
         if (answered._tag === "NotPending") return Effect.fail(new RequestNotPending(answered.error))
-        return answered.wakes ? woken.open : Effect.void
+        return answered.wakes ? Effect.asVoid(woken.open) : Effect.void
       })
 
-    /** The script's next event, after the waits before it (`None`: the script ran out). */
-    const next: Effect.Effect<SessionEvent.SessionEvent, Option.Option<EventStreamError>> = Effect.suspend(() => {
+    /** The pull of the script's events: the next one after the waits before it, the end once it ran out. */
+    const next: Effect.Effect<SessionEvent.SessionEvent, PullFailure<EventStreamError>> = Effect.suspend(() => {
       const step = scripted.next()
       switch (step._tag) {
         case "Emit":
           return Effect.succeed(step.event)
         case "Fail":
-          return Effect.fail(Option.some(step.error))
+          return pullError(step.error)
         case "Sleep":
-          return Effect.zipRight(Effect.sleep(step.duration), next)
+          return Effect.andThen(Effect.sleep(step.duration), next)
         case "Wait":
-          woken.unsafeClose()
-          return Effect.zipRight(woken.await, next)
+          closeLatchUnsafe(woken)
+          return Effect.andThen(woken.await, next)
         case "Done":
-          return Effect.fail(Option.none())
+          return pullDone()
       }
     })
 
-    const events = Stream.repeatEffectOption(next).pipe(
+    const events = fromPull(next).pipe(
       Stream.takeUntil((event) => scripted.play.delivered(event)),
       Stream.interruptWhen(Deferred.await(closed)),
-      Stream.onStart(Effect.zipRight(
+      Stream.onStart(Effect.andThen(
         Effect.sync(() => scripted.opened()),
         SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
       )),
       // The reason the real channel gives for each way of ending.
-      Stream.ensuringWith((exit) =>
+      streamOnExit((exit) =>
         SubscriptionRef.update(state, (current) =>
           current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
             reason: scripted.play.closed(
-              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(Cause.failureOption(exit.cause)) }
+              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
             )
           })))
     )
-    const close = Effect.zipRight(
+    const close = Effect.andThen(
       Deferred.succeed(closed, undefined),
       SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
     )
@@ -96,5 +106,5 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
 export const eventStreamOf = (connect: EventStream.Service["connect"]): EventStream.Service => ({
   connect,
   events: (sessionId, connectOptions) =>
-    Stream.unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+    unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
 })
