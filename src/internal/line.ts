@@ -4,16 +4,16 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
-import * as Duration from "effect/Duration"
+import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Socket from "@effect/platform/Socket"
-import type * as Context from "effect/Context"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -21,17 +21,17 @@ export type DurationInput = Duration.DurationInput
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.decode
 
-/** The result of a synchronous decode or validation: the value, or the error. */
-export type Decoded<A, E> = Either.Either<A, E>
+/** A success or a failure, as a value. */
+export type Result<A, E> = Either.Either<A, E>
 
-/** The effect of a synchronous decode's result: succeeds with the value, fails with the error. */
-export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> = identity
+/** The effect that succeeds or fails as a {@link Result} did (the result itself: it is one). */
+export const fromResult = <A, E>(result: Result<A, E>): Effect.Effect<A, E> => result
 
 /** Decodes unknown input with a schema, as an effect. */
 export const decodeUnknownEffect = Schema.decodeUnknown
 
-/** The platform's sockets (`Socket.Socket`, `Socket.WebSocketConstructor`, ...). */
-export { Socket }
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "@effect/platform/Socket"
 
 /** What a WebSocket constructor is given beside the address: its subprotocols. */
 export type WebSocketConstructorOptions = string | Array<string> | undefined

@@ -21,7 +21,7 @@ import type {
   World
 } from "./kitTypes.js"
 import * as ReplayInternal from "../../../src/internal/recording/replay.js"
-import { decodeUnknownEffect, fromDecoded } from "../../../src/internal/line.js"
+import { decodeUnknownEffect, fromResult } from "../../../src/internal/line.js"
 import { validate } from "../../../src/internal/schema.js"
 import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
@@ -50,14 +50,14 @@ export const makeServices = (options: Options, session: DefaultScript) =>
     })
     const api = AgentApi.of({
       onboard: (input: OnboardInput) =>
-        Effect.flatMap(fromDecoded(validateOnboard(input)), (request) => {
+        Effect.flatMap(fromResult(validateOnboard(input)), (request) => {
           const onboarded = world.onboard(request)
           return onboarded._tag === "Failed"
             ? Effect.fail(onboarded.error)
             : Effect.orDie(decodeAgent({ ...request, ...onboarded.value }))
         }),
       createSession: (input) =>
-        Effect.flatMap(fromDecoded(validateCreate(input)), (request) => {
+        Effect.flatMap(fromResult(validateCreate(input)), (request) => {
           const created = world.create(request)
           return created._tag === "Failed" ? Effect.fail(created.error) : Effect.orDie(decodeSession(created.value))
         }),
@@ -93,7 +93,7 @@ export const makeReplay = (
     const replayed = yield* ReplayInternal.make({ ...options, path }, world)
     const replayApi = AgentApi.of({
       ...api,
-      createSession: (input) => Effect.flatMap(fromDecoded(validateCreate(input)), replayed.createSession),
+      createSession: (input) => Effect.flatMap(fromResult(validateCreate(input)), replayed.createSession),
       canRetrieve: true,
       getSession: (sessionId) => replayed.getSession(sessionId)
     })

@@ -4,13 +4,13 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
-import * as Duration from "effect/Duration"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LatchModule from "effect/Latch"
-import type * as Result from "effect/Result"
+import type * as Result_ from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as Socket from "effect/socket/Socket"
+import type * as Socket from "effect/socket/Socket"
 import * as Stream from "effect/Stream"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
@@ -19,17 +19,17 @@ export type DurationInput = Duration.Input
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
 
-/** The result of a synchronous decode or validation: the value, or the error. */
-export type Decoded<A, E> = Result.Result<A, E>
+/** A success or a failure, as a value. */
+export type Result<A, E> = Result_.Result<A, E>
 
-/** The effect of a synchronous decode's result: succeeds with the value, fails with the error. */
-export const fromDecoded: <A, E>(decoded: Decoded<A, E>) => Effect.Effect<A, E> = Effect.fromResult
+/** The effect that succeeds or fails as a {@link Result} did. */
+export const fromResult: <A, E>(result: Result<A, E>) => Effect.Effect<A, E> = Effect.fromResult
 
 /** Decodes unknown input with a schema, as an effect. */
 export const decodeUnknownEffect = Schema.decodeUnknownEffect
 
-/** The platform's sockets (`Socket.Socket`, `Socket.WebSocketConstructor`, ...). */
-export { Socket }
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "effect/socket/Socket"
 
 /** What a WebSocket constructor is given beside the address: its subprotocols, or options with headers. */
 export type WebSocketConstructorOptions = Socket.WebSocketConstructorOptions | undefined
