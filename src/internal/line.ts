@@ -6,11 +6,12 @@
  */
 import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import { identity } from "effect/Function"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -74,3 +75,25 @@ export const failureOption = Cause.failureOption
 
 /** The stream an effect makes, the effect's scope closed when the stream ends. */
 export const unwrapScoped = Stream.unwrapScoped
+
+/**
+ * Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. The
+ * class is the key a layer provides the service under and an effect reads it by.
+ */
+export const ServiceTag = <Self, Shape>() => <const Key extends string>(key: Key): Context.TagClass<Self, Key, Shape> =>
+  Context.Tag(key)<Self, Shape>()
+
+/** The effect that reads a service from the context by its tag. */
+export const service: <Id, Shape>(tag: Context.Tag<Id, Shape>) => Effect.Effect<Shape, never, Id> = (tag) => tag
+
+/** `Some` of a value, `None` of `null` or `undefined`. */
+export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
+
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: each `provide`
+ * builds its layers with a memo map of its own, so this is the layer itself.
+ */
+export const unshared = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
+
+/** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
+export const scopedContextLayer = Layer.scopedContext

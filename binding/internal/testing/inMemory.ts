@@ -4,24 +4,28 @@
  * control a test inspects and steers them with, and, for a replay, the scripted world told what
  * the application does against the recording.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Script } from "effect-agent-session-core/shell"
 import { Agent, type OnboardInput, OnboardRequest } from "../../../src/Agent.js"
 import { AgentApi, type Service as AgentApiService } from "../../../src/AgentApi.js"
-import type * as Credentials from "../../../src/Credentials.js"
+import * as AgentSessions from "../../../src/AgentSessions.js"
+import * as Credentials from "../../../src/Credentials.js"
 import { type InvalidRecording, NotFound } from "../../../src/Errors.js"
-import type * as EventStream from "../../../src/EventStream.js"
+import * as EventStream from "../../../src/EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../../src/Session.js"
-import type {
-  Control,
-  Options,
-  ReplayOptions,
-  Step,
-  World
+import {
+  AgentSessionsTestControl,
+  type Control,
+  type Options,
+  type ReplayOptions,
+  type Step,
+  type World
 } from "./kitTypes.js"
 import * as ReplayInternal from "../../../src/internal/recording/replay.js"
-import { decodeUnknownEffect, fromResult } from "../../../src/internal/line.js"
+import { decodeUnknownEffect, fromResult, scopedContextLayer, unshared } from "../../../src/internal/line.js"
 import { validate } from "../../../src/internal/schema.js"
 import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
@@ -99,3 +103,22 @@ export const makeReplay = (
     })
     return { api: replayApi, eventStream: replayed.eventStream, control }
   })
+
+/**
+ * The kit's services (scripted or replayed) in a layer, with `Credentials` holding a test key, and
+ * the real `AgentSessions` over them (unshared: each kit layer's façade over its own services, as
+ * in `NodeAgentSessions`).
+ */
+export const kitLayer = <E>(make: Effect.Effect<Services, E, Scope.Scope | Credentials.Credentials>) => {
+  const services = scopedContextLayer(
+    Effect.map(make, ({ api, control, eventStream }) =>
+      Context.make(AgentApi, api).pipe(
+        Context.add(EventStream.EventStream, eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      ))
+  )
+  return Layer.provideMerge(
+    unshared(AgentSessions.layer),
+    Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  )
+}

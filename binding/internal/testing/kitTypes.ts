@@ -1,7 +1,8 @@
 /**
  * The types of the test kit (`AgentSessionsTest`'s `Step`, `RecordedAnswer`, `Control`,
- * `Options` and `ReplayOptions`), written below the in-memory services and the scripted channel
- * that use them so that every import runs one way. Re-exported by `AgentSessionsTest`.
+ * `Options` and `ReplayOptions`) and the tag of its control, written below the in-memory services
+ * and the scripted channel that use them so that every import runs one way. Re-exported by
+ * `AgentSessionsTest`.
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -11,7 +12,7 @@ import type * as Answer from "../../../src/Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../../src/Errors.js"
 import type { CreateSessionRequest } from "../../../src/Session.js"
 import type * as SessionEvent from "../../../src/SessionEvent.js"
-import { durationOf, type DurationInput } from "../../../src/internal/line.js"
+import { durationOf, type DurationInput, ServiceTag } from "../../../src/internal/line.js"
 
 /**
  * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
@@ -68,6 +69,16 @@ export interface Control {
   /** Replaces the script of the sessions created from now on. */
   readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
 }
+
+/**
+ * The control of the test layer.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AgentSessionsTestControl extends ServiceTag<AgentSessionsTestControl, Control>()(
+  "effect-agent-session/testing/AgentSessionsTestControl"
+) {}
 
 /**
  * Options of the test layer (the core's `KitScript.Options`): the script every session follows

@@ -5,9 +5,12 @@
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LatchModule from "effect/Latch"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Result_ from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Socket from "effect/socket/Socket"
@@ -77,3 +80,25 @@ export const failureOption = Cause.findErrorOption
 
 /** The stream an effect makes, the effect's scope closed when the stream ends. */
 export const unwrapScoped = Stream.unwrap
+
+/**
+ * Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. The
+ * class is the key a layer provides the service under and an effect reads it by.
+ */
+export const ServiceTag: <Self, Shape>() => <const Key extends string>(key: Key) => Context.ServiceClass<Self, Key, Shape> =
+  Context.Service
+
+/** The effect that reads a service from the context by its tag. */
+export const service: <Id, Shape>(tag: Context.Key<Id, Shape>) => Effect.Effect<Shape, never, Id> = Effect.service
+
+/** `Some` of a value, `None` of `null` or `undefined`. */
+export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: built with a memo
+ * map of its own, where the layers of one program are otherwise memoized across its `provide`s.
+ */
+export const unshared: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R> = Layer.fresh
+
+/** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
+export const scopedContextLayer = Layer.effectContext
