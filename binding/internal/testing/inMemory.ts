@@ -2,7 +2,8 @@
  * The test kit's in-memory services: an `AgentApi` that validates and records the application's
  * requests (and fails the next one on demand), an `EventStream` over the scripted channel, the
  * control a test inspects and steers them with, and, for a replay, the scripted world told what
- * the application does against the recording.
+ * the application does against the recording; and the kit's layer of them, under the real
+ * `AgentSessions`.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
