@@ -52,9 +52,6 @@ export const makeLatch = Effect.makeLatch
 /** Closes a latch at once, outside an effect. */
 export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
 
-/** Opens a latch at once, outside an effect. */
-export const openLatchUnsafe = (latch: Latch): void => latch.unsafeOpen()
-
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = Option.Option<E>
 

@@ -55,11 +55,6 @@ export const closeLatchUnsafe = (latch: Latch): void => {
   latch.closeUnsafe()
 }
 
-/** Opens a latch at once, outside an effect. */
-export const openLatchUnsafe = (latch: Latch): void => {
-  latch.openUnsafe()
-}
-
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = E | Cause.Done
 
