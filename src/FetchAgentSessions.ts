@@ -31,7 +31,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as SdkLayer from "../binding/internal/sdkLayer.js"
-import * as StandardWebSocket from "./internal/standardWebSocket.js"
+import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "./NodeAgentSessions.js"
 
 /**

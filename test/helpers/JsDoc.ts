@@ -22,9 +22,11 @@ export const categories: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit and the
- * simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry points), and every
- * module of the protocol core (`effect-agent-session-core` and its `./shell` entry point).
+ * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
+ * declarations written once for both editions in `binding/testing/`, which its `src/` module
+ * re-exports) and the simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry
+ * points), and every module of the protocol core (`effect-agent-session-core` and its `./shell`
+ * entry point).
  */
 export const publicModules = (): ReadonlyArray<string> => [
   ...["packages/core/src", "packages/core/src/shell"].flatMap((dir) =>
@@ -38,6 +40,7 @@ export const publicModules = (): ReadonlyArray<string> => [
     .sort()
     .map((name) => `src/${name}`),
   "src/testing/AgentSessionsTest.ts",
+  "binding/testing/AgentSessionsTest.ts",
   "src/simulator/Simulator.ts",
   "src/simulator/Script.ts",
   "src/cluster/ClusterSessions.ts",

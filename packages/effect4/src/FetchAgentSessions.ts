@@ -29,7 +29,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "./Errors.js"
 import * as SdkLayer from "../binding/internal/sdkLayer.js"
-import * as StandardWebSocket from "./internal/standardWebSocket.js"
+import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "./NodeAgentSessions.js"
 
 /**

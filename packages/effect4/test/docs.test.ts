@@ -24,7 +24,9 @@ const publicModules = [
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
     .map((name) => fromRoot(`src/${name}`)),
-  fromRoot("src/testing/AgentSessionsTest.ts")
+  fromRoot("src/testing/AgentSessionsTest.ts"),
+  // The test kit's declarations written once for both editions, which its src/ module re-exports.
+  "binding/testing/AgentSessionsTest.ts"
 ]
 const entryPoints = [fromRoot("src/index.ts"), fromRoot("src/testing/index.ts")]
 

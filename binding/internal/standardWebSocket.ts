@@ -13,22 +13,18 @@
  * Node, with no overflow bound.
  */
 import * as Layer from "effect/Layer"
-import * as Socket from "effect/socket/Socket"
 import { StreamWebSocket } from "effect-agent-session-core/shell"
-import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
-
-/** The subprotocols of the constructor's options; an options object's headers are not sent. */
-const protocolsOf = (options: Socket.WebSocketConstructorOptions | undefined): string | Array<string> | undefined =>
-  options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
+import { registerConstructor } from "./channel/upgrade.js"
+import { protocolsOf, Socket, type WebSocketConstructorService } from "../../src/internal/line.js"
 
 /**
  * Builds the constructor: over the runtime's `WebSocketStream` when it has one (`streams`, by
  * default whether it has), else over its `WebSocket` (`StreamWebSocket.standard`).
  */
-export const make = (streams?: boolean): Socket.WebSocketConstructor["Service"] => {
+export const make = (streams?: boolean): WebSocketConstructorService => {
   const { open, pausable } = StreamWebSocket.standard(streams)
   // A `StreamWebSocket` has the socket interface the transport reads, and `pause()`/`resume()`.
-  const constructor: Socket.WebSocketConstructor["Service"] = (url, options) =>
+  const constructor: WebSocketConstructorService = (url, options) =>
     open(url, protocolsOf(options)) as globalThis.WebSocket
   registerConstructor(constructor, { pausable })
   return constructor
