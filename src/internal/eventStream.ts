@@ -18,7 +18,7 @@ import * as Wire from "../Wire.js"
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
-import { webSocketTransport } from "./channel/socket.js"
+import { webSocketTransport } from "../../binding/internal/channel/socket.js"
 import { tapTransport } from "./channel/tap.js"
 import { checkSecureUrl, printableUrl } from "./url.js"
 
@@ -64,7 +64,7 @@ export const connectEngine = (
       agent: connectOptions.agent,
       printableUrl: printableUrl(Wire.joinPath(base, dialect.connectPath)),
       transport: yield* tapTransport(
-        webSocketTransport({ base, dialect, sessionId, settings, constructor }),
+        webSocketTransport({ base, dialect, constructor }),
         { sessionId, dialect, transport: "websocket" }
       ),
       deadlines

@@ -379,3 +379,12 @@ export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.E
   Stream.runDrain(Stream.take(stream, 1))
 /** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
 export const scopedContextLayer = Layer.scopedContext
+
+/**
+ * What a socket's attempt gives the socket as its listener: the attempt itself, an object whose
+ * `handleEvent` the socket calls with every event (no function between the socket and it).
+ */
+export type SocketListener = EventListenerObject
+
+/** The listener of a socket's attempt (the attempt itself: see {@link SocketListener}). */
+export const socketListener = (attempt: EventListenerObject): SocketListener => attempt

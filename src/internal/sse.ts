@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Http, Sse } from "effect-agent-session-core"
 import { SseAttempt } from "effect-agent-session-core/shell"
@@ -28,7 +28,7 @@ import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "./channel/tap.js"
 import { outcomes } from "../../binding/internal/channel/outcomes.js"
-import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
+import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "../../binding/internal/channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import { readBounded } from "../../binding/internal/body.js"
 
@@ -59,17 +59,22 @@ interface SseOptions {
  * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`).
  */
 export const sseTransport = (options: SseOptions): Transport => (hooks) =>
-  Effect.asVoid(Effect.forkScoped(
-    attempt(options, hooks).pipe(
+  Effect.suspend(() => {
+    // The reader's fiber lasts as long as the attempt: in the attempt's scope.
+    const scope = hooks.scope()
+    return attempt(options, hooks).pipe(
       Effect.exit,
       Effect.flatMap((exit) =>
         Effect.sync(() => {
           // Interrupted: the engine closed the attempt; it knows how it ended.
           if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) hooks.end(fromExit(exit))
         })
-      )
+      ),
+      Effect.forkIn(scope),
+      Effect.asVoid,
+      Scope.extend(scope)
     )
-  ))
+  })
 
 const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
   Effect.gen(function*() {

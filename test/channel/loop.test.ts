@@ -23,7 +23,7 @@ import type * as EventStream from "../../src/EventStream.js"
 import { type Final, type Loop, makeLoop } from "../../src/internal/channel/loop.js"
 import { resolveSettings, type Settings } from "../../src/internal/channel/settings.js"
 import { ConnectionState } from "../../binding/internal/channel/state.js"
-import { type AttemptOutcome, End, Fatal, Retry } from "../../src/internal/channel/transport.js"
+import { type AttemptOutcome, End, Fatal, Retry } from "../../binding/internal/channel/transport.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 
 const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as SessionEvent.SessionEvent

@@ -1,5 +1,5 @@
 /**
- * The WebSocket adapter (src/internal/channel/socket.ts) over a scripted fake socket, with hooks
+ * The WebSocket adapter (binding/internal/channel/socket.ts) over a scripted fake socket, with hooks
  * that record every call: the handshake, frames in order, how each close code and error ends the
  * attempt (the key scrubbed from what is kept), the connect time-out on the `TestClock`, the
  * `Io` it attaches, and closing the attempt's scope.
@@ -14,10 +14,10 @@ import * as TestClock from "effect/TestClock"
 import * as Dialect from "../../src/Dialect.js"
 import { ConnectTimeout, FrameTooLarge, HandshakeRejected } from "../../src/Errors.js"
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
-import { resolveSettings } from "../../src/internal/channel/settings.js"
-import { webSocketTransport } from "../../src/internal/channel/socket.js"
+import { resolveSettings, type Settings } from "../../src/internal/channel/settings.js"
+import { webSocketTransport } from "../../binding/internal/channel/socket.js"
 import { recordRejection, registerConstructor } from "../../binding/internal/channel/upgrade.js"
-import type { AttemptOutcome, Hooks, Io } from "../../src/internal/channel/transport.js"
+import type { AttemptOutcome, Hooks, Io } from "../../binding/internal/channel/transport.js"
 import * as Wire from "../../src/Wire.js"
 import { FakeWebSocket } from "../helpers/FakeWebSocket.js"
 
@@ -46,7 +46,7 @@ interface Started extends Recorded {
   readonly scope: Scope.CloseableScope
 }
 
-const record = (sockets: ReadonlyArray<FakeWebSocket>): Recorded => {
+const record = (sockets: ReadonlyArray<FakeWebSocket>, settings: Settings, scope: Scope.Scope): Recorded => {
   const deadlines = Deadlines.make()
   const recorded: Recorded = {
     deadlines,
@@ -57,6 +57,9 @@ const record = (sockets: ReadonlyArray<FakeWebSocket>): Recorded => {
     pausable: [],
     io: undefined,
     hooks: {
+      sessionId: SESSION,
+      settings,
+      scope: () => scope,
       key: Redacted.make(KEY),
       deadlines,
       attach: (io, pausable) => {
@@ -100,12 +103,15 @@ const start = (options: {
 } = {}): Effect.Effect<Started> =>
   Effect.gen(function*() {
     const sockets: Array<FakeWebSocket> = []
-    const recorded = record(sockets)
+    const scope = yield* Scope.make()
+    const recorded = record(
+      sockets,
+      resolveSettings({}, { connectTimeout: options.connectTimeout ?? "5 seconds" }),
+      scope
+    )
     const transport = webSocketTransport({
       base: "ws://service.test",
       dialect: options.dialect ?? Dialect.documented,
-      sessionId: SESSION,
-      settings: resolveSettings({}, { connectTimeout: options.connectTimeout ?? "5 seconds" }),
       constructor: options.make ?? ((url) => {
         const socket = new FakeWebSocket(url)
         sockets.push(socket)
@@ -113,8 +119,9 @@ const start = (options: {
         return socket
       })
     })
-    const scope = yield* Scope.make()
-    yield* Scope.extend(transport(recorded.hooks), scope)
+    yield* transport(recorded.hooks)
+    // As the engine releases an attempt: closing the attempt's scope closes its transport (`Io.close`).
+    yield* Scope.addFinalizer(scope, Effect.sync(() => recorded.io?.close?.()))
     return Object.assign(recorded, { sockets, scope, socket: sockets[0]! })
   })
 

@@ -17,7 +17,7 @@ import type * as Credentials from "../../Credentials.js"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import { AttemptHooks, type Shell } from "./shell.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
-import { Fatal, type Transport } from "./transport.js"
+import { Fatal, type Transport } from "../../../binding/internal/channel/transport.js"
 
 /** What every attempt of a connection shares. */
 interface AttemptOptions {
@@ -55,7 +55,9 @@ const startAttempt = (options: AttemptOptions): Effect.Effect<AttemptHooks | num
     shell.current = attempt
     shell.runtime = yield* Effect.runtime<never>()
     yield* Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => Spans.end(span, shell.clock, exit)))
-    yield* Scope.extend(options.transport(attempt), scope)
+    yield* options.transport(attempt)
+    // Closing the scope closes the transport (after the answer writer, forked later, has stopped).
+    yield* Scope.addFinalizer(scope, Effect.sync(() => attempt.io?.close?.()))
     yield* attempt.wait(false)
     // An attempt that opened is open for the loop even if it has ended already (opened,
     // delivered and dropped before this fiber woke up): its state and count.
@@ -69,7 +71,7 @@ const endAttempt = (shell: Shell, attempt: AttemptHooks): Effect.Effect<Connecti
     // Uninterruptible: a close by the caller while the scope's finalizers run (waiting for the
     // writer or the SSE reader to stop) must not skip the rest of them (the socket's close).
     // The scope closes with the attempt's ending (a recorder's tap reads it).
-    Effect.uninterruptible(Scope.close(attempt.scope, Exit.succeed(shell.connection.endingOf(attempt.id)))),
+    Effect.uninterruptible(Scope.close(attempt.scoped, Exit.succeed(shell.connection.endingOf(attempt.id)))),
     ended(shell, attempt.id)
   )
 

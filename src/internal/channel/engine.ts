@@ -48,7 +48,7 @@ import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
 import { fromCore, StateCell } from "../../../binding/internal/channel/state.js"
-import type { Transport } from "./transport.js"
+import type { Transport } from "../../../binding/internal/channel/transport.js"
 
 /** Everything a connection needs besides its transport. */
 export interface EngineOptions {
@@ -155,7 +155,7 @@ export const makeEngine = (
           ),
           Effect.onExit(loop.run, (exit) =>
             Effect.zipRight(
-              shell.current === undefined ? Effect.void : Scope.close(shell.current.scope, Exit.asVoid(exit)),
+              shell.current === undefined ? Effect.void : Scope.close(shell.current.scoped, Exit.asVoid(exit)),
               Effect.zipRight(finish(finalOf(exit)), Effect.sync(() => Spans.end(span, clock, exit)))
             ))
         )

@@ -34,7 +34,7 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
 import type { Settings } from "./settings.js"
-import type { Hooks, Io } from "./transport.js"
+import type { Hooks, Io } from "../../../binding/internal/channel/transport.js"
 
 /** The key a request is answered by. */
 export const keyOf: (request: SessionEvent.ExternalResourceRequested) => string = ConnectionShell.keyOf
@@ -77,7 +77,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
     const attempt = this.current
     if (attempt === undefined || this.runtime === undefined) return
     // Interruptible between answers whatever the caller is (each write is not); gone with the attempt.
-    Runtime.runFork(this.runtime)(Effect.interruptible(this.writer(attempt)), { scope: attempt.scope })
+    Runtime.runFork(this.runtime)(Effect.interruptible(this.writer(attempt)), { scope: attempt.scoped })
   }
   schedule(at: number, check: Deadlines.Check): Deadlines.Entry {
     return this.deadlines.scheduleUnsafe(at, check, this.runtime ?? Runtime.defaultRuntime)
@@ -100,13 +100,24 @@ export class AttemptHooks
     override readonly shell: Shell,
     id: number,
     readonly key: Redacted.Redacted<string>,
-    readonly scope: Scope.CloseableScope
+    /** The attempt's scope: its answer writer, its transport's close and fibers, closed as it ends. */
+    readonly scoped: Scope.CloseableScope
   ) {
     super(shell, id)
   }
 
+  scope(): Scope.Scope {
+    return this.scoped
+  }
+
   get deadlines(): Deadlines.Deadlines {
     return this.shell.deadlines
+  }
+  get sessionId(): string {
+    return this.shell.sessionId
+  }
+  get settings(): Settings {
+    return this.shell.settings
   }
 
   /** Waits until the attempt has opened or ended (`ended`: until it has ended). */

@@ -11,11 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
+import * as Scope from "effect/Scope"
 import type * as Dialect from "../../Dialect.js"
 import { BufferOverflow } from "../../Errors.js"
 import type * as Wire from "../../Wire.js"
 import { AttemptHooks } from "./shell.js"
-import type { AttemptOutcome, Hooks, Io, SendFailure, Transport } from "./transport.js"
+import type { AttemptOutcome, Hooks, Io, SendFailure, Transport } from "../../../binding/internal/channel/transport.js"
 
 /** What a recorder is told, synchronously, from the transport's callbacks. */
 export interface ChannelTap {
@@ -91,9 +92,17 @@ export const tapped = (
         pause: () => inner.pause(),
         resume: () => inner.resume(),
         abort: () => inner.abort(),
+        close: () => inner.close?.(),
         drain: () => inner.drain?.() ?? false
       })
       const wrapped: Hooks = {
+        get sessionId() {
+          return hooks.sessionId
+        },
+        get settings() {
+          return hooks.settings
+        },
+        scope: () => hooks.scope(),
         get key() {
           return hooks.key
         },
@@ -128,7 +137,7 @@ export const tapped = (
       }
       // The attempt's scope closes with its outcome (or the caller's interruption).
       return Effect.zipRight(
-        Effect.addFinalizer((exit) => Effect.sync(() => tap.ended(conn, opened, exit))),
+        Scope.addFinalizerExit(hooks.scope(), (exit) => Effect.sync(() => tap.ended(conn, opened, exit))),
         transport(wrapped)
       )
     })

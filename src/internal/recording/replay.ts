@@ -37,7 +37,7 @@ import type { ReplayOptions as ReplayKitOptions, World } from "../../../binding/
 import { eventStreamOf } from "../../../binding/internal/testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import { type Hooks, type Io } from "../channel/transport.js"
+import { type Hooks, type Io } from "../../../binding/internal/channel/transport.js"
 import type { Recording as Format } from "effect-agent-session-core"
 import { FileSource, KitReplay } from "effect-agent-session-core/shell"
 import * as Fs from "node:fs"
@@ -102,7 +102,7 @@ export const make = (options: ReplayOptions, observer: World) =>
           settings: resolveSettings({}, connectOptions),
           ...replay.channel,
           agent: connectOptions.agent,
-          transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
+          transport: (hooks) => Effect.suspend(() => Effect.asVoid(Effect.forkIn(play(pass, sessionId, hooks), hooks.scope())))
         }).pipe(Effect.provideService(Credentials.Credentials, credentials))
         const connection = engine.connection
         return {

@@ -19,8 +19,8 @@ import * as Wire from "../Wire.js"
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
-import { webSocketTransport } from "./channel/socket.js"
-import type { Transport } from "./channel/transport.js"
+import { webSocketTransport } from "../../binding/internal/channel/socket.js"
+import type { Transport } from "../../binding/internal/channel/transport.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"

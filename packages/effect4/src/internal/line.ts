@@ -341,3 +341,13 @@ export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.E
   Effect.scoped(Stream.toPull(stream))
 /** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
 export const scopedContextLayer = Layer.effectContext
+
+/**
+ * What a socket's attempt gives the socket as its listener: one function for every event (the
+ * socket takes no listener object), handing it to the attempt's `handleEvent`.
+ */
+export type SocketListener = (event: Socket.WebSocketEvent) => void
+
+/** The listener of a socket's attempt: made once per attempt (see {@link SocketListener}). */
+export const socketListener = (attempt: { handleEvent(event: Socket.WebSocketEvent): void }): SocketListener => (event) =>
+  attempt.handleEvent(event)

@@ -29,7 +29,7 @@ import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { outcomes } from "../../binding/internal/channel/outcomes.js"
-import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
+import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "../../binding/internal/channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 
 // ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import type * as Credentials from "../../Credentials.js"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import { AttemptHooks, type Shell } from "./shell.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
-import { Fatal, type Transport } from "./transport.js"
+import { Fatal, type Transport } from "../../../binding/internal/channel/transport.js"
 
 /** The options every attempt of a connection shares (the engine's options have them). */
 export interface AttemptOptions {

@@ -49,7 +49,7 @@ import { Shell } from "./shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
 import { fromCore, StateCell } from "../../../binding/internal/channel/state.js"
-import type { Transport } from "./transport.js"
+import type { Transport } from "../../../binding/internal/channel/transport.js"
 
 /** Everything a connection needs besides its transport. */
 export interface EngineOptions {

@@ -34,7 +34,7 @@ import type * as Wire from "../../Wire.js"
 import type { EventBuffer } from "./buffer.js"
 import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
 import type { Settings } from "./settings.js"
-import type { Hooks, Io } from "./transport.js"
+import type { Hooks, Io } from "../../../binding/internal/channel/transport.js"
 
 /** The key a request is answered by. */
 export const keyOf: (request: SessionEvent.ExternalResourceRequested) => string = ConnectionShell.keyOf

@@ -42,7 +42,7 @@ import type { ReplayOptions as ReplayKitOptions, World } from "../../../binding/
 import { eventStreamOf } from "../../../binding/internal/testing/scriptedChannel.js"
 import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
-import { type Hooks, type Io } from "../channel/transport.js"
+import { type Hooks, type Io } from "../../../binding/internal/channel/transport.js"
 
 /** Options of an in-memory replay: the file, and the kit's (the answer timeout, the longest line, `redact`). */
 export interface ReplayOptions extends ReplayKitOptions {

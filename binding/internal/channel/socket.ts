@@ -1,16 +1,16 @@
 /**
  * The WebSocket transport: one socket per attempt, made by the `Socket.WebSocketConstructor`
- * service (so a user's layer still swaps it) and read by a thin adapter of our own instead of
- * `Socket.makeWebSocket`'s pull-based reader.
+ * service (so a user's layer still swaps it) and read by a thin adapter of our own instead of the
+ * platform's socket reader (`Socket.runRaw`, `Socket.makeWebSocket`'s).
  *
- * Why: the platform's reader needs a fiber pulling per connection, holds a buffer, a latch and a
- * scope of its own, and its back-pressure counts bytes; here the socket's listeners hand each
- * frame to the engine's hooks synchronously, the connect time-out is an entry of the shared timer,
- * and the engine pauses the socket itself (`ws`'s `pause()`/`resume()`) when its buffer of events
- * is full.
+ * Why: the platform's reader needs a fiber per connection, holds a buffer, a latch and a scope of
+ * its own (the heap it costs per idle connection: src/internal/README.md, "One connection"), and
+ * wraps every frame first; here the socket's listeners hand each frame to the engine's hooks
+ * synchronously, the connect time-out is an entry of the shared timer, and the engine pauses the
+ * socket itself (`ws`'s `pause()`/`resume()`) when its buffer of events is full.
  *
- * The semantics are those of a socket whose every close fails, 1000 included (as Effect 4's
- * `Socket` reports them): the core's `Close` classifies the code; an `error` event ends the
+ * The semantics are those of a socket whose every close but 1000 fails (1006, an abrupt drop, is
+ * an error to reconnect from): the core's `Close` classifies the code; an `error` event ends the
  * attempt (an open failure before `open`, a read failure after).
  *
  * A socket that cannot pause (a runtime's standard WHATWG `WebSocket`: no `pause()`/`resume()`)
@@ -26,30 +26,36 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import type * as Socket from "effect/socket/Socket"
 import { Close } from "effect-agent-session-core"
 import { Socket as CoreSocket, WebSocketAttempt } from "effect-agent-session-core/shell"
-import type * as Dialect from "../../Dialect.js"
-import * as Wire from "../../Wire.js"
-import { outcomes } from "../../../binding/internal/channel/outcomes.js"
-import type { Settings } from "./settings.js"
+import type * as Dialect from "../../../src/Dialect.js"
+import * as Wire from "../../../src/Wire.js"
+import {
+  currentTimeMillis,
+  socketListener,
+  type SocketListener,
+  type WebSocketConstructorService,
+  type WebSocketLike
+} from "../../../src/internal/line.js"
+import type { Settings } from "../../../src/internal/channel/settings.js"
+import { outcomes } from "./outcomes.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { maxPayloadOf, traitsOf } from "../../../binding/internal/channel/upgrade.js"
+import { maxPayloadOf, traitsOf } from "./upgrade.js"
 
 const written = Effect.succeed("written" as const)
 
 /**
  * One socket of one attempt: the core's `WebSocketAttempt` (the socket's events, the attempt's
- * end), the engine's `Io` over it, and the socket's listener (one function for every event: the
- * socket takes no listener object).
+ * end), the engine's `Io` over it, and the socket's listener (the object itself where the line's
+ * socket takes listener objects, one function for every event where it takes none: `line.ts`).
  */
 class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
   Redacted.Redacted<string>,
   AttemptOutcome,
   Settings,
-  (event: Socket.WebSocketEvent) => void
+  SocketListener
 > implements Io {
-  protected readonly listener = (event: Socket.WebSocketEvent): void => this.handleEvent(event)
+  protected readonly listener: SocketListener = socketListener(this)
   send(frame: string): Effect.Effect<"written", SendFailure> {
     return Effect.suspend(() => {
       const failure = this.write(frame)
@@ -65,7 +71,7 @@ class SocketAttempt extends WebSocketAttempt.WebSocketAttempt<
 export const webSocketTransport = (options: {
   readonly base: string
   readonly dialect: Dialect.Dialect
-  readonly constructor: Socket.WebSocketConstructor["Service"]
+  readonly constructor: WebSocketConstructorService
 }): Transport =>
 (hooks) =>
   Effect.gen(function*() {
@@ -80,12 +86,10 @@ export const webSocketTransport = (options: {
     })
     yield* Effect.logDebug(`Connecting to ${Wire.redactUrl(url)}`)
     const traits = traitsOf(options.constructor)
-    let ws: Socket.WebSocketLike
+    let ws: WebSocketLike
     try {
       const sized = traits?.sized
-      ws = sized === undefined
-        ? options.constructor(url)
-        : sized(url, maxPayloadOf(settings), undefined)
+      ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings), undefined)
     } catch (cause) {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }
@@ -103,7 +107,7 @@ export const webSocketTransport = (options: {
     hooks.attach(attempt, CoreSocket.isPausable(ws) && traits?.pausable !== false)
     const clock = yield* Effect.clockWith(Effect.succeed)
     attempt.connectTimeout = yield* hooks.deadlines.schedule(
-      clock.currentTimeMillisUnsafe() + Duration.toMillis(settings.connectTimeout),
+      currentTimeMillis(clock) + Duration.toMillis(settings.connectTimeout),
       () => {
         attempt.connectTimedOut()
         return undefined

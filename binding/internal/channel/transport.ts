@@ -1,19 +1,21 @@
 /**
- * What a transport (WebSocket: `socket.ts`; Server-Sent Events: `../sse.ts`) and the engine owe
- * each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
- * starts the attempt in the attempt's scope, calls `attach` as soon as the connection exists,
- * `open` once it is open, `frame` (or `namedEvent`) per frame, and `end` once with how it ended.
- * The engine closes the attempt's scope when the attempt is over, whoever ended it.
+ * What a transport (WebSocket: `socket.ts`; Server-Sent Events: the edition's
+ * `src/internal/sse.ts`) and the engine owe each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
+ * starts the attempt, calls `attach` as soon as the connection exists, `open` once it is open,
+ * `frame` (or `namedEvent`) per frame, and `end` once with how it ended. When the attempt is over,
+ * whoever ended it, the engine stops its answer writer, closes its transport (`Io.close`) and
+ * closes its scope, if the transport asked for one (`Hooks.scope`).
  */
-import * as Redacted from "effect/Redacted"
 import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { type Connection, Secrets } from "effect-agent-session-core"
-import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
-import type * as EventStream from "../../EventStream.js"
-import type * as Wire from "../../Wire.js"
-import type { Deadlines } from "../../../binding/internal/channel/deadlines.js"
+import type { ConnectTimeout, EventStreamError } from "../../../src/Errors.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import type * as Wire from "../../../src/Wire.js"
+import type { Deadlines } from "./deadlines.js"
+import type { Settings } from "../../../src/internal/channel/settings.js"
 
 /**
  * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
@@ -62,22 +64,33 @@ export interface Io {
   readonly resume: () => void
   /** Drops the connection at once (idle time-out). */
   readonly abort: () => void
+  /** Closes the connection as the attempt is over (after its answer writer has stopped). */
+  readonly close?: (() => void) | undefined
   /**
-   * Asks the service to end the connection (a WebSocket close, code 1000) and goes on reading
-   * until it has: every frame the service sent before it saw the close still arrives, then the
-   * transport ends the attempt. False (nothing done) where the transport cannot: it is not open,
-   * or what arrives once it is closing is dropped (a standard WebSocket), or the service cannot
-   * be asked (Server-Sent Events). Absent: never can.
+   * Asks the service to end the connection (a WebSocket close, code 1000) and reads on until it
+   * has (the core's `Reader.drain`). False (nothing done) where the transport cannot: not open,
+   * or what arrives once it is closing is dropped (a standard WebSocket). Absent: never can
+   * (Server-Sent Events, a replay).
    */
   readonly drain?: (() => boolean) | undefined
 }
 
 /** What the engine gives a transport for one attempt. */
 export interface Hooks {
+  /** The connection's session (a transport is shared by the connections of a service). */
+  readonly sessionId: string
+  /** The connection's settings. */
+  readonly settings: Settings
   /** The key, read afresh for this attempt. */
   readonly key: Redacted.Redacted<string>
   /** The shared timer, for the transport's own time-outs (the connect time-out). */
   readonly deadlines: Deadlines
+  /**
+   * The attempt's scope, made on the first call, for a transport whose attempt runs in fibers of
+   * its own (the SSE body's reader): closed when the attempt is over, its exit the attempt's
+   * ending. A transport without one costs the attempt no scope.
+   */
+  readonly scope: () => Scope.Scope
   /**
    * To call as soon as the connection exists (before it opens): frames may be paused from then on.
    * `pausable: false`: the transport cannot pause, the connection bounds it (`BufferOverflow`).
@@ -98,11 +111,10 @@ export interface Hooks {
 }
 
 /**
- * Starts one attempt in the given scope and returns once it is started (it must not wait for
- * the attempt to end: the engine's one fiber waits for `hooks.end`). Closing the scope closes
- * the connection.
+ * Starts one attempt and returns once it is started (it must not wait for the attempt to end: no
+ * fiber of the engine waits for `hooks.end`).
  */
-export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
+export type Transport = (hooks: Hooks) => Effect.Effect<void>
 
 /** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
 export const scrub = (text: string, key: Redacted.Redacted<string>): string =>
