@@ -9,10 +9,13 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Runtime from "effect/Runtime"
+import type * as Scheduler from "effect/Scheduler"
+import * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
@@ -388,3 +391,63 @@ export type SocketListener = EventListenerObject
 
 /** The listener of a socket's attempt (the attempt itself: see {@link SocketListener}). */
 export const socketListener = (attempt: EventListenerObject): SocketListener => attempt
+
+/** A fiber of the line, as it is run: it can be interrupted, observed and polled. */
+export type RunningFiber<A, E = never> = Fiber.RuntimeFiber<A, E>
+
+/** Whether a fiber is over, read synchronously. */
+export const fiberDone = (fiber: RunningFiber<unknown, unknown>): boolean => fiber.unsafePoll() !== null
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with a {@link RunContext}: its
+ * Clock, logger, log annotations and services, the running fiber's that the context was taken from.
+ */
+export const forkWith = (context: RunContext): <A, E>(effect: Effect.Effect<A, E>) => RunningFiber<A, E> =>
+  Runtime.runFork(context)
+
+/** The {@link RunContext} of none: the line's default Clock and logger, no annotation, no service. */
+export const emptyRunContext: RunContext = Runtime.defaultRuntime
+
+/** A scope closed by hand. */
+export type CloseableScope = Scope.CloseableScope
+
+/** A new scope, made outside an effect. */
+export const makeScopeUnsafe = (): CloseableScope => Effect.runSync(Scope.make())
+
+/** What runs a task after the current callback, where a waiting fiber is woken: its scheduler. */
+export type Dispatcher = Scheduler.Scheduler
+
+/** The {@link Dispatcher} of a fiber's scheduler: the scheduler itself. */
+export const dispatcherOf = (scheduler: Scheduler.Scheduler): Dispatcher => scheduler
+
+/**
+ * An effect that waits until `register` resumes it with an effect (at once, if it does so
+ * synchronously); `register` is given the waiting fiber's scheduler and the fiber.
+ */
+export const callbackOnScheduler = <A, E>(
+  register: (
+    resume: (effect: Effect.Effect<A, E>) => void,
+    scheduler: Scheduler.Scheduler,
+    fiber: RunningFiber<unknown, unknown> | undefined
+  ) => void
+): Effect.Effect<A, E> =>
+  Effect.withFiberRuntime<A, E>((fiber) =>
+    Effect.async<A, E>((resume) => {
+      register(resume, fiber.currentScheduler, fiber)
+    })
+  )
+
+/** A {@link Result} that succeeded. */
+export type Success<A, E> = Either.Right<E, A>
+
+/** Whether a {@link Result} succeeded. */
+export const isSuccess: <A, E>(self: Result<A, E>) => self is Success<A, E> = Either.isRight
+
+/**
+ * The property a succeeded {@link Result} holds its value under (read by key where a function
+ * call per value would cost: the frame path).
+ */
+export const successKey = "right" as const
+
+/** The property a failed {@link Result} holds its error under (as {@link successKey}). */
+export const failureKey = "left" as const

@@ -12,7 +12,7 @@ import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../..
 import * as Metrics from "../../../src/Metrics.js"
 import * as SessionEvent from "../../../src/SessionEvent.js"
 import * as Wire from "../../../src/Wire.js"
-import type { AttemptHooks, Shell } from "../../../src/internal/channel/shell.js"
+import type { AttemptHooks, Shell } from "./shell.js"
 
 /**
  * Writes the next queued answer and tells the core: false when the writer stops. Uninterruptible:

@@ -1,5 +1,5 @@
 /**
- * The buffer between a connection's transport and its consumer (`internal/channel/buffer.ts`):
+ * The buffer between a connection's transport and its consumer (`binding/internal/channel/buffer.ts`):
  * events taken whole and in order, the end and the failure only after every event, a waiting
  * consumer woken once per burst (after the producer's callback), and a wait that is interrupted
  * leaves no other waiter stranded.
@@ -9,7 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { EventBuffer } from "../src/internal/channel/buffer.js"
+import { EventBuffer } from "../binding/internal/channel/buffer.js"
 
 type Buffer = EventBuffer<number, string>
 

@@ -8,27 +8,27 @@
  * | one attempt | `attempt.ts` |
  * | the connection loop: attempts, schedules, state | `loop.ts` |
  * | answers out | `answers.ts` |
+ * | the events waiting for the consumer | `buffer.ts` |
  * | the shared timer (idle and connect time-outs) | `deadlines.ts` |
  * | what a transport and the engine owe each other | `transport.ts`; WebSocket `socket.ts`, SSE `../sse.ts` |
  *
  * This file joins them: the connection's fiber (the loop), the consumer's stream, `close`, and
  * the end. One fiber per open connection: the loop, waiting for its attempt to end; frames go
- * from the socket's callback through the core straight into the `Mailbox` the consumer reads;
+ * from the socket's callback through the core straight into the buffer the consumer reads;
  * time-outs are entries of the shared timer; an answer writer exists only while answers are
  * written (src/internal/README.md says which rule lives where).
  */
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
-import type * as Chunk from "effect/Chunk"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { ConnectionShell } from "effect-agent-session-core/shell"
@@ -41,10 +41,11 @@ import type * as SessionEvent from "../../SessionEvent.js"
 import * as Wire from "../../Wire.js"
 import { inSession } from "../../../binding/internal/orphan.js"
 import { respond, writer } from "../../../binding/internal/channel/answers.js"
-import { runAttempt } from "./attempt.js"
+import * as Attempt from "../../../binding/internal/channel/attempt.js"
+import { EventBuffer } from "../../../binding/internal/channel/buffer.js"
 import * as Deadlines from "../../../binding/internal/channel/deadlines.js"
 import { type Final, makeLoop } from "./loop.js"
-import { Shell } from "./shell.js"
+import { type AttemptHooks, Shell } from "../../../binding/internal/channel/shell.js"
 import type { Settings } from "./settings.js"
 import * as Spans from "../../../binding/internal/channel/spans.js"
 import { fromCore, StateCell } from "../../../binding/internal/channel/state.js"
@@ -97,13 +98,15 @@ export const makeEngine = (
     const credentials = yield* Credentials.Credentials
     const scope = yield* Effect.scope
     const clock = yield* Effect.clock
-    const mailbox = yield* Mailbox.make<SessionEvent.SessionEvent, EventStreamError>()
     const decode = Wire.makeDecoder(options.framing ?? dialect.framing, {
       maxFrameSize: settings.maxFrameSize,
       strict: settings.strict
     })
-    const shell = new Shell(sessionId, settings, mailbox, decode, clock, options.deadlines ?? Deadlines.make(), writer)
+    const buffer = new EventBuffer<SessionEvent.SessionEvent, EventStreamError>()
+    const shell = new Shell(sessionId, settings, buffer, decode, clock, options.deadlines ?? Deadlines.make(), writer)
     const core = shell.connection
+    /** The connection's fiber, once started. */
+    let runner: Fiber.RuntimeFiber<void> | undefined = undefined
 
     const state = new StateCell()
     const setState = (value: EventStream.ConnectionState) => state.set(value)
@@ -114,19 +117,33 @@ export const makeEngine = (
       connection: core,
       setState,
       clock,
-      attempt: Effect.suspend(() =>
-        runAttempt({
-          shell,
-          printableUrl: options.printableUrl,
-          credentials,
-          agent: options.agent,
-          transport: options.transport,
-          opened: loop.opened
-        })
-      )
+      attempt: Effect.suspend(() => runAttempt)
     })
 
-    // Uninterruptible: once finished, `state` must reach Closed and the mailbox must end, even when
+    /** Waits until the attempt has opened or ended (`ended`: until it has ended). */
+    const settled = (attempt: AttemptHooks, ended: boolean): Effect.Effect<void> =>
+      Effect.async<void>((resume) => {
+        if (attempt.whenSettled(ended, () => resume(Effect.void))) resume(Effect.void)
+      })
+
+    // One attempt run to its end in the connection's fiber: started, open (an attempt that opened
+    // is open for the loop even if it has ended already: its state and count), ended, released,
+    // and the core's decision.
+    const runAttempt = Effect.flatMap(
+      Attempt.start(shell, options, credentials),
+      (started) =>
+        typeof started === "number"
+          ? Attempt.decided(shell, started)
+          : Effect.zipRight(
+            Effect.zipRight(
+              settled(started, false),
+              Effect.suspend(() => (started.opened ? loop.opened(core.lastOpen) : Effect.void))
+            ),
+            Effect.flatMap(settled(started, true), () => Attempt.end(shell, started))
+          )
+    )
+
+    // Uninterruptible: once finished, `state` must reach Closed and the buffer must end, even when
     // `close` interrupts the runner while it is ending by itself (else `events` hangs).
     const finish = (final: Final): Effect.Effect<void> =>
       Effect.uninterruptible(Effect.suspend(() => {
@@ -138,7 +155,10 @@ export const makeEngine = (
           finished.warning === undefined ? Effect.void : Effect.logWarning(finished.warning),
           Effect.logDebug(ConnectionShell.closedLog(final.reason)),
           // The session's id, and whether it may still be running, on every error.
-          mailbox.done(Exit.mapError(final.exit, (error) => inSession(error, sessionId)))
+          Effect.sync(() => {
+            if (Exit.isSuccess(final.exit)) buffer.end()
+            else buffer.fail(Cause.map(final.exit.cause, (error) => inSession(error, sessionId)))
+          })
         ], { discard: true })
       }))
 
@@ -152,10 +172,15 @@ export const makeEngine = (
           Effect.zipRight(
             FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("sessionId", sessionId)),
             span === undefined ? Effect.void : FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span))
+          ).pipe(
+            // What the core asks from a socket's callback runs with the connection's fiber's runtime.
+            Effect.zipRight(Effect.flatMap(Effect.runtime<never>(), (runtime) => Effect.sync(() => {
+              shell.context = runtime
+            })))
           ),
           Effect.onExit(loop.run, (exit) =>
             Effect.zipRight(
-              shell.current === undefined ? Effect.void : Scope.close(shell.current.scoped, Exit.asVoid(exit)),
+              shell.current === undefined ? Effect.void : Attempt.release(shell.current, Exit.asVoid(exit)),
               Effect.zipRight(finish(finalOf(exit)), Effect.sync(() => Spans.end(span, clock, exit)))
             ))
         )
@@ -167,38 +192,47 @@ export const makeEngine = (
     const start = Effect.suspend(() => {
       if (!shell.start()) return Effect.void
       return Effect.forkIn(run, scope).pipe(Effect.tap((fiber) => {
-        shell.runner = fiber
+        runner = fiber
       }))
     })
 
-    // The consumer's side: the mailbox read chunk by chunk, as `Mailbox.toStream` does, with the
-    // connection started on the first pull and each chunk counted out of the buffer. One channel,
-    // no `Stream.unwrap` (which adds a flattening executor per consumer).
+    // Every event buffered (waiting for one when there is none), or `undefined` once they ended.
+    const take: Effect.Effect<Chunk.Chunk<SessionEvent.SessionEvent> | undefined, EventStreamError> = Effect.suspend(
+      () => {
+        const taken = buffer.takeAll()
+        if (taken !== undefined) return Effect.succeed(Chunk.unsafeFromNonEmptyArray(taken))
+        const finished = buffer.finished
+        if (finished !== undefined) return finished._tag === "Done" ? Effect.succeed(undefined) : Effect.failCause(finished.cause)
+        return buffer.waitThen(take)
+      }
+    )
+
+    // The consumer's side: the buffer read chunk by chunk, with the connection started on the
+    // first pull and each chunk counted out of the buffer. One channel, no `Stream.unwrap` (which
+    // adds a flattening executor per consumer).
     const pull: Channel.Channel<Chunk.Chunk<SessionEvent.SessionEvent>, unknown, EventStreamError, unknown, void, unknown> =
-      Channel.flatMap(mailbox.takeAll, ([chunk, done]) => {
-        if (chunk.length === 0) return done ? Channel.void : pull
+      Channel.flatMap(Channel.fromEffect(take), (chunk) => {
+        if (chunk === undefined) return Channel.void
         shell.taken(chunk.length)
         // Metrics: one update per chunk and event tag, not per frame.
-        const out = Channel.zipRight(Channel.fromEffect(Metrics.recordEvents(chunk)), Channel.write(chunk))
-        return done ? out : Channel.zipRight(out, pull)
+        return Channel.zipRight(Channel.zipRight(Channel.fromEffect(Metrics.recordEvents(chunk)), Channel.write(chunk)), pull)
       })
     const events: Stream.Stream<SessionEvent.SessionEvent, EventStreamError> = Stream.fromChannel(
       Channel.zipRight(Channel.fromEffect(start), pull)
     )
 
     const close: Effect.Effect<void> = Effect.suspend(() => {
-      if (shell.runner === undefined) {
+      if (runner === undefined) {
         shell.started = true
         return finish(closedByCaller)
       }
-      return Effect.asVoid(Fiber.interrupt(shell.runner))
+      return Effect.asVoid(Fiber.interrupt(runner))
     })
 
     // The core makes the attempt under way the last (`ConnectionShell.drainAttempt`): the
     // connection's fiber ends once the service's close answering ours has ended it. Where it
     // cannot be drained (not open, a transport that cannot), it is `close`.
     const drain: Effect.Effect<void> = Effect.suspend(() => {
-      const runner = shell.runner
       return runner !== undefined && shell.drainAttempt() ? Effect.asVoid(Fiber.await(runner)) : close
     })
 

@@ -15,7 +15,7 @@ import * as Scope from "effect/Scope"
 import type * as Dialect from "../../Dialect.js"
 import { BufferOverflow } from "../../Errors.js"
 import type * as Wire from "../../Wire.js"
-import { AttemptHooks } from "./shell.js"
+import { AttemptHooks } from "../../../binding/internal/channel/shell.js"
 import type { AttemptOutcome, Hooks, Io, SendFailure, Transport } from "../../../binding/internal/channel/transport.js"
 
 /** What a recorder is told, synchronously, from the transport's callbacks. */

@@ -9,8 +9,10 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import * as Scheduler from "effect/Scheduler"
+import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import type * as Socket from "effect/socket/Socket"
 import * as Config from "effect/Config"
@@ -351,3 +353,72 @@ export type SocketListener = (event: Socket.WebSocketEvent) => void
 /** The listener of a socket's attempt: made once per attempt (see {@link SocketListener}). */
 export const socketListener = (attempt: { handleEvent(event: Socket.WebSocketEvent): void }): SocketListener => (event) =>
   attempt.handleEvent(event)
+
+/** A fiber of the line, as it is run: it can be interrupted, observed and polled. */
+export type RunningFiber<A, E = never> = Fiber.Fiber<A, E>
+
+/** Whether a fiber is over, read synchronously. */
+export const fiberDone = (fiber: RunningFiber<unknown, unknown>): boolean => fiber.pollUnsafe() !== undefined
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with a {@link RunContext}: its
+ * Clock, logger, log annotations and services, the running fiber's that the context was taken from.
+ */
+export const forkWith: (context: RunContext) => <A, E>(effect: Effect.Effect<A, E>) => RunningFiber<A, E> =
+  Effect.runForkWith
+
+/** The {@link RunContext} of none: the line's default Clock and logger, no annotation, no service. */
+export const emptyRunContext: RunContext = Context.empty()
+
+/** A scope closed by hand. */
+export type CloseableScope = Scope.Closeable
+
+/** A new scope, made outside an effect. */
+export const makeScopeUnsafe = (): CloseableScope => Scope.makeUnsafe()
+
+/** What runs a task after the current callback, where a waiting fiber is woken: its scheduler's dispatcher. */
+export type Dispatcher = Scheduler.SchedulerDispatcher
+
+/** The dispatchers made, one per scheduler (the buffer that wakes a fiber has no fiber to take one from). */
+const dispatchers = new WeakMap<Scheduler.Scheduler, Scheduler.SchedulerDispatcher>()
+
+/** The {@link Dispatcher} of a fiber's scheduler (one per scheduler). */
+export const dispatcherOf = (scheduler: Scheduler.Scheduler): Dispatcher => {
+  let dispatcher = dispatchers.get(scheduler)
+  if (dispatcher === undefined) {
+    dispatcher = scheduler.makeDispatcher()
+    dispatchers.set(scheduler, dispatcher)
+  }
+  return dispatcher
+}
+
+/**
+ * An effect that waits until `register` resumes it with an effect (at once, if it does so
+ * synchronously); `register` is given the waiting fiber's scheduler and the fiber.
+ */
+export const callbackOnScheduler = <A, E>(
+  register: (
+    resume: (effect: Effect.Effect<A, E>) => void,
+    scheduler: Scheduler.Scheduler,
+    fiber: RunningFiber<unknown, unknown> | undefined
+  ) => void
+): Effect.Effect<A, E> =>
+  // The fiber's scheduler is the callback's `this`.
+  Effect.callback<A, E>(function(resume) {
+    register(resume, this, Fiber.getCurrent())
+  })
+
+/** A {@link Result} that succeeded. */
+export type Success<A, E> = Result_.Success<A, E>
+
+/** Whether a {@link Result} succeeded. */
+export const isSuccess: <A, E>(self: Result<A, E>) => self is Success<A, E> = Result_.isSuccess
+
+/**
+ * The property a succeeded {@link Result} holds its value under (read by key where a function
+ * call per value would cost: the frame path).
+ */
+export const successKey = "success" as const
+
+/** The property a failed {@link Result} holds its error under (as {@link successKey}). */
+export const failureKey = "failure" as const

@@ -33,8 +33,8 @@ import type * as Credentials from "../../Credentials.js"
 import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
-import * as Attempt from "./attempt.js"
-import type { AttemptHooks, Shell } from "./shell.js"
+import * as Attempt from "../../../binding/internal/channel/attempt.js"
+import type { AttemptHooks, Shell } from "../../../binding/internal/channel/shell.js"
 import { fromCore } from "../../../binding/internal/channel/state.js"
 
 /** How the connection ended. */

@@ -1,22 +1,29 @@
 /**
  * The events between a connection's transport and its consumer: appended from the socket's
  * callback (through the core, whose `Flow` bounds them: reading pauses at `bufferSize`), taken
- * whole by the consumer's pull, then the end (`Cause.Done`) or the failure, after every event
- * appended before it.
+ * whole by the consumer's pull, then the end or the failure, after every event appended before
+ * it.
  *
- * Not a `Queue`: a queue is made for many producers and consumers that wait on each other (three
- * sets of waiters, a dispatcher, its take's closures), which is heap per open connection; here one
- * producer never waits (the core bounds it) and the consumer takes everything there is. A pull
- * that finds nothing waits ({@link EventBuffer.waitThen}): woken by the next event or the end, it
- * is resumed with the pull again (a wake-up that finds nothing waits again). Every wake-up resumes
- * every waiter, so a wait leaves nothing to undo when it is interrupted (no finalizer on the
- * waiting fiber's stack: an idle connection's wait costs no more than its waiter).
+ * Not a `Queue` (nor a `Mailbox`): a queue is made for many producers and consumers that wait on
+ * each other (sets of waiters, a dispatcher, its take's closures), which is heap per open
+ * connection; here one producer never waits (the core bounds it) and the consumer takes
+ * everything there is. A pull that finds nothing waits ({@link EventBuffer.waitThen}): woken by
+ * the next event or the end, it is resumed with the pull again (a wake-up that finds nothing waits
+ * again). Every wake-up resumes every waiter, so a wait leaves nothing to undo when it is
+ * interrupted (no finalizer on the waiting fiber's stack: an idle connection's wait costs no more
+ * than its waiter).
  */
-import * as Arr from "effect/Array"
+import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import type * as Effect from "effect/Effect"
 import type * as Scheduler from "effect/Scheduler"
+import {
+  callbackOnScheduler,
+  type Dispatcher,
+  dispatcherOf,
+  fiberDone,
+  type RunningFiber
+} from "../../../src/internal/line.js"
 
 /** What the consumer finds once the events are over: the end, or the failure. */
 export type End<E> = { readonly _tag: "Done" } | { readonly _tag: "Failed"; readonly cause: Cause.Cause<E> }
@@ -28,44 +35,29 @@ export interface Waiter {
   resume(effect: Effect.Effect<unknown, unknown>): void
   readonly next: Effect.Effect<unknown, unknown>
   /** The waiting fiber: once it is over (its wait interrupted), the waiter is dropped. */
-  readonly fiber: Fiber.Fiber<unknown, unknown> | undefined
+  readonly fiber: RunningFiber<unknown, unknown> | undefined
 }
 
 /** Whether a waiter's fiber is over (a resume would be ignored). */
-const isOver = (waiter: Waiter): boolean => waiter.fiber !== undefined && waiter.fiber.pollUnsafe() !== undefined
+const isOver = (waiter: Waiter): boolean => waiter.fiber !== undefined && fiberDone(waiter.fiber)
 
-/**
- * The dispatcher waiters are woken on, one per scheduler (a consumer's fiber runs on its
- * scheduler; the buffer has no fiber of its own to take one from).
- */
-const dispatchers = new WeakMap<Scheduler.Scheduler, Scheduler.SchedulerDispatcher>()
-
-const dispatcherOf = (scheduler: Scheduler.Scheduler): Scheduler.SchedulerDispatcher => {
-  let dispatcher = dispatchers.get(scheduler)
-  if (dispatcher === undefined) {
-    dispatcher = scheduler.makeDispatcher()
-    dispatchers.set(scheduler, dispatcher)
-  }
-  return dispatcher
-}
-
-/** The wait of {@link EventBuffer.waitThen}: the fiber's scheduler is the callback's `this`. */
+/** The wait of {@link EventBuffer.waitThen}, on the waiting fiber's scheduler. */
 const waitOn = <B, F>(buffer: EventBuffer<unknown, unknown>, next: Effect.Effect<B, F>): Effect.Effect<B, F> =>
-  Effect.callback<B, F>(function(resume) {
-    if (!buffer.register({ resume, next, fiber: Fiber.getCurrent() }, this)) resume(next)
+  callbackOnScheduler<B, F>((resume, scheduler, fiber) => {
+    if (!buffer.register({ resume, next, fiber }, scheduler)) resume(next)
   })
 
 /** The buffer of one connection. */
 export class EventBuffer<A, E> {
-  /** The events appended and not yet taken, oldest first (made on the first). */
-  private items: Array<A> | undefined = undefined
+  /** The events appended and not yet taken, oldest first (made on the first, never empty). */
+  private items: Arr.NonEmptyArray<A> | undefined = undefined
   /** How the events ended, once they did. */
   private ended: End<E> | undefined = undefined
   /** The consumer waiting (and any other, should the same events be pulled concurrently). */
   private waiter: Waiter | undefined = undefined
   private others: Array<Waiter> | undefined = undefined
   /** The waiters' dispatcher: they are woken on it, after the producer's callback. */
-  private dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
+  private dispatcher: Dispatcher | undefined = undefined
   private waking = false
 
   /** Events waiting for the consumer. */
@@ -98,7 +90,6 @@ export class EventBuffer<A, E> {
   /** Every event waiting, oldest first, or none. */
   takeAll(): Arr.NonEmptyReadonlyArray<A> | undefined {
     const items = this.items
-    if (items === undefined || !Arr.isArrayNonEmpty(items)) return undefined
     this.items = undefined
     return items
   }

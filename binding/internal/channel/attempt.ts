@@ -12,15 +12,16 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Result from "effect/Result"
+import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
-import type * as Credentials from "../../Credentials.js"
-import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
+import type * as Credentials from "../../../src/Credentials.js"
+import type { ConnectTimeout, EventStreamError } from "../../../src/Errors.js"
+import { catchFailure } from "../../../src/internal/line.js"
 import { AttemptHooks, type Shell } from "./shell.js"
-import * as Spans from "../../../binding/internal/channel/spans.js"
-import { Fatal, type Transport } from "../../../binding/internal/channel/transport.js"
+import * as Spans from "./spans.js"
+import { Fatal, type Transport } from "./transport.js"
 
 /** The options every attempt of a connection shares (the engine's options have them). */
 export interface AttemptOptions {
@@ -45,13 +46,17 @@ export const start = (
       attempt: shell.connection.attemptNumber,
       url: options.printableUrl
     })
-    const key = yield* Effect.result(credentials.keyFor("connect", options.agent))
-    if (Result.isFailure(key)) {
-      Spans.end(span, shell.clock, Exit.fail(key.failure))
-      shell.closed(id, Fatal(key.failure, "failed"))
-      return id
-    }
-    const attempt = new AttemptHooks(shell, id, key.success, span)
+    const key: Redacted.Redacted<string> | undefined = yield* catchFailure(
+      credentials.keyFor("connect", options.agent),
+      (error) =>
+        Effect.sync(() => {
+          Spans.end(span, shell.clock, Exit.fail(error))
+          shell.closed(id, Fatal(error, "failed"))
+          return undefined
+        })
+    )
+    if (key === undefined) return id
+    const attempt = new AttemptHooks(shell, id, key, span)
     shell.current = attempt
     yield* options.transport(attempt)
     return attempt

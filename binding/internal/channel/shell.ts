@@ -1,5 +1,5 @@
 /**
- * The Effect shell of one connection: the Effect 4 side of the core's `ConnectionShell` (which
+ * The Effect shell of one connection: the Effect side of the core's `ConnectionShell` (which
  * feeds the connection its inputs and does what it decides) and `Attempt` (what one attempt's
  * transport calls). This module binds them: events into the consumer's buffer, the answer writer
  * forked for the attempt (stopped as it is released), deadlines on the service's shared timer,
@@ -10,13 +10,10 @@
  * through the decoder and the core into the consumer's buffer without an Effect.
  */
 import type * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionSettings, ConnectionShell } from "effect-agent-session-core/shell"
@@ -28,13 +25,26 @@ import {
   FrameTooLarge,
   MalformedFrame,
   UnknownEvent
-} from "../../Errors.js"
-import type * as SessionEvent from "../../SessionEvent.js"
-import type * as Wire from "../../Wire.js"
+} from "../../../src/Errors.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
+import type * as Wire from "../../../src/Wire.js"
+import type { Settings } from "../../../src/internal/channel/settings.js"
+import {
+  type CloseableScope,
+  currentTimeMillis,
+  emptyRunContext,
+  failureKey,
+  fiberDone,
+  forkWith,
+  isSuccess,
+  makeScopeUnsafe,
+  type RunContext,
+  type RunningFiber,
+  successKey
+} from "../../../src/internal/line.js"
 import type { EventBuffer } from "./buffer.js"
-import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
-import type { Settings } from "./settings.js"
-import type { Hooks, Io } from "../../../binding/internal/channel/transport.js"
+import type * as Deadlines from "./deadlines.js"
+import type { Hooks, Io } from "./transport.js"
 
 /** The key a request is answered by. */
 export const keyOf: (request: SessionEvent.ExternalResourceRequested) => string = ConnectionShell.keyOf
@@ -60,7 +70,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
    * The connection's context (logger, annotations, span, Clock), for what the core asks from a
    * socket's callback.
    */
-  context: Context.Context<never> | undefined = undefined
+  context: RunContext | undefined = undefined
 
   constructor(
     readonly sessionId: string,
@@ -76,8 +86,8 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
   }
 
   /** Runs an effect in the background with the connection's context (nothing once it is over). */
-  private fork<A, E>(effect: Effect.Effect<A, E>): Fiber.Fiber<A, E> | undefined {
-    return this.context === undefined ? undefined : Effect.runForkWith(this.context)(effect)
+  private fork<A, E>(effect: Effect.Effect<A, E>): RunningFiber<A, E> | undefined {
+    return this.context === undefined ? undefined : forkWith(this.context)(effect)
   }
 
   deliver(event: SessionEvent.SessionEvent): void {
@@ -89,17 +99,17 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
     // Interruptible between answers whatever the caller is (each write is not); stopped as the
     // attempt is released (`attempt.ts`), kept only while it runs.
     const fiber = this.fork(Effect.interruptible(this.writer(attempt)))
-    if (fiber === undefined || fiber.pollUnsafe() !== undefined) return
+    if (fiber === undefined || fiberDone(fiber)) return
     attempt.writer = fiber
     fiber.addObserver(() => {
       if (attempt.writer === fiber) attempt.writer = undefined
     })
   }
   schedule(at: number, check: Deadlines.Check): Deadlines.Entry {
-    return this.deadlines.scheduleUnsafe(at, check, this.context ?? Context.empty())
+    return this.deadlines.scheduleUnsafe(at, check, this.context ?? emptyRunContext)
   }
   now(): number {
-    return this.clock.currentTimeMillisUnsafe()
+    return currentTimeMillis(this.clock)
   }
   protected warn(message: string, annotations: Record<string, unknown>): void {
     this.fork(Effect.annotateLogs(Effect.logWarning(message), annotations))
@@ -115,9 +125,9 @@ export class AttemptHooks
   implements Hooks
 {
   /** The answer writer, while it runs. */
-  writer: Fiber.Fiber<void> | undefined = undefined
+  writer: RunningFiber<void> | undefined = undefined
   /** The attempt's scope, once a transport asked for it. */
-  scoped: Scope.Closeable | undefined = undefined
+  scoped: CloseableScope | undefined = undefined
   /** Released (`attempt.ts`): nothing more starts on it. */
   released = false
 
@@ -132,7 +142,7 @@ export class AttemptHooks
   }
 
   scope(): Scope.Scope {
-    this.scoped ??= Scope.makeUnsafe()
+    this.scoped ??= makeScopeUnsafe()
     return this.scoped
   }
 
@@ -147,14 +157,15 @@ export class AttemptHooks
   }
 
   protected read(data: string | Uint8Array, print: string | undefined): void {
+    // The result's value read by key, not through a function: this is every frame's path.
     const result = this.shell.decode(data)
-    if (Result.isSuccess(result)) this.event(result.success, print)
-    else this.failed(result.failure)
+    if (isSuccess(result)) this.event(result[successKey], print)
+    else this.failed(result[failureKey])
   }
   protected readNamed(name: string, data: string, print: string): void {
     const result = this.shell.decode.named(name, data)
-    if (Result.isSuccess(result)) this.event(result.success, print)
-    else this.failed(result.failure)
+    if (isSuccess(result)) this.event(result[successKey], print)
+    else this.failed(result[failureKey])
   }
   protected frameTooLarge(size: number): FrameError {
     return new FrameTooLarge({ size, limit: this.shell.settings.maxFrameSize })
