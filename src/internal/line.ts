@@ -4,10 +4,34 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
+import * as Config from "effect/Config"
+import type * as ConfigErrors from "effect/ConfigError"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.decode
+
+/**
+ * Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. The
+ * class is the key a layer provides the service under and an effect reads it by.
+ */
+export const ServiceTag = <Self, Shape>() => <const Key extends string>(key: Key): Context.TagClass<Self, Key, Shape> =>
+  Context.Tag(key)<Self, Shape>()
+
+/** The effect that reads a service from the context by its tag. */
+export const service: <Id, Shape>(tag: Context.Tag<Id, Shape>) => Effect.Effect<Shape, never, Id> = (tag) => tag
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
+
+/** A string read from the configuration (an environment variable by default). */
+export const configString: (name: string) => Config.Config<string> = Config.string
+
+/** The failure of reading the configuration. */
+export type ConfigError = ConfigErrors.ConfigError
