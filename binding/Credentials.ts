@@ -1,7 +1,8 @@
 /**
- * The keys the SDK authenticates with, and which key each operation uses: the declarations of the
- * public module `Credentials`, written once for both editions (each edition's `src/Credentials.ts`
- * is its entry point and re-exports them).
+ * The keys the SDK authenticates with, and which key each operation uses.
+ *
+ * The declarations of the public module `Credentials`, written once for both editions:
+ * each edition's `src/Credentials.ts` is its entry point and re-exports them.
  *
  * @since 0.1.0
  */

@@ -4,12 +4,16 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
+import type * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import type * as ConfigErrors from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -35,3 +39,28 @@ export const configString: (name: string) => Config.Config<string> = Config.stri
 
 /** The failure of reading the configuration. */
 export type ConfigError = ConfigErrors.ConfigError
+
+/** A literal read from the configuration: one of the given values. */
+export const configLiteral = <const Literals extends Arr.NonEmptyReadonlyArray<AST.LiteralValue>>(
+  literals: Literals,
+  name: string
+): Config.Config<Literals[number]> => Config.literal(...literals)(name)
+
+/** The schema of one of the given literal values. */
+export const literals = <const Literals extends Arr.NonEmptyReadonlyArray<AST.LiteralValue>>(
+  values: Literals
+): Schema.Literal<[...Literals]> => Schema.Literal(...values)
+
+/**
+ * An optional field as an `Option`: a missing key decodes to `None`, and `None` encodes to no key
+ * (a key that is present must be of the schema).
+ */
+export const optionFromOptionalKey = <S extends Schema.Schema.All>(
+  schema: S
+): Schema.optionalWith<S, { as: "Option"; exact: true }> => Schema.optionalWith(schema, { as: "Option", exact: true })
+
+/** A string held as `Redacted` once decoded (it never prints), encoded as the plain string. */
+export const RedactedString: Schema.Redacted<typeof Schema.String> = Schema.Redacted(Schema.String)
+
+/** `Some` of a value, `None` of `null` or `undefined`. */
+export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable

@@ -8,7 +8,10 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -34,3 +37,27 @@ export const configString: (name: string) => Config.Config<string> = Config.Stri
 
 /** The failure of reading the configuration. */
 export type ConfigError = Config.ConfigError
+
+/** A literal read from the configuration: one of the given values. */
+export const configLiteral = <const Literals extends ReadonlyArray<SchemaAST.LiteralValue>>(
+  literals: Literals,
+  name: string
+): Config.Config<Literals[number]> => Config.schema(Schema.Literals(literals), name)
+
+/** The schema of one of the given literal values. */
+export const literals: <const Literals extends ReadonlyArray<SchemaAST.LiteralValue>>(
+  values: Literals
+) => Schema.Literals<Literals> = Schema.Literals
+
+/**
+ * An optional field as an `Option`: a missing key decodes to `None`, and `None` encodes to no key
+ * (a key that is present must be of the schema).
+ */
+export const optionFromOptionalKey: <S extends Schema.Constraint>(schema: S) => Schema.OptionFromOptionalKey<S> =
+  Schema.OptionFromOptionalKey
+
+/** A string held as `Redacted` once decoded (it never prints), encoded as the plain string. */
+export const RedactedString: Schema.RedactedFromValue<Schema.String> = Schema.RedactedFromValue(Schema.String)
+
+/** `Some` of a value, `None` of `null` or `undefined`. */
+export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
