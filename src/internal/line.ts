@@ -64,3 +64,6 @@ export const RedactedString: Schema.Redacted<typeof Schema.String> = Schema.Reda
 
 /** `Some` of a value, `None` of `null` or `undefined`. */
 export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
+
+/** The platform's HTTP client: the service a client layer provides and requests are sent by. */
+export * as HttpClient from "@effect/platform/HttpClient"

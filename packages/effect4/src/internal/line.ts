@@ -61,3 +61,6 @@ export const RedactedString: Schema.RedactedFromValue<Schema.String> = Schema.Re
 
 /** `Some` of a value, `None` of `null` or `undefined`. */
 export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/** The platform's HTTP client: the service a client layer provides and requests are sent by. */
+export * as HttpClient from "effect/http/HttpClient"
