@@ -26,7 +26,13 @@ import type {
 } from "../src/Errors.js"
 import * as internal from "../src/internal/agentApi.js"
 import * as internalBody from "../src/internal/body.js"
-import { type ConfigError, configString, type DurationInput, type HttpClient, ServiceTag } from "../src/internal/line.js"
+import {
+  type ConfigError,
+  configString,
+  type DurationInput,
+  type HttpClient,
+  ServiceTag
+} from "../src/internal/line.js"
 import type * as Session from "../src/Session.js"
 
 /**

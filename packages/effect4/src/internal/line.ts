@@ -64,3 +64,6 @@ export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> 
 
 /** The platform's HTTP client: the service a client layer provides and requests are sent by. */
 export * as HttpClient from "effect/http/HttpClient"
+
+/** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
+export * as FetchHttpClient from "effect/http/FetchHttpClient"
