@@ -70,3 +70,18 @@ export * as HttpClient from "@effect/platform/HttpClient"
 
 /** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
 export * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+
+/** The schema of a value of any of the given schemas (the first that decodes it). */
+export const union = <const Members extends AST.Members<Schema.Schema.All>>(members: Members): Schema.Union<Members> =>
+  Schema.Union(...members)
+
+/** A number decoded to its string (`String(n)`), encoded back with `Number`. */
+export const NumberAsString: Schema.transform<typeof Schema.Number, typeof Schema.String> = Schema.transform(
+  Schema.Number,
+  Schema.String,
+  { strict: true, decode: (n) => String(n), encode: (s) => Number(s) }
+)
+
+/** An integer at least `minimum`; a smaller one fails with `message`. */
+export const intAtLeast = (minimum: number, message: string): Schema.filter<typeof Schema.Int> =>
+  Schema.Int.pipe(Schema.greaterThanOrEqualTo(minimum, { message: () => message }))

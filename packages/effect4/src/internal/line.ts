@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -67,3 +68,19 @@ export * as HttpClient from "effect/http/HttpClient"
 
 /** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
 export * as FetchHttpClient from "effect/http/FetchHttpClient"
+
+/** The schema of a value of any of the given schemas (the first that decodes it). */
+export const union: <const Members extends ReadonlyArray<Schema.Constraint>>(members: Members) => Schema.Union<Members> =
+  Schema.Union
+
+/** A number decoded to its string (`String(n)`), encoded back with `Number`. */
+export const NumberAsString: Schema.decodeTo<Schema.String, Schema.Number> = Schema.Number.pipe(
+  Schema.decodeTo(
+    Schema.String,
+    SchemaTransformation.transform({ decode: (n: number) => String(n), encode: (s: string) => Number(s) })
+  )
+)
+
+/** An integer at least `minimum`; a smaller one fails with `message`. */
+export const intAtLeast = (minimum: number, message: string): Schema.Int =>
+  Schema.Int.check(Schema.isGreaterThanOrEqualTo(minimum, { message }))
