@@ -85,3 +85,28 @@ export const NumberAsString: Schema.transform<typeof Schema.Number, typeof Schem
 /** An integer at least `minimum`; a smaller one fails with `message`. */
 export const intAtLeast = (minimum: number, message: string): Schema.filter<typeof Schema.Int> =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(minimum, { message: () => message }))
+
+/** The fields of a tagged struct: its tag first. */
+type Tagged<Tag extends string, Fields extends Schema.Struct.Fields> = { readonly _tag: Schema.tag<Tag> } & Fields
+
+/**
+ * The class `Schema.TaggedError` builds for a tag and its fields, whose instances also have
+ * `Inherited` and `Proto`.
+ */
+export interface TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Inherited, Proto>
+  extends
+    Schema.Class<
+      Self,
+      Tagged<Tag, Fields>,
+      Schema.Struct.Encoded<Tagged<Tag, Fields>>,
+      Schema.Struct.Context<Tagged<Tag, Fields>>,
+      Schema.Struct.Constructor<Omit<Tagged<Tag, Fields>, "_tag">>,
+      Inherited,
+      Proto
+    >
+{
+  readonly _tag: Tag
+}
+
+/** A finite number (no `NaN`, no infinity): what JSON can carry. */
+export const FiniteNumber: typeof Schema.JsonNumber = Schema.JsonNumber

@@ -84,3 +84,13 @@ export const NumberAsString: Schema.decodeTo<Schema.String, Schema.Number> = Sch
 /** An integer at least `minimum`; a smaller one fails with `message`. */
 export const intAtLeast = (minimum: number, message: string): Schema.Int =>
   Schema.Int.check(Schema.isGreaterThanOrEqualTo(minimum, { message }))
+
+/**
+ * The class `Schema.TaggedError` builds for a tag and its fields, whose instances also have
+ * `Inherited` and `Proto`.
+ */
+export type TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Inherited, Proto> =
+  Schema.Class<Self, Schema.TaggedStruct<Tag, Fields>, Inherited & Proto>
+
+/** A finite number (no `NaN`, no infinity): what JSON can carry. */
+export const FiniteNumber: Schema.Finite = Schema.Finite
