@@ -10,6 +10,7 @@ import type * as ConfigErrors from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -110,3 +111,21 @@ export interface TaggedErrorClass<Self, Tag extends string, Fields extends Schem
 
 /** A finite number (no `NaN`, no infinity): what JSON can carry. */
 export const FiniteNumber: typeof Schema.JsonNumber = Schema.JsonNumber
+
+/** The platform's sockets: the `WebSocketConstructor` service a WebSocket is opened through. */
+export * as Socket from "@effect/platform/Socket"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => Config.validate({ message, validation: predicate })
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> => Layer.unwrapEffect(Config.map(config, f))

@@ -66,7 +66,8 @@ describe("JSDoc and README of the Effect 4 edition", () => {
   it.live("every @example block, and every ```ts block of the README, compiles", () =>
     Effect.gen(function*() {
       const blocks = [
-        ...[...publicModules, ...bindingExamples].flatMap(examples).map((e) => ({ ...e, name: `${basename(e.file, ".ts")}_L${e.line}.ts` })),
+        ...publicModules.flatMap(examples).map((e) => ({ ...e, name: `${basename(e.file, ".ts")}_L${e.line}.ts` })),
+        ...bindingExamples.flatMap(examples).map((e) => ({ ...e, name: `binding_${basename(e.file, ".ts")}_L${e.line}.ts` })),
         ...docBlocks(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` }))
       ]
       assert.isAtLeast(blocks.length, 8, "the modules and the README have examples")

@@ -8,6 +8,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -94,3 +95,31 @@ export type TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Str
 
 /** A finite number (no `NaN`, no infinity): what JSON can carry. */
 export const FiniteNumber: Schema.Finite = Schema.Finite
+
+/** The platform's sockets: the `WebSocketConstructor` service a WebSocket is opened through. */
+export * as Socket from "effect/socket/Socket"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => {
+  const schema = Schema.String.check(Schema.makeFilter(predicate, { message }))
+  return Config.mapEffect((value: string) =>
+    Effect.mapError(Schema.decodeUnknownEffect(schema)(value), (error) => new Config.ConfigError(error))
+  )
+}
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      return f(yield* config)
+    })
+  )
