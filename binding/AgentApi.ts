@@ -24,8 +24,8 @@ import type {
   InvalidRequest,
   OnboardError
 } from "../src/Errors.js"
-import * as internal from "../src/internal/agentApi.js"
-import * as internalBody from "../src/internal/body.js"
+import * as internal from "./internal/agentApi.js"
+import * as internalBody from "./internal/body.js"
 import {
   type ConfigError,
   configString,

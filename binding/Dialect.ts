@@ -10,7 +10,7 @@
  */
 import type * as Config from "effect/Config"
 import { Dialect as Core } from "effect-agent-session-core"
-import { configLiteral, literals } from "../src/internal/line.js"
+import { configLiterals, literals } from "../src/internal/line.js"
 
 /**
  * How frames carry the event name and payload:
@@ -113,4 +113,4 @@ export const fromName: (name: DialectName) => Dialect = Core.fromName
  * @since 0.1.0
  * @category constructors
  */
-export const config = (name: string): Config.Config<DialectName> => configLiteral(Core.names, name)
+export const config = (name: string): Config.Config<DialectName> => configLiterals(Core.names, name)

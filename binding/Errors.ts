@@ -12,7 +12,9 @@ import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import { Failures, Secrets } from "effect-agent-session-core"
 import { fieldsOf, type FieldsOf } from "../src/internal/errorFields.js"
-import { FiniteNumber, optionFromOptionalKey } from "../src/internal/line.js"
+// From `lineSchema.js`, not `line.js`: `line.js` imports the edition's schema helpers, which import
+// `Errors`, so these must be there while this module loads, whichever module is loaded first.
+import { FiniteNumber, optionFromOptionalKey } from "../src/internal/lineSchema.js"
 import * as SdkErrors from "./internal/sdkError.js"
 
 /**

@@ -11,8 +11,8 @@
 import * as Layer from "effect/Layer"
 import type { InsecureTransport, InvalidRequest } from "../src/Errors.js"
 import { type ConfigError, FetchHttpClient } from "../src/internal/line.js"
-import * as SdkLayer from "../src/internal/sdkLayer.js"
-import * as StandardWebSocket from "../src/internal/standardWebSocket.js"
+import * as SdkLayer from "./internal/sdkLayer.js"
+import * as StandardWebSocket from "./internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 
 /**

@@ -19,7 +19,7 @@ import type * as Dialect from "../src/Dialect.js"
 import type { InsecureTransport, InvalidRequest } from "../src/Errors.js"
 import type * as EventStream from "../src/EventStream.js"
 import type { ConfigError } from "../src/internal/line.js"
-import * as SdkLayer from "../src/internal/sdkLayer.js"
+import * as SdkLayer from "./internal/sdkLayer.js"
 import { userAgent } from "../src/internal/version.js"
 import * as WebSocket from "../src/internal/webSocket.js"
 

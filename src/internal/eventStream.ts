@@ -15,7 +15,7 @@ import * as Dialect from "../Dialect.js"
 import type { InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import * as Wire from "../Wire.js"
-import * as Deadlines from "./channel/deadlines.js"
+import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings } from "./channel/settings.js"
 import { webSocketTransport } from "./channel/socket.js"
@@ -25,8 +25,8 @@ import { checkSecureUrl, printableUrl } from "./url.js"
 // What the public module and the tests reach through this one (the parts are in channel/).
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
 export { defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
-export { ConnectionState } from "./channel/state.js"
-export { recordRejection } from "./channel/upgrade.js"
+export { ConnectionState } from "../../binding/internal/channel/state.js"
+export { recordRejection } from "../../binding/internal/channel/upgrade.js"
 
 /** The layer's options, checked. */
 export interface ServiceOptions extends Omit<EventStream.ConnectOptions, "agent"> {

@@ -4,23 +4,177 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
-import type * as Arr from "effect/Array"
+import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Runtime from "effect/Runtime"
+import type * as Tracer from "effect/Tracer"
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Config from "effect/Config"
 import type * as ConfigErrors from "effect/ConfigError"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import type { HttpCall } from "effect-agent-session-core/shell"
+import { formatIssues } from "./schema.js"
+import { timeoutFail } from "./timeout.js"
+import type * as Socket from "@effect/platform/Socket"
+import * as Cause from "effect/Cause"
+import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.decode
+
+/** The tracer Effect runs with when no tracer was provided (its spans reach no exporter). */
+export const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
+
+/** A clock's time in nanoseconds, read synchronously. */
+export const currentTimeNanos = (clock: Clock.Clock): bigint => clock.unsafeCurrentTimeNanos()
+
+/**
+ * A span under the current one with these attributes, made without capturing the caller's stack
+ * (a stack trace per span is heap for nothing here).
+ */
+export const makeSpanNoStack = (name: string, attributes: Record<string, unknown>): Effect.Effect<Tracer.Span> =>
+  Effect.makeSpan(name, { attributes, captureStackTrace: false })
+
+/** A new `Deferred`, made outside any fiber. */
+export const makeDeferredUnsafe = <A, E = never>(): Deferred.Deferred<A, E> => Deferred.unsafeMake<A, E>(FiberId.none)
+
+/** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.unsafeDone
+
+/** A clock's time in milliseconds, read synchronously. */
+export const currentTimeMillis = (clock: Clock.Clock): number => clock.unsafeCurrentTimeMillis()
+
+/**
+ * What a fiber started from outside any fiber (a socket's callback) runs with, taken from a
+ * running fiber: its Clock, logger, log annotations and services.
+ */
+export type RunContext = Runtime.Runtime<never>
+
+/** The current fiber's {@link RunContext}. */
+export const runContext: Effect.Effect<RunContext> = Effect.runtime<never>()
+
+/** Drops the caller's log annotations and services, its span among them (the Clock and the logger are not services). */
+const dropCaller: Effect.Effect<void> = Effect.zipRight(
+  FiberRef.set(FiberRef.currentLogAnnotations, HashMap.empty()),
+  FiberRef.set(FiberRef.currentContext, Context.empty())
+)
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with `context`'s Clock and logger,
+ * none of its log annotations, span or services: a fiber that serves many callers.
+ */
+export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
+  Runtime.runFork(context)(Effect.zipRight(dropCaller, effect))
+}
+
+/** A socket the line's `Socket.WebSocketConstructor` service makes. */
+export type WebSocketLike = globalThis.WebSocket
+/** The platform's HTTP client failures (`HttpClientError.HttpClientError` is every one of them). */
+export * as HttpClientError from "@effect/platform/HttpClientError"
+
+/** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
+
+/**
+ * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
+ * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
+ * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
+ */
+export const httpFailureOf = (error: HttpClientError.HttpClientError): {
+  readonly reason: string
+  readonly description: string | undefined
+  readonly cause: unknown
+  readonly method: string
+  readonly url: string
+} => ({
+  reason: error.reason,
+  description: error.description,
+  cause: error.cause,
+  method: error.request.method,
+  url: error.request.url
+})
+
+/** The platform's HTTP client. */
+export * as HttpClient from "@effect/platform/HttpClient"
+
+/** Decodes unknown input with a schema, as an effect. */
+export const decodeUnknownEffect = Schema.decodeUnknown
+
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "@effect/platform/Socket"
+
+/** A failure to read configuration. */
+export type ConfigError = ConfigErrors.ConfigError
+
+/** A string read from configuration under a name. */
+export const configString: (name: string) => Config.Config<string> = Config.string
+
+/** One of the given strings, read from configuration under a name. */
+export const configLiterals = <const L extends ReadonlyArray<string>>(
+  literals: L,
+  name: string
+): Config.Config<L[number]> => Config.literal(...literals)(name)
+
+/** The layer an effect makes, built when that effect has run. */
+export const unwrapLayer = Layer.unwrapEffect
+/** What a WebSocket constructor is given beside the address: its subprotocols. */
+export type WebSocketConstructorOptions = string | Array<string> | undefined
+
+/** A WebSocket constructor: the service of `Socket.WebSocketConstructor`. */
+export type WebSocketConstructorService = Context.Tag.Service<typeof Socket.WebSocketConstructor>
+
+/** The subprotocols among a WebSocket constructor's options. */
+export const protocolsOf: (options: WebSocketConstructorOptions) => string | Array<string> | undefined = identity
+
+/** A latch: fibers wait on it while it is closed. */
+export type Latch = Effect.Latch
+
+/** Makes a latch, open or closed. */
+export const makeLatch = Effect.makeLatch
+
+/** Closes a latch at once, outside an effect. */
+export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
+
+/** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
+export type PullFailure<E> = Option.Option<E>
+
+/** Fails a pull with the stream's error. */
+export const pullError = <E>(error: E): Effect.Effect<never, PullFailure<E>> => Effect.fail(Option.some(error))
+
+/** Fails a pull with the stream's end: no element follows. */
+export const pullDone = (): Effect.Effect<never, PullFailure<never>> => Effect.fail(Option.none())
+
+/** The stream of a pull run again and again, until it fails with the stream's end. */
+export const fromPull = Stream.repeatEffectOption
+
+/** Runs a finalizer given how the stream ended, when it ends. */
+export const streamOnExit = Stream.ensuringWith
+
+/** The first failure of a cause, if it has one. */
+export const failureOption = Cause.failureOption
+
+/** The stream an effect makes, the effect's scope closed when the stream ends. */
+export const unwrapScoped = Stream.unwrapScoped
 
 /**
  * Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. The
@@ -32,88 +186,206 @@ export const ServiceTag = <Self, Shape>() => <const Key extends string>(key: Key
 /** The effect that reads a service from the context by its tag. */
 export const service: <Id, Shape>(tag: Context.Tag<Id, Shape>) => Effect.Effect<Shape, never, Id> = (tag) => tag
 
-/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
-export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
-
-/** A string read from the configuration (an environment variable by default). */
-export const configString: (name: string) => Config.Config<string> = Config.string
-
-/** The failure of reading the configuration. */
-export type ConfigError = ConfigErrors.ConfigError
-
-/** A literal read from the configuration: one of the given values. */
-export const configLiteral = <const Literals extends Arr.NonEmptyReadonlyArray<AST.LiteralValue>>(
-  literals: Literals,
-  name: string
-): Config.Config<Literals[number]> => Config.literal(...literals)(name)
-
-/** The schema of one of the given literal values. */
-export const literals = <const Literals extends Arr.NonEmptyReadonlyArray<AST.LiteralValue>>(
-  values: Literals
-): Schema.Literal<[...Literals]> => Schema.Literal(...values)
-
-/**
- * An optional field as an `Option`: a missing key decodes to `None`, and `None` encodes to no key
- * (a key that is present must be of the schema).
- */
-export const optionFromOptionalKey = <S extends Schema.Schema.All>(
-  schema: S
-): Schema.optionalWith<S, { as: "Option"; exact: true }> => Schema.optionalWith(schema, { as: "Option", exact: true })
-
-/** A string held as `Redacted` once decoded (it never prints), encoded as the plain string. */
-export const RedactedString: Schema.Redacted<typeof Schema.String> = Schema.Redacted(Schema.String)
-
 /** `Some` of a value, `None` of `null` or `undefined`. */
 export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
 
-/** The platform's HTTP client: the service a client layer provides and requests are sent by. */
-export * as HttpClient from "@effect/platform/HttpClient"
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: each `provide`
+ * builds its layers with a memo map of its own, so this is the layer itself.
+ */
+export const unshared = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
+
+/** The schedule with every delay at most `max`. */
+export const delaysCappedAt =
+  (max: Duration.Duration) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
+    Schedule.modifyDelay(self, (_, delay) => Duration.min(delay, max))
+
+/** The schedule, ending after at most `times` recurrences. */
+export const recurringUpTo =
+  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<unknown, I, R> =>
+    Schedule.intersect(self, Schedule.recurs(times))
+
+/**
+ * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
+ * delay replaced by what `delayOf` makes of the error and that delay.
+ */
+export const retryingWhile = <E>(
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean,
+  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
+): Schedule.Schedule<unknown, E> =>
+  Schedule.intersect(schedule, Schedule.identity<E>()).pipe(
+    Schedule.whileInput(retryable),
+    Schedule.modifyDelayEffect(([, error], delay) => delayOf(error, delay))
+  )
+
+/** The platform's HTTP headers. */
+export * as Headers from "@effect/platform/Headers"
+
+/** The platform's HTTP client requests. */
+export * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+
+/** The platform's HTTP client responses. */
+export * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+
+/** The platform's HTTP client derived from an `HttpApi` contract. */
+export * as HttpApiClient from "@effect/platform/HttpApiClient"
+
+/** The response an HTTP client failure came with; `undefined` for a failure without one. */
+export const responseOf = (error: HttpClientError.HttpClientError): HttpClientResponse.HttpClientResponse | undefined =>
+  error._tag === "RequestError" ? undefined : error.response
+
+/** What went wrong reading a response, as an HTTP client failure words it. */
+export const readFailureMessage = (error: HttpClientError.HttpClientError): string =>
+  error.description ?? `${error.reason} error reading the response`
+
+/** The message of a schema's decoding or encoding failure (`path: problem` lines); `undefined` for anything else. */
+export const schemaFailureMessage = (error: unknown): string | undefined =>
+  ParseResult.isParseError(error) ? formatIssues(error) : undefined
+
+const API_ERROR_STATUS: Record<string, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  RateLimited: 429,
+  Unavailable: 503
+}
+
+/**
+ * The response an error the contract declares stands for, when the derived client decoded one (its
+ * status by its tag, its message as the body); `undefined` for anything else. Statuses are mapped
+ * before the contract decodes a response, so none is expected.
+ */
+export const declaredErrorResponse = (error: unknown): HttpCall.FailedResponse | undefined => {
+  if (!Predicate.hasProperty(error, "_tag")) return undefined
+  const status = typeof error._tag === "string" ? API_ERROR_STATUS[error._tag] : undefined
+  if (status === undefined) return undefined
+  const message = Predicate.hasProperty(error, "error") && typeof error.error === "string" ? error.error : ""
+  return { status, statusText: "", headers: Headers.empty, body: JSON.stringify({ error: message }) }
+}
+
+/**
+ * A value set for each attempt of an HTTP call and read by the requests the attempt makes, with
+ * the header names the attempt redacts; the attempt run under its time-out.
+ */
+export interface AttemptContext<C> {
+  /** The value of the attempt running (read outside an attempt: a defect). */
+  readonly current: Effect.Effect<C>
+  /**
+   * `self` as one attempt with `value`, the header names redacted as `redact` extends them,
+   * failed with `onTimeout()` once `timeout` has passed without it ending (it is then interrupted).
+   */
+  readonly run: <A, E, R, E1>(
+    self: Effect.Effect<A, E, R>,
+    value: C,
+    timeout: Duration.Duration,
+    onTimeout: () => E1
+  ) => Effect.Effect<A, E | E1, R>
+}
+
+/**
+ * An {@link AttemptContext}: `outside` is the defect's message for a read outside an attempt.
+ * Each attempt runs in a fiber of its own (`timeout.ts`): the value (a fiber ref) and the
+ * redacted header names are set there directly, with nothing to restore (`Effect.provideService`
+ * and `Effect.locallyWith` would save and restore them around the attempt).
+ */
+export const attemptContext = <C>(
+  _key: string,
+  outside: string,
+  redact: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
+): AttemptContext<C> => {
+  const ref = FiberRef.unsafeMake<C | undefined>(undefined)
+  return {
+    current: FiberRef.getWith(ref, (value) => value === undefined ? Effect.dieMessage(outside) : Effect.succeed(value)),
+    run: (self, value, timeout, onTimeout) =>
+      timeoutFail(
+        Effect.zipRight(Effect.zipRight(FiberRef.set(ref, value), FiberRef.update(Headers.currentRedactedNames, redact)), self),
+        timeout,
+        onTimeout
+      )
+  }
+}
+
+/** A success or a failure, as a value. */
+export type Result<A, E> = Either.Either<A, E>
+
+/** A {@link Result} that succeeded. */
+export const resultSucceed: <A>(value: A) => Result<A, never> = Either.right
+
+/** A {@link Result} that failed. */
+export const resultFail: <E>(error: E) => Result<never, E> = Either.left
+
+/** The effect that succeeds or fails as a {@link Result} did (the result itself: it is one). */
+export const fromResult = <A, E>(result: Result<A, E>): Effect.Effect<A, E> => result
+
+/** Recovers from any failure of an effect (not from defects). */
+export const catchFailure = Effect.catchAll
+
+/** Runs `onSuccess` on a success, `onFailure` on a failure (not a defect), then goes on with the outcome. */
+export const tapBoth: <A, E, R, R2, R3>(
+  self: Effect.Effect<A, E, R>,
+  options: {
+    readonly onFailure: (error: E) => Effect.Effect<unknown, never, R2>
+    readonly onSuccess: (value: A) => Effect.Effect<unknown, never, R3>
+  }
+) => Effect.Effect<A, E, R | R2 | R3> = Effect.tapBoth
+
+/**
+ * `attempt`, run again on `schedule` after it has failed: what `Effect.retry(attempt, schedule)`
+ * does, the schedule seeing the same inputs; it is started on the first failure only, so a first
+ * attempt that succeeds builds no schedule driver.
+ */
+export const retryAfterFailure = <A, E, R, Out, R1>(
+  attempt: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<Out, E, R1>
+): Effect.Effect<A, E, R | R1> =>
+  Effect.catchAll(attempt, (first) => {
+    let replayed = false
+    const again = Effect.suspend(() => {
+      if (replayed) return attempt
+      replayed = true
+      return Effect.fail(first)
+    })
+    return Effect.retry(again, schedule)
+  })
+
+/**
+ * `body` in a span named `name`, handed a way to set an attribute of that span. The span is held
+ * (`Effect.useSpan` and `Effect.withParentSpan`): an attribute is set on it directly rather than
+ * through `Effect.annotateCurrentSpan`'s look-up.
+ */
+export const inSpan = <A, E, R>(
+  name: string,
+  options: { readonly attributes: Record<string, unknown> },
+  body: (annotate: (key: string, value: unknown) => Effect.Effect<void>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.useSpan(name, options, (span) =>
+    Effect.withParentSpan(body((key, value) => Effect.sync(() => span.attribute(key, value))), span))
+
+/** A path parameter's value as the `HttpApiClient` must be given it: encoded (it sends it as it is). */
+export const pathSegment: (value: string) => string = encodeURIComponent
+
+/** The request argument of an `HttpApiClient` endpoint with path parameters. */
+export const pathParams = <P>(params: P): { readonly path: P } => ({ path: params })
+
+/**
+ * A response body's stream opened and closed at once, reading as little as can be, so that the
+ * request is released (a `fetch` body's connection closed). `Stream.take(stream, 0)` never opens
+ * it; its first chunk (the transport's, bounded) is the least that does.
+ */
+export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<unknown, E> =>
+  Stream.runDrain(Stream.take(stream, 1))
+/** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
+export const scopedContextLayer = Layer.scopedContext
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
 
 /** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
 export * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-
-/** The schema of a value of any of the given schemas (the first that decodes it). */
-export const union = <const Members extends AST.Members<Schema.Schema.All>>(members: Members): Schema.Union<Members> =>
-  Schema.Union(...members)
-
-/** A number decoded to its string (`String(n)`), encoded back with `Number`. */
-export const NumberAsString: Schema.transform<typeof Schema.Number, typeof Schema.String> = Schema.transform(
-  Schema.Number,
-  Schema.String,
-  { strict: true, decode: (n) => String(n), encode: (s) => Number(s) }
-)
-
-/** An integer at least `minimum`; a smaller one fails with `message`. */
-export const intAtLeast = (minimum: number, message: string): Schema.filter<typeof Schema.Int> =>
-  Schema.Int.pipe(Schema.greaterThanOrEqualTo(minimum, { message: () => message }))
-
-/** The fields of a tagged struct: its tag first. */
-type Tagged<Tag extends string, Fields extends Schema.Struct.Fields> = { readonly _tag: Schema.tag<Tag> } & Fields
-
-/**
- * The class `Schema.TaggedError` builds for a tag and its fields, whose instances also have
- * `Inherited` and `Proto`.
- */
-export interface TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Inherited, Proto>
-  extends
-    Schema.Class<
-      Self,
-      Tagged<Tag, Fields>,
-      Schema.Struct.Encoded<Tagged<Tag, Fields>>,
-      Schema.Struct.Context<Tagged<Tag, Fields>>,
-      Schema.Struct.Constructor<Omit<Tagged<Tag, Fields>, "_tag">>,
-      Inherited,
-      Proto
-    >
-{
-  readonly _tag: Tag
-}
-
-/** A finite number (no `NaN`, no infinity): what JSON can carry. */
-export const FiniteNumber: typeof Schema.JsonNumber = Schema.JsonNumber
-
-/** The platform's sockets: the `WebSocketConstructor` service a WebSocket is opened through. */
-export * as Socket from "@effect/platform/Socket"
 
 /**
  * A string configuration checked by `predicate` when read: a value that fails it is a
@@ -129,3 +401,6 @@ export const layerFromConfig = <A, ROut, E, RIn>(
   config: Config.Config<A>,
   f: (value: A) => Layer.Layer<ROut, E, RIn>
 ): Layer.Layer<ROut, E | ConfigError, RIn> => Layer.unwrapEffect(Config.map(config, f))
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"

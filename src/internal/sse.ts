@@ -23,14 +23,14 @@ import * as Dialect from "../Dialect.js"
 import type { InsecureTransport } from "../Errors.js"
 import type * as EventStream from "../EventStream.js"
 import type * as Wire from "../Wire.js"
-import * as Deadlines from "./channel/deadlines.js"
+import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "./channel/tap.js"
 import { outcomes } from "../../binding/internal/channel/outcomes.js"
 import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "./channel/transport.js"
 import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
-import { readBounded } from "./body.js"
+import { readBounded } from "../../binding/internal/body.js"
 
 // ---------------------------------------------------------------------------
 // The transport

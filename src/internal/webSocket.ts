@@ -12,7 +12,7 @@ import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import { Upgrade } from "effect-agent-session-core/shell"
 import * as WS from "ws"
-import { registerConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 
 /**
  * Options of the constructor.

@@ -20,221 +20,19 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
-import { Script } from "effect-agent-session-core/shell"
-import type { OnboardRequest } from "../Agent.js"
-import { AgentApi } from "../AgentApi.js"
-import * as AgentSessions from "../AgentSessions.js"
-import * as Credentials from "../Credentials.js"
-import {
-  type CreateSessionError,
-  InvalidRecording,
-  type OnboardError,
-  type ReplayError,
-  ReplayMismatch
-} from "../Errors.js"
-import * as EventStream from "../EventStream.js"
-import * as internal from "../internal/testing/inMemory.js"
-import { Step } from "../internal/testing/kitTypes.js"
-import type { Control, Options, RecordedAnswer, ReplayOptions } from "../internal/testing/kitTypes.js"
-import { ActionSessionId, type CreateSessionRequest, SessionId } from "../Session.js"
-import type * as SessionEvent from "../SessionEvent.js"
+import type { AgentApi } from "../AgentApi.js"
+import type * as AgentSessions from "../AgentSessions.js"
+import type * as Credentials from "../Credentials.js"
+import type { InvalidRecording, ReplayError } from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import * as internal from "../../binding/internal/testing/inMemory.js"
+import type { AgentSessionsTestControl, ReplayOptions } from "../../binding/internal/testing/kitTypes.js"
+import { isReplayError, session } from "../../binding/testing/AgentSessionsTest.js"
 
-export type {
-  /**
-   * An answer the application gave, with the request it answered.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  RecordedAnswer,
-  /**
-   * What the test can inspect and steer.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  Control,
-  /**
-   * Options of the test layer.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  Options,
-  /**
-   * Options of {@link replay}.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  ReplayOptions
-} from "../internal/testing/kitTypes.js"
-
-export {
-  /**
-   * A step of a script (the type: emit an event, fail the stream with a typed error, wait, wait
-   * for the answer to the latest request, or end the connection) and its constructors (the value:
-   * `Step.emit`, `Step.fail`, `Step.sleep`, `Step.awaitAnswer`, `Step.end`).
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  Step
-} from "../internal/testing/kitTypes.js"
-
-/**
- * A typical session: started, browser, `actions` actions with thoughts, optionally a request that
- * waits for the answer, and `complete` with `total_cost` of one cent per action.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const session = (options: Script.TypicalOptions = {}): ReadonlyArray<Step> =>
-  Script.typical(options).map((step) => step._tag === "Emit" ? Step.emit(eventOf(step.event)) : step)
-
-/** An event of the core's typical session, as this edition's. */
-const eventOf = (event: Script.TypicalEvent): SessionEvent.SessionEvent => {
-  switch (event._tag) {
-    case "Started":
-      return { ...event, sessionId: SessionId.make(event.sessionId) }
-    case "BrowserStarted":
-    case "ActionRun":
-      return { ...event, action_session_id: ActionSessionId.make(event.action_session_id) }
-    case "ThoughtsAndMemories":
-      return event
-    case "ExternalResourceRequested":
-      return {
-        ...event,
-        action_session_id: ActionSessionId.make(event.action_session_id),
-        field_name: Option.fromNullable(event.field_name)
-      }
-    case "Complete":
-      return {
-        ...event,
-        total_cost: Option.some(event.total_cost),
-        cost_summary: Option.none(),
-        session_id: SessionId.make(event.session_id)
-      }
-  }
-}
-
-/**
- * The control of the test layer.
- *
- * @since 0.1.0
- * @category tags
- */
-export class AgentSessionsTestControl
-  extends Context.Tag("effect-agent-session/testing/AgentSessionsTestControl")<AgentSessionsTestControl, Control>()
-{}
-
-/**
- * The kit's services (scripted or replayed) in a layer, with `Credentials` holding a test key, and
- * the real `AgentSessions` over them.
- */
-const kitLayer = <E>(make: Effect.Effect<internal.Services, E, Scope.Scope | Credentials.Credentials>) => {
-  const services = Layer.scopedContext(
-    Effect.map(make, ({ api, control, eventStream }) =>
-      Context.make(AgentApi, api).pipe(
-        Context.add(EventStream.EventStream, eventStream),
-        Context.add(AgentSessionsTestControl, control)
-      ))
-  )
-  return Layer.provideMerge(AgentSessions.layer, Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" })))
-}
-
-/**
- * The in-memory `AgentApi`, `EventStream` and `Credentials` (a test key), the real
- * `AgentSessions` over them, and {@link AgentSessionsTestControl} to inspect and steer.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<
-  AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl
-> => kitLayer(internal.makeServices(options, session))
-
-/**
- * The answers the application gave so far.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const answers: Effect.Effect<ReadonlyArray<RecordedAnswer>, never, AgentSessionsTestControl> = Effect.flatMap(
-  AgentSessionsTestControl,
-  (control) => control.answers
-)
-
-/**
- * The create-session requests the application made so far.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>, never, AgentSessionsTestControl> =
-  Effect.flatMap(AgentSessionsTestControl, (control) => control.sessionsCreated)
-
-/**
- * Makes the next create-session call fail with a typed error.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const failNextCreate = (error: CreateSessionError): Effect.Effect<void, never, AgentSessionsTestControl> =>
-  Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextCreate(error))
-
-/**
- * Replaces the script of the sessions created from now on.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const setScript = (script: ReadonlyArray<Step>): Effect.Effect<void, never, AgentSessionsTestControl> =>
-  Effect.flatMap(AgentSessionsTestControl, (control) => control.setScript(script))
-
-/**
- * The onboard requests the application made so far.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>, never, AgentSessionsTestControl> = Effect
-  .flatMap(AgentSessionsTestControl, (control) => control.agentsOnboarded)
-
-/**
- * The session ids the application connected to so far, in order.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const connections: Effect.Effect<ReadonlyArray<string>, never, AgentSessionsTestControl> = Effect.flatMap(
-  AgentSessionsTestControl,
-  (control) => control.connections
-)
-
-/**
- * Makes the next onboard call fail with a typed error.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const failNextOnboard = (error: OnboardError): Effect.Effect<void, never, AgentSessionsTestControl> =>
-  Effect.flatMap(AgentSessionsTestControl, (control) => control.failNextOnboard(error))
-
-/**
- * Whether a value is an error of a replay (`InvalidRecording` or `ReplayMismatch`).
- *
- * @since 0.1.0
- * @category guards
- */
-export const isReplayError = (u: unknown): u is ReplayError => u instanceof InvalidRecording || u instanceof ReplayMismatch
+export * from "../../binding/testing/AgentSessionsTest.js"
 
 /**
  * Runs an effect against a {@link replay} and turns the defect a replay stops with (a
@@ -315,4 +113,4 @@ export const replay = (
 ): Layer.Layer<
   AgentSessions.AgentSessions | AgentApi | EventStream.EventStream | Credentials.Credentials | AgentSessionsTestControl,
   InvalidRecording
-> => kitLayer(internal.makeReplay(path, options, session))
+> => internal.kitLayer(internal.makeReplay(path, options, session))

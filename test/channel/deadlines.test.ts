@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
-import * as Deadlines from "../../src/internal/channel/deadlines.js"
+import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { withLogs } from "../helpers/events.js"
 
 /** A check that records each call (its `now`) under `name`, and then ends its entry. */

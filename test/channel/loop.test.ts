@@ -22,7 +22,7 @@ import { ConnectionLost, ConnectTimeout, type EventStreamError, HandshakeRejecte
 import type * as EventStream from "../../src/EventStream.js"
 import { type Final, type Loop, makeLoop } from "../../src/internal/channel/loop.js"
 import { resolveSettings, type Settings } from "../../src/internal/channel/settings.js"
-import { ConnectionState } from "../../src/internal/channel/state.js"
+import { ConnectionState } from "../../binding/internal/channel/state.js"
 import { type AttemptOutcome, End, Fatal, Retry } from "../../src/internal/channel/transport.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 

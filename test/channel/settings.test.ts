@@ -213,5 +213,7 @@ describe("default schedules", () => {
         assert.isAtMost(delay, Math.min(base * 1.2, 10_000), `try ${i + 1}`)
       })
       assert.deepStrictEqual(delays.slice(6), [10_000, 10_000, 10_000, 10_000])
+      // The jitter is applied: reconnecting clients do not all wait the same base delays.
+      assert.notDeepEqual(delays.slice(0, 5), [250, 500, 1000, 2000, 4000])
     }))
 })

@@ -22,11 +22,12 @@ export const categories: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit and the
- * simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry points), every
- * `binding/*.ts` (the declarations of a public module written once for both editions, which its
- * `src/*.ts` re-exports), and every module of the protocol core (`effect-agent-session-core` and
- * its `./shell` entry point).
+ * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
+ * declarations written once for both editions in `binding/testing/`, which its `src/` module
+ * re-exports) and the simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry
+ * points), every `binding/*.ts` (the declarations of a public module written once for both
+ * editions, which its `src/*.ts` re-exports), and every module of the protocol core
+ * (`effect-agent-session-core` and its `./shell` entry point).
  */
 export const publicModules = (): ReadonlyArray<string> => [
   ...["packages/core/src", "packages/core/src/shell"].flatMap((dir) =>
@@ -41,6 +42,7 @@ export const publicModules = (): ReadonlyArray<string> => [
     .map((name) => `src/${name}`),
   ...bindingModules(),
   "src/testing/AgentSessionsTest.ts",
+  "binding/testing/AgentSessionsTest.ts",
   "src/simulator/Simulator.ts",
   "src/simulator/Script.ts",
   "src/cluster/ClusterSessions.ts",

@@ -36,7 +36,7 @@ import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
 import * as EventStreamInternal from "../../src/internal/eventStream.js"
-import * as StandardWebSocket from "../../src/internal/standardWebSocket.js"
+import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 
 const runtimeName = (): string => {

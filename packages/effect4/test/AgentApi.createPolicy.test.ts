@@ -19,7 +19,7 @@ import type * as AgentApi from "../src/AgentApi.js"
 import * as Dialect from "../src/Dialect.js"
 import { RequestTimeout, ServerError } from "../src/Errors.js"
 import { Failures } from "effect-agent-session-core"
-import { fromRequestError } from "../src/internal/httpErrors.js"
+import { fromRequestError } from "../binding/internal/httpErrors.js"
 import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
 
 /** Advances virtual time in small steps, letting the forked request run between steps. */

@@ -15,7 +15,7 @@ import * as Dialect from "../src/Dialect.js"
 import * as Errors from "../src/Errors.js"
 import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
 import * as internal from "../src/internal/eventStream.js"
-import * as StandardWebSocket from "../src/internal/standardWebSocket.js"
+import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
 import { action, startedFrame, URL_BASE } from "./helpers/events.js"
 

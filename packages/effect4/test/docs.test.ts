@@ -24,7 +24,9 @@ const publicModules = [
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
     .map((name) => fromRoot(`src/${name}`)),
-  fromRoot("src/testing/AgentSessionsTest.ts")
+  fromRoot("src/testing/AgentSessionsTest.ts"),
+  // The test kit's declarations written once for both editions, which its src/ module re-exports.
+  "binding/testing/AgentSessionsTest.ts"
 ]
 /**
  * The declarations of the public modules written once for both editions (`binding/*.ts` at the

@@ -16,7 +16,7 @@ import { ConnectionShell } from "effect-agent-session-core/shell"
 import type * as Credentials from "../../Credentials.js"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import { AttemptHooks, type Shell } from "./shell.js"
-import * as Spans from "./spans.js"
+import * as Spans from "../../../binding/internal/channel/spans.js"
 import { Fatal, type Transport } from "./transport.js"
 
 /** What every attempt of a connection shares. */

@@ -23,7 +23,7 @@ import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type { Settings } from "./settings.js"
-import { fromCore } from "./state.js"
+import { fromCore } from "../../../binding/internal/channel/state.js"
 
 /** How the connection ended. */
 export interface Final {

@@ -17,7 +17,7 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
   reconnect.factor
 ).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((delay) => Duration.min(delay, Duration.millis(reconnect.maxDelayMillis))),
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(reconnect.maxDelayMillis))),
   Schedule.intersect(Schedule.recurs(reconnect.retries)),
   Schedule.map(([delay]) => delay)
 )

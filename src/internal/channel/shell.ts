@@ -32,7 +32,7 @@ import {
 } from "../../Errors.js"
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
-import type * as Deadlines from "./deadlines.js"
+import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
 import type { Settings } from "./settings.js"
 import type { Hooks, Io } from "./transport.js"
 
@@ -80,7 +80,7 @@ export class Shell extends ConnectionShell.ConnectionShell<SessionEvent.SessionE
     Runtime.runFork(this.runtime)(Effect.interruptible(this.writer(attempt)), { scope: attempt.scope })
   }
   schedule(at: number, check: Deadlines.Check): Deadlines.Entry {
-    return this.deadlines.unsafeSchedule(at, check, this.runtime ?? Runtime.defaultRuntime)
+    return this.deadlines.scheduleUnsafe(at, check, this.runtime ?? Runtime.defaultRuntime)
   }
   now(): number {
     return this.clock.unsafeCurrentTimeMillis()

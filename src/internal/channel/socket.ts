@@ -30,7 +30,7 @@ import * as Wire from "../../Wire.js"
 import { outcomes } from "../../../binding/internal/channel/outcomes.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { maxPayloadOf, traitsOf } from "./upgrade.js"
+import { maxPayloadOf, traitsOf } from "../../../binding/internal/channel/upgrade.js"
 
 const written = Effect.succeed("written" as const)
 
@@ -79,7 +79,7 @@ export const webSocketTransport = (options: {
     let ws: globalThis.WebSocket
     try {
       const sized = traits?.sized
-      ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings))
+      ws = sized === undefined ? options.constructor(url) : sized(url, maxPayloadOf(settings), undefined)
     } catch (cause) {
       return hooks.end(Retry(Close.openFailed(cause, Redacted.value(hooks.key))))
     }

@@ -4,22 +4,172 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
-import * as Config from "effect/Config"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as References from "effect/References"
+import * as Scheduler from "effect/Scheduler"
+import * as Tracer from "effect/Tracer"
+import type * as Socket from "effect/socket/Socket"
+import * as Config from "effect/Config"
+import * as Headers from "effect/http/Headers"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Result_ from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as SchemaAST from "effect/SchemaAST"
-import * as SchemaTransformation from "effect/SchemaTransformation"
+import * as Stream from "effect/Stream"
+import type { HttpCall } from "effect-agent-session-core/shell"
+import { formatIssue } from "./schema.js"
+import * as Cause from "effect/Cause"
+import * as LatchModule from "effect/Latch"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
 
 /** The `Duration` of an input (a malformed one is a defect: inputs are typed). */
 export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
+
+/** The tracer Effect runs with when no tracer was provided (its spans reach no exporter). */
+export const builtInTracer: Tracer.Tracer = Tracer.nativeTracer
+
+/** A clock's time in nanoseconds, read synchronously. */
+export const currentTimeNanos = (clock: Clock.Clock): bigint => clock.currentTimeNanosUnsafe()
+
+/**
+ * A span under the current one with these attributes, made without capturing the caller's stack
+ * (a stack trace per span is heap for nothing here).
+ */
+export const makeSpanNoStack = (name: string, attributes: Record<string, unknown>): Effect.Effect<Tracer.Span> =>
+  Effect.makeSpan(name, { attributes })
+
+/** A new `Deferred`, made outside any fiber. */
+export const makeDeferredUnsafe: <A, E = never>() => Deferred.Deferred<A, E> = Deferred.makeUnsafe
+
+/** Completes a `Deferred` with an effect (its waiters run it), outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.doneUnsafe
+
+/** A clock's time in milliseconds, read synchronously. */
+export const currentTimeMillis = (clock: Clock.Clock): number => clock.currentTimeMillisUnsafe()
+
+/**
+ * What a fiber started from outside any fiber (a socket's callback) runs with, taken from a
+ * running fiber: its Clock, logger, log annotations and services.
+ */
+export type RunContext = Context.Context<never>
+
+/** The current fiber's {@link RunContext}. */
+export const runContext: Effect.Effect<RunContext> = Effect.context<never>()
+
+/** What a detached fiber keeps of its starter's context: the Clock, the loggers and the scheduler. */
+const keptByDetached: (context: Context.Context<never>) => Context.Context<never> = Context.pick(
+  Clock.Clock,
+  Scheduler.Scheduler,
+  References.CurrentLoggers,
+  References.MinimumLogLevel,
+  References.LogToStderr
+)
+
+/**
+ * Runs an effect in a fiber of its own (not the caller's child) with `context`'s Clock and logger,
+ * none of its log annotations, span or services: a fiber that serves many callers.
+ */
+export const forkDetached = (context: RunContext, effect: Effect.Effect<void>): void => {
+  Effect.runForkWith(keptByDetached(context))(effect)
+}
+
+/** A socket the line's `Socket.WebSocketConstructor` service makes. */
+export type WebSocketLike = Socket.WebSocketLike
+/** The platform's HTTP client failures (`HttpClientError.HttpClientError` is every one of them). */
+export * as HttpClientError from "effect/http/HttpClientError"
+
+/** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/**
+ * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
+ * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
+ * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
+ */
+export const httpFailureOf = (error: HttpClientError.HttpClientError): {
+  readonly reason: string
+  readonly description: string | undefined
+  readonly cause: unknown
+  readonly method: string
+  readonly url: string
+} => {
+  const { _tag, cause, description, request } = error.reason
+  return { reason: _tag.replace(/Error$/, ""), description, cause, method: request.method, url: request.url }
+}
+
+/** The platform's HTTP client. */
+export * as HttpClient from "effect/http/HttpClient"
+
+/** Decodes unknown input with a schema, as an effect. */
+export const decodeUnknownEffect = Schema.decodeUnknownEffect
+
+/** The platform's sockets (and the `WebSocketConstructor` service). */
+export * as Socket from "effect/socket/Socket"
+
+/** A failure to read configuration. */
+export type ConfigError = Config.ConfigError
+
+/** A string read from configuration under a name. */
+export const configString: (name: string) => Config.Config<string> = Config.String
+
+/** One of the given strings, read from configuration under a name. */
+export const configLiterals: <const L extends ReadonlyArray<string>>(literals: L, name: string) => Config.Config<L[number]> =
+  Config.Literals
+
+/** The layer an effect makes, built when that effect has run. */
+export const unwrapLayer = Layer.unwrap
+/** What a WebSocket constructor is given beside the address: its subprotocols, or options with headers. */
+export type WebSocketConstructorOptions = Socket.WebSocketConstructorOptions | undefined
+
+/** A WebSocket constructor: the service of `Socket.WebSocketConstructor`. */
+export type WebSocketConstructorService = Socket.WebSocketConstructor["Service"]
+
+/** The subprotocols among a WebSocket constructor's options (an options object's headers are not among them). */
+export const protocolsOf = (options: WebSocketConstructorOptions): string | Array<string> | undefined =>
+  options === undefined || typeof options === "string" || Array.isArray(options) ? options : options.protocols
+
+/** A latch: fibers wait on it while it is closed. */
+export type Latch = LatchModule.Latch
+
+/** Makes a latch, open or closed. */
+export const makeLatch = LatchModule.make
+
+/** Closes a latch at once, outside an effect. */
+export const closeLatchUnsafe = (latch: Latch): void => {
+  latch.closeUnsafe()
+}
+
+/** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
+export type PullFailure<E> = E | Cause.Done
+
+/** Fails a pull with the stream's error. */
+export const pullError: <E>(error: E) => Effect.Effect<never, PullFailure<E>> = Effect.fail
+
+/** Fails a pull with the stream's end: no element follows. */
+export const pullDone = (): Effect.Effect<never, PullFailure<never>> => Cause.done()
+
+/** The stream of a pull run again and again, until it fails with the stream's end. */
+export const fromPull = Stream.fromEffectRepeat
+
+/** Runs a finalizer given how the stream ended, when it ends. */
+export const streamOnExit = Stream.onExit
+
+/** The first failure of a cause, if it has one. */
+export const failureOption = Cause.findErrorOption
+
+/** The stream an effect makes, the effect's scope closed when the stream ends. */
+export const unwrapScoped = Stream.unwrap
 
 /**
  * Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. The
@@ -31,73 +181,173 @@ export const ServiceTag: <Self, Shape>() => <const Key extends string>(key: Key)
 /** The effect that reads a service from the context by its tag. */
 export const service: <Id, Shape>(tag: Context.Key<Id, Shape>) => Effect.Effect<Shape, never, Id> = Effect.service
 
-/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
-export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
-
-/** A string read from the configuration (an environment variable by default). */
-export const configString: (name: string) => Config.Config<string> = Config.String
-
-/** The failure of reading the configuration. */
-export type ConfigError = Config.ConfigError
-
-/** A literal read from the configuration: one of the given values. */
-export const configLiteral = <const Literals extends ReadonlyArray<SchemaAST.LiteralValue>>(
-  literals: Literals,
-  name: string
-): Config.Config<Literals[number]> => Config.schema(Schema.Literals(literals), name)
-
-/** The schema of one of the given literal values. */
-export const literals: <const Literals extends ReadonlyArray<SchemaAST.LiteralValue>>(
-  values: Literals
-) => Schema.Literals<Literals> = Schema.Literals
-
-/**
- * An optional field as an `Option`: a missing key decodes to `None`, and `None` encodes to no key
- * (a key that is present must be of the schema).
- */
-export const optionFromOptionalKey: <S extends Schema.Constraint>(schema: S) => Schema.OptionFromOptionalKey<S> =
-  Schema.OptionFromOptionalKey
-
-/** A string held as `Redacted` once decoded (it never prints), encoded as the plain string. */
-export const RedactedString: Schema.RedactedFromValue<Schema.String> = Schema.RedactedFromValue(Schema.String)
-
 /** `Some` of a value, `None` of `null` or `undefined`. */
 export const optionFromNullable: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
 
-/** The platform's HTTP client: the service a client layer provides and requests are sent by. */
-export * as HttpClient from "effect/http/HttpClient"
+/**
+ * A layer never shared by reference with the layers of another `Effect.provide`: built with a memo
+ * map of its own, where the layers of one program are otherwise memoized across its `provide`s.
+ */
+export const unshared: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R> = Layer.fresh
+
+/** The schedule with every delay at most `max`. */
+export const delaysCappedAt =
+  (max: Duration.Duration) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
+    Schedule.modifyDelay(self, ({ duration }) => Effect.succeed(Duration.min(duration, max)))
+
+/** The schedule, ending after at most `times` recurrences. */
+export const recurringUpTo =
+  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<unknown, I, E, R> =>
+    Schedule.upTo(self, { times })
+
+/**
+ * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
+ * delay replaced by what `delayOf` makes of the error and that delay.
+ */
+export const retryingWhile = <E>(
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean,
+  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
+): Schedule.Schedule<unknown, E> =>
+  schedule.pipe(
+    Schedule.while(({ input }) => retryable(input)),
+    Schedule.modifyDelay(({ duration, input }) => delayOf(input, duration))
+  )
+
+/** The platform's HTTP headers. */
+export * as Headers from "effect/http/Headers"
+
+/** The platform's HTTP client requests. */
+export * as HttpClientRequest from "effect/http/HttpClientRequest"
+
+/** The platform's HTTP client responses. */
+export * as HttpClientResponse from "effect/http/HttpClientResponse"
+
+/** The platform's HTTP client derived from an `HttpApi` contract. */
+export * as HttpApiClient from "effect/http-api/HttpApiClient"
+
+/** The response an HTTP client failure came with; `undefined` for a failure without one. */
+export const responseOf = (error: HttpClientError.HttpClientError): HttpClientResponse.HttpClientResponse | undefined =>
+  error.response
+
+/** What went wrong reading a response, as an HTTP client failure words it. */
+export const readFailureMessage = (error: HttpClientError.HttpClientError): string => error.message
+
+/** The message of a schema's decoding or encoding failure (`path: problem` lines); `undefined` for anything else. */
+export const schemaFailureMessage = (error: unknown): string | undefined =>
+  Schema.isSchemaError(error) ? formatIssue(error.issue) : undefined
+
+/**
+ * The response an error the contract declares stands for, when the derived client decoded one;
+ * `undefined` for anything else. Statuses are mapped before the contract decodes a response: a
+ * decoded contract error cannot come, and is a defect where it would.
+ */
+export const declaredErrorResponse = (_error: unknown): HttpCall.FailedResponse | undefined => undefined
+
+/**
+ * A value set for each attempt of an HTTP call and read by the requests the attempt makes, with
+ * the header names the attempt redacts; the attempt run under its time-out.
+ */
+export interface AttemptContext<C> {
+  /** The value of the attempt running (read outside an attempt: a defect). */
+  readonly current: Effect.Effect<C>
+  /**
+   * `self` as one attempt with `value`, the header names redacted as `redact` extends them,
+   * failed with `onTimeout()` once `timeout` has passed without it ending (it is then interrupted).
+   */
+  readonly run: <A, E, R, E1>(
+    self: Effect.Effect<A, E, R>,
+    value: C,
+    timeout: Duration.Duration,
+    onTimeout: () => E1
+  ) => Effect.Effect<A, E | E1, R>
+}
+
+/**
+ * An {@link AttemptContext}: the value a context reference under `key`, provided to the attempt
+ * with the redacted header names; `outside` is the defect's message for a read outside an attempt.
+ */
+export const attemptContext = <C>(
+  key: string,
+  outside: string,
+  redact: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
+): AttemptContext<C> => {
+  const ref = Context.Reference<C | undefined>(key, { defaultValue: () => undefined })
+  return {
+    current: Effect.flatMap(
+      Effect.service(ref),
+      (value) => value === undefined ? Effect.die(new Error(outside)) : Effect.succeed(value)
+    ),
+    run: (self, value, timeout, onTimeout) =>
+      Effect.flatMap(Effect.service(Headers.CurrentRedactedNames), (names) =>
+        self.pipe(
+          Effect.provideService(ref, value),
+          Effect.provideService(Headers.CurrentRedactedNames, redact(names)),
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(onTimeout()) })
+        ))
+  }
+}
+
+/** A success or a failure, as a value. */
+export type Result<A, E> = Result_.Result<A, E>
+
+/** A {@link Result} that succeeded. */
+export const resultSucceed: <A>(value: A) => Result<A, never> = Result_.succeed
+
+/** A {@link Result} that failed. */
+export const resultFail: <E>(error: E) => Result<never, E> = Result_.fail
+
+/** The effect that succeeds or fails as a {@link Result} did. */
+export const fromResult: <A, E>(result: Result<A, E>) => Effect.Effect<A, E> = Effect.fromResult
+
+/** Recovers from any failure of an effect (not from defects). */
+export const catchFailure = Effect.catch
+
+/** Runs `onSuccess` on a success, `onFailure` on a failure (not a defect), then goes on with the outcome. */
+export const tapBoth = <A, E, R, R2, R3>(
+  self: Effect.Effect<A, E, R>,
+  options: {
+    readonly onFailure: (error: E) => Effect.Effect<unknown, never, R2>
+    readonly onSuccess: (value: A) => Effect.Effect<unknown, never, R3>
+  }
+): Effect.Effect<A, E, R | R2 | R3> =>
+  self.pipe(Effect.tap(options.onSuccess), Effect.tapError(options.onFailure))
+
+/** `attempt`, run again on `schedule` after it has failed (`Effect.retry`). */
+export const retryAfterFailure = <A, E, R, Out, R1>(
+  attempt: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<Out, E, never, R1>
+): Effect.Effect<A, E, R | R1> => Effect.retry(attempt, schedule)
+
+/** `body` in a span named `name`, handed a way to set an attribute of that span (`Effect.annotateCurrentSpan`). */
+export const inSpan = <A, E, R>(
+  name: string,
+  options: { readonly attributes: Record<string, unknown> },
+  body: (annotate: (key: string, value: unknown) => Effect.Effect<void>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withSpan(body((key, value) => Effect.annotateCurrentSpan(key, value)), name, options)
+
+/** A path parameter's value as the `HttpApiClient` must be given it: as it is (the client encodes it). */
+export const pathSegment = (value: string): string => value
+
+/** The request argument of an `HttpApiClient` endpoint with path parameters. */
+export const pathParams = <P>(params: P): { readonly params: P } => ({ params })
+
+/**
+ * A response body's stream opened (its reader taken) and closed at once, nothing read, so that
+ * the request is released; `Stream.take(stream, 0)` never opens it, which leaves a `fetch` body's
+ * connection open.
+ */
+export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<unknown, E> =>
+  Effect.scoped(Stream.toPull(stream))
+/** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
+export const scopedContextLayer = Layer.effectContext
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
 
 /** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
 export * as FetchHttpClient from "effect/http/FetchHttpClient"
-
-/** The schema of a value of any of the given schemas (the first that decodes it). */
-export const union: <const Members extends ReadonlyArray<Schema.Constraint>>(members: Members) => Schema.Union<Members> =
-  Schema.Union
-
-/** A number decoded to its string (`String(n)`), encoded back with `Number`. */
-export const NumberAsString: Schema.decodeTo<Schema.String, Schema.Number> = Schema.Number.pipe(
-  Schema.decodeTo(
-    Schema.String,
-    SchemaTransformation.transform({ decode: (n: number) => String(n), encode: (s: string) => Number(s) })
-  )
-)
-
-/** An integer at least `minimum`; a smaller one fails with `message`. */
-export const intAtLeast = (minimum: number, message: string): Schema.Int =>
-  Schema.Int.check(Schema.isGreaterThanOrEqualTo(minimum, { message }))
-
-/**
- * The class `Schema.TaggedError` builds for a tag and its fields, whose instances also have
- * `Inherited` and `Proto`.
- */
-export type TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Inherited, Proto> =
-  Schema.Class<Self, Schema.TaggedStruct<Tag, Fields>, Inherited & Proto>
-
-/** A finite number (no `NaN`, no infinity): what JSON can carry. */
-export const FiniteNumber: Schema.Finite = Schema.Finite
-
-/** The platform's sockets: the `WebSocketConstructor` service a WebSocket is opened through. */
-export * as Socket from "effect/socket/Socket"
 
 /**
  * A string configuration checked by `predicate` when read: a value that fails it is a
@@ -123,3 +373,6 @@ export const layerFromConfig = <A, ROut, E, RIn>(
       return f(yield* config)
     })
   )
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"

@@ -13,7 +13,7 @@ import * as NodeWS from "@effect/platform-node/NodeWS"
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
 import { Upgrade } from "effect-agent-session-core/shell"
-import { registerConstructor } from "./channel/upgrade.js"
+import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 
 /** Options of the constructor. */
 export interface Options {

@@ -28,7 +28,7 @@ import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as EventStreamInternal from "../../src/internal/eventStream.js"
-import * as StandardWebSocket from "../../src/internal/standardWebSocket.js"
+import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
 import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-core/shell"
 // The scenarios and the facts of the tier, as the conformance package defines them (types only:
 // nothing of it is loaded by the runtime).

@@ -35,7 +35,7 @@ import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import * as Attempt from "./attempt.js"
 import type { AttemptHooks, Shell } from "./shell.js"
-import { fromCore } from "./state.js"
+import { fromCore } from "../../../binding/internal/channel/state.js"
 
 /** How the connection ended. */
 export interface Final {

@@ -32,7 +32,7 @@ import {
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import type { EventBuffer } from "./buffer.js"
-import type * as Deadlines from "./deadlines.js"
+import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
 import type { Settings } from "./settings.js"
 import type { Hooks, Io } from "./transport.js"
 

@@ -34,7 +34,7 @@ import * as Wire from "../../Wire.js"
 import { outcomes } from "../../../binding/internal/channel/outcomes.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
-import { maxPayloadOf, traitsOf } from "./upgrade.js"
+import { maxPayloadOf, traitsOf } from "../../../binding/internal/channel/upgrade.js"
 
 const written = Effect.succeed("written" as const)
 

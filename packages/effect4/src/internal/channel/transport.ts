@@ -14,7 +14,7 @@ import { type Connection, Secrets } from "effect-agent-session-core"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as Wire from "../../Wire.js"
-import type { Deadlines } from "./deadlines.js"
+import type { Deadlines } from "../../../binding/internal/channel/deadlines.js"
 import type { Settings } from "./settings.js"
 
 /**

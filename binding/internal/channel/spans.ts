@@ -1,7 +1,8 @@
 /**
  * The engine's spans (`EventStream.connection`, `EventStream.attempt`), made and ended by hand:
  * a wrapper (`Effect.withSpan`) would stay on the connection fiber's stack for as long as the
- * connection is open, which costs heap per open connection (src/internal/README.md, "One connection").
+ * connection is open, which costs heap per open connection (the repository's
+ * src/internal/README.md, "One connection").
  *
  * None is made when the tracer is Effect's built-in one (no tracer layer given): its spans reach
  * no exporter, and a span held for the connection's life is heap for nothing. Any tracer a user
@@ -11,9 +12,7 @@ import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Tracer from "effect/Tracer"
-
-/** Effect's built-in tracer: what `Effect.tracer` gives when no tracer was provided. */
-const builtIn: Tracer.Tracer = Effect.runSync(Effect.tracer)
+import { builtInTracer, currentTimeNanos, makeSpanNoStack } from "../../../src/internal/line.js"
 
 /** A span under the current one, or none under Effect's built-in tracer. */
 export const make = (
@@ -23,10 +22,10 @@ export const make = (
   Effect.flatMap(
     Effect.tracer,
     (tracer): Effect.Effect<Tracer.Span | undefined> =>
-      tracer === builtIn ? Effect.succeed(undefined) : Effect.makeSpan(name, { attributes, captureStackTrace: false })
+      tracer === builtInTracer ? Effect.succeed(undefined) : makeSpanNoStack(name, attributes)
   )
 
 /** Ends a span made by {@link make}. */
 export const end = (span: Tracer.Span | undefined, clock: Clock.Clock, exit: Exit.Exit<unknown, unknown>): void => {
-  if (span !== undefined && span.status._tag !== "Ended") span.end(clock.unsafeCurrentTimeNanos(), exit)
+  if (span !== undefined && span.status._tag !== "Ended") span.end(currentTimeNanos(clock), exit)
 }

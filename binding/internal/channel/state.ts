@@ -2,7 +2,8 @@
  * The connection's state: its values (re-exported by `EventStream.ts`), the state the core decided
  * as one of them, and the cell that holds it. The cell is a plain value until someone asks for
  * `Connection.state`, then a `SubscriptionRef` from that value on: most connections are never
- * watched, and a `SubscriptionRef` (with its `PubSub`) is heap per connection.
+ * watched, and a `SubscriptionRef` (with its `PubSub`) is heap per connection (the repository's
+ * src/internal/README.md, "One connection").
  */
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
@@ -11,7 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Connection } from "effect-agent-session-core"
-import type * as EventStream from "../../EventStream.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import { doneDeferredUnsafe, makeDeferredUnsafe } from "../../../src/internal/line.js"
 
 /** @internal */
 export const ConnectionState = Data.taggedEnum<EventStream.ConnectionState>()
@@ -51,7 +53,7 @@ export class StateCell {
   set(value: EventStream.ConnectionState): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.value = value
-      if (this.closing !== undefined && value._tag === "Closed") Deferred.doneUnsafe(this.closing, Effect.void)
+      if (this.closing !== undefined && value._tag === "Closed") doneDeferredUnsafe(this.closing, Effect.void)
       return this.ref === undefined ? Effect.void : SubscriptionRef.set(this.ref, value)
     })
   }
@@ -60,7 +62,7 @@ export class StateCell {
   closed(): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.value._tag === "Closed") return Effect.void
-      this.closing ??= Deferred.makeUnsafe<void>()
+      this.closing ??= makeDeferredUnsafe<void>()
       return Deferred.await(this.closing)
     })
   }

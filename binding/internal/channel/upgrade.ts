@@ -1,36 +1,41 @@
 /**
- * What the SDK's own WebSocket constructor (`../webSocket.ts`, on `ws`) tells the WebSocket
- * transport beyond the `Socket.WebSocketLike` interface: the HTTP status of a refused upgrade (the
- * core's `Upgrade` registry: a refused handshake is `HandshakeRejected`, never retried) and the
- * constructor's traits (a form that bounds the size of a message while it is read, `maxPayload`;
- * whether its sockets pause). Kept apart so that the constructors do not import the engine.
+ * What the SDK's own WebSocket constructors (each edition's `src/internal/webSocket.ts` on `ws`,
+ * `src/internal/standardWebSocket.ts`) tell the WebSocket transport beyond the socket interface
+ * (`WebSocketLike`): the HTTP status of a refused upgrade (the core's `Upgrade` registry: a refused
+ * handshake is `HandshakeRejected`, never retried) and the constructor's traits (a form that bounds
+ * the size of a message while it is read, `maxPayload`; whether its sockets pause; whether they are
+ * `ws`'s own). Kept apart so that the constructors do not import the engine.
  */
-import type * as Socket from "effect/socket/Socket"
 import { Close } from "effect-agent-session-core"
 import { Upgrade } from "effect-agent-session-core/shell"
-import type { Settings } from "./settings.js"
+import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { WebSocketLike } from "../../../src/internal/line.js"
 
-/** Records the HTTP status with which the server refused a socket's upgrade (`../webSocket.ts`). */
+/** Records the HTTP status with which the server refused a socket's upgrade (`src/internal/webSocket.ts`). */
 export const recordRejection = Upgrade.recordRejection
 
-/** A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`). */
+/**
+ * A constructor that can bound the size of one message while it is read (`ws`'s `maxPayload`),
+ * given the extra headers of the upgrade request where the constructor service takes some.
+ */
 export type SizedConstructor = (
   url: string,
   maxPayload: number,
   headers: Readonly<Record<string, string>> | undefined
-) => Socket.WebSocketLike
+) => WebSocketLike
 
 /**
- * What the WebSocket transport knows of a constructor beyond the `Socket.WebSocketLike` interface:
+ * What the WebSocket transport knows of a constructor beyond the socket interface:
  * - `sized`: its form that bounds the size of a message while it is read (`ws`'s `maxPayload`):
  *   the engine then opens every socket with `maxPayload` = its `maxFrameSize`, so a frame over it
  *   is refused while it is read instead of being read whole first;
  * - `pausable: false`: its sockets are bounded by the connection (`BufferOverflow`), whether or not
- *   they have `pause()`/`resume()`: a runtime's standard `WebSocket` (`../standardWebSocket.ts`).
+ *   they have `pause()`/`resume()`: a runtime's standard `WebSocket`
+ *   (`src/internal/standardWebSocket.ts`).
  *   Bun's has them, but frames it had read already keep arriving after a pause (hundreds of small
  *   ones, measured), so its pause alone does not bound what waits for the consumer;
- * - `ownEvents`: its sockets are the `ws` package's, listened to through their own events
- *   (`on("open" | "message" | "close" | "error")`, with `ws`'s arguments) instead of
+ * - `ownEvents`: its sockets are the `ws` package's, which a transport may listen to through their
+ *   own events (`on("open" | "message" | "close" | "error")`, with `ws`'s arguments) instead of
  *   `addEventListener`, whose wrappers and event objects cost heap per open socket.
  */
 export interface ConstructorTraits {
@@ -42,7 +47,7 @@ export interface ConstructorTraits {
 /** The traits registered, by constructor. */
 const traits = new WeakMap<object, ConstructorTraits>()
 
-/** Registers what a `Socket.WebSocketConstructor` can do (`../webSocket.ts`, `../standardWebSocket.ts` do for theirs). */
+/** Registers what a `Socket.WebSocketConstructor` can do (the SDK's own constructors do for theirs). */
 export const registerConstructor = (constructor: object, constructorTraits: ConstructorTraits): void => {
   traits.set(constructor, constructorTraits)
 }

@@ -1,27 +1,24 @@
 /**
  * The implementation of `AgentApi`: the `HttpApiClient` derived from the contract, over the
- * platform `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, every
- * failure mapped to the SDK's typed errors in one place), each attempt under its time-out
- * (`timeout.ts`), the attempts on the retry schedule and the create policy (`agentApiPolicy.ts`).
- * The call itself (its attempts counted, the create policy, an unknown outcome, the span's
- * attributes) is the core shell's `HttpCall`; this module binds it to Effect 3.
+ * platform `HttpClient` of one call (`agentApiCall.ts`: the auth header, the `User-Agent`, the
+ * `Idempotency-Key`, every failure mapped to the SDK's typed errors in one place,
+ * `httpErrors.ts`), each attempt under its time-out, the attempts on the retry schedule and the
+ * create policy (`agentApiPolicy.ts`). The protocol's rules (which status is which error,
+ * `Retry-After`, which failures may be sent again, body limits, keys out of text) are the
+ * protocol core's `Http`, `Secrets` and `Url`, the call itself (its attempts counted, the create
+ * policy, an unknown outcome, the span's attributes) the core shell's `HttpCall`; this module
+ * binds them to the edition's Effect line.
  * Why the success path is shaped as it is, with its measurements: src/internal/README.md, "HTTP calls".
  */
-import * as Headers from "@effect/platform/Headers"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Http, Url } from "effect-agent-session-core"
 import { HttpBody, HttpCall, Telemetry } from "effect-agent-session-core/shell"
-import { OnboardRequest } from "../Agent.js"
-import type { Options, Service } from "../AgentApi.js"
-import * as Credentials from "../Credentials.js"
-import * as Dialect from "../Dialect.js"
+import { OnboardRequest } from "../../src/Agent.js"
+import type { Options, Service } from "../../src/AgentApi.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
 import {
   type AgentApiError,
   type CredentialsError,
@@ -30,11 +27,27 @@ import {
   NotFound,
   OutcomeUnknown,
   RequestTimeout
-} from "../Errors.js"
-import * as Metrics from "../Metrics.js"
-import * as ServiceApi from "../ServiceApi.js"
-import { CreateSessionRequest, SessionId } from "../Session.js"
-import { type AttemptError, currentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
+} from "../../src/Errors.js"
+import {
+  catchFailure,
+  durationOf,
+  fromResult,
+  HttpApiClient,
+  HttpClient,
+  inSpan,
+  pathParams,
+  pathSegment,
+  type Result,
+  resultFail,
+  resultSucceed,
+  retryAfterFailure,
+  tapBoth
+} from "../../src/internal/line.js"
+import { NonBlankString, validate } from "../../src/internal/schema.js"
+import * as Metrics from "../../src/Metrics.js"
+import * as ServiceApi from "../../src/ServiceApi.js"
+import { CreateSessionRequest, SessionId } from "../../src/Session.js"
+import { type AttemptError, CurrentCall, serviceClient, toAttemptError } from "./agentApiCall.js"
 import {
   defaultMaxRetryAfter,
   defaultRetry,
@@ -42,9 +55,8 @@ import {
   effectiveRetry,
   logRetry
 } from "./agentApiPolicy.js"
-import { NonBlankString, validate } from "./schema.js"
-import { timeoutFail } from "./timeout.js"
 
+export { defaultMaxResponseSize } from "./body.js"
 export { defaultMaxRetryAfter, defaultRetry, defaultTimeout } from "./agentApiPolicy.js"
 
 /** An attempt counted under its outcome (`HttpCall.Attempt.outcome`; none: not counted). */
@@ -63,15 +75,15 @@ const validateSessionId = validate(NonBlankString, "sessionId")
 const normalizeBaseUrl = (
   baseUrl: string | URL,
   allowInsecure: boolean
-): Either.Either<string, InvalidRequest | InsecureTransport> => {
+): Result<string, InvalidRequest | InsecureTransport> => {
   const checked = Url.checkBaseUrl(baseUrl, allowInsecure)
   switch (checked._tag) {
     case "Valid":
-      return Either.right(checked.url)
+      return resultSucceed(checked.url)
     case "Invalid":
-      return Either.left(new InvalidRequest({ subject: "AgentApi.Options", message: checked.message }))
+      return resultFail(new InvalidRequest({ subject: "AgentApi.Options", message: checked.message }))
     case "Insecure":
-      return Either.left(new InsecureTransport({ url: checked.printable }))
+      return resultFail(new InsecureTransport({ url: checked.printable }))
   }
 }
 
@@ -81,10 +93,10 @@ export const make = (
 ): Effect.Effect<Service, InsecureTransport | InvalidRequest, HttpClient.HttpClient | Credentials.Credentials> =>
   Effect.gen(function*() {
     const dialect = options.dialect ?? Dialect.documented
-    const baseUrl = yield* normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false)
-    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+    const baseUrl = yield* fromResult(normalizeBaseUrl(options.baseUrl, options.allowInsecure ?? false))
+    const timeout = durationOf(options.timeout ?? defaultTimeout)
     const retrySchedule = options.retry ?? defaultRetry
-    const maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
+    const maxRetryAfter = durationOf(options.maxRetryAfter ?? defaultMaxRetryAfter)
     // What each operation sends again, the create policy among it: by default a creating call is
     // sent again only when the service cannot have acted; "idempotent" trusts the service to
     // honour Idempotency-Key.
@@ -113,33 +125,19 @@ export const make = (
       const attempt = Effect.gen(function*() {
         const secret = yield* key
         const current = call.attempt(secret, Redacted.value, yield* credentials.secrets)
-        // The attempt runs in a fiber of its own (timeout.ts): the call and the redacted header
-        // names are set there directly, with nothing to restore (Effect.provideService and
-        // Effect.locallyWith would save and restore them around the attempt).
-        const inFiber = Effect.zipRight(
-          FiberRef.set(currentCall, current),
-          FiberRef.update(Headers.currentRedactedNames, HttpCall.redactedHeaders)
+        // The call and its redacted header names are set for the attempt (`CurrentCall`).
+        const timed = CurrentCall.run(
+          catchFailure(run, (error: E) => toAttemptError(error, current)),
+          current,
+          timeout,
+          () => new RequestTimeout({ operation: name, timeout })
         )
-        return yield* Effect.zipRight(inFiber, run).pipe(
-          Effect.catchAll((error) => toAttemptError(error, current)),
-          (self) => timeoutFail(self, timeout, () => new RequestTimeout({ operation: name, timeout })),
-          Effect.tapBoth({
-            onSuccess: () => recordAttempt(operation, current.outcome()),
-            onFailure: (error) => recordAttempt(operation, current.outcome(error))
-          })
-        )
-      }).pipe(Effect.tapError(logFailure))
-      // The schedule is started on the first failure only: a first attempt that succeeds
-      // builds no schedule driver. The schedule sees the same inputs as `Effect.retry(attempt)`.
-      return Effect.catchAll(attempt, (first) => {
-        let replayed = false
-        const again = Effect.suspend(() => {
-          if (replayed) return attempt
-          replayed = true
-          return Effect.fail(first)
+        return yield* tapBoth(timed, {
+          onSuccess: () => recordAttempt(operation, current.outcome()),
+          onFailure: (error) => recordAttempt(operation, current.outcome(error))
         })
-        return Effect.retry(again, retries[operation])
-      })
+      }).pipe(Effect.tapError(logFailure))
+      return retryAfterFailure(attempt, retries[operation])
     }
 
     /** A call that creates nothing (`getSession`): every attempt's error as it is. */
@@ -161,7 +159,7 @@ export const make = (
       idempotencyKey: string
     ): Effect.Effect<A, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> => {
       const call = new HttpCall.Call(operation, idempotencyKey)
-      return Effect.catchAll(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
+      return catchFailure(attemptsOf(call, key, run), (error): Effect.Effect<never, Exclude<AttemptError, RequestTimeout> | K | OutcomeUnknown> =>
         call.outcomeKnown(error) ? Effect.fail(error) : Effect.fail(new OutcomeUnknown(call.outcomeUnknown(error))))
     }
 
@@ -178,7 +176,7 @@ export const make = (
 
     const onboard: Service["onboard"] = (input, options) =>
       Effect.gen(function*() {
-        const request = yield* validateOnboard(input)
+        const request = yield* fromResult(validateOnboard(input))
         const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
         const agent = yield* sendCreating(
           "onboard",
@@ -191,15 +189,14 @@ export const make = (
         return agent
       }).pipe(Effect.withSpan(Telemetry.apiSpans.onboard, { attributes: spanAttributes(undefined) }))
 
-    // `Effect.withSpan` spelled out (`useSpan` + `withParentSpan`) to hold the span: the session
-    // id is set on it directly rather than through `annotateCurrentSpan`'s look-up.
+    // The span held where the line can (`inSpan`): the session id is set on it directly.
     const createSession: Service["createSession"] = (input, options) =>
-      Effect.useSpan(
+      inSpan(
         Telemetry.apiSpans.createSession,
         { attributes: spanAttributes(options?.agent) },
-        (span) =>
+        (annotate) =>
           Effect.gen(function*() {
-            const request = yield* validateCreateSession(input)
+            const request = yield* fromResult(validateCreateSession(input))
             const idempotencyKey = yield* idempotencyKeyOf(options?.idempotencyKey)
             const session = yield* sendCreating(
               "createSession",
@@ -207,14 +204,14 @@ export const make = (
               client.sessions.create({ payload: request }),
               idempotencyKey
             )
-            span.attribute(Telemetry.spanAttributes.sessionId, session.session_id)
+            yield* annotate(Telemetry.spanAttributes.sessionId, session.session_id)
             return session
-          }).pipe(Metrics.trackCreateSession, Effect.withParentSpan(span))
+          }).pipe(Metrics.trackCreateSession)
       )
 
     const getSession: Service["getSession"] = (sessionId, options) =>
       Effect.gen(function*() {
-        const id = yield* validateSessionId(sessionId)
+        const id = yield* fromResult(validateSessionId(sessionId))
         if (!dialect.retrieve) {
           const operation = Telemetry.apiSpans.getSession
           return yield* new NotFound({ ...Http.noRetrieve(dialect.name), requestId: Option.none(), operation })
@@ -222,7 +219,7 @@ export const make = (
         return yield* send(
           "getSession",
           credentials.keyFor("getSession", options?.agent),
-          client.sessions.retrieve({ path: { sessionId: SessionId.make(encodeURIComponent(id)) } })
+          client.sessions.retrieve(pathParams({ sessionId: SessionId.make(pathSegment(id)) }))
         )
       }).pipe(
         Effect.withSpan(Telemetry.apiSpans.getSession, { attributes: spanAttributes(options?.agent) })

@@ -11,8 +11,9 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { Failures, Http } from "effect-agent-session-core"
 import { Telemetry } from "effect-agent-session-core/shell"
-import { type AgentApiError, isRetryable } from "../Errors.js"
-import * as Metrics from "../Metrics.js"
+import { type AgentApiError, isRetryable } from "../../src/Errors.js"
+import { delaysCappedAt, optionFromNullish, recurringUpTo, retryingWhile } from "../../src/internal/line.js"
+import * as Metrics from "../../src/Metrics.js"
 
 /** The default request time-out. */
 export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.timeoutMillis)
@@ -20,18 +21,22 @@ export const defaultTimeout: Duration.Duration = Duration.millis(Http.defaults.t
 /** The default cap on a wait asked by `Retry-After`. */
 export const defaultMaxRetryAfter: Duration.Duration = Duration.millis(Http.defaults.maxRetryAfterMillis)
 
+const { factor, initialMillis, maxDelayMillis, retries } = Http.defaults.retry
+
 /** The protocol's default retry (`Http.defaults.retry`): 2 retries, exponential from 500 ms, factor 2, jittered, each wait capped at 8 s. */
 export const defaultRetry: Schedule.Schedule<unknown, AgentApiError> = Schedule.exponential(
-  Duration.millis(Http.defaults.retry.initialMillis),
-  Http.defaults.retry.factor
+  Duration.millis(initialMillis),
+  factor
 ).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(Http.defaults.retry.maxDelayMillis))),
-  Schedule.intersect(Schedule.recurs(Http.defaults.retry.retries))
+  delaysCappedAt(Duration.millis(maxDelayMillis)),
+  recurringUpTo(retries)
 )
 
-const retryAfterOf = (error: AgentApiError): Option.Option<Duration.Duration> =>
-  error._tag === "RateLimited" || error._tag === "ServerError" ? error.retryAfter : Option.none()
+const retryAfterOf = (error: AgentApiError): number | undefined =>
+  (error._tag === "RateLimited" || error._tag === "ServerError") && Option.isSome(error.retryAfter)
+    ? Duration.toMillis(error.retryAfter.value)
+    : undefined
 
 /**
  * The schedule actually run: the caller's schedule, only while `retryable` holds of the error
@@ -44,29 +49,24 @@ export const effectiveRetry = (
   maxRetryAfter: Duration.Duration,
   onRetry: (error: AgentApiError, wait: Duration.Duration) => Effect.Effect<void> = () => Effect.void,
   retryable: (error: AgentApiError) => boolean = isRetryable
-): Schedule.Schedule<readonly [unknown, AgentApiError], AgentApiError> =>
-  Schedule.intersect(schedule, Schedule.identity<AgentApiError>()).pipe(
-    Schedule.whileInput(retryable),
-    Schedule.modifyDelayEffect(([, error], delay) => {
-      const wait = Duration.millis(Http.retryWaitMillis(
-        Duration.toMillis(delay),
-        Option.getOrUndefined(Option.map(retryAfterOf(error), Duration.toMillis)),
-        Duration.toMillis(maxRetryAfter)
-      ))
-      return Effect.as(onRetry(error, wait), wait)
-    })
-  )
+): Schedule.Schedule<unknown, AgentApiError> =>
+  retryingWhile(schedule, retryable, (error, delay) => {
+    const wait = Duration.millis(
+      Http.retryWaitMillis(Duration.toMillis(delay), retryAfterOf(error), Duration.toMillis(maxRetryAfter))
+    )
+    return Effect.as(onRetry(error, wait), wait)
+  })
 
 /** The metrics `status` label of a failed attempt (`Failures.httpOutcome`). */
 export const outcomeOf: (error: AgentApiError) => Metrics.HttpOutcome | undefined = Failures.httpOutcome
 
 /** A retry about to happen: logged at debug level and counted by the outcome of the failed attempt. */
 export const logRetry = (operation: string) => (error: AgentApiError, wait: Duration.Duration) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logDebug(Telemetry.retryLog(operation, Duration.format(wait))).pipe(
       Effect.annotateLogs({ error: error._tag })
     ),
-    Option.match(Option.fromNullable(outcomeOf(error)), {
+    Option.match(optionFromNullish(outcomeOf(error)), {
       onNone: () => Effect.void,
       onSome: (outcome) => Metrics.recordHttpRetry(operation, outcome)
     })

@@ -2,27 +2,32 @@
  * The test kit's in-memory services: an `AgentApi` that validates and records the application's
  * requests (and fails the next one on demand), an `EventStream` over the scripted channel, the
  * control a test inspects and steers them with, and, for a replay, the scripted world told what
- * the application does against the recording.
+ * the application does against the recording; and the kit's layer of them, under the real
+ * `AgentSessions`.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Script } from "effect-agent-session-core/shell"
-import { Agent, type OnboardInput, OnboardRequest } from "../../Agent.js"
-import { AgentApi, type Service as AgentApiService } from "../../AgentApi.js"
-import type * as Credentials from "../../Credentials.js"
-import { type InvalidRecording, NotFound } from "../../Errors.js"
-import type * as EventStream from "../../EventStream.js"
-import { CreateSessionRequest, SessionInfo } from "../../Session.js"
-import type {
-  Control,
-  Options,
-  ReplayOptions,
-  Step,
-  World
+import { Agent, type OnboardInput, OnboardRequest } from "../../../src/Agent.js"
+import { AgentApi, type Service as AgentApiService } from "../../../src/AgentApi.js"
+import * as AgentSessions from "../../../src/AgentSessions.js"
+import * as Credentials from "../../../src/Credentials.js"
+import { type InvalidRecording, NotFound } from "../../../src/Errors.js"
+import * as EventStream from "../../../src/EventStream.js"
+import { CreateSessionRequest, SessionInfo } from "../../../src/Session.js"
+import {
+  AgentSessionsTestControl,
+  type Control,
+  type Options,
+  type ReplayOptions,
+  type Step,
+  type World
 } from "./kitTypes.js"
-import * as ReplayInternal from "../recording/replay.js"
-import { validate } from "../schema.js"
+import * as ReplayInternal from "../../../src/internal/recording/replay.js"
+import { decodeUnknownEffect, fromResult, scopedContextLayer, unshared } from "../../../src/internal/line.js"
+import { validate } from "../../../src/internal/schema.js"
 import { eventStreamOf, makeConnect } from "./scriptedChannel.js"
 
 /** The services of a test layer, before they are put in its context. */
@@ -38,8 +43,8 @@ export type DefaultScript = (options: { readonly sessionId?: string }) => Readon
 const validateCreate = validate(CreateSessionRequest, "CreateSessionRequest")
 const validateOnboard = validate(OnboardRequest, "OnboardRequest")
 // The kit answers as the service does (wire fields), decoded as the service's answers are.
-const decodeAgent = Schema.decodeUnknownEffect(Agent)
-const decodeSession = Schema.decodeUnknownEffect(SessionInfo)
+const decodeAgent = decodeUnknownEffect(Agent)
+const decodeSession = decodeUnknownEffect(SessionInfo)
 
 /** The services of a scripted test layer; `session` makes the default script. */
 export const makeServices = (options: Options, session: DefaultScript) =>
@@ -50,14 +55,14 @@ export const makeServices = (options: Options, session: DefaultScript) =>
     })
     const api = AgentApi.of({
       onboard: (input: OnboardInput) =>
-        Effect.flatMap(Effect.fromResult(validateOnboard(input)), (request) => {
+        Effect.flatMap(fromResult(validateOnboard(input)), (request) => {
           const onboarded = world.onboard(request)
           return onboarded._tag === "Failed"
             ? Effect.fail(onboarded.error)
             : Effect.orDie(decodeAgent({ ...request, ...onboarded.value }))
         }),
       createSession: (input) =>
-        Effect.flatMap(Effect.fromResult(validateCreate(input)), (request) => {
+        Effect.flatMap(fromResult(validateCreate(input)), (request) => {
           const created = world.create(request)
           return created._tag === "Failed" ? Effect.fail(created.error) : Effect.orDie(decodeSession(created.value))
         }),
@@ -93,9 +98,28 @@ export const makeReplay = (
     const replayed = yield* ReplayInternal.make({ ...options, path }, world)
     const replayApi = AgentApi.of({
       ...api,
-      createSession: (input) => Effect.flatMap(Effect.fromResult(validateCreate(input)), replayed.createSession),
+      createSession: (input) => Effect.flatMap(fromResult(validateCreate(input)), replayed.createSession),
       canRetrieve: true,
       getSession: (sessionId) => replayed.getSession(sessionId)
     })
     return { api: replayApi, eventStream: replayed.eventStream, control }
   })
+
+/**
+ * The kit's services (scripted or replayed) in a layer, with `Credentials` holding a test key, and
+ * the real `AgentSessions` over them (unshared: each kit layer's façade over its own services, as
+ * in `NodeAgentSessions`).
+ */
+export const kitLayer = <E>(make: Effect.Effect<Services, E, Scope.Scope | Credentials.Credentials>) => {
+  const services = scopedContextLayer(
+    Effect.map(make, ({ api, control, eventStream }) =>
+      Context.make(AgentApi, api).pipe(
+        Context.add(EventStream.EventStream, eventStream),
+        Context.add(AgentSessionsTestControl, control)
+      ))
+  )
+  return Layer.provideMerge(
+    unshared(AgentSessions.layer),
+    Layer.provideMerge(services, Credentials.layer({ apiKey: "test-account-key" }))
+  )
+}

@@ -6,17 +6,24 @@
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Socket from "effect/socket/Socket"
 import { SdkLayer } from "effect-agent-session-core/shell"
-import * as AgentApi from "../AgentApi.js"
-import * as AgentSessions from "../AgentSessions.js"
-import * as Credentials from "../Credentials.js"
-import type { InsecureTransport, InvalidRequest } from "../Errors.js"
-import * as EventStream from "../EventStream.js"
-import type { ConfigOptions, Options, Services } from "../NodeAgentSessions.js"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
+import * as Credentials from "../../src/Credentials.js"
+import type { InsecureTransport, InvalidRequest } from "../../src/Errors.js"
+import * as EventStream from "../../src/EventStream.js"
+import {
+  type ConfigError,
+  configLiterals,
+  configString,
+  type HttpClient,
+  type Socket,
+  unshared,
+  unwrapLayer
+} from "../../src/internal/line.js"
+import type { ConfigOptions, Options, Services } from "../../src/NodeAgentSessions.js"
 
 /** What a runtime gives the SDK: its HTTP client and its WebSocket constructor. */
 export interface Runtime {
@@ -44,11 +51,11 @@ export const build = (
       dialect,
       allowInsecure
     }).pipe(Layer.provide(runtime.webSocket))
-  // Fresh: Effect 4 memoizes a layer by reference across the `Effect.provide`s of one program, so
-  // the shared `AgentSessions.layer` built once (say, for the account key) would otherwise serve
-  // a second whole-SDK layer (another key, another service) with the first one's.
+  // Unshared: where a line memoizes a layer by reference across the `Effect.provide`s of one
+  // program, the shared `AgentSessions.layer` built once (say, for the account key) would otherwise
+  // serve a second whole-SDK layer (another key, another service) with the first one's.
   return Layer.provideMerge(
-    Layer.fresh(AgentSessions.layer),
+    unshared(AgentSessions.layer),
     Layer.merge(api, events)
   ).pipe(Layer.provideMerge(credentials))
 }
@@ -68,14 +75,14 @@ export const fromOptions = (
 export const fromConfig = (
   runtime: Runtime,
   options: ConfigOptions
-): Layer.Layer<Services, InsecureTransport | InvalidRequest | Config.ConfigError> =>
-  Layer.unwrap(
+): Layer.Layer<Services, InsecureTransport | InvalidRequest | ConfigError> =>
+  unwrapLayer(
     Effect.gen(function*() {
       const { allowInsecure, baseUrl, dialect, transport, wsUrl } = yield* Config.all({
-        baseUrl: options.baseUrl ?? Config.String(AgentApi.ENV_BASE_URL),
+        baseUrl: options.baseUrl ?? configString(AgentApi.ENV_BASE_URL),
         transport: options.transport ??
-          Config.Literals(SdkLayer.transports, SdkLayer.ENV_TRANSPORT).pipe(Config.withDefault(SdkLayer.defaultTransport)),
-        wsUrl: Config.option(options.wsUrl ?? Config.String(EventStream.ENV_WS_URL)),
+          configLiterals(SdkLayer.transports, SdkLayer.ENV_TRANSPORT).pipe(Config.withDefault(SdkLayer.defaultTransport)),
+        wsUrl: Config.option(options.wsUrl ?? configString(EventStream.ENV_WS_URL)),
         dialect: options.dialect ?? AgentApi.dialectConfig,
         allowInsecure: options.allowInsecure ?? Config.succeed(false)
       })

@@ -12,24 +12,23 @@
  * while the consumer wants more: that socket pauses, and a slow consumer is back-pressured as on
  * Node, with no overflow bound.
  */
-import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
 import { StreamWebSocket } from "effect-agent-session-core/shell"
 import { registerConstructor } from "./channel/upgrade.js"
-
-type Constructor = (url: string, protocols?: string | Array<string> | undefined) => globalThis.WebSocket
+import { protocolsOf, Socket, type WebSocketConstructorService } from "../../src/internal/line.js"
 
 /**
  * Builds the constructor: over the runtime's `WebSocketStream` when it has one (`streams`, by
  * default whether it has), else over its `WebSocket` (`StreamWebSocket.standard`).
  */
-export const make = (streams?: boolean): Constructor => {
+export const make = (streams?: boolean): WebSocketConstructorService => {
   const { open, pausable } = StreamWebSocket.standard(streams)
   // A `StreamWebSocket` has the socket interface the transport reads, and `pause()`/`resume()`.
-  const constructor: Constructor = (url, protocols) => open(url, protocols) as globalThis.WebSocket
+  const constructor: WebSocketConstructorService = (url, options) =>
+    open(url, protocolsOf(options)) as globalThis.WebSocket
   registerConstructor(constructor, { pausable })
   return constructor
 }
 
 /** The constructor as a layer. */
-export const layer: Layer.Layer<Socket.WebSocketConstructor> = Layer.sync(Socket.WebSocketConstructor, () => make())
+export const layer: Layer.Layer<Socket.WebSocketConstructor> = Layer.sync(Socket.WebSocketConstructor)(() => make())

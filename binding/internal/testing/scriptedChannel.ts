@@ -4,22 +4,31 @@
  * the reason the real channel gives for each way of ending. The core decides (`KitScript.Connection`
  * over `Script.Play`: what to emit, fail, sleep or wait for next, which requests are pending, what
  * an answer is and what the kit's world is told, when the events end and why); this module binds
- * it to a stream over Effect 4's pull (`Cause.Done` ends it), a latch and the clock. No sockets;
- * `sleep` steps follow the `Clock` (the `TestClock` in tests).
+ * it to a stream pulled step by step, a latch and the clock. No sockets; `sleep` steps follow the
+ * `Clock` (the `TestClock` in tests).
  */
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Latch from "effect/Latch"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { KitScript } from "effect-agent-session-core/shell"
-import * as Answer from "../../Answer.js"
-import { type EventStreamError, RequestNotPending, type RespondError } from "../../Errors.js"
-import * as EventStream from "../../EventStream.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import * as Answer from "../../../src/Answer.js"
+import { type EventStreamError, RequestNotPending, type RespondError } from "../../../src/Errors.js"
+import * as EventStream from "../../../src/EventStream.js"
+import {
+  closeLatchUnsafe,
+  failureOption,
+  fromPull,
+  makeLatch,
+  pullDone,
+  pullError,
+  type PullFailure,
+  streamOnExit,
+  unwrapScoped
+} from "../../../src/internal/line.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
 import type { World } from "./kitTypes.js"
 
 /** The event the service sends for an answer: `external_resource_granted`, granted or not. */
@@ -35,7 +44,7 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
     const scripted = new KitScript.Connection(world, sessionId, { endOnError: connectOptions.endOnError, echo: granted })
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
     // Open while no step waits for an answer: a `Wait` closes it, the answer it waits for opens it.
-    const woken = yield* Latch.make(false)
+    const woken = yield* makeLatch(false)
     const closed = yield* Deferred.make<void>()
 
     const respond = (
@@ -48,25 +57,25 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
         return answered.wakes ? Effect.asVoid(woken.open) : Effect.void
       })
 
-    /** The pull of the script's events: the next one after the waits before it, `Cause.Done` once it ran out. */
-    const pull: Effect.Effect<SessionEvent.SessionEvent, EventStreamError | Cause.Done> = Effect.suspend(() => {
-      const next = scripted.next()
-      switch (next._tag) {
+    /** The pull of the script's events: the next one after the waits before it, the end once it ran out. */
+    const next: Effect.Effect<SessionEvent.SessionEvent, PullFailure<EventStreamError>> = Effect.suspend(() => {
+      const step = scripted.next()
+      switch (step._tag) {
         case "Emit":
-          return Effect.succeed(next.event)
+          return Effect.succeed(step.event)
         case "Fail":
-          return Effect.fail(next.error)
+          return pullError(step.error)
         case "Sleep":
-          return Effect.andThen(Effect.sleep(next.duration), pull)
+          return Effect.andThen(Effect.sleep(step.duration), next)
         case "Wait":
-          woken.closeUnsafe()
-          return Effect.andThen(woken.await, pull)
+          closeLatchUnsafe(woken)
+          return Effect.andThen(woken.await, next)
         case "Done":
-          return Cause.done()
+          return pullDone()
       }
     })
 
-    const events = Stream.fromEffectRepeat(pull).pipe(
+    const events = fromPull(next).pipe(
       Stream.takeUntil((event) => scripted.play.delivered(event)),
       Stream.interruptWhen(Deferred.await(closed)),
       Stream.onStart(Effect.andThen(
@@ -74,11 +83,11 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
         SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
       )),
       // The reason the real channel gives for each way of ending.
-      Stream.onExit((exit) =>
+      streamOnExit((exit) =>
         SubscriptionRef.update(state, (current) =>
           current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
             reason: scripted.play.closed(
-              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(Cause.findErrorOption(exit.cause)) }
+              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
             )
           })))
     )
@@ -97,5 +106,5 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
 export const eventStreamOf = (connect: EventStream.Service["connect"]): EventStream.Service => ({
   connect,
   events: (sessionId, connectOptions) =>
-    Stream.unwrap(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
+    unwrapScoped(Effect.map(connect(sessionId, connectOptions), (connection) => connection.events))
 })

@@ -5,7 +5,6 @@
  * every key out) is the protocol core's (`Http.statusFailure`, `Http.transportFailure`,
  * `Http.contractFailure`); this module only builds the error classes.
  */
-import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { Failures, Http } from "effect-agent-session-core"
@@ -24,7 +23,8 @@ import {
   TransportError,
   Unauthorized,
   UnexpectedStatus
-} from "../Errors.js"
+} from "../../src/Errors.js"
+import { type HttpClientError, httpFailureOf, optionFromNullish } from "../../src/internal/line.js"
 
 /** The error class of each kind of status but the two that carry a `Retry-After`. */
 const STATUS_ERRORS = {
@@ -40,9 +40,9 @@ const STATUS_ERRORS = {
 /** A non-2xx response's typed error, of what it holds (`HttpCall.Attempt.statusFailure`, every key out). */
 export const fromStatus = (failure: HttpCall.StatusFailure): HttpStatusError => {
   const { kind, requestId, retryAfterMillis, ...kept } = failure
-  const fields = { ...kept, requestId: Option.fromNullable(requestId) }
+  const fields = { ...kept, requestId: optionFromNullish(requestId) }
   if (kind !== "rate-limited" && kind !== "server-error") return new STATUS_ERRORS[kind](fields)
-  const retryAfter = Option.map(Option.fromNullable(retryAfterMillis), Duration.millis)
+  const retryAfter = Option.map(optionFromNullish(retryAfterMillis), Duration.millis)
   return kind === "rate-limited" ? new RateLimited({ ...fields, retryAfter }) : new ServerError({ ...fields, retryAfter })
 }
 
@@ -52,15 +52,11 @@ export const fromStatus = (failure: HttpCall.StatusFailure): HttpStatusError => 
  * policy). `readingStatus`: the failure came while reading the body of a response with that status.
  */
 export const fromRequestError = (
-  error: HttpClientError.RequestError | HttpClientError.ResponseError,
+  error: HttpClientError.HttpClientError,
   options: { readonly operation: string; readonly secrets: ReadonlyArray<string> },
   readingStatus?: number
 ): TransportError => {
-  const { cause, description, reason, request } = error
-  const { message, notSent } = Http.transportFailure(
-    { reason, description, cause, method: request.method, url: request.url, readingStatus },
-    options.secrets
-  )
+  const { message, notSent } = Http.transportFailure({ ...httpFailureOf(error), readingStatus }, options.secrets)
   return Failures.withNotSent(new TransportError({ operation: options.operation, message }), notSent)
 }
 

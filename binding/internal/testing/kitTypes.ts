@@ -1,17 +1,18 @@
 /**
  * The types of the test kit (`AgentSessionsTest`'s `Step`, `RecordedAnswer`, `Control`,
- * `Options` and `ReplayOptions`), written below the in-memory services and the scripted channel
- * that use them so that every import runs one way. Re-exported by `AgentSessionsTest`.
+ * `Options` and `ReplayOptions`) and the tag of its control, written below the in-memory services
+ * and the scripted channel that use them so that every import runs one way. Re-exported by
+ * `AgentSessionsTest`.
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import { type KitReplay, type KitScript, Script } from "effect-agent-session-core/shell"
-
-import type { OnboardRequest } from "../../Agent.js"
-import type * as Answer from "../../Answer.js"
-import type { CreateSessionError, EventStreamError, OnboardError } from "../../Errors.js"
-import type { CreateSessionRequest } from "../../Session.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import type { OnboardRequest } from "../../../src/Agent.js"
+import type * as Answer from "../../../src/Answer.js"
+import type { CreateSessionError, EventStreamError, OnboardError } from "../../../src/Errors.js"
+import type { CreateSessionRequest } from "../../../src/Session.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
+import { durationOf, type DurationInput, ServiceTag } from "../../../src/internal/line.js"
 
 /**
  * One step of a script: emit an event, fail the stream with a typed error, wait (virtual time
@@ -30,10 +31,10 @@ export type Step = Script.Step<SessionEvent.SessionEvent, EventStreamError, Dura
  */
 export const Step: Script.Steps<SessionEvent.SessionEvent, EventStreamError, Duration.Duration> & {
   /** Waits, on the `TestClock` in tests. */
-  readonly sleep: (duration: Duration.DurationInput) => Step
+  readonly sleep: (duration: DurationInput) => Step
 } = {
   ...Script.steps(),
-  sleep: (duration) => ({ _tag: "Sleep", duration: Duration.decode(duration) })
+  sleep: (duration) => ({ _tag: "Sleep", duration: durationOf(duration) })
 }
 
 /**
@@ -53,19 +54,31 @@ export type RecordedAnswer = KitScript.RecordedAnswer<SessionEvent.ExternalResou
 export interface Control {
   /** Every answer the application gave, in order. */
   readonly answers: Effect.Effect<ReadonlyArray<RecordedAnswer>>
+  /** The connections opened, by session id. */
+  readonly connections: Effect.Effect<ReadonlyArray<string>>
   /** Every create-session request the application made (validated). */
   readonly sessionsCreated: Effect.Effect<ReadonlyArray<CreateSessionRequest>>
   /** Every onboard request the application made (validated). */
   readonly agentsOnboarded: Effect.Effect<ReadonlyArray<OnboardRequest>>
-  /** The connections opened, by session id. */
-  readonly connections: Effect.Effect<ReadonlyArray<string>>
   /** Makes the next create-session call fail with this error (one `createSession` can fail with). */
   readonly failNextCreate: (error: CreateSessionError) => Effect.Effect<void>
   /** Makes the next onboard call fail with this error (one `onboard` can fail with). */
   readonly failNextOnboard: (error: OnboardError) => Effect.Effect<void>
+  /** The script of the sessions created from now on. */
+  readonly script: Effect.Effect<ReadonlyArray<Step>>
   /** Replaces the script of the sessions created from now on. */
   readonly setScript: (script: ReadonlyArray<Step>) => Effect.Effect<void>
 }
+
+/**
+ * The control of the test layer.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AgentSessionsTestControl extends ServiceTag<AgentSessionsTestControl, Control>()(
+  "effect-agent-session/testing/AgentSessionsTestControl"
+) {}
 
 /**
  * Options of the test layer (the core's `KitScript.Options`): the script every session follows
@@ -84,7 +97,7 @@ export type Options = KitScript.Options<Step>
  * @since 0.1.0
  * @category models
  */
-export type ReplayOptions = KitReplay.KitOptions<Duration.DurationInput>
+export type ReplayOptions = KitReplay.KitOptions<DurationInput>
 
 /** The scripted world of a test layer (the core's `Script.World`): its script, requests, errors and answers. */
 export type World = Script.World<{

@@ -5,15 +5,14 @@
  * became of each.
  */
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import { Failures } from "effect-agent-session-core"
-import type * as Answer from "../../Answer.js"
-import type * as Dialect from "../../Dialect.js"
-import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../Errors.js"
-import * as Metrics from "../../Metrics.js"
-import * as SessionEvent from "../../SessionEvent.js"
-import * as Wire from "../../Wire.js"
-import type { AttemptHooks, Shell } from "./shell.js"
+import type * as Answer from "../../../src/Answer.js"
+import type * as Dialect from "../../../src/Dialect.js"
+import { AnswerBufferFull, RequestNotPending, type RespondError } from "../../../src/Errors.js"
+import * as Metrics from "../../../src/Metrics.js"
+import * as SessionEvent from "../../../src/SessionEvent.js"
+import * as Wire from "../../../src/Wire.js"
+import type { AttemptHooks, Shell } from "../../../src/internal/channel/shell.js"
 
 /**
  * Writes the next queued answer and tells the core: false when the writer stops. Uninterruptible:
@@ -25,13 +24,15 @@ const writeNext = (attempt: AttemptHooks): Effect.Effect<boolean> =>
     const next = attempt.nextAnswer()
     const io = attempt.io
     if (next === undefined || io === undefined) return Effect.succeed(false)
-    return Effect.flatMap(Effect.result(io.send(next.frame, next.data)), (sent) => {
-      if (Result.isSuccess(sent)) {
-        attempt.answerWritten(sent.success)
+    return Effect.matchEffect(io.send(next.frame, next.data), {
+      onSuccess: (sent) => {
+        attempt.answerWritten(sent)
         return Effect.as(Metrics.recordAnswer({ _tag: next.data.granted ? "Grant" : "Deny" }), true)
+      },
+      onFailure: (failure) => {
+        if (!attempt.answerFailed(failure)) return Effect.succeed(false)
+        return Effect.as(Effect.logError(Failures.answerRefusedLog(failure.message)), true)
       }
-      if (!attempt.answerFailed(sent.failure)) return Effect.succeed(false)
-      return Effect.as(Effect.logError(Failures.answerRefusedLog(sent.failure.message)), true)
     })
   }))
 
