@@ -31,8 +31,15 @@ const sources = (dir, rel = "") =>
 
 const packageName = JSON.parse(Fs.readFileSync(Path.join(packageDir, "package.json"), "utf8")).name
 
-/** The text of a binding module as this package holds it: its examples import this package. */
-const asThisPackage = (text) => text.replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`)
+/**
+ * The text of a binding module as this package holds it: the examples of its doc comments (lines
+ * that start with `*`) import this package; its code is copied as it is.
+ */
+const asThisPackage = (text) =>
+  text
+    .split("\n")
+    .map((line) => /^\s*\*/.test(line) ? line.replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`) : line)
+    .join("\n")
 
 const header = (rel) =>
   `// Generated from the repository's binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
