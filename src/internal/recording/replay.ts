@@ -99,7 +99,7 @@ export const make = (options: ReplayOptions, observer: World) =>
         const pass = replay.connection(sessionId)
         const engine = yield* makeEngine({
           sessionId,
-          settings: resolveSettings({}, connectOptions),
+          settings: resolveSettings({}, connectOptions, replay.header.dialect),
           ...replay.channel,
           agent: connectOptions.agent,
           transport: (hooks) => Effect.asVoid(Effect.forkScoped(play(pass, sessionId, hooks)))
