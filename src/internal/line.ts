@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
+import type { Hooks, Transport } from "./channel/transport.js"
 import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
@@ -154,6 +155,9 @@ export const makeLatch = Effect.makeLatch
 /** Closes a latch at once, outside an effect. */
 export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
 
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => latch.unsafeOpen()
+
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = Option.Option<E>
 
@@ -199,10 +203,10 @@ export const delaysCappedAt =
   (max: Duration.Duration) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
     Schedule.modifyDelay(self, (_, delay) => Duration.min(delay, max))
 
-/** The schedule, ending after at most `times` recurrences. */
+/** The schedule, ending after at most `times` recurrences; its outputs are the schedule's. */
 export const recurringUpTo =
-  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<unknown, I, R> =>
-    Schedule.intersect(self, Schedule.recurs(times))
+  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
+    Schedule.zipLeft(self, Schedule.recurs(times))
 
 /**
  * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
@@ -379,3 +383,11 @@ export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.E
   Stream.runDrain(Stream.take(stream, 1))
 /** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
 export const scopedContextLayer = Layer.scopedContext
+
+/**
+ * A transport (`channel/transport.ts`) whose attempt is `run` in a fiber of its own, in the
+ * attempt's scope: interrupted when the attempt is over. The engine gives the transport that
+ * scope to run in.
+ */
+export const forkedTransport = (run: (hooks: Hooks) => Effect.Effect<void>): Transport => (hooks) =>
+  Effect.asVoid(Effect.forkScoped(run(hooks)))
