@@ -37,7 +37,7 @@ import {
 import type * as EventStream from "../../../src/EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../../src/Session.js"
 import { makeEngine } from "../../../src/internal/channel/engine.js"
-import { resolveSettings } from "../../../src/internal/channel/settings.js"
+import { resolveSettings } from "../channel/settings.js"
 import { type Hooks, type Io } from "../../../src/internal/channel/transport.js"
 import {
   closeLatchUnsafe,
