@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
 import { timeoutFail } from "./timeout.js"
+import type { Hooks, Transport } from "./channel/transport.js"
 import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
@@ -155,6 +156,9 @@ export const makeLatch = Effect.makeLatch
 /** Closes a latch at once, outside an effect. */
 export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
 
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => latch.unsafeOpen()
+
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = Option.Option<E>
 
@@ -200,10 +204,10 @@ export const delaysCappedAt =
   (max: Duration.Duration) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
     Schedule.modifyDelay(self, (_, delay) => Duration.min(delay, max))
 
-/** The schedule, ending after at most `times` recurrences. */
+/** The schedule, ending after at most `times` recurrences; its outputs are the schedule's. */
 export const recurringUpTo =
-  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<unknown, I, R> =>
-    Schedule.intersect(self, Schedule.recurs(times))
+  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
+    Schedule.zipLeft(self, Schedule.recurs(times))
 
 /**
  * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
@@ -404,3 +408,10 @@ export const layerFromConfig = <A, ROut, E, RIn>(
 
 /** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
 export * from "./lineSchema.js"
+/**
+ * A transport (`channel/transport.ts`) whose attempt is `run` in a fiber of its own, in the
+ * attempt's scope: interrupted when the attempt is over. The engine gives the transport that
+ * scope to run in.
+ */
+export const forkedTransport = (run: (hooks: Hooks) => Effect.Effect<void>): Transport => (hooks) =>
+  Effect.asVoid(Effect.forkScoped(run(hooks)))

@@ -1,5 +1,5 @@
 /**
- * The options of one connection (src/internal/channel/settings.ts): the defaults, a connection's
+ * The options of one connection (binding/internal/channel/settings.ts): the defaults, a connection's
  * own options over the layer's over the defaults, `positiveInt` for the counts, and the default
  * schedules' delays.
  */
@@ -17,7 +17,7 @@ import {
   positiveInt,
   resolveSettings,
   type Settings
-} from "../../src/internal/channel/settings.js"
+} from "../../binding/internal/channel/settings.js"
 import * as Wire from "../../src/Wire.js"
 
 const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)

@@ -33,7 +33,7 @@ import {
 import type * as SessionEvent from "../../SessionEvent.js"
 import type * as Wire from "../../Wire.js"
 import type * as Deadlines from "../../../binding/internal/channel/deadlines.js"
-import type { Settings } from "./settings.js"
+import type { Settings } from "../../../binding/internal/channel/settings.js"
 import type { Hooks, Io } from "./transport.js"
 
 /** The key a request is answered by. */

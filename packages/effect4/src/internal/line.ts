@@ -25,6 +25,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
+import type { Hooks, Transport } from "./channel/transport.js"
 import * as Cause from "effect/Cause"
 import * as LatchModule from "effect/Latch"
 import type * as Redacted from "effect/Redacted"
@@ -150,6 +151,11 @@ export const closeLatchUnsafe = (latch: Latch): void => {
   latch.closeUnsafe()
 }
 
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => {
+  latch.openUnsafe()
+}
+
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = E | Cause.Done
 
@@ -195,9 +201,9 @@ export const delaysCappedAt =
   (max: Duration.Duration) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
     Schedule.modifyDelay(self, ({ duration }) => Effect.succeed(Duration.min(duration, max)))
 
-/** The schedule, ending after at most `times` recurrences. */
+/** The schedule, ending after at most `times` recurrences; its outputs are the schedule's. */
 export const recurringUpTo =
-  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<unknown, I, E, R> =>
+  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
     Schedule.upTo(self, { times })
 
 /**
@@ -376,3 +382,10 @@ export const layerFromConfig = <A, ROut, E, RIn>(
 
 /** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
 export * from "./lineSchema.js"
+/**
+ * A transport (`channel/transport.ts`) whose attempt is `run` in a fiber of its own, in the
+ * attempt's scope: interrupted when the attempt is over. The transport asks the engine for that
+ * scope (`Hooks.scope`, made on the first call: made here when the attempt starts).
+ */
+export const forkedTransport = (run: (hooks: Hooks) => Effect.Effect<void>): Transport => (hooks) =>
+  Effect.suspend(() => Effect.asVoid(Effect.forkIn(run(hooks), hooks.scope())))

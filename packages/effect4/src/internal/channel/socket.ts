@@ -32,7 +32,7 @@ import { Socket as CoreSocket, WebSocketAttempt } from "effect-agent-session-cor
 import type * as Dialect from "../../Dialect.js"
 import * as Wire from "../../Wire.js"
 import { outcomes } from "../../../binding/internal/channel/outcomes.js"
-import type { Settings } from "./settings.js"
+import type { Settings } from "../../../binding/internal/channel/settings.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, traitsOf } from "../../../binding/internal/channel/upgrade.js"
 

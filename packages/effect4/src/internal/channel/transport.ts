@@ -15,7 +15,7 @@ import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
 import type * as Wire from "../../Wire.js"
 import type { Deadlines } from "../../../binding/internal/channel/deadlines.js"
-import type { Settings } from "./settings.js"
+import type { Settings } from "../../../binding/internal/channel/settings.js"
 
 /**
  * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
