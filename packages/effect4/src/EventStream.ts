@@ -58,7 +58,7 @@ import type * as Credentials from "./Credentials.js"
 import * as Dialect from "./Dialect.js"
 import type { ConnectTimeout, EventStreamError, InsecureTransport, RespondError } from "./Errors.js"
 import * as internal from "./internal/eventStream.js"
-import * as sse from "./internal/sse.js"
+import * as sse from "../binding/internal/sse.js"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**
