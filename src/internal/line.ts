@@ -34,6 +34,7 @@ import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -404,3 +405,27 @@ export const isInterruptedOnly = Cause.isInterruptedOnly
 export const runForEachBatch: <A, X, E2, R2>(
   f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
 ) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachChunk
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
+
+/** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
+export * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => Config.validate({ message, validation: predicate })
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> => Layer.unwrapEffect(Config.map(config, f))
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"

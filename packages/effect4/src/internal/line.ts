@@ -28,6 +28,7 @@ import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
 import * as Cause from "effect/Cause"
 import * as LatchModule from "effect/Latch"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -373,3 +374,37 @@ export const isInterruptedOnly = Cause.hasInterruptsOnly
 export const runForEachBatch: <A, X, E2, R2>(
   f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
 ) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachArray
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
+
+/** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
+export * as FetchHttpClient from "effect/http/FetchHttpClient"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => {
+  const schema = Schema.String.check(Schema.makeFilter(predicate, { message }))
+  return Config.mapEffect((value: string) =>
+    Effect.mapError(Schema.decodeUnknownEffect(schema)(value), (error) => new Config.ConfigError(error))
+  )
+}
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      return f(yield* config)
+    })
+  )
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"
