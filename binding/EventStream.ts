@@ -32,7 +32,7 @@ import {
   ServiceTag,
   type Socket
 } from "../src/internal/line.js"
-import * as sse from "../src/internal/sse.js"
+import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import { type Connection as CoreConnection, Http, type Ledger } from "effect-agent-session-core"
 import { ChannelAddress } from "effect-agent-session-core/shell"

@@ -15,6 +15,7 @@ import * as HashMap from "effect/HashMap"
 import * as Runtime from "effect/Runtime"
 import type * as Tracer from "effect/Tracer"
 import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Config from "effect/Config"
@@ -28,8 +29,8 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
-import { timeoutFail } from "./timeout.js"
 import type { Hooks, Transport } from "./channel/transport.js"
+import { timeoutFail as timeoutFailInOneFiber } from "./timeout.js"
 import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
@@ -305,7 +306,7 @@ export const attemptContext = <C>(
   return {
     current: FiberRef.getWith(ref, (value) => value === undefined ? Effect.dieMessage(outside) : Effect.succeed(value)),
     run: (self, value, timeout, onTimeout) =>
-      timeoutFail(
+      timeoutFailInOneFiber(
         Effect.zipRight(Effect.zipRight(FiberRef.set(ref, value), FiberRef.update(Headers.currentRedactedNames, redact)), self),
         timeout,
         onTimeout
@@ -384,6 +385,27 @@ export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.E
   Stream.runDrain(Stream.take(stream, 1))
 /** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
 export const scopedContextLayer = Layer.scopedContext
+
+/** The platform's HTTP request bodies. */
+export * as HttpBody from "@effect/platform/HttpBody"
+
+/** A client whose requests make no span (the platform's span records the full URL, query included). */
+export const untracedClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.withTracerDisabledWhen(client, () => true)
+
+/** Fails with `onTimeout()` if the effect has not ended within `duration` (and interrupts it). */
+export const timeoutFail = Effect.timeoutFail
+
+/** Forks an effect in a fiber of its own that no scope or parent fiber ends. */
+export const forkDaemon = Effect.forkDaemon
+
+/** Whether a cause holds interruptions only (no failure, no defect). */
+export const isInterruptedOnly = Cause.isInterruptedOnly
+
+/** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
+export const runForEachBatch: <A, X, E2, R2>(
+  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
+) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachChunk
 
 /** A secret read from the configuration (an environment variable by default), as `Redacted`. */
 export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted

@@ -6,7 +6,7 @@
  * The engine closes the attempt's scope when the attempt is over, whoever ended it.
  */
 import * as Redacted from "effect/Redacted"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { type Connection, Secrets } from "effect-agent-session-core"
@@ -103,6 +103,15 @@ export interface Hooks {
  * the connection.
  */
 export type Transport = (hooks: Hooks) => Effect.Effect<void, never, Scope.Scope>
+
+/**
+ * Starts a transport's attempt in a fiber that lasts as long as the attempt (forked in the
+ * attempt's scope, which it is given) and returns at once.
+ */
+export const forkAttempt = (
+  _hooks: Hooks,
+  attempt: Effect.Effect<void, never, Scope.Scope>
+): Effect.Effect<void, never, Scope.Scope> => Effect.asVoid(Effect.forkScoped(attempt))
 
 /** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
 export const scrub = (text: string, key: Redacted.Redacted<string>): string =>

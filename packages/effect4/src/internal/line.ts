@@ -15,6 +15,7 @@ import * as Tracer from "effect/Tracer"
 import type * as Socket from "effect/socket/Socket"
 import * as Config from "effect/Config"
 import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
@@ -348,6 +349,32 @@ export const releaseUnread = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.E
   Effect.scoped(Stream.toPull(stream))
 /** The layer of the services in the context an effect makes, what the effect opens lasting as long as the layer. */
 export const scopedContextLayer = Layer.effectContext
+
+/** The platform's HTTP request bodies. */
+export * as HttpBody from "effect/http/HttpBody"
+
+/** A client whose requests make no span (the platform's span records the full URL, query included). */
+export const untracedClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transformResponse(client, Effect.provideService(HttpClient.TracerDisabledWhen, () => true))
+
+/** Fails with `onTimeout()` if the effect has not ended within `duration` (and interrupts it). */
+export const timeoutFail = <E1>(options: {
+  readonly duration: DurationInput
+  readonly onTimeout: () => E1
+}) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E1, R> =>
+  Effect.timeoutOrElse(self, { duration: options.duration, orElse: () => Effect.fail(options.onTimeout()) })
+
+/** Forks an effect in a fiber of its own that no scope or parent fiber ends. */
+export const forkDaemon = Effect.forkDetach
+
+/** Whether a cause holds interruptions only (no failure, no defect). */
+export const isInterruptedOnly = Cause.hasInterruptsOnly
+
+/** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
+export const runForEachBatch: <A, X, E2, R2>(
+  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
+) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachArray
 
 /** A secret read from the configuration (an environment variable by default), as `Redacted`. */
 export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted

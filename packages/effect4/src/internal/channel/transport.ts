@@ -6,10 +6,10 @@
  * whoever ended it, the engine stops its answer writer, closes its transport (`Io.close`) and
  * closes its scope, if the transport asked for one (`Hooks.scope`).
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { type Connection, Secrets } from "effect-agent-session-core"
 import type { ConnectTimeout, EventStreamError } from "../../Errors.js"
 import type * as EventStream from "../../EventStream.js"
@@ -115,6 +115,16 @@ export interface Hooks {
  * fiber of the engine waits for `hooks.end`).
  */
 export type Transport = (hooks: Hooks) => Effect.Effect<void>
+
+/**
+ * Starts a transport's attempt in a fiber that lasts as long as the attempt (forked in the
+ * attempt's scope, `Hooks.scope`, which it is given) and returns at once.
+ */
+export const forkAttempt = (hooks: Hooks, attempt: Effect.Effect<void, never, Scope.Scope>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const scope = hooks.scope()
+    return attempt.pipe(Effect.forkIn(scope), Effect.asVoid, Scope.provide(scope))
+  })
 
 /** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
 export const scrub = (text: string, key: Redacted.Redacted<string>): string =>
