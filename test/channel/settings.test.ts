@@ -39,7 +39,8 @@ const plain = (settings: Settings) => ({
 
 /**
  * The delays between the tries a schedule allows for failures that go on (on the TestClock):
- * each `next` that continues is one more try, after the time it slept.
+ * each `next` that continues is one more try, after the time it slept, in whole milliseconds (a
+ * jittered delay is a fraction of one, and the clock's sum of them drifts below a millisecond).
  */
 const delaysOf = (schedule: Schedule.Schedule<unknown, string>) =>
   Effect.gen(function*() {
@@ -49,7 +50,7 @@ const delaysOf = (schedule: Schedule.Schedule<unknown, string>) =>
       let last = yield* Clock.currentTimeMillis
       while (Either.isRight(yield* Effect.either(driver.next("closed with code 1006")))) {
         const now = yield* Clock.currentTimeMillis
-        delays.push(now - last)
+        delays.push(Math.round(now - last))
         last = now
       }
       return delays
