@@ -17,11 +17,12 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import type { RespondError } from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
-import * as Sse from "../src/internal/sse.js"
+import * as Sse from "../binding/internal/sse.js"
 import { settle } from "./helpers/FakeWebSocket.js"
 import {
   collect,
@@ -82,6 +83,30 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
         for (const line of lines) assert.notInclude(line, KEY)
       }))
 
+    // Guards: a refused event stream whose body never ends failing the connection some other way
+    // (a body time-out taken for an open failure, or the connection waiting on the body forever).
+    it.scoped("U12 HTTP 401 whose body never ends: HandshakeRejected with an empty reason after connectTimeout, one request", () =>
+      Effect.gen(function*() {
+        // The body's first bytes arrive, then nothing more, and it never ends.
+        const stalled = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              start: (controller) => controller.enqueue(new TextEncoder().encode("bad key, and more to come"))
+            }),
+            { status: 401 }
+          )
+        const { service, stub } = yield* sseSetup(stalled)
+        const connection = yield* service.connect(SESSION, { connectTimeout: "2 seconds" })
+        const fiber = yield* collect(connection)
+        yield* until(Effect.map(stub.count, (n) => n === 1))
+        yield* settle()
+        yield* TestClock.adjust("2 seconds")
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [error._tag], [401, ""])
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(yield* stub.count, 1, "a refusal is not retried")
+      }))
+
     // Guards: the key no longer scrubbed from an open failure's message (sseTransport).
     it.scoped("U22 open failures that echo the key (and the keyed URL): NeverConnected.lastError and logs say <redacted>", () =>
       Effect.gen(function*() {
@@ -128,6 +153,43 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
         assert.notInclude(JSON.stringify(error), KEY)
         assert.isTrue(lines.some((line) => line.includes("<redacted>")), lines.join("\n"))
         for (const line of lines) assert.notInclude(line, KEY)
+      }))
+  })
+
+  describe("the requests' spans", () => {
+    // Guards: the platform's HTTP span (which records the full URL, the key among its query)
+    // made for the stream's GET or an answer's POST.
+    it.scoped("U22 under a tracer, the event stream's GET and an answer's POST make no HTTP span", () =>
+      Effect.gen(function*() {
+        const builtIn = yield* Effect.tracer
+        const spans: Array<Tracer.Span> = []
+        const tracer = Tracer.make({
+          span: (name, parent, context, links, startTime, kind, options) => {
+            const span = builtIn.span(name, parent, context, links, startTime, kind, options)
+            spans.push(span)
+            return span
+          },
+          context: (f, fiber) => builtIn.context(f, fiber)
+        })
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : new Response(null, { status: 202 })
+        )
+        yield* Effect.gen(function*() {
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          yield* until(Effect.map(stateTag(connection), (tag) => tag === "Open"))
+          body.send("external_resource_requested", requestData("as-1"))
+          yield* until(
+            Effect.map(Effect.either(connection.respond(receivedRequest("as-1"), Answer.grant("x"))), Either.isRight)
+          )
+          yield* until(Effect.map(stub.count, (n) => n === 2))
+          sendComplete(body)
+          assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["ExternalResourceRequested", "Complete"])
+        }).pipe(Effect.withTracer(tracer))
+        const names = spans.map((span) => span.name)
+        assert.include(names, "EventStream.connection", "the tracer was the connection's")
+        assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
       }))
   })
 

@@ -70,7 +70,9 @@ describe("JSDoc", () => {
         writeFileSync(join(outDir, dir, name), `// ${source}\n${rewriteImports(code, join(outDir, dir))}\n`)
       }
       for (const example of fromJsDoc) {
-        write("jsdoc", `${basename(example.file, ".ts")}_L${example.line}.ts`, `${example.file}:${example.line}`, example.code)
+        // A public module's src/ entry point and its binding/ declarations share a name.
+        const prefix = example.file.startsWith("binding/") ? "binding_" : ""
+        write("jsdoc", `${prefix}${basename(example.file, ".ts")}_L${example.line}.ts`, `${example.file}:${example.line}`, example.code)
       }
       for (const { path } of writeBlocks(join(outDir, "docs"))) files.push(relative(outDir, path))
       writeFileSync(

@@ -18,6 +18,7 @@ import type * as Scheduler from "effect/Scheduler"
 import * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Config from "effect/Config"
@@ -31,11 +32,12 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
-import { timeoutFail } from "./timeout.js"
+import { timeoutFail as timeoutFailInOneFiber } from "./timeout.js"
 import type * as Socket from "@effect/platform/Socket"
 import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -157,6 +159,9 @@ export const makeLatch = Effect.makeLatch
 /** Closes a latch at once, outside an effect. */
 export const closeLatchUnsafe = (latch: Latch): void => latch.unsafeClose()
 
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => latch.unsafeOpen()
+
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = Option.Option<E>
 
@@ -202,10 +207,10 @@ export const delaysCappedAt =
   (max: Duration.Duration) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
     Schedule.modifyDelay(self, (_, delay) => Duration.min(delay, max))
 
-/** The schedule, ending after at most `times` recurrences. */
+/** The schedule, ending after at most `times` recurrences; its outputs are the schedule's. */
 export const recurringUpTo =
-  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<unknown, I, R> =>
-    Schedule.intersect(self, Schedule.recurs(times))
+  (times: number) => <O, I, R>(self: Schedule.Schedule<O, I, R>): Schedule.Schedule<O, I, R> =>
+    Schedule.zipLeft(self, Schedule.recurs(times))
 
 /**
  * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
@@ -303,7 +308,7 @@ export const attemptContext = <C>(
   return {
     current: FiberRef.getWith(ref, (value) => value === undefined ? Effect.dieMessage(outside) : Effect.succeed(value)),
     run: (self, value, timeout, onTimeout) =>
-      timeoutFail(
+      timeoutFailInOneFiber(
         Effect.zipRight(Effect.zipRight(FiberRef.set(ref, value), FiberRef.update(Headers.currentRedactedNames, redact)), self),
         timeout,
         onTimeout
@@ -451,3 +456,51 @@ export const successKey = "right" as const
 
 /** The property a failed {@link Result} holds its error under (as {@link successKey}). */
 export const failureKey = "left" as const
+
+/** The platform's HTTP request bodies. */
+export * as HttpBody from "@effect/platform/HttpBody"
+
+/** A client whose requests make no span (the platform's span records the full URL, query included). */
+export const untracedClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.withTracerDisabledWhen(client, () => true)
+
+/** Fails with `onTimeout()` if the effect has not ended within `duration` (and interrupts it). */
+export const timeoutFail = Effect.timeoutFail
+
+/** Forks an effect in a fiber of its own that no scope or parent fiber ends. */
+export const forkDaemon = Effect.forkDaemon
+
+/** Whether a cause holds interruptions only (no failure, no defect). */
+export const isInterruptedOnly = Cause.isInterruptedOnly
+
+/** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
+export const runForEachBatch: <A, X, E2, R2>(
+  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
+) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachChunk
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
+
+/** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
+export * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => Config.validate({ message, validation: predicate })
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> => Layer.unwrapEffect(Config.map(config, f))
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"
+
+/** Runs an effect with `scope` as its `Scope` (what it adds to the scope lasts as long as the scope). */
+export const provideScope = Scope.extend

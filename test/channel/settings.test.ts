@@ -1,5 +1,5 @@
 /**
- * The options of one connection (src/internal/channel/settings.ts): the defaults, a connection's
+ * The options of one connection (binding/internal/channel/settings.ts): the defaults, a connection's
  * own options over the layer's over the defaults, `positiveInt` for the counts, and the default
  * schedules' delays.
  */
@@ -17,7 +17,7 @@ import {
   positiveInt,
   resolveSettings,
   type Settings
-} from "../../src/internal/channel/settings.js"
+} from "../../binding/internal/channel/settings.js"
 import * as Wire from "../../src/Wire.js"
 
 const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)
@@ -39,7 +39,8 @@ const plain = (settings: Settings) => ({
 
 /**
  * The delays between the tries a schedule allows for failures that go on (on the TestClock):
- * each `next` that continues is one more try, after the time it slept.
+ * each `next` that continues is one more try, after the time it slept, in whole milliseconds (a
+ * jittered delay is a fraction of one, and the clock's sum of them drifts below a millisecond).
  */
 const delaysOf = (schedule: Schedule.Schedule<unknown, string>) =>
   Effect.gen(function*() {
@@ -49,7 +50,7 @@ const delaysOf = (schedule: Schedule.Schedule<unknown, string>) =>
       let last = yield* Clock.currentTimeMillis
       while (Either.isRight(yield* Effect.either(driver.next("closed with code 1006")))) {
         const now = yield* Clock.currentTimeMillis
-        delays.push(now - last)
+        delays.push(Math.round(now - last))
         last = now
       }
       return delays

@@ -25,8 +25,9 @@ export const categories: ReadonlySet<string> = new Set([
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
  * declarations written once for both editions in `binding/testing/`, which its `src/` module
  * re-exports) and the simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry
- * points), and every module of the protocol core (`effect-agent-session-core` and its `./shell`
- * entry point).
+ * points), every `binding/*.ts` (the declarations of a public module written once for both
+ * editions, which its `src/*.ts` re-exports), and every module of the protocol core
+ * (`effect-agent-session-core` and its `./shell` entry point).
  */
 export const publicModules = (): ReadonlyArray<string> => [
   ...["packages/core/src", "packages/core/src/shell"].flatMap((dir) =>
@@ -39,6 +40,7 @@ export const publicModules = (): ReadonlyArray<string> => [
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
     .map((name) => `src/${name}`),
+  ...bindingModules(),
   "src/testing/AgentSessionsTest.ts",
   "binding/testing/AgentSessionsTest.ts",
   "src/simulator/Simulator.ts",
@@ -48,6 +50,16 @@ export const publicModules = (): ReadonlyArray<string> => [
   "src/cluster/NodeClusterSessions.ts",
   "src/cluster/SessionEntity.ts"
 ]
+
+/**
+ * The public modules' declarations written once for both editions, relative to the root: every
+ * `binding/*.ts` (the modules of `binding/internal/` are not public).
+ */
+export const bindingModules = (): ReadonlyArray<string> =>
+  readdirSync(join(root, "binding"), { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => `binding/${entry.name}`)
+    .sort()
 
 /** The barrels, whose module comments name the entry points. */
 export const entryPoints: ReadonlyArray<string> = [

@@ -6,7 +6,7 @@
 import * as Redacted from "effect/Redacted"
 import type { Outcomes } from "effect-agent-session-core/shell"
 import { ConnectTimeout, FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../../src/Errors.js"
-import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { Settings } from "./settings.js"
 import { type AttemptOutcome, End, Fatal, Retry } from "./transport.js"
 
 /** The SDK's outcomes of an attempt, its key a `Redacted`. */

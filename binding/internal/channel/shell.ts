@@ -28,7 +28,7 @@ import {
 } from "../../../src/Errors.js"
 import type * as SessionEvent from "../../../src/SessionEvent.js"
 import type * as Wire from "../../../src/Wire.js"
-import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { Settings } from "./settings.js"
 import {
   type CloseableScope,
   currentTimeMillis,

@@ -37,7 +37,7 @@ import {
   type WebSocketConstructorService,
   type WebSocketLike
 } from "../../../src/internal/line.js"
-import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { Settings } from "./settings.js"
 import { outcomes } from "./outcomes.js"
 import { type AttemptOutcome, type Io, Retry, type SendFailure, type Transport } from "./transport.js"
 import { maxPayloadOf, traitsOf } from "./upgrade.js"

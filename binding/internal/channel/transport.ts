@@ -1,12 +1,12 @@
 /**
- * What a transport (WebSocket: `socket.ts`; Server-Sent Events: the edition's
- * `src/internal/sse.ts`) and the engine owe each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
+ * What a transport (WebSocket: `socket.ts`; Server-Sent Events: `../sse.ts`) and the engine owe
+ * each other for one attempt. The engine hands the transport its {@link Hooks}; the transport
  * starts the attempt, calls `attach` as soon as the connection exists, `open` once it is open,
  * `frame` (or `namedEvent`) per frame, and `end` once with how it ended. When the attempt is over,
  * whoever ended it, the engine stops its answer writer, closes its transport (`Io.close`) and
  * closes its scope, if the transport asked for one (`Hooks.scope`).
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -15,7 +15,8 @@ import type { ConnectTimeout, EventStreamError } from "../../../src/Errors.js"
 import type * as EventStream from "../../../src/EventStream.js"
 import type * as Wire from "../../../src/Wire.js"
 import type { Deadlines } from "./deadlines.js"
-import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { Settings } from "./settings.js"
+import { provideScope } from "../../../src/internal/line.js"
 
 /**
  * How one attempt ended (the protocol core's `Connection.Ending`, with the SDK's errors: a
@@ -115,6 +116,16 @@ export interface Hooks {
  * fiber of the engine waits for `hooks.end`).
  */
 export type Transport = (hooks: Hooks) => Effect.Effect<void>
+
+/**
+ * Starts a transport's attempt in a fiber that lasts as long as the attempt (forked in the
+ * attempt's scope, `Hooks.scope`, which it is given) and returns at once.
+ */
+export const forkAttempt = (hooks: Hooks, attempt: Effect.Effect<void, never, Scope.Scope>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const scope = hooks.scope()
+    return attempt.pipe(Effect.forkIn(scope), Effect.asVoid, provideScope(scope))
+  })
 
 /** Text safe to keep: no key, no key-bearing query parameter (`Secrets.scrubChannelText`). */
 export const scrub = (text: string, key: Redacted.Redacted<string>): string =>

@@ -8,7 +8,7 @@
  */
 import { Close } from "effect-agent-session-core"
 import { Upgrade } from "effect-agent-session-core/shell"
-import type { Settings } from "../../../src/internal/channel/settings.js"
+import type { Settings } from "./settings.js"
 import type { WebSocketLike } from "../../../src/internal/line.js"
 
 /** Records the HTTP status with which the server refused a socket's upgrade (`src/internal/webSocket.ts`). */

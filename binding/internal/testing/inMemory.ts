@@ -25,7 +25,7 @@ import {
   type Step,
   type World
 } from "./kitTypes.js"
-import * as ReplayInternal from "../../../src/internal/recording/replay.js"
+import * as ReplayInternal from "../recording/replay.js"
 import { decodeUnknownEffect, fromResult, scopedContextLayer, unshared } from "../../../src/internal/line.js"
 import { validate } from "../../../src/internal/schema.js"
 import { eventStreamOf, makeConnect } from "./scriptedChannel.js"

@@ -6,6 +6,10 @@
 // `../src/...` for this edition's own modules) resolve from this package. The copies are not
 // committed (.gitignore); `scripts/node22.mjs` makes them before every tool it runs, the build
 // before compiling, so an edit of `binding/` is seen by the next typecheck, lint, test or build.
+// A binding module imports this package's modules by relative paths, never by the package's
+// name: the name appears only in its documentation's examples (`from "effect-agent-session"`),
+// which the copy names this package by, so the reference generated from it shows what an
+// application of this edition imports.
 //
 //   node scripts/binding.mjs   copies the binding (nothing to do in an installed package, which has
 //                              no repository around it and ships its copies)
@@ -25,6 +29,18 @@ const sources = (dir, rel = "") =>
     return entry.isFile() && entry.name.endsWith(".ts") ? [path] : []
   })
 
+const packageName = JSON.parse(Fs.readFileSync(Path.join(packageDir, "package.json"), "utf8")).name
+
+/**
+ * The text of a binding module as this package holds it: the examples of its doc comments (lines
+ * that start with `*`) import this package; its code is copied as it is.
+ */
+const asThisPackage = (text) =>
+  text
+    .split("\n")
+    .map((line) => /^\s*\*/.test(line) ? line.replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`) : line)
+    .join("\n")
+
 const header = (rel) =>
   `// Generated from the repository's binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
 
@@ -33,7 +49,7 @@ export const syncBinding = () => {
   if (!Fs.existsSync(source)) return
   const wanted = new Set(sources(source))
   for (const rel of wanted) {
-    const text = header(rel) + Fs.readFileSync(Path.join(source, rel), "utf8")
+    const text = header(rel) + asThisPackage(Fs.readFileSync(Path.join(source, rel), "utf8"))
     const file = Path.join(target, rel)
     if (Fs.existsSync(file) && Fs.readFileSync(file, "utf8") === text) continue
     Fs.mkdirSync(Path.dirname(file), { recursive: true })

@@ -47,6 +47,7 @@ import {
   parseAll,
   receivedRequest,
   request,
+  requestData,
   sseBody,
   startedFrame,
   stateOf,
@@ -54,6 +55,7 @@ import {
   until,
   URL_BASE
 } from "./helpers/events.js"
+import { type Span, spying } from "./helpers/spans.js"
 import { text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"
@@ -1271,6 +1273,53 @@ describe("EventStream", () => {
         )
         yield* TestClock.adjust("1 minute")
         assert.strictEqual(yield* stub.count, 1)
+      }))
+
+    // The platform's HTTP span records the full URL, the key among its query.
+    it.effect("U22 under a tracer, the event stream's GET and an answer's POST make no HTTP span", () =>
+      Effect.gen(function*() {
+        const spans: Array<Span> = []
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : new Response(null, { status: 202 })
+        )
+        yield* Effect.gen(function*() {
+          const connection = yield* service.connect(SESSION)
+          const fiber = yield* collect(connection)
+          yield* until(Effect.map(stateOf(connection), (state) => state._tag === "Open"))
+          body.send("external_resource_requested", requestData("as-1"))
+          yield* until(
+            Effect.map(Effect.result(connection.respond(receivedRequest("as-1"), Answer.grant("x"))), Result.isSuccess)
+          )
+          yield* until(Effect.map(stub.count, (n) => n === 2))
+          body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+          assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["ExternalResourceRequested", "Complete"])
+        }).pipe(Effect.scoped, Effect.withTracer(spying(spans)))
+        const names = spans.map((span) => span.name)
+        assert.include(names, "EventStream.connection", "the tracer was the connection's")
+        assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
+      }))
+
+    it.effect("U12 HTTP 401 whose body never ends: HandshakeRejected with an empty reason after connectTimeout, one request", () =>
+      Effect.gen(function*() {
+        // The body's first bytes arrive, then nothing more, and it never ends.
+        const stalled = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              start: (controller) => controller.enqueue(new TextEncoder().encode("bad key, and more to come"))
+            }),
+            { status: 401 }
+          )
+        const { service, stub } = yield* sseSetup(stalled)
+        const connection = yield* service.connect(SESSION, { connectTimeout: "2 seconds" })
+        const fiber = yield* collect(connection)
+        yield* until(Effect.map(stub.count, (n) => n === 1))
+        yield* settle()
+        yield* TestClock.adjust("2 seconds")
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [error._tag], [401, ""])
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(yield* stub.count, 1, "a refusal is not retried")
       }))
 
     it.effect("U22 a stream that ends before complete is reopened on the schedule", () =>

@@ -13,7 +13,7 @@ import { createRequire } from "node:module"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
 import { docBlocks } from "../../../test/helpers/DocBlocks.js"
-import { examples, undocumented } from "../../../test/helpers/JsDoc.js"
+import { bindingModules, examples, undocumented } from "../../../test/helpers/JsDoc.js"
 
 const packageDir = join(import.meta.dirname, "..")
 /** Paths as the JsDoc reader takes them: relative to the repository's root. */
@@ -28,6 +28,14 @@ const publicModules = [
   // The test kit's declarations written once for both editions, which its src/ module re-exports.
   "binding/testing/AgentSessionsTest.ts"
 ]
+/**
+ * The declarations of the public modules written once for both editions (`binding/*.ts` at the
+ * repository's root, which this edition's `src/*.ts` re-export): their JSDoc as written, their
+ * examples as this edition's copy of the binding holds them (importing this package), compiled
+ * here against Effect 4.
+ */
+const bindingDocs = bindingModules()
+const bindingExamples = bindingDocs.map(fromRoot)
 const entryPoints = [fromRoot("src/index.ts"), fromRoot("src/testing/index.ts")]
 
 const outDir = join(packageDir, ".tmp", `doc-examples-${process.pid}`)
@@ -44,7 +52,7 @@ const tsc = (project: string) =>
 
 describe("JSDoc and README of the Effect 4 edition", () => {
   it("every public export has a summary, @since and a @category", () => {
-    const findings = publicModules.flatMap(undocumented)
+    const findings = [...publicModules, ...bindingDocs].flatMap(undocumented)
     assert.deepStrictEqual(findings.map((f) => `${f.file} ${f.name}: ${f.missing.join(", ")}`), [])
   })
 
@@ -61,6 +69,7 @@ describe("JSDoc and README of the Effect 4 edition", () => {
     Effect.gen(function*() {
       const blocks = [
         ...publicModules.flatMap(examples).map((e) => ({ ...e, name: `${basename(e.file, ".ts")}_L${e.line}.ts` })),
+        ...bindingExamples.flatMap(examples).map((e) => ({ ...e, name: `binding_${basename(e.file, ".ts")}_L${e.line}.ts` })),
         ...docBlocks(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` }))
       ]
       assert.isAtLeast(blocks.length, 8, "the modules and the README have examples")

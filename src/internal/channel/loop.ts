@@ -22,7 +22,7 @@ import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamEr
 import type * as EventStream from "../../EventStream.js"
 import * as Metrics from "../../Metrics.js"
 import type * as SessionEvent from "../../SessionEvent.js"
-import type { Settings } from "./settings.js"
+import type { Settings } from "../../../binding/internal/channel/settings.js"
 import { fromCore } from "../../../binding/internal/channel/state.js"
 
 /** How the connection ended. */

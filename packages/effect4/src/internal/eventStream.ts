@@ -18,13 +18,13 @@ import type * as EventStream from "../EventStream.js"
 import * as Wire from "../Wire.js"
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
 import { type Engine, makeEngine } from "./channel/engine.js"
-import { resolveSettings } from "./channel/settings.js"
+import { resolveSettings } from "../../binding/internal/channel/settings.js"
 import { webSocketTransport } from "../../binding/internal/channel/socket.js"
 import type { Transport } from "../../binding/internal/channel/transport.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
 export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
-export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
+export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "../../binding/internal/channel/settings.js"
 export { ConnectionState } from "../../binding/internal/channel/state.js"
 export { recordRejection } from "../../binding/internal/channel/upgrade.js"
 

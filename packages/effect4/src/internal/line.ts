@@ -17,6 +17,7 @@ import * as Tracer from "effect/Tracer"
 import type * as Socket from "effect/socket/Socket"
 import * as Config from "effect/Config"
 import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
@@ -29,6 +30,7 @@ import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
 import * as Cause from "effect/Cause"
 import * as LatchModule from "effect/Latch"
+import type * as Redacted from "effect/Redacted"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -151,6 +153,11 @@ export const closeLatchUnsafe = (latch: Latch): void => {
   latch.closeUnsafe()
 }
 
+/** Opens a latch at once, outside an effect. */
+export const openLatchUnsafe = (latch: Latch): void => {
+  latch.openUnsafe()
+}
+
 /** What a pull of a stream's next element fails with: the stream's error, or the stream's end. */
 export type PullFailure<E> = E | Cause.Done
 
@@ -196,9 +203,9 @@ export const delaysCappedAt =
   (max: Duration.Duration) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
     Schedule.modifyDelay(self, ({ duration }) => Effect.succeed(Duration.min(duration, max)))
 
-/** The schedule, ending after at most `times` recurrences. */
+/** The schedule, ending after at most `times` recurrences; its outputs are the schedule's. */
 export const recurringUpTo =
-  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<unknown, I, E, R> =>
+  (times: number) => <O, I, E, R>(self: Schedule.Schedule<O, I, E, R>): Schedule.Schedule<O, I, E, R> =>
     Schedule.upTo(self, { times })
 
 /**
@@ -422,3 +429,66 @@ export const successKey = "success" as const
 
 /** The property a failed {@link Result} holds its error under (as {@link successKey}). */
 export const failureKey = "failure" as const
+
+/** The platform's HTTP request bodies. */
+export * as HttpBody from "effect/http/HttpBody"
+
+/** A client whose requests make no span (the platform's span records the full URL, query included). */
+export const untracedClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transformResponse(client, Effect.provideService(HttpClient.TracerDisabledWhen, () => true))
+
+/** Fails with `onTimeout()` if the effect has not ended within `duration` (and interrupts it). */
+export const timeoutFail = <E1>(options: {
+  readonly duration: DurationInput
+  readonly onTimeout: () => E1
+}) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E1, R> =>
+  Effect.timeoutOrElse(self, { duration: options.duration, orElse: () => Effect.fail(options.onTimeout()) })
+
+/** Forks an effect in a fiber of its own that no scope or parent fiber ends. */
+export const forkDaemon = Effect.forkDetach
+
+/** Whether a cause holds interruptions only (no failure, no defect). */
+export const isInterruptedOnly = Cause.hasInterruptsOnly
+
+/** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
+export const runForEachBatch: <A, X, E2, R2>(
+  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
+) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachArray
+
+/** A secret read from the configuration (an environment variable by default), as `Redacted`. */
+export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
+
+/** The HTTP client over the runtime's `fetch`, and the `RequestInit` its requests are made with. */
+export * as FetchHttpClient from "effect/http/FetchHttpClient"
+
+/**
+ * A string configuration checked by `predicate` when read: a value that fails it is a
+ * `ConfigError` with `message`.
+ */
+export const configValidated = (
+  predicate: (value: string) => boolean,
+  message: string
+): (self: Config.Config<string>) => Config.Config<string> => {
+  const schema = Schema.String.check(Schema.makeFilter(predicate, { message }))
+  return Config.mapEffect((value: string) =>
+    Effect.mapError(Schema.decodeUnknownEffect(schema)(value), (error) => new Config.ConfigError(error))
+  )
+}
+
+/** The layer `f` makes of a configuration, read when the layer is built. */
+export const layerFromConfig = <A, ROut, E, RIn>(
+  config: Config.Config<A>,
+  f: (value: A) => Layer.Layer<ROut, E, RIn>
+): Layer.Layer<ROut, E | ConfigError, RIn> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      return f(yield* config)
+    })
+  )
+
+/** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
+export * from "./lineSchema.js"
+
+/** Runs an effect with `scope` as its `Scope` (what it adds to the scope lasts as long as the scope). */
+export const provideScope = Scope.provide

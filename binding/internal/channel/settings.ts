@@ -1,14 +1,15 @@
 /**
  * The options of one connection with their defaults applied (the core's `ConnectionSettings`),
- * and the default schedules (the protocol core's `Connection.defaults` as Effect 4 `Schedule`s).
+ * and the default schedules (the protocol core's `Connection.defaults` as `Schedule`s of the
+ * edition's Effect line).
  */
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { Connection } from "effect-agent-session-core"
 import { ConnectionSettings } from "effect-agent-session-core/shell"
-import type * as EventStream from "../../EventStream.js"
-import type * as SessionEvent from "../../SessionEvent.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
+import { delaysCappedAt, type DurationInput, durationOf, recurringUpTo } from "../../../src/internal/line.js"
 
 const { firstConnect, reconnect } = Connection.defaults
 
@@ -18,10 +19,8 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
   reconnect.factor
 ).pipe(
   Schedule.jittered,
-  Schedule.modifyDelay(({ duration }) =>
-    Effect.succeed(Duration.min(duration, Duration.millis(reconnect.maxDelayMillis)))
-  ),
-  Schedule.upTo({ times: reconnect.retries })
+  delaysCappedAt(Duration.millis(reconnect.maxDelayMillis)),
+  recurringUpTo(reconnect.retries)
 )
 
 /**
@@ -32,7 +31,7 @@ export const defaultReconnectSchedule: Schedule.Schedule<Duration.Duration, unkn
 export const defaultFirstConnectSchedule: Schedule.Schedule<Duration.Duration, unknown> = Schedule.exponential(
   Duration.millis(firstConnect.initialMillis),
   firstConnect.factor
-).pipe(Schedule.upTo({ times: firstConnect.retries }))
+).pipe(recurringUpTo(firstConnect.retries))
 
 /** A retry schedule of a connection. */
 type Retry = Schedule.Schedule<unknown, EventStream.AttemptError>
@@ -42,9 +41,8 @@ export interface Settings
   extends ConnectionSettings.Settings<Duration.Duration, Retry, SessionEvent.ExternalResourceRequested>
 {}
 
-const edition: ConnectionSettings.Edition<Duration.Input, Duration.Duration, Retry> = {
-  duration: (given, defaultMillis) =>
-    given === undefined ? Duration.millis(defaultMillis) : Duration.fromInputUnsafe(given),
+const edition: ConnectionSettings.Edition<DurationInput, Duration.Duration, Retry> = {
+  duration: (given, defaultMillis) => given === undefined ? Duration.millis(defaultMillis) : durationOf(given),
   reconnect: defaultReconnectSchedule,
   firstConnect: defaultFirstConnectSchedule
 }

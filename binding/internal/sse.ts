@@ -4,33 +4,49 @@
  * `POST {base}{dialect.sse.egressPath}?sessionId&apiKey`. The engine (`eventStream.ts`) gives it
  * the same reconnect, idle time-out, bounded buffer and answer guarantees as the WebSocket.
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as HttpBody from "effect/http/HttpBody"
-import * as HttpClient from "effect/http/HttpClient"
-import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import * as Latch from "effect/Latch"
-import * as Result from "effect/Result"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Http, Sse } from "effect-agent-session-core"
 import { SseAttempt } from "effect-agent-session-core/shell"
-import * as Credentials from "../Credentials.js"
-import * as Dialect from "../Dialect.js"
-import type { InsecureTransport } from "../Errors.js"
-import type * as EventStream from "../EventStream.js"
-import type * as Wire from "../Wire.js"
-import { readBounded } from "../../binding/internal/body.js"
-import * as Deadlines from "../../binding/internal/channel/deadlines.js"
-import { type Engine, makeEngine } from "./channel/engine.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import type { InsecureTransport } from "../../src/Errors.js"
+import type * as EventStream from "../../src/EventStream.js"
+import type * as Wire from "../../src/Wire.js"
+import { type Engine, makeEngine } from "../../src/internal/channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
-import { outcomes } from "../../binding/internal/channel/outcomes.js"
-import { type AttemptOutcome, fromExit, type Hooks, type Io, type SendFailure, type Transport } from "../../binding/internal/channel/transport.js"
-import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
+import { tapTransport } from "../../src/internal/channel/tap.js"
+import {
+  type AttemptOutcome,
+  forkAttempt,
+  fromExit,
+  type Hooks,
+  type Io,
+  type SendFailure,
+  type Transport
+} from "./channel/transport.js"
+import { checkAddress, serviceOf, type ServiceOptions } from "../../src/internal/eventStream.js"
+import {
+  closeLatchUnsafe,
+  forkDaemon,
+  HttpBody,
+  HttpClient,
+  HttpClientRequest,
+  isInterruptedOnly,
+  makeLatch,
+  openLatchUnsafe,
+  runForEachBatch,
+  timeoutFail,
+  untracedClient
+} from "../../src/internal/line.js"
+import { readBounded } from "./body.js"
+import * as Deadlines from "./channel/deadlines.js"
+import { outcomes } from "./channel/outcomes.js"
 
 // ---------------------------------------------------------------------------
 // The transport
@@ -54,31 +70,24 @@ interface SseOptions {
   readonly client: HttpClient.HttpClient
 }
 
-/** The platform's HTTP span records the full URL, the key among it: off for these requests. */
-const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)
-
 /**
  * The SSE transport: one `GET` per attempt; answers `POST`ed to the egress path. The response
- * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`).
+ * body is read by a fiber of the attempt (the platform's HTTP client gives it as a `Stream`),
+ * which lasts as long as the attempt.
  */
 export const sseTransport = (options: SseOptions): Transport => (hooks) =>
-  Effect.suspend(() => {
-    // The reader's fiber lasts as long as the attempt: in the attempt's scope.
-    const scope = hooks.scope()
-    return attempt(options, hooks).pipe(
+  forkAttempt(
+    hooks,
+    attempt(options, hooks).pipe(
       Effect.exit,
       Effect.flatMap((exit) =>
         Effect.sync(() => {
           // Interrupted: the engine closed the attempt; it knows how it ended.
-          if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) hooks.end(fromExit(exit))
+          if (!(Exit.isFailure(exit) && isInterruptedOnly(exit.cause))) hooks.end(fromExit(exit))
         })
-      ),
-      Effect.forkIn(scope),
-      Effect.asVoid,
-      Scope.provide(scope)
+      )
     )
-  })
+  )
 
 const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcome, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -86,19 +95,18 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const sse = new SseAttempt.SseAttempt(hooks, outcomes, settings)
     // The key travels as a URL parameter (kept apart from `request.url`, so error messages
     // never print it), and the platform's span, which records the full URL, is off.
-    const client = options.client
-    const latch = Latch.makeUnsafe(true)
+    const client = untracedClient(options.client)
+    const latch = yield* makeLatch(true)
 
     const requests = sse.requests(options.base, dialect.sse, sessionId)
     const post = (data: Wire.AnswerData) =>
       client.execute(toRequest(requests.answer(data))).pipe(
         // The response's body is not wanted: released (not read) at once.
         Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
-        Effect.timeoutOrElse({
+        timeoutFail({
           duration: settings.answerTimeout,
-          orElse: () => Effect.fail(Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout)))
-        }),
-        untraced
+          onTimeout: () => Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout))
+        })
       )
 
     const send = (_frame: string, data: Wire.AnswerData): Effect.Effect<"confirmed", SendFailure> =>
@@ -106,7 +114,7 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
       // the engine's write (uninterruptible, so an answer in flight is never abandoned half-way
       // and sent twice) waits for it, and so `close` and scope exit wait at most `answerTimeout`
       // whatever the service does.
-      Effect.forkDetach(Effect.interruptible(post(data))).pipe(
+      forkDaemon(Effect.interruptible(post(data))).pipe(
         Effect.flatMap(Fiber.join),
         Effect.mapError((error) => sse.answerFailed(error)),
         Effect.flatMap((response) => {
@@ -117,35 +125,36 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
 
     const io: Io = {
       send,
-      pause: () => latch.closeUnsafe(),
-      resume: () => latch.openUnsafe(),
+      pause: () => closeLatchUnsafe(latch),
+      resume: () => openLatchUnsafe(latch),
       abort: () => {}
     }
     hooks.attach(io)
 
     yield* Effect.logDebug(requests.connecting)
-    const opened = yield* client.execute(toRequest(requests.stream)).pipe(
-      Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.fail(SseAttempt.TIMED_OUT) }),
-      untraced,
-      Effect.result
+    return yield* client.execute(toRequest(requests.stream)).pipe(
+      timeoutFail({ duration: settings.connectTimeout, onTimeout: () => SseAttempt.TIMED_OUT }),
+      Effect.matchEffect({
+        onFailure: (error) => Effect.succeed(sse.openFailed(error)),
+        onSuccess: (response) => {
+          if (!Http.isSuccess(response.status)) {
+            // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
+            // A body that does not come within the connect time-out is taken as empty: the
+            // status alone says what the refusal is.
+            return readBounded(response, Sse.REFUSAL_READ_LIMIT).pipe(
+              Effect.timeout(settings.connectTimeout),
+              Effect.orElseSucceed(() => new Uint8Array(0)),
+              Effect.map((bytes) => sse.refused(response.status, bytes))
+            )
+          }
+          sse.open()
+          return response.stream.pipe(
+            runForEachBatch((chunk) => Effect.flatMap(latch.await, () => Effect.sync(() => sse.read(chunk)))),
+            Effect.match({ onFailure: (error) => sse.readFailed(error), onSuccess: () => sse.streamEnded() })
+          )
+        }
+      })
     )
-    if (Result.isFailure(opened)) return sse.openFailed(opened.failure)
-    const response = opened.success
-    if (!Http.isSuccess(response.status)) {
-      // At most 4 KiB of a refusal is kept: no more is read (a hostile body may never end).
-      const bytes = yield* readBounded(response, Sse.REFUSAL_READ_LIMIT).pipe(
-        Effect.timeoutOrElse({ duration: settings.connectTimeout, orElse: () => Effect.succeed(new Uint8Array(0)) }),
-        Effect.orElseSucceed(() => new Uint8Array(0))
-      )
-      return sse.refused(response.status, bytes)
-    }
-    sse.open()
-
-    const read = response.stream.pipe(
-      Stream.runForEachArray((chunk) => Effect.andThen(latch.await, Effect.sync(() => sse.read(chunk))))
-    )
-    const ended = yield* Effect.result(read)
-    return Result.isFailure(ended) ? sse.readFailed(ended.failure) : sse.streamEnded()
   })
 
 // ---------------------------------------------------------------------------
@@ -158,7 +167,11 @@ export const connectEngine = (
   sessionId: string,
   connectOptions: EventStream.ConnectOptions = {},
   deadlines?: Deadlines.Deadlines
-): Effect.Effect<Engine, InsecureTransport, Scope.Scope | Credentials.Credentials | HttpClient.HttpClient> =>
+): Effect.Effect<
+  Engine,
+  InsecureTransport,
+  Scope.Scope | Credentials.Credentials | HttpClient.HttpClient
+> =>
   Effect.gen(function*() {
     const base = yield* checkAddress(options.url, options.allowInsecure)
     const client = yield* HttpClient.HttpClient
@@ -171,7 +184,12 @@ export const connectEngine = (
       agent: connectOptions.agent,
       printableUrl: SseAttempt.printableStreamUrl(base, dialect.sse),
       framing: "event-data",
-      transport: sseTransport({ base, dialect, sessionId, settings, client }),
+      // A recorder, if the edition has one, sees the connection here (`tap.ts`).
+      transport: yield* tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), {
+        sessionId,
+        dialect,
+        transport: "sse"
+      }),
       deadlines
     })
   })
