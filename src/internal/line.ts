@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
@@ -415,3 +416,10 @@ export * from "./lineSchema.js"
  */
 export const forkedTransport = (run: (hooks: Hooks) => Effect.Effect<void>): Transport => (hooks) =>
   Effect.asVoid(Effect.forkScoped(run(hooks)))
+
+/**
+ * Runs an effect that needs a scope in the given scope: what it opens lasts until that scope
+ * closes, not when the effect ends.
+ */
+export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope) => Effect.Effect<A, E, Exclude<R, Scope.Scope>> =
+  Scope.extend

@@ -31,7 +31,7 @@ import {
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
-import * as PendingRequests from "./pendingRequests.js"
+import * as PendingRequests from "../../binding/internal/pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
 export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
@@ -85,7 +85,7 @@ export const guard = (
         new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromNullable(lastError), mayStillBeRunning: true })
     })
     const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, state.watched)
+    const pendingRequests = yield* PendingRequests.make(sessionId, state.watched)
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
@@ -127,7 +127,7 @@ export const guard = (
       const written: Guard = overrun === undefined
         ? Channel.flatMap(Channel.write(chunk), again)
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
-      return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(arrived), written)
+      return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(pendingRequests.arrived), written)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
       state.failed(Option.getOrUndefined(Cause.failureOption(cause)))
@@ -207,7 +207,7 @@ export const guard = (
           )),
         ({ span }) =>
           Channel.zipRight(underSpanOnFirstPull(span), ending).pipe(
-            Channel.ensuringWith((exit) => Effect.zipRight(cleared, finish(exit)))
+            Channel.ensuringWith((exit) => Effect.zipRight(pendingRequests.cleared, finish(exit)))
           ),
         ({ scope }, exit) => Scope.close(scope, exit)
       )
@@ -223,6 +223,11 @@ export const guard = (
         : Deferred.await(outcome)
     )
 
-    return { events, outcome: awaitOutcome, pending, answered }
+    return {
+      events,
+      outcome: awaitOutcome,
+      pending: pendingRequests.pending,
+      answered: (request) => pendingRequests.answered(request)
+    }
   })
 

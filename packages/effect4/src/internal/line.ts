@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result_ from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
@@ -389,3 +390,10 @@ export * from "./lineSchema.js"
  */
 export const forkedTransport = (run: (hooks: Hooks) => Effect.Effect<void>): Transport => (hooks) =>
   Effect.suspend(() => Effect.asVoid(Effect.forkIn(run(hooks), hooks.scope())))
+
+/**
+ * Runs an effect that needs a scope in the given scope: what it opens lasts until that scope
+ * closes, not when the effect ends.
+ */
+export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope) => Effect.Effect<A, E, Exclude<R, Scope.Scope>> =
+  Scope.provide
