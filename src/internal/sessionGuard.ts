@@ -17,11 +17,10 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { Facade } from "effect-agent-session-core/shell"
-import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
+import type { Outcome, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
   type EventStreamError,
@@ -37,12 +36,12 @@ import * as PendingRequests from "../../binding/internal/pendingRequests.js"
 export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
 /** A session's guarded events and what goes with them. */
-interface Guarded {
+export interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
-  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
-  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  /** A request answered: no longer pending. */
-  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+  /** The outcome. */
+  readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
+  /** The pending list (its `pending` made when first read); `answered` when a request is answered. */
+  readonly pendingRequests: PendingRequests.PendingRequests
 }
 
 /** The guard's state over this edition's events, outcome and errors. */
@@ -223,11 +222,6 @@ export const guard = (
         : Deferred.await(outcome)
     )
 
-    return {
-      events,
-      outcome: awaitOutcome,
-      pending: pendingRequests.pending,
-      answered: (request) => pendingRequests.answered(request)
-    }
+    return { events, outcomeEffect: awaitOutcome, pendingRequests }
   })
 
