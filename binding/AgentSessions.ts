@@ -30,7 +30,7 @@ import type {
   StartError
 } from "../src/Errors.js"
 import type * as EventStream from "../src/EventStream.js"
-import * as internal from "../src/internal/agentSessions.js"
+import * as internal from "./internal/agentSessions.js"
 import { type DurationInput, service, ServiceTag } from "../src/internal/line.js"
 import * as SessionGuard from "../src/internal/sessionGuard.js"
 import type * as Session from "../src/Session.js"

@@ -29,6 +29,9 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as Sink from "effect/Sink"
+import * as Chunk from "effect/Chunk"
+import * as Channel from "effect/Channel"
 import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssues } from "./schema.js"
@@ -504,3 +507,32 @@ export * from "./lineSchema.js"
 
 /** Runs an effect with `scope` as its `Scope` (what it adds to the scope lasts as long as the scope). */
 export const provideScope = Scope.extend
+
+/**
+ * Runs an effect that needs a scope in the given scope: what it opens lasts until that scope
+ * closes, not when the effect ends.
+ */
+export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope) => Effect.Effect<A, E, Exclude<R, Scope.Scope>> =
+  Scope.extend
+
+/**
+ * Runs a stream to its end, `f` run on each of its elements in order; a chunk none of whose
+ * elements `wanted` holds of is passed over whole, with no Effect run for it.
+ */
+export const runForEachWanted = <A, E, R, E2, R2>(
+  self: Stream.Stream<A, E, R>,
+  wanted: (element: A) => boolean,
+  f: (element: A) => Effect.Effect<void, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> => {
+  // One channel stage: `Stream.runForEachChunk` would run an Effect per chunk.
+  type Consume = Channel.Channel<never, Chunk.Chunk<A>, E2, never, void, unknown, R2>
+  const consume: Consume = Channel.readWith({
+    onInput: (chunk: Chunk.Chunk<A>): Consume =>
+      Chunk.some(chunk, wanted)
+        ? Channel.zipRight(Channel.fromEffect(Effect.forEach(chunk, f, { discard: true })), consume)
+        : consume,
+    onFailure: (error: never): Consume => Channel.fail(error),
+    onDone: (): Consume => Channel.void
+  })
+  return Stream.run(self, Sink.fromChannel(consume))
+}

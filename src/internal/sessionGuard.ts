@@ -17,11 +17,10 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { Facade } from "effect-agent-session-core/shell"
-import type { Outcome, PendingRequest, StartOptions } from "../AgentSessions.js"
+import type { Outcome, StartOptions } from "../AgentSessions.js"
 import {
   ActionBudgetExceeded,
   type EventStreamError,
@@ -31,18 +30,18 @@ import {
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
-import * as PendingRequests from "./pendingRequests.js"
+import * as PendingRequests from "../../binding/internal/pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
 export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
 
 /** A session's guarded events and what goes with them. */
-interface Guarded {
+export interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
-  readonly outcome: Effect.Effect<Outcome, RunningSessionError>
-  readonly pending: SubscriptionRef.SubscriptionRef<ReadonlyArray<PendingRequest>>
-  /** A request answered: no longer pending. */
-  readonly answered: (request: SessionEvent.ExternalResourceRequested) => Effect.Effect<void>
+  /** The outcome. */
+  readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
+  /** The pending list (its `pending` made when first read); `answered` when a request is answered. */
+  readonly pendingRequests: PendingRequests.PendingRequests
 }
 
 /** The guard's state over this edition's events, outcome and errors. */
@@ -85,7 +84,7 @@ export const guard = (
         new SessionEndedWithoutComplete({ sessionId, lastError: Option.fromNullable(lastError), mayStillBeRunning: true })
     })
     const outcome = yield* Deferred.make<Outcome, RunningSessionError>()
-    const { answered, arrived, cleared, pending } = yield* PendingRequests.make(sessionId, state.watched)
+    const pendingRequests = yield* PendingRequests.make(sessionId, state.watched)
 
     // The outcome completes as soon as `complete` is seen (so awaiting it never depends on when
     // the consumer's scope closes); otherwise when the events end (`Facade.Guard.settle`: a
@@ -127,7 +126,7 @@ export const guard = (
       const written: Guard = overrun === undefined
         ? Channel.flatMap(Channel.write(chunk), again)
         : Channel.write(delivered === chunk.length ? chunk : Chunk.take(chunk, delivered))
-      return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(arrived), written)
+      return requests === 0 ? written : Channel.zipRight(Channel.fromEffect(pendingRequests.arrived), written)
     }
     const onFailure = (cause: Cause.Cause<EventStreamError>): Guard => {
       state.failed(Option.getOrUndefined(Cause.failureOption(cause)))
@@ -207,7 +206,7 @@ export const guard = (
           )),
         ({ span }) =>
           Channel.zipRight(underSpanOnFirstPull(span), ending).pipe(
-            Channel.ensuringWith((exit) => Effect.zipRight(cleared, finish(exit)))
+            Channel.ensuringWith((exit) => Effect.zipRight(pendingRequests.cleared, finish(exit)))
           ),
         ({ scope }, exit) => Scope.close(scope, exit)
       )
@@ -223,6 +222,6 @@ export const guard = (
         : Deferred.await(outcome)
     )
 
-    return { events, outcome: awaitOutcome, pending, answered }
+    return { events, outcomeEffect: awaitOutcome, pendingRequests }
   })
 

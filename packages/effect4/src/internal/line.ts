@@ -492,3 +492,21 @@ export * from "./lineSchema.js"
 
 /** Runs an effect with `scope` as its `Scope` (what it adds to the scope lasts as long as the scope). */
 export const provideScope = Scope.provide
+
+/**
+ * Runs an effect that needs a scope in the given scope: what it opens lasts until that scope
+ * closes, not when the effect ends.
+ */
+export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope) => Effect.Effect<A, E, Exclude<R, Scope.Scope>> =
+  Scope.provide
+
+/**
+ * Runs a stream to its end, `f` run on each of its elements in order; a chunk none of whose
+ * elements `wanted` holds of is passed over whole, with no Effect run for it.
+ */
+export const runForEachWanted = <A, E, R, E2, R2>(
+  self: Stream.Stream<A, E, R>,
+  wanted: (element: A) => boolean,
+  f: (element: A) => Effect.Effect<void, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Stream.runForEachArray(self, (chunk) => chunk.some(wanted) ? Effect.forEach(chunk, f, { discard: true }) : Effect.void)

@@ -10,13 +10,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
 import type { PendingRequest } from "../AgentSessions.js"
+import * as SessionEvent from "../../src/SessionEvent.js"
+import { inScope } from "../../src/internal/line.js"
 import type * as Session from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
 
 /** A watched session over this edition's events. */
 export type Watched = CoreSession.Watched<
@@ -112,7 +113,7 @@ export class PendingRequests {
     return Effect.suspend(() => {
       if (this.watched.nextWarningAt() === undefined) return Effect.void
       const timer = this.timer === undefined
-        ? Effect.map(Scope.provide(FiberHandle.make<void, never>(), this.scope), (made) => (this.timer ??= made))
+        ? Effect.map(inScope(FiberHandle.make<void, never>(), this.scope), (made) => (this.timer ??= made))
         : Effect.succeed(this.timer)
       return Effect.flatMap(timer, (handle) => Effect.asVoid(FiberHandle.run(handle, this.watch())))
     })

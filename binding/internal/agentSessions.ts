@@ -3,26 +3,67 @@
  * `attach` connects and guards the events (`sessionGuard.ts`); `run` consumes them, answering each
  * request with `onRequest`, and returns the outcome.
  */
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Sink from "effect/Sink"
-import * as Stream from "effect/Stream"
 import { Facade } from "effect-agent-session-core/shell"
-import { AgentApi } from "../AgentApi.js"
-import type { RunningSession, RunOptions, Service } from "../AgentSessions.js"
-import * as Answer from "../Answer.js"
-import * as Credentials from "../Credentials.js"
-import type { RespondError } from "../Errors.js"
-import * as EventStream from "../EventStream.js"
-import * as Session from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
-import { validate } from "./schema.js"
-import { guard } from "./sessionGuard.js"
+import { AgentApi } from "../../src/AgentApi.js"
+import type { RunningSession, RunOptions, Service } from "../../src/AgentSessions.js"
+import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
+import type { RespondError } from "../../src/Errors.js"
+import * as EventStream from "../../src/EventStream.js"
+import { fromResult, runForEachWanted } from "../../src/internal/line.js"
+import { validate } from "../../src/internal/schema.js"
+import { guard, type Guarded } from "../../src/internal/sessionGuard.js"
+import * as Session from "../../src/Session.js"
+import * as SessionEvent from "../../src/SessionEvent.js"
 
 const validateCreate = validate(Session.CreateSessionRequest, "CreateSessionRequest")
 
 const isRequest = (event: SessionEvent.SessionEvent): boolean => event._tag === "ExternalResourceRequested"
+
+const always = (): boolean => true
+
+/**
+ * A running session: its connection and its guard, read through getters on the prototype (what
+ * the guard makes on demand, the pending list among it, is made when first read; `respond` once,
+ * bound). The
+ * connection and the guard are private fields (`#`), not own properties: a session logged or
+ * inspected shows its `session` only, never the connection's socket (whose address or upgrade
+ * request may hold the key).
+ */
+class Running implements RunningSession {
+  #respond: RunningSession["respond"] | undefined = undefined
+  readonly #connection: EventStream.Connection
+  readonly #guarded: Guarded
+
+  constructor(readonly session: Session.SessionInfo, connection: EventStream.Connection, guarded: Guarded) {
+    this.#connection = connection
+    this.#guarded = guarded
+  }
+
+  get events(): RunningSession["events"] {
+    return this.#guarded.events
+  }
+  get respond(): RunningSession["respond"] {
+    return this.#respond ??= (request, answer) =>
+      Effect.tap(this.#connection.respond(request, answer), () => this.#guarded.pendingRequests.answered(request))
+  }
+  get state(): RunningSession["state"] {
+    return this.#connection.state
+  }
+  get pending(): RunningSession["pending"] {
+    return this.#guarded.pendingRequests.pending
+  }
+  get outcome(): RunningSession["outcome"] {
+    return this.#guarded.outcomeEffect
+  }
+  get close(): RunningSession["close"] {
+    return this.#connection.close
+  }
+  get drain(): RunningSession["drain"] {
+    return this.#connection.drain
+  }
+}
 
 /** Builds the façade over `AgentApi`, `EventStream` and `Credentials`. */
 export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStream | Credentials.Credentials> = Effect
@@ -35,22 +76,12 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
       Effect.gen(function*() {
         const connection = yield* eventStream.connect(session.session_id, options)
-        const { answered, events, outcome, pending } = yield* guard(connection, session.session_id, maxActions, options)
-        return {
-          session,
-          events,
-          respond: (request, answer) => Effect.tap(connection.respond(request, answer), () => answered(request)),
-          state: connection.state,
-          pending,
-          outcome,
-          close: connection.close,
-          drain: connection.drain
-        } satisfies RunningSession
+        return new Running(session, connection, yield* guard(connection, session.session_id, maxActions, options))
       }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
 
     const start: Service["start"] = (request, options = {}) =>
       Effect.gen(function*() {
-        const valid = yield* validateCreate(request)
+        const valid = yield* fromResult(validateCreate(request))
         const session = yield* api.createSession(request, Facade.createOptions(options))
         return yield* attach(session, valid.max_actions, options)
       }).pipe(Effect.withSpan("AgentSessions.start"))
@@ -75,20 +106,10 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
             )
           const handle = (event: SessionEvent.SessionEvent): Effect.Effect<void, RespondError | E, R> => {
             const observe = onEvent === undefined ? Effect.void : onEvent(event)
-            return event._tag === "ExternalResourceRequested" ? Effect.zipRight(observe, answer(event)) : observe
+            return event._tag === "ExternalResourceRequested" ? Effect.andThen(observe, answer(event)) : observe
           }
-          // Per chunk: without `onEvent`, a chunk with no request costs no Effect at all (as
-          // `Stream.runDrain`; `Stream.runForEachChunk` would run one per chunk).
-          type Consume = Channel.Channel<never, Chunk.Chunk<SessionEvent.SessionEvent>, RespondError | E, never, void, unknown, R>
-          const consume: Consume = Channel.readWith({
-            onInput: (chunk: Chunk.Chunk<SessionEvent.SessionEvent>): Consume =>
-              onEvent === undefined && !Chunk.some(chunk, isRequest)
-                ? consume
-                : Channel.zipRight(Channel.fromEffect(Effect.forEach(chunk, handle, { discard: true })), consume),
-            onFailure: (error: never): Consume => Channel.fail(error),
-            onDone: (): Consume => Channel.void
-          })
-          yield* Stream.run(running.events, Sink.fromChannel(consume))
+          // Without `onEvent`, a chunk with no request costs no Effect at all.
+          yield* runForEachWanted(running.events, onEvent === undefined ? isRequest : always, handle)
           return yield* running.outcome
         })
       ).pipe(Effect.withSpan("AgentSessions.run"))
@@ -101,4 +122,3 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
       run
     }
   })
-
