@@ -18,7 +18,7 @@ import * as Dialect from "../../src/Dialect.js"
 import type { InsecureTransport } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import type * as Wire from "../../src/Wire.js"
-import { type Engine, makeEngine } from "../../src/internal/channel/engine.js"
+import { type Engine, makeEngine } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "../../src/internal/channel/tap.js"
 import {

@@ -4,11 +4,13 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
+import type * as Arr from "effect/Array"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
@@ -16,7 +18,9 @@ import * as HashMap from "effect/HashMap"
 import * as Runtime from "effect/Runtime"
 import type * as Scheduler from "effect/Scheduler"
 import * as Scope from "effect/Scope"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
@@ -536,3 +540,62 @@ export const runForEachWanted = <A, E, R, E2, R2>(
   })
   return Stream.run(self, Sink.fromChannel(consume))
 }
+
+/** Recovers from any failure, defect or interruption of an effect, given its cause. */
+export const catchCause = Effect.catchAllCause
+
+/**
+ * One pull of a stream's elements: succeeds with the next elements, or fails with the stream's
+ * error, or with the stream's end ({@link pullDone}).
+ */
+export type Pull<A, E> = Effect.Effect<A, PullFailure<E>>
+
+/** The pull that fails with the stream's error `cause` (its elements end with it). */
+export const pullFailCause = <E>(cause: Cause.Cause<E>): Pull<never, E> => Effect.failCause(Cause.map(cause, Option.some))
+
+/** The stream whose elements `pull` gives, a non-empty batch per pull, until it ends or fails. */
+export const streamFromPull = <A, E>(pull: Pull<Arr.NonEmptyReadonlyArray<A>, E>): Stream.Stream<A, E> =>
+  Stream.repeatEffectChunkOption(Effect.map(pull, Chunk.unsafeFromNonEmptyArray))
+
+/** The fiber running a pull, as {@link withFiber} hands it over. */
+export type PullFiber = Fiber.RuntimeFiber<unknown, unknown>
+
+/** The effect `f` makes of the fiber running it (read when it runs). */
+export const withFiber: <A, E = never, R = never>(
+  f: (fiber: PullFiber) => Effect.Effect<A, E, R>
+) => Effect.Effect<A, E, R> = Effect.withFiberRuntime
+
+/** The exit of an interruption by `fiber`. */
+export const interruptExit = (fiber: PullFiber): Exit.Exit<never> => Exit.interrupt(fiber.id())
+
+/**
+ * Sets up the running fiber for a connection: its logs annotated with the session's id, its spans
+ * under `span` (when there is one); the fiber's {@link RunContext}, what it runs with from then on.
+ */
+export const fiberSetUp = (sessionId: string, span: Tracer.Span | undefined): Effect.Effect<RunContext> =>
+  Effect.zipRight(
+    Effect.zipRight(
+      FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("sessionId", sessionId)),
+      span === undefined ? Effect.void : FiberRef.update(FiberRef.currentContext, Context.add(Tracer.ParentSpan, span))
+    ),
+    Effect.runtime<never>()
+  )
+
+/**
+ * A step of a schedule, stepped by hand: given the time (ms) and the input, the delay before the
+ * next recurrence, or `undefined` once the schedule is done.
+ */
+export type ScheduleStep<In> = (now: number, input: In) => Effect.Effect<Duration.Duration | undefined>
+
+/** A schedule's {@link ScheduleStep}, at its start (its state is the step's own). */
+export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Effect.Effect<ScheduleStep<In>> =>
+  Effect.sync(() => {
+    let state: unknown = schedule.initial
+    return (now, input) =>
+      Effect.map(Effect.suspend(() => schedule.step(now, input, state)), ([next, , decision]) => {
+        state = next
+        return ScheduleDecision.isDone(decision)
+          ? undefined
+          : Duration.millis(Math.max(0, ScheduleIntervals.start(decision.intervals) - now))
+      })
+  })

@@ -7,7 +7,9 @@
  * The caller's consumer is itself two fibers on Effect 3: `Stream.runForEach` (every `Stream.run*`)
  * forks the channel executor into a fiber of its own (effect `channelExecutor.ts`, `runIn`). So
  * the consumer is measured the same way over a bare `Mailbox` stream (the bench's floor), and the
- * SDK's share is the difference.
+ * SDK's share is the difference. The SDK keeps no fiber of its own per idle session when none is
+ * needed: frames go from the socket's callback into the buffer the consumer pulls, and the
+ * connection's loop runs a step in a fiber only while it has something to do.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -91,15 +93,16 @@ const floorFibersWith = (count: number) =>
   }))
 
 describe("fibers per idle open session (issue 15)", () => {
-  it.live("at most two per session (the consumer and the connection's loop), plus the shared timer's", () =>
+  it.live("at most two per session (the consumer and at most one of the SDK's), plus the shared timer's", () =>
     Effect.gen(function*() {
       const consumer = ((yield* floorFibersWith(40)) - (yield* floorFibersWith(10))) / 30
       const few = yield* liveFibersWith(10)
       const many = yield* liveFibersWith(40)
       const perSession = (many - few) / 30
       assert.strictEqual(consumer, 2, "a Stream consumer on Effect 3: the caller's fiber and the channel executor's")
-      // Each session: its consumer and its connection's loop.
-      assert.strictEqual(perSession - consumer, 1, `10 sessions: ${few} fibers, 40 sessions: ${many} fibers`)
+      // Each session: its consumer and at most one fiber of the SDK's (none while idle).
+      assert.isAtMost(perSession - consumer, 1, `10 sessions: ${few} fibers, 40 sessions: ${many} fibers`)
+      assert.isAtLeast(perSession - consumer, 0, `10 sessions: ${few} fibers, 40 sessions: ${many} fibers`)
       // The service's one shared timer (its fiber and its sleep race: 3) does not grow with the sessions.
       assert.isAtMost(few - perSession * 10, 3, `fibers not per session: ${few - perSession * 10}`)
     }))

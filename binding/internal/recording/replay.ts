@@ -36,7 +36,7 @@ import {
 } from "../../../src/Errors.js"
 import type * as EventStream from "../../../src/EventStream.js"
 import { CreateSessionRequest, SessionInfo } from "../../../src/Session.js"
-import { makeEngine } from "../../../src/internal/channel/engine.js"
+import { makeEngine } from "../channel/engine.js"
 import { resolveSettings } from "../channel/settings.js"
 import { forkAttempt, type Hooks, type Io } from "../channel/transport.js"
 import { closeLatchUnsafe, durationOf, makeLatch, openLatchUnsafe } from "../../../src/internal/line.js"

@@ -127,7 +127,7 @@ export const createSessionLatency: Metric.Histogram<number> = Metric.histogram(
  */
 export const recordEvents = (events: Iterable<SessionEvent.SessionEvent>): Effect.Effect<void> =>
   Effect.withFiber((fiber) => {
-    countEvents(events, fiber.context)
+    countEvents(events, fiber)
     return Effect.void
   })
 

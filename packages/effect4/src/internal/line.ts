@@ -4,6 +4,7 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
+import type * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -29,6 +30,8 @@ import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Exit from "effect/Exit"
 import * as LatchModule from "effect/Latch"
 import type * as Redacted from "effect/Redacted"
 
@@ -510,3 +513,56 @@ export const runForEachWanted = <A, E, R, E2, R2>(
   f: (element: A) => Effect.Effect<void, E2, R2>
 ): Effect.Effect<void, E | E2, R | R2> =>
   Stream.runForEachArray(self, (chunk) => chunk.some(wanted) ? Effect.forEach(chunk, f, { discard: true }) : Effect.void)
+
+/** Recovers from any failure, defect or interruption of an effect, given its cause. */
+export const catchCause = Effect.catchCause
+
+/**
+ * One pull of a stream's elements: succeeds with the next elements, or fails with the stream's
+ * error, or with the stream's end ({@link pullDone}).
+ */
+export type Pull<A, E> = Effect.Effect<A, PullFailure<E>>
+
+/** The pull that fails with the stream's error `cause` (its elements end with it). */
+export const pullFailCause: <E>(cause: Cause.Cause<E>) => Pull<never, E> = Effect.failCause
+
+/** The stream whose elements `pull` gives, a non-empty batch per pull, until it ends or fails. */
+export const streamFromPull = <A, E>(pull: Pull<Arr.NonEmptyReadonlyArray<A>, E>): Stream.Stream<A, E> =>
+  Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(pull)))
+
+/** The fiber running a pull, as {@link withFiber} hands it over. */
+export type PullFiber = Fiber.Fiber<unknown, unknown>
+
+/** The effect `f` makes of the fiber running it (read when it runs). */
+export const withFiber: <A, E = never, R = never>(
+  f: (fiber: PullFiber) => Effect.Effect<A, E, R>
+) => Effect.Effect<A, E, R> = Effect.withFiber
+
+/** The exit of an interruption by `fiber`. */
+export const interruptExit = (fiber: PullFiber): Exit.Exit<never> => Exit.interrupt(fiber.id)
+
+/**
+ * Sets up the running fiber for a connection: its logs annotated with the session's id, its spans
+ * under `span` (when there is one); the fiber's {@link RunContext}, what it runs with from then on.
+ */
+export const fiberSetUp = (sessionId: string, span: Tracer.Span | undefined): Effect.Effect<RunContext> =>
+  Effect.withFiber((fiber) => {
+    let context = Context.add(fiber.context, References.CurrentLogAnnotations, {
+      ...fiber.getRef(References.CurrentLogAnnotations),
+      sessionId
+    })
+    if (span !== undefined) context = Context.add(context, Tracer.ParentSpan, span)
+    fiber.setContext(context)
+    return Effect.succeed(context)
+  })
+
+/**
+ * A step of a schedule, stepped by hand: given the time (ms) and the input, the delay before the
+ * next recurrence, or `undefined` once the schedule is done.
+ */
+export type ScheduleStep<In> = (now: number, input: In) => Effect.Effect<Duration.Duration | undefined>
+
+/** A schedule's {@link ScheduleStep}, at its start (its state is the step's own). */
+export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Effect.Effect<ScheduleStep<In>> =>
+  Effect.map(Schedule.toStep(schedule), (step) => (now, input) =>
+    Effect.map(Effect.result(step(now, input)), (decided) => Result_.isSuccess(decided) ? decided.success[1] : undefined))

@@ -1,9 +1,10 @@
 /**
  * The counters of the event path and their update, shared by the public `Metrics` module (which
  * exports them and `recordEvents`) and the engine, which counts each chunk inside the consumer's
- * pull with the pulling fiber's context (no Effect of its own per chunk).
+ * pull in the pulling fiber's metrics (no Effect of its own per chunk).
  */
 import type * as Context from "effect/Context"
+import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import { Memo, Telemetry } from "effect-agent-session-core/shell"
 import type * as SessionEvent from "../SessionEvent.js"
@@ -45,14 +46,14 @@ const add = (tag: string, n: number, context: Context.Context<never>): void => {
 }
 
 /**
- * Counts a batch of received events in the metric registry of `context` (a fiber's): one update
- * per tag present, plus the actions. A batch of one tag (the common chunk) is counted without a
- * tally.
+ * Counts a batch of received events in the metric registry of `fiber`'s context: one update per
+ * tag present, plus the actions. A batch of one tag (the common chunk) is counted without a tally.
  */
 export const countEvents = (
   events: Iterable<SessionEvent.SessionEvent>,
-  context: Context.Context<never>
+  fiber: Fiber.Fiber<unknown, unknown>
 ): void => {
+  const context = fiber.context
   if (Array.isArray(events)) {
     const batch: ReadonlyArray<SessionEvent.SessionEvent> = events
     if (batch.length === 0) return

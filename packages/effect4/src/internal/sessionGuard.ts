@@ -29,7 +29,7 @@ import {
 import type * as EventStream from "../EventStream.js"
 import type * as Session from "../Session.js"
 import type * as SessionEvent from "../SessionEvent.js"
-import { type Chunk, type Consumer, EngineConnection } from "./channel/engine.js"
+import { type Chunk, type Consumer, EngineConnection } from "../../binding/internal/channel/engine.js"
 import * as PendingRequests from "../../binding/internal/pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */

@@ -20,36 +20,43 @@
  */
 import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type * as Pull from "effect/Pull"
-import * as References from "effect/References"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import { ConnectionShell } from "effect-agent-session-core/shell"
-import * as Credentials from "../../Credentials.js"
-import type * as Dialect from "../../Dialect.js"
-import type { EventStreamError } from "../../Errors.js"
-import type * as EventStream from "../../EventStream.js"
-import type * as SessionEvent from "../../SessionEvent.js"
-import * as Wire from "../../Wire.js"
-import { countEvents } from "../metrics.js"
-import { inSession } from "../../../binding/internal/orphan.js"
-import { respond, writer } from "../../../binding/internal/channel/answers.js"
-import * as Attempt from "../../../binding/internal/channel/attempt.js"
-import { EventBuffer } from "../../../binding/internal/channel/buffer.js"
-import * as Deadlines from "../../../binding/internal/channel/deadlines.js"
+import * as Credentials from "../../../src/Credentials.js"
+import type * as Dialect from "../../../src/Dialect.js"
+import type { EventStreamError } from "../../../src/Errors.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import type * as SessionEvent from "../../../src/SessionEvent.js"
+import * as Wire from "../../../src/Wire.js"
+import {
+  fiberSetUp,
+  forkDaemon,
+  interruptExit,
+  type Pull,
+  pullDone,
+  pullFailCause,
+  type PullFiber,
+  streamFromPull,
+  withFiber
+} from "../../../src/internal/line.js"
+import { countEvents } from "../../../src/internal/metrics.js"
+import { inSession } from "../orphan.js"
+import { respond, writer } from "./answers.js"
+import * as Attempt from "./attempt.js"
+import { EventBuffer } from "./buffer.js"
+import * as Deadlines from "./deadlines.js"
 import { closedByCaller, type Final, Loop } from "./loop.js"
-import { Shell } from "../../../binding/internal/channel/shell.js"
-import type { Settings } from "../../../binding/internal/channel/settings.js"
-import * as Spans from "../../../binding/internal/channel/spans.js"
-import { fromCore, StateCell } from "../../../binding/internal/channel/state.js"
-import type { Transport } from "../../../binding/internal/channel/transport.js"
+import { Shell } from "./shell.js"
+import type { Settings } from "./settings.js"
+import * as Spans from "./spans.js"
+import { fromCore, StateCell } from "./state.js"
+import type { Transport } from "./transport.js"
 
 /** Everything a connection needs besides its transport. */
 export interface EngineOptions {
@@ -102,26 +109,27 @@ export type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
 
 /**
  * What a consumer of a connection's events does with what its pull finds, in the same pull (no
- * layer of its own): the session's guard (`../sessionGuard.ts`) reads each chunk, stops at the
- * budget and judges the end; a plain consumer ({@link passOn}) passes them on.
+ * layer of its own): a session's guard that pulls the connection directly (the edition's
+ * `src/internal/sessionGuard.ts`) reads each chunk, stops at the budget and judges the end; a
+ * plain consumer ({@link passOn}) passes them on.
  */
 export interface Consumer<E> {
   /** Before each pull: what the pull does instead (the budget stopped the session), or nothing. */
-  readonly stopped: () => Pull.Pull<never, E> | undefined
+  readonly stopped: () => Pull<never, E> | undefined
   /** A chunk taken (counted out of the buffer, its metrics recorded). */
-  readonly chunk: (chunk: Chunk) => Pull.Pull<Chunk, E>
+  readonly chunk: (chunk: Chunk) => Pull<Chunk, E>
   /** The events failed, after every event before the failure. */
-  readonly failed: (cause: Cause.Cause<EventStreamError>) => Pull.Pull<never, E>
+  readonly failed: (cause: Cause.Cause<EventStreamError>) => Pull<never, E>
   /** The events ended, after every event. */
-  readonly ended: () => Pull.Pull<never, E>
+  readonly ended: () => Pull<never, E>
 }
 
 /** The consumer of `Connection.events`: the events as they are, then the end or the failure. */
 const passOn: Consumer<EventStreamError> = {
   stopped: () => undefined,
   chunk: (chunk) => Effect.succeed(chunk),
-  failed: (cause) => Effect.failCause(cause),
-  ended: () => Cause.done()
+  failed: pullFailCause,
+  ended: pullDone
 }
 
 /**
@@ -152,7 +160,7 @@ export class EngineConnection implements EventStream.Connection {
 
   /** The events, pulled by {@link EngineConnection.pull} as they are (the pull is the stream's own). */
   get events(): Stream.Stream<SessionEvent.SessionEvent, EventStreamError> {
-    return this.eventsMade ??= Stream.fromChannel(Channel.fromTransform(() => Effect.succeed(this.pull(passOn))))
+    return this.eventsMade ??= streamFromPull(this.pull(passOn))
   }
 
   /** Ends the connection without losing what the service sent (see `EventStream.Connection.drain`). */
@@ -171,12 +179,12 @@ export class EngineConnection implements EventStream.Connection {
    * context, and hands them to the consumer; the first starts the connection. A guard over the
    * connection (`AgentSessions`) pulls it directly.
    */
-  pull<E>(consumer: Consumer<E>): Pull.Pull<Chunk, E> {
-    const pull: Pull.Pull<Chunk, E> = Effect.withFiber((fiber) => this.step(consumer, pull, fiber.context))
+  pull<E>(consumer: Consumer<E>): Pull<Chunk, E> {
+    const pull: Pull<Chunk, E> = withFiber((fiber) => this.step(consumer, pull, fiber))
     return pull
   }
 
-  private step<E>(consumer: Consumer<E>, again: Pull.Pull<Chunk, E>, context: Context.Context<never>): Pull.Pull<Chunk, E> {
+  private step<E>(consumer: Consumer<E>, again: Pull<Chunk, E>, fiber: PullFiber): Pull<Chunk, E> {
     const stopped = consumer.stopped()
     if (stopped !== undefined) return stopped
     const { shell } = this
@@ -186,7 +194,7 @@ export class EngineConnection implements EventStream.Connection {
     if (chunk !== undefined) {
       shell.taken(chunk.length)
       // Metrics: one update per chunk and event tag, not per frame, and no Effect of their own.
-      countEvents(chunk, context)
+      countEvents(chunk, fiber)
       return consumer.chunk(chunk)
     }
     const finished = buffer.finished
@@ -236,8 +244,8 @@ export class EngineConnection implements EventStream.Connection {
       if (finished === undefined) return Effect.void
       // No step runs after the end.
       shell.context = undefined
-      // Closed is published before the consumer sees the end, as the Effect 3 edition does: a
-      // consumer whose events end or fail reads the final state.
+      // Closed is published before the consumer sees the end: a consumer whose events end or fail
+      // reads the final state.
       return Effect.all([
         this.stateCell.set(fromCore(shell.connection.state)),
         Effect.sync(() => {
@@ -261,24 +269,17 @@ export class EngineConnection implements EventStream.Connection {
     const { sessionId } = this
     return Effect.flatMap(
       Spans.make("EventStream.connection", { sessionId, url: this.options.printableUrl }),
-      (span) =>
-        Effect.withFiber((fiber) => {
-          this.span = span
-          let context = Context.add(fiber.context, References.CurrentLogAnnotations, {
-            ...fiber.getRef(References.CurrentLogAnnotations),
-            sessionId
-          })
-          if (span !== undefined) context = Context.add(context, Tracer.ParentSpan, span)
-          fiber.setContext(context)
-          return this.loop.first(context)
-        })
+      (span) => {
+        this.span = span
+        return Effect.flatMap(fiberSetUp(sessionId, span), (context) => this.loop.first(context))
+      }
     )
   }
 
   /** The consumer's first pull starts the loop (once, and not when the connection was closed first). */
   private start(): Effect.Effect<void> {
     if (!this.shell.start()) return Effect.void
-    return Effect.map(Effect.forkDetach(Effect.suspend(() => this.run())), (fiber) => this.loop.track(fiber))
+    return Effect.map(forkDaemon(Effect.suspend(() => this.run())), (fiber) => this.loop.track(fiber))
   }
 
   /**
@@ -290,7 +291,7 @@ export class EngineConnection implements EventStream.Connection {
     const running = this.loop.running
     return Effect.andThen(
       running === undefined ? Effect.void : Fiber.interrupt(running),
-      Effect.withFiber((fiber) => this.end(closedByCaller, Exit.interrupt(fiber.id)))
+      withFiber((fiber) => this.end(closedByCaller, interruptExit(fiber)))
     )
   }
 

@@ -15,27 +15,30 @@
  * next step. At most one step runs at a time, so `close` has at most one fiber to interrupt.
  *
  * The counts (reconnects, the bout of attempts since the last progress, the last error) and the
- * state's values are the core's. The schedules are stepped by hand (`Schedule.toStep`), each made
+ * state's values are the core's. The schedules are stepped by hand (`scheduleStep`), each made
  * on the first failure: a connection that never drops never pays for them.
  */
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import type * as Pull from "effect/Pull"
-import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import type { Connection } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-core/shell"
-import type * as Credentials from "../../Credentials.js"
-import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../Errors.js"
-import type * as EventStream from "../../EventStream.js"
-import * as Metrics from "../../Metrics.js"
-import * as Attempt from "../../../binding/internal/channel/attempt.js"
-import type { AttemptHooks, Shell } from "../../../binding/internal/channel/shell.js"
-import { fromCore } from "../../../binding/internal/channel/state.js"
+import type * as Credentials from "../../../src/Credentials.js"
+import { BufferOverflow, ConnectionLost, type ConnectTimeout, type EventStreamError, NeverConnected } from "../../../src/Errors.js"
+import type * as EventStream from "../../../src/EventStream.js"
+import * as Metrics from "../../../src/Metrics.js"
+import {
+  catchCause,
+  forkWith,
+  isInterruptedOnly,
+  type RunContext,
+  type RunningFiber,
+  scheduleStep,
+  type ScheduleStep
+} from "../../../src/internal/line.js"
+import * as Attempt from "./attempt.js"
+import type { AttemptHooks, Shell } from "./shell.js"
+import { fromCore } from "./state.js"
 
 /** How the connection ended. */
 export interface Final {
@@ -58,7 +61,7 @@ interface Host {
 }
 
 /** A step of a schedule: the delay before the next try, or done. */
-type Step = (now: number, input: EventStream.AttemptError) => Pull.Pull<[unknown, Duration.Duration], never, unknown>
+type Step = ScheduleStep<EventStream.AttemptError>
 
 /** The end of a connection the core decided. */
 const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>, { _tag: "Finish" }>): Final => {
@@ -68,7 +71,7 @@ const finalOf = (next: Extract<Connection.Next<EventStreamError, ConnectTimeout>
   if (next.defect === undefined) return { reason: next.reason, exit: Exit.void }
   // A transport's failed exit: its cause (an interruption alone is the caller's close).
   const cause = Cause.isCause(next.defect) ? next.defect : Cause.die(next.defect)
-  if (Cause.hasInterruptsOnly(cause)) return closedByCaller
+  if (isInterruptedOnly(cause)) return closedByCaller
   return failed(cause)
 }
 
@@ -78,7 +81,7 @@ const failed = (cause: Cause.Cause<unknown>): Final => ({ reason: "failed", exit
 /** The loop of one connection: its steps, and the fiber running one, if any. */
 export class Loop {
   /** The fiber running a step, while one runs. */
-  running: Fiber.Fiber<void> | undefined = undefined
+  running: RunningFiber<void> | undefined = undefined
   private reconnect: Step | undefined = undefined
   private firstConnect: Step | undefined = undefined
   /** The attempt whose settling is awaited, and whether until it ends (else until it opens or ends). */
@@ -103,7 +106,7 @@ export class Loop {
    * consumer's, with the connection's log annotation and span) every later step runs with
    * (`Shell.context`, gone once the connection is over).
    */
-  first(context: Context.Context<never>): Effect.Effect<void> {
+  first(context: RunContext): Effect.Effect<void> {
     this.shell.context = context
     return this.guarded(this.begin())
   }
@@ -112,11 +115,11 @@ export class Loop {
   private spawn(step: Effect.Effect<void>): void {
     const context = this.shell.context
     if (context === undefined) return
-    this.track(Effect.runForkWith(context)(this.guarded(step)))
+    this.track(forkWith(context)(this.guarded(step)))
   }
 
   /** Keeps the fiber of a step as the running one until it ends. */
-  track(fiber: Fiber.Fiber<void>): void {
+  track(fiber: RunningFiber<void>): void {
     this.running = fiber
     fiber.addObserver(() => {
       if (this.running === fiber) this.running = undefined
@@ -125,8 +128,8 @@ export class Loop {
 
   /** A defect in a step (a bug) ends the connection; an interruption is the caller's close. */
   private guarded(step: Effect.Effect<void>): Effect.Effect<void> {
-    return Effect.catchCause(step, (cause) =>
-      Cause.hasInterruptsOnly(cause)
+    return catchCause(step, (cause) =>
+      isInterruptedOnly(cause)
         ? Effect.failCause(cause)
         : this.host.end(failed(cause), Exit.failCause(cause)))
   }
@@ -191,37 +194,30 @@ export class Loop {
       const final = finalOf(next)
       return this.host.end(final, Exit.succeed(final))
     }
-    return Effect.gen({ self: this }, function*() {
-      const { shell } = this
+    const self = this
+    return Effect.gen(function*() {
+      const { shell } = self
       const { settings } = shell
       if (next.resent > 0) yield* Effect.logInfo(ConnectionShell.resentLog(next.resent))
       yield* Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
       if (next.schedule === "first-connect") {
         // Never open: retry quickly a few times, then say so; the state stays `Connecting`
         // (nothing was lost: nothing was ever open).
-        this.firstConnect ??= yield* Schedule.toStep(settings.firstConnect)
-        const delay = next.giveUp ? undefined : yield* this.delayOf(this.firstConnect, next.error)
-        if (delay === undefined) return yield* this.lost()
+        self.firstConnect ??= yield* scheduleStep(settings.firstConnect)
+        const delay = next.giveUp ? undefined : yield* self.firstConnect(shell.now(), next.error)
+        if (delay === undefined) return yield* self.lost()
         yield* Effect.sleep(delay)
-        return yield* this.begin()
+        return yield* self.begin()
       }
       // It delivered new events: a fresh bout, a fresh schedule.
-      if (this.reconnect === undefined || next.reset) this.reconnect = yield* Schedule.toStep(settings.reconnect)
-      const delay = yield* this.delayOf(this.reconnect, next.error)
-      if (delay === undefined) return yield* this.lost()
-      yield* this.publish(shell.connection.publishReconnecting())
+      if (self.reconnect === undefined || next.reset) self.reconnect = yield* scheduleStep(settings.reconnect)
+      const delay = yield* self.reconnect(shell.now(), next.error)
+      if (delay === undefined) return yield* self.lost()
+      yield* self.publish(shell.connection.publishReconnecting())
       yield* Metrics.recordReconnectAttempt
       yield* Effect.sleep(delay)
-      return yield* this.begin()
+      return yield* self.begin()
     })
-  }
-
-  /** The delay the schedule asks before the next try, or `undefined` when it gives up. */
-  private delayOf(step: Step, error: EventStream.AttemptError): Effect.Effect<Duration.Duration | undefined> {
-    return Effect.map(
-      Effect.result(step(this.shell.now(), error)),
-      (decided) => (Result.isSuccess(decided) ? decided.success[1] : undefined)
-    )
   }
 
   /** The schedule gave up: `NeverConnected` for a connection never open, else `ConnectionLost`. */
