@@ -1,5 +1,5 @@
 /**
- * The engine's use of the loop (src/internal/channel/engine.ts): an attempt that opened counts as
+ * The engine's use of the loop (binding/internal/channel/engine.ts): an attempt that opened counts as
  * open for the loop (its state, its reconnect count, which schedule governs it) even when it had
  * already ended (opened, delivered and dropped in one go) by the time the loop's fiber woke up.
  */

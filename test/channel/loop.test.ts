@@ -1,44 +1,46 @@
 /**
- * The connection loop (src/internal/channel/loop.ts) over the protocol core's `Connection`, driven
- * directly: a scripted attempt begins, opens, delivers and ends on a real core (whose port does
- * nothing), the loop runs the schedules on the `TestClock`, and the state is a real
+ * The connection loop (binding/internal/channel/loop.ts) over the protocol core's `Connection`,
+ * driven directly: a scripted transport begins, opens, delivers and ends each attempt on a real
+ * shell (whose core decides; nothing is sent), the loop runs its steps and the schedules on the
+ * `TestClock`, its host records how the connection ended, and the state is a real
  * `SubscriptionRef` whose every change is recorded.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
-import { Connection } from "effect-agent-session-core"
+import type * as Credentials from "../../src/Credentials.js"
 import { ConnectionLost, ConnectTimeout, type EventStreamError, HandshakeRejected, NeverConnected } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
-import { type Final, type Loop, makeLoop } from "../../src/internal/channel/loop.js"
-import { resolveSettings, type Settings } from "../../binding/internal/channel/settings.js"
-import { ConnectionState } from "../../binding/internal/channel/state.js"
-import { type AttemptOutcome, End, Fatal, Retry } from "../../binding/internal/channel/transport.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
+import * as Wire from "../../src/Wire.js"
+import { writer } from "../../binding/internal/channel/answers.js"
+import { EventBuffer } from "../../binding/internal/channel/buffer.js"
+import * as Deadlines from "../../binding/internal/channel/deadlines.js"
+import { type Final, Loop } from "../../binding/internal/channel/loop.js"
+import { resolveSettings } from "../../binding/internal/channel/settings.js"
+import { Shell } from "../../binding/internal/channel/shell.js"
+import { ConnectionState } from "../../binding/internal/channel/state.js"
+import { type AttemptOutcome, End, Fatal, type Io, Retry, type Transport } from "../../binding/internal/channel/transport.js"
 
-const progress = { _tag: "ThoughtsAndMemories", thought: "t", memory: "m" } as SessionEvent.SessionEvent
-
-/** A core connection whose actions nobody does (the loop is what is tested). */
-const makeCore = () =>
-  new Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>(
-    { bufferSize: 16, answerBufferSize: 4, idleTimeoutMillis: 60_000, endOnError: false, failOnFrameError: true },
-    { kind: () => "event", requestKey: () => "", message: (error) => error.message, chargeable: () => false }
-  )
+/** A frame of a new event (progress: it resets the bout), a different one each attempt (not a replay). */
+const progressFrame = (attempt: number): string =>
+  JSON.stringify({ event: "thoughts_and_memories", data: { thought: `t${attempt}`, memory: "m" } })
 
 /** One scripted attempt. */
 interface Step {
   readonly outcome: AttemptOutcome
-  /** It opened (after `openAfter` ms), running the loop's `opened` as the engine does. */
+  /** It opened (after `openAfter` ms): the loop publishes the open once it sees it. */
   readonly opened?: boolean
   readonly openAfter?: number
   /** It delivered a new event. */
@@ -54,80 +56,101 @@ const refused = (error = "open failed: ECONNREFUSED"): Step => ({ outcome: Retry
 /** Three retries 100 ms apart. */
 const threeRetries = Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
 
+/** A transport's connection that nothing reads or writes through. */
+const idleIo: Io = {
+  send: () => Effect.succeed("written"),
+  pause: () => {},
+  resume: () => {},
+  abort: () => {}
+}
+
+/** The key every attempt reads. */
+const credentials = {
+  keyFor: () => Effect.succeed(Redacted.make("sk-loop-test-key"))
+} as unknown as Credentials.Service
+
 interface Run {
   readonly final: Final
   /** Every state set, in order (the first is the initial `Connecting`). */
   readonly states: ReadonlyArray<EventStream.ConnectionState>
   /** Each attempt's number and start time. */
   readonly attempts: ReadonlyArray<readonly [number, number]>
-  /** The calls the loop made, in order: `attempt n`, `dropped`, `ended`. */
+  /** What happened, in order: `attempt n`, and the core's decision after each (`dropped`, `ended`). */
   readonly calls: ReadonlyArray<string>
 }
 
-/** The loop over a core, each attempt scripted; `calls` records `attempt n`, `dropped` and `ended`. */
-const loopOver = (
-  settings: Settings,
-  onAttempt: (
-    core: Connection.Connection<SessionEvent.SessionEvent, EventStreamError, ConnectTimeout>,
-    loop: () => Loop
-  ) => Effect.Effect<Connection.Next<EventStreamError, ConnectTimeout>>
-) =>
-  Effect.gen(function*() {
-    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
-    const states: Array<EventStream.ConnectionState> = []
-    yield* Effect.fork(Stream.runForEach(state.changes, (value) => Effect.sync(() => states.push(value))))
-    yield* Effect.yieldNow()
-    const core = makeCore()
-    const loop: Loop = makeLoop({
-      sessionId: "session-1",
-      settings,
-      connection: core,
-      setState: (value) => SubscriptionRef.set(state, value),
-      clock: yield* Effect.clock,
-      attempt: Effect.suspend(() => onAttempt(core, () => loop))
-    })
-    return { loop, states }
-  })
-
+/**
+ * The loop over a shell whose attempts the `n`th step scripts (0-based; none: a defect), run until
+ * the loop ends the connection.
+ */
 const runLoop = (
-  steps: ReadonlyArray<Step>,
+  steps: ReadonlyArray<Step> | ((n: number) => Step),
   options: {
     readonly reconnect?: Schedule.Schedule<unknown, unknown>
     readonly firstConnect?: Schedule.Schedule<unknown, unknown>
-  } = {}
+  } = {},
+  defaults = false
 ): Effect.Effect<Run> =>
   Effect.gen(function*() {
     const attempts: Array<readonly [number, number]> = []
     const calls: Array<string> = []
     const clock = yield* Effect.clock
-    const settings = resolveSettings({}, {
+    const settings = defaults ? resolveSettings({}, {}) : resolveSettings({}, {
       reconnect: options.reconnect ?? threeRetries,
       firstConnect: options.firstConnect ?? threeRetries
     })
-    const { loop, states } = yield* loopOver(settings, (core, loop) =>
-      Effect.gen(function*() {
-        const step = steps[attempts.length]
-        if (step === undefined) return yield* Effect.dieMessage(`attempt ${attempts.length + 1} was not scripted`)
-        const id = core.begin(clock.unsafeCurrentTimeMillis())
+    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
+    const states: Array<EventStream.ConnectionState> = []
+    yield* Effect.fork(Stream.runForEach(state.changes, (value) => Effect.sync(() => states.push(value))))
+    yield* Effect.yieldNow()
+    const shell = new Shell(
+      "session-1",
+      settings,
+      new EventBuffer<SessionEvent.SessionEvent, EventStreamError>(),
+      Wire.makeDecoder("event-data"),
+      clock,
+      Deadlines.make(),
+      writer
+    )
+    const core = shell.connection
+    // The core's decision after each attempt, as the loop asks for it: requeued after a drop,
+    // confirmed after an end.
+    const attemptEnded = core.attemptEnded.bind(core)
+    core.attemptEnded = (id, now) => {
+      const next = attemptEnded(id, now)
+      if (next._tag === "Retry") calls.push("dropped")
+      else if (next.error === undefined && next.defect === undefined) calls.push("ended")
+      return next
+    }
+    const transport: Transport = (hooks) =>
+      Effect.suspend(() => {
+        const step = typeof steps === "function" ? steps(attempts.length) : steps[attempts.length]
+        if (step === undefined) return Effect.dieMessage(`attempt ${attempts.length + 1} was not scripted`)
+        const n = attempts.length
         attempts.push([core.attemptNumber, clock.unsafeCurrentTimeMillis()])
         calls.push(`attempt ${core.attemptNumber}`)
-        if (step.opened === true) {
-          if (step.openAfter !== undefined) yield* Effect.sleep(step.openAfter)
-          core.opened(id, clock.unsafeCurrentTimeMillis())
-          yield* loop().opened(core.lastOpen)
-        }
-        if (step.alive === true) core.frameArrived(id, clock.unsafeCurrentTimeMillis(), progress, undefined)
-        if (step.lasts !== undefined) yield* Effect.sleep(step.lasts)
-        core.closed(id, step.outcome)
-        const next = core.attemptEnded(id, clock.unsafeCurrentTimeMillis())
-        // What the core does with the answers: requeued after a drop, confirmed after an end.
-        if (next._tag === "Retry") calls.push("dropped")
-        else if (next.error === undefined && next.defect === undefined) calls.push("ended")
-        return next
-      }))
-    const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
+        hooks.attach(idleIo)
+        return Effect.asVoid(Effect.forkDaemon(Effect.gen(function*() {
+          if (step.opened === true) {
+            if (step.openAfter !== undefined) yield* Effect.sleep(step.openAfter)
+            hooks.open()
+          }
+          if (step.alive === true) hooks.frame(progressFrame(n))
+          if (step.lasts !== undefined) yield* Effect.sleep(step.lasts)
+          hooks.end(step.outcome)
+        })))
+      })
+    const ended = yield* Deferred.make<Final>()
+    const loop = new Loop(shell, { printableUrl: "wss://loop.test", agent: undefined, transport }, credentials, {
+      setState: (value) => SubscriptionRef.set(state, value),
+      end: (final) => Deferred.succeed(ended, final)
+    })
+    shell.start()
+    // The loop's steps run with the context of its first (here: no logs).
+    const context = yield* Logger.withMinimumLogLevel(Effect.runtime<never>(), LogLevel.None)
+    yield* Effect.fork(loop.first(context))
     yield* TestClock.adjust("1 hour")
-    const final = yield* Fiber.join(fiber)
+    const final = yield* Deferred.await(ended)
     yield* TestClock.adjust(0)
     return { final, states, attempts, calls }
   })
@@ -194,20 +217,9 @@ describe("the connection loop", () => {
 
   it.effect("never open: the default firstConnect schedule makes three tries, 250 ms then 500 ms apart", () =>
     Effect.gen(function*() {
-      const starts: Array<number> = []
-      const clock = yield* Effect.clock
-      const { loop } = yield* loopOver(resolveSettings({}, {}), (core) =>
-        Effect.sync(() => {
-          const id = core.begin(clock.unsafeCurrentTimeMillis())
-          starts.push(clock.unsafeCurrentTimeMillis())
-          core.closed(id, Retry("open failed"))
-          return core.attemptEnded(id, clock.unsafeCurrentTimeMillis())
-        }))
-      const fiber = yield* Effect.fork(Logger.withMinimumLogLevel(loop.run, LogLevel.None))
-      yield* TestClock.adjust("1 minute")
-      const final = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(starts, [0, 250, 750])
-      assert.instanceOf(failureOf(final), NeverConnected)
+      const run = yield* runLoop(() => refused("open failed"), {}, true)
+      assert.deepStrictEqual(run.attempts.map(([, at]) => at), [0, 250, 750])
+      assert.instanceOf(failureOf(run.final), NeverConnected)
     }))
 
   it.effect("never open: a ConnectTimeout is not tried again", () =>

@@ -194,29 +194,48 @@ export class Loop {
       const final = finalOf(next)
       return this.host.end(final, Exit.succeed(final))
     }
-    const self = this
-    return Effect.gen(function*() {
-      const { shell } = self
-      const { settings } = shell
-      if (next.resent > 0) yield* Effect.logInfo(ConnectionShell.resentLog(next.resent))
-      yield* Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
-      if (next.schedule === "first-connect") {
-        // Never open: retry quickly a few times, then say so; the state stays `Connecting`
-        // (nothing was lost: nothing was ever open).
-        self.firstConnect ??= yield* scheduleStep(settings.firstConnect)
-        const delay = next.giveUp ? undefined : yield* self.firstConnect(shell.now(), next.error)
-        if (delay === undefined) return yield* self.lost()
-        yield* Effect.sleep(delay)
-        return yield* self.begin()
+    const logged = Effect.andThen(
+      next.resent > 0 ? Effect.logInfo(ConnectionShell.resentLog(next.resent)) : Effect.void,
+      Effect.logInfo(ConnectionShell.retryLog(next)).pipe(Effect.annotateLogs({ attempts: next.attempts }))
+    )
+    return Effect.andThen(logged, Effect.suspend(() => this.retry(next)))
+  }
+
+  /** The retry the core decided, on the schedule it names. */
+  private retry(next: Extract<Connection.Next<EventStreamError, ConnectTimeout>, { _tag: "Retry" }>): Effect.Effect<void> {
+    const { settings } = this.shell
+    if (next.schedule === "first-connect") {
+      // Never open: retry quickly a few times, then say so; the state stays `Connecting`
+      // (nothing was lost: nothing was ever open).
+      return Effect.flatMap(
+        this.firstConnect === undefined ? scheduleStep(settings.firstConnect) : Effect.succeed(this.firstConnect),
+        (step) => {
+          this.firstConnect = step
+          return next.giveUp ? this.lost() : this.retryAfter(step, next.error, false)
+        }
+      )
+    }
+    // It delivered new events: a fresh bout, a fresh schedule.
+    return Effect.flatMap(
+      this.reconnect === undefined || next.reset ? scheduleStep(settings.reconnect) : Effect.succeed(this.reconnect),
+      (step) => {
+        this.reconnect = step
+        return this.retryAfter(step, next.error, true)
       }
-      // It delivered new events: a fresh bout, a fresh schedule.
-      if (self.reconnect === undefined || next.reset) self.reconnect = yield* scheduleStep(settings.reconnect)
-      const delay = yield* self.reconnect(shell.now(), next.error)
-      if (delay === undefined) return yield* self.lost()
-      yield* self.publish(shell.connection.publishReconnecting())
-      yield* Metrics.recordReconnectAttempt
-      yield* Effect.sleep(delay)
-      return yield* self.begin()
+    )
+  }
+
+  /**
+   * The next attempt after the delay the schedule asks, or the connection lost when it gives up. A
+   * reconnect says `Reconnecting` and counts the try once the schedule has decided on it.
+   */
+  private retryAfter(step: Step, error: EventStream.AttemptError, reconnecting: boolean): Effect.Effect<void> {
+    return Effect.flatMap(step(this.shell.now(), error), (delay) => {
+      if (delay === undefined) return this.lost()
+      const announced = reconnecting
+        ? Effect.andThen(this.publish(this.shell.connection.publishReconnecting()), Metrics.recordReconnectAttempt)
+        : Effect.void
+      return Effect.andThen(announced, Effect.andThen(Effect.sleep(delay), Effect.suspend(() => this.begin())))
     })
   }
 
