@@ -34,6 +34,7 @@ export const fast: ReadonlyArray<string> = [
   "test/Wire.test.ts",
   "test/docs.test.ts",
   "test/suites.test.ts",
+  "test/channel/buffer.test.ts",
   "test/channel/deadlines.test.ts",
   "test/channel/engine.test.ts",
   "test/channel/loop.test.ts",
