@@ -1,8 +1,8 @@
 /**
  * The event channel's service: `EventStream.make` / `layer` over the WebSocket transport. The
- * engine is made of named parts under `channel/` (see `channel/engine.ts` for the map); this
- * module makes a connection's engine for a session and re-exports what the rest of the SDK and
- * the tests use.
+ * engine is made of named parts under `binding/internal/channel/` (see its `engine.ts` for the
+ * map); this module makes a connection's engine for a session and re-exports what the rest of the
+ * SDK and the tests use.
  */
 import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
