@@ -275,7 +275,22 @@ export const make = (
           // The end is noted when the events end; else (never consumed, or left early) when the
           // connection closes.
           yield* Effect.addFinalizer(() => Effect.zipRight(connection.close, end(undefined)))
-          return { ...connection, events: Stream.ensuringWith(connection.events, end) }
+          // Not a spread: a connection's state, respond and drain are getters of its class.
+          const recorded: EventStream.Connection = {
+            sessionId: connection.sessionId,
+            events: Stream.ensuringWith(connection.events, end),
+            get state() {
+              return connection.state
+            },
+            get respond() {
+              return connection.respond
+            },
+            close: connection.close,
+            get drain() {
+              return connection.drain
+            }
+          }
+          return recorded
         })
       return {
         connect,
