@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import type { HttpCall } from "effect-agent-session-core/shell"
 import { formatIssue } from "./schema.js"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as LatchModule from "effect/Latch"
 import type * as Redacted from "effect/Redacted"
 import type { AttemptContext, LineShape, Redact, Register } from "../../binding/internal/lineShape.js"
@@ -445,3 +446,25 @@ export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope
  */
 export const runForEachWanted: LineShape["runForEachWanted"] = (self, wanted, f) =>
   Stream.runForEachArray(self, (chunk) => chunk.some(wanted) ? Effect.forEach(chunk, f, { discard: true }) : Effect.void)
+
+/** Runs an effect with the services of a context (those it needs are no longer required of the caller). */
+export const provideContext: <R2>(
+  context: Context.Context<R2>
+) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>> = Effect.provideContext
+
+/**
+ * The stream `f` makes of what a scoped effect gives: the effect run in the stream's scope when
+ * the stream starts (what it opens closed when the stream ends), then that stream's elements
+ * pulled as the stream's own: its pull is the stream's, with no layer between them per pull (as
+ * `Stream.unwrap` would add).
+ */
+export const streamOfScoped = <A, E, R, B, E2, R2>(
+  open: Effect.Effect<A, E, R>,
+  f: (value: A) => Stream.Stream<B, E2, R2>
+): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> =>
+  Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
+    Effect.flatMap(
+      Scope.provide(open, scope),
+      (value) => Channel.toTransform(Stream.toChannel(f(value)))(upstream, scope)
+    )
+  ))
