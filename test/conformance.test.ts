@@ -215,7 +215,11 @@ describe("conformance (Effect 3 edition)", () => {
           wsUrl: sim.wsUrl,
           dialect: sim.dialect,
           transport: c.variant.transport,
-          events: { reconnect: fastReconnect },
+          events: {
+            reconnect: c.scenario.reconnectRetries === undefined
+              ? fastReconnect
+              : Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(c.scenario.reconnectRetries)))
+          },
           http: retries === undefined ? undefined : {
             retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(retries)))
           }
@@ -354,6 +358,14 @@ describe("the conformance verdict (each check can fail)", () => {
     assert.isNotEmpty(verdict(whole, { first: watched(script(3), { _tag: "Complete", actions: 4 }) }, []))
     assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), opens: [0, 1] } }, []))
     assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), closed: "failed" } }, []))
+  })
+
+  it("a failure's field that does not contain the text expected fails", () => {
+    const expectation = { first: { ending: "ConnectionLost", errorFieldsInclude: { lastError: "1011" } }, keyNeverInError: true }
+    const lost = (lastError: string | number): Ending => ({ _tag: "Failed", tag: "ConnectionLost", text: "lost", fields: { lastError } })
+    assert.deepStrictEqual(verdict(expectation, { first: watched([], lost("closed with code 1011")) }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched([], lost("closed with code 1006")) }, []))
+    assert.isNotEmpty(verdict(expectation, { first: watched([], lost(1011)) }, []))
   })
 
   it("a key in a failure's text fails, wherever it is", () => {

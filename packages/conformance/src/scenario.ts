@@ -112,6 +112,8 @@ export interface WatcherExpectation {
   readonly errorFields?: Readonly<Record<string, string | number | boolean>>
   /** Fields of the failure that must be above a number (`{ size: 65536 }`). */
   readonly errorFieldsAbove?: Readonly<Record<string, number>>
+  /** Fields of the failure that must be a text containing this (`{ lastError: "1011" }`). */
+  readonly errorFieldsInclude?: Readonly<Record<string, string>>
 }
 
 /** What must hold of the HTTP requests the witness recorded (`witness.ts`). */
@@ -158,6 +160,11 @@ export interface Scenario {
    * honoured over it). Unset: the edition's test default.
    */
   readonly httpRetries?: number
+  /**
+   * The event channel's reconnects (this many, 10 ms apart) before it gives up with
+   * `ConnectionLost`. Unset: the edition's test default.
+   */
+  readonly reconnectRetries?: number
   /** Put the recording HTTP proxy (`witness.ts`) between the SDK and the simulator. */
   readonly witness: boolean
   readonly expect: Expectation

@@ -226,6 +226,22 @@ export const scenarios: ReadonlyArray<Scenario> = [
       keyNeverInError: true
     }
   }),
+  ...([
+    ["websocket", "the close (1011)", "1011"],
+    ["sse", "the stream's end (an event stream has no close code)", "ended"]
+  ] as const).map(([transport, what, lastError]) =>
+    scenario({
+      name: `U17 a channel that keeps closing before complete ends with ConnectionLost carrying ${what}, after its reconnects`,
+      proves: ["U17"],
+      variants: everyVariant.filter((v) => v.transport === transport),
+      simulator: { ...plain, faults: ["close-before-complete"] },
+      reconnectRetries: 2,
+      expect: {
+        first: { ending: "ConnectionLost", errorFields: { attempts: 3 }, errorFieldsInclude: { lastError } },
+        keyNeverInError: true
+      }
+    })
+  ),
   // An event stream has no close code: its end before `complete` looks like a drop, retried.
   scenario({
     name: "U17 a session attached after it completed over SSE: each stream ends at once, no event again, then ConnectionLost",

@@ -145,6 +145,12 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
       problems.push(`${who}: the failure's ${name} is ${show(value)}, not above ${bound}`)
     }
   }
+  for (const [name, part] of Object.entries(expected.errorFieldsInclude ?? {})) {
+    const value = fields[name]
+    if (typeof value !== "string" || !value.includes(part)) {
+      problems.push(`${who}: the failure's ${name} is ${show(value)}, which does not contain ${show(part)}`)
+    }
+  }
   return problems
 }
 

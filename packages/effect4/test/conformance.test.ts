@@ -212,7 +212,11 @@ const runCase = (c: Case) =>
       wsUrl: sim.wsUrl,
       dialect: Dialect.fromName(sim.dialect),
       transport: c.variant.transport,
-      events: { reconnect: quick },
+      events: {
+        reconnect: c.scenario.reconnectRetries === undefined
+          ? quick
+          : Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: c.scenario.reconnectRetries }))
+      },
       http: retries === undefined ? undefined : {
         retry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: retries }))
       }
