@@ -210,7 +210,7 @@ describe("conformance (Effect 3 edition)", () => {
           : undefined
         const retries = c.scenario.httpRetries
         const sdk = NodeAgentSessions.layer({
-          apiKey: sim.accountKey,
+          apiKey: c.scenario.wrongKey ?? sim.accountKey,
           baseUrl: witness?.url ?? sim.baseUrl,
           wsUrl: sim.wsUrl,
           dialect: sim.dialect,
@@ -231,7 +231,8 @@ describe("conformance (Effect 3 edition)", () => {
           Effect.orDie
         )
         const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-        assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+        const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+        assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
       }).pipe(Effect.scoped), 60_000)
   }
 })

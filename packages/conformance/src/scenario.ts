@@ -165,6 +165,11 @@ export interface Scenario {
    * `ConnectionLost`. Unset: the edition's test default.
    */
   readonly reconnectRetries?: number
+  /**
+   * A key the simulator does not know, held by the SDK in place of the simulator's account key
+   * (and, like it, to appear in no failure's text). Unset: the account key.
+   */
+  readonly wrongKey?: string
   /** Put the recording HTTP proxy (`witness.ts`) between the SDK and the simulator. */
   readonly witness: boolean
   readonly expect: Expectation

@@ -147,6 +147,18 @@ export const scenarios: ReadonlyArray<Scenario> = [
       keyNeverInError: true
     }
   }),
+  scenario({
+    name: "U12 a wrong key fails the start with Unauthorized before any event: the create refused (401) once, not retried",
+    proves: ["U12"],
+    wrongKey: "not-the-key-SECRET",
+    httpRetries: 3,
+    witness: true,
+    expect: {
+      first: { ending: "Unauthorized", tags: [], keepAlives: 0, errorFields: { status: 401 } },
+      keyNeverInError: true,
+      http: { createStatuses: [401], oneIdempotencyKey: true, sessionsCreated: 0 }
+    }
+  }),
   // Over SSE the simulator ends a superseded stream without saying why (docs/reliability.md).
   scenario({
     name: "issue 20 a superseded connection ends with Superseded and never takes the session back; the newer watcher gets the rest",

@@ -207,7 +207,7 @@ const runCase = (c: Case) =>
       : undefined
     const retries = c.scenario.httpRetries
     const sdk = NodeAgentSessions.layer({
-      apiKey: sim.accountKey,
+      apiKey: c.scenario.wrongKey ?? sim.accountKey,
       baseUrl: witness?.url ?? sim.baseUrl,
       wsUrl: sim.wsUrl,
       dialect: Dialect.fromName(sim.dialect),
@@ -230,7 +230,8 @@ const runCase = (c: Case) =>
       })
     )
     const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-    assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+    const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+    assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
   }).pipe(Effect.scoped)
 
 describe("conformance (Effect 4 edition)", () => {
