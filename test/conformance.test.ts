@@ -361,6 +361,17 @@ describe("the conformance verdict (each check can fail)", () => {
     assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), closed: "failed" } }, []))
   })
 
+  it("action or step numbers other than expected (a repeat missing, one too many) fail", () => {
+    const repeated = [...script(3).slice(0, 4), ...script(3).slice(2)]
+    const expectation = {
+      first: { ending: "Complete", actionNumbers: [1, 1, 2, 3], stepNumbers: [1, 1, 2, 3] },
+      keyNeverInError: true
+    }
+    assert.deepStrictEqual(verdict(expectation, { first: watched(repeated) }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []))
+    assert.isNotEmpty(verdict({ ...expectation, first: { ending: "Complete", stepNumbers: [1, 2, 3] } }, { first: watched(repeated) }, []))
+  })
+
   it("a failure's field that does not contain the text expected fails", () => {
     const expectation = { first: { ending: "ConnectionLost", errorFieldsInclude: { lastError: "1011" } }, keyNeverInError: true }
     const lost = (lastError: string | number): Ending => ({ _tag: "Failed", tag: "ConnectionLost", text: "lost", fields: { lastError } })

@@ -87,6 +87,10 @@ export interface WatcherExpectation {
   readonly whole?: number
   /** The tags of the events received (keep-alives aside), exactly, in order. */
   readonly tags?: ReadonlyArray<string>
+  /** The action numbers `(action i of n)` of the `ActionRun` events received, exactly, in order (repeats included). */
+  readonly actionNumbers?: ReadonlyArray<number>
+  /** The step numbers `Step i of n` of the `ThoughtsAndMemories` events received, exactly, in order (repeats included). */
+  readonly stepNumbers?: ReadonlyArray<number>
   /** How many keep-alives (`Heartbeat`, `Connected`) were received. */
   readonly keepAlives?: number
   /** How many events of each tag were received (keep-alives aside); tags not named are not checked. */

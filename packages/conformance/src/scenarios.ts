@@ -16,6 +16,35 @@ const webSocketOnly: ReadonlyArray<Variant> = [
   { transport: "websocket", dialect: "observed" }
 ]
 
+/** The plain simulator replaying its last 3 events on each reconnect, the connection dropped after the 4th and the 8th. */
+const replaying: SimulatorFlags = { ...plain, faults: ["drop-after=4,8", "replay-on-reconnect=3"] }
+
+/** An event of the simulator's script with no request: its tag, and its action or step number. */
+interface ScriptEvent {
+  readonly tag: string
+  readonly action?: number
+  readonly step?: number
+}
+
+/** The simulator's script of `n` actions with no request, in order. */
+const scriptOf = (n: number): ReadonlyArray<ScriptEvent> => [
+  { tag: "Started" },
+  { tag: "BrowserStarted" },
+  ...Array.from({ length: n }, (_, i): ReadonlyArray<ScriptEvent> => [
+    { tag: "ThoughtsAndMemories", step: i + 1 },
+    { tag: "ActionRun", action: i + 1 }
+  ]).flat(),
+  { tag: "Complete" }
+]
+
+/**
+ * What a client not told of the replay receives from `replaying`: connection 1 sends events 1-4,
+ * connection 2 sends 2-8 (2-4 again), connection 3 sends 6 to the end (6-8 again).
+ */
+const replayedTwice: ReadonlyArray<ScriptEvent> = ((script) => [...script.slice(0, 4), ...script.slice(1, 8), ...script.slice(5)])(
+  scriptOf(plain.actions)
+)
+
 /** Defaults of a scenario: the plain simulator, `start`, every request granted, the key checked. */
 const scenario = (
   fields: Pick<Scenario, "name" | "proves" | "expect"> & Partial<Omit<Scenario, "name" | "proves" | "expect">>
@@ -157,6 +186,42 @@ export const scenarios: ReadonlyArray<Scenario> = [
       first: { ending: "Unauthorized", tags: [], keepAlives: 0, errorFields: { status: 401 } },
       keyNeverInError: true,
       http: { createStatuses: [401], oneIdempotencyKey: true, sessionsCreated: 0 }
+    }
+  }),
+  scenario({
+    name: "issue 20 a service that replays its last 3 events on each reconnect, declared (replaysOnReconnect): every event exactly once",
+    proves: ["issue 20"],
+    simulator: replaying,
+    start: { replaysOnReconnect: true },
+    expect: {
+      first: {
+        ending: "Complete",
+        whole: 5,
+        tags: scriptOf(plain.actions).map((event) => event.tag),
+        actions: 5,
+        opens: [0, 1, 2],
+        closed: "complete"
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "issue 20 the same service, not declared: the replayed events are delivered again, none lost, the repeats counted",
+    proves: ["issue 20"],
+    simulator: replaying,
+    // The budget guard counts every action delivered: the overrun reported, the session watched to its end.
+    start: { onBudgetExceeded: "report" },
+    expect: {
+      first: {
+        ending: "Complete",
+        tags: replayedTwice.map((event) => event.tag),
+        actionNumbers: replayedTwice.flatMap((event) => (event.action === undefined ? [] : [event.action])),
+        stepNumbers: replayedTwice.flatMap((event) => (event.step === undefined ? [] : [event.step])),
+        // More than the service ran, never fewer.
+        actions: replayedTwice.filter((event) => event.tag === "ActionRun").length,
+        opens: [0, 1, 2]
+      },
+      keyNeverInError: true
     }
   }),
   // Over SSE the simulator ends a superseded stream without saying why (docs/reliability.md).

@@ -123,6 +123,12 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
     )
     if (!same(echoes, expected.echoes)) problems.push(`${who}: the simulator echoed ${show(echoes)}, not ${show(expected.echoes)}`)
   }
+  if (expected.actionNumbers !== undefined && !same(actionNumbers(seen.events), expected.actionNumbers)) {
+    problems.push(`${who}: actions ${show(actionNumbers(seen.events))}, not ${show(expected.actionNumbers)}`)
+  }
+  if (expected.stepNumbers !== undefined && !same(stepNumbers(seen.events), expected.stepNumbers)) {
+    problems.push(`${who}: steps ${show(stepNumbers(seen.events))}, not ${show(expected.stepNumbers)}`)
+  }
   if (expected.requests !== undefined && seen.requests !== expected.requests) {
     problems.push(`${who}: ${seen.requests} requests answered, not ${expected.requests}`)
   }
