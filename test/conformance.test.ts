@@ -99,10 +99,14 @@ const watch = (
   Effect.gen(function*() {
     const opens: Array<number> = []
     let reconnecting = 0
+    const reconnectErrors: Array<string> = []
     yield* Effect.forkScoped(Stream.runForEach(running.state.changes, (state) =>
       Effect.sync(() => {
         if (state._tag === "Open") opens.push(state.reconnects)
-        if (state._tag === "Reconnecting") reconnecting += 1
+        if (state._tag === "Reconnecting") {
+          reconnecting += 1
+          reconnectErrors.push(state.lastError)
+        }
       })))
     let requests = 0
     let keepAlives = 0
@@ -131,7 +135,7 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
   })
 
 /** A watcher that never started: the start itself failed. */
@@ -370,6 +374,17 @@ describe("the conformance verdict (each check can fail)", () => {
     assert.deepStrictEqual(verdict(expectation, { first: watched(repeated) }, []), [])
     assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []))
     assert.isNotEmpty(verdict({ ...expectation, first: { ending: "Complete", stepNumbers: [1, 2, 3] } }, { first: watched(repeated) }, []))
+  })
+
+  it("no reconnect for the reason expected fails", () => {
+    const expectation = { first: { ending: "Complete", reconnectedFor: "idle time-out" }, keyNeverInError: true }
+    const reconnected = (reconnectErrors?: ReadonlyArray<string>) => ({
+      first: reconnectErrors === undefined ? watched(script(3)) : { ...watched(script(3)), reconnectErrors }
+    })
+    assert.deepStrictEqual(verdict(expectation, reconnected(["closed with code 1006", "no frame within the idle time-out"]), []), [])
+    assert.isNotEmpty(verdict(expectation, reconnected(["closed with code 1006"]), []))
+    assert.isNotEmpty(verdict(expectation, reconnected([]), []))
+    assert.isNotEmpty(verdict(expectation, reconnected(), []), "not recorded")
   })
 
   it("a failure's field that does not contain the text expected fails", () => {

@@ -110,6 +110,8 @@ export interface WatcherExpectation {
    * up to 2 s for it.
    */
   readonly closed?: string
+  /** A `Reconnecting` state was seen whose `lastError` contains this (`"idle time-out"`). */
+  readonly reconnectedFor?: string
   /** No `Reconnecting` state was ever seen: the failure was not retried. */
   readonly neverRetried?: boolean
   /** Fields of the failure that must be equal (`{ maxActions: 3, actions: 4 }`). */

@@ -224,6 +224,35 @@ export const scenarios: ReadonlyArray<Scenario> = [
       keyNeverInError: true
     }
   }),
+  scenario({
+    name: "U22 a stalled connection triggers the idle time-out and a reconnect; nothing is lost",
+    proves: ["U22"],
+    simulator: { ...plain, faults: ["stall-after=3:1500"] },
+    start: { idleTimeoutMs: 300 },
+    expect: {
+      first: { ending: "Complete", whole: 5, actions: 5, reconnectedFor: "idle time-out", opens: [0, 1], closed: "complete" },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U22 U16 dropped three times and stalled once: the idle time-out reconnects, each drop and the stall reopen once, nothing lost, the answer once",
+    proves: ["U22", "U16"],
+    simulator: { ...plain, ask: "input", faults: ["drop-after=2,5,8", "stall-after=3:1500"] },
+    answer: { _tag: "Grant", input: "jane@example.com" },
+    start: { idleTimeoutMs: 300 },
+    expect: {
+      first: {
+        ending: "Complete",
+        whole: 5,
+        echoes: [[true, "jane@example.com"]],
+        reconnectedFor: "idle time-out",
+        // The three drops and the stall each reopened once.
+        opens: [0, 1, 2, 3, 4],
+        closed: "complete"
+      },
+      keyNeverInError: true
+    }
+  }),
   // Over SSE the simulator ends a superseded stream without saying why (docs/reliability.md).
   scenario({
     name: "issue 20 a superseded connection ends with Superseded and never takes the session back; the newer watcher gets the rest",

@@ -45,6 +45,8 @@ export interface Watched {
   readonly opens: ReadonlyArray<number>
   /** The `Reconnecting` states seen. */
   readonly reconnecting: number
+  /** The `lastError` of each `Reconnecting` state seen, in order (unset: not recorded). */
+  readonly reconnectErrors?: ReadonlyArray<string>
   /** The connection's state once the events ended: `Closed`'s reason, or the state's tag. */
   readonly closed: string
 }
@@ -137,6 +139,9 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   }
   if (expected.closed !== undefined && seen.closed !== expected.closed) {
     problems.push(`${who}: the connection ended ${show(seen.closed)}, not ${show(expected.closed)}`)
+  }
+  if (expected.reconnectedFor !== undefined && !(seen.reconnectErrors ?? []).some((error) => error.includes(expected.reconnectedFor ?? ""))) {
+    problems.push(`${who}: no reconnect for ${show(expected.reconnectedFor)}: ${show(seen.reconnectErrors ?? [])}`)
   }
   if (expected.neverRetried === true && seen.reconnecting > 0) {
     problems.push(`${who}: reconnected ${seen.reconnecting} times, never expected`)

@@ -98,10 +98,14 @@ const watch = (
   Effect.gen(function*() {
     const opens: Array<number> = []
     let reconnecting = 0
+    const reconnectErrors: Array<string> = []
     yield* Effect.forkScoped(Stream.runForEach(SubscriptionRef.changes(running.state), (state: EventStream.ConnectionState) =>
       Effect.sync(() => {
         if (state._tag === "Open") opens.push(state.reconnects)
-        if (state._tag === "Reconnecting") reconnecting += 1
+        if (state._tag === "Reconnecting") {
+          reconnecting += 1
+          reconnectErrors.push(state.lastError)
+        }
       })))
     let requests = 0
     let keepAlives = 0
@@ -129,7 +133,7 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
   })
 
 /** A watcher that never started: the start itself failed. */

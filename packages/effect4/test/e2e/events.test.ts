@@ -6,8 +6,9 @@
  * `test/e2e/events.test.ts` cases, with what the simulator's own state answered there (its
  * script, its answers, its connection count) read here from what the client received: the
  * simulator's script is deterministic (`helpers/sdk.ts`). A whole session with its answer, three
- * drops, a frame too large and a refused handshake are cases of the conformance suite both
- * editions run (`test/conformance.test.ts`, scenarios in `packages/conformance`).
+ * drops, a stall the idle time-out reconnects, a frame too large and a refused handshake are cases
+ * of the conformance suite both editions run (`test/conformance.test.ts`, scenarios in
+ * `packages/conformance`).
  */
 import { assert, describe, it, type Vitest } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -109,20 +110,6 @@ const suite = (
 
 for (const transport of ["websocket", "sse"] as const) {
   for (const dialect of ["documented", "observed"] as const) {
-    suite(transport, dialect, "dropped and stalled", { faults: ["drop-after=2,5,8", "stall-after=3:1500"] }, (it) => {
-      it.effect("U22 a stalled connection triggers the idle time-out and a reconnect; nothing is lost", () =>
-        Effect.gen(function*() {
-          const { results, states } = yield* session({ idleTimeout: "300 millis" })
-          assert.isUndefined(failureOf(results))
-          const events = meaningful(eventsOf(results))
-          assertWhole(events)
-          assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]])
-          const idle = states.find((s) => s._tag === "Reconnecting" && s.lastError.includes("idle time-out"))
-          assert.isDefined(idle, `a reconnect for the idle time-out: ${JSON.stringify(states)}`)
-          assert.strictEqual(opens(states).length, 5, "the three drops and the stall each reopened once")
-        }))
-    })
-
     suite(transport, dialect, "hostile frames", {
       faults: ["oversize-at=3:100000", "unknown-event-at=5", "malformed-at=7"]
     }, (it) => {
