@@ -376,6 +376,16 @@ describe("the conformance verdict (each check can fail)", () => {
     assert.isNotEmpty(verdict({ ...expectation, first: { ending: "Complete", stepNumbers: [1, 2, 3] } }, { first: watched(repeated) }, []))
   })
 
+  it("unrecognized events other than expected (another name, one more, none) fail", () => {
+    const expectation = { first: { ending: "Complete", unrecognized: ["mystery_event"] }, keyNeverInError: true }
+    const withUnknown = (...names: ReadonlyArray<string>) =>
+      watched([...script(3).slice(0, 2), ...names.map((text) => ({ tag: "Unrecognized", text })), ...script(3).slice(2)])
+    assert.deepStrictEqual(verdict(expectation, { first: withUnknown("mystery_event") }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown("other_event") }, []))
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown("mystery_event", "mystery_event") }, []))
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown() }, []))
+  })
+
   it("no reconnect for the reason expected fails", () => {
     const expectation = { first: { ending: "Complete", reconnectedFor: "idle time-out" }, keyNeverInError: true }
     const reconnected = (reconnectErrors?: ReadonlyArray<string>) => ({

@@ -91,6 +91,8 @@ export interface WatcherExpectation {
   readonly actionNumbers?: ReadonlyArray<number>
   /** The step numbers `Step i of n` of the `ThoughtsAndMemories` events received, exactly, in order (repeats included). */
   readonly stepNumbers?: ReadonlyArray<number>
+  /** The names of the `Unrecognized` events received (`Unrecognized.event`), exactly, in order. */
+  readonly unrecognized?: ReadonlyArray<string>
   /** How many keep-alives (`Heartbeat`, `Connected`) were received. */
   readonly keepAlives?: number
   /** How many events of each tag were received (keep-alives aside); tags not named are not checked. */

@@ -312,6 +312,31 @@ export const scenarios: ReadonlyArray<Scenario> = [
     }
   }),
   scenario({
+    name: "U09 an unknown event arrives as Unrecognized, its name kept, and the session completes",
+    proves: ["U09"],
+    simulator: { ...plain, faults: ["unknown-event-at=3"] },
+    expect: {
+      first: { ending: "Complete", whole: 5, unrecognized: ["mystery_event"], actions: 5, opens: [0], closed: "complete" },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
+    name: "U09 in strict mode an unknown event fails with UnknownEvent naming it, after the events before it (a frame of 100 kB among them)",
+    proves: ["U09"],
+    simulator: { ...plain, faults: ["oversize-at=3:100000", "unknown-event-at=5"] },
+    start: { strict: true },
+    expect: {
+      first: {
+        ending: "UnknownEvent",
+        tags: ["Started", "BrowserStarted", "ThoughtsAndMemories", "ThoughtsAndMemories", "ActionRun"],
+        neverRetried: true,
+        closed: "failed",
+        errorFields: { event: "mystery_event" }
+      },
+      keyNeverInError: true
+    }
+  }),
+  scenario({
     name: "U09 with failOnFrameError: false a malformed frame is skipped and the session completes",
     proves: ["U09"],
     simulator: { ...plain, faults: ["malformed-at=3"] },

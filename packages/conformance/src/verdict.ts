@@ -108,6 +108,10 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   if (expected.tags !== undefined && !same(tags, expected.tags)) {
     problems.push(`${who}: events ${show(tags)}, not ${show(expected.tags)}`)
   }
+  if (expected.unrecognized !== undefined) {
+    const names = seen.events.flatMap((event) => (event.tag === "Unrecognized" ? [event.text ?? ""] : []))
+    if (!same(names, expected.unrecognized)) problems.push(`${who}: unrecognized events ${show(names)}, not ${show(expected.unrecognized)}`)
+  }
   if (expected.keepAlives !== undefined && seen.keepAlives !== expected.keepAlives) {
     problems.push(`${who}: ${seen.keepAlives} keep-alives, not ${expected.keepAlives}`)
   }
