@@ -279,8 +279,14 @@ export const scenarios: ReadonlyArray<Scenario> = [
     start: { bufferSize: 16 },
     program: { _tag: "drain", afterEvents: 3, lagMs: 300 },
     expect: {
-      first: { ending: "SessionEndedWithoutComplete", opens: [0], neverRetried: true, closed: "closed-by-caller" },
-      second: { ending: "Complete", opens: [0], closed: "complete" },
+      first: {
+        ending: "SessionEndedWithoutComplete",
+        counts: { Started: 1, BrowserStarted: 1, Complete: 0 },
+        opens: [0],
+        neverRetried: true,
+        closed: "closed-by-caller"
+      },
+      second: { ending: "Complete", counts: { Started: 0, BrowserStarted: 0, Complete: 1 }, opens: [0], closed: "complete" },
       togetherWhole: 500,
       keyNeverInError: true
     }
