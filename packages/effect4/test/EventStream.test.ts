@@ -1300,28 +1300,6 @@ describe("EventStream", () => {
         assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
       }))
 
-    it.effect("U12 HTTP 401 whose body never ends: HandshakeRejected with an empty reason after connectTimeout, one request", () =>
-      Effect.gen(function*() {
-        // The body's first bytes arrive, then nothing more, and it never ends.
-        const stalled = () =>
-          new Response(
-            new ReadableStream<Uint8Array>({
-              start: (controller) => controller.enqueue(new TextEncoder().encode("bad key, and more to come"))
-            }),
-            { status: 401 }
-          )
-        const { service, stub } = yield* sseSetup(stalled)
-        const connection = yield* service.connect(SESSION, { connectTimeout: "2 seconds" })
-        const fiber = yield* collect(connection)
-        yield* until(Effect.map(stub.count, (n) => n === 1))
-        yield* settle()
-        yield* TestClock.adjust("2 seconds")
-        const error = failureOf(yield* Fiber.join(fiber))
-        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [error._tag], [401, ""])
-        yield* TestClock.adjust("1 minute")
-        assert.strictEqual(yield* stub.count, 1, "a refusal is not retried")
-      }))
-
     it.effect("U22 a stream that ends before complete is reopened on the schedule", () =>
       Effect.gen(function*() {
         const first = sseBody()
