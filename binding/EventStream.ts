@@ -21,7 +21,7 @@ import type * as Answer from "../src/Answer.js"
 import type * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import type { ConnectTimeout, EventStreamError, InsecureTransport, RespondError } from "../src/Errors.js"
-import * as internal from "../src/internal/eventStream.js"
+import * as internal from "./internal/eventStream.js"
 import {
   type ConfigError,
   configString,

@@ -20,7 +20,7 @@ import * as Dialect from "../src/Dialect.js"
 import * as Metrics from "../src/Metrics.js"
 import type { AgentApiError } from "../src/Errors.js"
 import { Url } from "effect-agent-session-core"
-import { checkSecureUrl, printableUrl } from "../src/internal/url.js"
+import { checkAddress, printableUrl } from "../binding/internal/eventStream.js"
 import { userAgent, version } from "../src/internal/version.js"
 import { spying } from "./helpers/sdk.js"
 import {
@@ -646,25 +646,27 @@ describe("AgentApi", () => {
       assert.strictEqual(printableUrl("https://agents.example/events/v1/connect"), "https://agents.example/events/v1/connect")
     })
 
-    it("isLoopbackHost and checkSecureUrl", () => {
-      for (const host of ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.255.0.9", "[::1]", "::1"]) {
-        assert.isTrue(Url.isLoopbackHost(host), host)
-      }
-      assert.isTrue(Url.isLoopbackHost(new URL("http://[::ffff:127.0.0.1]/").hostname))
-      for (const host of ["example.com", "128.0.0.1", "localhost.example.com", "10.0.0.1", "::2"]) {
-        assert.isFalse(Url.isLoopbackHost(host), host)
-      }
-      assert.isTrue(Either.isRight(checkSecureUrl("wss://x.example/v1/connect", false)))
-      assert.isTrue(Either.isRight(checkSecureUrl("ws://127.0.0.1:1/v1/connect", false)))
-      const refused = checkSecureUrl("ws://x.example/v1/connect?apiKey=secret", false)
-      assert.isTrue(Either.isLeft(refused))
-      if (Either.isLeft(refused)) {
-        assert.strictEqual(refused.left.url, "ws://x.example/v1/connect")
-        assert.notInclude(refused.left.message, "secret")
-      }
-      assert.isTrue(Either.isRight(checkSecureUrl("ws://x.example/", true)))
-      assert.isTrue(Either.isLeft(checkSecureUrl("not a url?apiKey=secret", true)))
-    })
+    it.effect("isLoopbackHost and checkAddress (a key in clear only to loopback, unless allowed)", () =>
+      Effect.gen(function*() {
+        for (const host of ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.255.0.9", "[::1]", "::1"]) {
+          assert.isTrue(Url.isLoopbackHost(host), host)
+        }
+        assert.isTrue(Url.isLoopbackHost(new URL("http://[::ffff:127.0.0.1]/").hostname))
+        for (const host of ["example.com", "128.0.0.1", "localhost.example.com", "10.0.0.1", "::2"]) {
+          assert.isFalse(Url.isLoopbackHost(host), host)
+        }
+        assert.isTrue(Either.isRight(yield* Effect.either(checkAddress("wss://x.example/v1/connect", false))))
+        assert.isTrue(Either.isRight(yield* Effect.either(checkAddress("ws://127.0.0.1:1/v1/connect", undefined))))
+        const refused = yield* Effect.either(checkAddress("ws://x.example/v1/connect?apiKey=secret", false))
+        assert.isTrue(Either.isLeft(refused))
+        if (Either.isLeft(refused)) {
+          assert.strictEqual(refused.left._tag, "InsecureTransport")
+          assert.strictEqual(refused.left.url, "ws://x.example/v1/connect")
+          assert.notInclude(refused.left.message, "secret")
+        }
+        assert.isTrue(Either.isRight(yield* Effect.either(checkAddress("ws://x.example/", true))))
+        assert.isTrue(Either.isLeft(yield* Effect.either(checkAddress("not a url?apiKey=secret", true))))
+      }))
 
     it.effect("layerConfig reads AGENT_SESSION_BASE_URL and AGENT_SESSION_DIALECT", () =>
       Effect.gen(function*() {

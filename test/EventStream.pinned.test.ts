@@ -16,7 +16,7 @@ import * as Answer from "../src/Answer.js"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import * as EventStream from "../src/EventStream.js"
-import * as internal from "../src/internal/eventStream.js"
+import * as internal from "../binding/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
 import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import {

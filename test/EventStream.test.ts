@@ -23,7 +23,7 @@ import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
-import * as internal from "../src/internal/eventStream.js"
+import * as internal from "../binding/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
 import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import {

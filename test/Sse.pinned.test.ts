@@ -83,30 +83,6 @@ describe("EventStream over SSE (pinned behaviours, issue 16)", () => {
         for (const line of lines) assert.notInclude(line, KEY)
       }))
 
-    // Guards: a refused event stream whose body never ends failing the connection some other way
-    // (a body time-out taken for an open failure, or the connection waiting on the body forever).
-    it.scoped("U12 HTTP 401 whose body never ends: HandshakeRejected with an empty reason after connectTimeout, one request", () =>
-      Effect.gen(function*() {
-        // The body's first bytes arrive, then nothing more, and it never ends.
-        const stalled = () =>
-          new Response(
-            new ReadableStream<Uint8Array>({
-              start: (controller) => controller.enqueue(new TextEncoder().encode("bad key, and more to come"))
-            }),
-            { status: 401 }
-          )
-        const { service, stub } = yield* sseSetup(stalled)
-        const connection = yield* service.connect(SESSION, { connectTimeout: "2 seconds" })
-        const fiber = yield* collect(connection)
-        yield* until(Effect.map(stub.count, (n) => n === 1))
-        yield* settle()
-        yield* TestClock.adjust("2 seconds")
-        const error = failureOf(yield* Fiber.join(fiber))
-        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [error._tag], [401, ""])
-        yield* TestClock.adjust("1 minute")
-        assert.strictEqual(yield* stub.count, 1, "a refusal is not retried")
-      }))
-
     // Guards: the key no longer scrubbed from an open failure's message (sseTransport).
     it.scoped("U22 open failures that echo the key (and the keyed URL): NeverConnected.lastError and logs say <redacted>", () =>
       Effect.gen(function*() {

@@ -99,10 +99,14 @@ const watch = (
   Effect.gen(function*() {
     const opens: Array<number> = []
     let reconnecting = 0
+    const reconnectErrors: Array<string> = []
     yield* Effect.forkScoped(Stream.runForEach(running.state.changes, (state) =>
       Effect.sync(() => {
         if (state._tag === "Open") opens.push(state.reconnects)
-        if (state._tag === "Reconnecting") reconnecting += 1
+        if (state._tag === "Reconnecting") {
+          reconnecting += 1
+          reconnectErrors.push(state.lastError)
+        }
       })))
     let requests = 0
     let keepAlives = 0
@@ -131,7 +135,7 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
   })
 
 /** A watcher that never started: the start itself failed. */
@@ -210,12 +214,16 @@ describe("conformance (Effect 3 edition)", () => {
           : undefined
         const retries = c.scenario.httpRetries
         const sdk = NodeAgentSessions.layer({
-          apiKey: sim.accountKey,
+          apiKey: c.scenario.wrongKey ?? sim.accountKey,
           baseUrl: witness?.url ?? sim.baseUrl,
           wsUrl: sim.wsUrl,
           dialect: sim.dialect,
           transport: c.variant.transport,
-          events: { reconnect: fastReconnect },
+          events: {
+            reconnect: c.scenario.reconnectRetries === undefined
+              ? fastReconnect
+              : Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(c.scenario.reconnectRetries)))
+          },
           http: retries === undefined ? undefined : {
             retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(retries)))
           }
@@ -227,7 +235,8 @@ describe("conformance (Effect 3 edition)", () => {
           Effect.orDie
         )
         const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-        assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+        const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+        assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
       }).pipe(Effect.scoped), 60_000)
   }
 })
@@ -354,6 +363,46 @@ describe("the conformance verdict (each check can fail)", () => {
     assert.isNotEmpty(verdict(whole, { first: watched(script(3), { _tag: "Complete", actions: 4 }) }, []))
     assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), opens: [0, 1] } }, []))
     assert.isNotEmpty(verdict(whole, { first: { ...watched(script(3)), closed: "failed" } }, []))
+  })
+
+  it("action or step numbers other than expected (a repeat missing, one too many) fail", () => {
+    const repeated = [...script(3).slice(0, 4), ...script(3).slice(2)]
+    const expectation = {
+      first: { ending: "Complete", actionNumbers: [1, 1, 2, 3], stepNumbers: [1, 1, 2, 3] },
+      keyNeverInError: true
+    }
+    assert.deepStrictEqual(verdict(expectation, { first: watched(repeated) }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched(script(3)) }, []))
+    assert.isNotEmpty(verdict({ ...expectation, first: { ending: "Complete", stepNumbers: [1, 2, 3] } }, { first: watched(repeated) }, []))
+  })
+
+  it("unrecognized events other than expected (another name, one more, none) fail", () => {
+    const expectation = { first: { ending: "Complete", unrecognized: ["mystery_event"] }, keyNeverInError: true }
+    const withUnknown = (...names: ReadonlyArray<string>) =>
+      watched([...script(3).slice(0, 2), ...names.map((text) => ({ tag: "Unrecognized", text })), ...script(3).slice(2)])
+    assert.deepStrictEqual(verdict(expectation, { first: withUnknown("mystery_event") }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown("other_event") }, []))
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown("mystery_event", "mystery_event") }, []))
+    assert.isNotEmpty(verdict(expectation, { first: withUnknown() }, []))
+  })
+
+  it("no reconnect for the reason expected fails", () => {
+    const expectation = { first: { ending: "Complete", reconnectedFor: "idle time-out" }, keyNeverInError: true }
+    const reconnected = (reconnectErrors?: ReadonlyArray<string>) => ({
+      first: reconnectErrors === undefined ? watched(script(3)) : { ...watched(script(3)), reconnectErrors }
+    })
+    assert.deepStrictEqual(verdict(expectation, reconnected(["closed with code 1006", "no frame within the idle time-out"]), []), [])
+    assert.isNotEmpty(verdict(expectation, reconnected(["closed with code 1006"]), []))
+    assert.isNotEmpty(verdict(expectation, reconnected([]), []))
+    assert.isNotEmpty(verdict(expectation, reconnected(), []), "not recorded")
+  })
+
+  it("a failure's field that does not contain the text expected fails", () => {
+    const expectation = { first: { ending: "ConnectionLost", errorFieldsInclude: { lastError: "1011" } }, keyNeverInError: true }
+    const lost = (lastError: string | number): Ending => ({ _tag: "Failed", tag: "ConnectionLost", text: "lost", fields: { lastError } })
+    assert.deepStrictEqual(verdict(expectation, { first: watched([], lost("closed with code 1011")) }, []), [])
+    assert.isNotEmpty(verdict(expectation, { first: watched([], lost("closed with code 1006")) }, []))
+    assert.isNotEmpty(verdict(expectation, { first: watched([], lost(1011)) }, []))
   })
 
   it("a key in a failure's text fails, wherever it is", () => {

@@ -30,7 +30,7 @@ import {
   type SendFailure,
   type Transport
 } from "./channel/transport.js"
-import { checkAddress, serviceOf, type ServiceOptions } from "../../src/internal/eventStream.js"
+import { checkAddress, serviceOf, type ServiceOptions } from "./eventStream.js"
 import {
   closeLatchUnsafe,
   forkDaemon,

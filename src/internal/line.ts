@@ -45,6 +45,7 @@ import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
 import type * as Redacted from "effect/Redacted"
+import type { AttemptContext, LineShape, Redact, Register } from "../../binding/internal/lineShape.js"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -106,18 +107,8 @@ export * as HttpClientError from "@effect/platform/HttpClientError"
 /** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
 export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullable
 
-/**
- * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
- * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
- * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
- */
-export const httpFailureOf = (error: HttpClientError.HttpClientError): {
-  readonly reason: string
-  readonly description: string | undefined
-  readonly cause: unknown
-  readonly method: string
-  readonly url: string
-} => ({
+/** What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure` reads it. */
+export const httpFailureOf: LineShape["httpFailureOf"] = (error) => ({
   reason: error.reason,
   description: error.description,
   cause: error.cause,
@@ -223,11 +214,11 @@ export const recurringUpTo =
  * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
  * delay replaced by what `delayOf` makes of the error and that delay.
  */
-export const retryingWhile = <E>(
+export const retryingWhile: LineShape["retryingWhile"] = <E>(
   schedule: Schedule.Schedule<unknown, E>,
   retryable: (error: E) => boolean,
   delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
-): Schedule.Schedule<unknown, E> =>
+) =>
   Schedule.intersect(schedule, Schedule.identity<E>()).pipe(
     Schedule.whileInput(retryable),
     Schedule.modifyDelayEffect(([, error], delay) => delayOf(error, delay))
@@ -282,45 +273,21 @@ export const declaredErrorResponse = (error: unknown): HttpCall.FailedResponse |
 }
 
 /**
- * A value set for each attempt of an HTTP call and read by the requests the attempt makes, with
- * the header names the attempt redacts; the attempt run under its time-out.
- */
-export interface AttemptContext<C> {
-  /** The value of the attempt running (read outside an attempt: a defect). */
-  readonly current: Effect.Effect<C>
-  /**
-   * `self` as one attempt with `value`, the header names redacted as `redact` extends them,
-   * failed with `onTimeout()` once `timeout` has passed without it ending (it is then interrupted).
-   */
-  readonly run: <A, E, R, E1>(
-    self: Effect.Effect<A, E, R>,
-    value: C,
-    timeout: Duration.Duration,
-    onTimeout: () => E1
-  ) => Effect.Effect<A, E | E1, R>
-}
-
-/**
  * An {@link AttemptContext}: `outside` is the defect's message for a read outside an attempt.
  * Each attempt runs in a fiber of its own (`timeout.ts`): the value (a fiber ref) and the
  * redacted header names are set there directly, with nothing to restore (`Effect.provideService`
  * and `Effect.locallyWith` would save and restore them around the attempt).
  */
-export const attemptContext = <C>(
-  _key: string,
-  outside: string,
-  redact: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
-): AttemptContext<C> => {
+export const attemptContext: LineShape["attemptContext"] = <C>(_key: string, outside: string, redact: Redact) => {
   const ref = FiberRef.unsafeMake<C | undefined>(undefined)
-  return {
-    current: FiberRef.getWith(ref, (value) => value === undefined ? Effect.dieMessage(outside) : Effect.succeed(value)),
-    run: (self, value, timeout, onTimeout) =>
-      timeoutFailInOneFiber(
-        Effect.zipRight(Effect.zipRight(FiberRef.set(ref, value), FiberRef.update(Headers.currentRedactedNames, redact)), self),
-        timeout,
-        onTimeout
-      )
-  }
+  const current = FiberRef.getWith(ref, (value) => value === undefined ? Effect.dieMessage(outside) : Effect.succeed(value))
+  const run: AttemptContext<C>["run"] = (self, value, timeout, onTimeout) =>
+    timeoutFailInOneFiber(
+      Effect.zipRight(Effect.zipRight(FiberRef.set(ref, value), FiberRef.update(Headers.currentRedactedNames, redact)), self),
+      timeout,
+      onTimeout
+    )
+  return { current, run }
 }
 
 /** A success or a failure, as a value. */
@@ -339,13 +306,7 @@ export const fromResult = <A, E>(result: Result<A, E>): Effect.Effect<A, E> => r
 export const catchFailure = Effect.catchAll
 
 /** Runs `onSuccess` on a success, `onFailure` on a failure (not a defect), then goes on with the outcome. */
-export const tapBoth: <A, E, R, R2, R3>(
-  self: Effect.Effect<A, E, R>,
-  options: {
-    readonly onFailure: (error: E) => Effect.Effect<unknown, never, R2>
-    readonly onSuccess: (value: A) => Effect.Effect<unknown, never, R3>
-  }
-) => Effect.Effect<A, E, R | R2 | R3> = Effect.tapBoth
+export const tapBoth: LineShape["tapBoth"] = Effect.tapBoth
 
 /**
  * `attempt`, run again on `schedule` after it has failed: what `Effect.retry(attempt, schedule)`
@@ -371,11 +332,7 @@ export const retryAfterFailure = <A, E, R, Out, R1>(
  * (`Effect.useSpan` and `Effect.withParentSpan`): an attribute is set on it directly rather than
  * through `Effect.annotateCurrentSpan`'s look-up.
  */
-export const inSpan = <A, E, R>(
-  name: string,
-  options: { readonly attributes: Record<string, unknown> },
-  body: (annotate: (key: string, value: unknown) => Effect.Effect<void>) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
+export const inSpan: LineShape["inSpan"] = (name, options, body) =>
   Effect.useSpan(name, options, (span) =>
     Effect.withParentSpan(body((key, value) => Effect.sync(() => span.attribute(key, value))), span))
 
@@ -436,13 +393,7 @@ export const dispatcherOf = (scheduler: Scheduler.Scheduler): Dispatcher => sche
  * An effect that waits until `register` resumes it with an effect (at once, if it does so
  * synchronously); `register` is given the waiting fiber's scheduler and the fiber.
  */
-export const callbackOnScheduler = <A, E>(
-  register: (
-    resume: (effect: Effect.Effect<A, E>) => void,
-    scheduler: Scheduler.Scheduler,
-    fiber: RunningFiber<unknown, unknown> | undefined
-  ) => void
-): Effect.Effect<A, E> =>
+export const callbackOnScheduler: LineShape["callbackOnScheduler"] = <A, E>(register: Register<A, E>) =>
   Effect.withFiberRuntime<A, E>((fiber) =>
     Effect.async<A, E>((resume) => {
       register(resume, fiber.currentScheduler, fiber)
@@ -481,9 +432,7 @@ export const forkDaemon = Effect.forkDaemon
 export const isInterruptedOnly = Cause.isInterruptedOnly
 
 /** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
-export const runForEachBatch: <A, X, E2, R2>(
-  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
-) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachChunk
+export const runForEachBatch: LineShape["runForEachBatch"] = Stream.runForEachChunk
 
 /** A secret read from the configuration (an environment variable by default), as `Redacted`. */
 export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.redacted
@@ -495,16 +444,11 @@ export * as FetchHttpClient from "@effect/platform/FetchHttpClient"
  * A string configuration checked by `predicate` when read: a value that fails it is a
  * `ConfigError` with `message`.
  */
-export const configValidated = (
-  predicate: (value: string) => boolean,
-  message: string
-): (self: Config.Config<string>) => Config.Config<string> => Config.validate({ message, validation: predicate })
+export const configValidated: LineShape["configValidated"] = (predicate, message) =>
+  Config.validate({ message, validation: predicate })
 
 /** The layer `f` makes of a configuration, read when the layer is built. */
-export const layerFromConfig = <A, ROut, E, RIn>(
-  config: Config.Config<A>,
-  f: (value: A) => Layer.Layer<ROut, E, RIn>
-): Layer.Layer<ROut, E | ConfigError, RIn> => Layer.unwrapEffect(Config.map(config, f))
+export const layerFromConfig: LineShape["layerFromConfig"] = (config, f) => Layer.unwrapEffect(Config.map(config, f))
 
 /** The `Schema` names of this line (in their own module, which imports nothing of the edition). */
 export * from "./lineSchema.js"
@@ -523,11 +467,11 @@ export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope
  * Runs a stream to its end, `f` run on each of its elements in order; a chunk none of whose
  * elements `wanted` holds of is passed over whole, with no Effect run for it.
  */
-export const runForEachWanted = <A, E, R, E2, R2>(
+export const runForEachWanted: LineShape["runForEachWanted"] = <A, E, R, E2, R2>(
   self: Stream.Stream<A, E, R>,
   wanted: (element: A) => boolean,
   f: (element: A) => Effect.Effect<void, E2, R2>
-): Effect.Effect<void, E | E2, R | R2> => {
+) => {
   // One channel stage: `Stream.runForEachChunk` would run an Effect per chunk.
   type Consume = Channel.Channel<never, Chunk.Chunk<A>, E2, never, void, unknown, R2>
   const consume: Consume = Channel.readWith({
@@ -599,3 +543,18 @@ export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Eff
           : Duration.millis(Math.max(0, ScheduleIntervals.start(decision.intervals) - now))
       })
   })
+
+/** Runs an effect with the services of a context (those it needs are no longer required of the caller). */
+export const provideContext: <R2>(
+  context: Context.Context<R2>
+) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>> = Effect.provide
+
+/**
+ * The stream `f` makes of what a scoped effect gives: the effect run in the stream's scope when
+ * the stream starts (what it opens closed when the stream ends), then that stream's elements
+ * pulled as the stream's own.
+ */
+export const streamOfScoped = <A, E, R, B, E2, R2>(
+  open: Effect.Effect<A, E, R>,
+  f: (value: A) => Stream.Stream<B, E2, R2>
+): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> => Stream.unwrapScoped(Effect.map(open, f))

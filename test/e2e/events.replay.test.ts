@@ -1,8 +1,10 @@
 /**
- * Issue 20 items 1 and 2 over real sockets: against the simulator (which resumes at its cursor,
- * or replays its last N events on reconnect with the `replayOnReconnect` fault), against a raw
- * `ws` server (four identical `action_run` frames around a reconnect), and two watchers of one
- * session (`start`, then `attach`): the older is superseded and stays so.
+ * Issue 20 items 1 and 2 over real sockets: against the simulator (which resumes at its cursor),
+ * against a raw `ws` server (four identical `action_run` frames around a reconnect), and two
+ * watchers of one session (`start`, then `attach`): the older is superseded and stays so. A
+ * service that replays its last events on reconnect (the simulator's `replayOnReconnect` fault),
+ * declared or not, is a scenario of the conformance suite both editions run
+ * (`test/conformance.test.ts`, scenarios in `packages/conformance`).
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Cause from "effect/Cause"
@@ -41,38 +43,6 @@ for (const { dialect, transport } of variants) {
     const SimulatorLive = Simulator.layer({ port: 0, dialect, scenario: baseScenario })
 
     layer(Layer.provideMerge(sdkFor({ transport }), SimulatorLive), { excludeTestServices: true })((it) => {
-      it.scoped("a service that replays its last 3 events on each reconnect, declared: every event exactly once", () =>
-        Effect.gen(function*() {
-          const simulator = yield* Simulator.Simulator
-          const { events, failure, sessionId } = yield* Effect.gen(function*() {
-            const running = yield* AgentSessions.start(request, { replaysOnReconnect: true })
-            return { ...yield* consume(running), sessionId: running.session.session_id }
-          }).pipe(withFaults({ ws: { dropAfter: [4, 8], replayOnReconnect: 3 } }))
-          assert.isUndefined(failure)
-          assert.deepStrictEqual(events, yield* simulator.script(sessionId))
-          assert.strictEqual(yield* simulator.connections(sessionId), 3)
-        }))
-
-      it.scoped("the same service, not declared to replay: the replayed events are delivered again, none lost", () =>
-        Effect.gen(function*() {
-          const simulator = yield* Simulator.Simulator
-          const { events, failure, outcome, sessionId } = yield* Effect.gen(function*() {
-            // The budget guard counts every action delivered: report the overrun, watch to the end.
-            const running = yield* AgentSessions.start(request, { onBudgetExceeded: "report" })
-            const consumed = yield* consume(running)
-            return { ...consumed, outcome: yield* running.outcome, sessionId: running.session.session_id }
-          }).pipe(withFaults({ ws: { dropAfter: [4, 8], replayOnReconnect: 3 } }))
-          assert.isUndefined(failure)
-          const script = yield* simulator.script(sessionId)
-          // Connection 1 sends 1-4, connection 2 sends 2-8 (2-4 again), connection 3 sends 6-end.
-          const expected = [...script.slice(0, 4), ...script.slice(1, 8), ...script.slice(5)]
-          assert.deepStrictEqual(events, expected)
-          // The repeated actions are counted: more than the service ran, never fewer.
-          const actions = expected.filter((event) => event._tag === "ActionRun").length
-          assert.strictEqual(outcome.actions, actions)
-          assert.isAbove(actions, script.filter((event) => event._tag === "ActionRun").length)
-        }))
-
       it.scoped("declared to replay against the simulator that resumes at its cursor: every event exactly once", () =>
         Effect.gen(function*() {
           const simulator = yield* Simulator.Simulator

@@ -2,7 +2,8 @@
  * The event channel end to end against the simulator on port 0, with the simulator's faults:
  * over WebSocket (the SDK's `ws` constructor) in both dialects, and over Server-Sent Events
  * (`EventStream.layerSse`, undici) in both dialects. One suite, every transport. A malformed frame
- * that fails the stream, a frame too large and a refused handshake are cases of the conformance
+ * that fails the stream, a frame too large, an unknown event (loose and strict), a stall the idle
+ * time-out reconnects, a drained connection and a refused handshake are cases of the conformance
  * suite both editions run (`test/conformance.test.ts`, scenarios in `packages/conformance`).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -23,7 +24,7 @@ import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import type { EventStreamError, InsecureTransport } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
-import * as internal from "../../src/internal/eventStream.js"
+import * as internal from "../../binding/internal/eventStream.js"
 import * as Sse from "../../binding/internal/sse.js"
 import * as WebSocket from "../../src/internal/webSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
@@ -213,42 +214,6 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
         assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
       }))
 
-    it.scoped("U09 an unknown event arrives as Unrecognized, or fails with UnknownEvent in strict mode", () =>
-      Effect.gen(function*() {
-        const channel = yield* EventStream.EventStream
-        const loose = yield* Effect.flatMap(createSession(), (id) => Effect.flatMap(channel.connect(id), drain)).pipe(
-          withFaults({ ws: { unknownEventAt: 3 } })
-        )
-        assert.isUndefined(failureOf(loose))
-        const unknown = eventsOf(loose).find((e) => e._tag === "Unrecognized")
-        assert.strictEqual(unknown?._tag === "Unrecognized" ? unknown.event : undefined, "mystery_event")
-        const strict = yield* Effect.flatMap(
-          createSession(),
-          (id) => Effect.flatMap(channel.connect(id, { strict: true }), drain)
-        ).pipe(withFaults({ ws: { unknownEventAt: 3 } }))
-        const error = failureOf(strict)
-        assert.strictEqual(error?._tag, "UnknownEvent")
-      }))
-
-    it.scoped("U22 a stalled socket triggers the idle time-out and a reconnect; nothing is lost", () =>
-      Effect.gen(function*() {
-        const simulator = yield* Simulator.Simulator
-        const channel = yield* EventStream.EventStream
-        const { results, sessionId, states } = yield* Effect.gen(function*() {
-          const sessionId = yield* createSession()
-          const connection = yield* channel.connect(sessionId, { idleTimeout: "300 millis" })
-          const states: Array<EventStream.ConnectionState> = []
-          yield* Effect.forkScoped(Stream.runForEach(connection.state.changes, (s) => Effect.sync(() => states.push(s))))
-          const results = yield* drain(connection)
-          return { results, sessionId, states }
-        }).pipe(withFaults({ ws: { stall: { after: 3, duration: "2 seconds" } } }))
-        assert.isUndefined(failureOf(results))
-        assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
-        const reconnecting = states.find((s) => s._tag === "Reconnecting")
-        assert.include(reconnecting?._tag === "Reconnecting" ? reconnecting.lastError : "", "idle time-out")
-        assert.isAtLeast(yield* simulator.connections(sessionId), 2)
-      }))
-
     it.scoped("a slow consumer of 100k frames keeps the buffer bounded and memory flat", () =>
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
@@ -279,62 +244,6 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
         // Frames the socket had already read when reading paused may still arrive: one read's worth.
         assert.isAtMost(engine.peakBuffered(), bufferSize + 2048)
         assert.isBelow(peakHeap - before, 96 * 1024 * 1024)
-      }))
-  })
-})
-
-/** Every event of a stream, read by pulls: the first chunk, then (after `meanwhile`) the rest. */
-const readAround = <E>(events: Stream.Stream<SessionEvent.SessionEvent, E>, meanwhile: Effect.Effect<unknown>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const pull = yield* Stream.toPull(events)
-    const got = [...Chunk.toReadonlyArray(yield* Effect.orDie(pull))]
-    yield* meanwhile
-    while (true) {
-      const next = yield* Effect.either(pull)
-      if (Either.isLeft(next)) return got
-      got.push(...Chunk.toReadonlyArray(next.right))
-    }
-  }))
-
-// `drain` on a socket that can read on while it closes (`ws`): the SDK's WebSocket constructor.
-describe("EventStream end to end (websocket): drain", () => {
-  const SimulatorLive = Simulator.layer({ port: 0, scenario: baseScenario })
-
-  layer(Layer.provideMerge(sdk(webSocket), SimulatorLive), { excludeTestServices: true })((it) => {
-    it.scoped("drain: every event the service sent before the close arrives; the next connection goes on after them", () =>
-      Effect.gen(function*() {
-        const simulator = yield* Simulator.Simulator
-        const channel = yield* EventStream.EventStream
-        // A frame every millisecond: the session still runs when the first connection is drained.
-        const total = 500
-        const sessionId = yield* createSession({ ...request, max_actions: total }).pipe(
-          withFaults({}, { actions: total, ask: "none", frameDelay: "1 millis" })
-        )
-        const { first, state } = yield* Effect.scoped(Effect.gen(function*() {
-          const connection = yield* channel.connect(sessionId, { bufferSize: 16 })
-          // The consumer lags: reading pauses, and what the service sends meanwhile waits in the
-          // sockets' buffers, sent as far as the service knows (its resume point). Then the
-          // connection is drained while the consumer reads on.
-          const first = yield* readAround(
-            connection.events,
-            Effect.zipRight(Effect.sleep("300 millis"), Effect.fork(connection.drain))
-          )
-          return { first, state: yield* connection.state.get }
-        }))
-        assert.deepStrictEqual(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
-        // A second connection: the service resumes after the last event it sent to the first.
-        const second = yield* drain(yield* channel.connect(sessionId))
-        assert.isUndefined(failureOf(second))
-        const script = yield* simulator.script(sessionId)
-        const delivered = meaningful([...first, ...eventsOf(second)])
-        // Counted first, for the failure message (with `close`, the events in the sockets'
-        // buffers were missing: thousands).
-        assert.deepStrictEqual({ delivered: delivered.length, missing: script.length - delivered.length }, {
-          delivered: script.length,
-          missing: 0
-        })
-        assert.deepStrictEqual(delivered, script)
-        assert.strictEqual(yield* simulator.connections(sessionId), 2)
       }))
   })
 })

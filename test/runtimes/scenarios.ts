@@ -35,7 +35,7 @@ import * as Answer from "../../src/Answer.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
-import * as EventStreamInternal from "../../src/internal/eventStream.js"
+import * as EventStreamInternal from "../../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 

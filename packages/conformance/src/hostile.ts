@@ -156,6 +156,8 @@ export interface HostileExpectation {
   readonly elsewhere?: number
   /** The act took less than this (a bound on time). */
   readonly millisBelow?: number
+  /** The act took at least this (it waited out a time-out). */
+  readonly millisAtLeast?: number
   /** `connection.close` took less than this. */
   readonly closeMillisBelow?: number
   /** The connection's state; `unsentOnly`: every unsent answer is for this action session. */
@@ -383,6 +385,9 @@ export const hostileVerdict = (hostile: HostileCase, seen: HostileObservation): 
   }
   if (want.millisBelow !== undefined && !(seen.millis < want.millisBelow)) {
     problems.push(`took ${seen.millis} ms, expected less than ${want.millisBelow}`)
+  }
+  if (want.millisAtLeast !== undefined && !(seen.millis >= want.millisAtLeast)) {
+    problems.push(`took ${seen.millis} ms, expected at least ${want.millisAtLeast}`)
   }
   const result = seen.result ?? {}
   if (want.closeMillisBelow !== undefined && !(result.closeMillis !== undefined && result.closeMillis < want.closeMillisBelow)) {
@@ -825,6 +830,27 @@ const sseCases: ReadonlyArray<HostileCase> = [
       atMost: { reason: 4096 },
       requests: { method: "GET", count: 1 },
       heapMiB: 16,
+      drained: true
+    }
+  },
+  {
+    name:
+      "U12 SSE: a 401 whose body never ends (its first bytes, then nothing): HandshakeRejected with an empty reason after connectTimeout, one request",
+    proves: ["U12"],
+    script: () => ({
+      http: (_request, response) => {
+        response.writeHead(401, { "content-type": "text/plain" })
+        response.write(`bad key ${hostileKey}, and more to come`)
+      }
+    }),
+    client: sseClient({ connectTimeoutMs: 2000 }),
+    act: { _tag: "Events" },
+    expect: {
+      ending: "HandshakeRejected",
+      fields: { code: 401, reason: "" },
+      requests: { method: "GET", count: 1 },
+      millisAtLeast: 2000,
+      millisBelow: 10_000,
       drained: true
     }
   },

@@ -124,6 +124,30 @@ export const session = (options: { readonly answer?: unknown; readonly drop?: bo
   ]
 }
 
+/**
+ * A session whose service replays on reconnect, declared by the recorded dialect
+ * (`replaysOnReconnect`): connection 1 delivers `started` and an action and drops (1006);
+ * connection 2 sends both again, then a second action and `complete`.
+ */
+export const replayingService = (): ReadonlyArray<unknown> => [
+  header({ dialect: { ...documented, replaysOnReconnect: true } }),
+  { type: "create", t: 0, request },
+  { type: "created", t: 40, session: { session_id: sessionId, status: "started" } },
+  { type: "connect", t: 50, conn: 1 },
+  { type: "open", t: 60, conn: 1 },
+  frame(70, 1, "started", { sessionId, start_url: request.start_url }),
+  frame(1_070, 1, "action_run", { name: "click", action_session_id: "as_1", content: "Open the page" }),
+  { type: "close", t: 1_100, conn: 1, opened: true, outcome: { _tag: "Retry", cause: "closed with code 1006" } },
+  { type: "connect", t: 1_400, conn: 2 },
+  { type: "open", t: 1_410, conn: 2 },
+  frame(1_420, 2, "started", { sessionId, start_url: request.start_url }),
+  frame(1_430, 2, "action_run", { name: "click", action_session_id: "as_1", content: "Open the page" }),
+  frame(2_430, 2, "action_run", { name: "type", action_session_id: "as_2", content: "Type the query" }),
+  frame(2_500, 2, "complete", { response: "Mon-Fri 9-17", type: "STRING", total_cost: 0.02, session_id: sessionId }),
+  { type: "close", t: 2_510, conn: 2, opened: true, outcome: { _tag: "End", reason: "complete" } },
+  { type: "end", t: 2_520, reason: "complete" }
+]
+
 /** A request for a field, on connection 1 (issue 36's recordings). */
 export const requested = (t: number, actionSession: string, fieldName: string): Readonly<Record<string, unknown>> =>
   frame(t, 1, "external_resource_requested", {

@@ -89,6 +89,25 @@ export const replayScenarios: ReadonlyArray<ReplayScenario> = [
     }
   }),
   replay({
+    name:
+      "issue 23 a recorded dialect that replays on reconnect (replaysOnReconnect): the replayed events are dropped, as over a socket: every event once",
+    proves: ["issue 23"],
+    recording: lines(R.replayingService()),
+    expect: {
+      ending: "Complete",
+      events: [
+        { tag: "Started" },
+        { tag: "ActionRun", text: "Open the page" },
+        { tag: "ActionRun", text: "Type the query" },
+        { tag: "Complete" }
+      ],
+      response: "Mon-Fri 9-17",
+      answers: [],
+      connections: [R.sessionId],
+      created: [R.request.goal]
+    }
+  }),
+  replay({
     name: "issue 23 an answer that differs stops the replay with ReplayMismatch (answer) naming the line and each difference",
     proves: ["issue 23"],
     program: runApp({ _tag: "Deny" }),

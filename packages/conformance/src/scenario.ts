@@ -87,6 +87,12 @@ export interface WatcherExpectation {
   readonly whole?: number
   /** The tags of the events received (keep-alives aside), exactly, in order. */
   readonly tags?: ReadonlyArray<string>
+  /** The action numbers `(action i of n)` of the `ActionRun` events received, exactly, in order (repeats included). */
+  readonly actionNumbers?: ReadonlyArray<number>
+  /** The step numbers `Step i of n` of the `ThoughtsAndMemories` events received, exactly, in order (repeats included). */
+  readonly stepNumbers?: ReadonlyArray<number>
+  /** The names of the `Unrecognized` events received (`Unrecognized.event`), exactly, in order. */
+  readonly unrecognized?: ReadonlyArray<string>
   /** How many keep-alives (`Heartbeat`, `Connected`) were received. */
   readonly keepAlives?: number
   /** How many events of each tag were received (keep-alives aside); tags not named are not checked. */
@@ -106,12 +112,16 @@ export interface WatcherExpectation {
    * up to 2 s for it.
    */
   readonly closed?: string
+  /** A `Reconnecting` state was seen whose `lastError` contains this (`"idle time-out"`). */
+  readonly reconnectedFor?: string
   /** No `Reconnecting` state was ever seen: the failure was not retried. */
   readonly neverRetried?: boolean
   /** Fields of the failure that must be equal (`{ maxActions: 3, actions: 4 }`). */
   readonly errorFields?: Readonly<Record<string, string | number | boolean>>
   /** Fields of the failure that must be above a number (`{ size: 65536 }`). */
   readonly errorFieldsAbove?: Readonly<Record<string, number>>
+  /** Fields of the failure that must be a text containing this (`{ lastError: "1011" }`). */
+  readonly errorFieldsInclude?: Readonly<Record<string, string>>
 }
 
 /** What must hold of the HTTP requests the witness recorded (`witness.ts`). */
@@ -158,6 +168,16 @@ export interface Scenario {
    * honoured over it). Unset: the edition's test default.
    */
   readonly httpRetries?: number
+  /**
+   * The event channel's reconnects (this many, 10 ms apart) before it gives up with
+   * `ConnectionLost`. Unset: the edition's test default.
+   */
+  readonly reconnectRetries?: number
+  /**
+   * A key the simulator does not know, held by the SDK in place of the simulator's account key
+   * (and, like it, to appear in no failure's text). Unset: the account key.
+   */
+  readonly wrongKey?: string
   /** Put the recording HTTP proxy (`witness.ts`) between the SDK and the simulator. */
   readonly witness: boolean
   readonly expect: Expectation

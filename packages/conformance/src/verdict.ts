@@ -45,6 +45,8 @@ export interface Watched {
   readonly opens: ReadonlyArray<number>
   /** The `Reconnecting` states seen. */
   readonly reconnecting: number
+  /** The `lastError` of each `Reconnecting` state seen, in order (unset: not recorded). */
+  readonly reconnectErrors?: ReadonlyArray<string>
   /** The connection's state once the events ended: `Closed`'s reason, or the state's tag. */
   readonly closed: string
 }
@@ -106,6 +108,10 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   if (expected.tags !== undefined && !same(tags, expected.tags)) {
     problems.push(`${who}: events ${show(tags)}, not ${show(expected.tags)}`)
   }
+  if (expected.unrecognized !== undefined) {
+    const names = seen.events.flatMap((event) => (event.tag === "Unrecognized" ? [event.text ?? ""] : []))
+    if (!same(names, expected.unrecognized)) problems.push(`${who}: unrecognized events ${show(names)}, not ${show(expected.unrecognized)}`)
+  }
   if (expected.keepAlives !== undefined && seen.keepAlives !== expected.keepAlives) {
     problems.push(`${who}: ${seen.keepAlives} keep-alives, not ${expected.keepAlives}`)
   }
@@ -123,6 +129,12 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
     )
     if (!same(echoes, expected.echoes)) problems.push(`${who}: the simulator echoed ${show(echoes)}, not ${show(expected.echoes)}`)
   }
+  if (expected.actionNumbers !== undefined && !same(actionNumbers(seen.events), expected.actionNumbers)) {
+    problems.push(`${who}: actions ${show(actionNumbers(seen.events))}, not ${show(expected.actionNumbers)}`)
+  }
+  if (expected.stepNumbers !== undefined && !same(stepNumbers(seen.events), expected.stepNumbers)) {
+    problems.push(`${who}: steps ${show(stepNumbers(seen.events))}, not ${show(expected.stepNumbers)}`)
+  }
   if (expected.requests !== undefined && seen.requests !== expected.requests) {
     problems.push(`${who}: ${seen.requests} requests answered, not ${expected.requests}`)
   }
@@ -131,6 +143,9 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
   }
   if (expected.closed !== undefined && seen.closed !== expected.closed) {
     problems.push(`${who}: the connection ended ${show(seen.closed)}, not ${show(expected.closed)}`)
+  }
+  if (expected.reconnectedFor !== undefined && !(seen.reconnectErrors ?? []).some((error) => error.includes(expected.reconnectedFor ?? ""))) {
+    problems.push(`${who}: no reconnect for ${show(expected.reconnectedFor)}: ${show(seen.reconnectErrors ?? [])}`)
   }
   if (expected.neverRetried === true && seen.reconnecting > 0) {
     problems.push(`${who}: reconnected ${seen.reconnecting} times, never expected`)
@@ -143,6 +158,12 @@ const watcherProblems = (who: string, seen: Watched, expected: WatcherExpectatio
     const value = fields[name]
     if (typeof value !== "number" || value <= bound) {
       problems.push(`${who}: the failure's ${name} is ${show(value)}, not above ${bound}`)
+    }
+  }
+  for (const [name, part] of Object.entries(expected.errorFieldsInclude ?? {})) {
+    const value = fields[name]
+    if (typeof value !== "string" || !value.includes(part)) {
+      problems.push(`${who}: the failure's ${name} is ${show(value)}, which does not contain ${show(part)}`)
     }
   }
   return problems

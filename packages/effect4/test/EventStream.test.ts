@@ -29,7 +29,7 @@ import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Metrics from "../src/Metrics.js"
-import * as internal from "../src/internal/eventStream.js"
+import * as internal from "../binding/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
 import { Ledger } from "effect-agent-session-core"
 import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
@@ -1298,28 +1298,6 @@ describe("EventStream", () => {
         const names = spans.map((span) => span.name)
         assert.include(names, "EventStream.connection", "the tracer was the connection's")
         assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
-      }))
-
-    it.effect("U12 HTTP 401 whose body never ends: HandshakeRejected with an empty reason after connectTimeout, one request", () =>
-      Effect.gen(function*() {
-        // The body's first bytes arrive, then nothing more, and it never ends.
-        const stalled = () =>
-          new Response(
-            new ReadableStream<Uint8Array>({
-              start: (controller) => controller.enqueue(new TextEncoder().encode("bad key, and more to come"))
-            }),
-            { status: 401 }
-          )
-        const { service, stub } = yield* sseSetup(stalled)
-        const connection = yield* service.connect(SESSION, { connectTimeout: "2 seconds" })
-        const fiber = yield* collect(connection)
-        yield* until(Effect.map(stub.count, (n) => n === 1))
-        yield* settle()
-        yield* TestClock.adjust("2 seconds")
-        const error = failureOf(yield* Fiber.join(fiber))
-        assert.deepStrictEqual(error._tag === "HandshakeRejected" ? [error.code, error.reason] : [error._tag], [401, ""])
-        yield* TestClock.adjust("1 minute")
-        assert.strictEqual(yield* stub.count, 1, "a refusal is not retried")
       }))
 
     it.effect("U22 a stream that ends before complete is reopened on the schedule", () =>

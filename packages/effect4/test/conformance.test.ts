@@ -98,10 +98,14 @@ const watch = (
   Effect.gen(function*() {
     const opens: Array<number> = []
     let reconnecting = 0
+    const reconnectErrors: Array<string> = []
     yield* Effect.forkScoped(Stream.runForEach(SubscriptionRef.changes(running.state), (state: EventStream.ConnectionState) =>
       Effect.sync(() => {
         if (state._tag === "Open") opens.push(state.reconnects)
-        if (state._tag === "Reconnecting") reconnecting += 1
+        if (state._tag === "Reconnecting") {
+          reconnecting += 1
+          reconnectErrors.push(state.lastError)
+        }
       })))
     let requests = 0
     let keepAlives = 0
@@ -129,7 +133,7 @@ const watch = (
         onFailure: failed,
         onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
       })
-    return { events, ending, keepAlives, requests, opens, reconnecting, closed }
+    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
   })
 
 /** A watcher that never started: the start itself failed. */
@@ -207,12 +211,16 @@ const runCase = (c: Case) =>
       : undefined
     const retries = c.scenario.httpRetries
     const sdk = NodeAgentSessions.layer({
-      apiKey: sim.accountKey,
+      apiKey: c.scenario.wrongKey ?? sim.accountKey,
       baseUrl: witness?.url ?? sim.baseUrl,
       wsUrl: sim.wsUrl,
       dialect: Dialect.fromName(sim.dialect),
       transport: c.variant.transport,
-      events: { reconnect: quick },
+      events: {
+        reconnect: c.scenario.reconnectRetries === undefined
+          ? quick
+          : Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: c.scenario.reconnectRetries }))
+      },
       http: retries === undefined ? undefined : {
         retry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: retries }))
       }
@@ -226,7 +234,8 @@ const runCase = (c: Case) =>
       })
     )
     const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-    assert.deepStrictEqual(verdict(c.scenario.expect, observation, [sim.accountKey]), [])
+    const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+    assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
   }).pipe(Effect.scoped)
 
 describe("conformance (Effect 4 edition)", () => {

@@ -34,6 +34,7 @@ import * as Channel from "effect/Channel"
 import * as Exit from "effect/Exit"
 import * as LatchModule from "effect/Latch"
 import type * as Redacted from "effect/Redacted"
+import type { AttemptContext, LineShape, Redact, Register } from "../../binding/internal/lineShape.js"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.Input
@@ -98,18 +99,8 @@ export * as HttpClientError from "effect/http/HttpClientError"
 /** An `Option` of a value that may be `null` or `undefined` (`None` for either). */
 export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
 
-/**
- * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
- * reads it: the client's word for the failure (`Transport`, `Encode`, `InvalidUrl`, `StatusCode`,
- * `Decode`, `EmptyBody`), its description and cause, and the request's method and URL.
- */
-export const httpFailureOf = (error: HttpClientError.HttpClientError): {
-  readonly reason: string
-  readonly description: string | undefined
-  readonly cause: unknown
-  readonly method: string
-  readonly url: string
-} => {
+/** What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure` reads it. */
+export const httpFailureOf: LineShape["httpFailureOf"] = (error) => {
   const { _tag, cause, description, request } = error.reason
   return { reason: _tag.replace(/Error$/, ""), description, cause, method: request.method, url: request.url }
 }
@@ -215,11 +206,7 @@ export const recurringUpTo =
  * A retry schedule: the schedule, only while `retryable` holds of the error it is fed, each
  * delay replaced by what `delayOf` makes of the error and that delay.
  */
-export const retryingWhile = <E>(
-  schedule: Schedule.Schedule<unknown, E>,
-  retryable: (error: E) => boolean,
-  delayOf: (error: E, delay: Duration.Duration) => Effect.Effect<Duration.Duration>
-): Schedule.Schedule<unknown, E> =>
+export const retryingWhile: LineShape["retryingWhile"] = (schedule, retryable, delayOf) =>
   schedule.pipe(
     Schedule.while(({ input }) => retryable(input)),
     Schedule.modifyDelay(({ duration, input }) => delayOf(input, duration))
@@ -256,47 +243,23 @@ export const schemaFailureMessage = (error: unknown): string | undefined =>
 export const declaredErrorResponse = (_error: unknown): HttpCall.FailedResponse | undefined => undefined
 
 /**
- * A value set for each attempt of an HTTP call and read by the requests the attempt makes, with
- * the header names the attempt redacts; the attempt run under its time-out.
- */
-export interface AttemptContext<C> {
-  /** The value of the attempt running (read outside an attempt: a defect). */
-  readonly current: Effect.Effect<C>
-  /**
-   * `self` as one attempt with `value`, the header names redacted as `redact` extends them,
-   * failed with `onTimeout()` once `timeout` has passed without it ending (it is then interrupted).
-   */
-  readonly run: <A, E, R, E1>(
-    self: Effect.Effect<A, E, R>,
-    value: C,
-    timeout: Duration.Duration,
-    onTimeout: () => E1
-  ) => Effect.Effect<A, E | E1, R>
-}
-
-/**
  * An {@link AttemptContext}: the value a context reference under `key`, provided to the attempt
  * with the redacted header names; `outside` is the defect's message for a read outside an attempt.
  */
-export const attemptContext = <C>(
-  key: string,
-  outside: string,
-  redact: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
-): AttemptContext<C> => {
+export const attemptContext: LineShape["attemptContext"] = <C>(key: string, outside: string, redact: Redact) => {
   const ref = Context.Reference<C | undefined>(key, { defaultValue: () => undefined })
-  return {
-    current: Effect.flatMap(
-      Effect.service(ref),
-      (value) => value === undefined ? Effect.die(new Error(outside)) : Effect.succeed(value)
-    ),
-    run: (self, value, timeout, onTimeout) =>
-      Effect.flatMap(Effect.service(Headers.CurrentRedactedNames), (names) =>
-        self.pipe(
-          Effect.provideService(ref, value),
-          Effect.provideService(Headers.CurrentRedactedNames, redact(names)),
-          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(onTimeout()) })
-        ))
-  }
+  const current = Effect.flatMap(
+    Effect.service(ref),
+    (value) => value === undefined ? Effect.die(new Error(outside)) : Effect.succeed(value)
+  )
+  const run: AttemptContext<C>["run"] = (self, value, timeout, onTimeout) =>
+    Effect.flatMap(Effect.service(Headers.CurrentRedactedNames), (names) =>
+      self.pipe(
+        Effect.provideService(ref, value),
+        Effect.provideService(Headers.CurrentRedactedNames, redact(names)),
+        Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(onTimeout()) })
+      ))
+  return { current, run }
 }
 
 /** A success or a failure, as a value. */
@@ -315,13 +278,7 @@ export const fromResult: <A, E>(result: Result<A, E>) => Effect.Effect<A, E> = E
 export const catchFailure = Effect.catch
 
 /** Runs `onSuccess` on a success, `onFailure` on a failure (not a defect), then goes on with the outcome. */
-export const tapBoth = <A, E, R, R2, R3>(
-  self: Effect.Effect<A, E, R>,
-  options: {
-    readonly onFailure: (error: E) => Effect.Effect<unknown, never, R2>
-    readonly onSuccess: (value: A) => Effect.Effect<unknown, never, R3>
-  }
-): Effect.Effect<A, E, R | R2 | R3> =>
+export const tapBoth: LineShape["tapBoth"] = (self, options) =>
   self.pipe(Effect.tap(options.onSuccess), Effect.tapError(options.onFailure))
 
 /** `attempt`, run again on `schedule` after it has failed (`Effect.retry`). */
@@ -331,11 +288,7 @@ export const retryAfterFailure = <A, E, R, Out, R1>(
 ): Effect.Effect<A, E, R | R1> => Effect.retry(attempt, schedule)
 
 /** `body` in a span named `name`, handed a way to set an attribute of that span (`Effect.annotateCurrentSpan`). */
-export const inSpan = <A, E, R>(
-  name: string,
-  options: { readonly attributes: Record<string, unknown> },
-  body: (annotate: (key: string, value: unknown) => Effect.Effect<void>) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
+export const inSpan: LineShape["inSpan"] = (name, options, body) =>
   Effect.withSpan(body((key, value) => Effect.annotateCurrentSpan(key, value)), name, options)
 
 /** A path parameter's value as the `HttpApiClient` must be given it: as it is (the client encodes it). */
@@ -406,13 +359,7 @@ export const dispatcherOf = (scheduler: Scheduler.Scheduler): Dispatcher => {
  * An effect that waits until `register` resumes it with an effect (at once, if it does so
  * synchronously); `register` is given the waiting fiber's scheduler and the fiber.
  */
-export const callbackOnScheduler = <A, E>(
-  register: (
-    resume: (effect: Effect.Effect<A, E>) => void,
-    scheduler: Scheduler.Scheduler,
-    fiber: RunningFiber<unknown, unknown> | undefined
-  ) => void
-): Effect.Effect<A, E> =>
+export const callbackOnScheduler: LineShape["callbackOnScheduler"] = <A, E>(register: Register<A, E>) =>
   // The fiber's scheduler is the callback's `this`.
   Effect.callback<A, E>(function(resume) {
     register(resume, this, Fiber.getCurrent())
@@ -455,9 +402,7 @@ export const forkDaemon = Effect.forkDetach
 export const isInterruptedOnly = Cause.hasInterruptsOnly
 
 /** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
-export const runForEachBatch: <A, X, E2, R2>(
-  f: (batch: Iterable<A>) => Effect.Effect<X, E2, R2>
-) => <E, R>(self: Stream.Stream<A, E, R>) => Effect.Effect<void, E | E2, R | R2> = Stream.runForEachArray
+export const runForEachBatch: LineShape["runForEachBatch"] = Stream.runForEachArray
 
 /** A secret read from the configuration (an environment variable by default), as `Redacted`. */
 export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
@@ -469,10 +414,7 @@ export * as FetchHttpClient from "effect/http/FetchHttpClient"
  * A string configuration checked by `predicate` when read: a value that fails it is a
  * `ConfigError` with `message`.
  */
-export const configValidated = (
-  predicate: (value: string) => boolean,
-  message: string
-): (self: Config.Config<string>) => Config.Config<string> => {
+export const configValidated: LineShape["configValidated"] = (predicate, message) => {
   const schema = Schema.String.check(Schema.makeFilter(predicate, { message }))
   return Config.mapEffect((value: string) =>
     Effect.mapError(Schema.decodeUnknownEffect(schema)(value), (error) => new Config.ConfigError(error))
@@ -480,10 +422,7 @@ export const configValidated = (
 }
 
 /** The layer `f` makes of a configuration, read when the layer is built. */
-export const layerFromConfig = <A, ROut, E, RIn>(
-  config: Config.Config<A>,
-  f: (value: A) => Layer.Layer<ROut, E, RIn>
-): Layer.Layer<ROut, E | ConfigError, RIn> =>
+export const layerFromConfig: LineShape["layerFromConfig"] = (config, f) =>
   Layer.unwrap(
     Effect.gen(function*() {
       return f(yield* config)
@@ -507,11 +446,7 @@ export const inScope: <A, E, R>(self: Effect.Effect<A, E, R>, scope: Scope.Scope
  * Runs a stream to its end, `f` run on each of its elements in order; a chunk none of whose
  * elements `wanted` holds of is passed over whole, with no Effect run for it.
  */
-export const runForEachWanted = <A, E, R, E2, R2>(
-  self: Stream.Stream<A, E, R>,
-  wanted: (element: A) => boolean,
-  f: (element: A) => Effect.Effect<void, E2, R2>
-): Effect.Effect<void, E | E2, R | R2> =>
+export const runForEachWanted: LineShape["runForEachWanted"] = (self, wanted, f) =>
   Stream.runForEachArray(self, (chunk) => chunk.some(wanted) ? Effect.forEach(chunk, f, { discard: true }) : Effect.void)
 
 /** Recovers from any failure, defect or interruption of an effect, given its cause. */
@@ -566,3 +501,25 @@ export type ScheduleStep<In> = (now: number, input: In) => Effect.Effect<Duratio
 export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Effect.Effect<ScheduleStep<In>> =>
   Effect.map(Schedule.toStep(schedule), (step) => (now, input) =>
     Effect.map(Effect.result(step(now, input)), (decided) => Result_.isSuccess(decided) ? decided.success[1] : undefined))
+
+/** Runs an effect with the services of a context (those it needs are no longer required of the caller). */
+export const provideContext: <R2>(
+  context: Context.Context<R2>
+) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>> = Effect.provideContext
+
+/**
+ * The stream `f` makes of what a scoped effect gives: the effect run in the stream's scope when
+ * the stream starts (what it opens closed when the stream ends), then that stream's elements
+ * pulled as the stream's own: its pull is the stream's, with no layer between them per pull (as
+ * `Stream.unwrap` would add).
+ */
+export const streamOfScoped = <A, E, R, B, E2, R2>(
+  open: Effect.Effect<A, E, R>,
+  f: (value: A) => Stream.Stream<B, E2, R2>
+): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> =>
+  Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
+    Effect.flatMap(
+      Scope.provide(open, scope),
+      (value) => Channel.toTransform(Stream.toChannel(f(value)))(upstream, scope)
+    )
+  ))

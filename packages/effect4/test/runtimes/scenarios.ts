@@ -27,7 +27,7 @@ import * as Dialect from "../../src/Dialect.js"
 import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import * as EventStreamInternal from "../../src/internal/eventStream.js"
+import * as EventStreamInternal from "../../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
 import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-core/shell"
 // The scenarios and the facts of the tier, as the conformance package defines them (types only:

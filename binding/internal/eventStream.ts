@@ -1,32 +1,31 @@
 /**
  * The event channel's service: `EventStream.make` / `layer` over the WebSocket transport. The
- * engine is made of named parts under `binding/internal/channel/` (see its `engine.ts` for the
- * map); this module makes a connection's engine for a session and re-exports what the rest of the
- * SDK and the tests use.
+ * engine is made of named parts under `channel/` (see `channel/engine.ts` for the map); this
+ * module makes a connection's engine for a session and re-exports what the rest of the SDK and
+ * the tests use.
  */
-import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Scope from "effect/Scope"
-import * as Socket from "effect/socket/Socket"
-import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
 import { Url } from "effect-agent-session-core"
-import * as Credentials from "../Credentials.js"
-import * as Dialect from "../Dialect.js"
-import { InsecureTransport } from "../Errors.js"
-import type * as EventStream from "../EventStream.js"
-import * as Wire from "../Wire.js"
-import * as Deadlines from "../../binding/internal/channel/deadlines.js"
-import { type Engine, makeEngine } from "../../binding/internal/channel/engine.js"
-import { resolveSettings } from "../../binding/internal/channel/settings.js"
-import { webSocketTransport } from "../../binding/internal/channel/socket.js"
-import type { Transport } from "../../binding/internal/channel/transport.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import { InsecureTransport } from "../../src/Errors.js"
+import type * as EventStream from "../../src/EventStream.js"
+import * as Wire from "../../src/Wire.js"
+import { type Engine, makeEngine } from "./channel/engine.js"
+import { tapTransport } from "../../src/internal/channel/tap.js"
+import { provideContext, Socket, streamOfScoped, type WebSocketConstructorService } from "../../src/internal/line.js"
+import * as Deadlines from "./channel/deadlines.js"
+import { resolveSettings } from "./channel/settings.js"
+import { webSocketTransport } from "./channel/socket.js"
+import type { Transport } from "./channel/transport.js"
 
 // What the public module and the tests reach through this one (the parts are in channel/).
-export { type Engine, type EngineOptions, makeEngine } from "../../binding/internal/channel/engine.js"
-export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "../../binding/internal/channel/settings.js"
-export { ConnectionState } from "../../binding/internal/channel/state.js"
-export { recordRejection } from "../../binding/internal/channel/upgrade.js"
+export { type Engine, type EngineOptions, makeEngine } from "./channel/engine.js"
+export { defaultFirstConnectSchedule, defaultReconnectSchedule, resolveSettings } from "./channel/settings.js"
+export { ConnectionState } from "./channel/state.js"
+export { recordRejection } from "./channel/upgrade.js"
 
 /** The address without credentials, query string or fragment: safe to print. */
 export const printableUrl: (url: URL | string) => string = Url.printableUrl
@@ -68,7 +67,8 @@ export const connectEngine = (
       dialect,
       agent: connectOptions.agent,
       printableUrl: shared.printableUrl,
-      transport: shared.transport,
+      // A recorder, if the edition has one, sees the connection here (`tap.ts`).
+      transport: yield* tapTransport(shared.transport, { sessionId, dialect, transport: "websocket" }),
       deadlines
     })
   })
@@ -77,7 +77,7 @@ export const connectEngine = (
 interface Shared {
   readonly base: string
   readonly dialect: Dialect.Dialect
-  readonly constructor: Socket.WebSocketConstructor["Service"]
+  readonly constructor: WebSocketConstructorService
   readonly transport: Transport
   readonly printableUrl: string
 }
@@ -93,7 +93,7 @@ const sharedOf = (
   options: ServiceOptions,
   base: string,
   dialect: Dialect.Dialect,
-  constructor: Socket.WebSocketConstructor["Service"]
+  constructor: WebSocketConstructorService
 ): Shared => {
   const made = sharedByOptions.get(options)
   if (made !== undefined && made.base === base && made.dialect === dialect && made.constructor === constructor) {
@@ -123,19 +123,13 @@ export const serviceOf = <R>(
 ): EventStream.Service => {
   const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
     Effect.map(connectEngine(sessionId, connectOptions), (engine) => engine.connection).pipe(
-      Effect.provideContext(context)
+      provideContext(context)
     )
   return {
     connect,
-    // The connection opened in the stream's scope, its events' pull the stream's own (no layer
-    // between them per pull, as `Stream.unwrap` would add).
+    // The connection opened in the stream's scope, its events pulled as the stream's own.
     events: (sessionId, connectOptions) =>
-      Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
-        Effect.flatMap(
-          Scope.provide(connect(sessionId, connectOptions), scope),
-          (connection) => Channel.toTransform(Stream.toChannel(connection.events))(upstream, scope)
-        )
-      ))
+      streamOfScoped(connect(sessionId, connectOptions), (connection) => connection.events)
   }
 }
 
