@@ -27,18 +27,7 @@ const add = (tag: string, n: number, labels: ReadonlyArray<MetricLabel.MetricLab
 
 /**
  * Counts a batch of received events in the metrics of `fiber` (with its metric labels): one
- * update per tag present, plus the actions. A batch of one tag (the common chunk) is counted
- * without a tally.
+ * update per tag present, plus the actions (`Telemetry.countByTag`).
  */
-export const countEvents = (events: Iterable<SessionEvent.SessionEvent>, fiber: PullFiber): void => {
-  const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-  if (Array.isArray(events)) {
-    const batch: ReadonlyArray<SessionEvent.SessionEvent> = events
-    if (batch.length === 0) return
-    const tag = batch[0]!._tag
-    let same = true
-    for (let i = 1; i < batch.length && same; i++) same = batch[i]!._tag === tag
-    if (same) return add(tag, batch.length, labels)
-  }
-  for (const [tag, n] of Telemetry.tallyByTag(events)) add(tag, n, labels)
-}
+export const countEvents = (events: Iterable<SessionEvent.SessionEvent>, fiber: PullFiber): void =>
+  Telemetry.countByTag(events, add, fiber.getFiberRef(FiberRef.currentMetricLabels))

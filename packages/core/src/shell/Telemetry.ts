@@ -79,6 +79,30 @@ export const tallyByTag = (events: Iterable<{ readonly _tag: string }>): Map<str
 }
 
 /**
+ * Counts a batch of events by tag: `add(tag, n, target)` once per tag present. A batch (an array)
+ * of one tag, the common chunk, is counted without a tally. `target` is handed to `add` as it is
+ * (the metrics the count goes to), so no closure is made per batch.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const countByTag = <T>(
+  events: Iterable<{ readonly _tag: string }>,
+  add: (tag: string, n: number, target: T) => void,
+  target: T
+): void => {
+  if (Array.isArray(events)) {
+    const batch: ReadonlyArray<{ readonly _tag: string }> = events
+    if (batch.length === 0) return
+    const tag = batch[0]!._tag
+    let same = true
+    for (let i = 1; i < batch.length && same; i++) same = batch[i]!._tag === tag
+    if (same) return add(tag, batch.length, target)
+  }
+  for (const [tag, n] of tallyByTag(events)) add(tag, n, target)
+}
+
+/**
  * The `answer` attribute of an answer sent.
  *
  * @since 0.1.0

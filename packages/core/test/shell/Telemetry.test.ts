@@ -16,6 +16,25 @@ describe("Telemetry: what the SDK reports", () => {
     expect(Telemetry.chargeableTag).toBe("ActionRun")
   })
 
+  it("a batch is counted by tag: one add per tag present, the target handed as it is", () => {
+    const count = (events: Iterable<{ readonly _tag: string }>) => {
+      const calls: Array<[string, number, string]> = []
+      Telemetry.countByTag(events, (tag, n, target: string) => calls.push([tag, n, target]), "t")
+      return calls
+    }
+    expect(count([{ _tag: "Message" }, { _tag: "Message" }, { _tag: "Message" }])).toEqual([["Message", 3, "t"]])
+    expect(count([{ _tag: "ActionRun" }, { _tag: "Message" }, { _tag: "ActionRun" }])).toEqual([
+      ["ActionRun", 2, "t"],
+      ["Message", 1, "t"]
+    ])
+    expect(count([{ _tag: "Message" }, { _tag: "Message" }, { _tag: "ActionRun" }])).toEqual([
+      ["Message", 2, "t"],
+      ["ActionRun", 1, "t"]
+    ])
+    expect(count([])).toEqual([])
+    expect(count(new Set([{ _tag: "KeepAlive" }, { _tag: "KeepAlive" }]))).toEqual([["KeepAlive", 2, "t"]])
+  })
+
   it("the answer and status attributes", () => {
     expect(Telemetry.answerLabel({ _tag: "Grant" })).toBe("grant")
     expect(Telemetry.answerLabel({ _tag: "Deny" })).toBe("deny")

@@ -47,20 +47,7 @@ const add = (tag: string, n: number, context: Context.Context<never>): void => {
 
 /**
  * Counts a batch of received events in the metric registry of `fiber`'s context: one update per
- * tag present, plus the actions. A batch of one tag (the common chunk) is counted without a tally.
+ * tag present, plus the actions (`Telemetry.countByTag`).
  */
-export const countEvents = (
-  events: Iterable<SessionEvent.SessionEvent>,
-  fiber: Fiber.Fiber<unknown, unknown>
-): void => {
-  const context = fiber.context
-  if (Array.isArray(events)) {
-    const batch: ReadonlyArray<SessionEvent.SessionEvent> = events
-    if (batch.length === 0) return
-    const tag = batch[0]!._tag
-    let same = true
-    for (let i = 1; i < batch.length && same; i++) same = batch[i]!._tag === tag
-    if (same) return add(tag, batch.length, context)
-  }
-  for (const [tag, n] of Telemetry.tallyByTag(events)) add(tag, n, context)
-}
+export const countEvents = (events: Iterable<SessionEvent.SessionEvent>, fiber: Fiber.Fiber<unknown, unknown>): void =>
+  Telemetry.countByTag(events, add, fiber.context)
