@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
@@ -566,28 +567,34 @@ export const hasDefect: LineShape["hasDefect"] = Cause.isDie
 export const isNonEmptyArray: LineShape["isNonEmptyArray"] = Arr.isNonEmptyReadonlyArray
 
 /**
- * A stream's pull, opened in `scope` (the stream closed when the scope closes), each of its
- * outcomes handed in the same pull to `handlers`: its elements a non-empty batch at a time (an
- * empty batch is passed over), its failure, its end.
+ * A stream's pull, opened in `scope`, each of its outcomes handed in the same pull to `handlers`:
+ * its elements a non-empty batch at a time (an empty batch is passed over), its failure, its end.
+ * The stream is closed with its own exit as soon as it ends or fails, before `handlers` are told
+ * (a finalizer of the stream sees how it ended, not what the handlers make of it); otherwise when
+ * `scope` closes.
  */
 export const pullEach: LineShape["pullEach"] = <A, E, B, E2>(
   stream: Stream.Stream<A, E>,
   scope: Scope.Scope,
   handlers: PullHandlers<A, E, B, E2>
 ) =>
-  Effect.map(Scope.extend(Stream.toPull(stream), scope), (upstream) => {
-    // A failure with `None` is the stream's end (a defect or an interruption beside it wins).
-    const onFailure = (cause: Cause.Cause<Option.Option<E>>): Pull<B, E2> =>
-      Option.match(Cause.flipCauseOption(cause), { onNone: handlers.onDone, onSome: handlers.onFailure })
-    const pull: Pull<B, E2> = Effect.matchCauseEffect(upstream, {
-      onSuccess: (chunk) => {
-        const batch = Chunk.toReadonlyArray(chunk)
-        return Arr.isNonEmptyReadonlyArray(batch) ? handlers.onSuccess(batch) : pull
-      },
-      onFailure
-    })
-    return pull
-  })
+  Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (own) =>
+    Effect.map(Scope.extend(Stream.toPull(stream), own), (upstream) => {
+      // A failure with `None` is the stream's end (a defect or an interruption beside it wins).
+      const onFailure = (cause: Cause.Cause<Option.Option<E>>): Pull<B, E2> =>
+        Option.match(Cause.flipCauseOption(cause), {
+          onNone: () => Effect.andThen(Scope.close(own, Exit.void), () => handlers.onDone()),
+          onSome: (failure) => Effect.andThen(Scope.close(own, Exit.failCause(failure)), () => handlers.onFailure(failure))
+        })
+      const pull: Pull<B, E2> = Effect.matchCauseEffect(upstream, {
+        onSuccess: (chunk) => {
+          const batch = Chunk.toReadonlyArray(chunk)
+          return Arr.isNonEmptyReadonlyArray(batch) ? handlers.onSuccess(batch) : pull
+        },
+        onFailure
+      })
+      return pull
+    }))
 
 /**
  * The stream whose elements the pull `open` makes gives, a non-empty batch per pull: `open` run

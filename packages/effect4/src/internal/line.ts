@@ -532,9 +532,10 @@ export const hasDefect: LineShape["hasDefect"] = Cause.hasDies
 export const isNonEmptyArray: LineShape["isNonEmptyArray"] = Arr.isReadonlyArrayNonEmpty
 
 /**
- * A stream's pull, opened in `scope` (the stream closed when the scope closes), each of its
- * outcomes handed in the same pull to `handlers`: its elements a non-empty batch at a time, its
- * failure, its end.
+ * A stream's pull, opened in `scope`, each of its outcomes handed in the same pull to `handlers`:
+ * its elements a non-empty batch at a time, its failure, its end. The stream is closed with its
+ * own exit as soon as it ends or fails, before `handlers` are told (a finalizer of the stream sees
+ * how it ended, not what the handlers make of it); otherwise when `scope` closes.
  */
 export const pullEach: LineShape["pullEach"] = (stream, scope, handlers) =>
   Effect.map(Channel.toPullScoped(Stream.toChannel(stream), scope), (upstream) => PullModule.matchEffect(upstream, handlers))
