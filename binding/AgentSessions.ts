@@ -32,7 +32,7 @@ import type {
 import type * as EventStream from "../src/EventStream.js"
 import * as internal from "./internal/agentSessions.js"
 import { type DurationInput, service, ServiceTag } from "../src/internal/line.js"
-import * as SessionGuard from "../src/internal/sessionGuard.js"
+import * as SessionGuard from "./internal/sessionGuard.js"
 import type * as Session from "../src/Session.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 

@@ -13,7 +13,7 @@ import type { RespondError } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import { fromResult, runForEachWanted } from "../../src/internal/line.js"
 import { validate } from "../../src/internal/schema.js"
-import { guard, type Guarded } from "../../src/internal/sessionGuard.js"
+import { guard, type Guarded } from "./sessionGuard.js"
 import * as Session from "../../src/Session.js"
 import * as SessionEvent from "../../src/SessionEvent.js"
 

@@ -5,14 +5,17 @@
  * cannot drift apart and a third line knows what to provide. Names whose types differ between
  * the lines (a module's path, a type's arity) are declared by each `line.ts` alone.
  */
+import type * as Arr from "effect/Array"
+import type * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import type * as Scheduler from "effect/Scheduler"
+import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { ConfigError, HttpClientError, RunningFiber } from "../../src/internal/line.js"
+import type { ConfigError, HttpClientError, Pull, RunningFiber } from "../../src/internal/line.js"
 
 /**
  * What an HTTP client failure says of itself, as the protocol core's `Http.transportFailure`
@@ -56,6 +59,16 @@ export type Register<A, E> = (
   fiber: RunningFiber<unknown, unknown> | undefined
 ) => void
 
+/**
+ * What `pullEach` does with each outcome of a stream's pull, in that pull: a non-empty batch of
+ * elements, the stream's failure (after every element before it), the stream's end.
+ */
+export interface PullHandlers<A, E, B, E2> {
+  readonly onSuccess: (batch: Arr.NonEmptyReadonlyArray<A>) => Pull<B, E2>
+  readonly onFailure: (cause: Cause.Cause<E>) => Pull<B, E2>
+  readonly onDone: () => Pull<B, E2>
+}
+
 /** The names each line binds with these types (their meaning: each `line.ts`'s doc comments). */
 export interface LineShape {
   readonly httpFailureOf: (error: HttpClientError.HttpClientError) => HttpFailure
@@ -94,4 +107,14 @@ export interface LineShape {
     wanted: (element: A) => boolean,
     f: (element: A) => Effect.Effect<void, E2, R2>
   ) => Effect.Effect<void, E | E2, R | R2>
+  readonly hasDefect: (cause: Cause.Cause<unknown>) => boolean
+  readonly isNonEmptyArray: <A>(self: ReadonlyArray<A>) => self is Arr.NonEmptyReadonlyArray<A>
+  readonly pullEach: <A, E, B, E2>(
+    stream: Stream.Stream<A, E>,
+    scope: Scope.Scope,
+    handlers: PullHandlers<A, E, B, E2>
+  ) => Effect.Effect<Pull<B, E2>>
+  readonly streamFromScopedPull: <A, E>(
+    open: (scope: Scope.Scope) => Effect.Effect<Pull<Arr.NonEmptyReadonlyArray<A>, E>>
+  ) => Stream.Stream<A, E>
 }

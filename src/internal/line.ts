@@ -4,12 +4,13 @@
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.
  */
-import type * as Arr from "effect/Array"
+import * as Arr from "effect/Array"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
@@ -45,7 +46,7 @@ import * as Cause from "effect/Cause"
 import { identity } from "effect/Function"
 import * as Schema from "effect/Schema"
 import type * as Redacted from "effect/Redacted"
-import type { AttemptContext, LineShape, Redact, Register } from "../../binding/internal/lineShape.js"
+import type { AttemptContext, LineShape, PullHandlers, Redact, Register } from "../../binding/internal/lineShape.js"
 
 /** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
 export type DurationInput = Duration.DurationInput
@@ -558,3 +559,50 @@ export const streamOfScoped = <A, E, R, B, E2, R2>(
   open: Effect.Effect<A, E, R>,
   f: (value: A) => Stream.Stream<B, E2, R2>
 ): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> => Stream.unwrapScoped(Effect.map(open, f))
+
+/** Whether a cause holds a defect (among whatever else it holds). */
+export const hasDefect: LineShape["hasDefect"] = Cause.isDie
+
+/** Whether an array has an element (and is then typed as a non-empty one). */
+export const isNonEmptyArray: LineShape["isNonEmptyArray"] = Arr.isNonEmptyReadonlyArray
+
+/**
+ * A stream's pull, opened in `scope`, each of its outcomes handed in the same pull to `handlers`:
+ * its elements a non-empty batch at a time (an empty batch is passed over), its failure, its end.
+ * The stream is closed with its own exit as soon as it ends or fails, before `handlers` are told
+ * (a finalizer of the stream sees how it ended, not what the handlers make of it); otherwise when
+ * `scope` closes.
+ */
+export const pullEach: LineShape["pullEach"] = <A, E, B, E2>(
+  stream: Stream.Stream<A, E>,
+  scope: Scope.Scope,
+  handlers: PullHandlers<A, E, B, E2>
+) =>
+  Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (own) =>
+    Effect.map(Scope.extend(Stream.toPull(stream), own), (upstream) => {
+      // A failure with `None` is the stream's end (a defect or an interruption beside it wins).
+      const onFailure = (cause: Cause.Cause<Option.Option<E>>): Pull<B, E2> =>
+        Option.match(Cause.flipCauseOption(cause), {
+          onNone: () => Effect.andThen(Scope.close(own, Exit.void), () => handlers.onDone()),
+          onSome: (failure) => Effect.andThen(Scope.close(own, Exit.failCause(failure)), () => handlers.onFailure(failure))
+        })
+      const pull: Pull<B, E2> = Effect.matchCauseEffect(upstream, {
+        onSuccess: (chunk) => {
+          const batch = Chunk.toReadonlyArray(chunk)
+          return Arr.isNonEmptyReadonlyArray(batch) ? handlers.onSuccess(batch) : pull
+        },
+        onFailure
+      })
+      return pull
+    }))
+
+/**
+ * The stream whose elements the pull `open` makes gives, a non-empty batch per pull: `open` run
+ * when the stream starts, given the stream's scope (closed with the stream's exit when it ends).
+ */
+export const streamFromScopedPull: LineShape["streamFromScopedPull"] = (open) =>
+  Stream.fromChannel(Channel.acquireUseRelease(
+    Scope.make(),
+    (scope) => Channel.unwrap(Effect.map(open(scope), (pull) => Stream.toChannel(streamFromPull(pull)))),
+    (scope, exit) => Scope.close(scope, exit)
+  ))

@@ -109,8 +109,8 @@ export type Chunk = Arr.NonEmptyReadonlyArray<SessionEvent.SessionEvent>
 
 /**
  * What a consumer of a connection's events does with what its pull finds, in the same pull (no
- * layer of its own): a session's guard that pulls the connection directly (the edition's
- * `src/internal/sessionGuard.ts`) reads each chunk, stops at the budget and judges the end; a
+ * layer of its own): a session's guard that pulls the connection directly
+ * (`binding/internal/sessionGuard.ts`) reads each chunk, stops at the budget and judges the end; a
  * plain consumer ({@link passOn}) passes them on.
  */
 export interface Consumer<E> {

@@ -4,7 +4,7 @@
  * `line.ts` exports the same names, bound to Effect 3: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where its copy lies), never from the line's own module.
  */
-import type * as Arr from "effect/Array"
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -23,6 +23,7 @@ import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PullModule from "effect/Pull"
 import * as Result_ from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -523,3 +524,26 @@ export const streamOfScoped = <A, E, R, B, E2, R2>(
       (value) => Channel.toTransform(Stream.toChannel(f(value)))(upstream, scope)
     )
   ))
+
+/** Whether a cause holds a defect (among whatever else it holds). */
+export const hasDefect: LineShape["hasDefect"] = Cause.hasDies
+
+/** Whether an array has an element (and is then typed as a non-empty one). */
+export const isNonEmptyArray: LineShape["isNonEmptyArray"] = Arr.isReadonlyArrayNonEmpty
+
+/**
+ * A stream's pull, opened in `scope`, each of its outcomes handed in the same pull to `handlers`:
+ * its elements a non-empty batch at a time, its failure, its end. The stream is closed with its
+ * own exit as soon as it ends or fails, before `handlers` are told (a finalizer of the stream sees
+ * how it ended, not what the handlers make of it); otherwise when `scope` closes.
+ */
+export const pullEach: LineShape["pullEach"] = (stream, scope, handlers) =>
+  Effect.map(Channel.toPullScoped(Stream.toChannel(stream), scope), (upstream) => PullModule.matchEffect(upstream, handlers))
+
+/**
+ * The stream whose elements the pull `open` makes gives, a non-empty batch per pull: `open` run
+ * when the stream starts, given the stream's scope (closed with the stream's exit when it ends);
+ * the pull is the stream's own, with no layer between them per pull.
+ */
+export const streamFromScopedPull: LineShape["streamFromScopedPull"] = (open) =>
+  Stream.fromChannel(Channel.fromTransform((_, scope) => open(scope)))

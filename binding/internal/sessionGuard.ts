@@ -5,32 +5,45 @@
  * cut, the connection closed, the outcome settled, the requests registered before they are
  * delivered), and the `AgentSessions.events` span is made.
  */
-import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Pull from "effect/Pull"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { Facade } from "effect-agent-session-core/shell"
-import type { Outcome, StartOptions } from "../AgentSessions.js"
+import type { Outcome, StartOptions } from "../../src/AgentSessions.js"
 import {
   ActionBudgetExceeded,
   type EventStreamError,
   type RunningSessionError,
   SessionEndedWithoutComplete
-} from "../Errors.js"
-import type * as EventStream from "../EventStream.js"
-import type * as Session from "../Session.js"
-import type * as SessionEvent from "../SessionEvent.js"
-import { type Chunk, type Consumer, EngineConnection } from "../../binding/internal/channel/engine.js"
-import * as PendingRequests from "../../binding/internal/pendingRequests.js"
+} from "../../src/Errors.js"
+import type * as EventStream from "../../src/EventStream.js"
+import {
+  builtInTracer,
+  doneDeferredUnsafe,
+  durationOf,
+  failureOption,
+  hasDefect,
+  inScope,
+  isNonEmptyArray,
+  optionFromNullable,
+  type Pull,
+  pullDone,
+  pullEach,
+  pullError,
+  pullFailCause,
+  streamFromScopedPull
+} from "../../src/internal/line.js"
+import type * as Session from "../../src/Session.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import { type Chunk, type Consumer, EngineConnection } from "./channel/engine.js"
+import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
 export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(CoreSession.defaultWarnAfterMillis)
@@ -84,14 +97,14 @@ class SessionGuard
       onBudgetExceeded: options.onBudgetExceeded,
       warnAfterMillis: options.pendingWarningAfter === undefined
         ? CoreSession.defaultWarnAfterMillis
-        : Duration.toMillis(Duration.fromInputUnsafe(options.pendingWarningAfter))
+        : Duration.toMillis(durationOf(options.pendingWarningAfter))
     }, PendingRequests.classifier, this)
     this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, scope)
     // One layer over the connection's pull (the engine's own, when the connection is one); the
     // events are consumed once, which is checked as the stream opens.
-    this.events = Stream.fromChannel(Channel.fromTransform((_, scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> =>
+    this.events = streamFromScopedPull((scope): Effect.Effect<Pull<Chunk, RunningSessionError>> =>
       this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
-    ))
+    )
   }
 
   /** The outcome (made when first read): the events drained first when nobody consumed them. */
@@ -105,7 +118,7 @@ class SessionGuard
 
   /** The guarded events, without the check (the outcome drains them when nobody consumed them). */
   private guarded(): Stream.Stream<SessionEvent.SessionEvent, RunningSessionError> {
-    return Stream.fromChannel(Channel.fromTransform((_, scope) => this.open(scope)))
+    return streamFromScopedPull((scope) => this.open(scope))
   }
 
   // --- Facade.Build ---
@@ -115,7 +128,7 @@ class SessionGuard
       sessionId: this.sessionId,
       response: complete.response,
       type: complete.type,
-      totalCost: Option.fromUndefinedOr(cost),
+      totalCost: optionFromNullable(cost),
       actions,
       maxActions: this.maxActions,
       events,
@@ -137,7 +150,7 @@ class SessionGuard
   withoutComplete(lastError: string | undefined): RunningSessionError {
     return new SessionEndedWithoutComplete({
       sessionId: this.sessionId,
-      lastError: Option.fromUndefinedOr(lastError),
+      lastError: optionFromNullable(lastError),
       mayStillBeRunning: true
     })
   }
@@ -150,7 +163,7 @@ class SessionGuard
   private finish(exit: Exit.Exit<unknown, unknown>): Effect.Effect<boolean> {
     return Deferred.completeWith(
       this.done,
-      Exit.isFailure(exit) && Cause.hasDies(exit.cause)
+      Exit.isFailure(exit) && hasDefect(exit.cause)
         ? Effect.die(Cause.squash(exit.cause))
         : Effect.suspend((): Effect.Effect<Outcome, RunningSessionError> => {
           const settled = this.state.settle(Exit.isFailure(exit))
@@ -161,7 +174,7 @@ class SessionGuard
 
   // --- Consumer: what each pull of the connection's events does with what it finds ---
   /** The budget stopped the session: the connection is closed and the events fail. */
-  stopped(): Effect.Effect<never, RunningSessionError> | undefined {
+  stopped(): Pull<never, RunningSessionError> | undefined {
     const stoppedAt = this.state.watched.stoppedAt
     return stoppedAt === undefined ? undefined : this.afterOverrun(stoppedAt)
   }
@@ -173,53 +186,53 @@ class SessionGuard
    */
   chunk(chunk: Chunk): Effect.Effect<Chunk> {
     const { completed, delivered, requests } = this.state.watched.received(chunk)
-    if (completed) Deferred.doneUnsafe(this.done, Exit.succeed(this.state.completed()!))
+    if (completed) doneDeferredUnsafe(this.done, Exit.succeed(this.state.completed()!))
     const cut = delivered === chunk.length ? chunk : chunk.slice(0, delivered)
-    const out = Arr.isReadonlyArrayNonEmpty(cut) ? cut : chunk
+    const out = isNonEmptyArray(cut) ? cut : chunk
     return requests === 0 ? Effect.succeed(out) : Effect.as(this.pendingRequests.arrived, out)
   }
-  failed(cause: Cause.Cause<EventStreamError>): Effect.Effect<never, EventStreamError> {
-    this.state.failed(Option.getOrUndefined(Cause.findErrorOption(cause)))
-    return Effect.failCause(cause)
+  failed(cause: Cause.Cause<EventStreamError>): Pull<never, EventStreamError> {
+    this.state.failed(Option.getOrUndefined(failureOption(cause)))
+    return pullFailCause(cause)
   }
   /** The end of the connection's events is judged here: an end before `complete` is SessionEndedWithoutComplete. */
-  ended(): Effect.Effect<never, RunningSessionError | Cause.Done> {
+  ended(): Pull<never, RunningSessionError> {
     const error = this.state.ended()
-    return error === undefined ? Cause.done() : Effect.fail(error)
+    return error === undefined ? pullDone() : pullError(error)
   }
   /** In "fail" mode the connection is closed (the session may go on at the service). */
-  private afterOverrun(actions: number): Effect.Effect<never, RunningSessionError> {
-    return Effect.andThen(this.connection.close, Effect.fail(this.state.overran(actions)))
+  private afterOverrun(actions: number): Pull<never, RunningSessionError> {
+    return Effect.andThen(this.connection.close, pullError(this.state.overran(actions)))
   }
 
   /**
    * The guarded pull, in the stream's scope: over this edition's engine, the engine's own pull with
    * the guard in it (`Consumer`: one pull, no layer of its own); over any other connection (the
    * test kit's), a layer over its events' pull. The span "AgentSessions.events", made once per
-   * stream (none under Effect's native tracer, whose spans reach no exporter), is the parent of
+   * stream (none under the built-in tracer, whose spans reach no exporter), is the parent of
    * what the connection starts when its events are first pulled (its own span): provided to the
    * first pull only, not to every pull as `Stream.withSpan` would. No operator here forks a fiber
    * or adds a queue: an idle session costs the consumer's fibers and nothing more.
    */
-  private open(scope: Scope.Scope): Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> {
+  private open(scope: Scope.Scope): Effect.Effect<Pull<Chunk, RunningSessionError>> {
     const connection = this.connection
-    const pull: Effect.Effect<Pull.Pull<Chunk, RunningSessionError>> = connection instanceof EngineConnection
+    const pull: Effect.Effect<Pull<Chunk, RunningSessionError>> = connection instanceof EngineConnection
       ? Effect.succeed(connection.pull(this))
-      : Effect.map(Channel.toPullScoped(Stream.toChannel(connection.events), scope), (upstream) => {
-        const handlers = {
+      : Effect.map(
+        pullEach(connection.events, scope, {
           onSuccess: (chunk: Chunk) => this.chunk(chunk),
           onFailure: (cause: Cause.Cause<EventStreamError>) => this.failed(cause),
           onDone: () => this.ended()
-        }
-        return Effect.suspend(() => this.stopped() ?? Pull.matchEffect(upstream, handlers))
-      })
+        }),
+        (matched) => Effect.suspend(() => this.stopped() ?? matched)
+      )
     return Effect.flatMap(pull, (next) =>
       Effect.andThen(
         Scope.addFinalizerExit(scope, (exit) => Effect.andThen(this.pendingRequests.cleared, this.finish(exit))),
         Effect.flatMap(Effect.tracer, (tracer) => {
-          if (tracer === Tracer.nativeTracer) return Effect.succeed(next)
+          if (tracer === builtInTracer) return Effect.succeed(next)
           return Effect.map(
-            Scope.provide(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId: this.sessionId } }), scope),
+            inScope(Effect.makeSpanScoped("AgentSessions.events", { attributes: { sessionId: this.sessionId } }), scope),
             (span) => {
               let first = true
               return Effect.suspend(() => {
