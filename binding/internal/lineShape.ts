@@ -8,6 +8,7 @@
 import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -117,4 +118,11 @@ export interface LineShape {
   readonly streamFromScopedPull: <A, E>(
     open: (scope: Scope.Scope) => Effect.Effect<Pull<Arr.NonEmptyReadonlyArray<A>, E>>
   ) => Stream.Stream<A, E>
+  readonly provideContext: <R2>(
+    context: Context.Context<R2>
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>>
+  readonly streamOfScoped: <A, E, R, B, E2, R2>(
+    open: Effect.Effect<A, E, R>,
+    f: (value: A) => Stream.Stream<B, E2, R2>
+  ) => Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2>
 }

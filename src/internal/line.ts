@@ -546,19 +546,14 @@ export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Eff
   })
 
 /** Runs an effect with the services of a context (those it needs are no longer required of the caller). */
-export const provideContext: <R2>(
-  context: Context.Context<R2>
-) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>> = Effect.provide
+export const provideContext: LineShape["provideContext"] = Effect.provide
 
 /**
  * The stream `f` makes of what a scoped effect gives: the effect run in the stream's scope when
  * the stream starts (what it opens closed when the stream ends), then that stream's elements
  * pulled as the stream's own.
  */
-export const streamOfScoped = <A, E, R, B, E2, R2>(
-  open: Effect.Effect<A, E, R>,
-  f: (value: A) => Stream.Stream<B, E2, R2>
-): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> => Stream.unwrapScoped(Effect.map(open, f))
+export const streamOfScoped: LineShape["streamOfScoped"] = (open, f) => Stream.unwrapScoped(Effect.map(open, f))
 
 /** Whether a cause holds a defect (among whatever else it holds). */
 export const hasDefect: LineShape["hasDefect"] = Cause.isDie

@@ -504,9 +504,7 @@ export const scheduleStep = <Out, In>(schedule: Schedule.Schedule<Out, In>): Eff
     Effect.map(Effect.result(step(now, input)), (decided) => Result_.isSuccess(decided) ? decided.success[1] : undefined))
 
 /** Runs an effect with the services of a context (those it needs are no longer required of the caller). */
-export const provideContext: <R2>(
-  context: Context.Context<R2>
-) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, R2>> = Effect.provideContext
+export const provideContext: LineShape["provideContext"] = Effect.provideContext
 
 /**
  * The stream `f` makes of what a scoped effect gives: the effect run in the stream's scope when
@@ -514,10 +512,7 @@ export const provideContext: <R2>(
  * pulled as the stream's own: its pull is the stream's, with no layer between them per pull (as
  * `Stream.unwrap` would add).
  */
-export const streamOfScoped = <A, E, R, B, E2, R2>(
-  open: Effect.Effect<A, E, R>,
-  f: (value: A) => Stream.Stream<B, E2, R2>
-): Stream.Stream<B, E | E2, Exclude<R, Scope.Scope> | R2> =>
+export const streamOfScoped: LineShape["streamOfScoped"] = (open, f) =>
   Stream.fromChannel(Channel.fromTransform((upstream, scope) =>
     Effect.flatMap(
       Scope.provide(open, scope),
