@@ -16,46 +16,14 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { Failures } from "effect-agent-session-core"
 import {
-  ActionBudgetExceeded,
   type AgentApiError,
-  AnswerBufferFull,
-  BadRequest,
-  BufferOverflow,
-  Conflict,
-  ConnectionLost,
-  ConnectTimeout,
-  EventDecodeError,
-  Forbidden,
-  FrameTooLarge,
-  HandshakeRejected,
-  InsecureTransport,
-  InvalidRecording,
-  InvalidRequest,
-  MalformedFrame,
-  MissingAgentKey,
-  MissingCredentials,
-  NeverConnected,
-  NotFound,
-  OutcomeUnknown,
-  PayloadTooLarge,
-  RateLimited,
+  type ConnectTimeout,
   type ReplayError,
-  ReplayMismatch,
-  RequestNotPending,
-  RequestTimeout,
-  ResponseDecodeError,
-  ResponseParseError,
-  ResponseTooLarge,
+  type ResponseParseError,
   type RunError,
-  ServerError,
-  SessionEndedWithoutComplete,
-  Superseded,
-  TransportError,
-  TypeId,
-  Unauthorized,
-  UnexpectedStatus,
-  UnknownEvent
+  TypeId
 } from "../binding/Errors.js"
+import { errorClasses } from "../binding/internal/errorClasses.js"
 import * as SdkErrors from "../binding/internal/sdkError.js"
 
 export * from "../binding/Errors.js"
@@ -102,44 +70,7 @@ export type AgentSessionError =
  * @since 0.1.0
  * @category errors
  */
-export const AgentSessionError = Schema.Union(
-  InvalidRequest,
-  MissingCredentials,
-  MissingAgentKey,
-  BadRequest,
-  Unauthorized,
-  Forbidden,
-  NotFound,
-  Conflict,
-  PayloadTooLarge,
-  RateLimited,
-  ServerError,
-  UnexpectedStatus,
-  TransportError,
-  RequestTimeout,
-  ResponseDecodeError,
-  OutcomeUnknown,
-  ResponseTooLarge,
-  MalformedFrame,
-  EventDecodeError,
-  FrameTooLarge,
-  UnknownEvent,
-  HandshakeRejected,
-  Superseded,
-  ConnectTimeout,
-  ConnectionLost,
-  NeverConnected,
-  BufferOverflow,
-  InsecureTransport,
-  RequestNotPending,
-  AnswerBufferFull,
-  ResponseParseError,
-  ActionBudgetExceeded,
-  SessionEndedWithoutComplete,
-  RecordingFailed,
-  InvalidRecording,
-  ReplayMismatch
-)
+export const AgentSessionError = Schema.Union(...errorClasses, RecordingFailed)
 
 /**
  * Whether a value is one of this SDK's errors.
