@@ -10,7 +10,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { Http, Sse } from "effect-agent-session-core"
 import { SseAttempt } from "effect-agent-session-core/shell"
 import * as Credentials from "../../src/Credentials.js"
@@ -40,6 +39,7 @@ import {
   isInterruptedOnly,
   makeLatch,
   openLatchUnsafe,
+  releaseUnread,
   runForEachBatch,
   timeoutFail,
   untracedClient
@@ -101,8 +101,12 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
     const requests = sse.requests(options.base, dialect.sse, sessionId)
     const post = (data: Wire.AnswerData) =>
       client.execute(toRequest(requests.answer(data))).pipe(
-        // The response's body is not wanted: released (not read) at once.
-        Effect.tap((response) => Stream.runDrain(Stream.take(response.stream, 0)).pipe(Effect.ignore)),
+        // The response's body is not wanted: released in a fiber of its own, so that a body the
+        // service holds open neither delays the answer's confirmation nor keeps the connection
+        // (bounded by the answer time-out, after which the body is closed unread).
+        Effect.tap((response) =>
+          forkDaemon(releaseUnread(response.stream).pipe(Effect.timeout(settings.answerTimeout), Effect.ignore))
+        ),
         timeoutFail({
           duration: settings.answerTimeout,
           onTimeout: () => Sse.answerTimedOut(Duration.toMillis(settings.answerTimeout))

@@ -150,6 +150,11 @@ export interface HostileExpectation {
   readonly sameIdempotencyKey?: boolean
   /** How many requests of a method the server received (exactly, or a range). */
   readonly requests?: { readonly method: "GET" | "POST"; readonly count: number }
+  /**
+   * Every answer `POST`'s response was done with (its body ended, or its connection closed)
+   * within this many milliseconds of the `POST`'s arrival: the SDK released what it did not read.
+   */
+  readonly postsReleasedWithinMs?: number
   /** How many upgrades the server saw: exactly, or a range. */
   readonly upgrades?: number | { readonly atLeast: number; readonly atMost: number }
   /** How many requests the redirect's target received. */
@@ -211,7 +216,7 @@ export interface SeenText {
 /** What the server (and the process) showed afterwards. */
 export interface ServerSeen {
   /** Each request's method and `Idempotency-Key`, upgrades included (method `GET`). */
-  readonly requests: ReadonlyArray<{ readonly method: string; readonly idempotencyKey?: string }>
+  readonly requests: ReadonlyArray<{ readonly method: string; readonly idempotencyKey?: string; readonly closedAfterMs?: number }>
   readonly upgrades: number
   /** The redirect target's requests. */
   readonly elsewhere?: number
@@ -309,7 +314,11 @@ export const serverSeen = async (
   return {
     requests: started.server.requests.map((request) => {
       const key = request.headers["idempotency-key"]
-      return { method: request.method, ...(typeof key === "string" ? { idempotencyKey: key } : {}) }
+      return {
+        method: request.method,
+        ...(typeof key === "string" ? { idempotencyKey: key } : {}),
+        ...(request.closedAfterMs === undefined ? {} : { closedAfterMs: request.closedAfterMs })
+      }
     }),
     upgrades: started.server.upgrades(),
     ...(started.elsewhere === undefined ? {} : { elsewhere: started.elsewhere.requests.length }),
@@ -366,6 +375,15 @@ export const hostileVerdict = (hostile: HostileCase, seen: HostileObservation): 
     const key = fields["idempotencyKey"]
     if (typeof key !== "string" || posts.some((post) => post.idempotencyKey !== key)) {
       problems.push(`the POSTs carried ${show(posts.map((post) => post.idempotencyKey))}, not each the failure's key ${show(key)}`)
+    }
+  }
+  if (want.postsReleasedWithinMs !== undefined) {
+    const within = want.postsReleasedWithinMs
+    const held = posts.filter((post) => post.closedAfterMs === undefined || post.closedAfterMs > within)
+    if (posts.length === 0 || held.length > 0) {
+      problems.push(
+        `answer POSTs released after ${show(posts.map((post) => post.closedAfterMs ?? "never"))} ms, expected each within ${within} ms`
+      )
     }
   }
   if (want.requests !== undefined) {
@@ -803,7 +821,7 @@ const sseCases: ReadonlyArray<HostileCase> = [
     expect: { ending: "ok", requests: { method: "POST", count: 2 }, upgrades: 0 }
   },
   {
-    name: "SSE: an answer response with a never-ending body is not read",
+    name: "SSE: an answer response with a never-ending body is not read, and released at once",
     proves: ["defect 8", "defect 7"],
     script: () => ({
       http: (request, response) => {
@@ -813,8 +831,26 @@ const sseCases: ReadonlyArray<HostileCase> = [
       }
     }),
     client: sseClient(),
-    act: { _tag: "AnswerUntil", answer: "deny", posts: 1, thenMs: 300 },
-    expect: { ending: "ok", state: { tag: "Open" }, heapMiB: 32, drained: true }
+    act: { _tag: "AnswerUntil", answer: "deny", posts: 1, thenMs: 2000 },
+    expect: { ending: "ok", state: { tag: "Open" }, heapMiB: 32, drained: true, postsReleasedWithinMs: 1000 }
+  },
+  {
+    name: "SSE: an answer response whose body never sends a byte: the answer is confirmed, the body released within the answer time-out",
+    proves: ["defect 8"],
+    script: () => ({
+      http: (request, response) => {
+        if (isGet(request)) return openStream(response, startedEvent + requestedEvent("as-1"))
+        request.resume()
+        request.on("end", () => {
+          response.writeHead(202, { "content-type": "application/json" })
+          response.flushHeaders()
+        })
+      }
+    }),
+    client: sseClient({ answerTimeoutMs: 500 }),
+    act: { _tag: "AnswerUntil", answer: "deny", posts: 1, thenMs: 2500 },
+    guardMs: 20_000,
+    expect: { ending: "ok", state: { tag: "Open" }, requests: { method: "POST", count: 1 }, postsReleasedWithinMs: 1500, drained: true }
   },
   {
     name: "U08 SSE: a 401 refusal whose body never ends: HandshakeRejected with at most 4 KiB kept, memory bounded",

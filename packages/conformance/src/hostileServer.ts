@@ -19,6 +19,11 @@ export interface SeenRequest {
   readonly method: string
   readonly url: string
   readonly headers: Http.IncomingHttpHeaders
+  /**
+   * Of a plain HTTP request: how many milliseconds after it arrived its response was done with
+   * (sent whole, or its connection closed by either side); unset while it is still open.
+   */
+  closedAfterMs?: number
 }
 
 /** What a case scripts. Every handler is optional: by default HTTP is 404 and upgrades are refused. */
@@ -59,7 +64,12 @@ export const startHostileServer = (script: Script): Promise<HostileServer> =>
     let httpCount = 0
     const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
     const server = Http.createServer((request, response) => {
-      requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers })
+      const seen: SeenRequest = { method: request.method ?? "", url: request.url ?? "", headers: request.headers }
+      const arrived = Date.now()
+      requests.push(seen)
+      response.on("close", () => {
+        seen.closedAfterMs = Date.now() - arrived
+      })
       const index = httpCount++
       response.on("error", () => {})
       request.on("error", () => {})
