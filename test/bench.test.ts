@@ -11,7 +11,7 @@ import { type Config, fullConfig, type Results, runBench } from "../bench/harnes
 import { isSkipped } from "../bench/processes.js"
 import { clusterSection, markdown, summary, verdicts } from "../bench/report.js"
 import { effect4Verdicts, issue39Rows } from "../bench/effect4Report.js"
-import type { Stats } from "../bench/measure.js"
+import type { Stats } from "effect-agent-session-test-support/measure"
 
 const smallConfig: Config = {
   ...fullConfig,

@@ -16,7 +16,7 @@ import * as Stream from "effect/Stream"
 import { ClusterSessions, NodeClusterSessions } from "../../src/cluster/index.js"
 import { NodeAgentSessions } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { cleanEnv, run, spawn } from "./helpers.js"
 
 const SECRET = "cli-cluster-secret-0123456789"
