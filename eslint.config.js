@@ -43,7 +43,7 @@ export default tseslint.config(
     }
   },
   {
-    files: ["packages/cli/src/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    files: ["packages/cli/src/**/*.ts", "packages/cli/test/**/*.ts", "packages/test-support/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" }
   }
 )

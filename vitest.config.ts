@@ -31,11 +31,13 @@ export default defineConfig({
           find: new RegExp(`^effect-agent-session/${entry.name}$`),
           replacement: Path.join(src, entry.name, "index.ts")
         })),
-      { find: /^effect-agent-session\/(.+)$/, replacement: Path.join(src, "$1.ts") }
+      { find: /^effect-agent-session\/(.+)$/, replacement: Path.join(src, "$1.ts") },
+      // The command line's modules the root's tests import (packages/cli's exports): its sources.
+      { find: /^effect-agent-session-cli\/([A-Za-z]+)$/, replacement: Path.join(root, "packages/cli/src/$1.ts") }
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -13,7 +13,7 @@ import {
   type MemoryResult,
   profiled,
   runAsChild
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 import type { Client, Task, TaskResult, Variant } from "./tasks.js"
 
 const rawClient = async (bounded: boolean): Promise<Client> => {

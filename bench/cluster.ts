@@ -44,7 +44,7 @@ import * as Schedule from "effect/Schedule"
 import { NodeClusterSessions } from "../src/cluster/index.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
 import { type ClientDone, decodeEvents, fixtureEnv } from "../test/cluster/fixtures/process.js"
-import * as Postgres from "../test/helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..")
 const flag = (name: string, fallback: string): string => {

@@ -46,7 +46,7 @@ import { createInterface } from "node:readline"
 import { defaultDetection, defaultShardingConfig } from "../src/cluster/NodeClusterSessions.js"
 import { socketSharding } from "../src/cluster/internal/socketSharding.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
-import * as Postgres from "../test/helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..")
 const flag = (name: string, fallback: string): string => {

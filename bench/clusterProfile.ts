@@ -25,7 +25,7 @@ import { ClusterSessions, NodeClusterSessions } from "../src/cluster/index.js"
 import { NodeAgentSessions } from "../src/index.js"
 import { readLines } from "../test/cluster/fixtures/lines.js"
 import { fixtureEnv } from "../test/cluster/fixtures/process.js"
-import * as Postgres from "../test/helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..")
 const flag = (name: string, fallback: string): string => {

@@ -9,7 +9,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import { randomUUID } from "node:crypto"
 import { AgentApi, Credentials, Dialect } from "effect-agent-session"
 import type { CreateSessionResult, Task } from "./tasks.js"
-import { createRequest, stats } from "./measure.js"
+import { createRequest, stats } from "effect-agent-session-test-support/measure"
 
 /** The request both sides send. */
 export const request = createRequest

@@ -13,7 +13,7 @@
  */
 import { execFileSync } from "node:child_process"
 import * as Path from "node:path"
-import type { Effect4Floor, Effect4Task } from "./effect4Tasks.js"
+import type { Effect4Floor, Effect4Task } from "effect-agent-session-test-support/effect4Tasks"
 import { attempt, isSkipped, root, runChild, type Runner, type Skipped, startServer } from "./processes.js"
 import {
   type FiberCount,
@@ -24,7 +24,7 @@ import {
   type Stats,
   stats,
   type ThroughputResult
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 
 /** How much of the Effect 4 part to run. */
 export interface Effect4Config {

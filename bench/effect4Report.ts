@@ -5,7 +5,7 @@
 import type { Effect4Figure, Effect4MemoryFigure, MemorySide, MemorySideFigure, RateFigure } from "./effect4.js"
 import type { Results } from "./harness.js"
 import { isSkipped, type Skipped } from "./processes.js"
-import type { Stats } from "./measure.js"
+import type { Stats } from "effect-agent-session-test-support/measure"
 
 /** A target and whether the run met it. */
 export interface Effect4Verdict {

@@ -37,7 +37,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import { WebSocket } from "ws"
-import { frameIndex, Scenario } from "./frames.js"
+import { frameIndex, Scenario } from "effect-agent-session-test-support/frames"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { randomUUID } from "node:crypto"
 import {
@@ -51,7 +51,7 @@ import {
   pool,
   sleep,
   type ThroughputResult
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 
 /** The floors. */
 export type Floor = "floor-fiber" | "floor-stream" | "floor-socket"

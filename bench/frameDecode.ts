@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Dialect from "../src/Dialect.js"
 import * as Script from "../src/simulator/Script.js"
 import * as Wire from "../src/Wire.js"
-import { actionRunFrame } from "./frames.js"
+import { actionRunFrame } from "effect-agent-session-test-support/frames"
 
 const args = process.argv.slice(2)
 const baseAt = args.indexOf("--base")

@@ -20,7 +20,7 @@ import {
   type Stats,
   stats,
   type ThroughputResult
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 import {
   attempt,
   fdLimit,

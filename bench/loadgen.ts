@@ -16,7 +16,7 @@
 import * as Http from "node:http"
 import type * as Stream from "node:stream"
 import { type WebSocket, WebSocketServer } from "ws"
-import { actionRunFrame, afterDropFrame, completeFrame, Scenario, sharedNow, startedFrame } from "./frames.js"
+import { actionRunFrame, afterDropFrame, completeFrame, Scenario, sharedNow, startedFrame } from "effect-agent-session-test-support/frames"
 
 /** A server-to-client WebSocket text frame (unmasked) around a text. */
 export const wsTextFrame = (text: string): Buffer => {

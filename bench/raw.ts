@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { type RawData, WebSocket } from "ws"
-import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
+import { droppedAt, frameIndex, Scenario, sharedNow } from "effect-agent-session-test-support/frames"
 import {
   busy,
   connectUrl,
@@ -19,7 +19,7 @@ import {
   type SlowResult,
   type ThroughputResult,
   yieldToIo
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 
 interface Frame {
   readonly event?: string

@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session"
 import type { Client } from "./tasks.js"
-import { droppedAt, frameIndex, Scenario, sharedNow } from "./frames.js"
+import { droppedAt, frameIndex, Scenario, sharedNow } from "effect-agent-session-test-support/frames"
 import {
   busy,
   createRequest,
@@ -28,7 +28,7 @@ import {
   sleep,
   type ThroughputResult,
   yieldToIo
-} from "./measure.js"
+} from "effect-agent-session-test-support/measure"
 
 type Runtime = ManagedRuntime.ManagedRuntime<NodeAgentSessions.Services, unknown>
 

@@ -16,9 +16,10 @@
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as Os from "node:os"
-import { join } from "node:path"
-import { pathToFileURL } from "node:url"
+import { dirname, join } from "node:path"
+import { fromSource } from "effect-agent-session-test-support/launch"
 import { startupMarkers } from "./report.js"
 
 const root = join(import.meta.dirname, "..")
@@ -33,19 +34,16 @@ const WRITE = !argv.includes("--no-write")
 /** The target of issue 22 for `--version` and `--help`, in milliseconds. */
 const TARGET_MS = 400
 
-const bin = join(root, "packages/cli/bin/effect-agent-session.js")
-if (FROM === "dist" && !existsSync(join(root, "packages/cli/dist/main.js"))) {
+/** The command line's package (`packages/cli`), as the workspace links it. */
+const cli = dirname(createRequire(import.meta.url).resolve("effect-agent-session-cli/package.json"))
+const bin = join(cli, "bin/effect-agent-session.js")
+if (FROM === "dist" && !existsSync(join(cli, "dist/main.js"))) {
   const built = spawnSync("npm", ["run", "build", "-w", "effect-agent-session-cli"], { cwd: root, stdio: "inherit" })
   if (built.status !== 0) process.exit(built.status ?? 1)
 }
 const entry: ReadonlyArray<string> = FROM === "dist"
   ? [bin]
-  : [
-    "--conditions=effect-agent-session-source",
-    "--import",
-    pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href,
-    join(root, "packages/cli/src/main.ts")
-  ]
+  : fromSource(join(cli, "src/main.ts"))
 
 interface Case {
   readonly label: string

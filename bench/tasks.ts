@@ -4,7 +4,7 @@
  * its parts (bench/sdk.ts, bench/createSession.ts): this module imports none of them, so the
  * imports run one way.
  */
-import type { FiberCount, FirstEventResult, heapSampler, MemoryResult, ReconnectResult, SlowResult, ThroughputResult } from "./measure.js"
+import type { FiberCount, FirstEventResult, heapSampler, MemoryResult, ReconnectResult, SlowResult, ThroughputResult } from "effect-agent-session-test-support/measure"
 import type { Floor } from "./floors.js"
 import type { SseResult } from "./sse.js"
 import type * as Raw from "./raw.js"

@@ -2,16 +2,20 @@
  * A small-N smoke run of the benchmark harness (bench/), so it cannot rot: the load generator,
  * the simulator and every measured client process start, every figure is produced as finite,
  * positive numbers, and the report names the targets of issues 15 and 25 (the Effect 4 edition,
- * its side on Node 22) and keeps the cluster section.
+ * its side on Node 22) and keeps the cluster section. The command line's start-up bench
+ * (bench/startup.ts) runs one round from the sources.
  * No timing is asserted: speed is measured by `npm run bench`, never by a test. The time-outs
  * are hang guards for a loaded machine (every part runs at once).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { join } from "node:path"
 import { type Config, fullConfig, type Results, runBench } from "../bench/harness.js"
 import { isSkipped } from "../bench/processes.js"
 import { clusterSection, markdown, summary, verdicts } from "../bench/report.js"
 import { effect4Verdicts, issue39Rows } from "../bench/effect4Report.js"
-import type { Stats } from "../bench/measure.js"
+import { cleanEnv } from "effect-agent-session-test-support/launch"
+import type { Stats } from "effect-agent-session-test-support/measure"
 
 const smallConfig: Config = {
   ...fullConfig,
@@ -197,5 +201,21 @@ describe("bench harness (smoke run at small N)", () => {
       "3b. Throughput, `AgentSessions.attach`"
     ])
     assert.strictEqual(summary(r).split("\n").length, v.length + v4.length + issue39Rows(r).length)
+  })
+})
+
+describe("issue 22: start-up", () => {
+  const root = join(import.meta.dirname, "..")
+
+  it("bench/startup.ts runs (one round, from the sources) and reports every case", { timeout: 120_000 }, async () => {
+    const result = await new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+      const args = ["--import", "tsx", join(root, "bench/startup.ts"), "--rounds", "1", "--from", "source", "--no-write"]
+      execFile(process.execPath, args, { cwd: root, env: cleanEnv() }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
+    })
+    assert.strictEqual(result.code, 0, result.stderr)
+    for (const label of ["`node -e 0`", "`--version`", "`--help`", "`run --help`", "`watch`"]) {
+      assert.match(result.stdout, new RegExp(`^\\| ${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}.* ms`, "m"))
+    }
   })
 })

@@ -47,7 +47,7 @@ import {
   verdict,
   type Watched
 } from "effect-agent-session-conformance"
-import { parseFaults } from "../packages/cli/src/Simulate.js"
+import { parseFaults } from "effect-agent-session-cli/Simulate"
 import * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
 import * as Answer from "../src/Answer.js"

@@ -15,14 +15,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
+import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Simulator } from "../src/simulator/index.js"
-import { cleanEnv, launcher } from "./cli/helpers.js"
+import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
 
 const root = Path.join(import.meta.dirname, "..")
+/** The command line (the workspace package `effect-agent-session-cli`), run from its TypeScript entry. */
+const launcher = fromSource(
+  Path.join(Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-cli/package.json")), "src/main.ts")
+)
 
 const documents = [
   "README.md",
@@ -58,8 +63,8 @@ export const commandsOf = (doc: string, markdown: string): ReadonlyArray<Command
 /** Commands a test cannot run, each with why. */
 const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
   { pattern: /^npm install /, why: "an install: test/docs.links.test.ts checks its packages and ranges" },
-  { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (test/cli/cluster.test.ts runs them against one)" },
-  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=)/, why: "the scale-out walk-through's own project, PostgreSQL and cluster secret: test/cli/cluster.test.ts starts one (test/helpers/Postgres.ts) for the cluster commands" },
+  { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (packages/cli/test/cluster.test.ts runs them against one)" },
+  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=)/, why: "the scale-out walk-through's own project, PostgreSQL and cluster secret: packages/cli/test/cluster.test.ts starts one (Postgres.ts of packages/test-support) for the cluster commands" },
   { pattern: /^(?:\S+=\S+ )*npx tsx (?:first-session|create-session)\.ts$/, why: "the program shown above it: test/docs-programs.test.ts runs it against the simulator" },
   { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },

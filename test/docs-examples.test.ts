@@ -11,8 +11,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, join, relative } from "node:path"
 import * as Effect from "effect/Effect"
-import { docBlocks, documents, misMarked, writeBlocks } from "./helpers/DocBlocks.js"
-import { entryPoints, examples, publicModules, rewriteImports, root, undocumented } from "./helpers/JsDoc.js"
+import { docBlocks, documents, misMarked, writeBlocks } from "effect-agent-session-test-support/DocBlocks"
+import { entryPoints, examples, publicModules, rewriteImports, root, undocumented } from "effect-agent-session-test-support/JsDoc"
 
 // One directory per run: other runs of the suite may be under way in the same working tree.
 const outDir = join(root, ".tmp", `doc-examples-${process.pid}`)

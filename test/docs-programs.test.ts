@@ -27,8 +27,8 @@ import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import * as Simulator from "../src/simulator/Simulator.js"
-import { runsItself, writeBlocks, type Written } from "./helpers/DocBlocks.js"
-import { root } from "./helpers/JsDoc.js"
+import { runsItself, writeBlocks, type Written } from "effect-agent-session-test-support/DocBlocks"
+import { root } from "effect-agent-session-test-support/JsDoc"
 
 /** `it`'s Effect methods as @effect/vitest made them, before `layer(...)` below replaces them. */
 const pristine = { ...it }

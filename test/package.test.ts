@@ -11,7 +11,7 @@ import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { dirname, join, normalize } from "node:path"
 import * as Effect from "effect/Effect"
-import { version as cliVersion } from "../packages/cli/src/version.js"
+import { version as cliVersion } from "effect-agent-session-cli/version"
 
 interface Manifest {
   readonly name: string
@@ -34,6 +34,7 @@ const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
 const conformance = manifest("packages/conformance/package.json")
+const testSupport = manifest("packages/test-support/package.json")
 /**
  * The packages published from this repository besides the library: the workspace's (a private one,
  * the conformance suite, never is) and the Effect 4 edition, a package of its own beside the
@@ -67,7 +68,8 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
     // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own;
     // and the conformance suite both editions run (private, never packed).
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/conformance"])
+    // And what the tests and benches of every package share (private, never packed).
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/conformance", "packages/test-support"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -96,6 +98,12 @@ describe("package manifests", () => {
       assert.strictEqual(cli.peerDependenciesMeta?.[name]?.optional, true, name)
     }
     assert.strictEqual(cliVersion, cli.version)
+    // What the root's tests import of it: its sources behind the condition, else its build.
+    for (const [entry, target] of Object.entries((cli.exports ?? {}) as Record<string, unknown>)) {
+      if (entry === "./package.json") continue
+      const module = entry.slice(2)
+      assert.deepStrictEqual(target, { "effect-agent-session-source": `./src/${module}.ts`, default: `./dist/${module}.js` }, entry)
+    }
   })
 
   it("the core is its own package: no dependency at all, compiled by prepack, its sources behind a condition", () => {
@@ -121,6 +129,15 @@ describe("package manifests", () => {
       "./package.json": "./package.json"
     })
     assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
+  })
+
+  it("the test support is a private package of sources: no build, no dependency (the Effect 4 edition links it, and takes nothing of Effect 3 with it)", () => {
+    assert.strictEqual(testSupport.name, "effect-agent-session-test-support")
+    assert.isTrue(testSupport.private)
+    assert.isUndefined(testSupport.dependencies)
+    assert.isUndefined(testSupport.peerDependencies)
+    assert.isUndefined(testSupport.scripts)
+    assert.deepStrictEqual(testSupport.exports, { "./*": "./src/*.ts", "./package.json": "./package.json" })
   })
 
   it("the peer ranges are the Effect 3 line the README's install commands name", () => {
@@ -182,7 +199,7 @@ const relativeLinks = (markdown: string): ReadonlyArray<string> =>
 describe("the packed packages", () => {
   it.effect("each carries its README, LICENSE and CHANGELOG.md, named in its files", () =>
     Effect.gen(function*() {
-      const packages = (yield* packed).filter((p) => p.name !== conformance.name)
+      const packages = (yield* packed).filter((p) => p.name !== conformance.name && p.name !== testSupport.name)
       const manifests = [library, ...published.map((dir) => manifest(`${dir}/package.json`))]
       assert.sameMembers(packages.map((p) => p.name), manifests.map((m) => m.name))
       for (const m of manifests) {
@@ -199,7 +216,7 @@ describe("the packed packages", () => {
 
   it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>
     Effect.gen(function*() {
-      const packages = (yield* packed).filter((p) => p.name !== conformance.name)
+      const packages = (yield* packed).filter((p) => p.name !== conformance.name && p.name !== testSupport.name)
       const dirs = new Map([[library.name, "."], ...[...(library.workspaces ?? []), ...separate].map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
       const dead: Array<string> = []
       let checked = 0

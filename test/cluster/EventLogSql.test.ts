@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import { EventLog } from "../../src/cluster/index.js"
 import { type SessionEvent, Session } from "../../src/index.js"
 import { claimRetryHints, migration0003 } from "../../src/cluster/internal/eventLog.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { claimHintMaxMillis, claimLog } from "../../src/cluster/internal/writer.js"
 
 const PgLive = Layer.unwrapScoped(

@@ -32,7 +32,7 @@ import { ClusterSessions, NodeClusterSessions } from "../../src/cluster/index.js
 import * as AuthSocket from "../../src/cluster/internal/authSocket.js"
 import { Answer, NodeAgentSessions } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const SECRET = "member-secret-0123456789abcdef"
 const WRONG = "wrong-secret-0123456789abcdef"

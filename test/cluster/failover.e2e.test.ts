@@ -17,7 +17,7 @@ import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
 const SESSIONS = 200

@@ -17,7 +17,7 @@ import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
 import { Answer, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
 import * as Simulator from "../../src/simulator/Simulator.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 // Issue 37: the cluster keys a request as the core does (bounded), and stores the key as text
 // PostgreSQL accepts. A 256 KiB action session id made an unbounded key (`id/type`) that no

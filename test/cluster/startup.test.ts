@@ -19,7 +19,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { NodeClusterSessions } from "../../src/cluster/index.js"
 import { NodeAgentSessions } from "../../src/index.js"
-import * as Postgres from "../helpers/Postgres.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 
 const sdk = NodeAgentSessions.layer({ apiKey: "unused", baseUrl: "http://127.0.0.1:9", wsUrl: "ws://127.0.0.1:9" })

@@ -5,8 +5,8 @@
  * Node 22 for the raw side), it runs one task, sends the result to its parent, and exits: the
  * SDK never shares a heap, a JIT or a GC with what it is compared with.
  */
-import type { Effect4Task } from "../../../bench/effect4Tasks.js"
-import { createRequest, fullGc, heapSummary, memory, profiled, runAsChild } from "../../../bench/measure.js"
+import type { Effect4Task } from "effect-agent-session-test-support/effect4Tasks"
+import { createRequest, fullGc, heapSummary, memory, profiled, runAsChild } from "effect-agent-session-test-support/measure"
 
 /** Runs one task. */
 export const runTask = async (task: Effect4Task): Promise<unknown> => {

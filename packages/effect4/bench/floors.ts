@@ -34,8 +34,8 @@ import * as Socket from "effect/socket/Socket"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { WebSocket } from "ws"
-import type { Effect4Floor } from "../../../bench/effect4Tasks.js"
-import { frameIndex, Scenario } from "../../../bench/frames.js"
+import type { Effect4Floor } from "effect-agent-session-test-support/effect4Tasks"
+import { frameIndex, Scenario } from "effect-agent-session-test-support/frames"
 import {
   connectUrl,
   type createRequest,
@@ -47,7 +47,7 @@ import {
   pool,
   sleep,
   type ThroughputResult
-} from "../../../bench/measure.js"
+} from "effect-agent-session-test-support/measure"
 
 const handshake = (i: number): string => JSON.stringify({ apiKey: "bench-key", sessionId: `${Scenario.hold}-${i}` })
 

@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AgentSessions, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session-effect4"
-import { frameIndex, Scenario } from "../../../bench/frames.js"
+import { frameIndex, Scenario } from "effect-agent-session-test-support/frames"
 import {
   createRequest,
   type FiberCount,
@@ -24,7 +24,7 @@ import {
   type HoldResult,
   sleep,
   type ThroughputResult
-} from "../../../bench/measure.js"
+} from "effect-agent-session-test-support/measure"
 import { fiberCounter } from "./floors.js"
 
 type Runtime = ManagedRuntime.ManagedRuntime<NodeAgentSessions.Services, unknown>

@@ -3,8 +3,8 @@
  * a `@category`; every entry point a module overview; and every ```ts block of an `@example` and
  * of the README compiles against the sources (imported by the package's own name, which resolves
  * to `src/` under the `effect-agent-session-source` condition of tsconfig.json). The readers of
- * JSDoc and Markdown are the Effect 3 edition's (test/helpers/JsDoc.ts and DocBlocks.ts at the
- * root): one reader, two editions.
+ * JSDoc and Markdown are the repository's (`JsDoc.ts` and `DocBlocks.ts` of the private package
+ * `effect-agent-session-test-support`): one reader, two editions.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -12,8 +12,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
-import { docBlocks } from "../../../test/helpers/DocBlocks.js"
-import { bindingModules, examples, undocumented } from "../../../test/helpers/JsDoc.js"
+import { docBlocks } from "effect-agent-session-test-support/DocBlocks"
+import { bindingModules, examples, undocumented } from "effect-agent-session-test-support/JsDoc"
 
 const packageDir = join(import.meta.dirname, "..")
 /** Paths as the JsDoc reader takes them: relative to the repository's root. */

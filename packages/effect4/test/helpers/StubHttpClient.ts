@@ -12,9 +12,9 @@ import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Credentials from "../../src/Credentials.js"
-import { ACCOUNT_KEY } from "../../../../test/helpers/httpFixtures.js"
+import { ACCOUNT_KEY } from "effect-agent-session-test-support/httpFixtures"
 
-export { ACCOUNT_KEY, agentBody, json, sessionBody, text, validAgent, validSession } from "../../../../test/helpers/httpFixtures.js"
+export { ACCOUNT_KEY, agentBody, json, sessionBody, text, validAgent, validSession } from "effect-agent-session-test-support/httpFixtures"
 
 /** A request as the stub saw it. */
 export interface Recorded {

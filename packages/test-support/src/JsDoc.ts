@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import ts from "typescript"
 
-/** The repository root. */
-export const root = join(import.meta.dirname, "..", "..")
+/** The repository root (this file is `packages/test-support/src/JsDoc.ts`). */
+export const root = join(import.meta.dirname, "..", "..", "..")
 
 /** The categories an export may carry (docs: style.md). */
 export const categories: ReadonlySet<string> = new Set([

@@ -6,15 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import * as ExitCode from "../../packages/cli/src/ExitCode.js"
-import * as Errors from "../../src/Errors.js"
+import * as ExitCode from "../src/ExitCode.js"
+import * as Errors from "effect-agent-session/Errors"
 
 /** Every error family of the SDK: the `_tag` of each member of the union's schema. */
 const families: ReadonlyArray<Errors.AgentSessionError["_tag"]> = Errors.AgentSessionError.members.map((member) => member._tag)
 
 /** docs/cli.md's "Exit codes" table: each code with the error names (in backticks) of its row. */
 const documented = (): ReadonlyMap<number, ReadonlyArray<string>> => {
-  const text = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8")
+  const text = readFileSync(new URL("../../../docs/cli.md", import.meta.url), "utf8")
   const section = text.slice(text.indexOf("## Exit codes"))
   const rows = new Map<number, ReadonlyArray<string>>()
   for (const line of section.split("\n").slice(1)) {

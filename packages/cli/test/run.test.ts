@@ -8,9 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import { WebSocketServer } from "ws"
 import * as Option from "effect/Option"
-import * as Dialect from "../../src/Dialect.js"
-import type * as SessionEvent from "../../src/SessionEvent.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import type * as SessionEvent from "effect-agent-session/SessionEvent"
+import { Simulator } from "effect-agent-session/simulator"
 import { cleanEnv, envFor, run, runArgs, runUntilServiceGoes, spawn } from "./helpers.js"
 
 const sessionIdOf = (stdout: string): string => {

@@ -6,36 +6,25 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Url from "node:url"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { Simulator } from "../../src/simulator/index.js"
+import { Simulator } from "effect-agent-session/simulator"
+import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
 
-const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
+export { cleanEnv }
+
+/** The command line's package (`packages/cli`). */
+export const packageDir = Path.resolve(import.meta.dirname, "..")
 
 /**
- * How the tests start the command line: its TypeScript entry (`packages/cli/src/main.ts`) through
- * tsx, with the library resolved to its sources (the `effect-agent-session-source` export
- * condition), so no build is needed. The compiled package (`bin` running `dist/`) is what the
- * consumer test (test/consumer) installs and runs.
+ * How the tests start the command line: its TypeScript entry (`src/main.ts`) through tsx, with
+ * the library resolved to its sources (the `effect-agent-session-source` export condition), so
+ * no build is needed. The compiled package (`bin` running `dist/`) is what the consumer test
+ * (test/consumer at the repository's root) installs and runs.
  */
-export const launcher: ReadonlyArray<string> = [
-  "--conditions=effect-agent-session-source",
-  "--import",
-  Url.pathToFileURL(Path.join(root, "node_modules/tsx/dist/loader.mjs")).href,
-  Path.join(root, "packages/cli/src/main.ts")
-]
-
-/** An environment without any `AGENT_SESSION_*` variable of the developer's shell. */
-export const cleanEnv = (extra: Record<string, string> = {}): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !key.startsWith("AGENT_SESSION_") && key !== "EFFECT_LOG_LEVEL") env[key] = value
-  }
-  return { ...env, NO_COLOR: "1", ...extra }
-}
+export const launcher: ReadonlyArray<string> = fromSource(Path.join(packageDir, "src/main.ts"))
 
 /** {@link cleanEnv} pointed at `sim` (base and WebSocket URLs, account key), plus `extra`. */
 export const envFor = (sim: Simulator.Service, extra: Record<string, string> = {}): Record<string, string> =>

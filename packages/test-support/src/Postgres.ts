@@ -5,6 +5,9 @@
  * newest `/usr/lib/postgresql/<version>/bin`). PostgreSQL refuses to run as root: as root,
  * `initdb` and the server run as the `postgres` user (or `nobody`), spawned with that uid/gid
  * (so that signals reach the server itself).
+ *
+ * Written against Effect 3: the Effect 3 edition's and the command line's tests and benches use
+ * it; the Effect 4 edition does not import it (its install holds Effect 4 only).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"

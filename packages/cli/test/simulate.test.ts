@@ -4,7 +4,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { parseFaults } from "../../packages/cli/src/Simulate.js"
+import { parseFaults } from "../src/Simulate.js"
 import { cleanEnv, run, spawn } from "./helpers.js"
 
 describe("effect-agent-session simulate", () => {

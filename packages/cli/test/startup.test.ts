@@ -2,7 +2,8 @@
  * Issue 22, the command line's packaging: the cluster commands' packages are optional (the other
  * commands run without them; a cluster command says in one line what to install); a clone that
  * was not built says what to run instead of a stack trace; `--help` and `--version` are answered
- * without loading a command (no timing here: bench/startup.ts measures it; this checks it runs).
+ * without loading a command (no timing here: the repository's bench/startup.ts measures it, and
+ * the root's test/bench.test.ts checks that it runs).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -10,15 +11,16 @@ import * as Url from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { clusterPackages } from "../../packages/cli/src/Cli.js"
-import { Simulator } from "../../src/simulator/index.js"
-import { cleanEnv, envFor, execute, launcher, runArgs, tempDir } from "./helpers.js"
+import { clusterPackages } from "../src/Cli.js"
+import { Simulator } from "effect-agent-session/simulator"
+import { cleanEnv, envFor, execute, launcher, packageDir, runArgs, tempDir } from "./helpers.js"
 
-const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
-const noCluster = Url.pathToFileURL(Path.join(root, "test/cli/fixtures/no-cluster.mjs")).href
+const noCluster = Url.pathToFileURL(Path.join(packageDir, "test/fixtures/no-cluster.mjs")).href
+/** The repository's documentation (docs/ at its root). */
+const docs = Path.resolve(packageDir, "..", "..", "docs")
 
 /** Runs node with `nodeArgs` to its end (pipes). */
-const node = (nodeArgs: ReadonlyArray<string>, env: Record<string, string>, cwd = root) =>
+const node = (nodeArgs: ReadonlyArray<string>, env: Record<string, string>, cwd = packageDir) =>
   execute(process.execPath, nodeArgs, env, cwd)
 
 /** The launcher with the cluster's packages made unresolvable. */
@@ -47,14 +49,14 @@ describe("issue 22: the cluster's packages are optional peers of the command lin
     })))
 
   it("the ranges the error names are the command line's optional peers", () => {
-    const manifest = JSON.parse(Fs.readFileSync(Path.join(root, "packages/cli/package.json"), "utf8")) as {
+    const manifest = JSON.parse(Fs.readFileSync(Path.join(packageDir, "package.json"), "utf8")) as {
       readonly peerDependencies: Record<string, string>
     }
     for (const [name, range] of Object.entries(clusterPackages)) expect(manifest.peerDependencies[name], name).toBe(range)
   })
 
   it("the error names the packages the docs install for the cluster", () => {
-    const install = Fs.readFileSync(Path.join(root, "docs/scale-out.md"), "utf8").split("\n").find((line) => line.startsWith("npm install @effect/cluster"))
+    const install = Fs.readFileSync(Path.join(docs, "scale-out.md"), "utf8").split("\n").find((line) => line.startsWith("npm install @effect/cluster"))
     const named = (install ?? "").split(/\s+/).slice(2).map((spec) => spec.replace(/^(@?[^@]+)@.*$/, "$1")).sort()
     expect(Object.keys(clusterPackages).sort()).toEqual(named)
     expect(named).toHaveLength(6)
@@ -68,7 +70,7 @@ describe("issue 22: a clone that was not built", () => {
       const dir = yield* tempDir("eas-clone-")
       Fs.mkdirSync(Path.join(dir, "bin"))
       Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
-      Fs.copyFileSync(Path.join(root, "packages/cli/bin/effect-agent-session.js"), Path.join(dir, "bin/effect-agent-session.js"))
+      Fs.copyFileSync(Path.join(packageDir, "bin/effect-agent-session.js"), Path.join(dir, "bin/effect-agent-session.js"))
       const result = yield* node([Path.join(dir, "bin/effect-agent-session.js"), "--version"], cleanEnv(), dir)
       expect(result.code).toBe(2)
       expect(result.stdout).toBe("")
@@ -77,18 +79,4 @@ describe("issue 22: a clone that was not built", () => {
           "(or run it from the sources: `npm run cli -- <command>`)\n"
       )
     }).pipe(Effect.scoped))
-})
-
-describe("issue 22: start-up", () => {
-  it.live("bench/startup.ts runs (one round, from the sources) and reports every case", () =>
-    Effect.gen(function*() {
-      const result = yield* node(
-        ["--import", "tsx", Path.join(root, "bench/startup.ts"), "--rounds", "1", "--from", "source", "--no-write"],
-        cleanEnv()
-      )
-      expect(result.code, result.stderr).toBe(0)
-      for (const label of ["`node -e 0`", "`--version`", "`--help`", "`run --help`", "`watch`"]) {
-        expect(result.stdout).toMatch(new RegExp(`^\\| ${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}.* ms`, "m"))
-      }
-    }), 120_000)
 })

@@ -6,11 +6,11 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { onboardOptions } from "../../packages/cli/src/Onboard.js"
-import { runOptions } from "../../packages/cli/src/Run.js"
-import { simulateOptions } from "../../packages/cli/src/Simulate.js"
-import { ExitCode } from "../../packages/cli/src/ExitCode.js"
-import { Simulator } from "../../src/simulator/index.js"
+import { onboardOptions } from "../src/Onboard.js"
+import { runOptions } from "../src/Run.js"
+import { simulateOptions } from "../src/Simulate.js"
+import { ExitCode } from "../src/ExitCode.js"
+import { Simulator } from "effect-agent-session/simulator"
 import { cleanEnv, openTerminal, run, runArgs, spawn, stripAnsi } from "./helpers.js"
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

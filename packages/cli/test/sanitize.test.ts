@@ -8,11 +8,11 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
-import * as Render from "../../packages/cli/src/Render.js"
-import * as Sanitize from "../../packages/cli/src/Sanitize.js"
-import type { Outcome } from "../../src/AgentSessions.js"
-import { ActionSessionId, SessionId } from "../../src/Session.js"
-import type * as SessionEvent from "../../src/SessionEvent.js"
+import * as Render from "../src/Render.js"
+import * as Sanitize from "../src/Sanitize.js"
+import type { Outcome } from "effect-agent-session/AgentSessions"
+import { ActionSessionId, SessionId } from "effect-agent-session/Session"
+import type * as SessionEvent from "effect-agent-session/SessionEvent"
 
 /** Every code point a terminal may act on, the newline included. */
 const forbidden = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u

@@ -10,7 +10,7 @@ import * as ChildProcess from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
-import * as Sanitize from "../../packages/cli/src/Sanitize.js"
+import * as Sanitize from "../src/Sanitize.js"
 import { cleanEnv, openTerminal, run, runArgs, spawn } from "./helpers.js"
 import { scriptedService, type ScriptedService } from "./service.js"
 
