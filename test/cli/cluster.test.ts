@@ -15,7 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, NodeClusterSessions } from "../../src/cluster/index.js"
 import { NodeAgentSessions } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Postgres from "../helpers/Postgres.js"
 import { cleanEnv, run, spawn } from "./helpers.js"
 

@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { Simulator } from "../../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
 

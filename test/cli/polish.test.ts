@@ -10,7 +10,7 @@ import { onboardOptions } from "../../packages/cli/src/Onboard.js"
 import { runOptions } from "../../packages/cli/src/Run.js"
 import { simulateOptions } from "../../packages/cli/src/Simulate.js"
 import { ExitCode } from "../../packages/cli/src/ExitCode.js"
-import { Simulator } from "../../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, openTerminal, run, runArgs, spawn, stripAnsi } from "./helpers.js"
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

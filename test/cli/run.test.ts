@@ -10,7 +10,7 @@ import { WebSocketServer } from "ws"
 import * as Option from "effect/Option"
 import * as Dialect from "../../src/Dialect.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import { Simulator } from "../../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, run, runArgs, runUntilServiceGoes, spawn } from "./helpers.js"
 
 const sessionIdOf = (stdout: string): string => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { clusterPackages } from "../../packages/cli/src/Cli.js"
-import { Simulator } from "../../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, execute, launcher, runArgs, tempDir } from "./helpers.js"
 
 const root = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "../..")
