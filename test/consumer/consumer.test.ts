@@ -131,7 +131,9 @@ describe("the packed packages in a fresh application", () => {
           type: "module",
           overrides: {
             "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}`,
-            "effect-agent-session-simulator": `file:${Path.join(packs, simulatorPack.filename)}`
+            // Written as npm writes the direct dependency the README's install adds (an override
+            // must read the same as a direct dependency on the same package).
+            "effect-agent-session-simulator": `file:../packs/${simulatorPack.filename}`
           }
         }, null, 2)
       )
