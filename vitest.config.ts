@@ -23,6 +23,9 @@ export default defineConfig({
       // The protocol core (packages/core): its sources, as the root's tsconfig `paths` say.
       { find: /^effect-agent-session-core$/, replacement: Path.join(root, "packages/core/src/index.ts") },
       { find: /^effect-agent-session-core\/shell$/, replacement: Path.join(root, "packages/core/src/shell/index.ts") },
+      // The simulator (packages/simulator): its sources.
+      { find: /^effect-agent-session-simulator$/, replacement: Path.join(root, "packages/simulator/src/index.ts") },
+      { find: /^effect-agent-session-simulator\/(.+)$/, replacement: Path.join(root, "packages/simulator/src/$1.ts") },
       { find: /^effect-agent-session$/, replacement: Path.join(src, "index.ts") },
       // Entry points that are folders (testing, simulator, ...): their index.
       ...Fs.readdirSync(src, { withFileTypes: true })
@@ -37,7 +40,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

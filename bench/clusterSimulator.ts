@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SessionEvent } from "../src/index.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const actions = Number(process.argv[2] ?? "60")
 const frameMs = Number(process.argv[3] ?? "1000")

@@ -15,7 +15,7 @@
  */
 import * as Option from "effect/Option"
 import * as Dialect from "../src/Dialect.js"
-import * as Script from "../src/simulator/Script.js"
+import * as Script from "effect-agent-session-simulator/Script"
 import * as Wire from "../src/Wire.js"
 import { actionRunFrame } from "effect-agent-session-test-support/frames"
 

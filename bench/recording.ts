@@ -17,7 +17,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentSessions, NodeAgentSessions, Recording } from "../src/index.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const arg = (name: string, fallback: number): number => {
   const at = process.argv.indexOf(`--${name}`)

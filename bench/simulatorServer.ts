@@ -1,5 +1,5 @@
 /**
- * The reference simulator (src/simulator) in its own process, for the create-session and
+ * The reference simulator (packages/simulator) in its own process, for the create-session and
  * create-to-first-event figures: `node --import tsx bench/simulatorServer.ts [short]` sends
  * `{ type: "ready", port, accountKey }` to its parent (or prints the address) and serves until
  * it is stopped.
@@ -9,7 +9,7 @@
  * `thoughts_and_memories`, `action_run`, `complete`), `started` first, as soon as it connects.
  */
 import * as Effect from "effect/Effect"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 /** The events of a session's script under `short`. */
 export const shortScriptEvents = 5

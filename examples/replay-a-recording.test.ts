@@ -15,7 +15,7 @@
  * now answers otherwise fails with `ReplayMismatch`, naming the line and the difference.
  *
  * In your own project, import the kits as `effect-agent-session/testing` and
- * `effect-agent-session/simulator`.
+ * `effect-agent-session-simulator`.
  *
  *   npx vitest run examples/replay-a-recording.test.ts
  */
@@ -25,7 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { Answer, NodeAgentSessions } from "../src/index.js"
-import { Replay } from "../src/simulator/index.js"
+import { Replay } from "effect-agent-session-simulator"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { bookTable } from "./testing-your-app.js"
 

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AgentSessions, Answer, Dialect, NodeAgentSessions, SessionEvent } from "../src/index.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const dialect = process.env["AGENT_SESSION_DIALECT"] === "observed" ? Dialect.observed : Dialect.documented
 const maxActions = 6

@@ -14,7 +14,7 @@ import * as Metrics from "../src/Metrics.js"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import { ActionSessionId, SessionId } from "../src/Session.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const action = (n: number): SessionEvent.SessionEvent => ({
   _tag: "ActionRun",

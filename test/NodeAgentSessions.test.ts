@@ -4,7 +4,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions } from "../src/index.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Read the title" }
 

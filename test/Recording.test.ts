@@ -19,7 +19,7 @@ import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import { type WebSocket, WebSocketServer } from "ws"
 import { AgentSessions, Answer, Dialect, NodeAgentSessions, Recording, Session } from "../src/index.js"
-import { Simulator } from "../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { tempPath } from "./recording/helpers.js"
 

@@ -54,7 +54,7 @@ import * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { fastReconnect } from "./helpers/simulation.js"
 

@@ -20,7 +20,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Simulator } from "../src/simulator/index.js"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
 
 const root = Path.join(import.meta.dirname, "..")

@@ -26,7 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { runsItself, writeBlocks, type Written } from "effect-agent-session-test-support/DocBlocks"
 import { root } from "effect-agent-session-test-support/JsDoc"
 

@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Dialect from "../src/Dialect.js"
-import * as Simulator from "../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const root = join(import.meta.dirname, "..")
 

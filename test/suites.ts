@@ -49,8 +49,8 @@ export const fast: ReadonlyArray<string> = [
   "test/cluster/membership.test.ts",
   "test/cluster/watchPeers.test.ts",
   "test/recording/replay.test.ts",
-  "test/simulator/Idempotency.test.ts",
-  "test/simulator/Script.test.ts"
+  "packages/simulator/test/Idempotency.test.ts",
+  "packages/simulator/test/Script.test.ts"
 ]
 
 /** The rest, each with why it is not in the fast loop. */
@@ -97,13 +97,13 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/recording/roundtrip.test.ts", why: "sessions recorded from the simulator and replayed over real sockets" },
   { path: "test/reliability/", why: "faults, fuzzing, load and security over real sockets" },
   { path: "test/runtimes/", why: "the SDK on Bun, Deno and Node 22 as child processes against the simulator over real sockets" },
-  { path: "test/simulator/Exposed.test.ts", why: "the simulator over real and raw sockets" },
-  { path: "test/simulator/Http.test.ts", why: "the simulator over real sockets" },
-  { path: "test/simulator/ObservedClient.test.ts", why: "the simulator over real sockets" },
-  { path: "test/simulator/Replay.test.ts", why: "the replay server over real sockets" },
-  { path: "test/simulator/Simulator.pinned.test.ts", why: "the simulator over real sockets" },
-  { path: "test/simulator/Sse.test.ts", why: "the simulator over real sockets" },
-  { path: "test/simulator/WebSocket.test.ts", why: "the simulator over real sockets" }
+  { path: "packages/simulator/test/Exposed.test.ts", why: "the simulator over real and raw sockets" },
+  { path: "packages/simulator/test/Http.test.ts", why: "the simulator over real sockets" },
+  { path: "packages/simulator/test/ObservedClient.test.ts", why: "the simulator over real sockets" },
+  { path: "packages/simulator/test/Replay.test.ts", why: "the replay server over real sockets" },
+  { path: "packages/simulator/test/Simulator.pinned.test.ts", why: "the simulator over real sockets" },
+  { path: "packages/simulator/test/Sse.test.ts", why: "the simulator over real sockets" },
+  { path: "packages/simulator/test/WebSocket.test.ts", why: "the simulator over real sockets" }
 ]
 
 /** Whether an entry (a file, or a folder ending with `/`) covers a file path. */

@@ -18,7 +18,7 @@ import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
 import { resumeGrace } from "../../src/cluster/internal/resumer.js"
 import { AgentApi, AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions, Session, type SessionEvent } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
 

@@ -31,7 +31,7 @@ import * as Stream from "effect/Stream"
 import { ClusterSessions, NodeClusterSessions } from "../../src/cluster/index.js"
 import * as AuthSocket from "../../src/cluster/internal/authSocket.js"
 import { Answer, NodeAgentSessions } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const SECRET = "member-secret-0123456789abcdef"

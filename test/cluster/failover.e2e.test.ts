@@ -16,7 +16,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 

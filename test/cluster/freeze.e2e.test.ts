@@ -15,7 +15,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
 import { fixture, fixtureEnv, startRunners } from "./fixtures/process.js"

@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { AgentApi, Answer, EventStream, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const Live = Layer.unwrapEffect(
   Effect.map(Simulator.Simulator, (simulator) =>

@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog, SessionEntity } from "../../src/cluster/index.js"
 import { Answer, NodeAgentSessions, type SessionEvent } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 // Issue 37: the cluster keys a request as the core does (bounded), and stores the key as text

@@ -1,5 +1,5 @@
 /**
- * The packages as a user gets them: `npm pack` the three workspace packages (their `prepack` builds
+ * The packages as a user gets them: `npm pack` the four workspace packages (their `prepack` builds
  * `dist/`), install the tarballs into a fresh application with exactly the README's install
  * commands (the package names replaced by the tarballs, and the protocol core, which the library
  * depends on, taken from its tarball by an `overrides` entry as the registry would give it; from
@@ -86,9 +86,11 @@ describe("the packed packages in a fresh application", () => {
       // freshly built declarations, the command line's against the library's).
       const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], root, cleanEnv())
       const library = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv())
+      const simulatorPacked = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/simulator"], root, cleanEnv())
       const cli = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
       ok(core, "npm pack -w packages/core")
       ok(library, "npm pack")
+      ok(simulatorPacked, "npm pack -w packages/simulator")
       ok(cli, "npm pack -w packages/cli")
       const listing = (ran: Ran): { filename: string; files: Array<{ path: string }> } => {
         const json = ran.output.slice(ran.output.indexOf("["))
@@ -103,11 +105,15 @@ describe("the packed packages in a fresh application", () => {
       const corePack = listing(core)
       const libraryPack = listing(library)
       const cliPack = listing(cli)
+      const simulatorPack = listing(simulatorPacked)
+      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Simulator.js", "dist/main.js"]) {
+        assert.include(simulatorPack.files.map((f) => f.path), file)
+      }
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Sse.js"]) {
         assert.include(corePack.files.map((f) => f.path), file)
       }
       const files = libraryPack.files.map((f) => f.path)
-      for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/src/simulator/index.js", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
+      for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
         assert.include(files, file)
       }
       assert.include(cliPack.files.map((f) => f.path), "dist/main.js")
@@ -123,12 +129,18 @@ describe("the packed packages in a fresh application", () => {
           version: "1.0.0",
           private: true,
           type: "module",
-          overrides: { "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}` }
+          overrides: {
+            "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}`,
+            // Written as npm writes the direct dependency the README's install adds (an override
+            // must read the same as a direct dependency on the same package).
+            "effect-agent-session-simulator": `file:../packs/${simulatorPack.filename}`
+          }
         }, null, 2)
       )
       const tarballs: Record<string, string> = {
         "effect-agent-session": Path.join(packs, libraryPack.filename),
-        "effect-agent-session-cli": Path.join(packs, cliPack.filename)
+        "effect-agent-session-cli": Path.join(packs, cliPack.filename),
+        "effect-agent-session-simulator": Path.join(packs, simulatorPack.filename)
       }
       const commands = blocks(read("README.md"), "## Install", "sh")[0]?.split("\n")
         .map((line) => line.replace(/#.*$/, "").trim())
@@ -155,6 +167,9 @@ describe("the packed packages in a fresh application", () => {
           "effect-agent-session-cli/LICENSE",
           "effect-agent-session-cli/CHANGELOG.md",
           "effect-agent-session-cli/README.md",
+          "effect-agent-session-simulator/LICENSE",
+          "effect-agent-session-simulator/CHANGELOG.md",
+          "effect-agent-session-simulator/README.md",
           "effect-agent-session-core/LICENSE",
           "effect-agent-session-core/CHANGELOG.md",
           "effect-agent-session-core/README.md"
@@ -174,7 +189,7 @@ describe("the packed packages in a fresh application", () => {
         [
           `import * as Sdk from "effect-agent-session"`,
           `import * as Testing from "effect-agent-session/testing"`,
-          `import * as Sim from "effect-agent-session/simulator"`,
+          `import * as Sim from "effect-agent-session-simulator"`,
           `import * as Answer from "effect-agent-session/Answer"`,
           `console.log(typeof Sdk.AgentSessions.run, typeof Testing.AgentSessionsTest.layer, typeof Sim.Simulator.make, typeof Answer.grant)`
         ].join("\n") + "\n"

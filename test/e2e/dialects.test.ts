@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { AgentApi, Dialect, EventStream, NodeAgentSessions } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const request = { start_url: "https://example.com", max_actions: 3, goal: "Read the title" }
 

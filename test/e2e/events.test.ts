@@ -28,7 +28,7 @@ import * as internal from "../../binding/internal/eventStream.js"
 import * as Sse from "../../binding/internal/sse.js"
 import * as WebSocket from "../../src/internal/webSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 
 /** Quick reconnects: every 30 ms, at most 8 retries. */

@@ -16,7 +16,7 @@ import * as AgentApi from "../../src/AgentApi.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import type { AgentApiError } from "../../src/Errors.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const validSession = { start_url: "https://example.com/start", max_actions: 3, goal: "Find the pricing page" }
 

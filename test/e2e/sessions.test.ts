@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AgentSessions, Answer } from "../../src/index.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { meaningful, sdkFor, variants, withFaults as withFaultsAnd } from "../helpers/simulation.js"
 
 const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>

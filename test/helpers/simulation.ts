@@ -8,7 +8,7 @@ import * as Schedule from "effect/Schedule"
 import * as Dialect from "../../src/Dialect.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 /** Quick reconnects: every 20 ms, at most 10 retries. */
 export const fastReconnect = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(10)))

@@ -13,8 +13,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Dialect from "../../src/Dialect.js"
-import type * as Script from "../../src/simulator/Script.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import type * as Script from "effect-agent-session-simulator/Script"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 type Request =
   | { readonly type: "memory" }

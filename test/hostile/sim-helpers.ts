@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { WebSocket } from "ws"
 import * as Dialect from "../../src/Dialect.js"
-import type * as Simulator from "../../src/simulator/Simulator.js"
+import type * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const childPath = Path.join(Path.dirname(Url.fileURLToPath(import.meta.url)), "sim-child.ts")
 

@@ -31,7 +31,7 @@ import * as AgentApi from "../../src/AgentApi.js"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const KEY = "sk-paid-test-key"
 

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import { AgentSessions, Answer, Dialect, NodeAgentSessions, Recording, type SessionEvent } from "../../src/index.js"
-import { Replay, Simulator } from "../../src/simulator/index.js"
+import { Replay, Simulator } from "effect-agent-session-simulator"
 import { AgentSessionsTest } from "../../src/testing/index.js"
 
 const key = "sk-live-RECORDING-SECRET-0123456789"

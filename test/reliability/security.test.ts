@@ -37,7 +37,7 @@ import type * as Agent from "../../src/Agent.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Wire from "../../src/Wire.js"
 import { exitTag, failureOf, quickReconnect, request, sdkLayer, watch, wire, withoutTransportEvents } from "./helpers.js"
 
@@ -543,7 +543,7 @@ describe("security: the simulator", () => {
       }
       // Agent keys are found by their SHA-256 digest, never compared as strings.
       const source = yield* Effect.promise(() =>
-        import("node:fs/promises").then((fs) => fs.readFile(new URL("../../src/simulator/internal/store.ts", import.meta.url), "utf8"))
+        import("node:fs/promises").then((fs) => fs.readFile(new URL("../../packages/simulator/src/internal/store.ts", import.meta.url), "utf8"))
       )
       expect(source).toMatch(/Crypto\.timingSafeEqual\(keyDigest, this\.accountDigest\)/)
       expect(source).toMatch(/agentsByDigest\.get\(keyDigest\.toString\("hex"\)\)/)

@@ -11,7 +11,7 @@
  */
 import * as Crypto from "node:crypto"
 import * as Effect from "effect/Effect"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import * as Wire from "../../src/Wire.js"
 
 const bulk = Number(process.env["LOAD_BULK"] ?? "97")

@@ -32,7 +32,7 @@ import {
   startActingServer
 } from "effect-agent-session-conformance"
 import * as Dialect from "../../src/Dialect.js"
-import * as Simulator from "../../src/simulator/Simulator.js"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const here = Path.dirname(Url.fileURLToPath(import.meta.url))
 const root = Path.resolve(here, "../..")

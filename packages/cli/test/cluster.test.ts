@@ -15,7 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, NodeClusterSessions } from "effect-agent-session/cluster"
 import { NodeAgentSessions } from "effect-agent-session"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 import { cleanEnv, run, spawn } from "./helpers.js"
 

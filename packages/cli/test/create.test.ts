@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, openTerminal, run, runArgs, spawn, stripAnsi } from "./helpers.js"
 import { scriptedService, type ScriptedService } from "./service.js"
 

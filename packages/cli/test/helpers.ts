@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
 
 export { cleanEnv }

@@ -5,7 +5,7 @@
 import { expect, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, openTerminal, stripAnsi } from "./helpers.js"
 
 layer(Simulator.layer({ scenario: { actions: 4, ask: "input", frameDelay: Duration.millis(20) } }), {

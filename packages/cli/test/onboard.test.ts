@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, execute, launcher, run, tempDir } from "./helpers.js"
 
 /** The launcher under `ulimit -f 0`: it may open files, but a write of one byte to one fails (EFBIG). */

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Net from "node:net"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { envFor, run, runArgs, runUntilServiceGoes } from "./helpers.js"
 
 const orphanLine = /^session (\S+) may still be running at the service; reattach with: effect-agent-session attach \1 --max-actions \d+$/m

@@ -10,7 +10,7 @@ import { onboardOptions } from "../src/Onboard.js"
 import { runOptions } from "../src/Run.js"
 import { simulateOptions } from "../src/Simulate.js"
 import { ExitCode } from "../src/ExitCode.js"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, openTerminal, run, runArgs, spawn, stripAnsi } from "./helpers.js"
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { AgentApi, NodeAgentSessions } from "effect-agent-session"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, run, runArgs, spawn } from "./helpers.js"
 
 const dir = mkdtempSync(join(tmpdir(), "eas-cli-record-"))

@@ -10,7 +10,7 @@ import { WebSocketServer } from "ws"
 import * as Option from "effect/Option"
 import * as Dialect from "effect-agent-session/Dialect"
 import type * as SessionEvent from "effect-agent-session/SessionEvent"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, run, runArgs, runUntilServiceGoes, spawn } from "./helpers.js"
 
 const sessionIdOf = (stdout: string): string => {

@@ -12,7 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { clusterPackages } from "../src/Cli.js"
-import { Simulator } from "effect-agent-session/simulator"
+import { Simulator } from "effect-agent-session-simulator"
 import { cleanEnv, envFor, execute, launcher, packageDir, runArgs, tempDir } from "./helpers.js"
 
 const noCluster = Url.pathToFileURL(Path.join(packageDir, "test/fixtures/no-cluster.mjs")).href

@@ -24,8 +24,8 @@ export const categories: ReadonlySet<string> = new Set([
 /**
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
  * declarations written once for both editions in `binding/testing/`, which its `src/` module
- * re-exports) and the simulator (the package's `.`, `./testing`, `./simulator` and `./*` entry
- * points), every `binding/*.ts` (the declarations of a public module written once for both
+ * re-exports) and the cluster (the package's `.`, `./testing`, `./cluster` and `./*` entry
+ * points), the simulator's (`effect-agent-session-simulator`), every `binding/*.ts` (the declarations of a public module written once for both
  * editions, which its `src/*.ts` re-exports), and every module of the protocol core
  * (`effect-agent-session-core` and its `./shell` entry point).
  */
@@ -43,8 +43,8 @@ export const publicModules = (): ReadonlyArray<string> => [
   ...bindingModules(),
   "src/testing/AgentSessionsTest.ts",
   "binding/testing/AgentSessionsTest.ts",
-  "src/simulator/Simulator.ts",
-  "src/simulator/Script.ts",
+  "packages/simulator/src/Simulator.ts",
+  "packages/simulator/src/Script.ts",
   "src/cluster/ClusterSessions.ts",
   "src/cluster/EventLog.ts",
   "src/cluster/NodeClusterSessions.ts",
@@ -67,7 +67,7 @@ export const entryPoints: ReadonlyArray<string> = [
   "packages/core/src/shell/index.ts",
   "src/index.ts",
   "src/testing/index.ts",
-  "src/simulator/index.ts",
+  "packages/simulator/src/index.ts",
   "src/cluster/index.ts"
 ]
 
@@ -196,7 +196,7 @@ export const rewriteImports = (code: string, fromDir: string): string => {
   const rewritten = code
     .replace(/from "effect-agent-session"/g, `from "${target("src/index.js")}"`)
     .replace(/from "effect-agent-session\/testing"/g, `from "${target("src/testing/index.js")}"`)
-    .replace(/from "effect-agent-session\/simulator"/g, `from "${target("src/simulator/index.js")}"`)
+    .replace(/from "effect-agent-session-simulator"/g, `from "${target("packages/simulator/src/index.js")}"`)
     .replace(/from "effect-agent-session\/cluster"/g, `from "${target("src/cluster/index.js")}"`)
     .replace(/from "effect-agent-session\/([A-Za-z]+)"/g, (_, module: string) => `from "${target(`src/${module}.js`)}"`)
   // Every example is a module of its own, so top-level names never clash.

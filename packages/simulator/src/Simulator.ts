@@ -26,7 +26,7 @@
  *
  * @example
  * ```ts
- * import { Simulator } from "effect-agent-session/simulator"
+ * import { Simulator } from "effect-agent-session-simulator"
  * import * as Effect from "effect/Effect"
  *
  * const program = Effect.gen(function*() {
@@ -43,9 +43,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as Dialect from "../Dialect.js"
-import type * as SessionEvent from "../SessionEvent.js"
-import * as Wire from "../Wire.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import type * as SessionEvent from "effect-agent-session/SessionEvent"
+import * as Wire from "effect-agent-session/Wire"
 import * as Listen from "./internal/listen.js"
 import * as Server from "./internal/server.js"
 import type * as Script from "./Script.js"

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Http } from "effect-agent-session-core"
-import { IdempotencyCache, keyOf } from "../../src/simulator/internal/idempotency.js"
+import { IdempotencyCache, keyOf } from "../src/internal/idempotency.js"
 
 describe("simulator Idempotency-Key", () => {
   it("the same key and body from the same caller is a hit; another body a mismatch; another caller a miss", () => {

@@ -12,9 +12,9 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import * as SessionEvent from "../SessionEvent.js"
-import { ActionSessionId, SessionId } from "../Session.js"
-import type * as Wire from "../Wire.js"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { ActionSessionId, SessionId } from "effect-agent-session/Session"
+import type * as Wire from "effect-agent-session/Wire"
 
 /**
  * What the agent asks in the middle of its run: nothing, an input (`request_user_input` for the

@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Dialect from "../../src/Dialect.js"
-import * as SessionEvent from "../../src/SessionEvent.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { Simulator } from "../src/index.js"
 import { createSession, field, onboard, type SseEvent, sseOnce } from "./helpers.js"
 
 /** An SSE event decoded with the SDK's payload schemas. */

@@ -7,8 +7,8 @@
 import * as Net from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Dialect from "../../src/Dialect.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import { Simulator } from "../src/index.js"
 import { authHeader, field, http } from "./helpers.js"
 
 const agentBody = { name: "exposed", website: "https://example.com", domain: "sales" }

@@ -4,8 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Dialect from "../../src/Dialect.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import { Simulator } from "../src/index.js"
 import { answerFrame, authHeader, connectOnce, createSession, field, http, scriptedEvents } from "./helpers.js"
 
 describe("Simulator (pinned behaviours, issue 16)", () => {

@@ -4,7 +4,7 @@
 import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
-import type * as Dialect from "../../Dialect.js"
+import type * as Dialect from "effect-agent-session/Dialect"
 import type { Faults, Scenario } from "../Simulator.js"
 import { type SessionFaults, SessionState } from "./session.js"
 

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { InvalidRecording } from "../../Errors.js"
+import { InvalidRecording } from "effect-agent-session/Errors"
 import type { ReplayServerOptions, Run, Runs, Sink } from "./replayRuns.js"
 
 /** The playback of the runs of a replay. */

@@ -1,8 +1,8 @@
 /**
- * The reference simulator of the agent session service: `effect-agent-session/simulator`.
+ * The reference simulator of the agent session service: `effect-agent-session-simulator`.
  *
  * @since 0.1.0
- * @module effect-agent-session/simulator
+ * @module effect-agent-session-simulator
  */
 
 /**

@@ -5,10 +5,10 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { WebSocket } from "ws"
-import type * as Dialect from "../../src/Dialect.js"
-import type * as SessionEvent from "../../src/SessionEvent.js"
-import type { Simulator } from "../../src/simulator/index.js"
-import * as Wire from "../../src/Wire.js"
+import type * as Dialect from "effect-agent-session/Dialect"
+import type * as SessionEvent from "effect-agent-session/SessionEvent"
+import type { Simulator } from "../src/index.js"
+import * as Wire from "effect-agent-session/Wire"
 
 /** An HTTP answer. */
 export interface HttpAnswer {

@@ -4,10 +4,10 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Dialect from "../../src/Dialect.js"
-import * as SessionEvent from "../../src/SessionEvent.js"
-import { Simulator } from "../../src/simulator/index.js"
-import * as Wire from "../../src/Wire.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { Simulator } from "../src/index.js"
+import * as Wire from "effect-agent-session/Wire"
 import {
   answerFrame,
   connectOnce,

@@ -1,5 +1,5 @@
 /**
- * Runs the simulator until interrupted: `tsx src/simulator/main.ts [--port N] [--host H]
+ * Runs the simulator until interrupted: `tsx packages/simulator/src/main.ts [--port N] [--host H]
  * [--dialect documented|observed] [--account-key K]`. The environment gives the defaults:
  * `SIMULATOR_PORT` (else `PORT`, else 4010), `SIMULATOR_HOST`, `AGENT_SESSION_DIALECT`,
  * `SIMULATOR_ACCOUNT_KEY`. It logs the addresses and the account key (a test key of the
@@ -12,7 +12,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Dialect from "../Dialect.js"
+import * as Dialect from "effect-agent-session/Dialect"
 import * as Simulator from "./Simulator.js"
 
 /** The value of `--name value` or `--name=value` on the command line. */

@@ -7,8 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Dialect from "../../src/Dialect.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import { Simulator } from "../src/index.js"
 import { connectOnce, field, http, type SseEvent, sseOnce } from "./helpers.js"
 
 const permissionAnswer = "{\"type\":\"external_resource_granted\",\"data\":{\"granted\":true,\"resource_type\":\"admin_permission_request\"}}"

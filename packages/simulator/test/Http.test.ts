@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Dialect from "../../src/Dialect.js"
-import * as ServiceApi from "../../src/ServiceApi.js"
-import { Simulator } from "../../src/simulator/index.js"
+import * as Dialect from "effect-agent-session/Dialect"
+import * as ServiceApi from "effect-agent-session/ServiceApi"
+import { Simulator } from "../src/index.js"
 import { authHeader, createSession, field, http, onboard } from "./helpers.js"
 
 const agentBody = (name: string) => ({ name, website: "https://example.com", domain: "sales" })

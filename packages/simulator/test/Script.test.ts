@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as SessionEvent from "../../src/SessionEvent.js"
-import { Script } from "../../src/simulator/index.js"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { Script } from "../src/index.js"
 
 const isSessionEvent = Schema.is(SessionEvent.SessionEvent)
 

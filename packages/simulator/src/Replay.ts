@@ -34,7 +34,7 @@
  *
  * @example
  * ```ts
- * import { Replay } from "effect-agent-session/simulator"
+ * import { Replay } from "effect-agent-session-simulator"
  * import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -67,8 +67,8 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Dialect from "../Dialect.js"
-import { InvalidRecording, type ReplayError } from "../Errors.js"
+import type * as Dialect from "effect-agent-session/Dialect"
+import { InvalidRecording, type ReplayError } from "effect-agent-session/Errors"
 import * as Listen from "./internal/listen.js"
 import * as Internal from "./internal/replay.js"
 import { defaultAccountKey, defaultLimits, isLoopback, type Service as SimulatorService } from "./Simulator.js"
@@ -145,7 +145,7 @@ export interface Service extends Pick<SimulatorService, "baseUrl" | "wsUrl" | "p
  * @since 0.1.0
  * @category tags
  */
-export class Replay extends Context.Tag("effect-agent-session/simulator/Replay")<Replay, Service>() {}
+export class Replay extends Context.Tag("effect-agent-session-simulator/Replay")<Replay, Service>() {}
 
 const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` : host)
 

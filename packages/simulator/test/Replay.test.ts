@@ -8,9 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { WebSocket } from "ws"
-import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions } from "../../src/index.js"
-import { Replay } from "../../src/simulator/index.js"
-import { answerData, header, request, session, sessionId, writeRecording } from "../recording/helpers.js"
+import { AgentApi, AgentSessions, Answer, Dialect, NodeAgentSessions } from "effect-agent-session"
+import { Replay } from "../src/index.js"
+import { answerData, header, request, session, sessionId, writeRecording } from "effect-agent-session-conformance/recordings"
 
 const sdk = (replay: Replay.Service, transport: "websocket" | "sse" = "websocket") =>
   NodeAgentSessions.layer({
