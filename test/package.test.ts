@@ -1,7 +1,7 @@
 /**
  * The published packages of the workspace say the same things: the library's run-time dependencies are
- * what it imports (the protocol core and `ws`; Effect as peers), the core has none, the command
- * line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
+ * what it imports (the protocol core, the editions' shared glue and `ws`; Effect as peers), the core
+ * has none, the shared glue the core only, the command line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
  * lists it) carries its README, LICENSE and CHANGELOG.md, and every relative link of the Markdown
  * it ships leads to a file of the same tarball. The packed result is exercised by
  * test/consumer/consumer.test.ts.
@@ -33,6 +33,7 @@ const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, 
 const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
+const shell = manifest("packages/shell/package.json")
 const conformance = manifest("packages/conformance/package.json")
 /**
  * The packages published from this repository besides the library: the workspace's (a private one,
@@ -48,10 +49,11 @@ const requiredPeers = Object.fromEntries(
 )
 
 describe("package manifests", () => {
-  it("the library depends at run time on the core and ws only, Effect as peers; no bin, built by prepack", () => {
+  it("the library depends at run time on the core, the shared glue and ws only, Effect as peers; no bin, built by prepack", () => {
     assert.strictEqual(library.name, "effect-agent-session")
-    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["effect-agent-session-core", "ws"])
+    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["effect-agent-session-core", "effect-agent-session-shell", "ws"])
     assert.strictEqual(library.dependencies?.["effect-agent-session-core"], `^${core.version}`)
+    assert.strictEqual(library.dependencies?.["effect-agent-session-shell"], `^${shell.version}`)
     assert.deepStrictEqual(Object.keys(requiredPeers).sort(), [
       "@effect/platform",
       "@effect/platform-node",
@@ -65,9 +67,10 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own;
-    // and the conformance suite both editions run (private, never packed).
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/conformance"])
+    // The protocol core, the editions' shared glue, the command line, and the Effect 4 edition
+    // (README.md, "Effect 3 or Effect 4"): packages of their own; and the conformance suite both
+    // editions run (private, never packed).
+    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/shell", "packages/cli", "packages/conformance"])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -109,6 +112,24 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
+  it("the shared glue is its own package: the core its one dependency, compiled by prepack, its sources behind a condition, one entry point", () => {
+    assert.strictEqual(shell.name, "effect-agent-session-shell")
+    assert.strictEqual(shell.version, core.version)
+    assert.deepStrictEqual(shell.dependencies, { "effect-agent-session-core": `^${core.version}` })
+    assert.isUndefined(shell.peerDependencies)
+    assert.isUndefined(shell.bin)
+    assert.deepStrictEqual(shell.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.match(shell.scripts?.["prepack"] ?? "", /build/)
+    assert.deepStrictEqual(shell.exports, {
+      ".": { "effect-agent-session-source": "./src/index.ts", types: "./dist/index.d.ts", default: "./dist/index.js" },
+      "./package.json": "./package.json"
+    })
+    // The core has one entry point now: the protocol.
+    assert.deepStrictEqual(Object.keys(core.exports as Record<string, unknown>), [".", "./package.json"])
+    // Built after the core (its declarations are what the shell imports), before the library.
+    assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && npm run build -w packages\/shell && /)
+  })
+
   it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index, its recordings and its fake WebSocket as its exports", () => {
     assert.strictEqual(conformance.name, "effect-agent-session-conformance")
     assert.isTrue(conformance.private)
@@ -120,7 +141,7 @@ describe("package manifests", () => {
       "./fakeWebSocket": "./src/fakeWebSocket.ts",
       "./package.json": "./package.json"
     })
-    assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
+    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/cli", "packages/effect4"])
   })
 
   it("the peer ranges are the Effect 3 line the README's install commands name", () => {

@@ -11,6 +11,7 @@
 export const fast: ReadonlyArray<string> = [
   "examples/testing-your-app.test.ts",
   "packages/core/test/",
+  "packages/shell/test/",
   "test/Agent.test.ts",
   "test/AgentApi.pinned.test.ts",
   "test/AgentApi.test.ts",

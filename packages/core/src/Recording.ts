@@ -206,7 +206,21 @@ export {
    * @since 0.1.0
    * @category combinators
    */
-  leak
+  leak,
+  /**
+   * A binary frame's bytes as the format holds them (the `base64` member of a `frame` line).
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  encodeBase64,
+  /**
+   * The bytes of a binary frame's `base64` member, or `undefined` when it is not base64.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  decodeBase64
 } from "./internal/recording/scrub.js"
 
 export {
