@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Http, Secrets } from "../src/index.js"
+import { causeMessages } from "../src/internal/httpFailures.js"
 
 describe("Http status rules (U07)", () => {
   it("each status has one kind; 2xx is success", () => {
@@ -78,7 +79,7 @@ describe("Http requests that never left, Idempotency-Key, bodies", () => {
     expect(notSent(new Error("no code"))).toBe(false)
     expect(notSent(new Error("no code"), "InvalidUrl")).toBe(true)
     expect(notSent(new Error("fetch failed", { cause: refused }), "Transport", 200)).toBe(false)
-    expect(Http.causeMessages(new Error("fetch failed", { cause: refused }))).toEqual(["fetch failed", "connect", "ECONNREFUSED"])
+    expect(causeMessages(new Error("fetch failed", { cause: refused }))).toEqual(["fetch failed", "connect", "ECONNREFUSED"])
   })
 
   it("a caller's key is 1 to 255 printable ASCII characters; a server takes the header trimmed, up to 255", () => {
