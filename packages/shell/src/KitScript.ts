@@ -1,6 +1,6 @@
 /**
  * The test kit's scripted connection, the part both editions share: the script of the kit's world
- * played once (the core's `Script.Play`, with the events told apart as the protocol tells them),
+ * played once (`Script.Play`, with the events told apart as the protocol tells them),
  * the connection reported to the world when it starts, and each answer of the application matched
  * against the requests emitted: reported to the world when accepted, else the fields of the
  * edition's `RequestNotPending`. The edition binds it to its streams, deferreds and clock.
