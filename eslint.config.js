@@ -43,6 +43,33 @@ export default tseslint.config(
     }
   },
   {
+    // The editions' shared glue is Effect-free and runtime-neutral too, and reaches the core only
+    // through its package name (its public entry point).
+    files: ["packages/shell/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "effect", message: "packages/shell is Effect-free: the editions bind it." }],
+        patterns: [
+          { group: ["effect/*", "@effect/*"], message: "packages/shell is Effect-free: the editions bind it." },
+          { group: ["**/core/src", "**/core/src/**", "effect-agent-session-core/*"], message: "packages/shell imports the core through effect-agent-session-core only." }
+        ]
+      }]
+    }
+  },
+  {
+    files: ["packages/shell/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "effect", message: "packages/shell is Effect-free: the editions bind it." }],
+        patterns: [
+          { group: ["effect/*", "@effect/*"], message: "packages/shell is Effect-free: the editions bind it." },
+          { group: ["**/core/src", "**/core/src/**", "effect-agent-session-core/*"], message: "packages/shell imports the core through effect-agent-session-core only." },
+          { group: ["node:*"], message: "packages/shell's sources are runtime-neutral: no Node modules." }
+        ]
+      }]
+    }
+  },
+  {
     files: ["packages/cli/src/**/*.ts", "packages/cli/test/**/*.ts", "packages/test-support/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" }
   }

@@ -20,9 +20,10 @@ export default defineConfig({
     // The command line (packages/cli) imports the library by its package name: in the tests it is
     // the library's sources, the same modules the tests import by relative path.
     alias: [
-      // The protocol core (packages/core): its sources, as the root's tsconfig `paths` say.
+      // The protocol core (packages/core) and the editions' shared glue (packages/shell): their
+      // sources, as the root's tsconfig `paths` say.
       { find: /^effect-agent-session-core$/, replacement: Path.join(root, "packages/core/src/index.ts") },
-      { find: /^effect-agent-session-core\/shell$/, replacement: Path.join(root, "packages/core/src/shell/index.ts") },
+      { find: /^effect-agent-session-shell$/, replacement: Path.join(root, "packages/shell/src/index.ts") },
       // The simulator (packages/simulator): its sources.
       { find: /^effect-agent-session-simulator$/, replacement: Path.join(root, "packages/simulator/src/index.ts") },
       { find: /^effect-agent-session-simulator\/(.+)$/, replacement: Path.join(root, "packages/simulator/src/$1.ts") },
@@ -40,7 +41,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

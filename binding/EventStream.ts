@@ -35,7 +35,7 @@ import {
 import * as sse from "./internal/sse.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import { type Connection as CoreConnection, Http, type Ledger } from "effect-agent-session-core"
-import { ChannelAddress } from "effect-agent-session-core/shell"
+import { ChannelAddress } from "effect-agent-session-shell"
 
 /**
  * The state of a connection: `Connecting -> Open -> Reconnecting { attempt } -> Open ... -> Closed`.

@@ -35,7 +35,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
 import type { Failures } from "effect-agent-session-core"
-import { Memo, Telemetry } from "effect-agent-session-core/shell"
+import { Memo, Telemetry } from "effect-agent-session-shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
 /**

@@ -49,7 +49,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { Recording as Format } from "effect-agent-session-core"
-import { FileSource } from "effect-agent-session-core/shell"
+import { FileSource } from "effect-agent-session-shell"
 import * as Fs from "node:fs"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

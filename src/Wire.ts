@@ -16,7 +16,7 @@ import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, trunc
 import { formatIssues } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 import { Frame, Json, Secrets, Url } from "effect-agent-session-core"
-import { Memo } from "effect-agent-session-core/shell"
+import { Memo } from "effect-agent-session-shell"
 
 /**
  * The largest frame accepted by default: 1 MiB.

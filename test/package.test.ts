@@ -1,7 +1,7 @@
 /**
  * The published packages of the workspace say the same things: the library's run-time dependencies are
- * what it imports (the protocol core and `ws`; Effect as peers), the core has none, the command
- * line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
+ * what it imports (the protocol core, the editions' shared glue and `ws`; Effect as peers), the core
+ * has none, the shared glue the core only, the command line's are its own, and the versions and ranges agree. Each package's tarball (as `npm pack`
  * lists it) carries its README, LICENSE and CHANGELOG.md, and every relative link of the Markdown
  * it ships leads to a file of the same tarball. The packed result is exercised by
  * test/consumer/consumer.test.ts.
@@ -33,6 +33,8 @@ const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, 
 const library = manifest("package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
+const shell = manifest("packages/shell/package.json")
+const simulator = manifest("packages/simulator/package.json")
 const conformance = manifest("packages/conformance/package.json")
 const testSupport = manifest("packages/test-support/package.json")
 /**
@@ -49,10 +51,11 @@ const requiredPeers = Object.fromEntries(
 )
 
 describe("package manifests", () => {
-  it("the library depends at run time on the core and ws only, Effect as peers; no bin, built by prepack", () => {
+  it("the library depends at run time on the core, the shared glue and ws only, Effect as peers; no bin, built by prepack", () => {
     assert.strictEqual(library.name, "effect-agent-session")
-    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["effect-agent-session-core", "ws"])
+    assert.deepStrictEqual(Object.keys(library.dependencies ?? {}), ["effect-agent-session-core", "effect-agent-session-shell", "ws"])
     assert.strictEqual(library.dependencies?.["effect-agent-session-core"], `^${core.version}`)
+    assert.strictEqual(library.dependencies?.["effect-agent-session-shell"], `^${shell.version}`)
     assert.deepStrictEqual(Object.keys(requiredPeers).sort(), [
       "@effect/platform",
       "@effect/platform-node",
@@ -66,10 +69,18 @@ describe("package manifests", () => {
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
-    // The protocol core, the command line, and the Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own;
-    // and the conformance suite both editions run (private, never packed).
-    // And what the tests and benches of every package share (private, never packed).
-    assert.deepStrictEqual(library.workspaces, ["packages/core", "packages/cli", "packages/conformance", "packages/test-support"])
+    // The protocol core, the editions' shared glue, the simulator, the command line, and the
+    // Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own; the conformance
+    // suite both editions run, and what the tests and benches of every package share (private,
+    // never packed).
+    assert.deepStrictEqual(library.workspaces, [
+      "packages/core",
+      "packages/shell",
+      "packages/simulator",
+      "packages/cli",
+      "packages/conformance",
+      "packages/test-support"
+    ])
     for (const name of ["tsx", "@effect/cli", "@effect/printer", "@effect/printer-ansi"]) {
       assert.notProperty(library.dependencies ?? {}, name)
     }
@@ -117,6 +128,44 @@ describe("package manifests", () => {
     assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
+  it("the shared glue is its own package: the core its one dependency, compiled by prepack, its sources behind a condition, one entry point", () => {
+    assert.strictEqual(shell.name, "effect-agent-session-shell")
+    assert.strictEqual(shell.version, core.version)
+    assert.deepStrictEqual(shell.dependencies, { "effect-agent-session-core": `^${core.version}` })
+    assert.isUndefined(shell.peerDependencies)
+    assert.isUndefined(shell.bin)
+    assert.deepStrictEqual(shell.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.match(shell.scripts?.["prepack"] ?? "", /build/)
+    assert.deepStrictEqual(shell.exports, {
+      ".": { "effect-agent-session-source": "./src/index.ts", types: "./dist/index.d.ts", default: "./dist/index.js" },
+      "./package.json": "./package.json"
+    })
+    // The core has one entry point now: the protocol.
+    assert.deepStrictEqual(Object.keys(core.exports as Record<string, unknown>), [".", "./package.json"])
+    // Built after the core (its declarations are what the shell imports), before the library.
+    assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && npm run build -w packages\/shell && /)
+  })
+
+  it("the simulator is its own package: the library, the core and the shell its dependencies, Effect 3 as peers, built after the library", () => {
+    assert.strictEqual(simulator.name, "effect-agent-session-simulator")
+    assert.strictEqual(simulator.version, library.version)
+    assert.deepStrictEqual(simulator.dependencies, {
+      "effect-agent-session": `^${library.version}`,
+      "effect-agent-session-core": `^${core.version}`,
+      "effect-agent-session-shell": `^${shell.version}`,
+      ws: library.dependencies?.["ws"] ?? "(the library has no ws)"
+    })
+    assert.deepStrictEqual(simulator.peerDependencies, requiredPeers)
+    assert.isUndefined(simulator.bin)
+    assert.deepStrictEqual(simulator.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.match(simulator.scripts?.["prepack"] ?? "", /build/)
+    // The library no longer ships it; the command line depends on it.
+    assert.notProperty(library.exports as Record<string, unknown>, "./simulator")
+    assert.strictEqual(cli.dependencies?.["effect-agent-session-simulator"], `^${simulator.version}`)
+    // Built after the library (its declarations are what the simulator imports).
+    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/simulator$/)
+  })
+
   it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index, its recordings and its fake WebSocket as its exports", () => {
     assert.strictEqual(conformance.name, "effect-agent-session-conformance")
     assert.isTrue(conformance.private)
@@ -128,7 +177,7 @@ describe("package manifests", () => {
       "./fakeWebSocket": "./src/fakeWebSocket.ts",
       "./package.json": "./package.json"
     })
-    assert.deepStrictEqual(published, ["packages/core", "packages/cli", "packages/effect4"])
+    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/simulator", "packages/cli", "packages/effect4"])
   })
 
   it("the test support is a private package of sources: no build, no dependency (the Effect 4 edition links it, and takes nothing of Effect 3 with it)", () => {

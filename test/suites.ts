@@ -14,6 +14,7 @@ export const fast: ReadonlyArray<string> = [
   "packages/cli/test/render.test.ts",
   "packages/cli/test/sanitize.test.ts",
   "packages/core/test/",
+  "packages/shell/test/",
   "test/Agent.test.ts",
   "test/AgentApi.pinned.test.ts",
   "test/AgentApi.test.ts",

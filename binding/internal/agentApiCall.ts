@@ -9,7 +9,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
-import { HttpCall } from "effect-agent-session-core/shell"
+import { HttpCall } from "effect-agent-session-shell"
 import type * as Dialect from "../../src/Dialect.js"
 import {
   type HttpStatusError,

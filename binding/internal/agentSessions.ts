@@ -4,7 +4,7 @@
  * request with `onRequest`, and returns the outcome.
  */
 import * as Effect from "effect/Effect"
-import { Facade } from "effect-agent-session-core/shell"
+import { Facade } from "effect-agent-session-shell"
 import { AgentApi } from "../../src/AgentApi.js"
 import type { RunningSession, RunOptions, Service } from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"

@@ -17,7 +17,7 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Http } from "effect-agent-session-core"
-import { HttpBody } from "effect-agent-session-core/shell"
+import { HttpBody } from "effect-agent-session-shell"
 import {
   type Headers,
   type HttpClientError,

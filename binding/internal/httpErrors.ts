@@ -8,7 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { Failures, Http } from "effect-agent-session-core"
-import type { HttpCall } from "effect-agent-session-core/shell"
+import type { HttpCall } from "effect-agent-session-shell"
 import {
   BadRequest,
   Conflict,

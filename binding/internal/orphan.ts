@@ -5,7 +5,7 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SessionContext } from "effect-agent-session-core/shell"
+import { SessionContext } from "effect-agent-session-shell"
 import * as Errors from "../../src/Errors.js"
 
 const encode = Schema.encodeOption(Errors.AgentSessionError)

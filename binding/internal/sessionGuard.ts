@@ -15,7 +15,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
-import { Facade } from "effect-agent-session-core/shell"
+import { Facade } from "effect-agent-session-shell"
 import type { Outcome, StartOptions } from "../../src/AgentSessions.js"
 import {
   ActionBudgetExceeded,

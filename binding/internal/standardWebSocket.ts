@@ -13,7 +13,7 @@
  * Node, with no overflow bound.
  */
 import * as Layer from "effect/Layer"
-import { StreamWebSocket } from "effect-agent-session-core/shell"
+import { StreamWebSocket } from "effect-agent-session-shell"
 import { registerConstructor } from "./channel/upgrade.js"
 import { protocolsOf, Socket, type WebSocketConstructorService } from "../../src/internal/line.js"
 

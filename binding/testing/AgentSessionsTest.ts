@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Script } from "effect-agent-session-core/shell"
+import { Script } from "effect-agent-session-shell"
 import type { OnboardRequest } from "../../src/Agent.js"
 import type { AgentApi } from "../../src/AgentApi.js"
 import type * as AgentSessions from "../../src/AgentSessions.js"

@@ -9,16 +9,21 @@ import { defineConfig } from "vitest/config"
  */
 const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
 
-/** The protocol core's sources (the workspace package `effect-agent-session-core`), as tsconfig's condition says. */
-const coreRoot = Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-core/package.json"))
-const coreSource = Path.join(coreRoot, "src/index.ts")
-const coreShellSource = Path.join(coreRoot, "src/shell/index.ts")
+/**
+ * The sources of the protocol core (`effect-agent-session-core`) and of the editions' shared glue
+ * (`effect-agent-session-shell`), the repository's packages linked by the lock file, as tsconfig's
+ * condition says.
+ */
+const sourceOf = (name: string) =>
+  Path.join(Path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), "src/index.ts")
+const coreSource = sourceOf("effect-agent-session-core")
+const shellSource = sourceOf("effect-agent-session-shell")
 
 export default defineConfig({
   resolve: {
     alias: [
       { find: /^effect-agent-session-core$/, replacement: coreSource },
-      { find: /^effect-agent-session-core\/shell$/, replacement: coreShellSource }
+      { find: /^effect-agent-session-shell$/, replacement: shellSource }
     ]
   },
   test: {

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { HttpBody } from "effect-agent-session-core/shell"
+import { HttpBody } from "effect-agent-session-shell"
 
 const textDecoder = new TextDecoder()
 

@@ -6,7 +6,7 @@
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import type * as MetricLabel from "effect/MetricLabel"
-import { Memo, Telemetry } from "effect-agent-session-core/shell"
+import { Memo, Telemetry } from "effect-agent-session-shell"
 import { actions, eventsReceived } from "../Metrics.js"
 import type * as SessionEvent from "../SessionEvent.js"
 import type { PullFiber } from "./line.js"

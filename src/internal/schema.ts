@@ -4,7 +4,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Model } from "effect-agent-session-core"
-import { Issues } from "effect-agent-session-core/shell"
+import { Issues } from "effect-agent-session-shell"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for. */

@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { LiveWait } from "effect-agent-session-core/shell"
+import { LiveWait } from "effect-agent-session-shell"
 
 /** The prototype of the live clock: every clock built by `Clock.make` sleeps on `setTimeout`. */
 const liveClockPrototype: unknown = Object.getPrototypeOf(Clock.make())

@@ -10,7 +10,7 @@
  */
 import * as Socket from "@effect/platform/Socket"
 import * as Layer from "effect/Layer"
-import { Upgrade } from "effect-agent-session-core/shell"
+import { Upgrade } from "effect-agent-session-shell"
 import * as WS from "ws"
 import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 

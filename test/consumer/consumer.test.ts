@@ -1,9 +1,10 @@
 /**
- * The packages as a user gets them: `npm pack` the four workspace packages (their `prepack` builds
- * `dist/`), install the tarballs into a fresh application with exactly the README's install
- * commands (the package names replaced by the tarballs, and the protocol core, which the library
- * depends on, taken from its tarball by an `overrides` entry as the registry would give it; from
- * the local npm cache where it has them), type-check the README's first-session program and the guide's test-kit example with
+ * The packages as a user gets them: `npm pack` the library and the published workspace packages
+ * (their `prepack` builds `dist/`), install the tarballs into a fresh application with exactly the
+ * README's install commands (the package names replaced by the tarballs, and the protocol core and
+ * the editions' shared glue, which the library depends on, taken from their tarballs by
+ * `overrides` entries as the registry would give them; from the local npm cache where it has
+ * them), type-check the README's first-session program and the guide's test-kit example with
  * strict TypeScript and `skipLibCheck: false`, then run the program against the installed
  * command line's `simulate` (a child process) and the test-kit example with the installed vitest.
  */
@@ -85,10 +86,12 @@ describe("the packed packages in a fresh application", () => {
       // Pack the packages: each `prepack` compiles its own dist/ (the library's against the core's
       // freshly built declarations, the command line's against the library's).
       const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], root, cleanEnv())
+      const shell = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/shell"], root, cleanEnv())
       const library = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv())
       const simulatorPacked = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/simulator"], root, cleanEnv())
       const cli = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
       ok(core, "npm pack -w packages/core")
+      ok(shell, "npm pack -w packages/shell")
       ok(library, "npm pack")
       ok(simulatorPacked, "npm pack -w packages/simulator")
       ok(cli, "npm pack -w packages/cli")
@@ -103,6 +106,7 @@ describe("the packed packages in a fresh application", () => {
         return first!
       }
       const corePack = listing(core)
+      const shellPack = listing(shell)
       const libraryPack = listing(library)
       const cliPack = listing(cli)
       const simulatorPack = listing(simulatorPacked)
@@ -112,6 +116,9 @@ describe("the packed packages in a fresh application", () => {
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Sse.js"]) {
         assert.include(corePack.files.map((f) => f.path), file)
       }
+      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/KitReplay.js"]) {
+        assert.include(shellPack.files.map((f) => f.path), file)
+      }
       const files = libraryPack.files.map((f) => f.path)
       for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
         assert.include(files, file)
@@ -120,8 +127,9 @@ describe("the packed packages in a fresh application", () => {
       assert.notInclude(cliPack.files.map((f) => f.path).join(" "), ".ts ")
 
       // A fresh application, installed with exactly the README's commands.
-      // The core is not on the registry from this checkout: `overrides` gives its tarball wherever
-      // the library asks for it (the README's commands do not name it: it comes with the library).
+      // The core and the shared glue are not on the registry from this checkout: `overrides` gives
+      // their tarballs wherever the library asks for them (the README's commands do not name them:
+      // they come with the library).
       Fs.writeFileSync(
         Path.join(app, "package.json"),
         JSON.stringify({
@@ -131,6 +139,7 @@ describe("the packed packages in a fresh application", () => {
           type: "module",
           overrides: {
             "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}`,
+            "effect-agent-session-shell": `file:${Path.join(packs, shellPack.filename)}`,
             // Written as npm writes the direct dependency the README's install adds (an override
             // must read the same as a direct dependency on the same package).
             "effect-agent-session-simulator": `file:../packs/${simulatorPack.filename}`
@@ -153,11 +162,15 @@ describe("the packed packages in a fresh application", () => {
       const installed = JSON.parse(Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session/package.json"), "utf8")) as {
         dependencies: Record<string, string>
       }
-      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core", "ws"])
+      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core", "effect-agent-session-shell", "ws"])
       const installedCore = JSON.parse(
         Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session-core/package.json"), "utf8")
       ) as { dependencies?: Record<string, string> }
       assert.isUndefined(installedCore.dependencies)
+      const installedShell = JSON.parse(
+        Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session-shell/package.json"), "utf8")
+      ) as { dependencies?: Record<string, string> }
+      assert.deepStrictEqual(Object.keys(installedShell.dependencies ?? {}), ["effect-agent-session-core"])
       // The papers and the docs the README links to are installed with the packages.
       for (
         const file of [
@@ -172,7 +185,10 @@ describe("the packed packages in a fresh application", () => {
           "effect-agent-session-simulator/README.md",
           "effect-agent-session-core/LICENSE",
           "effect-agent-session-core/CHANGELOG.md",
-          "effect-agent-session-core/README.md"
+          "effect-agent-session-core/README.md",
+          "effect-agent-session-shell/LICENSE",
+          "effect-agent-session-shell/CHANGELOG.md",
+          "effect-agent-session-shell/README.md"
         ]
       ) {
         assert.isTrue(Fs.existsSync(Path.join(app, "node_modules", file)), file)

@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-core/shell"
+import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-shell"
 // The scenarios and the facts of the tier, as the conformance package defines them (types only:
 // nothing of it is loaded by the runtime).
 import type {

@@ -14,7 +14,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type Deadlines as Core, Timer } from "effect-agent-session-core/shell"
+import { type Deadlines as Core, Timer } from "effect-agent-session-shell"
 import {
   currentTimeMillis,
   doneDeferredUnsafe,

@@ -4,7 +4,7 @@
  * the SDK's errors. One object for every attempt.
  */
 import * as Redacted from "effect/Redacted"
-import type { Outcomes } from "effect-agent-session-core/shell"
+import type { Outcomes } from "effect-agent-session-shell"
 import { ConnectTimeout, FrameTooLarge, HandshakeRejected, MalformedFrame, Superseded } from "../../../src/Errors.js"
 import type { Settings } from "./settings.js"
 import { type AttemptOutcome, End, Fatal, Retry } from "./transport.js"

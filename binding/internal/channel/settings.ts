@@ -6,7 +6,7 @@
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import { Connection } from "effect-agent-session-core"
-import { ConnectionSettings } from "effect-agent-session-core/shell"
+import { ConnectionSettings } from "effect-agent-session-shell"
 import type * as EventStream from "../../../src/EventStream.js"
 import type * as SessionEvent from "../../../src/SessionEvent.js"
 import { delaysCappedAt, type DurationInput, durationOf, recurringUpTo } from "../../../src/internal/line.js"

@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import type { Connection } from "effect-agent-session-core"
-import { ConnectionSettings, ConnectionShell } from "effect-agent-session-core/shell"
+import { ConnectionSettings, ConnectionShell } from "effect-agent-session-shell"
 import {
   type ConnectTimeout,
   EventDecodeError,

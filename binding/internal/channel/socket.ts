@@ -27,7 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import { Close } from "effect-agent-session-core"
-import { Socket as CoreSocket, WebSocketAttempt } from "effect-agent-session-core/shell"
+import { Socket as CoreSocket, WebSocketAttempt } from "effect-agent-session-shell"
 import type * as Dialect from "../../../src/Dialect.js"
 import * as Wire from "../../../src/Wire.js"
 import {

@@ -7,7 +7,7 @@
  * `ws`'s own). Kept apart so that the constructors do not import the engine.
  */
 import { Close } from "effect-agent-session-core"
-import { Upgrade } from "effect-agent-session-core/shell"
+import { Upgrade } from "effect-agent-session-shell"
 import type { Settings } from "./settings.js"
 import type { WebSocketLike } from "../../../src/internal/line.js"
 

@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Recording as Format } from "effect-agent-session-core"
-import { FileSource, KitReplay } from "effect-agent-session-core/shell"
+import { FileSource, KitReplay } from "effect-agent-session-shell"
 import * as Fs from "node:fs"
 import * as Credentials from "../../../src/Credentials.js"
 import {

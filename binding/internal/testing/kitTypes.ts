@@ -6,7 +6,7 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import { type KitReplay, type KitScript, Script } from "effect-agent-session-core/shell"
+import { type KitReplay, type KitScript, Script } from "effect-agent-session-shell"
 import type { OnboardRequest } from "../../../src/Agent.js"
 import type * as Answer from "../../../src/Answer.js"
 import type { CreateSessionError, EventStreamError, OnboardError } from "../../../src/Errors.js"

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { printable, shellQuoted } from "./internal/text.js"
 import type { StatusKind } from "./Http.js"
 import { isRetryableStatus, didNotActStatus } from "./Http.js"
 import { ENV_API_KEY } from "./Keys.js"
@@ -118,29 +119,6 @@ export const unexpectedStatusMessage = "unexpected status"
 // ---------------------------------------------------------------------------
 // A session that may still be running
 // ---------------------------------------------------------------------------
-
-/** Control characters (C0, DEL, C1, bidi controls), escaped as `\u{..}`: never raw to a terminal. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
-
-/**
- * Text with every control character (C0, DEL, C1, bidirectional controls) escaped as `\u{..}`, so
- * that text from the service printed to a terminal cannot move the cursor or reorder the line.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const printable = (text: string): string =>
-  text.replace(CONTROL, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
-
-/**
- * An id as one word of a POSIX shell: bare when made of safe characters, else single-quoted (and
- * {@link printable}).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const shellQuoted = (id: string): string =>
-  /^[A-Za-z0-9_.:@%+=,/-]+$/.test(id) ? id : `'${printable(id).replace(/'/g, "'\\''")}'`
 
 /**
  * The orphan notice of an error, when the session it happened to may still be running (its

@@ -144,13 +144,6 @@ export {
    */
   contractFailure,
   /**
-   * The messages along a chain of causes (`fetch failed: connect ECONNREFUSED ...`).
-   *
-   * @since 0.1.0
-   * @category constructors
-   */
-  causeMessages,
-  /**
    * What a `TransportError` holds of a failure without a response (its message, every key
    * scrubbed out), and whether it proves the request never left (the create policy).
    *

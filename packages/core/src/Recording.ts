@@ -3,10 +3,10 @@
  * how one is parsed and validated, how secrets are kept out of it, how two answers differ, how
  * frames cross transports, how a recorded connection's end is served again, what a replay may
  * accept, and a {@link Reader} that reads a recording line by line with bounded memory. No I/O
- * of its own: the reader takes the recording's bytes from a {@link Source} it is given (the core's
- * shell opens a file as one: `FileSource.fromFile`). Writing a recording (`Journal`) and replaying
- * one in memory (`KitReplay`) belong to the core's shell; the editions' shells (`Recording`, the
- * test kit's replay, the simulator's `Replay`) do the rest.
+ * of its own: the reader takes the recording's bytes from a {@link Source} it is given (the
+ * editions' shared glue, `effect-agent-session-shell`, opens a file as one: `FileSource.fromFile`).
+ * Writing a recording (`Journal`) and replaying one in memory (`KitReplay`) belong to that glue;
+ * the editions' shells (`Recording`, the test kit's replay, the simulator's `Replay`) do the rest.
  *
  * A recording is JSON Lines: one header line, then one line per thing that happened, in the order
  * it happened. The `effect-agent-session` package's docs/testing.md documents every line;
@@ -206,7 +206,21 @@ export {
    * @since 0.1.0
    * @category combinators
    */
-  leak
+  leak,
+  /**
+   * A binary frame's bytes as the format holds them (the `base64` member of a `frame` line).
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  encodeBase64,
+  /**
+   * The bytes of a binary frame's `base64` member, or `undefined` when it is not base64.
+   *
+   * @since 0.1.0
+   * @category combinators
+   */
+  decodeBase64
 } from "./internal/recording/scrub.js"
 
 export {

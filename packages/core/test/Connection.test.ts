@@ -17,8 +17,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Connection, Ledger } from "../src/index.js"
-import { Deadlines } from "../src/shell/index.js"
-import { driven, quietPort, type TestPort } from "./driven.js"
+import { DeadlineQueue, driven, quietPort, type TestPort } from "./driven.js"
 
 interface Event {
   readonly kind: Connection.EventKind
@@ -100,7 +99,7 @@ const run = (
   replays: boolean
 ) => {
   let now = 0
-  const queue = new Deadlines.DeadlineQueue()
+  const queue = new DeadlineQueue()
   const delivered: Array<Event> = []
   const deliveredIds = new Set<number>()
   const received: Array<{ readonly event: Event; readonly print: string | undefined }> = []
@@ -431,7 +430,7 @@ describe("Connection", () => {
   })
 
   it("known to replay: frames held are judged when the hold time after the open is over", () => {
-    const queue = new Deadlines.DeadlineQueue()
+    const queue = new DeadlineQueue()
     const seen: Array<number> = []
     const c = driven<Event, string>(
       options(100, false, true, true),
@@ -612,7 +611,7 @@ describe("Connection", () => {
   })
 
   it("an open attempt silent for the idle time-out is dropped, not while reading is paused", () => {
-    const queue = new Deadlines.DeadlineQueue()
+    const queue = new DeadlineQueue()
     let aborted = 0
     const c = driven<Event, string>(
       options(1, false, true),

@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { Failures, Http } from "../src/index.js"
+import { shellQuoted } from "../src/internal/text.js"
 
 describe("Failures: messages", () => {
   it("each message names what happened from the error's fields", () => {
@@ -141,7 +142,7 @@ describe("Failures: a session that may still be running", () => {
     fc.assert(fc.property(fc.string(), (id) => {
       const printed = Failures.orphanNotice({ sessionId: id, mayStillBeRunning: true }) ?? ""
       expect(printed).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/)
-      const word = Failures.shellQuoted(id)
+      const word = shellQuoted(id)
       expect(word === id || (word.startsWith("'") && word.endsWith("'"))).toBe(true)
     }))
   })

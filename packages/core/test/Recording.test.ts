@@ -10,8 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { Dialect, Recording as Format } from "../src/index.js"
-import { FileSource } from "../src/shell/index.js"
-import { header } from "./helpers/recordings.js"
+import { fileSource, header } from "./helpers/recordings.js"
 
 const dir = Fs.mkdtempSync(join(tmpdir(), "eas-core-recording-"))
 let files = 0
@@ -383,7 +382,7 @@ describe("Recording", () => {
     const lines = [JSON.stringify(header())]
     for (let i = 0; i < frames; i++) lines.push(JSON.stringify({ type: "frame", t: i, conn: 1, text: frame }))
     Fs.writeFileSync(path, lines.join("\n") + "\n")
-    const opened = Format.Reader.open(FileSource.fromFile(path, Fs))
+    const opened = Format.Reader.open(fileSource(path))
     assert.isTrue("reader" in opened)
     if (!("reader" in opened)) return
     let count = 0
@@ -407,7 +406,7 @@ describe("Recording", () => {
       return path
     }
     const take = (path: string) => {
-      const opened = Format.Reader.open(FileSource.fromFile(path, Fs))
+      const opened = Format.Reader.open(fileSource(path))
       if (!("reader" in opened)) return opened
       for (;;) {
         const next = opened.reader.take()
@@ -438,7 +437,7 @@ describe("Recording", () => {
       line: 1_501,
       reason: "not UTF-8 text"
     })
-    const missing = Format.Reader.open(FileSource.fromFile(join(dir, "no-such-file.jsonl"), Fs))
+    const missing = Format.Reader.open(fileSource(join(dir, "no-such-file.jsonl")))
     assert.isTrue("_tag" in missing && missing._tag === "Invalid" && missing.line === 0 && missing.reason.startsWith("cannot be read: "))
     // A complete file ends with Done at its last line.
     assert.deepStrictEqual(take(write(`${good.join("\n")}\n`)), { _tag: "Done", line: 2 })
@@ -450,7 +449,7 @@ describe("Recording: a recording is input (issue 36)", () => {
   const firstRefused = (lines: ReadonlyArray<string>) => {
     const path = tempPath("hostile.jsonl")
     Fs.writeFileSync(path, [JSON.stringify(header()), ...lines].join("\n") + "\n")
-    const opened = Format.Reader.open(FileSource.fromFile(path, Fs))
+    const opened = Format.Reader.open(fileSource(path))
     if (!("reader" in opened)) return opened
     for (;;) {
       const next = opened.reader.take()

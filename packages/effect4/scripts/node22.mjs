@@ -13,8 +13,8 @@
 // This package is not a workspace of the repository's root: the root installs with the machine's
 // Node (20 is enough for the Effect 3 edition), and Effect 4's Node packages declare Node >= 22.19,
 // which npm would report for each of them. Its own `npm ci`, run here by Node 22, installs them
-// cleanly; the root's `prepare` runs it, so the root's `npm ci` installs both. The protocol core is
-// linked from `../core` by the lock file.
+// cleanly; the root's `prepare` runs it, so the root's `npm ci` installs both. The protocol core and
+// the editions' shared glue are linked from `../core` and `../shell` by the lock file.
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"

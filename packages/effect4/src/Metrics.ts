@@ -27,7 +27,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type { Failures } from "effect-agent-session-core"
-import { Telemetry } from "effect-agent-session-core/shell"
+import { Telemetry } from "effect-agent-session-shell"
 import { actions as actionsCounter, counter, countEvents, eventsReceived as received, withAttributes } from "./internal/metrics.js"
 import type * as SessionEvent from "./SessionEvent.js"
 

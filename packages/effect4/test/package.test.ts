@@ -1,7 +1,9 @@
 /**
  * The Effect 4 edition's manifest: a name of its own, a package of its own beside the root's
- * workspace (its own lock file, installed by Node 22, the core linked from `../core`), the Effect 4 line as peers and the versions the suite runs on as dev
- * dependencies, the protocol core as its one run-time dependency, Node 22.19, built by `prepack`.
+ * workspace (its own lock file, installed by Node 22, the core and the shared glue linked from
+ * `../core` and `../shell`), the Effect 4 line as peers and the versions the suite runs on as dev
+ * dependencies, the protocol core and the editions' shared glue as its run-time dependencies, Node
+ * 22.19, built by `prepack`.
  * The packed result is exercised by test/consumer/consumer.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -34,12 +36,13 @@ describe("the Effect 4 edition's manifest", () => {
     // Not a workspace of the root: the root's npm (on Node 20) would report Effect 4's engines.
     assert.notInclude(root.workspaces ?? [], "packages/effect4")
     // The root's install installs this package too, with Node 22, from its own lock file, where
-    // the protocol core is the repository's own, linked.
+    // the protocol core and the shared glue are the repository's own, linked.
     assert.strictEqual(root.scripts?.["prepare"], "node packages/effect4/scripts/node22.mjs --install")
     const lock = JSON.parse(readFileSync(join(packageDir, "package-lock.json"), "utf8")) as {
       readonly packages: Record<string, { readonly resolved?: string; readonly link?: boolean; readonly version?: string }>
     }
     assert.deepStrictEqual(lock.packages["node_modules/effect-agent-session-core"], { resolved: "../core", link: true })
+    assert.deepStrictEqual(lock.packages["node_modules/effect-agent-session-shell"], { resolved: "../shell", link: true })
     assert.strictEqual(lock.packages["node_modules/effect"]?.version, edition.devDependencies?.["effect"])
     assert.strictEqual(edition.engines?.["node"], ">=22.19")
     assert.deepStrictEqual(edition.files, ["dist", "src", "binding", "LICENSE", "CHANGELOG.md"])
@@ -47,8 +50,8 @@ describe("the Effect 4 edition's manifest", () => {
     assert.strictEqual(version, edition.version)
   })
 
-  it("the protocol core is its one run-time dependency; Effect 4 and its Node platform are peers", () => {
-    assert.deepStrictEqual(Object.keys(edition.dependencies ?? {}), ["effect-agent-session-core"])
+  it("the protocol core and the shared glue are its run-time dependencies; Effect 4 and its Node platform are peers", () => {
+    assert.deepStrictEqual(Object.keys(edition.dependencies ?? {}), ["effect-agent-session-core", "effect-agent-session-shell"])
     assert.deepStrictEqual(edition.peerDependencies, { "effect": "^4.1.0", "@effect/platform-node": "^4.1.0" })
     // The README's install line names the same ranges.
     const readme = readFileSync(join(packageDir, "README.md"), "utf8")

@@ -50,7 +50,7 @@ import * as Exit from "effect/Exit"
  * @since 0.1.0
  */
 import { Recording as Format } from "effect-agent-session-core"
-import { FileSource } from "effect-agent-session-core/shell"
+import { FileSource } from "effect-agent-session-shell"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as NodeStream from "node:stream"

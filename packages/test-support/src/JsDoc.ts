@@ -25,12 +25,13 @@ export const categories: ReadonlySet<string> = new Set([
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
  * declarations written once for both editions in `binding/testing/`, which its `src/` module
  * re-exports) and the cluster (the package's `.`, `./testing`, `./cluster` and `./*` entry
- * points), the simulator's (`effect-agent-session-simulator`), every `binding/*.ts` (the declarations of a public module written once for both
- * editions, which its `src/*.ts` re-exports), and every module of the protocol core
- * (`effect-agent-session-core` and its `./shell` entry point).
+ * points), the simulator's (`effect-agent-session-simulator`), every `binding/*.ts` (the
+ * declarations of a public module written once for both editions, which its `src/*.ts`
+ * re-exports), every module of the protocol core (`effect-agent-session-core`) and of the
+ * editions' shared glue (`effect-agent-session-shell`).
  */
 export const publicModules = (): ReadonlyArray<string> => [
-  ...["packages/core/src", "packages/core/src/shell"].flatMap((dir) =>
+  ...["packages/core/src", "packages/shell/src"].flatMap((dir) =>
     readdirSync(join(root, dir))
       .filter((name) => name.endsWith(".ts") && name !== "index.ts")
       .sort()
@@ -64,7 +65,7 @@ export const bindingModules = (): ReadonlyArray<string> =>
 /** The barrels, whose module comments name the entry points. */
 export const entryPoints: ReadonlyArray<string> = [
   "packages/core/src/index.ts",
-  "packages/core/src/shell/index.ts",
+  "packages/shell/src/index.ts",
   "src/index.ts",
   "src/testing/index.ts",
   "packages/simulator/src/index.ts",

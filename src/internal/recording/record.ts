@@ -31,7 +31,7 @@ import { CreateSessionRequest, SessionInfo } from "../../Session.js"
 import { type ChannelTap, currentTap, outcomeOf } from "../channel/tap.js"
 import { version } from "../version.js"
 import { Recording as Format } from "effect-agent-session-core"
-import { Journal } from "effect-agent-session-core/shell"
+import { Journal } from "effect-agent-session-shell"
 
 /** The options of a recorder. */
 export interface RecorderOptions {

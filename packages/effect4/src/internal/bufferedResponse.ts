@@ -6,7 +6,7 @@
 import type * as Headers from "effect/http/Headers"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
-import { HttpBody } from "effect-agent-session-core/shell"
+import { HttpBody } from "effect-agent-session-shell"
 
 /**
  * A response whose body was read (by `readBounded`): `status` and `headers` as given, the

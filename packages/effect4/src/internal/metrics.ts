@@ -6,7 +6,7 @@
 import type * as Context from "effect/Context"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
-import { Memo, Telemetry } from "effect-agent-session-core/shell"
+import { Memo, Telemetry } from "effect-agent-session-shell"
 import type * as SessionEvent from "../SessionEvent.js"
 
 /** A counter of the SDK's, by its name and description (`Telemetry.metrics`). */

@@ -5,7 +5,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { Model } from "effect-agent-session-core"
-import { Issues } from "effect-agent-session-core/shell"
+import { Issues } from "effect-agent-session-shell"
 import { InvalidRequest } from "../Errors.js"
 
 /** A value the service sent that the SDK has no name for. */

@@ -12,7 +12,7 @@
 import * as NodeWS from "@effect/platform-node/NodeWS"
 import * as Layer from "effect/Layer"
 import * as Socket from "effect/socket/Socket"
-import { Upgrade } from "effect-agent-session-core/shell"
+import { Upgrade } from "effect-agent-session-shell"
 import { registerConstructor } from "../../binding/internal/channel/upgrade.js"
 
 /** Options of the constructor. */

@@ -1,11 +1,12 @@
 /**
- * The Effect 4 edition as a user gets it: `npm pack` the protocol core and this package (their
- * `prepack` builds `dist/`), install the tarballs into a fresh application with exactly the
- * install commands of this package's README (the package name replaced by its tarball, the core's
- * tarball beside it; from the local npm cache where it has them), type-check the README's program
- * and every entry point with strict TypeScript and `skipLibCheck: false`, then run the programs
- * against the simulator (the root's command line, a child process). The first-session program is
- * checked to be the root README's (the Effect 3 edition's) with only the package name changed.
+ * The Effect 4 edition as a user gets it: `npm pack` the protocol core, the editions' shared glue
+ * and this package (their `prepack` builds `dist/`), install the tarballs into a fresh application
+ * with exactly the install commands of this package's README (the package name replaced by its
+ * tarball, the core's and the shared glue's tarballs beside it; from the local npm cache where it
+ * has them), type-check the README's program and every entry point with strict TypeScript and
+ * `skipLibCheck: false`, then run the programs against the simulator (the root's command line, a
+ * child process). The first-session program is checked to be the root README's (the Effect 3
+ * edition's) with only the package name changed.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -25,8 +26,8 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       Fs.mkdirSync(packs)
       Fs.mkdirSync(app)
 
-      // Pack the core and this package: each prepack builds its own dist/.
-      const { core: corePack, edition: editionPack } = yield* packBoth(packs, repositoryRoot)
+      // Pack the core, the shared glue and this package: each prepack builds its own dist/.
+      const { core: corePack, shell: shellPack, edition: editionPack } = yield* packBoth(packs, repositoryRoot)
       for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/index.d.ts.map", "dist/src/index.js.map", "dist/src/testing/index.d.ts", "dist/binding/internal/orphan.js", "binding/internal/orphan.ts"]) {
         assert.include(editionPack.files, file)
       }
@@ -41,21 +42,22 @@ describe("the packed Effect 4 edition in a fresh Effect 4.1 application", () => 
       )
       const tarball = Path.join(packs, editionPack.filename)
       const coreTarball = Path.join(packs, corePack.filename)
+      const shellTarball = Path.join(packs, shellPack.filename)
       const commands = blocks(readme, "## Install", "sh")[0]?.split("\n")
         .map((line) => line.replace(/#.*$/, "").trim())
         .filter((line) => line.startsWith("npm install")) ?? []
       assert.isAtLeast(commands.length, 2, "the README's install commands")
       for (const command of commands) {
         const args = command.split(/\s+/).slice(1).flatMap((arg) =>
-          // The core is not on the registry yet: its tarball goes beside the edition's.
-          arg === "effect-agent-session-effect4" ? [tarball, coreTarball] : [arg]
+          // The core and the shared glue are not on the registry yet: their tarballs go beside the edition's.
+          arg === "effect-agent-session-effect4" ? [tarball, coreTarball, shellTarball] : [arg]
         )
         ok(yield* exec(npm, [...args, "--prefer-offline", "--no-audit", "--no-fund"], app, cleanEnv()), command)
       }
       const installed = JSON.parse(
         Fs.readFileSync(Path.join(app, "node_modules/effect-agent-session-effect4/package.json"), "utf8")
       ) as { dependencies: Record<string, string> }
-      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core"])
+      assert.deepStrictEqual(Object.keys(installed.dependencies), ["effect-agent-session-core", "effect-agent-session-shell"])
       const effectVersion = (JSON.parse(Fs.readFileSync(Path.join(app, "node_modules/effect/package.json"), "utf8")) as {
         version: string
       }).version

@@ -1,8 +1,8 @@
 /**
  * The packed Effect 4 edition in a fresh Bun application and a fresh Deno application, as the
  * README's "Bun and Deno" section says: its install command for each runtime (the package name
- * replaced by the tarball; the protocol core's tarball beside it, as the core is not on the
- * registry yet), then its `first-session-fetch.ts` run by the runtime, with the section's own
+ * replaced by the tarball; the protocol core's and the shared glue's tarballs beside it, as they
+ * are not on the registry yet), then its `first-session-fetch.ts` run by the runtime, with the section's own
  * command line, against the simulator (on Node, a child process). Bun and Deno are the pinned
  * packages of `runtimes/` (`scripts/runtimes.mjs`); a runtime with none pinned for this platform
  * is skipped, and says so.
@@ -49,9 +49,10 @@ describe("the packed Effect 4 edition in a fresh Bun application and a fresh Den
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(tmp, { recursive: true, force: true })))
       const packs = Path.join(tmp, "packs")
       Fs.mkdirSync(packs)
-      const { core, edition } = yield* packBoth(packs, repositoryRoot)
+      const { core, shell, edition } = yield* packBoth(packs, repositoryRoot)
       const tarball = Path.join(packs, edition.filename)
       const coreTarball = Path.join(packs, core.filename)
+      const shellTarball = Path.join(packs, shell.filename)
       const program = named(readme, "first-session-fetch.ts")
       const lines = commandLines()
       const sim = yield* spawnSimulator({ ask: "permission" })
@@ -64,7 +65,8 @@ describe("the packed Effect 4 edition in a fresh Bun application and a fresh Den
         }
         const app = Path.join(tmp, `${runtime}-app`)
         Fs.mkdirSync(app)
-        // The core is not on the registry yet: Bun takes it from its tarball through `overrides`.
+        // The core and the shared glue are not on the registry yet: Bun takes them from their
+        // tarballs through `overrides`.
         Fs.writeFileSync(
           Path.join(app, "package.json"),
           JSON.stringify({
@@ -72,7 +74,9 @@ describe("the packed Effect 4 edition in a fresh Bun application and a fresh Den
             version: "1.0.0",
             private: true,
             type: "module",
-            ...(runtime === "bun" ? { overrides: { "effect-agent-session-core": coreTarball } } : {})
+            ...(runtime === "bun"
+              ? { overrides: { "effect-agent-session-core": coreTarball, "effect-agent-session-shell": shellTarball } }
+              : {})
           }, null, 2)
         )
         Fs.writeFileSync(Path.join(app, "first-session-fetch.ts"), program)
@@ -81,7 +85,7 @@ describe("the packed Effect 4 edition in a fresh Bun application and a fresh Den
         const install = lines.find((line) => line.startsWith(runtime === "bun" ? "bun add " : "npm install "))
         assert.isDefined(install, `the README's install command for ${runtime}`)
         const [tool = "", ...args] = install!.split(/\s+/).flatMap((arg) =>
-          arg !== "effect-agent-session-effect4" ? [arg] : runtime === "bun" ? [tarball] : [tarball, coreTarball]
+          arg !== "effect-agent-session-effect4" ? [arg] : runtime === "bun" ? [tarball] : [tarball, coreTarball, shellTarball]
         )
         const installed = runtime === "bun"
           ? yield* exec(found.binary, args, app, cleanEnv())

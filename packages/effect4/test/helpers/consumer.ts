@@ -82,15 +82,17 @@ export const listing = (ran: Ran): { readonly filename: string; readonly files: 
 }
 
 /**
- * Packs the protocol core and this package into `packs` (each `prepack` builds its `dist/`): the
- * tarballs' names and files.
+ * Packs the protocol core, the editions' shared glue and this package into `packs` (each
+ * `prepack` builds its `dist/`): the tarballs' names and files.
  */
 export const packBoth = (packs: string, root: string) =>
   Effect.gen(function*() {
     const core = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/core"], root, cleanEnv())
     ok(core, "npm pack -w packages/core")
+    const shell = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/shell"], root, cleanEnv())
+    ok(shell, "npm pack -w packages/shell")
     // This package is not a workspace of the root: packed from its own folder.
     const edition = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], packageDir, cleanEnv())
     ok(edition, "npm pack in packages/effect4")
-    return { core: listing(core), edition: listing(edition) }
+    return { core: listing(core), shell: listing(shell), edition: listing(edition) }
   })

@@ -29,7 +29,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as EventStreamInternal from "../../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
-import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-core/shell"
+import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-shell"
 // The scenarios and the facts of the tier, as the conformance package defines them (types only:
 // nothing of it is loaded by the runtime).
 import type {

@@ -4,7 +4,7 @@
  * latest, how one starts and ends, the client's answers waiting for the playback, the result.
  */
 import { Recording as Format } from "effect-agent-session-core"
-import { FileSource } from "effect-agent-session-core/shell"
+import { FileSource } from "effect-agent-session-shell"
 import * as Fs from "node:fs"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
