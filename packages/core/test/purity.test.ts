@@ -3,22 +3,12 @@
  * or Node, and it has no run-time dependency. ESLint says the same (`no-restricted-imports` on
  * packages/core); this test holds it for whoever runs only the tests.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { sourceFiles as sources, specifiers } from "effect-agent-session-test-support/imports"
 import { describe, expect, it } from "vitest"
 
 const core = join(import.meta.dirname, "..")
-
-const sources = (dir: string): Array<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
-  )
-
-/** Every module specifier of a file (its comments, such as TSDoc examples, aside). */
-const specifiers = (source: string): Array<string> => {
-  const text = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
-  return [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)["']([^"']+)["']/g)].map((m) => m[1] ?? "")
-}
 
 describe("packages/core", () => {
   it("imports nothing of Effect, nor Node, nor any package: its modules only", () => {

@@ -4,22 +4,12 @@
  * public entry point), never by a path into packages/core. ESLint says the same
  * (`no-restricted-imports` on packages/shell); this test holds it for whoever runs only the tests.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { sourceFiles as sources, specifiers } from "effect-agent-session-test-support/imports"
 import { describe, expect, it } from "vitest"
 
 const shell = join(import.meta.dirname, "..")
-
-const sources = (dir: string): Array<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
-  )
-
-/** Every module specifier of a file (its comments, such as TSDoc examples, aside). */
-const specifiers = (source: string): Array<string> => {
-  const text = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
-  return [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)["']([^"']+)["']/g)].map((m) => m[1] ?? "")
-}
 
 describe("packages/shell", () => {
   it("imports its own modules and the core's public entry point: nothing of Effect, nor Node", () => {
