@@ -9,13 +9,12 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { ConnectionShell } from "effect-agent-session-shell"
 import type { PendingRequest } from "../AgentSessions.js"
-import * as SessionEvent from "../../src/SessionEvent.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
 import { inScope } from "../../src/internal/line.js"
 import type * as Session from "../Session.js"
 
@@ -26,18 +25,12 @@ export type Watched = CoreSession.Watched<
   SessionEvent.Complete
 >
 
-/** What the core asks of this edition's events. */
+/** What the core asks of this edition's events (the shell's rules, over every edition's events). */
 export const classifier: CoreSession.Classifier<
   SessionEvent.SessionEvent,
   SessionEvent.ExternalResourceRequested,
   SessionEvent.Complete
-> = {
-  wireName: ConnectionShell.wireNameOf,
-  actionSessionId: (request) => request.action_session_id,
-  resourceType: (request) => SessionEvent.resourceTypeRaw(request.resource_type),
-  errorText: (event) => event._tag === "AgentError" ? event.error : "",
-  cost: (complete) => Option.getOrUndefined(SessionEvent.totalCost(complete))
-}
+> = ConnectionShell.sessionClassifier
 
 /**
  * What the session's event guard and `respond` tell the pending list. Built on demand: the

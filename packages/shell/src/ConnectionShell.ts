@@ -76,6 +76,52 @@ export const wireNameOf = (event: Event): string =>
   event._tag === "Unrecognized" ? event.event : Events.wireNames[event._tag]
 
 /**
+ * An optional field as every edition's `Option` is shaped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OptionLike<A> = { readonly _tag: "None" } | { readonly _tag: "Some"; readonly value: A }
+
+/**
+ * A `complete` event as every edition's `Complete` carries its cost.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Complete {
+  readonly _tag: "Complete"
+  readonly total_cost: OptionLike<number>
+  readonly cost_summary: OptionLike<{ readonly [key: string]: unknown }>
+}
+
+/**
+ * An event as the session's rules read it: an {@link Event}, an `error` event with its text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WatchedEvent = Event | { readonly _tag: "AgentError"; readonly error: string }
+
+const valueOf = <A>(option: OptionLike<A>): A | undefined => option._tag === "Some" ? option.value : undefined
+
+/**
+ * What each event is, for the core's `Session.Watched` (the budget, the outcome, the pending
+ * requests), over every edition's events: the editions' running sessions and the cluster's
+ * sessions fold with it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const sessionClassifier: Session.Classifier<WatchedEvent, Request, Complete & WatchedEvent> = {
+  wireName: wireNameOf,
+  actionSessionId: (request) => request.action_session_id,
+  resourceType: (request) => Events.rawOf(request.resource_type),
+  errorText: (event) => event._tag === "AgentError" && "error" in event ? event.error : "",
+  cost: (complete) => Events.totalCost(valueOf(complete.total_cost), valueOf(complete.cost_summary))
+}
+
+/**
  * What each event and error is, for the core's `Connection`, over every edition's events and
  * errors (and the test kits' scripted channels).
  *

@@ -143,6 +143,34 @@ describe("ConnectionShell: what events and errors are", () => {
   })
 })
 
+describe("ConnectionShell.sessionClassifier: what the session's rules read of an event", () => {
+  const none = { _tag: "None" } as const
+  const some = <A>(value: A) => ({ _tag: "Some", value }) as const
+  const { actionSessionId, cost, errorText, resourceType, wireName } = ConnectionShell.sessionClassifier
+
+  it("a request's ids, its resource type raw whether known or not; an event's wire name", () => {
+    expect(actionSessionId(request("a"))).toBe("a")
+    expect(resourceType(request("a"))).toBe("request_user_input")
+    expect(resourceType({ ...request("a"), resource_type: { raw: "brand_new_kind" } })).toBe("brand_new_kind")
+    expect(wireName({ _tag: "ActionRun" })).toBe("action_run")
+    expect(wireName({ _tag: "Unrecognized", event: "brand_new" })).toBe("brand_new")
+  })
+
+  it("an error event's text; none for another event", () => {
+    expect(errorText({ _tag: "AgentError", error: "the page did not load" })).toBe("the page did not load")
+    expect(errorText({ _tag: "AgentError" })).toBe("")
+    expect(errorText({ _tag: "ActionRun" })).toBe("")
+  })
+
+  it("a complete event's cost: total_cost first, else the cost summary's, else none", () => {
+    expect(cost({ _tag: "Complete", total_cost: some(0.25), cost_summary: some({ total_cost: 9 }) })).toBe(0.25)
+    expect(cost({ _tag: "Complete", total_cost: none, cost_summary: some({ total_cost: 0.5 }) })).toBe(0.5)
+    expect(cost({ _tag: "Complete", total_cost: none, cost_summary: some({ total: 0.75 }) })).toBe(0.75)
+    expect(cost({ _tag: "Complete", total_cost: none, cost_summary: some({ total: "free" }) })).toBeUndefined()
+    expect(cost({ _tag: "Complete", total_cost: none, cost_summary: none })).toBeUndefined()
+  })
+})
+
 describe("ConnectionShell: an attempt's hooks", () => {
   it("frames of the current attempt are delivered in order; a stale attempt's are ignored", () => {
     const { attempt, shell } = started()
