@@ -27,6 +27,9 @@ export default defineConfig({
       // The simulator (packages/simulator): its sources.
       { find: /^effect-agent-session-simulator$/, replacement: Path.join(root, "packages/simulator/src/index.ts") },
       { find: /^effect-agent-session-simulator\/(.+)$/, replacement: Path.join(root, "packages/simulator/src/$1.ts") },
+      // The cluster edition (packages/cluster): its sources.
+      { find: /^effect-agent-session-cluster$/, replacement: Path.join(root, "packages/cluster/src/index.ts") },
+      { find: /^effect-agent-session-cluster\/(.+)$/, replacement: Path.join(root, "packages/cluster/src/$1.ts") },
       { find: /^effect-agent-session$/, replacement: Path.join(src, "index.ts") },
       // Entry points that are folders (testing, simulator, ...): their index.
       ...Fs.readdirSync(src, { withFileTypes: true })
@@ -41,7 +44,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -1,7 +1,7 @@
 /**
  * Renders a run: the targets of issue 15 with their verdicts (printed) and RESULTS.md: the current
  * figures only (the machine, one row per measure with its ratio and target, how to rerun), the
- * sections bench/cluster.ts and bench/startup.ts wrote kept as they were. Every figure of a run,
+ * sections packages/cluster/bench/cluster.ts and bench/startup.ts wrote kept as they were. Every figure of a run,
  * min/median/max and per round, is in RESULTS.json beside it; earlier runs are in git history.
  */
 import { type Comparison, type FirstEventFigure, type Results } from "./harness.js"
@@ -211,10 +211,10 @@ export const summary = (r: Results): string =>
     ...effect4Summary(r)
   ].join("\n")
 
-/** The markers of the cluster section, which bench/cluster.ts writes into RESULTS.md. */
+/** The markers of the cluster section, which packages/cluster/bench/cluster.ts writes into RESULTS.md. */
 export const clusterMarkers = { begin: "<!-- cluster:begin -->", end: "<!-- cluster:end -->" } as const
 
-/** The markers of the take-over section, which bench/clusterTakeover.ts writes into RESULTS.md. */
+/** The markers of the take-over section, which packages/cluster/bench/clusterTakeover.ts writes into RESULTS.md. */
 export const takeoverMarkers = { begin: "<!-- cluster-takeover:begin -->", end: "<!-- cluster-takeover:end -->" } as const
 
 /** The markers of the command line's start-up section, which bench/startup.ts writes into RESULTS.md. */
@@ -312,8 +312,8 @@ export const markdown = (r: Results, kept = ""): string => {
     "npm run bench -- --quick --only=throughput     # one part, small: prints its figures, writes nothing",
     "npm run bench -- --only=effect4 --out=<file>   # the Effect 4 part alone (issue 39's table): writes <file> and <file>.json",
     "npx tsx bench/run.ts --render                  # this file again from RESULTS.json",
-    "npx tsx bench/cluster.ts                       # the cluster section (starts a local PostgreSQL, as the tests do)",
-    "npx tsx bench/clusterFloor.ts                  # @effect/cluster alone: prints a table",
+    "npx tsx packages/cluster/bench/cluster.ts                       # the cluster section (starts a local PostgreSQL, as the tests do)",
+    "npx tsx packages/cluster/bench/clusterFloor.ts                  # @effect/cluster alone: prints a table",
     "npx tsx bench/startup.ts                       # the command line's start-up section",
     "```",
     "",

@@ -16,8 +16,8 @@
  *   measuring (after a change of bench/report.ts).
  *
  * The report keeps the cluster section (`<!-- cluster:begin -->` ... `<!-- cluster:end -->`)
- * that bench/cluster.ts wrote into the file it replaces, the take-over section of
- * bench/clusterTakeover.ts (`<!-- cluster-takeover:begin -->` ...), and the command line's start-up section
+ * that packages/cluster/bench/cluster.ts wrote into the file it replaces, the take-over section of
+ * packages/cluster/bench/clusterTakeover.ts (`<!-- cluster-takeover:begin -->` ...), and the command line's start-up section
  * (`<!-- startup:begin -->` ... `<!-- startup:end -->`) of bench/startup.ts.
  */
 import * as Fs from "node:fs"
@@ -90,7 +90,7 @@ const results: Results = flag("render") !== undefined
   : await runBench(config)
 if (write) {
   if (flag("render") === undefined) Fs.writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`)
-  // The cluster, take-over and start-up sections are bench/cluster.ts's, bench/clusterTakeover.ts's
+  // The cluster, take-over and start-up sections are packages/cluster/bench/cluster.ts's, packages/cluster/bench/clusterTakeover.ts's
   // and bench/startup.ts's: kept from the report this one replaces.
   const existing = Fs.existsSync(out) ? Fs.readFileSync(out, "utf8") : ""
   const kept = [clusterSection(existing), keptSection(existing, takeoverMarkers), keptSection(existing, startupMarkers)]

@@ -1,7 +1,7 @@
 /**
  * Sessions on the cluster engine, embedded: one process, in memory, no database.
  *
- * `ClusterSessions` is the façade of `effect-agent-session/cluster`. Here it runs on the embedded
+ * `ClusterSessions` is the façade of `effect-agent-session-cluster`. Here it runs on the embedded
  * single runner (`ClusterSessions.layerEmbedded`); to run a fleet, swap that layer for
  * `NodeClusterSessions.layerRunner` (on each runner) and `NodeClusterSessions.layerClient` (on the
  * web tier), both on PostgreSQL: the program does not change (see docs/scale-out.md).
@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { ClusterSessions } from "../src/cluster/index.js"
+import { ClusterSessions } from "effect-agent-session-cluster"
 import { Answer, NodeAgentSessions, SessionEvent } from "../src/index.js"
 
 const goals = ["Find the opening hours", "Read the return policy"]

@@ -51,7 +51,7 @@ export class RecordingFailed extends SdkError<RecordingFailed>()("RecordingFaile
 /**
  * Every error class of this SDK: the errors of every operation, `ConnectTimeout` (the input
  * of the reconnect schedule) and `ResponseParseError` (of `SessionEvent.parseJsonResponse`). The
- * cluster edition's own errors are in `effect-agent-session/cluster` (`ClusterErrors`).
+ * cluster edition's own errors are in `effect-agent-session-cluster` (`ClusterErrors`).
  *
  * @since 0.1.0
  * @category errors

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import * as ClusterErrors from "../src/cluster/ClusterErrors.js"
+import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
 import * as Errors from "../src/Errors.js"
 
 const root = join(import.meta.dirname, "..")

@@ -44,7 +44,7 @@ const testSupport = manifest("packages/test-support/package.json")
  */
 const separate = ["packages/effect4"]
 const published = [...(library.workspaces ?? []), ...separate].filter((dir) => manifest(`${dir}/package.json`).private !== true)
-/** The packages of the `effect-agent-session/cluster` entry point: optional peers. */
+/** The packages of the `effect-agent-session-cluster` entry point: optional peers. */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
   Object.entries(library.peerDependencies ?? {}).filter(([name]) => library.peerDependenciesMeta?.[name]?.optional !== true)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plants each bug of test/mutants/*.patch in src/, binding/, packages/core/src/, packages/shell/src/ or
+# Plants each bug of test/mutants/*.patch in src/, binding/, the src/ of packages/core, shell, simulator, cluster or
 # packages/effect4/src/, one at a time, runs the tests the patch names and reverts it. A mutant is KILLED when its tests fail,
 # SURVIVED when they pass (a gap in the suite), SKIPPED when the patch no longer applies (the code was rewritten:
 # refresh the patch by hand).
@@ -17,7 +17,7 @@
 # packages/core/src/, packages/shell/src/ and packages/effect4/src/ (it refuses otherwise).
 set -u
 cd "$(git rev-parse --show-toplevel)"
-sources="src binding packages/core/src packages/shell/src packages/effect4/src"
+sources="src binding packages/core/src packages/shell/src packages/simulator/src packages/cluster/src packages/effect4/src"
 # shellcheck disable=SC2086 # several paths
 if ! git diff --quiet -- $sources || ! git diff --cached --quiet -- $sources; then
   echo "src/, binding/, packages/core/src/, packages/shell/src/ or packages/effect4/src/ has uncommitted changes: commit or stash them first" >&2

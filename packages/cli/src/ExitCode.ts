@@ -8,7 +8,7 @@ import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 // The cluster's errors alone: this module loads none of the cluster's (optional) packages.
-import * as ClusterErrors from "effect-agent-session/cluster/ClusterErrors"
+import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
 import type { AgentSessionError } from "effect-agent-session/Errors"
 import { isAgentSessionError } from "effect-agent-session/Errors"
 import { shellWord } from "./Sanitize.js"

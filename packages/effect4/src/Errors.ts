@@ -35,7 +35,7 @@ export * from "../binding/Errors.js"
  * Every error class of this SDK: the errors of every operation, `ConnectTimeout` (the input
  * of the reconnect schedule), `ResponseParseError` (of `SessionEvent.parseJsonResponse`) and the
  * errors of a replay ({@link ReplayError}, from the test kit only). The cluster edition's own
- * errors are in `effect-agent-session/cluster` (`ClusterErrors`).
+ * errors are in `effect-agent-session-cluster` (`ClusterErrors`).
  *
  * @since 0.1.0
  * @category errors

@@ -145,7 +145,7 @@ export interface Service extends Pick<SimulatorService, "baseUrl" | "wsUrl" | "p
  * @since 0.1.0
  * @category tags
  */
-export class Replay extends Context.Tag("effect-agent-session-simulator/Replay")<Replay, Service>() {}
+export class Replay extends Context.Tag("effect-agent-session/simulator/Replay")<Replay, Service>() {}
 
 const hostForUrl = (host: string): string => (host.includes(":") ? `[${host}]` : host)
 

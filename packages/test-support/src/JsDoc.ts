@@ -24,8 +24,8 @@ export const categories: ReadonlySet<string> = new Set([
 /**
  * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
  * declarations written once for both editions in `binding/testing/`, which its `src/` module
- * re-exports) and the cluster (the package's `.`, `./testing`, `./cluster` and `./*` entry
- * points), the simulator's (`effect-agent-session-simulator`), every `binding/*.ts` (the
+ * re-exports; the package's `.`, `./testing` and `./*` entry points), the simulator's
+ * (`effect-agent-session-simulator`) and the cluster's (`effect-agent-session-cluster`), every `binding/*.ts` (the
  * declarations of a public module written once for both editions, which its `src/*.ts`
  * re-exports), every module of the protocol core (`effect-agent-session-core`) and of the
  * editions' shared glue (`effect-agent-session-shell`).
@@ -46,10 +46,10 @@ export const publicModules = (): ReadonlyArray<string> => [
   "binding/testing/AgentSessionsTest.ts",
   "packages/simulator/src/Simulator.ts",
   "packages/simulator/src/Script.ts",
-  "src/cluster/ClusterSessions.ts",
-  "src/cluster/EventLog.ts",
-  "src/cluster/NodeClusterSessions.ts",
-  "src/cluster/SessionEntity.ts"
+  "packages/cluster/src/ClusterSessions.ts",
+  "packages/cluster/src/EventLog.ts",
+  "packages/cluster/src/NodeClusterSessions.ts",
+  "packages/cluster/src/SessionEntity.ts"
 ]
 
 /**
@@ -69,7 +69,7 @@ export const entryPoints: ReadonlyArray<string> = [
   "src/index.ts",
   "src/testing/index.ts",
   "packages/simulator/src/index.ts",
-  "src/cluster/index.ts"
+  "packages/cluster/src/index.ts"
 ]
 
 const parse = (file: string): ts.SourceFile =>
@@ -198,7 +198,7 @@ export const rewriteImports = (code: string, fromDir: string): string => {
     .replace(/from "effect-agent-session"/g, `from "${target("src/index.js")}"`)
     .replace(/from "effect-agent-session\/testing"/g, `from "${target("src/testing/index.js")}"`)
     .replace(/from "effect-agent-session-simulator"/g, `from "${target("packages/simulator/src/index.js")}"`)
-    .replace(/from "effect-agent-session\/cluster"/g, `from "${target("src/cluster/index.js")}"`)
+    .replace(/from "effect-agent-session-cluster"/g, `from "${target("packages/cluster/src/index.js")}"`)
     .replace(/from "effect-agent-session\/([A-Za-z]+)"/g, (_, module: string) => `from "${target(`src/${module}.js`)}"`)
   // Every example is a module of its own, so top-level names never clash.
   return /^\s*(import|export)\s/m.test(rewritten) ? rewritten : `${rewritten}\nexport {}\n`

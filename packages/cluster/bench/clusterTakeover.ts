@@ -1,0 +1,411 @@
+/**
+ * What a take-over costs per session, in CPU, against `@effect/cluster`'s own floor measured in
+ * the same run: for each size (`--sizes 200,1000`),
+ *
+ * - the floor: `packages/cluster/bench/clusterFloor.ts --entities <n>` (a child process: its own PostgreSQL, three
+ *   runners, entities that hold one persisted request and do nothing else), its survivors' CPU per
+ *   entity moved and its median time from the kill to the request back;
+ * - the SDK: PostgreSQL, the simulator (its own process, sessions that ask for a permission after
+ *   a few actions and then wait: a held session that sends nothing, so the survivors' CPU after
+ *   the kill is the take-over's), three runner processes (packages/cluster/test/fixtures/runner.ts) and
+ *   this process as the client-only member that starts the sessions. Once every session waits for
+ *   its answer, the runner holding the most is killed (SIGKILL); the survivors' CPU (user +
+ *   system, /proc) is counted from the kill until every moved session has been taken over (each
+ *   survivor's notice `Took session <id> over`) and one second more, less what the survivors
+ *   spent idle over as long (measured for 3 s before the kill).
+ *
+ * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
+ * (V8's `.cpuprofile`) and prints its self time by function.
+ *
+ * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
+ *
+ *   npx tsx packages/cluster/bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--write]
+ *
+ * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
+ * to their section of bench/RESULTS.md (after the cluster section).
+ */
+import { type ChildProcess, fork, spawn } from "node:child_process"
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
+import * as Os from "node:os"
+import { join } from "node:path"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { ClusterSessions, NodeClusterSessions } from "../src/index.js"
+import { NodeAgentSessions } from "effect-agent-session"
+import { readLines } from "../test/fixtures/lines.js"
+import { fixtureEnv } from "../test/fixtures/process.js"
+import * as Postgres from "effect-agent-session-test-support/Postgres"
+
+const root = join(import.meta.dirname, "..", "..", "..")
+const flag = (name: string, fallback: string): string => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
+}
+const SIZES = flag("sizes", "200,1000").split(",").map(Number)
+const FLOOR = !process.argv.includes("--no-floor")
+const PROFILE_DIR = flag("profile", "")
+/** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
+const LOGS = flag("logs", "")
+/** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
+const WRITE = process.argv.includes("--write")
+
+/** CPU time (user + system) of a process so far, in ms (Linux, /proc; clock ticks of 10 ms). */
+const cpuMs = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
+const quantile = (xs: ReadonlyArray<number>, q: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * q))]!
+}
+
+interface Proc {
+  readonly child: ChildProcess
+  readonly lines: ReadonlyArray<string>
+  readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
+  /** When each session's take-over notice reached this process (ms since the epoch). */
+  readonly tookOver: Map<string, number>
+}
+
+const runnerProcess = (env: NodeJS.ProcessEnv) =>
+  Effect.acquireRelease(
+    Effect.sync((): Proc => {
+      const child = spawn(process.execPath, ["--expose-gc", "--max-old-space-size=8192", "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")], {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      const log = join(Os.tmpdir(), `eas-cluster-takeover-${child.pid}.err`)
+      child.stderr!.on("data", (chunk: Buffer) => appendFileSync(log, chunk))
+      const tookOver = new Map<string, number>()
+      const { lines, nextLine } = readLines(child.stdout!, (line) => {
+        if (LOGS !== "") appendFileSync(join(LOGS, `runner-${child.pid}.out`), line + "\n")
+        const m = /Took session (\S+) over/.exec(line)
+        if (m !== null && !tookOver.has(m[1]!)) tookOver.set(m[1]!, Date.now())
+      })
+      return { child, lines, nextLine, tookOver }
+    }),
+    (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))
+  )
+
+const simulatorProcess = Effect.acquireRelease(
+  Effect.async<{ readonly child: ChildProcess; readonly ready: { baseUrl: string; wsUrl: string; accountKey: string } }>((resume) => {
+    // 6 actions, the permission asked after a few of them, 20 ms between frames.
+    const child = fork(join(root, "packages", "cluster", "bench", "clusterSimulator.ts"), ["6", "20", "permission"], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"]
+    })
+    child.on("message", (message: { type?: string; baseUrl?: string; wsUrl?: string; accountKey?: string }) => {
+      if (message.type === "ready") resume(Effect.succeed({ child, ready: message as { baseUrl: string; wsUrl: string; accountKey: string } }))
+    })
+  }),
+  ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+)
+
+let tags = 0
+const ask = (proc: Proc, command: string) =>
+  Effect.suspend(() => {
+    const tag = String(++tags)
+    proc.child.stdin!.write(`${command} ${tag}\n`)
+    return Effect.map(proc.nextLine((l) => l.startsWith(`${command} ${tag} `)), (l) => l.slice(`${command} ${tag} `.length))
+  })
+
+/** Self time by function of a V8 `.cpuprofile`, the top `n`, as lines. */
+const summarize = (file: string, n: number): Array<string> => {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as {
+    readonly nodes: ReadonlyArray<{ readonly id: number; readonly children?: ReadonlyArray<number>; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }>
+    readonly samples: ReadonlyArray<number>
+  }
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const self = new Map<string, number>()
+  for (const id of profile.samples) {
+    const frame = byId.get(id)?.callFrame
+    const url = (frame?.url ?? "").replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/wt-[^/]+\//, "")
+    const key = `${frame?.functionName || "(anonymous)"} ${url}:${(frame?.lineNumber ?? 0) + 1}`
+    self.set(key, (self.get(key) ?? 0) + 1)
+  }
+  // Each sample also by package (its own frame's) and by the nearest frame of this project
+  // (src/, packages/) above it: the fiber runtime cuts stacks, so the second is a lower bound.
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const packageOf = (url: string) =>
+    url.includes("node_modules/")
+      ? url.replace(/^.*node_modules\//, "").split("/").slice(0, url.includes("node_modules/@") ? 2 : 1).join("/")
+      : url.startsWith("node:") || url === "" ? "(node, native)" : "(project)"
+  const byPackage = new Map<string, number>()
+  const byProject = new Map<string, number>()
+  for (const id of profile.samples) {
+    const frame = byId.get(id)?.callFrame
+    if (frame?.functionName === "(idle)") continue
+    const pkg = packageOf(frame?.url ?? "")
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1)
+    let at: number | undefined = id
+    let found = "(no project frame)"
+    while (at !== undefined) {
+      const f = byId.get(at)?.callFrame
+      if (f !== undefined && !f.url.includes("node_modules") && /\/(src|packages)\//.test(f.url)) {
+        found = `${f.functionName || "(anonymous)"} ${f.url.replace(/^file:\/\/.*\/wt-[^/]+\//, "")}:${f.lineNumber + 1}`
+        break
+      }
+      at = parent.get(at)
+    }
+    byProject.set(found, (byProject.get(found) ?? 0) + 1)
+  }
+  const total = profile.samples.length
+  const busy = profile.samples.filter((id) => byId.get(id)?.callFrame.functionName !== "(idle)").length
+  const top = (map: Map<string, number>, of: number) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([key, count]) =>
+      `${(100 * count / of).toFixed(1).padStart(5)}%  ${key}`
+    )
+  return [
+    `samples ${total}, busy ${busy}`,
+    "self time (of all samples):",
+    ...top(self, total),
+    "busy samples by package:",
+    ...top(byPackage, busy),
+    "busy samples by nearest project frame:",
+    ...top(byProject, busy)
+  ]
+}
+
+interface SdkRun {
+  readonly sessions: number
+  readonly moved: number
+  readonly takenOver: number
+  readonly cpuMs: number
+  readonly idleMs: number
+  readonly seconds: number
+  readonly median: number
+  readonly p90: number
+  readonly max: number
+}
+
+const sdkRun = (sessions: number, profile: boolean) =>
+  Effect.scoped(Effect.gen(function*() {
+    const simulator = yield* simulatorProcess
+    const pg = yield* Postgres.start
+    const env = fixtureEnv(simulator.ready, pg.url)
+    const runners: Array<Proc> = []
+    // One after another: the first creates the tables.
+    for (let i = 0; i < 3; i++) {
+      const port = yield* Postgres.freePort
+      const runner = yield* runnerProcess({ ...env, RUNNER_PORT: String(port) })
+      yield* runner.nextLine((l) => l === "ready")
+      runners.push(runner)
+    }
+    const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 1 }))
+    const sql = yield* Effect.provide(SqlClient.SqlClient, admin)
+    // Sessions waiting for their answer, and sessions whose run ended (on this shared machine a
+    // channel can fail to open in time: such a session ends, and is not taken over).
+    const waiting = Effect.map(
+      sql<{ readonly n: string }>`SELECT count(DISTINCT session_id) AS n FROM agent_session_events
+        WHERE event ILIKE '%external%requested%'`,
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
+    const ended = Effect.map(
+      sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions WHERE end_status IS NOT NULL`,
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
+    const client = yield* Layer.build(
+      NodeClusterSessions.layerClient({ databaseUrl: pg.url, maxConnections: 4 }).pipe(
+        Layer.provide(NodeAgentSessions.layer({
+          apiKey: simulator.ready.accountKey,
+          baseUrl: simulator.ready.baseUrl,
+          wsUrl: simulator.ready.wsUrl
+        }))
+      )
+    )
+    const cluster = yield* Effect.provide(ClusterSessions.ClusterSessions, client)
+    let failed = 0
+    yield* Effect.forEach(
+      Array.from({ length: sessions }, (_, i) => i),
+      (i) =>
+        cluster.start({ start_url: `https://example.com/${i}`, max_actions: 100, goal: `Goal ${i}` }).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              failed += 1
+              process.stderr.write(`start ${i}: ${error._tag}\n`)
+            })
+          )
+        ),
+      { concurrency: 50, discard: true }
+    )
+    const deadline = Date.now() + 600_000
+    while ((yield* waiting) + (yield* ended) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
+    const endedBefore = yield* ended
+    // Settle, then the survivors' idle rate.
+    yield* Effect.sleep("3 seconds")
+    const held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+    const victimIndex = held.indexOf(Math.max(...held))
+    const moved = held[victimIndex]!
+    const survivors = runners.filter((_, i) => i !== victimIndex)
+    const idleFrom = survivors.map((r) => cpuMs(r.child.pid))
+    const idleAt = Date.now()
+    yield* Effect.sleep("3 seconds")
+    const idleRate = (sum(survivors.map((r) => cpuMs(r.child.pid))) - sum(idleFrom)) / (Date.now() - idleAt)
+    if (profile) for (const r of survivors) r.child.stdin!.write("prof-start\n")
+    const before = survivors.map((r) => cpuMs(r.child.pid))
+    const killedAt = Date.now()
+    runners[victimIndex]!.child.kill("SIGKILL")
+    const takenOver = () => sum(survivors.map((r) => [...r.tookOver.values()].filter((t) => t >= killedAt).length))
+    // Until every session held by the killed runner is taken over, or (some of them may have
+    // ended before the kill) none is for 3 s once all but the ended ones are.
+    const until = killedAt + 600_000
+    let last = 0
+    let lastAt = Date.now()
+    while (takenOver() < moved && Date.now() < until) {
+      yield* Effect.sleep("100 millis")
+      const n = takenOver()
+      if (n !== last) {
+        last = n
+        lastAt = Date.now()
+      } else if (n >= moved - endedBefore && Date.now() - lastAt > 3_000) break
+    }
+    yield* Effect.sleep("1 second")
+    const after = survivors.map((r) => cpuMs(r.child.pid))
+    const elapsed = Date.now() - killedAt
+    if (profile) {
+      yield* Effect.forEach(survivors, (r) => {
+        const file = join(PROFILE_DIR, `takeover-${sessions}-${r.child.pid}.cpuprofile`)
+        return Effect.zipRight(
+          Effect.sync(() => r.child.stdin!.write(`prof-stop takeover ${file}\n`)),
+          Effect.zipRight(
+            r.nextLine((l) => l === "prof takeover"),
+            Effect.sync(() => process.stdout.write(`\nprofile ${file}:\n${summarize(file, 30).join("\n")}\n`))
+          )
+        )
+      })
+    }
+    const times = survivors.flatMap((r) => [...r.tookOver.values()].filter((t) => t >= killedAt).map((t) => t - killedAt))
+    const run: SdkRun = {
+      sessions,
+      moved,
+      takenOver: times.length,
+      cpuMs: sum(after) - sum(before),
+      idleMs: idleRate * elapsed,
+      seconds: elapsed / 1000,
+      median: quantile(times, 0.5),
+      p90: quantile(times, 0.9),
+      max: Math.max(...times)
+    }
+    process.stderr.write(`sdk ${JSON.stringify({ ...run, failed, endedBefore })}\n`)
+    return run
+  }))
+
+interface FloorRun {
+  readonly perEntity: number
+  readonly median: string
+  readonly moved: string
+}
+
+/** `packages/cluster/bench/clusterFloor.ts --entities <n>` in a child process; its table read back. */
+const floorRun = (entities: number) =>
+  Effect.async<FloorRun>((resume) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "--entities", String(entities)], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+    })
+    child.once("exit", () => {
+      const row = (name: string) => out.split("\n").find((l) => l.startsWith(`| ${name}`))?.split("|")[2]?.trim() ?? "?"
+      const run = {
+        perEntity: Number.parseFloat(row("... per entity moved")),
+        median: row("kill to request back: median"),
+        moved: row("requests back on a survivor")
+      }
+      process.stderr.write(`floor ${entities} ${JSON.stringify(run)}\n`)
+      resume(Effect.succeed(run))
+    })
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/** Parses "934 ms" (the floor's median) to a number of ms. */
+const ms = (text: string): number => Number.parseFloat(text)
+
+const main = Effect.gen(function*() {
+  const rows: Array<string> = []
+  const measured: Array<{ readonly size: number; readonly moved: number; readonly per: number; readonly floor: number; readonly sdk: SdkRun; readonly floorMedian: number }> = []
+  for (const [i, size] of SIZES.entries()) {
+    const floor = FLOOR ? yield* floorRun(size) : undefined
+    const sdk = yield* sdkRun(size, PROFILE_DIR !== "" && i === SIZES.length - 1)
+    const per = (sdk.cpuMs - sdk.idleMs) / Math.max(1, sdk.takenOver)
+    measured.push({ size, moved: sdk.takenOver, per, floor: floor?.perEntity ?? Number.NaN, sdk, floorMedian: floor === undefined ? Number.NaN : ms(floor.median) })
+    rows.push(
+      `| ${size} | ${sdk.takenOver}/${sdk.moved} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${(sdk.idleMs / 1000).toFixed(1)} s) over ${
+        sdk.seconds.toFixed(1)
+      } s | **${per.toFixed(2)} ms** | ${floor === undefined ? "-" : `${floor.perEntity.toFixed(2)} ms`} | ${
+        floor === undefined ? "-" : (per / floor.perEntity).toFixed(1)
+      } | ${sdk.median.toFixed(0)} / ${sdk.p90.toFixed(0)} / ${sdk.max.toFixed(0)} ms | ${floor?.median ?? "-"} |`
+    )
+  }
+  const table = [
+    "| sessions | taken over | survivors' CPU, kill to last take-over + 1 s | SDK CPU per session | floor CPU per entity | ratio | SDK kill to take-over: median / p90 / max | floor kill to request back: median |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows
+  ].join("\n")
+  process.stdout.write(`\n${table}\n`)
+
+  // The projection: the detection D (the floor's median at the smallest size: a take-over of
+  // little work), then the killed runner's n sessions spread over the survivors, each taking its
+  // share at c ms of CPU a session on a core of its own (a runner's work is one Node thread).
+  const largest = measured[measured.length - 1]!
+  const c = largest.per
+  const d = Number.isNaN(measured[0]!.floorMedian) ? 1000 : measured[0]!.floorMedian
+  const projected = (n: number, cores: number) => ((d + n * c / (cores - 1)) / 1000).toFixed(1)
+  const perRunner = [...measured.map((m) => m.moved), 10_000]
+  const projection = [
+    "| sessions on the killed runner | measured here (3 runners, 2 cores shared with PostgreSQL and the service): last taken over | 4 cores | 8 cores | 16 cores |",
+    "| --- | --- | --- | --- | --- |",
+    ...perRunner.map((n) => {
+      const here = measured.find((m) => m.moved === n)
+      return `| ${n.toLocaleString("en-US")} | ${here === undefined ? "-" : `${(here.sdk.max / 1000).toFixed(1)} s`} | ${projected(n, 4)} s | ${projected(n, 8)} s | ${
+        projected(n, 16)
+      } s |`
+    })
+  ].join("\n")
+  const section = [
+    "<!-- cluster-takeover:begin -->",
+    "## Cluster: CPU per session taken over, against `@effect/cluster`'s floor (packages/cluster/bench/clusterTakeover.ts)",
+    "",
+    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`packages/cluster/bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; the floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Detection as in the section above. Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
+    "",
+    table,
+    "",
+    `Failover (kill to the last session taken over) by sessions on the killed runner and cores, projected: D + n x c / (k - 1), with D = ${
+      (d / 1000).toFixed(2)
+    } s (detection: the floor's median at ${measured[0]!.size} entities), c = ${c.toFixed(2)} ms (the SDK's CPU per session at ${largest.size}), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help). The median is about D + half of the rest.`,
+    "",
+    projection,
+    "",
+    "Reproduce: `npx tsx packages/cluster/bench/clusterTakeover.ts --sizes 200,1000,10000 --write` (`--profile <dir>` also writes and summarizes a CPU profile of each survivor at the largest size).",
+    "<!-- cluster-takeover:end -->"
+  ].join("\n")
+  process.stdout.write(`\n${section}\n`)
+  if (WRITE) {
+    const file = join(root, "bench", "RESULTS.md")
+    const text = readFileSync(file, "utf8")
+    const begin = text.indexOf("<!-- cluster-takeover:begin -->")
+    const end = text.indexOf("<!-- cluster-takeover:end -->")
+    const anchor = text.indexOf("<!-- cluster:end -->")
+    const next = begin >= 0 && end > begin
+      ? text.slice(0, begin) + section + text.slice(end + "<!-- cluster-takeover:end -->".length)
+      : anchor >= 0
+      ? text.slice(0, anchor + "<!-- cluster:end -->".length) + "\n\n" + section + text.slice(anchor + "<!-- cluster:end -->".length)
+      : text + "\n" + section + "\n"
+    writeFileSync(file, next)
+  }
+})
+
+NodeRuntime.runMain(main)
