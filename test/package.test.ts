@@ -35,6 +35,7 @@ const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
 const shell = manifest("packages/shell/package.json")
 const simulator = manifest("packages/simulator/package.json")
+const cluster = manifest("packages/cluster/package.json")
 const conformance = manifest("packages/conformance/package.json")
 const testSupport = manifest("packages/test-support/package.json")
 /**
@@ -44,7 +45,7 @@ const testSupport = manifest("packages/test-support/package.json")
  */
 const separate = ["packages/effect4"]
 const published = [...(library.workspaces ?? []), ...separate].filter((dir) => manifest(`${dir}/package.json`).private !== true)
-/** The packages of the `effect-agent-session-cluster` entry point: optional peers. */
+/** The cluster edition's own packages: optional peers (see its manifest test). */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
   Object.entries(library.peerDependencies ?? {}).filter(([name]) => library.peerDependenciesMeta?.[name]?.optional !== true)
@@ -61,11 +62,9 @@ describe("package manifests", () => {
       "@effect/platform-node",
       "effect"
     ])
-    // The cluster entry point's packages are optional peers: a library user installs none of them.
-    assert.deepStrictEqual(
-      Object.keys(library.peerDependencies ?? {}).filter((name) => !(name in requiredPeers)).sort(),
-      clusterPeers
-    )
+    // The cluster's packages are the cluster edition's peers, not the library's.
+    assert.deepStrictEqual(Object.keys(library.peerDependencies ?? {}).sort(), Object.keys(requiredPeers).sort())
+    assert.notProperty(library.exports as Record<string, unknown>, "./cluster")
     assert.isUndefined(library.bin)
     assert.include(library.files ?? [], "dist")
     assert.match(library.scripts?.["prepack"] ?? "", /build/)
@@ -77,6 +76,7 @@ describe("package manifests", () => {
       "packages/core",
       "packages/shell",
       "packages/simulator",
+      "packages/cluster",
       "packages/cli",
       "packages/conformance",
       "packages/test-support"
@@ -95,13 +95,13 @@ describe("package manifests", () => {
     assert.strictEqual(cli.dependencies?.["effect-agent-session"], `^${library.version}`)
     assert.property(cli.dependencies ?? {}, "@effect/cli")
     // The command line's cluster commands (runner, watch, answer) load the cluster's packages only
-    // when one of them runs: optional peers, as for the library's cluster entry point.
+    // when one of them runs: optional peers, as for the cluster edition it depends on.
     // Two more: peers of @effect/cluster and @effect/sql that npm does not install by itself, named
     // so that the command's "need ... packages" line names the six the docs install.
     const cliClusterPeers = { "@effect/workflow": "^0.19.1", "@effect/experimental": "^0.61.1" }
     assert.deepStrictEqual(cli.peerDependencies, {
       ...requiredPeers,
-      ...Object.fromEntries(clusterPeers.map((name) => [name, library.peerDependencies?.[name]])),
+      ...Object.fromEntries(clusterPeers.map((name) => [name, cluster.peerDependencies?.[name]])),
       ...cliClusterPeers
     })
     for (const name of [...clusterPeers, ...Object.keys(cliClusterPeers)]) {
@@ -163,7 +163,29 @@ describe("package manifests", () => {
     assert.notProperty(library.exports as Record<string, unknown>, "./simulator")
     assert.strictEqual(cli.dependencies?.["effect-agent-session-simulator"], `^${simulator.version}`)
     // Built after the library (its declarations are what the simulator imports).
-    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/simulator$/)
+    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/simulator && /)
+  })
+
+  it("the cluster edition is its own package: the library, the core and the shell its dependencies, the cluster's packages optional peers, built after the library", () => {
+    assert.strictEqual(cluster.name, "effect-agent-session-cluster")
+    assert.strictEqual(cluster.version, library.version)
+    assert.deepStrictEqual(cluster.dependencies, {
+      "effect-agent-session": `^${library.version}`,
+      "effect-agent-session-core": `^${core.version}`,
+      "effect-agent-session-shell": `^${shell.version}`
+    })
+    // Optional, so that the command line, which depends on it, runs its other commands without them.
+    assert.deepStrictEqual(Object.keys(cluster.peerDependencies ?? {}).sort(), [...Object.keys(requiredPeers), ...clusterPeers].sort())
+    for (const name of Object.keys(requiredPeers)) assert.strictEqual(cluster.peerDependencies?.[name], requiredPeers[name], name)
+    for (const name of clusterPeers) {
+      assert.strictEqual(cluster.peerDependenciesMeta?.[name]?.optional, true, name)
+      assert.strictEqual(library.devDependencies?.[name], cluster.peerDependencies?.[name], `${name}: dev and peer ranges agree`)
+    }
+    assert.isUndefined(cluster.bin)
+    assert.deepStrictEqual(cluster.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.match(cluster.scripts?.["prepack"] ?? "", /build/)
+    assert.strictEqual(cli.dependencies?.["effect-agent-session-cluster"], `^${cluster.version}`)
+    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/cluster$/)
   })
 
   it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index, its recordings and its fake WebSocket as its exports", () => {
@@ -177,7 +199,7 @@ describe("package manifests", () => {
       "./fakeWebSocket": "./src/fakeWebSocket.ts",
       "./package.json": "./package.json"
     })
-    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/simulator", "packages/cli", "packages/effect4"])
+    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/simulator", "packages/cluster", "packages/cli", "packages/effect4"])
   })
 
   it("the test support is a private package of sources: no build, no dependency (the Effect 4 edition links it, and takes nothing of Effect 3 with it)", () => {

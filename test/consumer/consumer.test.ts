@@ -89,11 +89,13 @@ describe("the packed packages in a fresh application", () => {
       const shell = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/shell"], root, cleanEnv())
       const library = yield* exec(npm, ["pack", "--json", "--pack-destination", packs], root, cleanEnv())
       const simulatorPacked = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/simulator"], root, cleanEnv())
+      const clusterPacked = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cluster"], root, cleanEnv())
       const cli = yield* exec(npm, ["pack", "--json", "--pack-destination", packs, "-w", "packages/cli"], root, cleanEnv())
       ok(core, "npm pack -w packages/core")
       ok(shell, "npm pack -w packages/shell")
       ok(library, "npm pack")
       ok(simulatorPacked, "npm pack -w packages/simulator")
+      ok(clusterPacked, "npm pack -w packages/cluster")
       ok(cli, "npm pack -w packages/cli")
       const listing = (ran: Ran): { filename: string; files: Array<{ path: string }> } => {
         const json = ran.output.slice(ran.output.indexOf("["))
@@ -110,6 +112,10 @@ describe("the packed packages in a fresh application", () => {
       const libraryPack = listing(library)
       const cliPack = listing(cli)
       const simulatorPack = listing(simulatorPacked)
+      const clusterPack = listing(clusterPacked)
+      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/ClusterErrors.js", "README.md"]) {
+        assert.include(clusterPack.files.map((f) => f.path), file)
+      }
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Simulator.js", "dist/main.js"]) {
         assert.include(simulatorPack.files.map((f) => f.path), file)
       }
@@ -140,6 +146,7 @@ describe("the packed packages in a fresh application", () => {
           overrides: {
             "effect-agent-session-core": `file:${Path.join(packs, corePack.filename)}`,
             "effect-agent-session-shell": `file:${Path.join(packs, shellPack.filename)}`,
+            "effect-agent-session-cluster": `file:${Path.join(packs, clusterPack.filename)}`,
             // Written as npm writes the direct dependency the README's install adds (an override
             // must read the same as a direct dependency on the same package).
             "effect-agent-session-simulator": `file:../packs/${simulatorPack.filename}`
