@@ -56,8 +56,12 @@ describe("issue 22: the cluster's packages are optional peers of the command lin
   })
 
   it("the error names the packages the docs install for the cluster", () => {
-    const install = Fs.readFileSync(Path.join(docs, "scale-out.md"), "utf8").split("\n").find((line) => line.startsWith("npm install @effect/cluster"))
-    const named = (install ?? "").split(/\s+/).slice(2).map((spec) => spec.replace(/^(@?[^@]+)@.*$/, "$1")).sort()
+    const install = Fs.readFileSync(Path.join(docs, "scale-out.md"), "utf8").split("\n").find((line) =>
+      /^npm install (effect-agent-session-cluster )?@effect\/cluster/.test(line)
+    )
+    const named = (install ?? "").split(/\s+/).slice(2).filter((spec) => spec.startsWith("@effect/")).map((spec) =>
+      spec.replace(/^(@?[^@]+)@.*$/, "$1")
+    ).sort()
     expect(Object.keys(clusterPackages).sort()).toEqual(named)
     expect(named).toHaveLength(6)
   })
