@@ -3,7 +3,7 @@
  * failover time (SIGKILL of a runner to the next event delivered, to a subscriber in another
  * process, for each session it held), with the loss window counted.
  *
- * Real parts, as in packages/cluster/test/failover.e2e.test.ts: PostgreSQL (test/helpers/Postgres.ts),
+ * Real parts, as in packages/cluster/test/failover.e2e.test.ts: PostgreSQL (test-support's Postgres.ts),
  * the simulator in its own process (packages/cluster/bench/clusterSimulator.ts), three runner processes and a
  * client process (the fixtures of that test, the client in `MODE=stream`). Sessions stream
  * without pause (no request; one event every `frame-ms`), so the kill lands mid-stream: events

@@ -4,7 +4,7 @@
  * library: the floors stay the same whatever the SDK becomes. The raw floors (a `ws` client and
  * `JSON.parse`, a bare `fetch`) are the root's bench/raw.ts, run on Node 22.
  *
- * Memory (a `hold`, measured by `memory` of bench/measure.ts):
+ * Memory (a `hold`, measured by `memory` of test-support's measure.ts):
  * - `floor-stream` (target 1's floor): a raw `ws` socket feeding a `Queue`, consumed by
  *   `Stream.runForEach` in one fiber per connection (the least a `Stream` of events costs).
  * - `floor-fiber`: a raw `ws` socket and one fiber per connection waiting on a `Deferred`.
