@@ -6,6 +6,7 @@
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector"
 import * as Path from "node:path"
+import * as Util from "node:util"
 import * as V8 from "node:v8"
 
 /** One throughput run. */
@@ -380,20 +381,16 @@ export const runAsChild = <T extends { readonly kind: string }>(
   // A task whose program waits on nothing the event loop holds (every socket gone) would end
   // the process quietly with code 0: say so and fail instead.
   process.once("beforeExit", () => {
-    console.error(`${task.kind} ${"variant" in task ? String(task.variant) : ""}: the task never finished (the event loop emptied)`)
-    process.exit(1)
+    process.stderr.write(
+      `${task.kind} ${"variant" in task ? String(task.variant) : ""}: the task never finished (the event loop emptied)\n`,
+      () => process.exit(1)
+    )
   })
   run(task).then(
     (result) => {
       if (process.send !== undefined) process.send({ type: "result", result }, () => process.exit(0))
-      else {
-        console.log(JSON.stringify(result))
-        process.exit(0)
-      }
+      else process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0))
     },
-    (error: unknown) => {
-      console.error(error)
-      process.exit(1)
-    }
+    (error: unknown) => process.stderr.write(`${Util.inspect(error)}\n`, () => process.exit(1))
   )
 }
