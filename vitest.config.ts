@@ -13,12 +13,13 @@ import { defineConfig } from "vitest/config"
 const effectLogLine = /^timestamp=\S+ level=(ALL|TRACE|DEBUG|INFO|WARN|ERROR|FATAL) fiber=#\d+/
 
 const root = Path.dirname(Url.fileURLToPath(import.meta.url))
-const src = Path.join(root, "src")
+const src = Path.join(root, "packages/effect3/src")
 
 export default defineConfig({
   resolve: {
-    // The command line (packages/cli) imports the library by its package name: in the tests it is
-    // the library's sources, the same modules the tests import by relative path.
+    // The packages import one another by their names: in the tests each name is the package's
+    // sources (packages/*/src), as the root's tsconfig `paths` say, so that a test and the
+    // package it imports see the same modules.
     alias: [
       // The protocol core (packages/core) and the editions' shared glue (packages/shell): their
       // sources, as the root's tsconfig `paths` say.
@@ -44,7 +45,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/effect3/test/**/*.test.ts", "packages/effect3/examples/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -32,11 +32,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { AgentApi } from "../src/AgentApi.js"
-import * as AgentSessions from "../src/AgentSessions.js"
-import * as EventStream from "../src/EventStream.js"
-import * as SessionEvent from "../src/SessionEvent.js"
-import { AgentSessionsTest } from "../src/testing/index.js"
+import { AgentApi } from "effect-agent-session/AgentApi"
+import * as AgentSessions from "effect-agent-session/AgentSessions"
+import * as EventStream from "effect-agent-session/EventStream"
+import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { AgentSessionsTest } from "effect-agent-session/testing"
 
 const N = Number(process.env.N ?? 20_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 9)

@@ -14,9 +14,9 @@
  * side by side in the same rounds.
  */
 import * as Option from "effect/Option"
-import * as Dialect from "../src/Dialect.js"
+import * as Dialect from "effect-agent-session/Dialect"
 import * as Script from "effect-agent-session-simulator/Script"
-import * as Wire from "../src/Wire.js"
+import * as Wire from "effect-agent-session/Wire"
 import { actionRunFrame } from "effect-agent-session-test-support/frames"
 
 const args = process.argv.slice(2)

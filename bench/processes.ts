@@ -81,7 +81,7 @@ const spawnTs = (
       // From `dist/`, the library's import of the protocol core resolves to the core's `dist/` too:
       // the build's tsconfig has no `paths` to the core's sources (which tsx would otherwise follow).
       env: {
-        ...(fromSource() ? env : { ...env, TSX_TSCONFIG_PATH: Path.join(root, "tsconfig.build.json") }),
+        ...(fromSource() ? env : { ...env, TSX_TSCONFIG_PATH: Path.join(root, "packages", "effect3", "tsconfig.build.json") }),
         ...runner.env
       },
       stdio: ["ignore", "pipe", "pipe", "ipc"]

@@ -16,7 +16,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { AgentSessions, NodeAgentSessions, Recording } from "../src/index.js"
+import { AgentSessions, NodeAgentSessions, Recording } from "effect-agent-session"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const arg = (name: string, fallback: number): number => {

@@ -71,7 +71,7 @@ describe("JSDoc", () => {
       }
       for (const example of fromJsDoc) {
         // A public module's src/ entry point and its binding/ declarations share a name.
-        const prefix = example.file.startsWith("binding/") ? "binding_" : ""
+        const prefix = example.file.includes("/binding/") ? "binding_" : ""
         write("jsdoc", `${prefix}${basename(example.file, ".ts")}_L${example.line}.ts`, `${example.file}:${example.line}`, example.code)
       }
       for (const { path } of writeBlocks(join(outDir, "docs"))) files.push(relative(outDir, path))

@@ -112,7 +112,7 @@ describe("the docs a reader follows", () => {
           : /\.(ts|mjs)$/.test(entry.name) ? [join(dir, entry.name)] : []
       )
     const packageDirs = readdirSync(join(root, "packages")).flatMap((dir) => [`packages/${dir}/src`, `packages/${dir}/scripts`])
-    const files = ["src", "bench", ...packageDirs].filter((dir) => existsSync(join(root, dir))).flatMap(sources)
+    const files = ["bench", ...packageDirs].filter((dir) => existsSync(join(root, dir))).flatMap(sources)
     const dead: Array<string> = []
     for (const file of files) {
       for (const [, path = "", fragment] of read(file).matchAll(/\bdocs\/([a-z-]+\.md)(?:#([a-z0-9-]+))?/g)) {

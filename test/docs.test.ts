@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
-import * as Errors from "../src/Errors.js"
+import * as Errors from "effect-agent-session/Errors"
 
 const root = join(import.meta.dirname, "..")
 const read = (path: string): string => readFileSync(join(root, path), "utf8")
@@ -63,7 +63,7 @@ describe("docs", () => {
     for (const section of doc.split(/^## /m).filter((s) => /^U\d{2} /.test(s))) {
       const id = section.slice(0, 3)
       const proof = section.slice(section.indexOf("**Proved by.**"))
-      for (const [, file = ""] of proof.matchAll(/`((?:packages\/core\/)?test\/[^`]+\.test\.ts)`/g)) {
+      for (const [, file = ""] of proof.matchAll(/`((?:packages\/(?:core|effect3)\/)?test\/[^`]+\.test\.ts)`/g)) {
         cited += 1
         assert.isTrue(existsSync(join(root, file)), `${id}: ${file} does not exist`)
         const source = read(file)

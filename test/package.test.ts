@@ -30,7 +30,9 @@ interface Manifest {
 
 const root = join(import.meta.dirname, "..")
 const manifest = (path: string): Manifest => JSON.parse(readFileSync(join(root, path), "utf8")) as Manifest
-const library = manifest("package.json")
+/** The repository's root: a private workspace of the packages, with the tools and tests they share. */
+const workspace = manifest("package.json")
+const library = manifest("packages/effect3/package.json")
 const cli = manifest("packages/cli/package.json")
 const core = manifest("packages/core/package.json")
 const shell = manifest("packages/shell/package.json")
@@ -44,7 +46,7 @@ const testSupport = manifest("packages/test-support/package.json")
  * workspace (see its own manifest test).
  */
 const separate = ["packages/effect4"]
-const published = [...(library.workspaces ?? []), ...separate].filter((dir) => manifest(`${dir}/package.json`).private !== true)
+const published = [...(workspace.workspaces ?? []), ...separate].filter((dir) => manifest(`${dir}/package.json`).private !== true)
 /** The cluster edition's own packages: optional peers (see its manifest test). */
 const clusterPeers = ["@effect/cluster", "@effect/rpc", "@effect/sql", "@effect/sql-pg"]
 const requiredPeers = Object.fromEntries(
@@ -72,9 +74,12 @@ describe("package manifests", () => {
     // Effect 4 edition (README.md, "Effect 3 or Effect 4"): packages of their own; the conformance
     // suite both editions run, and what the tests and benches of every package share (private,
     // never packed).
-    assert.deepStrictEqual(library.workspaces, [
+    // The repository's root is a private workspace: the Effect 3 edition is one of its packages.
+    assert.strictEqual(workspace.private, true)
+    assert.deepStrictEqual(workspace.workspaces, [
       "packages/core",
       "packages/shell",
+      "packages/effect3",
       "packages/simulator",
       "packages/cluster",
       "packages/cli",
@@ -125,7 +130,7 @@ describe("package manifests", () => {
     assert.deepStrictEqual(core.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
     assert.match(core.scripts?.["prepack"] ?? "", /build/)
     // The library's build compiles the core first: its declarations are what the library's import.
-    assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
+    assert.match(workspace.scripts?.["build"] ?? "", /^npm run build -w packages\/core && /)
   })
 
   it("the shared glue is its own package: the core its one dependency, compiled by prepack, its sources behind a condition, one entry point", () => {
@@ -143,7 +148,7 @@ describe("package manifests", () => {
     // The core has one entry point now: the protocol.
     assert.deepStrictEqual(Object.keys(core.exports as Record<string, unknown>), [".", "./package.json"])
     // Built after the core (its declarations are what the shell imports), before the library.
-    assert.match(library.scripts?.["build"] ?? "", /^npm run build -w packages\/core && npm run build -w packages\/shell && /)
+    assert.match(workspace.scripts?.["build"] ?? "", /^npm run build -w packages\/core && npm run build -w packages\/shell && npm run build -w packages\/effect3 && /)
   })
 
   it("the simulator is its own package: the library, the core and the shell its dependencies, Effect 3 as peers, built after the library", () => {
@@ -163,7 +168,7 @@ describe("package manifests", () => {
     assert.notProperty(library.exports as Record<string, unknown>, "./simulator")
     assert.strictEqual(cli.dependencies?.["effect-agent-session-simulator"], `^${simulator.version}`)
     // Built after the library (its declarations are what the simulator imports).
-    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/simulator && /)
+    assert.match(workspace.scripts?.["build"] ?? "", / && npm run build -w packages\/effect3 && npm run build -w packages\/simulator && /)
   })
 
   it("the cluster edition is its own package: the library, the core and the shell its dependencies, the cluster's packages optional peers, built after the library", () => {
@@ -179,13 +184,13 @@ describe("package manifests", () => {
     for (const name of Object.keys(requiredPeers)) assert.strictEqual(cluster.peerDependencies?.[name], requiredPeers[name], name)
     for (const name of clusterPeers) {
       assert.strictEqual(cluster.peerDependenciesMeta?.[name]?.optional, true, name)
-      assert.strictEqual(library.devDependencies?.[name], cluster.peerDependencies?.[name], `${name}: dev and peer ranges agree`)
+      assert.strictEqual(workspace.devDependencies?.[name], cluster.peerDependencies?.[name], `${name}: dev and peer ranges agree`)
     }
     assert.isUndefined(cluster.bin)
     assert.deepStrictEqual(cluster.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
     assert.match(cluster.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(cli.dependencies?.["effect-agent-session-cluster"], `^${cluster.version}`)
-    assert.match(library.scripts?.["build"] ?? "", / && npm run build -w packages\/cluster$/)
+    assert.match(workspace.scripts?.["build"] ?? "", / && npm run build -w packages\/cluster$/)
   })
 
   it("the conformance suite is a private package of sources: no build, one dependency (ws, for its hostile server), its index, its recordings and its fake WebSocket as its exports", () => {
@@ -199,7 +204,7 @@ describe("package manifests", () => {
       "./fakeWebSocket": "./src/fakeWebSocket.ts",
       "./package.json": "./package.json"
     })
-    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/simulator", "packages/cluster", "packages/cli", "packages/effect4"])
+    assert.deepStrictEqual(published, ["packages/core", "packages/shell", "packages/effect3", "packages/simulator", "packages/cluster", "packages/cli", "packages/effect4"])
   })
 
   it("the test support is a private package of sources: no build, no dependency (the Effect 4 edition links it, and takes nothing of Effect 3 with it)", () => {
@@ -218,7 +223,7 @@ describe("package manifests", () => {
     for (const [name, range] of Object.entries(peers)) {
       const minor = range.replace(/^\^/, "").split(".").slice(0, 2).join(".")
       assert.include(readme, `${name}@^${minor}`, name)
-      assert.strictEqual(library.devDependencies?.[name], range, `${name}: dev and peer ranges agree`)
+      assert.strictEqual(workspace.devDependencies?.[name], range, `${name}: dev and peer ranges agree`)
     }
     assert.match(peers["effect"] ?? "", /^\^3\./)
   })
@@ -229,6 +234,16 @@ interface Packed {
   readonly name: string
   readonly files: ReadonlyArray<{ readonly path: string }>
 }
+
+/**
+ * The library's README and guides are the repository's, copied into its package before it is
+ * packed (its `prepack`, which `--ignore-scripts` skips): copied here as `prepack` would.
+ */
+const copyDocs = Effect.async<void, Error>((resume) => {
+  const child = execFile(process.execPath, [join(root, "packages/effect3/scripts/docs.mjs")], { timeout: 30_000 }, (error, _stdout, stderr) =>
+    resume(error === null ? Effect.void : Effect.fail(new Error(`scripts/docs.mjs: ${error.message}\n${stderr}`))))
+  return Effect.sync(() => child.kill())
+})
 
 /** What `npm pack --dry-run` lists in `cwd` with `args`. */
 const packList = (cwd: string, args: ReadonlyArray<string>) =>
@@ -254,7 +269,7 @@ const packList = (cwd: string, args: ReadonlyArray<string>) =>
  */
 const packed = Effect.map(
   Effect.all([
-    packList(root, ["--workspaces", "--include-workspace-root"]),
+    Effect.flatMap(copyDocs, () => packList(root, ["--workspaces"])),
     ...separate.map((dir) => packList(join(root, dir), []))
   ]),
   (lists) => lists.flat()
@@ -271,7 +286,7 @@ describe("the packed packages", () => {
   it.effect("each carries its README, LICENSE and CHANGELOG.md, named in its files", () =>
     Effect.gen(function*() {
       const packages = (yield* packed).filter((p) => p.name !== conformance.name && p.name !== testSupport.name)
-      const manifests = [library, ...published.map((dir) => manifest(`${dir}/package.json`))]
+      const manifests = published.map((dir) => manifest(`${dir}/package.json`))
       assert.sameMembers(packages.map((p) => p.name), manifests.map((m) => m.name))
       for (const m of manifests) {
         assert.includeMembers([...(m.files ?? [])], ["LICENSE", "CHANGELOG.md"], m.name)
@@ -288,7 +303,7 @@ describe("the packed packages", () => {
   it.effect("every relative link of the Markdown a tarball ships resolves to a file of that tarball", () =>
     Effect.gen(function*() {
       const packages = (yield* packed).filter((p) => p.name !== conformance.name && p.name !== testSupport.name)
-      const dirs = new Map([[library.name, "."], ...[...(library.workspaces ?? []), ...separate].map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
+      const dirs = new Map([...[...(workspace.workspaces ?? []), ...separate].map((dir) => [manifest(`${dir}/package.json`).name, dir] as const)])
       const dead: Array<string> = []
       let checked = 0
       for (const p of packages) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Plants each bug of test/mutants/*.patch in src/, binding/, the src/ of packages/core, shell, simulator, cluster or
-# packages/effect4/src/, one at a time, runs the tests the patch names and reverts it. A mutant is KILLED when its tests fail,
+# Plants each bug of test/mutants/*.patch in the Effect 3 edition's src/ or binding/ (packages/effect3), the src/ of
+# packages/core, shell, simulator, cluster or effect4, one at a time, runs the tests the patch names and reverts it. A mutant is KILLED when its tests fail,
 # SURVIVED when they pass (a gap in the suite), SKIPPED when the patch no longer applies (the code was rewritten:
 # refresh the patch by hand).
 #
@@ -13,14 +13,13 @@
 # Test files are named from the repository's root. When they are under packages/effect4/ (the
 # Effect 4 edition's own suite, on Node 22), vitest runs in that package as its `npm test` does:
 # `node scripts/node22.mjs vitest run <files relative to it>`; otherwise `npx vitest run` at the root.
-# Not part of `npm test` (it runs vitest once per mutant). Needs a clean src/, binding/,
-# packages/core/src/, packages/shell/src/ and packages/effect4/src/ (it refuses otherwise).
+# Not part of `npm test` (it runs vitest once per mutant). Needs those sources clean (it refuses otherwise).
 set -u
 cd "$(git rev-parse --show-toplevel)"
-sources="src binding packages/core/src packages/shell/src packages/simulator/src packages/cluster/src packages/effect4/src"
+sources="packages/effect3/src packages/effect3/binding packages/core/src packages/shell/src packages/simulator/src packages/cluster/src packages/effect4/src"
 # shellcheck disable=SC2086 # several paths
 if ! git diff --quiet -- $sources || ! git diff --cached --quiet -- $sources; then
-  echo "src/, binding/, packages/core/src/, packages/shell/src/ or packages/effect4/src/ has uncommitted changes: commit or stash them first" >&2
+  echo "$sources: one has uncommitted changes: commit or stash them first" >&2
   exit 2
 fi
 if [ "$#" -eq 0 ]; then set -- test/mutants/*.patch; fi
@@ -35,7 +34,7 @@ for patch in "$@"; do
   tests=$(sed -n 's/^Test: //p' "$patch" | head -1)
   filter=$(sed -n 's/^Filter: //p' "$patch" | head -1)
   if [ -z "$tests" ] || ! git apply --check "$patch" 2>/dev/null; then
-    echo "SKIPPED  $name (does not apply to this src/, or names no test)"
+    echo "SKIPPED  $name (does not apply to these sources, or names no test)"
     skipped=$((skipped + 1))
     continue
   fi

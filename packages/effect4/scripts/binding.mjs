@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The Effect binding written once for both editions: the repository's `binding/` (TypeScript that
-// reads the same on Effect 3 and Effect 4, the names that differ behind each edition's
-// `src/internal/line.ts`) is compiled by the Effect 3 edition where it lies, and copied here, as
-// this package's `binding/`, to be compiled against Effect 4: a copy's imports (`effect/...`, and
-// `../src/...` for this edition's own modules) resolve from this package. The copies are not
-// committed (.gitignore); `scripts/node22.mjs` makes them before every tool it runs, the build
+// The Effect binding written once for both editions: the Effect 3 edition's `binding/`
+// (`packages/effect3/binding`: TypeScript that reads the same on Effect 3 and Effect 4, the names
+// that differ behind each edition's `src/internal/line.ts`) is compiled by that edition where it
+// lies, and copied here, as this package's `binding/`, to be compiled against Effect 4: a copy's
+// imports (`effect/...`, and `../src/...` for this edition's own modules) resolve from this
+// package. The copies are not committed (.gitignore); `scripts/node22.mjs` makes them before every tool it runs, the build
 // before compiling, so an edit of `binding/` is seen by the next typecheck, lint, test or build.
 // A binding module imports this package's modules by relative paths, never by the package's
 // name: the name appears only in its documentation's examples (`from "effect-agent-session"`),
@@ -18,7 +18,7 @@ import * as Path from "node:path"
 import * as Url from "node:url"
 
 const packageDir = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
-const source = Path.resolve(packageDir, "..", "..", "binding")
+const source = Path.resolve(packageDir, "..", "effect3", "binding")
 const target = Path.join(packageDir, "binding")
 
 /** The .ts files under a directory, relative to it. */
@@ -42,7 +42,7 @@ const asThisPackage = (text) =>
     .join("\n")
 
 const header = (rel) =>
-  `// Generated from the repository's binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
+  `// Generated from packages/effect3/binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
 
 /** Copies `binding/` here: files written only when they differ, files no longer in it removed. */
 export const syncBinding = () => {

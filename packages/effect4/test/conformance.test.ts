@@ -4,7 +4,7 @@
  * command line as a child process (`simulate --port 0 --json` with the scenario's flags,
  * `helpers/simulator.ts`; one child for the cases of the same dialect and flags), through `AgentSessions` over `NodeAgentSessions.layer`, over real
  * sockets. What the scenario expects is judged by the suite's `verdict`, once for both editions;
- * the root's `test/conformance.test.ts` runs the same scenarios with the Effect 3 edition. The
+ * `packages/effect3/test/conformance.test.ts` runs the same scenarios with the Effect 3 edition. The
  * replay scenarios run the same way, over this edition's in-memory replay
  * (`AgentSessionsTest.replay`) on the `TestClock`, judged by the suite's `replayVerdict`.
  */

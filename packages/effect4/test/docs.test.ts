@@ -26,16 +26,16 @@ const publicModules = [
     .map((name) => fromRoot(`src/${name}`)),
   fromRoot("src/testing/AgentSessionsTest.ts"),
   // The test kit's declarations written once for both editions, which its src/ module re-exports.
-  "binding/testing/AgentSessionsTest.ts"
+  "packages/effect3/binding/testing/AgentSessionsTest.ts"
 ]
 /**
- * The declarations of the public modules written once for both editions (`binding/*.ts` at the
- * repository's root, which this edition's `src/*.ts` re-export): their JSDoc as written, their
+ * The declarations of the public modules written once for both editions (`binding/*.ts` of the
+ * Effect 3 edition, `packages/effect3`, which this edition's `src/*.ts` re-export): their JSDoc as written, their
  * examples as this edition's copy of the binding holds them (importing this package), compiled
  * here against Effect 4.
  */
 const bindingDocs = bindingModules()
-const bindingExamples = bindingDocs.map(fromRoot)
+const bindingExamples = bindingDocs.map((file) => file.replace(/^packages\/effect3\//, "packages/effect4/"))
 const entryPoints = [fromRoot("src/index.ts"), fromRoot("src/testing/index.ts")]
 
 const outDir = join(packageDir, ".tmp", `doc-examples-${process.pid}`)

@@ -2,7 +2,7 @@
  * `StreamWebSocket` over a scripted `WebSocketStream` (web streams the test feeds): the socket
  * events the transport reads, a read only while not paused (what waits stays in the stream), every
  * message before the close, an open failure as an `error`. Deno's own `WebSocketStream` runs under
- * it in the runtime tiers (`test/runtimes/`, `packages/effect4/test/runtimes/`).
+ * it in the runtime tiers (`packages/effect3/test/runtimes/`, `packages/effect4/test/runtimes/`).
  */
 import { describe, expect, it } from "vitest"
 import { Socket, StreamWebSocket } from "../src/index.js"

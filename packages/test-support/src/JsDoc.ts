@@ -9,6 +9,9 @@ import ts from "typescript"
 /** The repository root (this file is `packages/test-support/src/JsDoc.ts`). */
 export const root = join(import.meta.dirname, "..", "..", "..")
 
+/** The Effect 3 edition (`effect-agent-session`), relative to the root. */
+export const effect3 = "packages/effect3"
+
 /** The categories an export may carry (docs: style.md). */
 export const categories: ReadonlySet<string> = new Set([
   "models",
@@ -22,7 +25,7 @@ export const categories: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The public modules, relative to the root: every `src/*.ts` but the barrel, the test kit (its
+ * The public modules, relative to the root: every `src/*.ts` of the Effect 3 edition but the barrel, the test kit (its
  * declarations written once for both editions in `binding/testing/`, which its `src/` module
  * re-exports; the package's `.`, `./testing` and `./*` entry points), the simulator's
  * (`effect-agent-session-simulator`) and the cluster's (`effect-agent-session-cluster`), every `binding/*.ts` (the
@@ -37,13 +40,13 @@ export const publicModules = (): ReadonlyArray<string> => [
       .sort()
       .map((name) => `${dir}/${name}`)
   ),
-  ...readdirSync(join(root, "src"))
+  ...readdirSync(join(root, effect3, "src"))
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
-    .map((name) => `src/${name}`),
+    .map((name) => `${effect3}/src/${name}`),
   ...bindingModules(),
-  "src/testing/AgentSessionsTest.ts",
-  "binding/testing/AgentSessionsTest.ts",
+  `${effect3}/src/testing/AgentSessionsTest.ts`,
+  `${effect3}/binding/testing/AgentSessionsTest.ts`,
   "packages/simulator/src/Simulator.ts",
   "packages/simulator/src/Script.ts",
   "packages/cluster/src/ClusterSessions.ts",
@@ -57,17 +60,17 @@ export const publicModules = (): ReadonlyArray<string> => [
  * `binding/*.ts` (the modules of `binding/internal/` are not public).
  */
 export const bindingModules = (): ReadonlyArray<string> =>
-  readdirSync(join(root, "binding"), { withFileTypes: true })
+  readdirSync(join(root, effect3, "binding"), { withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
-    .map((entry) => `binding/${entry.name}`)
+    .map((entry) => `${effect3}/binding/${entry.name}`)
     .sort()
 
 /** The barrels, whose module comments name the entry points. */
 export const entryPoints: ReadonlyArray<string> = [
   "packages/core/src/index.ts",
   "packages/shell/src/index.ts",
-  "src/index.ts",
-  "src/testing/index.ts",
+  `${effect3}/src/index.ts`,
+  `${effect3}/src/testing/index.ts`,
   "packages/simulator/src/index.ts",
   "packages/cluster/src/index.ts"
 ]
@@ -188,18 +191,18 @@ export const examples = (file: string): ReadonlyArray<Example> => {
   return found
 }
 
-/** An example rewritten to compile inside the repository: package imports point at `src/`. */
+/** An example rewritten to compile inside the repository: package imports point at the packages' `src/`. */
 export const rewriteImports = (code: string, fromDir: string): string => {
   const target = (path: string) => {
     const rel = relative(fromDir, join(root, path)).split("\\").join("/")
     return rel.startsWith(".") ? rel : `./${rel}`
   }
   const rewritten = code
-    .replace(/from "effect-agent-session"/g, `from "${target("src/index.js")}"`)
-    .replace(/from "effect-agent-session\/testing"/g, `from "${target("src/testing/index.js")}"`)
+    .replace(/from "effect-agent-session"/g, `from "${target(`${effect3}/src/index.js`)}"`)
+    .replace(/from "effect-agent-session\/testing"/g, `from "${target(`${effect3}/src/testing/index.js`)}"`)
     .replace(/from "effect-agent-session-simulator"/g, `from "${target("packages/simulator/src/index.js")}"`)
     .replace(/from "effect-agent-session-cluster"/g, `from "${target("packages/cluster/src/index.js")}"`)
-    .replace(/from "effect-agent-session\/([A-Za-z]+)"/g, (_, module: string) => `from "${target(`src/${module}.js`)}"`)
+    .replace(/from "effect-agent-session\/([A-Za-z]+)"/g, (_, module: string) => `from "${target(`${effect3}/src/${module}.js`)}"`)
   // Every example is a module of its own, so top-level names never clash.
   return /^\s*(import|export)\s/m.test(rewritten) ? rewritten : `${rewritten}\nexport {}\n`
 }

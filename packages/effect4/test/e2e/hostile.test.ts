@@ -4,7 +4,7 @@
  * hostile server on loopback (HTTP, WebSocket, Server-Sent Events). This runner only maps each
  * case's act to this edition's API and records what a caller could see (the typed outcome, every
  * log line at every level, every span, the time taken, the live heap); `hostileVerdict` judges it,
- * once for both editions (the Effect 3 edition's runner is the root's `test/hostile/sdk.test.ts`).
+ * once for both editions (the Effect 3 edition's runner is `packages/effect3/test/hostile/sdk.test.ts`).
  * vitest runs with --expose-gc (the live heap after a collection).
  */
 import { assert, describe, it } from "@effect/vitest"

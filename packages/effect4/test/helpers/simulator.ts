@@ -1,7 +1,8 @@
 /**
  * The reference simulator as a child process, for the end-to-end tests of the Effect 4 edition.
  *
- * The simulator and the command line stay one implementation, on Effect 3 (the root package):
+ * The simulator and the command line stay one implementation, on Effect 3 (`packages/simulator`,
+ * `packages/cli`):
  * this starts the root's command line exactly as the root's `npm run cli` script does (the command
  * is read from the root's package.json, with this process's Node binary), as
  * `simulate --port 0 --json`, reads the one JSON line it prints (its addresses and account key),
@@ -14,7 +15,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 
-/** The repository's root (the root package's directory). */
+/** The repository's root (the private workspace's directory). */
 export const repositoryRoot = Path.resolve(import.meta.dirname, "../../../..")
 
 /** What `simulate --json` prints. */

@@ -368,7 +368,7 @@ const tableAfter = (doc: string, heading: string, cell: number): ReadonlyMap<str
 }
 
 describe("issue 21: every operation's error channel", () => {
-  const doc = readFileSync(join(root, "docs/errors.md"), "utf8")
+  const doc = readFileSync(join(root, "..", "..", "docs/errors.md"), "utf8")
 
   it("the Schemas of all errors have exactly the members of the unions", () => {
     assert.deepStrictEqual(Errors.AgentSessionError.members.map((member) => member._tag).sort(), expand(["AgentSessionError"]))

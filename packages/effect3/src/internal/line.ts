@@ -1,5 +1,5 @@
 /**
- * The names of Effect 3 that the binding (the repository's `binding/`, Effect code written once
+ * The names of Effect 3 that the binding (this package's `binding/`, Effect code written once
  * for both editions) uses where Effect 4 names the same thing differently. The Effect 4 edition's
  * `line.ts` exports the same names, bound to Effect 4: a binding module imports them from here
  * (`../src/internal/line.js`, relative to where it lies), never from the line's own module.

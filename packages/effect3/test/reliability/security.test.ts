@@ -543,7 +543,7 @@ describe("security: the simulator", () => {
       }
       // Agent keys are found by their SHA-256 digest, never compared as strings.
       const source = yield* Effect.promise(() =>
-        import("node:fs/promises").then((fs) => fs.readFile(new URL("../../packages/simulator/src/internal/store.ts", import.meta.url), "utf8"))
+        import("node:fs/promises").then((fs) => fs.readFile(new URL("../../../simulator/src/internal/store.ts", import.meta.url), "utf8"))
       )
       expect(source).toMatch(/Crypto\.timingSafeEqual\(keyDigest, this\.accountDigest\)/)
       expect(source).toMatch(/agentsByDigest\.get\(keyDigest\.toString\("hex"\)\)/)

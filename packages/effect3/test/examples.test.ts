@@ -18,7 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Dialect from "../src/Dialect.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
-const root = join(import.meta.dirname, "..")
+/** The repository, where `npm start` is. */
+const root = join(import.meta.dirname, "..", "..", "..")
 
 /** Where `record-a-session.ts` writes its recording. */
 const recordingPath = join(mkdtempSync(join(tmpdir(), "eas-examples-")), "book-a-table.jsonl")
@@ -51,7 +52,7 @@ const exec = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessE
 
 /** Runs an example with `tsx`, pointed at a simulator. */
 const example = (file: string, sim: Simulator.Service, env: NodeJS.ProcessEnv = {}): Effect.Effect<Run> =>
-  exec(process.execPath, ["--import", "tsx", join("examples", file)], {
+  exec(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "examples", file)], {
     ...baseEnv(),
     AGENT_SESSION_API_KEY: sim.accountKey,
     AGENT_SESSION_BASE_URL: sim.baseUrl,

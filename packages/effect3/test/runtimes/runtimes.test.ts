@@ -35,7 +35,7 @@ import * as Dialect from "../../src/Dialect.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const here = Path.dirname(Url.fileURLToPath(import.meta.url))
-const root = Path.resolve(here, "../..")
+const root = Path.resolve(here, "../../../..")
 const script = Path.join(here, "scenarios.ts")
 /** The repository's runtime scripts (the Effect 4 edition's), run as commands. */
 const scripts = Path.join(root, "packages/effect4/scripts")
