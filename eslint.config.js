@@ -70,7 +70,7 @@ export default tseslint.config(
     }
   },
   {
-    files: ["packages/cli/src/**/*.ts", "packages/cli/test/**/*.ts", "packages/test-support/**/*.ts", "packages/effect3/examples/**/*.ts", "packages/effect3/test/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    files: ["packages/cli/src/**/*.ts", "packages/cli/test/**/*.ts", "packages/test-support/**/*.ts", "examples/**/*.ts", "packages/effect3/test/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" }
   }
 )

@@ -45,7 +45,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/effect3/test/**/*.test.ts", "packages/effect3/examples/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/effect3/test/**/*.test.ts", "examples/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

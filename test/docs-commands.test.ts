@@ -66,7 +66,7 @@ const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> 
   { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (packages/cli/test/cluster.test.ts runs them against one)" },
   { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=)/, why: "the scale-out walk-through's own project, PostgreSQL and cluster secret: packages/cli/test/cluster.test.ts starts one (Postgres.ts of packages/test-support) for the cluster commands" },
   { pattern: /^(?:\S+=\S+ )*npx tsx (?:first-session|create-session)\.ts$/, why: "the program shown above it: test/docs-programs.test.ts runs it against the simulator" },
-  { pattern: /^npx tsx packages\/effect3\/examples\/quickstart\.ts$/, why: "an example: packages/effect3/test/examples.test.ts runs it against the simulator" },
+  { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },
   { pattern: /^npm run docs$/, why: "test/docs.links.test.ts builds the API reference (typedoc) without a warning" },
   { pattern: /^npx vitest run packages\/effect3\/test\/reliability packages\/effect3\/test\/hostile packages\/effect3\/test\/paid$/, why: "those suites, run by npm test (about two minutes)" },

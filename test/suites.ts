@@ -9,7 +9,7 @@
 
 /** Unit and layer tests: in process, stub services, `TestClock`; no socket, child process or database. */
 export const fast: ReadonlyArray<string> = [
-  "packages/effect3/examples/testing-your-app.test.ts",
+  "examples/testing-your-app.test.ts",
   "packages/cli/test/exitCodes.test.ts",
   "packages/cli/test/render.test.ts",
   "packages/cli/test/sanitize.test.ts",
@@ -56,7 +56,7 @@ export const fast: ReadonlyArray<string> = [
 
 /** The rest, each with why it is not in the fast loop. */
 export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }> = [
-  { path: "packages/effect3/examples/replay-a-recording.test.ts", why: "replays a recording over real sockets too" },
+  { path: "examples/replay-a-recording.test.ts", why: "replays a recording over real sockets too" },
   { path: "packages/effect3/test/Metrics.test.ts", why: "sessions against the simulator over real sockets" },
   { path: "packages/effect3/test/NodeAgentSessions.test.ts", why: "the Node layer against the simulator over real sockets" },
   { path: "packages/effect3/test/Recording.test.ts", why: "sessions recorded from the simulator over real sockets" },
@@ -65,7 +65,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/docs-examples.test.ts", why: "type-checks every example with tsc (a child process)" },
   { path: "test/docs.links.test.ts", why: "builds the API reference with typedoc (a child process)" },
   { path: "test/docs-programs.test.ts", why: "runs the docs' programs against the simulator, some as child processes" },
-  { path: "packages/effect3/test/examples.test.ts", why: "runs examples/ as child processes against the simulator" },
+  { path: "test/examples.test.ts", why: "runs examples/ as child processes against the simulator" },
   { path: "test/package.test.ts", why: "lists the tarballs with npm pack (a child process)" },
   { path: "packages/effect3/test/conformance.test.ts", why: "the conformance scenarios against the simulator over real sockets" },
   { path: "packages/effect3/test/channel/fibers.test.ts", why: "counts fibers of sessions open over real sockets" },

@@ -86,7 +86,7 @@ describe("AgentSessionsTest.replay", () => {
       // One connection, which the engine reopened after the recorded drop.
       assert.strictEqual((yield* AgentSessionsTest.connections).length, 1)
     }).pipe(Effect.provide(AgentSessionsTest.replay(
-      fileURLToPath(new URL("../../../effect3/examples/recordings/book-a-table.jsonl", import.meta.url))
+      fileURLToPath(new URL("../../../../examples/recordings/book-a-table.jsonl", import.meta.url))
     ))))
 
   it.effect("withReplayErrors makes only a replay's stop typed: other defects stay defects", () =>

@@ -20,7 +20,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "../src/index.js"
+import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "effect-agent-session"
 
 const program = Effect.scoped(
   Effect.gen(function*() {

@@ -15,11 +15,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Dialect from "../src/Dialect.js"
+import * as Dialect from "effect-agent-session/Dialect"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
-/** The repository, where `npm start` is. */
-const root = join(import.meta.dirname, "..", "..", "..")
+const root = join(import.meta.dirname, "..")
 
 /** Where `record-a-session.ts` writes its recording. */
 const recordingPath = join(mkdtempSync(join(tmpdir(), "eas-examples-")), "book-a-table.jsonl")
@@ -52,7 +51,7 @@ const exec = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessE
 
 /** Runs an example with `tsx`, pointed at a simulator. */
 const example = (file: string, sim: Simulator.Service, env: NodeJS.ProcessEnv = {}): Effect.Effect<Run> =>
-  exec(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "examples", file)], {
+  exec(process.execPath, ["--import", "tsx", join("examples", file)], {
     ...baseEnv(),
     AGENT_SESSION_API_KEY: sim.accountKey,
     AGENT_SESSION_BASE_URL: sim.baseUrl,

@@ -18,7 +18,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { AgentSessions, Answer, NodeAgentSessions, type SessionEvent } from "../src/index.js"
+import { AgentSessions, Answer, NodeAgentSessions, type SessionEvent } from "effect-agent-session"
 
 /** What the application asks for. */
 export interface BookingRequest {

@@ -20,7 +20,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "../src/index.js"
+import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "effect-agent-session"
 
 /** The values this application can fill in, by field name. */
 const profile: Record<string, string> = {

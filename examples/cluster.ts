@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { ClusterSessions } from "effect-agent-session-cluster"
-import { Answer, NodeAgentSessions, SessionEvent } from "../src/index.js"
+import { Answer, NodeAgentSessions, SessionEvent } from "effect-agent-session"
 
 const goals = ["Find the opening hours", "Read the return policy"]
 

@@ -14,8 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { Answer, Errors, Session } from "../src/index.js"
-import { AgentSessionsTest } from "../src/testing/index.js"
+import { Answer, Errors, Session } from "effect-agent-session"
+import { AgentSessionsTest } from "effect-agent-session/testing"
 import { bookTable } from "./testing-your-app.js"
 
 const booking = { restaurantUrl: "https://example.com/reservations", partySize: 4, email: "jane@example.com" }

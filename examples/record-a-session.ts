@@ -18,7 +18,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { NodeAgentSessions, Recording } from "../src/index.js"
+import { NodeAgentSessions, Recording } from "effect-agent-session"
 import { bookTable } from "./testing-your-app.js"
 
 const path = process.env["RECORDING_PATH"] ?? "book-a-table.jsonl"

@@ -23,7 +23,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { AgentSessions, Answer, type Errors, type EventStream, NodeAgentSessions } from "../src/index.js"
+import { AgentSessions, Answer, type Errors, type EventStream, NodeAgentSessions } from "effect-agent-session"
 
 /** HTTP: up to 4 retries, exponential from 200 ms (200, 400, 800, 1600 ms), jittered. */
 const httpRetry = Schedule.exponential("200 millis", 2).pipe(

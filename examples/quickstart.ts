@@ -18,7 +18,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "../src/index.js"
+import { AgentSessions, Answer, NodeAgentSessions, SessionEvent } from "effect-agent-session"
 
 const program = Effect.gen(function*() {
   const outcome = yield* AgentSessions.run(

@@ -10,7 +10,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AgentSessions, Answer, Dialect, NodeAgentSessions, SessionEvent } from "../src/index.js"
+import { AgentSessions, Answer, Dialect, NodeAgentSessions, SessionEvent } from "effect-agent-session"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
 const dialect = process.env["AGENT_SESSION_DIALECT"] === "observed" ? Dialect.observed : Dialect.documented

@@ -25,7 +25,7 @@ import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { AgentApi, AgentSessions, Errors, NodeAgentSessions } from "../src/index.js"
+import { AgentApi, AgentSessions, Errors, NodeAgentSessions } from "effect-agent-session"
 
 const request = { start_url: "https://example.com", max_actions: 3, goal: "Read the page title" }
 

@@ -24,9 +24,9 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { Answer, NodeAgentSessions } from "../src/index.js"
+import { Answer, NodeAgentSessions } from "effect-agent-session"
 import { Replay } from "effect-agent-session-simulator"
-import { AgentSessionsTest } from "../src/testing/index.js"
+import { AgentSessionsTest } from "effect-agent-session/testing"
 import { bookTable } from "./testing-your-app.js"
 
 const recording = join(import.meta.dirname, "recordings", "book-a-table.jsonl")
