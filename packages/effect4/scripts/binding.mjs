@@ -11,15 +11,23 @@
 // which the copy names this package by, so the reference generated from it shows what an
 // application of this edition imports.
 //
-//   node scripts/binding.mjs   copies the binding (nothing to do in an installed package, which has
+// The Effect 3 edition's `test/shared/` is copied the same way, to `test/shared/` here: the tests
+// written once for both editions, which take from the edition's `test/helpers/line.ts` what the
+// two lines name differently, and from its `src/` and `test/helpers/` the rest.
+//
+//   node scripts/binding.mjs   copies the binding and the shared tests (nothing to do in an installed package, which has
 //                              no repository around it and ships its copies)
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
 
 const packageDir = Path.resolve(Path.dirname(Url.fileURLToPath(import.meta.url)), "..")
-const source = Path.resolve(packageDir, "..", "effect3", "binding")
-const target = Path.join(packageDir, "binding")
+const effect3 = Path.resolve(packageDir, "..", "effect3")
+/**
+ * What is copied, each to the same place here: the binding, and the tests written once for both
+ * editions (`test/shared/`, whose imports reach the edition's `src/` and `test/helpers/`).
+ */
+const trees = ["binding", Path.join("test", "shared")]
 
 /** The .ts files under a directory, relative to it. */
 const sources = (dir, rel = "") =>
@@ -41,15 +49,21 @@ const asThisPackage = (text) =>
     .map((line) => /^\s*\*/.test(line) ? line.replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`) : line)
     .join("\n")
 
-const header = (rel) =>
-  `// Generated from packages/effect3/binding/${rel.split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
+const header = (tree, rel) =>
+  `// Generated from packages/effect3/${Path.join(tree, rel).split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
 
-/** Copies `binding/` here: files written only when they differ, files no longer in it removed. */
+/** Copies `binding/` and `test/shared/` here: files written only when they differ, files no longer there removed. */
 export const syncBinding = () => {
+  for (const tree of trees) syncTree(tree)
+}
+
+const syncTree = (tree) => {
+  const source = Path.join(effect3, tree)
+  const target = Path.join(packageDir, tree)
   if (!Fs.existsSync(source)) return
   const wanted = new Set(sources(source))
   for (const rel of wanted) {
-    const text = header(rel) + asThisPackage(Fs.readFileSync(Path.join(source, rel), "utf8"))
+    const text = header(tree, rel) + asThisPackage(Fs.readFileSync(Path.join(source, rel), "utf8"))
     const file = Path.join(target, rel)
     if (Fs.existsSync(file) && Fs.readFileSync(file, "utf8") === text) continue
     Fs.mkdirSync(Path.dirname(file), { recursive: true })

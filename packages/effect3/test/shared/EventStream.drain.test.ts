@@ -5,14 +5,13 @@
  * (`Connection.drain`): the drained attempt is the last, its end the caller's close, bound by a
  * 10 s grace.
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
-import * as Credentials from "../src/Credentials.js"
-import * as EventStream from "../src/EventStream.js"
-import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as EventStream from "../../src/EventStream.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "../helpers/FakeWebSocket.js"
 import {
   action,
   collect,
@@ -23,7 +22,8 @@ import {
   stateOf,
   tags,
   URL_BASE
-} from "./helpers/events.js"
+} from "../helpers/events.js"
+import { forkChild, pollNow, scoped, type Success, TestClock } from "../helpers/line.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"
@@ -50,12 +50,12 @@ const draining = (setup: Effect.Effect<{ readonly server: FakeServer; readonly s
     socket.open()
     socket.message(started)
     yield* settle()
-    const drained = yield* Effect.fork(connection.drain)
+    const drained = yield* forkChild(connection.drain)
     yield* settle()
     return { server, connection, events, socket, drained }
   })
 
-type Drained = Effect.Effect.Success<ReturnType<typeof draining>>
+type Drained = Success<ReturnType<typeof draining>>
 
 /** The drain returned, the events ended with `expected`, the connection closed by its caller, and no reconnect followed. */
 const endedByCaller = (run: Drained, expected: ReadonlyArray<string>) =>
@@ -69,31 +69,31 @@ const endedByCaller = (run: Drained, expected: ReadonlyArray<string>) =>
   })
 
 describe("EventStream: drain", () => {
-  it.scoped("frames sent before the service's close arrive; its close ends the connection as the caller's, no reconnect", () =>
+  scoped("frames sent before the service's close arrive; its close ends the connection as the caller's, no reconnect", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())
       const { drained, socket } = run
       assert.strictEqual(socket.closedByClientWith, 1000, "the close is sent")
-      assert.isNull(drained.unsafePoll(), "drain waits for the service's close")
+      assert.isUndefined(pollNow(drained), "drain waits for the service's close")
       // The service had sent these before it saw the close: they are read.
       socket.message(action(1), action(2))
       socket.serverClose(1000)
       yield* endedByCaller(run, ["Started", "ActionRun", "ActionRun"])
     }))
 
-  it.scoped("a second drain while the first waits waits too (no close of its own)", () =>
+  scoped("a second drain while the first waits waits too (no close of its own)", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())
-      const again = yield* Effect.fork(run.connection.drain)
+      const again = yield* forkChild(run.connection.drain)
       yield* settle()
-      assert.isNull(again.unsafePoll(), "the second drain waits too")
+      assert.isUndefined(pollNow(again), "the second drain waits too")
       run.socket.message(action(1))
       run.socket.serverClose(1000)
       yield* Fiber.join(again)
       yield* endedByCaller(run, ["Started", "ActionRun"])
     }))
 
-  it.scoped("a drop while draining ends it as the caller's close too, without a reconnect", () =>
+  scoped("a drop while draining ends it as the caller's close too, without a reconnect", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())
       run.socket.message(action(1))
@@ -101,7 +101,7 @@ describe("EventStream: drain", () => {
       yield* endedByCaller(run, ["Started", "ActionRun"])
     }))
 
-  it.scoped("an end the service decided itself stays what it is (complete)", () =>
+  scoped("an end the service decided itself stays what it is (complete)", () =>
     Effect.gen(function*() {
       const { connection, drained, events, socket } = yield* draining(wsSetup())
       socket.message(action(1), complete)
@@ -111,27 +111,27 @@ describe("EventStream: drain", () => {
       assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "complete" }))
     }))
 
-  it.scoped("no close within 10 s: the connection ends at the grace's end, as the caller's close", () =>
+  scoped("no close within 10 s: the connection ends at the grace's end, as the caller's close", () =>
     Effect.gen(function*() {
       const run = yield* draining(wsSetup())
       const { connection, drained, socket } = run
       socket.message(action(1))
       yield* TestClock.adjust("9999 millis")
       yield* settle()
-      assert.isNull(drained.unsafePoll(), "still waiting before 10 s")
+      assert.isUndefined(pollNow(drained), "still waiting before 10 s")
       assert.strictEqual((yield* stateOf(connection))._tag, "Open")
       yield* TestClock.adjust("1 millis")
       yield* endedByCaller(run, ["Started", "ActionRun"])
     }))
 
-  it.scoped("a socket that cannot read on while closing (a standard WebSocket): drain is close", () =>
+  scoped("a socket that cannot read on while closing (a standard WebSocket): drain is close", () =>
     Effect.gen(function*() {
       const run = yield* draining(makeSetup(KEY)())
       yield* endedByCaller(run, ["Started"])
       assert.strictEqual(run.socket.closedByClientWith, 1000)
     }))
 
-  it.scoped("a connection not open yet: drain is close", () =>
+  scoped("a connection not open yet: drain is close", () =>
     Effect.gen(function*() {
       const { server, service } = yield* wsSetup()
       const connection = yield* service.connect(SESSION)

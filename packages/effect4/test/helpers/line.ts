@@ -1,0 +1,48 @@
+/**
+ * The names of Effect 4 that the tests written once for both editions (`test/shared/`, copied
+ * from the Effect 3 edition by `scripts/binding.mjs`) use where Effect 3 names the same thing
+ * differently: the Effect 3 edition's `test/helpers/line.ts` exports the same names.
+ */
+import { it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import type * as LogLevel from "effect/LogLevel"
+import type * as Option from "effect/Option"
+import { TestClock } from "effect/testing"
+
+export { TestClock }
+
+/** A test whose effect may use a `Scope`, closed when it ends (Effect 4's `it.effect` provides one). */
+export const scoped = it.effect
+
+/** Runs an effect in a fiber of its own, a child of the current one. */
+export const forkChild = Effect.forkChild
+
+/** The fiber's exit when it is done, else `undefined` (it does not wait). */
+export const pollNow = <A, E>(fiber: Fiber.Fiber<A, E>): Exit.Exit<A, E> | undefined => fiber.pollUnsafe()
+
+/** The success type of an effect. */
+export type Success<T extends Effect.Effect<unknown, unknown, unknown>> = Effect.Success<T>
+
+/** Lets the other fibers run once. */
+export const yieldNow = (): Effect.Effect<void> => Effect.yieldNow
+
+/** The cause's first typed failure, if it has one. */
+export const failureOf: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption
+
+/** Whether the cause holds an interruption. */
+export const interrupted: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasInterrupts
+
+/** Whether the cause holds interruptions only. */
+export const interruptedOnly: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasInterruptsOnly
+
+/** Whether a log line's level is the warning level. */
+export const isWarning = (level: LogLevel.LogLevel): boolean => level === "Warn"
+
+/** A layer that makes `logger` the only logger. */
+export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Layer.Layer<never> =>
+  Logger.layer([logger])
