@@ -13,6 +13,8 @@ import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 
 export { TestClock }
@@ -47,3 +49,6 @@ export const isWarning = (level: LogLevel.LogLevel): boolean => level._tag === "
 /** A layer that makes `logger` the only logger. */
 export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Layer.Layer<never> =>
   Logger.replace(Logger.defaultLogger, logger)
+
+/** The stream of a subscription ref's values: the current one, then each change. */
+export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.Stream<A> => ref.changes

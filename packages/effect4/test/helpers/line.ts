@@ -12,6 +12,8 @@ import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 
 export { TestClock }
@@ -46,3 +48,6 @@ export const isWarning = (level: LogLevel.LogLevel): boolean => level === "Warn"
 /** A layer that makes `logger` the only logger. */
 export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Layer.Layer<never> =>
   Logger.layer([logger])
+
+/** The stream of a subscription ref's values: the current one, then each change. */
+export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.Stream<A> => SubscriptionRef.changes(ref)
