@@ -3,15 +3,16 @@
  * from the Effect 3 edition by `scripts/binding.mjs`) use where Effect 3 names the same thing
  * differently: the Effect 3 edition's `test/helpers/line.ts` exports the same names.
  */
-import { it } from "@effect/vitest"
+import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import type * as Duration from "effect/Duration"
+import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
@@ -51,3 +52,12 @@ export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Lay
 
 /** The stream of a subscription ref's values: the current one, then each change. */
 export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.Stream<A> => SubscriptionRef.changes(ref)
+
+/** The typed failure an exit ends with; the test fails when it succeeded or died. */
+export const typedFailure = <A, E>(exit: Exit.Exit<A, E>): E => {
+  const failure = Exit.findErrorOption(exit)
+  return Option.isSome(failure) ? failure.value : assert.fail(`expected a typed failure, got ${String(exit)}`)
+}
+
+/** What a duration may be given as. */
+export type DurationInput = Duration.Input
