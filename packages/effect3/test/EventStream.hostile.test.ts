@@ -37,7 +37,7 @@ import {
   startedFrame,
   URL_BASE,
   withLogs
-} from "./helpers/events.js"
+} from "./shared/events.js"
 
 const KEY = "sk-replay-test-key-0020"
 const SESSION = "session-replay"

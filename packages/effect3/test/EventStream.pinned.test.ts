@@ -34,7 +34,7 @@ import {
   tags,
   URL_BASE,
   withLogs
-} from "./helpers/events.js"
+} from "./shared/events.js"
 
 const KEY = "sk-pinned-test-key-7f3a"
 const SESSION = "session-pin"

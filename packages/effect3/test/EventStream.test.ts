@@ -43,7 +43,7 @@ import {
   tags,
   until,
   URL_BASE
-} from "./helpers/events.js"
+} from "./shared/events.js"
 import { text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"

@@ -18,7 +18,7 @@ import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "../src/NodeAgentSessions.js"
-import { action, startedFrame, URL_BASE } from "./helpers/events.js"
+import { action, startedFrame, URL_BASE } from "./shared/events.js"
 import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
 
 const KEY = "sk-unit-test-key-0001"

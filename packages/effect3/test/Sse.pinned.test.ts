@@ -38,7 +38,7 @@ import {
   tags,
   until,
   withLogs
-} from "./helpers/events.js"
+} from "./shared/events.js"
 import { makeStub, text } from "./helpers/StubHttpClient.js"
 
 const KEY = "sk-pinned-sse-key-90c2"

@@ -49,7 +49,7 @@ import {
   tags,
   until,
   URL_BASE
-} from "./helpers/events.js"
+} from "./shared/events.js"
 import { type Span, spying } from "./helpers/spans.js"
 import { text } from "./helpers/StubHttpClient.js"
 

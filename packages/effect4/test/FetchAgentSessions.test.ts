@@ -17,7 +17,7 @@ import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
-import { action, startedFrame, URL_BASE } from "./helpers/events.js"
+import { action, startedFrame, URL_BASE } from "./shared/events.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"

@@ -10,7 +10,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
 import * as Deadlines from "../../binding/internal/channel/deadlines.js"
-import { withLogs } from "../helpers/events.js"
+import { withLogs } from "../shared/events.js"
 
 /** A check that records each call (its `now`) under `name`, and then ends its entry. */
 const once = (calls: Array<readonly [string, number]>, name: string): Deadlines.Check => (now) => {

@@ -11,7 +11,7 @@ import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import type * as EventStream from "../../src/EventStream.js"
 import { awaitSocket, settle } from "../helpers/FakeWebSocket.js"
-import { action, collect, completeFrame, makeSetup, startedFrame, tags } from "../helpers/events.js"
+import { action, collect, completeFrame, makeSetup, startedFrame, tags } from "../shared/events.js"
 
 const SESSION = "session-engine"
 const setup = makeSetup("sk-engine-test-key")

@@ -6,15 +6,19 @@
  */
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import type * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import type * as LogLevel from "effect/LogLevel"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import type * as Stream from "effect/Stream"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 
@@ -62,3 +66,40 @@ export const typedFailure = <A, E>(exit: Exit.Exit<A, E>): E => {
 
 /** What a duration may be given as. */
 export type DurationInput = Duration.DurationInput
+
+/** An element of a stream that may fail, as collected: the element, or the failure it ended with. */
+export type Outcome<A, E> = Either.Either<A, E>
+
+/** The element an outcome holds; `undefined` for a failure. */
+export const successOf = <A, E>(outcome: Outcome<A, E>): A | undefined =>
+  Either.isRight(outcome) ? outcome.right : undefined
+
+/** The failure an outcome holds; `undefined` for an element. */
+export const failureIn = <A, E>(outcome: Outcome<A, E>): E | undefined =>
+  Either.isLeft(outcome) ? outcome.left : undefined
+
+/** A fiber forked by a test. */
+export type Running<A, E = never> = Fiber.RuntimeFiber<A, E>
+
+/** Forks a fiber that collects every element of `stream`, and the failure it ends with. */
+export const collectOutcomes = <A, E>(
+  stream: Stream.Stream<A, E>
+): Effect.Effect<Running<ReadonlyArray<Outcome<A, E>>>, never, Scope.Scope> =>
+  Effect.fork(Stream.runCollect(Stream.either(stream)).pipe(Effect.map(Chunk.toReadonlyArray)))
+
+/** A deterministic schedule: 250 ms, 500 ms, 1 s, ... at most `n` retries. */
+export const fast = (n: number) =>
+  Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
+
+/** Every log line (level, message and annotations) pushed to `lines`, as the only logger. */
+export const captureLogs = (lines: Array<string>): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, logLevel, message }) => {
+      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
+    })
+  )
+
+/** Runs `effect` with every log line, at every level, captured into `lines`. */
+export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))

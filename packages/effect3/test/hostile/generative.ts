@@ -21,7 +21,7 @@ import type { AgentSessionError } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Wire from "../../src/Wire.js"
-import { requestData } from "../helpers/events.js"
+import { requestData } from "../shared/events.js"
 
 export const SESSION = "generative-session"
 /** The SDK's `maxFrameSize` in these runs: small, so oversize fields are cheap to make. */

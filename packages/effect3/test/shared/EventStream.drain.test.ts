@@ -22,7 +22,7 @@ import {
   stateOf,
   tags,
   URL_BASE
-} from "../helpers/events.js"
+} from "./events.js"
 import { forkChild, pollNow, scoped, type Success, TestClock } from "../helpers/line.js"
 
 const KEY = "sk-unit-test-key-0001"

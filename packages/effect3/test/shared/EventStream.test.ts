@@ -36,7 +36,7 @@ import {
   startedFrame,
   stateOf,
   tags
-} from "../helpers/events.js"
+} from "./events.js"
 import { changesOf, forkChild, scoped, TestClock } from "../helpers/line.js"
 
 const KEY = "sk-unit-test-key-0001"

@@ -1,20 +1,13 @@
 /**
  * Shared fixtures for the event-channel tests (WebSocket and Server-Sent Events): wire frames,
  * a deterministic reconnect schedule, service set-up against the fake socket or the stubbed HTTP
- * client, stream collection, and log capture.
+ * client, stream collection, and log capture. Written once for both editions (see README.md here);
+ * what the two lines write differently comes from `../helpers/line.ts`.
  */
 import { assert } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Credentials from "../../src/Credentials.js"
 import type { EventStreamError } from "../../src/Errors.js"
@@ -22,8 +15,21 @@ import * as EventStream from "../../src/EventStream.js"
 import { Sse } from "effect-agent-session-core"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Wire from "../../src/Wire.js"
-import { type FakeServer, layerFake, makeFakeServer } from "./FakeWebSocket.js"
-import { makeStub, type Reply, type Stub } from "./StubHttpClient.js"
+import { type FakeServer, layerFake, makeFakeServer } from "../helpers/FakeWebSocket.js"
+import {
+  captureLogs,
+  collectOutcomes,
+  failureIn,
+  fast,
+  type Outcome,
+  type Running,
+  successOf,
+  withLogs,
+  yieldNow
+} from "../helpers/line.js"
+import { makeStub, type Reply, type Stub } from "../helpers/StubHttpClient.js"
+
+export { captureLogs, fast, withLogs }
 
 /** The WebSocket base address the fake server answers. */
 export const URL_BASE = "wss://agents.test"
@@ -64,16 +70,9 @@ export const request = (id: string, resourceType = "request_user_input"): string
 
 /** The event the engine hands out for {@link request}. */
 export const receivedRequest = (id: string, resourceType = "request_user_input"): SessionEvent.ExternalResourceRequested => {
-  const decoded = Wire.decodeFrame("event-data", request(id, resourceType))
-  if (Either.isLeft(decoded) || decoded.right._tag !== "ExternalResourceRequested") {
-    return assert.fail("bad fixture")
-  }
-  return decoded.right
+  const decoded = successOf(Wire.decodeFrame("event-data", request(id, resourceType)))
+  return decoded?._tag === "ExternalResourceRequested" ? decoded : assert.fail("bad fixture")
 }
-
-/** A deterministic schedule: 250 ms, 500 ms, 1 s, ... at most `n` retries. */
-export const fast = (n: number) =>
-  Schedule.exponential(Duration.millis(250), 2).pipe(Schedule.intersect(Schedule.recurs(n)))
 
 export interface Setup {
   readonly server: FakeServer
@@ -138,9 +137,9 @@ export const until = (done: Effect.Effect<boolean>): Effect.Effect<void> =>
   Effect.gen(function*() {
     for (let i = 0; i < 10_000; i++) {
       if (yield* done) return
-      yield* Effect.yieldNow()
+      yield* yieldNow()
     }
-    return yield* Effect.dieMessage("the condition never held")
+    return yield* Effect.die(new Error("the condition never held"))
   })
 
 /** Runs the SSE parser over `chunks` and lists what it reported. */
@@ -158,38 +157,23 @@ export const parseAll = (chunks: ReadonlyArray<string>, maxData = 1000): Array<s
   return seen
 }
 
-export type Results = ReadonlyArray<Either.Either<SessionEvent.SessionEvent, EventStreamError>>
+export type Results = ReadonlyArray<Outcome<SessionEvent.SessionEvent, EventStreamError>>
 
 /** Forks a fiber collecting every event (and the final failure) of `connection`. */
-export const collect = (
-  connection: EventStream.Connection
-): Effect.Effect<Fiber.RuntimeFiber<Results>, never, Scope.Scope> =>
-  Effect.fork(Stream.runCollect(Stream.either(connection.events)).pipe(Effect.map(Chunk.toReadonlyArray)))
+export const collect = (connection: EventStream.Connection): Effect.Effect<Running<Results>, never, Scope.Scope> =>
+  collectOutcomes(connection.events)
 
 /** Event tags, with a failure as `!Tag`. */
 export const tags = (results: Results): Array<string> =>
-  results.map((r) => Either.isRight(r) ? r.right._tag : `!${r.left._tag}`)
+  results.map((r) => successOf(r)?._tag ?? `!${failureIn(r)?._tag}`)
 
 /** The failure the stream ended with. */
 export const failureOf = (results: Results): EventStreamError => {
   const last = results[results.length - 1]
-  if (last === undefined || Either.isRight(last)) return assert.fail("expected the stream to fail")
-  return last.left
+  const failure = last === undefined ? undefined : failureIn(last)
+  return failure ?? assert.fail("expected the stream to fail")
 }
 
 export const stateOf = (connection: EventStream.Connection) => SubscriptionRef.get(connection.state)
 
 export const stateTag = (connection: EventStream.Connection) => Effect.map(stateOf(connection), (s) => s._tag)
-
-/** Every log line (message and annotations), at every level. */
-export const captureLogs = (lines: Array<string>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${String(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })
-  )
-
-/** Runs `effect` with every log line, at every level, captured into `lines`. */
-export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))
