@@ -6,7 +6,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Agent from "../src/Agent.js"
 import * as Credentials from "../src/Credentials.js"
-import { agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
+import { agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./shared/StubHttpClient.js"
 
 const decodeAgent = Schema.decodeUnknownEither(Agent.Agent)
 

@@ -35,7 +35,7 @@ import {
   sessionBody,
   validAgent,
   validSession
-} from "./helpers/StubHttpClient.js"
+} from "./shared/StubHttpClient.js"
 
 /** Advances virtual time in small steps, letting the forked request run between steps. */
 const advance = (total: Duration.DurationInput, step: Duration.DurationInput = "100 millis") =>

@@ -19,7 +19,7 @@ import * as Credentials from "../src/Credentials.js"
 import * as EventStream from "../src/EventStream.js"
 import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
 import { action, completeFrame, fast, request, startedFrame, URL_BASE } from "./shared/events.js"
-import { json, makeApi, sessionBody } from "./helpers/StubHttpClient.js"
+import { json, makeApi, sessionBody } from "./shared/StubHttpClient.js"
 
 const KEY = "sk-facade-pinned-key-20"
 const SESSION = "session-facade"

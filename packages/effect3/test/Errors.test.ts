@@ -19,7 +19,7 @@ import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
 import * as Errors from "../src/Errors.js"
 import * as Dialect from "../src/Dialect.js"
 import { capture, spying } from "./helpers/sdk.js"
-import { ACCOUNT_KEY, agentBody, json, makeApi, type Reply, text, validAgent, validSession } from "./helpers/StubHttpClient.js"
+import { ACCOUNT_KEY, agentBody, json, makeApi, type Reply, text, validAgent, validSession } from "./shared/StubHttpClient.js"
 
 const AGENT_KEY = "sk-agent-SECRET-77aa01"
 const OTHER_AGENT_KEY = "sk-other-agent-SECRET-5e5e"

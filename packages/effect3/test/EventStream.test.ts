@@ -44,7 +44,7 @@ import {
   until,
   URL_BASE
 } from "./shared/events.js"
-import { text } from "./helpers/StubHttpClient.js"
+import { text } from "./shared/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"

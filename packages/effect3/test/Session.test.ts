@@ -6,7 +6,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Dialect from "../src/Dialect.js"
 import * as Session from "../src/Session.js"
-import { json, makeApi, sessionBody, validSession } from "./helpers/StubHttpClient.js"
+import { json, makeApi, sessionBody, validSession } from "./shared/StubHttpClient.js"
 
 const decodeInfo = Schema.decodeUnknownEither(Session.SessionInfo)
 

@@ -39,7 +39,7 @@ import {
   until,
   withLogs
 } from "./shared/events.js"
-import { makeStub, text } from "./helpers/StubHttpClient.js"
+import { makeStub, text } from "./shared/StubHttpClient.js"
 
 const KEY = "sk-pinned-sse-key-90c2"
 const SESSION = "session-sse-pin"

@@ -20,7 +20,7 @@ import * as Dialect from "../src/Dialect.js"
 import { RequestTimeout, ServerError } from "../src/Errors.js"
 import { Failures } from "effect-agent-session-core"
 import { fromRequestError } from "../binding/internal/httpErrors.js"
-import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
+import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./shared/StubHttpClient.js"
 
 /** Advances virtual time in small steps, letting the forked request run between steps. */
 const advance = (total: Duration.Input, step: Duration.Input = "100 millis") =>

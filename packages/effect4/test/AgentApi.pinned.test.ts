@@ -12,7 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as AgentApi from "../src/AgentApi.js"
 import * as Credentials from "../src/Credentials.js"
-import { ACCOUNT_KEY, json, makeApi, sessionBody, text, validAgent, validSession } from "./helpers/StubHttpClient.js"
+import { ACCOUNT_KEY, json, makeApi, sessionBody, text, validAgent, validSession } from "./shared/StubHttpClient.js"
 
 describe("AgentApi (pinned behaviours)", () => {
   // Guards: the 2xx range off by one (300 taken for success and decoded).

@@ -30,7 +30,7 @@ import {
   sessionBody,
   validAgent,
   validSession
-} from "./helpers/StubHttpClient.js"
+} from "./shared/StubHttpClient.js"
 
 /** Whether a forked fiber is still running. */
 const running = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.pollUnsafe() === undefined

@@ -6,7 +6,7 @@ import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Credentials from "../src/Credentials.js"
 import * as Dialect from "../src/Dialect.js"
-import { ACCOUNT_KEY, agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./helpers/StubHttpClient.js"
+import { ACCOUNT_KEY, agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./shared/StubHttpClient.js"
 
 const AGENT_KEY = "sk-agent-SECRET-77aa01"
 const agentRef: Credentials.AgentKeyRef = { agentId: "agent-9", apiKey: Option.some(Redacted.make("sk-agent-nine")) }

@@ -26,7 +26,7 @@ import {
   text,
   validAgent,
   validSession
-} from "./helpers/StubHttpClient.js"
+} from "./shared/StubHttpClient.js"
 
 const AGENT_KEY = "sk-agent-SECRET-77aa01"
 const OTHER_AGENT_KEY = "sk-other-agent-SECRET-5e5e"

@@ -51,7 +51,7 @@ import {
   URL_BASE
 } from "./shared/events.js"
 import { type Span, spying } from "./helpers/spans.js"
-import { text } from "./helpers/StubHttpClient.js"
+import { text } from "./shared/StubHttpClient.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"

@@ -21,7 +21,12 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 
+export * as HttpClient from "@effect/platform/HttpClient"
+export type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+export * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 export { TestClock }
 
 /** A test whose effect may use a `Scope`, closed when it ends (Effect 4's `it.effect` provides one). */
@@ -103,3 +108,7 @@ export const captureLogs = (lines: Array<string>): Layer.Layer<never> =>
 /** Runs `effect` with every log line, at every level, captured into `lines`. */
 export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(Effect.provide(captureLogs(lines)), Logger.withMinimumLogLevel(LogLevel.All))
+
+/** A transport failure of `request` (nothing answered), caused by `cause`. */
+export const transportFailure = (request: HttpClientRequest.HttpClientRequest, cause: Error) =>
+  new HttpClientError.RequestError({ request, reason: "Transport", cause })

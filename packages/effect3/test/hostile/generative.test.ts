@@ -27,7 +27,7 @@ import type * as SessionEvent from "../../src/SessionEvent.js"
 import { type FakeServer, type FakeWebSocket, layerFake, makeFakeServer, settle } from "../helpers/FakeWebSocket.js"
 import { completeFrame, fast, URL_BASE } from "../shared/events.js"
 import { sessionInfo } from "../helpers/sdk.js"
-import { makeApi } from "../helpers/StubHttpClient.js"
+import { makeApi } from "../shared/StubHttpClient.js"
 import { check, confirms, framesOf, MAX_FRAME, type Observed, type Script, scriptArb, SESSION } from "./generative.js"
 import { hostileServer } from "./server.js"
 

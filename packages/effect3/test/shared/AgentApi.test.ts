@@ -22,7 +22,7 @@ import {
   text,
   validAgent,
   validSession
-} from "../helpers/StubHttpClient.js"
+} from "./StubHttpClient.js"
 import { type DurationInput, forkChild, scoped, TestClock, typedFailure } from "../helpers/line.js"
 
 const failureOf = <A>(exit: Exit.Exit<A, AgentApiError>): AgentApiError => typedFailure(exit)

@@ -27,7 +27,7 @@ import {
   withLogs,
   yieldNow
 } from "../helpers/line.js"
-import { makeStub, type Reply, type Stub } from "../helpers/StubHttpClient.js"
+import { makeStub, type Reply, type Stub } from "./StubHttpClient.js"
 
 export { captureLogs, fast, withLogs }
 

@@ -20,7 +20,12 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 
+export * as HttpClient from "effect/http/HttpClient"
+export type * as HttpClientRequest from "effect/http/HttpClientRequest"
+export * as HttpClientResponse from "effect/http/HttpClientResponse"
 export { TestClock }
 
 /** A test whose effect may use a `Scope`, closed when it ends (Effect 4's `it.effect` provides one). */
@@ -102,3 +107,7 @@ export const captureLogs = (lines: Array<string>): Layer.Layer<never> =>
 /** Runs `effect` with every log line, at every level, captured into `lines`. */
 export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(Effect.provide(captureLogs(lines)), Effect.provideService(References.MinimumLogLevel, "All"))
+
+/** A transport failure of `request` (nothing answered), caused by `cause`. */
+export const transportFailure = (request: HttpClientRequest.HttpClientRequest, cause: Error) =>
+  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })

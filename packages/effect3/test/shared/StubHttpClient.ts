@@ -1,18 +1,16 @@
 /**
  * A stub `HttpClient` for the layer-swapped tests: records every request it receives and answers
- * with a scripted `Response`. Counting here proves "nothing was sent".
+ * with a scripted `Response`. Counting here proves "nothing was sent". Written once for both
+ * editions: the HTTP modules and the transport failure are each edition's `../helpers/line.ts`.
  */
 import * as Effect from "effect/Effect"
-import * as HttpClient from "effect/http/HttpClient"
-import * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientRequest from "effect/http/HttpClientRequest"
-import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Credentials from "../../src/Credentials.js"
 import { ACCOUNT_KEY } from "effect-agent-session-test-support/httpFixtures"
+import { HttpClient, type HttpClientRequest, HttpClientResponse, transportFailure } from "../helpers/line.js"
 
 export { ACCOUNT_KEY, agentBody, json, sessionBody, text, validAgent, validSession } from "effect-agent-session-test-support/httpFixtures"
 
@@ -51,9 +49,6 @@ const bodyText = (request: HttpClientRequest.HttpClientRequest): string => {
       return ""
   }
 }
-
-const transportFailure = (request: HttpClientRequest.HttpClientRequest, cause: Error) =>
-  new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })
 
 /** A stub answering with `reply` (the attempt counts from 1). */
 export const makeStub = (reply: Reply): Effect.Effect<Stub> =>
