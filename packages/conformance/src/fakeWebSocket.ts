@@ -2,7 +2,7 @@
  * A scripted in-memory WebSocket for the event channel's unit tests, for both editions: the test
  * opens it, sends frames, closes it with any code, fails it, and reads what the client sent.
  * Frames waiting to be delivered respect `pause()`/`resume()` exactly, like a socket that stops
- * reading. Each edition's `test/helpers/FakeWebSocket.ts` binds it to its `Socket` layer.
+ * reading. Each edition's `test/shared/FakeWebSocket.ts` (written once, bound by its `test/helpers/line.ts`) binds it to its `Socket` layer.
  */
 export class FakeWebSocket extends EventTarget implements WebSocket {
   static readonly CONNECTING = 0

@@ -17,7 +17,7 @@ import * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
 import * as Credentials from "../src/Credentials.js"
 import * as EventStream from "../src/EventStream.js"
-import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./shared/FakeWebSocket.js"
 import { action, completeFrame, fast, request, startedFrame, URL_BASE } from "./shared/events.js"
 import { json, makeApi, sessionBody } from "./shared/StubHttpClient.js"
 

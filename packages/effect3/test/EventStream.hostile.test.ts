@@ -24,7 +24,7 @@ import * as Credentials from "../src/Credentials.js"
 import * as Deadlines from "../binding/internal/channel/deadlines.js"
 import { Ledger } from "effect-agent-session-core"
 import * as internal from "../binding/internal/eventStream.js"
-import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./shared/FakeWebSocket.js"
 import {
   action,
   completeFrame,

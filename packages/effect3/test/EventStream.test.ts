@@ -25,7 +25,7 @@ import * as Dialect from "../src/Dialect.js"
 import * as EventStream from "../src/EventStream.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
-import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./shared/FakeWebSocket.js"
 import {
   action,
   captureLogs,

@@ -1,7 +1,7 @@
 /**
  * `FetchAgentSessions` and what it brings: the runtime's standard `WebSocket` (no headers, no
  * pause) and the bound the core's connection keeps for it (`BufferOverflow`). Over scripted
- * in-memory sockets (`helpers/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
+ * in-memory sockets (`shared/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
  * the same layer over real sockets on Bun and Node 22 is `test/runtimes/runtimes.test.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -19,7 +19,7 @@ import * as internal from "../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import type * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import { action, startedFrame, URL_BASE } from "./shared/events.js"
-import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
+import { FakeWebSocket } from "./shared/FakeWebSocket.js"
 
 const KEY = "sk-unit-test-key-0001"
 const SESSION = "session-1"

@@ -23,7 +23,7 @@ import * as Credentials from "../src/Credentials.js"
 import type { RespondError } from "../src/Errors.js"
 import * as EventStream from "../src/EventStream.js"
 import * as Sse from "../binding/internal/sse.js"
-import { settle } from "./helpers/FakeWebSocket.js"
+import { settle } from "./shared/FakeWebSocket.js"
 import {
   collect,
   failureOf,

@@ -1,6 +1,6 @@
 /**
  * The event channel's shell under the `TestClock`: the engine over a fake socket (a scripted
- * in-memory `WebSocketConstructor`, `helpers/FakeWebSocket.ts`) and over a stubbed `HttpClient`
+ * in-memory `WebSocketConstructor`, `shared/FakeWebSocket.ts`) and over a stubbed `HttpClient`
  * (Server-Sent Events). No real socket, no real sleeping: every schedule and time-out is driven
  * by `TestClock.adjust`. The cases whose text differs from the Effect 3 edition's: the others are
  * written once for both, in `test/shared/EventStream.test.ts`.
@@ -29,7 +29,7 @@ import * as EventStream from "../src/EventStream.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as Wire from "../src/Wire.js"
 import { Ledger } from "effect-agent-session-core"
-import { awaitSocket, layerFake, makeFakeServer, settle } from "./helpers/FakeWebSocket.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./shared/FakeWebSocket.js"
 import {
   action,
   captureLogs,

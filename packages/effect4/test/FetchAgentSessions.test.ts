@@ -1,7 +1,7 @@
 /**
  * `FetchAgentSessions` and what it brings: the runtime's standard `WebSocket` (no headers, no
  * pause) and the bound the WebSocket transport keeps for it (`BufferOverflow`). Over scripted
- * in-memory sockets (`helpers/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
+ * in-memory sockets (`shared/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
  * the same layer over real sockets on Bun, Deno and Node is `test/runtimes/runtimes.test.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -16,7 +16,7 @@ import * as Errors from "../src/Errors.js"
 import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
-import { FakeWebSocket } from "./helpers/FakeWebSocket.js"
+import { FakeWebSocket } from "./shared/FakeWebSocket.js"
 import { action, startedFrame, URL_BASE } from "./shared/events.js"
 
 const KEY = "sk-unit-test-key-0001"

@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import type * as EventStream from "../../src/EventStream.js"
-import { awaitSocket, settle } from "../helpers/FakeWebSocket.js"
+import { awaitSocket, settle } from "../shared/FakeWebSocket.js"
 import { action, collect, completeFrame, makeSetup, startedFrame, tags } from "../shared/events.js"
 
 const SESSION = "session-engine"

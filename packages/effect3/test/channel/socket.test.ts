@@ -19,7 +19,7 @@ import { webSocketTransport } from "../../binding/internal/channel/socket.js"
 import { recordRejection, registerConstructor } from "../../binding/internal/channel/upgrade.js"
 import type { AttemptOutcome, Hooks, Io } from "../../binding/internal/channel/transport.js"
 import * as Wire from "../../src/Wire.js"
-import { FakeWebSocket } from "../helpers/FakeWebSocket.js"
+import { FakeWebSocket } from "../shared/FakeWebSocket.js"
 
 const KEY = "sk-live-very-secret-0123"
 const ANSWER: Wire.AnswerData = { granted: true, resource_type: "login", action_session_id: "a1" }

@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -23,10 +23,12 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Socket from "@effect/platform/Socket"
 
 export * as HttpClient from "@effect/platform/HttpClient"
 export type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 export * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+export type * as Socket from "@effect/platform/Socket"
 export { TestClock }
 
 /** A test whose effect may use a `Scope`, closed when it ends (Effect 4's `it.effect` provides one). */
@@ -112,3 +114,8 @@ export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A,
 /** A transport failure of `request` (nothing answered), caused by `cause`. */
 export const transportFailure = (request: HttpClientRequest.HttpClientRequest, cause: Error) =>
   new HttpClientError.RequestError({ request, reason: "Transport", cause })
+
+/** The client's sockets, made by `make`: the layer of the WebSocket constructor. */
+export const webSocketConstructor = (
+  make: (url: string) => globalThis.WebSocket
+): Layer.Layer<Socket.WebSocketConstructor> => Layer.succeed(Socket.WebSocketConstructor, make)

@@ -1,6 +1,6 @@
 /**
  * `Connection.drain` under the `TestClock`: the engine over a fake socket like the `ws`
- * package's (`helpers/FakeWebSocket.ts`, `FakeWsSocket`: it reads on while it closes), and over
+ * package's (`shared/FakeWebSocket.ts`, `FakeWsSocket`: it reads on while it closes), and over
  * one that cannot (a standard `WebSocket`: drain is close). The rule is the core's
  * (`Connection.drain`): the drained attempt is the last, its end the caller's close, bound by a
  * 10 s grace.
@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Credentials from "../../src/Credentials.js"
 import * as EventStream from "../../src/EventStream.js"
-import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "../helpers/FakeWebSocket.js"
+import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from "./FakeWebSocket.js"
 import {
   action,
   collect,

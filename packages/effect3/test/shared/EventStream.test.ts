@@ -1,7 +1,7 @@
 /**
  * The event channel's shell under the `TestClock`, the cases whose text is the same on both Effect
  * lines: the engine over a fake socket (a scripted in-memory `WebSocketConstructor`,
- * `helpers/FakeWebSocket.ts`) and over a stubbed `HttpClient` (Server-Sent Events). No real
+ * `shared/FakeWebSocket.ts`) and over a stubbed `HttpClient` (Server-Sent Events). No real
  * socket, no real sleeping: every schedule and time-out is driven by `TestClock.adjust`. The cases
  * that differ between the lines are each edition's `test/EventStream.test.ts`.
  */
@@ -20,7 +20,7 @@ import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as Metrics from "../../src/Metrics.js"
 import * as internal from "../../binding/internal/eventStream.js"
-import { awaitSocket, settle } from "../helpers/FakeWebSocket.js"
+import { awaitSocket, settle } from "./FakeWebSocket.js"
 import {
   action,
   collect,

@@ -15,7 +15,7 @@ import * as EventStream from "../../src/EventStream.js"
 import { Sse } from "effect-agent-session-core"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Wire from "../../src/Wire.js"
-import { type FakeServer, layerFake, makeFakeServer } from "../helpers/FakeWebSocket.js"
+import { type FakeServer, layerFake, makeFakeServer } from "./FakeWebSocket.js"
 import {
   captureLogs,
   collectOutcomes,

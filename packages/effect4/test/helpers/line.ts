@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -22,10 +22,12 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Socket from "effect/socket/Socket"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
 export * as HttpClientResponse from "effect/http/HttpClientResponse"
+export type * as Socket from "effect/socket/Socket"
 export { TestClock }
 
 /** A test whose effect may use a `Scope`, closed when it ends (Effect 4's `it.effect` provides one). */
@@ -111,3 +113,8 @@ export const withLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A,
 /** A transport failure of `request` (nothing answered), caused by `cause`. */
 export const transportFailure = (request: HttpClientRequest.HttpClientRequest, cause: Error) =>
   new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) })
+
+/** The client's sockets, made by `make`: the layer of the WebSocket constructor. */
+export const webSocketConstructor = (
+  make: (url: string) => globalThis.WebSocket
+): Layer.Layer<Socket.WebSocketConstructor> => Layer.succeed(Socket.WebSocketConstructor)(make)

@@ -1,18 +1,18 @@
 /**
  * The fake WebSocket of the shared test support (`effect-agent-session-conformance/fakeWebSocket`)
- * bound to this edition: the `Socket.WebSocketConstructor` layer that makes its sockets, and waits
- * on the fiber scheduler.
+ * bound to the edition: the `Socket.WebSocketConstructor` layer that makes its sockets, and waits
+ * on the fiber scheduler. Written once for both editions (`../helpers/line.ts` binds it).
  */
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Socket from "effect/socket/Socket"
+import type * as Layer from "effect/Layer"
 import { type FakeServer, FakeWebSocket, FakeWsSocket } from "effect-agent-session-conformance/fakeWebSocket"
+import { type Socket, webSocketConstructor, yieldNow } from "../helpers/line.js"
 
 export * from "effect-agent-session-conformance/fakeWebSocket"
 
 /** The client's sockets, made by the fake server (`ws`: sockets like the `ws` package's, {@link FakeWsSocket}). */
 export const layerFake = (server: FakeServer, options: { readonly ws?: boolean } = {}): Layer.Layer<Socket.WebSocketConstructor> =>
-  Layer.succeed(Socket.WebSocketConstructor)((url) => {
+  webSocketConstructor((url) => {
     const socket = options.ws === true ? new FakeWsSocket(url) : new FakeWebSocket(url)
     server.sockets.push(socket)
     server.onCreate?.(socket)
@@ -28,7 +28,7 @@ export const awaitSocket = (server: FakeServer, n: number): Effect.Effect<FakeWe
     for (let i = 0; i < 10_000; i++) {
       const socket = server.sockets[n - 1]
       if (socket !== undefined && socket.listens("open") && socket.listens("message")) return socket
-      yield* Effect.yieldNow
+      yield* yieldNow()
     }
     return yield* Effect.die(new Error(`socket ${n} was never created (have ${server.sockets.length})`))
   })
@@ -36,5 +36,5 @@ export const awaitSocket = (server: FakeServer, n: number): Effect.Effect<FakeWe
 /** Lets other fibers run for a while without moving the clock. */
 export const settle = (rounds = 50): Effect.Effect<void> =>
   Effect.gen(function*() {
-    for (let i = 0; i < rounds; i++) yield* Effect.yieldNow
+    for (let i = 0; i < rounds; i++) yield* yieldNow()
   })
