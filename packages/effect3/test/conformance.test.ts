@@ -9,8 +9,6 @@
  * suite's `replayVerdict`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,17 +16,13 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import {
   type Case,
   cases,
   type Ending,
-  failed,
-  type GivenAnswer,
   isKeepAlive,
-  json,
   type Observation,
   recordingPath,
   type ReplayAnswer,
@@ -42,7 +36,6 @@ import {
   scenarios,
   type SeenEvent,
   startWitness,
-  type StartOptions,
   testAccountKey,
   verdict,
   type Watched
@@ -50,145 +43,14 @@ import {
 import { parseFaults } from "effect-agent-session-cli/Simulate"
 import * as AgentApi from "../src/AgentApi.js"
 import * as AgentSessions from "../src/AgentSessions.js"
-import * as Answer from "../src/Answer.js"
+import type * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
 import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { AgentSessionsTest } from "../src/testing/index.js"
 import { fastReconnect } from "./helpers/simulation.js"
-
-/** An event as the suite records it. */
-const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
-  switch (event._tag) {
-    case "ActionRun":
-      return { tag: event._tag, text: event.content }
-    case "ThoughtsAndMemories":
-      return { tag: event._tag, text: event.thought }
-    case "Unrecognized":
-      return { tag: event._tag, text: event.event, payload: json(event.payload) }
-    case "ExternalResourceGranted":
-      return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
-    default:
-      return { tag: event._tag }
-  }
-}
-
-const answerOf = (given: GivenAnswer): Answer.Answer =>
-  given._tag === "Deny" ? Answer.deny() : Answer.grant(given.input)
-
-const startOptions = (options: StartOptions): AgentSessions.StartOptions => ({
-  maxFrameSize: options.maxFrameSize,
-  failOnFrameError: options.failOnFrameError,
-  strict: options.strict,
-  idleTimeout: options.idleTimeoutMs === undefined ? undefined : Duration.millis(options.idleTimeoutMs),
-  onBudgetExceeded: options.onBudgetExceeded,
-  replaysOnReconnect: options.replaysOnReconnect,
-  bufferSize: options.bufferSize
-})
-
-/**
- * Consumes a watcher's events to their end, answering every request with `answer`; `onEvent` runs
- * after each event (keep-alives aside) with how many there were so far.
- */
-const watch = (
-  running: AgentSessions.RunningSession,
-  answer: Answer.Answer,
-  onEvent: (count: number) => Effect.Effect<void> = () => Effect.void
-): Effect.Effect<Watched, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const opens: Array<number> = []
-    let reconnecting = 0
-    const reconnectErrors: Array<string> = []
-    yield* Effect.forkScoped(Stream.runForEach(running.state.changes, (state) =>
-      Effect.sync(() => {
-        if (state._tag === "Open") opens.push(state.reconnects)
-        if (state._tag === "Reconnecting") {
-          reconnecting += 1
-          reconnectErrors.push(state.lastError)
-        }
-      })))
-    let requests = 0
-    let keepAlives = 0
-    const events: Array<SeenEvent> = []
-    const results = yield* Stream.either(running.events).pipe(
-      Stream.tap((result) => {
-        if (Either.isLeft(result)) return Effect.void
-        if (isKeepAlive(result.right)) return Effect.sync(() => (keepAlives += 1))
-        const event = result.right
-        events.push(seen(event))
-        const answered = event._tag === "ExternalResourceRequested"
-          ? Effect.zipRight(Effect.sync(() => (requests += 1)), Effect.ignore(running.respond(event, answer)))
-          : Effect.void
-        return Effect.zipRight(answered, onEvent(events.length))
-      }),
-      Stream.runCollect,
-      Effect.map(Chunk.toReadonlyArray)
-    )
-    // Both editions publish Closed before the consumer sees the end of the events.
-    const state = yield* running.state.get
-    const closed = state._tag === "Closed" ? state.reason : state._tag
-    const last = results.at(-1)
-    const ending: Ending = last !== undefined && Either.isLeft(last)
-      ? failed(last.left)
-      : yield* Effect.match(running.outcome, {
-        onFailure: failed,
-        onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
-      })
-    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
-  })
-
-/** A watcher that never started: the start itself failed. */
-const neverStarted = (error: { readonly _tag: string; readonly message: string }): Watched => ({
-  events: [],
-  ending: failed(error),
-  keepAlives: 0,
-  requests: 0,
-  opens: [],
-  reconnecting: 0,
-  closed: "never started"
-})
-
-/** Runs a case's program through `AgentSessions`; what it observed. */
-const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope | AgentSessions.AgentSessions> =>
-  Effect.gen(function*() {
-    const { scenario } = c
-    const answer = answerOf(scenario.answer)
-    const options = startOptions(scenario.start)
-    const started = yield* Effect.either(AgentSessions.start(scenario.request, options))
-    if (Either.isLeft(started)) return { first: neverStarted(started.left) }
-    const running = started.right
-    switch (scenario.program._tag) {
-      case "start":
-        return { first: yield* watch(running, answer) }
-      case "supersede": {
-        const after = scenario.program.afterEvents
-        const reached = yield* Deferred.make<void>()
-        const first = yield* Effect.fork(
-          watch(running, answer, (count) => (count === after ? Deferred.succeed(reached, undefined) : Effect.void))
-        )
-        yield* Deferred.await(reached)
-        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
-        const second = yield* watch(other, answer)
-        return { first: yield* Fiber.join(first), second }
-      }
-      case "drain": {
-        const { afterEvents, lagMs } = scenario.program
-        // The watcher lags, then drains its connection while it reads on.
-        const first = yield* watch(running, answer, (count) =>
-          count === afterEvents
-            ? Effect.zipRight(Effect.sleep(Duration.millis(lagMs)), Effect.asVoid(Effect.fork(running.drain)))
-            : Effect.void)
-        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
-        return { first, second: yield* watch(other, answer) }
-      }
-      case "attachAfterComplete": {
-        const first = yield* watch(running, answer)
-        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
-        return { first, second: yield* watch(other, answer) }
-      }
-    }
-  })
+import { answerOf, program, seen } from "./shared/conformance.js"
 
 /** The simulator of a case, in process on port 0, with the scenario's flags. */
 const simulatorFor = (c: Case) =>

@@ -118,3 +118,7 @@ export const transportFailure = (request: HttpClientRequest.HttpClientRequest, c
 export const webSocketConstructor = (
   make: (url: string) => globalThis.WebSocket
 ): Layer.Layer<Socket.WebSocketConstructor> => Layer.succeed(Socket.WebSocketConstructor)(make)
+
+/** The stream's elements, and the failure it ends with, as outcomes (it then ends). */
+export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<Outcome<A, E>, never, R> =>
+  Stream.result(stream)

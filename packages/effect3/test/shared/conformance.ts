@@ -1,0 +1,166 @@
+/**
+ * How a conformance case runs through an edition's `AgentSessions` (`packages/conformance` says
+ * what it does and judges it): the events and answers it observes, its watchers, its ending.
+ * Written once for both editions; `../helpers/line.ts` binds it to the edition's Effect line.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import {
+  type Case,
+  type Ending,
+  failed,
+  type GivenAnswer,
+  isKeepAlive,
+  json,
+  type Observation,
+  type SeenEvent,
+  type StartOptions,
+  type Watched
+} from "effect-agent-session-conformance"
+import * as AgentSessions from "../../src/AgentSessions.js"
+import * as Answer from "../../src/Answer.js"
+import type * as EventStream from "../../src/EventStream.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import { changesOf, failureIn, forkChild, outcomes, successOf } from "../helpers/line.js"
+
+/** An event as the suite records it. */
+export const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
+  switch (event._tag) {
+    case "ActionRun":
+      return { tag: event._tag, text: event.content }
+    case "ThoughtsAndMemories":
+      return { tag: event._tag, text: event.thought }
+    case "Unrecognized":
+      return { tag: event._tag, text: event.event, payload: json(event.payload) }
+    case "ExternalResourceGranted":
+      return { tag: event._tag, granted: event.granted, input: Option.getOrNull(event.input) }
+    default:
+      return { tag: event._tag }
+  }
+}
+
+export const answerOf = (given: GivenAnswer): Answer.Answer =>
+  given._tag === "Deny" ? Answer.deny() : Answer.grant(given.input)
+
+export const startOptions = (options: StartOptions): AgentSessions.StartOptions => ({
+  maxFrameSize: options.maxFrameSize,
+  failOnFrameError: options.failOnFrameError,
+  strict: options.strict,
+  idleTimeout: options.idleTimeoutMs === undefined ? undefined : Duration.millis(options.idleTimeoutMs),
+  onBudgetExceeded: options.onBudgetExceeded,
+  replaysOnReconnect: options.replaysOnReconnect,
+  bufferSize: options.bufferSize
+})
+
+/**
+ * Consumes a watcher's events to their end, answering every request with `answer`; `onEvent` runs
+ * after each event (keep-alives aside) with how many there were so far.
+ */
+export const watch = (
+  running: AgentSessions.RunningSession,
+  answer: Answer.Answer,
+  onEvent: (count: number) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Watched, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const opens: Array<number> = []
+    let reconnecting = 0
+    const reconnectErrors: Array<string> = []
+    yield* Effect.forkScoped(Stream.runForEach(changesOf(running.state), (state: EventStream.ConnectionState) =>
+      Effect.sync(() => {
+        if (state._tag === "Open") opens.push(state.reconnects)
+        if (state._tag === "Reconnecting") {
+          reconnecting += 1
+          reconnectErrors.push(state.lastError)
+        }
+      })))
+    let requests = 0
+    let keepAlives = 0
+    const events: Array<SeenEvent> = []
+    const results = yield* outcomes(running.events).pipe(
+      Stream.tap((result) => {
+        const event = successOf(result)
+        if (event === undefined) return Effect.void
+        if (isKeepAlive(event)) return Effect.sync(() => (keepAlives += 1))
+        events.push(seen(event))
+        const answered = event._tag === "ExternalResourceRequested"
+          ? Effect.andThen(Effect.sync(() => (requests += 1)), Effect.ignore(running.respond(event, answer)))
+          : Effect.void
+        return Effect.andThen(answered, onEvent(events.length))
+      }),
+      Stream.runCollect,
+      Effect.map((all) => Array.from(all))
+    )
+    // Both editions publish Closed before the consumer sees the end of the events.
+    const state = yield* SubscriptionRef.get(running.state)
+    const closed = state._tag === "Closed" ? state.reason : state._tag
+    const last = results.at(-1)
+    const lastFailure = last === undefined ? undefined : failureIn(last)
+    const ending: Ending = lastFailure !== undefined
+      ? failed(lastFailure)
+      : yield* Effect.match(running.outcome, {
+        onFailure: failed,
+        onSuccess: (outcome): Ending => ({ _tag: "Complete", actions: outcome.actions })
+      })
+    return { events, ending, keepAlives, requests, opens, reconnecting, reconnectErrors, closed }
+  })
+
+/** A watcher that never started: the start itself failed. */
+export const neverStarted = (error: { readonly _tag: string; readonly message: string }): Watched => ({
+  events: [],
+  ending: failed(error),
+  keepAlives: 0,
+  requests: 0,
+  opens: [],
+  reconnecting: 0,
+  closed: "never started"
+})
+
+/** Runs a case's program through `AgentSessions`; what it observed. */
+export const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope | AgentSessions.AgentSessions> =>
+  Effect.gen(function*() {
+    const { scenario } = c
+    const answer = answerOf(scenario.answer)
+    const options = startOptions(scenario.start)
+    const started = yield* Effect.match(AgentSessions.start(scenario.request, options), {
+      onFailure: (error) => ({ running: undefined, error }),
+      onSuccess: (running) => ({ running, error: undefined })
+    })
+    if (started.running === undefined) return { first: neverStarted(started.error) }
+    const running = started.running
+    switch (scenario.program._tag) {
+      case "start":
+        return { first: yield* watch(running, answer) }
+      case "supersede": {
+        const after = scenario.program.afterEvents
+        const reached = yield* Deferred.make<void>()
+        const first = yield* Effect.forkScoped(
+          watch(running, answer, (count) => (count === after ? Effect.asVoid(Deferred.succeed(reached, undefined)) : Effect.void))
+        )
+        yield* Deferred.await(reached)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        const second = yield* watch(other, answer)
+        return { first: yield* Fiber.join(first), second }
+      }
+      case "drain": {
+        const { afterEvents, lagMs } = scenario.program
+        // The watcher lags, then drains its connection while it reads on.
+        const first = yield* watch(running, answer, (count) =>
+          count === afterEvents
+            ? Effect.andThen(Effect.sleep(Duration.millis(lagMs)), Effect.asVoid(forkChild(running.drain)))
+            : Effect.void)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        return { first, second: yield* watch(other, answer) }
+      }
+      case "attachAfterComplete": {
+        const first = yield* watch(running, answer)
+        const other = yield* AgentSessions.attach(running.session, scenario.request.max_actions, options).pipe(Effect.orDie)
+        return { first, second: yield* watch(other, answer) }
+      }
+    }
+  })
