@@ -123,3 +123,9 @@ export const webSocketConstructor = (
 /** The stream's elements, and the failure it ends with, as outcomes (it then ends). */
 export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<Outcome<A, E>, never, R> =>
   Stream.either(stream)
+
+/** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
+export const spacedRetries = (spacingMs: number, times: number) =>
+  times === 0
+    ? Schedule.stop
+    : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))

@@ -8,195 +8,32 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Tracer from "effect/Tracer"
 import {
   type ActResult,
   handles,
-  type HostileAct,
-  type HostileAnswer,
   type HostileCase,
   hostileCases,
-  type HostileClient,
-  hostileDefaults,
   hostileFailed,
-  hostileGetSession,
-  hostileGrantInput,
   hostileKey,
   type HostileObservation,
-  hostileRequest,
-  type HostileServer,
-  hostileSession,
   hostileVerdict,
   liveHeap,
   renderings,
-  type Retry,
-  type SeenEvent,
   type SeenText,
   serverSeen,
-  startHostileCase,
-  type StateSeen,
-  untilPosts
+  startHostileCase
 } from "effect-agent-session-conformance"
-import * as AgentApi from "../../src/AgentApi.js"
-import * as AgentSessions from "../../src/AgentSessions.js"
-import * as Answer from "../../src/Answer.js"
-import * as Dialect from "../../src/Dialect.js"
-import * as EventStream from "../../src/EventStream.js"
-import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
-import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
-import type * as SessionEvent from "../../src/SessionEvent.js"
 import { capture, spying } from "../helpers/sdk.js"
+import { act, type Runtime, sdk } from "../shared/hostile.js"
 
-const retryOf = (retry: Retry) =>
-  retry.times === 0
-    ? Schedule.stop
-    : Schedule.spaced(Duration.millis(retry.spacingMs)).pipe(Schedule.intersect(Schedule.recurs(retry.times)))
 
-const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
-
-/** The edition's whole-SDK layers: over Node (undici, `ws`), and over `fetch` and the standard `WebSocket`. */
-const layers = { node: NodeAgentSessions.layer, fetch: FetchAgentSessions.layer } as const
-
-type Runtime = keyof typeof layers
-
-/** The whole SDK pointed at the hostile server, set up as the case says. */
-const sdk = (server: HostileServer, client: HostileClient, runtime: Runtime) => {
-  const http = client.http ?? {}
-  const events = client.events ?? {}
-  return layers[runtime]({
-    apiKey: hostileKey,
-    baseUrl: server.baseUrl,
-    wsUrl: server.wsUrl,
-    transport: client.transport ?? "websocket",
-    dialect: client.dialect === "observed" ? Dialect.observed : Dialect.documented,
-    http: {
-      retry: retryOf(http.retry ?? hostileDefaults.http.retry),
-      timeout: Duration.millis(http.timeoutMs ?? hostileDefaults.http.timeoutMs),
-      maxResponseSize: http.maxResponseSize,
-      createPolicy: http.createPolicy,
-      maxRetryAfter: millis(http.maxRetryAfterMs)
-    },
-    events: {
-      reconnect: retryOf(events.reconnect ?? hostileDefaults.events.reconnect),
-      firstConnect: events.firstConnect === undefined ? undefined : retryOf(events.firstConnect),
-      connectTimeout: Duration.millis(events.connectTimeoutMs ?? hostileDefaults.events.connectTimeoutMs),
-      idleTimeout: millis(events.idleTimeoutMs),
-      answerTimeout: millis(events.answerTimeoutMs),
-      maxFrameSize: events.maxFrameSize,
-      failOnFrameError: events.failOnFrameError,
-      strict: events.strict
-    }
-  }).pipe(Layer.orDie)
-}
-
-const answerOf = (answer: HostileAnswer): Answer.Answer =>
-  answer === "deny" ? Answer.deny() : Answer.grant(hostileGrantInput)
-
-/** An event as the suite records it. */
-const seenEvent = (event: SessionEvent.SessionEvent): SeenEvent => {
-  switch (event._tag) {
-    case "ActionRun":
-      return { tag: event._tag, text: event.content }
-    case "ThoughtsAndMemories":
-      return { tag: event._tag, text: event.thought }
-    default:
-      return { tag: event._tag }
-  }
-}
-
-const stateSeen = (state: EventStream.ConnectionState): StateSeen =>
-  state._tag === "Closed"
-    ? { tag: state._tag, reason: state.reason, unsent: (state.unsent ?? []).map((u) => ({ ...u })) }
-    : { tag: state._tag }
-
-/** Answers every request of the connection (a refused answer is ignored), to the stream's end. */
-const answerEvery = (connection: EventStream.Connection, answer: HostileAnswer) =>
-  connection.events.pipe(
-    Stream.runForEach((event) =>
-      event._tag === "ExternalResourceRequested" ? Effect.ignore(connection.respond(event, answerOf(answer))) : Effect.void
-    )
-  )
-
-/** The case's act, through this edition's API. */
-const act = (
-  what: HostileAct,
-  server: HostileServer
-): Effect.Effect<ActResult, unknown, AgentApi.AgentApi | EventStream.EventStream | AgentSessions.AgentSessions> => {
-  switch (what._tag) {
-    case "CreateSession":
-      return Effect.as(Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(hostileRequest)), {})
-    case "GetSession":
-      return Effect.as(Effect.flatMap(AgentApi.AgentApi, (api) => api.getSession(hostileGetSession)), {})
-    case "Events":
-      return Effect.flatMap(EventStream.EventStream, (channel) => Stream.runCollect(channel.events(hostileSession))).pipe(
-        Effect.map((events) => ({ events: Chunk.toReadonlyArray(events).map(seenEvent) }))
-      )
-    case "AnswerThenClose":
-      return Effect.gen(function*() {
-        const channel = yield* EventStream.EventStream
-        const connection = yield* channel.connect(hostileSession)
-        const answering = yield* Effect.fork(answerEvery(connection, what.answer))
-        yield* Effect.promise(() => untilPosts(server, 1))
-        const start = Date.now()
-        yield* connection.close
-        const closeMillis = Date.now() - start
-        yield* Fiber.join(answering)
-        return { closeMillis, state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
-      }).pipe(Effect.scoped)
-    case "AnswerUntil":
-      return Effect.gen(function*() {
-        const channel = yield* EventStream.EventStream
-        const connection = yield* channel.connect(hostileSession)
-        yield* Effect.forkScoped(answerEvery(connection, what.answer))
-        yield* Effect.promise(() => untilPosts(server, what.posts))
-        yield* Effect.sleep(Duration.millis(what.thenMs))
-        return { state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
-      }).pipe(Effect.scoped)
-    case "AnswerToEnd":
-      return Effect.gen(function*() {
-        const channel = yield* EventStream.EventStream
-        const connection = yield* channel.connect(hostileSession)
-        yield* answerEvery(connection, what.answer)
-        return { state: stateSeen(yield* SubscriptionRef.get(connection.state)) }
-      }).pipe(Effect.scoped)
-    case "Run":
-      return AgentSessions.run(hostileRequest, { onRequest: () => Effect.succeed(answerOf(what.answer)) }).pipe(
-        Effect.map((outcome) => ({ events: outcome.events.map(seenEvent) }))
-      )
-    case "InterruptCreates":
-      return Effect.gen(function*() {
-        const api = yield* AgentApi.AgentApi
-        for (const delay of what.delays) {
-          const fiber = yield* Effect.fork(api.createSession(hostileRequest))
-          yield* Effect.sleep(Duration.millis(delay))
-          yield* Fiber.interrupt(fiber)
-        }
-        return {}
-      })
-    case "SubscribeAndDrop":
-      return Effect.gen(function*() {
-        const channel = yield* EventStream.EventStream
-        for (const delay of what.delays) {
-          const fiber = yield* Effect.fork(Stream.runDrain(channel.events(hostileSession)))
-          yield* Effect.sleep(Duration.millis(delay))
-          yield* Fiber.interrupt(fiber)
-        }
-        return {}
-      })
-  }
-}
 
 /** Every text a caller could see of a run: the outcome and its cause, the logs, the spans. */
 const textsOf = (
