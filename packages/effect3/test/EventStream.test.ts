@@ -30,28 +30,23 @@ import {
   action,
   captureLogs,
   collect,
-  completeFrame,
+  complete,
   failureOf,
   frame,
-  makeSetup,
-  makeSseSetup,
+  KEY,
   receivedRequest,
   request,
+  SESSION,
+  setup,
   sseBody,
-  startedFrame,
+  sseSetup,
+  started,
   stateOf,
   tags,
   until,
   URL_BASE
 } from "./shared/events.js"
 import { text } from "./shared/StubHttpClient.js"
-
-const KEY = "sk-unit-test-key-0001"
-const SESSION = "session-1"
-const started = startedFrame(SESSION)
-const complete = completeFrame(SESSION)
-const setup = makeSetup(KEY)
-const sseSetup = makeSseSetup(KEY)
 
 describe("EventStream", () => {
   describe("handshake (U08)", () => {

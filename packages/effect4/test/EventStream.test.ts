@@ -34,17 +34,19 @@ import {
   action,
   captureLogs,
   collect,
-  completeFrame,
+  complete,
   failureOf,
   fast,
   frame,
-  makeSetup,
-  makeSseSetup,
+  KEY,
   receivedRequest,
   request,
   requestData,
+  SESSION,
+  setup,
   sseBody,
-  startedFrame,
+  sseSetup,
+  started,
   stateOf,
   tags,
   until,
@@ -52,13 +54,6 @@ import {
 } from "./shared/events.js"
 import { type Span, spying } from "./helpers/spans.js"
 import { text } from "./shared/StubHttpClient.js"
-
-const KEY = "sk-unit-test-key-0001"
-const SESSION = "session-1"
-const started = startedFrame(SESSION)
-const complete = completeFrame(SESSION)
-const setup = makeSetup(KEY)
-const sseSetup = makeSseSetup(KEY)
 
 describe("EventStream", () => {
   describe("handshake (U08)", () => {

@@ -17,10 +17,13 @@ import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
 import * as internal from "../binding/internal/eventStream.js"
 import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
 import { FakeWebSocket } from "./shared/FakeWebSocket.js"
-import { action, startedFrame, URL_BASE } from "./shared/events.js"
-
-const KEY = "sk-unit-test-key-0001"
-const SESSION = "session-1"
+import {
+  action,
+  KEY,
+  SESSION,
+  startedFrame,
+  URL_BASE
+} from "./shared/events.js"
 
 /** A socket as a runtime's standard `WebSocket` is: no `pause()`/`resume()`. */
 class Unpausable extends FakeWebSocket {}

@@ -15,20 +15,17 @@ import { awaitSocket, type FakeServer, layerFake, makeFakeServer, settle } from 
 import {
   action,
   collect,
-  completeFrame,
+  complete,
   fast,
+  KEY,
   makeSetup,
-  startedFrame,
+  SESSION,
+  started,
   stateOf,
   tags,
   URL_BASE
 } from "./events.js"
 import { forkChild, pollNow, scoped, type Success, TestClock } from "../helpers/line.js"
-
-const KEY = "sk-unit-test-key-0001"
-const SESSION = "session-1"
-const started = startedFrame(SESSION)
-const complete = completeFrame(SESSION)
 
 /** The event channel over sockets like `ws`'s. */
 const wsSetup = (): Effect.Effect<{ readonly server: FakeServer; readonly service: EventStream.Service }> =>

@@ -24,26 +24,22 @@ import { awaitSocket, settle } from "./FakeWebSocket.js"
 import {
   action,
   collect,
-  completeFrame,
+  complete,
   errorEvent,
   failureOf,
   fast,
   frame,
-  makeSetup,
+  KEY,
   parseAll,
   receivedRequest,
   request,
-  startedFrame,
+  SESSION,
+  setup,
+  started,
   stateOf,
   tags
 } from "./events.js"
 import { changesOf, forkChild, scoped, TestClock } from "../helpers/line.js"
-
-const KEY = "sk-unit-test-key-0001"
-const SESSION = "session-1"
-const started = startedFrame(SESSION)
-const complete = completeFrame(SESSION)
-const setup = makeSetup(KEY)
 
 describe("EventStream", () => {
   describe("handshake (U08)", () => {

@@ -177,3 +177,17 @@ export const failureOf = (results: Results): EventStreamError => {
 export const stateOf = (connection: EventStream.Connection) => SubscriptionRef.get(connection.state)
 
 export const stateTag = (connection: EventStream.Connection) => Effect.map(stateOf(connection), (s) => s._tag)
+
+/** The account key of the event channel's unit tests. */
+export const KEY = "sk-unit-test-key-0001"
+
+/** The session of the event channel's unit tests. */
+export const SESSION = "session-1"
+
+/** `started` and `complete` of {@link SESSION}. */
+export const started = startedFrame(SESSION)
+export const complete = completeFrame(SESSION)
+
+/** The WebSocket and SSE set-ups authenticated with {@link KEY}. */
+export const setup = makeSetup(KEY)
+export const sseSetup = makeSseSetup(KEY)
