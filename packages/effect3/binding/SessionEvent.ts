@@ -1,6 +1,6 @@
 /**
  * The events of a session's event channel: the members of the tagged union whose schemas read
- * the same on both lines, the wire names, and the guards.
+ * the same on both lines, the wire names, the guards and the accessors.
  *
  * The declarations of the public module `SessionEvent` written once for both editions: each
  * edition's `src/SessionEvent.ts` is its entry point, re-exports them, and adds what each line
@@ -9,9 +9,10 @@
  *
  * @since 0.1.0
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Events } from "effect-agent-session-core"
-import { optionFromOptionalNullable } from "../src/internal/line.js"
+import { optionFromNullable, optionFromOptionalNullable } from "../src/internal/line.js"
 import { openEnum } from "../src/internal/schema.js"
 import { ActionSessionId, SessionId } from "../src/Session.js"
 import type { Complete, SessionEvent } from "../src/SessionEvent.js"
@@ -273,3 +274,13 @@ export const isChargeable = (event: SessionEvent): event is ActionRun => event._
  * @category accessors
  */
 export const responseTypeRaw: (type: ResponseType) => string = Events.rawOf
+
+/**
+ * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
+ * `total` inside the observed `cost_summary`; `None` when neither is there.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const totalCost = (event: Complete): Option.Option<number> =>
+  optionFromNullable(Events.totalCost(Option.getOrUndefined(event.total_cost), Option.getOrUndefined(event.cost_summary)))

@@ -23,6 +23,7 @@ import {
   Started,
   type Tag,
   ThoughtsAndMemories,
+  totalCost,
   wireNames
 } from "../binding/SessionEvent.js"
 import { ResponseParseError, truncateRaw } from "./Errors.js"
@@ -245,13 +246,3 @@ export const parseJsonResponse = (event: Complete): Either.Either<unknown, Respo
     ? Either.right(parsed.value)
     : Either.left(new ResponseParseError({ raw: truncateRaw(event.response), message: parsed.message }))
 }
-
-/**
- * The session's cost from a `complete` event: `total_cost`, else a numeric `total_cost` or
- * `total` inside the observed `cost_summary`; `None` when neither is there.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const totalCost = (event: Complete): Option.Option<number> =>
-  Option.fromNullable(Events.totalCost(Option.getOrUndefined(event.total_cost), Option.getOrUndefined(event.cost_summary)))
