@@ -1,6 +1,6 @@
 /**
  * The events of a session's event channel: the members of the tagged union whose schemas read
- * the same on both lines, the wire names, the guards and the accessors.
+ * the same on both lines, the wire names, matching, the guards and the accessors.
  *
  * The declarations of the public module `SessionEvent` written once for both editions: each
  * edition's `src/SessionEvent.ts` is its entry point, re-exports them, and adds what each line
@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Events } from "effect-agent-session-core"
@@ -241,6 +242,33 @@ export type WireName = Events.WireName
  * @category guards
  */
 export const isWireName: (name: string) => name is WireName = Events.isWireName
+
+/**
+ * Exhaustive matching on the event's tag.
+ *
+ * @example
+ * ```ts
+ * import { SessionEvent } from "effect-agent-session"
+ *
+ * const describe = SessionEvent.$match({
+ *   Started: (e) => `started at ${e.start_url}`,
+ *   BrowserStarted: (e) => `browser on ${e.url}`,
+ *   ActionRun: (e) => `action ${e.name}`,
+ *   ThoughtsAndMemories: (e) => e.thought,
+ *   Complete: (e) => e.response,
+ *   AgentError: (e) => e.error,
+ *   ExternalResourceRequested: (e) => e.reason,
+ *   ExternalResourceGranted: (e) => (e.granted ? "granted" : "denied"),
+ *   Heartbeat: () => "heartbeat",
+ *   Connected: () => "connected",
+ *   Unrecognized: (e) => e.event
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const $match = Match.typeTags<SessionEvent>()
 
 /**
  * A guard for one tag: `events.pipe(Stream.filter(SessionEvent.$is("ActionRun")))`.

@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -201,33 +200,6 @@ export const decodePayload = (name: string, payload: unknown): Option.Option<Pay
  * @category constructors
  */
 export const toWire: (event: SessionEvent) => { readonly event: string; readonly payload: unknown } = codecs.toWire
-
-/**
- * Exhaustive matching on the event's tag.
- *
- * @example
- * ```ts
- * import { SessionEvent } from "effect-agent-session-effect4"
- *
- * const describe = SessionEvent.$match({
- *   Started: (e) => `started at ${e.start_url}`,
- *   BrowserStarted: (e) => `browser on ${e.url}`,
- *   ActionRun: (e) => `action ${e.name}`,
- *   ThoughtsAndMemories: (e) => e.thought,
- *   Complete: (e) => e.response,
- *   AgentError: (e) => e.error,
- *   ExternalResourceRequested: (e) => e.reason,
- *   ExternalResourceGranted: (e) => (e.granted ? "granted" : "denied"),
- *   Heartbeat: () => "heartbeat",
- *   Connected: () => "connected",
- *   Unrecognized: (e) => e.event
- * })
- * ```
- *
- * @since 0.1.0
- * @category combinators
- */
-export const $match = Match.typeTags<SessionEvent>()
 
 /**
  * Parses the `response` of a `complete` event as JSON; any `type` may be parsed, a
