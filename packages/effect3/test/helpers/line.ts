@@ -17,6 +17,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
@@ -129,3 +130,9 @@ export const spacedRetries = (spacingMs: number, times: number) =>
   times === 0
     ? Schedule.stop
     : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
+
+/** The schema of a schema's decoded values (what `it.prop` draws values of). */
+export const typeSchema: typeof Schema.typeSchema = Schema.typeSchema
+
+/** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
+export const propRuns = (runs: number, seed: number) => ({ fastCheck: { numRuns: runs, seed } })

@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -126,3 +127,9 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 /** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
+
+/** The schema of a schema's decoded values (what `it.prop` draws values of). */
+export const typeSchema: typeof Schema.toType = Schema.toType
+
+/** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
+export const propRuns = (runs: number, seed: number) => ({ arbitrary: { runs, seed } })
