@@ -136,3 +136,9 @@ export const typeSchema: typeof Schema.typeSchema = Schema.typeSchema
 
 /** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
 export const propRuns = (runs: number, seed: number) => ({ fastCheck: { numRuns: runs, seed } })
+
+/** A schema of `A` values, whatever its encoded form (what a union's member is taken as). */
+export type SchemaOf<A> = Schema.Schema<A, unknown>
+
+/** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
+export const decodeOutcome: typeof Schema.decodeUnknownEither = Schema.decodeUnknownEither
