@@ -142,3 +142,6 @@ export type SchemaOf<A> = Schema.Schema<A, unknown>
 
 /** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
 export const decodeOutcome: typeof Schema.decodeUnknownEither = Schema.decodeUnknownEither
+
+/** The failure of reading a configuration. */
+export type { ConfigError } from "effect/ConfigError"

@@ -139,3 +139,6 @@ export type SchemaOf<A> = Schema.Codec<A, unknown>
 
 /** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
 export const decodeOutcome: typeof Schema.decodeUnknownResult = Schema.decodeUnknownResult
+
+/** The failure of reading a configuration. */
+export type { ConfigError } from "effect/Config"
