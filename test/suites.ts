@@ -20,8 +20,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/AgentApi.timeout.test.ts",
   "packages/effect3/test/AgentSessions.fibers.test.ts",
   "packages/effect3/test/AgentSessions.pinned.test.ts",
-  "packages/effect3/test/Credentials.test.ts",
-  "packages/effect3/test/Dialect.test.ts",
   "packages/effect3/test/Errors.channels.test.ts",
   "packages/effect3/test/Errors.test.ts",
   "packages/effect3/test/FetchAgentSessions.test.ts",

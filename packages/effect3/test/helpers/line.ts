@@ -7,6 +7,7 @@
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Duration from "effect/Duration"
@@ -145,3 +146,7 @@ export const decodeOutcome: typeof Schema.decodeUnknownEither = Schema.decodeUnk
 
 /** The failure of reading a configuration. */
 export type { ConfigError } from "effect/ConfigError"
+
+/** Provides the configuration `env` (a variable's name to its value) to an effect. */
+export const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))

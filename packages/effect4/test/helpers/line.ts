@@ -5,6 +5,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
@@ -142,3 +143,7 @@ export const decodeOutcome: typeof Schema.decodeUnknownResult = Schema.decodeUnk
 
 /** The failure of reading a configuration. */
 export type { ConfigError } from "effect/Config"
+
+/** Provides the configuration `env` (a variable's name to its value) to an effect. */
+export const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
