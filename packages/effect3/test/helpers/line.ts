@@ -150,3 +150,11 @@ export type { ConfigError } from "effect/ConfigError"
 /** Provides the configuration `env` (a variable's name to its value) to an effect. */
 export const withEnv = (env: Record<string, string>) =>
   Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+/** Encodes a value with a schema, as an outcome (the encoded form, or the parse failure). */
+export const encodeOutcome: typeof Schema.encodeUnknownEither = Schema.encodeUnknownEither
+
+/** The HTTP API modules: the contract, its middleware and its OpenAPI document. */
+export * as HttpApi from "@effect/platform/HttpApi"
+export * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+export * as OpenApi from "@effect/platform/OpenApi"

@@ -147,3 +147,11 @@ export type { ConfigError } from "effect/Config"
 /** Provides the configuration `env` (a variable's name to its value) to an effect. */
 export const withEnv = (env: Record<string, string>) =>
   Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
+
+/** Encodes a value with a schema, as an outcome (the encoded form, or the parse failure). */
+export const encodeOutcome: typeof Schema.encodeUnknownResult = Schema.encodeUnknownResult
+
+/** The HTTP API modules: the contract, its middleware and its OpenAPI document. */
+export * as HttpApi from "effect/http-api/HttpApi"
+export * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+export * as OpenApi from "effect/http-api/OpenApi"
