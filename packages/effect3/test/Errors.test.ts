@@ -8,39 +8,17 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
-import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
 import type * as Tracer from "effect/Tracer"
 import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
 import * as Errors from "../src/Errors.js"
 import * as Dialect from "../src/Dialect.js"
 import { capture, spying } from "./helpers/sdk.js"
-import { assertErrorClean, assertNoKey, OTHER_AGENT_KEY, scenarios } from "./shared/errors.js"
-import { ACCOUNT_KEY, agentBody, json, makeApi, type Reply, validAgent } from "./shared/StubHttpClient.js"
-
-const runScenario = (reply: Reply, dialect: Dialect.Dialect) =>
-  Effect.gen(function*() {
-    const { api } = yield* makeApi(reply, {
-      dialect,
-      credentials: {
-        apiKey: Redacted.make(ACCOUNT_KEY),
-        agents: [{ agentId: "other", apiKey: Option.some(Redacted.make(OTHER_AGENT_KEY)) }]
-      }
-    })
-    const fiber = yield* Effect.fork(
-      Effect.flip(api.onboard(validAgent)).pipe(
-        Effect.tap((error) => Effect.logError("onboard failed", error)),
-        Effect.tapErrorCause((cause) => Effect.logError(cause))
-      )
-    )
-    yield* TestClock.adjust(Duration.minutes(5))
-    return yield* Fiber.join(fiber)
-  })
+import { assertErrorClean, assertNoKey, runScenario, scenarios } from "./shared/errors.js"
+import { agentBody, json, makeApi, validAgent } from "./shared/StubHttpClient.js"
 
 describe("Errors", () => {
   describe("no API key in any error, log line or span", () => {

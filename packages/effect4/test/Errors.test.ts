@@ -7,43 +7,21 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
-import * as Fiber from "effect/Fiber"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import { TestClock } from "effect/testing"
 import * as Dialect from "../src/Dialect.js"
 import * as Errors from "../src/Errors.js"
 import { type Span, spying } from "./helpers/spans.js"
-import { assertErrorClean, assertNoKey, OTHER_AGENT_KEY, scenarios } from "./shared/errors.js"
-import { ACCOUNT_KEY, agentBody, json, makeApi, type Reply, validAgent } from "./shared/StubHttpClient.js"
+import { assertErrorClean, assertNoKey, runScenario, scenarios } from "./shared/errors.js"
+import { agentBody, json, makeApi, validAgent } from "./shared/StubHttpClient.js"
 
 /** Every log line, with its annotations, as text. */
 const capture = (lines: Array<string>) =>
   Logger.layer([Logger.make(({ message }) => void lines.push(JSON.stringify(message)))])
-
-const runScenario = (reply: Reply, dialect: Dialect.Dialect) =>
-  Effect.gen(function*() {
-    const { api } = yield* makeApi(reply, {
-      dialect,
-      credentials: {
-        apiKey: Redacted.make(ACCOUNT_KEY),
-        agents: [{ agentId: "other", apiKey: Option.some(Redacted.make(OTHER_AGENT_KEY)) }]
-      }
-    })
-    const fiber = yield* Effect.forkChild(
-      Effect.flip(api.onboard(validAgent)).pipe(
-        Effect.tap((error) => Effect.logError("onboard failed", error)),
-        Effect.tapCause((cause) => Effect.logError(cause))
-      )
-    )
-    yield* TestClock.adjust(Duration.minutes(5))
-    return yield* Fiber.join(fiber)
-  })
 
 describe("Errors", () => {
   describe("no API key in any error, log line or span", () => {

@@ -158,3 +158,6 @@ export const encodeOutcome: typeof Schema.encodeUnknownEither = Schema.encodeUnk
 export * as HttpApi from "@effect/platform/HttpApi"
 export * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 export * as OpenApi from "@effect/platform/OpenApi"
+
+/** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
+export const tapCause = Effect.tapErrorCause

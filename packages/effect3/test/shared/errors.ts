@@ -1,14 +1,19 @@
 /**
  * The error tests' fixtures, written once for both editions: the keys no error, log line or span
- * may show, the checks that they do not, the replies in which the service echoes a key back, and
- * one error of each kind, retryable or not.
+ * may show, the checks that they do not, the replies in which the service echoes a key back, an
+ * onboarding against such a reply, and one error of each kind, retryable or not.
  */
 import { assert } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Dialect from "../../src/Dialect.js"
 import * as Errors from "../../src/Errors.js"
-import { ACCOUNT_KEY, json, type Reply, text } from "./StubHttpClient.js"
+import { ACCOUNT_KEY, json, makeApi, type Reply, text, validAgent } from "./StubHttpClient.js"
+import { forkChild, tapCause, TestClock } from "../helpers/line.js"
 
 /** An agent's key of the error tests. */
 export const AGENT_KEY = "sk-agent-SECRET-77aa01"
@@ -46,6 +51,29 @@ export const scenarios: ReadonlyArray<readonly [string, Reply]> = [
   ["a 2xx with a bad body carrying a key", () => json(200, { agentId: 1, apiKey: ACCOUNT_KEY })],
   ["a 2xx that is not JSON, carrying the key", () => text(200, `<html>${ACCOUNT_KEY}</html>`)]
 ]
+
+/**
+ * Onboards against `reply` with the account key and another agent's key known, logging the
+ * failure and its cause, on the test clock: the error it fails with.
+ */
+export const runScenario = (reply: Reply, dialect: Dialect.Dialect) =>
+  Effect.gen(function*() {
+    const { api } = yield* makeApi(reply, {
+      dialect,
+      credentials: {
+        apiKey: Redacted.make(ACCOUNT_KEY),
+        agents: [{ agentId: "other", apiKey: Option.some(Redacted.make(OTHER_AGENT_KEY)) }]
+      }
+    })
+    const fiber = yield* forkChild(
+      Effect.flip(api.onboard(validAgent)).pipe(
+        Effect.tap((error) => Effect.logError("onboard failed", error)),
+        tapCause((cause) => Effect.logError(cause))
+      )
+    )
+    yield* TestClock.adjust(Duration.minutes(5))
+    return yield* Fiber.join(fiber)
+  })
 
 const http = {
   message: "m",

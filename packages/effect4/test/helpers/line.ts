@@ -155,3 +155,6 @@ export const encodeOutcome: typeof Schema.encodeUnknownResult = Schema.encodeUnk
 export * as HttpApi from "effect/http-api/HttpApi"
 export * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 export * as OpenApi from "effect/http-api/OpenApi"
+
+/** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
+export const tapCause = Effect.tapCause
