@@ -5,6 +5,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
@@ -16,6 +17,7 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -126,3 +128,33 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 /** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
+
+/** The schema of a schema's decoded values (what `it.prop` draws values of). */
+export const typeSchema: typeof Schema.toType = Schema.toType
+
+/** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
+export const propRuns = (runs: number, seed: number) => ({ arbitrary: { runs, seed } })
+
+/** A schema of `A` values, whatever its encoded form (what a union's member is taken as). */
+export type SchemaOf<A> = Schema.Codec<A, unknown>
+
+/** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
+export const decodeOutcome: typeof Schema.decodeUnknownResult = Schema.decodeUnknownResult
+
+/** The failure of reading a configuration. */
+export type { ConfigError } from "effect/Config"
+
+/** Provides the configuration `env` (a variable's name to its value) to an effect. */
+export const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
+
+/** Encodes a value with a schema, as an outcome (the encoded form, or the parse failure). */
+export const encodeOutcome: typeof Schema.encodeUnknownResult = Schema.encodeUnknownResult
+
+/** The HTTP API modules: the contract, its middleware and its OpenAPI document. */
+export * as HttpApi from "effect/http-api/HttpApi"
+export * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+export * as OpenApi from "effect/http-api/OpenApi"
+
+/** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
+export const tapCause = Effect.tapCause
