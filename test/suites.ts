@@ -48,7 +48,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/cluster/test/gate.test.ts",
   "packages/cluster/test/membership.test.ts",
   "packages/cluster/test/watchPeers.test.ts",
-  "packages/effect3/test/recording/replay.test.ts",
   "packages/simulator/test/Idempotency.test.ts",
   "packages/simulator/test/Script.test.ts"
 ]

@@ -129,3 +129,9 @@ export const spacedRetries = (spacingMs: number, times: number) =>
   times === 0
     ? Schedule.stop
     : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
+
+/**
+ * Advances virtual time by `total`, waking every sleep due on the way (Effect 3's `adjust` does so
+ * at once; `step` is how Effect 4's edition advances).
+ */
+export const advanceBy = (total: DurationInput, _step?: DurationInput): Effect.Effect<void> => TestClock.adjust(total)

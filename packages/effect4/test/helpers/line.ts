@@ -126,3 +126,14 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 /** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
+
+/**
+ * Advances virtual time by `total` in steps of `step`: Effect 4's `TestClock.adjust` lets a forked
+ * program run once before it wakes the sleeps due (and follows the work each wake causes), so a
+ * program that has not reached its first sleep yet needs the steps.
+ */
+export const advanceBy = (total: DurationInput, step: DurationInput = "1 second"): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const steps = Math.ceil(Duration.toMillis(Duration.fromInputUnsafe(total)) / Duration.toMillis(Duration.fromInputUnsafe(step)))
+    for (let i = 0; i < steps; i++) yield* TestClock.adjust(step)
+  })
