@@ -20,9 +20,11 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
+import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
+import { type Span, spying } from "./spans.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -126,6 +128,28 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 /** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
+
+/** Every typed failure the cause holds, in order. */
+export const failuresOf = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> =>
+  cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+
+/** A span as a spying tracer records it. */
+export type RecordedSpan = Span
+
+/** A tracer that keeps every span it makes in `spans`. */
+export const recordSpans = (spans: Array<RecordedSpan>): Effect.Effect<Tracer.Tracer> => Effect.sync(() => spying(spans))
+
+/** Runs `effect` with every log line, at every level, pushed to `lines` twice: as logfmt and as structured JSON. */
+export const withFormattedLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(Logger.layer([
+      Logger.make((options) => {
+        lines.push(Logger.formatLogFmt.log(options))
+        lines.push(JSON.stringify(Logger.formatStructured.log(options)))
+      })
+    ])),
+    Effect.provideService(References.MinimumLogLevel, "All")
+  )
 
 /**
  * Advances virtual time by `total` in steps of `step`: Effect 4's `TestClock.adjust` lets a forked
