@@ -2,7 +2,8 @@
  * The conformance suite (`packages/conformance`, effect-agent-session-conformance) run with the
  * Effect 3 edition: every scenario in each of its variants, against its own simulator started in
  * process on port 0 (its `--fault` flags read by the command line's `parseFaults`), through
- * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets. What the scenario expects is
+ * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets (`runCase` of
+ * `shared/conformance.ts`, written once for both editions). What the scenario expects is
  * judged by the suite's `verdict`, once for both editions; `packages/effect4/test/conformance.test.ts`
  * runs the same scenarios with the Effect 4 edition. The replay scenarios run over each edition's
  * in-memory replay in `shared/conformance.test.ts`, written once for both editions. The checks of
@@ -12,28 +13,23 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
 import {
   type Case,
   cases,
   type Ending,
-  type Observation,
   type ReplayObservation,
   replayVerdict,
   scenarios,
   type SeenEvent,
-  startWitness,
   testAccountKey,
   verdict,
   type Watched
 } from "effect-agent-session-conformance"
 import { parseFaults } from "effect-agent-session-cli/Simulate"
 import * as Dialect from "../src/Dialect.js"
-import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { fastReconnect } from "./helpers/simulation.js"
-import { program } from "./shared/conformance.js"
+import { runCase } from "./shared/conformance.js"
 
 /** The simulator of a case, in process on port 0, with the scenario's flags. */
 const simulatorFor = (c: Case) =>
@@ -51,38 +47,7 @@ const simulatorFor = (c: Case) =>
 
 describe("conformance (Effect 3 edition)", () => {
   for (const c of cases(scenarios)) {
-    it.live(c.title, () =>
-      Effect.gen(function*() {
-        const sim = yield* simulatorFor(c)
-        const witness = c.scenario.witness
-          ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
-          : undefined
-        const retries = c.scenario.httpRetries
-        const sdk = NodeAgentSessions.layer({
-          apiKey: c.scenario.wrongKey ?? sim.accountKey,
-          baseUrl: witness?.url ?? sim.baseUrl,
-          wsUrl: sim.wsUrl,
-          dialect: sim.dialect,
-          transport: c.variant.transport,
-          events: {
-            reconnect: c.scenario.reconnectRetries === undefined
-              ? fastReconnect
-              : Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(c.scenario.reconnectRetries)))
-          },
-          http: retries === undefined ? undefined : {
-            retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(retries)))
-          }
-        })
-        const observed = yield* program(c).pipe(
-          Effect.scoped,
-          Effect.provide(Layer.orDie(sdk)),
-          Effect.timeoutFail({ duration: "45 seconds", onTimeout: () => "the program did not end within 45 s" }),
-          Effect.orDie
-        )
-        const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-        const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
-        assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
-      }).pipe(Effect.scoped), 60_000)
+    it.live(c.title, () => Effect.flatMap(simulatorFor(c), (sim) => runCase(c, sim, fastReconnect)).pipe(Effect.scoped), 60_000)
   }
 })
 

@@ -2,21 +2,19 @@
  * The conformance suite (`packages/conformance`, effect-agent-session-conformance) run with the
  * Effect 4 edition: every scenario in each of its variants, against its own simulator, the root's
  * command line as a child process (`simulate --port 0 --json` with the scenario's flags,
- * `helpers/simulator.ts`; one child for the cases of the same dialect and flags), through `AgentSessions` over `NodeAgentSessions.layer`, over real
- * sockets. What the scenario expects is judged by the suite's `verdict`, once for both editions;
+ * `helpers/simulator.ts`; one child for the cases of the same dialect and flags), through
+ * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets (`runCase` of
+ * `shared/conformance.ts`, written once for both editions). What the scenario expects is judged by the suite's `verdict`, once for both editions;
  * `packages/effect3/test/conformance.test.ts` runs the same scenarios with the Effect 3 edition. The
  * replay scenarios run over each edition's in-memory replay in `shared/conformance.test.ts`,
  * written once for both editions.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
-import { type Case, cases, type Observation, scenarios, startWitness, verdict } from "effect-agent-session-conformance"
+import { type Case, cases, scenarios } from "effect-agent-session-conformance"
 import * as Dialect from "../src/Dialect.js"
-import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
 import { quick, Sim, simLayer } from "./helpers/sdk.js"
-import { program } from "./shared/conformance.js"
+import { runCase } from "./shared/conformance.js"
 
 /**
  * The cases that can share one simulator child (starting one takes seconds): those of the same
@@ -33,40 +31,8 @@ const groups = (all: ReadonlyArray<Case>): ReadonlyArray<ReadonlyArray<Case>> =>
 }
 
 /** Runs a case against the simulator of its group; what must hold is asserted. */
-const runCase = (c: Case) =>
-  Effect.gen(function*() {
-    const sim = yield* Sim
-    const witness = c.scenario.witness
-      ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
-      : undefined
-    const retries = c.scenario.httpRetries
-    const sdk = NodeAgentSessions.layer({
-      apiKey: c.scenario.wrongKey ?? sim.accountKey,
-      baseUrl: witness?.url ?? sim.baseUrl,
-      wsUrl: sim.wsUrl,
-      dialect: Dialect.fromName(sim.dialect),
-      transport: c.variant.transport,
-      events: {
-        reconnect: c.scenario.reconnectRetries === undefined
-          ? quick
-          : Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: c.scenario.reconnectRetries }))
-      },
-      http: retries === undefined ? undefined : {
-        retry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: retries }))
-      }
-    })
-    const observed = yield* program(c).pipe(
-      Effect.scoped,
-      Effect.provide(Layer.orDie(sdk)),
-      Effect.timeoutOrElse({
-        duration: "45 seconds",
-        orElse: () => Effect.die("the program did not end within 45 s")
-      })
-    )
-    const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-    const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
-    assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
-  }).pipe(Effect.scoped)
+const runGroupCase = (c: Case) =>
+  Effect.flatMap(Sim, (sim) => runCase(c, { ...sim, dialect: Dialect.fromName(sim.dialect) }, quick))
 
 describe("conformance (Effect 4 edition)", () => {
   for (const group of groups(cases(scenarios))) {
@@ -76,7 +42,7 @@ describe("conformance (Effect 4 edition)", () => {
       excludeTestServices: true,
       timeout: "90 seconds"
     })((it) => {
-      for (const c of group) it.effect(c.title, () => runCase(c), 90_000)
+      for (const c of group) it.effect(c.title, () => runGroupCase(c), 90_000)
     })
   }
 })

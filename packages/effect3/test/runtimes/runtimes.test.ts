@@ -80,14 +80,8 @@ layer(simsLayer, { excludeTestServices: true })("the Effect 3 edition on Bun, De
   for (const runtime of runtimeNames) {
     it.scoped(`${runtime}: sessions over WebSocket and SSE in both dialects through drops, an answer, a slow consumer, and the paid calls`, () =>
       Effect.gen(function*() {
-        const sims = yield* Sims
-        const targets = {
-          documented: target(sims.documented),
-          observed: target(sims.observed),
-          fast: target(sims.fast),
-          paid: target(sims.paid)
-        }
-        yield* runTier(runtime, runtimeCommand(runtime, scenariosScript, { runtimesScript, node: node22() }), targets, root)
+        const command = runtimeCommand(runtime, scenariosScript, { runtimesScript, node: node22() })
+        yield* runTier(runtime, command, yield* Sims, target, root)
       }), 240_000)
   }
 })

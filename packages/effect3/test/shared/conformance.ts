@@ -5,10 +5,12 @@
  * the `TestClock` (`observeReplay`). Written once for both editions; `../helpers/line.ts` binds it
  * to the edition's Effect line.
  */
+import { assert } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -29,15 +31,19 @@ import {
   type ReplayProgram,
   type SeenEvent,
   type StartOptions,
+  startWitness,
+  verdict,
   type Watched
 } from "effect-agent-session-conformance"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
+import type * as Dialect from "../../src/Dialect.js"
 import type * as EventStream from "../../src/EventStream.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import { AgentSessionsTest } from "../../src/testing/index.js"
-import { advanceBy, changesOf, failureIn, forkChild, outcomes, successOf } from "../helpers/line.js"
+import { advanceBy, changesOf, failureIn, forkChild, outcomes, spacedRetries, successOf } from "../helpers/line.js"
 
 /** An event as the suite records it. */
 export const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
@@ -174,6 +180,50 @@ export const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope 
       }
     }
   })
+
+/** A simulator as a live case needs it: its addresses, account key and dialect. */
+export interface CaseSimulator {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: Dialect.Dialect
+}
+
+/** A reconnect schedule of the event channel. */
+export type Reconnect = NonNullable<NonNullable<NodeAgentSessions.Options["events"]>["reconnect"]>
+
+/**
+ * Runs a live case through `NodeAgentSessions.layer` against `sim` over real sockets (behind the
+ * suite's HTTP witness where the case asks for it), reconnecting on `reconnect` unless the case
+ * says how often; what `verdict` finds must be nothing.
+ */
+export const runCase = (c: Case, sim: CaseSimulator, reconnect: Reconnect) =>
+  Effect.gen(function*() {
+    const witness = c.scenario.witness
+      ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
+      : undefined
+    const retries = c.scenario.httpRetries
+    const sdk = NodeAgentSessions.layer({
+      apiKey: c.scenario.wrongKey ?? sim.accountKey,
+      baseUrl: witness?.url ?? sim.baseUrl,
+      wsUrl: sim.wsUrl,
+      dialect: sim.dialect,
+      transport: c.variant.transport,
+      events: {
+        reconnect: c.scenario.reconnectRetries === undefined ? reconnect : spacedRetries(10, c.scenario.reconnectRetries)
+      },
+      http: retries === undefined ? undefined : { retry: spacedRetries(10, retries) }
+    })
+    const observed = yield* program(c).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.orDie(sdk)),
+      Effect.timeoutOption("45 seconds"),
+      Effect.flatMap(Option.match({ onNone: () => Effect.die("the program did not end within 45 s"), onSome: Effect.succeed }))
+    )
+    const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
+    const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+    assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
+  }).pipe(Effect.scoped)
 
 const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
   const input = options.redactAnswerInput

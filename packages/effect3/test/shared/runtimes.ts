@@ -17,6 +17,7 @@ import {
   type RuntimeScenario,
   runtimeScenarios,
   type RuntimeSimulators,
+  type RuntimeTarget,
   runtimeVerdict,
   startActingServer
 } from "effect-agent-session-conformance"
@@ -43,13 +44,14 @@ const runScenarios = (command: ReadonlyArray<string>, scenarios: ReadonlyArray<R
 
 /**
  * Runs the tier on `runtime` with `command` (`runtimeCommand`'s answer: a string says why there is
- * nothing to run it with, and the runtime is skipped) against the simulators at `targets`, in
- * `cwd`; what `runtimeVerdict` finds must be nothing.
+ * nothing to run it with, and the runtime is skipped) against the simulators `sims` (addressed by
+ * `target`), in `cwd`; what `runtimeVerdict` finds must be nothing.
  */
-export const runTier = (
+export const runTier = <Sim>(
   runtime: RuntimeName,
   command: ReadonlyArray<string> | string,
-  targets: RuntimeSimulators,
+  sims: { readonly [K in keyof RuntimeSimulators]: Sim },
+  target: (sim: Sim) => RuntimeTarget,
   cwd: string
 ) =>
   Effect.gen(function*() {
@@ -62,6 +64,12 @@ export const runTier = (
       Effect.promise(() => startActingServer("reset")),
       ({ close }) => Effect.promise(close)
     )
+    const targets: RuntimeSimulators = {
+      documented: target(sims.documented),
+      observed: target(sims.observed),
+      fast: target(sims.fast),
+      paid: target(sims.paid)
+    }
     const all = yield* runScenarios(command, runtimeScenarios(targets, acting.acting.url), cwd)
     const problems = runtimeVerdict(runtime, all, acting.acting.created())
     assert.deepStrictEqual(problems, [], problems.join("\n"))

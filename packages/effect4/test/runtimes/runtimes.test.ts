@@ -52,15 +52,8 @@ layer(simsLayer, { excludeTestServices: true, timeout: "120 seconds" })("the end
   for (const runtime of runtimeNames) {
     it.effect(`${runtime}: sessions over WebSocket and SSE in both dialects through drops, an answer, a slow consumer, and the paid calls`, () =>
       Effect.gen(function*() {
-        const sims = yield* Sims
-        const targets = {
-          documented: target(sims.documented),
-          observed: target(sims.observed),
-          fast: target(sims.fast),
-          paid: target(sims.paid)
-        }
         const command = runtimeCommand(runtime, scenariosScript, { runtimesScript, node: { path: process.execPath } })
-        yield* runTier(runtime, command, targets, packageDir)
+        yield* runTier(runtime, command, yield* Sims, target, packageDir)
       }), 240_000)
   }
 })
