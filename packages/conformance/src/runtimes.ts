@@ -3,9 +3,10 @@
  * it starts, Deno with `--unstable-net`, Node 22), the command that runs an edition's scenario
  * program on each (`runtimeCommand`), the scenarios (`runtimeScenarios`, plain data over the
  * simulators' addresses), the child process that runs them and reads its facts
- * (`runRuntimeScenarios`), and the judge of what it reported (`runtimeVerdict`). Each edition keeps
- * its scenario program (`test/runtimes/scenarios.ts`: its own API, run by the runtime) and a runner
- * that starts the simulators and binds these to its Effect line.
+ * (`runRuntimeScenarios`), and the judge of what it reported (`runtimeVerdict`). The scenario
+ * program (`test/shared/scenarios.ts` of the Effect 3 edition, written once for both editions: each
+ * runs its copy, which reaches its own API) and the runner that binds these to Effect
+ * (`test/shared/runtimes.ts`) lie beside the editions' tests; each edition starts the simulators.
  */
 import * as ChildProcess from "node:child_process"
 

@@ -2,55 +2,34 @@
  * The conformance suite (`packages/conformance`, effect-agent-session-conformance) run with the
  * Effect 3 edition: every scenario in each of its variants, against its own simulator started in
  * process on port 0 (its `--fault` flags read by the command line's `parseFaults`), through
- * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets. What the scenario expects is
+ * `AgentSessions` over `NodeAgentSessions.layer`, over real sockets (`runCase` of
+ * `shared/conformance.ts`, written once for both editions). What the scenario expects is
  * judged by the suite's `verdict`, once for both editions; `packages/effect4/test/conformance.test.ts`
- * runs the same scenarios with the Effect 4 edition. The replay scenarios run the same way, over
- * this edition's in-memory replay (`AgentSessionsTest.replay`) on the `TestClock`, judged by the
- * suite's `replayVerdict`.
+ * runs the same scenarios with the Effect 4 edition. The replay scenarios run over each edition's
+ * in-memory replay in `shared/conformance.test.ts`, written once for both editions. The checks of
+ * the verdicts themselves (each can fail) are here.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
 import {
   type Case,
   cases,
   type Ending,
-  isKeepAlive,
-  type Observation,
-  recordingPath,
-  type ReplayAnswer,
-  replayAnswer,
-  replayFailed,
   type ReplayObservation,
-  type ReplayOptions,
-  type ReplayProgram,
-  replayScenarios,
   replayVerdict,
   scenarios,
   type SeenEvent,
-  startWitness,
   testAccountKey,
   verdict,
   type Watched
 } from "effect-agent-session-conformance"
 import { parseFaults } from "effect-agent-session-cli/Simulate"
-import * as AgentApi from "../src/AgentApi.js"
-import * as AgentSessions from "../src/AgentSessions.js"
-import type * as Answer from "../src/Answer.js"
 import * as Dialect from "../src/Dialect.js"
-import * as NodeAgentSessions from "../src/NodeAgentSessions.js"
-import type * as SessionEvent from "../src/SessionEvent.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
-import { AgentSessionsTest } from "../src/testing/index.js"
 import { fastReconnect } from "./helpers/simulation.js"
-import { answerOf, program, seen } from "./shared/conformance.js"
+import { runCase } from "./shared/conformance.js"
 
 /** The simulator of a case, in process on port 0, with the scenario's flags. */
 const simulatorFor = (c: Case) =>
@@ -68,117 +47,7 @@ const simulatorFor = (c: Case) =>
 
 describe("conformance (Effect 3 edition)", () => {
   for (const c of cases(scenarios)) {
-    it.live(c.title, () =>
-      Effect.gen(function*() {
-        const sim = yield* simulatorFor(c)
-        const witness = c.scenario.witness
-          ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
-          : undefined
-        const retries = c.scenario.httpRetries
-        const sdk = NodeAgentSessions.layer({
-          apiKey: c.scenario.wrongKey ?? sim.accountKey,
-          baseUrl: witness?.url ?? sim.baseUrl,
-          wsUrl: sim.wsUrl,
-          dialect: sim.dialect,
-          transport: c.variant.transport,
-          events: {
-            reconnect: c.scenario.reconnectRetries === undefined
-              ? fastReconnect
-              : Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(c.scenario.reconnectRetries)))
-          },
-          http: retries === undefined ? undefined : {
-            retry: Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(retries)))
-          }
-        })
-        const observed = yield* program(c).pipe(
-          Effect.scoped,
-          Effect.provide(Layer.orDie(sdk)),
-          Effect.timeoutFail({ duration: "45 seconds", onTimeout: () => "the program did not end within 45 s" }),
-          Effect.orDie
-        )
-        const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
-        const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
-        assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
-      }).pipe(Effect.scoped), 60_000)
-  }
-})
-
-const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
-  const input = options.redactAnswerInput
-  return {
-    answerTimeout: options.answerTimeoutMs === undefined ? undefined : Duration.millis(options.answerTimeoutMs),
-    maxLineLength: options.maxLineLength,
-    redact: input === undefined ? undefined : (entry) =>
-      entry.type === "answer" && entry.data.input !== undefined ? { ...entry, data: { ...entry.data, input } } : entry
-  }
-}
-
-const replayAnswerOf = (given: ReplayAnswer, request: SessionEvent.ExternalResourceRequested): Answer.Answer =>
-  answerOf(replayAnswer(given, Option.getOrUndefined(request.field_name)))
-
-/** Runs a replay scenario's program; the events it received go to `events`. */
-const replayProgram = (program: ReplayProgram, events: Array<SeenEvent>) => {
-  const onEvent = (event: SessionEvent.SessionEvent) =>
-    Effect.sync(() => {
-      if (!isKeepAlive(event)) events.push(seen(event))
-    })
-  switch (program._tag) {
-    case "run":
-      return AgentSessions.run(program.request, {
-        onEvent,
-        onRequest: (request) => Effect.succeed(replayAnswerOf(program.answer, request))
-      })
-    case "neverAnswer":
-      return Effect.scoped(Effect.gen(function*() {
-        const running = yield* AgentSessions.start(program.request)
-        yield* Stream.runForEach(running.events, onEvent)
-        return yield* running.outcome
-      }))
-  }
-}
-
-/** What a replay scenario's program did over this edition's replay, on virtual time. */
-const observeReplay = (path: string, options: ReplayOptions, program: ReplayProgram) =>
-  Effect.gen(function*() {
-    const events: Array<SeenEvent> = []
-    const inReplay = Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.either(AgentSessionsTest.withReplayErrors(replayProgram(program, events))))
-      yield* TestClock.adjust("10 minutes")
-      const result = yield* Fiber.join(fiber)
-      const observation: ReplayObservation = {
-        ...(Either.isLeft(result) ? { failedIn: "program" as const } : { response: result.right.response }),
-        events,
-        ending: Either.isLeft(result) ? replayFailed(result.left) : { _tag: "Complete", actions: result.right.actions },
-        answers: (yield* AgentSessionsTest.answers).map(({ answer }) =>
-          answer._tag === "Grant" ? [true, Option.getOrNull(answer.input)] as const : [false, null] as const
-        ),
-        connections: yield* AgentSessionsTest.connections,
-        created: (yield* AgentSessionsTest.sessionsCreated).map((request) => request.goal),
-        canRetrieve: (yield* AgentApi.AgentApi).canRetrieve
-      }
-      return observation
-    })
-    return yield* Effect.provide(inReplay, AgentSessionsTest.replay(path, replayOptions(options))).pipe(
-      Effect.catchAll((error) =>
-        Effect.succeed<ReplayObservation>({
-          failedIn: "layer",
-          events,
-          ending: replayFailed(error),
-          answers: [],
-          connections: [],
-          created: []
-        })
-      )
-    )
-  })
-
-describe("conformance replays (Effect 3 edition)", () => {
-  for (const s of replayScenarios) {
-    it.effect(s.name, () =>
-      Effect.gen(function*() {
-        const observed = yield* observeReplay(recordingPath(s.recording), s.options, s.program)
-        assert.deepStrictEqual(replayVerdict(s.expect, observed, [testAccountKey]), [])
-      }))
+    it.live(c.title, () => Effect.flatMap(simulatorFor(c), (sim) => runCase(c, sim, fastReconnect)).pipe(Effect.scoped), 60_000)
   }
 })
 

@@ -22,7 +22,7 @@ import * as AgentApi from "../../src/AgentApi.js"
 import * as Answer from "../../src/Answer.js"
 import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
-import type { EventStreamError, InsecureTransport } from "../../src/Errors.js"
+import type { InsecureTransport } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as internal from "../../binding/internal/eventStream.js"
 import * as Sse from "../../binding/internal/sse.js"
@@ -30,41 +30,16 @@ import * as WebSocket from "../../src/internal/webSocket.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 import { meaningful, withFaults as withFaultsAnd } from "../helpers/simulation.js"
+import { createSession, drain, eventsOf, lastFailure } from "../shared/e2e.js"
 
 /** Quick reconnects: every 30 ms, at most 8 retries. */
 const quick = Schedule.spaced("30 millis").pipe(Schedule.intersect(Schedule.recurs(8)))
 
 const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
 
-type Result = Either.Either<SessionEvent.SessionEvent, EventStreamError>
-
-const eventsOf = (results: ReadonlyArray<Result>) => results.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
-const failureOf = (results: ReadonlyArray<Result>) => {
-  const last = results.at(-1)
-  return last !== undefined && Either.isLeft(last) ? last.left : undefined
-}
-
 const baseScenario: Partial<Simulator.Scenario> = { actions: 5, ask: "input", frameDelay: "2 millis" }
 const withFaults = (faults: Simulator.Faults, scenario: Partial<Simulator.Scenario> = {}) =>
   withFaultsAnd(faults, scenario, baseScenario)
-
-const createSession = (input: typeof request = request) =>
-  Effect.flatMap(AgentApi.AgentApi, (api) => api.createSession(input)).pipe(
-    Effect.map((session) => session.session_id),
-    Effect.orDie
-  )
-
-/** Consumes a connection's events, answering every request with `answer`, until the stream ends. */
-const drain = (connection: EventStream.Connection, answer: Answer.Answer = Answer.grant("jane@example.com")) =>
-  Stream.either(connection.events).pipe(
-    Stream.tap((result) =>
-      Either.isRight(result) && result.right._tag === "ExternalResourceRequested"
-        ? Effect.orDie(connection.respond(result.right, answer))
-        : Effect.void
-    ),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray)
-  )
 
 /** The clients the suite's layer provides: HTTP (undici) and the SDK's WebSocket constructor. */
 type Clients = HttpClient.HttpClient | Socket.WebSocketConstructor
@@ -123,10 +98,10 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
       Effect.gen(function*() {
         const simulator = yield* Simulator.Simulator
         const channel = yield* EventStream.EventStream
-        const sessionId = yield* createSession()
+        const sessionId = yield* createSession(request)
         const connection = yield* channel.connect(sessionId)
         const results = yield* drain(connection)
-        assert.isUndefined(failureOf(results))
+        assert.isUndefined(lastFailure(results))
         const events = meaningful(eventsOf(results))
         assert.deepStrictEqual(events, yield* simulator.script(sessionId))
         assert.strictEqual(events.at(-1)?._tag, "Complete")
@@ -144,14 +119,14 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
         const simulator = yield* Simulator.Simulator
         const channel = yield* EventStream.EventStream
         const { results, sessionId, states } = yield* Effect.gen(function*() {
-          const sessionId = yield* createSession()
+          const sessionId = yield* createSession(request)
           const connection = yield* channel.connect(sessionId)
           const states: Array<EventStream.ConnectionState> = []
           yield* Effect.forkScoped(Stream.runForEach(connection.state.changes, (s) => Effect.sync(() => states.push(s))))
           const results = yield* drain(connection)
           return { results, sessionId, states }
         }).pipe(withFaults({ ws: { dropAfter: [2, 4, 7] } }))
-        assert.isUndefined(failureOf(results))
+        assert.isUndefined(lastFailure(results))
         const events = meaningful(eventsOf(results))
         assert.deepStrictEqual(events, yield* simulator.script(sessionId))
         assert.strictEqual(events.at(-1)?._tag, "Complete")
@@ -167,10 +142,10 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
         const simulator = yield* Simulator.Simulator
         const channel = yield* EventStream.EventStream
         // Where the request falls in this scenario's script: the last event before the answer.
-        const probe = yield* createSession()
+        const probe = yield* createSession(request)
         const position = (yield* simulator.script(probe)).length
         const { results, sessionId } = yield* Effect.gen(function*() {
-          const sessionId = yield* createSession()
+          const sessionId = yield* createSession(request)
           // A slow reconnect, so the answer is given while the socket is down.
           const connection = yield* channel.connect(sessionId, {
             reconnect: Schedule.spaced("400 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
@@ -194,7 +169,7 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
           )
           return { results, sessionId }
         }).pipe(withFaults({ ws: { dropAfter: [position] } }))
-        assert.isUndefined(failureOf(results))
+        assert.isUndefined(lastFailure(results))
         const answers = yield* simulator.answers(sessionId)
         assert.deepStrictEqual(answers.map((a) => a.input), ["while-down@example.com"])
         assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
@@ -206,11 +181,11 @@ describe.each(variants)("EventStream end to end ($transport.name, $dialect.name 
         const simulator = yield* Simulator.Simulator
         const channel = yield* EventStream.EventStream
         const { results, sessionId } = yield* Effect.gen(function*() {
-          const sessionId = yield* createSession()
+          const sessionId = yield* createSession(request)
           const results = yield* Effect.flatMap(channel.connect(sessionId, { failOnFrameError: false }), drain)
           return { results, sessionId }
         }).pipe(withFaults({ ws: { malformedAt: 3 } }))
-        assert.isUndefined(failureOf(results))
+        assert.isUndefined(lastFailure(results))
         assert.deepStrictEqual(meaningful(eventsOf(results)), yield* simulator.script(sessionId))
       }))
 

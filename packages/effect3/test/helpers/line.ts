@@ -23,9 +23,11 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
+import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
+import { capture, spying } from "./sdk.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
 export type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -161,3 +163,22 @@ export * as OpenApi from "@effect/platform/OpenApi"
 
 /** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
 export const tapCause = Effect.tapErrorCause
+
+/** Every typed failure the cause holds, in order. */
+export const failuresOf = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> => Chunk.toReadonlyArray(Cause.failures(cause))
+
+/** A span as a spying tracer records it. */
+export type RecordedSpan = Tracer.Span
+
+/** A tracer, over the current one, that keeps every span it makes in `spans`. */
+export const recordSpans: (spans: Array<RecordedSpan>) => Effect.Effect<Tracer.Tracer> = spying
+
+/** Runs `effect` with every log line, at every level, pushed to `lines` twice: as logfmt and as structured JSON. */
+export const withFormattedLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture(lines))), Logger.withMinimumLogLevel(LogLevel.All))
+
+/**
+ * Advances virtual time by `total`, waking every sleep due on the way (Effect 3's `adjust` does so
+ * at once; `step` is how Effect 4's edition advances).
+ */
+export const advanceBy = (total: DurationInput, _step?: DurationInput): Effect.Effect<void> => TestClock.adjust(total)

@@ -1,123 +1,15 @@
 /**
  * The hostile-server cases of the conformance suite (`hostileCases`, effect-agent-session-conformance)
- * run with the Effect 3 edition: the whole SDK (`NodeAgentSessions.layer`) pointed at a scriptable
- * hostile server on loopback (HTTP, WebSocket, Server-Sent Events). This runner only maps each
- * case's act to this edition's API and records what a caller could see (the typed outcome, every
- * log line at every level, every span, the time taken, the live heap); `hostileVerdict` judges it,
- * once for both editions. vitest runs with --expose-gc (the live heap after a collection).
+ * as only the Effect 3 edition runs them: the cases without a WebSocket over `FetchAgentSessions`,
+ * what only this edition's spans show, and the checks of `hostileVerdict` itself. Every case over
+ * `NodeAgentSessions` runs in `test/shared/hostile.test.ts`, written once for both editions, whose
+ * `./hostile.ts` observes a run (the typed outcome, every log line at every level, every span, the
+ * time taken, the live heap) for `hostileVerdict` to judge. vitest runs with --expose-gc.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
-import {
-  type ActResult,
-  handles,
-  type HostileCase,
-  hostileCases,
-  hostileFailed,
-  hostileKey,
-  type HostileObservation,
-  hostileVerdict,
-  liveHeap,
-  renderings,
-  type SeenText,
-  serverSeen,
-  startHostileCase
-} from "effect-agent-session-conformance"
-import { capture, spying } from "../helpers/sdk.js"
-import { act, type Runtime, sdk } from "../shared/hostile.js"
-
-
-
-/** Every text a caller could see of a run: the outcome and its cause, the logs, the spans. */
-const textsOf = (
-  exit: Exit.Exit<ActResult, unknown>,
-  logs: ReadonlyArray<string>,
-  spans: ReadonlyArray<Tracer.Span>
-): ReadonlyArray<SeenText> => {
-  const texts: Array<SeenText> = []
-  if (Exit.isFailure(exit)) {
-    texts.push({ where: "Cause.pretty", text: Cause.pretty(exit.cause) })
-    for (const failure of Cause.failures(exit.cause)) {
-      for (const text of renderings(failure)) texts.push({ where: "the error", text })
-    }
-  } else {
-    for (const text of renderings(exit.value)) texts.push({ where: "the value", text })
-  }
-  for (const line of logs) texts.push({ where: "a log line", text: line })
-  for (const span of spans) {
-    texts.push({ where: `span ${span.name}`, text: `${span.name} ${JSON.stringify([...span.attributes.entries()])}` })
-    // What a tracer exports of a span's end: the failure (an exporter records the cause).
-    if (span.status._tag === "Ended" && Exit.isFailure(span.status.exit)) {
-      texts.push({ where: `span ${span.name} failure`, text: Cause.pretty(span.status.exit.cause) })
-    }
-  }
-  return texts
-}
-
-/** One run of a case: its servers started, the act observed, what the servers and the process show. */
-const runOnce = (hostile: HostileCase, runtime: Runtime = "node") =>
-  Effect.gen(function*() {
-    const started = yield* Effect.acquireRelease(
-      Effect.promise(() => startHostileCase(hostile)),
-      (servers) => Effect.promise(servers.close)
-    )
-    const handlesBefore = handles()
-    const heapBefore = hostile.expect.heapMiB === undefined ? undefined : liveHeap()
-    const logs: Array<string> = []
-    const spans: Array<Tracer.Span> = []
-    const tracer = yield* spying(spans)
-    const guard = hostile.guardMs ?? 30_000
-    const start = Date.now()
-    const exit = yield* act(hostile.act, started.server).pipe(
-      Effect.provide(sdk(started.server, hostile.client, runtime)),
-      Effect.timeoutFail({ duration: Duration.millis(guard), onTimeout: () => "hang guard" as const }),
-      Effect.withTracer(tracer),
-      Effect.provide(Logger.replace(Logger.defaultLogger, capture(logs))),
-      Logger.withMinimumLogLevel(LogLevel.All),
-      Effect.exit
-    )
-    const took = Date.now() - start
-    if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) === "hang guard") {
-      return assert.fail(`hung for more than ${guard} ms`)
-    }
-    const heapAfter = heapBefore === undefined ? undefined : liveHeap()
-    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
-    if (Exit.isFailure(exit) && Option.isNone(failure)) return assert.fail(`not a typed failure: ${Cause.pretty(exit.cause)}`)
-    const observed: HostileObservation = {
-      ending: Option.isSome(failure)
-        ? hostileFailed(failure.value as { readonly _tag: string; readonly message: string })
-        : { _tag: "Ok" },
-      ...(Exit.isSuccess(exit) ? { result: exit.value } : {}),
-      millis: took,
-      texts: textsOf(exit, logs, spans),
-      spans: spans.map((span) => ({ name: span.name, attributes: [...span.attributes.keys()] })),
-      ...(heapBefore === undefined || heapAfter === undefined ? {} : { heapGrowth: heapAfter - heapBefore }),
-      server: yield* Effect.promise(() => serverSeen(hostile, started, handlesBefore))
-    }
-    return { observed, problems: hostileVerdict(hostile, observed) }
-  }).pipe(Effect.scoped)
-
-describe("hostile server (conformance hostile cases, Effect 3 edition)", () => {
-  for (const hostile of hostileCases) {
-    it.live(hostile.name, () =>
-      Effect.gen(function*() {
-        const problems: Array<string> = []
-        const runs = hostile.runs ?? 1
-        for (let run = 0; run < runs; run++) {
-          const { problems: found } = yield* runOnce(hostile)
-          problems.push(...found.map((problem) => (runs > 1 ? `run ${run + 1}: ${problem}` : problem)))
-        }
-        assert.deepStrictEqual(problems, [], problems.join("\n"))
-      }))
-  }
-})
+import { type HostileCase, hostileCases, hostileKey, type HostileObservation, hostileVerdict } from "effect-agent-session-conformance"
+import { problemsOf, runOnce } from "../shared/hostile.js"
 
 /**
  * The cases that use no WebSocket (HTTP calls, the SSE transport) again over `FetchAgentSessions`:
@@ -132,12 +24,7 @@ describe("hostile server (conformance hostile cases without a WebSocket, Effect 
   for (const hostile of hostileCases.filter(overHttpOnly)) {
     it.live(hostile.name, () =>
       Effect.gen(function*() {
-        const problems: Array<string> = []
-        const runs = hostile.runs ?? 1
-        for (let run = 0; run < runs; run++) {
-          const { problems: found } = yield* runOnce(hostile, "fetch")
-          problems.push(...found.map((problem) => (runs > 1 ? `run ${run + 1}: ${problem}` : problem)))
-        }
+        const problems = yield* problemsOf(hostile, "fetch")
         assert.deepStrictEqual(problems, [], problems.join("\n"))
       }))
   }
@@ -152,7 +39,7 @@ describe("hostile server: what only the Effect 3 edition shows", () => {
       const echoed = hostileCases.find((hostile) => hostile.name.startsWith("U18 a key echoed in every header of a 429"))
       assert.isDefined(echoed)
       if (echoed === undefined) return
-      const { observed, problems } = yield* runOnce(echoed)
+      const { observed, problems } = yield* runOnce(echoed, "node")
       assert.deepStrictEqual(problems, [], problems.join("\n"))
       const names = observed.spans.flatMap((span) => span.attributes)
       assert.include(names, "http.response.header.x-echo")

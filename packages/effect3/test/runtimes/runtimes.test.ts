@@ -5,54 +5,36 @@
  * installs on first use, run here as a command, not imported), and Node 22
  * (`scripts/node22.mjs --print-node`: Node 20 has no global `WebSocket`), all through the
  * runtime-neutral layer (`FetchAgentSessions`: the runtime's `fetch` and `WebSocket`). The
- * simulators run in this process on port 0; each runtime runs this edition's `scenarios.ts` once as
- * a child process, which reports facts per scenario, and the verdict judges them: whole sessions
+ * simulators run in this process on port 0; each runtime runs `test/shared/scenarios.ts` (the
+ * program written once for both editions) once as a child process through `test/shared/runtimes.ts`
+ * (the runner both editions share), which reports facts per scenario, and the verdict judges them: whole sessions
  * over WebSocket and SSE in both dialects through drops and an answer, a slow consumer (bounded
  * where the socket cannot pause), and the paid calls.
  *
  * A runtime with no package pinned for this platform is skipped, and says so.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { describe, it, layer } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
 import * as Url from "node:url"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import {
-  PACED_ACTIONS,
-  pinnedVersion,
-  type RuntimeFacts,
-  runtimeCommand,
-  runtimeNames,
-  runRuntimeScenarios,
-  runtimeScenarios,
-  type RuntimeTarget,
-  runtimeVerdict,
-  startActingServer
-} from "effect-agent-session-conformance"
+import { PACED_ACTIONS, runtimeCommand, runtimeNames, type RuntimeTarget } from "effect-agent-session-conformance"
 import * as Dialect from "../../src/Dialect.js"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
+import { assertPinned, runTier, runtimesScript, scenariosScript } from "../shared/runtimes.js"
 
 const here = Path.dirname(Url.fileURLToPath(import.meta.url))
 const root = Path.resolve(here, "../../../..")
-const script = Path.join(here, "scenarios.ts")
-/** The repository's runtime scripts (the Effect 4 edition's), run as commands. */
-const scripts = Path.join(root, "packages/effect4/scripts")
 
 /** Node 22 (Node 20, which runs this suite, has no global `WebSocket`), or why there is none. */
 const node22 = (): { readonly path: string } | { readonly error: string } => {
-  const ran = ChildProcess.spawnSync(process.execPath, [Path.join(scripts, "node22.mjs"), "--print-node"], { encoding: "utf8" })
+  const ran = ChildProcess.spawnSync(process.execPath, [Path.join(Path.dirname(runtimesScript), "node22.mjs"), "--print-node"], {
+    encoding: "utf8"
+  })
   return ran.status === 0 ? { path: ran.stdout.trim() } : { error: ran.stderr.trim() }
 }
-
-/** Runs the scenarios on a runtime: the facts of each, by name. */
-const runScenarios = (command: ReadonlyArray<string>, scenarios: Parameters<typeof runRuntimeScenarios>[1]) =>
-  Effect.async<Map<string, RuntimeFacts>, Error>((resume) => {
-    const stop = runRuntimeScenarios(command, scenarios, root, (result) =>
-      resume(result instanceof Error ? Effect.fail(result) : Effect.succeed(result)))
-    return Effect.sync(stop)
-  })
 
 /** The simulators every runtime talks to (`RuntimeSimulators`). */
 class Sims extends Context.Tag("test/runtimes/Sims")<Sims, {
@@ -98,35 +80,12 @@ layer(simsLayer, { excludeTestServices: true })("the Effect 3 edition on Bun, De
   for (const runtime of runtimeNames) {
     it.scoped(`${runtime}: sessions over WebSocket and SSE in both dialects through drops, an answer, a slow consumer, and the paid calls`, () =>
       Effect.gen(function*() {
-        const command = runtimeCommand(runtime, script, { runtimesScript: Path.join(scripts, "runtimes.mjs"), node: node22() })
-        if (typeof command === "string") {
-          // No package pinned for this platform: nothing to run it with.
-          console.warn(`skipped on ${runtime}: ${command}`)
-          return
-        }
-        const sims = yield* Sims
-        const acting = yield* Effect.acquireRelease(
-          Effect.promise(() => startActingServer("reset")),
-          ({ close }) => Effect.promise(close)
-        )
-        const scenarios = runtimeScenarios({
-          documented: target(sims.documented),
-          observed: target(sims.observed),
-          fast: target(sims.fast),
-          paid: target(sims.paid)
-        }, acting.acting.url)
-        const all = yield* runScenarios(command, scenarios)
-        const problems = runtimeVerdict(runtime, all, acting.acting.created())
-        assert.deepStrictEqual(problems, [], problems.join("\n"))
+        const command = runtimeCommand(runtime, scenariosScript, { runtimesScript, node: node22() })
+        yield* runTier(runtime, command, yield* Sims, target, root)
       }), 240_000)
   }
 })
 
 describe("the runtimes the Effect 3 edition is tested on", () => {
-  it("are the pinned ones: Bun 1.4.5 and Deno 2.9.6", () => {
-    for (const [runtime, version] of [["bun", "1.4.5"], ["deno", "2.9.6"]] as const) {
-      const pinned = pinnedVersion(Path.join(scripts, "runtimes.mjs"), runtime)
-      if (pinned !== undefined) assert.strictEqual(pinned, version)
-    }
-  })
+  it("are the pinned ones: Bun 1.4.5 and Deno 2.9.6", () => assertPinned())
 })

@@ -1,12 +1,16 @@
 /**
  * How a conformance case runs through an edition's `AgentSessions` (`packages/conformance` says
- * what it does and judges it): the events and answers it observes, its watchers, its ending.
- * Written once for both editions; `../helpers/line.ts` binds it to the edition's Effect line.
+ * what it does and judges it): the events and answers it observes, its watchers, its ending; and
+ * how a replay scenario runs over the edition's in-memory replay (`AgentSessionsTest.replay`) on
+ * the `TestClock` (`observeReplay`). Written once for both editions; `../helpers/line.ts` binds it
+ * to the edition's Effect line.
  */
+import { assert } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -19,15 +23,27 @@ import {
   isKeepAlive,
   json,
   type Observation,
+  type ReplayAnswer,
+  replayAnswer,
+  replayFailed,
+  type ReplayObservation,
+  type ReplayOptions,
+  type ReplayProgram,
   type SeenEvent,
   type StartOptions,
+  startWitness,
+  verdict,
   type Watched
 } from "effect-agent-session-conformance"
+import * as AgentApi from "../../src/AgentApi.js"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
+import type * as Dialect from "../../src/Dialect.js"
 import type * as EventStream from "../../src/EventStream.js"
+import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import { changesOf, failureIn, forkChild, outcomes, successOf } from "../helpers/line.js"
+import { AgentSessionsTest } from "../../src/testing/index.js"
+import { advanceBy, changesOf, failureIn, forkChild, outcomes, spacedRetries, successOf } from "../helpers/line.js"
 
 /** An event as the suite records it. */
 export const seen = (event: SessionEvent.SessionEvent): SeenEvent => {
@@ -163,4 +179,120 @@ export const program = (c: Case): Effect.Effect<Observation, never, Scope.Scope 
         return { first, second: yield* watch(other, answer) }
       }
     }
+  })
+
+/** A simulator as a live case needs it: its addresses, account key and dialect. */
+export interface CaseSimulator {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: Dialect.Dialect
+}
+
+/** A reconnect schedule of the event channel. */
+export type Reconnect = NonNullable<NonNullable<NodeAgentSessions.Options["events"]>["reconnect"]>
+
+/**
+ * Runs a live case through `NodeAgentSessions.layer` against `sim` over real sockets (behind the
+ * suite's HTTP witness where the case asks for it), reconnecting on `reconnect` unless the case
+ * says how often; what `verdict` finds must be nothing.
+ */
+export const runCase = (c: Case, sim: CaseSimulator, reconnect: Reconnect) =>
+  Effect.gen(function*() {
+    const witness = c.scenario.witness
+      ? yield* Effect.acquireRelease(Effect.promise(() => startWitness(sim.baseUrl)), (w) => Effect.promise(w.close))
+      : undefined
+    const retries = c.scenario.httpRetries
+    const sdk = NodeAgentSessions.layer({
+      apiKey: c.scenario.wrongKey ?? sim.accountKey,
+      baseUrl: witness?.url ?? sim.baseUrl,
+      wsUrl: sim.wsUrl,
+      dialect: sim.dialect,
+      transport: c.variant.transport,
+      events: {
+        reconnect: c.scenario.reconnectRetries === undefined ? reconnect : spacedRetries(10, c.scenario.reconnectRetries)
+      },
+      http: retries === undefined ? undefined : { retry: spacedRetries(10, retries) }
+    })
+    const observed = yield* program(c).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.orDie(sdk)),
+      Effect.timeoutOption("45 seconds"),
+      Effect.flatMap(Option.match({ onNone: () => Effect.die("the program did not end within 45 s"), onSome: Effect.succeed }))
+    )
+    const observation: Observation = witness === undefined ? observed : { ...observed, http: witness.recorded() }
+    const secrets = [sim.accountKey, ...(c.scenario.wrongKey === undefined ? [] : [c.scenario.wrongKey])]
+    assert.deepStrictEqual(verdict(c.scenario.expect, observation, secrets), [])
+  }).pipe(Effect.scoped)
+
+const replayOptions = (options: ReplayOptions): AgentSessionsTest.ReplayOptions => {
+  const input = options.redactAnswerInput
+  return {
+    answerTimeout: options.answerTimeoutMs === undefined ? undefined : Duration.millis(options.answerTimeoutMs),
+    maxLineLength: options.maxLineLength,
+    redact: input === undefined ? undefined : (entry) =>
+      entry.type === "answer" && entry.data.input !== undefined ? { ...entry, data: { ...entry.data, input } } : entry
+  }
+}
+
+const replayAnswerOf = (given: ReplayAnswer, request: SessionEvent.ExternalResourceRequested): Answer.Answer =>
+  answerOf(replayAnswer(given, Option.getOrUndefined(request.field_name)))
+
+/** Runs a replay scenario's program; the events it received go to `events`. */
+const replayProgram = (program: ReplayProgram, events: Array<SeenEvent>) => {
+  const onEvent = (event: SessionEvent.SessionEvent) =>
+    Effect.sync(() => {
+      if (!isKeepAlive(event)) events.push(seen(event))
+    })
+  switch (program._tag) {
+    case "run":
+      return AgentSessions.run(program.request, {
+        onEvent,
+        onRequest: (request) => Effect.succeed(replayAnswerOf(program.answer, request))
+      })
+    case "neverAnswer":
+      return Effect.scoped(Effect.gen(function*() {
+        const running = yield* AgentSessions.start(program.request)
+        yield* Stream.runForEach(running.events, onEvent)
+        return yield* running.outcome
+      }))
+  }
+}
+
+/** What a replay scenario's program did over this edition's replay, on virtual time. */
+export const observeReplay = (path: string, options: ReplayOptions, program: ReplayProgram) =>
+  Effect.gen(function*() {
+    const events: Array<SeenEvent> = []
+    const inReplay = Effect.gen(function*() {
+      const fiber = yield* forkChild(Effect.match(AgentSessionsTest.withReplayErrors(replayProgram(program, events)), {
+        onFailure: (error) => ({ failedIn: "program" as const, ending: replayFailed(error) }),
+        onSuccess: (outcome) => ({ response: outcome.response, ending: { _tag: "Complete" as const, actions: outcome.actions } })
+      }))
+      yield* advanceBy("10 minutes")
+      const ended = yield* Fiber.join(fiber)
+      const observation: ReplayObservation = {
+        ...ended,
+        events,
+        answers: (yield* AgentSessionsTest.answers).map(({ answer }) =>
+          answer._tag === "Grant" ? [true, Option.getOrNull(answer.input)] as const : [false, null] as const
+        ),
+        connections: yield* AgentSessionsTest.connections,
+        created: (yield* AgentSessionsTest.sessionsCreated).map((request) => request.goal),
+        canRetrieve: (yield* AgentApi.AgentApi).canRetrieve
+      }
+      return observation
+    })
+    return yield* Effect.provide(inReplay, AgentSessionsTest.replay(path, replayOptions(options))).pipe(
+      Effect.match({
+        onFailure: (error): ReplayObservation => ({
+          failedIn: "layer",
+          events,
+          ending: replayFailed(error),
+          answers: [],
+          connections: [],
+          created: []
+        }),
+        onSuccess: (observation) => observation
+      })
+    )
   })

@@ -18,10 +18,9 @@ import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as AgentApi from "../../src/AgentApi.js"
+import type * as AgentApi from "../../src/AgentApi.js"
 import * as Answer from "../../src/Answer.js"
 import type * as Credentials from "../../src/Credentials.js"
-import type { EventStreamError } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import {
@@ -35,39 +34,15 @@ import {
   upTo
 } from "../helpers/sdk.js"
 import { type SimulatorOptions, spawnSimulator } from "../helpers/simulator.js"
+import { createSession, drain, eventsOf, lastFailure } from "../shared/e2e.js"
 
 const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
-
-type Received = Result.Result<SessionEvent.SessionEvent, EventStreamError>
-
-const eventsOf = (results: ReadonlyArray<Received>) => results.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
-const failureOf = (results: ReadonlyArray<Received>) => {
-  const last = results.at(-1)
-  return last !== undefined && Result.isFailure(last) ? last.failure : undefined
-}
-
-const createSession = () =>
-  Effect.flatMap(Effect.service(AgentApi.AgentApi), (api) => api.createSession(request)).pipe(
-    Effect.map((session) => session.session_id),
-    Effect.orDie
-  )
-
-/** Consumes a connection's events, answering every request, until the stream ends. */
-const drain = (connection: EventStream.Connection) =>
-  Stream.result(connection.events).pipe(
-    Stream.tap((result) =>
-      Result.isSuccess(result) && result.success._tag === "ExternalResourceRequested"
-        ? Effect.orDie(connection.respond(result.success, Answer.grant("jane@example.com")))
-        : Effect.void
-    ),
-    Stream.runCollect
-  )
 
 /** Connects to a new session and drains it, recording the connection's states. */
 const session = (options?: EventStream.ConnectOptions) =>
   Effect.gen(function*() {
     const channel = yield* EventStream.EventStream
-    const connection = yield* channel.connect(yield* createSession(), options)
+    const connection = yield* channel.connect(yield* createSession(request), options)
     const states: Array<EventStream.ConnectionState> = []
     yield* Effect.forkScoped(
       Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
@@ -116,7 +91,7 @@ for (const transport of ["websocket", "sse"] as const) {
       it.effect("U09 an unknown event arrives as Unrecognized; a malformed frame then fails with MalformedFrame", () =>
         Effect.gen(function*() {
           const { results } = yield* session()
-          assert.strictEqual(failureOf(results)?._tag, "MalformedFrame")
+          assert.strictEqual(lastFailure(results)?._tag, "MalformedFrame")
           const events = meaningful(eventsOf(results))
           const unknown = events.filter((e) => e._tag === "Unrecognized")
           assert.deepStrictEqual(unknown.map((e) => e._tag === "Unrecognized" ? e.event : ""), ["mystery_event"])
@@ -126,7 +101,7 @@ for (const transport of ["websocket", "sse"] as const) {
       it.effect("U09 U22 with failOnFrameError: false the oversize and malformed frames are skipped and the session completes", () =>
         Effect.gen(function*() {
           const { connection, results } = yield* session({ failOnFrameError: false, maxFrameSize: 64 * 1024 })
-          assert.isUndefined(failureOf(results))
+          assert.isUndefined(lastFailure(results))
           const events = meaningful(eventsOf(results)).filter((e) => e._tag !== "Unrecognized")
           assertWhole(events)
           assert.deepStrictEqual(echoes(events), [[true, "jane@example.com"]])
@@ -156,7 +131,7 @@ describe("EventStream end to end: an answer given while disconnected (U16)", () 
           const sim = yield* spawnSimulator({ ...base, dialect, faults: [`drop-after=${position}`] })
           const { results, states } = yield* Effect.gen(function*() {
             const channel = yield* EventStream.EventStream
-            const connection = yield* channel.connect(yield* createSession(), {
+            const connection = yield* channel.connect(yield* createSession(request), {
               reconnect: Schedule.spaced("400 millis").pipe(Schedule.upTo({ times: 3 }))
             })
             const states: Array<EventStream.ConnectionState> = []
@@ -181,7 +156,7 @@ describe("EventStream end to end: an answer given while disconnected (U16)", () 
             )
             return { results, states }
           }).pipe(Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, sim))))
-          assert.isUndefined(failureOf(results))
+          assert.isUndefined(lastFailure(results))
           const events = meaningful(eventsOf(results))
           assertWhole(events)
           assert.deepStrictEqual(echoes(events), [[true, "while-down@example.com"]], "sent once, after the reconnect")

@@ -22,9 +22,11 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
+import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
+import { type Span, spying } from "./spans.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -158,3 +160,36 @@ export * as OpenApi from "effect/http-api/OpenApi"
 
 /** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
 export const tapCause = Effect.tapCause
+
+/** Every typed failure the cause holds, in order. */
+export const failuresOf = <E>(cause: Cause.Cause<E>): ReadonlyArray<E> =>
+  cause.reasons.filter(Cause.isFailReason).map((reason) => reason.error)
+
+/** A span as a spying tracer records it. */
+export type RecordedSpan = Span
+
+/** A tracer that keeps every span it makes in `spans`. */
+export const recordSpans = (spans: Array<RecordedSpan>): Effect.Effect<Tracer.Tracer> => Effect.sync(() => spying(spans))
+
+/** Runs `effect` with every log line, at every level, pushed to `lines` twice: as logfmt and as structured JSON. */
+export const withFormattedLogs = <A, E, R>(lines: Array<string>, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(Logger.layer([
+      Logger.make((options) => {
+        lines.push(Logger.formatLogFmt.log(options))
+        lines.push(JSON.stringify(Logger.formatStructured.log(options)))
+      })
+    ])),
+    Effect.provideService(References.MinimumLogLevel, "All")
+  )
+
+/**
+ * Advances virtual time by `total` in steps of `step`: Effect 4's `TestClock.adjust` lets a forked
+ * program run once before it wakes the sleeps due (and follows the work each wake causes), so a
+ * program that has not reached its first sleep yet needs the steps.
+ */
+export const advanceBy = (total: DurationInput, step: DurationInput = "1 second"): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const steps = Math.ceil(Duration.toMillis(Duration.fromInputUnsafe(total)) / Duration.toMillis(Duration.fromInputUnsafe(step)))
+    for (let i = 0; i < steps; i++) yield* TestClock.adjust(step)
+  })

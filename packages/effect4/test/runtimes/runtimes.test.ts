@@ -4,43 +4,24 @@
  * (the pinned packages of `runtimes/`, installed on first use by `scripts/runtimes.mjs`), and Node 22,
  * all through the runtime-neutral layer (`FetchAgentSessions`: the runtime's `fetch` and
  * `WebSocket`). The simulators run on Node as child processes (`helpers/simulator.ts`), started once
- * for every runtime; each runtime runs this edition's `scenarios.ts` once, which reports facts per
- * scenario, and the verdict judges them: whole sessions over WebSocket and SSE in both dialects
+ * for every runtime; each runtime runs `test/shared/scenarios.ts` (the program written once for both
+ * editions, copied from the Effect 3 edition) once through `test/shared/runtimes.ts` (the runner
+ * both editions share), which reports facts per scenario, and the verdict judges them: whole sessions over WebSocket and SSE in both dialects
  * through drops and an answer, a slow consumer (bounded where the socket cannot pause), and the
  * paid calls.
  *
  * A runtime with no package pinned for this platform is skipped, and says so.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { describe, it, layer } from "@effect/vitest"
 import * as Path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import {
-  PACED_ACTIONS,
-  pinnedVersion,
-  type RuntimeFacts,
-  runtimeCommand,
-  runtimeNames,
-  runRuntimeScenarios,
-  runtimeScenarios,
-  type RuntimeTarget,
-  runtimeVerdict,
-  startActingServer
-} from "effect-agent-session-conformance"
+import { PACED_ACTIONS, runtimeCommand, runtimeNames, type RuntimeTarget } from "effect-agent-session-conformance"
 import { type SimulatorInfo, spawnSimulator } from "../helpers/simulator.js"
+import { assertPinned, runTier, runtimesScript, scenariosScript } from "../shared/runtimes.js"
 
 const packageDir = Path.resolve(import.meta.dirname, "../..")
-const script = Path.join(import.meta.dirname, "scenarios.ts")
-const runtimesScript = Path.join(packageDir, "scripts/runtimes.mjs")
-
-/** Runs the scenarios on a runtime: the facts of each, by name. */
-const runScenarios = (command: ReadonlyArray<string>, scenarios: Parameters<typeof runRuntimeScenarios>[1]) =>
-  Effect.callback<Map<string, RuntimeFacts>, Error>((resume) => {
-    const stop = runRuntimeScenarios(command, scenarios, packageDir, (result) =>
-      resume(result instanceof Error ? Effect.fail(result) : Effect.succeed(result)))
-    return Effect.sync(stop)
-  })
 
 /** The simulators every runtime talks to (`RuntimeSimulators`). */
 class Sims extends Context.Service<Sims, {
@@ -71,35 +52,12 @@ layer(simsLayer, { excludeTestServices: true, timeout: "120 seconds" })("the end
   for (const runtime of runtimeNames) {
     it.effect(`${runtime}: sessions over WebSocket and SSE in both dialects through drops, an answer, a slow consumer, and the paid calls`, () =>
       Effect.gen(function*() {
-        const command = runtimeCommand(runtime, script, { runtimesScript, node: { path: process.execPath } })
-        if (typeof command === "string") {
-          // No package pinned for this platform: nothing to run it with.
-          console.warn(`skipped on ${runtime}: ${command}`)
-          return
-        }
-        const sims = yield* Sims
-        const acting = yield* Effect.acquireRelease(
-          Effect.promise(() => startActingServer("reset")),
-          ({ close }) => Effect.promise(close)
-        )
-        const scenarios = runtimeScenarios({
-          documented: target(sims.documented),
-          observed: target(sims.observed),
-          fast: target(sims.fast),
-          paid: target(sims.paid)
-        }, acting.acting.url)
-        const all = yield* runScenarios(command, scenarios)
-        const problems = runtimeVerdict(runtime, all, acting.acting.created())
-        assert.deepStrictEqual(problems, [], problems.join("\n"))
+        const command = runtimeCommand(runtime, scenariosScript, { runtimesScript, node: { path: process.execPath } })
+        yield* runTier(runtime, command, yield* Sims, target, packageDir)
       }), 240_000)
   }
 })
 
 describe("the runtimes' packages", () => {
-  it("are pinned: Bun 1.4.5 and Deno 2.9.6", () => {
-    for (const [runtime, version] of [["bun", "1.4.5"], ["deno", "2.9.6"]] as const) {
-      const pinned = pinnedVersion(runtimesScript, runtime)
-      if (pinned !== undefined) assert.strictEqual(pinned, version)
-    }
-  })
+  it("are pinned: Bun 1.4.5 and Deno 2.9.6", () => assertPinned())
 })

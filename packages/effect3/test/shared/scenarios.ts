@@ -1,10 +1,13 @@
 /**
- * The end-to-end scenarios of the runtime tier, as a plain program: run by Bun and by Deno (and
- * Node 22) as a child process of `runtimes.test.ts`, which starts the simulators on Node and
- * asserts what this program reports. It imports the edition's sources and uses
- * `FetchAgentSessions` (the runtime's own `fetch` and `WebSocket`) or, for the SSE transport, the
- * same layer's `fetch`; it decides nothing itself: per scenario it prints one JSON line of facts
- * (the events received, how the run ended), never a verdict.
+ * The end-to-end scenarios of the runtime tier, as a plain program written once for both editions:
+ * run by Bun and by Deno (and Node 22) as a child process of each edition's
+ * `runtimes/runtimes.test.ts`, which starts the simulators and asserts what this program reports.
+ * The Effect 4 edition runs its copy (`packages/effect4/test/shared/scenarios.ts`, made by
+ * `scripts/binding.mjs`), whose imports reach that edition's sources. It uses `FetchAgentSessions`
+ * (the runtime's own `fetch` and `WebSocket`) or, for the SSE transport, the same layer's `fetch`;
+ * it decides nothing itself: per scenario it prints one JSON line of facts (the events received,
+ * how the run ended), never a verdict. What the two lines name differently comes from the
+ * edition's `helpers/programLine.ts` (not `helpers/line.ts`: the runtime loads no vitest).
  *
  * Usage: `<runtime> scenarios.ts '<JSON array of Scenario>'`.
  */
@@ -15,20 +18,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as AgentApi from "../../src/AgentApi.js"
-import * as AgentSessions from "../../src/AgentSessions.js"
-import * as Answer from "../../src/Answer.js"
-import * as Credentials from "../../src/Credentials.js"
-import * as Dialect from "../../src/Dialect.js"
-import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import type * as SessionEvent from "../../src/SessionEvent.js"
-import * as EventStreamInternal from "../../binding/internal/eventStream.js"
-import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
 import { Socket as CoreSocket, StreamWebSocket } from "effect-agent-session-shell"
 // The scenarios and the facts of the tier, as the conformance package defines them (types only:
 // nothing of it is loaded by the runtime).
@@ -37,6 +27,16 @@ import type {
   RuntimeScenario as Scenario,
   RuntimeTarget as Target
 } from "effect-agent-session-conformance"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as AgentSessions from "../../src/AgentSessions.js"
+import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
+import * as EventStreamInternal from "../../binding/internal/eventStream.js"
+import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
+import type * as SessionEvent from "../../src/SessionEvent.js"
+import { changesOf, FetchHttpClient, pullOnce, spacedRetries } from "../helpers/programLine.js"
 
 const runtimeName = (): string => {
   const global = globalThis as { readonly Bun?: { readonly version: string }; readonly Deno?: { readonly version: { readonly deno: string } } }
@@ -46,7 +46,7 @@ const runtimeName = (): string => {
 }
 
 const request = { start_url: "https://example.com", max_actions: 8, goal: "Find the opening hours" }
-const quick = Schedule.spaced("30 millis").pipe(Schedule.upTo({ times: 8 }))
+const quick = spacedRetries(30, 8)
 
 const meaningful = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
   events.filter((event) => event._tag !== "Heartbeat" && event._tag !== "Connected")
@@ -105,22 +105,25 @@ const slow = (scenario: Extract<Scenario, { kind: "slow" }>) =>
   pausable ? Effect.succeed({ pausable }) : Effect.scoped(Effect.gen(function*() {
     const running = yield* AgentSessions.start(request)
     const pull = yield* Stream.toPull(running.events)
-    const first = yield* pull
+    const first = yield* pullOnce(pull)
     // Nothing more is taken until the connection is closed (it never is while it can pause).
-    const closed = yield* SubscriptionRef.changes(running.state).pipe(
+    const closed = yield* changesOf(running.state).pipe(
       Stream.filter((state) => state._tag === "Closed"),
       Stream.runHead
     )
-    const rest = yield* Stream.runCollect(Stream.result(Stream.fromPull(Effect.succeed(pull))))
-    const events = meaningful([...first, ...rest.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))])
-    const last = rest.at(-1)
+    const rest: Array<SessionEvent.SessionEvent> = []
+    const ended = yield* Effect.match(
+      Stream.runForEach(Stream.fromPull(Effect.succeed(pull)), (event) => Effect.sync(() => void rest.push(event))),
+      { onFailure: errorFacts, onSuccess: () => ({}) }
+    )
+    const events = meaningful([...first, ...rest])
     return {
       tags: events.map((event) => event._tag),
       actions: actionNumbers(events),
       pausable,
       firstChunk: first.length,
       closedReason: Option.match(closed, { onNone: () => undefined, onSome: (state) => state._tag === "Closed" ? state.reason : undefined }),
-      ...(last !== undefined && Result.isFailure(last) ? errorFacts(last.failure) : {})
+      ...ended
     }
   })).pipe(Effect.provide(sdk(scenario.target, scenario.transport, scenario.bufferSize)))
 
@@ -128,27 +131,29 @@ const paced = (scenario: Extract<Scenario, { kind: "paced" }>) =>
   Effect.scoped(Effect.gen(function*() {
     const { target } = scenario
     const dialect = Dialect.fromName(target.dialect)
-    const api = yield* Effect.service(AgentApi.AgentApi)
+    const api = yield* AgentApi.AgentApi
     const session = yield* api.createSession({ ...request, max_actions: scenario.maxActions })
     const engine = yield* EventStreamInternal.connectEngine(
       { url: target.wsUrl, dialect, reconnect: quick },
       session.session_id,
       { bufferSize: scenario.bufferSize }
     )
-    const results = yield* engine.connection.events.pipe(
-      Stream.tap(() => Effect.sleep(Duration.millis(scenario.pauseMillis))),
-      Stream.result,
-      Stream.runCollect
+    const received: Array<SessionEvent.SessionEvent> = []
+    const ended = yield* Effect.match(
+      engine.connection.events.pipe(
+        Stream.tap(() => Effect.sleep(Duration.millis(scenario.pauseMillis))),
+        Stream.runForEach((event) => Effect.sync(() => void received.push(event)))
+      ),
+      { onFailure: errorFacts, onSuccess: () => ({}) }
     )
-    const events = meaningful(results.flatMap((r) => (Result.isSuccess(r) ? [r.success] : [])))
-    const last = results.at(-1)
+    const events = meaningful(received)
     return {
       tags: events.map((event) => event._tag),
       actions: actionNumbers(events),
       peakBuffered: engine.peakBuffered(),
       pausable,
       streams,
-      ...(last !== undefined && Result.isFailure(last) ? errorFacts(last.failure) : {})
+      ...ended
     }
   })).pipe(
     Effect.provide(Layer.mergeAll(
@@ -162,8 +167,11 @@ const paced = (scenario: Extract<Scenario, { kind: "paced" }>) =>
   )
 
 const create = (scenario: Extract<Scenario, { kind: "create" }>) =>
-  Effect.flatMap(Effect.service(AgentApi.AgentApi), (api) => api.createSession(request)).pipe(
-    Effect.as({ tags: [] }),
+  Effect.gen(function*() {
+    const api = yield* AgentApi.AgentApi
+    yield* api.createSession(request)
+    return { tags: [] }
+  }).pipe(
     Effect.provide(
       AgentApi.layer({ baseUrl: scenario.baseUrl, dialect: Dialect.documented }).pipe(
         Layer.provideMerge(Layer.merge(FetchHttpClient.layer, Credentials.layer({ apiKey: Redacted.make(scenario.key) })))
@@ -184,7 +192,7 @@ const one = (scenario: Scenario): Effect.Effect<Facts> => {
     runtime: runtimeName(),
     ...(Exit.isSuccess(exit)
       ? exit.value
-      : errorFacts(Option.getOrElse(Exit.findErrorOption(exit), () => Cause.squash(exit.cause))))
+      : errorFacts(Cause.squash(exit.cause)))
   }))
 }
 
