@@ -29,7 +29,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/shared/",
   "packages/effect3/test/EventStream.hostile.test.ts",
   "packages/effect3/test/EventStream.pinned.test.ts",
-  "packages/effect3/test/EventStream.test.ts",
   "packages/effect3/test/ServiceApi.test.ts",
   "packages/effect3/test/Session.test.ts",
   "packages/effect3/test/SessionEvent.test.ts",

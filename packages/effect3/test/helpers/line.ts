@@ -7,6 +7,7 @@
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Duration from "effect/Duration"
@@ -21,6 +22,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
@@ -129,3 +131,30 @@ export const spacedRetries = (spacingMs: number, times: number) =>
   times === 0
     ? Schedule.stop
     : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
+
+/** Whether the cause holds a defect. */
+export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.isDie
+
+/** How `captureLogs` writes the warning level at the start of a line. */
+export const warningLabel = "WARN"
+
+/** A schedule that never retries: one try. */
+export const noRetry = Schedule.stop
+
+/** A layer that makes `entries` (name to value) the configuration the layers read. */
+export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
+
+/** Runs `effect` under a tracer that pushes the name of every span it makes to `names`. */
+export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.tracer, (builtIn) =>
+    Effect.withTracer(
+      effect,
+      Tracer.make({
+        span: (name, parent, context, links, startTime, kind, options) => {
+          names.push(name)
+          return builtIn.span(name, parent, context, links, startTime, kind, options)
+        },
+        context: (f, fiber) => builtIn.context(f, fiber)
+      })
+    ))

@@ -5,6 +5,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
@@ -20,6 +21,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
+import * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
@@ -126,3 +128,28 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 /** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
+
+/** Whether the cause holds a defect. */
+export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasDies
+
+/** How `captureLogs` writes the warning level at the start of a line. */
+export const warningLabel = "Warn"
+
+/** A schedule that never retries: one try. */
+export const noRetry = Schedule.recurs(0)
+
+/** A layer that makes `entries` (name to value) the configuration the layers read. */
+export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
+  Layer.succeed(ConfigProvider.ConfigProvider)(ConfigProvider.fromUnknown(entries))
+
+/** Runs `effect` under a tracer that pushes the name of every span it makes to `names`. */
+export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withTracer(
+    effect,
+    Tracer.make({
+      span(options) {
+        names.push(options.name)
+        return new Tracer.NativeSpan(options)
+      }
+    })
+  )
