@@ -24,7 +24,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/Dialect.test.ts",
   "packages/effect3/test/Errors.channels.test.ts",
   "packages/effect3/test/Errors.test.ts",
-  "packages/effect3/test/FetchAgentSessions.test.ts",
   "packages/effect3/test/shared/",
   "packages/effect3/test/EventStream.hostile.test.ts",
   "packages/effect3/test/EventStream.pinned.test.ts",
