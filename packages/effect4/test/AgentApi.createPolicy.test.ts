@@ -1,7 +1,7 @@
 /**
  * The create policy of the Effect 4 edition at unit level (the core's `Failures.mayResend`, applied
  * by `internal/agentApi.ts` over `internal/agentApiCall.ts`), with the stub HTTP client and the
- * `TestClock`: what `test/paid/createPolicy.test.ts` checks over real sockets. Under the default
+ * `TestClock`: what `test/shared/paid/createPolicy.test.ts` checks over real sockets. Under the default
  * policy (`"safe"`) a creating call (`createSession`, `onboard`) is sent again only when the
  * service cannot have acted (the connection was refused, 429, 503, 408), with the same
  * `Idempotency-Key`; an attempt that may have acted (a reset after the request was written, a

@@ -158,3 +158,16 @@ export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effe
         context: (f, fiber) => builtIn.context(f, fiber)
       })
     ))
+
+/** A test that runs on the live clock, whose effect may use a `Scope` (Effect 4's `it.live` provides one). */
+export const scopedLive = it.scopedLive
+
+/**
+ * The reference simulator on 127.0.0.1 (in this process), its address and account key; stopped with
+ * the scope. Imported when first started, so that the tests that never start one do not load it.
+ */
+export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; readonly accountKey: string }, never, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.promise(() => import("effect-agent-session-simulator/Simulator")),
+    (Simulator) => Effect.orDie(Simulator.make())
+  )

@@ -25,6 +25,7 @@ import * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
+import { spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -153,3 +154,10 @@ export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effe
       }
     })
   )
+
+/** A test that runs on the live clock, whose effect may use a `Scope` (Effect 4's `it.live` provides one). */
+export const scopedLive = it.live
+
+/** The reference simulator on 127.0.0.1 (a child process), its address and account key; stopped with the scope. */
+export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; readonly accountKey: string }, never, Scope.Scope> =>
+  spawnSimulator()
