@@ -16,7 +16,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/core/test/",
   "packages/shell/test/",
   "packages/effect3/test/Agent.test.ts",
-  "packages/effect3/test/AgentApi.test.ts",
   "packages/effect3/test/AgentApi.timeout.test.ts",
   "packages/effect3/test/AgentSessions.fibers.test.ts",
   "packages/effect3/test/AgentSessions.pinned.test.ts",

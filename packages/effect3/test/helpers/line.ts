@@ -145,15 +145,19 @@ export const noRetry = Schedule.stop
 export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
 
-/** Runs `effect` under a tracer that pushes the name of every span it makes to `names`. */
-export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+/** A span as a test's tracer records it. */
+export type RecordedSpan = Tracer.Span
+
+/** Runs `effect` under a tracer that makes the line's own spans and pushes each to `spans`. */
+export const withSpans = <A, E, R>(spans: Array<RecordedSpan>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Effect.tracer, (builtIn) =>
     Effect.withTracer(
       effect,
       Tracer.make({
         span: (name, parent, context, links, startTime, kind, options) => {
-          names.push(name)
-          return builtIn.span(name, parent, context, links, startTime, kind, options)
+          const span = builtIn.span(name, parent, context, links, startTime, kind, options)
+          spans.push(span)
+          return span
         },
         context: (f, fiber) => builtIn.context(f, fiber)
       })
@@ -171,3 +175,9 @@ export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; read
     Effect.promise(() => import("effect-agent-session-simulator/Simulator")),
     (Simulator) => Effect.orDie(Simulator.make())
   )
+
+/** The name of the span the HTTP client makes for a request of `method`. */
+export const httpSpanName = (method: string): string => `http.client ${method}`
+
+/** What the HTTP client's span records of the authorization header: captured, and redacted. */
+export const spanAuthorization: string | undefined = "<redacted>"

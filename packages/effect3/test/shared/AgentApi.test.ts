@@ -1,7 +1,7 @@
 /**
  * `AgentApi` over a stubbed `HttpClient` under the `TestClock` (retries, time-outs, the
- * idempotency key, metrics), the cases whose text is the same on both Effect lines; each
- * edition's `test/AgentApi.test.ts` holds the cases that differ.
+ * idempotency key, metrics, spans, transport security), written once for both editions: no case
+ * differs between the lines, so neither edition keeps an `AgentApi.test.ts` of its own.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -18,6 +18,8 @@ import * as Dialect from "../../src/Dialect.js"
 import * as Metrics from "../../src/Metrics.js"
 import type { AgentApiError } from "../../src/Errors.js"
 import { userAgent, version } from "../../src/internal/version.js"
+import { checkAddress, printableUrl } from "../../binding/internal/eventStream.js"
+import { Url } from "effect-agent-session-core"
 import {
   ACCOUNT_KEY,
   agentBody,
@@ -34,13 +36,17 @@ import {
   type DurationInput,
   forkChild,
   HttpClient,
+  httpSpanName,
   noRetry,
   pollNow,
+  type RecordedSpan,
   type Running,
   scoped,
   spacedRetries,
+  spanAuthorization,
   TestClock,
-  typedFailure
+  typedFailure,
+  withSpans
 } from "../helpers/line.js"
 
 const failureOf = <A>(exit: Exit.Exit<A, AgentApiError>): AgentApiError => typedFailure(exit)
@@ -244,6 +250,52 @@ describe("AgentApi", () => {
       }))
   })
 
+  describe("Idempotency-Key (issue 20: retries reuse it)", () => {
+    const keysOf = (requests: ReadonlyArray<{ readonly headers: Readonly<Record<string, string>> }>) =>
+      requests.map((request) => request.headers["idempotency-key"])
+
+    it.effect("createSession: every retry sends the same Idempotency-Key; the next call a new one", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt === 2 || attempt === 3 ? json(503, { error: "busy" }) : json(200, sessionBody())
+        )
+        const fiber = yield* forkChild(Effect.zip(api.createSession(validSession), api.createSession(validSession)))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        const keys = keysOf(yield* stub.requests)
+        assert.strictEqual(keys.length, 4, "one call, then a second one retried twice")
+        const [first, ...retried] = keys
+        assert.match(first ?? "", /^[0-9a-f-]{36}$/, "a random key")
+        assert.deepStrictEqual(retried, [retried[0], retried[0], retried[0]], "the three attempts of one call: one key")
+        assert.notStrictEqual(retried[0], first, "another call: another key")
+      }))
+
+    it.effect("createSession: the caller's key is sent on every attempt", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt <= 2 ? json(503, { error: "busy" }) : json(200, sessionBody())
+        )
+        const fiber = yield* forkChild(api.createSession(validSession, { idempotencyKey: "caller-key-1" }))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        assert.deepStrictEqual(keysOf(yield* stub.requests), ["caller-key-1", "caller-key-1", "caller-key-1"])
+      }))
+
+    it.effect("onboard: every retry sends the same Idempotency-Key", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi((_, attempt) =>
+          attempt <= 2 ? json(503, { error: "busy" }) : json(200, agentBody())
+        )
+        const fiber = yield* forkChild(api.onboard(validAgent))
+        yield* advance("5 seconds")
+        yield* Fiber.join(fiber)
+        const keys = keysOf(yield* stub.requests)
+        assert.strictEqual(keys.length, 3)
+        assert.isString(keys[0])
+        assert.deepStrictEqual(keys, [keys[0], keys[0], keys[0]])
+      }))
+  })
+
   describe("metrics", () => {
     scoped("records HTTP attempts and retries by operation and status", () =>
       Effect.gen(function*() {
@@ -258,6 +310,30 @@ describe("AgentApi", () => {
         yield* Fiber.join(fiber)
         const after = [yield* attempts("503"), yield* retries("503"), yield* attempts("201")]
         assert.deepStrictEqual(after.map((n, i) => n - (before[i] ?? 0)), [1, 1, 1])
+      }))
+  })
+
+  describe("spans", () => {
+    it.effect("createSession: one AgentApi.createSession span with the dialect, the address and the session id; the HTTP span under it", () =>
+      Effect.gen(function*() {
+        const spans: Array<RecordedSpan> = []
+        const { api } = yield* makeApi(() => json(200, sessionBody()))
+        yield* withSpans(spans, api.createSession(validSession))
+        const created = spans.filter((span) => span.name === "AgentApi.createSession")
+        assert.strictEqual(created.length, 1)
+        const span = created[0]!
+        assert.strictEqual(span.attributes.get("agent_session.session_id"), "sess-1")
+        assert.strictEqual(span.attributes.get("agent_session.dialect"), "documented")
+        assert.isDefined(span.attributes.get("server.address"))
+        const http = spans.filter((s) => s.kind === "client")
+        assert.deepStrictEqual(http.map((s) => s.name), [httpSpanName("POST")])
+        assert.strictEqual(http.length, 1)
+        assert.isTrue(
+          Option.exists(http[0]!.parent, (parent) => parent.spanId === span.spanId),
+          "the HTTP span is a child of the call's"
+        )
+        // Effect 4 captures no header by default; Effect 3 captures the auth header, its value redacted.
+        assert.strictEqual(http[0]!.attributes.get("http.request.header.authorization"), spanAuthorization)
       }))
   })
 
@@ -424,6 +500,17 @@ describe("AgentApi", () => {
         }
         assert.strictEqual(yield* stub.count, 1)
       }))
+
+    it.effect("U22 getSession, which creates nothing, fails with RequestTimeout itself (issue 21)", () =>
+      Effect.gen(function*() {
+        const { api, stub } = yield* makeApi(() => Effect.never, { retry: noRetry, dialect: Dialect.observed })
+        const fiber = yield* forkChild(Effect.flip(api.getSession("sess-1")))
+        yield* advance("31 seconds")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "RequestTimeout")
+        assert.isTrue(error._tag === "RequestTimeout" && error.operation === "AgentApi.getSession")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
   })
 
   describe("requests", () => {
@@ -569,6 +656,30 @@ describe("AgentApi", () => {
         assert.strictEqual(session.session_id, "cfg-1")
         const [request] = yield* stub.requests
         assert.strictEqual(request?.url, "https://cfg.test/api/v1/sessions")
+      }))
+
+    it("printableUrl drops credentials, query and fragment (what spans and logs of the event channel show)", () => {
+      assert.strictEqual(printableUrl("ws://user:pass@127.0.0.1:1/v1/connect?apiKey=k#f"), "ws://127.0.0.1:1/v1/connect")
+      assert.strictEqual(printableUrl("https://agents.example/events/v1/connect"), "https://agents.example/events/v1/connect")
+    })
+
+    it.effect("isLoopbackHost and checkAddress (a key in clear only to loopback, unless allowed)", () =>
+      Effect.gen(function*() {
+        for (const host of ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.255.0.9", "[::1]", "::1"]) {
+          assert.isTrue(Url.isLoopbackHost(host), host)
+        }
+        assert.isTrue(Url.isLoopbackHost(new URL("http://[::ffff:127.0.0.1]/").hostname))
+        for (const host of ["example.com", "128.0.0.1", "localhost.example.com", "10.0.0.1", "::2"]) {
+          assert.isFalse(Url.isLoopbackHost(host), host)
+        }
+        assert.isTrue(Exit.isSuccess(yield* Effect.exit(checkAddress("wss://x.example/v1/connect", false))))
+        assert.isTrue(Exit.isSuccess(yield* Effect.exit(checkAddress("ws://127.0.0.1:1/v1/connect", undefined))))
+        const refused = typedFailure(yield* Effect.exit(checkAddress("ws://x.example/v1/connect?apiKey=secret", false)))
+        assert.strictEqual(refused._tag, "InsecureTransport")
+        assert.strictEqual(refused.url, "ws://x.example/v1/connect")
+        assert.notInclude(refused.message, "secret")
+        assert.isTrue(Exit.isSuccess(yield* Effect.exit(checkAddress("ws://x.example/", true))))
+        assert.isDefined(typedFailure(yield* Effect.exit(checkAddress("not a url?apiKey=secret", true))))
       }))
   })
 })

@@ -63,12 +63,13 @@ import {
   forkChild,
   noRetry,
   pollNow,
+  type RecordedSpan,
   scoped,
   successOf,
   TestClock,
   typedFailure,
   warningLabel,
-  withSpanNames,
+  withSpans,
   yieldNow
 } from "../helpers/line.js"
 
@@ -1267,13 +1268,13 @@ describe("EventStream", () => {
     // made for the stream's GET or an answer's POST.
     scoped("U22 under a tracer, the event stream's GET and an answer's POST make no HTTP span", () =>
       Effect.gen(function*() {
-        const names: Array<string> = []
+        const spans: Array<RecordedSpan> = []
         const body = sseBody()
         const { service, stub } = yield* sseSetup((request) =>
           request.method === "GET" ? body.response : new Response(null, { status: 202 })
         )
-        yield* withSpanNames(
-          names,
+        yield* withSpans(
+          spans,
           Effect.gen(function*() {
             const connection = yield* service.connect(SESSION)
             const fiber = yield* collect(connection)
@@ -1285,6 +1286,7 @@ describe("EventStream", () => {
             assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["ExternalResourceRequested", "Complete"])
           }).pipe(Effect.scoped)
         )
+        const names = spans.map((span) => span.name)
         assert.include(names, "EventStream.connection", "the tracer was the connection's")
         assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
       }))

@@ -143,14 +143,18 @@ export const noRetry = Schedule.recurs(0)
 export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
   Layer.succeed(ConfigProvider.ConfigProvider)(ConfigProvider.fromUnknown(entries))
 
-/** Runs `effect` under a tracer that pushes the name of every span it makes to `names`. */
-export const withSpanNames = <A, E, R>(names: Array<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+/** A span as a test's tracer records it. */
+export type RecordedSpan = Tracer.NativeSpan
+
+/** Runs `effect` under a tracer that makes the line's own spans and pushes each to `spans`. */
+export const withSpans = <A, E, R>(spans: Array<RecordedSpan>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withTracer(
     effect,
     Tracer.make({
       span(options) {
-        names.push(options.name)
-        return new Tracer.NativeSpan(options)
+        const span = new Tracer.NativeSpan(options)
+        spans.push(span)
+        return span
       }
     })
   )
@@ -161,3 +165,9 @@ export const scopedLive = it.live
 /** The reference simulator on 127.0.0.1 (a child process), its address and account key; stopped with the scope. */
 export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; readonly accountKey: string }, never, Scope.Scope> =>
   spawnSimulator()
+
+/** The name of the span the HTTP client makes for a request of `method` (`HttpClient.SpanNameGenerator`). */
+export const httpSpanName = (method: string): string => method
+
+/** What the HTTP client's span records of the authorization header: nothing (no header is captured by default). */
+export const spanAuthorization: string | undefined = undefined
