@@ -24,6 +24,7 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/Errors.channels.test.ts",
   "packages/effect3/test/Errors.test.ts",
   // test/shared/ file by file: its paid/ folder is slow.
+  "packages/effect3/test/shared/AgentApi.createPolicy.test.ts",
   "packages/effect3/test/shared/AgentApi.pinned.test.ts",
   "packages/effect3/test/shared/AgentApi.test.ts",
   "packages/effect3/test/shared/AgentSessions.test.ts",

@@ -24,7 +24,7 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -181,3 +181,6 @@ export const httpSpanName = (method: string): string => `http.client ${method}`
 
 /** What the HTTP client's span records of the authorization header: captured, and redacted. */
 export const spanAuthorization: string | undefined = "<redacted>"
+
+/** A POST request to `url`, as the line's HTTP client builds it. */
+export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)

@@ -23,7 +23,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 import * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { spawnSimulator } from "./simulator.js"
 
@@ -171,3 +171,6 @@ export const httpSpanName = (method: string): string => method
 
 /** What the HTTP client's span records of the authorization header: nothing (no header is captured by default). */
 export const spanAuthorization: string | undefined = undefined
+
+/** A POST request to `url`, as the line's HTTP client builds it. */
+export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
