@@ -28,6 +28,7 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/shared/AgentApi.pinned.test.ts",
   "packages/effect3/test/shared/AgentApi.test.ts",
   "packages/effect3/test/shared/AgentSessions.test.ts",
+  "packages/effect3/test/shared/EventStream.buffer.test.ts",
   "packages/effect3/test/shared/EventStream.drain.test.ts",
   "packages/effect3/test/shared/EventStream.test.ts",
   "packages/effect3/test/shared/FetchAgentSessions.test.ts",
