@@ -626,7 +626,6 @@ describe("EventStream", () => {
       }))
 
     // Replays and the same event on every connection (issue 12 defect 10, issue 20): EventStream.replay.test.ts.
-
   })
 
   describe("refused handshake (U12)", () => {
