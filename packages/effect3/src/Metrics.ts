@@ -38,13 +38,7 @@ import type { Failures } from "effect-agent-session-core"
 import { Memo, Telemetry } from "effect-agent-session-shell"
 import type * as SessionEvent from "./SessionEvent.js"
 
-/**
- * The prefix of every metric name of this SDK.
- *
- * @since 0.1.0
- * @category models
- */
-export const prefix: typeof Telemetry.prefix = Telemetry.prefix
+export * from "../binding/Metrics.js"
 
 /** A counter of the SDK's, by its name and description (`Telemetry.metrics`). */
 const counter = (metric: { readonly name: string; readonly description: string }): Metric.Metric.Counter<number> =>
@@ -301,14 +295,6 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(
 )
 
 /**
- * The labels of a reading as `{k="v",...}` (empty when there are none).
- *
- * @since 0.1.0
- * @category accessors
- */
-export const formatLabels: (labels: Readonly<Record<string, string>>) => string = Telemetry.formatLabels
-
-/**
  * The value of one counter with the given labels (0 when never updated): handy in tests.
  *
  * @since 0.1.0
@@ -319,12 +305,3 @@ export const counterValue = (
   labels: Readonly<Record<string, string>> = {}
 ): Effect.Effect<number> =>
   Effect.map(snapshot, (readings) => Telemetry.counterTotal(readings, name, labels))
-
-/**
- * The readings as text lines, `name{labels} value` (histograms: count, sum, min, max), for a
- * terminal or a log.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const format: (readings: ReadonlyArray<Reading>) => ReadonlyArray<string> = Telemetry.format

@@ -1,5 +1,8 @@
 /**
- * Issue 21: every public operation's error channel is the exact union of what it can fail with.
+ * Every public operation's error channel is the exact union of what it can fail with, the Effect 3
+ * edition's pins: the operations of this edition and of the packages beside it (simulator, replay,
+ * recording, cluster), and docs/errors.md's tables checked against them. The pins that read the
+ * same on both lines are in `shared/Errors.channels.test.ts`.
  *
  * - The type pins below (`expectTypeOf(...).toEqualTypeOf(...)`, an exact equality) fail to
  *   COMPILE (`npm run typecheck`, the first step of `npm test`) when a member is added to or
@@ -13,18 +16,16 @@ import type * as SocketServer from "@effect/platform/SocketServer"
 import type * as SqlError from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import type * as ConfigError from "effect/ConfigError"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
 import { readFileSync, readdirSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { expectTypeOf } from "vitest"
 import { Recording as Format } from "effect-agent-session-core"
 import type * as AgentApi from "../src/AgentApi.js"
-import * as AgentSessions from "../src/AgentSessions.js"
+import type * as AgentSessions from "../src/AgentSessions.js"
 import * as ClusterErrors from "effect-agent-session-cluster/ClusterErrors"
 import type * as ClusterSessions from "effect-agent-session-cluster/ClusterSessions"
 import type * as EventLog from "effect-agent-session-cluster/EventLog"
@@ -39,6 +40,16 @@ import type * as Recording from "../src/Recording.js"
 import type * as Replay from "effect-agent-session-simulator/Replay"
 import * as AgentSessionsTest from "../src/testing/AgentSessionsTest.js"
 import type * as Wire from "../src/Wire.js"
+import {
+  type ErrorOf,
+  type Fails,
+  type HandlerError,
+  type keyForOnboard,
+  type keyForSession,
+  type run,
+  type runAccessor,
+  type runWithHandlers
+} from "./shared/channels.js"
 
 const root = join(import.meta.dirname, "..")
 
@@ -46,31 +57,9 @@ const root = join(import.meta.dirname, "..")
 // What each operation can fail with: the types
 // ---------------------------------------------------------------------------
 
-/** The error channel of an Effect, a Stream or a Layer. */
-type ErrorOf<T> = T extends Effect.Effect<infer _A, infer E, infer _R> ? E
-  : T extends Stream.Stream<infer _A, infer E, infer _R> ? E
-  : T extends Layer.Layer<infer _A, infer E, infer _R> ? E
-  : never
-
-/** The error channel of what a function returns. */
-type Fails<F extends (...args: ReadonlyArray<never>) => unknown> = ErrorOf<ReturnType<F>>
-
 /** The tags of a union of errors (`never`: none). */
 type Tags<E> = E extends { readonly _tag: infer T } ? T : never
 
-class HandlerError extends Data.TaggedError("HandlerError")<{ readonly reason: string }> {}
-
-const request = { start_url: "https://example.com", goal: "g", max_actions: 1 }
-// Never called: their return types are what the pins read.
-const _keyForOnboard = (credentials: Credentials.Service) => credentials.keyFor("onboard")
-const _keyForSession = (credentials: Credentials.Service) => credentials.keyFor("createSession", "agent")
-const _run = (sessions: AgentSessions.Service) => sessions.run(request)
-const _runWithHandlers = (sessions: AgentSessions.Service) =>
-  sessions.run(request, {
-    onRequest: () => Effect.fail(new HandlerError({ reason: "no answer" })),
-    onEvent: () => Effect.void
-  })
-const _runAccessor = () => AgentSessions.run(request)
 const _withReplayErrors = () => AgentSessionsTest.withReplayErrors(Effect.void)
 
 /**
@@ -78,8 +67,8 @@ const _withReplayErrors = () => AgentSessionsTest.withReplayErrors(Effect.void)
  * below checks each against {@link operations}.
  */
 interface Channels {
-  readonly 'Credentials.keyFor("onboard")': ErrorOf<ReturnType<typeof _keyForOnboard>>
-  readonly "Credentials.keyFor": ErrorOf<ReturnType<typeof _keyForSession>>
+  readonly 'Credentials.keyFor("onboard")': ErrorOf<ReturnType<typeof keyForOnboard>>
+  readonly "Credentials.keyFor": ErrorOf<ReturnType<typeof keyForSession>>
   readonly "Credentials.layer": ErrorOf<ReturnType<typeof Credentials.layer>>
   readonly "AgentApi.layer": ErrorOf<ReturnType<typeof AgentApi.layer>>
   readonly "AgentApi.layerConfig": ErrorOf<ReturnType<typeof AgentApi.layerConfig>>
@@ -97,7 +86,7 @@ interface Channels {
   readonly "AgentSessions.onboard": Fails<AgentSessions.Service["onboard"]>
   readonly "AgentSessions.start": Fails<AgentSessions.Service["start"]>
   readonly "AgentSessions.attach": Fails<AgentSessions.Service["attach"]>
-  readonly "AgentSessions.run": ErrorOf<ReturnType<typeof _run>>
+  readonly "AgentSessions.run": ErrorOf<ReturnType<typeof run>>
   readonly "RunningSession.events": ErrorOf<AgentSessions.RunningSession["events"]>
   readonly "RunningSession.outcome": ErrorOf<AgentSessions.RunningSession["outcome"]>
   readonly "RunningSession.respond": Fails<AgentSessions.RunningSession["respond"]>
@@ -292,7 +281,7 @@ expectTypeOf<Channels["EventStream.events"]>().toEqualTypeOf<Errors.EventStreamE
 expectTypeOf<Channels["Connection.respond"]>().toEqualTypeOf<Errors.RespondError>()
 expectTypeOf<Channels["AgentSessions.start"]>().toEqualTypeOf<Errors.StartError>()
 expectTypeOf<Channels["AgentSessions.run"]>().toEqualTypeOf<Errors.RunError>()
-expectTypeOf<Fails<typeof _runAccessor>>().toEqualTypeOf<Errors.RunError>()
+expectTypeOf<Fails<typeof runAccessor>>().toEqualTypeOf<Errors.RunError>()
 expectTypeOf<Channels["RunningSession.outcome"]>().toEqualTypeOf<Errors.RunningSessionError>()
 expectTypeOf<Channels["Simulator.make"]>().toEqualTypeOf<HttpServerError.ServeError>()
 expectTypeOf<Channels["AgentApi.layerConfig"]>().toEqualTypeOf<
@@ -307,7 +296,7 @@ expectTypeOf<Channels["NodeClusterSessions.layerRunner"]>().toEqualTypeOf<
 >()
 
 // A user's handler errors pass through `run` unchanged, beside the run's own.
-expectTypeOf<Fails<typeof _runWithHandlers>>().toEqualTypeOf<Errors.RunError | HandlerError>()
+expectTypeOf<Fails<typeof runWithHandlers>>().toEqualTypeOf<Errors.RunError | HandlerError>()
 
 // The test kit takes exactly the errors the real operations can fail with.
 expectTypeOf<Parameters<typeof AgentSessionsTest.failNextCreate>[0]>().toEqualTypeOf<Errors.CreateSessionError>()
@@ -321,7 +310,7 @@ expectTypeOf<typeof ClusterErrors.ClusterError.Type>().toEqualTypeOf<
 >()
 
 // Requirements are not errors: the accessors still need their services.
-expectTypeOf<ReturnType<typeof _runAccessor>>().toEqualTypeOf<
+expectTypeOf<ReturnType<typeof runAccessor>>().toEqualTypeOf<
   Effect.Effect<AgentSessions.Outcome, Errors.RunError, AgentSessions.AgentSessions>
 >()
 expectTypeOf<ReturnType<typeof AgentApi.layer>>().toEqualTypeOf<

@@ -31,13 +31,7 @@ import { Telemetry } from "effect-agent-session-shell"
 import { actions as actionsCounter, counter, countEvents, eventsReceived as received, withAttributes } from "./internal/metrics.js"
 import type * as SessionEvent from "./SessionEvent.js"
 
-/**
- * The prefix of every metric name of this SDK.
- *
- * @since 0.1.0
- * @category models
- */
-export const prefix: typeof Telemetry.prefix = Telemetry.prefix
+export * from "../binding/Metrics.js"
 
 /**
  * Events received on the event channel, with the attribute `event` set to the SDK tag
@@ -240,14 +234,6 @@ export const snapshot: Effect.Effect<ReadonlyArray<Reading>> = Effect.map(
 )
 
 /**
- * The labels of a reading as `{k="v",...}` (empty when there are none).
- *
- * @since 0.1.0
- * @category accessors
- */
-export const formatLabels: (labels: Readonly<Record<string, string>>) => string = Telemetry.formatLabels
-
-/**
  * The value of one counter with the given labels (0 when never updated): handy in tests.
  *
  * @since 0.1.0
@@ -258,12 +244,3 @@ export const counterValue = (
   labels: Readonly<Record<string, string>> = {}
 ): Effect.Effect<number> =>
   Effect.map(snapshot, (readings) => Telemetry.counterTotal(readings, name, labels))
-
-/**
- * The readings as text lines, `name{labels} value` (histograms: count, sum, min, max), for a
- * terminal or a log.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const format: (readings: ReadonlyArray<Reading>) => ReadonlyArray<string> = Telemetry.format

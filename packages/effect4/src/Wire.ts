@@ -8,25 +8,18 @@
  * @since 0.1.0
  */
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
-import { Frame, Json, Secrets, Url } from "effect-agent-session-core"
+import { Frame, Json } from "effect-agent-session-core"
 import { Memo } from "effect-agent-session-shell"
-import * as Answer from "./Answer.js"
+import { AnswerData, type ClientFrame, type ClientFrameOptions, type DecodeOptions, HandshakeMessage } from "../binding/Wire.js"
 import type * as Dialect from "./Dialect.js"
 import { EventDecodeError, type FrameError, FrameTooLarge, MalformedFrame, truncateRaw, UnknownEvent } from "./Errors.js"
 import { formatIssue } from "./internal/schema.js"
 import * as SessionEvent from "./SessionEvent.js"
 
-/**
- * The largest frame accepted by default: 1 MiB.
- *
- * @since 0.1.0
- * @category models
- */
-export const defaultMaxFrameSize: number = Frame.defaultMaxFrameSize
+export * from "../binding/Wire.js"
 
 /**
  * The deepest nesting of objects and arrays a frame may have by default: 64. The service's
@@ -40,27 +33,6 @@ export const defaultMaxFrameSize: number = Frame.defaultMaxFrameSize
  * @category models
  */
 export const defaultMaxDepth: number = Json.defaultMaxDepth
-
-/**
- * The largest frame a client may send on the event channel by default (handshakes and answers
- * are small): 64 KiB.
- *
- * @since 0.1.0
- * @category models
- */
-export const defaultMaxClientFrameSize: number = Frame.defaultMaxClientFrameSize
-
-/**
- * Options of frame decoding: the bounds of the core's frame reader (`maxFrameSize`, default
- * 1 MiB; `maxDepth`, default {@link defaultMaxDepth}), and `strict`.
- *
- * @since 0.1.0
- * @category models
- */
-export interface DecodeOptions extends Frame.ReadOptions {
-  /** Unknown event names fail with `UnknownEvent` instead of giving `Unrecognized`. */
-  readonly strict?: boolean | undefined
-}
 
 /**
  * A frame decoder: one frame in, an event or a typed frame error out; `named` reads one
@@ -163,157 +135,8 @@ export const decodeFrame = (
   options?: DecodeOptions
 ): Result.Result<SessionEvent.SessionEvent, FrameError> => makeDecoder(framing, options)(frame)
 
-/**
- * Encodes an event as a frame of the framing (the simulator sends with this).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const encodeEvent = (framing: Dialect.Framing, event: SessionEvent.SessionEvent): string => {
-  const { event: name, payload } = SessionEvent.toWire(event)
-  return Frame.encodeFrame(framing, name, payload)
-}
-
-// ---------------------------------------------------------------------------
-// Handshake
-// ---------------------------------------------------------------------------
-
-/**
- * The connection payload the document names: `{ apiKey, sessionId }`.
- *
- * @since 0.1.0
- * @category models
- */
-export const HandshakeMessage = Schema.Struct({
-  apiKey: Schema.String,
-  sessionId: Schema.String
-})
-
-/**
- * The first message of the `message` handshake. It holds the key: never log it.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const handshakeMessage = (apiKey: Redacted.Redacted<string>, sessionId: string): string =>
-  Frame.handshakeMessage(Redacted.value(apiKey), sessionId)
-
-/**
- * The address of the event channel (or the SSE stream) for a session: the base, the path, and,
- * when the handshake goes in the query, `sessionId` and `apiKey` parameters.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const connectUrl = (options: {
-  readonly base: string
-  readonly path: string
-  readonly handshake: Dialect.Handshake
-  readonly sessionId: string
-  readonly apiKey: Redacted.Redacted<string>
-}): string => Url.connectUrl({ ...options, apiKey: Redacted.value(options.apiKey) })
-
-/**
- * Joins a base URL and a path without doubling or dropping the slash between them.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const joinPath: (base: string, path: string) => string = Url.joinPath
-
-/**
- * An address with the value of every key-bearing query parameter (`apiKey`, `api_key`, `key`,
- * `token`) replaced by `<redacted>`: for logs, spans and errors.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const redactUrl: (url: string) => string = Secrets.redactUrl
-
-// ---------------------------------------------------------------------------
-// Answers
-// ---------------------------------------------------------------------------
-
-/**
- * The payload of an answer frame (`external_resource_granted` sent by the client).
- *
- * @since 0.1.0
- * @category models
- */
-export const AnswerData = Schema.Struct({
-  granted: Schema.Boolean,
-  resource_type: Schema.String,
-  action_session_id: Schema.optional(Schema.String),
-  field_name: Schema.optional(Schema.String),
-  input: Schema.optional(Schema.String)
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type AnswerData = typeof AnswerData.Type
-
-/**
- * The wire name of answer frames.
- *
- * @since 0.1.0
- * @category models
- */
-export const answerEventName: typeof Frame.answerEventName = Frame.answerEventName
-
-/**
- * The payload of the answer to a request.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const answerData = (request: SessionEvent.ExternalResourceRequested, answer: Answer.Answer): AnswerData =>
-  Frame.answerData({
-    granted: Answer.isGrant(answer),
-    resourceType: SessionEvent.resourceTypeRaw(request.resource_type),
-    actionSessionId: request.action_session_id,
-    fieldName: Option.getOrUndefined(request.field_name),
-    input: answer._tag === "Grant" ? Option.getOrUndefined(answer.input) : undefined
-  })
-
-/**
- * The answer frame of a dialect: `{ event | type: "external_resource_granted", data }`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const encodeAnswer = (
-  answerKey: Dialect.Dialect["answerKey"],
-  request: SessionEvent.ExternalResourceRequested,
-  answer: Answer.Answer
-): string => Frame.encodeAnswer(answerKey, answerData(request, answer))
-
-/**
- * What a client sends on the event channel, as the server reads it.
- *
- * @since 0.1.0
- * @category models
- */
-export type ClientFrame =
-  | { readonly _tag: "Handshake"; readonly apiKey: string; readonly sessionId: string }
-  | { readonly _tag: "Answer"; readonly data: AnswerData }
-
 const decodeHandshake = Schema.decodeUnknownResult(HandshakeMessage, { onExcessProperty: "ignore" })
 const decodeAnswerData = Schema.decodeUnknownResult(AnswerData, { onExcessProperty: "ignore" })
-
-/**
- * The bounds of {@link decodeClientFrame}.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ClientFrameOptions {
-  /** The largest frame accepted, in UTF-8 bytes (default {@link defaultMaxClientFrameSize}). */
-  readonly maxFrameSize?: number | undefined
-  /** The deepest nesting accepted (default {@link defaultMaxDepth}). */
-  readonly maxDepth?: number | undefined
-}
 
 /**
  * Decodes a frame a client sent: the handshake message, or an answer framed with `event` or

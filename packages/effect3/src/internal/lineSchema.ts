@@ -63,3 +63,12 @@ export interface TaggedErrorClass<Self, Tag extends string, Fields extends Schem
 
 /** A finite number (no `NaN`, no infinity): what JSON can carry. */
 export const FiniteNumber: typeof Schema.JsonNumber = Schema.JsonNumber
+
+/**
+ * An optional field as an `Option`: a missing key or `null` decodes to `None`, and `None` encodes
+ * to no key.
+ */
+export const optionFromOptionalNullable = <S extends Schema.Schema.All>(
+  schema: S
+): Schema.optionalWith<S, { as: "Option"; exact: true; nullable: true }> =>
+  Schema.optionalWith(schema, { as: "Option", exact: true, nullable: true })

@@ -18,6 +18,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
@@ -132,6 +133,36 @@ export const spacedRetries = (spacingMs: number, times: number) =>
     ? Schedule.stop
     : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
 
+/** The schema of a schema's decoded values (what `it.prop` draws values of). */
+export const typeSchema: typeof Schema.typeSchema = Schema.typeSchema
+
+/** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
+export const propRuns = (runs: number, seed: number) => ({ fastCheck: { numRuns: runs, seed } })
+
+/** A schema of `A` values, whatever its encoded form (what a union's member is taken as). */
+export type SchemaOf<A> = Schema.Schema<A, unknown>
+
+/** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
+export const decodeOutcome: typeof Schema.decodeUnknownEither = Schema.decodeUnknownEither
+
+/** The failure of reading a configuration. */
+export type { ConfigError } from "effect/ConfigError"
+
+/** Provides the configuration `env` (a variable's name to its value) to an effect. */
+export const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+/** Encodes a value with a schema, as an outcome (the encoded form, or the parse failure). */
+export const encodeOutcome: typeof Schema.encodeUnknownEither = Schema.encodeUnknownEither
+
+/** The HTTP API modules: the contract, its middleware and its OpenAPI document. */
+export * as HttpApi from "@effect/platform/HttpApi"
+export * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+export * as OpenApi from "@effect/platform/OpenApi"
+
+/** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
+export const tapCause = Effect.tapErrorCause
+
 /** Whether the cause holds a defect. */
 export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.isDie
 
@@ -140,10 +171,6 @@ export const warningLabel = "WARN"
 
 /** A schedule that never retries: one try. */
 export const noRetry = Schedule.stop
-
-/** A layer that makes `entries` (name to value) the configuration the layers read. */
-export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))
 
 /** A span as a test's tracer records it. */
 export type RecordedSpan = Tracer.Span

@@ -32,7 +32,6 @@ import {
   validSession
 } from "./StubHttpClient.js"
 import {
-  configLayer,
   type DurationInput,
   forkChild,
   HttpClient,
@@ -46,6 +45,7 @@ import {
   spanAuthorization,
   TestClock,
   typedFailure,
+  withEnv,
   withSpans
 } from "../helpers/line.js"
 
@@ -651,7 +651,7 @@ describe("AgentApi", () => {
               Layer.provide(Layer.merge(stub.layer, Credentials.layer({ apiKey: "k" })))
             )
           ),
-          Effect.provide(configLayer({ AGENT_SESSION_BASE_URL: "https://cfg.test", AGENT_SESSION_DIALECT: "observed" }))
+          withEnv({ AGENT_SESSION_BASE_URL: "https://cfg.test", AGENT_SESSION_DIALECT: "observed" })
         )
         assert.strictEqual(session.session_id, "cfg-1")
         const [request] = yield* stub.requests

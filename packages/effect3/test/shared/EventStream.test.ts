@@ -58,7 +58,6 @@ import {
 import { text } from "./StubHttpClient.js"
 import {
   changesOf,
-  configLayer,
   died,
   forkChild,
   noRetry,
@@ -69,6 +68,7 @@ import {
   TestClock,
   typedFailure,
   warningLabel,
+  withEnv,
   withSpans,
   yieldNow
 } from "../helpers/line.js"
@@ -1146,12 +1146,10 @@ describe("EventStream", () => {
         }).pipe(
           Effect.provide(
             EventStream.layerConfig().pipe(
-              Layer.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY }))),
-              Layer.provide(
-                configLayer({ AGENT_SESSION_WS_URL: "wss://config.test/base", AGENT_SESSION_DIALECT: "observed" })
-              )
+              Layer.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
             )
-          )
+          ),
+          withEnv({ AGENT_SESSION_WS_URL: "wss://config.test/base", AGENT_SESSION_DIALECT: "observed" })
         )
         const connection = yield* service.connect(SESSION)
         yield* collect(connection)
@@ -1168,10 +1166,10 @@ describe("EventStream", () => {
         }).pipe(
           Effect.provide(
             EventStream.layerConfig().pipe(
-              Layer.provide(Layer.merge(layerFake(makeFakeServer()), Credentials.layer({ apiKey: KEY }))),
-              Layer.provide(configLayer({}))
+              Layer.provide(Layer.merge(layerFake(makeFakeServer()), Credentials.layer({ apiKey: KEY })))
             )
           ),
+          withEnv({}),
           Effect.exit
         )
         assert.isTrue(Exit.isFailure(exit))

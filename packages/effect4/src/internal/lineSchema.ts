@@ -48,3 +48,10 @@ export type TaggedErrorClass<Self, Tag extends string, Fields extends Schema.Str
 
 /** A finite number (no `NaN`, no infinity): what JSON can carry. */
 export const FiniteNumber: Schema.Finite = Schema.Finite
+
+/**
+ * An optional field as an `Option`: a missing key or `null` decodes to `None`, and `None` encodes
+ * to no key.
+ */
+export const optionFromOptionalNullable = <S extends Schema.Constraint>(schema: S): Schema.OptionFromOptionalNullOr<S> =>
+  Schema.OptionFromOptionalNullOr(schema, { onNoneEncoding: "omit" })

@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -130,6 +131,36 @@ export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream
 export const spacedRetries = (spacingMs: number, times: number) =>
   Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
 
+/** The schema of a schema's decoded values (what `it.prop` draws values of). */
+export const typeSchema: typeof Schema.toType = Schema.toType
+
+/** The options of an `it.prop` property: `runs` draws from the seed `seed`. */
+export const propRuns = (runs: number, seed: number) => ({ arbitrary: { runs, seed } })
+
+/** A schema of `A` values, whatever its encoded form (what a union's member is taken as). */
+export type SchemaOf<A> = Schema.Codec<A, unknown>
+
+/** Decodes an unknown value with a schema, as an outcome (the value, or the parse failure). */
+export const decodeOutcome: typeof Schema.decodeUnknownResult = Schema.decodeUnknownResult
+
+/** The failure of reading a configuration. */
+export type { ConfigError } from "effect/Config"
+
+/** Provides the configuration `env` (a variable's name to its value) to an effect. */
+export const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
+
+/** Encodes a value with a schema, as an outcome (the encoded form, or the parse failure). */
+export const encodeOutcome: typeof Schema.encodeUnknownResult = Schema.encodeUnknownResult
+
+/** The HTTP API modules: the contract, its middleware and its OpenAPI document. */
+export * as HttpApi from "effect/http-api/HttpApi"
+export * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+export * as OpenApi from "effect/http-api/OpenApi"
+
+/** Runs an effect on the cause of a failure (interruptions and defects included), keeping the failure. */
+export const tapCause = Effect.tapCause
+
 /** Whether the cause holds a defect. */
 export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasDies
 
@@ -138,10 +169,6 @@ export const warningLabel = "Warn"
 
 /** A schedule that never retries: one try. */
 export const noRetry = Schedule.recurs(0)
-
-/** A layer that makes `entries` (name to value) the configuration the layers read. */
-export const configLayer = (entries: Record<string, string>): Layer.Layer<never> =>
-  Layer.succeed(ConfigProvider.ConfigProvider)(ConfigProvider.fromUnknown(entries))
 
 /** A span as a test's tracer records it. */
 export type RecordedSpan = Tracer.NativeSpan

@@ -1,24 +1,49 @@
+/**
+ * The event union, tested once for both editions: every event decoded by its wire name, from a
+ * whole frame (`Wire`) and from its payload (`decodePayload`), the undocumented choices U01, U03,
+ * U13, U14 and U15, and the combinators and guards. Each edition's `SessionEvent.test.ts` holds the
+ * cases whose text differs between the lines.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import * as Option from "effect/Option"
-import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type * as Session from "../src/Session.js"
-import * as SessionEvent from "../src/SessionEvent.js"
+import type * as Session from "../../src/Session.js"
+import * as SessionEvent from "../../src/SessionEvent.js"
+import * as Wire from "../../src/Wire.js"
+import { failureIn, propRuns, successOf, typeSchema } from "../helpers/line.js"
 
-/** Decodes a known event's payload, failing the test unless it decodes. */
+const decode = Wire.makeDecoder("event-data")
+
+/**
+ * Decodes the frame `{ event, data }`, failing the test on a frame error; a known event's payload
+ * decodes alone (`decodePayload`) to the same event.
+ */
 const decodeOk = (event: string, data: unknown): SessionEvent.SessionEvent => {
-  const decoded = SessionEvent.decodePayload(event, data)
-  if (Option.isNone(decoded)) return assert.fail(`${event} is not a known event`)
-  if (Result.isFailure(decoded.value)) return assert.fail(`expected an event, got: ${decoded.value.failure}`)
-  return decoded.value.success
+  const result = decode(JSON.stringify({ event, data }))
+  const error = failureIn(result)
+  if (error !== undefined) return assert.fail(`expected an event, got ${error._tag}: ${error.message}`)
+  const decoded = successOf(result)
+  if (decoded === undefined) return assert.fail("expected an event")
+  const alone = SessionEvent.decodePayload(event, data)
+  if (Option.isSome(alone)) assert.deepStrictEqual(successOf(alone.value), decoded, event)
+  return decoded
+}
+
+/** Decodes the frame `{ event, data }`, failing the test unless it is an `EventDecodeError`. */
+const decodeError = (event: string, data: unknown) => {
+  const result = decode(JSON.stringify({ event, data }))
+  const error = failureIn(result)
+  if (error === undefined) return assert.fail(`expected an error, got ${JSON.stringify(successOf(result))}`)
+  if (error._tag !== "EventDecodeError") return assert.fail(`expected EventDecodeError, got ${error._tag}`)
+  return error
 }
 
 /** Decodes a known event's payload, failing the test unless it is refused; the reason. */
-const decodeError = (event: string, data: unknown): string => {
+const refusal = (event: string, data: unknown): string => {
   const decoded = SessionEvent.decodePayload(event, data)
   if (Option.isNone(decoded)) return assert.fail(`${event} is not a known event`)
-  if (Result.isSuccess(decoded.value)) return assert.fail(`expected a refusal, got ${JSON.stringify(decoded.value.success)}`)
-  return decoded.value.failure
+  const reason = failureIn(decoded.value)
+  return reason ?? assert.fail(`expected a refusal, got ${JSON.stringify(successOf(decoded.value))}`)
 }
 
 const asComplete = (event: SessionEvent.SessionEvent): SessionEvent.Complete => {
@@ -54,7 +79,8 @@ const examples: ReadonlyArray<readonly [string, unknown, SessionEvent.Tag]> = [
   ],
   ["external_resource_granted", { granted: true, input: "x" }, "ExternalResourceGranted"],
   ["heartbeat", {}, "Heartbeat"],
-  ["connected", {}, "Connected"]
+  ["connected", {}, "Connected"],
+  ["something_new", { anything: [1, 2] }, "Unrecognized"]
 ]
 
 const unrecognized: SessionEvent.SessionEvent = { _tag: "Unrecognized", event: "something_new", payload: { anything: [1, 2] } }
@@ -67,6 +93,7 @@ describe("SessionEvent", () => {
       }
       const started = decodeOk("started", { sessionId: "s-1", start_url: "https://example.com" })
       assert.deepStrictEqual(started, { _tag: "Started", sessionId: "s-1", start_url: "https://example.com" } as never)
+      assert.deepStrictEqual(decodeOk("something_new", { anything: [1, 2] }), unrecognized)
     })
 
     it("names every known tag on the wire, and knows no other name", () => {
@@ -85,26 +112,29 @@ describe("SessionEvent", () => {
 
     it("a payload that is not an object is refused with a reason", () => {
       for (const payload of [null, 3, "text", [1]]) {
-        assert.isAbove(decodeError("action_run", payload).length, 0, JSON.stringify(payload))
+        assert.isAbove(refusal("action_run", payload).length, 0, JSON.stringify(payload))
       }
     })
 
     it("a payload is decoded by its own event's schema: a refusal names no other event", () => {
       for (const payload of [null, [], { name: 1 }]) {
-        assert.notInclude(decodeError("action_run", payload), "Started", JSON.stringify(payload))
-        assert.notInclude(decodeError("heartbeat", payload === null ? 1 : [payload]), "ActionRun")
+        const other = payload === null ? 1 : [payload]
+        assert.notInclude(decodeError("action_run", payload).message, "Started", JSON.stringify(payload))
+        assert.notInclude(decodeError("heartbeat", other).message, "ActionRun")
+        assert.notInclude(refusal("action_run", payload), "Started", JSON.stringify(payload))
+        assert.notInclude(refusal("heartbeat", other), "ActionRun")
       }
     })
 
     it("a payload nested 10,000 deep is refused with a reason, not a stack overflow", () => {
       let deep: unknown = 1
       for (let i = 0; i < 10_000; i++) deep = [deep]
-      assert.include(decodeError("action_run", { name: deep, action_session_id: "a", content: "c" }), "name")
+      assert.include(refusal("action_run", { name: deep, action_session_id: "a", content: "c" }), "name")
     })
 
     it.prop(
       "toWire then decodePayload is the identity for every known event (as JSON carries it)",
-      [Schema.toType(SessionEvent.SessionEvent)],
+      [typeSchema(SessionEvent.SessionEvent)],
       ([event]) => {
         const { event: name, payload } = SessionEvent.toWire(event)
         const decoded = SessionEvent.decodePayload(name, JSON.parse(JSON.stringify(payload)))
@@ -115,15 +145,16 @@ describe("SessionEvent", () => {
         }
         assert.strictEqual(name, SessionEvent.wireNames[event._tag])
         if (Option.isNone(decoded)) return assert.fail(`${name} is not known`)
-        if (Result.isFailure(decoded.value)) return assert.fail(decoded.value.failure)
+        const back = successOf(decoded.value)
+        if (back === undefined) return assert.fail(failureIn(decoded.value) ?? "expected an event")
         // The same event, as JSON carries it (JSON has no -0: a cost of -0 comes back as 0).
-        assert.strictEqual(decoded.value.success._tag, event._tag)
+        assert.strictEqual(back._tag, event._tag)
         assert.deepStrictEqual(
-          JSON.parse(JSON.stringify(SessionEvent.toWire(decoded.value.success))),
+          JSON.parse(JSON.stringify(SessionEvent.toWire(back))),
           JSON.parse(JSON.stringify(SessionEvent.toWire(event)))
         )
       },
-      { arbitrary: { runs: 500, seed: 7 } }
+      propRuns(500, 7)
     )
 
     it("Unrecognized keeps a non-empty name the SDK does not know, and its payload as sent", () => {
@@ -140,14 +171,19 @@ describe("SessionEvent", () => {
       const event = decodeOk("browser_started", { url: "https://example.com", action_session_id: "a-42" })
       if (!SessionEvent.$is("BrowserStarted")(event)) return assert.fail(event._tag)
       const id: Session.ActionSessionId = event.action_session_id
+      assert.strictEqual(typeof id, "string")
       assert.strictEqual(id, "a-42")
       // @ts-expect-error a plain string is not an ActionSessionId
       const plain: Session.ActionSessionId = "a-42"
       assert.strictEqual(plain, id)
     })
 
-    it("U03 a non-string action_session_id is refused, naming the field", () => {
-      assert.include(decodeError("action_run", { name: "n", action_session_id: 7, content: "c" }), "action_session_id")
+    it("U03 a non-string action_session_id is an EventDecodeError, naming the field", () => {
+      const data = { name: "n", action_session_id: 7, content: "c" }
+      const error = decodeError("action_run", data)
+      assert.strictEqual(error.event, "action_run")
+      assert.include(error.message, "action_session_id")
+      assert.include(refusal("action_run", data), "action_session_id")
     })
   })
 
@@ -165,36 +201,41 @@ describe("SessionEvent", () => {
       assert.deepStrictEqual(complete.type, { _tag: "Unrecognized", raw: "HTML" })
       assert.strictEqual(SessionEvent.responseTypeRaw(complete.type), "HTML")
       assert.propertyVal(SessionEvent.toWire(complete).payload, "type", "HTML")
+      // Case matters: "json" is not JSON.
       const lower = asComplete(decodeOk("complete", completeData({ type: "json", total_cost: 0 })))
       assert.deepStrictEqual(lower.type, { _tag: "Unrecognized", raw: "json" })
     })
 
-    it("U13 a type that is not a string is refused", () => {
-      decodeError("complete", completeData({ type: 3, total_cost: 0 }))
-      decodeError("complete", completeData({ type: null, total_cost: 0 }))
+    it("U13 a type that is not a string is an EventDecodeError", () => {
+      for (const type of [3, null]) {
+        decodeError("complete", completeData({ type, total_cost: 0 }))
+        refusal("complete", completeData({ type, total_cost: 0 }))
+      }
     })
 
     it("U13 parseJsonResponse parses a JSON response on demand", () => {
       const complete = asComplete(
         decodeOk("complete", completeData({ type: "JSON", response: "{\"items\":[1,2]}", total_cost: 1 }))
       )
-      assert.deepStrictEqual(SessionEvent.parseJsonResponse(complete), Result.succeed({ items: [1, 2] }))
-      assert.deepStrictEqual(SessionEvent.Complete.parseJson(complete), Result.succeed({ items: [1, 2] }))
+      assert.deepStrictEqual(successOf(SessionEvent.parseJsonResponse(complete)), { items: [1, 2] })
+      assert.deepStrictEqual(successOf(SessionEvent.Complete.parseJson(complete)), { items: [1, 2] })
+      // Any type may be parsed: a STRING that happens to be JSON parses too.
       const text = asComplete(decodeOk("complete", completeData({ response: "42", total_cost: 1 })))
-      assert.deepStrictEqual(SessionEvent.parseJsonResponse(text), Result.succeed(42))
+      assert.strictEqual(successOf(SessionEvent.parseJsonResponse(text)), 42)
     })
 
     it("U13 a response that is not JSON fails with ResponseParseError, raw cut to 4 KiB", () => {
       const complete = asComplete(decodeOk("complete", completeData({ type: "JSON", response: "{not json", total_cost: 1 })))
-      const result = SessionEvent.Complete.parseJson(complete)
-      if (Result.isSuccess(result)) return assert.fail("expected ResponseParseError")
-      assert.strictEqual(result.failure._tag, "ResponseParseError")
-      assert.strictEqual(result.failure.raw, "{not json")
-      assert.isAbove(result.failure.message.length, 0)
+      const error = failureIn(SessionEvent.Complete.parseJson(complete))
+      if (error === undefined) return assert.fail("expected ResponseParseError")
+      assert.strictEqual(error._tag, "ResponseParseError")
+      assert.strictEqual(error.raw, "{not json")
+      assert.isAbove(error.message.length, 0)
+
       const long = asComplete(decodeOk("complete", completeData({ response: "x".repeat(10_000), total_cost: 1 })))
-      const longResult = SessionEvent.parseJsonResponse(long)
-      if (Result.isSuccess(longResult)) return assert.fail("expected ResponseParseError")
-      assert.strictEqual(longResult.failure.raw.length, 4096)
+      const longError = failureIn(SessionEvent.parseJsonResponse(long))
+      if (longError === undefined) return assert.fail("expected ResponseParseError")
+      assert.strictEqual(longError.raw.length, 4096)
     })
   })
 
@@ -208,14 +249,34 @@ describe("SessionEvent", () => {
       }
     })
 
-    it("U14 a negative, infinite or non-numeric total_cost is refused", () => {
-      assert.include(decodeError("complete", completeData({ total_cost: -0.01 })), "negative")
-      assert.include(decodeError("complete", completeData({ total_cost: JSON.parse("1e999") })), "finite")
-      for (const cost of ["NaN", "1.5", null, true, {}]) decodeError("complete", completeData({ total_cost: cost }))
+    it("U14 a negative total_cost is an EventDecodeError", () => {
+      const error = decodeError("complete", completeData({ total_cost: -0.01 }))
+      assert.strictEqual(error.event, "complete")
+      assert.include(error.message, "negative")
+      assert.include(refusal("complete", completeData({ total_cost: -0.01 })), "negative")
     })
 
-    it("U14 a missing total_cost is refused without cost_summary, allowed with it", () => {
-      assert.include(decodeError("complete", completeData({})), "total_cost")
+    it("U14 NaN-ish total_cost (a string, null, Infinity via 1e999) is an EventDecodeError", () => {
+      for (const cost of ["NaN", "1.5", null, true, {}]) {
+        decodeError("complete", completeData({ total_cost: cost }))
+        refusal("complete", completeData({ total_cost: cost }))
+      }
+      // JSON cannot carry NaN or Infinity: 1e999 parses to Infinity.
+      assert.include(refusal("complete", completeData({ total_cost: JSON.parse("1e999") })), "finite")
+      const frame = `{"event":"complete","data":{"response":"r","type":"STRING","session_id":"s","total_cost":1e999}}`
+      const error = failureIn(decode(frame))
+      if (error === undefined) return assert.fail("expected EventDecodeError")
+      assert.strictEqual(error._tag, "EventDecodeError")
+      assert.include(error.message, "finite")
+      assert.strictEqual(failureIn(decode(frame.replace("1e999", "-1e999")))?._tag, "EventDecodeError")
+    })
+
+    it("U14 a missing total_cost is an EventDecodeError without cost_summary", () => {
+      assert.include(decodeError("complete", completeData({})).message, "total_cost")
+      assert.include(refusal("complete", completeData({})), "total_cost")
+    })
+
+    it("U14 a missing total_cost is allowed when the observed cost_summary is present", () => {
       const complete = asComplete(decodeOk("complete", completeData({ cost_summary: { total_cost: 3.25, actions: 4 } })))
       assert.isTrue(Option.isNone(complete.total_cost))
       assert.deepStrictEqual(complete.cost_summary, Option.some({ total_cost: 3.25, actions: 4 }))
@@ -231,8 +292,13 @@ describe("SessionEvent", () => {
         const none = asComplete(decodeOk("complete", completeData({ cost_summary: summary })))
         assert.isTrue(Option.isNone(SessionEvent.totalCost(none)), JSON.stringify(summary))
       }
-      decodeError("complete", completeData({ cost_summary: 3 }))
-      decodeError("complete", completeData({ cost_summary: null }))
+    })
+
+    it("U14 a cost_summary that is not an object is an EventDecodeError", () => {
+      for (const summary of [3, null]) {
+        decodeError("complete", completeData({ cost_summary: summary }))
+        refusal("complete", completeData({ cost_summary: summary }))
+      }
     })
   })
 
@@ -247,10 +313,14 @@ describe("SessionEvent", () => {
     it("U15 resource_type is request_user_input, admin_permission_request, or Unrecognized(raw)", () => {
       const input = asRequest(decodeOk("external_resource_requested", request({ resource_type: "request_user_input" })))
       assert.strictEqual(input.resource_type, "request_user_input")
+      const admin = asRequest(decodeOk("external_resource_requested", request({})))
+      assert.strictEqual(admin.resource_type, "admin_permission_request")
       const other = asRequest(decodeOk("external_resource_requested", request({ resource_type: "captcha" })))
       assert.deepStrictEqual(other.resource_type, { _tag: "Unrecognized", raw: "captcha" })
       assert.strictEqual(SessionEvent.resourceTypeRaw(other.resource_type), "captcha")
+      assert.strictEqual(SessionEvent.resourceTypeRaw(admin.resource_type), "admin_permission_request")
       decodeError("external_resource_requested", request({ resource_type: 1 }))
+      refusal("external_resource_requested", request({ resource_type: 1 }))
     })
 
     it("U15 field_name is optional: absent or null is None, and None is left out when encoding", () => {
@@ -263,19 +333,21 @@ describe("SessionEvent", () => {
       assert.notProperty(SessionEvent.toWire(without).payload, "field_name")
       assert.propertyVal(SessionEvent.toWire(named).payload, "field_name", "email")
       decodeError("external_resource_requested", request({ field_name: 5 }))
+      refusal("external_resource_requested", request({ field_name: 5 }))
     })
 
-    it("U15 external_resource_granted: input is optional", () => {
+    it("U15 external_resource_granted: input is optional and applies only when granted", () => {
       const granted = decodeOk("external_resource_granted", { granted: true, input: "jane" })
       assert.deepStrictEqual(granted, { _tag: "ExternalResourceGranted", granted: true, input: Option.some("jane") } as never)
       const denied = decodeOk("external_resource_granted", { granted: false })
       assert.deepStrictEqual(denied, { _tag: "ExternalResourceGranted", granted: false, input: Option.none() } as never)
       decodeError("external_resource_granted", { granted: "yes" })
+      refusal("external_resource_granted", { granted: "yes" })
     })
   })
 
   describe("combinators and guards", () => {
-    const events = [...examples.map(([name, data]) => decodeOk(name, data)), unrecognized]
+    const events = examples.map(([name, data]) => decodeOk(name, data))
 
     it("$match dispatches on every tag", () => {
       const describeEvent = SessionEvent.$match({
@@ -306,16 +378,29 @@ describe("SessionEvent", () => {
       ])
     })
 
+    it("$is narrows to one tag", () => {
+      for (const [, , tag] of examples) {
+        const matching = events.filter(SessionEvent.$is(tag))
+        assert.strictEqual(matching.length, 1, tag)
+        assert.strictEqual(matching[0]?._tag, tag)
+      }
+    })
+
+    it("isTerminal is true for complete only; isChargeable for action_run only", () => {
+      assert.deepStrictEqual(events.filter(SessionEvent.isTerminal).map((e) => e._tag), ["Complete"])
+      assert.deepStrictEqual(events.filter(SessionEvent.isChargeable).map((e) => e._tag), ["ActionRun"])
+    })
+
     it.prop(
       "isTerminal, isChargeable and $is agree with the tag for any event",
-      [Schema.toType(SessionEvent.SessionEvent)],
+      [typeSchema(SessionEvent.SessionEvent)],
       ([event]) => {
         assert.strictEqual(SessionEvent.isTerminal(event), event._tag === "Complete")
         assert.strictEqual(SessionEvent.isChargeable(event), event._tag === "ActionRun")
         assert.isTrue(SessionEvent.$is(event._tag)(event))
         assert.isFalse(SessionEvent.$is(event._tag === "Heartbeat" ? "Connected" : "Heartbeat")(event))
       },
-      { arbitrary: { runs: 300, seed: 11 } }
+      propRuns(300, 11)
     )
   })
 })

@@ -1,12 +1,18 @@
+/**
+ * The credentials, tested once for both editions: which key each operation uses (U11), a missing
+ * key failing before any request (U12), an agent without a key (U06), over the service and over
+ * HTTP (the stub HttpClient), and the layers. The Effect 4 edition's `Credentials.test.ts` holds
+ * the case whose text is Effect 4's.
+ */
 import { assert, describe, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import * as Credentials from "../src/Credentials.js"
-import * as Dialect from "../src/Dialect.js"
-import { ACCOUNT_KEY, agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./shared/StubHttpClient.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import { ACCOUNT_KEY, agentBody, json, makeApi, sessionBody, validAgent, validSession } from "./StubHttpClient.js"
+import { withEnv } from "../helpers/line.js"
 
 const AGENT_KEY = "sk-agent-SECRET-77aa01"
 const agentRef: Credentials.AgentKeyRef = { agentId: "agent-9", apiKey: Option.some(Redacted.make("sk-agent-nine")) }
@@ -26,10 +32,10 @@ describe("Credentials", () => {
         assert.strictEqual(yield* keyOf(service, "onboard", agentRef), ACCOUNT_KEY)
       }))
 
-    it.effect("U11 default: createSession and connect use the agent key when given, else the account key", () =>
+    it.effect("U11 default: createSession, getSession and connect use the agent key when given, else the account key", () =>
       Effect.gen(function*() {
         const service = yield* Credentials.make({ apiKey: ACCOUNT_KEY })
-        for (const operation of ["createSession", "connect"] as const) {
+        for (const operation of ["createSession", "getSession", "connect"] as const) {
           assert.strictEqual(yield* keyOf(service, operation), ACCOUNT_KEY)
           assert.strictEqual(yield* keyOf(service, operation, agentRef), "sk-agent-nine")
         }
@@ -61,7 +67,18 @@ describe("Credentials", () => {
         assert.strictEqual(yield* keyOf(service, "onboard"), ACCOUNT_KEY)
       }))
 
-    it.effect("U11 over HTTP: onboard with the account key, createSession with the agent key", () =>
+    it.effect("U06 an agent whose key is absent or empty is MissingAgentKey", () =>
+      Effect.gen(function*() {
+        const service = yield* Credentials.make({ apiKey: ACCOUNT_KEY })
+        for (const apiKey of [Option.none(), Option.some(Redacted.make("")), Option.some(Redacted.make("  "))]) {
+          const error = yield* Effect.flip(service.keyFor("createSession", { agentId: "a-1", apiKey }))
+          assert.isTrue(error._tag === "MissingAgentKey" && error.agentId === "a-1")
+        }
+      }))
+  })
+
+  describe("over HTTP (the stub HttpClient)", () => {
+    it.effect("U11 onboard with the account key, createSession with the agent key, in both dialects", () =>
       Effect.gen(function*() {
         for (const dialect of [Dialect.documented, Dialect.observed]) {
           const { api, stub } = yield* makeApi(
@@ -73,33 +90,19 @@ describe("Credentials", () => {
           )
           const agent = yield* api.onboard(validAgent)
           yield* api.createSession(validSession, { agent })
+          yield* api.createSession(validSession, { agent: agent.agentId })
           yield* api.createSession(validSession)
           const sent = (yield* stub.requests).map((r) =>
             dialect.auth === "bearer" ? r.headers["authorization"] : r.headers["x-api-key"]
           )
           const prefix = dialect.auth === "bearer" ? "Bearer " : ""
-          assert.deepStrictEqual(sent, [`${prefix}${ACCOUNT_KEY}`, `${prefix}${AGENT_KEY}`, `${prefix}${ACCOUNT_KEY}`])
+          assert.deepStrictEqual(sent, [
+            `${prefix}${ACCOUNT_KEY}`,
+            `${prefix}${AGENT_KEY}`,
+            `${prefix}${AGENT_KEY}`,
+            `${prefix}${ACCOUNT_KEY}`
+          ])
         }
-      }))
-  })
-
-  describe("U12 a missing key fails before any request", () => {
-    it.effect("U12 MissingCredentials names the operation and the variable", () =>
-      Effect.gen(function*() {
-        const service = yield* Credentials.make({})
-        const error = yield* Effect.flip(service.keyFor("onboard"))
-        assert.strictEqual(error._tag, "MissingCredentials")
-        if (error._tag === "MissingCredentials") {
-          assert.strictEqual(error.operation, "onboard")
-          assert.strictEqual(error.variable, "AGENT_SESSION_API_KEY")
-          assert.include(error.message, "AGENT_SESSION_API_KEY")
-        }
-      }))
-
-    it.effect("U12 a blank key counts as missing", () =>
-      Effect.gen(function*() {
-        const service = yield* Credentials.make({ apiKey: "   " })
-        assert.strictEqual((yield* Effect.flip(service.keyFor("connect")))._tag, "MissingCredentials")
       }))
 
     it.effect("U12 onboard and createSession without a key send nothing", () =>
@@ -143,23 +146,37 @@ describe("Credentials", () => {
       }))
   })
 
+  describe("U12 a missing key fails before any request", () => {
+    it.effect("U12 MissingCredentials names the operation and the variable", () =>
+      Effect.gen(function*() {
+        const service = yield* Credentials.make({})
+        const error = yield* Effect.flip(service.keyFor("onboard"))
+        assert.isTrue(error._tag === "MissingCredentials" && error.operation === "onboard")
+        assert.isTrue(error._tag === "MissingCredentials" && error.variable === "AGENT_SESSION_API_KEY")
+        assert.include(error.message, "AGENT_SESSION_API_KEY")
+      }))
+
+    it.effect("U12 a blank key counts as missing", () =>
+      Effect.gen(function*() {
+        const service = yield* Credentials.make({ apiKey: "   " })
+        assert.strictEqual((yield* Effect.flip(service.keyFor("connect")))._tag, "MissingCredentials")
+      }))
+  })
+
   describe("layers", () => {
     it.effect("layerConfig reads AGENT_SESSION_API_KEY", () =>
       Effect.gen(function*() {
-        const key = yield* Effect.flatMap(Credentials.Credentials, (c) => keyOf(c, "onboard")).pipe(
-          Effect.provide(Credentials.layerConfig()),
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["AGENT_SESSION_API_KEY", "from-env"]])))
-        )
+        const key = yield* Effect.gen(function*() {
+          return yield* keyOf(yield* Credentials.Credentials, "onboard")
+        }).pipe(Effect.provide(Credentials.layerConfig()), withEnv({ AGENT_SESSION_API_KEY: "from-env" }))
         assert.strictEqual(key, "from-env")
       }))
 
     it.effect("layerConfig without the variable builds, and fails MissingCredentials on use", () =>
       Effect.gen(function*() {
-        const error = yield* Effect.flatMap(Credentials.Credentials, (c) => c.keyFor("onboard")).pipe(
-          Effect.provide(Credentials.layerConfig()),
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map())),
-          Effect.flip
-        )
+        const error = yield* Effect.gen(function*() {
+          return yield* (yield* Credentials.Credentials).keyFor("onboard")
+        }).pipe(Effect.provide(Credentials.layerConfig()), withEnv({}), Effect.flip)
         assert.strictEqual(error._tag, "MissingCredentials")
       }))
 
