@@ -3,8 +3,9 @@
  * Each is plain data: where the calls go (a server that acts on every create and then hides
  * whether it did, a port nothing listens on, a proxy that loses the simulator's first answer, the
  * simulator itself), how the edition's client is set up, the calls in order, and what must hold.
- * Each edition's runner (`paid/createPolicy.test.ts`) makes the calls with its own `AgentApi` and
- * `AgentSessions` over real sockets; `paidVerdict` judges what it observed, once for both.
+ * The runner (`test/shared/paid/createPolicy.test.ts`, written once for both editions) makes the
+ * calls with each edition's `AgentApi` and `AgentSessions` over real sockets; `paidVerdict` judges
+ * what it observed, once for both.
  */
 import * as Http from "node:http"
 import type * as Net from "node:net"

@@ -25,7 +25,7 @@ import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
 import { capture, spying } from "./sdk.js"
 
@@ -182,3 +182,38 @@ export const withFormattedLogs = <A, E, R>(lines: Array<string>, effect: Effect.
  * at once; `step` is how Effect 4's edition advances).
  */
 export const advanceBy = (total: DurationInput, _step?: DurationInput): Effect.Effect<void> => TestClock.adjust(total)
+
+/** Whether the cause holds a defect. */
+export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.isDie
+
+/** How `captureLogs` writes the warning level at the start of a line. */
+export const warningLabel = "WARN"
+
+/** A schedule that never retries: one try. */
+export const noRetry = Schedule.stop
+
+/** Runs `effect` under a tracer that keeps every span it makes in `spans`. */
+export const withSpans = <A, E, R>(spans: Array<RecordedSpan>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(recordSpans(spans), (tracer) => Effect.withTracer(effect, tracer))
+
+/** A test that runs on the live clock, whose effect may use a `Scope` (Effect 4's `it.live` provides one). */
+export const scopedLive = it.scopedLive
+
+/**
+ * The reference simulator on 127.0.0.1 (in this process), its address and account key; stopped with
+ * the scope. Imported when first started, so that the tests that never start one do not load it.
+ */
+export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; readonly accountKey: string }, never, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.promise(() => import("effect-agent-session-simulator/Simulator")),
+    (Simulator) => Effect.orDie(Simulator.make())
+  )
+
+/** The name of the span the HTTP client makes for a request of `method`. */
+export const httpSpanName = (method: string): string => `http.client ${method}`
+
+/** What the HTTP client's span records of the authorization header: captured, and redacted. */
+export const spanAuthorization: string | undefined = "<redacted>"
+
+/** A POST request to `url`, as the line's HTTP client builds it. */
+export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)

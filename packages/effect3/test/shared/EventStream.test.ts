@@ -2,27 +2,37 @@
  * The event channel's shell under the `TestClock`, the cases whose text is the same on both Effect
  * lines: the engine over a fake socket (a scripted in-memory `WebSocketConstructor`,
  * `shared/FakeWebSocket.ts`) and over a stubbed `HttpClient` (Server-Sent Events). No real
- * socket, no real sleeping: every schedule and time-out is driven by `TestClock.adjust`. The cases
- * that differ between the lines are each edition's `test/EventStream.test.ts`.
+ * socket, no real sleeping: every schedule and time-out is driven by `TestClock.adjust`. Every case
+ * reads the same on both lines, so neither edition keeps an `EventStream.test.ts` of its own; what
+ * only the Effect 3 edition pins is in its `EventStream.hostile`, `EventStream.pinned` and
+ * `Sse.pinned` tests.
  */
 import { assert, describe, it } from "@effect/vitest"
+import V8 from "node:v8"
+import Vm from "node:vm"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { Ledger } from "effect-agent-session-core"
 import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
 import * as Dialect from "../../src/Dialect.js"
 import * as EventStream from "../../src/EventStream.js"
 import * as Metrics from "../../src/Metrics.js"
+import * as Wire from "../../src/Wire.js"
 import * as internal from "../../binding/internal/eventStream.js"
-import { awaitSocket, settle } from "./FakeWebSocket.js"
+import { awaitSocket, layerFake, makeFakeServer, settle } from "./FakeWebSocket.js"
 import {
   action,
+  captureLogs,
   collect,
   complete,
   errorEvent,
@@ -33,13 +43,35 @@ import {
   parseAll,
   receivedRequest,
   request,
+  requestData,
   SESSION,
   setup,
+  sseBody,
+  sseSetup,
   started,
   stateOf,
-  tags
+  tags,
+  until,
+  URL_BASE,
+  withLogs
 } from "./events.js"
-import { changesOf, forkChild, scoped, TestClock } from "../helpers/line.js"
+import { text } from "./StubHttpClient.js"
+import {
+  changesOf,
+  died,
+  forkChild,
+  noRetry,
+  pollNow,
+  type RecordedSpan,
+  scoped,
+  successOf,
+  TestClock,
+  typedFailure,
+  warningLabel,
+  withEnv,
+  withSpans,
+  yieldNow
+} from "../helpers/line.js"
 
 describe("EventStream", () => {
   describe("handshake (U08)", () => {
@@ -114,6 +146,32 @@ describe("EventStream", () => {
         assert.strictEqual(JSON.parse(first.sent[0] ?? "null").apiKey, "key-one")
         assert.strictEqual(JSON.parse(second.sent[0] ?? "null").apiKey, "key-two")
       }))
+
+    scoped("keys never appear in logs, even with the key in the query", () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        yield* withLogs(
+          lines,
+          Effect.gen(function*() {
+            const { server, service } = yield* setup({ dialect: Dialect.observed, failOnFrameError: false })
+            const connection = yield* service.connect(SESSION)
+            const fiber = yield* collect(connection)
+            const first = yield* awaitSocket(server, 1)
+            first.fail(`connect ECONNREFUSED ${first.url}`)
+            yield* settle()
+            yield* TestClock.adjust("250 millis")
+            const second = yield* awaitSocket(server, 2)
+            second.open()
+            second.message(started, `{"apiKey":"${KEY}" not json`, complete)
+            yield* Fiber.join(fiber)
+          })
+        )
+        assert.isAbove(lines.length, 3)
+        assert.isTrue(lines.some((line) => line.includes("apiKey=<redacted>")), lines.join("\n"))
+        assert.isTrue(lines.some((line) => line.includes("Skipped a frame")), lines.join("\n"))
+        for (const line of lines) assert.notInclude(line, KEY)
+        assert.isTrue(lines.every((line) => line.includes(SESSION)), "every line carries the sessionId")
+      }))
   })
 
   describe("subscribe-then-connect", () => {
@@ -132,6 +190,18 @@ describe("EventStream", () => {
         socket.message(started, action(1), complete)
         const results = yield* Fiber.join(fiber)
         assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+      }))
+
+    scoped("events(sessionId) is a plain stream that connects, runs and closes", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const fiber = yield* forkChild(Stream.runCollect(service.events(SESSION)))
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started, complete)
+        const events = Array.from(yield* Fiber.join(fiber))
+        assert.deepStrictEqual(events.map((e) => e._tag), ["Started", "Complete"])
+        assert.strictEqual(socket.closedByClientWith, 1000)
       }))
   })
 
@@ -243,6 +313,54 @@ describe("EventStream", () => {
         assert.deepStrictEqual(tags(results), ["Started", "AgentError"])
         assert.strictEqual(socket.closedByClientWith, 1000)
         assert.deepStrictEqual(yield* stateOf(connection), EventStream.ConnectionState.Closed({ reason: "error-event" }))
+      }))
+
+    scoped("close racing the end after complete still ends events and reaches Closed", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        yield* settle()
+        // Hold the state's lock, so that the engine's own end stops half-way (setting Closed).
+        const gate = yield* Deferred.make<void>()
+        yield* forkChild(SubscriptionRef.updateEffect(connection.state, (s) => Effect.as(Deferred.await(gate), s)))
+        yield* settle()
+        socket.message(started, complete)
+        yield* settle()
+        // The caller closes while the engine is ending.
+        const closing = yield* forkChild(connection.close)
+        yield* settle()
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(closing)
+        yield* settle()
+        const results = pollNow(fiber)
+        assert.isDefined(results, "events never ended")
+        if (results !== undefined && Exit.isSuccess(results)) {
+          assert.deepStrictEqual(tags(results.value), ["Started", "Complete"])
+        }
+        assert.strictEqual((yield* stateOf(connection))._tag, "Closed")
+      }))
+
+    scoped("a defect of the transport ends events with that defect instead of hanging", () =>
+      Effect.gen(function*() {
+        const engine = yield* internal.makeEngine({
+          sessionId: SESSION,
+          settings: internal.resolveSettings({}, {}),
+          dialect: Dialect.documented,
+          agent: undefined,
+          printableUrl: URL_BASE,
+          transport: () => Effect.die(new Error("a bug in the transport"))
+        }).pipe(Effect.provide(Credentials.layer({ apiKey: KEY })))
+        const fiber = yield* forkChild(Stream.runDrain(engine.connection.events))
+        yield* settle()
+        const exit = pollNow(fiber)
+        assert.isDefined(exit, "events never ended")
+        if (exit !== undefined) {
+          assert.isTrue(Exit.isFailure(exit) && died(exit.cause))
+        }
+        assert.deepStrictEqual(yield* stateOf(engine.connection), EventStream.ConnectionState.Closed({ reason: "failed" }))
       }))
   })
 
@@ -496,6 +614,17 @@ describe("EventStream", () => {
         }))
     }
 
+    scoped("issue 13: the first-connect retry is an option (a schedule of no retry: one try)", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup({ firstConnect: noRetry })
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        ;(yield* awaitSocket(server, 1)).fail("getaddrinfo ENOTFOUND nowhere.invalid")
+        const error = failureOf(yield* Fiber.join(fiber))
+        assert.strictEqual(error._tag, "NeverConnected")
+        assert.strictEqual(server.sockets.length, 1)
+      }))
+
     // Replays and the same event on every connection (issue 12 defect 10, issue 20): EventStream.replay.test.ts.
   })
 
@@ -596,6 +725,26 @@ describe("EventStream", () => {
       }))
   })
 
+  describe("insecure transport", () => {
+    scoped("ws:// to a host that is not loopback fails with InsecureTransport", () =>
+      Effect.gen(function*() {
+        const { service } = yield* setup({ url: "ws://example.com" })
+        const error = typedFailure(yield* Effect.exit(service.connect(SESSION)))
+        assert.strictEqual(error._tag, "InsecureTransport")
+        assert.strictEqual(error.url, "ws://example.com/")
+        const stream = typedFailure(yield* Effect.exit(Stream.runDrain(service.events(SESSION))))
+        assert.strictEqual(stream._tag, "InsecureTransport")
+      }))
+
+    scoped("ws:// to loopback, or with allowInsecure, is allowed", () =>
+      Effect.gen(function*() {
+        const loopback = yield* setup({ url: "ws://127.0.0.1:8080" })
+        assert.strictEqual((yield* loopback.service.connect(SESSION)).sessionId, SESSION)
+        const allowed = yield* setup({ url: "ws://example.com", allowInsecure: true })
+        assert.strictEqual((yield* allowed.service.connect(SESSION)).sessionId, SESSION)
+      }))
+  })
+
   describe("frames (U09, U22)", () => {
     scoped("U09 a malformed frame fails the stream after the events before it", () =>
       Effect.gen(function*() {
@@ -644,6 +793,28 @@ describe("EventStream", () => {
         const error = failureOf(yield* Fiber.join(fiber))
         assert.strictEqual(error._tag, "FrameTooLarge")
         if (error._tag === "FrameTooLarge") assert.strictEqual(error.limit, 200)
+      }))
+
+    scoped("U09 with failOnFrameError: false, bad frames are logged, counted and skipped", () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        const server = makeFakeServer()
+        const engine = yield* internal.connectEngine(
+          { url: URL_BASE, failOnFrameError: false, strict: true, maxFrameSize: 300 },
+          SESSION
+        ).pipe(Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY }))))
+        const results = yield* Effect.gen(function*() {
+          const fiber = yield* collect(engine.connection)
+          const socket = yield* awaitSocket(server, 1)
+          socket.open()
+          socket.message(started, "{oops", frame("surprise", {}), action(1, "y".repeat(400)), action(2), complete)
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(captureLogs(lines)))
+        assert.deepStrictEqual(tags(results), ["Started", "ActionRun", "Complete"])
+        assert.strictEqual(engine.skipped(), 3)
+        const warnings = lines.filter((line) => line.startsWith(warningLabel))
+        assert.strictEqual(warnings.length, 3, lines.join("\n"))
+        assert.include(warnings[0], "MalformedFrame")
       }))
   })
 
@@ -776,6 +947,49 @@ describe("EventStream", () => {
         second.message(complete)
         yield* Fiber.join(fiber)
       }))
+
+    scoped("U16 RequestNotPending for a request never received, and for one already answered", () =>
+      Effect.gen(function*() {
+        const { server, service } = yield* setup()
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        const never = yield* Effect.flip(connection.respond(receivedRequest("as-0"), Answer.deny()))
+        assert.deepStrictEqual(
+          [never._tag, never._tag === "RequestNotPending" ? never.reason : ""],
+          ["RequestNotPending", "never-received"]
+        )
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(request("as-1"))
+        yield* settle()
+        yield* connection.respond(receivedRequest("as-1"), Answer.grant("jane@example.com"))
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-1"), Answer.deny()))
+        assert.deepStrictEqual(
+          [again._tag, again._tag === "RequestNotPending" ? again.reason : ""],
+          ["RequestNotPending", "already-answered"]
+        )
+        // Same action session, other resource type: a different request, never received.
+        const other = yield* Effect.flip(
+          connection.respond(receivedRequest("as-1", "admin_permission_request"), Answer.grant())
+        )
+        assert.strictEqual(other._tag === "RequestNotPending" ? other.reason : "", "never-received")
+        yield* settle()
+        const answers = socket.sent.slice(1).map((s) => Wire.decodeClientFrame(s))
+        assert.strictEqual(answers.length, 1)
+        const first = answers[0] === undefined ? undefined : successOf(answers[0])
+        assert.isTrue(first?._tag === "Answer")
+        if (first?._tag === "Answer") {
+          assert.deepStrictEqual(first.data, {
+            granted: true,
+            resource_type: "request_user_input",
+            action_session_id: "as-1",
+            field_name: "email",
+            input: "jane@example.com"
+          })
+        }
+        socket.message(complete)
+        yield* Fiber.join(fiber)
+      }))
   })
 
   describe("hostile closes (issue 12)", () => {
@@ -825,6 +1039,143 @@ describe("EventStream", () => {
       }))
   })
 
+  describe("back-pressure", () => {
+    scoped("a slow consumer of 100k frames: at most bufferSize frames wait, reading pauses, nothing is lost", () =>
+      Effect.gen(function*() {
+        const server = makeFakeServer()
+        const bufferSize = 256
+        const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION, { bufferSize }).pipe(
+          Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+        )
+        const total = 100_000
+        const padding = "p".repeat(1024)
+        // The live heap (after a collection, where the suite exposes gc): garbage is not held.
+        const gc = (globalThis as { gc?: () => void }).gc
+        const liveHeap = () => {
+          gc?.()
+          return process.memoryUsage().heapUsed
+        }
+        let peakHeap = 0
+        const before = liveHeap()
+        let acc = { count: 0, ordered: true, last: "" }
+        const fiber = yield* engine.connection.events.pipe(
+          // Slow: every element yields to the scheduler, so the socket outruns the consumer.
+          Stream.tap(() => yieldNow()),
+          Stream.runForEach((event) =>
+            Effect.sync(() => {
+              if (acc.count % 5000 === 0) peakHeap = Math.max(peakHeap, liveHeap())
+              acc = event._tag !== "ActionRun"
+                ? { ...acc, count: acc.count + 1, last: event._tag }
+                : {
+                  count: acc.count + 1,
+                  ordered: acc.ordered && event.name === `click-${acc.count}`,
+                  last: event._tag
+                }
+            })
+          ),
+          forkChild
+        )
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.stream((function*() {
+          for (let i = 0; i < total; i++) yield action(i, padding)
+          yield complete
+        })())
+        yield* Fiber.join(fiber)
+        assert.deepStrictEqual(acc, { count: total + 1, ordered: true, last: "Complete" })
+        assert.isAtMost(engine.peakBuffered(), bufferSize)
+        assert.isAbove(socket.pauses, 10)
+        // Holding all 100k frames (over 1 KiB each) would take well over 100 MB.
+        assert.isBelow(peakHeap - before, (gc === undefined ? 96 : 24) * 1024 * 1024)
+      }))
+  })
+
+  describe("the answer ledger keeps no frame alive (issue 36 item 6)", () => {
+    /** The live heap after full collections (MiB); `gc` reached without `--expose-gc`. */
+    const liveHeap = (): number => {
+      V8.setFlagsFromString("--expose-gc")
+      const gc: unknown = Vm.runInNewContext("gc")
+      if (typeof gc === "function") {
+        gc()
+        gc()
+      }
+      return process.memoryUsage().heapUsed / (1024 * 1024)
+    }
+
+    // Requests consumed and left unanswered, as a consumer of EventStream alone may: the ledger
+    // remembers each (pending) for the connection's life, by a key that must not hold the 256 KiB
+    // id it was cut from. (An answer happened to drop the view: V8 flattens a key when `respond`
+    // compares it with its own copy.)
+    scoped("issue 36: 300 requests with 256 KiB action session ids, not answered: the live heap grows < 20 MiB, not 75", () =>
+      Effect.gen(function*() {
+        const count = 300
+        const server = makeFakeServer()
+        const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION).pipe(
+          Effect.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+        )
+        const drained = yield* forkChild(Stream.runCount(engine.connection.events))
+        const socket = yield* awaitSocket(server, 1)
+        socket.open()
+        socket.message(started)
+        // A few first: what the first requests cost once (code, caches) is not measured.
+        const warmUp = 20
+        const send = (i: number) => socket.message(request(`${"a".repeat(256 * 1024)}-${i}`))
+        for (let i = 0; i < warmUp; i++) send(-1 - i)
+        yield* settle()
+        const before = liveHeap()
+        for (let i = 0; i < count; i++) {
+          send(i)
+          if (i % 50 === 49) yield* settle(5)
+        }
+        yield* settle()
+        assert.strictEqual(engine.ledger().requests, warmUp + count)
+        assert.isAtMost(engine.ledger().keyChars, (warmUp + count) * Ledger.MAX_KEY_LENGTH)
+        const grown = liveHeap() - before
+        assert.isBelow(grown, 20, `the live heap grew by ${grown.toFixed(1)} MiB`)
+        socket.message(complete)
+        assert.strictEqual(yield* Fiber.join(drained), warmUp + count + 2)
+      }))
+  })
+
+  describe("layers", () => {
+    scoped("layerConfig reads AGENT_SESSION_WS_URL and AGENT_SESSION_DIALECT", () =>
+      Effect.gen(function*() {
+        const server = makeFakeServer()
+        const service = yield* Effect.gen(function*() {
+          return yield* EventStream.EventStream
+        }).pipe(
+          Effect.provide(
+            EventStream.layerConfig().pipe(
+              Layer.provide(Layer.merge(layerFake(server), Credentials.layer({ apiKey: KEY })))
+            )
+          ),
+          withEnv({ AGENT_SESSION_WS_URL: "wss://config.test/base", AGENT_SESSION_DIALECT: "observed" })
+        )
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        const socket = yield* awaitSocket(server, 1)
+        const url = new URL(socket.url)
+        assert.strictEqual(`${url.origin}${url.pathname}`, "wss://config.test/base/v1/connect")
+        assert.strictEqual(url.searchParams.get("sessionId"), SESSION)
+      }))
+
+    it.effect("layerConfig fails with a ConfigError without AGENT_SESSION_WS_URL", () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.gen(function*() {
+          return yield* EventStream.EventStream
+        }).pipe(
+          Effect.provide(
+            EventStream.layerConfig().pipe(
+              Layer.provide(Layer.merge(layerFake(makeFakeServer()), Credentials.layer({ apiKey: KEY })))
+            )
+          ),
+          withEnv({}),
+          Effect.exit
+        )
+        assert.isTrue(Exit.isFailure(exit))
+      }))
+  })
+
   describe("Server-Sent Events", () => {
     it("the parser reads named events split anywhere, CRLF, comments and multi-line data", () => {
       const stream = "event: started\r\ndata: {\"a\":1}\r\n\r\n: keep-alive\n\nevent: x\ndata: one\ndata:two\n\ndata: plain\n\n"
@@ -848,5 +1199,164 @@ describe("EventStream", () => {
         "too-large 106"
       ])
     })
+
+    scoped("events arrive in order; the answer is POSTed to the egress path as {event, data}", () =>
+      Effect.gen(function*() {
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : new Response("{}", { status: 202 })
+        )
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* settle()
+        body.send("started", { sessionId: SESSION, start_url: "https://example.com" })
+        body.send("external_resource_requested", {
+          resource_type: "admin_permission_request",
+          reason: "pay",
+          action_session_id: "as-9"
+        })
+        yield* until(
+          Effect.isSuccess(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny()))
+        )
+        yield* until(Effect.map(stub.count, (n) => n === 2))
+        body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+        body.end()
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "ExternalResourceRequested", "Complete"])
+        const requests = yield* stub.requests
+        const get = requests[0]
+        const post = requests.find((r) => r.method === "POST")
+        assert.isDefined(get)
+        assert.isDefined(post)
+        const getUrl = new URL(get?.url ?? "")
+        assert.strictEqual(getUrl.pathname, "/events/v1/connect")
+        assert.strictEqual(getUrl.searchParams.get("apiKey"), KEY)
+        assert.strictEqual(getUrl.searchParams.get("sessionId"), SESSION)
+        assert.strictEqual(get?.headers["accept"], "text/event-stream")
+        assert.strictEqual(new URL(post?.url ?? "").pathname, "/events/v1/egress")
+        assert.deepStrictEqual(JSON.parse(post?.body ?? "null"), {
+          event: "external_resource_granted",
+          data: {
+            granted: false,
+            resource_type: "admin_permission_request",
+            action_session_id: "as-9",
+            field_name: "email"
+          }
+        })
+        // The channel is closed by now (complete): the reason says so (issue 12, defect 14).
+        const again = yield* Effect.flip(connection.respond(receivedRequest("as-9", "admin_permission_request"), Answer.deny()))
+        assert.strictEqual(again._tag === "RequestNotPending" ? again.reason : "", "channel-closed")
+      }))
+
+    scoped("U12 HTTP 401 on the event stream is HandshakeRejected, exactly one request", () =>
+      Effect.gen(function*() {
+        const { service, stub } = yield* sseSetup(() => text(401, "invalid key"))
+        const connection = yield* service.connect(SESSION)
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.deepStrictEqual(
+          error._tag === "HandshakeRejected" ? [error.code, error.reason] : [],
+          [401, "invalid key"]
+        )
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(yield* stub.count, 1)
+      }))
+
+    // Guards: the platform's HTTP span (which records the full URL, the key among its query)
+    // made for the stream's GET or an answer's POST.
+    scoped("U22 under a tracer, the event stream's GET and an answer's POST make no HTTP span", () =>
+      Effect.gen(function*() {
+        const spans: Array<RecordedSpan> = []
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : new Response(null, { status: 202 })
+        )
+        yield* withSpans(
+          spans,
+          Effect.gen(function*() {
+            const connection = yield* service.connect(SESSION)
+            const fiber = yield* collect(connection)
+            yield* until(Effect.map(stateOf(connection), (state) => state._tag === "Open"))
+            body.send("external_resource_requested", requestData("as-1"))
+            yield* until(Effect.isSuccess(connection.respond(receivedRequest("as-1"), Answer.grant("x"))))
+            yield* until(Effect.map(stub.count, (n) => n === 2))
+            body.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+            assert.deepStrictEqual(tags(yield* Fiber.join(fiber)), ["ExternalResourceRequested", "Complete"])
+          }).pipe(Effect.scoped)
+        )
+        const names = spans.map((span) => span.name)
+        assert.include(names, "EventStream.connection", "the tracer was the connection's")
+        assert.deepStrictEqual(names.filter((name) => !name.startsWith("EventStream.")), [], names.join(", "))
+      }))
+
+    scoped("U22 a stream that ends before complete is reopened on the schedule", () =>
+      Effect.gen(function*() {
+        const first = sseBody()
+        const second = sseBody()
+        const { service, stub } = yield* sseSetup((_, attempt) => (attempt === 1 ? first.response : second.response))
+        const connection = yield* service.connect(SESSION)
+        const fiber = yield* collect(connection)
+        yield* settle()
+        first.send("started", { sessionId: SESSION, start_url: "https://example.com" })
+        first.end()
+        yield* changesOf(connection.state).pipe(Stream.filter((s) => s._tag === "Reconnecting"), Stream.runHead)
+        assert.strictEqual(yield* stub.count, 1)
+        yield* TestClock.adjust("250 millis")
+        yield* changesOf(connection.state).pipe(Stream.filter((s) => s._tag === "Open"), Stream.runHead)
+        second.send("complete", { response: "ok", type: "STRING", total_cost: 2, session_id: SESSION })
+        const results = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(tags(results), ["Started", "Complete"])
+        assert.strictEqual(yield* stub.count, 2)
+      }))
+
+    scoped("U16 an answer the service refuses (HTTP 400) leaves the request pending again", () =>
+      Effect.gen(function*() {
+        const body = sseBody()
+        const { service, stub } = yield* sseSetup((request) =>
+          request.method === "GET" ? body.response : text(400, "bad answer")
+        )
+        const connection = yield* service.connect(SESSION)
+        yield* collect(connection)
+        yield* settle()
+        body.send("external_resource_requested", {
+          resource_type: "request_user_input",
+          reason: "email",
+          action_session_id: "as-1"
+        })
+        yield* until(Effect.isSuccess(connection.respond(receivedRequest("as-1"), Answer.grant("x"))))
+        yield* until(Effect.map(stub.count, (n) => n === 2))
+        // Refused, so it can be answered again.
+        yield* until(Effect.isSuccess(connection.respond(receivedRequest("as-1"), Answer.grant("y"))))
+        yield* until(Effect.map(stub.count, (n) => n === 3))
+        assert.strictEqual((yield* stateOf(connection))._tag, "Open")
+      }))
+
+    // Guards: an empty data line counted as 0 characters (issue 36 item 5: ten million of them
+    // grew the heap by 100 MiB before the connection failed, or never failed at all).
+    scoped("issue 36 item 5: over SSE, a stream of empty data lines fails FrameTooLarge after about maxFrameSize lines", () =>
+      Effect.gen(function*() {
+        const maxFrameSize = 500
+        const cap = 20 * maxFrameSize
+        let pulled = 0
+        const line = new TextEncoder().encode("data:\n")
+        // One line a pull, and no more than `cap`: without the bound the stream would end there.
+        const endless = () =>
+          new Response(
+            new ReadableStream<Uint8Array>({
+              pull: (controller) => {
+                if (pulled === 0) controller.enqueue(new TextEncoder().encode("event: action_run\n"))
+                if (pulled++ < cap) controller.enqueue(line)
+                else controller.close()
+              }
+            }, { highWaterMark: 0 }),
+            { status: 200, headers: { "content-type": "text/event-stream" } }
+          )
+        const { service } = yield* sseSetup(endless, { reconnect: fast(0) })
+        const connection = yield* service.connect(SESSION, { maxFrameSize })
+        const error = failureOf(yield* Fiber.join(yield* collect(connection)))
+        assert.strictEqual(error._tag, "FrameTooLarge")
+        // maxFrameSize + 1 empty lines join into maxFrameSize newlines; one more is refused.
+        assert.isAtLeast(pulled, maxFrameSize + 2)
+        assert.isAtMost(pulled, maxFrameSize + 64)
+      }))
   })
 })

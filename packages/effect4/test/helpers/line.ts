@@ -24,9 +24,10 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
-import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
+import { spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -193,3 +194,32 @@ export const advanceBy = (total: DurationInput, step: DurationInput = "1 second"
     const steps = Math.ceil(Duration.toMillis(Duration.fromInputUnsafe(total)) / Duration.toMillis(Duration.fromInputUnsafe(step)))
     for (let i = 0; i < steps; i++) yield* TestClock.adjust(step)
   })
+
+/** Whether the cause holds a defect. */
+export const died: <E>(cause: Cause.Cause<E>) => boolean = Cause.hasDies
+
+/** How `captureLogs` writes the warning level at the start of a line. */
+export const warningLabel = "Warn"
+
+/** A schedule that never retries: one try. */
+export const noRetry = Schedule.recurs(0)
+
+/** Runs `effect` under a tracer that keeps every span it makes in `spans`. */
+export const withSpans = <A, E, R>(spans: Array<RecordedSpan>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(recordSpans(spans), (tracer) => Effect.withTracer(effect, tracer))
+
+/** A test that runs on the live clock, whose effect may use a `Scope` (Effect 4's `it.live` provides one). */
+export const scopedLive = it.live
+
+/** The reference simulator on 127.0.0.1 (a child process), its address and account key; stopped with the scope. */
+export const startSimulator = (): Effect.Effect<{ readonly baseUrl: string; readonly accountKey: string }, never, Scope.Scope> =>
+  spawnSimulator()
+
+/** The name of the span the HTTP client makes for a request of `method` (`HttpClient.SpanNameGenerator`). */
+export const httpSpanName = (method: string): string => method
+
+/** What the HTTP client's span records of the authorization header: nothing (no header is captured by default). */
+export const spanAuthorization: string | undefined = undefined
+
+/** A POST request to `url`, as the line's HTTP client builds it. */
+export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)

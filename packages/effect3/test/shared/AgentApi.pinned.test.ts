@@ -1,38 +1,36 @@
 /**
- * Pinned HTTP client behaviours (issue 16): each test here fails against a planted bug that the
- * rest of the suite let through (test/README.md, test/mutants/).
+ * Pinned HTTP client behaviours (issue 16), written once for both editions: each test here fails
+ * against a planted bug that the rest of the suite let through (test/README.md, test/mutants/).
+ * No case differs between the lines, so neither edition keeps an `AgentApi.pinned.test.ts` of its own.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
-import * as AgentApi from "../src/AgentApi.js"
-import * as Credentials from "../src/Credentials.js"
-import { ACCOUNT_KEY, json, makeApi, sessionBody, text, validAgent, validSession } from "./shared/StubHttpClient.js"
+import * as AgentApi from "../../src/AgentApi.js"
+import * as Credentials from "../../src/Credentials.js"
+import { ACCOUNT_KEY, json, makeApi, sessionBody, text, validAgent, validSession } from "./StubHttpClient.js"
+import { HttpClient, noRetry, transportFailure, typedFailure } from "../helpers/line.js"
 
-describe("AgentApi (pinned behaviours, issue 16)", () => {
+describe("AgentApi (pinned behaviours)", () => {
   // Guards: the 2xx range off by one (300 taken for success and decoded).
   it.effect("U07 300 is UnexpectedStatus: success ends at 299", () =>
     Effect.gen(function*() {
-      const redirected = yield* makeApi(() => json(300, sessionBody()), { retry: Schedule.stop })
-      const error = yield* Effect.either(redirected.api.createSession(validSession))
-      assert.isTrue(Either.isLeft(error), "300 is not success")
-      if (Either.isLeft(error)) {
-        assert.strictEqual(error.left._tag, "UnexpectedStatus")
-        assert.isTrue("status" in error.left && error.left.status === 300)
-      }
-      const ok = yield* makeApi(() => json(299, sessionBody()), { retry: Schedule.stop })
+      const redirected = yield* makeApi(() => json(300, sessionBody()), { retry: noRetry })
+      const exit = yield* Effect.exit(redirected.api.createSession(validSession))
+      assert.isTrue(Exit.isFailure(exit), "300 is not success")
+      const error = typedFailure(exit)
+      assert.strictEqual(error._tag, "UnexpectedStatus")
+      assert.isTrue("status" in error && error.status === 300)
+      const ok = yield* makeApi(() => json(299, sessionBody()), { retry: noRetry })
       assert.strictEqual((yield* ok.api.createSession(validSession)).session_id, "sess-1")
     }))
 
   // Guards: a Bearer token the service echoes (not one of ours) no longer scrubbed.
   it.effect("U18 a Bearer token echoed in an error body is scrubbed from the message and the body", () =>
     Effect.gen(function*() {
-      const { api } = yield* makeApi(() => text(401, "token Bearer abc.DEF-123_x~ expired"), { retry: Schedule.stop })
+      const { api } = yield* makeApi(() => text(401, "token Bearer abc.DEF-123_x~ expired"), { retry: noRetry })
       const error = yield* Effect.flip(api.onboard(validAgent))
       assert.strictEqual(error._tag, "Unauthorized")
       assert.strictEqual(error.message, "token Bearer <redacted> expired")
@@ -44,7 +42,7 @@ describe("AgentApi (pinned behaviours, issue 16)", () => {
   it.effect("U18 a whitespace-only error member is skipped: the next field gives the message", () =>
     Effect.gen(function*() {
       const { api } = yield* makeApi(() => json(400, { error: "   ", message: "name is required" }), {
-        retry: Schedule.stop
+        retry: noRetry
       })
       const error = yield* Effect.flip(api.onboard(validAgent))
       assert.strictEqual(error.message, "name is required")
@@ -58,15 +56,14 @@ describe("AgentApi (pinned behaviours, issue 16)", () => {
         HttpClient.HttpClient,
         HttpClient.make((request) =>
           Effect.fail(
-            new HttpClientError.RequestError({
+            transportFailure(
               request,
-              reason: "Transport",
-              cause: new TypeError("fetch failed", { cause: Object.assign(refused, { code: "ECONNREFUSED" }) })
-            })
+              new TypeError("fetch failed", { cause: Object.assign(refused, { code: "ECONNREFUSED" }) })
+            )
           )
         )
       )
-      const api = yield* AgentApi.make({ baseUrl: "https://agents.test", retry: Schedule.stop }).pipe(
+      const api = yield* AgentApi.make({ baseUrl: "https://agents.test", retry: noRetry }).pipe(
         Effect.provide(Layer.merge(failing, Credentials.layer({ apiKey: Redacted.make(ACCOUNT_KEY) }))),
         Effect.orDie
       )

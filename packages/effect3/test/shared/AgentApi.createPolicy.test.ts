@@ -1,29 +1,28 @@
 /**
- * The create policy of the Effect 4 edition at unit level (the core's `Failures.mayResend`, applied
- * by `internal/agentApi.ts` over `internal/agentApiCall.ts`), with the stub HTTP client and the
- * `TestClock`: what `test/paid/createPolicy.test.ts` checks over real sockets. Under the default
+ * The create policy at unit level (the core's `Failures.mayResend`, applied by
+ * `binding/internal/agentApi.ts` over `binding/internal/agentApiCall.ts`), with the stub HTTP client and the
+ * `TestClock`: what `test/shared/paid/createPolicy.test.ts` checks over real sockets. Under the default
  * policy (`"safe"`) a creating call (`createSession`, `onboard`) is sent again only when the
  * service cannot have acted (the connection was refused, 429, 503, 408), with the same
  * `Idempotency-Key`; an attempt that may have acted (a reset after the request was written, a
  * 500, 502, 504, a time-out) ends the call at once with `OutcomeUnknown`, which carries the key.
- * `"idempotent"` sends those again too, with the same key.
+ * `"idempotent"` sends those again too, with the same key. Written once for both editions: no case
+ * differs, so neither keeps a file of its own.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as HttpClientError from "effect/http/HttpClientError"
-import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import { TestClock } from "effect/testing"
-import type * as AgentApi from "../src/AgentApi.js"
-import * as Dialect from "../src/Dialect.js"
-import { RequestTimeout, ServerError } from "../src/Errors.js"
+import type * as AgentApi from "../../src/AgentApi.js"
+import * as Dialect from "../../src/Dialect.js"
+import { RequestTimeout, ServerError } from "../../src/Errors.js"
 import { Failures } from "effect-agent-session-core"
-import { fromRequestError } from "../binding/internal/httpErrors.js"
-import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./shared/StubHttpClient.js"
+import { fromRequestError } from "../../binding/internal/httpErrors.js"
+import { agentBody, json, makeApi, type Recorded, type Reply, sessionBody, validAgent, validSession } from "./StubHttpClient.js"
+import { type DurationInput, forkChild, postRequest, TestClock, transportFailure } from "../helpers/line.js"
 
 /** Advances virtual time in small steps, letting the forked request run between steps. */
-const advance = (total: Duration.Input, step: Duration.Input = "100 millis") =>
+const advance = (total: DurationInput, step: DurationInput = "100 millis") =>
   Effect.gen(function*() {
     const steps = Math.ceil(Duration.toMillis(total) / Duration.toMillis(step))
     for (let i = 0; i < steps; i++) yield* TestClock.adjust(step)
@@ -69,7 +68,7 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
       it.effect(`${operation.name}, default policy: ${what} is not sent again; OutcomeUnknown with the key sent`, () =>
         Effect.gen(function*() {
           const { api, stub } = yield* makeApi(reply, { timeout: "2 seconds" })
-          const fiber = yield* Effect.forkChild(Effect.flip(operation.call(api)))
+          const fiber = yield* forkChild(Effect.flip(operation.call(api)))
           // Long enough for the default schedule's two retries, had they been allowed.
           yield* advance("30 seconds", "500 millis")
           const error = yield* Fiber.join(fiber)
@@ -90,7 +89,7 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
       it.effect(`${operation.name}, default policy: ${what} is sent again with the same Idempotency-Key`, () =>
         Effect.gen(function*() {
           const { api, stub } = yield* makeApi(replies(operation.ok()))
-          const fiber = yield* Effect.forkChild(operation.call(api))
+          const fiber = yield* forkChild(operation.call(api))
           yield* advance("5 seconds")
           const result = yield* Fiber.join(fiber)
           assert.include(["sess-1", "scout"], result)
@@ -108,7 +107,7 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
           (_, attempt) => attempt === 1 ? "reset" : attempt === 2 ? json(502, {}) : ok,
           { createPolicy: "idempotent" }
         )
-        const fiber = yield* Effect.forkChild(operation.call(api))
+        const fiber = yield* forkChild(operation.call(api))
         yield* advance("5 seconds")
         assert.include(["sess-1", "scout"], yield* Fiber.join(fiber))
         const keys = keysOf(yield* stub.requests)
@@ -120,7 +119,7 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
   it.effect("a retried create that ends on an attempt that may have acted is OutcomeUnknown, counting every attempt", () =>
     Effect.gen(function*() {
       const { api, stub } = yield* makeApi((_, attempt) => attempt === 1 ? json(503, {}) : "reset")
-      const fiber = yield* Effect.forkChild(Effect.flip(api.createSession(validSession)))
+      const fiber = yield* forkChild(Effect.flip(api.createSession(validSession)))
       yield* advance("10 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(yield* stub.count, 2)
@@ -130,7 +129,7 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
   it.effect("getSession creates nothing: a reset is retried and ends a TransportError", () =>
     Effect.gen(function*() {
       const { api, stub } = yield* makeApi(() => "reset", { dialect: Dialect.observed })
-      const fiber = yield* Effect.forkChild(Effect.flip(api.getSession("sess-1")))
+      const fiber = yield* forkChild(Effect.flip(api.getSession("sess-1")))
       yield* advance("10 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TransportError")
@@ -138,14 +137,11 @@ describe("AgentApi create policy (unit, stub HTTP client)", () => {
     }))
 })
 
-describe("the create policy over this edition's errors: whether an attempt may have acted", () => {
-  const request = HttpClientRequest.post("https://agents.test/api/v1sessions")
+describe("the create policy over the edition's errors: whether an attempt may have acted", () => {
+  const request = postRequest("https://agents.test/api/v1sessions")
   const call = { operation: "AgentApi.createSession", secrets: [] }
   const failed = (cause: Error) =>
-    fromRequestError(
-      new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) }),
-      call
-    )
+    fromRequestError(transportFailure(request, cause), call)
   const reset = failed(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }))
   const refused = failed(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))
   const timedOut = new RequestTimeout({ operation: call.operation, timeout: Duration.seconds(30) })

@@ -1,29 +1,25 @@
 /**
  * `FetchAgentSessions` and what it brings: the runtime's standard `WebSocket` (no headers, no
  * pause) and the bound the WebSocket transport keeps for it (`BufferOverflow`). Over scripted
- * in-memory sockets (`shared/FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`;
- * the same layer over real sockets on Bun, Deno and Node is `test/runtimes/runtimes.test.ts`.
+ * in-memory sockets (`FakeWebSocket.ts`) put in place of the runtime's global `WebSocket`; the
+ * same layer over real sockets on the runtimes is each edition's `test/runtimes/runtimes.test.ts`.
+ * Written once for both editions: no case differs, so neither keeps a file of its own.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as Credentials from "../src/Credentials.js"
-import * as Dialect from "../src/Dialect.js"
-import * as Errors from "../src/Errors.js"
-import * as FetchAgentSessions from "../src/FetchAgentSessions.js"
-import * as internal from "../binding/internal/eventStream.js"
-import * as StandardWebSocket from "../binding/internal/standardWebSocket.js"
-import { FakeWebSocket } from "./shared/FakeWebSocket.js"
-import {
-  action,
-  KEY,
-  SESSION,
-  startedFrame,
-  URL_BASE
-} from "./shared/events.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
+import * as Errors from "../../src/Errors.js"
+import * as FetchAgentSessions from "../../src/FetchAgentSessions.js"
+import type * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
+import * as internal from "../../binding/internal/eventStream.js"
+import * as StandardWebSocket from "../../binding/internal/standardWebSocket.js"
+import { FakeWebSocket } from "./FakeWebSocket.js"
+import { action, KEY, SESSION, startedFrame, URL_BASE } from "./events.js"
+import { failureIn, forkChild, outcomes, scoped, successOf, yieldNow } from "../helpers/line.js"
 
 /** A socket as a runtime's standard `WebSocket` is: no `pause()`/`resume()`. */
 class Unpausable extends FakeWebSocket {}
@@ -66,10 +62,16 @@ const socketOf = (made: Array<FakeWebSocket>, n: number) =>
     for (let i = 0; i < 10_000; i++) {
       const socket = made[n - 1]
       if (socket !== undefined && socket.listens("open") && socket.listens("message")) return socket
-      yield* Effect.yieldNow
+      yield* yieldNow()
     }
     return yield* Effect.die(new Error(`socket ${n} was never created`))
   })
+
+/** The standard constructor and the key. */
+const layer = Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY }))
+
+/** The error type of a layer. */
+type ErrorOf<T> = T extends Layer.Layer<infer _A, infer E, infer _R> ? E : never
 
 /**
  * A connection over the standard constructor with `bufferSize` 4, whose consumer takes one chunk
@@ -78,30 +80,33 @@ const socketOf = (made: Array<FakeWebSocket>, n: number) =>
 const overrun = (made: Array<FakeWebSocket>) =>
   Effect.gen(function*() {
     const engine = yield* internal.connectEngine({ url: URL_BASE }, SESSION, { bufferSize: 4 }).pipe(
-      Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+      Effect.provide(layer)
     )
     const pull = yield* Stream.toPull(engine.connection.events)
-    const first = yield* Effect.forkChild(pull)
+    const first = yield* forkChild(pull)
     const socket = yield* socketOf(made, 1)
     socket.open()
     socket.stream((function*() {
       yield startedFrame(SESSION)
       for (let i = 1; i < 100; i++) yield action(i)
     })())
-    const taken = yield* Fiber.join(first)
-    const rest = yield* Stream.runCollect(Stream.result(Stream.fromPull(Effect.succeed(pull))))
-    const events = [...taken, ...rest.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))]
+    const taken = yield* Fiber.join(first).pipe(Effect.orDie)
+    const rest = Array.from(yield* Stream.runCollect(outcomes(Stream.fromPull(Effect.succeed(pull)))))
+    const events = [...Array.from(taken), ...rest.flatMap((r) => {
+      const event = successOf(r)
+      return event === undefined ? [] : [event]
+    })]
     const last = rest.at(-1)
     return {
       socket,
       events,
-      failure: last !== undefined && Result.isFailure(last) ? last.failure : undefined,
+      failure: last !== undefined ? failureIn(last) : undefined,
       peak: engine.peakBuffered()
     }
   })
 
 describe("FetchAgentSessions", () => {
-  it.effect("a socket that cannot pause: at most 2 x bufferSize events wait, then BufferOverflow after every one of them, in order", () =>
+  scoped("a socket that cannot pause: at most 2 x bufferSize events wait, then BufferOverflow after every one of them, in order", () =>
     withGlobalWebSocket(Unpausable, (made) =>
       Effect.gen(function*() {
         const { events, failure, peak, socket } = yield* overrun(made)
@@ -120,7 +125,7 @@ describe("FetchAgentSessions", () => {
       })
     ))
 
-  it.effect("a standard socket whose pause lets frames through (Bun's) is bounded as well", () =>
+  scoped("a standard socket whose pause lets frames through (Bun's) is bounded as well", () =>
     withGlobalWebSocket(LeakyPause, (made) =>
       Effect.gen(function*() {
         const { events, failure, peak, socket } = yield* overrun(made)
@@ -131,13 +136,13 @@ describe("FetchAgentSessions", () => {
       })
     ))
 
-  it.effect("the documented dialect: the key goes in the first message, never in the address, and no header is asked for", () =>
+  scoped("the documented dialect: the key goes in the first message, never in the address, and no header is asked for", () =>
     withGlobalWebSocket(FakeWebSocket, (made) =>
       Effect.gen(function*() {
         const engine = yield* internal.connectEngine({ url: "ws://127.0.0.1:9", dialect: Dialect.documented }, SESSION).pipe(
-          Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+          Effect.provide(layer)
         )
-        const fiber = yield* Effect.forkChild(Stream.runCollect(engine.connection.events))
+        const fiber = yield* forkChild(Stream.runCollect(engine.connection.events))
         const socket = yield* socketOf(made, 1)
         socket.open()
         socket.message(startedFrame(SESSION))
@@ -149,12 +154,12 @@ describe("FetchAgentSessions", () => {
       })
     ))
 
-  it.effect("a plain ws:// address to a host that is not loopback is refused before any socket, as on Node", () =>
+  scoped("a plain ws:// address to a host that is not loopback is refused before any socket, as on Node", () =>
     withGlobalWebSocket(FakeWebSocket, (made) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(
           internal.connectEngine({ url: "ws://agents.example.com" }, SESSION).pipe(
-            Effect.provide(Layer.merge(StandardWebSocket.layer, Credentials.layer({ apiKey: KEY })))
+            Effect.provide(layer)
           )
         )
         assert.instanceOf(error, Errors.InsecureTransport)
@@ -162,9 +167,12 @@ describe("FetchAgentSessions", () => {
       })
     ))
 
-  it("has the options and errors of NodeAgentSessions", () => {
-    const layer = FetchAgentSessions.layer({ apiKey: KEY, baseUrl: "http://127.0.0.1:9" })
-    assert.isTrue(Layer.isLayer(layer))
+  it("has the options, variables and errors of NodeAgentSessions", () => {
+    const options: NodeAgentSessions.Options = { apiKey: KEY, baseUrl: "http://127.0.0.1:9" }
+    assert.isTrue(Layer.isLayer(FetchAgentSessions.layer(options)))
     assert.isTrue(Layer.isLayer(FetchAgentSessions.layerConfig()))
+    const same: ErrorOf<ReturnType<typeof FetchAgentSessions.layerConfig>> extends
+      ErrorOf<ReturnType<typeof NodeAgentSessions.layerConfig>> ? true : false = true
+    assert.isTrue(same)
   })
 })
