@@ -24,17 +24,15 @@ const publicModules = [
     .filter((name) => name.endsWith(".ts") && name !== "index.ts")
     .sort()
     .map((name) => fromRoot(`src/${name}`)),
-  fromRoot("src/testing/AgentSessionsTest.ts"),
-  // The test kit's declarations written once for both editions, which its src/ module re-exports.
-  "packages/effect3/binding/testing/AgentSessionsTest.ts"
+  fromRoot("src/testing/AgentSessionsTest.ts")
 ]
 /**
  * The declarations of the public modules written once for both editions (`binding/*.ts` of the
  * Effect 3 edition, `packages/effect3`, which this edition's `src/*.ts` re-export): their JSDoc as written, their
  * examples as this edition's copy of the binding holds them (importing this package), compiled
- * here against Effect 4.
+ * here against Effect 4. The test kit's declarations are among them.
  */
-const bindingDocs = bindingModules()
+const bindingDocs = [...bindingModules(), "packages/effect3/binding/testing/AgentSessionsTest.ts"]
 const bindingExamples = bindingDocs.map((file) => file.replace(/^packages\/effect3\//, "packages/effect4/"))
 const entryPoints = [fromRoot("src/index.ts"), fromRoot("src/testing/index.ts")]
 
