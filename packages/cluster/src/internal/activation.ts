@@ -6,77 +6,40 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { Session as CoreSession } from "effect-agent-session-core"
 import type { RunningSession } from "effect-agent-session/AgentSessions"
-import { ConnectionShell } from "effect-agent-session-shell"
+import { ClusterTally } from "effect-agent-session-shell"
 import type * as SessionEvent from "effect-agent-session/SessionEvent"
 import type * as EventLog from "../EventLog.js"
 import { type AnswerEncoded, requestKey } from "./eventLog.js"
-import { Wakers } from "./ticker.js"
 
-/** A session's events folded by the core's rules, as a running session's are. */
-type Watched = CoreSession.Watched<
+const Wakers = ClusterTally.Wakers
+type Wakers = ClusterTally.Wakers
+
+/**
+ * What the log says about a session, folded by the core's rules as a running session folds them
+ * (the shared glue's `ClusterTally`, which the Effect 4 cluster edition folds with too).
+ */
+export type Tally = ClusterTally.Tally<
   SessionEvent.SessionEvent,
   SessionEvent.ExternalResourceRequested,
-  SessionEvent.Complete
+  SessionEvent.Complete,
+  AnswerEncoded
 >
 
-/** What the core's rules read of the SDK's events (the shared glue's, as the editions'). */
-const classifier: CoreSession.Classifier<
-  SessionEvent.SessionEvent,
-  SessionEvent.ExternalResourceRequested,
-  SessionEvent.Complete
-> = ConnectionShell.sessionClassifier
+/** An empty tally. */
+export const makeTally = (): Tally => ClusterTally.make()
+
+/** The requests open (not settled by a grant), oldest first. */
+export const open = (tally: Tally): Array<SessionEvent.ExternalResourceRequested> => ClusterTally.open(tally)
+
+/** Whether a request is open whose answer the tally does not hold. */
+export const awaitingAnswer = (tally: Tally): boolean => ClusterTally.awaitingAnswer(tally)
+
+/** Folds one event of the log into the tally. */
+export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => ClusterTally.fold(tally, event)
 
 /** The page size of log reads. */
 export const page = 500
-
-/**
- * What the log says about a session, folded event by event by the protocol core's rules, as a
- * running session folds them (`Session.Watched`): the actions counted, the first `complete` and
- * its cost, and the requests open, in arrival order, by the core's request key (a request
- * replaces an open one of the same key; at most `Ledger.MAX_REQUESTS`). A request stays open
- * until an `external_resource_granted` settles it. The budget is the running session's to
- * enforce, and the warnings its to give: the log keeps no arrival time.
- */
-export interface Tally {
-  lastSeq: number
-  readonly session: Watched
-  /** Keys of requests with a recorded answer. */
-  readonly answered: Map<string, AnswerEncoded>
-}
-
-/** An empty tally. */
-export const makeTally = (): Tally => ({
-  lastSeq: 0,
-  session: new CoreSession.Watched({
-    maxActions: Number.POSITIVE_INFINITY,
-    keepEvents: false,
-    onBudgetExceeded: "report",
-    warnAfterMillis: Number.POSITIVE_INFINITY
-  }, classifier),
-  answered: new Map()
-})
-
-/** The requests open (not settled by a grant), oldest first. */
-export const open = (tally: Tally): Array<SessionEvent.ExternalResourceRequested> =>
-  tally.session.pending.map((waiting) => waiting.request)
-
-/** Whether a request is open whose answer the tally does not hold. */
-export const awaitingAnswer = (tally: Tally): boolean =>
-  tally.session.pending.some((waiting) => !tally.answered.has(requestKey(waiting.request)))
-
-export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => {
-  const { session } = tally
-  if (session.received([event]).requests > 0) {
-    session.arrivedAt(0)
-  } else if (event._tag === "ExternalResourceGranted") {
-    // The grant names no request: it settles the oldest open one that was answered (or the oldest).
-    const waiting = session.pending
-    const settled = waiting.find((w) => tally.answered.has(requestKey(w.request))) ?? waiting[0]
-    if (settled !== undefined) session.answered(settled.request)
-  }
-}
 
 /**
  * How many of the most recent events an activation keeps in `recent`: enough for the live

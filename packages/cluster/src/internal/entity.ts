@@ -18,6 +18,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import { AgentApi } from "effect-agent-session/AgentApi"
 import { AgentSessions } from "effect-agent-session/AgentSessions"
 import type * as SessionEvent from "effect-agent-session/SessionEvent"
+import { ClusterTally } from "effect-agent-session-shell"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
 import { fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
@@ -31,8 +32,7 @@ import type { Ticker } from "./ticker.js"
 import { activationWriter, claimLog, type Unreleased } from "./writer.js"
 
 /** Events that describe the channel, not the session: not logged. */
-const isChannelNotice = (event: SessionEvent.SessionEvent): boolean =>
-  event._tag === "Heartbeat" || event._tag === "Connected"
+const { isChannelNotice } = ClusterTally
 
 const appendSchedule = Schedule.exponential("50 millis", 2).pipe(
   Schedule.union(Schedule.spaced("2 seconds")),

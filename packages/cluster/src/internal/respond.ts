@@ -4,15 +4,14 @@
  */
 import type * as Entity from "@effect/cluster/Entity"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { RequestNotPending } from "effect-agent-session/Errors"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { ClusterTally } from "effect-agent-session-shell"
 import type * as SessionEntity from "../SessionEntity.js"
 import type { Activation } from "./activation.js"
 import { type AnswerEncoded, requestKey, toAnswer } from "./eventLog.js"
 
-const sameAnswer = (a: AnswerEncoded, b: AnswerEncoded): boolean =>
-  a._tag === b._tag && (a._tag === "Deny" || (b._tag === "Grant" && Option.getEquivalence((x: string, y: string) => x === y)(a.input, b.input)))
+const { sameAnswer } = ClusterTally
 
 export const respond = (activation: Activation) => (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
   respondWith(activation, envelope.payload.request, envelope.payload.answer)

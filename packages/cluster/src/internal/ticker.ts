@@ -4,28 +4,16 @@
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import { ClusterTally } from "effect-agent-session-shell"
 import type * as EventLog from "../EventLog.js"
 
 /** How often `Events` sends a keep-alive, and the element it sends (`seq` 0: never a logged event). */
 export const keepAliveEvery = "2 seconds"
 export const keepAlive: EventLog.LoggedEvent = { seq: 0, event: { _tag: "Heartbeat" } }
 
-/** Callbacks called once, at the next call of `wake` (and then forgotten). */
-export class Wakers {
-  private waiting = new Set<() => void>()
-  add(wake: () => void): void {
-    this.waiting.add(wake)
-  }
-  delete(wake: () => void): void {
-    this.waiting.delete(wake)
-  }
-  wake(): void {
-    if (this.waiting.size === 0) return
-    const woken = this.waiting
-    this.waiting = new Set()
-    for (const wake of woken) wake()
-  }
-}
+/** Callbacks called once, at the next call of `wake` (the shared glue's, as the Effect 4 cluster's). */
+export const Wakers = ClusterTally.Wakers
+export type Wakers = ClusterTally.Wakers
 
 /**
  * One clock for every `Events` stream of a runner: every 2 s it wakes the streams waiting for
