@@ -1,0 +1,193 @@
+/**
+ * A session of the service as an `effect/cluster` entity, keyed by the service's session id:
+ * the same protocol as the Effect 3 cluster edition's (`effect-agent-session-cluster/SessionEntity`),
+ * on Effect 4's cluster. The two lines' runners do not share a cluster.
+ *
+ * Protocol:
+ * - `Start { session, maxActions, agent }` (persisted): run a session the caller has just created
+ *   at the service. `Attach` (persisted): the same for a session created elsewhere. Both are
+ *   keyed by the session id: a retried or redelivered one joins the run already under way, and
+ *   neither creates anything at the service. The reply (a {@link Status}) comes when the run ends.
+ * - `Events { fromSeq }`: the session's events from a sequence number: the log first, then live,
+ *   with no gap and no duplicate at the seam (the live part is read from the log too), and a
+ *   keep-alive (`seq` 0) every 2 seconds of silence.
+ * - `Respond { request, answer }` (persisted): the answer is recorded in the log, then handed
+ *   to the channel.
+ * - `Status`, `Close`.
+ *
+ * @since 0.1.0
+ */
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as Entity from "effect/cluster/Entity"
+import type * as Sharding from "effect/cluster/Sharding"
+import type * as Duration from "effect/Duration"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Rpc from "effect/rpc/Rpc"
+import type { AgentApi } from "../AgentApi.js"
+import type { AgentSessions } from "../AgentSessions.js"
+import { RequestNotPending } from "../Errors.js"
+import type * as EventStream from "../EventStream.js"
+import * as Session from "../Session.js"
+import * as SessionEvent from "../SessionEvent.js"
+import * as EventLog from "./EventLog.js"
+import * as internal from "./internal/entity.js"
+
+/**
+ * The outcome of a session that completed, derived from its log.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OutcomeSummary = Schema.Struct({
+  response: Schema.String,
+  type: SessionEvent.ResponseType,
+  totalCost: Schema.OptionFromNullOr(Schema.Number),
+  actions: Schema.Int,
+  maxActions: Schema.Int
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OutcomeSummary extends Schema.Schema.Type<typeof OutcomeSummary> {}
+
+/**
+ * A session's status: where its run stands (`unknown` before any `Start`/`Attach` reached it,
+ * `running`, or how it ended), the connection state of the runner holding it, the requests
+ * waiting for an answer, the actions used, the last sequence number, and the outcome once
+ * complete.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Status = Schema.Struct({
+  sessionId: Schema.String,
+  run: Schema.Literals(["unknown", "running", "complete", "ended", "closed"]),
+  /** The `ConnectionState` tag on the runner holding the session (`None` when no runner holds it). */
+  connection: Schema.OptionFromNullOr(Schema.String),
+  /** `host:port` of the runner holding the session. */
+  runner: Schema.OptionFromNullOr(Schema.String),
+  pending: Schema.Array(SessionEvent.ExternalResourceRequested),
+  actions: Schema.Int,
+  maxActions: Schema.Int,
+  lastSeq: Schema.Int,
+  outcome: Schema.OptionFromNullOr(OutcomeSummary),
+  endReason: Schema.OptionFromNullOr(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Status extends Schema.Schema.Type<typeof Status> {}
+
+const runPayload = {
+  session: Session.SessionInfo,
+  maxActions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  agent: Schema.OptionFromNullOr(Schema.String)
+}
+
+/**
+ * `Start`: run a session created by the caller (persisted, keyed by the session id).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Start = Rpc.make("Start", {
+  payload: runPayload,
+  success: Status,
+  error: EventLog.EventLogError,
+  primaryKey: (payload) => `start/${payload.session.session_id}`
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * `Attach`: run a session created elsewhere (persisted, keyed by the session id).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Attach = Rpc.make("Attach", {
+  payload: runPayload,
+  success: Status,
+  error: EventLog.EventLogError,
+  primaryKey: (payload) => `attach/${payload.session.session_id}`
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * `Events { fromSeq }`: the log from `fromSeq` (1 for all), then live, ending after the run ends.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Events = Rpc.make("Events", {
+  payload: { fromSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)) },
+  success: EventLog.LoggedEvent,
+  error: EventLog.EventLogError,
+  stream: true
+})
+
+/**
+ * `Respond { request, answer }`: answer a pending request (persisted; the first answer to a
+ * request is recorded in the log, a different second one fails with `RequestNotPending`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Respond = Rpc.make("Respond", {
+  payload: { request: SessionEvent.ExternalResourceRequested, answer: EventLog.Answer },
+  error: Schema.Union([RequestNotPending, EventLog.EventLogError])
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * `Status`: the session's {@link Status}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const GetStatus = Rpc.make("Status", { success: Status, error: EventLog.EventLogError })
+
+/**
+ * `Close`: close the session's channel and end its run (`closed`); the service's session itself
+ * is not stopped (the service has no such operation).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Close = Rpc.make("Close", { success: Status, error: EventLog.EventLogError }).annotate(
+  ClusterSchema.Persisted,
+  true
+)
+
+/**
+ * The entity: type `AgentSession`, keyed by the service's session id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close])
+
+/**
+ * Options of the entity's layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Options of every session's channel. */
+  readonly connect?: Omit<EventStream.ConnectOptions, "agent" | "pendingRequests"> | undefined
+  /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
+  readonly maxIdleTime?: Duration.Input | undefined
+}
+
+/**
+ * Registers the entity with the runner's `Sharding`: this process runs sessions.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<never, never, Sharding.Sharding | AgentSessions | AgentApi | EventLog.EventLog> =>
+  SessionEntity.toLayer(internal.make(options), { concurrency: "unbounded", maxIdleTime: options.maxIdleTime })
