@@ -94,6 +94,20 @@ export interface Snapshot {
 }
 
 /**
+ * An answer as the cluster carries and records it (`Grant` with its input, or `Deny`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Answer = internal.AnswerSchema
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Answer = internal.AnswerEncoded
+
+/**
  * The log's store failed (the database is unreachable, a statement failed):
  * `ClusterErrors.EventLogError`.
  *

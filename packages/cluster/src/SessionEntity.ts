@@ -1,191 +1,30 @@
 /**
- * A session of the service as an `@effect/cluster` entity, keyed by the service's session id.
- *
- * Protocol:
- * - `Start { session, maxActions, agent }` (persisted): run a session the caller has just created
- *   at the service. `Attach` (persisted): the same for a session created elsewhere. Both are
- *   keyed by the session id: a retried or redelivered one joins the run already under way, and
- *   neither creates anything at the service, so no second paid session can come of them. The
- *   reply (a {@link Status}) comes when the run ends; while it runs the message stays
- *   unprocessed in the cluster's storage, which is what brings the session back on another
- *   runner when its runner dies.
- * - `Events { fromSeq }`: the session's events from a sequence number: the log first, then live,
- *   with no gap and no duplicate at the seam (the live part is read from the log too).
- * - `Respond { request, answer }` (persisted): the answer is recorded in the log, then handed
- *   to the channel; a runner that takes the session over sends recorded answers its log shows
- *   unanswered.
- * - `Status`, `Close`, and `Resume` (sent by the resumer, see {@link layer}).
+ * A session of the service as an `@effect/cluster` entity, keyed by the service's session id: its
+ * protocol (`Start`, `Attach`, `Events`, `Respond`, `Status`, `Close`, `Resume`; written once for
+ * both cluster editions, `binding/SessionEntity.ts`) and its layer on this line, with the runner's
+ * resumer, answer watch and writer claims.
  *
  * @since 0.1.0
  */
-import * as ClusterSchema from "@effect/cluster/ClusterSchema"
-import * as Entity from "@effect/cluster/Entity"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { AgentApi } from "effect-agent-session/AgentApi"
 import type { AgentSessions } from "effect-agent-session/AgentSessions"
-import { RequestNotPending } from "effect-agent-session/Errors"
 import type * as EventStream from "effect-agent-session/EventStream"
-import * as Session from "effect-agent-session/Session"
-import * as SessionEvent from "effect-agent-session/SessionEvent"
+import { SessionEntity } from "../binding/SessionEntity.js"
 import * as EventLog from "./EventLog.js"
 import { defaultInterval as defaultAnswerCheckInterval, makeAnswerWatch } from "./internal/answerWatch.js"
 import * as internal from "./internal/entity.js"
-import { AnswerSchema } from "./internal/eventLog.js"
 import { makeGate } from "./internal/gate.js"
 import { makeRegistry, resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
 import { makeUnreleased, renewer, writerName } from "./internal/writer.js"
 
-/**
- * The outcome of a session that completed, derived from its log.
- *
- * @since 0.1.0
- * @category models
- */
-export const OutcomeSummary = Schema.Struct({
-  response: Schema.String,
-  type: SessionEvent.ResponseType,
-  totalCost: Schema.OptionFromNullOr(Schema.Number),
-  actions: Schema.Int,
-  maxActions: Schema.Int
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface OutcomeSummary extends Schema.Schema.Type<typeof OutcomeSummary> {}
-
-/**
- * A session's status: where its run stands (`unknown` before any `Start`/`Attach` reached it,
- * `running`, or how it ended), the connection state of the runner holding it, the requests
- * waiting for an answer, the actions used, the last sequence number, and the outcome once
- * complete.
- *
- * @since 0.1.0
- * @category models
- */
-export const Status = Schema.Struct({
-  sessionId: Schema.String,
-  run: Schema.Literal("unknown", "running", "complete", "ended", "closed"),
-  /** The `ConnectionState` tag on the runner holding the session (`None` when no runner holds it). */
-  connection: Schema.OptionFromNullOr(Schema.String),
-  /** `host:port` of the runner holding the session. */
-  runner: Schema.OptionFromNullOr(Schema.String),
-  pending: Schema.Array(SessionEvent.ExternalResourceRequested),
-  actions: Schema.Int,
-  maxActions: Schema.Int,
-  lastSeq: Schema.Int,
-  outcome: Schema.OptionFromNullOr(OutcomeSummary),
-  endReason: Schema.OptionFromNullOr(Schema.String)
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Status extends Schema.Schema.Type<typeof Status> {}
-
-const runPayload = {
-  session: Session.SessionInfo,
-  maxActions: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  agent: Schema.OptionFromNullOr(Schema.String)
-}
-
-/**
- * `Start`: run a session created by the caller (persisted, keyed by the session id).
- *
- * @since 0.1.0
- * @category models
- */
-export const Start = Rpc.make("Start", {
-  payload: runPayload,
-  success: Status,
-  error: EventLog.EventLogError,
-  primaryKey: (payload) => `start/${payload.session.session_id}`
-}).annotate(ClusterSchema.Persisted, true)
-
-/**
- * `Attach`: run a session created elsewhere (persisted, keyed by the session id).
- *
- * @since 0.1.0
- * @category models
- */
-export const Attach = Rpc.make("Attach", {
-  payload: runPayload,
-  success: Status,
-  error: EventLog.EventLogError,
-  primaryKey: (payload) => `attach/${payload.session.session_id}`
-}).annotate(ClusterSchema.Persisted, true)
-
-/**
- * `Events { fromSeq }`: the log from `fromSeq` (1 for all), then live, ending after the run ends.
- *
- * @since 0.1.0
- * @category models
- */
-export const Events = Rpc.make("Events", {
-  payload: { fromSeq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)) },
-  success: EventLog.LoggedEvent,
-  error: EventLog.EventLogError,
-  stream: true
-})
-
-/**
- * `Respond { request, answer }`: answer a pending request (persisted; the first answer to a
- * request is recorded in the log, a second one fails with `RequestNotPending`).
- *
- * @since 0.1.0
- * @category models
- */
-export const Respond = Rpc.make("Respond", {
-  payload: { request: SessionEvent.ExternalResourceRequested, answer: AnswerSchema },
-  error: Schema.Union(RequestNotPending, EventLog.EventLogError)
-}).annotate(ClusterSchema.Persisted, true)
-
-/**
- * `Status`: the session's {@link Status}.
- *
- * @since 0.1.0
- * @category models
- */
-export const GetStatus = Rpc.make("Status", { success: Status, error: EventLog.EventLogError })
-
-/**
- * `Close`: close the session's channel and end its run (`closed`); the service's session itself
- * is not stopped (the service has no such operation).
- *
- * @since 0.1.0
- * @category models
- */
-export const Close = Rpc.make("Close", { success: Status, error: EventLog.EventLogError }).annotate(
-  ClusterSchema.Persisted,
-  true
-)
-
-/**
- * `Resume`: run the session again if its run has not ended and no runner runs it (sent by the
- * resumer, see {@link layer}); the reply comes when the run ends.
- *
- * @since 0.1.0
- * @category models
- */
-export const Resume = Rpc.make("Resume", { success: Status, error: EventLog.EventLogError })
-
-/**
- * The entity: type `AgentSession`, keyed by the service's session id.
- *
- * @since 0.1.0
- * @category models
- */
-export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close, Resume])
+export * from "../binding/SessionEntity.js"
 
 /**
  * Options of the entity's layer.

@@ -17,11 +17,11 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { ClusterTally } from "effect-agent-session-shell"
-import { AgentApi } from "../../AgentApi.js"
-import * as Answer from "../../Answer.js"
-import { AgentSessions, type RunningSession } from "../../AgentSessions.js"
-import { RequestNotPending } from "../../Errors.js"
-import * as SessionEvent from "../../SessionEvent.js"
+import { AgentApi } from "../../../src/AgentApi.js"
+import * as Answer from "../../../src/Answer.js"
+import { AgentSessions, type RunningSession } from "../../../src/AgentSessions.js"
+import { RequestNotPending } from "../../../src/Errors.js"
+import * as SessionEvent from "../../../src/SessionEvent.js"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
 
@@ -285,6 +285,15 @@ export const make = (options: SessionEntity.Options) =>
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
     ) => ensureRunning(envelope.payload, learn).pipe(Effect.andThen(awaitRun), Effect.andThen(status))
 
+    /**
+     * `Resume`: runs the session again when its run has not ended and it does not run here; a
+     * run it started is held to its end (as `Start` holds it), so that the entity stays active.
+     */
+    const resume = ensureRunning(undefined, true).pipe(
+      Effect.flatMap((started) => started ? awaitRun : Effect.void),
+      Effect.andThen(status)
+    )
+
     const close = Effect.gen(function*() {
       yield* load
       const current = run
@@ -372,6 +381,7 @@ export const make = (options: SessionEntity.Options) =>
       Events: (envelope: Entity.Request<typeof SessionEntity.Events>) => events(envelope.payload.fromSeq),
       Respond: respond,
       Status: () => status,
-      Close: () => close
+      Close: () => close,
+      Resume: () => resume
     }
   })

@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ClusterTally } from "effect-agent-session-shell"
-import * as Session from "../../Session.js"
+import * as Session from "../../../src/Session.js"
 import type * as EventLog from "../EventLog.js"
 import { EventLogError } from "../ClusterErrors.js"
 

@@ -1,37 +1,40 @@
 /**
- * A session of the service as an `effect/cluster` entity, keyed by the service's session id:
- * the same protocol as the Effect 3 cluster edition's (`effect-agent-session-cluster/SessionEntity`),
- * on Effect 4's cluster. The two lines' runners do not share a cluster.
+ * A session of the service as an `@effect/cluster` entity, keyed by the service's session id.
  *
  * Protocol:
  * - `Start { session, maxActions, agent }` (persisted): run a session the caller has just created
  *   at the service. `Attach` (persisted): the same for a session created elsewhere. Both are
  *   keyed by the session id: a retried or redelivered one joins the run already under way, and
- *   neither creates anything at the service. The reply (a {@link Status}) comes when the run ends.
+ *   neither creates anything at the service, so no second paid session can come of them. The
+ *   reply (a {@link Status}) comes when the run ends; while it runs the message stays
+ *   unprocessed in the cluster's storage, which is what brings the session back on another
+ *   runner when its runner dies.
  * - `Events { fromSeq }`: the session's events from a sequence number: the log first, then live,
- *   with no gap and no duplicate at the seam (the live part is read from the log too), and a
- *   keep-alive (`seq` 0) every 2 seconds of silence.
+ *   with no gap and no duplicate at the seam (the live part is read from the log too).
  * - `Respond { request, answer }` (persisted): the answer is recorded in the log, then handed
- *   to the channel.
- * - `Status`, `Close`.
+ *   to the channel; a runner that takes the session over sends recorded answers its log shows
+ *   unanswered.
+ * - `Status`, `Close`, and `Resume` (sent by a runner's resumer to the sessions of the shards it
+ *   gained).
+ *
+ * Written once for both cluster editions: the Effect 4 edition's entity has the same type, messages
+ * and schemas, bound to Effect 4's `effect/cluster` (the two lines' runners do not share a cluster).
  *
  * @since 0.1.0
  */
-import * as ClusterSchema from "effect/cluster/ClusterSchema"
-import * as Entity from "effect/cluster/Entity"
-import type * as Sharding from "effect/cluster/Sharding"
-import type * as Duration from "effect/Duration"
-import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Rpc from "effect/rpc/Rpc"
-import type { AgentApi } from "../AgentApi.js"
-import type { AgentSessions } from "../AgentSessions.js"
-import { RequestNotPending } from "../Errors.js"
-import type * as EventStream from "../EventStream.js"
-import * as Session from "../Session.js"
-import * as SessionEvent from "../SessionEvent.js"
-import * as EventLog from "./EventLog.js"
-import * as internal from "./internal/entity.js"
+import * as EventLog from "../src/EventLog.js"
+import {
+  ClusterSchema,
+  Entity,
+  Errors,
+  intAtLeast,
+  literals,
+  Rpc,
+  Session,
+  SessionEvent,
+  union
+} from "../src/internal/line.js"
 
 /**
  * The outcome of a session that completed, derived from its log.
@@ -64,7 +67,7 @@ export interface OutcomeSummary extends Schema.Schema.Type<typeof OutcomeSummary
  */
 export const Status = Schema.Struct({
   sessionId: Schema.String,
-  run: Schema.Literals(["unknown", "running", "complete", "ended", "closed"]),
+  run: literals(["unknown", "running", "complete", "ended", "closed"]),
   /** The `ConnectionState` tag on the runner holding the session (`None` when no runner holds it). */
   connection: Schema.OptionFromNullOr(Schema.String),
   /** `host:port` of the runner holding the session. */
@@ -85,7 +88,7 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
 
 const runPayload = {
   session: Session.SessionInfo,
-  maxActions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  maxActions: intAtLeast(1),
   agent: Schema.OptionFromNullOr(Schema.String)
 }
 
@@ -122,7 +125,7 @@ export const Attach = Rpc.make("Attach", {
  * @category models
  */
 export const Events = Rpc.make("Events", {
-  payload: { fromSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)) },
+  payload: { fromSeq: intAtLeast(1) },
   success: EventLog.LoggedEvent,
   error: EventLog.EventLogError,
   stream: true
@@ -130,14 +133,14 @@ export const Events = Rpc.make("Events", {
 
 /**
  * `Respond { request, answer }`: answer a pending request (persisted; the first answer to a
- * request is recorded in the log, a different second one fails with `RequestNotPending`).
+ * request is recorded in the log, a second one fails with `RequestNotPending`).
  *
  * @since 0.1.0
  * @category models
  */
 export const Respond = Rpc.make("Respond", {
   payload: { request: SessionEvent.ExternalResourceRequested, answer: EventLog.Answer },
-  error: Schema.Union([RequestNotPending, EventLog.EventLogError])
+  error: union([Errors.RequestNotPending, EventLog.EventLogError])
 }).annotate(ClusterSchema.Persisted, true)
 
 /**
@@ -161,33 +164,19 @@ export const Close = Rpc.make("Close", { success: Status, error: EventLog.EventL
 )
 
 /**
+ * `Resume`: run the session again if its run has not ended and no runner runs it (sent by the
+ * resumer, see {@link layer}); the reply comes when the run ends.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Resume = Rpc.make("Resume", { success: Status, error: EventLog.EventLogError })
+
+/**
  * The entity: type `AgentSession`, keyed by the service's session id.
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close])
+export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events, Respond, GetStatus, Close, Resume])
 
-/**
- * Options of the entity's layer.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Options {
-  /** Options of every session's channel. */
-  readonly connect?: Omit<EventStream.ConnectOptions, "agent" | "pendingRequests"> | undefined
-  /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
-  readonly maxIdleTime?: Duration.Input | undefined
-}
-
-/**
- * Registers the entity with the runner's `Sharding`: this process runs sessions.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<never, never, Sharding.Sharding | AgentSessions | AgentApi | EventLog.EventLog> =>
-  SessionEntity.toLayer(internal.make(options), { concurrency: "unbounded", maxIdleTime: options.maxIdleTime })

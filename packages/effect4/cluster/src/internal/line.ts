@@ -1,0 +1,76 @@
+/**
+ * The names of Effect 4 that the cluster's binding (`../binding/`, copied from the Effect 3 cluster
+ * edition's `binding/`: code written once for both cluster editions) uses where Effect 3 names the
+ * same thing differently, and the modules it takes from this line (the cluster's, the RPC's and
+ * this edition's SDK). The Effect 3 cluster edition's `internal/line.ts` exports the same names,
+ * bound to Effect 3: a binding module imports them from here (`../src/internal/line.js`,
+ * relative to where its copy lies).
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Schedule from "effect/Schedule"
+import * as ScheduleModule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+
+export * from "./lineSchema.js"
+
+/** The cluster's entities. */
+export * as Entity from "effect/cluster/Entity"
+/** The cluster's annotations of a message (`Persisted`, ...). */
+export * as ClusterSchema from "effect/cluster/ClusterSchema"
+/** The cluster's sharding service. */
+export * as Sharding from "effect/cluster/Sharding"
+/** RPC definitions (an entity's protocol). */
+export * as Rpc from "effect/rpc/Rpc"
+/** The SDK edition's modules the cluster builds on. */
+export * as AgentApi from "../../../src/AgentApi.js"
+export * as Answer from "../../../src/Answer.js"
+export * as Errors from "../../../src/Errors.js"
+export * as Session from "../../../src/Session.js"
+export * as SessionEvent from "../../../src/SessionEvent.js"
+
+/** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
+export type DurationInput = Duration.Input
+
+/** The `Duration` of an input. */
+export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
+
+/** Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. */
+export const ServiceTag: <Self, Shape>() => <const Key extends string>(key: Key) => Context.ServiceClass<Self, Key, Shape> =
+  Context.Service
+
+/** An `Option` of a value that may be `null` or `undefined`. */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/** The first failure of a cause, if it has one. */
+export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption
+
+/** Fails with `onTimeout()` when `self` takes longer than `duration` (interrupting it). */
+export const timeoutFail = <E2>(duration: DurationInput, onTimeout: () => E2) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+  Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(onTimeout()) })
+
+/** Recovers from every failure of an effect (its whole cause). */
+export const catchAllCause = <E, A2, E2, R2>(f: (cause: Cause.Cause<E>) => Effect.Effect<A2, E2, R2>) =>
+<A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | A2, E2, R | R2> => Effect.catchCause(self, f)
+
+/** Fails a stream with `onTimeout()` when it emits nothing for `duration`. */
+export const streamTimeoutFail = <E2>(duration: DurationInput, onTimeout: () => E2) =>
+<A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | E2, R> =>
+  Stream.timeoutOrElse(self, { duration, orElse: () => Stream.fail(onTimeout()) })
+
+/** Recovers from every failure of a stream (its whole cause). */
+export const streamCatchAllCause = <E, A2, E2, R2>(f: (cause: Cause.Cause<E>) => Stream.Stream<A2, E2, R2>) =>
+<A, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A | A2, E2, R | R2> => Stream.catchCause(self, f)
+
+/** A schedule that stops once `duration` has passed since its first step. */
+export const upTo = (duration: DurationInput) =>
+<Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> =>
+  ScheduleModule.upTo(self, { duration })
+
+/** Retries an effect on `schedule` while its failure satisfies `retryable`. */
+export const retryWhile = <E>(schedule: Schedule.Schedule<unknown, unknown>, retryable: (error: E) => boolean) =>
+<A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.retry(self, { schedule, while: retryable })
