@@ -66,7 +66,7 @@ export const make = <
   E extends WatchedEvent = WatchedEvent,
   R extends Request & E = Request & E,
   C extends Complete & E = Complete & E,
-  A = unknown
+  A = RecordedAnswer
 >(): Tally<E, R, C, A> => ({
   lastSeq: 0,
   session: new Session.Watched<E, R, C>({
@@ -159,6 +159,27 @@ export const sameAnswer = (a: RecordedAnswer, b: RecordedAnswer): boolean => {
   return a.input._tag === "None"
     ? b.input._tag === "None"
     : b.input._tag === "Some" && a.input.value === b.input.value
+}
+
+/**
+ * What an answer to a request means for a session, by its tally: `"record"` (the request is open
+ * and has no answer yet), `"known"` (the same answer is recorded already: nothing to do; a caller
+ * retrying after losing the reply), `"already-answered"` (another answer was recorded first: it
+ * stands), `"never-received"` (no such request is open). Looked up in the recorded answers
+ * before the open requests: a retry may arrive after the grant settled the request.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const decideAnswer = <E extends WatchedEvent, R extends Request & E, C extends Complete & E, A extends RecordedAnswer>(
+  tally: Tally<E, R, C, A>,
+  request: Request,
+  answer: RecordedAnswer
+): "record" | "known" | "already-answered" | "never-received" => {
+  const key = keyOf(request)
+  const previous = tally.answered.get(key)
+  if (previous !== undefined) return sameAnswer(previous, answer) ? "known" : "already-answered"
+  return tally.session.pending.some((waiting) => keyOf(waiting.request) === key) ? "record" : "never-received"
 }
 
 /**

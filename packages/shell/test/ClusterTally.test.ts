@@ -24,7 +24,7 @@ describe("ClusterTally", () => {
     const tally = ClusterTally.make()
     ClusterTally.fold(tally, request("a"))
     ClusterTally.fold(tally, request("b"))
-    tally.answered.set(ClusterTally.requestKey(request("b")), "granted")
+    tally.answered.set(ClusterTally.requestKey(request("b")), { _tag: "Deny" })
     expect(ClusterTally.unanswered(tally).map((r) => r.action_session_id)).toStrictEqual(["a"])
     ClusterTally.fold(tally, { _tag: "ExternalResourceGranted" })
     expect(ClusterTally.open(tally).map((r) => r.action_session_id)).toStrictEqual(["a"])
@@ -62,6 +62,21 @@ describe("ClusterTally", () => {
     expect(ClusterTally.sameAnswer({ _tag: "Grant", input: some("x") }, { _tag: "Grant", input: some("x") })).toBe(true)
     expect(ClusterTally.sameAnswer({ _tag: "Grant", input: some("x") }, { _tag: "Grant", input: some("y") })).toBe(false)
     expect(ClusterTally.sameAnswer({ _tag: "Grant", input: some("x") }, { _tag: "Grant", input: none })).toBe(false)
+  })
+
+  it("decides what an answer means: record an open request's first answer; the same again is known; another, or none open, refused", () => {
+    const session = ClusterTally.make()
+    const grant = { _tag: "Grant", input: { _tag: "Some", value: "x" } } as const
+    const deny = { _tag: "Deny" } as const
+    expect(ClusterTally.decideAnswer(session, request("a"), grant)).toBe("never-received")
+    ClusterTally.fold(session, request("a"))
+    expect(ClusterTally.decideAnswer(session, request("a"), grant)).toBe("record")
+    session.answered.set(ClusterTally.requestKey(request("a")), grant)
+    expect(ClusterTally.decideAnswer(session, request("a"), grant)).toBe("known")
+    expect(ClusterTally.decideAnswer(session, request("a"), deny)).toBe("already-answered")
+    // Settled by the grant: a retry of the same answer is still known, not refused.
+    ClusterTally.fold(session, { _tag: "ExternalResourceGranted" })
+    expect(ClusterTally.decideAnswer(session, request("a"), grant)).toBe("known")
   })
 
   it("wakes each waiter once, at the next wake", () => {

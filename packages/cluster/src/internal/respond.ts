@@ -33,14 +33,11 @@ export const respondWith = (
         reason
       })
     // Looked up before the open requests: a caller retrying after losing the reply (or the
-    // cluster delivering the message again) may arrive after the grant settled the request.
-    const previous = tally.answered.get(key)
-    if (previous !== undefined) {
-      // The same answer again: done already; a different one: the first answer stands.
-      if (sameAnswer(previous, answer)) return
-      return yield* refuse("already-answered")
-    }
-    if (!tally.session.pending.some((w) => requestKey(w.request) === key)) return yield* refuse("never-received")
+    // cluster delivering the message again) may arrive after the grant settled the request. The
+    // same answer again: done already; a different one: the first answer stands.
+    const decision = ClusterTally.decideAnswer(tally, request, answer)
+    if (decision === "known") return
+    if (decision !== "record") return yield* refuse(decision)
     const recorded = yield* log.saveAnswer(sessionId, request, answer)
     if (!recorded) {
       // An answer was recorded first: by another activation (a hand-over), or by an earlier

@@ -3,7 +3,8 @@
  * runner (in-memory message storage and log), against the simulator as a child process: a
  * session started through the façade runs on its entity to completion, its request answered
  * through the cluster; a second client follows the same log; a session created elsewhere is
- * attached; `respond`, `status`, `close` and an unknown session behave as the Effect 3 cluster
+ * attached; a session the log knows and no runner runs is taken over (by a subscriber, by
+ * `Resume`); `respond`, `status`, `close` and an unknown session behave as the Effect 3 cluster
  * edition's (`packages/cluster/test/ClusterSessions.test.ts`).
  */
 import { assert, describe, layer } from "@effect/vitest"
@@ -148,6 +149,55 @@ describe("ClusterSessions (Effect 4) on the embedded single runner", () => {
         assert.strictEqual(outcome._tag, "SessionNotFound")
         const unusable = yield* Effect.flip(sessions.status(" padded "))
         assert.strictEqual(unusable._tag, "SessionNotFound")
+      }))
+
+    it.effect("a session the log knows and no runner runs is taken over by its first subscriber: every event once", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const api = yield* AgentApi.AgentApi
+        const log = yield* EventLog.EventLog
+        const info = yield* api.createSession(request)
+        // Registered as another runner would have done before it died: no `Start` reaches it here.
+        yield* log.register({ info, maxActions: request.max_actions, agent: Option.none() })
+        const seen = yield* follow(sessions, info.session_id)
+        assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+        assert.strictEqual(seen[0]?.event._tag, "Started")
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+        assert.strictEqual((yield* sessions.status(info.session_id)).run, "complete")
+      }))
+
+    it.effect("Resume runs a session the log knows and no runner runs, and replies when its run ends", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const api = yield* AgentApi.AgentApi
+        const log = yield* EventLog.EventLog
+        const makeClient = yield* SessionEntity.SessionEntity.client
+        const info = yield* api.createSession(request)
+        yield* log.register({ info, maxActions: request.max_actions, agent: Option.none() })
+        const resumed = yield* Effect.forkChild(makeClient(info.session_id).Resume())
+        const seen = yield* follow(sessions, info.session_id)
+        const status = yield* Fiber.join(resumed)
+        assert.strictEqual(status.run, "complete")
+        assert.strictEqual(status.lastSeq, seen.length)
+        assert.strictEqual(tags(seen).filter((t) => t === "Started").length, 1)
+        // Resume of a session whose run ended: its status, nothing run again.
+        const again = yield* makeClient(info.session_id).Resume()
+        assert.strictEqual(again.lastSeq, seen.length)
+      }))
+
+    it.effect("a session closed before its Start reached it is not run: Start replies closed", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const api = yield* AgentApi.AgentApi
+        const info = yield* api.createSession(request)
+        const closed = yield* sessions.close(info.session_id)
+        assert.strictEqual(closed.run, "closed")
+        yield* sessions.attach(info, request.max_actions)
+        const status = yield* sessions.status(info.session_id)
+        assert.strictEqual(status.run, "closed")
+        assert.strictEqual(status.lastSeq, 0)
+        const error = yield* Effect.flip(sessions.outcome(info.session_id))
+        assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
       }))
 
     it.effect("the log holds the session's events without channel notices, and its record", () =>

@@ -355,15 +355,10 @@ export const make = (options: SessionEntity.Options) =>
             reason
           })
         // Looked up before the open requests: a caller retrying after losing the reply may arrive
-        // after the grant settled the request.
-        const previous = tally.answered.get(key)
-        if (previous !== undefined) {
-          if (ClusterTally.sameAnswer(previous, answer)) return
-          return yield* refuse("already-answered")
-        }
-        if (!tally.session.pending.some((w) => ClusterTally.requestKey(w.request) === key)) {
-          return yield* refuse("never-received")
-        }
+        // after the grant settled the request. The same answer again: done already.
+        const decision = ClusterTally.decideAnswer(tally, request, answer)
+        if (decision === "known") return
+        if (decision !== "record") return yield* refuse(decision)
         if (!(yield* log.saveAnswer(sessionId, request, answer))) {
           const stored = (yield* log.answers(sessionId)).find((a) => ClusterTally.requestKey(a.request) === key)
           if (stored === undefined || !ClusterTally.sameAnswer(stored.answer, answer)) return yield* refuse("already-answered")
