@@ -9,6 +9,8 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -72,3 +74,13 @@ export const upTo = (duration: DurationInput) =>
 export const retryWhile = <E>(schedule: Schedule.Schedule<unknown, unknown>, retryable: (error: E) => boolean) =>
 <A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(self, Schedule.whileInput(schedule, retryable))
+
+/** Recovers from every typed failure of an effect. */
+export const catchAll: <E, A2, E2, R2>(
+  f: (error: E) => Effect.Effect<A2, E2, R2>
+) => <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A | A2, E2, R | R2> = Effect.catchAll
+
+/** The layer of the services an effect builds in the layer's scope. */
+export const scopedContextLayer = <A, E, R>(
+  effect: Effect.Effect<Context.Context<A>, E, R>
+): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.scopedContext(effect)

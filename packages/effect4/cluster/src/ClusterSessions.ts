@@ -27,7 +27,7 @@ export * from "../binding/ClusterSessions.js"
  * @since 0.1.0
  * @category models
  */
-export interface EmbeddedOptions extends Options, SessionEntity.Options {
+export interface EmbeddedOptions extends Options, SessionEntity.Options, EventLog.Options {
   /** Settings of the single runner's `Sharding`. Default: `entityTerminationTimeout` of 1 second. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
@@ -50,7 +50,7 @@ export const layerEmbedded = (
 > =>
   layer(options).pipe(
     Layer.provideMerge(SessionEntity.layer(options)),
-    Layer.provideMerge(EventLog.layerMemory),
+    Layer.provideMerge(EventLog.layerMemory(options)),
     Layer.provideMerge(
       Sharding.layer.pipe(
         Layer.provideMerge(Runners.layerNoop),

@@ -18,10 +18,10 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { ClusterTally } from "effect-agent-session-shell"
 import { AgentApi } from "../../../src/AgentApi.js"
-import * as Answer from "../../../src/Answer.js"
 import { AgentSessions, type RunningSession } from "../../../src/AgentSessions.js"
 import { RequestNotPending } from "../../../src/Errors.js"
 import * as SessionEvent from "../../../src/SessionEvent.js"
+import { toAnswer } from "../../binding/internal/eventLogMemory.js"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
 
@@ -51,9 +51,6 @@ const handOverPersist = "20 seconds"
 
 /** How long asking the service whether a session completed may take. */
 const retrieveTimeout = "15 seconds"
-
-const toAnswer = (answer: EventLog.Answer): Answer.Answer =>
-  answer._tag === "Grant" ? Answer.grant(Option.getOrUndefined(answer.input)) : Answer.deny()
 
 const describe = (cause: Cause.Cause<unknown>): string =>
   Option.match(Cause.findErrorOption(cause), {
