@@ -33,18 +33,26 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Stream from "effect/Stream"
-import type * as EventLog from "../src/EventLog.js"
+import * as EventLog from "../src/EventLog.js"
 import {
   type AgentApi,
+  type AgentSessions,
   type Answer,
   type DurationInput,
   type Errors,
+  MessageStorage,
+  RunnerHealth,
+  Runners,
+  RunnerStorage,
   type Session,
   type SessionEvent,
-  type Sharding,
+  Sharding,
+  ShardingConfig,
+  type ShardingSettings,
   ServiceTag,
   upTo
 } from "../src/internal/line.js"
+import * as SessionEntityLayer from "../src/SessionEntity.js"
 import * as ClusterErrors from "./ClusterErrors.js"
 import * as internal from "./internal/clusterSessions.js"
 import type * as SessionEntity from "./SessionEntity.js"
@@ -203,3 +211,50 @@ export const make: (options?: Options) => Effect.Effect<Service, never, Sharding
 export const layer = (options?: Options): Layer.Layer<ClusterSessions, never, Sharding.Sharding | AgentApi.AgentApi> =>
   Layer.effect(ClusterSessions, make(options))
 
+/**
+ * Options of {@link layerEmbedded}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EmbeddedOptions extends Options, SessionEntityLayer.Options, EventLog.Options {
+  /**
+   * Settings of the single runner's `Sharding`. Default: `entityTerminationTimeout` of 1 second
+   * (in memory, nothing survives the process: waiting longer at shutdown gains nothing).
+   */
+  readonly shardingConfig?: Partial<ShardingSettings> | undefined
+}
+
+/**
+ * The embedded default for one machine: the session entity on a single runner with in-memory
+ * message storage and an in-memory log (no database), and the façade (the pieces of
+ * the cluster's `TestRunner`, with their settings open). Needs what `AgentSessions` needs
+ * (`NodeAgentSessions.layer` provides it). Nothing survives the process.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerEmbedded = (
+  options: EmbeddedOptions = {}
+): Layer.Layer<
+  | ClusterSessions
+  | Sharding.Sharding
+  | Runners.Runners
+  | MessageStorage.MessageStorage
+  | MessageStorage.MemoryDriver
+  | EventLog.EventLog,
+  never,
+  AgentSessions.AgentSessions | AgentApi.AgentApi
+> =>
+  layer(options).pipe(
+    Layer.provideMerge(SessionEntityLayer.layer(options)),
+    Layer.provideMerge(EventLog.layerMemory(options)),
+    Layer.provideMerge(
+      Sharding.layer.pipe(
+        Layer.provideMerge(Runners.layerNoop),
+        Layer.provideMerge(MessageStorage.layerMemory),
+        Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop])
+      )
+    ),
+    Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: "1 second", ...options.shardingConfig }))
+  )

@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import type * as ShardingConfigModule from "@effect/cluster/ShardingConfig"
 
 export * from "./lineSchema.js"
 
@@ -21,12 +22,18 @@ export * from "./lineSchema.js"
 export * as Entity from "@effect/cluster/Entity"
 /** The cluster's annotations of a message (`Persisted`, ...). */
 export * as ClusterSchema from "@effect/cluster/ClusterSchema"
-/** The cluster's sharding service. */
+/** The cluster's sharding service, its settings and the pieces of a single runner. */
 export * as Sharding from "@effect/cluster/Sharding"
+export * as ShardingConfig from "@effect/cluster/ShardingConfig"
+export * as MessageStorage from "@effect/cluster/MessageStorage"
+export * as RunnerHealth from "@effect/cluster/RunnerHealth"
+export * as Runners from "@effect/cluster/Runners"
+export * as RunnerStorage from "@effect/cluster/RunnerStorage"
 /** RPC definitions (an entity's protocol). */
 export * as Rpc from "@effect/rpc/Rpc"
 /** The SDK edition's modules the cluster builds on. */
 export * as AgentApi from "effect-agent-session/AgentApi"
+export * as AgentSessions from "effect-agent-session/AgentSessions"
 export * as Answer from "effect-agent-session/Answer"
 export * as Errors from "effect-agent-session/Errors"
 export * as Session from "effect-agent-session/Session"
@@ -84,3 +91,6 @@ export const catchAll: <E, A2, E2, R2>(
 export const scopedContextLayer = <A, E, R>(
   effect: Effect.Effect<Context.Context<A>, E, R>
 ): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.scopedContext(effect)
+
+/** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
+export type ShardingSettings = ShardingConfigModule.ShardingConfig["Type"]

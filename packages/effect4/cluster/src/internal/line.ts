@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleModule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
 
 export * from "./lineSchema.js"
 
@@ -23,12 +24,18 @@ export * from "./lineSchema.js"
 export * as Entity from "effect/cluster/Entity"
 /** The cluster's annotations of a message (`Persisted`, ...). */
 export * as ClusterSchema from "effect/cluster/ClusterSchema"
-/** The cluster's sharding service. */
+/** The cluster's sharding service, its settings and the pieces of a single runner. */
 export * as Sharding from "effect/cluster/Sharding"
+export * as ShardingConfig from "effect/cluster/ShardingConfig"
+export * as MessageStorage from "effect/cluster/MessageStorage"
+export * as RunnerHealth from "effect/cluster/RunnerHealth"
+export * as Runners from "effect/cluster/Runners"
+export * as RunnerStorage from "effect/cluster/RunnerStorage"
 /** RPC definitions (an entity's protocol). */
 export * as Rpc from "effect/rpc/Rpc"
 /** The SDK edition's modules the cluster builds on. */
 export * as AgentApi from "../../../src/AgentApi.js"
+export * as AgentSessions from "../../../src/AgentSessions.js"
 export * as Answer from "../../../src/Answer.js"
 export * as Errors from "../../../src/Errors.js"
 export * as Session from "../../../src/Session.js"
@@ -85,3 +92,6 @@ export const catchAll = <E, A2, E2, R2>(f: (error: E) => Effect.Effect<A2, E2, R
 export const scopedContextLayer = <A, E, R>(
   effect: Effect.Effect<Context.Context<A>, E, R>
 ): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.effectContext(effect)
+
+/** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
+export type ShardingSettings = ShardingConfigModule.ShardingConfig["Service"]
