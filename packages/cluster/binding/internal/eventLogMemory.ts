@@ -9,7 +9,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ClusterTally } from "effect-agent-session-shell"
 import type * as EventLog from "../../src/EventLog.js"
-import { Answer, catchAll, durationOf, optionFromNullish, Session } from "../../src/internal/line.js"
+import { Answer, catchAll, durationOf, optionFromNullish, Session, type SessionEvent } from "../../src/internal/line.js"
 import { union } from "../../src/internal/lineSchema.js"
 import { EventLogError } from "../ClusterErrors.js"
 
@@ -19,6 +19,24 @@ export const AnswerSchema = union([
   Schema.Struct({ _tag: Schema.Literal("Deny") })
 ])
 export type AnswerEncoded = typeof AnswerSchema.Type
+
+/**
+ * The key a request is answered by: the protocol core's (`Ledger.requestKey`: its action session
+ * and raw resource type; bounded), the same as the connection's and the session's.
+ */
+export const requestKey: (request: SessionEvent.ExternalResourceRequested) => string = ClusterTally.requestKey
+
+/**
+ * When a claim refused may be tried again, for the SQL store's claims: by the session and the
+ * writer that asked, the milliseconds to wait. Set by the store when it refuses a claim whose
+ * holder's runner is gone (its lock free) and whose lease has not lapsed yet: mostly nothing but
+ * the lapse frees it (a runner gone does not renew or release it any more), so asking often
+ * before then costs queries for nothing. A holder that lives while its lock is briefly free (its
+ * lock's connection opened again) may still release it: the writer's wait (`writer.ts`), which
+ * reads (and forgets) the hint, waits at most a second on it. A hint never read is forgotten once
+ * its time has passed, when the store sets the next ones.
+ */
+export const claimRetryHints = new WeakMap<EventLog.Service, (sessionId: string, writer: string) => number | undefined>()
 
 /** The SDK's answer of a recorded one. */
 export const toAnswer = (answer: AnswerEncoded): Answer.Answer =>

@@ -26,6 +26,7 @@ import { type EventLogError } from "../EventLog.js"
 import {
   AnswerSchema,
   claimLost,
+  claimRetryHints,
   fail,
   runnerOf,
   unknownRecord
@@ -36,6 +37,7 @@ export {
   AnswerSchema,
   type AnswerEncoded,
   claimLost,
+  claimRetryHints,
   fail,
   isClaimLost,
   makeMemory,
@@ -195,17 +197,6 @@ const claimSessions = 500
 /** How many claims of a batch whose statements failed are asked for at once, each on its own. */
 const claimFallback = 10
 
-/**
- * When a claim refused may be tried again, for the SQL store's claims: by the session and the
- * writer that asked, the milliseconds to wait. Set by the store when it refuses a claim whose
- * holder's runner is gone (its lock free) and whose lease has not lapsed yet: mostly nothing but
- * the lapse frees it (a runner gone does not renew or release it any more), so asking often
- * before then costs queries for nothing. A holder that lives while its lock is briefly free (its
- * lock's connection opened again) may still release it: the writer's wait (`writer.ts`), which
- * reads (and forgets) the hint, waits at most a second on it. A hint never read is forgotten once
- * its time has passed, when the store sets the next ones.
- */
-export const claimRetryHints = new WeakMap<EventLog.Service, (sessionId: string, writer: string) => number | undefined>()
 
 interface SessionRow {
   readonly session_id: string

@@ -6,10 +6,15 @@
  * here (`../src/internal/line.js`, relative to where its copy lies).
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -24,6 +29,7 @@ export * as Entity from "@effect/cluster/Entity"
 export * as ClusterSchema from "@effect/cluster/ClusterSchema"
 /** The cluster's sharding service, its settings and the pieces of a single runner. */
 export * as Sharding from "@effect/cluster/Sharding"
+export * as ShardId from "@effect/cluster/ShardId"
 export * as ShardingConfig from "@effect/cluster/ShardingConfig"
 export * as MessageStorage from "@effect/cluster/MessageStorage"
 export * as RunnerHealth from "@effect/cluster/RunnerHealth"
@@ -34,6 +40,7 @@ export * as Rpc from "@effect/rpc/Rpc"
 /** The SDK edition's modules the cluster builds on. */
 export * as AgentApi from "effect-agent-session/AgentApi"
 export * as AgentSessions from "effect-agent-session/AgentSessions"
+export * as EventStream from "effect-agent-session/EventStream"
 export * as Answer from "effect-agent-session/Answer"
 export * as Errors from "effect-agent-session/Errors"
 export * as Session from "effect-agent-session/Session"
@@ -94,3 +101,65 @@ export const scopedContextLayer = <A, E, R>(
 
 /** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
 export type ShardingSettings = ShardingConfigModule.ShardingConfig["Type"]
+
+/** The layer an effect makes, built in the layer's scope. */
+export const unwrapScopedLayer: <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+) => Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> = Layer.unwrapScoped
+
+/** A layer that runs an effect in its scope and provides nothing. */
+export const scopedDiscardLayer: <X, E, R>(effect: Effect.Effect<X, E, R>) => Layer.Layer<never, E, Exclude<R, Scope.Scope>> =
+  Layer.scopedDiscard
+
+/** A semaphore of `permits` permits. */
+export const makeSemaphore: (permits: number) => Effect.Effect<Effect.Semaphore> = Effect.makeSemaphore
+
+/** The fiber of a run forked by {@link forkDaemon}. */
+export type RunFiber<A, E = never> = Fiber.RuntimeFiber<A, E>
+
+/** Runs an effect in a fiber of its own, outside the caller's scope (it outlives the caller). */
+export const forkDaemon: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<RunFiber<A, E>, never, R> = Effect.forkDaemon
+
+/**
+ * Runs an effect so that interrupting it returns at once, the effect going on in the background
+ * (a read of the store that a time-out gives up on).
+ */
+export const disconnect: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = Effect.disconnect
+
+/** Completes a `Deferred` with an effect, outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.unsafeDone
+
+/** Exponential from `base` (factor 2), each delay at most `cap`, at most `times` recurrences. */
+export const cappedExponential = (base: DurationInput, cap: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  Schedule.exponential(base, 2).pipe(Schedule.union(Schedule.spaced(cap)), Schedule.intersect(Schedule.recurs(times)))
+
+/** Runs a stream, handing each batch of elements that arrived together to `f`. */
+export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, E2, R2>) =>
+<E, R>(self: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> =>
+  Stream.runForEachChunk(self, (chunk) => f(Chunk.toReadonlyArray(chunk)))
+
+/** What an entity's streaming handler returns: a mailbox the RPC server takes from. */
+export type ReplyMailbox<A, E> = Mailbox.ReadonlyMailbox<A, E>
+
+/** The writer's side of a {@link ReplyMailbox}: offered to and ended outside any fiber. */
+export interface ReplyWriter<A, E> {
+  readonly offerAll: (values: Iterable<A>) => void
+  readonly offer: (value: A) => void
+  /** Ends the mailbox: done when `exit` succeeds, failed with its cause otherwise. */
+  readonly done: (exit: Exit.Exit<void, E>) => void
+  /** How many elements wait to be taken. */
+  readonly size: () => number
+}
+
+/** A reply mailbox and its writer. */
+export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: ReplyMailbox<A, E>; readonly writer: ReplyWriter<A, E> }> =>
+  Effect.map(Mailbox.make<A, E>(), (mailbox) => ({
+    mailbox,
+    writer: {
+      offerAll: (values) => void mailbox.unsafeOfferAll(values),
+      offer: (value) => void mailbox.unsafeOffer(value),
+      done: (exit) => void mailbox.unsafeDone(exit),
+      size: () => Option.getOrElse(mailbox.unsafeSize(), () => 0)
+    }
+  }))

@@ -8,13 +8,18 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleModule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
 
@@ -26,6 +31,7 @@ export * as Entity from "effect/cluster/Entity"
 export * as ClusterSchema from "effect/cluster/ClusterSchema"
 /** The cluster's sharding service, its settings and the pieces of a single runner. */
 export * as Sharding from "effect/cluster/Sharding"
+export * as ShardId from "effect/cluster/ShardId"
 export * as ShardingConfig from "effect/cluster/ShardingConfig"
 export * as MessageStorage from "effect/cluster/MessageStorage"
 export * as RunnerHealth from "effect/cluster/RunnerHealth"
@@ -36,6 +42,7 @@ export * as Rpc from "effect/rpc/Rpc"
 /** The SDK edition's modules the cluster builds on. */
 export * as AgentApi from "../../../src/AgentApi.js"
 export * as AgentSessions from "../../../src/AgentSessions.js"
+export * as EventStream from "../../../src/EventStream.js"
 export * as Answer from "../../../src/Answer.js"
 export * as Errors from "../../../src/Errors.js"
 export * as Session from "../../../src/Session.js"
@@ -95,3 +102,69 @@ export const scopedContextLayer = <A, E, R>(
 
 /** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
 export type ShardingSettings = ShardingConfigModule.ShardingConfig["Service"]
+
+/** A semaphore of `permits` permits. */
+export const makeSemaphore: (permits: number) => Effect.Effect<Semaphore.Semaphore> = Semaphore.make
+
+/** The fiber of a run forked by {@link forkDaemon}. */
+export type RunFiber<A, E = never> = Fiber.Fiber<A, E>
+
+/** Runs an effect in a fiber of its own, outside the caller's scope (it outlives the caller). */
+export const forkDaemon = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<RunFiber<A, E>, never, R> =>
+  Effect.forkDetach(self)
+
+/**
+ * Runs an effect so that interrupting it returns at once, the effect going on in the background
+ * (a read of the store that a time-out gives up on).
+ */
+export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forkDetach(self), Fiber.join)
+
+/** Completes a `Deferred` with an effect, outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.doneUnsafe
+
+/** Exponential from `base` (factor 2), each delay at most `cap`, at most `times` recurrences. */
+export const cappedExponential = (base: DurationInput, cap: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  ScheduleModule.exponential(base, 2).pipe(
+    ScheduleModule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.fromInputUnsafe(cap)))),
+    ScheduleModule.upTo({ times })
+  )
+
+/** Runs a stream, handing each batch of elements that arrived together to `f`. */
+export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, E2, R2>) =>
+<E, R>(self: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> => Stream.runForEachArray(self, f)
+
+/** What an entity's streaming handler returns: a queue the RPC server takes from. */
+export type ReplyMailbox<A, E> = Queue.Dequeue<A, E | Cause.Done>
+
+/** The writer's side of a {@link ReplyMailbox}: offered to and ended outside any fiber. */
+export interface ReplyWriter<A, E> {
+  readonly offerAll: (values: Iterable<A>) => void
+  readonly offer: (value: A) => void
+  /** Ends the mailbox: done when `exit` succeeds, failed with its cause otherwise. */
+  readonly done: (exit: Exit.Exit<void, E>) => void
+  /** How many elements wait to be taken. */
+  readonly size: () => number
+}
+
+/** A reply mailbox and its writer. */
+export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: ReplyMailbox<A, E>; readonly writer: ReplyWriter<A, E> }> =>
+  Effect.map(Queue.make<A, E | Cause.Done>(), (queue) => ({
+    mailbox: queue,
+    writer: {
+      offerAll: (values) => void Queue.offerAllUnsafe(queue, values),
+      offer: (value) => void Queue.offerUnsafe(queue, value),
+      done: (exit) => void (Exit.isSuccess(exit) ? Queue.endUnsafe(queue) : Queue.failCauseUnsafe(queue, exit.cause)),
+      size: () => Queue.sizeUnsafe(queue)
+    }
+  }))
+
+/** The layer an effect makes, built in the layer's scope. */
+export const unwrapScopedLayer = <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+): Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> => Layer.unwrap(self)
+
+/** A layer that runs an effect in its scope and provides nothing. */
+export const scopedDiscardLayer = <X, E, R>(effect: Effect.Effect<X, E, R>): Layer.Layer<never, E, Exclude<R, Scope.Scope>> =>
+  Layer.effectDiscard(effect)
