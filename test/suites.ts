@@ -46,6 +46,7 @@ export const fast: ReadonlyArray<string> = [
   "packages/cluster/test/answerWatch.test.ts",
   "packages/cluster/test/eventsStream.test.ts",
   "packages/cluster/test/gate.test.ts",
+  "packages/cluster/test/shared/",
   "packages/cluster/test/membership.test.ts",
   "packages/cluster/test/watchPeers.test.ts",
   "packages/effect3/test/recording/replay.test.ts",

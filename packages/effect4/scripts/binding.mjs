@@ -37,6 +37,11 @@ const trees = ["binding", Path.join("test", "shared")]
  * `effect-agent-session-cluster`, which the copy names `<this package>/cluster`.
  */
 const clusterTree = { source: Path.resolve(packageDir, "..", "cluster", "binding"), target: Path.join(packageDir, "cluster", "binding") }
+/** The cluster's tests written once for both lines: `packages/cluster/test/shared` to `cluster/test/shared` here. */
+const clusterTests = {
+  source: Path.resolve(packageDir, "..", "cluster", "test", "shared"),
+  target: Path.join(packageDir, "cluster", "test", "shared")
+}
 
 /** The .ts files under a directory, relative to it. */
 const sources = (dir, rel = "") =>
@@ -71,6 +76,7 @@ const header = (origin, rel) =>
 export const syncBinding = () => {
   for (const tree of trees) syncTree(Path.join(effect3, tree), Path.join(packageDir, tree), Path.join("effect3", tree))
   syncTree(clusterTree.source, clusterTree.target, Path.join("cluster", "binding"))
+  syncTree(clusterTests.source, clusterTests.target, Path.join("cluster", "test", "shared"))
 }
 
 const syncTree = (source, target, origin) => {
