@@ -43,7 +43,6 @@ export const fast: ReadonlyArray<string> = [
   "packages/effect3/test/channel/loop.test.ts",
   "packages/effect3/test/channel/settings.test.ts",
   "packages/effect3/test/channel/socket.test.ts",
-  "packages/cluster/test/answerWatch.test.ts",
   "packages/cluster/test/gate.test.ts",
   "packages/cluster/test/shared/",
   "packages/cluster/test/membership.test.ts",

@@ -4,6 +4,7 @@
  * names the same thing differently; the Effect 4 cluster's `cluster/test/helpers/line.ts` exports
  * the same names, bound to Effect 4.
  */
+import { it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,7 +12,7 @@ import * as Scope from "effect/Scope"
 import type { ReplyMailbox } from "../../src/internal/line.js"
 
 /** The SDK edition's modules the tests build values with. */
-export { Session, type SessionEvent } from "effect-agent-session"
+export { type AgentSessions, type Answer, EventStream, Session, type SessionEvent } from "effect-agent-session"
 
 /** Forks an effect as a child of the current fiber. */
 export const forkChild = Effect.fork
@@ -33,3 +34,9 @@ export const sizeOf = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<number>
 
 /** Waits for a reply mailbox to end. */
 export const awaitEnd = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<void, E> => Effect.asVoid(mailbox.await)
+
+/** The test clock. */
+export * as TestClock from "effect/TestClock"
+
+/** A test whose effect has a `Scope` (closed when the test ends). */
+export const scoped = it.scoped

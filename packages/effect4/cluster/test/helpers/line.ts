@@ -10,9 +10,12 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { ReplyMailbox } from "../../src/internal/line.js"
 
-export { forkChild, yieldNow } from "../../../test/helpers/line.js"
+export { forkChild, scoped, TestClock, yieldNow } from "../../../test/helpers/line.js"
 
 /** The SDK edition's modules the tests build values with. */
+export type * as AgentSessions from "../../../src/AgentSessions.js"
+export type * as Answer from "../../../src/Answer.js"
+export * as EventStream from "../../../src/EventStream.js"
 export * as Session from "../../../src/Session.js"
 export type * as SessionEvent from "../../../src/SessionEvent.js"
 
