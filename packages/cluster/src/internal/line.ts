@@ -11,7 +11,6 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
@@ -20,6 +19,8 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "@effect/cluster/ShardingConfig"
+
+import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
 export * from "./lineSchema.js"
 
@@ -142,15 +143,8 @@ export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effec
 /** What an entity's streaming handler returns: a mailbox the RPC server takes from. */
 export type ReplyMailbox<A, E> = Mailbox.ReadonlyMailbox<A, E>
 
-/** The writer's side of a {@link ReplyMailbox}: offered to and ended outside any fiber. */
-export interface ReplyWriter<A, E> {
-  readonly offerAll: (values: Iterable<A>) => void
-  readonly offer: (value: A) => void
-  /** Ends the mailbox: done when `exit` succeeds, failed with its cause otherwise. */
-  readonly done: (exit: Exit.Exit<void, E>) => void
-  /** How many elements wait to be taken. */
-  readonly size: () => number
-}
+/** The writer's side of a {@link ReplyMailbox} (the binding's `internal/replyWriter.ts`). */
+export type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
 /** A reply mailbox and its writer. */
 export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: ReplyMailbox<A, E>; readonly writer: ReplyWriter<A, E> }> =>

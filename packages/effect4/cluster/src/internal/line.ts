@@ -23,6 +23,8 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
 
+import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
+
 export * from "./lineSchema.js"
 
 /** The cluster's entities. */
@@ -138,15 +140,8 @@ export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effec
 /** What an entity's streaming handler returns: a queue the RPC server takes from. */
 export type ReplyMailbox<A, E> = Queue.Dequeue<A, E | Cause.Done>
 
-/** The writer's side of a {@link ReplyMailbox}: offered to and ended outside any fiber. */
-export interface ReplyWriter<A, E> {
-  readonly offerAll: (values: Iterable<A>) => void
-  readonly offer: (value: A) => void
-  /** Ends the mailbox: done when `exit` succeeds, failed with its cause otherwise. */
-  readonly done: (exit: Exit.Exit<void, E>) => void
-  /** How many elements wait to be taken. */
-  readonly size: () => number
-}
+/** The writer's side of a {@link ReplyMailbox} (the binding's `internal/replyWriter.ts`). */
+export type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
 /** A reply mailbox and its writer. */
 export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: ReplyMailbox<A, E>; readonly writer: ReplyWriter<A, E> }> =>
