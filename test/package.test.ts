@@ -187,7 +187,7 @@ describe("package manifests", () => {
       assert.strictEqual(workspace.devDependencies?.[name], cluster.peerDependencies?.[name], `${name}: dev and peer ranges agree`)
     }
     assert.isUndefined(cluster.bin)
-    assert.deepStrictEqual(cluster.files, ["dist", "src", "LICENSE", "CHANGELOG.md"])
+    assert.deepStrictEqual(cluster.files, ["dist", "src", "binding", "LICENSE", "CHANGELOG.md"])
     assert.match(cluster.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(cli.dependencies?.["effect-agent-session-cluster"], `^${cluster.version}`)
     assert.match(workspace.scripts?.["build"] ?? "", / && npm run build -w packages\/cluster$/)

@@ -16,7 +16,7 @@
 # Not part of `npm test` (it runs vitest once per mutant). Needs those sources clean (it refuses otherwise).
 set -u
 cd "$(git rev-parse --show-toplevel)"
-sources="packages/effect3/src packages/effect3/binding packages/core/src packages/shell/src packages/simulator/src packages/cluster/src packages/effect4/src"
+sources="packages/effect3/src packages/effect3/binding packages/core/src packages/shell/src packages/simulator/src packages/cluster/src packages/cluster/binding packages/effect4/src packages/effect4/cluster/src"
 # shellcheck disable=SC2086 # several paths
 if ! git diff --quiet -- $sources || ! git diff --cached --quiet -- $sources; then
   echo "$sources: one has uncommitted changes: commit or stash them first" >&2

@@ -29,6 +29,20 @@ const effect3 = Path.resolve(packageDir, "..", "effect3")
  */
 const trees = ["binding", Path.join("test", "shared")]
 
+/**
+ * The cluster edition's binding, written once for both lines the same way: the Effect 3 cluster
+ * edition's `binding/` (`packages/cluster/binding`, its line's names behind its
+ * `src/internal/line.ts`) is copied to `cluster/binding/` here, beside this edition's cluster
+ * (`cluster/src/`, whose `internal/line.ts` binds the same names to Effect 4). Its examples import
+ * `effect-agent-session-cluster`, which the copy names `<this package>/cluster`.
+ */
+const clusterTree = { source: Path.resolve(packageDir, "..", "cluster", "binding"), target: Path.join(packageDir, "cluster", "binding") }
+/** The cluster's tests written once for both lines: `packages/cluster/test/shared` to `cluster/test/shared` here. */
+const clusterTests = {
+  source: Path.resolve(packageDir, "..", "cluster", "test", "shared"),
+  target: Path.join(packageDir, "cluster", "test", "shared")
+}
+
 /** The .ts files under a directory, relative to it. */
 const sources = (dir, rel = "") =>
   Fs.readdirSync(Path.join(dir, rel), { withFileTypes: true }).flatMap((entry) => {
@@ -46,24 +60,30 @@ const packageName = JSON.parse(Fs.readFileSync(Path.join(packageDir, "package.js
 const asThisPackage = (text) =>
   text
     .split("\n")
-    .map((line) => /^\s*\*/.test(line) ? line.replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`) : line)
+    .map((line) =>
+      /^\s*\*/.test(line)
+        ? line
+          .replace(/from "effect-agent-session(?=["/])/g, `from "${packageName}`)
+          .replace(/from "effect-agent-session-cluster(?=["/])/g, `from "${packageName}/cluster`)
+        : line
+    )
     .join("\n")
 
-const header = (tree, rel) =>
-  `// Generated from packages/effect3/${Path.join(tree, rel).split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
+const header = (origin, rel) =>
+  `// Generated from packages/${Path.join(origin, rel).split(Path.sep).join("/")} by scripts/binding.mjs: edit that file, not this copy.\n`
 
 /** Copies `binding/` and `test/shared/` here: files written only when they differ, files no longer there removed. */
 export const syncBinding = () => {
-  for (const tree of trees) syncTree(tree)
+  for (const tree of trees) syncTree(Path.join(effect3, tree), Path.join(packageDir, tree), Path.join("effect3", tree))
+  syncTree(clusterTree.source, clusterTree.target, Path.join("cluster", "binding"))
+  syncTree(clusterTests.source, clusterTests.target, Path.join("cluster", "test", "shared"))
 }
 
-const syncTree = (tree) => {
-  const source = Path.join(effect3, tree)
-  const target = Path.join(packageDir, tree)
+const syncTree = (source, target, origin) => {
   if (!Fs.existsSync(source)) return
   const wanted = new Set(sources(source))
   for (const rel of wanted) {
-    const text = header(tree, rel) + asThisPackage(Fs.readFileSync(Path.join(source, rel), "utf8"))
+    const text = header(origin, rel) + asThisPackage(Fs.readFileSync(Path.join(source, rel), "utf8"))
     const file = Path.join(target, rel)
     if (Fs.existsSync(file) && Fs.readFileSync(file, "utf8") === text) continue
     Fs.mkdirSync(Path.dirname(file), { recursive: true })

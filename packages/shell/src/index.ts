@@ -212,3 +212,11 @@ export * as Socket from "./Socket.js"
  * @since 0.1.0
  */
 export * as Journal from "./Journal.js"
+
+/**
+ * What both cluster editions know of a session from its log, by the core's rules (the fold, the
+ * request key, the open requests), and the wake-up set of its live readers.
+ *
+ * @since 0.1.0
+ */
+export * as ClusterTally from "./ClusterTally.js"

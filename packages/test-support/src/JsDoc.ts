@@ -52,7 +52,12 @@ export const publicModules = (): ReadonlyArray<string> => [
   "packages/cluster/src/ClusterSessions.ts",
   "packages/cluster/src/EventLog.ts",
   "packages/cluster/src/NodeClusterSessions.ts",
-  "packages/cluster/src/SessionEntity.ts"
+  "packages/cluster/src/SessionEntity.ts",
+  // The cluster's declarations written once for both cluster editions, which its src/ modules re-export.
+  ...readdirSync(join(root, "packages/cluster/binding"))
+    .filter((name) => name.endsWith(".ts"))
+    .sort()
+    .map((name) => `packages/cluster/binding/${name}`)
 ]
 
 /**

@@ -1,5 +1,6 @@
 /**
- * The event log's stores: memory and SQL.
+ * The event log's store in PostgreSQL (the store in memory, and the helpers both share, are
+ * written once for both cluster editions: `binding/internal/eventLogMemory.ts`).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -17,23 +18,33 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Ledger } from "effect-agent-session-core"
-import * as Answer from "effect-agent-session/Answer"
 import * as Session from "effect-agent-session/Session"
 import * as SessionEvent from "effect-agent-session/SessionEvent"
 import { ConnectionShell } from "effect-agent-session-shell"
 import type * as EventLog from "../EventLog.js"
-import { EventLogError } from "../EventLog.js"
+import { type EventLogError } from "../EventLog.js"
+import {
+  AnswerSchema,
+  claimLost,
+  claimRetryHints,
+  fail,
+  runnerOf,
+  unknownRecord
+} from "../../binding/internal/eventLogMemory.js"
 import { makeGate } from "./gate.js"
 
-/** The answer on the wire of the cluster and in the log. */
-export const AnswerSchema = Schema.Union(
-  Schema.Struct({ _tag: Schema.Literal("Grant"), input: Schema.OptionFromNullOr(Schema.String) }),
-  Schema.Struct({ _tag: Schema.Literal("Deny") })
-)
-export type AnswerEncoded = typeof AnswerSchema.Type
-
-export const toAnswer = (answer: AnswerEncoded): Answer.Answer =>
-  answer._tag === "Grant" ? Answer.grant(Option.getOrUndefined(answer.input)) : Answer.deny()
+export {
+  AnswerSchema,
+  type AnswerEncoded,
+  claimLost,
+  claimRetryHints,
+  fail,
+  isClaimLost,
+  makeMemory,
+  runnerOf,
+  toAnswer,
+  unknownRecord
+} from "../../binding/internal/eventLogMemory.js"
 
 /**
  * The key a request is answered by: the protocol core's (`Ledger.requestKey`: its action session
@@ -56,210 +67,8 @@ const infoJson = Schema.parseJson(Session.SessionInfo)
 const encodeInfo = Schema.encodeSync(infoJson)
 const decodeInfo = Schema.decodeUnknownSync(infoJson)
 
-const fail = (operation: string) => (cause: unknown) =>
-  new EventLogError({ operation, message: cause instanceof Error ? cause.message : String(cause) })
-
-/**
- * An append refused: `writer` does not hold the session's log (another writer took it over). Its
- * operation is `claim`, the check that failed (an append's own failures say `append`).
- */
-const claimLost = (sessionId: string, writer: string) =>
-  new EventLogError({
-    operation: "claim",
-    message: `the log of session ${sessionId} is not held by ${writer} (another writer took it over)`
-  })
-
-/**
- * Whether an append failed because its writer no longer holds the log (trying again cannot
- * succeed): of an append, only that failure says `claim`.
- */
-export const isClaimLost = (error: EventLogError): boolean => error.operation === "claim"
-
-/** The runner's writer name in an activation's (`runner#n`: `writer.ts`), whose lock shows it alive. */
-const runnerOf = (writer: string): string => writer.split("#")[0] ?? writer
-
 /** The first key of the writers' locks (`live`): "ASWR". */
 const writerLockSpace = 0x41535752
-
-/** The record of a session ended before the log heard of it (a `Close` before its `Start`). */
-const unknownRecord = (sessionId: string): EventLog.SessionRecord => ({
-  sessionId: Session.SessionId.make(sessionId),
-  info: Session.SessionInfo.make({
-    session_id: Session.SessionId.make(sessionId),
-    status: Option.none(),
-    start_time: Option.none(),
-    end_time: Option.none(),
-    error: Option.none()
-  }),
-  maxActions: 0,
-  agent: Option.none(),
-  ended: Option.none()
-})
-
-// ---------------------------------------------------------------------------
-// Memory
-// ---------------------------------------------------------------------------
-
-interface MemorySession {
-  record: EventLog.SessionRecord
-  shard: number | undefined
-  endedAt: number | undefined
-  /** Who writes the log, and until when (ms since the epoch) unless renewed. */
-  writer: { readonly id: string; until: number } | undefined
-  readonly events: Array<EventLog.LoggedEvent>
-  readonly answers: Map<string, EventLog.RecordedAnswer>
-}
-
-export const makeMemory = (): EventLog.Service => {
-  const sessions = new Map<string, MemorySession>()
-  /** The runners shown alive (`live`), with how many scopes show each. */
-  const living = new Map<string, number>()
-  const log: EventLog.Service = {
-    register: ({ agent, info, maxActions, shard }) =>
-      Effect.sync(() => {
-        const existing = sessions.get(info.session_id)
-        if (existing !== undefined) return existing.record
-        const record: EventLog.SessionRecord = {
-          sessionId: info.session_id,
-          info,
-          maxActions,
-          agent,
-          ended: Option.none()
-        }
-        sessions.set(info.session_id, { record, shard, endedAt: undefined, writer: undefined, events: [], answers: new Map() })
-        return record
-      }),
-    get: (sessionId) => Effect.sync(() => Option.map(Option.fromNullable(sessions.get(sessionId)), (s) => s.record)),
-    append: (sessionId, events, writer) =>
-      Effect.suspend(() => {
-        const session = sessions.get(sessionId)
-        if (session === undefined) return Effect.fail(fail("append")(`unknown session ${sessionId}`))
-        if (writer !== undefined && session.writer?.id !== writer) return Effect.fail(claimLost(sessionId, writer))
-        for (const [i, logged] of events.entries()) {
-          if (logged.seq !== session.events.length + 1 + i) {
-            return Effect.fail(fail("append")(`sequence ${logged.seq} is taken or leaves a gap`))
-          }
-        }
-        for (const logged of events) session.events.push(logged)
-        return Effect.void
-      }),
-    read: (sessionId, fromSeq, limit) =>
-      Effect.sync(() => {
-        const events = sessions.get(sessionId)?.events ?? []
-        const start = Math.max(0, fromSeq - 1)
-        return events.slice(start, start + limit)
-      }),
-    end: (sessionId, status, reason) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        if (session === undefined) {
-          const record: EventLog.SessionRecord = {
-            ...unknownRecord(sessionId),
-            ended: Option.some({ status, reason })
-          }
-          sessions.set(sessionId, {
-            record,
-            shard: undefined,
-            endedAt: Date.now(),
-            writer: undefined,
-            events: [],
-            answers: new Map()
-          })
-          return
-        }
-        if (Option.isSome(session.record.ended)) return
-        session.record = { ...session.record, ended: Option.some({ status, reason }) }
-        session.endedAt = Date.now()
-      }),
-    saveAnswer: (sessionId, request, answer) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        if (session === undefined) return false
-        const key = requestKey(request)
-        if (session.answers.has(key)) return false
-        session.answers.set(key, { request, answer })
-        return true
-      }),
-    answers: (sessionId) => Effect.sync(() => [...(sessions.get(sessionId)?.answers.values() ?? [])]),
-    answersOf: (sessionIds) =>
-      Effect.sync(() => {
-        const found = new Map<string, ReadonlyArray<EventLog.RecordedAnswer>>()
-        for (const sessionId of sessionIds) {
-          const answers = sessions.get(sessionId)?.answers
-          if (answers !== undefined && answers.size > 0) found.set(sessionId, [...answers.values()])
-        }
-        return found
-      }),
-    snapshot: (sessionId, fromSeq, limit) =>
-      Effect.all({ record: log.get(sessionId), answers: log.answers(sessionId), events: log.read(sessionId, fromSeq, limit) }),
-    unended: (limit) =>
-      Effect.sync(() =>
-        [...sessions.values()].filter((s) => Option.isNone(s.record.ended)).slice(0, limit).map((s) => s.record.sessionId)
-      ),
-    unendedIn: (shards, { after, limit, unsharded }) =>
-      Effect.sync(() => {
-        const wanted = new Set(shards)
-        return [...sessions.values()]
-          .filter((s) =>
-            Option.isNone(s.record.ended) && s.record.sessionId > after &&
-            (s.shard === undefined ? unsharded : wanted.has(s.shard))
-          )
-          .map((s) => s.record.sessionId as string)
-          .sort()
-          .slice(0, limit)
-      }),
-    purge: (before) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const [id, session] of sessions) {
-          if (session.endedAt !== undefined && session.endedAt < before.getTime()) {
-            sessions.delete(id)
-            n += 1
-          }
-        }
-        return n
-      }),
-    claim: (sessionId, writer, leaseMillis) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        if (session === undefined) return true
-        const now = Date.now()
-        const holder = session.writer
-        if (
-          holder !== undefined && holder.id !== writer &&
-          (holder.until >= now || living.has(runnerOf(holder.id)))
-        ) return false
-        session.writer = { id: writer, until: now + leaseMillis }
-        return true
-      }),
-    renew: (writer, sessionIds, leaseMillis) =>
-      Effect.sync(() => {
-        const until = Date.now() + leaseMillis
-        for (const sessionId of sessionIds) {
-          const holder = sessions.get(sessionId)?.writer
-          if (holder !== undefined && (holder.id === writer || holder.id.startsWith(`${writer}#`))) holder.until = until
-        }
-      }),
-    release: (sessionId, writer) =>
-      Effect.sync(() => {
-        const session = sessions.get(sessionId)
-        if (session?.writer?.id === writer) session.writer = undefined
-      }),
-    live: (writer) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          living.set(writer, (living.get(writer) ?? 0) + 1)
-        }),
-        () =>
-          Effect.sync(() => {
-            const n = (living.get(writer) ?? 1) - 1
-            if (n === 0) living.delete(writer)
-            else living.set(writer, n)
-          })
-      )
-  }
-  return log
-}
 
 // ---------------------------------------------------------------------------
 // SQL
@@ -388,17 +197,6 @@ const claimSessions = 500
 /** How many claims of a batch whose statements failed are asked for at once, each on its own. */
 const claimFallback = 10
 
-/**
- * When a claim refused may be tried again, for the SQL store's claims: by the session and the
- * writer that asked, the milliseconds to wait. Set by the store when it refuses a claim whose
- * holder's runner is gone (its lock free) and whose lease has not lapsed yet: mostly nothing but
- * the lapse frees it (a runner gone does not renew or release it any more), so asking often
- * before then costs queries for nothing. A holder that lives while its lock is briefly free (its
- * lock's connection opened again) may still release it: the writer's wait (`writer.ts`), which
- * reads (and forgets) the hint, waits at most a second on it. A hint never read is forgotten once
- * its time has passed, when the store sets the next ones.
- */
-export const claimRetryHints = new WeakMap<EventLog.Service, (sessionId: string, writer: string) => number | undefined>()
 
 interface SessionRow {
   readonly session_id: string

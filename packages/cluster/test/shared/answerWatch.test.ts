@@ -1,17 +1,31 @@
-import { assert, describe, it } from "@effect/vitest"
-import type * as Duration from "effect/Duration"
+/**
+ * The runner's answer watch (the cluster's `binding/internal/answerWatch.ts`, written once for
+ * both cluster editions), tested on both lines, on the test clock: an answer recorded behind a
+ * running session's back reaches its channel once, within two intervals; sessions that wait for
+ * nothing unknown cost no read; reads are batched, bounded and tried again.
+ */
+import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as TestClock from "effect/TestClock"
-import { EventLog } from "../src/index.js"
-import { fold, makeActivation } from "../src/internal/activation.js"
-import { type AnswerWatch, makeAnswerWatch, readMax, type Waiter, waiterOf } from "../src/internal/answerWatch.js"
-import { makeMemory, requestKey } from "../src/internal/eventLog.js"
-import { respondWith } from "../src/internal/respond.js"
-import { type AgentSessions, type Answer, EventStream, Session, type SessionEvent } from "effect-agent-session"
+import * as EventLog from "../../binding/EventLog.js"
+import { fold, makeActivation } from "../../binding/internal/activation.js"
+import { type AnswerWatch, makeAnswerWatch, readMax, type Waiter, waiterOf } from "../../binding/internal/answerWatch.js"
+import { makeMemory, requestKey } from "../../binding/internal/eventLogMemory.js"
+import { respondWith } from "../../binding/internal/respond.js"
+import type { DurationInput } from "../../src/internal/line.js"
+import {
+  type AgentSessions,
+  type Answer,
+  EventStream,
+  forkChild,
+  scoped,
+  Session,
+  type SessionEvent,
+  TestClock
+} from "../helpers/line.js"
 
 const info = (id: string) =>
   Session.SessionInfo.make({
@@ -38,7 +52,7 @@ const countingLog = () => {
   const reads: Array<number> = []
   const service: EventLog.Service = {
     ...log,
-    answersOf: (sessionIds) => Effect.zipRight(Effect.sync(() => reads.push(sessionIds.length)), log.answersOf(sessionIds))
+    answersOf: (sessionIds) => Effect.andThen(Effect.sync(() => reads.push(sessionIds.length)), log.answersOf(sessionIds))
   }
   return { log: service, reads }
 }
@@ -72,7 +86,7 @@ const runningSession = (log: EventLog.Service, id: string, requests: ReadonlyArr
     return { activation, handed, waiter: waiterOf(activation) }
   })
 
-const watchOver = (log: EventLog.Service, every: Duration.DurationInput = "1 second") =>
+const watchOver = (log: EventLog.Service, every: DurationInput = "1 second") =>
   makeAnswerWatch(every).pipe(Effect.provideService(EventLog.EventLog, log))
 
 /** A waiter that waits while `answered` is false and learns nothing. */
@@ -86,7 +100,7 @@ const watchAll = (watch: AnswerWatch, waiters: ReadonlyArray<Waiter>) =>
   Effect.forEach(waiters, watch.watch, { discard: true })
 
 describe("the answer watch", () => {
-  it.scoped("an answer recorded behind a running session's back reaches its channel once, after one interval and within two; then nothing is read", () =>
+  scoped("an answer recorded behind a running session's back reaches its channel once, after one interval and within two; then nothing is read", () =>
     Effect.gen(function*() {
       const { log, reads } = countingLog()
       const watch = yield* watchOver(log)
@@ -106,7 +120,7 @@ describe("the answer watch", () => {
       assert.strictEqual(watch.watched(), 0)
     }))
 
-  it.scoped("a runner whose sessions wait for nothing unknown reads nothing: idle, or answered through this runner within the interval", () =>
+  scoped("a runner whose sessions wait for nothing unknown reads nothing: idle, or answered through this runner within the interval", () =>
     Effect.gen(function*() {
       const { log, reads } = countingLog()
       const watch = yield* watchOver(log)
@@ -123,7 +137,7 @@ describe("the answer watch", () => {
       assert.strictEqual(watch.watched(), 0)
     }))
 
-  it.scoped("an answer is handed once, by whichever learns it first: this runner's Respond, or the watch", () =>
+  scoped("an answer is handed once, by whichever learns it first: this runner's Respond, or the watch", () =>
     Effect.gen(function*() {
       const { log } = countingLog()
       const watch = yield* watchOver(log)
@@ -144,19 +158,19 @@ describe("the answer watch", () => {
       assert.strictEqual(second.handed.length, 1)
     }))
 
-  it.scoped("this runner's Respond whose insert the watch reads before the Respond goes on: handed once", () =>
+  scoped("this runner's Respond whose insert the watch reads before the Respond goes on: handed once", () =>
     Effect.gen(function*() {
       const memory = makeMemory()
       // The insert commits at once; its reply comes 1.5 s later (a slow round trip).
       const log: EventLog.Service = {
         ...memory,
         saveAnswer: (sessionId, request, answer) =>
-          Effect.zipLeft(memory.saveAnswer(sessionId, request, answer), Effect.sleep("1500 millis"))
+          Effect.tap(memory.saveAnswer(sessionId, request, answer), () => Effect.sleep("1500 millis"))
       }
       const watch = yield* watchOver(log)
       const { handed, waiter, activation } = yield* runningSession(log, "s5", [ask("as_7")])
       yield* watch.watch(waiter)
-      const responding = yield* Effect.fork(respondWith(activation, ask("as_7"), grant))
+      const responding = yield* forkChild(respondWith(activation, ask("as_7"), grant))
       // The watch reads the answer at 1 s (the session has waited an interval) and hands it.
       yield* TestClock.adjust("1 second")
       assert.strictEqual(handed.length, 1)
@@ -165,7 +179,7 @@ describe("the answer watch", () => {
       assert.strictEqual(handed.length, 1)
     }))
 
-  it.scoped("two requests open, one answered elsewhere: that one is handed, the other is read for every interval until answered here", () =>
+  scoped("two requests open, one answered elsewhere: that one is handed, the other is read for every interval until answered here", () =>
     Effect.gen(function*() {
       const { log, reads } = countingLog()
       const watch = yield* watchOver(log)
@@ -186,7 +200,7 @@ describe("the answer watch", () => {
       assert.strictEqual(handed.length, 1)
     }))
 
-  it.scoped("the sessions waiting are read together, at most readMax a read, once an interval", () =>
+  scoped("the sessions waiting are read together, at most readMax a read, once an interval", () =>
     Effect.gen(function*() {
       const { log, reads } = countingLog()
       const watch = yield* watchOver(log)
@@ -199,7 +213,7 @@ describe("the answer watch", () => {
       assert.deepStrictEqual(reads, [readMax, readMax, 500])
     }))
 
-  it.scoped("a read that fails is tried again at the next interval", () =>
+  scoped("a read that fails is tried again at the next interval", () =>
     Effect.gen(function*() {
       const memory = makeMemory()
       let failures = 1

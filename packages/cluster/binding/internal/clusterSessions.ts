@@ -1,21 +1,31 @@
 /**
  * The cluster façade: entity clients with retries, and the resuming event stream.
  */
-import * as EntityId from "@effect/cluster/EntityId"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { AgentApi } from "effect-agent-session/AgentApi"
-import { type RequestNotPending, ResponseDecodeError, SessionEndedWithoutComplete } from "effect-agent-session/Errors"
-import type * as SessionEvent from "effect-agent-session/SessionEvent"
+import type * as EventLog from "../../src/EventLog.js"
+import {
+  AgentApi,
+  catchAllCause,
+  type DurationInput,
+  durationOf,
+  Errors,
+  failureOption,
+  optionFromNullish,
+  retryWhile,
+  type SessionEvent,
+  streamCatchAllCause,
+  streamTimeoutFail,
+  timeoutFail,
+  upTo
+} from "../../src/internal/line.js"
 import type * as ClusterSessions from "../ClusterSessions.js"
-import { ClusterUnavailable, SessionNotFound } from "../ClusterSessions.js"
-import type * as EventLog from "../EventLog.js"
+import { ClusterUnavailable, SessionNotFound } from "../ClusterErrors.js"
 import { SessionEntity } from "../SessionEntity.js"
 
 export const outcomeOf = (events: ReadonlyArray<EventLog.LoggedEvent>): Option.Option<SessionEvent.Complete> => {
@@ -27,7 +37,7 @@ export const outcomeOf = (events: ReadonlyArray<EventLog.LoggedEvent>): Option.O
 }
 
 const describe = (cause: Cause.Cause<unknown>): string =>
-  Option.match(Cause.failureOption(cause), {
+  Option.match(failureOption(cause), {
     onNone: () => Cause.pretty(cause).split("\n")[0] ?? "defect",
     onSome: (error) =>
       typeof error === "object" && error !== null && "_tag" in error
@@ -35,8 +45,8 @@ const describe = (cause: Cause.Cause<unknown>): string =>
         : String(error)
   })
 
-/** An id the cluster can key an entity by (`@effect/cluster`'s `EntityId`: not empty, no surrounding spaces). */
-const isUsableId = Schema.is(EntityId.EntityId)
+/** An id a session can have in the cluster: not empty, no surrounding spaces. */
+const isUsableId = (id: string): boolean => id.length > 0 && id.trim() === id
 
 /**
  * How long a subscriber waits for an event or a keep-alive (one every 2 s) before it resumes
@@ -56,12 +66,12 @@ const unusable = (sessionId: string) =>
 
 export const make = (options: {
   readonly retry: Schedule.Schedule<unknown, unknown>
-  readonly notFoundAfter: Duration.DurationInput
-  readonly attemptTimeout: Duration.DurationInput
+  readonly notFoundAfter: DurationInput
+  readonly attemptTimeout: DurationInput
 }) =>
   Effect.gen(function*() {
     const makeClient = yield* SessionEntity.client
-    const api = yield* AgentApi
+    const api = yield* AgentApi.AgentApi
 
     /**
      * A call to the cluster: failures that are not the caller's (no runner yet, mailbox full,
@@ -71,30 +81,27 @@ export const make = (options: {
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
-    ): Effect.Effect<A, Extract<E, RequestNotPending> | ClusterUnavailable> =>
+    ): Effect.Effect<A, Extract<E, Errors.RequestNotPending> | ClusterUnavailable> =>
       effect.pipe(
         // An attempt can wait inside the engine (no runner owns the shard yet): bounded here,
         // then retried on the schedule like any other failure of the cluster.
-        Effect.timeoutFail({
-          duration: options.attemptTimeout,
-          onTimeout: () =>
-            new ClusterUnavailable({
-              operation,
-              sessionId,
-              message: `no runner took the call within ${Duration.format(options.attemptTimeout)}`
-            })
-        }),
-        Effect.catchAllCause((cause): Effect.Effect<never, Extract<E, RequestNotPending> | ClusterUnavailable> => {
+        timeoutFail(options.attemptTimeout, () =>
+          new ClusterUnavailable({
+            operation,
+            sessionId,
+            message: `no runner took the call within ${Duration.format(durationOf(options.attemptTimeout))}`
+          })),
+        catchAllCause((cause): Effect.Effect<never, Extract<E, Errors.RequestNotPending> | ClusterUnavailable> => {
           // An interruption caught here came from the runner (the caller's own is not caught).
           // The caller's own failure (only `Respond` has one, `RequestNotPending`) is passed on.
-          const failure = Cause.failureOption(cause)
+          const failure = failureOption(cause)
           if (Option.isSome(failure) && failure.value instanceof ClusterUnavailable) return Effect.fail(failure.value)
           if (Option.isSome(failure) && Predicate.isTagged(failure.value, "RequestNotPending")) {
-            return Effect.fail(failure.value as Extract<E, RequestNotPending>)
+            return Effect.fail(failure.value as Extract<E, Errors.RequestNotPending>)
           }
           return Effect.fail(new ClusterUnavailable({ operation, sessionId, message: describe(cause) }))
         }),
-        Effect.retry(Schedule.whileInput(options.retry, (error: unknown) => error instanceof ClusterUnavailable))
+        retryWhile(options.retry, (error: Extract<E, Errors.RequestNotPending> | ClusterUnavailable) => error instanceof ClusterUnavailable)
       )
 
     /** {@link send}, for an id the caller gave: one no session can have is `SessionNotFound` at once. */
@@ -102,7 +109,7 @@ export const make = (options: {
       operation: string,
       sessionId: string,
       effect: Effect.Effect<A, E>
-    ): Effect.Effect<A, Extract<E, RequestNotPending> | SessionNotFound | ClusterUnavailable> =>
+    ): Effect.Effect<A, Extract<E, Errors.RequestNotPending> | SessionNotFound | ClusterUnavailable> =>
       isUsableId(sessionId) ? send(operation, sessionId, effect) : Effect.fail(unusable(sessionId))
 
     const attach: ClusterSessions.Service["attach"] = (session, maxActions, opts = {}) =>
@@ -110,7 +117,7 @@ export const make = (options: {
         "attach",
         session.session_id,
         makeClient(session.session_id).Attach(
-          { session, maxActions, agent: Option.fromNullable(opts.agent) },
+          { session, maxActions, agent: optionFromNullish(opts.agent) },
           { discard: true }
         )
       ).pipe(Effect.withSpan("ClusterSessions.attach", { attributes: { sessionId: session.session_id } }))
@@ -120,7 +127,7 @@ export const make = (options: {
         const session = yield* api.createSession(request, { agent: opts.agent })
         // The cluster refuses such an id on every attempt: say so now rather than retry for minutes.
         if (!isUsableId(session.session_id)) {
-          return yield* new ResponseDecodeError({
+          return yield* new Errors.ResponseDecodeError({
             operation: "ClusterSessions.start",
             status: 200,
             message: `the service created a session with an unusable session_id (${
@@ -133,7 +140,7 @@ export const make = (options: {
           "start",
           session.session_id,
           makeClient(session.session_id).Start(
-            { session, maxActions: request.max_actions, agent: Option.fromNullable(opts.agent) },
+            { session, maxActions: request.max_actions, agent: optionFromNullish(opts.agent) },
             { discard: true }
           )
         )
@@ -152,12 +159,12 @@ export const make = (options: {
             new SessionNotFound({
               sessionId,
               message: `no session ${JSON.stringify(sessionId.slice(0, 64))} in the cluster (no record of it after ${
-                Duration.format(options.notFoundAfter)
+                Duration.format(durationOf(options.notFoundAfter))
               })`
             })
         ),
         Effect.retry({
-          schedule: Schedule.spaced(Duration.millis(250)).pipe(Schedule.upTo(options.notFoundAfter)),
+          schedule: Schedule.spaced("250 millis").pipe(upTo(options.notFoundAfter)),
           while: (error) => error._tag === "SessionNotFound" && isUsableId(sessionId)
         })
       )
@@ -171,10 +178,8 @@ export const make = (options: {
         const attempt = Stream.suspend(() => makeClient(sessionId).Events({ fromSeq: next })).pipe(
           // The runner sends a keep-alive (seq 0) every 2 seconds: silence means it is gone (killed,
           // frozen, its machine lost): resume on the next owner.
-          Stream.timeoutFail(
-            () => new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" }),
-            silence
-          ),
+          streamTimeoutFail(silence, () =>
+            new ClusterUnavailable({ operation: "events", sessionId, message: "the runner went silent" })),
           // A keep-alive, or an event at or before one already delivered (never expected): dropped.
           Stream.filter((logged) => {
             if (logged.seq !== next) return false
@@ -183,7 +188,7 @@ export const make = (options: {
           }),
           // Any end but the caller's own interruption (which is not caught here), including an
           // interruption sent by a runner that gave the session's shard away: resume.
-          Stream.catchAllCause((cause) =>
+          streamCatchAllCause((cause) =>
             Stream.fail(new ClusterUnavailable({ operation: "events", sessionId, message: describe(cause) }))
           )
         )
@@ -204,7 +209,7 @@ export const make = (options: {
         const after = yield* status(sessionId)
         return yield* Option.match(after.outcome, {
           onSome: Effect.succeed,
-          onNone: () => Effect.fail(new SessionEndedWithoutComplete({ sessionId, lastError: after.endReason }))
+          onNone: () => Effect.fail(new Errors.SessionEndedWithoutComplete({ sessionId, lastError: after.endReason }))
         })
       })
 

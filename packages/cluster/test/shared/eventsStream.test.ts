@@ -1,22 +1,21 @@
 /**
- * The session entity's `Events`, served from a mailbox (packages/cluster/src/internal/eventsStream.ts), on
- * the in-memory log with a ticker the test drives: the log then live with no gap and no repeat, a
- * slow subscriber's backlog bounded at one page (the rest stays in the log), keep-alives only on
- * a tick with nothing new, the end of the run ends it, and a closed subscription is forgotten.
+ * The session entity's `Events`, served from a reply mailbox (the cluster's
+ * `binding/internal/eventsStream.ts`, written once for both cluster editions; a `Mailbox` on
+ * Effect 3, a `Queue` on Effect 4), tested on both lines: a slow subscriber holds at most a page,
+ * a tick offers a keep-alive only when nothing waits, a closed subscription is forgotten.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Mailbox from "effect/Mailbox"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Exit from "effect/Exit"
-import { EventLog } from "../src/index.js"
-import { makeActivation, page } from "../src/internal/activation.js"
-import { events } from "../src/internal/eventsStream.js"
-import { Wakers } from "../src/internal/ticker.js"
-import { Session, type SessionEvent } from "effect-agent-session"
+import * as EventLog from "../../binding/EventLog.js"
+import { makeActivation, page } from "../../binding/internal/activation.js"
+import { events } from "../../binding/internal/eventsStream.js"
+import { Wakers } from "../../binding/internal/ticker.js"
+import type { ReplyMailbox } from "../../src/internal/line.js"
+import { awaitEnd, extendScope, forkChild, Session, type SessionEvent, sizeOf, takeAll, yieldNow } from "../helpers/line.js"
 
 const sessionId = "ses_events"
 
@@ -35,7 +34,7 @@ const event = (n: number): SessionEvent.SessionEvent => ({
 })
 
 /** Lets the subscription's short-lived readers run (no clock involved: the log is in memory). */
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const settle = Effect.forEach(Array.from({ length: 50 }), () => yieldNow(), { discard: true })
 
 /** A session logged elsewhere (not running here): `n` events in the log; the subscription and its ticker. */
 const setUp = (n: number) =>
@@ -48,17 +47,16 @@ const setUp = (n: number) =>
     const takeOvers: Array<boolean> = []
     const scope = yield* Scope.make()
     const mailbox = yield* events(activation, ticker, (_payload, learn) => Effect.sync(() => void takeOvers.push(learn)))(1).pipe(
-      Scope.extend(scope)
+      extendScope(scope)
     )
     return { log, activation, ticker, takeOvers, scope, mailbox }
   })
 
 /** Takes what waits (waiting for something when nothing does). */
-const take = (mailbox: Mailbox.ReadonlyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>) =>
-  Effect.map(mailbox.takeAll, ([chunk, done]) => ({ seqs: Chunk.toReadonlyArray(chunk).map((l) => l.seq), done }))
+const take = (mailbox: ReplyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>) =>
+  Effect.map(takeAll(mailbox), ([taken, done]) => ({ seqs: taken.map((l) => l.seq), done }))
 
-const size = (mailbox: Mailbox.ReadonlyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>) =>
-  Effect.map(mailbox.size, Option.getOrElse(() => -1))
+const size = (mailbox: ReplyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>) => sizeOf(mailbox)
 
 describe("the entity's Events, from a mailbox", () => {
   it.effect("a slow subscriber holds at most one page; the rest comes from the log as it takes, in order, once", () =>
@@ -88,7 +86,7 @@ describe("the entity's Events, from a mailbox", () => {
       const last = yield* take(mailbox)
       assert.deepStrictEqual(last.seqs.filter((s) => s > 0), [page * 2 + 138])
       ticker.wakers.wake()
-      yield* mailbox.await
+      yield* awaitEnd(mailbox)
       assert.deepStrictEqual(yield* take(mailbox), { seqs: [], done: true })
     }).pipe(Effect.provide(EventLog.layerMemory()), Effect.scoped))
 
@@ -112,7 +110,7 @@ describe("the entity's Events, from a mailbox", () => {
       const { activation, mailbox, scope, ticker } = yield* setUp(2)
       assert.deepStrictEqual((yield* take(mailbox)).seqs, [1, 2])
       // As if the session ran here: a tick then needs no read of the log (nothing is forked).
-      activation.run = { done: yield* Deferred.make<void>(), fiber: yield* Effect.fork(Effect.never) }
+      activation.run = { done: yield* Deferred.make<void>(), fiber: yield* forkChild(Effect.never) }
       ticker.wakers.wake()
       assert.deepStrictEqual((yield* take(mailbox)).seqs, [0])
       yield* Scope.close(scope, Exit.void)

@@ -1,0 +1,130 @@
+/**
+ * The state of one activation of the session entity: what it knows of the session's log (folded
+ * event by event), the live readers waiting on it, and the run it holds.
+ */
+import type * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { ClusterTally } from "effect-agent-session-shell"
+import { type AgentSessions, makeSemaphore, type RunFiber, type SessionEvent } from "../../src/internal/line.js"
+import type * as EventLog from "../EventLog.js"
+import { type AnswerEncoded, requestKey } from "./eventLogMemory.js"
+
+const Wakers = ClusterTally.Wakers
+type Wakers = ClusterTally.Wakers
+
+/**
+ * What the log says about a session, folded by the core's rules as a running session folds them
+ * (the shared glue's `ClusterTally`, which the Effect 4 cluster edition folds with too).
+ */
+export type Tally = ClusterTally.Tally<
+  SessionEvent.SessionEvent,
+  SessionEvent.ExternalResourceRequested,
+  SessionEvent.Complete,
+  AnswerEncoded
+>
+
+/** An empty tally. */
+export const makeTally = (): Tally => ClusterTally.make()
+
+/** The requests open (not settled by a grant), oldest first. */
+export const open = (tally: Tally): Array<SessionEvent.ExternalResourceRequested> => ClusterTally.open(tally)
+
+/** Whether a request is open whose answer the tally does not hold. */
+export const awaitingAnswer = (tally: Tally): boolean => ClusterTally.awaitingAnswer(tally)
+
+/** Folds one event of the log into the tally. */
+export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => ClusterTally.fold(tally, event)
+
+/** The page size of log reads. */
+export const page = 500
+
+/**
+ * How many of the most recent events an activation keeps in `recent`: enough for the live
+ * readers, which keep up (each takes what came since its last offer, a chunk or two); a reader
+ * further behind reads the log. Kept small because it is held for the whole run of every
+ * session a runner holds: 256 events (the earlier bound) of a long session were about 55 KiB of
+ * heap (218 bytes a decoded event, measured on the simulator's events), a third as much again
+ * as the rest of the held session (about 170 KiB with a subscriber: docs/scale-out.md).
+ */
+export const recentMax = 32
+
+/** The payload of `Start` and `Attach`: the session to run. */
+export interface RunPayload {
+  readonly session: EventLog.SessionRecord["info"]
+  readonly maxActions: number
+  readonly agent: Option.Option<string>
+}
+
+/** One activation's state, shared by its handlers (one entity instance per session id). */
+export interface Activation {
+  readonly sessionId: string
+  readonly log: EventLog.Service
+  readonly tally: Tally
+  /** Bumped after every append and at the end of a run: what live readers wait on. */
+  version: number
+  readonly readers: Wakers
+  readonly bump: Effect.Effect<void>
+  /** The most recent events, so live readers rarely go to the store. */
+  readonly recent: Array<EventLog.LoggedEvent>
+  record: Option.Option<EventLog.SessionRecord>
+  running: AgentSessions.RunningSession | undefined
+  /** Set when this activation gives the session away (its shard moves, the runner stops). */
+  handingOver: boolean
+  run: { readonly done: Deferred.Deferred<void>; readonly fiber: RunFiber<void> } | undefined
+  /** Folds what the log has that the tally has not seen (nothing while the session runs here). */
+  readonly load: Effect.Effect<void, EventLog.EventLogError>
+}
+
+export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
+  Effect.gen(function*() {
+    const tally = makeTally()
+    const readers = new Wakers()
+    const recent: Array<EventLog.LoggedEvent> = []
+
+    // What the log knows. While this activation runs the session it is the log's only writer of
+    // events and its tally is current, but for answers that a runner still believing it holds
+    // the session may record (the answer watch reads those); otherwise (another runner may be
+    // writing, during a hand-over) every reader reads the log afresh.
+    const loading = yield* makeSemaphore(1)
+    const self: Activation = {
+      sessionId,
+      log,
+      tally,
+      version: 0,
+      readers,
+      bump: Effect.sync(() => {
+        self.version += 1
+        readers.wake()
+      }),
+      recent,
+      record: Option.none(),
+      running: undefined,
+      handingOver: false,
+      run: undefined,
+      load: Effect.suspend(() => {
+        if (self.run !== undefined) return Effect.void
+        return Effect.gen(function*() {
+          // One read for the record, the answers and the first page (a take-over reads this for
+          // every session it takes); a longer log is read on by pages.
+          const fresh = yield* log.snapshot(sessionId, tally.lastSeq + 1, page)
+          const events: Array<EventLog.LoggedEvent> = [...fresh.events]
+          let batch = fresh.events
+          while (batch.length === page) {
+            batch = yield* log.read(sessionId, batch[batch.length - 1]!.seq + 1, page)
+            events.push(...batch)
+          }
+          if (self.run !== undefined) return
+          self.record = fresh.record
+          for (const a of fresh.answers) tally.answered.set(requestKey(a.request), a.answer)
+          for (const logged of events) {
+            fold(tally, logged.event)
+            tally.lastSeq = logged.seq
+            recent.push(logged)
+          }
+          if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        }).pipe(loading.withPermits(1))
+      })
+    }
+    return self
+  })

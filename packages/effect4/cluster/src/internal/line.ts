@@ -1,0 +1,165 @@
+/**
+ * The names of Effect 4 that the cluster's binding (`../binding/`, copied from the Effect 3 cluster
+ * edition's `binding/`: code written once for both cluster editions) uses where Effect 3 names the
+ * same thing differently, and the modules it takes from this line (the cluster's, the RPC's and
+ * this edition's SDK). The Effect 3 cluster edition's `internal/line.ts` exports the same names,
+ * bound to Effect 3: a binding module imports them from here (`../src/internal/line.js`,
+ * relative to where its copy lies).
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Schedule from "effect/Schedule"
+import * as ScheduleModule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
+
+import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
+
+export * from "./lineSchema.js"
+
+/** The cluster's entities. */
+export * as Entity from "effect/cluster/Entity"
+/** The cluster's annotations of a message (`Persisted`, ...). */
+export * as ClusterSchema from "effect/cluster/ClusterSchema"
+/** The cluster's sharding service, its settings and the pieces of a single runner. */
+export * as Sharding from "effect/cluster/Sharding"
+export * as ShardId from "effect/cluster/ShardId"
+export * as ShardingConfig from "effect/cluster/ShardingConfig"
+export * as MessageStorage from "effect/cluster/MessageStorage"
+export * as RunnerHealth from "effect/cluster/RunnerHealth"
+export * as Runners from "effect/cluster/Runners"
+export * as RunnerStorage from "effect/cluster/RunnerStorage"
+/** RPC definitions (an entity's protocol). */
+export * as Rpc from "effect/rpc/Rpc"
+/** The SDK edition's modules the cluster builds on. */
+export * as AgentApi from "../../../src/AgentApi.js"
+export * as AgentSessions from "../../../src/AgentSessions.js"
+export * as EventStream from "../../../src/EventStream.js"
+export * as Answer from "../../../src/Answer.js"
+export * as Errors from "../../../src/Errors.js"
+export * as Session from "../../../src/Session.js"
+export * as SessionEvent from "../../../src/SessionEvent.js"
+
+/** What a duration may be given as (`"5 seconds"`, millis, a `Duration`). */
+export type DurationInput = Duration.Input
+
+/** The `Duration` of an input. */
+export const durationOf: (input: DurationInput) => Duration.Duration = Duration.fromInputUnsafe
+
+/** Declares a service's tag as a class: `class X extends ServiceTag<X, Service>()("key") {}`. */
+export const ServiceTag: <Self, Shape>() => <const Key extends string>(key: Key) => Context.ServiceClass<Self, Key, Shape> =
+  Context.Service
+
+/** An `Option` of a value that may be `null` or `undefined`. */
+export const optionFromNullish: <A>(value: A) => Option.Option<NonNullable<A>> = Option.fromNullishOr
+
+/** The first failure of a cause, if it has one. */
+export const failureOption: <E>(cause: Cause.Cause<E>) => Option.Option<E> = Cause.findErrorOption
+
+/** Fails with `onTimeout()` when `self` takes longer than `duration` (interrupting it). */
+export const timeoutFail = <E2>(duration: DurationInput, onTimeout: () => E2) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+  Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(onTimeout()) })
+
+/** Recovers from every failure of an effect (its whole cause). */
+export const catchAllCause = <E, A2, E2, R2>(f: (cause: Cause.Cause<E>) => Effect.Effect<A2, E2, R2>) =>
+<A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | A2, E2, R | R2> => Effect.catchCause(self, f)
+
+/** Fails a stream with `onTimeout()` when it emits nothing for `duration`. */
+export const streamTimeoutFail = <E2>(duration: DurationInput, onTimeout: () => E2) =>
+<A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | E2, R> =>
+  Stream.timeoutOrElse(self, { duration, orElse: () => Stream.fail(onTimeout()) })
+
+/** Recovers from every failure of a stream (its whole cause). */
+export const streamCatchAllCause = <E, A2, E2, R2>(f: (cause: Cause.Cause<E>) => Stream.Stream<A2, E2, R2>) =>
+<A, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A | A2, E2, R | R2> => Stream.catchCause(self, f)
+
+/** A schedule that stops once `duration` has passed since its first step. */
+export const upTo = (duration: DurationInput) =>
+<Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> =>
+  ScheduleModule.upTo(self, { duration })
+
+/** Retries an effect on `schedule` while its failure satisfies `retryable`. */
+export const retryWhile = <E>(schedule: Schedule.Schedule<unknown, unknown>, retryable: (error: E) => boolean) =>
+<A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.retry(self, { schedule, while: retryable })
+
+/** Recovers from every typed failure of an effect. */
+export const catchAll = <E, A2, E2, R2>(f: (error: E) => Effect.Effect<A2, E2, R2>) =>
+<A, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | A2, E2, R | R2> => Effect.catch(self, f)
+
+/** The layer of the services an effect builds in the layer's scope. */
+export const scopedContextLayer = <A, E, R>(
+  effect: Effect.Effect<Context.Context<A>, E, R>
+): Layer.Layer<A, E, Exclude<R, Scope.Scope>> => Layer.effectContext(effect)
+
+/** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
+export type ShardingSettings = ShardingConfigModule.ShardingConfig["Service"]
+
+/** A semaphore of `permits` permits. */
+export const makeSemaphore: (permits: number) => Effect.Effect<Semaphore.Semaphore> = Semaphore.make
+
+/** The fiber of a run forked by {@link forkDaemon}. */
+export type RunFiber<A, E = never> = Fiber.Fiber<A, E>
+
+/** Runs an effect in a fiber of its own, outside the caller's scope (it outlives the caller). */
+export const forkDaemon = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<RunFiber<A, E>, never, R> =>
+  Effect.forkDetach(self)
+
+/**
+ * Runs an effect so that interrupting it returns at once, the effect going on in the background
+ * (a read of the store that a time-out gives up on).
+ */
+export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forkDetach(self), Fiber.join)
+
+/** Completes a `Deferred` with an effect, outside any fiber. */
+export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
+  Deferred.doneUnsafe
+
+/** Exponential from `base` (factor 2), each delay at most `cap`, at most `times` recurrences. */
+export const cappedExponential = (base: DurationInput, cap: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  ScheduleModule.exponential(base, 2).pipe(
+    ScheduleModule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.fromInputUnsafe(cap)))),
+    ScheduleModule.upTo({ times })
+  )
+
+/** Runs a stream, handing each batch of elements that arrived together to `f`. */
+export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, E2, R2>) =>
+<E, R>(self: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> => Stream.runForEachArray(self, f)
+
+/** What an entity's streaming handler returns: a queue the RPC server takes from. */
+export type ReplyMailbox<A, E> = Queue.Dequeue<A, E | Cause.Done>
+
+/** The writer's side of a {@link ReplyMailbox} (the binding's `internal/replyWriter.ts`). */
+export type { ReplyWriter } from "../../binding/internal/replyWriter.js"
+
+/** A reply mailbox and its writer. */
+export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: ReplyMailbox<A, E>; readonly writer: ReplyWriter<A, E> }> =>
+  Effect.map(Queue.make<A, E | Cause.Done>(), (queue) => ({
+    mailbox: queue,
+    writer: {
+      offerAll: (values) => void Queue.offerAllUnsafe(queue, values),
+      offer: (value) => void Queue.offerUnsafe(queue, value),
+      done: (exit) => void (Exit.isSuccess(exit) ? Queue.endUnsafe(queue) : Queue.failCauseUnsafe(queue, exit.cause)),
+      size: () => Queue.sizeUnsafe(queue)
+    }
+  }))
+
+/** The layer an effect makes, built in the layer's scope. */
+export const unwrapScopedLayer = <A, E1, R1, E, R>(
+  self: Effect.Effect<Layer.Layer<A, E1, R1>, E, R>
+): Layer.Layer<A, E | E1, R1 | Exclude<R, Scope.Scope>> => Layer.unwrap(self)
+
+/** A layer that runs an effect in its scope and provides nothing. */
+export const scopedDiscardLayer = <X, E, R>(effect: Effect.Effect<X, E, R>): Layer.Layer<never, E, Exclude<R, Scope.Scope>> =>
+  Layer.effectDiscard(effect)
