@@ -16,7 +16,7 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../src/index.js"
-import { resumeGrace } from "../src/internal/resumer.js"
+import { resumeGrace } from "../binding/internal/resumer.js"
 import { AgentApi, AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 

@@ -12,7 +12,7 @@ import { EventLog } from "../src/index.js"
 import { type SessionEvent, Session } from "effect-agent-session"
 import { claimRetryHints, migration0003 } from "../src/internal/eventLog.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
-import { claimHintMaxMillis, claimLog } from "../src/internal/writer.js"
+import { claimHintMaxMillis, claimLog } from "../binding/internal/writer.js"
 
 const PgLive = Layer.unwrapScoped(
   Effect.map(Postgres.start, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
-import { makeGate } from "../src/internal/gate.js"
+import { makeGate } from "../binding/internal/gate.js"
 
 describe("the start gate", () => {
   // Any number of fibers, each holding a place for a while, some interrupted at any moment (in

@@ -31,7 +31,7 @@ import {
   runnerOf,
   unknownRecord
 } from "../../binding/internal/eventLogMemory.js"
-import { makeGate } from "./gate.js"
+import { makeGate } from "../../binding/internal/gate.js"
 
 export {
   AnswerSchema,
