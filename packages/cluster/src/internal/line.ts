@@ -19,6 +19,8 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "@effect/cluster/ShardingConfig"
+import type { MigrationError } from "@effect/sql/Migrator"
+import type { SqlError as SqlErrorType } from "@effect/sql/SqlError"
 
 import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
@@ -157,3 +159,18 @@ export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: Repl
       size: () => Option.getOrElse(mailbox.unsafeSize(), () => 0)
     }
   }))
+
+/** The SQL client, its connections and migrator (`@effect/sql`), and PostgreSQL's client (`@effect/sql-pg`). */
+export * as SqlClient from "@effect/sql/SqlClient"
+export type * as SqlConnection from "@effect/sql/SqlConnection"
+export type { SqlError } from "@effect/sql/SqlError"
+export * as Migrator from "@effect/sql/Migrator"
+export * as PgClient from "@effect/sql-pg/PgClient"
+
+/** Whether a migration's failure is another process holding the migration lock (or a failure of SQL, retried too). */
+export const isMigrationLocked = (error: MigrationError | SqlErrorType): boolean =>
+  error._tag === "MigrationError" ? error.reason === "locked" : true
+
+/** Every `interval`, at most `times` recurrences. */
+export const spacedTimes = (interval: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  Schedule.spaced(interval).pipe(Schedule.intersect(Schedule.recurs(times)))
