@@ -50,6 +50,10 @@ import {
   ShardingConfig,
   type ShardingSettings,
   ServiceTag,
+  type SqlClient,
+  type SqlError,
+  sqlMessageStorage,
+  sqlRunnerStorage,
   upTo
 } from "../src/internal/line.js"
 import * as SessionEntityLayer from "../src/SessionEntity.js"
@@ -257,4 +261,34 @@ export const layerEmbedded = (
       )
     ),
     Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: "1 second", ...options.shardingConfig }))
+  )
+
+/**
+ * The session entity on a single runner whose storage is PostgreSQL: the cluster's SQL message
+ * and runner storage (tables `cluster_*`) and the SQL event log (`EventLog.layerSql`), and the
+ * façade. One process runs every shard (no runner-to-runner transport); what it ran survives it:
+ * a process started again on the same database takes its sessions over from the log. Needs a
+ * `SqlClient` on PostgreSQL (`@effect/sql-pg`'s `PgClient.layer`) and what `AgentSessions` needs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSingleSql = (
+  options: EmbeddedOptions = {}
+): Layer.Layer<
+  ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | EventLog.EventLog,
+  SqlError | EventLog.EventLogError,
+  AgentSessions.AgentSessions | AgentApi.AgentApi | SqlClient.SqlClient
+> =>
+  layer(options).pipe(
+    Layer.provideMerge(SessionEntityLayer.layer(options)),
+    Layer.provideMerge(EventLog.layerSql(options)),
+    Layer.provideMerge(
+      Sharding.layer.pipe(
+        Layer.provideMerge(Runners.layerNoop),
+        Layer.provideMerge(sqlMessageStorage),
+        Layer.provide([sqlRunnerStorage, RunnerHealth.layerNoop])
+      )
+    ),
+    Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: "5 seconds", ...options.shardingConfig }))
   )

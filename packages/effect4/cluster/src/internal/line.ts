@@ -22,6 +22,12 @@ import * as ScheduleModule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
+import type * as MessageStorageModule from "effect/cluster/MessageStorage"
+import type * as RunnerStorageModule from "effect/cluster/RunnerStorage"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
+import * as Digest from "effect/crypto/Digest"
+import type * as SqlClientModule from "effect/sql/SqlClient"
 import type { MigrationError } from "effect/sql/Migrator"
 import type { SqlError as SqlErrorType } from "effect/sql/SqlError"
 
@@ -180,3 +186,17 @@ export const isMigrationLocked = (error: MigrationError | SqlErrorType): boolean
 /** Every `interval`, at most `times` recurrences. */
 export const spacedTimes = (interval: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
   ScheduleModule.spaced(interval).pipe(ScheduleModule.upTo({ times }))
+
+/** The cluster's message storage in SQL (`effect/cluster`'s `SqlMessageStorage`, its ids hashed by the Web Crypto digest). */
+export const sqlMessageStorage: Layer.Layer<
+  MessageStorageModule.MessageStorage,
+  never,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlMessageStorage.layer.pipe(Layer.provide(Digest.layerWebCrypto))
+
+/** The cluster's runner storage (runners, shard locks) in SQL (`effect/cluster`'s `SqlRunnerStorage`). */
+export const sqlRunnerStorage: Layer.Layer<
+  RunnerStorageModule.RunnerStorage,
+  SqlErrorType,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlRunnerStorage.layer
