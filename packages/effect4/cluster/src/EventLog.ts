@@ -4,7 +4,8 @@
  * what `Events` streams and a runner taking a session over reads. The same models, service and
  * stores as the Effect 3 cluster edition's, written once for both (`../binding/EventLog.ts`): in
  * memory (`layerMemory`: one machine, nothing survives the process) and in PostgreSQL (`layerSql`,
- * through `effect/sql` and `@effect/sql-pg`, an optional peer this store needs).
+ * through `effect/sql` and `@effect/sql-pg`, an optional peer of this package that its `./cluster`
+ * entry point loads).
  *
  * @since 0.1.0
  */
