@@ -298,8 +298,10 @@ const holdWriterLock = (
   })
 
 /**
- * The log on `@effect/sql`. Each operation, once it has asked the pool for a connection, runs to
- * its end (a few milliseconds), even when its caller gives up (interrupted, timed out):
+ * The log on the line's SQL client. Each operation, once it has asked the pool for a connection,
+ * runs to its end (a few milliseconds), even when its caller gives up (interrupted, timed out).
+ * Why, as seen on Effect 3's `@effect/sql-pg` (over the `pg` driver; Effect 4's speaks the protocol
+ * itself; the rule holds there too, not yet measured at that scale):
  * - Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of its own
  *   (`pg_cancel_backend`) on a second connection of the pool, waiting up to 5 s for one.
  * - Interrupting a wait for a connection leaves an abandoned waiter in the `pg` pool's queue,
