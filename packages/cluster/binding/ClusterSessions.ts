@@ -50,6 +50,10 @@ import {
   ShardingConfig,
   type ShardingSettings,
   ServiceTag,
+  type SqlClient,
+  type SqlError,
+  sqlMessageStorage,
+  sqlRunnerStorage,
   upTo
 } from "../src/internal/line.js"
 import * as SessionEntityLayer from "../src/SessionEntity.js"
@@ -226,6 +230,35 @@ export interface EmbeddedOptions extends Options, SessionEntityLayer.Options, Ev
 }
 
 /**
+ * The session entity on a single runner (every shard, no runner-to-runner transport) over the
+ * given log and the cluster's message and runner storage, and the façade: `layerEmbedded` and
+ * `layerSingleSql`.
+ */
+const singleRunner = <M, EM, RM, ER, RR, EL, RL>(
+  options: EmbeddedOptions,
+  storage: {
+    readonly log: Layer.Layer<EventLog.EventLog, EL, RL>
+    readonly messages: Layer.Layer<M, EM, RM>
+    readonly runners: Layer.Layer<RunnerStorage.RunnerStorage, ER, RR>
+    readonly entityTerminationTimeout: DurationInput
+  }
+) =>
+  layer(options).pipe(
+    Layer.provideMerge(SessionEntityLayer.layer(options)),
+    Layer.provideMerge(storage.log),
+    Layer.provideMerge(
+      Sharding.layer.pipe(
+        Layer.provideMerge(Runners.layerNoop),
+        Layer.provideMerge(storage.messages),
+        Layer.provide([storage.runners, RunnerHealth.layerNoop])
+      )
+    ),
+    Layer.provide(
+      ShardingConfig.layer({ entityTerminationTimeout: storage.entityTerminationTimeout, ...options.shardingConfig })
+    )
+  )
+
+/**
  * The embedded default for one machine: the session entity on a single runner with in-memory
  * message storage and an in-memory log (no database), and the façade (the pieces of
  * the cluster's `TestRunner`, with their settings open). Needs what `AgentSessions` needs
@@ -246,15 +279,33 @@ export const layerEmbedded = (
   never,
   AgentSessions.AgentSessions | AgentApi.AgentApi
 > =>
-  layer(options).pipe(
-    Layer.provideMerge(SessionEntityLayer.layer(options)),
-    Layer.provideMerge(EventLog.layerMemory(options)),
-    Layer.provideMerge(
-      Sharding.layer.pipe(
-        Layer.provideMerge(Runners.layerNoop),
-        Layer.provideMerge(MessageStorage.layerMemory),
-        Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop])
-      )
-    ),
-    Layer.provide(ShardingConfig.layer({ entityTerminationTimeout: "1 second", ...options.shardingConfig }))
-  )
+  singleRunner(options, {
+    log: EventLog.layerMemory(options),
+    messages: MessageStorage.layerMemory,
+    runners: RunnerStorage.layerMemory,
+    entityTerminationTimeout: "1 second"
+  })
+
+/**
+ * The session entity on a single runner whose storage is PostgreSQL: the cluster's SQL message
+ * and runner storage (tables `cluster_*`) and the SQL event log (`EventLog.layerSql`), and the
+ * façade. One process runs every shard (no runner-to-runner transport); what it ran survives it:
+ * a process started again on the same database takes its sessions over from the log. Needs a
+ * `SqlClient` on PostgreSQL (`@effect/sql-pg`'s `PgClient.layer`) and what `AgentSessions` needs.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSingleSql = (
+  options: EmbeddedOptions = {}
+): Layer.Layer<
+  ClusterSessions | Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | EventLog.EventLog,
+  SqlError | EventLog.EventLogError,
+  AgentSessions.AgentSessions | AgentApi.AgentApi | SqlClient.SqlClient
+> =>
+  singleRunner(options, {
+    log: EventLog.layerSql(options),
+    messages: sqlMessageStorage,
+    runners: sqlRunnerStorage,
+    entityTerminationTimeout: "5 seconds"
+  })

@@ -4,9 +4,9 @@
  * ended) and the answers given to its requests. Subscribers replay it; the outcome is derived
  * from it.
  *
- * Written once for both cluster editions (the models, the service, the store in memory); each
- * edition adds its stores beside it (the Effect 3 edition's `layerSql`: PostgreSQL through
- * `@effect/sql`, tables created by a migration the layer runs).
+ * Written once for both cluster editions: the models, the service, the store in memory
+ * (`layerMemory`) and the store in PostgreSQL (`layerSql`: tables created by a migration the layer
+ * runs).
  *
  * @since 0.1.0
  */
@@ -21,11 +21,13 @@ import {
   scopedContextLayer,
   ServiceTag,
   type Session,
-  SessionEvent
+  SessionEvent,
+  type SqlClient
 } from "../src/internal/line.js"
 import { literals } from "../src/internal/lineSchema.js"
 import * as ClusterErrors from "./ClusterErrors.js"
 import * as internal from "./internal/eventLogMemory.js"
+import * as sql from "./internal/eventLogSql.js"
 
 /**
  * One event of a session's log with its sequence number (from 1, contiguous).
@@ -280,3 +282,24 @@ export const layerMemory = (options: Options = {}): Layer.Layer<EventLog> =>
     })
   )
 
+
+/**
+ * The log in PostgreSQL (through the line's SQL client, `SqlClient`: `@effect/sql` on Effect 3,
+ * `effect/sql` on Effect 4, with `@effect/sql-pg`'s `PgClient`). The layer runs the migration
+ * that creates its tables (`agent_session_sessions`, `agent_session_events`,
+ * `agent_session_answers`; migrations recorded in `agent_session_migrations`), retried while
+ * another process holds the migration lock.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (options: Options = {}): Layer.Layer<EventLog, EventLogError, SqlClient.SqlClient> =>
+  scopedContextLayer(
+    Effect.gen(function*() {
+      yield* sql.migrate
+      const log = yield* sql.makeSql
+      const context = Context.make(EventLog, log)
+      yield* internal.sweeper(log, options)
+      return context
+    })
+  )

@@ -19,6 +19,7 @@ interface Manifest {
   readonly scripts?: Record<string, string>
   readonly dependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
   readonly devDependencies?: Record<string, string>
   readonly workspaces?: ReadonlyArray<string>
 }
@@ -45,14 +46,20 @@ describe("the Effect 4 edition's manifest", () => {
     assert.deepStrictEqual(lock.packages["node_modules/effect-agent-session-shell"], { resolved: "../shell", link: true })
     assert.strictEqual(lock.packages["node_modules/effect"]?.version, edition.devDependencies?.["effect"])
     assert.strictEqual(edition.engines?.["node"], ">=22.19")
-    assert.deepStrictEqual(edition.files, ["dist", "src", "binding", "LICENSE", "CHANGELOG.md"])
+    assert.deepStrictEqual(edition.files, ["dist", "src", "binding", "cluster/src", "cluster/binding", "LICENSE", "CHANGELOG.md"])
     assert.match(edition.scripts?.["prepack"] ?? "", /build/)
     assert.strictEqual(version, edition.version)
   })
 
-  it("the protocol core and the shared glue are its run-time dependencies; Effect 4 and its Node platform are peers", () => {
+  it("the protocol core and the shared glue are its run-time dependencies; Effect 4 and its Node platform are peers, and the cluster's PostgreSQL client an optional one", () => {
     assert.deepStrictEqual(Object.keys(edition.dependencies ?? {}), ["effect-agent-session-core", "effect-agent-session-shell"])
-    assert.deepStrictEqual(edition.peerDependencies, { "effect": "^4.1.0", "@effect/platform-node": "^4.1.0" })
+    assert.deepStrictEqual(edition.peerDependencies, {
+      "effect": "^4.1.0",
+      "@effect/platform-node": "^4.1.0",
+      "@effect/sql-pg": "^4.0.5"
+    })
+    assert.deepStrictEqual(edition.peerDependenciesMeta, { "@effect/sql-pg": { optional: true } })
+    assert.strictEqual(edition.devDependencies?.["@effect/sql-pg"], "4.0.5")
     // The README's install line names the same ranges.
     const readme = readFileSync(join(packageDir, "README.md"), "utf8")
     assert.include(readme, "npm install effect-agent-session-effect4 effect@^4.1 @effect/platform-node@^4.1")

@@ -19,6 +19,13 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "@effect/cluster/ShardingConfig"
+import type * as MessageStorageModule from "@effect/cluster/MessageStorage"
+import type * as RunnerStorageModule from "@effect/cluster/RunnerStorage"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import type * as SqlClientModule from "@effect/sql/SqlClient"
+import type { MigrationError } from "@effect/sql/Migrator"
+import type { SqlError as SqlErrorType } from "@effect/sql/SqlError"
 
 import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
@@ -157,3 +164,32 @@ export const makeReplyMailbox = <A, E>(): Effect.Effect<{ readonly mailbox: Repl
       size: () => Option.getOrElse(mailbox.unsafeSize(), () => 0)
     }
   }))
+
+/** The SQL client, its connections and migrator (`@effect/sql`), and PostgreSQL's client (`@effect/sql-pg`). */
+export * as SqlClient from "@effect/sql/SqlClient"
+export type * as SqlConnection from "@effect/sql/SqlConnection"
+export type { SqlError } from "@effect/sql/SqlError"
+export * as Migrator from "@effect/sql/Migrator"
+export * as PgClient from "@effect/sql-pg/PgClient"
+
+/** Whether a migration's failure is another process holding the migration lock (or a failure of SQL, retried too). */
+export const isMigrationLocked = (error: MigrationError | SqlErrorType): boolean =>
+  error._tag === "MigrationError" ? error.reason === "locked" : true
+
+/** Every `interval`, at most `times` recurrences. */
+export const spacedTimes = (interval: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  Schedule.spaced(interval).pipe(Schedule.intersect(Schedule.recurs(times)))
+
+/** The cluster's message storage in SQL (`@effect/cluster`'s `SqlMessageStorage`). */
+export const sqlMessageStorage: Layer.Layer<
+  MessageStorageModule.MessageStorage,
+  never,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlMessageStorage.layer
+
+/** The cluster's runner storage (runners, shard locks) in SQL (`@effect/cluster`'s `SqlRunnerStorage`). */
+export const sqlRunnerStorage: Layer.Layer<
+  RunnerStorageModule.RunnerStorage,
+  SqlErrorType,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlRunnerStorage.layer

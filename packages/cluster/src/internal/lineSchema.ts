@@ -24,3 +24,7 @@ export const union = <const Members extends AST.Members<Schema.Schema.All>>(memb
 /** An integer at least `minimum`. */
 export const intAtLeast = (minimum: number): Schema.filter<typeof Schema.Int> =>
   Schema.Int.pipe(Schema.greaterThanOrEqualTo(minimum))
+
+/** The schema of a value's JSON text. */
+export const parseJson = <S extends Schema.Schema.Any>(schema: S): Schema.transform<Schema.SchemaClass<unknown, string>, S> =>
+  Schema.parseJson(schema)

@@ -40,3 +40,6 @@ export * as TestClock from "effect/TestClock"
 
 /** A test whose effect has a `Scope` (closed when the test ends). */
 export const scoped = it.scoped
+
+/** A real PostgreSQL server started in the scope (`url`, `port`), stopped when the scope closes. */
+export { start as startPostgres } from "effect-agent-session-test-support/Postgres"

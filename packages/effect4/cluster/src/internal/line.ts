@@ -22,6 +22,14 @@ import * as ScheduleModule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
+import type * as MessageStorageModule from "effect/cluster/MessageStorage"
+import type * as RunnerStorageModule from "effect/cluster/RunnerStorage"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
+import * as Digest from "effect/crypto/Digest"
+import type * as SqlClientModule from "effect/sql/SqlClient"
+import type { MigrationError } from "effect/sql/Migrator"
+import type { SqlError as SqlErrorType } from "effect/sql/SqlError"
 
 import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
@@ -163,3 +171,32 @@ export const unwrapScopedLayer = <A, E1, R1, E, R>(
 /** A layer that runs an effect in its scope and provides nothing. */
 export const scopedDiscardLayer = <X, E, R>(effect: Effect.Effect<X, E, R>): Layer.Layer<never, E, Exclude<R, Scope.Scope>> =>
   Layer.effectDiscard(effect)
+
+/** The SQL client, its connections and migrator (`effect/sql`), and PostgreSQL's client (`@effect/sql-pg`). */
+export * as SqlClient from "effect/sql/SqlClient"
+export type * as SqlConnection from "effect/sql/SqlConnection"
+export type { SqlError } from "effect/sql/SqlError"
+export * as Migrator from "effect/sql/Migrator"
+export * as PgClient from "@effect/sql-pg/PgClient"
+
+/** Whether a migration's failure is another process holding the migration lock (or a failure of SQL, retried too). */
+export const isMigrationLocked = (error: MigrationError | SqlErrorType): boolean =>
+  error._tag === "MigrationError" ? error.kind === "Locked" : true
+
+/** Every `interval`, at most `times` recurrences. */
+export const spacedTimes = (interval: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
+  ScheduleModule.spaced(interval).pipe(ScheduleModule.upTo({ times }))
+
+/** The cluster's message storage in SQL (`effect/cluster`'s `SqlMessageStorage`, its ids hashed by the Web Crypto digest). */
+export const sqlMessageStorage: Layer.Layer<
+  MessageStorageModule.MessageStorage,
+  never,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlMessageStorage.layer.pipe(Layer.provide(Digest.layerWebCrypto))
+
+/** The cluster's runner storage (runners, shard locks) in SQL (`effect/cluster`'s `SqlRunnerStorage`). */
+export const sqlRunnerStorage: Layer.Layer<
+  RunnerStorageModule.RunnerStorage,
+  SqlErrorType,
+  SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
+> = SqlRunnerStorage.layer

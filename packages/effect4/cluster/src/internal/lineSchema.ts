@@ -23,3 +23,6 @@ export const union = <const Members extends ReadonlyArray<Schema.Top>>(members: 
 
 /** An integer at least `minimum`. */
 export const intAtLeast = (minimum: number): Schema.Int => Schema.Int.check(Schema.isGreaterThanOrEqualTo(minimum))
+
+/** The schema of a value's JSON text. */
+export const parseJson = <S extends Schema.Top>(schema: S): Schema.fromJsonString<S> => Schema.fromJsonString(schema)

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { ReplyMailbox } from "../../src/internal/line.js"
+import { startServer } from "effect-agent-session-test-support/postgresServer"
 
 export { forkChild, scoped, TestClock, yieldNow } from "../../../test/helpers/line.js"
 
@@ -36,3 +37,9 @@ export const sizeOf = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<number>
 /** Waits for a reply mailbox to end (polled: a test's wait). */
 export const awaitEnd = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<void, E> =>
   Effect.suspend(() => mailbox.state._tag === "Done" ? Effect.void : Effect.andThen(Effect.yieldNow, awaitEnd(mailbox)))
+
+/** A real PostgreSQL server started in the scope (`url`, `port`), stopped when the scope closes. */
+export const startPostgres: Effect.Effect<{ readonly url: string; readonly port: number }, Error, Scope.Scope> = Effect.acquireRelease(
+  Effect.tryPromise({ try: startServer, catch: (error) => error instanceof Error ? error : new Error(String(error)) }),
+  (server) => Effect.promise(server.stop)
+)

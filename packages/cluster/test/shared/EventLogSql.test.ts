@@ -1,5 +1,7 @@
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
+/**
+ * The event log's stores (in memory and in PostgreSQL, a real server started by the test run):
+ * written once for both cluster editions, run by each against its own line's stores.
+ */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -8,20 +10,25 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { EventLog } from "../src/index.js"
-import { type SessionEvent, Session } from "effect-agent-session"
-import { claimRetryHints, migration0003 } from "../src/internal/eventLog.js"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
-import { claimHintMaxMillis, claimLog } from "../binding/internal/writer.js"
+import * as EventLog from "../../src/EventLog.js"
+import { failureOption, PgClient, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { migration0003 } from "../../binding/internal/eventLogSql.js"
+import { claimRetryHints } from "../../binding/internal/eventLogMemory.js"
+import { claimHintMaxMillis, claimLog } from "../../binding/internal/writer.js"
+import { extendScope, forkChild, Session, type SessionEvent, startPostgres } from "../helpers/line.js"
 
-const PgLive = Layer.unwrapScoped(
-  Effect.map(Postgres.start, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
+const PgLive = unwrapScopedLayer(
+  Effect.map(startPostgres, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
 )
 
 // Two log layers on one database: the migration runs twice (the second finds it done).
 const LogLive = Layer.merge(EventLog.layerSql(), Layer.fresh(EventLog.layerSql())).pipe(
   Layer.provideMerge(Layer.orDie(PgLive))
 )
+
+/** An append's outcome: `undefined` when written, else its failure. */
+const appendOutcome = <E>(self: Effect.Effect<void, E>): Effect.Effect<E | undefined> =>
+  Effect.map(Effect.exit(self), (exit) => Exit.isSuccess(exit) ? undefined : Option.getOrUndefined(failureOption(exit.cause)))
 
 const info = (id: string) => Session.SessionInfo.make({
   session_id: Session.SessionId.make(id),
@@ -188,7 +195,7 @@ const claimsFollowLiveness = Effect.gen(function*() {
   const log = yield* EventLog.EventLog
   yield* log.register({ info: info("stalled"), maxActions: 3, agent: Option.none() })
   const alive = yield* Scope.make()
-  yield* Scope.extend(log.live("runner-stalled"), alive)
+  yield* extendScope(alive)(log.live("runner-stalled"))
   assert.isTrue(yield* log.claim("stalled", "runner-stalled#1", 200))
   yield* log.append("stalled", [{ seq: 1, event: started(1) }], "runner-stalled#1")
   const refused = yield* Effect.flip(log.append("stalled", [{ seq: 2, event: started(2) }], "runner-next#1"))
@@ -224,7 +231,7 @@ const claimsAtOnce = (hinted: boolean) => Effect.gen(function*() {
   const ids = ["at-free-1", "at-free-2", "at-mine", "at-live", "at-live-lapsed", "at-gone", "at-gone-lapsed", "at-twice"]
   for (const id of ids) yield* log.register({ info: info(id), maxActions: 3, agent: Option.none() })
   const alive = yield* Scope.make()
-  yield* Scope.extend(log.live("at-runner-live"), alive)
+  yield* extendScope(alive)(log.live("at-runner-live"))
   assert.isTrue(yield* log.claim("at-mine", "at-runner-next#1", 60_000))
   assert.isTrue(yield* log.claim("at-live", "at-runner-live#1", 60_000))
   assert.isTrue(yield* log.claim("at-live-lapsed", "at-runner-live#2", 200))
@@ -297,7 +304,7 @@ const releasedClaimTakenSoon = Effect.gen(function*() {
   const log = yield* EventLog.EventLog
   yield* log.register({ info: info("rv-released"), maxActions: 3, agent: Option.none() })
   assert.isTrue(yield* log.claim("rv-released", "rv-runner-unlocked#1", 4_000))
-  const waiter = yield* Effect.fork(claimLog(log, "rv-released", "rv-runner-b#1"))
+  const waiter = yield* forkChild(claimLog(log, "rv-released", "rv-runner-b#1"))
   yield* wallClockSleep(300)
   yield* log.release("rv-released", "rv-runner-unlocked#1")
   const released = Date.now()
@@ -379,7 +386,7 @@ describe("EventLog on PostgreSQL", () => {
         const sql = yield* SqlClient.SqlClient
         yield* log.register({ info: info("cut"), maxActions: 3, agent: Option.none() })
         const alive = yield* Scope.make()
-        yield* Scope.extend(log.live("runner-cut"), alive)
+        yield* extendScope(alive)(log.live("runner-cut"))
         // The lock is on a connection of its own, outside the pool (the pool has 4).
         const lockHolders = sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
           WHERE application_name = 'effect-agent-session writer lock'`
@@ -432,21 +439,20 @@ describe("EventLog on PostgreSQL", () => {
           discard: true
         })
         const appendAll = (seqOf: (id: string) => number) =>
-          Effect.forEach(ids, (id) => Effect.either(log.append(id, [{ seq: seqOf(id), event: started(seqOf(id)) }])), {
+          Effect.forEach(ids, (id) => appendOutcome(log.append(id, [{ seq: seqOf(id), event: started(seqOf(id)) }])), {
             concurrency: "unbounded"
           })
         // 200 appends at once: all written, in a handful of statements (rows written by one
         // statement share its transaction's start time, `logged_at`), not 200.
         const first = yield* appendAll(() => 1)
-        assert.isTrue(first.every((result) => result._tag === "Right"))
+        assert.isTrue(first.every((result) => result === undefined))
         const statements = yield* sql<{ readonly n: number }>`SELECT count(DISTINCT logged_at)::int AS n
           FROM agent_session_events WHERE session_id LIKE 'batch-%'`
         assert.isBelow(statements[0]!.n, 20)
         // 200 again, batch-100's with its sequence number 1 again: it fails, alone.
         const second = yield* appendAll((id) => id === "batch-100" ? 1 : 2)
-        assert.deepStrictEqual(ids.filter((_, i) => second[i]!._tag === "Left"), ["batch-100"])
-        const taken = second[100]!
-        assert.isTrue(taken._tag === "Left" && taken.left._tag === "EventLogError")
+        assert.deepStrictEqual(ids.filter((_, i) => second[i] !== undefined), ["batch-100"])
+        assert.strictEqual(second[100]?._tag, "EventLogError")
         const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
         ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "batch-100" ? [1] : [1, 2], id))
       }))
@@ -457,25 +463,24 @@ describe("EventLog on PostgreSQL", () => {
         const sql = yield* SqlClient.SqlClient
         const ids = Array.from({ length: 200 }, (_, i) => `held-${String(i).padStart(3, "0")}`)
         yield* Effect.forEach(ids, (id) =>
-          Effect.zipRight(
+          Effect.andThen(
             log.register({ info: info(id), maxActions: 5, agent: Option.none() }),
             log.claim(id, `${id}-writer`, 60_000)
           ), { discard: true })
         const appendAll = (seq: number, writerOf: (id: string) => string | undefined) =>
-          Effect.forEach(ids, (id) => Effect.either(log.append(id, [{ seq, event: started(seq) }], writerOf(id))), {
+          Effect.forEach(ids, (id) => appendOutcome(log.append(id, [{ seq, event: started(seq) }], writerOf(id))), {
             concurrency: "unbounded"
           })
         const first = yield* appendAll(1, (id) => `${id}-writer`)
-        assert.isTrue(first.every((result) => result._tag === "Right"))
+        assert.isTrue(first.every((result) => result === undefined))
         const statements = yield* sql<{ readonly n: number }>`SELECT count(DISTINCT logged_at)::int AS n
           FROM agent_session_events WHERE session_id LIKE 'held-%'`
         assert.isBelow(statements[0]!.n, 20)
         // held-050 by a writer that does not hold it, held-150 with no writer (not checked): the
         // first is refused alone, the second written.
         const second = yield* appendAll(2, (id) => id === "held-050" ? "someone-else" : id === "held-150" ? undefined : `${id}-writer`)
-        assert.deepStrictEqual(ids.filter((_, i) => second[i]!._tag === "Left"), ["held-050"])
-        const refused = second[50]!
-        assert.isTrue(refused._tag === "Left" && refused.left.operation === "claim")
+        assert.deepStrictEqual(ids.filter((_, i) => second[i] !== undefined), ["held-050"])
+        assert.strictEqual(second[50]?.operation, "claim")
         const seqs = yield* Effect.forEach(ids, (id) => Effect.map(log.read(id, 1, 10), (events) => events.map((e) => e.seq)))
         ids.forEach((id, i) => assert.deepStrictEqual(seqs[i], id === "held-050" ? [1] : [1, 2], id))
       }))
@@ -543,7 +548,7 @@ describe("EventLog on PostgreSQL", () => {
  * sessions).
  */
 describe("EventLog on PostgreSQL: operations whose callers give up", () => {
-  const SmallPoolLive = Layer.unwrapScoped(Effect.map(Postgres.start, (pg) =>
+  const SmallPoolLive = unwrapScopedLayer(Effect.map(startPostgres, (pg) =>
     EventLog.layerSql().pipe(
       Layer.provideMerge(Layer.orDie(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 })))
     )

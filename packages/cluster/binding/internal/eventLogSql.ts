@@ -1,12 +1,8 @@
 /**
- * The event log's store in PostgreSQL (the store in memory, and the helpers both share, are
- * written once for both cluster editions: `binding/internal/eventLogMemory.ts`).
+ * The event log's store in PostgreSQL: written once for both cluster editions (the SQL client,
+ * its migrator and `@effect/sql-pg`'s client come from each line's `internal/line.ts`); the store
+ * in memory, and the helpers both share, are `eventLogMemory.ts`.
  */
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlConnection from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -14,15 +10,27 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { Ledger } from "effect-agent-session-core"
-import * as Session from "effect-agent-session/Session"
-import * as SessionEvent from "effect-agent-session/SessionEvent"
 import { ConnectionShell } from "effect-agent-session-shell"
-import type * as EventLog from "../EventLog.js"
-import { type EventLogError } from "../EventLog.js"
+import type * as EventLog from "../../src/EventLog.js"
+import { type EventLogError } from "../../src/EventLog.js"
+import {
+  catchAllCause,
+  isMigrationLocked,
+  Migrator,
+  optionFromNullish,
+  PgClient,
+  retryWhile,
+  Session,
+  SessionEvent,
+  spacedTimes,
+  SqlClient,
+  type SqlConnection,
+  type SqlError
+} from "../../src/internal/line.js"
+import { parseJson } from "../../src/internal/lineSchema.js"
 import {
   AnswerSchema,
   claimLost,
@@ -30,21 +38,8 @@ import {
   fail,
   runnerOf,
   unknownRecord
-} from "../../binding/internal/eventLogMemory.js"
-import { makeGate } from "../../binding/internal/gate.js"
-
-export {
-  AnswerSchema,
-  type AnswerEncoded,
-  claimLost,
-  claimRetryHints,
-  fail,
-  isClaimLost,
-  makeMemory,
-  runnerOf,
-  toAnswer,
-  unknownRecord
-} from "../../binding/internal/eventLogMemory.js"
+} from "./eventLogMemory.js"
+import { makeGate } from "./gate.js"
 
 /**
  * The key a request is answered by: the protocol core's (`Ledger.requestKey`: its action session
@@ -53,17 +48,17 @@ export {
  */
 export const requestKey: (request: SessionEvent.ExternalResourceRequested) => string = ConnectionShell.keyOf
 
-const eventJson = Schema.parseJson(SessionEvent.SessionEvent)
+const eventJson = parseJson(SessionEvent.SessionEvent)
 const encodeEvent = Schema.encodeSync(eventJson)
 const decodeEvent = Schema.decodeUnknownSync(eventJson)
-const requestJson = Schema.parseJson(SessionEvent.ExternalResourceRequested)
+const requestJson = parseJson(SessionEvent.ExternalResourceRequested)
 const encodeRequest = Schema.encodeSync(requestJson)
 const decodeRequest = Schema.decodeUnknownSync(requestJson)
 const decodeRequestOption = Schema.decodeUnknownOption(requestJson)
-const answerJson = Schema.parseJson(AnswerSchema)
+const answerJson = parseJson(AnswerSchema)
 const encodeAnswer = Schema.encodeSync(answerJson)
 const decodeAnswer = Schema.decodeUnknownSync(answerJson)
-const infoJson = Schema.parseJson(Session.SessionInfo)
+const infoJson = parseJson(Session.SessionInfo)
 const encodeInfo = Schema.encodeSync(infoJson)
 const decodeInfo = Schema.decodeUnknownSync(infoJson)
 
@@ -164,10 +159,7 @@ export const migrate: Effect.Effect<void, EventLogError, SqlClient.SqlClient> = 
   }),
   table: "agent_session_migrations"
 }).pipe(
-  Effect.retry({
-    schedule: Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(50))),
-    while: (error) => error._tag === "MigrationError" ? error.reason === "locked" : true
-  }),
+  retryWhile(spacedTimes("200 millis", 50), isMigrationLocked),
   Effect.asVoid,
   Effect.mapError(fail("migrate"))
 )
@@ -234,9 +226,9 @@ const toRecord = (row: SessionRow): EventLog.SessionRecord => ({
   sessionId: Session.SessionId.make(row.session_id),
   info: decodeInfo(row.info),
   maxActions: row.max_actions,
-  agent: Option.fromNullable(row.agent),
+  agent: optionFromNullish(row.agent),
   ended: row.end_status !== null && isEndStatus(row.end_status)
-    ? Option.some({ status: row.end_status, reason: Option.fromNullable(row.end_reason) })
+    ? Option.some({ status: row.end_status, reason: optionFromNullish(row.end_reason) })
     : Option.none()
 })
 
@@ -292,12 +284,12 @@ const holdWriterLock = (
       return yield* connection.executeRaw(`SELECT 1`, []).pipe(Effect.delay("1 second"), Effect.forever)
     }))
     yield* holding.pipe(
-      Effect.catchAllCause((cause) =>
+      catchAllCause((cause) =>
         Effect.logWarning(
           `Event log: the lock that shows runner ${writer} alive is not held (taken again in a second): ${
             Cause.pretty(cause).split("\n")[0]
           }`
-        ).pipe(Effect.zipRight(Effect.sleep("1 second")))
+        ).pipe(Effect.andThen(Effect.sleep("1 second")))
       ),
       Effect.forever,
       Effect.forkScoped
@@ -306,8 +298,10 @@ const holdWriterLock = (
   })
 
 /**
- * The log on `@effect/sql`. Each operation, once it has asked the pool for a connection, runs to
- * its end (a few milliseconds), even when its caller gives up (interrupted, timed out):
+ * The log on the line's SQL client. Each operation, once it has asked the pool for a connection,
+ * runs to its end (a few milliseconds), even when its caller gives up (interrupted, timed out).
+ * Why, as seen on Effect 3's `@effect/sql-pg` (over the `pg` driver; Effect 4's speaks the protocol
+ * itself; the rule holds there too, not yet measured at that scale):
  * - Interrupting a query in flight makes `@effect/sql-pg` cancel it with a query of its own
  *   (`pg_cancel_backend`) on a second connection of the pool, waiting up to 5 s for one.
  * - Interrupting a wait for a connection leaves an abandoned waiter in the `pg` pool's queue,
@@ -340,8 +334,14 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   }
   const waiting: Array<WaitingAppend> = []
   const writers = yield* makeGate(appendWriters)
-  const insertEvents = (rows: ReadonlyArray<EventRow>) =>
-    sql`INSERT INTO agent_session_events ${sql.insert(rows)}`.pipe(Effect.asVoid, Effect.mapError(fail("append")))
+  /** Inserts rows (none: nothing to do; the SQL client's `insert` takes one row at least). */
+  const insertEvents = ([first, ...rest]: ReadonlyArray<EventRow>) =>
+    first === undefined
+      ? Effect.void
+      : sql`INSERT INTO agent_session_events ${sql.insert([first, ...rest])}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(fail("append"))
+      )
   /**
    * Inserts the rows of appends whose writer holds its session's log, in one statement; returns
    * the rows written (`session_id/seq`). The session's row is locked `FOR KEY SHARE` while the
@@ -378,9 +378,9 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   const writeBatch = (batch: ReadonlyArray<WaitingAppend>): Effect.Effect<void> => {
     const held = batch.filter((a) => a.writer !== undefined)
     const free = batch.filter((a) => a.writer === undefined)
-    if (held.length > 0 && free.length > 0) return Effect.zipRight(writeBatch(held), writeBatch(free))
+    if (held.length > 0 && free.length > 0) return Effect.andThen(writeBatch(held), writeBatch(free))
     const halves = Effect.suspend(() =>
-      Effect.zipRight(writeBatch(batch.slice(0, batch.length >> 1)), writeBatch(batch.slice(batch.length >> 1)))
+      Effect.andThen(writeBatch(batch.slice(0, batch.length >> 1)), writeBatch(batch.slice(batch.length >> 1)))
     )
     if (held.length > 0) {
       return Effect.flatMap(Effect.exit(insertHeld(held)), (exit) =>
@@ -414,7 +414,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     Effect.flatMap(Deferred.make<void, EventLogError>(), (done) => {
       const entry: WaitingAppend = { rows, writer, done, taken: false }
       waiting.push(entry)
-      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : write), Deferred.await(done))
+      return Effect.andThen(Effect.suspend(() => entry.taken ? Effect.void : write), Deferred.await(done))
     })
 
   // Snapshots, read together in the same way: a runner taking sessions over starts up to
@@ -431,7 +431,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
   const snapshotsWaiting: Array<WaitingSnapshot> = []
   const readers = yield* makeGate(snapshotReaders)
   const toSnapshot = (row: SnapshotRow | undefined): EventLog.Snapshot => ({
-    record: Option.map(Option.fromNullable(row?.record), toRecord),
+    record: Option.map(optionFromNullish(row?.record), toRecord),
     answers: (row?.answers ?? []).map(([request, answer]) => toRecorded(request, answer)),
     events: (row?.events ?? []).map(([seq, event]) => toLogged(seq, event))
   })
@@ -475,7 +475,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     Effect.flatMap(Deferred.make<EventLog.Snapshot, EventLogError>(), (done) => {
       const entry: WaitingSnapshot = { sessionId, fromSeq, limit, done, taken: false }
       snapshotsWaiting.push(entry)
-      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : readWaiting), Deferred.await(done))
+      return Effect.andThen(Effect.suspend(() => entry.taken ? Effect.void : readWaiting), Deferred.await(done))
     })
 
   /** One claim on its own (a batch whose statements failed is claimed so, one by one). */
@@ -657,13 +657,13 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
     Effect.flatMap(Deferred.make<boolean, EventLogError>(), (done) => {
       const entry: WaitingClaim = { sessionId, writer, leaseMillis, done, taken: false }
       claimsWaiting.push(entry)
-      return Effect.zipRight(Effect.suspend(() => entry.taken ? Effect.void : claimWaiting), Deferred.await(done))
+      return Effect.andThen(Effect.suspend(() => entry.taken ? Effect.void : claimWaiting), Deferred.await(done))
     })
 
   const getRecord = (sessionId: string) =>
     sql<SessionRow>`SELECT session_id, info, max_actions, agent, end_status, end_reason
       FROM agent_session_sessions WHERE session_id = ${sessionId}`.pipe(
-      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+      Effect.map((rows) => Option.map(optionFromNullish(rows[0]), toRecord)),
       Effect.mapError(fail("get"))
     )
 
@@ -673,7 +673,7 @@ export const makeSql: Effect.Effect<EventLog.Service, never, SqlClient.SqlClient
         VALUES (${info.session_id}, ${encodeInfo(info)}, ${maxActions}, ${Option.getOrNull(agent)}, ${shard ?? null})
         ON CONFLICT (session_id) DO NOTHING`.pipe(
         Effect.mapError(fail("register")),
-        Effect.zipRight(getRecord(info.session_id)),
+        Effect.andThen(getRecord(info.session_id)),
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(fail("register")(`session ${info.session_id} vanished`)),
           onSome: Effect.succeed

@@ -1,0 +1,103 @@
+/**
+ * The Effect 4 cluster edition on a single runner whose storage is PostgreSQL
+ * (`ClusterSessions.layerSingleSql`: `effect/cluster`'s SQL message and runner storage and the SQL
+ * event log), on a real PostgreSQL started by the test run, against the simulator as a child
+ * process: a session runs to completion, its request answered through the cluster, its events in
+ * the log and the cluster's tables created; a runner started again on the same database (the
+ * first one gone) finds the session, its events and its outcome there; a session whose runner
+ * went away while it waited for an answer is taken over by the next runner's first subscriber and
+ * runs on to complete, every event once.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as Answer from "../../src/Answer.js"
+import { ClusterSessions, EventLog } from "../../cluster/src/index.js"
+import { PgClient, SqlClient } from "../../cluster/src/internal/line.js"
+import { startPostgres } from "../../cluster/test/helpers/line.js"
+import { sdkLayer, simLayer } from "../helpers/sdk.js"
+
+const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
+
+/** A database for the suite: its client (each runner below opens its own on the same server). */
+const PgLive = Layer.unwrap(
+  Effect.map(startPostgres, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
+)
+
+/** A runner on the suite's database, with the SDK against the suite's simulator (both outlive each runner). */
+const runner = ClusterSessions.layerSingleSql({ notFoundAfter: "2 seconds" }).pipe(
+  Layer.provideMerge(sdkLayer("websocket"))
+)
+
+const SuiteLive = Layer.merge(Layer.orDie(PgLive), simLayer({ actions: 3, ask: "permission", frameDelay: 1 }))
+
+/** Follows a session's events to their end, answering each request with a grant. */
+const follow = (sessions: ClusterSessions.Service, sessionId: string) =>
+  sessions.events(sessionId).pipe(
+    Stream.tap((logged) =>
+      logged.event._tag === "ExternalResourceRequested"
+        ? sessions.respond(sessionId, logged.event, Answer.grant())
+        : Effect.void
+    ),
+    Stream.runCollect
+  )
+
+describe("ClusterSessions (Effect 4) on a single runner on PostgreSQL", () => {
+  layer(SuiteLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+    it.effect("a session runs to complete with its storage in PostgreSQL; a runner started again on the database finds it", () =>
+      Effect.gen(function*() {
+        const first = Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const session = yield* sessions.start(request)
+          const seen = yield* follow(sessions, session.session_id)
+          assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+          assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+          assert.strictEqual(seen.filter((l) => l.event._tag === "ExternalResourceGranted").length, 1)
+          const log = yield* EventLog.EventLog
+          assert.strictEqual((yield* log.read(session.session_id, 1, 1_000)).length, seen.length)
+          return { sessionId: session.session_id, events: seen.length }
+        })
+        const ran = yield* first.pipe(Effect.provide(runner))
+        const sql = yield* SqlClient.SqlClient
+        const tables = yield* sql<{ readonly table_name: string }>`SELECT table_name FROM information_schema.tables
+          WHERE table_name LIKE 'cluster\\_%' OR table_name LIKE 'agent\\_session\\_%' ORDER BY table_name`
+        const names = tables.map((t) => t.table_name)
+        assert.includeMembers(names, ["agent_session_events", "agent_session_sessions", "agent_session_answers"])
+        assert.isAtLeast(names.filter((n) => n.startsWith("cluster_")).length, 2, names.join(", "))
+        // The first runner is gone (its layer released); a second one on the same database.
+        const again = yield* Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const status = yield* sessions.status(ran.sessionId)
+          const outcome = yield* sessions.outcome(ran.sessionId)
+          return { status, outcome }
+        }).pipe(Effect.provide(runner))
+        assert.strictEqual(again.status.run, "complete")
+        assert.strictEqual(again.status.lastSeq, ran.events)
+        assert.strictEqual(again.outcome.actions, 3)
+      }))
+
+    it.effect("a session whose runner went away while it waited for an answer is taken over by the next runner: every event once", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const session = yield* sessions.start(request)
+          // Until its request is asked, unanswered.
+          yield* sessions.events(session.session_id).pipe(
+            Stream.takeUntil((l) => l.event._tag === "ExternalResourceRequested"),
+            Stream.runDrain,
+            Effect.timeout("30 seconds")
+          )
+          return session.session_id
+        }).pipe(Effect.provide(runner))
+        const seen = yield* Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          return yield* follow(sessions, sessionId).pipe(Effect.timeout("60 seconds"))
+        }).pipe(Effect.provide(runner))
+        assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+        assert.strictEqual(seen.filter((l) => l.event._tag === "Started").length, 1)
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+      }))
+  })
+})
