@@ -7,6 +7,7 @@
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -27,6 +28,7 @@ import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
+import * as Dialect from "../../src/Dialect.js"
 import { capture, spying } from "./sdk.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -217,3 +219,37 @@ export const spanAuthorization: string | undefined = "<redacted>"
 
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
+
+/** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
+export interface SimInfo {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: "documented" | "observed"
+}
+
+/** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
+export class Sim extends Context.Tag("test/shared/Sim")<Sim, SimInfo>() {}
+
+/**
+ * The reference simulator on 127.0.0.1 (in this process) speaking `dialect`, with its default
+ * scenario and handshake time-out (5 s); stopped with the scope.
+ */
+export const startSimulatorIn = (
+  options: { readonly dialect: "documented" | "observed" }
+): Effect.Effect<SimInfo, never, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.promise(() => import("effect-agent-session-simulator/Simulator")),
+    (Simulator) =>
+      Effect.map(
+        Effect.orDie(Simulator.make({ port: 0, dialect: Dialect.fromName(options.dialect) })),
+        (sim) => ({ baseUrl: sim.baseUrl, wsUrl: sim.wsUrl, accountKey: sim.accountKey, dialect: options.dialect })
+      )
+  )
+
+/** The layer of `Sim`: a reference simulator speaking `dialect` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: { readonly dialect: "documented" | "observed" }): Layer.Layer<Sim> =>
+  Layer.scoped(Sim, startSimulatorIn(options))
+
+/** Runs an effect, its success or its typed failure as an outcome. */
+export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.either

@@ -1,19 +1,26 @@
 /**
- * What the end-to-end suites of the event channel (each edition's `e2e/events.test.ts`, against
- * the simulator over real sockets) do alike: create a session, drain a connection answering every
- * request, and read what it received. Written once for both editions; `../helpers/line.ts` binds it
- * to the edition's Effect line. How each edition starts its simulator, and what it asks of it,
- * stays in its own suite.
+ * What the end-to-end suites (each edition's `e2e/` tests and `e2e.*.test.ts` here, against the
+ * simulator over real sockets) do alike: create a session, drain a connection answering every
+ * request, and read what it received; an `AgentApi` over undici pointed at a simulator, and the
+ * attempts it sent as its own metrics count them. Written once for both editions;
+ * `../helpers/line.ts` binds it to the edition's Effect line (and starts its simulator, `simLayer`).
+ * What each edition asks of its own simulator stays in its own suite.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as AgentApi from "../../src/AgentApi.js"
 import * as Answer from "../../src/Answer.js"
+import * as Credentials from "../../src/Credentials.js"
+import * as Dialect from "../../src/Dialect.js"
 import type { EventStreamError } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
+import * as Metrics from "../../src/Metrics.js"
 import type * as Session from "../../src/Session.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import { failureIn, type Outcome, outcomes, successOf } from "../helpers/line.js"
+import { failureIn, type Outcome, outcomeOf, outcomes, type SimInfo, successOf } from "../helpers/line.js"
 
 /** What a connection's stream gave, one by one: an event, or the failure it ended with. */
 export type Received = Outcome<SessionEvent.SessionEvent, EventStreamError>
@@ -49,3 +56,34 @@ export const drain = (connection: EventStream.Connection, answer: Answer.Answer 
     Stream.runCollect,
     Effect.map((all): ReadonlyArray<Received> => Array.from(all))
   )
+
+let names = 0
+
+/** A name no other test of this process uses: `prefix`, the process id and a counter. */
+export const uniqueName = (prefix: string): string => `${prefix}-${process.pid}-${++names}`
+
+/** An `AgentApi` pointed at the simulator over undici, its dispatcher open for the test's scope. */
+export const apiFor = (
+  sim: SimInfo,
+  options: Partial<AgentApi.Options> & { readonly credentials?: Credentials.Options } = {}
+) =>
+  Effect.gen(function*() {
+    const { credentials, ...rest } = options
+    const context = yield* Layer.build(
+      Layer.merge(NodeHttpClient.layerUndici, Credentials.layer(credentials ?? { apiKey: Redacted.make(sim.accountKey) }))
+    )
+    return yield* AgentApi.make({ baseUrl: sim.baseUrl, dialect: Dialect.fromName(sim.dialect), ...rest }).pipe(
+      Effect.provide(context),
+      Effect.orDie
+    )
+  })
+
+/** The attempts the SDK sent for an operation, by status, while `effect` ran (its own metrics). */
+export const attemptsDuring = <A, E>(operation: string, statuses: ReadonlyArray<string>, effect: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const count = (status: string) => Metrics.counterValue("agent_session_http_attempts_total", { operation, status })
+    const before = yield* Effect.forEach(statuses, count)
+    const result = yield* outcomeOf(effect)
+    const after = yield* Effect.forEach(statuses, count)
+    return { result, sent: Object.fromEntries(statuses.map((status, i) => [status, (after[i] ?? 0) - (before[i] ?? 0)])) }
+  })

@@ -6,6 +6,7 @@
 import { assert, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
@@ -223,3 +224,29 @@ export const spanAuthorization: string | undefined = undefined
 
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
+
+/** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
+export interface SimInfo {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: "documented" | "observed"
+}
+
+/** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
+export class Sim extends Context.Service<Sim, SimInfo>()("test/shared/Sim") {}
+
+/**
+ * The reference simulator on 127.0.0.1 (a child process) speaking `dialect`, with its default
+ * scenario and handshake time-out (5 s); stopped with the scope.
+ */
+export const startSimulatorIn = (
+  options: { readonly dialect: "documented" | "observed" }
+): Effect.Effect<SimInfo, never, Scope.Scope> => spawnSimulator({ dialect: options.dialect })
+
+/** The layer of `Sim`: a reference simulator speaking `dialect` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: { readonly dialect: "documented" | "observed" }): Layer.Layer<Sim> =>
+  Layer.effect(Sim, startSimulatorIn(options))
+
+/** Runs an effect, its success or its typed failure as an outcome. */
+export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.result
