@@ -101,6 +101,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "test/consumer/", why: "packs the packages and installs them in a fresh application" },
   { path: "packages/effect3/test/e2e/", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/hostile.test.ts", why: "hostile servers over real sockets" },
+  { path: "packages/effect3/test/shared/e2e.dialects.test.ts", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/e2e.http.test.ts", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/hostile/", why: "hostile servers over real sockets, the simulator as a child process" },
   { path: "packages/effect3/test/shared/paid/", why: "the SDK against the simulator over real sockets" },
