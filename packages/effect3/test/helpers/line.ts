@@ -4,7 +4,7 @@
  * the same names, bound to Effect 4: a shared test imports them from here (`../helpers/line.js`),
  * never from the line's own modules.
  */
-import { assert, it } from "@effect/vitest"
+import { assert, it, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -231,25 +231,47 @@ export interface SimInfo {
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Tag("test/shared/Sim")<Sim, SimInfo>() {}
 
-/**
- * The reference simulator on 127.0.0.1 (in this process) speaking `dialect`, with its default
- * scenario and handshake time-out (5 s); stopped with the scope.
- */
-export const startSimulatorIn = (
-  options: { readonly dialect: "documented" | "observed" }
-): Effect.Effect<SimInfo, never, Scope.Scope> =>
-  Effect.flatMap(
-    Effect.promise(() => import("effect-agent-session-simulator/Simulator")),
-    (Simulator) =>
-      Effect.map(
-        Effect.orDie(Simulator.make({ port: 0, dialect: Dialect.fromName(options.dialect) })),
-        (sim) => ({ baseUrl: sim.baseUrl, wsUrl: sim.wsUrl, accountKey: sim.accountKey, dialect: options.dialect })
-      )
-  )
+/** How a test's simulator is started: what `simulate`'s flags say (`--dialect`, `--actions`, `--ask`, `--frame-delay` in ms, `--fault`). */
+export interface SimOptions {
+  readonly dialect?: "documented" | "observed" | undefined
+  readonly actions?: number | undefined
+  readonly ask?: "none" | "input" | "permission" | undefined
+  readonly frameDelay?: number | undefined
+  readonly faults?: ReadonlyArray<string> | undefined
+}
 
-/** The layer of `Sim`: a reference simulator speaking `dialect` (`startSimulatorIn`), stopped with the layer. */
-export const simLayer = (options: { readonly dialect: "documented" | "observed" }): Layer.Layer<Sim> =>
-  Layer.scoped(Sim, startSimulatorIn(options))
+/**
+ * The reference simulator on 127.0.0.1 (in this process) as `simulate` starts it with `options`'
+ * flags (the same defaults: documented, 3 actions, asking nothing, 1 ms between frames, no
+ * faults); its handshake time-out is its default (5 s). Stopped with the scope.
+ */
+export const startSimulatorIn = (options: SimOptions = {}): Effect.Effect<SimInfo, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const Simulator = yield* Effect.promise(() => import("effect-agent-session-simulator/Simulator"))
+    const Simulate = yield* Effect.promise(() => import("effect-agent-session-cli/Simulate"))
+    const faults = yield* Effect.orDieWith(Simulate.parseFaults(options.faults ?? []), (message) => new Error(message))
+    const dialect = options.dialect ?? "documented"
+    const sim = yield* Effect.orDie(Simulator.make({
+      port: 0,
+      dialect: Dialect.fromName(dialect),
+      scenario: {
+        actions: options.actions ?? 3,
+        ask: options.ask ?? "none",
+        frameDelay: Duration.millis(options.frameDelay ?? 1)
+      },
+      faults
+    }))
+    return { baseUrl: sim.baseUrl, wsUrl: sim.wsUrl, accountKey: sim.accountKey, dialect }
+  })
+
+/** The layer of `Sim`: a reference simulator started with `options` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: SimOptions = {}): Layer.Layer<Sim> => Layer.scoped(Sim, startSimulatorIn(options))
 
 /** Runs an effect, its success or its typed failure as an outcome. */
 export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.either
+
+/** A layer made by an effect (Effect 4's `Layer.unwrap`). */
+export const unwrapLayer = Layer.unwrapEffect
+
+/** The tests of a `layer(...)` block whose layer excludes the test services. */
+export type LayerMethods<R> = Vitest.MethodsNonLive<R, true>

@@ -3,7 +3,7 @@
  * from the Effect 3 edition by `scripts/binding.mjs`) use where Effect 3 names the same thing
  * differently: the Effect 3 edition's `test/helpers/line.ts` exports the same names.
  */
-import { assert, it } from "@effect/vitest"
+import { assert, it, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
@@ -28,7 +28,7 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
-import { spawnSimulator } from "./simulator.js"
+import { type SimulatorOptions, spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -236,17 +236,25 @@ export interface SimInfo {
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Service<Sim, SimInfo>()("test/shared/Sim") {}
 
-/**
- * The reference simulator on 127.0.0.1 (a child process) speaking `dialect`, with its default
- * scenario and handshake time-out (5 s); stopped with the scope.
- */
-export const startSimulatorIn = (
-  options: { readonly dialect: "documented" | "observed" }
-): Effect.Effect<SimInfo, never, Scope.Scope> => spawnSimulator({ dialect: options.dialect })
+/** How a test's simulator is started: what `simulate`'s flags say (`--dialect`, `--actions`, `--ask`, `--frame-delay` in ms, `--fault`). */
+export type SimOptions = SimulatorOptions
 
-/** The layer of `Sim`: a reference simulator speaking `dialect` (`startSimulatorIn`), stopped with the layer. */
-export const simLayer = (options: { readonly dialect: "documented" | "observed" }): Layer.Layer<Sim> =>
-  Layer.effect(Sim, startSimulatorIn(options))
+/**
+ * The reference simulator on 127.0.0.1 (a child process) as `simulate` starts it with `options`'
+ * flags (the same defaults: documented, 3 actions, asking nothing, 1 ms between frames, no
+ * faults); its handshake time-out is its default (5 s). Stopped with the scope.
+ */
+export const startSimulatorIn = (options: SimOptions = {}): Effect.Effect<SimInfo, never, Scope.Scope> =>
+  spawnSimulator(options)
+
+/** The layer of `Sim`: a reference simulator started with `options` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: SimOptions = {}): Layer.Layer<Sim> => Layer.effect(Sim, startSimulatorIn(options))
 
 /** Runs an effect, its success or its typed failure as an outcome. */
 export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.result
+
+/** A layer made by an effect (Effect 3's `Layer.unwrapEffect`). */
+export const unwrapLayer = Layer.unwrap
+
+/** The tests of a `layer(...)` block whose layer excludes the test services. */
+export type LayerMethods<R> = Vitest.MethodsNonLive<R>
