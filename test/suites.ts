@@ -102,6 +102,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "packages/effect3/test/e2e/", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/hostile.test.ts", why: "hostile servers over real sockets" },
   { path: "packages/effect3/test/shared/e2e.dialects.test.ts", why: "the SDK against the simulator over real sockets" },
+  { path: "packages/effect3/test/shared/e2e.events.test.ts", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/e2e.http.test.ts", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/e2e.sessions.test.ts", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/hostile/", why: "hostile servers over real sockets, the simulator as a child process" },
