@@ -29,6 +29,7 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
 import * as Dialect from "../../src/Dialect.js"
+import type { SimOptions } from "../shared/e2e.js"
 import { capture, spying } from "./sdk.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -220,6 +221,8 @@ export const spanAuthorization: string | undefined = "<redacted>"
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
 
+export type { SimOptions } from "../shared/e2e.js"
+
 /** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
 export interface SimInfo {
   readonly baseUrl: string
@@ -230,15 +233,6 @@ export interface SimInfo {
 
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Tag("test/shared/Sim")<Sim, SimInfo>() {}
-
-/** How a test's simulator is started: what `simulate`'s flags say (`--dialect`, `--actions`, `--ask`, `--frame-delay` in ms, `--fault`). */
-export interface SimOptions {
-  readonly dialect?: "documented" | "observed" | undefined
-  readonly actions?: number | undefined
-  readonly ask?: "none" | "input" | "permission" | undefined
-  readonly frameDelay?: number | undefined
-  readonly faults?: ReadonlyArray<string> | undefined
-}
 
 /**
  * The reference simulator on 127.0.0.1 (in this process) as `simulate` starts it with `options`'

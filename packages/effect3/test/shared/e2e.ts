@@ -35,7 +35,6 @@ import {
   Sim,
   type SimInfo,
   simLayer,
-  type SimOptions,
   spacedRetries,
   successOf,
   unwrapLayer
@@ -106,6 +105,20 @@ export const attemptsDuring = <A, E>(operation: string, statuses: ReadonlyArray<
     const after = yield* Effect.forEach(statuses, count)
     return { result, sent: Object.fromEntries(statuses.map((status, i) => [status, (after[i] ?? 0) - (before[i] ?? 0)])) }
   })
+
+/**
+ * How a test's simulator is started (`simLayer`, `startSimulatorIn` of `../helpers/line.ts`): the
+ * flags of `simulate` (see `effect-agent-session simulate --help`), with its defaults.
+ */
+export interface SimOptions {
+  readonly dialect?: "documented" | "observed" | undefined
+  readonly actions?: number | undefined
+  readonly ask?: "none" | "input" | "permission" | undefined
+  /** Milliseconds between frames. */
+  readonly frameDelay?: number | undefined
+  /** `--fault` values, such as `fail-503=2` or `rate-limit=1:2`. */
+  readonly faults?: ReadonlyArray<string> | undefined
+}
 
 /** Quick reconnects: every 30 ms, at most 8 retries. */
 export const quick = spacedRetries(30, 8)

@@ -28,7 +28,8 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
-import { type SimulatorOptions, spawnSimulator } from "./simulator.js"
+import type { SimOptions } from "../shared/e2e.js"
+import { spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -225,6 +226,8 @@ export const spanAuthorization: string | undefined = undefined
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
 
+export type { SimOptions } from "../shared/e2e.js"
+
 /** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
 export interface SimInfo {
   readonly baseUrl: string
@@ -235,9 +238,6 @@ export interface SimInfo {
 
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Service<Sim, SimInfo>()("test/shared/Sim") {}
-
-/** How a test's simulator is started: what `simulate`'s flags say (`--dialect`, `--actions`, `--ask`, `--frame-delay` in ms, `--fault`). */
-export type SimOptions = SimulatorOptions
 
 /**
  * The reference simulator on 127.0.0.1 (a child process) as `simulate` starts it with `options`'
