@@ -29,7 +29,7 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
 import * as Dialect from "../../src/Dialect.js"
-import type { SimOptions } from "../shared/e2e.js"
+import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { capture, spying } from "./sdk.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -221,15 +221,8 @@ export const spanAuthorization: string | undefined = "<redacted>"
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
 
-export type { SimOptions } from "../shared/e2e.js"
-
-/** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
-export interface SimInfo {
-  readonly baseUrl: string
-  readonly wsUrl: string
-  readonly accountKey: string
-  readonly dialect: "documented" | "observed"
-}
+/** A test simulator as reached (`SimInfo`) and as started (`SimOptions`, `simulate`'s flags), declared once in `shared/e2e.ts`. */
+export type { SimInfo, SimOptions } from "../shared/e2e.js"
 
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Tag("test/shared/Sim")<Sim, SimInfo>() {}

@@ -33,7 +33,6 @@ import {
   outcomeOf,
   outcomes,
   Sim,
-  type SimInfo,
   simLayer,
   spacedRetries,
   successOf,
@@ -105,6 +104,14 @@ export const attemptsDuring = <A, E>(operation: string, statuses: ReadonlyArray<
     const after = yield* Effect.forEach(statuses, count)
     return { result, sent: Object.fromEntries(statuses.map((status, i) => [status, (after[i] ?? 0) - (before[i] ?? 0)])) }
   })
+
+/** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
+export interface SimInfo {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly dialect: "documented" | "observed"
+}
 
 /**
  * How a test's simulator is started (`simLayer`, `startSimulatorIn` of `../helpers/line.ts`): the

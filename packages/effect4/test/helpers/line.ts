@@ -28,7 +28,7 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
-import type { SimOptions } from "../shared/e2e.js"
+import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
@@ -226,15 +226,8 @@ export const spanAuthorization: string | undefined = undefined
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
 
-export type { SimOptions } from "../shared/e2e.js"
-
-/** A reference simulator as the end-to-end tests reach it: its addresses, account key and dialect. */
-export interface SimInfo {
-  readonly baseUrl: string
-  readonly wsUrl: string
-  readonly accountKey: string
-  readonly dialect: "documented" | "observed"
-}
+/** A test simulator as reached (`SimInfo`) and as started (`SimOptions`, `simulate`'s flags), declared once in `shared/e2e.ts`. */
+export type { SimInfo, SimOptions } from "../shared/e2e.js"
 
 /** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
 export class Sim extends Context.Service<Sim, SimInfo>()("test/shared/Sim") {}
