@@ -1,10 +1,13 @@
 /**
- * The event channel end to end against the simulator on port 0, with the simulator's faults:
- * over WebSocket (the SDK's `ws` constructor) in both dialects, and over Server-Sent Events
- * (`EventStream.layerSse`, undici) in both dialects. One suite, every transport. A malformed frame
- * that fails the stream, a frame too large, an unknown event (loose and strict), a stall the idle
- * time-out reconnects, a drained connection and a refused handshake are cases of the conformance
- * suite both editions run (`test/conformance.test.ts`, scenarios in `packages/conformance`).
+ * The event channel end to end against the simulator in this process on port 0, with the
+ * simulator's faults, checked against its own state (its script, its answers, its connection
+ * count) and through the engine: over WebSocket (the SDK's `ws` constructor) in both dialects, and
+ * over Server-Sent Events (`EventStream.layerSse`, undici) in both dialects. The cases both editions
+ * make, read from what the client received (hostile frames, an answer given while disconnected),
+ * are written once (`test/shared/e2e.events.test.ts`). A malformed frame that fails the stream, a
+ * frame too large, an unknown event (loose and strict), a stall the idle time-out reconnects, a
+ * drained connection and a refused handshake are cases of the conformance suite both editions run
+ * (`test/conformance.test.ts`, scenarios in `packages/conformance`).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Socket from "@effect/platform/Socket"

@@ -1,3 +1,9 @@
+/**
+ * The façade (`AgentSessions` over `NodeAgentSessions.layer`) end to end against the simulator in
+ * this process, checked against its own state: the events received equal to its script, the
+ * answers it got, the connections it counted. The cases both editions make (a whole session read
+ * from what the client received) are written once (`test/shared/e2e.sessions.test.ts`).
+ */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

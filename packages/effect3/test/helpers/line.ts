@@ -4,9 +4,10 @@
  * the same names, bound to Effect 4: a shared test imports them from here (`../helpers/line.js`),
  * never from the line's own modules.
  */
-import { assert, it } from "@effect/vitest"
+import { assert, it, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -27,6 +28,8 @@ import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
+import * as Dialect from "../../src/Dialect.js"
+import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { capture, spying } from "./sdk.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
@@ -217,3 +220,45 @@ export const spanAuthorization: string | undefined = "<redacted>"
 
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
+
+/** A test simulator as reached (`SimInfo`) and as started (`SimOptions`, `simulate`'s flags), declared once in `shared/e2e.ts`. */
+export type { SimInfo, SimOptions } from "../shared/e2e.js"
+
+/** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
+export class Sim extends Context.Tag("test/shared/Sim")<Sim, SimInfo>() {}
+
+/**
+ * The reference simulator on 127.0.0.1 (in this process) as `simulate` starts it with `options`'
+ * flags (the same defaults: documented, 3 actions, asking nothing, 1 ms between frames, no
+ * faults); its handshake time-out is its default (5 s). Stopped with the scope.
+ */
+export const startSimulatorIn = (options: SimOptions = {}): Effect.Effect<SimInfo, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const Simulator = yield* Effect.promise(() => import("effect-agent-session-simulator/Simulator"))
+    const Simulate = yield* Effect.promise(() => import("effect-agent-session-cli/Simulate"))
+    const faults = yield* Effect.orDieWith(Simulate.parseFaults(options.faults ?? []), (message) => new Error(message))
+    const dialect = options.dialect ?? "documented"
+    const sim = yield* Effect.orDie(Simulator.make({
+      port: 0,
+      dialect: Dialect.fromName(dialect),
+      scenario: {
+        actions: options.actions ?? 3,
+        ask: options.ask ?? "none",
+        frameDelay: Duration.millis(options.frameDelay ?? 1)
+      },
+      faults
+    }))
+    return { baseUrl: sim.baseUrl, wsUrl: sim.wsUrl, accountKey: sim.accountKey, dialect }
+  })
+
+/** The layer of `Sim`: a reference simulator started with `options` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: SimOptions = {}): Layer.Layer<Sim> => Layer.scoped(Sim, startSimulatorIn(options))
+
+/** Runs an effect, its success or its typed failure as an outcome. */
+export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.either
+
+/** A layer made by an effect (Effect 4's `Layer.unwrap`). */
+export const unwrapLayer = Layer.unwrapEffect
+
+/** The tests of a `layer(...)` block whose layer excludes the test services. */
+export type LayerMethods<R> = Vitest.MethodsNonLive<R, true>

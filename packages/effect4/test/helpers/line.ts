@@ -3,9 +3,10 @@
  * from the Effect 3 edition by `scripts/binding.mjs`) use where Effect 3 names the same thing
  * differently: the Effect 3 edition's `test/helpers/line.ts` exports the same names.
  */
-import { assert, it } from "@effect/vitest"
+import { assert, it, type Vitest } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Duration from "effect/Duration"
 import * as Exit from "effect/Exit"
@@ -27,6 +28,7 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
+import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { spawnSimulator } from "./simulator.js"
 
 export * as HttpClient from "effect/http/HttpClient"
@@ -223,3 +225,29 @@ export const spanAuthorization: string | undefined = undefined
 
 /** A POST request to `url`, as the line's HTTP client builds it. */
 export const postRequest = (url: string): HttpClientRequest.HttpClientRequest => HttpClientRequest.post(url)
+
+/** A test simulator as reached (`SimInfo`) and as started (`SimOptions`, `simulate`'s flags), declared once in `shared/e2e.ts`. */
+export type { SimInfo, SimOptions } from "../shared/e2e.js"
+
+/** The reference simulator of a describe block, as a service of its layer (`simLayer`). */
+export class Sim extends Context.Service<Sim, SimInfo>()("test/shared/Sim") {}
+
+/**
+ * The reference simulator on 127.0.0.1 (a child process) as `simulate` starts it with `options`'
+ * flags (the same defaults: documented, 3 actions, asking nothing, 1 ms between frames, no
+ * faults); its handshake time-out is its default (5 s). Stopped with the scope.
+ */
+export const startSimulatorIn = (options: SimOptions = {}): Effect.Effect<SimInfo, never, Scope.Scope> =>
+  spawnSimulator(options)
+
+/** The layer of `Sim`: a reference simulator started with `options` (`startSimulatorIn`), stopped with the layer. */
+export const simLayer = (options: SimOptions = {}): Layer.Layer<Sim> => Layer.effect(Sim, startSimulatorIn(options))
+
+/** Runs an effect, its success or its typed failure as an outcome. */
+export const outcomeOf: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<Outcome<A, E>, never, R> = Effect.result
+
+/** A layer made by an effect (Effect 3's `Layer.unwrapEffect`). */
+export const unwrapLayer = Layer.unwrap
+
+/** The tests of a `layer(...)` block whose layer excludes the test services. */
+export type LayerMethods<R> = Vitest.MethodsNonLive<R>

@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { SimOptions } from "../shared/e2e.js"
 
 /** The repository's root (the private workspace's directory). */
 export const repositoryRoot = Path.resolve(import.meta.dirname, "../../../..")
@@ -29,15 +30,8 @@ export interface SimulatorInfo {
   readonly pid: number
 }
 
-/** The flags of `simulate` (see `effect-agent-session simulate --help`). */
-export interface SimulatorOptions {
-  readonly dialect?: "documented" | "observed" | undefined
-  readonly actions?: number | undefined
-  readonly ask?: "none" | "input" | "permission" | undefined
-  readonly frameDelay?: number | undefined
-  /** `--fault` values, such as `fail-503=2` or `rate-limit=1:2`. */
-  readonly faults?: ReadonlyArray<string> | undefined
-}
+/** The flags of `simulate` (see `effect-agent-session simulate --help`): the tests' `SimOptions`. */
+export type SimulatorOptions = SimOptions
 
 /** The root's `cli` script as a command: `node <node flags> <entry>`, run with this Node binary. */
 const cliCommand = (): ReadonlyArray<string> => {

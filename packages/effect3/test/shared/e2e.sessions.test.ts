@@ -1,32 +1,24 @@
 /**
- * The façade (`AgentSessions` over `NodeAgentSessions.layer`) end to end against the simulator as
- * a child process, with its faults (`simulate --port 0 --fault ...`; a fault applies to every
- * session of that simulator), both transports, both dialects: the Effect 3 edition's
- * `test/e2e/sessions.test.ts` and `test/e2e/events.replay.test.ts` cases. What the simulator's own
- * state answered there (its script, its connection count) is read here from what the client
- * received: the simulator's script is deterministic (`helpers/sdk.ts`). The action budget, two
+ * The façade (`AgentSessions` over `NodeAgentSessions.layer`) end to end against the simulator
+ * with its faults (started as `simulate --port 0 --fault ...` starts it, in process on Effect 3, a
+ * child process on Effect 4; a fault applies to every session of that simulator), both transports,
+ * both dialects, written once for both editions: what a whole session is, read from what the client
+ * received (the simulator's script is deterministic, `./e2e.ts`). The Effect 3 edition's
+ * `test/e2e/sessions.test.ts` and `test/e2e/events.replay.test.ts` hold the cases that read its
+ * in-process simulator's own state (its script, its answers, its connection count). The action budget, two
  * watchers of one session (`Superseded`), a channel that keeps closing before complete, a wrong
  * key and a service that replays on reconnect (declared or not) are cases of the conformance suite
  * both editions run (`test/conformance.test.ts`, scenarios in `packages/conformance`).
  */
-import { assert, type Vitest } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
 import type * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
-import {
-  actionNumbers,
-  meaningful,
-  type Sim,
-  sdkLayer,
-  stepNumbers,
-  suiteOn,
-  type TransportName,
-  upTo
-} from "../helpers/sdk.js"
-import type { SimulatorOptions } from "../helpers/simulator.js"
+import { type LayerMethods, type Sim, type SimOptions } from "../helpers/line.js"
+import { actionNumbers, meaningful, sdkLayer, stepNumbers, suiteOn, type TransportName, upTo } from "./e2e.js"
 
 const request = { start_url: "https://example.com", max_actions: 8, goal: "Find the opening hours" }
 
@@ -38,14 +30,14 @@ const assertWhole = (events: ReadonlyArray<SessionEvent.SessionEvent>) => {
   assert.deepStrictEqual(stepNumbers(events), upTo(5))
 }
 
-const base: SimulatorOptions = { actions: 5, ask: "none", frameDelay: 2 }
+const base: SimOptions = { actions: 5, ask: "none", frameDelay: 2 }
 
 const suite = (
   transport: TransportName,
   dialect: "documented" | "observed",
   name: string,
-  simulator: SimulatorOptions,
-  tests: (it: Vitest.MethodsNonLive<Sim | NodeAgentSessions.Services>) => void
+  simulator: SimOptions,
+  tests: (it: LayerMethods<Sim | NodeAgentSessions.Services>) => void
 ) =>
   suiteOn(
     `AgentSessions end to end (${transport}, ${dialect} dialect): ${name}`,

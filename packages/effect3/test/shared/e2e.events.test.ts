@@ -1,21 +1,20 @@
 /**
- * The event channel end to end over real sockets against the simulator (the root's command line
- * as a child process, `simulate --port 0 --fault ...`; a fault applies to every session of that
- * simulator): over WebSocket (the SDK's `ws` constructor) and over Server-Sent Events (undici),
- * in both dialects, without faults and with the fault matrix. The Effect 3 edition's
- * `test/e2e/events.test.ts` cases, with what the simulator's own state answered there (its
- * script, its answers, its connection count) read here from what the client received: the
- * simulator's script is deterministic (`helpers/sdk.ts`). A whole session with its answer, three
- * drops, a stall the idle time-out reconnects, a frame too large, an unknown event in strict mode,
- * a drained connection and a refused handshake are cases of the conformance suite both editions
- * run (`test/conformance.test.ts`, scenarios in `packages/conformance`).
+ * The event channel end to end over real sockets against the simulator (started as `simulate
+ * --port 0 --fault ...` starts it, in process on Effect 3, a child process on Effect 4; a fault
+ * applies to every session of that simulator), written once for both editions: over WebSocket (the
+ * SDK's `ws` constructor) and over Server-Sent Events (undici), in both dialects, with hostile
+ * frames and an answer given while disconnected, read from what the client received (the
+ * simulator's script is deterministic, `./e2e.ts`). The Effect 3 edition's `test/e2e/events.test.ts`
+ * holds the cases that read its in-process simulator's own state (its script, its answers, its
+ * connection count) and reach into the engine. A whole session with its answer, three drops, a
+ * stall the idle time-out reconnects, a frame too large, an unknown event in strict mode, a drained
+ * connection and a refused handshake are cases of the conformance suite both editions run
+ * (`shared/conformance.test.ts`, scenarios in `packages/conformance`).
  */
-import { assert, describe, it, type Vitest } from "@effect/vitest"
+import { assert, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as AgentApi from "../../src/AgentApi.js"
@@ -24,17 +23,29 @@ import type * as Credentials from "../../src/Credentials.js"
 import * as EventStream from "../../src/EventStream.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import {
+  changesOf,
+  type LayerMethods,
+  outcomes,
+  scopedLive,
+  Sim,
+  type SimOptions,
+  spacedRetries,
+  startSimulatorIn,
+  successOf
+} from "../helpers/line.js"
+import {
   actionNumbers,
   channelLayer,
+  createSession,
+  drain,
+  eventsOf,
+  lastFailure,
   meaningful,
-  Sim,
   stepNumbers,
   suiteOn,
   type TransportName,
   upTo
-} from "../helpers/sdk.js"
-import { type SimulatorOptions, spawnSimulator } from "../helpers/simulator.js"
-import { createSession, drain, eventsOf, lastFailure } from "../shared/e2e.js"
+} from "./e2e.js"
 
 const request = { start_url: "https://example.com/", max_actions: 6, goal: "Find the opening hours" }
 
@@ -45,7 +56,7 @@ const session = (options?: EventStream.ConnectOptions) =>
     const connection = yield* channel.connect(yield* createSession(request), options)
     const states: Array<EventStream.ConnectionState> = []
     yield* Effect.forkScoped(
-      Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
+      Stream.runForEach(changesOf(connection.state), (s) => Effect.sync(() => states.push(s)))
     )
     const results = yield* drain(connection)
     return { results, states, connection }
@@ -67,14 +78,14 @@ const assertWhole = (events: ReadonlyArray<SessionEvent.SessionEvent>) => {
   assert.deepStrictEqual(stepNumbers(events), upTo(5))
 }
 
-const base: SimulatorOptions = { actions: 5, ask: "input", frameDelay: 2 }
+const base: SimOptions = { actions: 5, ask: "input", frameDelay: 2 }
 
 const suite = (
   transport: TransportName,
   dialect: "documented" | "observed",
   name: string,
-  simulator: SimulatorOptions,
-  tests: (it: Vitest.MethodsNonLive<Sim | AgentApi.AgentApi | EventStream.EventStream | Credentials.Credentials>) => void
+  simulator: SimOptions,
+  tests: (it: LayerMethods<Sim | AgentApi.AgentApi | EventStream.EventStream | Credentials.Credentials>) => void
 ) =>
   suiteOn(
     `EventStream end to end (${transport}, ${dialect} dialect): ${name}`,
@@ -89,17 +100,17 @@ for (const transport of ["websocket", "sse"] as const) {
       faults: ["oversize-at=3:100000", "unknown-event-at=5", "malformed-at=7"]
     }, (it) => {
       it.effect("U09 an unknown event arrives as Unrecognized; a malformed frame then fails with MalformedFrame", () =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const { results } = yield* session()
           assert.strictEqual(lastFailure(results)?._tag, "MalformedFrame")
           const events = meaningful(eventsOf(results))
           const unknown = events.filter((e) => e._tag === "Unrecognized")
           assert.deepStrictEqual(unknown.map((e) => e._tag === "Unrecognized" ? e.event : ""), ["mystery_event"])
           assert.lengthOf(events, 8, "six events, the oversize (under 1 MiB) and the unknown one before the malformed frame")
-        }))
+        })))
 
       it.effect("U09 U22 with failOnFrameError: false the oversize and malformed frames are skipped and the session completes", () =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const { connection, results } = yield* session({ failOnFrameError: false, maxFrameSize: 64 * 1024 })
           assert.isUndefined(lastFailure(results))
           const events = meaningful(eventsOf(results)).filter((e) => e._tag !== "Unrecognized")
@@ -109,7 +120,7 @@ for (const transport of ["websocket", "sse"] as const) {
             yield* SubscriptionRef.get(connection.state),
             EventStream.ConnectionState.Closed({ reason: "complete" })
           )
-        }))
+        })))
     })
   }
 }
@@ -117,10 +128,10 @@ for (const transport of ["websocket", "sse"] as const) {
 describe("EventStream end to end: an answer given while disconnected (U16)", () => {
   for (const transport of ["websocket", "sse"] as const) {
     for (const dialect of ["documented", "observed"] as const) {
-      it.live(`${transport}, ${dialect} dialect: U16 an answer given while the channel is down reaches the simulator after the reconnect`, () =>
+      scopedLive(`${transport}, ${dialect} dialect: U16 an answer given while the channel is down reaches the simulator after the reconnect`, () =>
         Effect.gen(function*() {
           // Where the request falls in the script (deterministic): counted on a session without faults.
-          const plain = yield* spawnSimulator({ ...base, dialect })
+          const plain = yield* startSimulatorIn({ ...base, dialect })
           const script = yield* session().pipe(
             Effect.map(({ results }) => meaningful(eventsOf(results))),
             Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, plain)))
@@ -128,22 +139,22 @@ describe("EventStream end to end: an answer given while disconnected (U16)", () 
           const position = script.findIndex((e) => e._tag === "ExternalResourceRequested") + 1
           assert.isAbove(position, 0)
           // Dropped right after the request: the answer is given while the channel is down.
-          const sim = yield* spawnSimulator({ ...base, dialect, faults: [`drop-after=${position}`] })
+          const sim = yield* startSimulatorIn({ ...base, dialect, faults: [`drop-after=${position}`] })
           const { results, states } = yield* Effect.gen(function*() {
             const channel = yield* EventStream.EventStream
             const connection = yield* channel.connect(yield* createSession(request), {
-              reconnect: Schedule.spaced("400 millis").pipe(Schedule.upTo({ times: 3 }))
+              reconnect: spacedRetries(400, 3)
             })
             const states: Array<EventStream.ConnectionState> = []
             yield* Effect.forkScoped(
-              Stream.runForEach(SubscriptionRef.changes(connection.state), (s) => Effect.sync(() => states.push(s)))
+              Stream.runForEach(changesOf(connection.state), (s) => Effect.sync(() => states.push(s)))
             )
-            const results = yield* Stream.result(connection.events).pipe(
-              Stream.tap((result) =>
-                Result.isSuccess(result) && result.success._tag === "ExternalResourceRequested"
+            const results = yield* outcomes(connection.events).pipe(
+              Stream.tap((result) => {
+                const request = successOf(result)
+                return request?._tag === "ExternalResourceRequested"
                   ? Effect.gen(function*() {
-                    const request = result.success as SessionEvent.ExternalResourceRequested
-                    const down = yield* SubscriptionRef.changes(connection.state).pipe(
+                    const down = yield* changesOf(connection.state).pipe(
                       Stream.filter((s) => s._tag === "Reconnecting"),
                       Stream.runHead
                     )
@@ -151,8 +162,9 @@ describe("EventStream end to end: an answer given while disconnected (U16)", () 
                     yield* connection.respond(request, Answer.grant("while-down@example.com"))
                   }).pipe(Effect.orDie)
                   : Effect.void
-              ),
-              Stream.runCollect
+              }),
+              Stream.runCollect,
+              Effect.map((all) => Array.from(all))
             )
             return { results, states }
           }).pipe(Effect.provide(Layer.provide(channelLayer(transport), Layer.succeed(Sim, sim))))
