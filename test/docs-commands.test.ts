@@ -69,7 +69,7 @@ const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> 
   { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },
   { pattern: /^npm run docs$/, why: "test/docs.links.test.ts builds the API reference (typedoc) without a warning" },
-  { pattern: /^npx vitest run packages\/effect3\/test\/reliability packages\/effect3\/test\/hostile packages\/effect3\/test\/paid$/, why: "those suites, run by npm test (about two minutes)" },
+  { pattern: /^npx vitest run packages\/effect3\/test\/reliability packages\/effect3\/test\/hostile packages\/effect3\/test\/shared\/hostile\.test\.ts packages\/effect3\/test\/shared\/paid$/, why: "those suites, run by npm test (about two minutes)" },
   {
     pattern: /^bun add effect-agent-session-effect4 |^(?:\S+=\S+ )*(?:bun|deno run(?: --allow-\S+)*) first-session-fetch\.ts$/,
     why: "the Effect 4 edition's first session on Bun and Deno: its consumer test (packages/effect4/test/consumer/runtimes.test.ts) runs these in fresh apps against the simulator"

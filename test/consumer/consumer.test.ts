@@ -113,7 +113,7 @@ describe("the packed packages in a fresh application", () => {
       const cliPack = listing(cli)
       const simulatorPack = listing(simulatorPacked)
       const clusterPack = listing(clusterPacked)
-      for (const file of ["dist/index.js", "dist/index.d.ts", "dist/ClusterErrors.js", "README.md"]) {
+      for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/ClusterErrors.js", "dist/binding/ClusterErrors.js", "README.md"]) {
         assert.include(clusterPack.files.map((f) => f.path), file)
       }
       for (const file of ["dist/index.js", "dist/index.d.ts", "dist/Simulator.js", "dist/main.js"]) {
