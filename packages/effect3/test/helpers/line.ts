@@ -22,7 +22,6 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
 import * as TestClock from "effect/TestClock"
 import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "@effect/platform/HttpClientError"
@@ -31,6 +30,9 @@ import * as Socket from "@effect/platform/Socket"
 import * as Dialect from "../../src/Dialect.js"
 import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { capture, spying } from "./sdk.js"
+
+/** Written once with the child programs' names (`programLine.ts`, which loads no vitest). */
+export { changesOf, spacedRetries } from "./programLine.js"
 
 export * as HttpClient from "@effect/platform/HttpClient"
 export type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -68,9 +70,6 @@ export const isWarning = (level: LogLevel.LogLevel): boolean => level._tag === "
 /** A layer that makes `logger` the only logger. */
 export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Layer.Layer<never> =>
   Logger.replace(Logger.defaultLogger, logger)
-
-/** The stream of a subscription ref's values: the current one, then each change. */
-export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.Stream<A> => ref.changes
 
 /** The typed failure an exit ends with; the test fails when it succeeded or died. */
 export const typedFailure = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -130,12 +129,6 @@ export const webSocketConstructor = (
 /** The stream's elements, and the failure it ends with, as outcomes (it then ends). */
 export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<Outcome<A, E>, never, R> =>
   Stream.either(stream)
-
-/** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
-export const spacedRetries = (spacingMs: number, times: number) =>
-  times === 0
-    ? Schedule.stop
-    : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
 
 /** The schema of a schema's decoded values (what `it.prop` draws values of). */
 export const typeSchema: typeof Schema.typeSchema = Schema.typeSchema

@@ -22,6 +22,8 @@ export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.St
 export const pullOnce = <A, E, R>(pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>, R>): Effect.Effect<ReadonlyArray<A>, E | undefined, R> =>
   Effect.map(Effect.mapError(pull, Option.getOrUndefined), Chunk.toReadonlyArray)
 
-/** A schedule of `times` retries, `spacingMs` apart. */
+/** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
 export const spacedRetries = (spacingMs: number, times: number) =>
-  Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))
+  times === 0
+    ? Schedule.stop
+    : Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.intersect(Schedule.recurs(times)))

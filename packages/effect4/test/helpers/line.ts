@@ -21,7 +21,6 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import { TestClock } from "effect/testing"
 import type * as Tracer from "effect/Tracer"
 import * as HttpClientError from "effect/http/HttpClientError"
@@ -30,6 +29,9 @@ import * as Socket from "effect/socket/Socket"
 import { type Span, spying } from "./spans.js"
 import type { SimInfo, SimOptions } from "../shared/e2e.js"
 import { spawnSimulator } from "./simulator.js"
+
+/** Written once with the child programs' names (`programLine.ts`, which loads no vitest). */
+export { changesOf, spacedRetries } from "./programLine.js"
 
 export * as HttpClient from "effect/http/HttpClient"
 export type * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -67,9 +69,6 @@ export const isWarning = (level: LogLevel.LogLevel): boolean => level === "Warn"
 /** A layer that makes `logger` the only logger. */
 export const loggerLayer = <Output>(logger: Logger.Logger<unknown, Output>): Layer.Layer<never> =>
   Logger.layer([logger])
-
-/** The stream of a subscription ref's values: the current one, then each change. */
-export const changesOf = <A>(ref: SubscriptionRef.SubscriptionRef<A>): Stream.Stream<A> => SubscriptionRef.changes(ref)
 
 /** The typed failure an exit ends with; the test fails when it succeeded or died. */
 export const typedFailure = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -129,10 +128,6 @@ export const webSocketConstructor = (
 /** The stream's elements, and the failure it ends with, as outcomes (it then ends). */
 export const outcomes = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<Outcome<A, E>, never, R> =>
   Stream.result(stream)
-
-/** A schedule of `times` retries, `spacingMs` apart (none when `times` is 0). */
-export const spacedRetries = (spacingMs: number, times: number) =>
-  Schedule.spaced(Duration.millis(spacingMs)).pipe(Schedule.upTo({ times }))
 
 /** The schema of a schema's decoded values (what `it.prop` draws values of). */
 export const typeSchema: typeof Schema.toType = Schema.toType
