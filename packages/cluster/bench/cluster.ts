@@ -3,7 +3,7 @@
  * failover time (SIGKILL of a runner to the next event delivered, to a subscriber in another
  * process, for each session it held), with the loss window counted.
  *
- * Real parts, as in packages/cluster/test/failover.e2e.test.ts: PostgreSQL (test-support's Postgres.ts),
+ * Real parts, as in packages/cluster/test/shared/failover.e2e.test.ts: PostgreSQL (test-support's Postgres.ts),
  * the simulator in its own process (packages/cluster/bench/clusterSimulator.ts), three runner processes and a
  * client process (the fixtures of that test, the client in `MODE=stream`). Sessions stream
  * without pause (no request; one event every `frame-ms`), so the kill lands mid-stream: events
@@ -42,8 +42,8 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { NodeClusterSessions } from "../src/index.js"
-import { readLines } from "../test/fixtures/lines.js"
-import { type ClientDone, decodeEvents, fixtureEnv } from "../test/fixtures/process.js"
+import { readLines } from "../test/shared/fixtures/lines.js"
+import { type ClientDone, decodeEvents, fixtureEnv } from "../test/shared/fixtures/process.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")

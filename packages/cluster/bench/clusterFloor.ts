@@ -45,7 +45,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { defaultDetection, defaultShardingConfig } from "../src/NodeClusterSessions.js"
 import { socketSharding } from "../src/internal/socketSharding.js"
-import { readLines } from "../test/fixtures/lines.js"
+import { readLines } from "../test/shared/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")

@@ -36,8 +36,8 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { ClusterSessions, NodeClusterSessions } from "../src/index.js"
 import { NodeAgentSessions } from "effect-agent-session"
-import { readLines } from "../test/fixtures/lines.js"
-import { fixtureEnv } from "../test/fixtures/process.js"
+import { readLines } from "../test/shared/fixtures/lines.js"
+import { fixtureEnv } from "../test/shared/fixtures/process.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")

@@ -9,6 +9,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Simulator from "effect-agent-session-simulator/Simulator"
 import type { ReplyMailbox } from "../../src/internal/line.js"
 
 /** The SDK edition's modules the tests build values with. */
@@ -43,3 +44,37 @@ export const scoped = it.scoped
 
 /** A real PostgreSQL server started in the scope (`url`, `port`), stopped when the scope closes. */
 export { start as startPostgres } from "effect-agent-session-test-support/Postgres"
+
+/** A free loopback port. */
+export { freePort } from "effect-agent-session-test-support/Postgres"
+
+/**
+ * How the scenario of the cross-process tests' simulator is given: its scripted agent's actions,
+ * what it asks and after how many actions, and the pause before each frame (milliseconds).
+ */
+export interface E2eScenario {
+  readonly actions: number
+  readonly ask: "permission" | "input" | "none"
+  readonly askAfter?: number | undefined
+  readonly frameDelay: number
+}
+
+/**
+ * The simulator of the cross-process tests, as they reach it: its addresses and account key (for
+ * the fixtures' environment), each session's script and answers, and the HTTP requests it received.
+ * Here the simulator runs in the test's process (`effect-agent-session-simulator`).
+ */
+export { Simulator as E2eSimulator } from "effect-agent-session-simulator/Simulator"
+
+/** What `E2eSimulator` gives. */
+export type E2eSimulatorService = Simulator.Service
+
+/** The layer of `E2eSimulator`: a simulator on a free loopback port with the scenario. */
+export const e2eSimulatorLayer = (scenario: E2eScenario) =>
+  Simulator.layer({ port: 0, scenario: { ...scenario, frameDelay: `${scenario.frameDelay} millis` } })
+
+/** How the cross-process tests start a fixture of this edition, and whether it has them (`processLine.ts`). */
+export { crossProcess, fixtureCommand } from "./processLine.js"
+
+/** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
+export { NodeAgentSessions } from "effect-agent-session"

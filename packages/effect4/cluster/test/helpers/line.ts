@@ -4,12 +4,18 @@
  * differently: this edition's test names (`test/helpers/line.ts`); the Effect 3 cluster's
  * `test/helpers/line.ts` exports the same names, bound to Effect 3.
  */
+import * as ChildProcess from "node:child_process"
+import * as Path from "node:path"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import type { ReplyMailbox } from "../../src/internal/line.js"
-import { startServer } from "effect-agent-session-test-support/postgresServer"
+import { SessionEvent as SessionEventModule, timeoutFail, type ReplyMailbox } from "../../src/internal/line.js"
+import { freePort as freePortPromise, startServer } from "effect-agent-session-test-support/postgresServer"
+import { readLines } from "../shared/fixtures/lines.js"
 
 export { forkChild, scoped, TestClock, yieldNow } from "../../../test/helpers/line.js"
 
@@ -38,8 +44,119 @@ export const sizeOf = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<number>
 export const awaitEnd = <A, E>(mailbox: ReplyMailbox<A, E>): Effect.Effect<void, E> =>
   Effect.suspend(() => mailbox.state._tag === "Done" ? Effect.void : Effect.andThen(Effect.yieldNow, awaitEnd(mailbox)))
 
-/** A real PostgreSQL server started in the scope (`url`, `port`), stopped when the scope closes. */
-export const startPostgres: Effect.Effect<{ readonly url: string; readonly port: number }, Error, Scope.Scope> = Effect.acquireRelease(
-  Effect.tryPromise({ try: startServer, catch: (error) => error instanceof Error ? error : new Error(String(error)) }),
-  (server) => Effect.promise(server.stop)
+/**
+ * A real PostgreSQL server started in the scope (`url`, `port`; `restart`: stopped, every
+ * connection cut, and started again on the same port and data), stopped when the scope closes.
+ */
+export const startPostgres: Effect.Effect<
+  { readonly url: string; readonly port: number; readonly restart: Effect.Effect<void, Error> },
+  Error,
+  Scope.Scope
+> = Effect.map(
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: startServer, catch: (error) => error instanceof Error ? error : new Error(String(error)) }),
+    (server) => Effect.promise(server.stop)
+  ),
+  (server) => ({
+    url: server.url,
+    port: server.port,
+    restart: Effect.tryPromise({ try: server.restart, catch: (error) => error instanceof Error ? error : new Error(String(error)) })
+  })
 )
+
+/** A free loopback port. */
+export const freePort: Effect.Effect<number> = Effect.promise(freePortPromise)
+
+/**
+ * How the scenario of the cross-process tests' simulator is given: its scripted agent's actions,
+ * what it asks and after how many actions, and the pause before each frame (milliseconds).
+ */
+export interface E2eScenario {
+  readonly actions: number
+  readonly ask: "permission" | "input" | "none"
+  readonly askAfter?: number | undefined
+  readonly frameDelay: number
+}
+
+/**
+ * What the simulator of the cross-process tests gives them: its addresses and account key (for
+ * the fixtures' environment), each session's script and answers, and the HTTP requests it received.
+ */
+export interface E2eSimulatorService {
+  readonly baseUrl: string
+  readonly wsUrl: string
+  readonly accountKey: string
+  readonly script: (sessionId: string) => Effect.Effect<ReadonlyArray<SessionEventModule.SessionEvent>>
+  readonly answers: (sessionId: string) => Effect.Effect<ReadonlyArray<unknown>>
+  readonly httpRequests: Effect.Effect<number>
+}
+
+/**
+ * The simulator of the cross-process tests. The simulator is one implementation, on Effect 3: here
+ * it runs as a process (`packages/cluster/test/fixtures/simulator.ts`, tsx from the repository's
+ * root), asked over its stdin.
+ */
+export class E2eSimulator extends Context.Service<E2eSimulator, E2eSimulatorService>()("cluster/test/E2eSimulator") {}
+
+const repositoryRoot = Path.resolve(import.meta.dirname, "..", "..", "..", "..", "..")
+const decodeScript = Schema.decodeUnknownSync(Schema.Array(SessionEventModule.SessionEvent))
+
+/** The layer of `E2eSimulator`: the simulator process with the scenario, killed with the layer. */
+export const e2eSimulatorLayer = (scenario: E2eScenario): Layer.Layer<E2eSimulator> =>
+  Layer.effect(
+    E2eSimulator,
+    Effect.gen(function*() {
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          ChildProcess.spawn(process.execPath, ["--import", "tsx", Path.join("packages", "cluster", "test", "fixtures", "simulator.ts")], {
+            cwd: repositoryRoot,
+            env: {
+              ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENT_SESSION_"))),
+              SCENARIO: JSON.stringify(scenario)
+            },
+            stdio: ["pipe", "pipe", "pipe"]
+          })
+        ),
+        (child) =>
+          Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve()
+              child.once("exit", () => resolve())
+              child.kill("SIGKILL")
+            })
+          )
+      )
+      let stderr = ""
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString("utf8")).slice(-20_000)
+      })
+      const out = readLines(child.stdout)
+      const listening = JSON.parse(
+        yield* out.nextLine((line) => line.includes(`"type":"listening"`)).pipe(
+          timeoutFail("120 seconds", () => new Error(`the simulator did not start: ${stderr}`)),
+          Effect.orDie
+        )
+      ) as { readonly baseUrl: string; readonly wsUrl: string; readonly accountKey: string }
+      let asked = 0
+      const ask = (question: string): Effect.Effect<unknown> =>
+        Effect.suspend(() => {
+          const n = ++asked
+          child.stdin.write(`${n} ${question}\n`)
+          return out.nextLine((line) => line.startsWith(`{"type":"reply","n":${n},`)).pipe(
+            Effect.map((line) => (JSON.parse(line) as { readonly value: unknown }).value)
+          )
+        })
+      return E2eSimulator.of({
+        ...listening,
+        script: (sessionId) => Effect.map(ask(`script ${sessionId}`), decodeScript),
+        answers: (sessionId) => Effect.map(ask(`answers ${sessionId}`), (value) => value as ReadonlyArray<unknown>),
+        httpRequests: Effect.map(ask("httpRequests"), Number)
+      })
+    })
+  )
+
+/** How the cross-process tests start a fixture of this edition, and whether it has them (`processLine.ts`). */
+export { crossProcess, fixtureCommand } from "./processLine.js"
+
+/** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
+export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"

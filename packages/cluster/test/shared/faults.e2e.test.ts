@@ -15,15 +15,16 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Simulator from "effect-agent-session-simulator/Simulator"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { timeoutFail } from "../../src/internal/line.js"
+import { crossProcess, E2eSimulator, e2eSimulatorLayer, type E2eSimulatorService, freePort, startPostgres } from "../helpers/line.js"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
 
 const SESSIONS = 30
 
 const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.Effect<A, E>) =>
-  Effect.timeoutFail(effect, { duration: `${seconds} seconds`, onTimeout: () => new Error(`${what}: ${proc.stderr()}`) })
+  timeoutFail(`${seconds} seconds`, () => new Error(`${what}: ${proc.stderr()}`))(effect)
 
 const tail = (text: string, n: number) => text.length <= n ? text : `...${text.slice(-n)}`
 
@@ -34,40 +35,44 @@ const tail = (text: string, n: number) => text.length <= n ? text : `...${text.s
  */
 const clientDone = (seconds: number, client: Proc, runners: ReadonlyArray<Proc>) =>
   client.nextLine((l) => l.includes(`"type":"done"`)).pipe(
-    Effect.timeout(`${seconds} seconds`),
-    Effect.catchTag("TimeoutException", () =>
-      Effect.gen(function*() {
-        const from = client.lines.length
-        client.child.stdin!.write("status\n")
-        const status = yield* Effect.sync(() => client.lines.slice(from).find((l) => l.includes(`"type":"status"`))).pipe(
-          Effect.flatMap(Effect.fromNullable),
-          Effect.retry(Schedule.spaced("200 millis")),
-          Effect.timeout("30 seconds"),
-          Effect.orElseSucceed(() => "(no status line within 30 s)")
-        )
-        const answered = client.lines.find((l) => l.includes(`"type":"answered"`)) ?? "(no answered line)"
-        return yield* Effect.fail(
-          new Error(
-            [
-              `client not done within ${seconds} s`,
-              `answered: ${answered}`,
-              `status: ${status}`,
-              `client stderr: ${tail(client.stderr(), 4000)}`,
-              ...runners.map((r) => `runner ${r.child.pid} stderr: ${tail(r.stderr(), 4000)}`)
-            ].join("\n")
+    Effect.timeoutOption(`${seconds} seconds`),
+    Effect.flatMap(Option.match({
+      onSome: Effect.succeed,
+      onNone: () =>
+        Effect.gen(function*() {
+          const from = client.lines.length
+          client.child.stdin!.write("status\n")
+          const status = yield* Effect.suspend(() => {
+            const found = client.lines.slice(from).find((l) => l.includes(`"type":"status"`))
+            return found === undefined ? Effect.fail("no status line yet") : Effect.succeed(found)
+          }).pipe(
+            Effect.retry(Schedule.spaced("200 millis")),
+            Effect.timeoutOption("30 seconds"),
+            Effect.map(Option.getOrElse(() => "(no status line within 30 s)"))
           )
-        )
-      })
-    ),
+          const answered = client.lines.find((l) => l.includes(`"type":"answered"`)) ?? "(no answered line)"
+          return yield* Effect.fail(
+            new Error(
+              [
+                `client not done within ${seconds} s`,
+                `answered: ${answered}`,
+                `status: ${status}`,
+                `client stderr: ${tail(client.stderr(), 4000)}`,
+                ...runners.map((r) => `runner ${r.child.pid} stderr: ${tail(r.stderr(), 4000)}`)
+              ].join("\n")
+            )
+          )
+        })
+    })),
     Effect.map((line) => JSON.parse(line) as ClientDone)
   )
 
 /** Three runners and a client whose sessions all wait for their answer; the runner holding the most. */
 const cluster = Effect.gen(function*() {
-  const simulator = yield* Simulator.Simulator
-  const pg = yield* Postgres.start
+  const simulator = yield* E2eSimulator
+  const pg = yield* startPostgres
   const env = fixtureEnv(simulator, pg.url)
-  const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+  const ports = [yield* freePort, yield* freePort, yield* freePort]
   const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
   yield* Effect.forEach(runners, (runner) => within("runner did not start", 240, runner, runner.nextLine((l) => l === "ready")), {
     concurrency: "unbounded"
@@ -92,7 +97,7 @@ const cluster = Effect.gen(function*() {
  * "Limits"). Such a session is checked for what explains it: its script ends with `complete`, that
  * event was not delivered, and the service had its answer.
  */
-const check = (done: ClientDone, simulator: Simulator.Service, killed?: string) =>
+const check = (done: ClientDone, simulator: E2eSimulatorService, killed?: string) =>
   Effect.gen(function*() {
     assert.deepStrictEqual(done.answerErrors, [])
     assert.strictEqual(done.sessions.length, SESSIONS)
@@ -120,12 +125,12 @@ const check = (done: ClientDone, simulator: Simulator.Service, killed?: string) 
     return lost
   })
 
-const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
+const Live = e2eSimulatorLayer({ actions: 6, ask: "permission", frameDelay: 5 })
 
-describe("cluster faults", () => {
+describe.runIf(crossProcess)("cluster faults", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped("a runner killed (SIGKILL) while the client answers: every session completes; loss only in the kill window, counted", () =>
-      Effect.gen(function*() {
+    it.effect("a runner killed (SIGKILL) while the client answers: every session completes; loss only in the kill window, counted", () =>
+      Effect.scoped(Effect.gen(function*() {
         const { client, runners, simulator, victim, victimAddress } = yield* cluster
         client.child.stdin!.write("answer\n")
         yield* Effect.sleep("30 millis")
@@ -137,10 +142,10 @@ describe("cluster faults", () => {
           if (session.runnerBefore !== victimAddress) assert.strictEqual(lost.get(session.id), 0, session.id)
           assert.isAtLeast((yield* simulator.answers(session.id)).length, 1, session.id)
         }
-      }), 420_000)
+      })), 420_000)
 
-    it.scoped("PostgreSQL restarted while the client answers: the runners survive and every session completes, nothing lost", () =>
-      Effect.gen(function*() {
+    it.effect("PostgreSQL restarted while the client answers: the runners survive and every session completes, nothing lost", () =>
+      Effect.scoped(Effect.gen(function*() {
         const { client, pg, runners, simulator } = yield* cluster
         client.child.stdin!.write("answer\n")
         yield* pg.restart
@@ -148,10 +153,10 @@ describe("cluster faults", () => {
         const lost = yield* check(done, simulator)
         assert.deepStrictEqual([...lost.values()].filter((n) => n !== 0), [])
         for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
-      }), 420_000)
+      })), 420_000)
 
-    it.scoped("a runner frozen (SIGSTOP) past the detection time, then resumed: no session runs twice", () =>
-      Effect.gen(function*() {
+    it.effect("a runner frozen (SIGSTOP) past the detection time, then resumed: no session runs twice", () =>
+      Effect.scoped(Effect.gen(function*() {
         const { client, runners, simulator, victim } = yield* cluster
         victim.child.kill("SIGSTOP")
         // The detection declares a frozen runner dead within about 4.5 s.
@@ -166,6 +171,6 @@ describe("cluster faults", () => {
           assert.strictEqual((yield* simulator.answers(session.id)).length, 1, `${session.id}: answered twice at the service`)
         }
         for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
-      }), 420_000)
+      })), 420_000)
   })
 })

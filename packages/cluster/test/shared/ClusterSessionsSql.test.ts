@@ -1,8 +1,8 @@
 /**
- * The Effect 4 cluster edition on a single runner whose storage is PostgreSQL
- * (`ClusterSessions.layerSingleSql`: `effect/cluster`'s SQL message and runner storage and the SQL
- * event log), on a real PostgreSQL started by the test run, against the simulator as a child
- * process: a session runs to completion, its request answered through the cluster, its events in
+ * The cluster on a single runner whose storage is PostgreSQL (`ClusterSessions.layerSingleSql`:
+ * the cluster's SQL message and runner storage and the SQL event log), written once for both
+ * cluster editions, each against its own line's cluster, on a real PostgreSQL started by the test
+ * run, against the simulator (`e2eSimulatorLayer`): a session runs to completion, its request answered through the cluster, its events in
  * the log and the cluster's tables created; a runner started again on the same database (the
  * first one gone) finds the session, its events and its outcome there; a session whose runner
  * went away while it waited for an answer is taken over by the next runner's first subscriber and
@@ -13,27 +13,36 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as Answer from "../../src/Answer.js"
-import { ClusterSessions, EventLog } from "../../cluster/src/index.js"
-import { PgClient, SqlClient } from "../../cluster/src/internal/line.js"
-import { startPostgres } from "../../cluster/test/helpers/line.js"
-import { sdkLayer, simLayer } from "../helpers/sdk.js"
+import { ClusterSessions, EventLog } from "../../src/index.js"
+import { Answer, PgClient, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { E2eSimulator, e2eSimulatorLayer, NodeAgentSessions, startPostgres } from "../helpers/line.js"
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
 
 /** A database for the suite: its client (each runner below opens its own on the same server). */
-const PgLive = Layer.unwrap(
+const PgLive = unwrapScopedLayer(
   Effect.map(startPostgres, (pg) => PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 4 }))
+)
+
+/** The SDK against the suite's simulator, its event channel reconnecting every 30 ms (at most 8 times). */
+const SdkLive = unwrapScopedLayer(
+  Effect.map(E2eSimulator, (simulator) =>
+    NodeAgentSessions.layer({
+      apiKey: simulator.accountKey,
+      baseUrl: simulator.baseUrl,
+      wsUrl: simulator.wsUrl,
+      events: { reconnect: spacedTimes("30 millis", 8) }
+    }))
 )
 
 /** A runner on the suite's database, with the SDK against the suite's simulator (both outlive each runner). */
 const runner = ClusterSessions.layerSingleSql({ notFoundAfter: "2 seconds" }).pipe(
-  Layer.provideMerge(sdkLayer("websocket"))
+  Layer.provideMerge(SdkLive)
 )
 
-const SuiteLive = Layer.merge(Layer.orDie(PgLive), simLayer({ actions: 3, ask: "permission", frameDelay: 1 }))
+const SuiteLive = Layer.merge(Layer.orDie(PgLive), e2eSimulatorLayer({ actions: 3, ask: "permission", frameDelay: 1 }))
 
-/** Follows a session's events to their end, answering each request with a grant. */
+/** Follows a session's events to their end, answering each request with a grant; the events, in order. */
 const follow = (sessions: ClusterSessions.Service, sessionId: string) =>
   sessions.events(sessionId).pipe(
     Stream.tap((logged) =>
@@ -41,10 +50,11 @@ const follow = (sessions: ClusterSessions.Service, sessionId: string) =>
         ? sessions.respond(sessionId, logged.event, Answer.grant())
         : Effect.void
     ),
-    Stream.runCollect
+    Stream.runCollect,
+    Effect.map((collected) => Array.from(collected))
   )
 
-describe("ClusterSessions (Effect 4) on a single runner on PostgreSQL", () => {
+describe("ClusterSessions on a single runner on PostgreSQL", () => {
   layer(SuiteLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect("a session runs to complete with its storage in PostgreSQL; a runner started again on the database finds it", () =>
       Effect.gen(function*() {

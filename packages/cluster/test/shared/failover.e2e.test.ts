@@ -16,28 +16,28 @@ import { assert, describe, layer } from "@effect/vitest"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import * as Simulator from "effect-agent-session-simulator/Simulator"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { timeoutFail } from "../../src/internal/line.js"
+import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
 const SESSIONS = 200
 
-const Live = Simulator.layer({ port: 0, scenario: { actions: 6, ask: "permission", frameDelay: "5 millis" } })
+const Live = e2eSimulatorLayer({ actions: 6, ask: "permission", frameDelay: 5 })
 
-describe("cluster end to end", () => {
+describe.runIf(crossProcess)("cluster end to end", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped("200 sessions over 3 runner processes; one runner SIGKILLed mid-run; every session completes", () =>
-      Effect.gen(function*() {
-        const simulator = yield* Simulator.Simulator
-        const pg = yield* Postgres.start
+    it.effect("200 sessions over 3 runner processes; one runner SIGKILLed mid-run; every session completes", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const simulator = yield* E2eSimulator
+        const pg = yield* startPostgres
         const sdkEnv = fixtureEnv(simulator, pg.url)
-        const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+        const ports = [yield* freePort, yield* freePort, yield* freePort]
         const runners = yield* startRunners(sdkEnv, ports)
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS) })
         const ready = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
           )
         ) as { readonly runners: ReadonlyArray<string | null> }
 
@@ -57,7 +57,7 @@ describe("cluster end to end", () => {
 
         const done = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not done: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client not done: ${client.stderr()}`))
           )
         ) as ClientDone
 
@@ -91,6 +91,6 @@ describe("cluster end to end", () => {
         for (const runner of runners) {
           if (runner !== victim) assert.notInclude(runner.stderr(), "DeprecationWarning", runner.stderr())
         }
-      }), 420_000)
+      })), 420_000)
   })
 })

@@ -15,8 +15,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Simulator from "effect-agent-session-simulator/Simulator"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { timeoutFail } from "../../src/internal/line.js"
+import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
 import { fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
@@ -24,25 +24,22 @@ const SESSIONS = 45
 
 // One action, the request, then 119 actions: about 240 events after the answer.
 const ACTIONS = 120
-const Live = Simulator.layer({
-  port: 0,
-  scenario: { actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: "200 millis" }
-})
+const Live = e2eSimulatorLayer({ actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: 200 })
 
-describe("cluster end to end: a runner frozen past the detection while sessions stream", () => {
+describe.runIf(crossProcess)("cluster end to end: a runner frozen past the detection while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped("45 sessions stream on 3 runners; the busiest is frozen 10 s, then resumed; every event of every session once", () =>
-      Effect.gen(function*() {
-        const simulator = yield* Simulator.Simulator
-        const pg = yield* Postgres.start
+    it.effect("45 sessions stream on 3 runners; the busiest is frozen 10 s, then resumed; every event of every session once", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const simulator = yield* E2eSimulator
+        const pg = yield* startPostgres
         const sdkEnv = fixtureEnv(simulator, pg.url)
-        const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+        const ports = [yield* freePort, yield* freePort, yield* freePort]
         const runners = yield* startRunners(sdkEnv, ports)
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
         const ready = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
           )
         ) as { readonly runners: ReadonlyArray<string | null> }
         const held = new Map<string, number>()
@@ -54,7 +51,7 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
         client.child.stdin!.write("answer\n")
         const answered = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client did not answer: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client did not answer: ${client.stderr()}`))
           )
         ) as { readonly errors: ReadonlyArray<string> }
         assert.deepStrictEqual(answered.errors, [])
@@ -74,6 +71,6 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
         for (const runner of runners) assert.strictEqual(runner.child.exitCode, null, runner.stderr())
         // Sessions created at the service: exactly the ones started.
         assert.strictEqual(yield* simulator.httpRequests, SESSIONS)
-      }), 420_000)
+      })), 420_000)
   })
 })

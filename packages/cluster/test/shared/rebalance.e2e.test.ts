@@ -23,12 +23,12 @@
  * next owner takes the session while the stalled runner, awake again, still persists what its
  * channel received (at load averages of 12 to 15 on 2 cores that lost hundreds of events): hence
  * a claim holds while its runner lives (`EventLog.Service.live`: a lock of the runner's name on a
- * connection of its own). packages/cluster/test/freeze.e2e.test.ts makes that stall on purpose.
+ * connection of its own). freeze.e2e.test.ts makes that stall on purpose.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Simulator from "effect-agent-session-simulator/Simulator"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { timeoutFail } from "../../src/internal/line.js"
+import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
 import { fixture, fixtureEnv } from "./fixtures/process.js"
 
@@ -36,31 +36,28 @@ const SESSIONS = 60
 
 // One action, the request, then 69 actions: about 140 events after the answer.
 const ACTIONS = 70
-const Live = Simulator.layer({
-  port: 0,
-  scenario: { actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: "200 millis" }
-})
+const Live = e2eSimulatorLayer({ actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: 200 })
 
-describe("cluster end to end: a runner joins while sessions stream", () => {
+describe.runIf(crossProcess)("cluster end to end: a runner joins while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
-    it.scoped("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
-      Effect.gen(function*() {
-        const simulator = yield* Simulator.Simulator
-        const pg = yield* Postgres.start
+    it.effect("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const simulator = yield* E2eSimulator
+        const pg = yield* startPostgres
         const sdkEnv = fixtureEnv(simulator, pg.url)
-        const ports = [yield* Postgres.freePort, yield* Postgres.freePort, yield* Postgres.freePort]
+        const ports = [yield* freePort, yield* freePort, yield* freePort]
         const runners = yield* Effect.forEach(ports.slice(0, 2), (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
         // The third runner loaded now, joining later (JOIN=stdin): loading takes seconds.
         const joining = yield* fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(ports[2]), JOIN: "stdin" })
         yield* Effect.forEach([...runners, joining], (runner) => runner.nextLine((line) => line === "ready" || line === "loaded"), {
           concurrency: "unbounded"
         })
-          .pipe(Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`) }))
+          .pipe(timeoutFail("240 seconds", () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`)))
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
         const ready = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client not ready: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
           )
         ) as { readonly runners: ReadonlyArray<string | null> }
         const before = new Set(ready.runners.map(String))
@@ -72,11 +69,11 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         client.child.stdin!.write("answer\n")
         joining.child.stdin!.write("join\n")
         yield* joining.nextLine((line) => line === "ready").pipe(
-          Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`third runner did not start: ${joining.stderr()}`) })
+          timeoutFail("240 seconds", () => new Error(`third runner did not start: ${joining.stderr()}`))
         )
         const answered = JSON.parse(
           yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
-            Effect.timeoutFail({ duration: "240 seconds", onTimeout: () => new Error(`client did not answer: ${client.stderr()}`) })
+            timeoutFail("240 seconds", () => new Error(`client did not answer: ${client.stderr()}`))
           )
         ) as { readonly errors: ReadonlyArray<string> }
         assert.deepStrictEqual(answered.errors, [])
@@ -87,6 +84,6 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         assert.isAtLeast(taken, 1, `no session was taken over by the joining runner: ${joining.stderr()}`)
         // Sessions created at the service: exactly the ones started.
         assert.strictEqual(yield* simulator.httpRequests, SESSIONS)
-      }), 420_000)
+      })), 420_000)
   })
 })
