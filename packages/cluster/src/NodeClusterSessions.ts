@@ -58,7 +58,7 @@ import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
 import type { Auth } from "./internal/authSocket.js"
 import * as AuthSocket from "./internal/authSocket.js"
-import { MAX_SECRETS } from "./internal/handshake.js"
+import { MAX_SECRETS } from "../binding/internal/handshake.js"
 import { socketSharding } from "./internal/socketSharding.js"
 import * as SessionEntity from "./SessionEntity.js"
 

@@ -1,5 +1,6 @@
 /**
- * The runner protocol's transport with membership (`handshake.ts`) and, optionally, TLS: the
+ * The runner protocol's transport with membership (`effect-agent-session-shell`'s
+ * `ClusterHandshake`, through `binding/internal/handshake.ts`) and, optionally, TLS: the
  * server side as a `SocketServer` (the shape of `NodeSocketServer.make`) and the dialing side as
  * `Runners.RpcClientProtocol` (the shape of `NodeClusterSocket.layerClientProtocol`).
  *
@@ -30,7 +31,7 @@ import * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 import * as Tls from "node:tls"
-import * as Handshake from "./handshake.js"
+import * as Handshake from "../../binding/internal/handshake.js"
 
 /** TLS of the runner protocol (PEM strings or buffers, as `node:tls` takes them). */
 export interface TlsOptions {
