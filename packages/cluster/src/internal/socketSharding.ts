@@ -10,7 +10,7 @@ import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as AuthSocket from "./authSocket.js"
-import { health, type PingDetection, watchPeers } from "./health.js"
+import { health, type PingDetection, watchPeers } from "../../binding/internal/health.js"
 
 /**
  * With neither a cluster secret nor TLS in `auth` (a runner on loopback), `NodeClusterSocket`'s
