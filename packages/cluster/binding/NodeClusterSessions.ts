@@ -80,11 +80,15 @@ export const PREVIOUS_SECRETS_VARIABLE = "CLUSTER_SECRETS_PREVIOUS"
 export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.all([
   Config.option(redactedConfig(SECRET_VARIABLE)),
   Config.option(redactedConfig(PREVIOUS_SECRETS_VARIABLE))
-]).pipe(Config.map(([current, previous]) => [
+]).pipe(Config.map(([current, previous]: readonly [
+  Option.Option<Redacted.Redacted<string>>,
+  Option.Option<Redacted.Redacted<string>>
+]): ReadonlyArray<Redacted.Redacted<string>> => [
   ...Option.toArray(current),
   ...Option.match(previous, {
     onNone: () => [],
-    onSome: (list) => Redacted.value(list).split(",").map((s) => s.trim()).filter((s) => s !== "").map(Redacted.make)
+    onSome: (list) =>
+      Redacted.value(list).split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => Redacted.make(s))
   })
 ]))
 
