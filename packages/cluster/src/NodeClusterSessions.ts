@@ -59,7 +59,7 @@ import type { Auth } from "../binding/internal/membership.js"
 import { checkListen, databaseUrl, membership } from "../binding/internal/membership.js"
 import { type ClientOptions, defaultDetection, defaultShardingConfig, type DatabaseOptions, type RunnerOptions } from "../binding/NodeClusterSessions.js"
 import * as AuthSocket from "./internal/authSocket.js"
-import { socketSharding } from "./internal/socketSharding.js"
+import { socketSharding } from "../binding/internal/socketSharding.js"
 import * as SessionEntity from "./SessionEntity.js"
 
 export * from "../binding/NodeClusterSessions.js"

@@ -2,7 +2,7 @@
  * How the runners of `NodeClusterSessions` tell a dead runner from a live one: health by ping,
  * and every runner watching the others. Written once for both cluster editions; internal so that
  * packages/cluster/test/watchPeers.test.ts can run them over in-memory parts and the `TestClock`;
- * each edition's `internal/socketSharding.ts` is their only user.
+ * the binding's `internal/socketSharding.ts` is their only user.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"

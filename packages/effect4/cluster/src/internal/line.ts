@@ -211,3 +211,7 @@ export type ConfigError = Config.ConfigError
 
 /** Whether a failure is an `Effect.timeout`'s. */
 export const isTimeout: (u: unknown) => boolean = Cause.isTimeoutError
+
+/** The cluster's runner over sockets, and Node's socket transport of it. */
+export * as SocketRunner from "effect/cluster/SocketRunner"
+export * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
