@@ -6,6 +6,7 @@
  */
 import { it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -78,3 +79,6 @@ export { crossProcess, fixtureCommand } from "./processLine.js"
 
 /** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
 export { NodeAgentSessions } from "effect-agent-session"
+
+/** Runs an effect with the configuration read from `env` (a map of variables) instead of the environment. */
+export const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))

@@ -160,3 +160,6 @@ export { crossProcess, fixtureCommand } from "./processLine.js"
 
 /** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
 export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"
+
+/** Runs an effect with the configuration read from `env` (a map of variables) instead of the environment. */
+export { withEnv } from "../../../test/helpers/line.js"

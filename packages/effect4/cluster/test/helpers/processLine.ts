@@ -10,15 +10,18 @@ import * as Path from "node:path"
 /** This package's directory (`packages/effect4`). */
 const packageDir = Path.resolve(import.meta.dirname, "..", "..", "..")
 
+/** The repository's root. */
+const root = Path.resolve(packageDir, "..", "..")
+
 /**
- * A fixture of this edition as a command: tsx (the repository root's, found from here) under this
- * process's Node (22), from this package's directory, resolving the workspace's packages to their
- * sources (the condition the tests resolve them by).
+ * A fixture of this edition as a command: the root's tsx under this process's Node (22), from the
+ * repository's root, resolving the workspace's packages to their sources (the condition the tests
+ * resolve them by).
  */
-export const fixtureCommand = (file: string): { readonly command: string; readonly args: ReadonlyArray<string> ; readonly cwd: string } => ({
+export const fixtureCommand = (file: string): { readonly command: string; readonly args: ReadonlyArray<string>; readonly cwd: string } => ({
   command: process.execPath,
-  args: ["--conditions=effect-agent-session-source", "--import", "tsx", Path.join("cluster", "test", "fixtures", file)],
-  cwd: packageDir
+  args: ["--conditions=effect-agent-session-source", "--import", "tsx", Path.join("packages", "effect4", "cluster", "test", "fixtures", file)],
+  cwd: root
 })
 
 /**
