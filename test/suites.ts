@@ -100,7 +100,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "packages/cluster/test/pendingRequests.test.ts", why: "sessions against the simulator over real sockets" },
   { path: "packages/cluster/test/shared/rebalance.e2e.test.ts", why: "PostgreSQL, runners and a client as child processes" },
   { path: "packages/cluster/test/requestKey.test.ts", why: "sessions on PostgreSQL against the simulator over real sockets" },
-  { path: "packages/cluster/test/startup.test.ts", why: "runners started together on PostgreSQL" },
+  { path: "packages/cluster/test/shared/startup.test.ts", why: "runners started together on PostgreSQL" },
   { path: "test/consumer/", why: "packs the packages and installs them in a fresh application" },
   { path: "packages/effect3/test/e2e/", why: "the SDK against the simulator over real sockets" },
   { path: "packages/effect3/test/shared/hostile.test.ts", why: "hostile servers over real sockets" },

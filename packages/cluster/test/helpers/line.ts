@@ -8,6 +8,8 @@ import { it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
@@ -82,3 +84,6 @@ export { NodeAgentSessions } from "effect-agent-session"
 
 /** Runs an effect with the configuration read from `env` (a map of variables) instead of the environment. */
 export const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+/** Runs an effect with only its error logs (and worse) written. */
+export const errorLogsOnly = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Logger.withMinimumLogLevel(self, LogLevel.Error)

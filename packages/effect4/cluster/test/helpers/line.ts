@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { SessionEvent as SessionEventModule, timeoutFail, type ReplyMailbox } from "../../src/internal/line.js"
@@ -163,3 +164,7 @@ export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"
 
 /** Runs an effect with the configuration read from `env` (a map of variables) instead of the environment. */
 export { withEnv } from "../../../test/helpers/line.js"
+
+/** Runs an effect with only its error logs (and worse) written. */
+export const errorLogsOnly = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, References.MinimumLogLevel, "Error")

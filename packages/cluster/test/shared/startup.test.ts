@@ -6,30 +6,33 @@
  * after a bound), it is released. Without the start-up lock the three then create the same
  * tables at the same moment and two fail (`duplicate key value violates unique constraint
  * "pg_type_typname_nsp_index"`); with it, they create them one at a time.
+ *
+ * Written once for both cluster editions.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import { NodeClusterSessions } from "../src/index.js"
-import { NodeAgentSessions } from "effect-agent-session"
-import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { NodeClusterSessions } from "../../src/index.js"
+import { PgClient, ServiceTag, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { errorLogsOnly, freePort, NodeAgentSessions, startPostgres } from "../helpers/line.js"
 
+/** The suite's PostgreSQL server. */
+class Server extends ServiceTag<Server, { readonly url: string }>()("cluster/test/startup/Server") {}
+
+const ServerLive = unwrapScopedLayer(Effect.map(startPostgres, (pg) => Layer.succeed(Server, pg)))
 
 const sdk = NodeAgentSessions.layer({ apiKey: "unused", baseUrl: "http://127.0.0.1:9", wsUrl: "ws://127.0.0.1:9" })
 
-const urlOf = (pg: Postgres.Postgres, database: string) => pg.url.replace(/\/postgres$/, `/${database}`)
+const urlOf = (pg: { readonly url: string }, database: string) => pg.url.replace(/\/postgres$/, `/${database}`)
 
 /** Builds a runner on `url`; succeeds once it has joined (its layer is built). */
 const runner = (url: string) =>
   Effect.gen(function*() {
-    const port = yield* Postgres.freePort
+    const port = yield* freePort
     return yield* Layer.build(
       NodeClusterSessions.layerRunner({ databaseUrl: url, host: "127.0.0.1", port, maxConnections: 2 }).pipe(
         Layer.provide(sdk)
@@ -44,10 +47,10 @@ const waiting = (database: string) =>
       WHERE datname = ${database} AND wait_event_type = 'Lock'`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0))))
 
 describe("runners started together", () => {
-  layer(Postgres.layer, { excludeTestServices: true, timeout: 60_000 })((it) => {
-    it.scoped("three runners at once on a fresh database, their first CREATE TABLE held then released: all come up (three times)", () =>
+  layer(ServerLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("three runners at once on a fresh database, their first CREATE TABLE held then released: all come up (three times)", () =>
       Effect.gen(function*() {
-        const pg = yield* Postgres.Server
+        const pg = yield* Server
         const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 2 }))
         for (const round of [1, 2, 3]) {
           const database = `startup_${round}`
@@ -69,17 +72,17 @@ describe("runners started together", () => {
               Effect.ignore
             )
             yield* connection.executeRaw("ROLLBACK", [])
-            return yield* Effect.forEach(runners, (fiber) => fiber.await.pipe(Effect.flatMap((exit) => exit)))
+            return yield* Effect.forEach(runners, Fiber.join)
           }))
           for (const exit of exits) {
             assert.isTrue(Exit.isSuccess(exit), `round ${round}: ${Exit.isFailure(exit) ? String(exit.cause) : ""}`)
           }
         }
-      }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)), 180_000)
+      }).pipe(errorLogsOnly, Effect.scoped), 180_000)
 
-    it.scoped("three runners at once on a populated database all come up", () =>
+    it.effect("three runners at once on a populated database all come up", () =>
       Effect.gen(function*() {
-        const pg = yield* Postgres.Server
+        const pg = yield* Server
         const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 2 }))
         yield* Effect.provide(SqlClient.SqlClient.pipe(Effect.flatMap((sql) => sql.unsafe(`CREATE DATABASE populated`))), admin)
         const url = urlOf(pg, "populated")
@@ -88,6 +91,6 @@ describe("runners started together", () => {
           Effect.forEach([1, 2, 3], () => Effect.exit(runner(url)), { concurrency: "unbounded" })
         )
         for (const exit of exits) assert.isTrue(Exit.isSuccess(exit), Exit.isFailure(exit) ? String(exit.cause) : "")
-      }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)), 120_000)
+      }).pipe(errorLogsOnly, Effect.scoped), 120_000)
   })
 })
