@@ -145,8 +145,12 @@ const clusterStorage: Layer.Layer<
   )
 )
 
-/** The runner protocol's serialization (`NodeClusterSocket`'s default on Effect 4). */
-const serialization = RpcSerialization.layerSchemaBinary()
+/**
+ * The runner protocol's serialization: newline-delimited JSON (`NodeClusterSocket`'s `"ndjson"`).
+ * Not its default, the schema-driven binary layout: it refuses the session entity's protocol
+ * (its unions' members are not told apart by a tag it can see).
+ */
+const serialization = RpcSerialization.layerNdjson
 
 /**
  * A runner: sessions run here; the façade is available too.

@@ -2,9 +2,10 @@
  * The Effect 4 cluster over the network (`NodeClusterSessions`), in this process, on a real
  * PostgreSQL and against the simulator as a child process:
  * - membership: a runner with a cluster secret serves a client-only member that proves it (a
- *   session runs to complete through it); a member with a wrong secret, or none, is refused on
- *   every connection and is served nothing of a session (neither its status nor a close); a raw
- *   connection that does not speak the handshake is closed without an answer;
+ *   session runs to complete through it); an outsider that can reach the runner's port but has no
+ *   database, and a wrong secret or none, is refused on every connection and is served nothing of
+ *   a session (neither its status, its log, an answer, a close nor a start); a raw connection that
+ *   does not speak the handshake is closed without an answer;
  * - the secrets' configuration: a runner listening beyond loopback without a secret, or with one
  *   too short, does not start (`ClusterSecretError`);
  * - the start-up lock: three runners started at once on an empty database, their first
@@ -21,10 +22,21 @@ import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as MessageStorage from "effect/cluster/MessageStorage"
+import * as Runner from "effect/cluster/Runner"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import type * as Runners from "effect/cluster/Runners"
+import * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SocketRunner from "effect/cluster/SocketRunner"
+import * as Duration from "effect/Duration"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as Net from "node:net"
 import * as Answer from "../../src/Answer.js"
 import * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
 import { ClusterSessions, NodeClusterSessions } from "../../cluster/src/index.js"
+import * as AuthSocket from "../../cluster/src/internal/authSocket.js"
 import { PgClient, spacedTimes, SqlClient } from "../../cluster/src/internal/line.js"
 import { startPostgres } from "../../cluster/test/helpers/line.js"
 import { freePort } from "effect-agent-session-test-support/postgresServer"
@@ -72,6 +84,27 @@ const client = (secret: string | undefined) =>
     }).pipe(Layer.provide(sdkLayer("websocket")))
   }))
 
+/**
+ * An outsider: no database, storage of its own in memory that names the runner at `port` as the
+ * only one (so every shard is its), and `protocol` to dial it.
+ */
+const outsider = (port: number, protocol: Layer.Layer<Runners.RpcClientProtocol, never, RpcSerialization.RpcSerialization>) =>
+  ClusterSessions.layer({ retry: spacedTimes("100 millis", 3), attemptTimeout: "1 second", notFoundAfter: "2 seconds" }).pipe(
+    Layer.provideMerge(SocketRunner.layerClientOnly.pipe(Layer.provide(protocol))),
+    Layer.provide(MessageStorage.layerNoop),
+    Layer.provide(Layer.effect(
+      RunnerStorage.RunnerStorage,
+      Effect.gen(function*() {
+        const storage = yield* RunnerStorage.makeMemory
+        yield* storage.register(Runner.make({ address: RunnerAddress.make("127.0.0.1", port), groups: ["default"], weight: 1 }), true)
+        return storage
+      })
+    )),
+    Layer.provide(ShardingConfig.layer(NodeClusterSessions.defaultShardingConfig)),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(sdkLayer("websocket"))
+  )
+
 /** Follows a session's events to their end, answering each request with a grant. */
 const follow = (sessions: ClusterSessions.Service, sessionId: string) =>
   sessions.events(sessionId).pipe(
@@ -116,31 +149,45 @@ describe("NodeClusterSessions (Effect 4): membership", () => {
         assert.strictEqual(status.run, "complete")
       }).pipe(Effect.provide(client(SECRET))), 120_000)
 
-    it.effect("a member with a wrong secret, or none, is served nothing of a session: its status and close fail, the session is untouched", () =>
+    it.effect("an outsider with no database and a wrong secret, or none, reads, answers, closes and starts nothing; the member sees nothing changed", () =>
       Effect.gen(function*() {
+        const cluster = yield* Cluster
         const member = yield* Effect.gen(function*() {
           const sessions = yield* ClusterSessions.ClusterSessions
           const session = yield* sessions.start(request)
-          // Until it waits for its answer: a session that would change if an outsider closed it.
-          yield* sessions.events(session.session_id).pipe(
-            Stream.takeUntil((logged) => logged.event._tag === "ExternalResourceRequested"),
-            Stream.runDrain
+          // Until it waits for its answer: a session that would change if an outsider answered or closed it.
+          const requested = yield* sessions.events(session.session_id).pipe(
+            Stream.filter((logged) => logged.event._tag === "ExternalResourceRequested"),
+            Stream.take(1),
+            Stream.runCollect
           )
-          return { id: session.session_id, status: yield* sessions.status(session.session_id) }
+          return { id: session.session_id, status: yield* sessions.status(session.session_id), requested }
         }).pipe(Effect.provide(client(SECRET)))
         assert.strictEqual(member.status.run, "running")
-        for (const secret of [WRONG, undefined]) {
-          const outsider = yield* Effect.gen(function*() {
+        assert.strictEqual(member.status.pending.length, 1)
+        const requestEvent = member.status.pending[0]!
+        for (
+          const [name, protocol] of [
+            ["no handshake (NodeClusterSocket)", NodeClusterSocket.layerClientProtocol],
+            ["a wrong secret", AuthSocket.layerClientProtocol({ secrets: [Redacted.make(WRONG)], handshakeTimeout: Duration.seconds(2) })]
+          ] as const
+        ) {
+          const tried = yield* Effect.gen(function*() {
             const sessions = yield* ClusterSessions.ClusterSessions
-            const status = yield* Effect.exit(sessions.status(member.id))
-            const close = yield* Effect.exit(sessions.close(member.id))
-            return { status, close }
-          }).pipe(Effect.provide(client(secret)), quiet)
-          for (const exit of [outsider.status, outsider.close]) {
-            assert.isTrue(Exit.isFailure(exit), `${secret === undefined ? "no secret" : "a wrong secret"}: ${String(exit)}`)
-            if (Exit.isFailure(exit)) assert.include(String(exit.cause), "ClusterUnavailable")
+            return {
+              status: yield* Effect.exit(sessions.status(member.id)),
+              events: yield* Effect.exit(Stream.runCollect(Stream.take(sessions.events(member.id), 1))),
+              respond: yield* Effect.exit(sessions.respond(member.id, requestEvent, Answer.grant())),
+              close: yield* Effect.exit(sessions.close(member.id)),
+              start: yield* Effect.exit(sessions.start({ start_url: "https://example.com", max_actions: 3, goal: "Outsider" }))
+            }
+          }).pipe(Effect.provide(outsider(cluster.runnerPort, protocol)), quiet)
+          for (const [operation, exit] of Object.entries(tried) as ReadonlyArray<[string, Exit.Exit<unknown, unknown>]>) {
+            assert.isTrue(Exit.isFailure(exit), `${name}: the outsider's ${operation} succeeded: ${String(exit)}`)
+            if (Exit.isFailure(exit)) assert.notInclude(String(exit.cause), WRONG)
           }
         }
+        // Nothing changed, as the member sees it; the member answers and the session completes.
         const after = yield* Effect.gen(function*() {
           const sessions = yield* ClusterSessions.ClusterSessions
           const status = yield* sessions.status(member.id)
@@ -148,7 +195,9 @@ describe("NodeClusterSessions (Effect 4): membership", () => {
           return { status, seen }
         }).pipe(Effect.provide(client(SECRET)))
         assert.strictEqual(after.status.run, "running")
+        assert.deepStrictEqual(after.status.pending, member.status.pending)
         assert.strictEqual(after.seen.at(-1)?.event._tag, "Complete")
+        assert.strictEqual(after.seen.filter((l) => l.event._tag === "ExternalResourceGranted").length, 1)
         assert.deepStrictEqual(after.seen.map((l) => l.seq), after.seen.map((_, i) => i + 1))
       }), 180_000)
 
