@@ -7,7 +7,7 @@
  * SIGKILL, and the client answers every request. Every session must be taken over by a surviving
  * runner (its notice `Took session <id> over`), reach `complete`, and deliver its log exactly once:
  * sequence numbers 1..n, one request, one grant, nothing twice. The Effect 3 version is
- * packages/cluster/test/failover.e2e.test.ts.
+ * packages/cluster/test/shared/failover.e2e.test.ts (which this edition runs too).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
