@@ -1,7 +1,7 @@
 /**
  * How the runners of `NodeClusterSessions` tell a dead runner from a live one: health by ping,
  * and every runner watching the others. Written once for both cluster editions; internal so that
- * packages/cluster/test/watchPeers.test.ts can run them over in-memory parts and the `TestClock`;
+ * packages/cluster/test/shared/watchPeers.test.ts can run them over in-memory parts and the `TestClock`;
  * the binding's `internal/socketSharding.ts` is their only user.
  */
 import * as Clock from "effect/Clock"

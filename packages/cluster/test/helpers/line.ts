@@ -4,10 +4,17 @@
  * names the same thing differently; the Effect 4 cluster's `cluster/test/helpers/line.ts` exports
  * the same names, bound to Effect 4.
  */
+import type * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as Runners from "@effect/cluster/Runners"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import type * as Snowflake from "@effect/cluster/Snowflake"
 import { it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -87,3 +94,43 @@ export const withEnv = (env: Record<string, string>) => Effect.withConfigProvide
 
 /** Runs an effect with only its error logs (and worse) written. */
 export const errorLogsOnly = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Logger.withMinimumLogLevel(self, LogLevel.Error)
+
+/** The cluster's errors, a runner's registration and the message ids' generator. */
+export * as ClusterError from "@effect/cluster/ClusterError"
+export * as Runner from "@effect/cluster/Runner"
+export * as Snowflake from "@effect/cluster/Snowflake"
+export type { RunnerAddress } from "@effect/cluster/RunnerAddress"
+
+/** A runner's address. */
+export const runnerAddress = (host: string, port: number): RunnerAddress.RunnerAddress => RunnerAddress.RunnerAddress.make({ host, port })
+
+/** The cluster's `Runners` over the given transport (`send`, `notify`, `ping`, `onRunnerUnavailable`), as a layer. */
+export const runnersLayer = (
+  options: Omit<Runners.Runners["Type"], "sendLocal" | "notifyLocal">
+): Layer.Layer<Runners.Runners, never, MessageStorage.MessageStorage | Snowflake.Generator | ShardingConfig.ShardingConfig> =>
+  Layer.scoped(Runners.Runners, Runners.make(options))
+
+/** A log line as a test keeps it: its level (upper case), message, annotations (JSON) and whether it has a cause. */
+export interface LogLine {
+  readonly level: string
+  readonly message: string
+  readonly annotations: string
+  readonly withCause: boolean
+}
+
+/** A layer whose logger (in place of the default one) hands every log line to `push`. */
+export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, cause, logLevel, message }) => {
+      push({
+        level: logLevel.label,
+        message: (Array.isArray(message) ? message : [message]).map(String).join(" "),
+        annotations: JSON.stringify(Object.fromEntries(annotations)),
+        withCause: !Cause.isEmpty(cause)
+      })
+    })
+  )
+
+/** Runs an effect with every log line written, at every level. */
+export const allLogs = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Logger.withMinimumLogLevel(self, LogLevel.All)

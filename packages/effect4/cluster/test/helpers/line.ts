@@ -7,9 +7,16 @@
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
 import * as Cause from "effect/Cause"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import * as Runners from "effect/cluster/Runners"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import type * as Snowflake from "effect/cluster/Snowflake"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
@@ -168,3 +175,46 @@ export { withEnv } from "../../../test/helpers/line.js"
 /** Runs an effect with only its error logs (and worse) written. */
 export const errorLogsOnly = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.provideService(self, References.MinimumLogLevel, "Error")
+
+/** The cluster's errors, a runner's registration and the message ids' generator. */
+export * as ClusterError from "effect/cluster/ClusterError"
+export * as Runner from "effect/cluster/Runner"
+export * as Snowflake from "effect/cluster/Snowflake"
+export type { RunnerAddress } from "effect/cluster/RunnerAddress"
+
+/** A runner's address. */
+export const runnerAddress = (host: string, port: number): RunnerAddress.RunnerAddress => RunnerAddress.make(host, port)
+
+/**
+ * The cluster's `Runners` over the given transport (`send`, `notify`, `ping`, `onRunnerUnavailable`),
+ * as a layer; messages encoded as JSON where the transport would serialize them.
+ */
+export const runnersLayer = (
+  options: Omit<Runners.Runners["Service"], "sendLocal" | "notifyLocal">
+): Layer.Layer<Runners.Runners, never, MessageStorage.MessageStorage | Snowflake.Generator | ShardingConfig.ShardingConfig> =>
+  Layer.effect(Runners.Runners, Runners.make({ ...options, codecFor: RpcSerialization.json.codecFor }))
+
+/** A log line as a test keeps it: its level (upper case), message, annotations (JSON) and whether it has a cause. */
+export interface LogLine {
+  readonly level: string
+  readonly message: string
+  readonly annotations: string
+  readonly withCause: boolean
+}
+
+/** A layer whose logger (in place of the default ones) hands every log line to `push`. */
+export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<never> =>
+  Logger.layer([
+    Logger.make(({ cause, fiber, logLevel, message }) => {
+      push({
+        level: logLevel.toUpperCase(),
+        message: (Array.isArray(message) ? message : [message]).map(String).join(" "),
+        annotations: JSON.stringify(fiber.getRef(References.CurrentLogAnnotations)),
+        withCause: cause.reasons.length > 0
+      })
+    })
+  ])
+
+/** Runs an effect with every log line written, at every level. */
+export const allLogs = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, References.MinimumLogLevel, "All")

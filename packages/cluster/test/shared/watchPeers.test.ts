@@ -9,34 +9,35 @@
  * with a `ping` each test answers or leaves unanswered, and a `RunnerStorage` that keeps the
  * health flags (the cluster's `RunnerStorage.makeMemory` ignores them and calls every runner
  * healthy). The settings are the module's defaults (`defaultShardingConfig`, `defaultDetection`);
- * every time-out and interval runs on the `TestClock`: no real sleeping.
+ * every time-out and interval runs on the `TestClock`: no real sleeping. Written once for both
+ * cluster editions, each over its own line's cluster.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { EntityNotAssignedToRunner, PersistenceError, RunnerUnavailable } from "@effect/cluster/ClusterError"
-import * as MessageStorage from "@effect/cluster/MessageStorage"
-import * as Runner from "@effect/cluster/Runner"
-import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import * as Runners from "@effect/cluster/Runners"
-import * as RunnerStorage from "@effect/cluster/RunnerStorage"
-import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as Snowflake from "@effect/cluster/Snowflake"
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
-import { health, watchPeers } from "../binding/internal/health.js"
-import { defaultDetection, defaultShardingConfig } from "../src/NodeClusterSessions.js"
+import { health, watchPeers } from "../../binding/internal/health.js"
+import { MessageStorage, type Runners, RunnerStorage, ShardingConfig, type ShardingSettings } from "../../src/internal/line.js"
+import { defaultDetection, defaultShardingConfig } from "../../src/NodeClusterSessions.js"
+import {
+  allLogs,
+  captureLogLines,
+  ClusterError,
+  Runner,
+  type RunnerAddress,
+  runnerAddress,
+  runnersLayer as transportRunners,
+  Snowflake,
+  TestClock,
+  withEnv
+} from "../helpers/line.js"
 
 /** The sharding settings of a runner of `layerRunner` at `self` (the module's defaults). */
-const self = RunnerAddress.make({ host: "10.0.0.11", port: 34431 })
-const config: ShardingConfig.ShardingConfig["Type"] = {
+const self = runnerAddress("10.0.0.11", 34431)
+const config: ShardingSettings = {
   ...ShardingConfig.defaults,
   ...defaultShardingConfig,
   runnerAddress: Option.some(self)
@@ -57,8 +58,8 @@ const suspectFor = Duration.toMillis(defaultDetection.suspectFor)
  */
 const silentMark = (first: number) => first + detectionTime + interval + detectionTime
 
-const peerA = RunnerAddress.make({ host: "10.0.0.12", port: 34431 })
-const peerB = RunnerAddress.make({ host: "10.0.0.13", port: 34432 })
+const peerA = runnerAddress("10.0.0.12", 34431)
+const peerB = runnerAddress("10.0.0.13", 34432)
 
 const key = (address: RunnerAddress): string => `${address.host}:${address.port}`
 
@@ -130,7 +131,7 @@ const storageLayer = (world: World): Layer.Layer<RunnerStorage.RunnerStorage> =>
         ...memory,
         getRunners: Effect.suspend(() =>
           world.storageDown
-            ? Effect.fail(new PersistenceError({ cause: "the database is unreachable" }))
+            ? Effect.fail(new ClusterError.PersistenceError({ cause: "the database is unreachable" }))
             : Effect.succeed(world.runners.map((address) => [runnerAt(address), world.healthy.get(key(address)) ?? false] as const))
         ),
         setRunnerHealth: (address, healthy) =>
@@ -144,7 +145,7 @@ const storageLayer = (world: World): Layer.Layer<RunnerStorage.RunnerStorage> =>
 /** `@effect/cluster`'s `Runners` whose `ping` answers as the world says, recording each ping. */
 const runnersLayer = (world: World): Layer.Layer<Runners.Runners, never, ShardingConfig.ShardingConfig> => {
   const tries = new Map<string, number>()
-  const ping = (address: RunnerAddress): Effect.Effect<void, RunnerUnavailable> =>
+  const ping = (address: RunnerAddress): Effect.Effect<void, ClusterError.RunnerUnavailable> =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
       const runner = key(address)
       const attempt = tries.get(runner) ?? 0
@@ -156,35 +157,21 @@ const runnersLayer = (world: World): Layer.Layer<Runners.Runners, never, Shardin
         case "silent":
           return Effect.never
         case "refuses":
-          return Effect.fail(new RunnerUnavailable({ address }))
+          return Effect.fail(new ClusterError.RunnerUnavailable({ address }))
         case "lastTry":
           return attempt % (retries + 1) === retries ? Effect.void : Effect.never
       }
     })
-  return Layer.scoped(
-    Runners.Runners,
-    Runners.make({
-      send: ({ message }) => Effect.fail(new EntityNotAssignedToRunner({ address: message.envelope.address })),
-      notify: () => Effect.void,
-      ping,
-      onRunnerUnavailable: () => Effect.void
-    })
-  ).pipe(Layer.provide([MessageStorage.layerMemory, Snowflake.layerGenerator]))
+  return transportRunners({
+    send: ({ message }) => Effect.fail(new ClusterError.EntityNotAssignedToRunner({ address: message.envelope.address })),
+    notify: () => Effect.void,
+    ping,
+    onRunnerUnavailable: () => Effect.void
+  }).pipe(Layer.provide([MessageStorage.layerMemory, Snowflake.layerGenerator]))
 }
 
 /** Every log line, at every level, into the world. */
-const captureLogs = (world: World) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, cause, logLevel, message }) => {
-      world.logs.push({
-        level: logLevel.label,
-        message: (Array.isArray(message) ? message : [message]).map(String).join(" "),
-        annotations: JSON.stringify(Object.fromEntries(annotations)),
-        withCause: !Cause.isEmpty(cause)
-      })
-    })
-  )
+const captureLogs = (world: World) => captureLogLines((line) => world.logs.push(line))
 
 /**
  * A database URL with a password, in the environment `layerRunner` reads it from: the one
@@ -212,8 +199,8 @@ const inWorld = <A, E>(world: World, body: Effect.Effect<A, E, Scope.Scope>) =>
   body.pipe(
     Effect.scoped,
     Effect.provide(captureLogs(world)),
-    Logger.withMinimumLogLevel(LogLevel.All),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["CLUSTER_DATABASE_URL", databaseUrl]])))
+    allLogs,
+    withEnv({ CLUSTER_DATABASE_URL: databaseUrl })
   )
 
 /** A world of these runners, watched from `self` from time 0 on, and the test's body in it. */
@@ -222,7 +209,7 @@ const watching = <A, E>(
   body: (world: World) => Effect.Effect<A, E, Scope.Scope>
 ) => {
   const world = makeWorld(runners)
-  return inWorld(world, Effect.zipRight(startWatching(world), body(world)))
+  return inWorld(world, Effect.andThen(startWatching(world), body(world)))
 }
 
 /** Moves the `TestClock` to `at` ms, running every sleep and time-out due by then. */
