@@ -1,7 +1,7 @@
 /**
  * The cluster end to end, with real processes: PostgreSQL (started here, on a free loopback
- * port), the simulator (in this process, on port 0), three runner processes over
- * NodeClusterSocket and a client process. The client starts 200 sessions and follows them; once
+ * port), the simulator (`e2eSimulatorLayer`: in this process on Effect 3, a process on Effect 4),
+ * three runner processes over NodeClusterSocket and a client process (each edition's fixtures). The client starts 200 sessions and follows them; once
  * every session waits for its answer (mid-run: actions before and after the request), the runner
  * holding the most sessions is killed with SIGKILL, and the client answers every request. Every
  * session must reach `complete` on the surviving runners, its log as delivered must be exactly

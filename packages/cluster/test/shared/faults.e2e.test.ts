@@ -1,6 +1,6 @@
 /**
- * Faults of the cluster, with real processes (PostgreSQL, the simulator in this process, three
- * runner processes and a client process: the fixtures of this folder). Each starts 30 sessions
+ * Faults of the cluster, with real processes (PostgreSQL, the simulator of `e2eSimulatorLayer`,
+ * three runner processes and a client process: each edition's fixtures). Each starts 30 sessions
  * that stop half-way for an approval, then:
  *
  * - a runner is killed (SIGKILL) while the client answers: every session completes on the

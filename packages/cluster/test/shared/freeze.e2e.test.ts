@@ -1,6 +1,6 @@
 /**
  * A false failure detection while sessions stream: nothing lost, nothing twice. Real processes, as
- * in rebalance.e2e.test.ts: PostgreSQL, the simulator (in this process), three runner processes
+ * in rebalance.e2e.test.ts: PostgreSQL, the simulator (`e2eSimulatorLayer`), three runner processes
  * and a client process that follows every session. Each session asks for an approval after its
  * first action and, once answered, streams without pause (one event every 200 ms, about 48 s).
  * Once every answer is in, the runner that holds the most sessions is frozen (SIGSTOP) for 10 s

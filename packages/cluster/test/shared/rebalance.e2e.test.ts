@@ -1,6 +1,6 @@
 /**
  * Shards moved between live runners: nothing lost, nothing twice. Real processes, as in
- * failover.e2e.test.ts: PostgreSQL, the simulator (in this process), runner processes over
+ * failover.e2e.test.ts: PostgreSQL, the simulator (`e2eSimulatorLayer`), runner processes over
  * NodeClusterSocket and a client process that follows every session. Two runners hold 60
  * sessions; each asks for an approval after its first action and, once answered, streams without
  * pause (one event every 200 ms, about 28 s). Every session waits for its answer until all of
