@@ -42,6 +42,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { NodeClusterSessions } from "../src/index.js"
+import { fixtureCommand } from "../test/helpers/processLine.js"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import { type ClientDone, decodeEvents, fixtureEnv } from "../test/shared/fixtures/process.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
@@ -94,7 +95,7 @@ interface Proc {
 const fixture = (file: string, env: NodeJS.ProcessEnv, nodeOptions: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const args = ["--max-old-space-size=8192", "--expose-gc", ...nodeOptions, "--import", "tsx", join("packages", "cluster", "test", "fixtures", file)]
+      const args = ["--max-old-space-size=8192", "--expose-gc", ...nodeOptions, ...fixtureCommand(file).args]
       const child = spawn(process.execPath, args, {
         cwd: root,
         env: { ...process.env, ...env },

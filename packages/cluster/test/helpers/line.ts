@@ -83,8 +83,8 @@ export type E2eSimulatorService = Simulator.Service
 export const e2eSimulatorLayer = (scenario: E2eScenario) =>
   Simulator.layer({ port: 0, scenario: { ...scenario, frameDelay: `${scenario.frameDelay} millis` } })
 
-/** How the cross-process tests start a fixture of this edition, and whether it has them (`processLine.ts`). */
-export { crossProcess, fixtureCommand } from "./processLine.js"
+/** How the cross-process tests start a fixture of this edition (`processLine.ts`). */
+export { fixtureCommand } from "./processLine.js"
 
 /** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
 export { NodeAgentSessions } from "effect-agent-session"

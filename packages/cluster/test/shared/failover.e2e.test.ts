@@ -17,14 +17,14 @@ import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { timeoutFail } from "../../src/internal/line.js"
-import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
+import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
 const SESSIONS = 200
 
 const Live = e2eSimulatorLayer({ actions: 6, ask: "permission", frameDelay: 5 })
 
-describe.runIf(crossProcess)("cluster end to end", () => {
+describe("cluster end to end", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("200 sessions over 3 runner processes; one runner SIGKILLed mid-run; every session completes", () =>
       Effect.scoped(Effect.gen(function*() {

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { timeoutFail } from "../../src/internal/line.js"
-import { crossProcess, E2eSimulator, e2eSimulatorLayer, type E2eSimulatorService, freePort, startPostgres } from "../helpers/line.js"
+import { E2eSimulator, e2eSimulatorLayer, type E2eSimulatorService, freePort, startPostgres } from "../helpers/line.js"
 import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
 
 const SESSIONS = 30
@@ -127,7 +127,7 @@ const check = (done: ClientDone, simulator: E2eSimulatorService, killed?: string
 
 const Live = e2eSimulatorLayer({ actions: 6, ask: "permission", frameDelay: 5 })
 
-describe.runIf(crossProcess)("cluster faults", () => {
+describe("cluster faults", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("a runner killed (SIGKILL) while the client answers: every session completes; loss only in the kill window, counted", () =>
       Effect.scoped(Effect.gen(function*() {

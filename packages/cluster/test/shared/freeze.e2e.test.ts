@@ -16,7 +16,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { timeoutFail } from "../../src/internal/line.js"
-import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
+import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
 import { fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 
@@ -26,7 +26,7 @@ const SESSIONS = 45
 const ACTIONS = 120
 const Live = e2eSimulatorLayer({ actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: 200 })
 
-describe.runIf(crossProcess)("cluster end to end: a runner frozen past the detection while sessions stream", () => {
+describe("cluster end to end: a runner frozen past the detection while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("45 sessions stream on 3 runners; the busiest is frozen 10 s, then resumed; every event of every session once", () =>
       Effect.scoped(Effect.gen(function*() {

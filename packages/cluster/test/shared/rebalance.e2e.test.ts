@@ -28,7 +28,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { timeoutFail } from "../../src/internal/line.js"
-import { crossProcess, E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
+import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
 import { fixture, fixtureEnv } from "./fixtures/process.js"
 
@@ -38,7 +38,7 @@ const SESSIONS = 60
 const ACTIONS = 70
 const Live = e2eSimulatorLayer({ actions: ACTIONS, ask: "permission", askAfter: 1, frameDelay: 200 })
 
-describe.runIf(crossProcess)("cluster end to end: a runner joins while sessions stream", () => {
+describe("cluster end to end: a runner joins while sessions stream", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("60 sessions stream on 2 runners; a third joins and takes shards over; every event of every session once", () =>
       Effect.scoped(Effect.gen(function*() {

@@ -163,8 +163,8 @@ export const e2eSimulatorLayer = (scenario: E2eScenario): Layer.Layer<E2eSimulat
     })
   )
 
-/** How the cross-process tests start a fixture of this edition, and whether it has them (`processLine.ts`). */
-export { crossProcess, fixtureCommand } from "./processLine.js"
+/** How the cross-process tests start a fixture of this edition (`processLine.ts`). */
+export { fixtureCommand } from "./processLine.js"
 
 /** The SDK's Node layer (`AgentSessions`, `AgentApi`, ...), for the cluster's runners in the tests. */
 export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"

@@ -1,17 +1,26 @@
 /**
- * How the cross-process cluster tests (`shared/*.e2e.test.ts`, copied from
- * `packages/cluster/test/shared/`) start this edition's fixtures (`cluster/test/fixtures/runner.ts`,
- * `client.ts`): the Effect 3 cluster's `test/helpers/processLine.ts` exports the same names, bound
- * to its fixtures. Apart from `line.ts` because the fixtures' helpers may be loaded outside Vitest.
+ * What the cross-process cluster tests (`shared/*.e2e.test.ts`, copied from
+ * `packages/cluster/test/shared/`) and their client fixture (`shared/fixtures/client.ts`) take from
+ * this edition: how its fixtures start (`fixtureCommand`), and the names the client process uses
+ * where the two lines differ. The Effect 3 cluster's `test/helpers/processLine.ts` exports the same
+ * names, bound to its line. Apart from `line.ts` because these are loaded outside Vitest (by the
+ * fixtures' processes).
  */
-import * as Fs from "node:fs"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as Path from "node:path"
 
-/** This package's directory (`packages/effect4`). */
-const packageDir = Path.resolve(import.meta.dirname, "..", "..", "..")
-
 /** The repository's root. */
-const root = Path.resolve(packageDir, "..", "..")
+const root = Path.resolve(import.meta.dirname, "..", "..", "..", "..", "..")
+
+/**
+ * Where a fixture lies: the runner is each edition's own (`cluster/test/fixtures/runner.ts`), the
+ * client is written once (`cluster/test/shared/fixtures/client.ts`, the copy of the Effect 3
+ * cluster's).
+ */
+const folderOf = (file: string): ReadonlyArray<string> => file === "client.ts" ? ["shared", "fixtures"] : ["fixtures"]
 
 /**
  * A fixture of this edition as a command: the root's tsx under this process's Node (22), from the
@@ -20,14 +29,23 @@ const root = Path.resolve(packageDir, "..", "..")
  */
 export const fixtureCommand = (file: string): { readonly command: string; readonly args: ReadonlyArray<string>; readonly cwd: string } => ({
   command: process.execPath,
-  args: ["--conditions=effect-agent-session-source", "--import", "tsx", Path.join("packages", "effect4", "cluster", "test", "fixtures", file)],
+  args: [
+    "--conditions=effect-agent-session-source",
+    "--import",
+    "tsx",
+    Path.join("packages", "effect4", "cluster", "test", ...folderOf(file), file)
+  ],
   cwd: root
 })
 
-/**
- * Whether this edition has the fixtures the cross-process tests run (its runner and its client,
- * in `cluster/test/fixtures/`): until it has, those tests are skipped here.
- */
-export const crossProcess: boolean = ["runner.ts", "client.ts"].every((file) =>
-  Fs.existsSync(Path.join(packageDir, "cluster", "test", "fixtures", file))
-)
+/** The SDK's Node layer, for the client fixture. */
+export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"
+
+/** `Effect.callback`: an effect completed by a callback (`resume`), with an optional finalizer on interruption. */
+export const callback = Effect.callback
+
+/** The fiber's exit when it is done, else `undefined` (it does not wait). */
+export const pollNow = <A, E>(fiber: Fiber.Fiber<A, E>): Exit.Exit<A, E> | undefined => fiber.pollUnsafe()
+
+/** Runs a fixture's program as the process's main effect (its failure reported, the exit code set). */
+export const runMain = <A, E>(program: Effect.Effect<A, E>): void => NodeRuntime.runMain(program, { disableErrorReporting: false })
