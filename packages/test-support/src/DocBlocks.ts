@@ -126,3 +126,29 @@ export const writeBlocks = (outDir: string): ReadonlyArray<Written> => {
   }
   return written
 }
+
+/** A command a document shows: a line of a ```sh block, or a `$ ` line of a transcript. */
+export interface Command {
+  readonly doc: string
+  readonly line: string
+  /** For a transcript's command: the first line it shows printed. */
+  readonly shows?: string | undefined
+}
+
+/** The commands of a Markdown text, in order. */
+export const commandsOf = (doc: string, markdown: string): ReadonlyArray<Command> =>
+  [...markdown.matchAll(/^```([^\n]*)\n([\s\S]*?)^```/gm)].flatMap((match): Array<Command> => {
+    const info = (match[1] ?? "").trim()
+    const lines = (match[2] ?? "").replace(/\\\n\s*/g, " ").split("\n")
+    if (info === "sh") {
+      return lines.map((line) => line.replace(/\s+#.*$/, "").replace(/\s+/g, " ").trim()).filter((line) => line !== "")
+        .map((line) => ({ doc, line }))
+    }
+    if (info !== "") return []
+    return lines.flatMap((line, i) => {
+      // `echo $?` shows the exit code of the command before it: the line it shows is checked there.
+      if (!line.startsWith("$ ") || line === "$ echo $?") return []
+      const next = lines[i + 1]
+      return [{ doc, line: line.slice(2).trim(), shows: next === undefined || next.startsWith("$ ") ? undefined : next.trim() }]
+    })
+  })
