@@ -40,7 +40,8 @@ const documents = [
 const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
   { pattern: /^npm install /, why: "an install: test/docs.links.test.ts checks its packages and ranges" },
   { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (test/scale-out.test.ts runs the scale-out walk-through's; packages/cli/test/cluster.test.ts each command against a runner)" },
-  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=|kill -9 \$\(pgrep -f "runner )/, why: "the scale-out walk-through's own project, PostgreSQL, cluster secret and failover: test/scale-out.test.ts runs the walk-through, these included" },
+  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=|kill -9 \$\(pgrep -f "runner[ .]|psql )/, why: "the scale-out walk-through's own project, PostgreSQL, cluster secret and failover: test/scale-out.test.ts runs the walk-through, these included (its Effect 4 part: packages/effect4/test/cluster/scaleOut.test.ts)" },
+  { pattern: /^npx tsx (?:runner|submit|answer)\.ts\b/, why: "the scale-out walk-through's Effect 4 programs: packages/effect4/test/cluster/scaleOut.test.ts runs them, as the page shows" },
   { pattern: /^(?:\S+=\S+ )*npx tsx (?:first-session|create-session)\.ts$/, why: "the program shown above it: test/docs-programs.test.ts runs it against the simulator" },
   { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },
