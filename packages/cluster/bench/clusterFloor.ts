@@ -44,7 +44,7 @@ import * as Os from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { defaultDetection, defaultShardingConfig } from "../src/NodeClusterSessions.js"
-import { socketSharding } from "../src/internal/socketSharding.js"
+import { socketSharding } from "../binding/internal/socketSharding.js"
 import { readLines } from "../test/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 

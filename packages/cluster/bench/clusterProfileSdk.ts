@@ -13,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { createInterface } from "node:readline"
 import { writeHeapSnapshot } from "node:v8"
 import { AgentSessions, NodeAgentSessions } from "effect-agent-session"
-import { memLine } from "../test/fixtures/memory.js"
+import { memLine } from "../test/shared/memory.js"
 
 const env = (name: string): string => process.env[name] ?? ""
 

@@ -19,7 +19,7 @@ import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as AuthSocket from "../src/internal/authSocket.js"
-import * as Handshake from "../src/internal/handshake.js"
+import * as Handshake from "../binding/internal/handshake.js"
 
 const SECRET = "socket-secret-0123456789abcdef"
 const auth = (...secrets: Array<string>): AuthSocket.Auth => ({

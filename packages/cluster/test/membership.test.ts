@@ -1,5 +1,6 @@
 /**
- * The membership handshake as a codec (cluster/internal/handshake.ts: bytes in, bytes out) and
+ * The membership handshake as a codec (shell's `ClusterHandshake`, bound to `node:crypto` by
+ * cluster/binding/internal/handshake.ts: bytes in, bytes out) and
  * the cluster secret's configuration (NodeClusterSessions): both without a socket or a database.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -8,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { NodeClusterSessions } from "../src/index.js"
-import * as Handshake from "../src/internal/handshake.js"
+import * as Handshake from "../binding/internal/handshake.js"
 import { NodeAgentSessions } from "effect-agent-session"
 
 const key = (text: string) => Buffer.from(text, "utf8")

@@ -1,5 +1,5 @@
 /**
- * The cluster edition's runner-to-runner health checks (`packages/cluster/src/internal/health.ts`): every
+ * The cluster edition's runner-to-runner health checks (`packages/cluster/binding/internal/health.ts`): every
  * runner, at each health check (`runnerHealthCheckInterval`), pings the other runners marked
  * healthy and marks one that fails the detection (`pingTimeout`, `pingRetries`, `pingSpacing`)
  * unhealthy in the `RunnerStorage`, but never the last healthy runner.
@@ -31,7 +31,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import { health, watchPeers } from "../src/internal/health.js"
+import { health, watchPeers } from "../binding/internal/health.js"
 import { defaultDetection, defaultShardingConfig } from "../src/NodeClusterSessions.js"
 
 /** The sharding settings of a runner of `layerRunner` at `self` (the module's defaults). */

@@ -20,6 +20,14 @@
 export * as ChannelAddress from "./ChannelAddress.js"
 
 /**
+ * The membership handshake of the cluster's runner protocol: bytes in, bytes out, the
+ * cryptography passed in (both cluster editions drive it over their sockets).
+ *
+ * @since 0.1.0
+ */
+export * as ClusterHandshake from "./ClusterHandshake.js"
+
+/**
  * The options of one connection with their defaults applied, and the core `Connection`'s options.
  *
  * @since 0.1.0

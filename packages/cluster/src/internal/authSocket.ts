@@ -1,5 +1,6 @@
 /**
- * The runner protocol's transport with membership (`handshake.ts`) and, optionally, TLS: the
+ * The runner protocol's transport with membership (`effect-agent-session-shell`'s
+ * `ClusterHandshake`, through `binding/internal/handshake.ts`) and, optionally, TLS: the
  * server side as a `SocketServer` (the shape of `NodeSocketServer.make`) and the dialing side as
  * `Runners.RpcClientProtocol` (the shape of `NodeClusterSocket.layerClientProtocol`).
  *
@@ -30,23 +31,10 @@ import * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 import * as Tls from "node:tls"
-import * as Handshake from "./handshake.js"
+import * as Handshake from "../../binding/internal/handshake.js"
+import type { Auth } from "../../binding/internal/membership.js"
 
-/** TLS of the runner protocol (PEM strings or buffers, as `node:tls` takes them). */
-export interface TlsOptions {
-  readonly key?: string | Buffer | undefined
-  readonly cert?: string | Buffer | undefined
-  readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> | undefined
-  /** A runner asks every connection for a certificate signed by `ca` (mutual TLS). Default true. */
-  readonly requireClientCertificate?: boolean | undefined
-}
-
-/** How the transport proves membership; `secrets` empty: no handshake (loopback only). */
-export interface Auth {
-  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
-  readonly tls?: TlsOptions | undefined
-  readonly handshakeTimeout: Duration.Duration
-}
+export type { Auth } from "../../binding/internal/membership.js"
 
 /** The most handshakes a runner lets wait at once. */
 export const MAX_PENDING = 256

@@ -6,6 +6,9 @@
  * here (`../src/internal/line.js`, relative to where its copy lies).
  */
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import type * as ConfigErrorModule from "effect/ConfigError"
+import type * as Redacted from "effect/Redacted"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -193,3 +196,16 @@ export const sqlRunnerStorage: Layer.Layer<
   SqlErrorType,
   SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
 > = SqlRunnerStorage.layer
+
+/** A configuration of one environment variable, its value `Redacted`. */
+export const redactedConfig = (name: string): Config.Config<Redacted.Redacted<string>> => Config.redacted(name)
+
+/** A configuration that could not be read (a variable missing or malformed). */
+export type ConfigError = ConfigErrorModule.ConfigError
+
+/** Whether a failure is an `Effect.timeout`'s. */
+export const isTimeout: (u: unknown) => boolean = Cause.isTimeoutException
+
+/** The cluster's runner over sockets, and Node's socket transport of it. */
+export * as SocketRunner from "@effect/cluster/SocketRunner"
+export * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"

@@ -37,3 +37,11 @@ export * as EventLog from "./EventLog.js"
  * @since 0.1.0
  */
 export * as SessionEntity from "./SessionEntity.js"
+
+/**
+ * Runners and client-only members over Node (`NodeClusterSocket`, PostgreSQL), every connection
+ * between them proving the cluster secret.
+ *
+ * @since 0.1.0
+ */
+export * as NodeClusterSessions from "./NodeClusterSessions.js"

@@ -7,6 +7,8 @@
  * relative to where its copy lies).
  */
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import type * as Redacted from "effect/Redacted"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -200,3 +202,16 @@ export const sqlRunnerStorage: Layer.Layer<
   SqlErrorType,
   SqlClientModule.SqlClient | ShardingConfigModule.ShardingConfig
 > = SqlRunnerStorage.layer
+
+/** A configuration of one environment variable, its value `Redacted`. */
+export const redactedConfig = (name: string): Config.Config<Redacted.Redacted<string>> => Config.Redacted(name)
+
+/** A configuration that could not be read (a variable missing or malformed). */
+export type ConfigError = Config.ConfigError
+
+/** Whether a failure is an `Effect.timeout`'s. */
+export const isTimeout: (u: unknown) => boolean = Cause.isTimeoutError
+
+/** The cluster's runner over sockets, and Node's socket transport of it. */
+export * as SocketRunner from "effect/cluster/SocketRunner"
+export * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"

@@ -1,8 +1,15 @@
 /**
  * The membership handshake of the cluster's runner protocol, without I/O (bytes in, bytes out,
- * one state machine per side): every connection to a runner, from another runner or a client,
- * proves that both ends know a cluster secret before one message of `@effect/cluster` is read.
- * `authSocket.ts` drives it over Node sockets.
+ * one state machine per side), written once for both cluster editions: every connection to a
+ * runner, from another runner or a client, proves that both ends know a cluster secret before one
+ * message of the cluster's runner protocol is read. Each edition's `internal/authSocket.ts`
+ * drives it over Node sockets, through the cluster binding's `internal/handshake.ts`, which gives
+ * it `node:crypto`.
+ *
+ * Why the cryptography is passed in ({@link Crypto}) rather than imported: this package imports no
+ * Node module (it compiles with no Node types, as the protocol core does; `FileSource` takes
+ * `node:fs`'s functions the same way), and HMAC must be synchronous here (a state machine that
+ * answers a chunk with bytes), which the Web Crypto API is not.
  *
  * Why a challenge-response over a shared secret (Erlang distribution's cookie) rather than mutual
  * TLS alone (Temporal, Akka): `@effect/cluster`'s socket transport has no hook for identities, a
@@ -23,23 +30,78 @@
  * replayed as the other's; both nonces keep a recorded exchange from being replayed. Every
  * process sends a MAC under each of its secrets, so a rotation needs no order: two processes
  * talk while their lists share a secret.
+ *
+ * @since 0.1.0
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 
-/** `EASC`: effect-agent-session cluster. */
+/**
+ * The synchronous cryptography the handshake needs: `node:crypto` gives all three (the cluster
+ * binding's `internal/handshake.ts` binds them).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Crypto {
+  /** HMAC-SHA256 of the parts, in order, under `key`. */
+  readonly hmacSha256: (key: Uint8Array, parts: ReadonlyArray<Uint8Array>) => Uint8Array
+  /** `n` cryptographically random bytes (a nonce). */
+  readonly randomBytes: (n: number) => Uint8Array
+  /** Whether two byte arrays of the same length are equal, in time independent of their contents. */
+  readonly timingSafeEqual: (a: Uint8Array, b: Uint8Array) => boolean
+}
+
+/**
+ * The first bytes of every hello, `EASC` (effect-agent-session cluster).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAGIC = Uint8Array.of(0x45, 0x41, 0x53, 0x43)
+/**
+ * The handshake's version, the byte after {@link MAGIC}.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const VERSION = 1
+/**
+ * The length of a nonce.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const NONCE_BYTES = 32
+/**
+ * The length of a MAC (HMAC-SHA256).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAC_BYTES = 32
-/** The most secrets a process may hold at once (the current one and previous ones). */
+/**
+ * The most secrets a process may hold at once (the current one and previous ones).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_SECRETS = 8
-/** `MAGIC VERSION nonce`. */
+/**
+ * The length of a hello: `MAGIC VERSION nonce`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const HELLO_BYTES = MAGIC.length + 1 + NONCE_BYTES
 
-const CLIENT_LABEL = Buffer.from("effect-agent-session/cluster/v1 client", "utf8")
-const SERVER_LABEL = Buffer.from("effect-agent-session/cluster/v1 server", "utf8")
+const CLIENT_LABEL = new TextEncoder().encode("effect-agent-session/cluster/v1 client")
+const SERVER_LABEL = new TextEncoder().encode("effect-agent-session/cluster/v1 server")
 
-/** Why a handshake failed: fixed words, never anything of a secret or of the bytes received. */
+/**
+ * Why a handshake failed: fixed words, never anything of a secret or of the bytes received.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FailureReason =
   | "bad magic"
   | "unsupported version"
@@ -47,13 +109,23 @@ export type FailureReason =
   | "no secret matched"
   | "unexpected bytes"
 
-/** What a side does after reading a chunk. */
+/**
+ * What a side does after reading a chunk.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Step =
   | { readonly _tag: "Continue"; readonly send: Uint8Array | undefined }
   | { readonly _tag: "Done"; readonly send: Uint8Array | undefined; readonly leftover: Uint8Array }
   | { readonly _tag: "Fail"; readonly reason: FailureReason }
 
-/** One side of the handshake. */
+/**
+ * One side of the handshake.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Machine {
   /** What to send first (the client's hello), if anything. */
   readonly initial: Uint8Array | undefined
@@ -61,8 +133,8 @@ export interface Machine {
   readonly receive: (chunk: Uint8Array) => Step
 }
 
-const mac = (key: Uint8Array, label: Uint8Array, nc: Uint8Array, ns: Uint8Array): Buffer =>
-  createHmac("sha256", key).update(label).update(nc).update(ns).digest()
+const mac = (crypto: Crypto, key: Uint8Array, label: Uint8Array, nc: Uint8Array, ns: Uint8Array): Uint8Array =>
+  crypto.hmacSha256(key, [label, nc, ns])
 
 const hello = (nonce: Uint8Array): Uint8Array => {
   const bytes = new Uint8Array(HELLO_BYTES)
@@ -79,11 +151,15 @@ const readHello = (bytes: Uint8Array): { readonly nonce: Uint8Array } | FailureR
 }
 
 /** The first of `candidates` equal to one of `expected`, compared in constant time (all pairs). */
-const firstMatch = (expected: ReadonlyArray<Uint8Array>, candidates: ReadonlyArray<Uint8Array>): number => {
+const firstMatch = (
+  crypto: Crypto,
+  expected: ReadonlyArray<Uint8Array>,
+  candidates: ReadonlyArray<Uint8Array>
+): number => {
   let found = -1
   for (let i = 0; i < expected.length; i++) {
     for (const candidate of candidates) {
-      if (timingSafeEqual(expected[i]!, candidate) && found === -1) found = i
+      if (crypto.timingSafeEqual(expected[i]!, candidate) && found === -1) found = i
     }
   }
   return found
@@ -123,12 +199,12 @@ const unusable = (secrets: ReadonlyArray<Uint8Array>): Machine | undefined =>
     : undefined
 
 /**
- * The runner's side. `random` gives the nonce (tests pass a fixed one).
+ * The runner's side; `crypto.randomBytes` gives its nonce.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
-export const server = (
-  secrets: ReadonlyArray<Uint8Array>,
-  random: (n: number) => Uint8Array = randomBytes
-): Machine => {
+export const server = (secrets: ReadonlyArray<Uint8Array>, crypto: Crypto): Machine => {
   const refused = unusable(secrets)
   if (refused !== undefined) return refused
   const received = buffer()
@@ -156,7 +232,7 @@ export const server = (
         const read = readHello(received.take(HELLO_BYTES))
         if (typeof read === "string") return fail(read)
         nc = read.nonce
-        ns = random(NONCE_BYTES)
+        ns = crypto.randomBytes(NONCE_BYTES)
         send = hello(ns)
         state = "proof"
       }
@@ -166,11 +242,11 @@ export const server = (
       if (received.length < 1 + count * MAC_BYTES) return { _tag: "Continue", send }
       const proof = received.take(1 + count * MAC_BYTES)
       const offered = Array.from({ length: count }, (_, j) => proof.subarray(1 + j * MAC_BYTES, 1 + (j + 1) * MAC_BYTES))
-      const expected = secrets.map((key) => mac(key, CLIENT_LABEL, nc!, ns!))
-      const matched = firstMatch(expected, offered)
+      const expected = secrets.map((key) => mac(crypto, key, CLIENT_LABEL, nc!, ns!))
+      const matched = firstMatch(crypto, expected, offered)
       if (matched === -1) return fail("no secret matched")
       state = "over"
-      const answer = mac(secrets[matched]!, SERVER_LABEL, nc!, ns!)
+      const answer = mac(crypto, secrets[matched]!, SERVER_LABEL, nc!, ns!)
       return { _tag: "Done", send: send === undefined ? answer : concat(send, answer), leftover: received.rest() }
     }
   }
@@ -184,16 +260,17 @@ const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
 }
 
 /**
- * The side that dials (a runner calling another, or a client). `random` gives the nonce.
+ * The side that dials (a runner calling another, or a client); `crypto.randomBytes` gives its
+ * nonce.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
-export const client = (
-  secrets: ReadonlyArray<Uint8Array>,
-  random: (n: number) => Uint8Array = randomBytes
-): Machine => {
+export const client = (secrets: ReadonlyArray<Uint8Array>, crypto: Crypto): Machine => {
   const refused = unusable(secrets)
   if (refused !== undefined) return refused
   const received = buffer()
-  const nc = random(NONCE_BYTES)
+  const nc = crypto.randomBytes(NONCE_BYTES)
   let state: "challenge" | "proof" | "over" = "challenge"
   let expected: ReadonlyArray<Uint8Array> = []
   const fail = (reason: FailureReason): Step => {
@@ -218,14 +295,14 @@ export const client = (
         const ns = read.nonce
         const proof = new Uint8Array(1 + secrets.length * MAC_BYTES)
         proof[0] = secrets.length
-        secrets.forEach((key, j) => proof.set(mac(key, CLIENT_LABEL, nc, ns), 1 + j * MAC_BYTES))
-        expected = secrets.map((key) => mac(key, SERVER_LABEL, nc, ns))
+        secrets.forEach((key, j) => proof.set(mac(crypto, key, CLIENT_LABEL, nc, ns), 1 + j * MAC_BYTES))
+        expected = secrets.map((key) => mac(crypto, key, SERVER_LABEL, nc, ns))
         send = proof
         state = "proof"
       }
       if (received.length < MAC_BYTES) return { _tag: "Continue", send }
       const answer = received.take(MAC_BYTES)
-      if (firstMatch(expected, [answer]) === -1) return fail("no secret matched")
+      if (firstMatch(crypto, expected, [answer]) === -1) return fail("no secret matched")
       state = "over"
       return { _tag: "Done", send, leftover: received.rest() }
     }

@@ -1,15 +1,15 @@
 /**
- * A runner's engine over `NodeClusterSocket`: `@effect/cluster`'s `SocketRunner`, with health by
- * ping (the given detection, `health.ts`) and every runner watching the others.
+ * A runner's engine over `NodeClusterSocket`: the cluster's `SocketRunner`, with health by ping
+ * (the given detection, `health.ts`) and every runner watching the others. Written once for both
+ * cluster editions (each line's `SocketRunner` and `NodeClusterSocket` from its `line.ts`, each
+ * edition's transport with membership from its `internal/authSocket.ts`).
  * `NodeClusterSessions.layerRunner` builds its runners on it, and packages/cluster/bench/clusterFloor.ts the
  * floor it measures the take-over against (the same engine, with no session in it).
  */
-import * as Runners from "@effect/cluster/Runners"
-import * as SocketRunner from "@effect/cluster/SocketRunner"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
-import * as AuthSocket from "./authSocket.js"
+import * as AuthSocket from "../../src/internal/authSocket.js"
+import { NodeClusterSocket, Runners, SocketRunner } from "../../src/internal/line.js"
 import { health, type PingDetection, watchPeers } from "./health.js"
 
 /**
