@@ -57,7 +57,7 @@ export const fast: ReadonlyArray<string> = [
   "packages/cluster/test/shared/answerWatch.test.ts",
   "packages/cluster/test/shared/eventsStream.test.ts",
   "packages/cluster/test/shared/gate.test.ts",
-  "packages/cluster/test/membership.test.ts",
+  "packages/cluster/test/shared/membership.test.ts",
   "packages/cluster/test/watchPeers.test.ts",
   "packages/simulator/test/Idempotency.test.ts",
   "packages/simulator/test/Script.test.ts"

@@ -40,84 +40,25 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import type { AgentApi } from "effect-agent-session/AgentApi"
 import type { AgentSessions } from "effect-agent-session/AgentSessions"
 import type { ClusterSecretError } from "./ClusterErrors.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
 import type { Auth } from "../binding/internal/membership.js"
-import { checkListen, databaseUrl, membership } from "../binding/internal/membership.js"
-import { type ClientOptions, defaultDetection, defaultShardingConfig, type DatabaseOptions, type RunnerOptions } from "../binding/NodeClusterSessions.js"
+import { checkListen, membership } from "../binding/internal/membership.js"
+import { pg } from "../binding/internal/startupLock.js"
+import { type ClientOptions, defaultDetection, defaultShardingConfig, type RunnerOptions } from "../binding/NodeClusterSessions.js"
 import * as AuthSocket from "./internal/authSocket.js"
 import { socketSharding } from "../binding/internal/socketSharding.js"
 import * as SessionEntity from "./SessionEntity.js"
 
 export * from "../binding/NodeClusterSessions.js"
-
-/**
- * The process's pool, and `layer` (the storage) built on it under the start-up lock, which is
- * held on a connection of its own (not the pool's: the storage's first queries need those).
- */
-const pg = <A, E, R>(
-  options: DatabaseOptions,
-  storage: Layer.Layer<A, E, R>
-): Layer.Layer<A | PgClient.PgClient | SqlClient.SqlClient, E | SqlError | ConfigError.ConfigError, Exclude<R, SqlClient.SqlClient>> =>
-  Layer.unwrapEffect(
-    Effect.map(databaseUrl(options), (url) =>
-      withStartupLock(url, storage).pipe(
-        Layer.provideMerge(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 }))
-      ))
-  )
-
-/** The key of the start-up lock (PostgreSQL's two-key advisory lock space: no clash with the shard locks). */
-const startupLockKey = [0x45415353, 1] as const
-
-/**
- * Builds `layer` while this process holds the cluster's start-up lock (a PostgreSQL advisory
- * lock on a connection of its own), so that processes started together create the storage's
- * tables one at a time: two `CREATE TABLE IF NOT EXISTS` of one table at once fail in PostgreSQL.
- * The lock is awaited for at most `timeout`; its connection is returned once the layer is built.
- */
-const withStartupLock = <A, E, R>(
-  url: Redacted.Redacted<string>,
-  layer: Layer.Layer<A, E, R>,
-  timeout: Duration.DurationInput = Duration.minutes(2)
-): Layer.Layer<A, E | SqlError, R> =>
-  Layer.scopedContext(Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const lockClient = yield* Effect.map(Layer.build(PgClient.layer({ url, maxConnections: 1 })), Context.get(PgClient.PgClient))
-      const connection = yield* lockClient.reserve
-      const [classId, objId] = startupLockKey
-      yield* connection.executeValues(`SELECT pg_try_advisory_lock(${classId}, ${objId})`, []).pipe(
-        Effect.filterOrFail(
-          (rows) => rows[0]?.[0] === true,
-          () => new SqlError({ message: "the cluster's start-up lock is held by another process" })
-        ),
-        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(timeout))),
-        Effect.mapError((error) =>
-          new SqlError({
-            message: `the cluster's start-up lock was not obtained within ${Duration.format(timeout)}: ${error.message}`,
-            cause: error
-          })
-        )
-      )
-      yield* Effect.addFinalizer(() =>
-        connection.executeRaw(`SELECT pg_advisory_unlock(${classId}, ${objId})`, []).pipe(Effect.ignore)
-      )
-      return yield* Layer.buildWithScope(layer, scope)
-    }))
-  }))
 
 /**
  * A reserved connection whose queries run one at a time, each to its end. `SqlRunnerStorage`

@@ -6,6 +6,7 @@
  */
 import { it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -43,3 +44,9 @@ export const scoped = it.scoped
 
 /** A real PostgreSQL server started in the scope (`url`, `port`), stopped when the scope closes. */
 export { start as startPostgres } from "effect-agent-session-test-support/Postgres"
+
+/** The SDK's layer for Node (a runner's `AgentSessions`). */
+export { NodeAgentSessions } from "effect-agent-session"
+
+/** Runs an effect with its configuration read from `env` (instead of the process's environment). */
+export const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))

@@ -31,16 +31,11 @@
  * @since 0.1.0
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import type * as Runners from "effect/cluster/Runners"
@@ -51,14 +46,14 @@ import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as SocketServer from "effect/socket/SocketServer"
 import type * as SqlClient from "effect/sql/SqlClient"
-import { SqlError, UnknownError } from "effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import type { AgentApi } from "../../src/AgentApi.js"
 import type { AgentSessions } from "../../src/AgentSessions.js"
-import { type Auth, checkListen, databaseUrl, membership } from "../binding/internal/membership.js"
+import { type Auth, checkListen, membership } from "../binding/internal/membership.js"
+import { pg } from "../binding/internal/startupLock.js"
 import { socketSharding } from "../binding/internal/socketSharding.js"
 import {
   type ClientOptions,
-  type DatabaseOptions,
   defaultDetection,
   defaultShardingConfig,
   type RunnerOptions
@@ -67,65 +62,10 @@ import type { ClusterSecretError } from "./ClusterErrors.js"
 import * as ClusterSessions from "./ClusterSessions.js"
 import * as EventLog from "./EventLog.js"
 import * as AuthSocket from "./internal/authSocket.js"
-import { sqlMessageStorage, sqlRunnerStorage } from "./internal/line.js"
+import { sqlError, sqlMessageStorage, sqlRunnerStorage } from "./internal/line.js"
 import * as SessionEntity from "./SessionEntity.js"
 
 export * from "../binding/NodeClusterSessions.js"
-
-const sqlError = (message: string, cause?: unknown) => new SqlError({ reason: new UnknownError({ message, cause }) })
-
-/** The key of the start-up lock (PostgreSQL's two-key advisory lock space: no clash with the shard locks). */
-const startupLockKey = [0x45415353, 1] as const
-
-/**
- * Builds `layer` while this process holds the cluster's start-up lock (a PostgreSQL advisory
- * lock on a connection of its own), so that processes started together create the storage's
- * tables one at a time: two `CREATE TABLE IF NOT EXISTS` of one table at once fail in PostgreSQL.
- * The lock is awaited for at most `timeout`; its connection is returned once the layer is built.
- * The same lock (the same key) as the Effect 3 cluster edition's.
- */
-const withStartupLock = <A, E, R>(
-  url: Redacted.Redacted<string>,
-  layer: Layer.Layer<A, E, R>,
-  timeout: Duration.Input = Duration.minutes(2)
-): Layer.Layer<A, E | SqlError, R> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const lockClient = yield* Effect.map(Layer.build(PgClient.layer({ url, maxConnections: 1 })), Context.get(PgClient.PgClient))
-      const connection = yield* lockClient.reserve
-      const [classId, objId] = startupLockKey
-      yield* connection.executeValues(`SELECT pg_try_advisory_lock(${classId}, ${objId})`, []).pipe(
-        Effect.filterOrFail(
-          (rows) => rows[0]?.[0] === true,
-          () => sqlError("the cluster's start-up lock is held by another process")
-        ),
-        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: timeout }))),
-        Effect.mapError((error) =>
-          sqlError(`the cluster's start-up lock was not obtained within ${Duration.format(Duration.fromInputUnsafe(timeout))}: ${error.message}`, error)
-        )
-      )
-      yield* Effect.addFinalizer(() =>
-        connection.executeRaw(`SELECT pg_advisory_unlock(${classId}, ${objId})`, []).pipe(Effect.ignore)
-      )
-      return yield* Layer.buildWithScope(layer, scope)
-    }))
-  }))
-
-/**
- * The process's pool, and `storage` built on it under the start-up lock, which is held on a
- * connection of its own (not the pool's: the storage's first queries need those).
- */
-const pg = <A, E, R>(
-  options: DatabaseOptions,
-  storage: Layer.Layer<A, E, R>
-): Layer.Layer<A | PgClient.PgClient | SqlClient.SqlClient, E | SqlError | Config.ConfigError, Exclude<R, SqlClient.SqlClient>> =>
-  Layer.unwrap(
-    Effect.map(databaseUrl(options), (url) =>
-      withStartupLock(url, storage).pipe(
-        Layer.provideMerge(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10 }))
-      ))
-  )
 
 /**
  * The cluster's own storage (messages, runners, shard locks), tables created under the start-up

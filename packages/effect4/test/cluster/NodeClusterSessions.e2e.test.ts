@@ -69,7 +69,7 @@ describe("the Effect 4 cluster end to end", () => {
                     if (logged.event._tag === "ExternalResourceRequested") Deferred.doneUnsafe(f.request, Effect.succeed(logged.event))
                   })
                 ),
-                Effect.forkChild
+                Effect.forkScoped
               )
               return { f, fiber }
             }), { concurrency: 3 })

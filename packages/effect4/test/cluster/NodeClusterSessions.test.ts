@@ -6,11 +6,11 @@
  *   database, and a wrong secret or none, is refused on every connection and is served nothing of
  *   a session (neither its status, its log, an answer, a close nor a start); a raw connection that
  *   does not speak the handshake is closed without an answer;
- * - the secrets' configuration: a runner listening beyond loopback without a secret, or with one
- *   too short, does not start (`ClusterSecretError`);
  * - the start-up lock: three runners started at once on an empty database, their first
  *   `CREATE TABLE` held back until all three wait, all come up.
- * The cross-process take-over is `NodeClusterSessions.e2e.test.ts`.
+ * The cross-process take-over is `NodeClusterSessions.e2e.test.ts`; the handshake as a codec and
+ * the secrets' configuration, `cluster/test/shared/membership.test.ts` (written once for both
+ * cluster editions).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -206,34 +206,6 @@ describe("NodeClusterSessions (Effect 4): membership", () => {
         const cluster = yield* Cluster
         const http = yield* raw(cluster.runnerPort, "GET / HTTP/1.1\r\nhost: x\r\n\r\n")
         assert.deepStrictEqual(http, { received: 0, closed: true })
-      }))
-  })
-})
-
-describe("NodeClusterSessions (Effect 4): the secrets' configuration", () => {
-  const sdk = NodeAgentSessions.layer({ apiKey: "unused", baseUrl: "http://127.0.0.1:9", wsUrl: "ws://127.0.0.1:9" })
-  const build = (options: Partial<NodeClusterSessions.RunnerOptions>) =>
-    Effect.scoped(Layer.build(
-      NodeClusterSessions.layerRunner({ databaseUrl: "postgres://nobody@127.0.0.1:9/none", host: "127.0.0.1", port: 9, ...options }).pipe(
-        Layer.provide(sdk)
-      )
-    ))
-
-  layer(Layer.empty)((it) => {
-    it.effect("beyond loopback without a secret, with a short one or too many: ClusterSecretError before any connection", () =>
-      Effect.gen(function*() {
-        const missing = yield* Effect.flip(build({ listenHost: "0.0.0.0" }))
-        assert.strictEqual(missing._tag, "ClusterSecretError")
-        if (missing._tag === "ClusterSecretError") assert.strictEqual(missing.reason, "Missing")
-        const short = yield* Effect.flip(build({ secret: "short" }))
-        assert.strictEqual(short._tag, "ClusterSecretError")
-        if (short._tag === "ClusterSecretError") assert.strictEqual(short.reason, "TooShort")
-        const many = yield* Effect.flip(build({ secret: SECRET, previousSecrets: Array.from({ length: 8 }, () => SECRET) }))
-        assert.strictEqual(many._tag, "ClusterSecretError")
-        if (many._tag === "ClusterSecretError") {
-          assert.strictEqual(many.reason, "TooMany")
-          assert.notInclude(many.message, SECRET)
-        }
       }))
   })
 })

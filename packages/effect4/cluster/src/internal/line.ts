@@ -31,7 +31,7 @@ import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as Digest from "effect/crypto/Digest"
 import type * as SqlClientModule from "effect/sql/SqlClient"
 import type { MigrationError } from "effect/sql/Migrator"
-import type { SqlError as SqlErrorType } from "effect/sql/SqlError"
+import { SqlError as SqlErrorClass, type SqlError as SqlErrorType, UnknownError } from "effect/sql/SqlError"
 
 import type { ReplyWriter } from "../../binding/internal/replyWriter.js"
 
@@ -215,3 +215,7 @@ export const isTimeout: (u: unknown) => boolean = Cause.isTimeoutError
 /** The cluster's runner over sockets, and Node's socket transport of it. */
 export * as SocketRunner from "effect/cluster/SocketRunner"
 export * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+
+/** A failure of SQL with a message of ours (and what caused it). */
+export const sqlError = (message: string, cause?: unknown): SqlErrorType =>
+  new SqlErrorClass({ reason: new UnknownError({ message, cause }) })

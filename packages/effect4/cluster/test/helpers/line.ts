@@ -43,3 +43,9 @@ export const startPostgres: Effect.Effect<{ readonly url: string; readonly port:
   Effect.tryPromise({ try: startServer, catch: (error) => error instanceof Error ? error : new Error(String(error)) }),
   (server) => Effect.promise(server.stop)
 )
+
+/** The SDK's layer for Node (a runner's `AgentSessions`). */
+export * as NodeAgentSessions from "../../../src/NodeAgentSessions.js"
+
+/** Runs an effect with its configuration read from `env` (instead of the process's environment). */
+export { withEnv } from "../../../test/helpers/line.js"

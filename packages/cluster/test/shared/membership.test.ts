@@ -1,16 +1,17 @@
 /**
  * The membership handshake as a codec (shell's `ClusterHandshake`, bound to `node:crypto` by
- * cluster/binding/internal/handshake.ts: bytes in, bytes out) and
- * the cluster secret's configuration (NodeClusterSessions): both without a socket or a database.
+ * cluster/binding/internal/handshake.ts: bytes in, bytes out) and the cluster secret's
+ * configuration (NodeClusterSessions): both without a socket or a database. Written once for both
+ * cluster editions (each runs it against its own `NodeClusterSessions`); the Effect 4 edition's
+ * `test/cluster/NodeClusterSessions.test.ts` holds the configuration cases it adds.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { NodeClusterSessions } from "../src/index.js"
-import * as Handshake from "../binding/internal/handshake.js"
-import { NodeAgentSessions } from "effect-agent-session"
+import { NodeClusterSessions } from "../../src/index.js"
+import * as Handshake from "../../binding/internal/handshake.js"
+import { NodeAgentSessions, withEnv } from "../helpers/line.js"
 
 const key = (text: string) => Buffer.from(text, "utf8")
 const current = key("current-secret-0123456789")
@@ -135,7 +136,6 @@ describe("the membership handshake (codec)", () => {
 })
 
 const sdk = NodeAgentSessions.layer({ apiKey: "unused", baseUrl: "http://127.0.0.1:9", wsUrl: "ws://127.0.0.1:9" })
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 const buildRunner = (options: NodeClusterSessions.RunnerOptions, env: Record<string, string> = {}) =>
   Effect.scoped(Layer.build(NodeClusterSessions.layerRunner({ databaseUrl: "postgres://nobody@127.0.0.1:9/none", ...options }).pipe(Layer.provide(sdk)))).pipe(
     withEnv(env),
@@ -169,6 +169,19 @@ describe("the cluster secret's configuration", () => {
       })
       assert.strictEqual(previousShort._tag, "ClusterSecretError")
       assert.notInclude(previousShort.message, "tiny")
+    }))
+
+  it.effect("more than 8 secrets fail (TooMany) without showing one; previous secrets without a current one fail (Missing)", () =>
+    Effect.gen(function*() {
+      const secret = "a-long-enough-secret-123"
+      const many = yield* buildRunner({ host: "127.0.0.1", port: 1, secret, previousSecrets: Array.from({ length: 8 }, (_, i) => `${secret}-${i}`) })
+      assert.strictEqual(many._tag, "ClusterSecretError")
+      if (many._tag === "ClusterSecretError") assert.strictEqual(many.reason, "TooMany")
+      assert.notInclude(many.message, secret)
+      const orphans = yield* buildRunner({ host: "127.0.0.1", port: 1, previousSecrets: [secret] })
+      assert.strictEqual(orphans._tag, "ClusterSecretError")
+      if (orphans._tag === "ClusterSecretError") assert.strictEqual(orphans.reason, "Missing")
+      assert.notInclude(orphans.message, secret)
     }))
 })
 
