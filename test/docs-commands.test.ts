@@ -21,6 +21,7 @@ import * as Path from "node:path"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Simulator } from "effect-agent-session-simulator"
+import { commandsOf } from "effect-agent-session-test-support/DocBlocks"
 import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
 
 const root = Path.join(import.meta.dirname, "..")
@@ -35,36 +36,12 @@ const documents = [
   ...Fs.readdirSync(Path.join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)
 ]
 
-interface Command {
-  readonly doc: string
-  readonly line: string
-  /** For a transcript's command: the first line it shows printed. */
-  readonly shows?: string | undefined
-}
-
-/** The commands of a Markdown text, in order. */
-export const commandsOf = (doc: string, markdown: string): ReadonlyArray<Command> =>
-  [...markdown.matchAll(/^```([^\n]*)\n([\s\S]*?)^```/gm)].flatMap((match): Array<Command> => {
-    const info = (match[1] ?? "").trim()
-    const lines = (match[2] ?? "").replace(/\\\n\s*/g, " ").split("\n")
-    if (info === "sh") {
-      return lines.map((line) => line.replace(/\s+#.*$/, "").replace(/\s+/g, " ").trim()).filter((line) => line !== "")
-        .map((line) => ({ doc, line }))
-    }
-    if (info !== "") return []
-    return lines.flatMap((line, i) => {
-      // `echo $?` shows the exit code of the command before it: the line it shows is checked there.
-      if (!line.startsWith("$ ") || line === "$ echo $?") return []
-      const next = lines[i + 1]
-      return [{ doc, line: line.slice(2).trim(), shows: next === undefined || next.startsWith("$ ") ? undefined : next.trim() }]
-    })
-  })
-
 /** Commands a test cannot run, each with why. */
 const notRun: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
   { pattern: /^npm install /, why: "an install: test/docs.links.test.ts checks its packages and ranges" },
-  { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (packages/cli/test/cluster.test.ts runs them against one)" },
-  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=)/, why: "the scale-out walk-through's own project, PostgreSQL and cluster secret: packages/cli/test/cluster.test.ts starts one (Postgres.ts of packages/test-support) for the cluster commands" },
+  { pattern: /^(?:CLUSTER_(?:DATABASE_URL|SECRET)=\S+ )*npx effect-agent-session (?:runner|submit|watch|answer)\b/, why: "a cluster command: needs PostgreSQL and a fleet of runners (test/scale-out.test.ts runs the scale-out walk-through's; packages/cli/test/cluster.test.ts each command against a runner)" },
+  { pattern: /^(?:mkdir try-cluster|export PATH=\/usr\/lib\/postgresql|initdb |postgres |export CLUSTER_DATABASE_URL=|\(umask 077; openssl rand |export CLUSTER_SECRET=|kill -9 \$\(pgrep -f "runner[ .]|psql )/, why: "the scale-out walk-through's own project, PostgreSQL, cluster secret and failover: test/scale-out.test.ts runs the walk-through, these included (its Effect 4 part: packages/effect4/test/cluster/scaleOut.test.ts)" },
+  { pattern: /^npx tsx (?:runner|submit|answer)\.ts\b/, why: "the scale-out walk-through's Effect 4 programs: packages/effect4/test/cluster/scaleOut.test.ts runs them, as the page shows" },
   { pattern: /^(?:\S+=\S+ )*npx tsx (?:first-session|create-session)\.ts$/, why: "the program shown above it: test/docs-programs.test.ts runs it against the simulator" },
   { pattern: /^npx tsx examples\/quickstart\.ts$/, why: "an example: test/examples.test.ts runs it against the simulator" },
   { pattern: /^npm ci && npm (?:start|test)$|^npm run test:fast$/, why: "the repository's own install and suites: a test cannot run the suite it is part of" },

@@ -79,8 +79,11 @@ describe("the docs a reader follows", () => {
   })
 
   it("the cluster's packages are the same set, at the same ranges, wherever they are installed", () => {
+    // The Effect 3 line's cluster (`effect-agent-session-cluster`); the Effect 4 line's takes its
+    // engine from `effect` itself (an install of `effect@^4`), checked below.
     const sets = documents.flatMap((doc) =>
       installs(read(doc))
+        .filter((command) => !packagesOf(command).includes("effect@^4.1"))
         .map((command) => packagesOf(command).filter((spec) => clusterPackage.test(nameOf(spec))).sort().join(" "))
         .filter((set) => set !== "")
         .map((set) => ({ doc, set }))
@@ -88,6 +91,16 @@ describe("the docs a reader follows", () => {
     assert.includeMembers(sets.map(({ doc }) => doc), ["README.md", "docs/scale-out.md", "docs/cli.md", "packages/cli/README.md"])
     assert.deepStrictEqual([...new Set(sets.map(({ set }) => set))], [sets[0]?.set], JSON.stringify(sets, null, 2))
     assert.strictEqual(sets[0]?.set.split(" ").length, 6)
+    // The Effect 4 line's cluster needs only the PostgreSQL driver beside `effect`, at its own
+    // line's range (the edition's optional peer).
+    const effect4 = JSON.parse(read("packages/effect4/package.json")) as { peerDependencies: Record<string, string> }
+    const onEffect4 = documents.flatMap((doc) =>
+      installs(read(doc))
+        .filter((command) => packagesOf(command).includes("effect@^4.1"))
+        .flatMap((command) => packagesOf(command).filter((spec) => clusterPackage.test(nameOf(spec))))
+    )
+    assert.isNotEmpty(onEffect4)
+    for (const spec of onEffect4) assert.strictEqual(spec, `@effect/sql-pg@${effect4.peerDependencies["@effect/sql-pg"]}`)
   })
 
   it("every relative link and #section of the README files and docs/ exists", () => {

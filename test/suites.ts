@@ -71,6 +71,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "packages/effect3/test/Recording.test.ts", why: "sessions recorded from the simulator over real sockets" },
   { path: "test/bench.test.ts", why: "runs the benchmark harness's processes and the start-up bench" },
   { path: "test/docs-commands.test.ts", why: "runs the docs' commands as child processes against the simulator" },
+  { path: "test/scale-out.test.ts", why: "runs the scale-out walk-through: PostgreSQL, the simulator, three runners and the cluster commands as child processes" },
   { path: "test/docs-examples.test.ts", why: "type-checks every example with tsc (a child process)" },
   { path: "test/docs.links.test.ts", why: "builds the API reference with typedoc (a child process)" },
   { path: "test/docs-programs.test.ts", why: "runs the docs' programs against the simulator, some as child processes" },

@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module"
 import { basename, join } from "node:path"
 import * as Effect from "effect/Effect"
-import { docBlocks } from "effect-agent-session-test-support/DocBlocks"
+import { docBlocks, documents } from "effect-agent-session-test-support/DocBlocks"
 import { bindingModules, examples, undocumented } from "effect-agent-session-test-support/JsDoc"
 
 const packageDir = join(import.meta.dirname, "..")
@@ -63,12 +63,17 @@ describe("JSDoc and README of the Effect 4 edition", () => {
     }
   })
 
-  it.live("every @example block, and every ```ts block of the README, compiles", () =>
+  it.live("every @example block, every ```ts block of the README, and every Effect 4 program of docs/, compiles", () =>
     Effect.gen(function*() {
       const blocks = [
         ...publicModules.flatMap(examples).map((e) => ({ ...e, name: `${basename(e.file, ".ts")}_L${e.line}.ts` })),
         ...bindingExamples.flatMap(examples).map((e) => ({ ...e, name: `binding_${basename(e.file, ".ts")}_L${e.line}.ts` })),
-        ...docBlocks(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` }))
+        ...docBlocks(fromRoot("README.md")).map((e) => ({ ...e, name: e.name ?? `README_L${e.line}.ts` })),
+        // The Effect 4 programs of docs/ (the scale-out walk-through's), which the Effect 3 suite does not compile.
+        ...documents().flatMap(docBlocks).filter((e) => e.kind === "effect4").map((e) => ({
+          ...e,
+          name: `${basename(e.file, ".md")}_${e.name ?? `L${e.line}.ts`}`
+        }))
       ]
       assert.isAtLeast(blocks.length, 8, "the modules and the README have examples")
       rmSync(outDir, { recursive: true, force: true })

@@ -10,6 +10,9 @@
  * - ```` ```ts postgres ````: a program that needs PostgreSQL (the cluster edition); compiled only
  *   here, since this suite has no database.
  * - ```` ```ts test ````: a test file (`@effect/vitest`); run by test/docs-programs.test.ts.
+ * - ```` ```ts effect4 ````: a whole program of the Effect 4 edition (the scale-out walk-through's);
+ *   not written out here (these tests compile against Effect 3): the Effect 4 edition's suite
+ *   compiles it (packages/effect4/test/docs.test.ts) and runs it.
  *
  * Every block compiles (test/docs-examples.test.ts). A block whose first line is a comment naming
  * a file (`// app.ts`) keeps that name, so that another block can import it (`./app.js`).
@@ -19,7 +22,7 @@ import { basename, join } from "node:path"
 import { rewriteImports, root } from "./JsDoc.js"
 
 /** What a block is, from its info string. */
-export type Kind = "program" | "fragment" | "postgres" | "test"
+export type Kind = "program" | "fragment" | "postgres" | "test" | "effect4"
 
 /** A ```ts block of a Markdown document. */
 export interface DocBlock {
@@ -47,7 +50,7 @@ export const documents = (): ReadonlyArray<string> => [
     .map((name) => `docs/${name}`)
 ]
 
-const kinds: ReadonlyArray<Kind> = ["fragment", "postgres", "test"]
+const kinds: ReadonlyArray<Kind> = ["fragment", "postgres", "test", "effect4"]
 
 /** The ```ts blocks of a Markdown document, with their kind. */
 export const docBlocks = (file: string): ReadonlyArray<DocBlock> => {
@@ -94,7 +97,8 @@ export const misMarked = (block: DocBlock): string | undefined => {
     case "fragment":
       return whole ? `${where}: marked fragment but it is a program: unmark it, so that it runs` : undefined
     case "postgres":
-      return whole ? undefined : `${where}: marked postgres but it is not a program`
+    case "effect4":
+      return whole ? undefined : `${where}: marked ${block.kind} but it is not a program`
     case "test":
       return /\b(describe|it)(\.\w+)?\(/.test(block.code) ? undefined : `${where}: marked test but it declares no test`
   }
@@ -117,7 +121,7 @@ export const writeBlocks = (outDir: string): ReadonlyArray<Written> => {
   for (const document of documents()) {
     const dir = join(outDir, basename(document, ".md"))
     mkdirSync(dir, { recursive: true })
-    for (const block of docBlocks(document)) {
+    for (const block of docBlocks(document).filter((block) => block.kind !== "effect4")) {
       const path = join(dir, block.name ?? `L${block.line}.ts`)
       const exported = definesProgram(block) && !runsItself(block) ? "\nexport { program as docProgram }\n" : ""
       writeFileSync(path, `// ${block.file}:${block.line}\n${rewriteImports(block.code, dir)}\n${exported}`)
@@ -126,3 +130,29 @@ export const writeBlocks = (outDir: string): ReadonlyArray<Written> => {
   }
   return written
 }
+
+/** A command a document shows: a line of a ```sh block, or a `$ ` line of a transcript. */
+export interface Command {
+  readonly doc: string
+  readonly line: string
+  /** For a transcript's command: the first line it shows printed. */
+  readonly shows?: string | undefined
+}
+
+/** The commands of a Markdown text, in order. */
+export const commandsOf = (doc: string, markdown: string): ReadonlyArray<Command> =>
+  [...markdown.matchAll(/^```([^\n]*)\n([\s\S]*?)^```/gm)].flatMap((match): Array<Command> => {
+    const info = (match[1] ?? "").trim()
+    const lines = (match[2] ?? "").replace(/\\\n\s*/g, " ").split("\n")
+    if (info === "sh") {
+      return lines.map((line) => line.replace(/\s+#.*$/, "").replace(/\s+/g, " ").trim()).filter((line) => line !== "")
+        .map((line) => ({ doc, line }))
+    }
+    if (info !== "") return []
+    return lines.flatMap((line, i) => {
+      // `echo $?` shows the exit code of the command before it: the line it shows is checked there.
+      if (!line.startsWith("$ ") || line === "$ echo $?") return []
+      const next = lines[i + 1]
+      return [{ doc, line: line.slice(2).trim(), shows: next === undefined || next.startsWith("$ ") ? undefined : next.trim() }]
+    })
+  })
