@@ -19,7 +19,9 @@
  *
  * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
  *
- *   npx tsx packages/cluster/bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--write]
+ * `--runner-flags "<flags>"` adds Node flags to the runner processes (not the floor's).
+ *
+ *   npx tsx packages/cluster/bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
  *
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
@@ -51,6 +53,8 @@ const FLOOR = !process.argv.includes("--no-floor")
 const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
+/** Extra Node flags for the runner processes (space-separated), e.g. `--runner-flags "--max-semi-space-size=64"`. */
+const RUNNER_FLAGS = flag("runner-flags", "").split(" ").filter((f) => f !== "")
 /** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
 const WRITE = process.argv.includes("--write")
 
@@ -80,7 +84,7 @@ interface Proc {
 const runnerProcess = (env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--expose-gc", "--max-old-space-size=8192", "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")], {
+      const child = spawn(process.execPath, ["--expose-gc", "--max-old-space-size=8192", ...RUNNER_FLAGS, "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")], {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "pipe"]
