@@ -256,7 +256,16 @@ const sdkRun = (sessions: number, profile: boolean) =>
     const endedBefore = yield* ended
     // Settle, then the survivors' idle rate.
     yield* Effect.sleep("3 seconds")
-    const held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+    // Every session held somewhere before the kill: on a loaded machine a runner can lose its
+    // shards for a while (its lock refreshes late), and their sessions run again only after.
+    let held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+    const heldBy = Date.now() + 300_000
+    while (sum(held) < sessions - failed - (yield* ended) && Date.now() < heldBy) {
+      process.stderr.write(`held ${JSON.stringify(held)} of ${sessions - failed} (ended ${yield* ended}): waiting\n`)
+      yield* Effect.sleep("5 seconds")
+      held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+    }
+    process.stderr.write(`held ${JSON.stringify(held)}\n`)
     const victimIndex = held.indexOf(Math.max(...held))
     const moved = held[victimIndex]!
     const survivors = runners.filter((_, i) => i !== victimIndex)
