@@ -90,7 +90,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "packages/cli/test/run.test.ts", why: "the command line as child processes against the simulator" },
   { path: "packages/cli/test/simulate.test.ts", why: "simulate as a child process" },
   { path: "packages/cli/test/startup.test.ts", why: "the command line as child processes" },
-  { path: "packages/cluster/test/authSocket.test.ts", why: "the runner transport's handshake over real sockets" },
+  { path: "packages/cluster/test/shared/authSocket.test.ts", why: "the runner transport's handshake over real sockets" },
   { path: "packages/cluster/test/auth.test.ts", why: "a runner on PostgreSQL, members and outsiders over real sockets" },
   { path: "packages/cluster/test/ClusterSessions.test.ts", why: "the embedded cluster against the simulator over real sockets" },
   { path: "packages/cluster/test/shared/EventLogSql.test.ts", why: "the event log on PostgreSQL" },
