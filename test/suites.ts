@@ -91,7 +91,7 @@ export const slow: ReadonlyArray<{ readonly path: string; readonly why: string }
   { path: "packages/cli/test/simulate.test.ts", why: "simulate as a child process" },
   { path: "packages/cli/test/startup.test.ts", why: "the command line as child processes" },
   { path: "packages/cluster/test/shared/authSocket.test.ts", why: "the runner transport's handshake over real sockets" },
-  { path: "packages/cluster/test/auth.test.ts", why: "a runner on PostgreSQL, members and outsiders over real sockets" },
+  { path: "packages/cluster/test/shared/auth.test.ts", why: "a runner on PostgreSQL, members and outsiders over real sockets" },
   { path: "packages/cluster/test/ClusterSessions.test.ts", why: "the embedded cluster against the simulator over real sockets" },
   { path: "packages/cluster/test/shared/EventLogSql.test.ts", why: "the event log on PostgreSQL" },
   { path: "packages/cluster/test/shared/ClusterSessionsSql.test.ts", why: "a single runner on PostgreSQL against the simulator over real sockets" },

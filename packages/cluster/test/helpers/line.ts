@@ -10,6 +10,7 @@ import * as Runners from "@effect/cluster/Runners"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import type * as Snowflake from "@effect/cluster/Snowflake"
 import * as Socket from "@effect/platform/Socket"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -151,3 +152,15 @@ export const echoEach = (socket: Socket.Socket, onChunk: (bytes: number) => void
 
 /** Whether an error is this line's socket error for a connection that failed to open. */
 export const isSocketOpenError = (error: unknown): boolean => error instanceof Socket.SocketGenericError && error.reason === "Open"
+
+/** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerMsgPack
+
+/** A layer whose logger (in place of the default one) hands every log line's whole text (message, annotations, cause) to `push`. */
+export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, cause, message }) => {
+      push(JSON.stringify({ message, annotations: [...annotations] }) + Cause.pretty(cause))
+    })
+  )

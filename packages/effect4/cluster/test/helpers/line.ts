@@ -238,3 +238,14 @@ export const echoEach = (socket: Socket.Socket, onChunk: (bytes: number) => void
 /** Whether an error is this line's socket error for a connection that failed to open. */
 export const isSocketOpenError = (error: unknown): boolean =>
   error instanceof Socket.SocketError && error.reason._tag === "SocketOpenError"
+
+/** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerNdjson
+
+/** A layer whose logger (in place of the default ones) hands every log line's whole text (message, annotations, cause) to `push`. */
+export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>
+  Logger.layer([
+    Logger.make(({ cause, fiber, message }) => {
+      push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }) + Cause.pretty(cause))
+    })
+  ])
