@@ -9,6 +9,8 @@ import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as Runners from "@effect/cluster/Runners"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import type * as Snowflake from "@effect/cluster/Snowflake"
+import * as Socket from "@effect/platform/Socket"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -134,3 +136,31 @@ export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<neve
 
 /** Runs an effect with every log line written, at every level. */
 export const allLogs = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Logger.withMinimumLogLevel(self, LogLevel.All)
+
+/** `Effect.async`: an effect completed by a callback (`resume`), with an optional finalizer on interruption. */
+export { callback } from "./processLine.js"
+
+/** Echoes every chunk a socket reads back to it, handing each chunk's length to `onChunk`, until the socket ends. */
+export const echoEach = (socket: Socket.Socket, onChunk: (bytes: number) => void): Effect.Effect<void, Socket.SocketError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const write = yield* socket.writer
+    yield* socket.runRaw((chunk) => {
+      onChunk(chunk.length)
+      return write(chunk)
+    })
+  })
+
+/** Whether an error is this line's socket error for a connection that failed to open. */
+export const isSocketOpenError = (error: unknown): boolean => error instanceof Socket.SocketGenericError && error.reason === "Open"
+
+/** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerMsgPack
+
+/** A layer whose logger (in place of the default one) hands every log line's whole text (message, annotations, cause) to `push`. */
+export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, cause, message }) => {
+      push(JSON.stringify({ message, annotations: [...annotations] }) + Cause.pretty(cause))
+    })
+  )

@@ -14,8 +14,9 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog } from "../../src/index.js"
-import { Answer, PgClient, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { PgClient, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
 import { E2eSimulator, e2eSimulatorLayer, NodeAgentSessions, startPostgres } from "../helpers/line.js"
+import { followGranting } from "./fixtures/follow.js"
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
 
@@ -42,18 +43,6 @@ const runner = ClusterSessions.layerSingleSql({ notFoundAfter: "2 seconds" }).pi
 
 const SuiteLive = Layer.merge(Layer.orDie(PgLive), e2eSimulatorLayer({ actions: 3, ask: "permission", frameDelay: 1 }))
 
-/** Follows a session's events to their end, answering each request with a grant; the events, in order. */
-const follow = (sessions: ClusterSessions.Service, sessionId: string) =>
-  sessions.events(sessionId).pipe(
-    Stream.tap((logged) =>
-      logged.event._tag === "ExternalResourceRequested"
-        ? sessions.respond(sessionId, logged.event, Answer.grant())
-        : Effect.void
-    ),
-    Stream.runCollect,
-    Effect.map((collected) => Array.from(collected))
-  )
-
 describe("ClusterSessions on a single runner on PostgreSQL", () => {
   layer(SuiteLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.effect("a session runs to complete with its storage in PostgreSQL; a runner started again on the database finds it", () =>
@@ -61,7 +50,7 @@ describe("ClusterSessions on a single runner on PostgreSQL", () => {
         const first = Effect.gen(function*() {
           const sessions = yield* ClusterSessions.ClusterSessions
           const session = yield* sessions.start(request)
-          const seen = yield* follow(sessions, session.session_id)
+          const seen = yield* followGranting(sessions, session.session_id)
           assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
           assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
           assert.strictEqual(seen.filter((l) => l.event._tag === "ExternalResourceGranted").length, 1)
@@ -103,7 +92,7 @@ describe("ClusterSessions on a single runner on PostgreSQL", () => {
         }).pipe(Effect.provide(runner))
         const seen = yield* Effect.gen(function*() {
           const sessions = yield* ClusterSessions.ClusterSessions
-          return yield* follow(sessions, sessionId).pipe(Effect.timeout("60 seconds"))
+          return yield* followGranting(sessions, sessionId).pipe(Effect.timeout("60 seconds"))
         }).pipe(Effect.provide(runner))
         assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
         assert.strictEqual(seen.filter((l) => l.event._tag === "Started").length, 1)

@@ -2,8 +2,8 @@
  * The membership handshake as a codec (shell's `ClusterHandshake`, bound to `node:crypto` by
  * cluster/binding/internal/handshake.ts: bytes in, bytes out) and the cluster secret's
  * configuration (NodeClusterSessions): both without a socket or a database. Written once for both
- * cluster editions (each runs it against its own `NodeClusterSessions`); the Effect 4 edition's
- * `test/cluster/NodeClusterSessions.test.ts` holds the configuration cases it adds.
+ * cluster editions (each runs it against its own `NodeClusterSessions`); the membership over real
+ * sockets is `authSocket.test.ts` (the transport) and `auth.test.ts` (a runner, members and outsiders).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,8 @@
  * every `CREATE TABLE` needs) while three runners start on a fresh database; once they wait (or
  * after a bound), it is released. Without the start-up lock the three then create the same
  * tables at the same moment and two fail (`duplicate key value violates unique constraint
- * "pg_type_typname_nsp_index"`); with it, they create them one at a time.
+ * "pg_type_typname_nsp_index"`); with it, they create them one at a time. The same with runners
+ * that hold a cluster secret (their handshake adds nothing to the start-up).
  *
  * Written once for both cluster editions.
  */
@@ -29,12 +30,18 @@ const sdk = NodeAgentSessions.layer({ apiKey: "unused", baseUrl: "http://127.0.0
 
 const urlOf = (pg: { readonly url: string }, database: string) => pg.url.replace(/\/postgres$/, `/${database}`)
 
-/** Builds a runner on `url`; succeeds once it has joined (its layer is built). */
-const runner = (url: string) =>
+/** Builds a runner on `url` (with the cluster secret `secret`, if any); succeeds once it has joined (its layer is built). */
+const runner = (url: string, secret?: string) =>
   Effect.gen(function*() {
     const port = yield* freePort
     return yield* Layer.build(
-      NodeClusterSessions.layerRunner({ databaseUrl: url, host: "127.0.0.1", port, maxConnections: 2 }).pipe(
+      NodeClusterSessions.layerRunner({
+        databaseUrl: url,
+        host: "127.0.0.1",
+        port,
+        maxConnections: 2,
+        ...(secret === undefined ? {} : { secret })
+      }).pipe(
         Layer.provide(sdk)
       )
     )
@@ -48,37 +55,46 @@ const waiting = (database: string) =>
 
 describe("runners started together", () => {
   layer(ServerLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
-    it.effect("three runners at once on a fresh database, their first CREATE TABLE held then released: all come up (three times)", () =>
-      Effect.gen(function*() {
-        const pg = yield* Server
-        const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 2 }))
-        for (const round of [1, 2, 3]) {
-          const database = `startup_${round}`
-          yield* Effect.provide(SqlClient.SqlClient.pipe(Effect.flatMap((sql) => sql.unsafe(`CREATE DATABASE ${database}`))), admin)
-          const url = urlOf(pg, database)
-          const exits = yield* Effect.scoped(Effect.gen(function*() {
-            // Another session holds pg_type: every CREATE TABLE on this database waits for it.
-            const holder = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-            const sql = yield* Effect.provide(SqlClient.SqlClient, holder)
-            const connection = yield* sql.reserve
-            yield* connection.executeRaw("BEGIN", [])
-            yield* connection.executeRaw("LOCK TABLE pg_catalog.pg_type IN SHARE ROW EXCLUSIVE MODE", [])
-            const runners = yield* Effect.forEach([1, 2, 3], () => Effect.forkScoped(Effect.exit(runner(url))))
-            // Until all three wait on the lock (without the start-up lock), or 5 s (with it, one waits).
-            yield* waiting(database).pipe(
-              Effect.provide(admin),
-              Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (n) => n >= 3 }),
-              Effect.timeout("5 seconds"),
-              Effect.ignore
-            )
-            yield* connection.executeRaw("ROLLBACK", [])
-            return yield* Effect.forEach(runners, Fiber.join)
-          }))
-          for (const exit of exits) {
-            assert.isTrue(Exit.isSuccess(exit), `round ${round}: ${Exit.isFailure(exit) ? String(exit.cause) : ""}`)
+    const together = (name: string, rounds: ReadonlyArray<number>, secret?: string) =>
+      it.effect(name, () =>
+        Effect.gen(function*() {
+          const pg = yield* Server
+          const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 2 }))
+          for (const round of rounds) {
+            const database = `startup_${secret === undefined ? "" : "secret_"}${round}`
+            yield* Effect.provide(SqlClient.SqlClient.pipe(Effect.flatMap((sql) => sql.unsafe(`CREATE DATABASE ${database}`))), admin)
+            const url = urlOf(pg, database)
+            const exits = yield* Effect.scoped(Effect.gen(function*() {
+              // Another session holds pg_type: every CREATE TABLE on this database waits for it.
+              const holder = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
+              const sql = yield* Effect.provide(SqlClient.SqlClient, holder)
+              const connection = yield* sql.reserve
+              yield* connection.executeRaw("BEGIN", [])
+              yield* connection.executeRaw("LOCK TABLE pg_catalog.pg_type IN SHARE ROW EXCLUSIVE MODE", [])
+              const runners = yield* Effect.forEach([1, 2, 3], () => Effect.forkScoped(Effect.exit(runner(url, secret))))
+              // Until all three wait on the lock (without the start-up lock), or 5 s (with it, one waits).
+              yield* waiting(database).pipe(
+                Effect.provide(admin),
+                Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (n) => n >= 3 }),
+                Effect.timeout("5 seconds"),
+                Effect.ignore
+              )
+              yield* connection.executeRaw("ROLLBACK", [])
+              return yield* Effect.forEach(runners, Fiber.join)
+            }))
+            for (const exit of exits) {
+              assert.isTrue(Exit.isSuccess(exit), `round ${round}: ${Exit.isFailure(exit) ? String(exit.cause) : ""}`)
+            }
           }
-        }
-      }).pipe(errorLogsOnly, Effect.scoped), 180_000)
+        }).pipe(errorLogsOnly, Effect.scoped), 180_000)
+
+    together("three runners at once on a fresh database, their first CREATE TABLE held then released: all come up (three times)", [1, 2, 3])
+
+    together(
+      "three runners with a cluster secret at once on a fresh database, their first CREATE TABLE held then released: all come up (twice)",
+      [1, 2],
+      "member-secret-0123456789abcdef"
+    )
 
     it.effect("three runners at once on a populated database all come up", () =>
       Effect.gen(function*() {

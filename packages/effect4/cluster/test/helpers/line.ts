@@ -21,6 +21,7 @@ import * as Queue from "effect/Queue"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Socket from "effect/socket/Socket"
 import { SessionEvent as SessionEventModule, timeoutFail, type ReplyMailbox } from "../../src/internal/line.js"
 import { freePort as freePortPromise, startServer } from "effect-agent-session-test-support/postgresServer"
 import { readLines } from "../shared/fixtures/lines.js"
@@ -218,3 +219,33 @@ export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<neve
 /** Runs an effect with every log line written, at every level. */
 export const allLogs = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.provideService(self, References.MinimumLogLevel, "All")
+
+/** `Effect.callback`: an effect completed by a callback (`resume`), with an optional finalizer on interruption. */
+export { callback } from "./processLine.js"
+
+/** Echoes every chunk a socket reads back to it, handing each chunk's length to `onChunk`, until the socket ends. */
+export const echoEach = (socket: Socket.Socket, onChunk: (bytes: number) => void) =>
+  Effect.gen(function*() {
+    const reader = yield* socket.reader
+    const writer = yield* socket.writer
+    while (true) {
+      const chunks = yield* reader.pull
+      for (const chunk of chunks) onChunk(chunk.length)
+      yield* writer.writeAll(chunks)
+    }
+  })
+
+/** Whether an error is this line's socket error for a connection that failed to open. */
+export const isSocketOpenError = (error: unknown): boolean =>
+  error instanceof Socket.SocketError && error.reason._tag === "SocketOpenError"
+
+/** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerNdjson
+
+/** A layer whose logger (in place of the default ones) hands every log line's whole text (message, annotations, cause) to `push`. */
+export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>
+  Logger.layer([
+    Logger.make(({ cause, fiber, message }) => {
+      push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }) + Cause.pretty(cause))
+    })
+  ])
