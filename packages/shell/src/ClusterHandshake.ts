@@ -54,42 +54,42 @@ export interface Crypto {
  * The first bytes of every hello, `EASC` (effect-agent-session cluster).
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const MAGIC = Uint8Array.of(0x45, 0x41, 0x53, 0x43)
 /**
  * The handshake's version, the byte after {@link MAGIC}.
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const VERSION = 1
 /**
  * The length of a nonce.
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const NONCE_BYTES = 32
 /**
  * The length of a MAC (HMAC-SHA256).
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const MAC_BYTES = 32
 /**
  * The most secrets a process may hold at once (the current one and previous ones).
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const MAX_SECRETS = 8
 /**
  * The length of a hello: `MAGIC VERSION nonce`.
  *
  * @since 0.1.0
- * @category constants
+ * @category models
  */
 export const HELLO_BYTES = MAGIC.length + 1 + NONCE_BYTES
 
