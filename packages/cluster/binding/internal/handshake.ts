@@ -1,7 +1,7 @@
 /**
  * The membership handshake (`effect-agent-session-shell`'s `ClusterHandshake`: its frames, proofs
  * and limits, written once below both cluster editions) bound to `node:crypto`, which the shell
- * does not import: what each edition's `internal/authSocket.ts` drives over its sockets. `random`
+ * does not import: what `./membershipStream.ts` runs over each edition's sockets. `random`
  * gives a side's nonce (tests pass a fixed one).
  */
 import { ClusterHandshake } from "effect-agent-session-shell"

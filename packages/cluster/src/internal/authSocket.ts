@@ -11,6 +11,11 @@
  * server, and only a member's connection is handed over, with any bytes read past the handshake
  * put back (`unshift`). At most {@link MAX_PENDING} handshakes wait at once; more are refused at
  * once, so a flood of idle connections holds a bounded amount of memory.
+ *
+ * What is plain Node (running the handshake over the stream, the TCP or TLS server and dialing
+ * socket, the bound on waiting handshakes, the log lines) is the binding's
+ * `internal/membershipStream.ts`, written once for both editions; what is here binds it to this
+ * line's Effect, sockets and RPC client.
  */
 import * as Runners from "@effect/cluster/Runners"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
@@ -28,20 +33,19 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import * as Net from "node:net"
+import type * as Net from "node:net"
 import type { Duplex } from "node:stream"
-import * as Tls from "node:tls"
 import * as Handshake from "../../binding/internal/handshake.js"
 import type { Auth } from "../../binding/internal/membership.js"
+import * as MembershipStream from "../../binding/internal/membershipStream.js"
 
 export type { Auth } from "../../binding/internal/membership.js"
 
-/** The most handshakes a runner lets wait at once. */
-export const MAX_PENDING = 256
+export { MAX_PENDING } from "../../binding/internal/membershipStream.js"
 
 /** A failed handshake: `reason` is one of fixed words, never anything of a secret. */
 export class HandshakeError extends Error {
-  constructor(readonly reason: Handshake.FailureReason | "timed out" | "closed" | "too many pending") {
+  constructor(readonly reason: MembershipStream.FailureReason) {
     super(`cluster handshake failed: ${reason}`)
     this.name = "HandshakeError"
   }
@@ -51,56 +55,15 @@ const keys = (auth: Auth): ReadonlyArray<Uint8Array> =>
   auth.secrets.map((secret) => Buffer.from(Redacted.value(secret), "utf8"))
 
 /**
- * Runs `machine` on `conn` until it is done (the stream paused, the bytes read past the
- * handshake put back, the stream resumed when its next reader attaches) or fails (the
- * connection destroyed). Bounded by `timeout`.
+ * Runs `machine` on `conn` until it is done (the bytes read past the handshake put back, the
+ * stream resumed when its next reader attaches) or fails (the connection destroyed). Bounded by
+ * `timeout`.
  */
 export const handshake = (conn: Duplex, machine: Handshake.Machine, timeout: Duration.Duration): Effect.Effect<void, HandshakeError> =>
   Effect.async<void, HandshakeError>((resume) => {
-    let over = false
-    const finish = (error: HandshakeError | undefined) => {
-      if (over) return
-      over = true
-      clearTimeout(timer)
-      conn.off("data", onData)
-      conn.off("error", onError)
-      conn.off("close", onClose)
-      conn.off("end", onClose)
-      if (error !== undefined) {
-        conn.destroy()
-        resume(Effect.fail(error))
-      } else {
-        resume(Effect.void)
-      }
-    }
-    const onData = (chunk: Uint8Array) => {
-      if (over) return
-      const step = machine.receive(chunk)
-      if (step._tag === "Fail") return finish(new HandshakeError(step.reason))
-      if (step.send !== undefined) conn.write(step.send)
-      if (step._tag === "Done") {
-        conn.pause()
-        if (step.leftover.length > 0) conn.unshift(step.leftover)
-        // `NodeSocket.fromDuplex` attaches its reader later; a paused stream does not resume by
-        // itself when it does.
-        const resumeOnReader = (event: string | symbol) => {
-          if (event !== "data") return
-          conn.off("newListener", resumeOnReader)
-          process.nextTick(() => conn.resume())
-        }
-        conn.on("newListener", resumeOnReader)
-        finish(undefined)
-      }
-    }
-    const onError = () => finish(new HandshakeError("closed"))
-    const onClose = () => finish(new HandshakeError("closed"))
-    const timer = setTimeout(() => finish(new HandshakeError("timed out")), Duration.toMillis(timeout))
-    conn.on("data", onData)
-    conn.on("error", onError)
-    conn.on("close", onClose)
-    conn.on("end", onClose)
-    if (machine.initial !== undefined) conn.write(machine.initial)
-    return Effect.sync(() => finish(new HandshakeError("closed")))
+    const cancel = MembershipStream.runHandshake(conn, machine, Duration.toMillis(timeout), "data", (failure) =>
+      resume(failure === undefined ? Effect.void : Effect.fail(new HandshakeError(failure))))
+    return Effect.sync(cancel)
   })
 
 /**
@@ -110,26 +73,14 @@ export const handshake = (conn: Duplex, machine: Handshake.Machine, timeout: Dur
 export const makeServer = Effect.fnUntraced(function*(listen: Net.ListenOptions, auth: Auth) {
   const errorDeferred = yield* Deferred.make<never, Error>()
   const secrets = keys(auth)
-  const pending: Array<Duplex> = []
-  let onConnection = (socket: Duplex) => {
+  const pending: Array<Net.Socket> = []
+  let onConnection = (socket: Net.Socket) => {
     pending.push(socket)
   }
-  let waiting = 0
-  let refused = 0
+  const gate = MembershipStream.makeGate()
 
-  const server: Net.Server = auth.tls === undefined
-    ? Net.createServer((conn) => onConnection(conn))
-    : Tls.createServer({
-      key: auth.tls.key,
-      cert: auth.tls.cert,
-      ca: auth.tls.ca as Tls.TlsOptions["ca"],
-      requestCert: auth.tls.requireClientCertificate ?? true,
-      rejectUnauthorized: auth.tls.requireClientCertificate ?? true,
-      handshakeTimeout: Duration.toMillis(auth.handshakeTimeout)
-    }, (conn) => onConnection(conn))
+  const server = MembershipStream.createServer(auth.tls, Duration.toMillis(auth.handshakeTimeout), (conn) => onConnection(conn))
   server.on("error", (cause) => Deferred.unsafeDone(errorDeferred, Exit.fail(cause)))
-  // A TLS connection that fails its own handshake never reaches `onConnection`.
-  server.on("tlsClientError", (_error, socket) => socket.destroy())
   yield* Effect.addFinalizer(() => Effect.async<void>((resume) => {
     server.close(() => resume(Effect.void))
   }))
@@ -144,47 +95,37 @@ export const makeServer = Effect.fnUntraced(function*(listen: Net.ListenOptions,
     const scope = yield* Scope.make()
     const fiberSet = yield* FiberSet.make().pipe(Scope.extend(scope))
     const runFork = yield* FiberSet.runtime(fiberSet)<R>()
-    const serve = (conn: Duplex) =>
+    const serve = (conn: Net.Socket) =>
       NodeSocket.fromDuplex(
         Effect.acquireRelease(
-          Effect.suspend((): Effect.Effect<Duplex, Socket.SocketError> =>
+          Effect.suspend((): Effect.Effect<Net.Socket, Socket.SocketError> =>
             conn.closed
               ? Effect.fail(new Socket.SocketCloseError({ reason: "Close", code: 1000 }))
               : Effect.succeed(conn)
           ),
           (conn) =>
             Effect.sync(() => {
-              if (conn.closed === false) (conn as Net.Socket).destroySoon()
+              if (conn.closed === false) conn.destroySoon()
             })
         )
       ).pipe(
         Effect.flatMap(handler),
-        Effect.provideService(NodeSocket.NetSocket, conn as Net.Socket)
+        Effect.provideService(NodeSocket.NetSocket, conn)
       )
-    const onConnection_ = (conn: Duplex) => {
+    const onConnection_ = (conn: Net.Socket) => {
       conn.on("error", () => {})
       if (secrets.length === 0) {
         runFork(Effect.catchAllCause(serve(conn), () => Effect.void))
         return
       }
-      if (waiting >= MAX_PENDING) {
-        refused += 1
-        conn.destroy()
-        if (refused === 1 || refused % 1000 === 0) {
-          runFork(Effect.logWarning(`cluster: refused ${refused} connection(s): ${MAX_PENDING} handshakes already waiting`))
-        }
-        return
-      }
-      waiting += 1
-      const remote = `${(conn as Net.Socket).remoteAddress ?? "?"}:${(conn as Net.Socket).remotePort ?? "?"}`
+      if (!gate.enter(conn, (message) => runFork(Effect.logWarning(message)))) return
+      const refusedMessage = MembershipStream.refusedMessage(conn)
       runFork(
         handshake(conn, Handshake.server(secrets), auth.handshakeTimeout).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            waiting -= 1
-          })),
+          Effect.ensuring(Effect.sync(gate.leave)),
           Effect.matchCauseEffect({
             onFailure: (cause) =>
-              Effect.logWarning(`cluster: a connection from ${remote} was refused (not a member of the cluster)`).pipe(
+              Effect.logWarning(refusedMessage).pipe(
                 Effect.annotateLogs("reason", Option.match(
                   Option.flatMap(Option.some(cause), (c) => Option.fromNullable(c._tag === "Fail" ? c.error.reason : undefined)),
                   { onNone: () => "interrupted", onSome: (reason) => reason }
@@ -239,27 +180,16 @@ export const layerSocketServer = (auth: Auth): Layer.Layer<SocketServer.SocketSe
 export const connect = (auth: Auth, host: string, port: number): Effect.Effect<Duplex, Socket.SocketError, Scope.Scope> => {
   const secrets = keys(auth)
   return Effect.gen(function*() {
-    let conn: Duplex | undefined
+    let conn: Net.Socket | undefined
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        if (conn !== undefined && conn.closed === false) (conn as Net.Socket).destroySoon()
+        if (conn !== undefined && conn.closed === false) conn.destroySoon()
       })
     )
-    const opened = yield* Effect.async<Duplex, Socket.SocketError>((resume) => {
-      const socket = auth.tls === undefined
-        ? Net.createConnection({ host, port })
-        : Tls.connect({
-          host,
-          port,
-          key: auth.tls.key,
-          cert: auth.tls.cert,
-          ca: auth.tls.ca as Tls.ConnectionOptions["ca"],
-          // A runner's address is often an IP address: its certificate names it in subjectAltName.
-          servername: Net.isIP(host) === 0 ? host : undefined
-        })
+    const opened = yield* Effect.async<Net.Socket, Socket.SocketError>((resume) => {
+      const socket = MembershipStream.dial(auth.tls, host, port, (cause) =>
+        resume(cause === undefined ? Effect.succeed(socket) : Effect.fail(new Socket.SocketGenericError({ reason: "Open", cause }))))
       conn = socket
-      socket.once(auth.tls === undefined ? "connect" : "secureConnect", () => resume(Effect.succeed(socket)))
-      socket.on("error", (cause) => resume(Effect.fail(new Socket.SocketGenericError({ reason: "Open", cause }))))
     }).pipe(
       Effect.timeoutFail({
         duration: "1 second",

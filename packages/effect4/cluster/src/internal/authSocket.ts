@@ -12,6 +12,11 @@
  * connection is handed over, with any bytes read past the handshake put back (`unshift`). At most
  * {@link MAX_PENDING} handshakes wait at once; more are refused at once, so a flood of idle
  * connections holds a bounded amount of memory.
+ *
+ * What is plain Node (running the handshake over the stream, the TCP or TLS server and dialing
+ * socket, the bound on waiting handshakes, the log lines) is the binding's
+ * `internal/membershipStream.ts`, written once for both editions; what is here binds it to this
+ * line's Effect, sockets and RPC client.
  */
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as Runners from "effect/cluster/Runners"
@@ -33,20 +38,19 @@ import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as Scope from "effect/Scope"
 import * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
-import * as Net from "node:net"
+import type * as Net from "node:net"
 import type { Duplex } from "node:stream"
-import * as Tls from "node:tls"
 import * as Handshake from "../../binding/internal/handshake.js"
 import type { Auth } from "../../binding/internal/membership.js"
+import * as MembershipStream from "../../binding/internal/membershipStream.js"
 
 export type { Auth } from "../../binding/internal/membership.js"
 
-/** The most handshakes a runner lets wait at once. */
-export const MAX_PENDING = 256
+export { MAX_PENDING } from "../../binding/internal/membershipStream.js"
 
 /** A failed handshake: `reason` is one of fixed words, never anything of a secret. */
 export class HandshakeError extends Data.TaggedError("HandshakeError")<{
-  readonly reason: Handshake.FailureReason | "timed out" | "closed" | "too many pending"
+  readonly reason: MembershipStream.FailureReason
 }> {
   override get message() {
     return `cluster handshake failed: ${this.reason}`
@@ -60,51 +64,15 @@ const openError = (cause: unknown) =>
   new Socket.SocketError({ reason: new Socket.SocketOpenError({ kind: "Unknown", cause }) })
 
 /**
- * Runs `machine` on `conn` (paused: read with `read()`) until it is done (the bytes read past the
- * handshake put back for the socket's reader) or fails (the connection destroyed). Bounded by
- * `timeout`.
+ * Runs `machine` on `conn` (paused: read with `read()`, as Effect 4's `NodeSocket.fromDuplex`
+ * reads it) until it is done (the bytes read past the handshake put back for the socket's
+ * reader) or fails (the connection destroyed). Bounded by `timeout`.
  */
 export const handshake = (conn: Duplex, machine: Handshake.Machine, timeout: Duration.Duration): Effect.Effect<void, HandshakeError> =>
   Effect.callback<void, HandshakeError>((resume) => {
-    let over = false
-    const finish = (error: HandshakeError | undefined) => {
-      if (over) return
-      over = true
-      clearTimeout(timer)
-      conn.off("readable", onReadable)
-      conn.off("error", onClose)
-      conn.off("close", onClose)
-      conn.off("end", onClose)
-      if (error !== undefined) {
-        conn.destroy()
-        resume(Effect.fail(error))
-      } else {
-        resume(Effect.void)
-      }
-    }
-    const onReadable = () => {
-      while (!over) {
-        const chunk: Buffer | string | null = conn.read()
-        if (chunk === null) return
-        const step = machine.receive(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
-        if (step._tag === "Fail") return finish(new HandshakeError({ reason: step.reason }))
-        if (step.send !== undefined) conn.write(step.send)
-        if (step._tag === "Done") {
-          if (step.leftover.length > 0) conn.unshift(step.leftover)
-          return finish(undefined)
-        }
-      }
-    }
-    const onClose = () => finish(new HandshakeError({ reason: "closed" }))
-    const timer = setTimeout(() => finish(new HandshakeError({ reason: "timed out" })), Duration.toMillis(timeout))
-    conn.pause()
-    conn.on("readable", onReadable)
-    conn.on("error", onClose)
-    conn.on("close", onClose)
-    conn.on("end", onClose)
-    if (machine.initial !== undefined) conn.write(machine.initial)
-    onReadable()
-    return Effect.sync(() => finish(new HandshakeError({ reason: "closed" })))
+    const cancel = MembershipStream.runHandshake(conn, machine, Duration.toMillis(timeout), "read", (failure) =>
+      resume(failure === undefined ? Effect.void : Effect.fail(new HandshakeError({ reason: failure }))))
+    return Effect.sync(cancel)
   })
 
 const socketAddress = (address: string | Net.AddressInfo | null): SocketServer.SocketServer["Service"]["address"] =>
@@ -123,25 +91,12 @@ export const makeServer = Effect.fnUntraced(function*(listen: Net.ListenOptions,
   let onConnection = (conn: Net.Socket) => {
     pending.push(conn)
   }
-  let waiting = 0
-  let refused = 0
-  const server: Net.Server = auth.tls === undefined
-    ? Net.createServer()
-    : Tls.createServer({
-      key: auth.tls.key,
-      cert: auth.tls.cert,
-      ca: auth.tls.ca as Tls.TlsOptions["ca"],
-      requestCert: auth.tls.requireClientCertificate ?? true,
-      rejectUnauthorized: auth.tls.requireClientCertificate ?? true,
-      handshakeTimeout: Duration.toMillis(auth.handshakeTimeout)
-    })
-  server.on(auth.tls === undefined ? "connection" : "secureConnection", (conn: Net.Socket) => {
+  const gate = MembershipStream.makeGate()
+  const server = MembershipStream.createServer(auth.tls, Duration.toMillis(auth.handshakeTimeout), (conn) => {
     conn.pause()
     onConnection(conn)
   })
   server.on("error", (cause) => Deferred.doneUnsafe(errorDeferred, Exit.fail(cause)))
-  // A TLS connection that fails its own handshake never reaches `onConnection`.
-  server.on("tlsClientError", (_error, socket) => socket.destroy())
   yield* Effect.addFinalizer(() =>
     Effect.callback<void>((resume) => {
       pending.forEach((conn) => conn.destroy())
@@ -185,24 +140,14 @@ export const makeServer = Effect.fnUntraced(function*(listen: Net.ListenOptions,
         fork(serve(conn))
         return
       }
-      if (waiting >= MAX_PENDING) {
-        refused += 1
-        conn.destroy()
-        if (refused === 1 || refused % 1000 === 0) {
-          fork(Effect.logWarning(`cluster: refused ${refused} connection(s): ${MAX_PENDING} handshakes already waiting`))
-        }
-        return
-      }
-      waiting += 1
-      const remote = `${conn.remoteAddress ?? "?"}:${conn.remotePort ?? "?"}`
+      if (!gate.enter(conn, (message) => fork(Effect.logWarning(message)))) return
+      const refusedMessage = MembershipStream.refusedMessage(conn)
       fork(
         handshake(conn, Handshake.server(secrets), auth.handshakeTimeout).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            waiting -= 1
-          })),
+          Effect.ensuring(Effect.sync(gate.leave)),
           Effect.matchEffect({
             onFailure: (error) =>
-              Effect.logWarning(`cluster: a connection from ${remote} was refused (not a member of the cluster)`).pipe(
+              Effect.logWarning(refusedMessage).pipe(
                 Effect.annotateLogs("reason", error.reason)
               ),
             onSuccess: () => serve(conn)
@@ -252,20 +197,9 @@ export const connect = (auth: Auth, host: string, port: number): Effect.Effect<D
       })
     )
     const opened = yield* Effect.callback<Net.Socket, Socket.SocketError>((resume) => {
-      const socket = auth.tls === undefined
-        ? Net.createConnection({ host, port })
-        : Tls.connect({
-          host,
-          port,
-          key: auth.tls.key,
-          cert: auth.tls.cert,
-          ca: auth.tls.ca as Tls.ConnectionOptions["ca"],
-          // A runner's address is often an IP address: its certificate names it in subjectAltName.
-          servername: Net.isIP(host) === 0 ? host : undefined
-        })
+      const socket = MembershipStream.dial(auth.tls, host, port, (cause) =>
+        resume(cause === undefined ? Effect.succeed(socket) : Effect.fail(openError(cause))))
       conn = socket
-      socket.once(auth.tls === undefined ? "connect" : "secureConnect", () => resume(Effect.succeed(socket)))
-      socket.on("error", (cause) => resume(Effect.fail(openError(cause))))
     }).pipe(
       Effect.timeoutOrElse({ duration: "1 second", orElse: () => Effect.fail(openError(new Error("Connection timed out"))) })
     )
