@@ -504,7 +504,7 @@ const EFFECT4_BEGIN = "<!-- cluster-takeover-effect4:begin -->"
 const EFFECT4_END = "<!-- cluster-takeover-effect4:end -->"
 /** What an Effect 4 run's table is, printed above it. */
 const effect4Note =
-  "Line: Effect 4 (`effect-agent-session-effect4/cluster` on `effect/cluster` 4.1; runner fixture `packages/effect4/cluster/test/fixtures/runner.ts`, sessions started by the shared client fixture on the Effect 4 line). " +
+  "Line: Effect 4 (`effect-agent-session-effect4/cluster` on `effect/cluster` 4.1; runner fixture `packages/effect4/cluster/test/fixtures/runner.ts`, sessions started by the shared client fixture on the Effect 4 line)." +
   (FLOOR
     ? " Floor: `packages/effect4/cluster/bench/clusterFloor.ts`, the port of `clusterFloor.ts` onto `effect/cluster` 4.1 (the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
     : " No floor in this run (`--no-floor`).")
