@@ -416,6 +416,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
     // what they spent before (the engine's redelivery, waiting for the killed runner's claims to
     // lapse) and after (the take-overs themselves).
     let atFirst: number | undefined
+    let reportedAt = Date.now()
     let firstAt = Number.NaN
     while (takenOver() < moved && Date.now() < until) {
       yield* Effect.sleep(atFirst === undefined ? "10 millis" : "100 millis")
@@ -424,6 +425,10 @@ const sdkRun = (sessions: number, profile: boolean) =>
         firstAt = Date.now() - killedAt
       }
       const n = takenOver()
+      if (Date.now() - reportedAt >= 10_000) {
+        reportedAt = Date.now()
+        process.stderr.write(`taken over ${n} of ${moved} (ended before the kill: ${endedBefore}), ${((reportedAt - killedAt) / 1000).toFixed(0)} s after the kill\n`)
+      }
       if (n !== last) {
         last = n
         lastAt = Date.now()
