@@ -21,12 +21,25 @@
  *
  * `--runner-flags "<flags>"` adds Node flags to the runner processes (not the floor's).
  *
- *   npx tsx packages/cluster/bench/clusterTakeover.ts [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
+ * `--line effect4` measures the Effect 4 cluster (`effect-agent-session-effect4/cluster`) instead:
+ * its runner fixture (`packages/effect4/cluster/test/fixtures/runner.ts`, the same contract) started
+ * as the shared cross-process tests start it (the `fixtureCommand` of
+ * `packages/effect4/cluster/test/helpers/processLine.ts`, under Node 22: asked of that module once,
+ * by the Node 22 of `packages/effect4/scripts/node22.mjs`), and the sessions started by an Effect 4
+ * client: the shared client fixture (`test/shared/fixtures/client.ts`) on the Effect 4 line, which
+ * follows one session only and never answers (`FOLLOW_EVERY`), so the runners' work after the kill
+ * is the take-over's, as with the Effect 3 client in this process. Its floor is the port of
+ * `clusterFloor.ts` onto `effect/cluster` 4.1 (`packages/effect4/cluster/bench/clusterFloor.ts`, the
+ * same entity and steps, under Node 22). With `--write`, an
+ * Effect 4 run writes its table to its own block (`<!-- cluster-takeover-effect4:begin -->`) inside
+ * the section, which an Effect 3 `--write` keeps.
+ *
+ *   npx tsx packages/cluster/bench/clusterTakeover.ts [--line effect3|effect4] [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
  *
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
  */
-import { type ChildProcess, fork, spawn } from "node:child_process"
+import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process"
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
@@ -49,6 +62,13 @@ const flag = (name: string, fallback: string): string => {
   return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
 }
 const SIZES = flag("sizes", "200,1000").split(",").map(Number)
+/** The cluster edition measured: `effect3` (`packages/cluster`, the default) or `effect4`. */
+const LINE = flag("line", "effect3")
+if (LINE !== "effect3" && LINE !== "effect4") {
+  process.stderr.write(`--line: effect3 or effect4, not ${LINE}\n`)
+  process.exit(2)
+}
+const EFFECT4 = LINE === "effect4"
 const FLOOR = !process.argv.includes("--no-floor")
 const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
@@ -73,6 +93,51 @@ const quantile = (xs: ReadonlyArray<number>, q: number): number => {
   return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * q))]!
 }
 
+interface FixtureCommand {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+}
+
+/**
+ * The Effect 4 fixtures' commands (`runner.ts`, `client.ts`), as the Effect 4 line's
+ * `processLine.ts` gives them to the shared cross-process tests: asked of that module by a Node 22
+ * process, once (its own Node is the Node 22 the fixtures run under). The copies the Effect 4
+ * cluster compiles (`cluster/binding/`, `cluster/test/shared/`) are brought up to date first.
+ */
+const effect4Commands = (): { readonly runner: FixtureCommand; readonly client: FixtureCommand } => {
+  const run = (command: string, args: ReadonlyArray<string>): string => {
+    const ran = spawnSync(command, [...args], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+    if (ran.status !== 0) {
+      process.stderr.write(`${command} ${args.join(" ")}: exit ${ran.status}\n`)
+      process.exit(1)
+    }
+    return ran.stdout.trim()
+  }
+  run(process.execPath, [join("packages", "effect4", "scripts", "binding.mjs")])
+  const node22 = run(process.execPath, [join("packages", "effect4", "scripts", "node22.mjs"), "--print-node"]).split("\n").at(-1)!
+  const printed = run(node22, [
+    "--conditions=effect-agent-session-source",
+    "--import",
+    "tsx",
+    "--input-type=module",
+    "-e",
+    `const m = await import(${JSON.stringify("./" + join("packages", "effect4", "cluster", "test", "helpers", "processLine.ts"))});
+process.stdout.write(JSON.stringify({ runner: m.fixtureCommand("runner.ts"), client: m.fixtureCommand("client.ts") }) + "\\n");
+process.exit(0)`
+  ])
+  return JSON.parse(printed.split("\n").at(-1)!) as { readonly runner: FixtureCommand; readonly client: FixtureCommand }
+}
+const EFFECT4_COMMANDS = EFFECT4 ? effect4Commands() : undefined
+
+/** The runner fixture of the line measured, with the Node flags of this bench before the fixture's own. */
+const runnerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => {
+  const flags = ["--expose-gc", "--max-old-space-size=8192", ...RUNNER_FLAGS]
+  return EFFECT4_COMMANDS === undefined
+    ? { command: process.execPath, args: [...flags, "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")] }
+    : { command: EFFECT4_COMMANDS.runner.command, args: [...flags, ...EFFECT4_COMMANDS.runner.args] }
+}
+
 interface Proc {
   readonly child: ChildProcess
   readonly lines: ReadonlyArray<string>
@@ -84,7 +149,8 @@ interface Proc {
 const runnerProcess = (env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--expose-gc", "--max-old-space-size=8192", ...RUNNER_FLAGS, "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")], {
+      const command = runnerCommand()
+      const child = spawn(command.command, [...command.args], {
         cwd: root,
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "pipe"]
@@ -201,6 +267,86 @@ interface SdkRun {
   readonly max: number
 }
 
+/** The sessions started by this process as an Effect 3 client-only member: the sessions that failed to start. */
+const startEffect3 = (sessions: number, service: { readonly accountKey: string; readonly baseUrl: string; readonly wsUrl: string }, databaseUrl: string) =>
+  Effect.gen(function*() {
+    const client = yield* Layer.build(
+      NodeClusterSessions.layerClient({ databaseUrl, maxConnections: 4 }).pipe(
+        Layer.provide(NodeAgentSessions.layer({
+          apiKey: service.accountKey,
+          baseUrl: service.baseUrl,
+          wsUrl: service.wsUrl
+        }))
+      )
+    )
+    const cluster = yield* Effect.provide(ClusterSessions.ClusterSessions, client)
+    let failed = 0
+    yield* Effect.forEach(
+      Array.from({ length: sessions }, (_, i) => i),
+      (i) =>
+        cluster.start({ start_url: `https://example.com/${i}`, max_actions: 100, goal: `Goal ${i}` }).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              failed += 1
+              process.stderr.write(`start ${i}: ${error._tag}\n`)
+            })
+          )
+        ),
+      { concurrency: 50, discard: true }
+    )
+    return { failed, ready: Effect.void }
+  })
+
+/**
+ * The sessions started by an Effect 4 client: the shared client fixture on the Effect 4 line (its
+ * own process, killed when the scope closes), following one session only (`FOLLOW_EVERY`) and never
+ * answering. The sessions that failed to start: none once the client has started them all
+ * (`started`), else (a start that failed ends it) those the cluster does not know. `ready`: the client's
+ * `ready` (it has read where each session runs), waited for at most 120 s before the kill so that the
+ * client is quiet during the take-over.
+ */
+const startEffect4 = (sessions: number, env: NodeJS.ProcessEnv, known: Effect.Effect<number, unknown>) =>
+  Effect.gen(function*() {
+    const command = EFFECT4_COMMANDS!.client
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const child = spawn(command.command, [...command.args], {
+          cwd: command.cwd,
+          env: {
+            ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AGENT_SESSION_"))),
+            ...env,
+            SESSIONS: String(sessions),
+            FOLLOW_EVERY: String(sessions + 1),
+            MAX_ACTIONS: "100"
+          },
+          stdio: ["pipe", "pipe", "pipe"]
+        })
+        const log = join(Os.tmpdir(), `eas-cluster-takeover-client-${child.pid}.err`)
+        child.stderr!.on("data", (chunk: Buffer) => appendFileSync(log, chunk))
+        const exited = Effect.async<void>((resume) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+          child.once("exit", () => resume(Effect.void))
+        })
+        return { child, exited, ...readLines(child.stdout!), log }
+      }),
+      ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+    yield* Effect.race(client.nextLine((l) => l.includes(`"type":"started"`)), client.exited)
+    // The client prints `started` only once every start succeeded (a failed start ends it, and
+    // what it had started runs on): then none failed, else those the cluster does not know a
+    // few seconds on (a session's row is written by its runner, after its start returned).
+    const exited = client.child.exitCode !== null || client.child.signalCode !== null
+    if (exited) process.stderr.write(`client exited ${client.child.exitCode}: see ${client.log}\n`)
+    const failed = exited ? sessions - (yield* Effect.zipRight(Effect.sleep("5 seconds"), Effect.orDie(known))) : 0
+    return {
+      failed,
+      ready: Effect.asVoid(Effect.race(
+        client.nextLine((l) => l.includes(`"type":"ready"`)),
+        Effect.zipRight(Effect.sleep("120 seconds"), Effect.sync(() => process.stderr.write("client not ready after 120 s: going on\n")))
+      ))
+    }
+  })
+
 const sdkRun = (sessions: number, profile: boolean) =>
   Effect.scoped(Effect.gen(function*() {
     const simulator = yield* simulatorProcess
@@ -227,32 +373,15 @@ const sdkRun = (sessions: number, profile: boolean) =>
       sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions WHERE end_status IS NOT NULL`,
       (rows) => Number(rows[0]?.n ?? 0)
     )
-    const client = yield* Layer.build(
-      NodeClusterSessions.layerClient({ databaseUrl: pg.url, maxConnections: 4 }).pipe(
-        Layer.provide(NodeAgentSessions.layer({
-          apiKey: simulator.ready.accountKey,
-          baseUrl: simulator.ready.baseUrl,
-          wsUrl: simulator.ready.wsUrl
-        }))
-      )
+    const known = Effect.map(
+      sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions`,
+      (rows) => Number(rows[0]?.n ?? 0)
     )
-    const cluster = yield* Effect.provide(ClusterSessions.ClusterSessions, client)
-    let failed = 0
-    yield* Effect.forEach(
-      Array.from({ length: sessions }, (_, i) => i),
-      (i) =>
-        cluster.start({ start_url: `https://example.com/${i}`, max_actions: 100, goal: `Goal ${i}` }).pipe(
-          Effect.catchAll((error) =>
-            Effect.sync(() => {
-              failed += 1
-              process.stderr.write(`start ${i}: ${error._tag}\n`)
-            })
-          )
-        ),
-      { concurrency: 50, discard: true }
-    )
+    const started = EFFECT4 ? yield* startEffect4(sessions, env, known) : yield* startEffect3(sessions, simulator.ready, pg.url)
+    const failed = started.failed
     const deadline = Date.now() + 600_000
     while ((yield* waiting) + (yield* ended) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
+    yield* started.ready
     const endedBefore = yield* ended
     // Settle, then the survivors' idle rate.
     yield* Effect.sleep("3 seconds")
@@ -287,6 +416,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
     // what they spent before (the engine's redelivery, waiting for the killed runner's claims to
     // lapse) and after (the take-overs themselves).
     let atFirst: number | undefined
+    let reportedAt = Date.now()
     let firstAt = Number.NaN
     while (takenOver() < moved && Date.now() < until) {
       yield* Effect.sleep(atFirst === undefined ? "10 millis" : "100 millis")
@@ -295,6 +425,10 @@ const sdkRun = (sessions: number, profile: boolean) =>
         firstAt = Date.now() - killedAt
       }
       const n = takenOver()
+      if (Date.now() - reportedAt >= 10_000) {
+        reportedAt = Date.now()
+        process.stderr.write(`taken over ${n} of ${moved} (ended before the kill: ${endedBefore}), ${((reportedAt - killedAt) / 1000).toFixed(0)} s after the kill\n`)
+      }
       if (n !== last) {
         last = n
         lastAt = Date.now()
@@ -341,10 +475,16 @@ interface FloorRun {
   readonly moved: string
 }
 
-/** `packages/cluster/bench/clusterFloor.ts --entities <n>` in a child process; its table read back. */
+/**
+ * `packages/cluster/bench/clusterFloor.ts --entities <n>` in a child process (on the Effect 4 line,
+ * its port `packages/effect4/cluster/bench/clusterFloor.ts`, under Node 22); its table read back.
+ */
 const floorRun = (entities: number) =>
   Effect.async<FloorRun>((resume) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "--entities", String(entities)], {
+    const args = EFFECT4_COMMANDS === undefined
+      ? ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts")]
+      : ["--conditions=effect-agent-session-source", "--import", "tsx", join("packages", "effect4", "cluster", "bench", "clusterFloor.ts")]
+    const child = spawn(EFFECT4_COMMANDS?.runner.command ?? process.execPath, [...args, "--entities", String(entities)], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -364,6 +504,15 @@ const floorRun = (entities: number) =>
     })
     return Effect.sync(() => child.kill("SIGKILL"))
   })
+
+const EFFECT4_BEGIN = "<!-- cluster-takeover-effect4:begin -->"
+const EFFECT4_END = "<!-- cluster-takeover-effect4:end -->"
+/** What an Effect 4 run's table is, printed above it. */
+const effect4Note =
+  "Line: Effect 4 (`effect-agent-session-effect4/cluster` on `effect/cluster` 4.1; runner fixture `packages/effect4/cluster/test/fixtures/runner.ts`, sessions started by the shared client fixture on the Effect 4 line)." +
+  (FLOOR
+    ? " Floor: `packages/effect4/cluster/bench/clusterFloor.ts`, the port of `clusterFloor.ts` onto `effect/cluster` 4.1 (the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
+    : " No floor in this run (`--no-floor`).")
 
 /** Parses "934 ms" (the floor's median) to a number of ms. */
 const ms = (text: string): number => Number.parseFloat(text)
@@ -392,7 +541,7 @@ const main = Effect.gen(function*() {
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows
   ].join("\n")
-  process.stdout.write(`\n${table}\n`)
+  process.stdout.write(`\n${EFFECT4 ? `${effect4Note}\n\n` : ""}${table}\n`)
 
   // The projection. A survivor can take a session over only once the killed runner's claim on
   // its log has lapsed: D, the claim lease (a claim renewed just before the kill lapses D later).
@@ -415,6 +564,33 @@ const main = Effect.gen(function*() {
       } s |`
     })
   ].join("\n")
+  if (EFFECT4) {
+    // The Effect 4 line's table, in its own block of the section (an Effect 3 `--write` keeps it).
+    const block = [
+      EFFECT4_BEGIN,
+      `### Effect 4 (\`--line effect4\`), run ${new Date().toISOString()}`,
+      "",
+      `${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, bench on Node ${process.version}, runners and client on Node 22, shared with other work. ${effect4Note}`,
+      "",
+      table,
+      EFFECT4_END
+    ].join("\n")
+    process.stdout.write(`\n${block}\n`)
+    if (WRITE) {
+      const file = join(root, "bench", "RESULTS.md")
+      const text = readFileSync(file, "utf8")
+      const begin = text.indexOf(EFFECT4_BEGIN)
+      const end = text.indexOf(EFFECT4_END)
+      const sectionEnd = text.indexOf("<!-- cluster-takeover:end -->")
+      const next = begin >= 0 && end > begin
+        ? text.slice(0, begin) + block + text.slice(end + EFFECT4_END.length)
+        : sectionEnd >= 0
+        ? text.slice(0, sectionEnd) + block + "\n" + text.slice(sectionEnd)
+        : text + "\n<!-- cluster-takeover:begin -->\n" + block + "\n<!-- cluster-takeover:end -->\n"
+      writeFileSync(file, next)
+    }
+    return
+  }
   const section = [
     "<!-- cluster-takeover:begin -->",
     "## Cluster: CPU per session taken over, against `@effect/cluster`'s floor (packages/cluster/bench/clusterTakeover.ts)",
@@ -441,8 +617,15 @@ const main = Effect.gen(function*() {
     const begin = text.indexOf("<!-- cluster-takeover:begin -->")
     const end = text.indexOf("<!-- cluster-takeover:end -->")
     const anchor = text.indexOf("<!-- cluster:end -->")
+    // The Effect 4 line's block, if the section has one, is kept.
+    const effect4Begin = text.indexOf(EFFECT4_BEGIN)
+    const effect4End = text.indexOf(EFFECT4_END)
+    const effect4Block = effect4Begin > begin && effect4End > effect4Begin && effect4End < end
+      ? text.slice(effect4Begin, effect4End + EFFECT4_END.length)
+      : undefined
+    const kept = effect4Block === undefined ? section : section.replace("<!-- cluster-takeover:end -->", `${effect4Block}\n<!-- cluster-takeover:end -->`)
     const next = begin >= 0 && end > begin
-      ? text.slice(0, begin) + section + text.slice(end + "<!-- cluster-takeover:end -->".length)
+      ? text.slice(0, begin) + kept + text.slice(end + "<!-- cluster-takeover:end -->".length)
       : anchor >= 0
       ? text.slice(0, anchor + "<!-- cluster:end -->".length) + "\n\n" + section + text.slice(anchor + "<!-- cluster:end -->".length)
       : text + "\n" + section + "\n"
