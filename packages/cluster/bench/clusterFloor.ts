@@ -7,10 +7,15 @@
  * each moved entity got its request again; the median of those times since the kill is the
  * fastest a session could come back at this size, whatever the session does.
  *
- * Three runner processes (this file with `runner`), the benchmark itself as the client (it sends
- * the requests, `discard`), then the runner holding the most is killed (`SIGKILL`).
+ * Three runner processes (this file with `runner`), the first of which sends the requests
+ * (`discard`: a member of the cluster, as a client would), then the runner holding the most is
+ * killed (`SIGKILL`).
  *
- *   npx tsx packages/cluster/bench/clusterFloor.ts [--entities 10000] [--work-ms 0] [--retain-kib 0]
+ *   npx tsx packages/cluster/bench/clusterFloor.ts [--line effect3|effect4] [--entities 10000] [--work-ms 0] [--retain-kib 0]
+ *
+ * `--line effect4` measures `effect/cluster` 4.1 instead: the runners are
+ * `packages/effect4/cluster/bench/clusterFloorRunner.ts` (the same entity, with the Effect 4
+ * `NodeClusterSessions`'s settings) under Node 22; this process drives them as it drives its own.
  *
  * `--work-ms` makes each entity spend that much CPU (a busy loop) when its request arrives, to
  * see how the take-over's median grows with the work a session does there; `--retain-kib`
@@ -24,10 +29,8 @@ import * as Entity from "@effect/cluster/Entity"
 import { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
@@ -38,7 +41,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { appendFileSync, readFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
@@ -108,8 +111,10 @@ const runner = Effect.gen(function*() {
   )
   const context = yield* Layer.build(live)
   const engine = Context.get(context, Sharding.Sharding)
+  const makeClient = yield* Effect.provide(Floor.client, context)
   process.stdout.write("ready\n")
-  // `count <tag>`: the entities active here; `since <tag> <ms>`: the arrivals at or after <ms>.
+  // `count <tag>`: the entities active here; `since <tag> <ms>`: the arrivals at or after <ms>;
+  // `heap <tag>`: the heap in use; `send <tag> <n>`: the entities' requests.
   createInterface({ input: process.stdin }).on("line", (line) => {
     const [word, tag, at] = line.trim().split(" ")
     if (word === "count") {
@@ -118,6 +123,12 @@ const runner = Effect.gen(function*() {
       // After a full collection (the runner runs with --expose-gc): the heap in use, in bytes.
       globalThis.gc?.()
       process.stdout.write(`heap ${tag} ${process.memoryUsage().heapUsed}\n`)
+    } else if (word === "send") {
+      // `send <tag> <n>`: the requests of entities floor-0 .. floor-<n-1>, sent from here (a member of the cluster).
+      const ids = Array.from({ length: Number(at) }, (_, i) => `floor-${i}`)
+      void Effect.runPromise(
+        Effect.forEach(ids, (id) => makeClient(id).Hold({ id }, { discard: true }), { concurrency: 50, discard: true })
+      ).then(() => process.stdout.write(`send ${tag} ${ids.length}\n`))
     } else if (word === "since") {
       const from = Number(at)
       process.stdout.write(`since ${tag} ${JSON.stringify(arrivals.filter((t) => t >= from))}\n`)
@@ -131,10 +142,27 @@ interface Proc {
   readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
 }
 
+/**
+ * How a runner of the floor starts: this file's `runner` (Effect 3); with `--line effect4`, the
+ * Effect 4 runner (`packages/effect4/cluster/bench/clusterFloorRunner.ts`, `effect/cluster` 4.1 with
+ * the Effect 4 `NodeClusterSessions`'s settings) under Node 22. The driver below is the same for both.
+ */
+const runnerCommand = (): readonly [string, ReadonlyArray<string>] => {
+  if (flag("line", "effect3") !== "effect4") return [process.execPath, ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "runner"]]
+  const printed = execFileSync(process.execPath, [join("packages", "effect4", "scripts", "node22.mjs"), "--print-node"], { cwd: root, encoding: "utf8" })
+  return [printed.trim().split("\n").at(-1)!, [
+    "--conditions=effect-agent-session-source",
+    "--import",
+    "tsx",
+    join("packages", "effect4", "cluster", "bench", "clusterFloorRunner.ts")
+  ]]
+}
+
 const spawnRunner = (url: string, port: number, workMs: number, retainKib: number) =>
   Effect.acquireRelease(
     Effect.sync((): Proc => {
-      const child = spawn(process.execPath, ["--expose-gc", "--max-old-space-size=8192", "--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "runner"], {
+      const [command, args] = runnerCommand()
+      const child = spawn(command, ["--expose-gc", "--max-old-space-size=8192", ...args], {
         cwd: root,
         env: { ...process.env, CLUSTER_DATABASE_URL: url, RUNNER_PORT: String(port), WORK_MS: String(workMs), RETAIN_KIB: String(retainKib) },
         stdio: ["pipe", "pipe", "pipe"]
@@ -189,24 +217,12 @@ const main = Effect.scoped(Effect.gen(function*() {
     yield* proc.nextLine((l) => l === "ready")
     runners.push(proc)
   }
-  const clientContext = yield* Layer.build(
-    SocketRunner.layerClientOnly.pipe(
-      Layer.provide(NodeClusterSocket.layerClientProtocol),
-      Layer.provideMerge(storage(pg.url)),
-      Layer.provide(ShardingConfig.layerFromEnv(defaultShardingConfig)),
-      Layer.provide(RpcSerialization.layerMsgPack)
-    )
-  )
-  const makeClient = yield* Effect.provide(Floor.client, clientContext)
   const heaps = (): Effect.Effect<ReadonlyArray<number>> =>
     Effect.forEach(runners, (r) => Effect.map(ask(r, "heap"), Number), { concurrency: 1 })
   const idleHeap = yield* heaps()
   const startedAt = Date.now()
-  yield* Effect.forEach(
-    Array.from({ length: entities }, (_, i) => `floor-${i}`),
-    (id) => makeClient(id).Hold({ id }, { discard: true }),
-    { concurrency: 50, discard: true }
-  )
+  // The requests are sent by a runner (a member of the cluster on the runners' line), as a client would.
+  yield* ask(runners[0]!, `send ${entities}`)
   const counts = (): Effect.Effect<ReadonlyArray<number>> =>
     Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number), { concurrency: "unbounded" })
   let held = yield* counts()

@@ -28,9 +28,9 @@
  * by the Node 22 of `packages/effect4/scripts/node22.mjs`), and the sessions started by an Effect 4
  * client: the shared client fixture (`test/shared/fixtures/client.ts`) on the Effect 4 line, which
  * follows one session only and never answers (`FOLLOW_EVERY`), so the runners' work after the kill
- * is the take-over's, as with the Effect 3 client in this process. Its floor is the port of
- * `clusterFloor.ts` onto `effect/cluster` 4.1 (`packages/effect4/cluster/bench/clusterFloor.ts`, the
- * same entity and steps, under Node 22). With `--write`, an
+ * is the take-over's, as with the Effect 3 client in this process. Its floor is
+ * `clusterFloor.ts --line effect4` (its runners `packages/effect4/cluster/bench/clusterFloorRunner.ts`:
+ * `effect/cluster` 4.1, the same entity and steps, under Node 22). With `--write`, an
  * Effect 4 run writes its table to its own block (`<!-- cluster-takeover-effect4:begin -->`) inside
  * the section, which an Effect 3 `--write` keeps.
  *
@@ -476,15 +476,14 @@ interface FloorRun {
 }
 
 /**
- * `packages/cluster/bench/clusterFloor.ts --entities <n>` in a child process (on the Effect 4 line,
- * its port `packages/effect4/cluster/bench/clusterFloor.ts`, under Node 22); its table read back.
+ * `packages/cluster/bench/clusterFloor.ts --line <line> --entities <n>` in a child process (on the
+ * Effect 4 line, its runners are `packages/effect4/cluster/bench/clusterFloorRunner.ts` under Node 22);
+ * its table read back.
  */
 const floorRun = (entities: number) =>
   Effect.async<FloorRun>((resume) => {
-    const args = EFFECT4_COMMANDS === undefined
-      ? ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts")]
-      : ["--conditions=effect-agent-session-source", "--import", "tsx", join("packages", "effect4", "cluster", "bench", "clusterFloor.ts")]
-    const child = spawn(EFFECT4_COMMANDS?.runner.command ?? process.execPath, [...args, "--entities", String(entities)], {
+    const args = ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "--line", LINE]
+    const child = spawn(process.execPath, [...args, "--entities", String(entities)], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -511,7 +510,7 @@ const EFFECT4_END = "<!-- cluster-takeover-effect4:end -->"
 const effect4Note =
   "Line: Effect 4 (`effect-agent-session-effect4/cluster` on `effect/cluster` 4.1; runner fixture `packages/effect4/cluster/test/fixtures/runner.ts`, sessions started by the shared client fixture on the Effect 4 line)." +
   (FLOOR
-    ? " Floor: `packages/effect4/cluster/bench/clusterFloor.ts`, the port of `clusterFloor.ts` onto `effect/cluster` 4.1 (the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
+    ? " Floor: `clusterFloor.ts --line effect4` (its runners `packages/effect4/cluster/bench/clusterFloorRunner.ts`: `effect/cluster` 4.1, the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
     : " No floor in this run (`--no-floor`).")
 
 /** Parses "934 ms" (the floor's median) to a number of ms. */
