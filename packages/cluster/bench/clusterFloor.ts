@@ -7,14 +7,14 @@
  * each moved entity got its request again; the median of those times since the kill is the
  * fastest a session could come back at this size, whatever the session does.
  *
- * Three runner processes (this file with `runner`), the first of which sends the requests
+ * Three runner processes (`test/shared/fixtures/floorRunner.ts`), the first of which sends the requests
  * (`discard`: a member of the cluster, as a client would), then the runner holding the most is
  * killed (`SIGKILL`).
  *
  *   npx tsx packages/cluster/bench/clusterFloor.ts [--line effect3|effect4] [--entities 10000] [--work-ms 0] [--retain-kib 0]
  *
  * `--line effect4` measures `effect/cluster` 4.1 instead: the runners are
- * `packages/effect4/cluster/bench/clusterFloorRunner.ts` (the same entity, with the Effect 4
+ * the Effect 4 cluster's copy of `test/shared/fixtures/floorRunner.ts` (the same entity, with the Effect 4
  * `NodeClusterSessions`'s settings) under Node 22; this process drives them as it drives its own.
  *
  * `--work-ms` makes each entity spend that much CPU (a busy loop) when its request arrives, to
@@ -24,30 +24,12 @@
  *
  * Prints a table (markdown); bench/RESULTS.md keeps the runs by hand.
  */
-import * as ClusterSchema from "@effect/cluster/ClusterSchema"
-import * as Entity from "@effect/cluster/Entity"
-import { RunnerAddress } from "@effect/cluster/RunnerAddress"
-import * as Sharding from "@effect/cluster/Sharding"
-import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Rpc from "@effect/rpc/Rpc"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { appendFileSync, readFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
-import { defaultDetection, defaultShardingConfig } from "../src/NodeClusterSessions.js"
-import { socketSharding } from "../binding/internal/socketSharding.js"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
@@ -57,86 +39,6 @@ const flag = (name: string, fallback: string): string => {
   return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
 }
 
-const Hold = Rpc.make("Hold", {
-  payload: { id: Schema.String },
-  primaryKey: (payload) => `hold/${payload.id}`
-}).annotate(ClusterSchema.Persisted, true)
-
-const Floor = Entity.make("Floor", [Hold])
-
-const storage = (url: string) =>
-  Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
-    Layer.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 8 }))
-  )
-
-/** A runner: the engine, the storage and the detection of `NodeClusterSessions.layerRunner`, and the `Floor` entity. */
-const runner = Effect.gen(function*() {
-  const port = Number(process.env["RUNNER_PORT"])
-  const workMs = Number(process.env["WORK_MS"] ?? "0")
-  const retainKib = Number(process.env["RETAIN_KIB"] ?? "0")
-  /** What the entities keep (`--retain-kib`): small objects, as a session's state is. */
-  const kept: Array<unknown> = []
-  /** When each request arrived here (ms since the epoch). */
-  const arrivals: Array<number> = []
-  const busy = (ms: number) => {
-    const until = performance.now() + ms
-    while (performance.now() < until) {
-      // CPU the session would spend
-    }
-  }
-  const FloorLive = Floor.toLayer({
-    Hold: () =>
-      Effect.zipRight(
-        Effect.sync(() => {
-          if (workMs > 0) busy(workMs)
-          if (retainKib > 0) {
-            // About 64 bytes an object (a small object with a closure and an array of two).
-            const objects: Array<unknown> = []
-            for (let i = 0; i < retainKib * 16; i++) objects.push({ i, f: () => i, a: [i, i] })
-            kept.push(objects)
-          }
-          arrivals.push(Date.now())
-        }),
-        Effect.never
-      )
-  })
-  const live = FloorLive.pipe(
-    Layer.provideMerge(socketSharding(defaultDetection)),
-    Layer.provide(storage(process.env["CLUSTER_DATABASE_URL"] ?? "")),
-    Layer.provide(ShardingConfig.layerFromEnv({
-      ...defaultShardingConfig,
-      runnerAddress: Option.some(RunnerAddress.make({ host: "127.0.0.1", port }))
-    })),
-    Layer.provide(RpcSerialization.layerMsgPack)
-  )
-  const context = yield* Layer.build(live)
-  const engine = Context.get(context, Sharding.Sharding)
-  const makeClient = yield* Effect.provide(Floor.client, context)
-  process.stdout.write("ready\n")
-  // `count <tag>`: the entities active here; `since <tag> <ms>`: the arrivals at or after <ms>;
-  // `heap <tag>`: the heap in use; `send <tag> <n>`: the entities' requests.
-  createInterface({ input: process.stdin }).on("line", (line) => {
-    const [word, tag, at] = line.trim().split(" ")
-    if (word === "count") {
-      void Effect.runPromise(engine.activeEntityCount).then((n) => process.stdout.write(`count ${tag} ${n}\n`))
-    } else if (word === "heap") {
-      // After a full collection (the runner runs with --expose-gc): the heap in use, in bytes.
-      globalThis.gc?.()
-      process.stdout.write(`heap ${tag} ${process.memoryUsage().heapUsed}\n`)
-    } else if (word === "send") {
-      // `send <tag> <n>`: the requests of entities floor-0 .. floor-<n-1>, sent from here (a member of the cluster).
-      const ids = Array.from({ length: Number(at) }, (_, i) => `floor-${i}`)
-      void Effect.runPromise(
-        Effect.forEach(ids, (id) => makeClient(id).Hold({ id }, { discard: true }), { concurrency: 50, discard: true })
-      ).then(() => process.stdout.write(`send ${tag} ${ids.length}\n`))
-    } else if (word === "since") {
-      const from = Number(at)
-      process.stdout.write(`since ${tag} ${JSON.stringify(arrivals.filter((t) => t >= from))}\n`)
-    }
-  })
-  return yield* Effect.never
-})
-
 interface Proc {
   readonly child: ChildProcess
   readonly nextLine: (predicate: (line: string) => boolean) => Effect.Effect<string>
@@ -144,17 +46,19 @@ interface Proc {
 
 /**
  * How a runner of the floor starts: this file's `runner` (Effect 3); with `--line effect4`, the
- * Effect 4 runner (`packages/effect4/cluster/bench/clusterFloorRunner.ts`, `effect/cluster` 4.1 with
+ * Effect 4 runner (the Effect 4 cluster's copy of `test/shared/fixtures/floorRunner.ts`: `effect/cluster` 4.1 with
  * the Effect 4 `NodeClusterSessions`'s settings) under Node 22. The driver below is the same for both.
  */
 const runnerCommand = (): readonly [string, ReadonlyArray<string>] => {
-  if (flag("line", "effect3") !== "effect4") return [process.execPath, ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "runner"]]
+  if (flag("line", "effect3") !== "effect4") {
+    return [process.execPath, ["--import", "tsx", join("packages", "cluster", "test", "shared", "fixtures", "floorRunner.ts")]]
+  }
   const printed = execFileSync(process.execPath, [join("packages", "effect4", "scripts", "node22.mjs"), "--print-node"], { cwd: root, encoding: "utf8" })
   return [printed.trim().split("\n").at(-1)!, [
     "--conditions=effect-agent-session-source",
     "--import",
     "tsx",
-    join("packages", "effect4", "cluster", "bench", "clusterFloorRunner.ts")
+    join("packages", "effect4", "cluster", "test", "shared", "fixtures", "floorRunner.ts")
   ]]
 }
 
@@ -269,8 +173,4 @@ const main = Effect.scoped(Effect.gen(function*() {
   yield* Effect.sync(() => process.stdout.write(`${table}\n`))
 }))
 
-if (process.argv[2] === "runner") {
-  NodeRuntime.runMain(Effect.scoped(runner))
-} else {
-  NodeRuntime.runMain(main)
-}
+NodeRuntime.runMain(main)

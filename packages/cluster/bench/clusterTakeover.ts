@@ -29,7 +29,7 @@
  * client: the shared client fixture (`test/shared/fixtures/client.ts`) on the Effect 4 line, which
  * follows one session only and never answers (`FOLLOW_EVERY`), so the runners' work after the kill
  * is the take-over's, as with the Effect 3 client in this process. Its floor is
- * `clusterFloor.ts --line effect4` (its runners `packages/effect4/cluster/bench/clusterFloorRunner.ts`:
+ * `clusterFloor.ts --line effect4` (its runners the Effect 4 copy of `packages/cluster/test/shared/fixtures/floorRunner.ts`:
  * `effect/cluster` 4.1, the same entity and steps, under Node 22). With `--write`, an
  * Effect 4 run writes its table to its own block (`<!-- cluster-takeover-effect4:begin -->`) inside
  * the section, which an Effect 3 `--write` keeps.
@@ -477,7 +477,7 @@ interface FloorRun {
 
 /**
  * `packages/cluster/bench/clusterFloor.ts --line <line> --entities <n>` in a child process (on the
- * Effect 4 line, its runners are `packages/effect4/cluster/bench/clusterFloorRunner.ts` under Node 22);
+ * Effect 4 line, its runners are the Effect 4 copy of `test/shared/fixtures/floorRunner.ts`, under Node 22);
  * its table read back.
  */
 const floorRun = (entities: number) =>
@@ -510,7 +510,7 @@ const EFFECT4_END = "<!-- cluster-takeover-effect4:end -->"
 const effect4Note =
   "Line: Effect 4 (`effect-agent-session-effect4/cluster` on `effect/cluster` 4.1; runner fixture `packages/effect4/cluster/test/fixtures/runner.ts`, sessions started by the shared client fixture on the Effect 4 line)." +
   (FLOOR
-    ? " Floor: `clusterFloor.ts --line effect4` (its runners `packages/effect4/cluster/bench/clusterFloorRunner.ts`: `effect/cluster` 4.1, the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
+    ? " Floor: `clusterFloor.ts --line effect4` (its runners the Effect 4 copy of `packages/cluster/test/shared/fixtures/floorRunner.ts`: `effect/cluster` 4.1, the same entity holding one persisted request, three runners, the one holding the most killed), in the same run."
     : " No floor in this run (`--no-floor`).")
 
 /** Parses "934 ms" (the floor's median) to a number of ms. */

@@ -10,7 +10,6 @@ import * as Runners from "@effect/cluster/Runners"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import type * as Snowflake from "@effect/cluster/Snowflake"
 import * as Socket from "@effect/platform/Socket"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -154,7 +153,7 @@ export const echoEach = (socket: Socket.Socket, onChunk: (bytes: number) => void
 export const isSocketOpenError = (error: unknown): boolean => error instanceof Socket.SocketGenericError && error.reason === "Open"
 
 /** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
-export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerMsgPack
+export { runnerSerialization } from "./processLine.js"
 
 /** A layer whose logger (in place of the default one) hands every log line's whole text (message, annotations, cause) to `push`. */
 export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>

@@ -6,10 +6,13 @@
  * bound to its line. Apart from `line.ts` because these are loaded outside Vitest (by the fixtures'
  * processes and by the benchmarks), and `line.ts` imports `@effect/vitest`, which loads only under it.
  */
+import { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
 import * as Path from "node:path"
 
 /** The repository's root. */
@@ -39,3 +42,9 @@ export const pollNow = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Exit.Exit<A, E> 
 
 /** Runs a fixture's program as the process's main effect (its failure reported, the exit code set). */
 export const runMain = <A, E>(program: Effect.Effect<A, E>): void => NodeRuntime.runMain(program, { disableErrorReporting: false })
+
+/** A runner's address. */
+export const runnerAddress = (host: string, port: number): RunnerAddress => RunnerAddress.make({ host, port })
+
+/** The runners' serialization, as this line's `NodeClusterSessions` sets it (MessagePack). */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerMsgPack

@@ -240,7 +240,7 @@ export const isSocketOpenError = (error: unknown): boolean =>
   error instanceof Socket.SocketError && error.reason._tag === "SocketOpenError"
 
 /** The serialization this line's runners speak (`NodeClusterSessions`), for a test's own dialer. */
-export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerNdjson
+export { runnerSerialization } from "./processLine.js"
 
 /** A layer whose logger (in place of the default ones) hands every log line's whole text (message, annotations, cause) to `push`. */
 export const captureLogText = (push: (text: string) => void): Layer.Layer<never> =>

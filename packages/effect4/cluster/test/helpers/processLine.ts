@@ -7,9 +7,12 @@
  * fixtures' processes).
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as Path from "node:path"
 
 /** The repository's root. */
@@ -49,3 +52,12 @@ export const pollNow = <A, E>(fiber: Fiber.Fiber<A, E>): Exit.Exit<A, E> | undef
 
 /** Runs a fixture's program as the process's main effect (its failure reported, the exit code set). */
 export const runMain = <A, E>(program: Effect.Effect<A, E>): void => NodeRuntime.runMain(program, { disableErrorReporting: false })
+
+/** A runner's address. */
+export const runnerAddress = (host: string, port: number): RunnerAddress.RunnerAddress => RunnerAddress.make(host, port)
+
+/**
+ * The runners' serialization, as this line's `NodeClusterSessions` sets it (newline-delimited JSON:
+ * the schema-driven binary layout refuses the session entity's unions).
+ */
+export const runnerSerialization: Layer.Layer<RpcSerialization.RpcSerialization> = RpcSerialization.layerNdjson
