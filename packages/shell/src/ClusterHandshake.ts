@@ -150,6 +150,22 @@ const readHello = (bytes: Uint8Array): { readonly nonce: Uint8Array } | FailureR
   return { nonce: bytes.slice(MAGIC.length + 1, HELLO_BYTES) }
 }
 
+/**
+ * The peer's hello, read from `received` once it is whole: its nonce, or why it is refused;
+ * `undefined` while it is incomplete. A wrong start fails at its first wrong byte, not after a
+ * whole hello's worth.
+ */
+const takeHello = (received: ReturnType<typeof buffer>): Uint8Array | FailureReason | undefined => {
+  if (received.length < HELLO_BYTES) {
+    for (let i = 0; i < Math.min(received.length, MAGIC.length); i++) {
+      if (received.peek(i) !== MAGIC[i]) return "bad magic"
+    }
+    return undefined
+  }
+  const read = readHello(received.take(HELLO_BYTES))
+  return typeof read === "string" ? read : read.nonce
+}
+
 /** The first of `candidates` equal to one of `expected`, compared in constant time (all pairs). */
 const firstMatch = (
   crypto: Crypto,
@@ -222,16 +238,10 @@ export const server = (secrets: ReadonlyArray<Uint8Array>, crypto: Crypto): Mach
       received.push(chunk)
       let send: Uint8Array | undefined
       if (state === "hello") {
-        if (received.length < HELLO_BYTES) {
-          // A wrong start fails at its first wrong byte, not after a whole hello's worth.
-          for (let i = 0; i < Math.min(received.length, MAGIC.length); i++) {
-            if (received.peek(i) !== MAGIC[i]) return fail("bad magic")
-          }
-          return { _tag: "Continue", send: undefined }
-        }
-        const read = readHello(received.take(HELLO_BYTES))
-        if (typeof read === "string") return fail(read)
-        nc = read.nonce
+        const peer = takeHello(received)
+        if (peer === undefined) return { _tag: "Continue", send: undefined }
+        if (typeof peer === "string") return fail(peer)
+        nc = peer
         ns = crypto.randomBytes(NONCE_BYTES)
         send = hello(ns)
         state = "proof"
@@ -284,15 +294,10 @@ export const client = (secrets: ReadonlyArray<Uint8Array>, crypto: Crypto): Mach
       received.push(chunk)
       let send: Uint8Array | undefined
       if (state === "challenge") {
-        if (received.length < HELLO_BYTES) {
-          for (let i = 0; i < Math.min(received.length, MAGIC.length); i++) {
-            if (received.peek(i) !== MAGIC[i]) return fail("bad magic")
-          }
-          return { _tag: "Continue", send: undefined }
-        }
-        const read = readHello(received.take(HELLO_BYTES))
-        if (typeof read === "string") return fail(read)
-        const ns = read.nonce
+        const peer = takeHello(received)
+        if (peer === undefined) return { _tag: "Continue", send: undefined }
+        if (typeof peer === "string") return fail(peer)
+        const ns = peer
         const proof = new Uint8Array(1 + secrets.length * MAC_BYTES)
         proof[0] = secrets.length
         secrets.forEach((key, j) => proof.set(mac(crypto, key, CLIENT_LABEL, nc, ns), 1 + j * MAC_BYTES))
