@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 import type { ReplyMailbox } from "../../src/internal/line.js"
+import type { LogLine } from "../shared/fixtures/logLine.js"
 
 /** The SDK edition's modules the tests build values with. */
 export { type AgentSessions, type Answer, EventStream, Session, type SessionEvent } from "effect-agent-session"
@@ -111,13 +112,8 @@ export const runnersLayer = (
 ): Layer.Layer<Runners.Runners, never, MessageStorage.MessageStorage | Snowflake.Generator | ShardingConfig.ShardingConfig> =>
   Layer.scoped(Runners.Runners, Runners.make(options))
 
-/** A log line as a test keeps it: its level (upper case), message, annotations (JSON) and whether it has a cause. */
-export interface LogLine {
-  readonly level: string
-  readonly message: string
-  readonly annotations: string
-  readonly withCause: boolean
-}
+/** A log line as a test keeps it (written once for both lines). */
+export type { LogLine }
 
 /** A layer whose logger (in place of the default one) hands every log line to `push`. */
 export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<never> =>

@@ -25,6 +25,7 @@ import * as Socket from "effect/socket/Socket"
 import { SessionEvent as SessionEventModule, timeoutFail, type ReplyMailbox } from "../../src/internal/line.js"
 import { freePort as freePortPromise, startServer } from "effect-agent-session-test-support/postgresServer"
 import { readLines } from "../shared/fixtures/lines.js"
+import type { LogLine } from "../shared/fixtures/logLine.js"
 
 export { forkChild, scoped, TestClock, yieldNow } from "../../../test/helpers/line.js"
 
@@ -195,13 +196,8 @@ export const runnersLayer = (
 ): Layer.Layer<Runners.Runners, never, MessageStorage.MessageStorage | Snowflake.Generator | ShardingConfig.ShardingConfig> =>
   Layer.effect(Runners.Runners, Runners.make({ ...options, codecFor: RpcSerialization.json.codecFor }))
 
-/** A log line as a test keeps it: its level (upper case), message, annotations (JSON) and whether it has a cause. */
-export interface LogLine {
-  readonly level: string
-  readonly message: string
-  readonly annotations: string
-  readonly withCause: boolean
-}
+/** A log line as a test keeps it (written once for both lines). */
+export type { LogLine }
 
 /** A layer whose logger (in place of the default ones) hands every log line to `push`. */
 export const captureLogLines = (push: (line: LogLine) => void): Layer.Layer<never> =>
