@@ -22,13 +22,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Simulator } from "effect-agent-session-simulator"
 import { commandsOf } from "effect-agent-session-test-support/DocBlocks"
-import { cleanEnv, fromSource } from "effect-agent-session-test-support/launch"
+import { cleanEnv, npxShim } from "effect-agent-session-test-support/launch"
 
 const root = Path.join(import.meta.dirname, "..")
-/** The command line (the workspace package `effect-agent-session-cli`), run from its TypeScript entry. */
-const launcher = fromSource(
-  Path.join(Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-cli/package.json")), "src/main.ts")
-)
+/** The command line's TypeScript entry (the workspace package `effect-agent-session-cli`), run from its sources. */
+const cli = Path.join(Path.dirname(createRequire(import.meta.url).resolve("effect-agent-session-cli/package.json")), "src/main.ts")
 
 const documents = [
   "README.md",
@@ -57,18 +55,6 @@ const listed = (line: string) => notRun.some(({ pattern }) => pattern.test(line)
 const isCli = (line: string) => !listed(line) && /^(?:\S+=\S+ )*(?:npx (?:-p effect-agent-session-cli )?effect-agent-session|jq |mkdir -p )/.test(line)
 const isExport = (line: string) => !listed(line) && /^export [A-Z_]+=\S+(?: [A-Z_]+=\S+)*$/.test(line)
 
-/** An `npx` that runs this repository's command line, and nothing else. */
-const shim = (dir: string): string => {
-  const bin = Path.join(dir, "bin")
-  Fs.mkdirSync(bin)
-  const node = [process.execPath, ...launcher].map((word) => `'${word}'`).join(" ")
-  Fs.writeFileSync(
-    Path.join(bin, "npx"),
-    `#!/bin/sh\n[ "$1" = "-p" ] && shift 2\n[ "$1" = "effect-agent-session" ] || { echo "docs-commands: npx $* is not the command line" >&2; exit 127; }\nshift\nexec ${node} "$@"\n`,
-    { mode: 0o755 }
-  )
-  return bin
-}
 
 interface Ran {
   readonly code: number | null
@@ -125,7 +111,7 @@ describe("every command the docs show", () => {
           if (commands.length === 0) return
           const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "docs-commands-"))
           try {
-            const env = { ...base, PATH: `${shim(dir)}:${base["PATH"] ?? ""}` }
+            const env = { ...base, PATH: `${npxShim(dir, cli)}:${base["PATH"] ?? ""}` }
             const exports: Array<string> = []
             for (const { line, shows } of commands) {
               const text = line.replaceAll("127.0.0.1:8787", address)

@@ -44,10 +44,11 @@ export const binDir = (): string | undefined => {
   return versions[0] === undefined ? undefined : join(root, versions[0], "bin")
 }
 
-type User = { readonly name: string; readonly uid: number; readonly gid: number }
+/** A user of this machine, by name and ids. */
+export type User = { readonly name: string; readonly uid: number; readonly gid: number }
 
 /** The unprivileged user to run PostgreSQL as when this process is root. */
-const serverUser = (): User | undefined => {
+export const serverUser = (): User | undefined => {
   if (process.getuid?.() !== 0) return undefined
   for (const name of ["postgres", "nobody"]) {
     try {

@@ -4,7 +4,7 @@
  * the script would match the page's `pgrep -f`), with the page's ports and paths replaced by free
  * ports and a temporary directory, and an `npx` on the PATH that runs this repository's command
  * line (`npx effect-agent-session ...`) or a program through tsx (`npx tsx <file> ...`), both from
- * the sources, and nothing else.
+ * the sources, and nothing else (`launch.ts`'s `npxShim`).
  *
  * What each command is, by its shape:
  * - `mkdir <project> && cd <project> && ...`: the project's directory (the caller's `project`),
@@ -30,8 +30,8 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { Command } from "./DocBlocks.js"
-import { fromSource } from "./launch.js"
-import { binDir, freePort } from "./postgresServer.js"
+import { npxShim } from "./launch.js"
+import { binDir, freePort, serverUser, type User } from "./postgresServer.js"
 
 /** What the walk-through needs from its caller. */
 export interface WalkThrough {
@@ -57,44 +57,6 @@ interface Running {
   readonly child: ChildProcess.ChildProcess
   output: string
   exit: number | null | undefined
-}
-
-type User = { readonly uid: number; readonly gid: number }
-
-/** The user PostgreSQL runs as when this process is root (it refuses to run as root). */
-const postgresUser = (): User | undefined => {
-  if (process.getuid?.() !== 0) return undefined
-  for (const name of ["postgres", "nobody"]) {
-    try {
-      const id = (flag: string) => Number(ChildProcess.execFileSync("id", [flag, name], { encoding: "utf8" }).trim())
-      return { uid: id("-u"), gid: id("-g") }
-    } catch {
-      // no such user
-    }
-  }
-  return undefined
-}
-
-const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
-
-/** An `npx` that runs this repository's command line, or a program through tsx, and nothing else. */
-const shim = (dir: string, cli: string): string => {
-  const bin = Path.join(dir, "bin")
-  Fs.mkdirSync(bin, { recursive: true })
-  const node = (args: ReadonlyArray<string>) => [process.execPath, ...args].map(quote).join(" ")
-  const tsx = fromSource("").slice(0, -1)
-  Fs.writeFileSync(
-    Path.join(bin, "npx"),
-    [
-      "#!/bin/sh",
-      `[ "$1" = "effect-agent-session" ] && { shift; exec ${node(fromSource(cli))} "$@"; }`,
-      `[ "$1" = "tsx" ] && { shift; exec ${node(tsx)} "$@"; }`,
-      `echo "walk-through: npx $* is neither the command line nor tsx" >&2; exit 127`,
-      ""
-    ].join("\n"),
-    { mode: 0o755 }
-  )
-  return bin
 }
 
 /** A transcript line as a pattern: ids and ports match any, an elision (`...`) anything. */
@@ -128,7 +90,7 @@ export const runWalkThrough = async (walk: WalkThrough): Promise<void> => {
       env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
-      ...(user ?? {})
+      ...(user === undefined ? {} : { uid: user.uid, gid: user.gid })
     })
     const started: Running = { line: script.split("\n").at(-1) ?? "", child, output: "", exit: undefined }
     running.push(started)
@@ -159,11 +121,11 @@ export const runWalkThrough = async (walk: WalkThrough): Promise<void> => {
 
   const bin = binDir()
   if (bin === undefined) return Promise.reject(new Error("PostgreSQL's binaries not found (.ci/run installs them)"))
-  const user = postgresUser()
+  const user = serverUser()
   // PostgreSQL's data directory is made in the scratch directory, by its user.
   Fs.chmodSync(walk.dir, 0o755)
   if (user !== undefined) Fs.chownSync(walk.dir, user.uid, user.gid)
-  const env = { ...walk.env, PATH: `${shim(walk.dir, walk.cli)}:${walk.env["PATH"] ?? ""}` }
+  const env = { ...walk.env, PATH: `${npxShim(walk.dir, walk.cli)}:${walk.env["PATH"] ?? ""}` }
   // The page's ports and paths, each replaced by one of this run.
   const ports = new Map<string, string>()
   for (const { line } of walk.commands) {
