@@ -16,9 +16,9 @@ import { assert, describe, layer } from "@effect/vitest"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import { timeoutFail } from "../../src/internal/line.js"
-import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
-import { type ClientDone, decodeEvents, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
+import { e2eSimulatorLayer } from "../helpers/line.js"
+import { type ClientDone, decodeEvents } from "./fixtures/process.js"
+import { clientLine, startCluster } from "./fixtures/startCluster.js"
 
 const SESSIONS = 200
 
@@ -28,38 +28,18 @@ describe("cluster end to end", () => {
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("200 sessions over 3 runner processes; one runner SIGKILLed mid-run; every session completes", () =>
       Effect.scoped(Effect.gen(function*() {
-        const simulator = yield* E2eSimulator
-        const pg = yield* startPostgres
-        const sdkEnv = fixtureEnv(simulator, pg.url)
-        const ports = [yield* freePort, yield* freePort, yield* freePort]
-        const runners = yield* startRunners(sdkEnv, ports)
-
-        const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS) })
-        const ready = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
-          )
-        ) as { readonly runners: ReadonlyArray<string | null> }
-
+        const { client, held, runners, simulator, victim, victimAddress } = yield* startCluster(SESSIONS)
         // Every session runs somewhere, spread over the three runners.
-        const held = new Map<string, number>()
-        for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
         assert.strictEqual(held.size, 3, `sessions per runner: ${JSON.stringify([...held])}`)
         assert.isFalse(held.has("null"))
 
         // Kill the runner that holds the most sessions, then answer everything at once.
-        const [victimAddress] = [...held.entries()].sort((a, b) => b[1] - a[1])[0]!
-        const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
         victim.child.kill("SIGKILL")
         const debug = process.env["CLUSTER_E2E_DEBUG"]
         if (debug !== undefined) appendFileSync(join(debug, "kill"), `${Date.now()}\n`)
         client.child.stdin!.write("answer\n")
 
-        const done = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"done"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client not done: ${client.stderr()}`))
-          )
-        ) as ClientDone
+        const done = yield* clientLine<ClientDone>(client, "done", 240)
 
         assert.deepStrictEqual(done.answerErrors, [])
         assert.strictEqual(done.sessions.length, SESSIONS)

@@ -17,14 +17,11 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { timeoutFail } from "../../src/internal/line.js"
-import { E2eSimulator, e2eSimulatorLayer, type E2eSimulatorService, freePort, startPostgres } from "../helpers/line.js"
-import { type ClientDone, decodeEvents, fixture, fixtureEnv, type Proc } from "./fixtures/process.js"
+import { e2eSimulatorLayer, type E2eSimulatorService } from "../helpers/line.js"
+import { type ClientDone, decodeEvents, type Proc } from "./fixtures/process.js"
+import { startCluster } from "./fixtures/startCluster.js"
 
 const SESSIONS = 30
-
-const within = <A, E>(what: string, seconds: number, proc: Proc, effect: Effect.Effect<A, E>) =>
-  timeoutFail(`${seconds} seconds`, () => new Error(`${what}: ${proc.stderr()}`))(effect)
 
 const tail = (text: string, n: number) => text.length <= n ? text : `...${text.slice(-n)}`
 
@@ -68,25 +65,7 @@ const clientDone = (seconds: number, client: Proc, runners: ReadonlyArray<Proc>)
   )
 
 /** Three runners and a client whose sessions all wait for their answer; the runner holding the most. */
-const cluster = Effect.gen(function*() {
-  const simulator = yield* E2eSimulator
-  const pg = yield* startPostgres
-  const env = fixtureEnv(simulator, pg.url)
-  const ports = [yield* freePort, yield* freePort, yield* freePort]
-  const runners = yield* Effect.forEach(ports, (port) => fixture("runner.ts", { ...env, RUNNER_PORT: String(port) }))
-  yield* Effect.forEach(runners, (runner) => within("runner did not start", 240, runner, runner.nextLine((l) => l === "ready")), {
-    concurrency: "unbounded"
-  })
-  const client = yield* fixture("client.ts", { ...env, SESSIONS: String(SESSIONS) })
-  const ready = JSON.parse(yield* within("client not ready", 240, client, client.nextLine((l) => l.includes(`"type":"ready"`)))) as {
-    readonly runners: ReadonlyArray<string | null>
-  }
-  const held = new Map<string, number>()
-  for (const runner of ready.runners) held.set(String(runner), (held.get(String(runner)) ?? 0) + 1)
-  const [victimAddress] = [...held.entries()].filter(([a]) => a !== "null").sort((a, b) => b[1] - a[1])[0]!
-  const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
-  return { simulator, pg, runners, client, victim, victimAddress }
-})
+const cluster = startCluster(SESSIONS)
 
 /**
  * Every session's delivered log against the simulator's script: events lost per session, nothing

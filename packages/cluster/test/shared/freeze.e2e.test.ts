@@ -15,10 +15,10 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { timeoutFail } from "../../src/internal/line.js"
-import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
-import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
-import { fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
+import { e2eSimulatorLayer } from "../helpers/line.js"
+import { everyEventOnce } from "./fixtures/everyEvent.js"
+import type { ClientDone } from "./fixtures/process.js"
+import { type ClientAnswered, clientLine, startCluster } from "./fixtures/startCluster.js"
 
 const SESSIONS = 45
 
@@ -30,31 +30,11 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
   layer(Live, { excludeTestServices: true, timeout: 420_000 })((it) => {
     it.effect("45 sessions stream on 3 runners; the busiest is frozen 10 s, then resumed; every event of every session once", () =>
       Effect.scoped(Effect.gen(function*() {
-        const simulator = yield* E2eSimulator
-        const pg = yield* startPostgres
-        const sdkEnv = fixtureEnv(simulator, pg.url)
-        const ports = [yield* freePort, yield* freePort, yield* freePort]
-        const runners = yield* startRunners(sdkEnv, ports)
-
-        const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
-        const ready = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
-          )
-        ) as { readonly runners: ReadonlyArray<string | null> }
-        const held = new Map<string, number>()
-        for (const runner of ready.runners) if (runner !== null) held.set(runner, (held.get(runner) ?? 0) + 1)
-        const [victimAddress, victimHeld] = [...held.entries()].sort((a, b) => b[1] - a[1])[0]!
+        const { client, runners, simulator, victim, victimHeld } = yield* startCluster(SESSIONS, { MAX_ACTIONS: String(ACTIONS) })
         assert.isAtLeast(victimHeld, 1)
-        const victim = runners[ports.findIndex((port) => victimAddress.endsWith(`:${port}`))]!
 
         client.child.stdin!.write("answer\n")
-        const answered = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client did not answer: ${client.stderr()}`))
-          )
-        ) as { readonly errors: ReadonlyArray<string> }
-        assert.deepStrictEqual(answered.errors, [])
+        assert.deepStrictEqual((yield* clientLine<ClientAnswered>(client, "answered", 240)).errors, [])
 
         // Frozen while its sessions stream, past the detection, the shard-lock deadline and the
         // claims' lease; then resumed.
@@ -62,7 +42,7 @@ describe("cluster end to end: a runner frozen past the detection while sessions 
         yield* Effect.sleep("10 seconds")
         victim.child.kill("SIGCONT")
 
-        const done = yield* clientDone(client, 300)
+        const done = yield* clientLine<ClientDone>(client, "done", 300)
         yield* everyEventOnce(done, simulator, SESSIONS)
         for (const session of done.sessions) {
           assert.strictEqual((yield* simulator.answers(session.id)).length, 1, `${session.id}: answered twice at the service`)

@@ -29,8 +29,9 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { timeoutFail } from "../../src/internal/line.js"
 import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
-import { clientDone, everyEventOnce } from "./fixtures/everyEvent.js"
-import { fixture, fixtureEnv } from "./fixtures/process.js"
+import { everyEventOnce } from "./fixtures/everyEvent.js"
+import { type ClientDone, fixture, fixtureEnv } from "./fixtures/process.js"
+import { type ClientAnswered, clientLine, type ClientReady } from "./fixtures/startCluster.js"
 
 const SESSIONS = 60
 
@@ -55,11 +56,7 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
           .pipe(timeoutFail("240 seconds", () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`)))
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
-        const ready = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"ready"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client not ready: ${client.stderr()}`))
-          )
-        ) as { readonly runners: ReadonlyArray<string | null> }
+        const ready = yield* clientLine<ClientReady>(client, "ready", 240)
         const before = new Set(ready.runners.map(String))
         assert.isFalse(before.has(`127.0.0.1:${ports[2]}`))
 
@@ -71,14 +68,9 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         yield* joining.nextLine((line) => line === "ready").pipe(
           timeoutFail("240 seconds", () => new Error(`third runner did not start: ${joining.stderr()}`))
         )
-        const answered = JSON.parse(
-          yield* client.nextLine((line) => line.includes(`"type":"answered"`)).pipe(
-            timeoutFail("240 seconds", () => new Error(`client did not answer: ${client.stderr()}`))
-          )
-        ) as { readonly errors: ReadonlyArray<string> }
-        assert.deepStrictEqual(answered.errors, [])
+        assert.deepStrictEqual((yield* clientLine<ClientAnswered>(client, "answered", 240)).errors, [])
 
-        yield* everyEventOnce(yield* clientDone(client, 300), simulator, SESSIONS)
+        yield* everyEventOnce(yield* clientLine<ClientDone>(client, "done", 300), simulator, SESSIONS)
         // The new runner took sessions over while they ran (the shards did move).
         const taken = joining.lines.filter((line) => line.includes("Took session")).length
         assert.isAtLeast(taken, 1, `no session was taken over by the joining runner: ${joining.stderr()}`)
