@@ -563,6 +563,16 @@ const main = Effect.gen(function*() {
       } s |`
     })
   ].join("\n")
+  /** The model, then the projected table: in the section of either line. */
+  const projectionText = [
+    `Failover (kill to the last session taken over) by sessions on the killed runner (n) and cores (k), projected: max(D, n x c_pre / (k - 1)) + n x c_post / (k - 1), with D = ${
+      (d / 1000).toFixed(1)
+    } s (the claim lease: a session is taken over only once the killed runner's claim on its log has lapsed), c_pre = ${largest.pre.toFixed(2)} ms and c_post = ${
+      largest.post.toFixed(2)
+    } ms (the SDK's CPU per session before and after the first take-over, at ${largest.size.toLocaleString("en-US")} sessions), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help).`,
+    "",
+    projection
+  ].join("\n")
   if (EFFECT4) {
     // The Effect 4 line's table, in its own block of the section (an Effect 3 `--write` keeps it).
     const block = [
@@ -572,6 +582,8 @@ const main = Effect.gen(function*() {
       `${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, bench on Node ${process.version}, runners and client on Node 22, shared with other work. ${effect4Note}`,
       "",
       table,
+      "",
+      projectionText,
       EFFECT4_END
     ].join("\n")
     process.stdout.write(`\n${block}\n`)
@@ -598,13 +610,7 @@ const main = Effect.gen(function*() {
     "",
     table,
     "",
-    `Failover (kill to the last session taken over) by sessions on the killed runner (n) and cores (k), projected: max(D, n x c_pre / (k - 1)) + n x c_post / (k - 1), with D = ${
-      (d / 1000).toFixed(1)
-    } s (the claim lease: a session is taken over only once the killed runner's claim on its log has lapsed), c_pre = ${largest.pre.toFixed(2)} ms and c_post = ${
-      largest.post.toFixed(2)
-    } ms (the SDK's CPU per session before and after the first take-over, at ${largest.size.toLocaleString("en-US")} sessions), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help).`,
-    "",
-    projection,
+    projectionText,
     "",
     "Reproduce: `npx tsx packages/cluster/bench/clusterTakeover.ts --sizes 200,1000,10000 --write` (`--profile <dir>` also writes and summarizes a CPU profile of each survivor at the largest size).",
     "<!-- cluster-takeover:end -->"
