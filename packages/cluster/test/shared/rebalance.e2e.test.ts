@@ -30,7 +30,7 @@ import * as Effect from "effect/Effect"
 import { timeoutFail } from "../../src/internal/line.js"
 import { E2eSimulator, e2eSimulatorLayer, freePort, startPostgres } from "../helpers/line.js"
 import { everyEventOnce } from "./fixtures/everyEvent.js"
-import { type ClientDone, fixture, fixtureEnv } from "./fixtures/process.js"
+import { type ClientDone, fixture, fixtureEnv, startRunners } from "./fixtures/process.js"
 import { type ClientAnswered, clientLine, type ClientReady } from "./fixtures/startCluster.js"
 
 const SESSIONS = 60
@@ -47,13 +47,13 @@ describe("cluster end to end: a runner joins while sessions stream", () => {
         const pg = yield* startPostgres
         const sdkEnv = fixtureEnv(simulator, pg.url)
         const ports = [yield* freePort, yield* freePort, yield* freePort]
-        const runners = yield* Effect.forEach(ports.slice(0, 2), (port) => fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(port) }))
-        // The third runner loaded now, joining later (JOIN=stdin): loading takes seconds.
+        // The third runner loaded now, while the first two start, joining later (JOIN=stdin):
+        // loading takes seconds.
         const joining = yield* fixture("runner.ts", { ...sdkEnv, RUNNER_PORT: String(ports[2]), JOIN: "stdin" })
-        yield* Effect.forEach([...runners, joining], (runner) => runner.nextLine((line) => line === "ready" || line === "loaded"), {
-          concurrency: "unbounded"
-        })
-          .pipe(timeoutFail("240 seconds", () => new Error(`runners did not start: ${runners.map((r) => r.stderr()).join("\n")}`)))
+        yield* startRunners(sdkEnv, ports.slice(0, 2))
+        yield* joining.nextLine((line) => line === "loaded").pipe(
+          timeoutFail("240 seconds", () => new Error(`third runner did not load: ${joining.stderr()}`))
+        )
 
         const client = yield* fixture("client.ts", { ...sdkEnv, SESSIONS: String(SESSIONS), MAX_ACTIONS: String(ACTIONS) })
         const ready = yield* clientLine<ClientReady>(client, "ready", 240)
