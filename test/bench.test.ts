@@ -219,3 +219,31 @@ describe("issue 22: start-up", () => {
     }
   })
 })
+
+describe("the SDK's share of a cluster take-over (packages/cluster/bench/attachCost.ts)", () => {
+  const root = join(import.meta.dirname, "..")
+  const attachCost = (args: ReadonlyArray<string>) =>
+    new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+      const all = ["--import", "tsx", join(root, "packages/cluster/bench/attachCost.ts"), "--sessions", "5", "--runs", "1", ...args]
+      execFile(process.execPath, all, { cwd: root, env: cleanEnv() }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
+    })
+
+  for (const [label, args] of [
+    ["effect3", []],
+    ["effect4", ["--line", "effect4"]],
+    ["effect3, bare ws", ["--raw"]]
+  ] as const) {
+    it(`${label}: every session attached again, its CPU per session reported`, { timeout: 120_000 }, async () => {
+      const result = await attachCost(args)
+      assert.strictEqual(result.code, 0, result.stderr)
+      const row = result.stdout.split("\n").find((line) => line.startsWith(`| ${label} | 1 |`))
+      assert.isDefined(row, result.stdout)
+      const cells = row!.split("|").map((cell) => cell.trim())
+      assert.strictEqual(cells[3], "5")
+      assertPositive("the attacher's CPU", Number(/^(\d+) ms/.exec(cells[5] ?? "")?.[1]))
+      // Less the idle rate: at 5 sessions it may be near zero, even below; finite is what holds.
+      assert.isTrue(Number.isFinite(Number(/\*\*(-?[\d.]+) ms\*\*/.exec(row!)?.[1])), row)
+    })
+  }
+})

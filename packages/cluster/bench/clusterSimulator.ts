@@ -3,7 +3,9 @@
  * `node --import tsx packages/cluster/bench/clusterSimulator.ts <actions> <frameMs>` and an IPC channel, it sends
  * `{ type: "ready", baseUrl, wsUrl, accountKey }`, then answers each `{ type: "script", id }` with
  * `{ type: "script", id, events }` (the session's script, keep-alives left out, encoded), and
- * `{ type: "answers" }` with the number of answers it received per session.
+ * `{ type: "answers" }` with the number of answers it received per session; and
+ * `{ type: "connected", ids, at }` with `{ type: "connected", count }`: how many of the sessions
+ * `ids` have had at least `at` channels accepted.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -22,7 +24,13 @@ const program = Effect.gen(function*() {
     // The benchmark holds up to tens of thousands of sessions of one key.
     limits: { maxSessionsPerKey: 50_000, maxSessions: 50_000 }
   })
-  process.on("message", (message: { readonly type?: string; readonly id?: string }) => {
+  process.on("message", (message: { readonly type?: string; readonly id?: string; readonly ids?: ReadonlyArray<string>; readonly at?: number }) => {
+    if (message.type === "connected" && message.ids !== undefined) {
+      const at = message.at ?? 1
+      const count = message.ids.filter((id) => Effect.runSync(simulator.connections(id)) >= at).length
+      process.send?.({ type: "connected", count })
+      return
+    }
     if (message.type === "script" && typeof message.id === "string") {
       const id = message.id
       const events = Effect.runSync(simulator.script(id)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")

@@ -39,7 +39,7 @@
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
  */
-import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, fork, spawn } from "node:child_process"
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
@@ -54,6 +54,7 @@ import { NodeAgentSessions } from "effect-agent-session"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import { fixtureEnv } from "../test/shared/fixtures/process.js"
 import { lease } from "../binding/internal/writer.js"
+import { effect4FixtureCommands } from "./effect4Fixtures.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -93,49 +94,15 @@ const quantile = (xs: ReadonlyArray<number>, q: number): number => {
   return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * q))]!
 }
 
-interface FixtureCommand {
-  readonly command: string
-  readonly args: ReadonlyArray<string>
-  readonly cwd: string
-}
-
-/**
- * The Effect 4 fixtures' commands (`runner.ts`, `client.ts`), as the Effect 4 line's
- * `processLine.ts` gives them to the shared cross-process tests: asked of that module by a Node 22
- * process, once (its own Node is the Node 22 the fixtures run under). The copies the Effect 4
- * cluster compiles (`cluster/binding/`, `cluster/test/shared/`) are brought up to date first.
- */
-const effect4Commands = (): { readonly runner: FixtureCommand; readonly client: FixtureCommand } => {
-  const run = (command: string, args: ReadonlyArray<string>): string => {
-    const ran = spawnSync(command, [...args], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
-    if (ran.status !== 0) {
-      process.stderr.write(`${command} ${args.join(" ")}: exit ${ran.status}\n`)
-      process.exit(1)
-    }
-    return ran.stdout.trim()
-  }
-  run(process.execPath, [join("packages", "effect4", "scripts", "binding.mjs")])
-  const node22 = run(process.execPath, [join("packages", "effect4", "scripts", "node22.mjs"), "--print-node"]).split("\n").at(-1)!
-  const printed = run(node22, [
-    "--conditions=effect-agent-session-source",
-    "--import",
-    "tsx",
-    "--input-type=module",
-    "-e",
-    `const m = await import(${JSON.stringify("./" + join("packages", "effect4", "cluster", "test", "helpers", "processLine.ts"))});
-process.stdout.write(JSON.stringify({ runner: m.fixtureCommand("runner.ts"), client: m.fixtureCommand("client.ts") }) + "\\n");
-process.exit(0)`
-  ])
-  return JSON.parse(printed.split("\n").at(-1)!) as { readonly runner: FixtureCommand; readonly client: FixtureCommand }
-}
-const EFFECT4_COMMANDS = EFFECT4 ? effect4Commands() : undefined
+/** The Effect 4 fixtures' commands (`runner.ts`, `client.ts`), when the Effect 4 line is measured. */
+const EFFECT4_COMMANDS = EFFECT4 ? effect4FixtureCommands(root, ["runner.ts", "client.ts"]) : undefined
 
 /** The runner fixture of the line measured, with the Node flags of this bench before the fixture's own. */
 const runnerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => {
   const flags = ["--expose-gc", "--max-old-space-size=8192", ...RUNNER_FLAGS]
   return EFFECT4_COMMANDS === undefined
     ? { command: process.execPath, args: [...flags, "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")] }
-    : { command: EFFECT4_COMMANDS.runner.command, args: [...flags, ...EFFECT4_COMMANDS.runner.args] }
+    : { command: EFFECT4_COMMANDS["runner.ts"]!.command, args: [...flags, ...EFFECT4_COMMANDS["runner.ts"]!.args] }
 }
 
 interface Proc {
@@ -307,7 +274,7 @@ const startEffect3 = (sessions: number, service: { readonly accountKey: string; 
  */
 const startEffect4 = (sessions: number, env: NodeJS.ProcessEnv, known: Effect.Effect<number, unknown>) =>
   Effect.gen(function*() {
-    const command = EFFECT4_COMMANDS!.client
+    const command = EFFECT4_COMMANDS!["client.ts"]!
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const child = spawn(command.command, [...command.args], {

@@ -19,10 +19,11 @@ import * as Path from "node:path"
 const root = Path.join(import.meta.dirname, "..", "..", "..", "..")
 
 /**
- * Where a fixture lies: the runner is each edition's own (`test/fixtures/runner.ts`), the client is
- * written once (`test/shared/fixtures/client.ts`).
+ * Where a fixture lies: the runner is each edition's own (`test/fixtures/runner.ts`), the client and
+ * the attacher are written once (`test/shared/fixtures/`).
  */
-const folderOf = (file: string): ReadonlyArray<string> => file === "client.ts" ? ["shared", "fixtures"] : ["fixtures"]
+const sharedFixtures = new Set(["client.ts", "attacher.ts"])
+const folderOf = (file: string): ReadonlyArray<string> => sharedFixtures.has(file) ? ["shared", "fixtures"] : ["fixtures"]
 
 /** A fixture of this edition as a command: tsx under this process's Node, from the repository's root. */
 export const fixtureCommand = (file: string): { readonly command: string; readonly args: ReadonlyArray<string>; readonly cwd: string } => ({

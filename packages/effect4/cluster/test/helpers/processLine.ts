@@ -20,10 +20,11 @@ const root = Path.resolve(import.meta.dirname, "..", "..", "..", "..", "..")
 
 /**
  * Where a fixture lies: the runner is each edition's own (`cluster/test/fixtures/runner.ts`), the
- * client is written once (`cluster/test/shared/fixtures/client.ts`, the copy of the Effect 3
- * cluster's).
+ * client and the attacher are written once (`cluster/test/shared/fixtures/`, the copies of the
+ * Effect 3 cluster's).
  */
-const folderOf = (file: string): ReadonlyArray<string> => file === "client.ts" ? ["shared", "fixtures"] : ["fixtures"]
+const sharedFixtures = new Set(["client.ts", "attacher.ts"])
+const folderOf = (file: string): ReadonlyArray<string> => sharedFixtures.has(file) ? ["shared", "fixtures"] : ["fixtures"]
 
 /**
  * A fixture of this edition as a command: the root's tsx under this process's Node (22), from the
