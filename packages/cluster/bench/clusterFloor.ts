@@ -11,7 +11,7 @@
  * (`discard`: a member of the cluster, as a client would), then the runner holding the most is
  * killed (`SIGKILL`).
  *
- *   npx tsx packages/cluster/bench/clusterFloor.ts [--line effect3|effect4] [--entities 10000] [--work-ms 0] [--retain-kib 0]
+ *   npx tsx packages/cluster/bench/clusterFloor.ts [--line effect3|effect4] [--entities 10000] [--work-ms 0] [--retain-kib 0] [--runner-flags "<flags>"]
  *
  * `--line effect4` measures `effect/cluster` 4.1 instead: the runners are
  * the Effect 4 cluster's copy of `test/shared/fixtures/floorRunner.ts` (the same entity, with the Effect 4
@@ -21,6 +21,9 @@
  * see how the take-over's median grows with the work a session does there; `--retain-kib`
  * makes each keep that much memory in small objects (a session's state), for the cost of a
  * larger heap to collect.
+ *
+ * The runners start with the Node flags of `runnerFlags.ts`, as `clusterTakeover.ts`'s do
+ * (`--runner-flags` sets their young generation's, as there).
  *
  * Prints a table (markdown); bench/RESULTS.md keeps the runs by hand.
  */
@@ -32,6 +35,7 @@ import * as Os from "node:os"
 import { join } from "node:path"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { baseRunnerFlags, runnerTuning } from "./runnerFlags.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const flag = (name: string, fallback: string): string => {
@@ -66,7 +70,7 @@ const spawnRunner = (url: string, port: number, workMs: number, retainKib: numbe
   Effect.acquireRelease(
     Effect.sync((): Proc => {
       const [command, args] = runnerCommand()
-      const child = spawn(command, ["--expose-gc", "--max-old-space-size=8192", ...args], {
+      const child = spawn(command, [...baseRunnerFlags, ...runnerTuning(process.argv), ...args], {
         cwd: root,
         env: { ...process.env, CLUSTER_DATABASE_URL: url, RUNNER_PORT: String(port), WORK_MS: String(workMs), RETAIN_KIB: String(retainKib) },
         stdio: ["pipe", "pipe", "pipe"]

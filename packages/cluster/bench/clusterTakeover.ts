@@ -19,7 +19,9 @@
  *
  * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
  *
- * `--runner-flags "<flags>"` adds Node flags to the runner processes (not the floor's).
+ * `--runner-flags "<flags>"` sets the runners' young generation flags, the floor's runners' too
+ * (default `--max-semi-space-size=64`, as `docs/scale-out.md` advises; `--runner-flags ""`: Node's
+ * default): `runnerFlags.ts`.
  *
  * `--line effect4` measures the Effect 4 cluster (`effect-agent-session-effect4/cluster`) instead:
  * its runner fixture (`packages/effect4/cluster/test/fixtures/runner.ts`, the same contract) started
@@ -55,6 +57,7 @@ import { readLines } from "../test/shared/fixtures/lines.js"
 import { fixtureEnv } from "../test/shared/fixtures/process.js"
 import { lease } from "../binding/internal/writer.js"
 import { effect4FixtureCommands } from "./effect4Fixtures.js"
+import { baseRunnerFlags, runnerTuning } from "./runnerFlags.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -74,8 +77,8 @@ const FLOOR = !process.argv.includes("--no-floor")
 const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
-/** Extra Node flags for the runner processes (space-separated), e.g. `--runner-flags "--max-semi-space-size=64"`. */
-const RUNNER_FLAGS = flag("runner-flags", "").split(" ").filter((f) => f !== "")
+/** The runners' tuning flags (`--runner-flags`), the floor's runners' too. */
+const RUNNER_FLAGS = runnerTuning(process.argv)
 /** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
 const WRITE = process.argv.includes("--write")
 
@@ -99,7 +102,7 @@ const EFFECT4_COMMANDS = EFFECT4 ? effect4FixtureCommands(root, ["runner.ts", "c
 
 /** The runner fixture of the line measured, with the Node flags of this bench before the fixture's own. */
 const runnerCommand = (): { readonly command: string; readonly args: ReadonlyArray<string> } => {
-  const flags = ["--expose-gc", "--max-old-space-size=8192", ...RUNNER_FLAGS]
+  const flags = [...baseRunnerFlags, ...RUNNER_FLAGS]
   return EFFECT4_COMMANDS === undefined
     ? { command: process.execPath, args: [...flags, "--import", "tsx", join("packages", "cluster", "test", "fixtures", "runner.ts")] }
     : { command: EFFECT4_COMMANDS["runner.ts"]!.command, args: [...flags, ...EFFECT4_COMMANDS["runner.ts"]!.args] }
@@ -449,7 +452,7 @@ interface FloorRun {
  */
 const floorRun = (entities: number) =>
   Effect.async<FloorRun>((resume) => {
-    const args = ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "--line", LINE]
+    const args = ["--import", "tsx", join("packages", "cluster", "bench", "clusterFloor.ts"), "--line", LINE, "--runner-flags", RUNNER_FLAGS.join(" ")]
     const child = spawn(process.execPath, [...args, "--entities", String(entities)], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"]
@@ -573,7 +576,7 @@ const main = Effect.gen(function*() {
     "<!-- cluster-takeover:begin -->",
     "## Cluster: CPU per session taken over, against `@effect/cluster`'s floor (packages/cluster/bench/clusterTakeover.ts)",
     "",
-    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`packages/cluster/bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; split at the first take-over notice. The floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
+    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`packages/cluster/bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). Runners (the floor's too) started with ${[...baseRunnerFlags, ...RUNNER_FLAGS].map((f) => `\`${f}\``).join(" ")}. SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; split at the first take-over notice. The floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
     "",
     table,
     "",
