@@ -35,7 +35,7 @@ import * as Os from "node:os"
 import { join } from "node:path"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
-import { baseRunnerFlags, runnerTuning } from "./runnerFlags.js"
+import { baseRunnerFlags, defaultRunnerTuning, runnerTuning } from "./runnerFlags.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const flag = (name: string, fallback: string): string => {
@@ -70,7 +70,7 @@ const spawnRunner = (url: string, port: number, workMs: number, retainKib: numbe
   Effect.acquireRelease(
     Effect.sync((): Proc => {
       const [command, args] = runnerCommand()
-      const child = spawn(command, [...baseRunnerFlags, ...runnerTuning(process.argv), ...args], {
+      const child = spawn(command, [...baseRunnerFlags, ...runnerTuning(flag("runner-flags", defaultRunnerTuning)), ...args], {
         cwd: root,
         env: { ...process.env, CLUSTER_DATABASE_URL: url, RUNNER_PORT: String(port), WORK_MS: String(workMs), RETAIN_KIB: String(retainKib) },
         stdio: ["pipe", "pipe", "pipe"]

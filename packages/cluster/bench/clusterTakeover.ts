@@ -57,7 +57,7 @@ import { readLines } from "../test/shared/fixtures/lines.js"
 import { fixtureEnv } from "../test/shared/fixtures/process.js"
 import { lease } from "../binding/internal/writer.js"
 import { effect4FixtureCommands } from "./effect4Fixtures.js"
-import { baseRunnerFlags, runnerTuning } from "./runnerFlags.js"
+import { baseRunnerFlags, defaultRunnerTuning, runnerTuning } from "./runnerFlags.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -78,7 +78,7 @@ const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
 /** The runners' tuning flags (`--runner-flags`), the floor's runners' too. */
-const RUNNER_FLAGS = runnerTuning(process.argv)
+const RUNNER_FLAGS = runnerTuning(flag("runner-flags", defaultRunnerTuning))
 /** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
 const WRITE = process.argv.includes("--write")
 

@@ -12,9 +12,5 @@ export const baseRunnerFlags: ReadonlyArray<string> = ["--expose-gc", "--max-old
 /** The young generation advised for runners, as the benches' `--runner-flags` default. */
 export const defaultRunnerTuning = "--max-semi-space-size=64"
 
-/** The flags of `--runner-flags` (space-separated), `defaultRunnerTuning` when not given. */
-export const runnerTuning = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const i = argv.indexOf("--runner-flags")
-  const given = i >= 0 ? argv[i + 1] ?? defaultRunnerTuning : defaultRunnerTuning
-  return given.split(" ").filter((f) => f !== "")
-}
+/** The flags of a `--runner-flags` value (space-separated). */
+export const runnerTuning = (given: string): ReadonlyArray<string> => given.split(" ").filter((f) => f !== "")
