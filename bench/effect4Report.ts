@@ -206,8 +206,13 @@ export interface Issue39Row {
   readonly e3: string
   readonly e3Ratio: number
   readonly target: string
-  readonly met: boolean | undefined
+  /** undefined: a side was not measured; "no ratio": every side measured, raw not above 0. */
+  readonly met: boolean | "no ratio" | undefined
 }
+
+/** The verdict of an issue 39 row, as the report prints it. */
+const verdictText = (met: Issue39Row["met"], yes: string, no: string): string =>
+  met === undefined ? "not measured" : met === "no ratio" ? "no ratio (raw <= 0)" : met ? yes : no
 
 const valueOf = (x: Stats | Skipped | undefined): number => x === undefined || isSkipped(x) ? Number.NaN : x.median
 
@@ -236,7 +241,7 @@ export const issue39Rows = (r: Results): ReadonlyArray<Issue39Row> => {
       e3: show(e3Value),
       e3Ratio,
       target,
-      met: Number.isFinite(e4Ratio) ? meets(e4Ratio) : undefined
+      met: Number.isNaN(raw) || Number.isNaN(e4Value) ? undefined : raw > 0 ? meets(e4Ratio) : "no ratio"
     })
   }
   const seconds = (n: number) => `${fixed(n / 1000, 2)} s`
@@ -309,9 +314,7 @@ export const issue39Section = (r: Results): Array<string> => {
     "| figure | raw | Effect 4 edition | E4 / raw | Effect 3 edition | E3 / raw | target (E4) | met |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows.map((x) =>
-      `| ${x.figure} | ${x.raw} | ${x.e4} | ${fixed(x.e4Ratio)} | ${x.e3} | ${fixed(x.e3Ratio)} | ${x.target} | ${
-        x.met === undefined ? "not measured" : x.met ? "yes" : "**no**"
-      } |`
+      `| ${x.figure} | ${x.raw} | ${x.e4} | ${fixed(x.e4Ratio)} | ${x.e3} | ${fixed(x.e3Ratio)} | ${x.target} | ${verdictText(x.met, "yes", "**no**")} |`
     ),
     ""
   ]
@@ -340,8 +343,6 @@ export const effect4Summary = (r: Results): ReadonlyArray<string> =>
     : [
       ...effect4Verdicts(r).map((v) => `Effect 4 ${v.figure}: ${v.value}  [target ${v.target}: ${v.met ? "MET" : "MISSED"}]`),
       ...issue39Rows(r).map((x) =>
-        `Issue 39 ${x.figure}: raw ${x.raw}, Effect 4 ${x.e4} (${fixed(x.e4Ratio)}x), Effect 3 ${x.e3} (${fixed(x.e3Ratio)}x)  [target ${x.target}: ${
-          x.met === undefined ? "not measured" : x.met ? "MET" : "MISSED"
-        }]`
+        `Issue 39 ${x.figure}: raw ${x.raw}, Effect 4 ${x.e4} (${fixed(x.e4Ratio)}x), Effect 3 ${x.e3} (${fixed(x.e3Ratio)}x)  [target ${x.target}: ${verdictText(x.met, "MET", "MISSED")}]`
       )
     ]

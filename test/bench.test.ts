@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { type Config, fullConfig, type Results, runBench } from "../bench/harness.js"
 import { isSkipped } from "../bench/processes.js"
 import { clusterSection, markdown, summary, verdicts } from "../bench/report.js"
+import { startSides } from "../bench/effect4.js"
 import { effect4Verdicts, issue39Rows } from "../bench/effect4Report.js"
 import { cleanEnv } from "effect-agent-session-test-support/launch"
 import type { Stats } from "effect-agent-session-test-support/measure"
@@ -135,7 +136,8 @@ describe("bench harness (smoke run at small N)", () => {
     const e4 = notSkipped("effect4", r.effect4 ?? { skipped: "missing" })
     assert.match(e4.node, /^v2[2-9]\./)
     const [e4Memory] = notSkipped("effect4 memory", e4.memory)
-    for (const side of ["raw", "floor-stream", "floor-fiber", "floor-socket", "sdk", "e3-node22", "e3-node20"] as const) {
+    const sides = ["raw", "floor-stream", "floor-fiber", "floor-socket", "sdk", "e3-node22", "e3-node20", ...startSides] as const
+    for (const side of sides) {
       const figure = notSkipped(`effect4 memory ${side}`, e4Memory?.sides[side] ?? { skipped: "missing" })
       assertStats(`effect4 ${side} open time`, figure.openMs)
       assert.isTrue(Number.isFinite(figure.heapPerConn.median) && Number.isFinite(figure.rssPerConn.median))
