@@ -136,6 +136,16 @@ export interface RunningSession {
    * or with the channel's own error (`EventStreamError`).
    */
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  /**
+   * Runs `f` on each batch of the events that arrived together, in the calling fiber, until they
+   * end (it then succeeds) or fail (with their error, or `f`'s): `events` run batch by batch,
+   * the same events and errors, without a stream's own machinery, for a fiber that runs many
+   * sessions (a cluster runner takes thousands over at once). The events are consumed once, by
+   * this or by `events`.
+   */
+  readonly forEachBatch: <X, E, R>(
+    f: (batch: ReadonlyArray<SessionEvent.SessionEvent>) => Effect.Effect<X, E, R>
+  ) => Effect.Effect<void, RunningSessionError | E, R>
   readonly respond: (
     request: SessionEvent.ExternalResourceRequested,
     answer: Answer.Answer

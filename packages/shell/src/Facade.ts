@@ -55,13 +55,13 @@ export type Settled<O, F> =
   | { readonly _tag: "Failure"; readonly error: F }
 
 /**
- * The defect of a session's events consumed a second time (`RunningSession.events` and
- * `outcome` consume them once between them).
+ * The defect of a session's events consumed a second time (`RunningSession.events`,
+ * `forEachBatch` and `outcome` consume them once between them).
  *
  * @since 0.1.0
  * @category models
  */
-export const consumedTwice = "RunningSession.events can be consumed once"
+export const consumedTwice = "A RunningSession's events can be consumed once (by `events` or by `forEachBatch`)"
 
 /**
  * The warning logged when `run` meets a request and was given no `onRequest` handler: the request

@@ -21,7 +21,6 @@ import {
   forkDaemon,
   makeSemaphore,
   optionFromNullish,
-  runForEachBatch,
   type SessionEvent
 } from "../../src/internal/line.js"
 import { ClusterTally } from "effect-agent-session-shell"
@@ -241,7 +240,7 @@ export const make = (
         }
         yield* Deferred.succeed(attached, undefined)
         claimLost = false
-        const exit = yield* session.events.pipe(runForEachBatch(appendChunk), Effect.exit)
+        const exit = yield* Effect.exit(session.forEachBatch(appendChunk))
         activation.running = undefined
         // The log is another runner's now (it runs the session): nothing more is written here.
         if (claimLost) {

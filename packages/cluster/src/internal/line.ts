@@ -9,7 +9,6 @@ import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as ConfigErrorModule from "effect/ConfigError"
 import type * as Redacted from "effect/Redacted"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -144,22 +143,6 @@ export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: E
 /** Exponential from `base` (factor 2), each delay at most `cap`, at most `times` recurrences. */
 export const cappedExponential = (base: DurationInput, cap: DurationInput, times: number): Schedule.Schedule<unknown, unknown> =>
   Schedule.exponential(base, 2).pipe(Schedule.union(Schedule.spaced(cap)), Schedule.intersect(Schedule.recurs(times)))
-
-/**
- * Runs a stream, handing each batch of elements that arrived together to `f`. Pulled in the
- * calling fiber (`Stream.toPull`): on Effect 3, `Stream.runForEachChunk` forks a fiber for the
- * stream's executor (with a scope and two `Deferred`s), which a runner would make and hold for
- * every session it runs.
- */
-export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, E2, R2>) =>
-<E, R>(self: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> =>
-  Effect.scoped(Effect.flatMap(Stream.toPull(self), (pull) => {
-    const loop: Effect.Effect<void, E | E2, R | R2> = Effect.matchEffect(pull, {
-      onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
-      onSuccess: (chunk) => Effect.flatMap(f(Chunk.toReadonlyArray(chunk)), () => loop)
-    })
-    return loop
-  }))
 
 /** What an entity's streaming handler returns: a mailbox the RPC server takes from. */
 export type ReplyMailbox<A, E> = Mailbox.ReadonlyMailbox<A, E>

@@ -64,6 +64,7 @@ const channel = (id: string) =>
     const running: AgentSessions.RunningSession = {
       session: info(id),
       events: Stream.die("not used"),
+      forEachBatch: () => Effect.die("not used"),
       respond: (request, answer) => Effect.sync(() => void handed.push({ request, answer })),
       state: yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting()),
       pending: yield* SubscriptionRef.make<ReadonlyArray<AgentSessions.PendingRequest>>([]),

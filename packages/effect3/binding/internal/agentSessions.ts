@@ -44,6 +44,10 @@ class Running implements RunningSession {
   get events(): RunningSession["events"] {
     return this.#guarded.events
   }
+  get forEachBatch(): RunningSession["forEachBatch"] {
+    const guarded = this.#guarded
+    return (f) => guarded.forEachBatch(f)
+  }
   get respond(): RunningSession["respond"] {
     return this.#respond ??= (request, answer) =>
       Effect.tap(this.#connection.respond(request, answer), () => this.#guarded.pendingRequests.answered(request))
@@ -73,11 +77,15 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     // Required so that one layer wires the façade with the keys its services use.
     yield* Credentials.Credentials
 
+    // The connect and the guard log nothing (the connection's own fiber annotates its logs with the
+    // session's id), and a runner taking sessions over attaches thousands at once: no generator,
+    // no annotation.
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
-      Effect.gen(function*() {
-        const connection = yield* eventStream.connect(session.session_id, options)
-        return new Running(session, connection, yield* guard(connection, session.session_id, maxActions, options))
-      }).pipe(Effect.annotateLogs({ sessionId: session.session_id }))
+      Effect.flatMap(eventStream.connect(session.session_id, options), (connection) =>
+        Effect.map(
+          guard(connection, session.session_id, maxActions, options),
+          (guarded) => new Running(session, connection, guarded)
+        ))
 
     const start: Service["start"] = (request, options = {}) =>
       Effect.gen(function*() {

@@ -4,7 +4,6 @@
  * module makes a connection's engine for a session and re-exports what the rest of the SDK and
  * the tests use.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { Url } from "effect-agent-session-core"
@@ -13,9 +12,9 @@ import * as Dialect from "../../src/Dialect.js"
 import { InsecureTransport } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import * as Wire from "../../src/Wire.js"
-import { type Engine, makeEngine } from "./channel/engine.js"
+import { type Engine, makeEngineWith } from "./channel/engine.js"
 import { tapTransport } from "../../src/internal/channel/tap.js"
-import { provideContext, Socket, streamOfScoped, type WebSocketConstructorService } from "../../src/internal/line.js"
+import { Socket, streamOfScoped, type WebSocketConstructorService } from "../../src/internal/line.js"
 import * as Deadlines from "./channel/deadlines.js"
 import { resolveSettings } from "./channel/settings.js"
 import { webSocketTransport } from "./channel/socket.js"
@@ -45,10 +44,44 @@ export const checkAddress = (url: string, allowInsecure: boolean | undefined): E
     : Effect.fail(new InsecureTransport({ url: checked.printable }))
 }
 
+/** The services a WebSocket connection is made with (captured when the service is made). */
+export interface WebSocketServices {
+  readonly credentials: Credentials.Service
+  readonly constructor: WebSocketConstructorService
+}
+
 /**
- * Opens a WebSocket connection's engine (the service's `connect`, with the internals tests
- * observe). `deadlines` is the service's shared timer (a connection's own when not given).
+ * Opens a WebSocket connection's engine with the services given: the service's `connect`, one
+ * step with no service looked up (a runner taking sessions over makes thousands at once).
+ * `deadlines` is the service's shared timer (a connection's own when not given).
  */
+export const openEngine = (
+  options: ServiceOptions,
+  services: WebSocketServices,
+  sessionId: string,
+  connectOptions: EventStream.ConnectOptions = {},
+  deadlines?: Deadlines.Deadlines
+): Effect.Effect<Engine, InsecureTransport, Scope.Scope> =>
+  Effect.flatMap(checkAddress(options.url, options.allowInsecure), (base) => {
+    const dialect = options.dialect ?? Dialect.documented
+    const shared = sharedOf(options, base, dialect, services.constructor)
+    // A recorder, if the edition has one, sees the connection here (`tap.ts`).
+    return Effect.flatMap(
+      tapTransport(shared.transport, { sessionId, dialect, transport: "websocket" }),
+      (transport) =>
+        makeEngineWith(services.credentials, {
+          sessionId,
+          settings: resolveSettings(options, connectOptions, dialect),
+          dialect,
+          agent: connectOptions.agent,
+          printableUrl: shared.printableUrl,
+          transport,
+          deadlines
+        })
+    )
+  })
+
+/** {@link openEngine} with the services of the context (the internals tests observe). */
 export const connectEngine = (
   options: ServiceOptions,
   sessionId: string,
@@ -56,21 +89,8 @@ export const connectEngine = (
   deadlines?: Deadlines.Deadlines
 ): Effect.Effect<Engine, InsecureTransport, Scope.Scope | Credentials.Credentials | Socket.WebSocketConstructor> =>
   Effect.gen(function*() {
-    const base = yield* checkAddress(options.url, options.allowInsecure)
-    const constructor = yield* Socket.WebSocketConstructor
-    const dialect = options.dialect ?? Dialect.documented
-    const settings = resolveSettings(options, connectOptions, dialect)
-    const shared = sharedOf(options, base, dialect, constructor)
-    return yield* makeEngine({
-      sessionId,
-      settings,
-      dialect,
-      agent: connectOptions.agent,
-      printableUrl: shared.printableUrl,
-      // A recorder, if the edition has one, sees the connection here (`tap.ts`).
-      transport: yield* tapTransport(shared.transport, { sessionId, dialect, transport: "websocket" }),
-      deadlines
-    })
+    const services = { credentials: yield* Credentials.Credentials, constructor: yield* Socket.WebSocketConstructor }
+    return yield* openEngine(options, services, sessionId, connectOptions, deadlines)
   })
 
 /** What the connections made with the same address, dialect and socket constructor share. */
@@ -111,20 +131,18 @@ const sharedOf = (
 }
 
 /**
- * A service over a transport's `connectEngine`, run with exactly the services it needs (captured
- * when the service is made: the context of `make` may hold a Scope that is not the caller's).
+ * A service over a transport's engine, whose services were captured when the service was made
+ * (the context of `make` may hold a Scope that is not the caller's): `connect` opens in the
+ * caller's scope.
  */
-export const serviceOf = <R>(
-  context: Context.Context<R>,
-  connectEngine: (
+export const serviceOf = (
+  openEngine: (
     sessionId: string,
     connectOptions: EventStream.ConnectOptions
-  ) => Effect.Effect<Engine, InsecureTransport, Scope.Scope | R>
+  ) => Effect.Effect<Engine, InsecureTransport, Scope.Scope>
 ): EventStream.Service => {
   const connect = (sessionId: string, connectOptions: EventStream.ConnectOptions = {}) =>
-    Effect.map(connectEngine(sessionId, connectOptions), (engine) => engine.connection).pipe(
-      provideContext(context)
-    )
+    Effect.map(openEngine(sessionId, connectOptions), (engine) => engine.connection)
   return {
     connect,
     // The connection opened in the stream's scope, its events pulled as the stream's own.
@@ -138,12 +156,10 @@ export const make = (
   options: ServiceOptions
 ): Effect.Effect<EventStream.Service, never, Credentials.Credentials | Socket.WebSocketConstructor> =>
   Effect.gen(function*() {
-    const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
-      Context.add(Socket.WebSocketConstructor, yield* Socket.WebSocketConstructor)
-    )
+    const services: WebSocketServices = {
+      credentials: yield* Credentials.Credentials,
+      constructor: yield* Socket.WebSocketConstructor
+    }
     const deadlines = Deadlines.make()
-    return serviceOf(
-      context,
-      (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions, deadlines)
-    )
+    return serviceOf((sessionId, connectOptions) => openEngine(options, services, sessionId, connectOptions, deadlines))
   })

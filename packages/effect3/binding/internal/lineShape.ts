@@ -103,6 +103,10 @@ export interface LineShape {
     config: Config.Config<A>,
     f: (value: A) => Layer.Layer<ROut, E, RIn>
   ) => Layer.Layer<ROut, E | ConfigError, RIn>
+  readonly runPull: <A, E, X, E2, R2>(
+    pull: Pull<A, E>,
+    f: (value: A) => Effect.Effect<X, E2, R2>
+  ) => Effect.Effect<void, E | E2, R2>
   readonly runForEachWanted: <A, E, R, E2, R2>(
     self: Stream.Stream<A, E, R>,
     wanted: (element: A) => boolean,

@@ -16,7 +16,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { Session as CoreSession } from "effect-agent-session-core"
 import { Facade } from "effect-agent-session-shell"
-import type { Outcome, StartOptions } from "../../src/AgentSessions.js"
+import type { Outcome, RunningSession, StartOptions } from "../../src/AgentSessions.js"
 import {
   ActionBudgetExceeded,
   type EventStreamError,
@@ -38,6 +38,7 @@ import {
   pullEach,
   pullError,
   pullFailCause,
+  runPull,
   streamFromScopedPull
 } from "../../src/internal/line.js"
 import type * as Session from "../../src/Session.js"
@@ -51,6 +52,8 @@ export const defaultPendingWarningAfter: Duration.Duration = Duration.millis(Cor
 /** A session's guarded events and what goes with them (the guard itself). */
 export interface Guarded {
   readonly events: Stream.Stream<SessionEvent.SessionEvent, RunningSessionError>
+  /** The events run batch by batch in the calling fiber (`RunningSession.forEachBatch`). */
+  readonly forEachBatch: RunningSession["forEachBatch"]
   /** The outcome (made when first read). */
   readonly outcomeEffect: Effect.Effect<Outcome, RunningSessionError>
   /** The pending list (its `pending` made when first read); `answered` when a request is answered. */
@@ -104,6 +107,21 @@ class SessionGuard
     // events are consumed once, which is checked as the stream opens.
     this.events = streamFromScopedPull((scope): Effect.Effect<Pull<Chunk, RunningSessionError>> =>
       this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
+    )
+  }
+
+  /**
+   * The events' pull opened in a scope of the run's own and run in the calling fiber: what
+   * `events` gives, without the stream between (checked, as `events`, to be consumed once). The
+   * scope closes with the run's exit, as the stream's does.
+   */
+  forEachBatch<X, E, R>(
+    f: (batch: ReadonlyArray<SessionEvent.SessionEvent>) => Effect.Effect<X, E, R>
+  ): Effect.Effect<void, RunningSessionError | E, R> {
+    return Effect.suspend(() =>
+      this.state.consume()
+        ? Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Effect.flatMap(this.open(scope), (pull) => runPull(pull, f))))
+        : Effect.die(new Error(Facade.consumedTwice))
     )
   }
 

@@ -4,7 +4,6 @@
  * `POST {base}{dialect.sse.egressPath}?sessionId&apiKey`. The engine (`eventStream.ts`) gives it
  * the same reconnect, idle time-out, bounded buffer and answer guarantees as the WebSocket.
  */
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,7 +16,7 @@ import * as Dialect from "../../src/Dialect.js"
 import type { InsecureTransport } from "../../src/Errors.js"
 import type * as EventStream from "../../src/EventStream.js"
 import type * as Wire from "../../src/Wire.js"
-import { type Engine, makeEngine } from "./channel/engine.js"
+import { type Engine, makeEngineWith } from "./channel/engine.js"
 import { resolveSettings, type Settings } from "./channel/settings.js"
 import { tapTransport } from "../../src/internal/channel/tap.js"
 import {
@@ -165,7 +164,42 @@ const attempt = (options: SseOptions, hooks: Hooks): Effect.Effect<AttemptOutcom
 // The service
 // ---------------------------------------------------------------------------
 
-/** Opens an SSE connection's engine (the service's `connect`, with the internals tests observe). */
+/** The services an SSE connection is made with (captured when the service is made). */
+interface SseServices {
+  readonly credentials: Credentials.Service
+  readonly client: HttpClient.HttpClient
+}
+
+/** Opens an SSE connection's engine with the services given (the service's `connect`). */
+const openEngine = (
+  options: ServiceOptions,
+  services: SseServices,
+  sessionId: string,
+  connectOptions: EventStream.ConnectOptions = {},
+  deadlines?: Deadlines.Deadlines
+): Effect.Effect<Engine, InsecureTransport, Scope.Scope> =>
+  Effect.flatMap(checkAddress(options.url, options.allowInsecure), (base) => {
+    const dialect = options.dialect ?? Dialect.observed
+    const settings = resolveSettings(options, connectOptions, dialect)
+    const { client } = services
+    // A recorder, if the edition has one, sees the connection here (`tap.ts`).
+    return Effect.flatMap(
+      tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), { sessionId, dialect, transport: "sse" }),
+      (transport) =>
+        makeEngineWith(services.credentials, {
+          sessionId,
+          settings,
+          dialect,
+          agent: connectOptions.agent,
+          printableUrl: SseAttempt.printableStreamUrl(base, dialect.sse),
+          framing: "event-data",
+          transport,
+          deadlines
+        })
+    )
+  })
+
+/** {@link openEngine} with the services of the context (the internals tests observe). */
 export const connectEngine = (
   options: ServiceOptions,
   sessionId: string,
@@ -177,25 +211,8 @@ export const connectEngine = (
   Scope.Scope | Credentials.Credentials | HttpClient.HttpClient
 > =>
   Effect.gen(function*() {
-    const base = yield* checkAddress(options.url, options.allowInsecure)
-    const client = yield* HttpClient.HttpClient
-    const dialect = options.dialect ?? Dialect.observed
-    const settings = resolveSettings(options, connectOptions, dialect)
-    return yield* makeEngine({
-      sessionId,
-      settings,
-      dialect,
-      agent: connectOptions.agent,
-      printableUrl: SseAttempt.printableStreamUrl(base, dialect.sse),
-      framing: "event-data",
-      // A recorder, if the edition has one, sees the connection here (`tap.ts`).
-      transport: yield* tapTransport(sseTransport({ base, dialect, sessionId, settings, client }), {
-        sessionId,
-        dialect,
-        transport: "sse"
-      }),
-      deadlines
-    })
+    const services = { credentials: yield* Credentials.Credentials, client: yield* HttpClient.HttpClient }
+    return yield* openEngine(options, services, sessionId, connectOptions, deadlines)
   })
 
 /** The SSE service. */
@@ -203,12 +220,7 @@ export const make = (
   options: ServiceOptions
 ): Effect.Effect<EventStream.Service, never, Credentials.Credentials | HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const context = Context.make(Credentials.Credentials, yield* Credentials.Credentials).pipe(
-      Context.add(HttpClient.HttpClient, yield* HttpClient.HttpClient)
-    )
+    const services: SseServices = { credentials: yield* Credentials.Credentials, client: yield* HttpClient.HttpClient }
     const deadlines = Deadlines.make()
-    return serviceOf(
-      context,
-      (sessionId, connectOptions) => connectEngine(options, sessionId, connectOptions, deadlines)
-    )
+    return serviceOf((sessionId, connectOptions) => openEngine(options, services, sessionId, connectOptions, deadlines))
   })

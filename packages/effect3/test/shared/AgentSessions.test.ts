@@ -243,6 +243,52 @@ describe("AgentSessions over the test kit", () => {
       assert.strictEqual(outcome.response, "{\"price\": 3}")
     }).pipe(withKit({ script: [Step.emit(action(1)), Step.emit(complete)] })))
 
+  describe("forEachBatch: the events run batch by batch in the calling fiber", () => {
+    const script = [Step.emit(action(1)), Step.emit(action(2)), Step.emit(complete)]
+
+    scoped("the same events as `events`, in order, each batch non-empty; the outcome follows", () =>
+      Effect.gen(function*() {
+        const running = yield* AgentSessions.start(request)
+        const batches: Array<ReadonlyArray<string>> = []
+        yield* running.forEachBatch((batch) => Effect.sync(() => void batches.push(batch.map((event) => event._tag))))
+        assert.isTrue(batches.every((batch) => batch.length > 0))
+        assert.deepStrictEqual(batches.flat(), ["Started", "ActionRun", "ActionRun", "Complete"])
+        const outcome = yield* running.outcome
+        assert.strictEqual(outcome.actions, 2)
+        assert.strictEqual(outcome.response, "{\"price\": 3}")
+      }).pipe(withKit({ script: [Step.emit({ _tag: "Started", sessionId, start_url: "https://example.com" }), ...script] })))
+
+    scoped("U20 fails with ActionBudgetExceeded as `events` does, the offending action delivered", () =>
+      Effect.gen(function*() {
+        const running = yield* AgentSessions.start({ ...request, max_actions: 1 })
+        const seen: Array<string> = []
+        const exit = yield* Effect.exit(running.forEachBatch((batch) => Effect.sync(() => seen.push(...batch.map((e) => e._tag)))))
+        assertFailsWith(exit, new Errors.ActionBudgetExceeded({ sessionId: "test-session", maxActions: 1, actions: 2, mayStillBeRunning: true }))
+        assert.deepStrictEqual(seen, ["ActionRun", "ActionRun"])
+      }).pipe(withKit({ script })))
+
+    scoped("U17 fails with the function's own error; the outcome is SessionEndedWithoutComplete", () =>
+      Effect.gen(function*() {
+        const running = yield* AgentSessions.start(request)
+        const consumed = yield* Effect.exit(running.forEachBatch(() => Effect.fail("the app's own error" as const)))
+        assert.deepStrictEqual(Exit.isFailure(consumed) ? failureOf(consumed.cause) : Option.none(), Option.some("the app's own error"))
+        const error = yield* Effect.flip(running.outcome)
+        assert.strictEqual(error._tag, "SessionEndedWithoutComplete")
+      }).pipe(withKit({ script })))
+
+    scoped("the events are consumed once: `events` after `forEachBatch` (and the reverse) is a defect", () =>
+      Effect.gen(function*() {
+        const first = yield* AgentSessions.start(request)
+        yield* first.forEachBatch(() => Effect.void)
+        const again = yield* Effect.exit(Stream.runDrain(first.events))
+        assert.isTrue(Exit.isFailure(again) && Option.isNone(failureOf(again.cause)), "a defect, not a typed failure")
+        const second = yield* AgentSessions.start(request)
+        yield* Stream.runDrain(second.events)
+        const twice = yield* Effect.exit(second.forEachBatch(() => Effect.void))
+        assert.isTrue(Exit.isFailure(twice) && Option.isNone(failureOf(twice.cause)), "a defect, not a typed failure")
+      }).pipe(withKit({ script })))
+  })
+
   scoped("U17 a consumer that stops with its own error leaves outcome a typed SessionEndedWithoutComplete", () =>
     Effect.gen(function*() {
       const running = yield* AgentSessions.start(request)

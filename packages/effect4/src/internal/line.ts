@@ -405,6 +405,19 @@ export const isInterruptedOnly = Cause.hasInterruptsOnly
 /** Runs an effect for each batch of a stream's elements (what one pull gave), in order. */
 export const runForEachBatch: LineShape["runForEachBatch"] = Stream.runForEachArray
 
+/** Runs `f` on each value `pull` gives, in this fiber, until the pull ends (done) or fails. */
+export const runPull: LineShape["runPull"] = <A, E, X, E2, R2>(
+  pull: Pull<A, E>,
+  f: (value: A) => Effect.Effect<X, E2, R2>
+): Effect.Effect<void, E | E2, R2> => {
+  const loop: Effect.Effect<void, E | E2, R2> = PullModule.matchEffect(pull, {
+    onSuccess: (value) => Effect.flatMap(f(value), () => loop),
+    onFailure: Effect.failCause,
+    onDone: () => Effect.void
+  })
+  return loop
+}
+
 /** A secret read from the configuration (an environment variable by default), as `Redacted`. */
 export const configRedacted: (name: string) => Config.Config<Redacted.Redacted<string>> = Config.Redacted
 

@@ -306,27 +306,37 @@ export class EngineConnection implements EventStream.Connection {
   }
 }
 
-/** Builds a connection in the current scope. Nothing is opened until `events` is consumed. */
+/**
+ * Builds a connection in the current scope with the keys of `credentials`. Nothing is opened
+ * until `events` is consumed.
+ */
+export const makeEngineWith = (
+  credentials: Credentials.Service,
+  options: EngineOptions
+): Effect.Effect<Engine, never, Scope.Scope> =>
+  Effect.flatMap(Effect.scope, (scope) =>
+    Effect.clockWith((clock) => {
+      const { dialect, sessionId, settings } = options
+      const decode = decoderFor(options.framing ?? dialect.framing, settings)
+      const shell = new Shell(sessionId, settings, new EventBuffer(), decode, clock, options.deadlines ?? Deadlines.make(), writer)
+      const connection = new EngineConnection(sessionId, shell, options, credentials)
+      const core = shell.connection
+      const engine: Engine = {
+        connection,
+        buffered: () => core.buffered,
+        peakBuffered: () => core.peakBuffered,
+        skipped: () => core.skipped,
+        ledger: () => core.ledgerSize()
+      }
+      // On the scope itself: `Effect.addFinalizer` would keep the whole context of the call (its span
+      // among it) for as long as the connection is open.
+      return Effect.as(Scope.addFinalizer(scope, connection.close), engine)
+    }))
+
+/** {@link makeEngineWith} with the context's `Credentials`. */
 export const makeEngine = (
   options: EngineOptions
 ): Effect.Effect<Engine, never, Scope.Scope | Credentials.Credentials> =>
   Effect.gen(function*() {
-    const { dialect, sessionId, settings } = options
-    const credentials = yield* Credentials.Credentials
-    const scope = yield* Effect.scope
-    const clock = yield* Effect.clockWith(Effect.succeed)
-    const decode = decoderFor(options.framing ?? dialect.framing, settings)
-    const shell = new Shell(sessionId, settings, new EventBuffer(), decode, clock, options.deadlines ?? Deadlines.make(), writer)
-    const connection = new EngineConnection(sessionId, shell, options, credentials)
-    // On the scope itself: `Effect.addFinalizer` would keep the whole context of the call (its span
-    // among it) for as long as the connection is open.
-    yield* Scope.addFinalizer(scope, connection.close)
-    const core = shell.connection
-    return {
-      connection,
-      buffered: () => core.buffered,
-      peakBuffered: () => core.peakBuffered,
-      skipped: () => core.skipped,
-      ledger: () => core.ledgerSize()
-    }
+    return yield* makeEngineWith(yield* Credentials.Credentials, options)
   })

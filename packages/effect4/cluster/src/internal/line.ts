@@ -143,10 +143,6 @@ export const cappedExponential = (base: DurationInput, cap: DurationInput, times
     ScheduleModule.upTo({ times })
   )
 
-/** Runs a stream, handing each batch of elements that arrived together to `f`. */
-export const runForEachBatch = <A, E2, R2>(f: (batch: ReadonlyArray<A>) => Effect.Effect<unknown, E2, R2>) =>
-<E, R>(self: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> => Stream.runForEachArray(self, f)
-
 /** What an entity's streaming handler returns: a queue the RPC server takes from. */
 export type ReplyMailbox<A, E> = Queue.Dequeue<A, E | Cause.Done>
 
