@@ -43,6 +43,8 @@ import type * as Wire from "../src/Wire.js"
 import {
   type ErrorOf,
   type Fails,
+  type forEachBatch,
+  type forEachBatchFailing,
   type HandlerError,
   type keyForOnboard,
   type keyForSession,
@@ -88,6 +90,7 @@ interface Channels {
   readonly "AgentSessions.attach": Fails<AgentSessions.Service["attach"]>
   readonly "AgentSessions.run": ErrorOf<ReturnType<typeof run>>
   readonly "RunningSession.events": ErrorOf<AgentSessions.RunningSession["events"]>
+  readonly "RunningSession.forEachBatch": Fails<typeof forEachBatch>
   readonly "RunningSession.outcome": ErrorOf<AgentSessions.RunningSession["outcome"]>
   readonly "RunningSession.respond": Fails<AgentSessions.RunningSession["respond"]>
   readonly "RunningSession.close": ErrorOf<AgentSessions.RunningSession["close"]>
@@ -204,6 +207,7 @@ const operations = {
   "AgentSessions.attach": ["InsecureTransport"],
   "AgentSessions.run": ["RunError"],
   "RunningSession.events": ["RunningSessionError"],
+  "RunningSession.forEachBatch": ["RunningSessionError"],
   "RunningSession.outcome": ["RunningSessionError"],
   "RunningSession.respond": ["RespondError"],
   "RunningSession.close": [],
@@ -297,6 +301,8 @@ expectTypeOf<Channels["NodeClusterSessions.layerRunner"]>().toEqualTypeOf<
 
 // A user's handler errors pass through `run` unchanged, beside the run's own.
 expectTypeOf<Fails<typeof runWithHandlers>>().toEqualTypeOf<Errors.RunError | HandlerError>()
+// And a function's errors pass through `forEachBatch` unchanged, beside the events' own.
+expectTypeOf<Fails<typeof forEachBatchFailing>>().toEqualTypeOf<Errors.RunningSessionError | HandlerError>()
 
 // The test kit takes exactly the errors the real operations can fail with.
 expectTypeOf<Parameters<typeof AgentSessionsTest.failNextCreate>[0]>().toEqualTypeOf<Errors.CreateSessionError>()

@@ -44,3 +44,10 @@ export const runWithHandlers = (sessions: AgentSessions.Service) =>
 
 /** A run through the façade's accessor. */
 export const runAccessor = () => AgentSessions.run(request)
+
+/** A session's events run batch by batch, with a function that cannot fail. */
+export const forEachBatch = (running: AgentSessions.RunningSession) => running.forEachBatch(() => Effect.void)
+
+/** A session's events run batch by batch, with a function that may fail. */
+export const forEachBatchFailing = (running: AgentSessions.RunningSession) =>
+  running.forEachBatch(() => Effect.fail(new HandlerError({ reason: "stop" })))
