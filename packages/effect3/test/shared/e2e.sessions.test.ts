@@ -13,6 +13,7 @@
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as AgentSessions from "../../src/AgentSessions.js"
 import * as Answer from "../../src/Answer.js"
 import type * as NodeAgentSessions from "../../src/NodeAgentSessions.js"
@@ -68,6 +69,28 @@ for (const transport of ["websocket", "sse"] as const) {
           assert.isTrue(Option.isSome(outcome.totalCost))
           assert.strictEqual(outcome.complete._tag, "Complete")
         }))
+    })
+
+    suite(transport, dialect, "dropped 3 times, run with forEachBatch", { ask: "input", faults: ["drop-after=2,5,8"] }, (it) => {
+      it.effect("U17 forEachBatch: every event exactly once in order, the request answered, the outcome counted", () =>
+        Effect.scoped(Effect.gen(function*() {
+          const running = yield* AgentSessions.start(request)
+          const received: Array<SessionEvent.SessionEvent> = []
+          yield* running.forEachBatch((batch) =>
+            Effect.forEach(batch, (event) => {
+              received.push(event)
+              return event._tag === "ExternalResourceRequested"
+                ? running.respond(event, Answer.grant("jane@example.com"))
+                : Effect.void
+            }, { discard: true })
+          )
+          const events = meaningful(received)
+          assertWhole(events)
+          assert.strictEqual(events.filter((e) => e._tag === "ExternalResourceGranted").length, 1)
+          const outcome = yield* running.outcome
+          assert.strictEqual(outcome.actions, 5)
+          assert.deepStrictEqual(yield* SubscriptionRef.get(running.pending), [])
+        })))
     })
 
     suite(transport, dialect, "agents and keys", {}, (it) => {
