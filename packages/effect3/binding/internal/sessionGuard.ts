@@ -105,24 +105,23 @@ class SessionGuard
     this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, scope)
     // One layer over the connection's pull (the engine's own, when the connection is one); the
     // events are consumed once, which is checked as the stream opens.
-    this.events = streamFromScopedPull((scope): Effect.Effect<Pull<Chunk, RunningSessionError>> =>
-      this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
-    )
+    this.events = streamFromScopedPull((scope) => this.openOnce(scope))
   }
 
   /**
    * The events' pull opened in a scope of the run's own and run in the calling fiber: what
-   * `events` gives, without the stream between (checked, as `events`, to be consumed once). The
-   * scope closes with the run's exit, as the stream's does.
+   * `events` gives, without the stream between. The scope closes with the run's exit, as the
+   * stream's does.
    */
   forEachBatch<X, E, R>(
     f: (batch: ReadonlyArray<SessionEvent.SessionEvent>) => Effect.Effect<X, E, R>
   ): Effect.Effect<void, RunningSessionError | E, R> {
-    return Effect.suspend(() =>
-      this.state.consume()
-        ? Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Effect.flatMap(this.open(scope), (pull) => runPull(pull, f))))
-        : Effect.die(new Error(Facade.consumedTwice))
-    )
+    return Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Effect.flatMap(this.openOnce(scope), (pull) => runPull(pull, f))))
+  }
+
+  /** The guarded pull (`open`), once: the events are consumed by `events` or `forEachBatch`, not both. */
+  private openOnce(scope: Scope.Scope): Effect.Effect<Pull<Chunk, RunningSessionError>> {
+    return this.state.consume() ? this.open(scope) : Effect.die(new Error(Facade.consumedTwice))
   }
 
   /** The outcome (made when first read): the events drained first when nobody consumed them. */
