@@ -105,7 +105,8 @@ const program = Effect.scoped(Effect.gen(function*() {
   )
 
   const client = yield* Layer.build(
-    NodeClusterSessions.layerClient({ databaseUrl: pg.url, maxConnections: 4 }).pipe(
+    // The runners' secret (else every connection to a runner is refused).
+    NodeClusterSessions.layerClient({ databaseUrl: pg.url, secret: env.CLUSTER_SECRET, maxConnections: 4 }).pipe(
       Layer.provide(NodeAgentSessions.layer({
         apiKey: simulator.ready.accountKey,
         baseUrl: simulator.ready.baseUrl,

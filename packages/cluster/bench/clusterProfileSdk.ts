@@ -2,14 +2,13 @@
  * The floor of packages/cluster/bench/clusterProfile.ts (`--plain`): the plain SDK holding the same sessions in
  * one process, no cluster. Started with `node --expose-gc --import tsx packages/cluster/bench/clusterProfileSdk.ts`
  * and the simulator's AGENT_SESSION_* variables; prints `ready`, then on stdin:
- * - `hold <tag> <n>`: starts sessions until it holds n (each one's events drained, as a runner
- *   does, nothing kept), waits for each one's first event, prints `hold <tag>`;
+ * - `hold <tag> <n>`: starts sessions until it holds n (each one's events drained with
+ *   `forEachBatch`, as a runner does, nothing kept), waits for each one's first event, prints `hold <tag>`;
  * - `mem <tag>`, `count <tag>`, `snap <tag> <file>`: as the runner fixture of test/cluster.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
 import { createInterface } from "node:readline"
 import { writeHeapSnapshot } from "node:v8"
 import { AgentSessions, NodeAgentSessions } from "effect-agent-session"
@@ -27,10 +26,7 @@ const program = Effect.gen(function*() {
         { start_url: `https://example.com/${i}`, max_actions: 100, goal: `Goal ${i}` },
         { keepEvents: false }
       )
-      yield* running.events.pipe(
-        Stream.runForEach(() => Deferred.succeed(first, undefined)),
-        Effect.forkDaemon
-      )
+      yield* running.forEachBatch(() => Deferred.succeed(first, undefined)).pipe(Effect.forkDaemon)
       yield* Deferred.await(first)
       held += 1
     })

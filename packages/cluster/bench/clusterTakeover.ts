@@ -238,10 +238,16 @@ interface SdkRun {
 }
 
 /** The sessions started by this process as an Effect 3 client-only member: the sessions that failed to start. */
-const startEffect3 = (sessions: number, service: { readonly accountKey: string; readonly baseUrl: string; readonly wsUrl: string }, databaseUrl: string) =>
+const startEffect3 = (
+  sessions: number,
+  service: { readonly accountKey: string; readonly baseUrl: string; readonly wsUrl: string },
+  env: ReturnType<typeof fixtureEnv>
+) =>
   Effect.gen(function*() {
+    // The runners' secret: without it every connection to a runner is refused, and the messages
+    // reach the runners only by the storage's poll.
     const client = yield* Layer.build(
-      NodeClusterSessions.layerClient({ databaseUrl, maxConnections: 4 }).pipe(
+      NodeClusterSessions.layerClient({ databaseUrl: env.CLUSTER_DATABASE_URL, secret: env.CLUSTER_SECRET, maxConnections: 4 }).pipe(
         Layer.provide(NodeAgentSessions.layer({
           apiKey: service.accountKey,
           baseUrl: service.baseUrl,
@@ -347,7 +353,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
       sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions`,
       (rows) => Number(rows[0]?.n ?? 0)
     )
-    const started = EFFECT4 ? yield* startEffect4(sessions, env, known) : yield* startEffect3(sessions, simulator.ready, pg.url)
+    const started = EFFECT4 ? yield* startEffect4(sessions, env, known) : yield* startEffect3(sessions, simulator.ready, env)
     const failed = started.failed
     const deadline = Date.now() + 600_000
     while ((yield* waiting) + (yield* ended) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
