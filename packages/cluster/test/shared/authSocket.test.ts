@@ -14,7 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -169,10 +169,13 @@ const certificates = () => {
     ssl("x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", "san.ext")
   }
   const read = (file: string) => readFileSync(join(dir, file), "utf8")
-  return {
+  const made = {
     member: { key: read("member.key"), cert: read("member.crt"), ca: read("ca.crt") },
     stranger: { key: read("stranger.key"), cert: read("stranger.crt"), ca: read("ca.crt") }
   }
+  // The keys are held in memory from here on: none is left on disk.
+  rmSync(dir, { recursive: true, force: true })
+  return made
 }
 
 describe("the runner transport over TLS", () => {
