@@ -48,6 +48,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "packages/effect3/test/**/*.test.ts", "examples/**/*.test.ts", "packages/core/test/**/*.test.ts", "packages/shell/test/**/*.test.ts", "packages/cli/test/**/*.test.ts", "packages/simulator/test/**/*.test.ts", "packages/cluster/test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // One temporary directory for the run, removed at its end.
+    globalSetup: ["packages/test-support/src/temporaryDirectory.ts"],
     pool: "forks",
     // Memory tests measure the live heap after a collection, not garbage.
     poolOptions: { forks: { execArgv: ["--expose-gc"] } },

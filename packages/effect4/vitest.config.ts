@@ -30,6 +30,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "cluster/test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // One temporary directory for the run, removed at its end (the root's set-up).
+    globalSetup: ["../test-support/src/temporaryDirectory.ts"],
     pool: "forks",
     // Memory tests (the hostile cases) measure the live heap after a collection, not garbage.
     execArgv: ["--expose-gc"],
