@@ -76,12 +76,14 @@ export const messages = {
     `Session ${e.sessionId} ended without complete${e.lastError === undefined ? "" : `: ${e.lastError}`}`,
   InvalidRecording: (e: { readonly path: string; readonly line: number; readonly reason: string }): string =>
     `${e.path}${e.line > 0 ? `:${e.line}` : ""}: ${e.reason}`,
+  // The difference before the recording's place: a WebSocket close reason (123 bytes) carries the
+  // message to the client cut, and the path is the replaying machine's, of any length.
   ReplayMismatch: (e: {
     readonly subject: string
     readonly path: string
     readonly line: number
     readonly difference: string
-  }): string => `The ${e.subject} differs from the recording (${e.path}:${e.line}): ${e.difference}`
+  }): string => `The ${e.subject} differs from the recording: ${e.difference} (${e.path}:${e.line})`
 } as const satisfies { readonly [Tag in ErrorTag]?: (error: View<Tag>) => string }
 
 /** `: <reason>` when there is one. */

@@ -31,7 +31,7 @@ describe("Failures: messages", () => {
       "Session s ran 4 actions, over its budget of 3"
     )
     expect(m.ReplayMismatch({ subject: "answer", path: "r.jsonl", line: 7, difference: "deny" })).toBe(
-      "The answer differs from the recording (r.jsonl:7): deny"
+      "The answer differs from the recording: deny (r.jsonl:7)"
     )
   })
 
