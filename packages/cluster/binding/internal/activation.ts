@@ -6,9 +6,10 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ClusterTally } from "effect-agent-session-shell"
-import { type AgentSessions, makeSemaphore, type RunFiber, type SessionEvent } from "../../src/internal/line.js"
+import { type AgentSessions, type RunFiber, type SessionEvent } from "../../src/internal/line.js"
 import type * as EventLog from "../EventLog.js"
 import { type AnswerEncoded, requestKey } from "./eventLogMemory.js"
+import { type Gate, makeGate } from "./gate.js"
 
 const Wakers = ClusterTally.Wakers
 type Wakers = ClusterTally.Wakers
@@ -76,55 +77,68 @@ export interface Activation {
   readonly load: Effect.Effect<void, EventLog.EventLogError>
 }
 
-export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
-  Effect.gen(function*() {
-    const tally = makeTally()
-    const readers = new Wakers()
-    const recent: Array<EventLog.LoggedEvent> = []
+/**
+ * One object with its methods on the prototype, `load` and `bump` made when read: a runner holds
+ * one for every session it holds, for the whole run.
+ */
+class SessionActivation implements Activation {
+  readonly tally: Tally = makeTally()
+  version = 0
+  readonly readers = new Wakers()
+  readonly recent: Array<EventLog.LoggedEvent> = []
+  record: Option.Option<EventLog.SessionRecord> = Option.none()
+  running: AgentSessions.RunningSession | undefined = undefined
+  handingOver = false
+  run: Activation["run"] = undefined
 
-    // What the log knows. While this activation runs the session it is the log's only writer of
-    // events and its tally is current, but for answers that a runner still believing it holds
-    // the session may record (the answer watch reads those); otherwise (another runner may be
-    // writing, during a hand-over) every reader reads the log afresh.
-    const loading = yield* makeSemaphore(1)
-    const self: Activation = {
-      sessionId,
-      log,
-      tally,
-      version: 0,
-      readers,
-      bump: Effect.sync(() => {
-        self.version += 1
-        readers.wake()
-      }),
-      recent,
-      record: Option.none(),
-      running: undefined,
-      handingOver: false,
-      run: undefined,
-      load: Effect.suspend(() => {
-        if (self.run !== undefined) return Effect.void
-        return Effect.gen(function*() {
-          // One read for the record, the answers and the first page (a take-over reads this for
-          // every session it takes); a longer log is read on by pages.
-          const fresh = yield* log.snapshot(sessionId, tally.lastSeq + 1, page)
-          const events: Array<EventLog.LoggedEvent> = [...fresh.events]
-          let batch = fresh.events
-          while (batch.length === page) {
-            batch = yield* log.read(sessionId, batch[batch.length - 1]!.seq + 1, page)
-            events.push(...batch)
-          }
-          if (self.run !== undefined) return
-          self.record = fresh.record
-          for (const a of fresh.answers) tally.answered.set(requestKey(a.request), a.answer)
-          for (const logged of events) {
-            fold(tally, logged.event)
-            tally.lastSeq = logged.seq
-            recent.push(logged)
-          }
-          if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
-        }).pipe(loading.withPermits(1))
+  constructor(
+    readonly sessionId: string,
+    readonly log: EventLog.Service,
+    /**
+     * What the log knows. While this activation runs the session it is the log's only writer of
+     * events and its tally is current, but for answers that a runner still believing it holds
+     * the session may record (the answer watch reads those); otherwise (another runner may be
+     * writing, during a hand-over) every reader reads the log afresh, one at a time.
+     */
+    private readonly loading: Gate
+  ) {}
+
+  get bump(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      this.version += 1
+      this.readers.wake()
+    })
+  }
+
+  get load(): Effect.Effect<void, EventLog.EventLogError> {
+    return Effect.suspend(() => this.run !== undefined ? Effect.void : this.loading.withPlace(this.loadLog()))
+  }
+
+  private loadLog(): Effect.Effect<void, EventLog.EventLogError> {
+    const { log, recent, sessionId, tally } = this
+    // One read for the record, the answers and the first page (a take-over reads this for every
+    // session it takes); a longer log is read on by pages.
+    return Effect.flatMap(log.snapshot(sessionId, tally.lastSeq + 1, page), (fresh) => {
+      const events: Array<EventLog.LoggedEvent> = [...fresh.events]
+      const more = (batch: ReadonlyArray<EventLog.LoggedEvent>): Effect.Effect<void, EventLog.EventLogError> =>
+        batch.length < page ? Effect.void : Effect.flatMap(log.read(sessionId, batch[batch.length - 1]!.seq + 1, page), (next) => {
+          events.push(...next)
+          return more(next)
+        })
+      return Effect.map(more(fresh.events), () => {
+        if (this.run !== undefined) return
+        this.record = fresh.record
+        for (const a of fresh.answers) tally.answered.set(requestKey(a.request), a.answer)
+        for (const logged of events) {
+          fold(tally, logged.event)
+          tally.lastSeq = logged.seq
+          recent.push(logged)
+        }
+        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
       })
-    }
-    return self
-  })
+    })
+  }
+}
+
+export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
+  Effect.map(makeGate(1), (loading) => new SessionActivation(sessionId, log, loading))

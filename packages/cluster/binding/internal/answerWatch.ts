@@ -116,11 +116,23 @@ export const makeAnswerWatch = (
  * the check that it was not known (no other fiber runs between them), as `Respond` does: an
  * answer reaches the channel once, whichever of the two learns it first.
  */
-export const waiterOf = (activation: Activation): Waiter => ({
-  sessionId: activation.sessionId,
-  waiting: () => awaitingAnswer(activation.tally),
-  learn: (answers) =>
-    Effect.forEach(answers, ({ answer, request }) =>
+export const waiterOf = (activation: Activation): Waiter => new ActivationWaiter(activation)
+
+/** One object with its methods on the prototype: a runner holds one for every session it holds. */
+class ActivationWaiter implements Waiter {
+  constructor(private readonly activation: Activation) {}
+
+  get sessionId(): string {
+    return this.activation.sessionId
+  }
+
+  waiting(): boolean {
+    return awaitingAnswer(this.activation.tally)
+  }
+
+  learn(answers: ReadonlyArray<EventLog.RecordedAnswer>): Effect.Effect<void> {
+    const activation = this.activation
+    return Effect.forEach(answers, ({ answer, request }) =>
       Effect.suspend(() => {
         const { tally } = activation
         const key = requestKey(request)
@@ -137,4 +149,5 @@ export const waiterOf = (activation: Activation): Waiter => ({
           ? Effect.void
           : Effect.andThen(note, Effect.ignore(running.respond(open.request, toAnswer(answer))))
       }), { discard: true })
-})
+  }
+}

@@ -19,7 +19,6 @@ import {
   Entity,
   failureOption,
   forkDaemon,
-  makeSemaphore,
   optionFromNullish,
   type SessionEvent
 } from "../../src/internal/line.js"
@@ -30,7 +29,7 @@ import { fold, makeActivation, open, recentMax, type RunPayload } from "./activa
 import { type AnswerWatch, waiterOf } from "./answerWatch.js"
 import { isClaimLost, requestKey, toAnswer } from "./eventLogMemory.js"
 import { events } from "./eventsStream.js"
-import type { Gate } from "./gate.js"
+import { type Gate, makeGate } from "./gate.js"
 import type { Registry } from "./resumer.js"
 import { respond } from "./respond.js"
 import type { Ticker } from "./ticker.js"
@@ -63,6 +62,11 @@ export const startsAtOnce = 256
 const handOverDrain = "10 seconds"
 const handOverPersist = "20 seconds"
 
+/** The end reason of a run the service reports complete while no runner held its channel. */
+const completedUnheld = Option.some(
+  "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
+)
+
 export const make = (
   options: SessionEntity.Options,
   ticker: Ticker,
@@ -86,7 +90,7 @@ export const make = (
     const writer = activationWriter(runnerWriter)
 
     /** Starting and closing one at a time, in the order the messages arrived. */
-    const lifecycle = yield* makeSemaphore(1)
+    const lifecycle = yield* makeGate(1)
     const activation = yield* makeActivation(sessionId, log)
     const { bump, load, recent, tally } = activation
     const waiter = waiterOf(activation)
@@ -101,7 +105,7 @@ export const make = (
     registry.set(sessionId, localState)
     yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, localState)))
 
-    const status: Effect.Effect<SessionEntity.Status, EventLog.EventLogError> = Effect.gen(function*() {
+    const status = (): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> => Effect.gen(function*() {
       yield* load
       const ended = Option.flatMap(activation.record, (r) => r.ended)
       const connection = activation.running === undefined
@@ -159,7 +163,7 @@ export const make = (
       })
 
     /** Gives the log's writer claim up; one that cannot be released now is released later (`writer.ts`). */
-    const release = log.release(sessionId, writer).pipe(
+    const release = () => log.release(sessionId, writer).pipe(
       Effect.retry(appendSchedule),
       catchAll(() => Effect.sync(() => unreleased.add(sessionId, writer)))
     )
@@ -201,10 +205,6 @@ export const make = (
           Effect.orElseSucceed(() => false)
         )
         : Effect.succeed(false)
-
-    const completedUnheld = Option.some(
-      "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
-    )
 
     /** `attached`: completed once the channel is attached (or the run ended without one). */
     const runSession = (r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>) =>
@@ -279,7 +279,7 @@ export const make = (
         () =>
           Effect.suspend(() =>
             activation.run !== undefined ? Effect.succeed(false) : starting.withPlace(start(payload, learn))
-          ).pipe(lifecycle.withPermits(1)),
+          ).pipe((self) => lifecycle.withPlace(self)),
         () =>
           Effect.sync(() => {
             startsUnderWay -= 1
@@ -295,13 +295,13 @@ export const make = (
         // other wrote, and its end if it ended the run.
         // A claim that failed or was interrupted may be held all the same (a statement that
         // committed before its answer was lost): given up, or left to the renewer to give up.
-        yield* Effect.onError(claimLog(log, sessionId, writer), () => release)
+        yield* Effect.onError(claimLog(log, sessionId, writer), release)
         // Released here unless a run was forked, whatever ends this start (a caller that gives
         // up, such as a subscriber whose `Events` taking the session over is interrupted while
         // the channel is attached): a run holds the claim to its own end.
         return yield* Effect.onExit(
           startClaimed(payload, learn),
-          () => activation.run === undefined ? release : Effect.void
+          () => activation.run === undefined ? release() : Effect.void
         )
       })
 
@@ -335,7 +335,7 @@ export const make = (
             }).pipe(
               Effect.andThen(answers.unwatch(waiter)),
               // After every event the run received is persisted (or the run was stopped).
-              Effect.andThen(release),
+              Effect.andThen(release()),
               Effect.andThen(Deferred.done(attached, Exit.void)),
               Effect.andThen(Deferred.done(done, Exit.void))
             )
@@ -374,24 +374,24 @@ export const make = (
       })
     )
 
-    const awaitRun = Effect.suspend(() => activation.run === undefined ? Effect.void : Deferred.await(activation.run.done))
+    const awaitRun = () => activation.run === undefined ? Effect.void : Deferred.await(activation.run.done)
 
     /**
      * Runs the session again when its run has not ended and it does not run here; a run it
      * started is held to its end (as `Start` holds it), so that the entity stays active.
      */
-    const resume = Effect.gen(function*() {
-      if (yield* ensureRunning(undefined, true)) yield* awaitRun
-      return yield* status
+    const resume = () => Effect.gen(function*() {
+      if (yield* ensureRunning(undefined, true)) yield* awaitRun()
+      return yield* status()
     })
 
     /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
     const startLike = (learn: boolean) =>
     (
       envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
-    ) => Effect.andThen(Effect.andThen(ensureRunning(envelope.payload, learn), awaitRun), status)
+    ) => Effect.andThen(Effect.andThen(ensureRunning(envelope.payload, learn), Effect.suspend(awaitRun)), Effect.suspend(status))
 
-    const close = Effect.gen(function*() {
+    const close = () => Effect.gen(function*() {
       yield* load
       if (activation.run !== undefined) {
         yield* Fiber.interrupt(activation.run.fiber)
@@ -403,8 +403,8 @@ export const make = (
         yield* endRun("closed", Option.some("closed by a caller"))
         activation.record = yield* log.get(sessionId)
       }
-      return yield* status
-    }).pipe(lifecycle.withPermits(1))
+      return yield* status()
+    }).pipe((self) => lifecycle.withPlace(self))
 
     return {
       Start: startLike(false),
@@ -412,8 +412,8 @@ export const make = (
       Events: (envelope: Entity.Request<typeof SessionEntity.Events>) =>
         events(activation, ticker, ensureRunning)(envelope.payload.fromSeq),
       Respond: respond(activation),
-      Status: () => status,
-      Close: () => close,
-      Resume: () => resume
+      Status: status,
+      Close: close,
+      Resume: resume
     }
   })

@@ -1,10 +1,15 @@
 /**
- * A gate of a fixed number of places, taken in the order they were asked for.
+ * A gate of a fixed number of places, taken in the order they were asked for: the runner's line
+ * of starts, the log's writers and readers, and each activation's locks (one place).
  *
  * Not `Effect.makeSemaphore`: in Effect 3 (3.22) a release wakes every waiting fiber, each of
  * which checks the permits again and, finding none, waits again at the back of the line. With
  * thousands waiting (a runner taking thousands of sessions over) each release costs thousands of
  * wake-ups, and the order is lost. Here a release hands its place to the first in line.
+ *
+ * One object with its methods on the prototype, its line made when someone first waits: a runner
+ * holds two gates for every session it holds (bench/RESULTS.md, "What a held session keeps"),
+ * where a semaphore is an object, a set and six closures.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -18,40 +23,53 @@ export interface Gate {
   readonly waiting: () => number
 }
 
-export const makeGate = (places: number): Effect.Effect<Gate> =>
-  Effect.sync(() => {
-    let free = places
-    /** Waiting in order; a place given away completes the first. */
-    const line = new Set<Deferred.Deferred<void>>()
+class PlaceGate implements Gate {
+  /** Waiting in order; a place given away completes the first. */
+  private line: Set<Deferred.Deferred<void>> | undefined = undefined
 
-    const release = Effect.sync(() => {
-      const first = line.values().next()
-      if (first.done === true) {
-        free += 1
-        return
-      }
-      line.delete(first.value)
-      doneDeferredUnsafe(first.value, Effect.void)
-    })
+  constructor(private places: number) {}
 
-    const acquire = Effect.suspend(() => {
-      if (free > 0) {
-        free -= 1
-        return Effect.void
-      }
-      return Effect.flatMap(Deferred.make<void>(), (turn) => {
-        line.add(turn)
-        return Deferred.await(turn).pipe(
-          // Interrupted in line: leave it; interrupted once given a place: give it on.
-          Effect.onInterrupt(() => line.delete(turn) ? Effect.void : release)
-        )
-      })
-    })
+  withPlace<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.andThen(
+        restore(Effect.suspend(() => this.acquire())),
+        Effect.ensuring(restore(self), Effect.sync(() => this.release()))
+      )
+    )
+  }
 
-    return {
-      withPlace: <A, E, R>(self: Effect.Effect<A, E, R>) =>
-        Effect.uninterruptibleMask((restore) => Effect.andThen(restore(acquire), Effect.ensuring(restore(self), release))),
-      free: () => free,
-      waiting: () => line.size
+  free(): number {
+    return this.places
+  }
+
+  waiting(): number {
+    return this.line?.size ?? 0
+  }
+
+  private release(): void {
+    const first = this.line?.values().next()
+    if (first === undefined || first.done === true) {
+      this.places += 1
+      return
     }
-  })
+    this.line!.delete(first.value)
+    doneDeferredUnsafe(first.value, Effect.void)
+  }
+
+  private acquire(): Effect.Effect<void> {
+    if (this.places > 0) {
+      this.places -= 1
+      return Effect.void
+    }
+    return Effect.flatMap(Deferred.make<void>(), (turn) => {
+      const line = this.line ??= new Set()
+      line.add(turn)
+      return Deferred.await(turn).pipe(
+        // Interrupted in line: leave it; interrupted once given a place: give it on.
+        Effect.onInterrupt(() => line.delete(turn) ? Effect.void : Effect.sync(() => this.release()))
+      )
+    })
+  }
+}
+
+export const makeGate = (places: number): Effect.Effect<Gate> => Effect.sync(() => new PlaceGate(places))

@@ -121,9 +121,6 @@ export const unwrapScopedLayer: <A, E1, R1, E, R>(
 export const scopedDiscardLayer: <X, E, R>(effect: Effect.Effect<X, E, R>) => Layer.Layer<never, E, Exclude<R, Scope.Scope>> =
   Layer.scopedDiscard
 
-/** A semaphore of `permits` permits. */
-export const makeSemaphore: (permits: number) => Effect.Effect<Effect.Semaphore> = Effect.makeSemaphore
-
 /** The fiber of a run forked by {@link forkDaemon}. */
 export type RunFiber<A, E = never> = Fiber.RuntimeFiber<A, E>
 

@@ -21,7 +21,6 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleModule from "effect/Schedule"
-import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
 import type * as MessageStorageModule from "effect/cluster/MessageStorage"
@@ -114,9 +113,6 @@ export const scopedContextLayer = <A, E, R>(
 
 /** The settings of a runner's `Sharding` (`ShardingConfig`'s service). */
 export type ShardingSettings = ShardingConfigModule.ShardingConfig["Service"]
-
-/** A semaphore of `permits` permits. */
-export const makeSemaphore: (permits: number) => Effect.Effect<Semaphore.Semaphore> = Semaphore.make
 
 /** The fiber of a run forked by {@link forkDaemon}. */
 export type RunFiber<A, E = never> = Fiber.Fiber<A, E>
