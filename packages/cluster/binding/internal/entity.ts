@@ -25,8 +25,8 @@ import {
 import { ClusterTally } from "effect-agent-session-shell"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
-import { fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
-import { type AnswerWatch, waiterOf } from "./answerWatch.js"
+import { type Activation, fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
+import { type AnswerWatch, type Waiter, waiterOf } from "./answerWatch.js"
 import { isClaimLost, requestKey, toAnswer } from "./eventLogMemory.js"
 import { events } from "./eventsStream.js"
 import { type Gate, makeGate } from "./gate.js"
@@ -67,6 +67,19 @@ const completedUnheld = Option.some(
   "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
 )
 
+/** What every activation of a runner shares: made once a runner, held by each activation. */
+interface RunnerParts {
+  readonly options: SessionEntity.Options
+  readonly ticker: Ticker
+  /** The runner's line of starts ({@link startsAtOnce} places). */
+  readonly starting: Gate
+  readonly answers: AnswerWatch
+  readonly registry: Registry
+  /** This runner's name as the writer of a log (`writer.ts`). */
+  readonly runnerWriter: string
+  readonly unreleased: Unreleased
+}
+
 export const make = (
   options: SessionEntity.Options,
   ticker: Ticker,
@@ -76,8 +89,9 @@ export const make = (
   /** This runner's name as the writer of a log (`writer.ts`). */
   runnerWriter: string,
   unreleased: Unreleased
-) =>
-  Effect.gen(function*() {
+) => {
+  const parts: RunnerParts = { options, ticker, starting, answers, registry, runnerWriter, unreleased }
+  return Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const runner = yield* Entity.CurrentRunnerAddress
     const scope = yield* Scope.Scope
@@ -85,28 +99,77 @@ export const make = (
     const sessions = yield* AgentSessions.AgentSessions
     const api = yield* AgentApi.AgentApi
     const sessionId = address.entityId as string
-    const runnerName = `${runner.host}:${runner.port}`
-    /** This activation's name as the writer of the session's log (its own: `writer.ts`). */
-    const writer = activationWriter(runnerWriter)
-
-    /** Starting and closing one at a time, in the order the messages arrived. */
-    const lifecycle = yield* makeGate(1)
     const activation = yield* makeActivation(sessionId, log)
-    const { bump, load, recent, tally } = activation
-    const waiter = waiterOf(activation)
+    const self = new SessionRun(parts, address.shardId.id, runner, log, sessions, api, activation, yield* makeGate(1))
+    registry.set(sessionId, self.localState)
+    yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, self.localState)))
+    // When the activation ends (the shard moves to another runner, the runner stops): drain the
+    // channel (the service's close answering ours comes after every event it sent this channel:
+    // the next owner's channel resumes after them), let the run persist those events, then stop.
+    // A plain close would lose the events the service had sent that were not read yet (in the
+    // sockets' buffers: more of them the busier the runner), counted as sent by the service.
+    yield* Scope.addFinalizer(scope, Effect.suspend(() => self.handOver()))
+    return {
+      Start: (envelope: Entity.Request<typeof SessionEntity.Start>) => self.startLike(envelope.payload, false),
+      Attach: (envelope: Entity.Request<typeof SessionEntity.Attach>) => self.startLike(envelope.payload, true),
+      Events: (envelope: Entity.Request<typeof SessionEntity.Events>) =>
+        events(activation, ticker, (payload, learn) => self.ensureRunning(payload, learn))(envelope.payload.fromSeq),
+      Respond: respond(activation),
+      Status: () => self.status(),
+      Close: () => self.close(),
+      Resume: () => self.resume()
+    }
+  })
+}
 
-    /**
-     * Starts asked for and not ended (waiting for the lifecycle lock or a start place, or
-     * starting): the resumer sends no `Resume` to a session that runs or starts here.
-     */
-    let startsUnderWay = 0
-    const localState = (): "running" | "starting" | undefined =>
-      activation.run !== undefined ? "running" : startsUnderWay > 0 ? "starting" : undefined
-    registry.set(sessionId, localState)
-    yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, localState)))
+/**
+ * One activation's run: starting, resuming, closing and handing the session over. One object
+ * with its methods on the prototype: a runner holds one for every session it holds, for the
+ * whole run (its heap is counted in bench/RESULTS.md, "What a held session keeps").
+ */
+class SessionRun {
+  readonly sessionId: string
+  /** This activation's name as the writer of the session's log (its own: `writer.ts`). */
+  readonly writer: string
+  readonly waiter: Waiter
+  /**
+   * Starts asked for and not ended (waiting for the lifecycle lock or a start place, or
+   * starting): the resumer sends no `Resume` to a session that runs or starts here.
+   */
+  startsUnderWay = 0
+  /** Set when an append of the run was refused: another runner has taken the log over. */
+  claimLost = false
+  /** Whether the session runs or starts here (the runner's registry asks: `resumer.ts`). */
+  readonly localState = (): "running" | "starting" | undefined =>
+    this.activation.run !== undefined ? "running" : this.startsUnderWay > 0 ? "starting" : undefined
 
-    const status = (): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> => Effect.gen(function*() {
-      yield* load
+  constructor(
+    readonly parts: RunnerParts,
+    /** The shard the session's entity is on. */
+    readonly shard: number,
+    readonly runner: { readonly host: string; readonly port: number },
+    readonly log: EventLog.Service,
+    readonly sessions: AgentSessions.Service,
+    readonly api: AgentApi.Service,
+    readonly activation: Activation,
+    /** Starting and closing one at a time, in the order the messages arrived. */
+    readonly lifecycle: Gate
+  ) {
+    this.sessionId = activation.sessionId
+    this.writer = activationWriter(parts.runnerWriter)
+    this.waiter = waiterOf(activation)
+  }
+
+  get runnerName(): string {
+    return `${this.runner.host}:${this.runner.port}`
+  }
+
+  status(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
+    const { activation, sessionId } = this
+    const { tally } = activation
+    const runnerName = this.runnerName
+    return Effect.gen(function*() {
+      yield* activation.load
       const ended = Option.flatMap(activation.record, (r) => r.ended)
       const connection = activation.running === undefined
         ? Option.none()
@@ -133,24 +196,30 @@ export const make = (
         endReason: Option.flatMap(ended, (e) => e.reason)
       }
     })
+  }
 
-    const appendChunk = (chunk: ReadonlyArray<SessionEvent.SessionEvent>) =>
-      Effect.gen(function*() {
-        const events = chunk.filter((e) => !isChannelNotice(e))
-        if (events.length === 0) return
-        const logged = events.map((event, i) => ({ seq: tally.lastSeq + 1 + i, event }))
-        // Persist before anything else sees the events; a store that stays down ends the
-        // activation with a defect (the engine restarts it and the log is read again). A log
-        // another runner has taken over (this runner was cut off from the database) is written
-        // no more: the run stops here (`runSession`).
-        yield* log.append(sessionId, logged, writer).pipe(
-          Effect.retry({ schedule: appendSchedule, while: (error) => !isClaimLost(error) }),
-          Effect.catchIf(isClaimLost, (error) =>
-            Effect.sync(() => {
-              claimLost = true
-            }).pipe(Effect.andThen(Effect.die(error)))),
-          Effect.orDie
-        )
+  appendChunk(chunk: ReadonlyArray<SessionEvent.SessionEvent>): Effect.Effect<void> {
+    return Effect.suspend(() => this.appendNow(chunk))
+  }
+
+  private appendNow(chunk: ReadonlyArray<SessionEvent.SessionEvent>): Effect.Effect<void> {
+    const events = chunk.filter((e) => !isChannelNotice(e))
+    if (events.length === 0) return Effect.void
+    const { activation } = this
+    const { recent, tally } = activation
+    const logged = events.map((event, i) => ({ seq: tally.lastSeq + 1 + i, event }))
+    // Persist before anything else sees the events; a store that stays down ends the
+    // activation with a defect (the engine restarts it and the log is read again). A log
+    // another runner has taken over (this runner was cut off from the database) is written
+    // no more: the run stops here (`runSession`).
+    return this.log.append(this.sessionId, logged, this.writer).pipe(
+      Effect.retry({ schedule: appendSchedule, while: (error) => !isClaimLost(error) }),
+      Effect.catchIf(isClaimLost, (error) =>
+        Effect.sync(() => {
+          this.claimLost = true
+        }).pipe(Effect.andThen(Effect.die(error)))),
+      Effect.orDie,
+      Effect.andThen(Effect.suspend(() => {
         for (const l of logged) {
           fold(tally, l.event)
           tally.lastSeq = l.seq
@@ -158,241 +227,247 @@ export const make = (
         }
         if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
         // A request just logged may be answered through another runner (see the answer watch).
-        yield* answers.watch(waiter)
-        yield* bump
-      })
+        return Effect.andThen(this.parts.answers.watch(this.waiter), activation.bump)
+      }))
+    )
+  }
 
-    /** Gives the log's writer claim up; one that cannot be released now is released later (`writer.ts`). */
-    const release = () => log.release(sessionId, writer).pipe(
+  /** Gives the log's writer claim up; one that cannot be released now is released later (`writer.ts`). */
+  release(): Effect.Effect<void> {
+    return this.log.release(this.sessionId, this.writer).pipe(
       Effect.retry(appendSchedule),
-      catchAll(() => Effect.sync(() => unreleased.add(sessionId, writer)))
+      catchAll(() => Effect.sync(() => this.parts.unreleased.add(this.sessionId, this.writer)))
     )
+  }
 
-    /** Set when an append of the run was refused: another runner has taken the log over. */
-    let claimLost = false
+  endRun(status: EventLog.EndStatus, reason: Option.Option<string>): Effect.Effect<void> {
+    const { activation } = this
+    return this.log.end(this.sessionId, status, reason).pipe(
+      Effect.retry(appendSchedule),
+      Effect.orDie,
+      Effect.andThen(Effect.sync(() => {
+        activation.record = Option.map(activation.record, (r) => ({ ...r, ended: Option.some({ status, reason }) }))
+      })),
+      Effect.andThen(activation.bump)
+    )
+  }
 
-    const endRun = (status: EventLog.EndStatus, reason: Option.Option<string>) =>
-      log.end(sessionId, status, reason).pipe(
-        Effect.retry(appendSchedule),
-        Effect.orDie,
-        Effect.andThen(Effect.sync(() => {
-          activation.record = Option.map(activation.record, (r) => ({ ...r, ended: Option.some({ status, reason }) }))
-        })),
-        Effect.andThen(bump)
+  /**
+   * Whether the service says the session is complete, where its dialect can say (`getSession`:
+   * the observed dialect's retrieve). Where it cannot (`AgentApi.canRetrieve` false: the
+   * documented dialect), nothing is asked: the answer would be a `NotFound` made and failed, and
+   * a failed span, for each session taken over (its cost: docs/scale-out.md). Any failure counts
+   * as "not known to be complete".
+   */
+  completeAtService(r: EventLog.SessionRecord): Effect.Effect<boolean> {
+    return this.api.canRetrieve
+      ? this.api.getSession(r.sessionId, { agent: Option.getOrUndefined(r.agent) }).pipe(
+        Effect.map((info) => Option.exists(info.status, (s) => s === "complete")),
+        Effect.timeout("15 seconds"),
+        Effect.orElseSucceed(() => false)
       )
+      : Effect.succeed(false)
+  }
 
-    const describe = (cause: Cause.Cause<unknown>): string =>
-      Option.match(failureOption(cause), {
-        onNone: () => Cause.pretty(cause),
-        onSome: (error) =>
-          typeof error === "object" && error !== null && "_tag" in error
-            ? `${String(error._tag)}${"message" in error ? `: ${String(error.message)}` : ""}`
-            : String(error)
+  /** `attached`: completed once the channel is attached (or the run ended without one). */
+  runSession(r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>): Effect.Effect<void> {
+    const { activation, parts } = this
+    const { tally } = activation
+    return Effect.scoped(Effect.gen(function*(this: SessionRun) {
+      // Taking a session over (or attaching one created elsewhere): it may have completed
+      // while no runner held it; then there is nothing to attach to.
+      if (learn && (yield* this.completeAtService(r))) return yield* this.endRun("complete", completedUnheld)
+      const requests = open(tally)
+      const session = yield* this.sessions.attach(r.info, r.maxActions, {
+        ...parts.options.connect,
+        agent: Option.getOrUndefined(r.agent),
+        keepEvents: false,
+        pendingRequests: requests
       })
-
-    /**
-     * Whether the service says the session is complete, where its dialect can say (`getSession`:
-     * the observed dialect's retrieve). Where it cannot (`AgentApi.canRetrieve` false: the
-     * documented dialect), nothing is asked: the answer would be a `NotFound` made and failed, and
-     * a failed span, for each session taken over (its cost: docs/scale-out.md). Any failure counts
-     * as "not known to be complete".
-     */
-    const completeAtService = (r: EventLog.SessionRecord) =>
-      api.canRetrieve
-        ? api.getSession(r.sessionId, { agent: Option.getOrUndefined(r.agent) }).pipe(
-          Effect.map((info) => Option.exists(info.status, (s) => s === "complete")),
-          Effect.timeout("15 seconds"),
-          Effect.orElseSucceed(() => false)
+      activation.running = session
+      // Requests answered but not yet settled are answered again on this channel: those in
+      // the log, and those a `Respond` recorded while the channel was being attached (it saw
+      // no channel to hand them to). Listed in the same step as the channel is set: a
+      // `Respond` recording after it sends on the channel itthis.
+      const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
+      for (const request of resend) {
+        const answer = tally.answered.get(requestKey(request))
+        if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))
+      }
+      // Requests still unanswered: their answers may be recorded by a runner that still believes
+      // it holds the session (see the answer watch), after this run read the log.
+      yield* parts.answers.watch(this.waiter)
+      if (tally.lastSeq > 0) {
+        // A notice (a command line shows it at its default level): the take-over is news to an operator.
+        yield* Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${this.runnerName})`).pipe(
+          Effect.annotateLogs("notice", "takeover")
         )
-        : Effect.succeed(false)
+      }
+      yield* Deferred.succeed(attached, undefined)
+      this.claimLost = false
+      const exit = yield* Effect.exit(session.forEachBatch((chunk) => this.appendChunk(chunk)))
+      activation.running = undefined
+      // The log is another runner's now (it runs the session): nothing more is written here.
+      if (this.claimLost) {
+        return yield* Effect.logWarning(
+          `Session ${r.info.session_id}: another runner took its log over (this runner lost the database); it stops here`
+        )
+      }
+      // Handed over: the channel was closed to drain it (every event it had received is
+      // persisted above); the run goes on elsewhere.
+      if (activation.handingOver && tally.session.completed === undefined) return
+      if (tally.session.completed !== undefined) return yield* this.endRun("complete", Option.none())
+      if (yield* this.completeAtService(r)) return yield* this.endRun("complete", completedUnheld)
+      yield* this.endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
+    }.bind(this))).pipe(
+      catchAll((error) => this.endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
+      Effect.annotateLogs({ sessionId: this.sessionId })
+    )
+  }
 
-    /** `attached`: completed once the channel is attached (or the run ended without one). */
-    const runSession = (r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>) =>
-      Effect.scoped(Effect.gen(function*() {
-        // Taking a session over (or attaching one created elsewhere): it may have completed
-        // while no runner held it; then there is nothing to attach to.
-        if (learn && (yield* completeAtService(r))) return yield* endRun("complete", completedUnheld)
-        const requests = open(tally)
-        const session = yield* sessions.attach(r.info, r.maxActions, {
-          ...options.connect,
-          agent: Option.getOrUndefined(r.agent),
-          keepEvents: false,
-          pendingRequests: requests
-        })
-        activation.running = session
-        // Requests answered but not yet settled are answered again on this channel: those in
-        // the log, and those a `Respond` recorded while the channel was being attached (it saw
-        // no channel to hand them to). Listed in the same step as the channel is set: a
-        // `Respond` recording after it sends on the channel itself.
-        const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
-        for (const request of resend) {
-          const answer = tally.answered.get(requestKey(request))
-          if (answer !== undefined) yield* Effect.ignore(session.respond(request, toAnswer(answer)))
-        }
-        // Requests still unanswered: their answers may be recorded by a runner that still believes
-        // it holds the session (see the answer watch), after this run read the log.
-        yield* answers.watch(waiter)
-        if (tally.lastSeq > 0) {
-          // A notice (a command line shows it at its default level): the take-over is news to an operator.
-          yield* Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${runnerName})`).pipe(
-            Effect.annotateLogs("notice", "takeover")
-          )
-        }
-        yield* Deferred.succeed(attached, undefined)
-        claimLost = false
-        const exit = yield* Effect.exit(session.forEachBatch(appendChunk))
-        activation.running = undefined
-        // The log is another runner's now (it runs the session): nothing more is written here.
-        if (claimLost) {
-          return yield* Effect.logWarning(
-            `Session ${r.info.session_id}: another runner took its log over (this runner lost the database); it stops here`
-          )
-        }
-        // Handed over: the channel was closed to drain it (every event it had received is
-        // persisted above); the run goes on elsewhere.
-        if (activation.handingOver && tally.session.completed === undefined) return
-        if (tally.session.completed !== undefined) return yield* endRun("complete", Option.none())
-        if (yield* completeAtService(r)) return yield* endRun("complete", completedUnheld)
-        yield* endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
-      })).pipe(
-        catchAll((error) => endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
-        Effect.annotateLogs({ sessionId })
-      )
-
-    /**
-     * Runs the session here unless it runs here already or its run has ended; returns whether it
-     * started the run. A session the log knows (a take-over, a `Start` delivered again) runs from
-     * its record, with no write; one it does not know yet is registered from the payload first
-     * (with none, as for `Resume`, there is nothing to run).
-     *
-     * Inside the session's lifecycle lock, where alone a run starts: a session already running
-     * answers at once; one to start waits for one of the runner's start places, held until the
-     * channel is attached (bounded: the service's answer to `getSession` by 15 s). (A `Resume`
-     * or `Start` that comes second in a take-over does not wait in the runner's line of starts,
-     * holding the lock, to learn that the session runs.)
-     */
-    const ensureRunning = (payload: RunPayload | undefined, learn: boolean) =>
-      Effect.acquireUseRelease(
+  /**
+   * Runs the session here unless it runs here already or its run has ended; returns whether it
+   * started the run. A session the log knows (a take-over, a `Start` delivered again) runs from
+   * its record, with no write; one it does not know yet is registered from the payload first
+   * (with none, as for `Resume`, there is nothing to run).
+   *
+   * Inside the session's lifecycle lock, where alone a run starts: a session already running
+   * answers at once; one to start waits for one of the runner's start places, held until the
+   * channel is attached (bounded: the service's answer to `getSession` by 15 s). (A `Resume`
+   * or `Start` that comes second in a take-over does not wait in the runner's line of starts,
+   * holding the lock, to learn that the session runs.)
+   */
+  ensureRunning(payload: RunPayload | undefined, learn: boolean): Effect.Effect<boolean, EventLog.EventLogError> {
+    return Effect.acquireUseRelease(
+      Effect.sync(() => {
+        this.startsUnderWay += 1
+      }),
+      () =>
+        this.lifecycle.withPlace(Effect.suspend(() =>
+          this.activation.run !== undefined
+            ? Effect.succeed(false)
+            : this.parts.starting.withPlace(this.start(payload, learn))
+        )),
+      () =>
         Effect.sync(() => {
-          startsUnderWay += 1
-        }),
-        () =>
-          Effect.suspend(() =>
-            activation.run !== undefined ? Effect.succeed(false) : starting.withPlace(start(payload, learn))
-          ).pipe((self) => lifecycle.withPlace(self)),
-        () =>
-          Effect.sync(() => {
-            startsUnderWay -= 1
-          })
-      )
-
-    const start = (payload: RunPayload | undefined, learn: boolean) =>
-      Effect.gen(function*() {
-        // Only under the lifecycle lock, with no run (ensureRunning): none can start meanwhile.
-        // One writer per log: a runner that still writes it (giving the session away, or having
-        // lost its shard without knowing yet) holds its claim until it has persisted what its
-        // channel received. The log is read once the claim is this runner's: every event the
-        // other wrote, and its end if it ended the run.
-        // A claim that failed or was interrupted may be held all the same (a statement that
-        // committed before its answer was lost): given up, or left to the renewer to give up.
-        yield* Effect.onError(claimLog(log, sessionId, writer), release)
-        // Released here unless a run was forked, whatever ends this start (a caller that gives
-        // up, such as a subscriber whose `Events` taking the session over is interrupted while
-        // the channel is attached): a run holds the claim to its own end.
-        return yield* Effect.onExit(
-          startClaimed(payload, learn),
-          () => activation.run === undefined ? release() : Effect.void
-        )
-      })
-
-    /** {@link start} once the log's claim is held: released by `start` unless a run was forked. */
-    const startClaimed = (payload: RunPayload | undefined, learn: boolean) =>
-      Effect.gen(function*() {
-        yield* load
-        let r: EventLog.SessionRecord
-        if (Option.isSome(activation.record)) r = activation.record.value
-        else if (payload === undefined) return false
-        else {
-          r = yield* log.register({
-            info: payload.session,
-            maxActions: payload.maxActions,
-            agent: payload.agent,
-            shard: address.shardId.id
-          })
-          // Claimed while the log did not know the session (nothing was recorded): claimed now
-          // that it does, before anything is appended (appends are written only by the holder).
-          yield* claimLog(log, sessionId, writer)
-        }
-        activation.record = Option.some(r)
-        if (Option.isSome(r.ended)) return false
-        const done = yield* Deferred.make<void>()
-        const attached = yield* Deferred.make<void>()
-        const fiber = yield* runSession(r, learn || tally.lastSeq > 0, attached).pipe(
-          Effect.onExit(() =>
-            Effect.sync(() => {
-              activation.run = undefined
-              activation.running = undefined
-            }).pipe(
-              Effect.andThen(answers.unwatch(waiter)),
-              // After every event the run received is persisted (or the run was stopped).
-              Effect.andThen(release()),
-              Effect.andThen(Deferred.done(attached, Exit.void)),
-              Effect.andThen(Deferred.done(done, Exit.void))
-            )
-          ),
-          // Not in the activation's scope: when it closes, the channel is drained first (below).
-          forkDaemon
-        )
-        activation.run = { done, fiber }
-        yield* Deferred.await(attached)
-        return true
-      })
-
-    // When the activation ends (the shard moves to another runner, the runner stops): drain the
-    // channel (the service's close answering ours comes after every event it sent this channel:
-    // the next owner's channel resumes after them), let the run persist those events, then stop.
-    // A plain close would lose the events the service had sent that were not read yet (in the
-    // sockets' buffers: more of them the busier the runner), counted as sent by the service.
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.suspend(() => {
-        const current = activation.run
-        if (current === undefined) return Effect.void
-        activation.handingOver = true
-        const running = activation.running
-        return Effect.andThen(
-          running === undefined ? Effect.void : running.drain.pipe(
-            Effect.timeout(handOverDrain),
-            Effect.ignore,
-            Effect.andThen(running.close)
-          ),
-          Deferred.await(current.done).pipe(
-            Effect.timeout(handOverPersist),
-            catchAll(() => Fiber.interrupt(current.fiber))
-          )
-        )
-      })
+          this.startsUnderWay -= 1
+        })
     )
+  }
 
-    const awaitRun = () => activation.run === undefined ? Effect.void : Deferred.await(activation.run.done)
+  start(payload: RunPayload | undefined, learn: boolean): Effect.Effect<boolean, EventLog.EventLogError> {
+    // Only under the lifecycle lock, with no run (ensureRunning): none can start meanwhile.
+    // One writer per log: a runner that still writes it (giving the session away, or having
+    // lost its shard without knowing yet) holds its claim until it has persisted what its
+    // channel received. The log is read once the claim is this runner's: every event the
+    // other wrote, and its end if it ended the run.
+    // A claim that failed or was interrupted may be held all the same (a statement that
+    // committed before its answer was lost): given up, or left to the renewer to give up.
+    return Effect.andThen(
+      Effect.onError(claimLog(this.log, this.sessionId, this.writer), () => this.release()),
+      // Released here unless a run was forked, whatever ends this start (a caller that gives
+      // up, such as a subscriber whose `Events` taking the session over is interrupted while
+      // the channel is attached): a run holds the claim to its own end.
+      Effect.onExit(
+        this.startClaimed(payload, learn),
+        () => this.activation.run === undefined ? this.release() : Effect.void
+      )
+    )
+  }
 
-    /**
-     * Runs the session again when its run has not ended and it does not run here; a run it
-     * started is held to its end (as `Start` holds it), so that the entity stays active.
-     */
-    const resume = () => Effect.gen(function*() {
-      if (yield* ensureRunning(undefined, true)) yield* awaitRun()
-      return yield* status()
-    })
+  /** {@link SessionRun.start} once the log's claim is held: released by `start` unless a run was forked. */
+  startClaimed(payload: RunPayload | undefined, learn: boolean): Effect.Effect<boolean, EventLog.EventLogError> {
+    const { activation, log, parts, sessionId, writer } = this
+    return Effect.gen(function*(this: SessionRun) {
+      yield* activation.load
+      let r: EventLog.SessionRecord
+      if (Option.isSome(activation.record)) r = activation.record.value
+      else if (payload === undefined) return false
+      else {
+        r = yield* log.register({
+          info: payload.session,
+          maxActions: payload.maxActions,
+          agent: payload.agent,
+          shard: this.shard
+        })
+        // Claimed while the log did not know the session (nothing was recorded): claimed now
+        // that it does, before anything is appended (appends are written only by the holder).
+        yield* claimLog(log, sessionId, writer)
+      }
+      activation.record = Option.some(r)
+      if (Option.isSome(r.ended)) return false
+      const done = yield* Deferred.make<void>()
+      const attached = yield* Deferred.make<void>()
+      const fiber = yield* this.runSession(r, learn || activation.tally.lastSeq > 0, attached).pipe(
+        Effect.onExit(() =>
+          Effect.sync(() => {
+            activation.run = undefined
+            activation.running = undefined
+          }).pipe(
+            Effect.andThen(parts.answers.unwatch(this.waiter)),
+            // After every event the run received is persisted (or the run was stopped).
+            Effect.andThen(this.release()),
+            Effect.andThen(Deferred.done(attached, Exit.void)),
+            Effect.andThen(Deferred.done(done, Exit.void))
+          )
+        ),
+        // Not in the activation's scope: when it closes, the channel is drained first (`handOver`).
+        forkDaemon
+      )
+      activation.run = { done, fiber }
+      yield* Deferred.await(attached)
+      return true
+    }.bind(this))
+  }
 
-    /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
-    const startLike = (learn: boolean) =>
-    (
-      envelope: Entity.Request<typeof SessionEntity.Start> | Entity.Request<typeof SessionEntity.Attach>
-    ) => Effect.andThen(Effect.andThen(ensureRunning(envelope.payload, learn), Effect.suspend(awaitRun)), Effect.suspend(status))
+  /** The activation's end with a run here: the channel drained, the run's events persisted, then stopped. */
+  handOver(): Effect.Effect<void> {
+    const { activation } = this
+    const current = activation.run
+    if (current === undefined) return Effect.void
+    activation.handingOver = true
+    const running = activation.running
+    return Effect.andThen(
+      running === undefined ? Effect.void : running.drain.pipe(
+        Effect.timeout(handOverDrain),
+        Effect.ignore,
+        Effect.andThen(running.close)
+      ),
+      Deferred.await(current.done).pipe(
+        Effect.timeout(handOverPersist),
+        catchAll(() => Fiber.interrupt(current.fiber))
+      )
+    )
+  }
 
-    const close = () => Effect.gen(function*() {
-      yield* load
+  awaitRun(): Effect.Effect<void> {
+    const run = this.activation.run
+    return run === undefined ? Effect.void : Deferred.await(run.done)
+  }
+
+  /**
+   * Runs the session again when its run has not ended and it does not run here; a run it
+   * started is held to its end (as `Start` holds it), so that the entity stays active.
+   */
+  resume(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
+    return this.ensureRunning(undefined, true).pipe(
+      Effect.andThen((started) => started ? this.awaitRun() : Effect.void),
+      Effect.andThen(Effect.suspend(() => this.status()))
+    )
+  }
+
+  /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
+  startLike(payload: RunPayload, learn: boolean): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
+    return this.ensureRunning(payload, learn).pipe(
+      Effect.andThen(Effect.suspend(() => this.awaitRun())),
+      Effect.andThen(Effect.suspend(() => this.status()))
+    )
+  }
+
+  close(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
+    const { activation } = this
+    return this.lifecycle.withPlace(Effect.gen(function*(this: SessionRun) {
+      yield* activation.load
       if (activation.run !== undefined) {
         yield* Fiber.interrupt(activation.run.fiber)
         activation.running = undefined
@@ -400,20 +475,19 @@ export const make = (
       // A session the log does not know yet is recorded as closed: the `Start` that may follow
       // (it was sent before this `Close` but reached the entity after it) does not run it.
       if (Option.isNone(activation.record) || Option.isNone(activation.record.value.ended)) {
-        yield* endRun("closed", Option.some("closed by a caller"))
-        activation.record = yield* log.get(sessionId)
+        yield* this.endRun("closed", Option.some("closed by a caller"))
+        activation.record = yield* this.log.get(this.sessionId)
       }
-      return yield* status()
-    }).pipe((self) => lifecycle.withPlace(self))
+      return yield* this.status()
+    }.bind(this)))
+  }
+}
 
-    return {
-      Start: startLike(false),
-      Attach: startLike(true),
-      Events: (envelope: Entity.Request<typeof SessionEntity.Events>) =>
-        events(activation, ticker, ensureRunning)(envelope.payload.fromSeq),
-      Respond: respond(activation),
-      Status: status,
-      Close: close,
-      Resume: resume
-    }
+const describe = (cause: Cause.Cause<unknown>): string =>
+  Option.match(failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) =>
+      typeof error === "object" && error !== null && "_tag" in error
+        ? `${String(error._tag)}${"message" in error ? `: ${String(error.message)}` : ""}`
+        : String(error)
   })
