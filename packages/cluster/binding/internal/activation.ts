@@ -41,12 +41,11 @@ export const fold = (tally: Tally, event: SessionEvent.SessionEvent): void => Cl
 export const page = 500
 
 /**
- * How many of the most recent events an activation keeps in `recent`: enough for the live
- * readers, which keep up (each takes what came since its last offer, a chunk or two); a reader
- * further behind reads the log. Kept small because it is held for the whole run of every
- * session a runner holds: 256 events (the earlier bound) of a long session were about 55 KiB of
- * heap (218 bytes a decoded event, measured on the simulator's events), a third as much again
- * as the rest of the held session (about 170 KiB with a subscriber: docs/scale-out.md).
+ * How many of the most recent events an activation keeps in `recent` while a subscriber is open:
+ * enough for the live readers, which keep up (each takes what came since its last offer, a chunk
+ * or two); a reader further behind reads the log. Kept small, and only while someone reads,
+ * because it would be held for the whole run of every session a runner holds: 32 decoded events
+ * are about 7 KiB of heap (218 bytes an event, measured on the simulator's events).
  */
 export const recentMax = 32
 
@@ -66,8 +65,19 @@ export interface Activation {
   version: number
   readonly readers: Wakers
   readonly bump: Effect.Effect<void>
-  /** The most recent events, so live readers rarely go to the store. */
+  /**
+   * The most recent events (contiguous, up to the tally's `lastSeq`), so live readers rarely go
+   * to the store; empty while no subscriber is open.
+   */
   readonly recent: Array<EventLog.LoggedEvent>
+  /** `Events` subscribers open. */
+  readonly subscribers: number
+  /** A subscriber opens: from now on `recent` is kept. */
+  readonly subscribe: () => void
+  /** A subscriber is gone: with none left, `recent` is let go. */
+  readonly unsubscribe: () => void
+  /** Folds events logged after the tally's `lastSeq` into it, in order, and keeps the last in `recent`. */
+  readonly keep: (logged: ReadonlyArray<EventLog.LoggedEvent>) => void
   record: Option.Option<EventLog.SessionRecord>
   running: AgentSessions.RunningSession | undefined
   /** Set when this activation gives the session away (its shard moves, the runner stops). */
@@ -90,6 +100,7 @@ class SessionActivation implements Activation {
   running: AgentSessions.RunningSession | undefined = undefined
   handingOver = false
   run: Activation["run"] = undefined
+  subscribers = 0
 
   constructor(
     readonly sessionId: string,
@@ -103,6 +114,26 @@ class SessionActivation implements Activation {
     private readonly loading: Gate
   ) {}
 
+  subscribe(): void {
+    this.subscribers += 1
+  }
+
+  unsubscribe(): void {
+    this.subscribers -= 1
+    if (this.subscribers === 0) this.recent.length = 0
+  }
+
+  keep(logged: ReadonlyArray<EventLog.LoggedEvent>): void {
+    const { recent, tally } = this
+    for (const l of logged) {
+      fold(tally, l.event)
+      tally.lastSeq = l.seq
+    }
+    if (this.subscribers === 0) return
+    for (let i = Math.max(0, logged.length - recentMax); i < logged.length; i++) recent.push(logged[i]!)
+    if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+  }
+
   get bump(): Effect.Effect<void> {
     return Effect.sync(() => {
       this.version += 1
@@ -115,7 +146,7 @@ class SessionActivation implements Activation {
   }
 
   private loadLog(): Effect.Effect<void, EventLog.EventLogError> {
-    const { log, recent, sessionId, tally } = this
+    const { log, sessionId, tally } = this
     // One read for the record, the answers and the first page (a take-over reads this for every
     // session it takes); a longer log is read on by pages.
     return Effect.flatMap(log.snapshot(sessionId, tally.lastSeq + 1, page), (fresh) => {
@@ -129,12 +160,7 @@ class SessionActivation implements Activation {
         if (this.run !== undefined) return
         this.record = fresh.record
         for (const a of fresh.answers) tally.answered.set(requestKey(a.request), a.answer)
-        for (const logged of events) {
-          fold(tally, logged.event)
-          tally.lastSeq = logged.seq
-          recent.push(logged)
-        }
-        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        this.keep(events)
       })
     })
   }

@@ -25,7 +25,7 @@ import {
 import { ClusterTally } from "effect-agent-session-shell"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
-import { type Activation, fold, makeActivation, open, recentMax, type RunPayload } from "./activation.js"
+import { type Activation, makeActivation, open, type RunPayload } from "./activation.js"
 import { type AnswerWatch, type Waiter, waiterOf } from "./answerWatch.js"
 import { isClaimLost, requestKey, toAnswer } from "./eventLogMemory.js"
 import { events } from "./eventsStream.js"
@@ -206,8 +206,7 @@ class SessionRun {
     const events = chunk.filter((e) => !isChannelNotice(e))
     if (events.length === 0) return Effect.void
     const { activation } = this
-    const { recent, tally } = activation
-    const logged = events.map((event, i) => ({ seq: tally.lastSeq + 1 + i, event }))
+    const logged = events.map((event, i) => ({ seq: activation.tally.lastSeq + 1 + i, event }))
     // Persist before anything else sees the events; a store that stays down ends the
     // activation with a defect (the engine restarts it and the log is read again). A log
     // another runner has taken over (this runner was cut off from the database) is written
@@ -220,12 +219,7 @@ class SessionRun {
         }).pipe(Effect.andThen(Effect.die(error)))),
       Effect.orDie,
       Effect.andThen(Effect.suspend(() => {
-        for (const l of logged) {
-          fold(tally, l.event)
-          tally.lastSeq = l.seq
-          recent.push(l)
-        }
-        if (recent.length > recentMax) recent.splice(0, recent.length - recentMax)
+        activation.keep(logged)
         // A request just logged may be answered through another runner (see the answer watch).
         return Effect.andThen(this.parts.answers.watch(this.waiter), activation.bump)
       }))

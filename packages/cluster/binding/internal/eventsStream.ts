@@ -57,6 +57,8 @@ export const events = (
   )
 
   return Effect.gen(function*() {
+    // Counted from before the log is read: what the read folds in is kept for this subscriber.
+    yield* Effect.acquireRelease(Effect.sync(() => activation.subscribe()), () => Effect.sync(() => activation.unsubscribe()))
     yield* load
     yield* takeOver
     const { mailbox, writer } = yield* makeReplyMailbox<EventLog.LoggedEvent, EventLog.EventLogError>()

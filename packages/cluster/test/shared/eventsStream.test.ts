@@ -2,7 +2,8 @@
  * The session entity's `Events`, served from a reply mailbox (the cluster's
  * `binding/internal/eventsStream.ts`, written once for both cluster editions; a `Mailbox` on
  * Effect 3, a `Queue` on Effect 4), tested on both lines: a slow subscriber holds at most a page,
- * a tick offers a keep-alive only when nothing waits, a closed subscription is forgotten.
+ * a tick offers a keep-alive only when nothing waits, a closed subscription is forgotten, the
+ * recent events are kept only while a subscriber is open.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -117,5 +118,33 @@ describe("the entity's Events, from a mailbox", () => {
       ticker.wakers.wake()
       yield* settle
       assert.strictEqual(yield* size(mailbox), 0)
+    }).pipe(Effect.provide(EventLog.layerMemory()), Effect.scoped))
+
+  it.effect("the recent events are kept only while a subscriber is open; one that opens gets every event once, in order", () =>
+    Effect.gen(function*() {
+      const log = yield* EventLog.EventLog
+      yield* log.register({ info, maxActions: 10, agent: Option.none() })
+      const logged = Array.from({ length: 5 }, (_, i) => ({ seq: i + 1, event: event(i + 1) }))
+      yield* log.append(sessionId, logged)
+      const activation = yield* makeActivation(sessionId, log)
+      // The session runs here, and nobody reads: its events are folded, none is kept.
+      activation.run = { done: yield* Deferred.make<void>(), fiber: yield* forkChild(Effect.never) }
+      activation.keep(logged)
+      assert.deepStrictEqual([activation.tally.lastSeq, activation.recent.length], [5, 0])
+      const ticker = { wakers: new Wakers() }
+      const scope = yield* Scope.make()
+      const mailbox = yield* events(activation, ticker, () => Effect.void)(1).pipe(extendScope(scope))
+      // What came before the subscriber is read from the log.
+      assert.deepStrictEqual((yield* take(mailbox)).seqs, [1, 2, 3, 4, 5])
+      // What comes after is kept and offered from memory: seq 6 is not in the log.
+      activation.keep([{ seq: 6, event: event(6) }])
+      yield* activation.bump
+      assert.deepStrictEqual((yield* take(mailbox)).seqs, [6])
+      assert.deepStrictEqual(activation.recent.map((l) => l.seq), [6])
+      // The subscriber is gone: nothing is kept any more.
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual([activation.subscribers, activation.recent.length], [0, 0])
+      activation.keep([{ seq: 7, event: event(7) }])
+      assert.deepStrictEqual([activation.tally.lastSeq, activation.recent.length], [7, 0])
     }).pipe(Effect.provide(EventLog.layerMemory()), Effect.scoped))
 })
