@@ -263,11 +263,14 @@ class SessionRun {
       : Effect.succeed(false)
   }
 
-  /** `attached`: completed once the channel is attached (or the run ended without one). */
-  runSession(r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>): Effect.Effect<void> {
+  /**
+   * `attached`: completed once the channel is attached (or the run ended without one). The
+   * channel is the run's scope's (`startClaimed`).
+   */
+  runSession(r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>): Effect.Effect<void, never, Scope.Scope> {
     const { activation, parts } = this
     const { tally } = activation
-    return Effect.scoped(Effect.gen(function*(this: SessionRun) {
+    return Effect.gen(function*(this: SessionRun) {
       // Taking a session over (or attaching one created elsewhere): it may have completed
       // while no runner held it; then there is nothing to attach to.
       if (learn && (yield* this.completeAtService(r))) return yield* this.endRun("complete", completedUnheld)
@@ -313,9 +316,8 @@ class SessionRun {
       if (tally.session.completed !== undefined) return yield* this.endRun("complete", Option.none())
       if (yield* this.completeAtService(r)) return yield* this.endRun("complete", completedUnheld)
       yield* this.endRun("ended", Exit.isFailure(exit) ? Option.some(describe(exit.cause)) : Option.none())
-    }.bind(this))).pipe(
-      catchAll((error) => this.endRun("ended", Option.some(`${error._tag}: ${error.message}`))),
-      Effect.annotateLogs({ sessionId: this.sessionId })
+    }.bind(this)).pipe(
+      catchAll((error) => this.endRun("ended", Option.some(`${error._tag}: ${error.message}`)))
     )
   }
 
@@ -392,12 +394,15 @@ class SessionRun {
       if (Option.isSome(r.ended)) return false
       const done = yield* Deferred.make<void>()
       const attached = yield* Deferred.make<void>()
+      /** The run's scope: its channel's, closed when the run ends, before anything else. */
+      const scope = yield* Scope.make()
       const fiber = yield* this.runSession(r, learn || activation.tally.lastSeq > 0, attached).pipe(
-        Effect.onExit(() =>
-          Effect.sync(() => {
-            activation.run = undefined
-            activation.running = undefined
-          }).pipe(
+        Effect.onExit((exit) =>
+          Scope.close(scope, exit).pipe(
+            Effect.andThen(Effect.sync(() => {
+              activation.run = undefined
+              activation.running = undefined
+            })),
             Effect.andThen(parts.answers.unwatch(this.waiter)),
             // After every event the run received is persisted (or the run was stopped).
             Effect.andThen(this.release()),
@@ -406,7 +411,11 @@ class SessionRun {
           )
         ),
         // Not in the activation's scope: when it closes, the channel is drained first (`handOver`).
-        forkDaemon
+        forkDaemon,
+        // Given to the run's fiber as it is forked (it inherits them), not wrapped around the run:
+        // a wrapper would stay on its stack, in the heap of every session held, for the whole run.
+        Effect.provideService(Scope.Scope, scope),
+        Effect.annotateLogs({ sessionId })
       )
       activation.run = { done, fiber }
       yield* Deferred.await(attached)
