@@ -116,7 +116,13 @@ class SessionGuard
   forEachBatch<X, E, R>(
     f: (batch: ReadonlyArray<SessionEvent.SessionEvent>) => Effect.Effect<X, E, R>
   ): Effect.Effect<void, RunningSessionError | E, R> {
-    return Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Effect.flatMap(this.openOnce(scope), (pull) => runPull(pull, f))))
+    // A scope of its own, closed when the run ends, not `Effect.scoped`: that would give the run a
+    // copy of its fiber's services and wrappers that stay on its stack for the whole session.
+    return Effect.flatMap(Scope.make(), (scope) =>
+      Effect.onExit(
+        Effect.flatMap(this.openOnce(scope), (pull) => runPull(pull, f)),
+        (exit) => Scope.close(scope, exit)
+      ))
   }
 
   /** The guarded pull (`open`), once: the events are consumed by `events` or `forEachBatch`, not both. */
