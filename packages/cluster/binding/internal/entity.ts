@@ -100,7 +100,7 @@ export const make = (
     const api = yield* AgentApi.AgentApi
     const sessionId = address.entityId as string
     const activation = yield* makeActivation(sessionId, log)
-    const self = new SessionRun(parts, address.shardId.id, runner, log, sessions, api, activation, yield* makeGate(1))
+    const self = new SessionRun(parts, address.shardId.id, runner, sessions, api, activation, yield* makeGate(1))
     registry.set(sessionId, self.localState)
     yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, self.localState)))
     // When the activation ends (the shard moves to another runner, the runner stops): drain the
@@ -128,7 +128,6 @@ export const make = (
  * whole run (its heap is counted in bench/RESULTS.md, "What a held session keeps").
  */
 class SessionRun {
-  readonly sessionId: string
   /** This activation's name as the writer of the session's log (its own: `writer.ts`). */
   readonly writer: string
   readonly waiter: Waiter
@@ -148,16 +147,22 @@ class SessionRun {
     /** The shard the session's entity is on. */
     readonly shard: number,
     readonly runner: { readonly host: string; readonly port: number },
-    readonly log: EventLog.Service,
     readonly sessions: AgentSessions.Service,
     readonly api: AgentApi.Service,
     readonly activation: Activation,
     /** Starting and closing one at a time, in the order the messages arrived. */
     readonly lifecycle: Gate
   ) {
-    this.sessionId = activation.sessionId
     this.writer = activationWriter(parts.runnerWriter)
     this.waiter = waiterOf(activation)
+  }
+
+  get sessionId(): string {
+    return this.activation.sessionId
+  }
+
+  get log(): EventLog.Service {
+    return this.activation.log
   }
 
   get runnerName(): string {
@@ -285,7 +290,7 @@ class SessionRun {
       // Requests answered but not yet settled are answered again on this channel: those in
       // the log, and those a `Respond` recorded while the channel was being attached (it saw
       // no channel to hand them to). Listed in the same step as the channel is set: a
-      // `Respond` recording after it sends on the channel itthis.
+      // `Respond` recording after it sends on the channel itself.
       const resend = requests.filter((request) => tally.answered.has(requestKey(request)))
       for (const request of resend) {
         const answer = tally.answered.get(requestKey(request))
