@@ -25,16 +25,19 @@
  * The runners start with the Node flags of `runnerFlags.ts`, as `clusterTakeover.ts`'s do
  * (`--runner-flags` sets their young generation's, as there).
  *
- * Prints a table (markdown); bench/RESULTS.md keeps the runs by hand.
+ * Prints a table (markdown): among its rows the survivors' CPU from the kill to the last request
+ * back per entity moved, and the part of it off their main threads (`procCpu.ts`); bench/RESULTS.md
+ * keeps the runs by hand.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { appendFileSync, readFileSync } from "node:fs"
+import { appendFileSync } from "node:fs"
 import * as Os from "node:os"
 import { join } from "node:path"
 import { readLines } from "../test/shared/fixtures/lines.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { cpuMs, offMainCpuMs } from "./procCpu.js"
 import { baseRunnerFlags, defaultRunnerTuning, runnerTuning } from "./runnerFlags.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
@@ -84,16 +87,6 @@ const spawnRunner = (url: string, port: number, workMs: number, retainKib: numbe
     }),
     (proc) => Effect.sync(() => proc.child.kill("SIGKILL"))
   )
-
-/** CPU time (user + system) of a process so far, in ms (Linux, /proc; clock ticks of 10 ms). */
-const cpuMs = (pid: number | undefined): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return Number.NaN
-  }
-}
 
 const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
@@ -147,6 +140,7 @@ const main = Effect.scoped(Effect.gen(function*() {
   const moved = held[victimIndex]!
   const survivors = runners.filter((_, i) => i !== victimIndex)
   const cpuBefore = survivors.map((r) => cpuMs(r.child.pid))
+  const offMainBefore = survivors.map((r) => offMainCpuMs(r.child.pid))
   const killedAt = Date.now()
   runners[victimIndex]!.child.kill("SIGKILL")
   let arrivals: Array<number> = []
@@ -157,6 +151,7 @@ const main = Effect.scoped(Effect.gen(function*() {
     arrivals = lists.flatMap((l) => JSON.parse(l) as Array<number>)
   }
   const cpuAfter = survivors.map((r) => cpuMs(r.child.pid))
+  const offMain = survivors.reduce((a, r, i) => a + offMainCpuMs(r.child.pid) - offMainBefore[i]!, 0)
   const lastAt = Math.max(...arrivals)
   const sinceKill = arrivals.map((t) => t - killedAt)
   const cpu = cpuAfter.reduce((a, b, i) => a + b - cpuBefore[i]!, 0)
@@ -171,7 +166,8 @@ const main = Effect.scoped(Effect.gen(function*() {
     ["kill to request back: median", `${median(sinceKill).toFixed(0)} ms`],
     ["... p10 / p90 / max", `${quantile(sinceKill, 0.1).toFixed(0)} / ${quantile(sinceKill, 0.9).toFixed(0)} / ${Math.max(...sinceKill).toFixed(0)} ms`],
     ["survivors' CPU from the kill to the last arrival", `${(cpu / 1000).toFixed(1)} s over ${((lastAt - killedAt) / 1000).toFixed(1)} s`],
-    ["... per entity moved", `${(cpu / Math.max(1, arrivals.length)).toFixed(2)} ms`]
+    ["... per entity moved", `${(cpu / Math.max(1, arrivals.length)).toFixed(2)} ms`],
+    ["... of it off the main threads (V8's helper threads: mostly garbage collection)", `${(offMain / Math.max(1, arrivals.length)).toFixed(2)} ms`]
   ]
   const table = ["| measure | value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n")
   yield* Effect.sync(() => process.stdout.write(`${table}\n`))

@@ -12,12 +12,19 @@
  *   its answer, the runner holding the most is killed (SIGKILL); the survivors' CPU (user +
  *   system, /proc) is counted from the kill until every moved session has been taken over (each
  *   survivor's notice `Took session <id> over`) and one second more, less what the survivors
- *   spent idle over as long (measured for 3 s before the kill).
+ *   spent idle over as long (measured for 3 s before the kill). Of it: the survivors'
+ *   main-thread garbage collection pauses, and their CPU off their main threads (`procCpu.ts`:
+ *   V8's helper threads), each less its idle rate.
  *
  * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
  * (V8's `.cpuprofile`) and prints its self time by function.
  *
  * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
+ *
+ * `--repeat <n>` measures each size n times, the floor and the SDK one after the other each time
+ * (a row each), then a row of medians: the median SDK CPU per session, the median floor, their
+ * ratio, and the median of the runs' own ratios. On a 2-core machine one run's floor varies by 2x,
+ * so a single run's ratio is a ratio of two noisy figures; the medians are the figures to read.
  *
  * `--runner-flags "<flags>"` sets the runners' young generation flags, the floor's runners' too
  * (default `--max-semi-space-size=64`, as `docs/scale-out.md` advises; `--runner-flags ""`: Node's
@@ -36,7 +43,7 @@
  * Effect 4 run writes its table to its own block (`<!-- cluster-takeover-effect4:begin -->`) inside
  * the section, which an Effect 3 `--write` keeps.
  *
- *   npx tsx packages/cluster/bench/clusterTakeover.ts [--line effect3|effect4] [--sizes 200,1000] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
+ *   npx tsx packages/cluster/bench/clusterTakeover.ts [--line effect3|effect4] [--sizes 200,1000] [--repeat 1] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
  *
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
@@ -57,6 +64,7 @@ import { readLines } from "../test/shared/fixtures/lines.js"
 import { fixtureEnv } from "../test/shared/fixtures/process.js"
 import { lease } from "../binding/internal/writer.js"
 import { effect4FixtureCommands } from "./effect4Fixtures.js"
+import { cpuMs, offMainCpuMs } from "./procCpu.js"
 import { baseRunnerFlags, defaultRunnerTuning, runnerTuning } from "./runnerFlags.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
 
@@ -74,6 +82,8 @@ if (LINE !== "effect3" && LINE !== "effect4") {
 }
 const EFFECT4 = LINE === "effect4"
 const FLOOR = !process.argv.includes("--no-floor")
+/** How many times each size is measured (`--repeat`), the floor and the SDK alternately. */
+const REPEAT = Math.max(1, Number(flag("repeat", "1")))
 const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
@@ -82,16 +92,13 @@ const RUNNER_FLAGS = runnerTuning(flag("runner-flags", defaultRunnerTuning))
 /** Writes the section between `<!-- cluster-takeover:begin -->` and `<!-- cluster-takeover:end -->` of bench/RESULTS.md. */
 const WRITE = process.argv.includes("--write")
 
-/** CPU time (user + system) of a process so far, in ms (Linux, /proc; clock ticks of 10 ms). */
-const cpuMs = (pid: number | undefined): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return Number.NaN
-  }
-}
 const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
+/** The median (of an even count, the mean of the middle two). */
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length === 0 ? Number.NaN : s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
 const quantile = (xs: ReadonlyArray<number>, q: number): number => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * q))]!
@@ -233,6 +240,8 @@ interface SdkRun {
    * entries), less their idle rate's: a part of `cpuMs - idleMs`.
    */
   readonly gcMs: number
+  /** The survivors' CPU off their main threads over as long ({@link offMainCpuMs}), less their idle rate's: a part of `cpuMs - idleMs`. */
+  readonly offMainMs: number
   /** The survivors' CPU from the kill to the first take-over notice, and their idle rate over as long. */
   readonly cpuBeforeFirstMs: number
   readonly idleBeforeFirstMs: number
@@ -398,13 +407,16 @@ const sdkRun = (sessions: number, profile: boolean) =>
     const gcPauses = Effect.map(Effect.forEach(survivors, (r) => Effect.map(ask(r, "gc"), Number)), sum)
     const gcIdleFrom = yield* gcPauses
     const idleFrom = survivors.map((r) => cpuMs(r.child.pid))
+    const offMainIdleFrom = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const idleAt = Date.now()
     yield* Effect.sleep("3 seconds")
     const idleRate = (sum(survivors.map((r) => cpuMs(r.child.pid))) - sum(idleFrom)) / (Date.now() - idleAt)
+    const offMainIdleRate = (sum(survivors.map((r) => offMainCpuMs(r.child.pid))) - offMainIdleFrom) / (Date.now() - idleAt)
     const gcBefore = yield* gcPauses
     const gcIdleRate = (gcBefore - gcIdleFrom) / (Date.now() - idleAt)
     if (profile) for (const r of survivors) r.child.stdin!.write("prof-start\n")
     const before = survivors.map((r) => cpuMs(r.child.pid))
+    const offMainBefore = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const killedAt = Date.now()
     runners[victimIndex]!.child.kill("SIGKILL")
     const takenOver = () => sum(survivors.map((r) => [...r.tookOver.values()].filter((t) => t >= killedAt).length))
@@ -437,6 +449,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
     }
     yield* Effect.sleep("1 second")
     const after = survivors.map((r) => cpuMs(r.child.pid))
+    const offMainAfter = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const elapsed = Date.now() - killedAt
     const gcAfter = yield* gcPauses
     if (profile) {
@@ -460,6 +473,7 @@ const sdkRun = (sessions: number, profile: boolean) =>
       cpuMs: sum(after) - sum(before),
       idleMs: idleRate * elapsed,
       gcMs: gcAfter - gcBefore - gcIdleRate * elapsed,
+      offMainMs: offMainAfter - offMainBefore - offMainIdleRate * elapsed,
       cpuBeforeFirstMs: (atFirst ?? Number.NaN) - sum(before),
       idleBeforeFirstMs: idleRate * firstAt,
       firstAt,
@@ -475,6 +489,8 @@ const sdkRun = (sessions: number, profile: boolean) =>
 
 interface FloorRun {
   readonly perEntity: number
+  /** Of it, off the survivors' main threads. */
+  readonly offMain: number
   readonly median: string
   readonly moved: string
 }
@@ -499,6 +515,7 @@ const floorRun = (entities: number) =>
       const row = (name: string) => out.split("\n").find((l) => l.startsWith(`| ${name}`))?.split("|")[2]?.trim() ?? "?"
       const run = {
         perEntity: Number.parseFloat(row("... per entity moved")),
+        offMain: Number.parseFloat(row("... of it off the main threads")),
         median: row("kill to request back: median"),
         moved: row("requests back on a survivor")
       }
@@ -524,24 +541,41 @@ const main = Effect.gen(function*() {
   const rows: Array<string> = []
   const measured: Array<{ readonly size: number; readonly moved: number; readonly per: number; readonly pre: number; readonly post: number; readonly floor: number; readonly sdk: SdkRun; readonly floorMedian: number }> = []
   for (const [i, size] of SIZES.entries()) {
-    const floor = FLOOR ? yield* floorRun(size) : undefined
-    const sdk = yield* sdkRun(size, PROFILE_DIR !== "" && i === SIZES.length - 1)
-    const n = Math.max(1, sdk.takenOver)
-    const per = (sdk.cpuMs - sdk.idleMs) / n
-    const pre = (sdk.cpuBeforeFirstMs - sdk.idleBeforeFirstMs) / n
-    const post = per - pre
-    measured.push({ size, moved: sdk.takenOver, per, pre, post, floor: floor?.perEntity ?? Number.NaN, sdk, floorMedian: floor === undefined ? Number.NaN : ms(floor.median) })
-    rows.push(
-      `| ${size.toLocaleString("en-US")} | ${sdk.load.toFixed(1)} | ${sdk.takenOver}/${sdk.running} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${(sdk.idleMs / 1000).toFixed(1)} s) over ${
-        sdk.seconds.toFixed(1)
-      } s | **${per.toFixed(2)} ms** | ${pre.toFixed(2)} / ${post.toFixed(2)} ms | ${(sdk.gcMs / n).toFixed(2)} ms | ${floor === undefined ? "-" : `${floor.perEntity.toFixed(2)} ms`} | ${
-        floor === undefined ? "-" : (per / floor.perEntity).toFixed(1)
-      } | ${sdk.firstAt.toFixed(0)} / ${sdk.median.toFixed(0)} / ${sdk.p90.toFixed(0)} / ${sdk.max.toFixed(0)} ms | ${floor?.median ?? "-"} |`
-    )
+    const runs: Array<{ readonly per: number; readonly floor: number }> = []
+    for (let rep = 1; rep <= REPEAT; rep++) {
+      const floor = FLOOR ? yield* floorRun(size) : undefined
+      const sdk = yield* sdkRun(size, PROFILE_DIR !== "" && i === SIZES.length - 1 && rep === REPEAT)
+      const n = Math.max(1, sdk.takenOver)
+      const per = (sdk.cpuMs - sdk.idleMs) / n
+      const pre = (sdk.cpuBeforeFirstMs - sdk.idleBeforeFirstMs) / n
+      const post = per - pre
+      runs.push({ per, floor: floor?.perEntity ?? Number.NaN })
+      measured.push({ size, moved: sdk.takenOver, per, pre, post, floor: floor?.perEntity ?? Number.NaN, sdk, floorMedian: floor === undefined ? Number.NaN : ms(floor.median) })
+      rows.push(
+        `| ${size.toLocaleString("en-US")}${REPEAT > 1 ? `, run ${rep}` : ""} | ${sdk.load.toFixed(1)} | ${sdk.takenOver}/${sdk.running} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${
+          (sdk.idleMs / 1000).toFixed(1)
+        } s) over ${sdk.seconds.toFixed(1)} s | **${per.toFixed(2)} ms** | ${pre.toFixed(2)} / ${post.toFixed(2)} ms | ${(sdk.gcMs / n).toFixed(2)} ms | ${(sdk.offMainMs / n).toFixed(2)} ms | ${
+          floor === undefined ? "-" : `${floor.perEntity.toFixed(2)} ms (off the main thread: ${floor.offMain.toFixed(2)} ms)`
+        } | ${floor === undefined ? "-" : (per / floor.perEntity).toFixed(1)} | ${sdk.firstAt.toFixed(0)} / ${sdk.median.toFixed(0)} / ${sdk.p90.toFixed(0)} / ${
+          sdk.max.toFixed(0)
+        } ms | ${floor?.median ?? "-"} |`
+      )
+      process.stderr.write(`${rows[rows.length - 1]}\n`)
+    }
+    if (REPEAT > 1) {
+      const per = median(runs.map((r) => r.per))
+      const floor = median(runs.map((r) => r.floor))
+      const ratios = median(runs.map((r) => r.per / r.floor))
+      rows.push(
+        `| ${size.toLocaleString("en-US")}, median of ${REPEAT} | - | - | - | **${per.toFixed(2)} ms** | - | - | - | ${FLOOR ? `${floor.toFixed(2)} ms` : "-"} | ${
+          FLOOR ? `${(per / floor).toFixed(1)} (of the runs' ratios: ${ratios.toFixed(1)})` : "-"
+        } | - | - |`
+      )
+    }
   }
   const table = [
-    "| sessions | load (1 min, at the end) | taken over | survivors' CPU, kill to last take-over + 1 s | SDK CPU per session | of it: before the first take-over / after | of it: garbage collection pauses | floor CPU per entity | ratio | SDK kill to take-over: first / median / p90 / max | floor kill to request back: median |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| sessions | load (1 min, at the end) | taken over | survivors' CPU, kill to last take-over + 1 s | SDK CPU per session | of it: before the first take-over / after | of it: garbage collection pauses | of it: off the main thread | floor CPU per entity | ratio | SDK kill to take-over: first / median / p90 / max | floor kill to request back: median |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows
   ].join("\n")
   process.stdout.write(`\n${EFFECT4 ? `${effect4Note}\n\n` : ""}${table}\n`)
@@ -552,7 +586,10 @@ const main = Effect.gen(function*() {
   // take-overs (c_post a session). The killed runner's n sessions are spread over the k - 1
   // survivors, each on a core of its own (a runner is one Node thread): the first phase is
   // hidden behind the lease unless it is longer.
-  const largest = measured[measured.length - 1]!
+  // The largest size's c_pre and c_post: with `--repeat`, the medians of its runs.
+  const largestSize = measured[measured.length - 1]!.size
+  const largestRuns = measured.filter((m) => m.size === largestSize)
+  const largest = { size: largestSize, pre: median(largestRuns.map((m) => m.pre)), post: median(largestRuns.map((m) => m.post)) }
   const d = lease
   const projected = (n: number, cores: number) =>
     ((Math.max(d, n * largest.pre / (cores - 1)) + n * largest.post / (cores - 1)) / 1000).toFixed(1)
@@ -573,7 +610,9 @@ const main = Effect.gen(function*() {
       (d / 1000).toFixed(1)
     } s (the claim lease: a session is taken over only once the killed runner's claim on its log has lapsed), c_pre = ${largest.pre.toFixed(2)} ms and c_post = ${
       largest.post.toFixed(2)
-    } ms (the SDK's CPU per session before and after the first take-over, at ${largest.size.toLocaleString("en-US")} sessions), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help).`,
+    } ms (the SDK's CPU per session before and after the first take-over, at ${largest.size.toLocaleString("en-US")} sessions${
+      largestRuns.length > 1 ? `, the medians of ${largestRuns.length} runs` : ""
+    }), k cores each running one runner (PostgreSQL and the service elsewhere): the killed runner's sessions are taken over by the k - 1 survivors at once, each on a core of its own (a runner takes sessions over on one Node thread: more cores than runners do not help).`,
     "",
     projection
   ].join("\n")
@@ -610,13 +649,13 @@ const main = Effect.gen(function*() {
     "<!-- cluster-takeover:begin -->",
     "## Cluster: CPU per session taken over, against `@effect/cluster`'s floor (packages/cluster/bench/clusterTakeover.ts)",
     "",
-    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`packages/cluster/bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). Runners (the floor's too) started with ${[...baseRunnerFlags, ...RUNNER_FLAGS].map((f) => `\`${f}\``).join(" ")}. SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; split at the first take-over notice; of it, the survivors' main-thread garbage collection pauses (V8's \`gc\` performance entries), less their idle rate's. The floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
+    `Run ${new Date().toISOString()}: ${Os.cpus()[0]?.model ?? "?"}, ${Os.cpus().length} cores, Node ${process.version}, shared with other work. For each size, in one run: the floor (\`packages/cluster/bench/clusterFloor.ts --entities <n>\`: \`@effect/cluster\` alone, entities holding one persisted request) and the SDK (3 runner processes, PostgreSQL, the simulator, sessions that ask for a permission after a few actions and wait: held sessions that send nothing); the runner holding the most is killed (SIGKILL). Runners (the floor's too) started with ${[...baseRunnerFlags, ...RUNNER_FLAGS].map((f) => `\`${f}\``).join(" ")}. SDK CPU per session: the survivors' CPU (user + system) from the kill until every moved session was taken over (its runner's notice) and 1 s more, less the survivors' idle rate over as long, divided by the sessions taken over; split at the first take-over notice; of it, the survivors' main-thread garbage collection pauses (V8's \`gc\` performance entries), less their idle rate's, and their CPU off their main threads (V8's helper threads: concurrent marking, parallel scavenging), less its idle rate. The floor's: its survivors' CPU from the kill to the last request back, divided by the entities moved (idle not subtracted). Target: SDK <= 1.2 ms a session (3x the floor at 10,000 sessions).`,
     "",
     table,
     "",
     projectionText,
     "",
-    "Reproduce: `npx tsx packages/cluster/bench/clusterTakeover.ts --sizes 200,1000,10000 --write` (`--profile <dir>` also writes and summarizes a CPU profile of each survivor at the largest size).",
+    "Reproduce: `npx tsx packages/cluster/bench/clusterTakeover.ts --sizes 200,1000,10000 --write` (`--repeat <n>` measures each size n times, with a row of medians; `--profile <dir>` also writes and summarizes a CPU profile of each survivor at the largest size).",
     "<!-- cluster-takeover:end -->"
   ].join("\n")
   process.stdout.write(`\n${section}\n`)
