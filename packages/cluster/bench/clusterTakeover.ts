@@ -83,7 +83,7 @@ if (LINE !== "effect3" && LINE !== "effect4") {
 const EFFECT4 = LINE === "effect4"
 const FLOOR = !process.argv.includes("--no-floor")
 /** How many times each size is measured (`--repeat`), the floor and the SDK alternately. */
-const REPEAT = Math.max(1, Number(flag("repeat", "1")))
+const REPEAT = Math.max(1, Math.floor(Number(flag("repeat", "1"))) || 1)
 const PROFILE_DIR = flag("profile", "")
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
