@@ -167,7 +167,7 @@ const main = Effect.scoped(Effect.gen(function*() {
     ["... p10 / p90 / max", `${quantile(sinceKill, 0.1).toFixed(0)} / ${quantile(sinceKill, 0.9).toFixed(0)} / ${Math.max(...sinceKill).toFixed(0)} ms`],
     ["survivors' CPU from the kill to the last arrival", `${(cpu / 1000).toFixed(1)} s over ${((lastAt - killedAt) / 1000).toFixed(1)} s`],
     ["... per entity moved", `${(cpu / Math.max(1, arrivals.length)).toFixed(2)} ms`],
-    ["... of it off the main threads (V8's helper threads: mostly garbage collection)", `${(offMain / Math.max(1, arrivals.length)).toFixed(2)} ms`]
+    ["... of it off the main threads (V8's helper threads)", `${(offMain / Math.max(1, arrivals.length)).toFixed(2)} ms`]
   ]
   const table = ["| measure | value |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n")
   yield* Effect.sync(() => process.stdout.write(`${table}\n`))

@@ -19,7 +19,7 @@ export const cpuMs = (pid: number | undefined): number => statCpuMs(`/proc/${pid
 
 /**
  * CPU time of a process's threads other than its main one, so far, in ms: V8's helper threads
- * (concurrent marking, parallel scavenging, compilation) and libuv's pool. In a runner that only
- * takes sessions over, nearly all of it is the garbage collector's.
+ * (the garbage collector's concurrent marking and parallel scavenging, the optimizing compiler's
+ * background work) and libuv's pool. The part of each is not told apart.
  */
 export const offMainCpuMs = (pid: number | undefined): number => cpuMs(pid) - statCpuMs(`/proc/${pid}/task/${pid}/stat`)
