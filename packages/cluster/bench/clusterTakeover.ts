@@ -67,6 +67,7 @@ import { effect4FixtureCommands } from "./effect4Fixtures.js"
 import { cpuMs, offMainCpuMs } from "./procCpu.js"
 import { baseRunnerFlags, defaultRunnerTuning, runnerTuning } from "./runnerFlags.js"
 import * as Postgres from "effect-agent-session-test-support/Postgres"
+import { stats } from "effect-agent-session-test-support/measure"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const flag = (name: string, fallback: string): string => {
@@ -94,11 +95,7 @@ const WRITE = process.argv.includes("--write")
 
 const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
 /** The median (of an even count, the mean of the middle two). */
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length === 0 ? Number.NaN : s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
+const median = (xs: ReadonlyArray<number>): number => stats(xs).median
 const quantile = (xs: ReadonlyArray<number>, q: number): number => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * q))]!
