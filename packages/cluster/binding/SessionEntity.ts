@@ -6,16 +6,17 @@
  *   at the service. `Attach` (persisted): the same for a session created elsewhere. Both are
  *   keyed by the session id: a retried or redelivered one joins the run already under way, and
  *   neither creates anything at the service, so no second paid session can come of them. The
- *   reply (a {@link Status}) comes when the run ends; while it runs the message stays
- *   unprocessed in the cluster's storage, which is what brings the session back on another
- *   runner when its runner dies.
+ *   reply (a {@link Status}) comes once the session's channel is attached. The run is the
+ *   runner's, not the entity's: it lasts until the session ends, and the resumer of whichever
+ *   runner owns the session's shard runs it again from the log when its runner dies or gives the
+ *   shard away; the entity is a front for commands, active only while one is handled.
  * - `Events { fromSeq }`: the session's events from a sequence number: the log first, then live,
  *   with no gap and no duplicate at the seam (the live part is read from the log too).
  * - `Respond { request, answer }` (persisted): the answer is recorded in the log, then handed
  *   to the channel; a runner that takes the session over sends recorded answers its log shows
  *   unanswered.
- * - `Status`, `Close`, and `Resume` (sent by a runner's resumer to the sessions of the shards it
- *   gained).
+ * - `Status`, `Close`, and `Resume` (runs the session again if it does not run; a runner's resumer
+ *   does the same for the sessions of the shards it gains, with no message).
  *
  * Written once for both cluster editions: the Effect 4 edition's entity has the same type, messages
  * and schemas, bound to Effect 4's `effect/cluster` (the two lines' runners do not share a cluster).
@@ -27,11 +28,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import {
-  type AgentApi,
-  type AgentSessions,
+  AgentApi,
+  AgentSessions,
   ClusterSchema,
   type DurationInput,
   Entity,
+  EntityId,
   Errors,
   type EventStream,
   intAtLeast,
@@ -40,7 +42,7 @@ import {
   Session,
   SessionEvent,
   scopedDiscardLayer,
-  type Sharding,
+  Sharding,
   ShardingConfig,
   union,
   unwrapScopedLayer
@@ -48,8 +50,8 @@ import {
 import * as EventLog from "./EventLog.js"
 import { defaultInterval as defaultAnswerCheckInterval, makeAnswerWatch } from "./internal/answerWatch.js"
 import * as internal from "./internal/entity.js"
-import { makeGate } from "./internal/gate.js"
-import { makeRegistry, resumer } from "./internal/resumer.js"
+import { gate } from "./internal/gate.js"
+import { resumer } from "./internal/resumer.js"
 import { makeTicker } from "./internal/ticker.js"
 import { makeUnreleased, renewer, writerName } from "./internal/writer.js"
 
@@ -181,8 +183,8 @@ export const Close = Rpc.make("Close", { success: Status, error: EventLog.EventL
 )
 
 /**
- * `Resume`: run the session again if its run has not ended and no runner runs it (sent by the
- * resumer, see {@link layer}); the reply comes when the run ends.
+ * `Resume`: run the session again if its run has not ended and it does not run on the runner that
+ * owns it (the resumer does the same with no message, see {@link layer}); the reply comes once it runs.
  *
  * @since 0.1.0
  * @category models
@@ -206,16 +208,18 @@ export const SessionEntity = Entity.make("AgentSession", [Start, Attach, Events,
 export interface Options {
   /** Options of every session's channel. */
   readonly connect?: Omit<EventStream.ConnectOptions, "agent" | "pendingRequests"> | undefined
-  /** Idle time before an entity whose run ended is passivated (its log stays). Default 1 minute. */
+  /**
+   * Idle time before an entity with no command under way is passivated (the session's run and its
+   * log stay: the run is the runner's). Default 1 minute.
+   */
   readonly maxIdleTime?: DurationInput | undefined
   /**
-   * How often each runner's resumer looks for shards it has gained, and sends `Resume` to their
-   * sessions whose run has not ended and that neither run nor start on this runner, once the
-   * shard has been held for a second (the engine meanwhile delivers again the `Start` a dead
-   * owner had not finished: such a session starts without a `Resume`), so that a session whose
-   * runner gave its shard away (rebalancing) or died runs again on the new owner. A subscriber
-   * (`Events`) that reaches the new owner first takes the session over itself. Default 250 ms
-   * (a look reads nothing from the store unless shards were gained).
+   * How often each runner's resumer looks at the shards it owns: it hands over the runs of the
+   * shards it lost, and runs the sessions of the shards it gained whose run has not ended and that
+   * neither run nor start on this runner, so that a session whose runner gave its shard away
+   * (rebalancing) or died runs again on the new owner. A subscriber (`Events`) or a command that
+   * reaches the new owner first takes the session over itself. Default 250 ms (a look reads
+   * nothing from the store unless shards were gained).
    */
   readonly resumeInterval?: DurationInput | undefined
   /**
@@ -230,14 +234,15 @@ export interface Options {
 }
 
 /**
- * Registers the entity with the runner's `Sharding`: this process runs sessions. With it comes
- * the runner's resumer: every `resumeInterval` it sends `Resume` to the unended sessions of the
- * shards this runner gained (once held for a second), except those that run or start here
+ * Registers the entity with the runner's `Sharding`: this process runs sessions. With it come the
+ * runner's sessions (each session that runs here, held by the runner, not by its entity), and the
+ * runner's resumer: every `resumeInterval` it hands over the runs of the shards this runner lost
+ * and runs the unended sessions of the shards it gained, except those that run or start here
  * already, so that a session whose shard moved (its runner died, or rebalancing between live
- * runners) runs again on the new owner; a subscriber
- * that reaches the new owner before the resumer takes the session over at once. And the
- * runner's answer watch: every `answerCheckInterval` it reads the answers recorded for the
- * sessions it holds that wait for one they have not been given.
+ * runners) runs again on the new owner; a subscriber or a command that reaches the new owner
+ * before the resumer takes the session over at once. And the runner's answer watch: every
+ * `answerCheckInterval` it reads the answers recorded for the sessions it holds that wait for one
+ * they have not been given. When the runner stops, every session that runs on it is handed over.
  *
  * @since 0.1.0
  * @category layers
@@ -247,26 +252,38 @@ export const layer = (
 ): Layer.Layer<never, never, Sharding.Sharding | ShardingConfig.ShardingConfig | AgentSessions.AgentSessions | AgentApi.AgentApi | EventLog.EventLog> =>
   unwrapScopedLayer(Effect.gen(function*() {
     const ticker = yield* makeTicker
-    const starting = yield* makeGate(internal.startsAtOnce)
     const answers = yield* makeAnswerWatch(options.answerCheckInterval ?? defaultAnswerCheckInterval)
-    // The runner's activations, which the resumer reads (it sends no `Resume` to a session that
-    // runs or starts here).
-    const registry = makeRegistry()
-    // The name this runner's activations claim the logs they write by (one writer per log).
+    const sharding = yield* Sharding.Sharding
+    // The name this runner's runs claim the logs they write by (one writer per log).
     const config = yield* ShardingConfig.ShardingConfig
-    const writer = writerName(
-      Option.match(config.runnerAddress, { onNone: () => "client", onSome: (a) => `${a.host}:${a.port}` })
-    )
+    const runnerName = Option.match(config.runnerAddress, { onNone: () => "client", onSome: (a) => `${a.host}:${a.port}` })
+    const writer = writerName(runnerName)
+    const log = yield* EventLog.EventLog
     // Shown alive for as long as the runner is: its claims hold while it lives, however long it
     // stalls (a lock of its name on a connection of its own, on PostgreSQL).
-    yield* Effect.flatMap(EventLog.EventLog, (log) => log.live(writer))
-    const unreleased = makeUnreleased()
+    yield* log.live(writer)
+    // The runner's sessions, which the entity's commands and the resumer share.
+    const runs = new internal.Runs({
+      options,
+      starting: gate(internal.startsAtOnce),
+      answers,
+      runnerWriter: writer,
+      runnerName,
+      unreleased: makeUnreleased(),
+      log,
+      sessions: yield* AgentSessions.AgentSessions,
+      api: yield* AgentApi.AgentApi,
+      shardOf: (sessionId) => sharding.getShardId(EntityId.make(sessionId), "default").id
+    })
+    // The runner stops: every session that runs here is handed over (its channel drained, its
+    // events persisted, its log released), after the resumer and the renewer have stopped.
+    yield* Effect.addFinalizer(() => runs.handOverAll())
     return Layer.mergeAll(
-      SessionEntity.toLayer(internal.make(options, ticker, starting, answers, registry, writer, unreleased), {
+      SessionEntity.toLayer(internal.make(runs, ticker), {
         concurrency: "unbounded",
         maxIdleTime: options.maxIdleTime
       }),
-      scopedDiscardLayer(Effect.forkScoped(resumer(SessionEntity, options, registry))),
-      scopedDiscardLayer(Effect.forkScoped(renewer(writer, registry, unreleased)))
+      scopedDiscardLayer(Effect.forkScoped(resumer(options, runs))),
+      scopedDiscardLayer(Effect.forkScoped(renewer(writer, runs, runs.unreleased)))
     )
   }))

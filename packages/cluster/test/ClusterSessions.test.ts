@@ -16,7 +16,6 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../src/index.js"
-import { resumeGrace } from "../binding/internal/resumer.js"
 import { AgentApi, AgentSessions, Answer, Dialect, EventStream, NodeAgentSessions, Session, type SessionEvent } from "effect-agent-session"
 import * as Simulator from "effect-agent-session-simulator/Simulator"
 
@@ -412,8 +411,8 @@ describe("the resumer", () => {
         const sessions = yield* ClusterSessions.ClusterSessions
         // Running sessions (each waits for its answer).
         yield* Effect.forEach([1, 2, 3, 4, 5], () => sessions.start(request), { concurrency: 5 })
-        // The shards gained at the start are looked into once held for the resumer's grace.
-        yield* Effect.sleep(Duration.sum(resumeGrace, "1 second"))
+        // The shards gained at the start are looked into at the resumer's first looks.
+        yield* Effect.sleep("1 second")
         const before = yield* Ref.get(scans)
         // Thirty intervals with nothing changed: no scan.
         yield* Effect.sleep("3 seconds")

@@ -1,6 +1,6 @@
 /**
- * The state of one activation of the session entity: what it knows of the session's log (folded
- * event by event), the live readers waiting on it, and the run it holds.
+ * The state of one session on a runner (its `SessionRun`, `entity.ts`): what it knows of the
+ * session's log (folded event by event), the live readers waiting on it, and the run it holds.
  */
 import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -9,7 +9,7 @@ import { ClusterTally } from "effect-agent-session-shell"
 import { type AgentSessions, type RunFiber, type SessionEvent } from "../../src/internal/line.js"
 import type * as EventLog from "../EventLog.js"
 import { type AnswerEncoded, requestKey } from "./eventLogMemory.js"
-import { type Gate, makeGate } from "./gate.js"
+import { type Gate, gate } from "./gate.js"
 
 const Wakers = ClusterTally.Wakers
 type Wakers = ClusterTally.Wakers
@@ -56,7 +56,7 @@ export interface RunPayload {
   readonly agent: Option.Option<string>
 }
 
-/** One activation's state, shared by its handlers (one entity instance per session id). */
+/** One session's state on a runner, shared by its run and its entity's handlers. */
 export interface Activation {
   readonly sessionId: string
   readonly log: EventLog.Service
@@ -166,5 +166,9 @@ class SessionActivation implements Activation {
   }
 }
 
+/** A new activation's state. */
+export const activationOf = (sessionId: string, log: EventLog.Service): Activation =>
+  new SessionActivation(sessionId, log, gate(1))
+
 export const makeActivation = (sessionId: string, log: EventLog.Service): Effect.Effect<Activation> =>
-  Effect.map(makeGate(1), (loading) => new SessionActivation(sessionId, log, loading))
+  Effect.sync(() => activationOf(sessionId, log))

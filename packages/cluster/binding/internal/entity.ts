@@ -1,7 +1,8 @@
 /**
- * The session entity's behaviour: one instance per session id on the runner that holds its shard.
- * Here: the run (starting, resuming, closing, handing over); the activation's state, the `Events`
- * stream, `Respond`, the ticker, the answer watch and the resumer are in their own files.
+ * The session entity's behaviour: the runner's sessions ({@link Runs}), each session's run
+ * (starting, resuming, closing, handing over), and the entity, a front for their commands. The
+ * run's state, the `Events` stream, `Respond`, the ticker, the answer watch and the resumer are in
+ * their own files.
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -12,8 +13,8 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import {
-  AgentApi,
-  AgentSessions,
+  type AgentApi,
+  type AgentSessions,
   cappedExponential,
   catchAll,
   Entity,
@@ -23,15 +24,15 @@ import {
   type SessionEvent
 } from "../../src/internal/line.js"
 import { ClusterTally } from "effect-agent-session-shell"
-import * as EventLog from "../EventLog.js"
+import type * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
-import { type Activation, makeActivation, open, type RunPayload } from "./activation.js"
+import { type Activation, activationOf, open, type RunPayload } from "./activation.js"
 import { type AnswerWatch, type Waiter, waiterOf } from "./answerWatch.js"
 import { isClaimLost, requestKey, toAnswer } from "./eventLogMemory.js"
 import { events } from "./eventsStream.js"
-import { type Gate, makeGate } from "./gate.js"
-import type { Registry } from "./resumer.js"
-import { respond } from "./respond.js"
+import { type Gate, gate } from "./gate.js"
+import type { Local } from "./resumer.js"
+import { respondWith } from "./respond.js"
 import type { Ticker } from "./ticker.js"
 import { activationWriter, claimLog, type Unreleased } from "./writer.js"
 
@@ -67,68 +68,166 @@ const completedUnheld = Option.some(
   "the service reports the session complete; its complete event never reached the cluster (it completed while no runner held its channel)"
 )
 
-/** What every activation of a runner shares: made once a runner, held by each activation. */
+/** What every run of a runner shares: made once a runner. */
 interface RunnerParts {
   readonly options: SessionEntity.Options
-  readonly ticker: Ticker
   /** The runner's line of starts ({@link startsAtOnce} places). */
   readonly starting: Gate
   readonly answers: AnswerWatch
-  readonly registry: Registry
   /** This runner's name as the writer of a log (`writer.ts`). */
   readonly runnerWriter: string
+  /** This runner's `host:port`. */
+  readonly runnerName: string
   readonly unreleased: Unreleased
-}
-
-export const make = (
-  options: SessionEntity.Options,
-  ticker: Ticker,
-  starting: Gate,
-  answers: AnswerWatch,
-  registry: Registry,
-  /** This runner's name as the writer of a log (`writer.ts`). */
-  runnerWriter: string,
-  unreleased: Unreleased
-) => {
-  const parts: RunnerParts = { options, ticker, starting, answers, registry, runnerWriter, unreleased }
-  return Effect.gen(function*() {
-    const address = yield* Entity.CurrentAddress
-    const runner = yield* Entity.CurrentRunnerAddress
-    const scope = yield* Scope.Scope
-    const log = yield* EventLog.EventLog
-    const sessions = yield* AgentSessions.AgentSessions
-    const api = yield* AgentApi.AgentApi
-    const sessionId = address.entityId as string
-    const activation = yield* makeActivation(sessionId, log)
-    const self = new SessionRun(parts, address.shardId.id, runner, sessions, api, activation, yield* makeGate(1))
-    registry.set(sessionId, self.localState)
-    yield* Scope.addFinalizer(scope, Effect.sync(() => registry.remove(sessionId, self.localState)))
-    // When the activation ends (the shard moves to another runner, the runner stops): drain the
-    // channel (the service's close answering ours comes after every event it sent this channel:
-    // the next owner's channel resumes after them), let the run persist those events, then stop.
-    // A plain close would lose the events the service had sent that were not read yet (in the
-    // sockets' buffers: more of them the busier the runner), counted as sent by the service.
-    yield* Scope.addFinalizer(scope, Effect.suspend(() => self.handOver()))
-    return {
-      Start: (envelope: Entity.Request<typeof SessionEntity.Start>) => self.startLike(envelope.payload, false),
-      Attach: (envelope: Entity.Request<typeof SessionEntity.Attach>) => self.startLike(envelope.payload, true),
-      Events: (envelope: Entity.Request<typeof SessionEntity.Events>) =>
-        events(activation, ticker, (payload, learn) => self.ensureRunning(payload, learn))(envelope.payload.fromSeq),
-      Respond: respond(activation),
-      Status: () => self.status(),
-      Close: () => self.close(),
-      Resume: () => self.resume()
-    }
-  })
+  readonly log: EventLog.Service
+  readonly sessions: AgentSessions.Service
+  readonly api: AgentApi.Service
+  /** The shard of a session id (its number in the entity's shard group). */
+  readonly shardOf: (sessionId: string) => number
+  /** Told when a run ends: a session nobody uses any more is let go. */
+  readonly ended: (run: SessionRun) => void
 }
 
 /**
- * One activation's run: starting, resuming, closing and handing the session over. One object
- * with its methods on the prototype: a runner holds one for every session it holds, for the
- * whole run (its heap is counted in bench/RESULTS.md, "What a held session keeps").
+ * The sessions of a runner: one {@link SessionRun} a session id, kept while the session runs here
+ * or a command or subscriber uses it, let go once neither holds.
+ *
+ * The runs belong to the runner, not to the session's entity: a session runs on the runner that
+ * owns its shard, started there by the session's commands (`Start`, `Attach`, a subscriber that
+ * finds it unheld) or by the runner's watch of its shards (`resumer.ts`), which also hands over
+ * the runs of the shards the runner loses. The entity is a front for commands, active only while
+ * one is handled: a held session keeps no entity (no `@effect/cluster` state of its own on the
+ * runner), and a take-over moves none.
  */
-class SessionRun {
-  /** This activation's name as the writer of the session's log (its own: `writer.ts`). */
+export class Runs implements Local {
+  private readonly byId = new Map<string, SessionRun>()
+  /** Runs given away and not yet ended (their channel draining, their events being persisted). */
+  private readonly leaving = new Set<SessionRun>()
+  private readonly parts: RunnerParts
+
+  constructor(parts: Omit<RunnerParts, "ended">) {
+    this.parts = { ...parts, ended: (run) => this.ended(run) }
+  }
+
+  get unreleased(): Unreleased {
+    return this.parts.unreleased
+  }
+
+  state(sessionId: string): "running" | "starting" | undefined {
+    return this.byId.get(sessionId)?.localState()
+  }
+
+  /** The sessions whose run is here, or leaves (their log's writer claims are renewed: `writer.ts`). */
+  running(): ReadonlyArray<string> {
+    const ids: Array<string> = []
+    for (const [id, run] of this.byId) if (run.activation.run !== undefined) ids.push(id)
+    for (const run of this.leaving) ids.push(run.sessionId)
+    return ids
+  }
+
+  /** Runs `f` with the session's run (made if the runner has none), held meanwhile. */
+  use<A, E>(sessionId: string, f: (run: SessionRun) => Effect.Effect<A, E>): Effect.Effect<A, E> {
+    return Effect.acquireUseRelease(Effect.sync(() => this.hold(sessionId)), f, (run) => Effect.sync(() => this.letGo(run)))
+  }
+
+  /** The session's run, held until {@link Runs.letGo}. */
+  hold(sessionId: string): SessionRun {
+    let run = this.byId.get(sessionId)
+    if (run === undefined) {
+      run = new SessionRun(this.parts, this.parts.shardOf(sessionId), activationOf(sessionId, this.parts.log), gate(1))
+      this.byId.set(sessionId, run)
+    }
+    run.users += 1
+    return run
+  }
+
+  letGo(run: SessionRun): void {
+    run.users -= 1
+    this.forgetIfIdle(run)
+  }
+
+  /** Runs the session here unless it runs or starts here already, or its run has ended. */
+  ensure(sessionId: string): Effect.Effect<void, EventLog.EventLogError> {
+    return this.use(sessionId, (run) => Effect.asVoid(run.ensureRunning(undefined, true)))
+  }
+
+  /**
+   * Hands over the runs of the shards this runner no longer owns: each is let go at once (a
+   * command that reaches this runner for it again makes a new run, which waits for the log's
+   * claim), its channel drained and its events persisted in the background.
+   */
+  handOverLost(owns: (shard: number) => boolean): Effect.Effect<void> {
+    const lost: Array<SessionRun> = []
+    for (const run of this.byId.values()) {
+      if (run.activation.run !== undefined && !owns(run.shard)) lost.push(run)
+    }
+    return lost.length === 0 ? Effect.void : Effect.asVoid(forkDaemon(Effect.forEach(lost, (run) => this.handOver(run), {
+      concurrency: "unbounded",
+      discard: true
+    })))
+  }
+
+  /** The runner stops: every run here is handed over (and every one leaving ends), together. */
+  handOverAll(): Effect.Effect<void> {
+    return Effect.forEach(
+      [...[...this.byId.values()].filter((run) => run.activation.run !== undefined), ...this.leaving],
+      (run) => this.leaving.has(run) ? run.awaitRun().pipe(Effect.timeout(handOverPersist), Effect.ignore) : this.handOver(run),
+      { concurrency: "unbounded", discard: true }
+    )
+  }
+
+  private handOver(run: SessionRun): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.byId.get(run.sessionId) === run) this.byId.delete(run.sessionId)
+      this.leaving.add(run)
+      return Effect.ensuring(run.handOver(), Effect.sync(() => this.leaving.delete(run)))
+    })
+  }
+
+  private ended(run: SessionRun): void {
+    this.leaving.delete(run)
+    this.forgetIfIdle(run)
+  }
+
+  private forgetIfIdle(run: SessionRun): void {
+    if (run.users === 0 && run.localState() === undefined && this.byId.get(run.sessionId) === run) {
+      this.byId.delete(run.sessionId)
+    }
+  }
+}
+
+/**
+ * The session entity: a front for the session's commands, each handled by the session's run on
+ * this runner ({@link Runs}).
+ */
+export const make = (runs: Runs, ticker: Ticker) =>
+  Effect.map(Entity.CurrentAddress, (address) => {
+    const sessionId = address.entityId as string
+    const use = <A, E>(f: (run: SessionRun) => Effect.Effect<A, E>) => runs.use(sessionId, f)
+    return {
+      Start: (envelope: Entity.Request<typeof SessionEntity.Start>) => use((run) => run.startLike(envelope.payload, false)),
+      Attach: (envelope: Entity.Request<typeof SessionEntity.Attach>) => use((run) => run.startLike(envelope.payload, true)),
+      // Held for as long as the subscriber is.
+      Events: (envelope: Entity.Request<typeof SessionEntity.Events>) =>
+        Effect.flatMap(
+          Effect.acquireRelease(Effect.sync(() => runs.hold(sessionId)), (run) => Effect.sync(() => runs.letGo(run))),
+          (run) => events(run.activation, ticker, (payload, learn) => run.ensureRunning(payload, learn))(envelope.payload.fromSeq)
+        ),
+      Respond: (envelope: Entity.Request<typeof SessionEntity.Respond>) =>
+        use((run) => respondWith(run.activation, envelope.payload.request, envelope.payload.answer)),
+      Status: () => use((run) => run.status()),
+      Close: () => use((run) => run.close()),
+      Resume: () => use((run) => run.resume())
+    }
+  })
+
+/**
+ * A session's run on this runner: starting, resuming, closing and handing the session over. One
+ * object with its methods on the prototype: a runner holds one for every session it holds, for
+ * the whole run (its heap is counted in bench/RESULTS.md, "What a held session keeps").
+ */
+export class SessionRun {
+  /** This run's name as the writer of the session's log (its own: `writer.ts`). */
   readonly writer: string
   readonly waiter: Waiter
   /**
@@ -138,17 +237,16 @@ class SessionRun {
   startsUnderWay = 0
   /** Set when an append of the run was refused: another runner has taken the log over. */
   claimLost = false
-  /** Whether the session runs or starts here (the runner's registry asks: `resumer.ts`). */
+  /** Commands and subscribers using this run ({@link Runs}). */
+  users = 0
+  /** Whether the session runs or starts here (the runner's watch of its shards asks: `resumer.ts`). */
   readonly localState = (): "running" | "starting" | undefined =>
     this.activation.run !== undefined ? "running" : this.startsUnderWay > 0 ? "starting" : undefined
 
   constructor(
     readonly parts: RunnerParts,
-    /** The shard the session's entity is on. */
+    /** The session's shard. */
     readonly shard: number,
-    readonly runner: { readonly host: string; readonly port: number },
-    readonly sessions: AgentSessions.Service,
-    readonly api: AgentApi.Service,
     readonly activation: Activation,
     /** Starting and closing one at a time, in the order the messages arrived. */
     readonly lifecycle: Gate
@@ -166,7 +264,15 @@ class SessionRun {
   }
 
   get runnerName(): string {
-    return `${this.runner.host}:${this.runner.port}`
+    return this.parts.runnerName
+  }
+
+  get sessions(): AgentSessions.Service {
+    return this.parts.sessions
+  }
+
+  get api(): AgentApi.Service {
+    return this.parts.api
   }
 
   status(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
@@ -412,10 +518,11 @@ class SessionRun {
             // After every event the run received is persisted (or the run was stopped).
             Effect.andThen(this.release()),
             Effect.andThen(Deferred.done(attached, Exit.void)),
-            Effect.andThen(Deferred.done(done, Exit.void))
+            Effect.andThen(Deferred.done(done, Exit.void)),
+            Effect.andThen(Effect.sync(() => parts.ended(this)))
           )
         ),
-        // Not in the activation's scope: when it closes, the channel is drained first (`handOver`).
+        // The runner's, not a command's: it outlives the command that started it (`Runs`).
         forkDaemon,
         // Given to the run's fiber as it is forked (it inherits them), not wrapped around the run:
         // a wrapper would stay on its stack, in the heap of every session held, for the whole run.
@@ -428,7 +535,7 @@ class SessionRun {
     }.bind(this))
   }
 
-  /** The activation's end with a run here: the channel drained, the run's events persisted, then stopped. */
+  /** The run given away: the channel drained, the run's events persisted, then stopped. */
   handOver(): Effect.Effect<void> {
     const { activation } = this
     const current = activation.run
@@ -453,23 +560,17 @@ class SessionRun {
     return run === undefined ? Effect.void : Deferred.await(run.done)
   }
 
-  /**
-   * Runs the session again when its run has not ended and it does not run here; a run it
-   * started is held to its end (as `Start` holds it), so that the entity stays active.
-   */
+  /** Runs the session again when its run has not ended and it does not run here; replies once it runs. */
   resume(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
-    return this.ensureRunning(undefined, true).pipe(
-      Effect.andThen((started) => started ? this.awaitRun() : Effect.void),
-      Effect.andThen(Effect.suspend(() => this.status()))
-    )
+    return this.ensureRunning(undefined, true).pipe(Effect.andThen(Effect.suspend(() => this.status())))
   }
 
-  /** `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`. */
+  /**
+   * `Start` (a session just created: nothing to learn unless the log shows it ran) or `Attach`:
+   * replies once the session runs (its channel attached) or its run has ended.
+   */
   startLike(payload: RunPayload, learn: boolean): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {
-    return this.ensureRunning(payload, learn).pipe(
-      Effect.andThen(Effect.suspend(() => this.awaitRun())),
-      Effect.andThen(Effect.suspend(() => this.status()))
-    )
+    return this.ensureRunning(payload, learn).pipe(Effect.andThen(Effect.suspend(() => this.status())))
   }
 
   close(): Effect.Effect<SessionEntity.Status, EventLog.EventLogError> {

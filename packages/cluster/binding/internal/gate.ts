@@ -72,4 +72,7 @@ class PlaceGate implements Gate {
   }
 }
 
-export const makeGate = (places: number): Effect.Effect<Gate> => Effect.sync(() => new PlaceGate(places))
+/** A gate of `places` places. */
+export const gate = (places: number): Gate => new PlaceGate(places)
+
+export const makeGate = (places: number): Effect.Effect<Gate> => Effect.sync(() => gate(places))

@@ -1,107 +1,78 @@
 /**
- * The session entity's resumer: on every runner, it sends `Resume` to the unended sessions of the
- * shards the runner gained that do not run, or start, here already.
+ * The runner's watch of its shards: it hands over the runs of the shards the runner lost, and runs
+ * the unended sessions of the shards it gained that do not run, or start, here already.
  */
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as EventLog from "../EventLog.js"
 import type * as SessionEntity from "../SessionEntity.js"
-import { catchAll, type DurationInput, ShardId, Sharding, ShardingConfig } from "../../src/internal/line.js"
+import { catchAll, ShardId, Sharding, ShardingConfig } from "../../src/internal/line.js"
 
 /** How many sessions one query of the resumer reads. */
 const resumePage = 1_000
 
 /**
- * How long a gained shard is held before the resumer looks at its sessions: the engine
- * delivers again, on the shards it acquires, the `Start` (or `Attach`) its dead owner had not
- * finished (it reads unprocessed messages every `entityMessagePollInterval`, 250 ms in
- * `NodeClusterSessions.defaultShardingConfig`); a session that got it starts on its own and needs
- * no `Resume`. Only a session whose shard moved between live runners (its `Start` recorded done
- * when its activation was interrupted) or that was running from an earlier `Resume` needs one.
- */
-export const resumeGrace: DurationInput = "1 second"
-
-/**
- * The sessions whose run this runner holds or is starting, by id: kept by the entity's
- * activations, read by the resumer (a `Resume` to such a session would only cost a message, an
- * activation's work and a reply).
+ * The sessions of this runner, as the resumer sees them: which run or start here, and what to do
+ * with those of a shard gained or lost (`entity.ts`'s `Runs`).
  */
 export interface Local {
   /** Whether the session runs here, or a start of it is under way here. */
   readonly state: (sessionId: string) => "running" | "starting" | undefined
-}
-
-/** A registry of the runner's local activations (one per session id at most, the engine's rule). */
-export interface Registry extends Local {
-  readonly set: (sessionId: string, state: () => "running" | "starting" | undefined) => void
-  readonly remove: (sessionId: string, state: () => "running" | "starting" | undefined) => void
   /** The sessions whose run is here (their log's writer claims are renewed: `writer.ts`). */
   readonly running: () => ReadonlyArray<string>
-}
-
-export const makeRegistry = (): Registry => {
-  const byId = new Map<string, () => "running" | "starting" | undefined>()
-  return {
-    state: (sessionId) => byId.get(sessionId)?.(),
-    running: () => [...byId.entries()].filter(([, state]) => state() !== undefined).map(([id]) => id),
-    set: (sessionId, state) => void byId.set(sessionId, state),
-    remove: (sessionId, state) => {
-      if (byId.get(sessionId) === state) byId.delete(sessionId)
-    }
-  }
+  /** Runs the session here unless it runs or starts here already, or its run has ended. */
+  readonly ensure: (sessionId: string) => Effect.Effect<void, EventLog.EventLogError>
+  /** Hands over (in the background) the runs here whose shard `owns` says this runner no longer owns. */
+  readonly handOverLost: (owns: (shard: number) => boolean) => Effect.Effect<void>
 }
 
 /**
- * The resumer, on every runner: every interval it looks at which shards this runner owns; the
- * shards it gained (all of them at the first look) are looked into once they have been held for
- * {@link resumeGrace}: it sends `Resume` to their sessions whose run has not ended and that
- * neither run nor start here, so that a session whose shard moved between live runners (the
- * engine then records its interrupted `Start` as done) runs again here. A session whose start is
- * under way is looked at again at the next look (a start that ends without a run is followed by
- * a `Resume`, as before). Its work grows with the shards taken over and their sessions, not with
- * the sessions of the cluster; a session that ended costs nothing. A look that fails is tried
- * again at the next one.
+ * The resumer, on every runner: every interval it looks at which shards this runner owns. The
+ * runs of the shards it lost are handed over (their channels drained, their events persisted,
+ * their logs released for the next owner). The unended sessions of the shards it gained (all of
+ * them at the first look) that neither run nor start here are run here, from the log: a session
+ * whose runner died, or whose shard moved between live runners, runs again on its new owner with
+ * no message of the engine's and no entity (`Runs` in `entity.ts`). A session whose start is under
+ * way is looked at again at the next look (a start that ends without a run is tried again). Its
+ * work grows with the shards moved and their sessions, not with the sessions of the cluster; a
+ * session that ended costs nothing. A look that fails is tried again at the next one.
  */
-export const resumer = (
-  entity: typeof SessionEntity.SessionEntity,
-  options: SessionEntity.Options,
-  local: Local
-) =>
+export const resumer = (options: SessionEntity.Options, local: Local) =>
   Effect.gen(function*() {
     const sharding = yield* Sharding.Sharding
     const config = yield* ShardingConfig.ShardingConfig
     const log = yield* EventLog.EventLog
-    const makeClient = yield* entity.client
     const every = options.resumeInterval ?? "250 millis"
-    const grace = Duration.toMillis(resumeGrace)
     const group = "default"
     let owned = new Set<number>()
-    /** Shards gained and not yet looked into, with when they were first seen owned. */
-    const gainedAt = new Map<number, number>()
     /** Sessions that were starting here at a look: looked at again at the next. */
     let starting = new Set<string>()
     let first = true
 
-    const resume = (id: string) => Effect.ignore(makeClient(id).Resume(undefined, { discard: true }))
+    // Each in a fiber of its own, in the resumer's scope (stopped with it): a start waits for a
+    // place in the runner's line of starts, and for the log's claim while another runner holds it.
+    const run = (id: string) =>
+      Effect.forkScoped(local.ensure(id).pipe(
+        catchAll((error: EventLog.EventLogError) => Effect.logWarning(`Resuming session ${id}: ${error.message}`))
+      ))
 
-    /** Resumes each session of `ids` that neither runs nor starts here; keeps those starting for the next look. */
-    const resumeUnheld = (ids: ReadonlyArray<string>, next: Set<string>) =>
+    /** Runs each session of `ids` that neither runs nor starts here; keeps those starting for the next look. */
+    const runUnheld = (ids: ReadonlyArray<string>, next: Set<string>) =>
       Effect.forEach(
         ids.filter((id) => {
           const state = local.state(id)
           if (state === "starting") next.add(id)
           return state === undefined
         }),
-        resume,
-        { concurrency: 50, discard: true }
+        run,
+        { discard: true }
       )
 
-    const resumeAll = (shards: ReadonlyArray<number>, unsharded: boolean, next: Set<string>) =>
+    const runAll = (shards: ReadonlyArray<number>, unsharded: boolean, next: Set<string>) =>
       Effect.gen(function*() {
         let after = ""
         while (true) {
           const ids = yield* log.unendedIn(shards, { unsharded, after, limit: resumePage })
-          yield* resumeUnheld(ids, next)
+          yield* runUnheld(ids, next)
           if (ids.length < resumePage) return
           after = ids[ids.length - 1]!
         }
@@ -112,16 +83,12 @@ export const resumer = (
       for (let id = 1; id <= config.shardsPerGroup; id++) {
         if (sharding.hasShardId(ShardId.make(group, id))) now.add(id)
       }
-      const at = Date.now()
-      for (const id of now) if (!owned.has(id) && !gainedAt.has(id)) gainedAt.set(id, at)
-      // A shard lost before it was looked into is no longer this runner's to resume.
-      for (const id of gainedAt.keys()) if (!now.has(id)) gainedAt.delete(id)
-      const due = [...gainedAt.entries()].filter(([, since]) => at - since >= grace).map(([id]) => id)
+      yield* local.handOverLost((shard) => now.has(shard))
+      const gained = [...now].filter((id) => !owned.has(id))
       const next = new Set<string>()
-      // Those starting at the previous look: resumed now if their start ended without a run.
-      yield* resumeUnheld([...starting], next)
-      if (due.length > 0 || first) yield* resumeAll(due, first, next)
-      for (const id of due) gainedAt.delete(id)
+      // Those starting at the previous look: run now if their start ended without a run.
+      yield* runUnheld([...starting], next)
+      if (gained.length > 0 || first) yield* runAll(gained, first, next)
       starting = next
       owned = now
       first = false

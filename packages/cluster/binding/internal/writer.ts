@@ -24,7 +24,7 @@
 import * as Effect from "effect/Effect"
 import * as EventLog from "../EventLog.js"
 import { claimRetryHints } from "./eventLogMemory.js"
-import type { Registry } from "./resumer.js"
+import type { Local } from "./resumer.js"
 import { catchAll } from "../../src/internal/line.js"
 
 /**
@@ -117,7 +117,7 @@ export const makeUnreleased = (): Unreleased => {
  * The runner's renewal of its sessions' claims, every {@link renewEvery} (a failed renewal is
  * tried at the next), and the releases left to retry.
  */
-export const renewer = (writer: string, registry: Registry, unreleased: Unreleased) =>
+export const renewer = (writer: string, registry: Pick<Local, "running">, unreleased: Unreleased) =>
   Effect.gen(function*() {
     const log = yield* EventLog.EventLog
     yield* Effect.suspend(() => {

@@ -38,6 +38,7 @@ export * from "./lineSchema.js"
 
 /** The cluster's entities. */
 export * as Entity from "effect/cluster/Entity"
+export * as EntityId from "effect/cluster/EntityId"
 /** The cluster's annotations of a message (`Persisted`, ...). */
 export * as ClusterSchema from "effect/cluster/ClusterSchema"
 /** The cluster's sharding service, its settings and the pieces of a single runner. */
