@@ -95,7 +95,16 @@ const program = Effect.scoped(Effect.gen(function*() {
       )
     })
   const mem = Effect.map(ask("mem"), (json) => JSON.parse(json) as Memory)
-  const count = Effect.map(ask("count"), Number)
+  // The plain SDK counts the sessions it holds; a runner holds those whose run is there: the
+  // sessions whose log it claims (an entity is active only while a command is handled).
+  const count = PLAIN
+    ? Effect.map(ask("count"), Number)
+    : Effect.suspend(() =>
+      Effect.map(
+        sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions WHERE end_status IS NULL AND writer IS NOT NULL`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+    )
 
   const admin = yield* Layer.build(PgClient.layer({ url: Redacted.make(pg.url), maxConnections: 1 }))
   const sql = yield* Effect.provide(SqlClient.SqlClient, admin)

@@ -380,25 +380,28 @@ const sdkRun = (sessions: number, profile: boolean) =>
     // Settle, then the survivors' idle rate.
     yield* Effect.sleep("3 seconds")
     // Every session held somewhere before the kill: on a loaded machine a runner can lose its
-    // shards for a while (its lock refreshes late), and their sessions run again only after.
-    let held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+    // shards for a while (its lock refreshes late), and their sessions run again only after. A
+    // runner holds the sessions whose run is there: those whose log it claims (an entity is active
+    // only while a command is handled).
+    const heldOn = (r: Proc) =>
+      Effect.map(
+        sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions
+          WHERE end_status IS NULL AND writer LIKE ${`127.0.0.1:${r.port}/%`}`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+    let held = yield* Effect.forEach(runners, heldOn)
     const heldBy = Date.now() + 300_000
     while (sum(held) < sessions - failed - (yield* ended) && Date.now() < heldBy) {
       process.stderr.write(`held ${JSON.stringify(held)} of ${sessions - failed} (ended ${yield* ended}): waiting\n`)
       yield* Effect.sleep("5 seconds")
-      held = yield* Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number))
+      held = yield* Effect.forEach(runners, heldOn)
     }
     process.stderr.write(`held ${JSON.stringify(held)}\n`)
     const victimIndex = held.indexOf(Math.max(...held))
     const moved = held[victimIndex]!
     // The sessions to take over: those whose run the killed runner holds (its claim on their log),
-    // not ended. An entity of a session that ended stays active for a while, and on a loaded
-    // machine thousands can end while the 10,000 start (`NeverConnected`).
-    const running = yield* Effect.map(
-      sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions
-        WHERE end_status IS NULL AND writer LIKE ${`127.0.0.1:${runners[victimIndex]!.port}/%`}`,
-      (rows) => Number(rows[0]?.n ?? 0)
-    )
+    // not ended (on a loaded machine thousands can end while the 10,000 start: `NeverConnected`).
+    const running = yield* heldOn(runners[victimIndex]!)
     const survivors = runners.filter((_, i) => i !== victimIndex)
     /** The survivors' main-thread garbage collection pauses so far, summed (ms). */
     const gcPauses = Effect.map(Effect.forEach(survivors, (r) => Effect.map(ask(r, "gc"), Number)), sum)
