@@ -377,6 +377,13 @@ const sdkRun = (sessions: number, profile: boolean) =>
     while ((yield* waiting) + (yield* ended) < sessions - failed && Date.now() < deadline) yield* Effect.sleep("500 millis")
     yield* started.ready
     const endedBefore = yield* ended
+    if (endedBefore > 0) {
+      // Why: the runs' end reasons, the most frequent first.
+      const reasons = yield* sql<{ readonly status: string; readonly reason: string | null; readonly n: string }>`SELECT end_status AS status,
+          left(end_reason, 160) AS reason, count(*) AS n FROM agent_session_sessions WHERE end_status IS NOT NULL
+          GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`
+      for (const r of reasons) process.stderr.write(`ended before the kill: ${r.n} ${r.status} (${r.reason ?? "no reason"})\n`)
+    }
     // Settle, then the survivors' idle rate.
     yield* Effect.sleep("3 seconds")
     // Every session held somewhere before the kill: on a loaded machine a runner can lose its

@@ -514,3 +514,45 @@ describe("AgentApi.canRetrieve follows the dialect", () => {
       }))
   })
 })
+
+describe("a session's run is the runner's, not its entity's", () => {
+  // Entities idle for 200 ms are passivated (1 minute by default).
+  const IdleLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds", maxIdleTime: "200 millis" }).pipe(
+    Layer.provideMerge(SdkLive),
+    Layer.provideMerge(SimulatorLive),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+  layer(IdleLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("a session waiting for an answer runs on with no entity active, and a command reaches it there", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const sharding = yield* Sharding.Sharding
+        const simulator = yield* Simulator.Simulator
+        const session = yield* sessions.start(request)
+        const id = session.session_id
+        // It runs until it asks for a permission, then waits.
+        const waiting = yield* sessions.status(id).pipe(
+          Effect.delay("20 millis"),
+          Effect.repeat({ until: (s) => s.pending.length > 0 }),
+          Effect.timeout("10 seconds")
+        )
+        assert.strictEqual(waiting.run, "running")
+        // Once idle, its entity is passivated; its run, its channel and its state stay.
+        const idle = yield* sharding.activeEntityCount.pipe(
+          Effect.delay("100 millis"),
+          Effect.repeat({ until: (n) => n === 0 }),
+          Effect.timeout("5 seconds"),
+          Effect.option
+        )
+        assert.deepStrictEqual(idle, Option.some(0))
+        assert.strictEqual(yield* simulator.connections(id), 1)
+        // The answer reaches the run through an entity activated for it: the session completes on
+        // the channel it had.
+        const request_ = waiting.pending[0]!
+        yield* sessions.respond(id, request_, Answer.grant())
+        const outcome = yield* sessions.outcome(id).pipe(Effect.timeout("10 seconds"))
+        assert.isString(outcome.response)
+        assert.strictEqual(yield* simulator.connections(id), 1)
+      }))
+  })
+})

@@ -319,7 +319,7 @@ export class SessionRun {
     const { activation } = this
     const logged = events.map((event, i) => ({ seq: activation.tally.lastSeq + 1 + i, event }))
     // Persist before anything else sees the events; a store that stays down ends the
-    // activation with a defect (the engine restarts it and the log is read again). A log
+    // channel with a defect, and the run with it (`runSession`). A log
     // another runner has taken over (this runner was cut off from the database) is written
     // no more: the run stops here (`runSession`).
     return this.log.append(this.sessionId, logged, this.writer).pipe(

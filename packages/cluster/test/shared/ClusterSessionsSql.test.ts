@@ -6,7 +6,8 @@
  * the log and the cluster's tables created; a runner started again on the same database (the
  * first one gone) finds the session, its events and its outcome there; a session whose runner
  * went away while it waited for an answer is taken over by the next runner's first subscriber and
- * runs on to complete, every event once.
+ * runs on to complete, every event once; a session keeps running, on its channel, once its entity
+ * is passivated (a session's run is the runner's, not its entity's).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog } from "../../src/index.js"
-import { PgClient, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { PgClient, Sharding, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
 import { E2eSimulator, e2eSimulatorLayer, NodeAgentSessions, startPostgres } from "../helpers/line.js"
 import { followGranting } from "./fixtures/follow.js"
 
@@ -38,6 +39,11 @@ const SdkLive = unwrapScopedLayer(
 
 /** A runner on the suite's database, with the SDK against the suite's simulator (both outlive each runner). */
 const runner = ClusterSessions.layerSingleSql({ notFoundAfter: "2 seconds" }).pipe(
+  Layer.provideMerge(SdkLive)
+)
+
+/** A runner whose idle entities are passivated after 200 ms (1 minute by default). */
+const briefEntities = ClusterSessions.layerSingleSql({ notFoundAfter: "2 seconds", maxIdleTime: "200 millis" }).pipe(
   Layer.provideMerge(SdkLive)
 )
 
@@ -98,5 +104,36 @@ describe("ClusterSessions on a single runner on PostgreSQL", () => {
         assert.strictEqual(seen.filter((l) => l.event._tag === "Started").length, 1)
         assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
       }))
+
+    it.effect("a session waiting for an answer runs on with no entity active, on the channel it had, and a command reaches it", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const sharding = yield* Sharding.Sharding
+        const session = yield* sessions.start(request)
+        const id = session.session_id
+        // Until its request is asked (read by its status: a subscriber would keep the entity active).
+        yield* sessions.status(id).pipe(
+          Effect.delay("50 millis"),
+          Effect.repeat({ until: (s) => s.pending.length > 0 }),
+          Effect.timeout("30 seconds")
+        )
+        // Its entity passivated, then a while more: its run and its channel stay (an unheld session
+        // would show no connection).
+        const entities = yield* sharding.activeEntityCount.pipe(
+          Effect.delay("100 millis"),
+          Effect.repeat({ until: (n) => n === 0 }),
+          Effect.timeout("10 seconds"),
+          Effect.option
+        )
+        assert.strictEqual(entities._tag === "Some" ? entities.value : -1, 0)
+        yield* Effect.sleep("1 second")
+        const waiting = yield* sessions.status(id)
+        assert.strictEqual(waiting.run, "running")
+        assert.isTrue(waiting.connection._tag === "Some", "its channel is held")
+        const seen = yield* followGranting(sessions, id).pipe(Effect.timeout("60 seconds"))
+        assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+        assert.strictEqual(seen.filter((l) => l.event._tag === "Started").length, 1)
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+      }).pipe(Effect.provide(briefEntities)))
   })
 })
