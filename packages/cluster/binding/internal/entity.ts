@@ -176,6 +176,13 @@ export class Runs implements Local {
     )
   }
 
+  /**
+   * Gives a run away (its shard moves to another runner, or the runner stops): drains the channel
+   * (the service's close answering ours comes after every event it sent this channel: the next
+   * owner's channel resumes after them), lets the run persist those events, then stops it. A
+   * plain close would lose the events the service had sent that were not read yet (in the
+   * sockets' buffers: more of them the busier the runner), counted as sent by the service.
+   */
   private handOver(run: SessionRun): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.byId.get(run.sessionId) === run) this.byId.delete(run.sessionId)
@@ -239,9 +246,6 @@ export class SessionRun {
   claimLost = false
   /** Commands and subscribers using this run ({@link Runs}). */
   users = 0
-  /** Whether the session runs or starts here (the runner's watch of its shards asks: `resumer.ts`). */
-  readonly localState = (): "running" | "starting" | undefined =>
-    this.activation.run !== undefined ? "running" : this.startsUnderWay > 0 ? "starting" : undefined
 
   constructor(
     readonly parts: RunnerParts,
@@ -265,6 +269,11 @@ export class SessionRun {
 
   get runnerName(): string {
     return this.parts.runnerName
+  }
+
+  /** Whether the session runs or starts here (the runner's watch of its shards asks: `resumer.ts`). */
+  localState(): "running" | "starting" | undefined {
+    return this.activation.run !== undefined ? "running" : this.startsUnderWay > 0 ? "starting" : undefined
   }
 
   get sessions(): AgentSessions.Service {
