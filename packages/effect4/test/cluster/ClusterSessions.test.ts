@@ -1,7 +1,7 @@
 /**
  * The Effect 4 cluster edition (`effect-agent-session-effect4/cluster`) on its embedded single
  * runner (in-memory message storage and log), against the simulator as a child process: a
- * session started through the façade runs on its entity to completion, its request answered
+ * session started through the façade runs to completion, its request answered
  * through the cluster; a second client follows the same log; a session created elsewhere is
  * attached; a session the log knows and no runner runs is taken over (by a subscriber, by
  * `Resume`); `respond`, `status`, `close` and an unknown session behave as the Effect 3 cluster
@@ -166,7 +166,7 @@ describe("ClusterSessions (Effect 4) on the embedded single runner", () => {
         assert.strictEqual((yield* sessions.status(info.session_id)).run, "complete")
       }))
 
-    it.effect("Resume runs a session the log knows and no runner runs, and replies when its run ends", () =>
+    it.effect("Resume runs a session the log knows and no runner runs, and replies once it runs", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions
         const api = yield* AgentApi.AgentApi
@@ -174,9 +174,11 @@ describe("ClusterSessions (Effect 4) on the embedded single runner", () => {
         const makeClient = yield* SessionEntity.SessionEntity.client
         const info = yield* api.createSession(request)
         yield* log.register({ info, maxActions: request.max_actions, agent: Option.none() })
-        const resumed = yield* Effect.forkChild(makeClient(info.session_id).Resume())
+        const resumed = yield* makeClient(info.session_id).Resume()
+        assert.strictEqual(resumed.run, "running")
+        assert.isTrue(Option.isSome(resumed.runner), "it runs on this runner")
         const seen = yield* follow(sessions, info.session_id)
-        const status = yield* Fiber.join(resumed)
+        const status = yield* sessions.status(info.session_id)
         assert.strictEqual(status.run, "complete")
         assert.strictEqual(status.lastSeq, seen.length)
         assert.strictEqual(tags(seen).filter((t) => t === "Started").length, 1)
