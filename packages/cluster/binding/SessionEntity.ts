@@ -217,8 +217,8 @@ export interface Options {
    * How often each runner's resumer looks at the shards it owns: it hands over the runs of the
    * shards it lost, and runs the sessions of the shards it gained whose run has not ended and that
    * neither run nor start on this runner, so that a session whose runner gave its shard away
-   * (rebalancing) or died runs again on the new owner. A subscriber (`Events`) or a command that
-   * reaches the new owner first takes the session over itself. Default 250 ms (a look reads
+   * (rebalancing) or died runs again on the new owner. A subscriber (`Events`), or a `Start`,
+   * `Attach` or `Resume`, that reaches the new owner first takes the session over itself. Default 250 ms (a look reads
    * nothing from the store unless shards were gained).
    */
   readonly resumeInterval?: DurationInput | undefined
@@ -239,8 +239,8 @@ export interface Options {
  * runner's resumer: every `resumeInterval` it hands over the runs of the shards this runner lost
  * and runs the unended sessions of the shards it gained, except those that run or start here
  * already, so that a session whose shard moved (its runner died, or rebalancing between live
- * runners) runs again on the new owner; a subscriber or a command that reaches the new owner
- * before the resumer takes the session over at once. And the runner's answer watch: every
+ * runners) runs again on the new owner; a subscriber, or a `Start`, `Attach` or `Resume`, that
+ * reaches the new owner before the resumer takes the session over at once. And the runner's answer watch: every
  * `answerCheckInterval` it reads the answers recorded for the sessions it holds that wait for one
  * they have not been given. When the runner stops, every session that runs on it is handed over.
  *
