@@ -7,7 +7,9 @@
  * first one gone) finds the session, its events and its outcome there; a session whose runner
  * went away while it waited for an answer is taken over by the next runner's first subscriber and
  * runs on to complete, every event once; a session keeps running, on its channel, once its entity
- * is passivated (a session's run is the runner's, not its entity's).
+ * is passivated (a session's run is the runner's, not its entity's); a runner that stops while a
+ * session streams hands it over (its channel drained, what it received persisted) and the next
+ * runner runs it on: the log is the service's script exactly.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -15,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { ClusterSessions, EventLog } from "../../src/index.js"
-import { PgClient, Sharding, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
+import { Answer, PgClient, Sharding, spacedTimes, SqlClient, unwrapScopedLayer } from "../../src/internal/line.js"
 import { E2eSimulator, e2eSimulatorLayer, NodeAgentSessions, startPostgres } from "../helpers/line.js"
 import { followGranting } from "./fixtures/follow.js"
 
@@ -135,5 +137,48 @@ describe("ClusterSessions on a single runner on PostgreSQL", () => {
         assert.strictEqual(seen.filter((l) => l.event._tag === "Started").length, 1)
         assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
       }).pipe(Effect.provide(briefEntities)))
+  })
+})
+
+describe("a runner that stops while a session streams", () => {
+  // A session that streams for about 1.5 s once answered (10 actions, 40 ms between frames).
+  const StreamingLive = Layer.merge(Layer.orDie(PgLive), e2eSimulatorLayer({ actions: 10, ask: "permission", askAfter: 1, frameDelay: 40 }))
+  layer(StreamingLive, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+    it.effect("hands the session over: the next runner runs it on, and its log is the service's script exactly", () =>
+      Effect.gen(function*() {
+        const simulator = yield* E2eSimulator
+        const sessionId = yield* Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          const session = yield* sessions.start({ ...request, max_actions: 20 })
+          const waiting = yield* sessions.status(session.session_id).pipe(
+            Effect.delay("50 millis"),
+            Effect.repeat({ until: (s) => s.pending.length > 0 }),
+            Effect.timeout("30 seconds")
+          )
+          // Answered, then the runner stops while the session streams on.
+          yield* sessions.respond(session.session_id, waiting.pending[0]!, Answer.grant())
+          yield* Effect.sleep("300 millis")
+          // Still streaming when the runner stops (its complete is a second or more away).
+          assert.strictEqual((yield* sessions.status(session.session_id)).run, "running")
+          return session.session_id
+        }).pipe(Effect.provide(runner))
+        // The stopped runner gave the session up (its log released) without ending its run.
+        const sql = yield* SqlClient.SqlClient
+        const row = yield* sql<{ readonly writer: string | null; readonly end_status: string | null }>`SELECT writer,
+          end_status FROM agent_session_sessions WHERE session_id = ${sessionId}`
+        assert.deepStrictEqual(row.map((r) => [r.writer, r.end_status]), [[null, null]])
+        const seen = yield* Effect.gen(function*() {
+          const sessions = yield* ClusterSessions.ClusterSessions
+          return yield* sessions.events(sessionId).pipe(
+            Stream.runCollect,
+            Effect.map((collected) => Array.from(collected)),
+            Effect.timeout("60 seconds")
+          )
+        }).pipe(Effect.provide(runner))
+        assert.deepStrictEqual(seen.map((l) => l.seq), seen.map((_, i) => i + 1))
+        const script = (yield* simulator.script(sessionId)).filter((e) => e._tag !== "Heartbeat" && e._tag !== "Connected")
+        assert.deepStrictEqual(seen.map((l) => l.event), script)
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+      }))
   })
 })
