@@ -37,12 +37,16 @@ const SdkLive = Layer.unwrapEffect(
     }))
 )
 
+/** The embedded cluster with these options, over the SDK and the simulator, logging errors only. */
+const embedded = (options: ClusterSessions.EmbeddedOptions) =>
+  ClusterSessions.layerEmbedded(options).pipe(
+    Layer.provideMerge(SdkLive),
+    Layer.provideMerge(SimulatorLive),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+
 // The answer watch reads every 200 ms here (2 s by default): its tests wait for it.
-const ClusterLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds", answerCheckInterval: "200 millis" }).pipe(
-  Layer.provideMerge(SdkLive),
-  Layer.provideMerge(SimulatorLive),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
-)
+const ClusterLive = embedded({ notFoundAfter: "2 seconds", answerCheckInterval: "200 millis" })
 
 const request = { start_url: "https://example.com", max_actions: 5, goal: "Find the opening hours" }
 
@@ -517,11 +521,7 @@ describe("AgentApi.canRetrieve follows the dialect", () => {
 
 describe("a session's run is the runner's, not its entity's", () => {
   // Entities idle for 200 ms are passivated (1 minute by default).
-  const IdleLive = ClusterSessions.layerEmbedded({ notFoundAfter: "2 seconds", maxIdleTime: "200 millis" }).pipe(
-    Layer.provideMerge(SdkLive),
-    Layer.provideMerge(SimulatorLive),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
-  )
+  const IdleLive = embedded({ notFoundAfter: "2 seconds", maxIdleTime: "200 millis" })
   layer(IdleLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
     it.effect("a session waiting for an answer runs on with no entity active, and a command reaches it there", () =>
       Effect.gen(function*() {
