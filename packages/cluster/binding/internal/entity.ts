@@ -15,6 +15,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import {
   type AgentApi,
   type AgentSessions,
+  awaitRef,
   cappedExponential,
   catchAll,
   Entity,
@@ -414,13 +415,23 @@ export class SessionRun {
       // Requests still unanswered: their answers may be recorded by a runner that still believes
       // it holds the session (see the answer watch), after this run read the log.
       yield* parts.answers.watch(this.waiter)
-      if (tally.lastSeq > 0) {
-        // A notice (a command line shows it at its default level): the take-over is news to an operator.
-        yield* Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${this.runnerName})`).pipe(
-          Effect.annotateLogs("notice", "takeover")
+      // Attached once the channel opens (its socket opens as the run below starts reading) or
+      // the run ends (`startClaimed`): the start's place in the runner's line is held until then,
+      // so the line bounds the channels opening at once, not only the reads of the log. Opened
+      // faster than the service accepts them, channels would wait past their connect time-out.
+      const takenOver = tally.lastSeq > 0
+      yield* Effect.forkScoped(Effect.andThen(
+        awaitRef(session.state, isOpenedOrOver),
+        Effect.andThen(
+          // A notice (a command line shows it at its default level): the take-over is news to an operator.
+          takenOver
+            ? Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${this.runnerName})`).pipe(
+              Effect.annotateLogs("notice", "takeover")
+            )
+            : Effect.void,
+          Deferred.succeed(attached, undefined)
         )
-      }
-      yield* Deferred.succeed(attached, undefined)
+      ))
       this.claimLost = false
       const exit = yield* Effect.exit(session.forEachBatch((chunk) => this.appendChunk(chunk)))
       activation.running = undefined
@@ -600,6 +611,9 @@ export class SessionRun {
     }.bind(this)))
   }
 }
+
+/** A channel's state once it has opened, or ended without opening. */
+const isOpenedOrOver = (state: { readonly _tag: string }): boolean => state._tag !== "Connecting"
 
 const describe = (cause: Cause.Cause<unknown>): string =>
   Option.match(failureOption(cause), {
