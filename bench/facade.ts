@@ -79,7 +79,15 @@ const stub = EventStream.EventStream.of({
   connect: (id) =>
     Effect.map(
       SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting()),
-      (state) => ({ sessionId: id, events: upstream(), state, respond: () => Effect.void, close: Effect.void, drain: Effect.void })
+      (state) => ({
+        sessionId: id,
+        events: upstream(),
+        state,
+        opened: Effect.void,
+        respond: () => Effect.void,
+        close: Effect.void,
+        drain: Effect.void
+      })
     ),
   events: () => upstream()
 })

@@ -142,6 +142,25 @@ describe("ClusterSessions on the embedded single runner", () => {
         assert.strictEqual(yield* simulator.connections(session.session_id), 1)
       }))
 
+    it.effect("Start replies once the session's channel is open, and the session runs on that one connection", () =>
+      Effect.gen(function*() {
+        const api = yield* AgentApi.AgentApi
+        const simulator = yield* Simulator.Simulator
+        const makeClient = yield* SessionEntity.SessionEntity.client
+        const session = yield* api.createSession(request)
+        const started = yield* makeClient(session.session_id).Start({
+          session,
+          maxActions: request.max_actions,
+          agent: Option.none()
+        })
+        assert.strictEqual(started.run, "running")
+        assert.deepStrictEqual(started.connection, Option.some("Open"))
+        const seen = yield* follow(session.session_id)
+        assert.strictEqual(seen.at(-1)?.event._tag, "Complete")
+        // The channel Start waited for is the one the session ran on: no second connection.
+        assert.strictEqual(yield* simulator.connections(session.session_id), 1)
+      }))
+
     it.effect("Respond: an unknown request is RequestNotPending; the same answer again is accepted, a different one refused", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions

@@ -151,6 +151,8 @@ export interface RunningSession {
     answer: Answer.Answer
   ) => Effect.Effect<void, RespondError>
   readonly state: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState>
+  /** Returns once the connection has first opened, or ended without opening (`EventStream.Connection.opened`). */
+  readonly opened: Effect.Effect<void>
   /**
    * The agent's requests waiting for an answer, in arrival order: one is added when it arrives
    * on `events`, and removed once `respond` accepted its answer (or when the events end). The

@@ -200,6 +200,13 @@ export interface Connection {
   /** The connection's state: a `SubscriptionRef`, whose changes can be observed. */
   readonly state: SubscriptionRef.SubscriptionRef<ConnectionState>
   /**
+   * Returns once the connection has first opened (its state left `Connecting`), or has ended
+   * without opening (`events` then fail, with `NeverConnected` for one): what `state` tells,
+   * without a `SubscriptionRef` made for it. The connection opens when `events` start: it waits
+   * for them to run, or for `close`.
+   */
+  readonly opened: Effect.Effect<void>
+  /**
    * Answers a request this connection received and has not answered, else
    * `RequestNotPending`. It returns once the answer is queued: it is written at once when open,
    * or in order right after the next handshake (`AnswerBufferFull` past `answerBufferSize`).

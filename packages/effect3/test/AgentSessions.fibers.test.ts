@@ -69,6 +69,7 @@ const stubChannel = Effect.gen(function*() {
             Stream.takeUntil(SessionEvent.isTerminal)
           ),
           state,
+          opened: Effect.void,
           respond: () => Effect.void,
           close: Effect.asVoid(mailbox.end),
           drain: Effect.asVoid(mailbox.end)

@@ -15,7 +15,6 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import {
   type AgentApi,
   type AgentSessions,
-  awaitRef,
   cappedExponential,
   catchAll,
   Entity,
@@ -421,7 +420,7 @@ export class SessionRun {
       // faster than the service accepts them, channels would wait past their connect time-out.
       const takenOver = tally.lastSeq > 0
       yield* Effect.forkScoped(Effect.andThen(
-        awaitRef(session.state, isOpenedOrOver),
+        session.opened,
         Effect.andThen(
           // A notice (a command line shows it at its default level): the take-over is news to an operator.
           takenOver
@@ -611,9 +610,6 @@ export class SessionRun {
     }.bind(this)))
   }
 }
-
-/** A channel's state once it has opened, or ended without opening. */
-const isOpenedOrOver = (state: { readonly _tag: string }): boolean => state._tag !== "Connecting"
 
 const describe = (cause: Cause.Cause<unknown>): string =>
   Option.match(failureOption(cause), {

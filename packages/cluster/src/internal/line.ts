@@ -20,7 +20,6 @@ import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import type * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as ShardingConfigModule from "@effect/cluster/ShardingConfig"
 import type * as MessageStorageModule from "@effect/cluster/MessageStorage"
 import type * as RunnerStorageModule from "@effect/cluster/RunnerStorage"
@@ -134,10 +133,6 @@ export const forkDaemon: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effec
  * (a read of the store that a time-out gives up on).
  */
 export const disconnect: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = Effect.disconnect
-
-/** Waits until a `SubscriptionRef` holds a value `done` accepts (the value it holds now included). */
-export const awaitRef = <A>(ref: SubscriptionRef.SubscriptionRef<A>, done: (a: A) => boolean): Effect.Effect<void> =>
-  Effect.asVoid(Stream.runHead(Stream.filter(ref.changes, done)))
 
 /** Completes a `Deferred` with an effect, outside any fiber. */
 export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =

@@ -67,6 +67,7 @@ const channel = (id: string) =>
       forEachBatch: () => Effect.die("not used"),
       respond: (request, answer) => Effect.sync(() => void handed.push({ request, answer })),
       state: yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting()),
+      opened: Effect.die("not used"),
       pending: yield* SubscriptionRef.make<ReadonlyArray<AgentSessions.PendingRequest>>([]),
       outcome: Effect.die("not used"),
       close: Effect.void,

@@ -55,6 +55,9 @@ class Running implements RunningSession {
   get state(): RunningSession["state"] {
     return this.#connection.state
   }
+  get opened(): RunningSession["opened"] {
+    return this.#connection.opened
+  }
   get pending(): RunningSession["pending"] {
     return this.#guarded.pendingRequests.pending
   }

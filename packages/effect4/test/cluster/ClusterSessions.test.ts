@@ -166,7 +166,7 @@ describe("ClusterSessions (Effect 4) on the embedded single runner", () => {
         assert.strictEqual((yield* sessions.status(info.session_id)).run, "complete")
       }))
 
-    it.effect("Resume runs a session the log knows and no runner runs, and replies once it runs", () =>
+    it.effect("Resume runs a session the log knows and no runner runs, and replies once its channel is open", () =>
       Effect.gen(function*() {
         const sessions = yield* ClusterSessions.ClusterSessions
         const api = yield* AgentApi.AgentApi
@@ -177,6 +177,7 @@ describe("ClusterSessions (Effect 4) on the embedded single runner", () => {
         const resumed = yield* makeClient(info.session_id).Resume()
         assert.strictEqual(resumed.run, "running")
         assert.isTrue(Option.isSome(resumed.runner), "it runs on this runner")
+        assert.deepStrictEqual(resumed.connection, Option.some("Open"))
         const seen = yield* follow(sessions, info.session_id)
         const status = yield* sessions.status(info.session_id)
         assert.strictEqual(status.run, "complete")

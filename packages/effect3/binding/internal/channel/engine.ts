@@ -207,6 +207,11 @@ export class EngineConnection implements EventStream.Connection {
     return this.stateCell.subscriptionRef
   }
 
+  /** Returns once the connection has opened, or ended without opening (see `EventStream.Connection.opened`). */
+  get opened(): Effect.Effect<void> {
+    return this.stateCell.opened()
+  }
+
   /** Sets the connection's state (for the loop). */
   setState(value: EventStream.ConnectionState): Effect.Effect<void> {
     return this.stateCell.set(value)

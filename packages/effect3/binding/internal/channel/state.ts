@@ -48,13 +48,28 @@ export class StateCell {
   private ref: SubscriptionRef.SubscriptionRef<EventStream.ConnectionState> | undefined = undefined
   /** Done once the state is `Closed`, made for the first who waits for it ({@link StateCell.closed}). */
   private closing: Deferred.Deferred<void> | undefined = undefined
+  /** Done once the state has left `Connecting`, made for the first who waits for it ({@link StateCell.opened}). */
+  private opening: Deferred.Deferred<void> | undefined = undefined
 
   /** Sets the state (and tells the watchers, if any). */
   set(value: EventStream.ConnectionState): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.value = value
+      if (this.opening !== undefined && value._tag !== "Connecting") doneDeferredUnsafe(this.opening, Effect.void)
       if (this.closing !== undefined && value._tag === "Closed") doneDeferredUnsafe(this.closing, Effect.void)
       return this.ref === undefined ? Effect.void : SubscriptionRef.set(this.ref, value)
+    })
+  }
+
+  /**
+   * Returns once the state has left `Connecting` (the connection opened, or ended without
+   * opening): a state never returns to `Connecting`.
+   */
+  opened(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.value._tag !== "Connecting") return Effect.void
+      this.opening ??= makeDeferredUnsafe<void>()
+      return Deferred.await(this.opening)
     })
   }
 

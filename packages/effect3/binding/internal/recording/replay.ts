@@ -114,6 +114,9 @@ export const make = (options: ReplayOptions, observer: World) =>
           get state() {
             return connection.state
           },
+          get opened() {
+            return connection.opened
+          },
           respond: (request, answer) =>
             Effect.tap(connection.respond(request, answer), () => Effect.sync(() => replay.answered(sessionId, request, answer))),
           close: connection.close,

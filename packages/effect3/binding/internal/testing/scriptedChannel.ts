@@ -46,6 +46,8 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
     // Open while no step waits for an answer: a `Wait` closes it, the answer it waits for opens it.
     const woken = yield* makeLatch(false)
     const closed = yield* Deferred.make<void>()
+    // Done once the state leaves `Connecting`: opened, or ended without opening.
+    const opened = yield* Deferred.make<void>()
 
     const respond = (
       request: SessionEvent.ExternalResourceRequested,
@@ -80,23 +82,40 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Stream.interruptWhen(Deferred.await(closed)),
       Stream.onStart(Effect.andThen(
         Effect.sync(() => scripted.opened()),
-        SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
+        Effect.andThen(
+          SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() })),
+          Deferred.succeed(opened, undefined)
+        )
       )),
       // The reason the real channel gives for each way of ending.
       streamOnExit((exit) =>
-        SubscriptionRef.update(state, (current) =>
-          current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
-            reason: scripted.play.closed(
-              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
-            )
-          })))
+        Effect.andThen(
+          SubscriptionRef.update(state, (current) =>
+            current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
+              reason: scripted.play.closed(
+                Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
+              )
+            })),
+          Deferred.succeed(opened, undefined)
+        ))
     )
     const close = Effect.andThen(
       Deferred.succeed(closed, undefined),
-      SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
+      Effect.andThen(
+        SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" })),
+        Deferred.succeed(opened, undefined)
+      )
     )
     // A scripted channel has nothing in flight: everything it sent is read.
-    return { sessionId, events, state, respond, close, drain: close } satisfies EventStream.Connection
+    return {
+      sessionId,
+      events,
+      state,
+      opened: Deferred.await(opened),
+      respond,
+      close,
+      drain: close
+    } satisfies EventStream.Connection
   })
 
 /**

@@ -282,6 +282,9 @@ export const make = (
             get state() {
               return connection.state
             },
+            get opened() {
+              return connection.opened
+            },
             get respond() {
               return connection.respond
             },

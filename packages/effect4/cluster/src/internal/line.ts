@@ -22,7 +22,6 @@ import * as Queue from "effect/Queue"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleModule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as ShardingConfigModule from "effect/cluster/ShardingConfig"
 import type * as MessageStorageModule from "effect/cluster/MessageStorage"
 import type * as RunnerStorageModule from "effect/cluster/RunnerStorage"
@@ -129,10 +128,6 @@ export const forkDaemon = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect
  */
 export const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Effect.forkDetach(self), Fiber.join)
-
-/** Waits until a `SubscriptionRef` holds a value `done` accepts (the value it holds now included). */
-export const awaitRef = <A>(ref: SubscriptionRef.SubscriptionRef<A>, done: (a: A) => boolean): Effect.Effect<void> =>
-  Effect.asVoid(Stream.runHead(Stream.filter(SubscriptionRef.changes(ref), done)))
 
 /** Completes a `Deferred` with an effect, outside any fiber. */
 export const doneDeferredUnsafe: <A, E>(self: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) => void =
