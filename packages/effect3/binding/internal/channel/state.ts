@@ -51,6 +51,11 @@ export class StateCell {
   /** Done once the state has left `Connecting`, made for the first who waits for it ({@link StateCell.opened}). */
   private opening: Deferred.Deferred<void> | undefined = undefined
 
+  /** The state now. */
+  get current(): EventStream.ConnectionState {
+    return this.value
+  }
+
   /** Sets the state (and tells the watchers, if any). */
   set(value: EventStream.ConnectionState): Effect.Effect<void> {
     return Effect.suspend(() => {

@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import { KitScript } from "effect-agent-session-shell"
 import * as Answer from "../../../src/Answer.js"
 import { type EventStreamError, RequestNotPending, type RespondError } from "../../../src/Errors.js"
@@ -29,6 +28,7 @@ import {
   unwrapScoped
 } from "../../../src/internal/line.js"
 import type * as SessionEvent from "../../../src/SessionEvent.js"
+import { StateCell } from "../channel/state.js"
 import type { World } from "./kitTypes.js"
 
 /** The event the service sends for an answer: `external_resource_granted`, granted or not. */
@@ -42,12 +42,11 @@ const granted = (answer: Answer.Answer): SessionEvent.SessionEvent => ({
 export const makeConnect = (world: World): EventStream.Service["connect"] => (sessionId, connectOptions = {}) =>
   Effect.gen(function*() {
     const scripted = new KitScript.Connection(world, sessionId, { endOnError: connectOptions.endOnError, echo: granted })
-    const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(EventStream.ConnectionState.Connecting())
+    // The state as the real channel holds it: a `SubscriptionRef` only once watched, and `opened`.
+    const state = new StateCell()
     // Open while no step waits for an answer: a `Wait` closes it, the answer it waits for opens it.
     const woken = yield* makeLatch(false)
     const closed = yield* Deferred.make<void>()
-    // Done once the state leaves `Connecting`: opened, or ended without opening.
-    const opened = yield* Deferred.make<void>()
 
     const respond = (
       request: SessionEvent.ExternalResourceRequested,
@@ -82,36 +81,30 @@ export const makeConnect = (world: World): EventStream.Service["connect"] => (se
       Stream.interruptWhen(Deferred.await(closed)),
       Stream.onStart(Effect.andThen(
         Effect.sync(() => scripted.opened()),
-        Effect.andThen(
-          SubscriptionRef.set(state, EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() })),
-          Deferred.succeed(opened, undefined)
-        )
+        state.set(EventStream.ConnectionState.Open({ reconnects: 0, downtime: Option.none() }))
       )),
       // The reason the real channel gives for each way of ending.
       streamOnExit((exit) =>
-        Effect.andThen(
-          SubscriptionRef.update(state, (current) =>
-            current._tag === "Closed" ? current : EventStream.ConnectionState.Closed({
-              reason: scripted.play.closed(
-                Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
-              )
-            })),
-          Deferred.succeed(opened, undefined)
+        Effect.suspend(() =>
+          state.current._tag === "Closed" ? Effect.void : state.set(EventStream.ConnectionState.Closed({
+            reason: scripted.play.closed(
+              Exit.isSuccess(exit) ? undefined : { error: Option.getOrUndefined(failureOption(exit.cause)) }
+            )
+          }))
         ))
     )
     const close = Effect.andThen(
       Deferred.succeed(closed, undefined),
-      Effect.andThen(
-        SubscriptionRef.set(state, EventStream.ConnectionState.Closed({ reason: "closed-by-caller" })),
-        Deferred.succeed(opened, undefined)
-      )
+      state.set(EventStream.ConnectionState.Closed({ reason: "closed-by-caller" }))
     )
     // A scripted channel has nothing in flight: everything it sent is read.
     return {
       sessionId,
       events,
-      state,
-      opened: Deferred.await(opened),
+      get state() {
+        return state.subscriptionRef
+      },
+      opened: state.opened(),
       respond,
       close,
       drain: close
