@@ -12,12 +12,16 @@
  *   its answer, the runner holding the most is killed (SIGKILL); the survivors' CPU (user +
  *   system, /proc) is counted from the kill until every moved session has been taken over (each
  *   survivor's notice `Took session <id> over`) and one second more, less what the survivors
- *   spent idle over as long (measured for 3 s before the kill). Of it: the survivors'
+ *   spent idle over as long (measured for `idleWindow` before the kill). Of it: the survivors'
  *   main-thread garbage collection pauses, and their CPU off their main threads (`procCpu.ts`:
  *   V8's helper threads), each less its idle rate.
  *
  * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
  * (V8's `.cpuprofile`) and prints its self time by function.
+ *
+ * `--allocations <dir>`, instead, writes a sampling profile of what each survivor allocated over the
+ * take-over of the last size, collected objects included (V8's `.heapprofile`), and prints its
+ * bytes by function, by package and by nearest frame of this project, per session taken over.
  *
  * `--logs <dir>` writes each runner's output (its log) to `<dir>/runner-<pid>.out`.
  *
@@ -43,7 +47,7 @@
  * Effect 4 run writes its table to its own block (`<!-- cluster-takeover-effect4:begin -->`) inside
  * the section, which an Effect 3 `--write` keeps.
  *
- *   npx tsx packages/cluster/bench/clusterTakeover.ts [--line effect3|effect4] [--sizes 200,1000] [--repeat 1] [--no-floor] [--profile <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
+ *   npx tsx packages/cluster/bench/clusterTakeover.ts [--line effect3|effect4] [--sizes 200,1000] [--repeat 1] [--no-floor] [--profile <dir>] [--allocations <dir>] [--logs <dir>] [--runner-flags "<flags>"] [--write]
  *
  * Prints a table (markdown), the failover projection and its model; with `--write`, writes them
  * to their section of bench/RESULTS.md (after the cluster section).
@@ -86,6 +90,14 @@ const FLOOR = !process.argv.includes("--no-floor")
 /** How many times each size is measured (`--repeat`), the floor and the SDK alternately. */
 const REPEAT = Math.max(1, Math.floor(Number(flag("repeat", "1"))) || 1)
 const PROFILE_DIR = flag("profile", "")
+const ALLOCATIONS_DIR = flag("allocations", "")
+/**
+ * How long the survivors' idle rate is measured before the kill. A runner's idle work is periodic
+ * (claims renewed every 1.5 s, answers read every 2 s, the engine's own polls): a window of a few
+ * seconds catches one or two of each, and the idle rate it gives varies from run to run by as
+ * much as a take-over's own CPU.
+ */
+const idleWindow = "10 seconds"
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
 /** The runners' tuning flags (`--runner-flags`), the floor's runners' too. */
@@ -224,6 +236,51 @@ const summarize = (file: string, n: number): Array<string> => {
   ]
 }
 
+/** A V8 `.heapprofile` by function, package and nearest project frame, the top `n`, in KiB per `per`. */
+const summarizeAllocations = (file: string, n: number, per: number): Array<string> => {
+  interface HeapNode {
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+    readonly selfSize: number
+    readonly children: ReadonlyArray<HeapNode>
+  }
+  const { head } = JSON.parse(readFileSync(file, "utf8")) as { readonly head: HeapNode }
+  const self = new Map<string, number>()
+  const byPackage = new Map<string, number>()
+  const byProject = new Map<string, number>()
+  const add = (map: Map<string, number>, key: string, bytes: number) => map.set(key, (map.get(key) ?? 0) + bytes)
+  const frameKey = (f: HeapNode["callFrame"]) =>
+    `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(packages|src)\//, "$1/")}:${f.lineNumber + 1}`
+  const packageOf = (url: string) =>
+    url.includes("node_modules/")
+      ? url.replace(/^.*node_modules\//, "").split("/").slice(0, url.includes("node_modules/@") ? 2 : 1).join("/")
+      : url.startsWith("node:") || url === "" ? "(node, native)" : "(project)"
+  let total = 0
+  const walk = (node: HeapNode, project: string) => {
+    const { url } = node.callFrame
+    const here = !url.includes("node_modules") && /\/(src|packages)\//.test(url) ? frameKey(node.callFrame) : project
+    if (node.selfSize > 0) {
+      total += node.selfSize
+      add(self, frameKey(node.callFrame), node.selfSize)
+      add(byPackage, packageOf(url), node.selfSize)
+      add(byProject, here, node.selfSize)
+    }
+    for (const child of node.children) walk(child, here)
+  }
+  walk(head, "(no project frame)")
+  const kib = (bytes: number) => (bytes / 1024 / per).toFixed(1).padStart(6)
+  const top = (map: Map<string, number>) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([key, bytes]) => `${kib(bytes)} KiB  ${key}`)
+  return [
+    `allocated ${kib(total)} KiB a session taken over (${per} sessions)`,
+    "by function:",
+    ...top(self),
+    "by package:",
+    ...top(byPackage),
+    "by nearest project frame:",
+    ...top(byProject)
+  ]
+}
+
 interface SdkRun {
   readonly sessions: number
   readonly moved: number
@@ -338,7 +395,7 @@ const startEffect4 = (sessions: number, env: NodeJS.ProcessEnv, known: Effect.Ef
     }
   })
 
-const sdkRun = (sessions: number, profile: boolean) =>
+const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
   Effect.scoped(Effect.gen(function*() {
     const simulator = yield* simulatorProcess
     const pg = yield* Postgres.start
@@ -416,12 +473,14 @@ const sdkRun = (sessions: number, profile: boolean) =>
     const idleFrom = survivors.map((r) => cpuMs(r.child.pid))
     const offMainIdleFrom = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const idleAt = Date.now()
-    yield* Effect.sleep("3 seconds")
+    yield* Effect.sleep(idleWindow)
     const idleRate = (sum(survivors.map((r) => cpuMs(r.child.pid))) - sum(idleFrom)) / (Date.now() - idleAt)
     const offMainIdleRate = (sum(survivors.map((r) => offMainCpuMs(r.child.pid))) - offMainIdleFrom) / (Date.now() - idleAt)
     const gcBefore = yield* gcPauses
     const gcIdleRate = (gcBefore - gcIdleFrom) / (Date.now() - idleAt)
-    if (profile) for (const r of survivors) r.child.stdin!.write("prof-start\n")
+    if (profile !== undefined) {
+      for (const r of survivors) r.child.stdin!.write(profile === "cpu" ? "prof-start\n" : "heap-start\n")
+    }
     const before = survivors.map((r) => cpuMs(r.child.pid))
     const offMainBefore = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const killedAt = Date.now()
@@ -459,14 +518,20 @@ const sdkRun = (sessions: number, profile: boolean) =>
     const offMainAfter = sum(survivors.map((r) => offMainCpuMs(r.child.pid)))
     const elapsed = Date.now() - killedAt
     const gcAfter = yield* gcPauses
-    if (profile) {
+    if (profile !== undefined) {
       yield* Effect.forEach(survivors, (r) => {
-        const file = join(PROFILE_DIR, `takeover-${sessions}-${r.child.pid}.cpuprofile`)
+        const cpu = profile === "cpu"
+        const file = join(cpu ? PROFILE_DIR : ALLOCATIONS_DIR, `takeover-${sessions}-${r.child.pid}.${cpu ? "cpuprofile" : "heapprofile"}`)
+        const taken = [...r.tookOver.values()].filter((t) => t >= killedAt).length
         return Effect.zipRight(
-          Effect.sync(() => r.child.stdin!.write(`prof-stop takeover ${file}\n`)),
+          Effect.sync(() => r.child.stdin!.write(`${cpu ? "prof" : "heap"}-stop takeover ${file}\n`)),
           Effect.zipRight(
-            r.nextLine((l) => l === "prof takeover"),
-            Effect.sync(() => process.stdout.write(`\nprofile ${file}:\n${summarize(file, 30).join("\n")}\n`))
+            r.nextLine((l) => l === `${cpu ? "prof" : "heap"} takeover`),
+            Effect.sync(() =>
+              process.stdout.write(
+                `\nprofile ${file}:\n${(cpu ? summarize(file, 30) : summarizeAllocations(file, 30, Math.max(1, taken))).join("\n")}\n`
+              )
+            )
           )
         )
       })
@@ -551,7 +616,11 @@ const main = Effect.gen(function*() {
     const runs: Array<{ readonly per: number; readonly floor: number }> = []
     for (let rep = 1; rep <= REPEAT; rep++) {
       const floor = FLOOR ? yield* floorRun(size) : undefined
-      const sdk = yield* sdkRun(size, PROFILE_DIR !== "" && i === SIZES.length - 1 && rep === REPEAT)
+      const last = i === SIZES.length - 1 && rep === REPEAT
+      const sdk = yield* sdkRun(
+        size,
+        !last ? undefined : PROFILE_DIR !== "" ? "cpu" : ALLOCATIONS_DIR !== "" ? "allocations" : undefined
+      )
       const n = Math.max(1, sdk.takenOver)
       const per = (sdk.cpuMs - sdk.idleMs) / n
       const pre = (sdk.cpuBeforeFirstMs - sdk.idleBeforeFirstMs) / n
