@@ -1,7 +1,8 @@
 /**
  * Issue 15 target 1, the façade's share: an open idle session started with `AgentSessions.start`
- * or `attach` holds no fiber of the façade's own besides the caller's consumer, and a pending
- * request's warning takes one timer per session (not one per request), only while it waits.
+ * or `attach` holds no fiber of the façade's own besides the caller's consumer, and the warnings
+ * of pending requests are entries of the façade's one timer (not a fiber per session or per
+ * request), which runs only while a request waits.
  *
  * The connection under the façade here is a stub that forks nothing (its events come from a
  * `Mailbox` the test fills, until it is closed), so every fiber counted is the façade's or the
@@ -153,7 +154,7 @@ describe("AgentSessions fibers (issue 15 target 1)", () => {
       }).pipe(Effect.supervised(supervisor))
     }))
 
-  it.scoped("pending requests take one warning timer per session, only while one waits", () => {
+  it.scoped("pending requests' warnings are entries of the façade's one timer, only while one waits", () => {
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
       if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message.join(" ") : message))
@@ -162,47 +163,59 @@ describe("AgentSessions fibers (issue 15 target 1)", () => {
       const { feed, sessions } = yield* setup
       const consumer = yield* consumerFibers
       const supervisor = yield* Supervisor.track
-      const others = Effect.map(alive(supervisor), (n) => n - consumer)
+      const others = (consumers: number) => Effect.map(alive(supervisor), (n) => n - consumers * consumer)
       yield* Effect.gen(function*() {
         const running = yield* sessions.start(request)
         const fiber = yield* Effect.fork(Stream.runDrain(running.events))
-        // Two requests waiting: one timer.
+        // Two requests waiting: the timer runs.
         yield* feed(started, ask("as-1"))
         yield* TestClock.adjust("10 seconds")
         yield* feed(ask("as-2"))
         yield* settle
         assert.strictEqual((yield* SubscriptionRef.get(running.pending)).length, 2)
-        assert.strictEqual(yield* others, 1, "one timer for two waiting requests")
-        // The first is due at 30 s, the second at 40 s: each warned once, at its time.
+        const timer = yield* others(1)
+        assert.isAbove(timer, 0, "a timer while a request waits")
+        // A second session with a request waiting: the same timer, no fiber of its own.
+        const second = yield* sessions.start(request)
+        const secondFiber = yield* Effect.fork(Stream.runDrain(second.events))
+        yield* feed(started, ask("bs-1"))
+        yield* settle
+        assert.strictEqual((yield* SubscriptionRef.get(second.pending)).length, 1)
+        assert.strictEqual(yield* others(2), timer, "one timer for the sessions of the façade")
+        // as-1 is due at 30 s, as-2 and bs-1 at 40 s: each warned once, at its time.
         yield* TestClock.adjust("20 seconds")
         yield* settle
         assert.strictEqual(warnings.length, 1)
         assert.include(warnings[0], "30s")
         yield* TestClock.adjust("10 seconds")
         yield* settle
-        assert.strictEqual(warnings.length, 2)
+        assert.strictEqual(warnings.length, 3)
         assert.include(warnings[1], "30s")
-        // Both warned: no timer is needed any more, though both still wait.
-        assert.strictEqual(yield* others, 0, "no timer once every waiting request was warned")
-        // A new request: a timer again, gone once it is answered (not at its warning time).
-        yield* feed(ask("as-3"))
+        assert.include(warnings[2], "30s")
+        // Every waiting request warned: no timer is needed any more, though they still wait.
+        assert.strictEqual(yield* others(2), 0, "no timer once every waiting request was warned")
+        // A new request (to the second session): a timer again, gone once it is answered (not at
+        // its warning time).
+        yield* feed(ask("bs-2"))
         yield* settle
-        assert.strictEqual(yield* others, 1)
-        yield* running.respond(ask("as-3"), Answer.grant())
+        assert.strictEqual(yield* others(2), timer)
+        yield* second.respond(ask("bs-2"), Answer.grant())
         yield* settle
-        assert.strictEqual(yield* others, 0, "no timer once the request was answered")
+        assert.strictEqual(yield* others(2), 0, "no timer once the request was answered")
         yield* TestClock.adjust("1 minute")
         yield* settle
-        assert.strictEqual(warnings.length, 2, "an answered request is not reported")
-        // The events end while a request waits: its timer ends with them.
-        yield* feed(ask("as-4"))
+        assert.strictEqual(warnings.length, 3, "an answered request is not reported")
+        // The events end while a request waits: its entry ends with them.
+        yield* feed(ask("bs-3"))
         yield* settle
-        assert.strictEqual(yield* others, 1)
+        assert.strictEqual(yield* others(2), timer)
+        yield* second.close
+        yield* Fiber.await(secondFiber)
         yield* running.close
         yield* Fiber.await(fiber)
         yield* settle
         assert.strictEqual(yield* alive(supervisor), 0, "no fiber left once the events ended")
-        assert.deepStrictEqual(yield* SubscriptionRef.get(running.pending), [])
+        assert.deepStrictEqual(yield* SubscriptionRef.get(second.pending), [])
       }).pipe(Effect.supervised(supervisor))
     }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
   })

@@ -13,6 +13,7 @@ import type { RespondError } from "../../src/Errors.js"
 import * as EventStream from "../../src/EventStream.js"
 import { fromResult, runForEachWanted } from "../../src/internal/line.js"
 import { validate } from "../../src/internal/schema.js"
+import * as Deadlines from "./channel/deadlines.js"
 import { guard, type Guarded } from "./sessionGuard.js"
 import * as Session from "../../src/Session.js"
 import * as SessionEvent from "../../src/SessionEvent.js"
@@ -79,6 +80,8 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const eventStream = yield* EventStream.EventStream
     // Required so that one layer wires the façade with the keys its services use.
     yield* Credentials.Credentials
+    // The timer the warnings of every session's pending requests are due on (one for the façade).
+    const warnings = Deadlines.make()
 
     // The connect and the guard log nothing (the connection's own fiber annotates its logs with the
     // session's id), and a runner taking sessions over attaches thousands at once: no generator,
@@ -86,7 +89,7 @@ export const make: Effect.Effect<Service, never, AgentApi | EventStream.EventStr
     const attach: Service["attach"] = (session, maxActions, options = {}) =>
       Effect.flatMap(eventStream.connect(session.session_id, options), (connection) =>
         Effect.map(
-          guard(connection, session.session_id, maxActions, options),
+          guard(connection, session.session_id, maxActions, options, warnings),
           (guarded) => new Running(session, connection, guarded)
         ))
 

@@ -44,6 +44,7 @@ import {
 import type * as Session from "../../src/Session.js"
 import type * as SessionEvent from "../../src/SessionEvent.js"
 import { type Chunk, type Consumer, EngineConnection } from "./channel/engine.js"
+import type * as Deadlines from "./channel/deadlines.js"
 import * as PendingRequests from "./pendingRequests.js"
 
 /** The default of `pendingWarningAfter`: 30 s. */
@@ -92,7 +93,7 @@ class SessionGuard
     readonly maxActions: number,
     options: StartOptions,
     readonly done: Deferred.Deferred<Outcome, RunningSessionError>,
-    scope: Scope.Scope
+    warnings: Deadlines.Deadlines
   ) {
     this.state = new Facade.Guard({
       maxActions,
@@ -102,7 +103,7 @@ class SessionGuard
         ? CoreSession.defaultWarnAfterMillis
         : Duration.toMillis(durationOf(options.pendingWarningAfter))
     }, PendingRequests.classifier, this)
-    this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, scope)
+    this.pendingRequests = new PendingRequests.PendingRequests(sessionId, this.state.watched, warnings)
     // One layer over the connection's pull (the engine's own, when the connection is one); the
     // events are consumed once, which is checked as the stream opens.
     this.events = streamFromScopedPull((scope) => this.openOnce(scope))
@@ -270,12 +271,13 @@ class SessionGuard
   }
 }
 
+/** A session's guard; `warnings` is the timer its pending requests' warnings are due on (the façade's). */
 export const guard = (
   connection: EventStream.Connection,
   sessionId: Session.SessionId,
   maxActions: number,
-  options: StartOptions
-): Effect.Effect<Guarded, never, Scope.Scope> =>
-  Effect.flatMap(Effect.scope, (scope) =>
-    Effect.map(Deferred.make<Outcome, RunningSessionError>(), (outcome) =>
-      new SessionGuard(connection, sessionId, maxActions, options, outcome, scope)))
+  options: StartOptions,
+  warnings: Deadlines.Deadlines
+): Effect.Effect<Guarded> =>
+  Effect.map(Deferred.make<Outcome, RunningSessionError>(), (outcome) =>
+    new SessionGuard(connection, sessionId, maxActions, options, outcome, warnings))

@@ -169,17 +169,17 @@ export class Loop {
     return Effect.andThen(this.opened(this.shell.connection.lastOpen), this.await(attempt, true))
   }
 
-  /** Publishes an open: counts the reconnect, and the state says `Open`. */
+  /**
+   * Publishes an open: counts the reconnect, and the state says `Open`. A reopen's log says how
+   * many reconnects; a first open's needs no annotation (a runner opens thousands at once).
+   */
   private opened(report: Connection.OpenReport): Effect.Effect<void> {
+    const log = Effect.logDebug(ConnectionShell.openedLog(report))
     return Effect.andThen(
       report.reopened ? Metrics.recordReconnect : Effect.void,
       this.publish(this.shell.connection.publishOpen())
     ).pipe(
-      Effect.andThen(
-        Effect.logDebug(ConnectionShell.openedLog(report)).pipe(
-          Effect.annotateLogs({ reconnects: report.reconnects })
-        )
-      )
+      Effect.andThen(report.reconnects === 0 ? log : log.pipe(Effect.annotateLogs({ reconnects: report.reconnects })))
     )
   }
 
