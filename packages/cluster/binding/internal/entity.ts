@@ -384,10 +384,14 @@ export class SessionRun {
   }
 
   /**
-   * `attached`: completed once the channel is attached (or the run ended without one). The
-   * channel is the run's scope's (`startClaimed`).
+   * `attached`: completed with the session once its channel is attached (with nothing if the run
+   * ends without one). The channel is the run's scope's (`startClaimed`).
    */
-  runSession(r: EventLog.SessionRecord, learn: boolean, attached: Deferred.Deferred<void>): Effect.Effect<void, never, Scope.Scope> {
+  runSession(
+    r: EventLog.SessionRecord,
+    learn: boolean,
+    attached: Deferred.Deferred<AgentSessions.RunningSession | undefined>
+  ): Effect.Effect<void, never, Scope.Scope> {
     const { activation, parts } = this
     const { tally } = activation
     return Effect.gen(function*(this: SessionRun) {
@@ -414,23 +418,9 @@ export class SessionRun {
       // Requests still unanswered: their answers may be recorded by a runner that still believes
       // it holds the session (see the answer watch), after this run read the log.
       yield* parts.answers.watch(this.waiter)
-      // Attached once the channel opens (its socket opens as the run below starts reading) or
-      // the run ends (`startClaimed`): the start's place in the runner's line is held until then,
-      // so the line bounds the channels opening at once, not only the reads of the log. Opened
-      // faster than the service accepts them, channels would wait past their connect time-out.
-      const takenOver = tally.lastSeq > 0
-      yield* Effect.forkScoped(Effect.andThen(
-        session.opened,
-        Effect.andThen(
-          // A notice (a command line shows it at its default level): the take-over is news to an operator.
-          takenOver
-            ? Effect.logInfo(`Took session ${r.info.session_id} over at seq ${tally.lastSeq} (runner ${this.runnerName})`).pipe(
-              Effect.annotateLogs("notice", "takeover")
-            )
-            : Effect.void,
-          Deferred.succeed(attached, undefined)
-        )
-      ))
+      // The starter waits for the channel to open (its socket opens as the run below starts
+      // reading) or to end, which the run's end brings (its scope closes the channel).
+      yield* Deferred.succeed(attached, session)
       this.claimLost = false
       const exit = yield* Effect.exit(session.forEachBatch((chunk) => this.appendChunk(chunk)))
       activation.running = undefined
@@ -523,10 +513,12 @@ export class SessionRun {
       activation.record = Option.some(r)
       if (Option.isSome(r.ended)) return false
       const done = yield* Deferred.make<void>()
-      const attached = yield* Deferred.make<void>()
+      const attached = yield* Deferred.make<AgentSessions.RunningSession | undefined>()
       /** The run's scope: its channel's, closed when the run ends, before anything else. */
       const scope = yield* Scope.make()
-      const fiber = yield* this.runSession(r, learn || activation.tally.lastSeq > 0, attached).pipe(
+      // Where the log ends: a run that resumes after an event takes the session over.
+      const resumedAt = activation.tally.lastSeq
+      const fiber = yield* this.runSession(r, learn || resumedAt > 0, attached).pipe(
         Effect.onExit((exit) =>
           Scope.close(scope, exit).pipe(
             Effect.andThen(Effect.sync(() => {
@@ -536,7 +528,7 @@ export class SessionRun {
             Effect.andThen(parts.answers.unwatch(this.waiter)),
             // After every event the run received is persisted (or the run was stopped).
             Effect.andThen(this.release()),
-            Effect.andThen(Deferred.done(attached, Exit.void)),
+            Effect.andThen(Deferred.done(attached, Exit.succeed(undefined))),
             Effect.andThen(Deferred.done(done, Exit.void)),
             Effect.andThen(Effect.sync(() => parts.ended(this)))
           )
@@ -549,7 +541,19 @@ export class SessionRun {
         Effect.annotateLogs({ sessionId })
       )
       activation.run = { done, fiber }
-      yield* Deferred.await(attached)
+      // The start's place in the runner's line is held until the channel opens, or ends without
+      // opening (the run's end closes it): the line bounds the channels opening at once, not only
+      // the reads of the log. Opened faster than the service accepts them, channels would wait
+      // past their connect time-out.
+      const session = yield* Deferred.await(attached)
+      if (session === undefined) return true
+      yield* session.opened
+      // A notice (a command line shows it at its default level): the take-over is news to an operator.
+      if (resumedAt > 0 && activation.run?.fiber === fiber) {
+        yield* Effect.logInfo(`Took session ${sessionId} over at seq ${resumedAt} (runner ${parts.runnerName})`).pipe(
+          Effect.annotateLogs({ notice: "takeover", sessionId })
+        )
+      }
       return true
     }.bind(this))
   }
