@@ -178,6 +178,12 @@ const ask = (proc: Proc, command: string) =>
     return Effect.map(proc.nextLine((l) => l.startsWith(`${command} ${tag} `)), (l) => l.slice(`${command} ${tag} `.length))
   })
 
+/** The package of a profile frame's script: its npm package, Node's own, or this project. */
+const packageOf = (url: string) =>
+  url.includes("node_modules/")
+    ? url.replace(/^.*node_modules\//, "").split("/").slice(0, url.includes("node_modules/@") ? 2 : 1).join("/")
+    : url.startsWith("node:") || url === "" ? "(node, native)" : "(project)"
+
 /** Self time by function of a V8 `.cpuprofile`, the top `n`, as lines. */
 const summarize = (file: string, n: number): Array<string> => {
   const profile = JSON.parse(readFileSync(file, "utf8")) as {
@@ -196,10 +202,6 @@ const summarize = (file: string, n: number): Array<string> => {
   // (src/, packages/) above it: the fiber runtime cuts stacks, so the second is a lower bound.
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
-  const packageOf = (url: string) =>
-    url.includes("node_modules/")
-      ? url.replace(/^.*node_modules\//, "").split("/").slice(0, url.includes("node_modules/@") ? 2 : 1).join("/")
-      : url.startsWith("node:") || url === "" ? "(node, native)" : "(project)"
   const byPackage = new Map<string, number>()
   const byProject = new Map<string, number>()
   for (const id of profile.samples) {
@@ -250,10 +252,6 @@ const summarizeAllocations = (file: string, n: number, per: number): Array<strin
   const add = (map: Map<string, number>, key: string, bytes: number) => map.set(key, (map.get(key) ?? 0) + bytes)
   const frameKey = (f: HeapNode["callFrame"]) =>
     `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/(packages|src)\//, "$1/")}:${f.lineNumber + 1}`
-  const packageOf = (url: string) =>
-    url.includes("node_modules/")
-      ? url.replace(/^.*node_modules\//, "").split("/").slice(0, url.includes("node_modules/@") ? 2 : 1).join("/")
-      : url.startsWith("node:") || url === "" ? "(node, native)" : "(project)"
   let total = 0
   const walk = (node: HeapNode, project: string) => {
     const { url } = node.callFrame

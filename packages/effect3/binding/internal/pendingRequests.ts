@@ -105,8 +105,8 @@ export class PendingRequests {
 
   /** The timer's check: the warnings due now logged, and when the next is due (none: the entry ends). */
   private due(now: number, context: RunContext): number | undefined {
-    const due = this.watched.warningsDue(now)
-    if (due.length > 0) forkWith(context)(Effect.forEach(due, (warning) => this.warn(warning), { discard: true }))
+    const given = this.watched.warningsDue(now)
+    if (given.length > 0) forkWith(context)(Effect.forEach(given, (warning) => this.warn(warning), { discard: true }))
     const next = this.watched.nextWarningAt()
     if (next === undefined) this.entry = undefined
     return next
