@@ -11,9 +11,12 @@
  *   this process as the client-only member that starts the sessions. Once every session waits for
  *   its answer and has logged its one warning of it (`Session.defaultWarnAfterMillis` later), the
  *   runner holding the most is killed (SIGKILL); the survivors' CPU (user +
- *   system, /proc) is counted from the kill until every moved session has been taken over (each
- *   survivor's notice `Took session <id> over`) and one second more, less what the survivors
- *   spent idle over as long (measured for `idleWindow` before the kill). Of it: the survivors'
+ *   system, /proc) is counted from the kill until every session of the killed runner has been taken over (each
+ *   survivor's notice `Took session <id> over`, by id) and one second more, less what the survivors
+ *   spent idle over as long (measured for `idleWindow` before the kill), and divided by every
+ *   take-over in that time: the killed runner's sessions, and those whose shards
+ *   `@effect/cluster`'s hash ring moved from one survivor to the other as it spread the killed
+ *   runner's (a hand-over on one, a take-over on the other; the column "taken over" counts them apart). Of it: the survivors'
  *   main-thread garbage collection pauses, and their CPU off their main threads (`procCpu.ts`:
  *   V8's helper threads), each less its idle rate.
  *
@@ -286,7 +289,13 @@ interface SdkRun {
   readonly moved: number
   /** The sessions the killed runner ran (not ended): those to take over. */
   readonly running: number
+  /**
+   * Every take-over on the survivors: the killed runner's sessions, and the sessions one survivor
+   * took over from the other (their shards moved between them).
+   */
   readonly takenOver: number
+  /** Of the killed runner's sessions, how many were taken over. */
+  readonly ofKilled: number
   readonly cpuMs: number
   readonly idleMs: number
   /**
@@ -469,7 +478,15 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     const moved = held[victimIndex]!
     // The sessions to take over: those whose run the killed runner holds (its claim on their log),
     // not ended (on a loaded machine thousands can end while the 10,000 start: `NeverConnected`).
-    const running = yield* heldOn(runners[victimIndex]!)
+    // By id: the survivors also take over sessions of each other, whose shards `@effect/cluster`'s
+    // hash ring moves between them as it spreads the killed runner's, and those do not count
+    // towards the killed runner's.
+    const victim = runners[victimIndex]!
+    const toTakeOver = new Set(
+      (yield* sql<{ readonly id: string }>`SELECT session_id AS id FROM agent_session_sessions
+        WHERE end_status IS NULL AND writer LIKE ${`127.0.0.1:${victim.port}/%`}`).map((r) => r.id)
+    )
+    const running = toTakeOver.size
     const survivors = runners.filter((_, i) => i !== victimIndex)
     /** The survivors' main-thread garbage collection pauses so far, summed (ms). */
     const gcPauses = Effect.map(Effect.forEach(survivors, (r) => Effect.map(ask(r, "gc"), Number)), sum)
@@ -490,6 +507,12 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     const killedAt = Date.now()
     runners[victimIndex]!.child.kill("SIGKILL")
     const takenOver = () => sum(survivors.map((r) => [...r.tookOver.values()].filter((t) => t >= killedAt).length))
+    /** How many of the killed runner's sessions a survivor has taken over. */
+    const ofKilled = () => {
+      const ids = new Set<string>()
+      for (const r of survivors) for (const [id, t] of r.tookOver) if (t >= killedAt && toTakeOver.has(id)) ids.add(id)
+      return ids.size
+    }
     // Until every session the killed runner ran is taken over, or none is for 10 s (a session that
     // ended between the count and the kill).
     const until = killedAt + 600_000
@@ -501,13 +524,13 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     let atFirst: number | undefined
     let reportedAt = Date.now()
     let firstAt = Number.NaN
-    while (takenOver() < running && Date.now() < until) {
+    while (ofKilled() < running && Date.now() < until) {
       yield* Effect.sleep(atFirst === undefined ? "10 millis" : "100 millis")
       if (atFirst === undefined && takenOver() > 0) {
         atFirst = sum(survivors.map((r) => cpuMs(r.child.pid)))
         firstAt = Date.now() - killedAt
       }
-      const n = takenOver()
+      const n = ofKilled()
       if (Date.now() - reportedAt >= 10_000) {
         reportedAt = Date.now()
         process.stderr.write(`taken over ${n} of ${running} (ended before the kill: ${endedBefore}), ${((reportedAt - killedAt) / 1000).toFixed(0)} s after the kill\n`)
@@ -546,6 +569,7 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
       moved,
       running,
       takenOver: times.length,
+      ofKilled: ofKilled(),
       cpuMs: sum(after) - sum(before),
       idleMs: idleRate * elapsed,
       gcMs: gcAfter - gcBefore - gcIdleRate * elapsed,
@@ -632,7 +656,7 @@ const main = Effect.gen(function*() {
       runs.push({ per, floor: floor?.perEntity ?? Number.NaN })
       measured.push({ size, moved: sdk.takenOver, per, pre, post, floor: floor?.perEntity ?? Number.NaN, sdk, floorMedian: floor === undefined ? Number.NaN : ms(floor.median) })
       rows.push(
-        `| ${size.toLocaleString("en-US")}${REPEAT > 1 ? `, run ${rep}` : ""} | ${sdk.load.toFixed(1)} | ${sdk.takenOver}/${sdk.running} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${
+        `| ${size.toLocaleString("en-US")}${REPEAT > 1 ? `, run ${rep}` : ""} | ${sdk.load.toFixed(1)} | ${sdk.ofKilled}/${sdk.running}${sdk.takenOver > sdk.ofKilled ? ` (+${sdk.takenOver - sdk.ofKilled} between the survivors)` : ""} | ${(sdk.cpuMs / 1000).toFixed(1)} s (idle ${
           (sdk.idleMs / 1000).toFixed(1)
         } s) over ${sdk.seconds.toFixed(1)} s | **${per.toFixed(2)} ms** | ${pre.toFixed(2)} / ${post.toFixed(2)} ms | ${(sdk.gcMs / n).toFixed(2)} ms | ${(sdk.offMainMs / n).toFixed(2)} ms | ${
           floor === undefined ? "-" : `${floor.perEntity.toFixed(2)} ms (off the main thread: ${floor.offMain.toFixed(2)} ms)`
