@@ -11,14 +11,14 @@
  *   this process as the client-only member that starts the sessions. Once every session waits for
  *   its answer and has logged its one warning of it (`Session.defaultWarnAfterMillis` later), the
  *   runner holding the most is killed (SIGKILL); the survivors' CPU (user +
- *   system, /proc) is counted from the kill until every session of the killed runner has been taken over (each
- *   survivor's notice `Took session <id> over`, by id) and one second more, less what the survivors
- *   spent idle over as long (measured for `idleWindow` before the kill), and divided by every
- *   take-over in that time: the killed runner's sessions, and those whose shards
+ *   system, /proc) is counted from the kill until every session of the killed runner has been
+ *   taken over (each survivor's notice `Took session <id> over`, by id) and one second more, less
+ *   what the survivors spent idle over as long (measured for `idleWindow` before the kill), and
+ *   divided by every take-over in that time: the killed runner's sessions, and those whose shards
  *   `@effect/cluster`'s hash ring moved from one survivor to the other as it spread the killed
- *   runner's (a hand-over on one, a take-over on the other; the column "taken over" counts them apart). Of it: the survivors'
- *   main-thread garbage collection pauses, and their CPU off their main threads (`procCpu.ts`:
- *   V8's helper threads), each less its idle rate.
+ *   runner's (a hand-over on one, a take-over on the other; the column "taken over" counts them
+ *   apart). Of it: the survivors' main-thread garbage collection pauses, and their CPU off their
+ *   main threads (`procCpu.ts`: V8's helper threads), each less its idle rate.
  *
  * `--profile <dir>` writes a CPU profile of each survivor over the take-over of the last size
  * (V8's `.cpuprofile`) and prints its self time by function.
@@ -460,12 +460,13 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     // shards for a while (its lock refreshes late), and their sessions run again only after. A
     // runner holds the sessions whose run is there: those whose log it claims (an entity is active
     // only while a command is handled).
-    const heldOn = (r: Proc) =>
+    const idsOn = (r: Proc) =>
       Effect.map(
-        sql<{ readonly n: string }>`SELECT count(*) AS n FROM agent_session_sessions
+        sql<{ readonly id: string }>`SELECT session_id AS id FROM agent_session_sessions
           WHERE end_status IS NULL AND writer LIKE ${`127.0.0.1:${r.port}/%`}`,
-        (rows) => Number(rows[0]?.n ?? 0)
+        (rows) => rows.map((row) => row.id)
       )
+    const heldOn = (r: Proc) => Effect.map(idsOn(r), (ids) => ids.length)
     let held = yield* Effect.forEach(runners, heldOn)
     const heldBy = Date.now() + 300_000
     while (sum(held) < sessions - failed - (yield* ended) && Date.now() < heldBy) {
@@ -481,11 +482,7 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     // By id: the survivors also take over sessions of each other, whose shards `@effect/cluster`'s
     // hash ring moves between them as it spreads the killed runner's, and those do not count
     // towards the killed runner's.
-    const victim = runners[victimIndex]!
-    const toTakeOver = new Set(
-      (yield* sql<{ readonly id: string }>`SELECT session_id AS id FROM agent_session_sessions
-        WHERE end_status IS NULL AND writer LIKE ${`127.0.0.1:${victim.port}/%`}`).map((r) => r.id)
-    )
+    const toTakeOver = new Set(yield* idsOn(runners[victimIndex]!))
     const running = toTakeOver.size
     const survivors = runners.filter((_, i) => i !== victimIndex)
     /** The survivors' main-thread garbage collection pauses so far, summed (ms). */
