@@ -12,10 +12,12 @@
  * channel open again, the attacher waits 1 s and reports its CPU since the first attach. CPU per
  * session: that CPU, less the idle rate over as long, divided by the sessions.
  *
- *   npx tsx packages/cluster/bench/attachCost.ts [--line effect3|effect4] [--raw] [--sessions 3400] [--runs 3] [--profile <dir>] [--allocations <dir>]
+ *   npx tsx packages/cluster/bench/attachCost.ts [--line effect3|effect4] [--raw | --fiber] [--sessions 3400] [--runs 3] [--profile <dir>] [--allocations <dir>]
  *
  * `--raw` opens each channel with a bare `ws` socket instead of the SDK (the documented dialect's
- * handshake, nothing read), under the line's Node: the floor of the SDK's share.
+ * handshake, nothing read), under the line's Node: the floor of the SDK's share. `--fiber`, the
+ * same socket waited on by one fiber of the line's Effect (its open, then its close): the least
+ * an attach on that line's runtime can cost.
  *
  * `--profile <dir>` writes each run's attacher's CPU profile from the first attach on
  * (`attach-<line>-<run>.cpuprofile`) there; `--allocations <dir>`, instead, a sampling profile of
@@ -39,7 +41,7 @@ const SESSIONS = Number(flag("sessions", "3400"))
 const RUNS = Number(flag("runs", "3"))
 const PROFILE_DIR = flag("profile", "")
 const ALLOCATIONS_DIR = flag("allocations", "")
-const RAW = process.argv.includes("--raw")
+const RAW = process.argv.includes("--raw") ? "1" : process.argv.includes("--fiber") ? "fiber" : ""
 
 /** The attacher fixture of the line measured (Effect 4: its copy, under the Node 22 the fixtures run on). */
 const attacherCommand = (): FixtureCommand =>
@@ -106,7 +108,7 @@ const oneRun = (command: FixtureCommand, simulator: { readonly child: ChildProce
     yield* Effect.sleep("1 second")
     const profile = PROFILE_DIR === "" ? "" : join(PROFILE_DIR, `attach-${LINE}-${run}.cpuprofile`)
     const allocations = ALLOCATIONS_DIR === "" ? "" : join(ALLOCATIONS_DIR, `attach-${LINE}-${run}.heapprofile`)
-    const attacher = yield* fixture(command, { ...env, MODE: "attach", RAW: RAW ? "1" : "", PROFILE: profile, ALLOCATIONS: allocations }, ["--expose-gc"])
+    const attacher = yield* fixture(command, { ...env, MODE: "attach", RAW, PROFILE: profile, ALLOCATIONS: allocations }, ["--expose-gc"])
     attacher.child.stdin!.write(held.join("\n") + "\ngo\n")
     yield* attacher.nextLine((line) => line === "attaching")
     const since = Date.now()
@@ -120,7 +122,7 @@ const oneRun = (command: FixtureCommand, simulator: { readonly child: ChildProce
     const window = (openMs + 1000) / 1000
     const perSession = (cpu! - idle! * window) / n! / 1000
     process.stdout.write(
-      `| ${LINE}${RAW ? ", bare ws" : ""} | ${run} | ${n} | ${openMs} ms | ${(cpu! / 1000).toFixed(0)} ms (idle ${(idle! / 1000).toFixed(1)} ms/s) | **${perSession.toFixed(3)} ms** |\n`
+      `| ${LINE}${RAW === "1" ? ", bare ws" : RAW === "fiber" ? ", bare ws in a fiber" : ""} | ${run} | ${n} | ${openMs} ms | ${(cpu! / 1000).toFixed(0)} ms (idle ${(idle! / 1000).toFixed(1)} ms/s) | **${perSession.toFixed(3)} ms** |\n`
     )
   }))
 
