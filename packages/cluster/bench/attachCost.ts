@@ -42,6 +42,8 @@ const RUNS = Number(flag("runs", "3"))
 const PROFILE_DIR = flag("profile", "")
 const ALLOCATIONS_DIR = flag("allocations", "")
 const RAW = process.argv.includes("--raw") ? "1" : process.argv.includes("--fiber") ? "fiber" : ""
+/** What attaches, as a row names it (by the attacher's RAW). */
+const attaching: Record<string, string> = { "": "", "1": ", bare ws", fiber: ", bare ws in a fiber" }
 
 /** The attacher fixture of the line measured (Effect 4: its copy, under the Node 22 the fixtures run on). */
 const attacherCommand = (): FixtureCommand =>
@@ -122,7 +124,7 @@ const oneRun = (command: FixtureCommand, simulator: { readonly child: ChildProce
     const window = (openMs + 1000) / 1000
     const perSession = (cpu! - idle! * window) / n! / 1000
     process.stdout.write(
-      `| ${LINE}${RAW === "1" ? ", bare ws" : RAW === "fiber" ? ", bare ws in a fiber" : ""} | ${run} | ${n} | ${openMs} ms | ${(cpu! / 1000).toFixed(0)} ms (idle ${(idle! / 1000).toFixed(1)} ms/s) | **${perSession.toFixed(3)} ms** |\n`
+      `| ${LINE}${attaching[RAW]} | ${run} | ${n} | ${openMs} ms | ${(cpu! / 1000).toFixed(0)} ms (idle ${(idle! / 1000).toFixed(1)} ms/s) | **${perSession.toFixed(3)} ms** |\n`
     )
   }))
 
