@@ -96,7 +96,8 @@ const program = Effect.scoped(Effect.gen(function*() {
     })
   const mem = Effect.map(ask("mem"), (json) => JSON.parse(json) as Memory)
   // The plain SDK counts the sessions it holds; a runner holds those whose run is there: the
-  // sessions whose log it claims (an entity is active only while a command is handled).
+  // sessions whose log it claims (an entity lasts from a command until it has been idle for its
+  // `maxIdleTime`, not for the whole run).
   const count = PLAIN
     ? Effect.map(ask("count"), Number)
     : Effect.suspend(() =>

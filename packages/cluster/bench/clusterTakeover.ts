@@ -9,7 +9,9 @@
  *   a few actions and then wait: a held session that sends nothing, so the survivors' CPU after
  *   the kill is the take-over's), three runner processes (packages/cluster/test/fixtures/runner.ts) and
  *   this process as the client-only member that starts the sessions. Once every session waits for
- *   its answer and has logged its one warning of it (`Session.defaultWarnAfterMillis` later), the
+ *   its answer and has logged its one warning of it (`Session.defaultWarnAfterMillis` later), and
+ *   the entities the start made are passivated (`@effect/cluster`'s reaper closes them in sweeps
+ *   every 30 s, once idle for a minute: `passivationWait`), the
  *   runner holding the most is killed (SIGKILL); the survivors' CPU (user +
  *   system, /proc) is counted from the kill until every session of the killed runner has been
  *   taken over (each survivor's notice `Took session <id> over`, by id) and one second more, less
@@ -103,6 +105,12 @@ const ALLOCATIONS_DIR = flag("allocations", "")
  * much as a take-over's own CPU.
  */
 const idleWindow = "10 seconds"
+/**
+ * The longest the bench waits, before the idle window, for the entities of the start to be
+ * passivated: a session's entity is closed by the first sweep of the reaper (every 30 s) once it
+ * has been idle for its `maxIdleTime` (1 minute).
+ */
+const passivationWait = 150_000
 /** Writes each runner's standard output (its log) to `<dir>/runner-<pid>.out`. */
 const LOGS = flag("logs", "")
 /** The runners' tuning flags (`--runner-flags`), the floor's runners' too. */
@@ -456,10 +464,23 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     }
     // Settle (3 s at least, and until the warnings are over), then the survivors' idle rate.
     yield* Effect.sleep(Math.max(3_000, warningsOverAt - Date.now()))
+    // And until the entities the start made are passivated: `@effect/cluster`'s reaper closes the
+    // entities idle past their `maxIdleTime` (a session's: 1 minute after its last command) in one
+    // sweep every 30 s, a thousand of them at once on a runner here. A sweep in the take-over's
+    // window is the runner's own work, not the take-over's, and the idle window, a third as long
+    // as the sweeps' period, rarely holds one.
+    const activeEntities = Effect.map(Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number)), sum)
+    const passivatedBy = Date.now() + passivationWait
+    let active = yield* activeEntities
+    while (active > 0 && Date.now() < passivatedBy) {
+      yield* Effect.sleep("2 seconds")
+      active = yield* activeEntities
+    }
+    if (active > 0) process.stderr.write(`${active} entities still active before the idle window: going on\n`)
     // Every session held somewhere before the kill: on a loaded machine a runner can lose its
     // shards for a while (its lock refreshes late), and their sessions run again only after. A
-    // runner holds the sessions whose run is there: those whose log it claims (an entity is active
-    // only while a command is handled).
+    // runner holds the sessions whose run is there: those whose log it claims (its entities are
+    // passivated by now).
     const idsOn = (r: Proc) =>
       Effect.map(
         sql<{ readonly id: string }>`SELECT session_id AS id FROM agent_session_sessions
