@@ -467,10 +467,9 @@ const sdkRun = (sessions: number, profile: "cpu" | "allocations" | undefined) =>
     // And until the entities the start made are passivated: `@effect/cluster`'s reaper closes the
     // entities idle past their `maxIdleTime` (a session's: 1 minute after its last command) in one
     // sweep every 30 s, a thousand of them at once on a runner here. A sweep in the take-over's
-    // window is the runner's own work, not the take-over's, and the idle window, a third as long
-    // as the sweeps' period, rarely holds one.
-    // The Effect 4 client follows one session (`FOLLOW_EVERY`): its subscription keeps that
-    // session's entity active.
+    // window is the runner's own work, not the take-over's; one in the idle window raises the idle
+    // rate subtracted from the take-over's CPU. All but one: the Effect 4 client follows one
+    // session (`FOLLOW_EVERY`), and its subscription keeps that session's entity active.
     const subscribed = EFFECT4 ? 1 : 0
     const activeEntities = Effect.map(Effect.forEach(runners, (r) => Effect.map(ask(r, "count"), Number)), sum)
     const passivatedBy = Date.now() + passivationWait
