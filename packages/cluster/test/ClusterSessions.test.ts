@@ -1,4 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
+import * as Net from "node:net"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,6 +14,7 @@ import * as Runners from "@effect/cluster/Runners"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Ref from "effect/Ref"
 import { ClusterSessions, EventLog, SessionEntity } from "../src/index.js"
@@ -572,6 +574,101 @@ describe("a session's run is the runner's, not its entity's", () => {
         const outcome = yield* sessions.outcome(id).pipe(Effect.timeout("10 seconds"))
         assert.isString(outcome.response)
         assert.strictEqual(yield* simulator.connections(id), 1)
+      }))
+  })
+})
+
+/**
+ * A TCP relay to the simulator whose first connection is held and never answered (an upgrade
+ * that does not open within the connect time-out, as on a loaded service); the next are relayed.
+ */
+class StallingRelay extends Context.Tag("test/StallingRelay")<StallingRelay, {
+  readonly wsUrl: string
+  readonly held: () => number
+  readonly relayed: () => number
+}>() {}
+
+const StallingRelayLive = Layer.scoped(
+  StallingRelay,
+  Effect.gen(function*() {
+    const simulator = yield* Simulator.Simulator
+    const target = new URL(simulator.wsUrl)
+    const sockets = new Set<Net.Socket>()
+    let held = 0
+    let relayed = 0
+    const server = Net.createServer((socket) => {
+      sockets.add(socket)
+      socket.on("close", () => sockets.delete(socket))
+      socket.on("error", () => socket.destroy())
+      if (held === 0) {
+        held += 1
+        return
+      }
+      relayed += 1
+      const upstream = Net.connect(Number(target.port), target.hostname)
+      sockets.add(upstream)
+      upstream.on("close", () => sockets.delete(upstream))
+      upstream.on("error", () => socket.destroy())
+      socket.on("close", () => upstream.destroy())
+      upstream.on("close", () => socket.destroy())
+      socket.pipe(upstream).pipe(socket)
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          for (const socket of sockets) socket.destroy()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    return { wsUrl: `ws://127.0.0.1:${port}${target.pathname === "/" ? "" : target.pathname}`, held: () => held, relayed: () => relayed }
+  })
+)
+
+/** The SDK with its channels through the relay, a connect time-out of 500 ms. */
+const SdkThroughRelayLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const simulator = yield* Simulator.Simulator
+    const relay = yield* StallingRelay
+    return NodeAgentSessions.layer({
+      apiKey: simulator.accountKey,
+      baseUrl: simulator.baseUrl,
+      wsUrl: relay.wsUrl,
+      dialect: simulator.dialect,
+      events: { reconnect: fastReconnect, connectTimeout: "500 millis" }
+    })
+  })
+)
+
+describe("a run's channel not open within the connect time-out is tried again (it resumes)", () => {
+  layer(
+    ClusterSessions.layerEmbedded().pipe(
+      Layer.provideMerge(SdkThroughRelayLive),
+      Layer.provideMerge(StallingRelayLive),
+      Layer.provideMerge(SimulatorLive),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    ),
+    { excludeTestServices: true, timeout: 30_000 }
+  )((it) => {
+    it.effect("the run's first attempt times out: the run attaches again and the session completes, nothing lost", () =>
+      Effect.gen(function*() {
+        const sessions = yield* ClusterSessions.ClusterSessions
+        const simulator = yield* Simulator.Simulator
+        const relay = yield* StallingRelay
+        const session = yield* sessions.start(request)
+        const seen = yield* follow(session.session_id)
+        // One attempt held past its connect time-out, then a channel that delivered the session.
+        assert.strictEqual(relay.held(), 1)
+        assert.isAtLeast(relay.relayed(), 1)
+        assert.deepStrictEqual(seen.map((l) => l.event), meaningful(yield* simulator.script(session.session_id)))
+        const status = yield* sessions.status(session.session_id)
+        assert.strictEqual(status.run, "complete")
+        assert.strictEqual((yield* sessions.outcome(session.session_id)).actions, 3)
       }))
   })
 })

@@ -381,13 +381,14 @@ export class Connection<E, F, R = F> extends Intake<E> {
     const lastError = typeof ending.error === "string" ? ending.error : this.classifier.message(ending.error)
     // It delivered new events: a fresh bout, a fresh schedule.
     const reset = this.attempts.dropped(now, this.opened_, lastError, this.progressed)
-    const everOpen = this.attempts.everOpen
+    // A connection that resumes one watched before is retried like a dropped one from the start.
+    const reconnecting = this.attempts.everOpen || this.options.resumes === true
     return {
       _tag: "Retry",
-      schedule: everOpen ? "reconnect" : "first-connect",
+      schedule: reconnecting ? "reconnect" : "first-connect",
       reset,
-      // A connection never open that used a whole connect time-out is not tried again.
-      giveUp: !everOpen && ending.connectTimeout === true,
+      // A new connection never open that used a whole connect time-out is not tried again.
+      giveUp: !reconnecting && ending.connectTimeout === true,
       attempts: this.attempts.bout,
       resent,
       lastError,

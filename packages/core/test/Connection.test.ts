@@ -490,6 +490,25 @@ describe("Connection", () => {
     expect(c.gaveUp()).toEqual({ neverOpen: true, attempts: 2, lastError: "timed out" })
   })
 
+  it("never open, resuming a channel watched before: the reconnect schedule, a whole connect time-out tried again", () => {
+    const c = driven<Event, string>(
+      { ...options(4, false, true), resumes: true },
+      { kind: (event) => event.kind, requestKey: () => "", message: (error) => error, chargeable: () => false },
+      quietPort<Event, string>()
+    )
+    const first = c.begin(0)
+    c.closed(first, { _tag: "Retry", error: "timed out", connectTimeout: true })
+    expect(c.attemptEnded(first, 0)).toMatchObject({ schedule: "reconnect", giveUp: false, reset: false, attempts: 1 })
+    const second = c.begin(0)
+    c.closed(second, { _tag: "Retry", error: "refused" })
+    expect(c.attemptEnded(second, 0)).toMatchObject({ schedule: "reconnect", giveUp: false, attempts: 2, lastError: "refused" })
+    // Should the reconnect schedule give up now, the channel never connected.
+    expect(c.gaveUp()).toEqual({ neverOpen: true, attempts: 2, lastError: "refused" })
+    const third = c.begin(0)
+    c.opened(third, 0)
+    expect(c.publishOpen()).toMatchObject({ _tag: "Open" })
+  })
+
   // Guards: the retry count kept across a reconnect that delivered (a fresh bout would start its
   // schedule's log at the old count), and the bout's attempts likewise.
   it("the reconnect bout: the retries and attempts count from the last attempt that delivered a new event, against a model (property)", () => {

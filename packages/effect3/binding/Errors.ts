@@ -342,7 +342,8 @@ export class BufferOverflow extends SdkError<BufferOverflow>()("BufferOverflow")
  * The event channel never opened: the first connection was refused, unresolvable, rejected at
  * the upgrade with a status that is not a refusal of the key, or did not open in time, and the
  * short first-connect retry (`firstConnect`, a few seconds by default) did not help. The reconnect
- * schedule only governs a channel that has been open.
+ * schedule only governs a channel that has been open, or one that `resumes` (then this is the
+ * end of `reconnect`, connect time-outs retried).
  * @since 0.1.0
  * @category errors
  */

@@ -127,6 +127,14 @@ export interface ConnectOptions {
    */
   readonly firstConnect?: Schedule.Schedule<unknown, AttemptError> | undefined
   /**
+   * The channel continues one watched before, by this process or another (a cluster runner
+   * runs each session it takes over with it): until it first opens it is retried on `reconnect`
+   * like a dropped channel, a first attempt that timed out included, instead of on
+   * `firstConnect`; when `reconnect` gives up, `events` fails with `NeverConnected`. For a
+   * session known to exist, whose channel may be slow to open on a loaded machine. Default false.
+   */
+  readonly resumes?: boolean | undefined
+  /**
    * No frame for this long is an idle time-out: the connection is dropped and reopened on the
    * schedule. Not counted while reading is paused for a slow consumer. Default 60 s.
    */

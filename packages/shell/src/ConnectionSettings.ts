@@ -31,6 +31,7 @@ export interface Given<DI, S> {
   readonly endOnError?: boolean | undefined
   readonly failOnFrameError?: boolean | undefined
   readonly replaysOnReconnect?: boolean | undefined
+  readonly resumes?: boolean | undefined
 }
 
 /**
@@ -56,6 +57,8 @@ export interface Settings<D, S, Q extends Request = Request> {
   readonly dropReplays: boolean
   /** How long after an open frames that may be a replay are held at most. */
   readonly replayHold: D
+  /** It continues a channel watched before: retried on `reconnect` until it first opens (the core's `Connection`). */
+  readonly resumes: boolean
   readonly pendingRequests: ReadonlyArray<Q>
 }
 
@@ -101,7 +104,8 @@ export const resolve = <DI, D, S, Q extends Request>(
   endOnError: own.endOnError ?? layer.endOnError ?? false,
   failOnFrameError: own.failOnFrameError ?? layer.failOnFrameError ?? true,
   dropReplays: own.replaysOnReconnect ?? layer.replaysOnReconnect ?? dialect?.replaysOnReconnect ?? false,
-  replayHold: edition.duration(own.replayHold ?? layer.replayHold, Connection.defaults.replayHoldMillis)
+  replayHold: edition.duration(own.replayHold ?? layer.replayHold, Connection.defaults.replayHoldMillis),
+  resumes: own.resumes ?? layer.resumes ?? false
 })
 
 /** The connection options of settings without pending requests, made once per settings object. */
@@ -121,7 +125,8 @@ const settingNames = [
   "strict",
   "endOnError",
   "failOnFrameError",
-  "replaysOnReconnect"
+  "replaysOnReconnect",
+  "resumes"
 ] as const
 
 /** Whether a connection's own options change nothing of the layer's. */
@@ -211,7 +216,8 @@ export const connectionOptions = <D, S>(settings: Settings<D, S>, millis: (durat
     failOnFrameError: settings.failOnFrameError,
     pendingRequests: settings.pendingRequests.map(keyOf),
     replaysOnReconnect: settings.dropReplays,
-    replayHoldMillis: millis(settings.replayHold)
+    replayHoldMillis: millis(settings.replayHold),
+    resumes: settings.resumes
   }
   if (shared) sharedOptions.set(settings, Object.freeze(options))
   return options

@@ -36,7 +36,8 @@ describe("ConnectionSettings.resolve", () => {
       endOnError: false,
       failOnFrameError: true,
       dropReplays: false,
-      replayHold: Connection.defaults.replayHoldMillis
+      replayHold: Connection.defaults.replayHoldMillis,
+      resumes: false
     })
   })
 
@@ -57,6 +58,7 @@ describe("ConnectionSettings.resolve", () => {
       idleTimeout: 50,
       bufferSize: 70,
       endOnError: true,
+      resumes: true,
       pendingRequests: [request]
     }, { replaysOnReconnect: true })
     expect(settings).toMatchObject({
@@ -71,6 +73,7 @@ describe("ConnectionSettings.resolve", () => {
       // The layer says no: over the dialect.
       dropReplays: false,
       replayHold: 8,
+      resumes: true,
       pendingRequests: [request]
     })
     expect(ConnectionSettings.resolve(edition, {}, {}, { replaysOnReconnect: true }).dropReplays).toBe(true)
@@ -100,7 +103,7 @@ describe("ConnectionSettings.connectionOptions", () => {
     const settings = ConnectionSettings.resolve(
       { ...edition, duration: (given: number | undefined, defaultMillis: number) => ({ s: (given ?? defaultMillis) / 1000 }) },
       {},
-      { idleTimeout: 2_000, replayHold: 500, bufferSize: 9, answerBufferSize: 3, pendingRequests: [request] },
+      { idleTimeout: 2_000, replayHold: 500, bufferSize: 9, answerBufferSize: 3, resumes: true, pendingRequests: [request] },
       { replaysOnReconnect: true }
     )
     expect(ConnectionSettings.connectionOptions(settings, (duration) => duration.s * 1000)).toEqual({
@@ -111,7 +114,8 @@ describe("ConnectionSettings.connectionOptions", () => {
       failOnFrameError: true,
       pendingRequests: [Ledger.requestKey("a", "request_user_input")],
       replaysOnReconnect: true,
-      replayHoldMillis: 500
+      replayHoldMillis: 500,
+      resumes: true
     })
   })
 })

@@ -399,7 +399,11 @@ export class SessionRun {
       // while no runner held it; then there is nothing to attach to.
       if (learn && (yield* this.completeAtService(r))) return yield* this.endRun("complete", completedUnheld)
       const requests = open(tally)
+      // The session exists at the service and may be under way: a channel slow to open (a
+      // loaded runner or service) is retried on the reconnect schedule, not given up after one
+      // connect time-out, which would end the run of a session still running.
       const session = yield* this.sessions.attach(r.info, r.maxActions, {
+        resumes: true,
         ...parts.options.connect,
         agent: Option.getOrUndefined(r.agent),
         keepEvents: false,

@@ -137,6 +137,12 @@ export interface Options {
   readonly replaysOnReconnect?: boolean | undefined
   /** How long after an open (ms) frames that may be a replay are held at most. */
   readonly replayHoldMillis?: number | undefined
+  /**
+   * The channel continues one watched before (by this process or another: a cluster runner's
+   * run): until it first opens, its attempts are retried on the reconnect schedule like a dropped
+   * channel's, one that used a whole connect time-out included.
+   */
+  readonly resumes?: boolean | undefined
 }
 
 /**
@@ -202,9 +208,10 @@ export interface WriteFailure {
  * - `Finish`: the connection is over; `error` is the attempt's fatal error, `defect` a transport's bug,
  *   `overflow` the limit a consumer fell behind on a transport that cannot pause (the shell builds
  *   its overflow error from it);
- * - `Retry`: try again after the schedule (`first-connect` while never open, else `reconnect`),
- *   restarted first when `reset` (the attempt made progress); `giveUp`: do not try again (a
- *   connection never open that used a whole connect time-out); `resent`: answers written before
+ * - `Retry`: try again after the schedule (`first-connect` while never open, else `reconnect`;
+ *   `reconnect` from the start for a connection that `resumes`), restarted first when `reset` (the
+ *   attempt made progress); `giveUp`: do not try again (a new connection never open that used a
+ *   whole connect time-out); `resent`: answers written before
  *   the drop that will be written again; `attempts`: the attempts of this bout so far.
  *
  * @since 0.1.0

@@ -88,6 +88,7 @@ const runLoop = (
   options: {
     readonly reconnect?: Schedule.Schedule<unknown, unknown>
     readonly firstConnect?: Schedule.Schedule<unknown, unknown>
+    readonly resumes?: boolean
   } = {},
   defaults = false
 ): Effect.Effect<Run> =>
@@ -97,7 +98,8 @@ const runLoop = (
     const clock = yield* Effect.clock
     const settings = defaults ? resolveSettings({}, {}) : resolveSettings({}, {
       reconnect: options.reconnect ?? threeRetries,
-      firstConnect: options.firstConnect ?? threeRetries
+      firstConnect: options.firstConnect ?? threeRetries,
+      resumes: options.resumes
     })
     const state = yield* SubscriptionRef.make<EventStream.ConnectionState>(ConnectionState.Connecting())
     const states: Array<EventStream.ConnectionState> = []
@@ -240,6 +242,31 @@ describe("the connection loop", () => {
       const error = failureOf(run.final)
       assert.instanceOf(error, NeverConnected)
       assert.strictEqual(error.attempts, 2)
+    }))
+
+  it.effect("never open, resuming a channel watched before: ConnectTimeouts retried on the reconnect schedule, then NeverConnected", () =>
+    Effect.gen(function*() {
+      const timeout = new ConnectTimeout({ timeout: Duration.seconds(10) })
+      const firstConnect = Schedule.recurs(0)
+      const run = yield* runLoop(() => ({ outcome: Retry(timeout) }), { resumes: true, firstConnect })
+      const error = failureOf(run.final)
+      assert.instanceOf(error, NeverConnected)
+      assert.strictEqual(error.attempts, 4)
+      assert.strictEqual(error.lastError, timeout.message)
+      assert.deepStrictEqual(run.attempts, [[1, 0], [2, 100], [3, 200], [4, 300]])
+      assert.deepStrictEqual(run.states.map((state) => state._tag), ["Connecting", "Reconnecting", "Reconnecting", "Reconnecting"])
+    }))
+
+  it.effect("never open, resuming: a channel that opens after a ConnectTimeout is then lost like any other", () =>
+    Effect.gen(function*() {
+      const timeout = new ConnectTimeout({ timeout: Duration.seconds(10) })
+      const run = yield* runLoop([{ outcome: Retry(timeout) }, drop(), refused(), refused()], { resumes: true })
+      // Once open, lost like any channel: the same bout, the time-out among its attempts.
+      const error = failureOf(run.final)
+      assert.instanceOf(error, ConnectionLost)
+      assert.strictEqual(error.attempts, 4)
+      assert.deepStrictEqual(run.attempts.map(([n]) => n), [1, 2, 3, 4])
+      assert.isTrue(run.states.some((state) => state._tag === "Open"))
     }))
 
   it.effect("open, then drops: Reconnecting{n} once per retry the schedule decides, then ConnectionLost", () =>
